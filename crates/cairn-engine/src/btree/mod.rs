@@ -1,0 +1,93 @@
+//! Copy-on-write B+trees over pages: lookups and cursors for readers, insert and delete for the
+//! writer, overflow chains for large values.
+
+mod cursor;
+mod insert;
+mod node;
+mod overflow;
+mod remove;
+
+pub(crate) use cursor::Cursor;
+pub(crate) use insert::insert;
+pub(crate) use node::{CAPACITY, Node, NodeView, Value, branch_entry_size, fits_inline, leaf_entry_size};
+pub(crate) use overflow::{free_value, read_value, write_value};
+pub(crate) use remove::remove;
+
+use crate::error::Result;
+use crate::page::{NO_PAGE, Page, PageId};
+
+/// Where a reader gets pages from.
+pub(crate) trait PageSource {
+    fn page(&self, id: PageId) -> Result<Page>;
+}
+
+/// Where the writer gets and puts pages. Frees are deferred to the end of the sub-transaction, so
+/// a page freed here is never handed out again by `alloc` before then.
+pub(crate) trait PageStore: PageSource {
+    fn alloc(&mut self) -> Result<PageId>;
+    fn free(&mut self, id: PageId);
+    /// Whether `id` was allocated in the current sub-transaction and may be rewritten in place.
+    fn is_fresh(&self, id: PageId) -> bool;
+    fn write(&mut self, id: PageId, page: Page);
+    fn txn(&self) -> u64;
+}
+
+/// The value stored under `key`, if any.
+pub(crate) fn get(src: &impl PageSource, root: PageId, key: &[u8]) -> Result<Option<Value>> {
+    if root == NO_PAGE {
+        return Ok(None);
+    }
+    let mut id = root;
+    loop {
+        let page = src.page(id)?;
+        let view = NodeView::new(id, &page)?;
+        if view.is_leaf() {
+            return match view.search(key)? {
+                Ok(i) => Ok(Some(view.value(i)?)),
+                Err(_) => Ok(None),
+            };
+        }
+        id = view.child(view.child_slot(key)?)?;
+    }
+}
+
+/// Writes `node` (split as needed) in place of page `old`; returns the pages with their
+/// separators. `old` is reused when it is fresh, freed otherwise.
+pub(crate) fn store_node(tx: &mut impl PageStore, old: Option<PageId>, node: Node) -> Result<Vec<(Vec<u8>, PageId)>> {
+    let pieces = node.split();
+    let mut out = Vec::with_capacity(pieces.len());
+    let mut reused = false;
+    for (i, (sep, piece)) in pieces.into_iter().enumerate() {
+        let id = match old {
+            Some(o) if i == 0 && tx.is_fresh(o) => {
+                reused = true;
+                o
+            }
+            _ => tx.alloc()?,
+        };
+        let page = piece.encode(id, tx.txn());
+        tx.write(id, page);
+        out.push((sep, id));
+    }
+    if let Some(o) = old
+        && !reused
+    {
+        tx.free(o);
+    }
+    Ok(out)
+}
+
+/// Stacks branch levels over `pieces` until one root remains.
+pub(crate) fn grow_root(tx: &mut impl PageStore, mut pieces: Vec<(Vec<u8>, PageId)>) -> Result<PageId> {
+    while pieces.len() > 1 {
+        pieces[0].0.clear();
+        pieces = store_node(tx, None, Node::Branch(pieces))?;
+    }
+    Ok(pieces.first().map_or(NO_PAGE, |p| p.1))
+}
+
+/// The child slot of a decoded branch that holds `key`.
+pub(crate) fn child_slot(children: &[(Vec<u8>, PageId)], key: &[u8]) -> usize {
+    // children[0]'s separator is empty and so compares below every key.
+    children.partition_point(|(sep, _)| sep.as_slice() <= key).saturating_sub(1)
+}

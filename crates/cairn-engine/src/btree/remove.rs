@@ -1,0 +1,101 @@
+//! Deletion: copy the path, drop empty nodes, and merge a node that falls below a quarter full
+//! with a sibling so the tree stays dense under deletes.
+
+use super::node::MIN_FILL;
+use super::{Node, PageStore, Value, child_slot, grow_root, store_node};
+use crate::error::Result;
+use crate::page::{NO_PAGE, PageId};
+
+struct Removed {
+    pieces: Vec<(Vec<u8>, PageId)>,
+    underfull: bool,
+    old: Value,
+}
+
+/// Deletes `key` from the tree at `root`; `None` when it was absent (nothing changed).
+pub(crate) fn remove(tx: &mut impl PageStore, root: PageId, key: &[u8]) -> Result<Option<(PageId, Value)>> {
+    if root == NO_PAGE {
+        return Ok(None);
+    }
+    let Some(r) = remove_at(tx, root, key)? else { return Ok(None) };
+    let mut root = grow_root(tx, r.pieces)?;
+    // A root branch with a single child is replaced by that child.
+    while root != NO_PAGE {
+        let page = tx.page(root)?;
+        match Node::decode(root, &page)? {
+            Node::Branch(children) if children.len() == 1 => {
+                tx.free(root);
+                root = children[0].1;
+            }
+            _ => break,
+        }
+    }
+    Ok(Some((root, r.old)))
+}
+
+fn remove_at(tx: &mut impl PageStore, id: PageId, key: &[u8]) -> Result<Option<Removed>> {
+    let page = tx.page(id)?;
+    match Node::decode(id, &page)? {
+        Node::Leaf(mut entries) => {
+            let Ok(i) = entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) else { return Ok(None) };
+            let old = entries.remove(i).1;
+            finish(tx, id, Node::Leaf(entries), old)
+        }
+        Node::Branch(mut children) => {
+            let slot = child_slot(&children, key);
+            let Some(r) = remove_at(tx, children[slot].1, key)? else { return Ok(None) };
+            let sep = std::mem::take(&mut children[slot].0);
+            let merged = r.pieces.len() == 1 && r.underfull && children.len() > 1;
+            let mut sub = r.pieces;
+            if let Some(first) = sub.first_mut() {
+                first.0 = sep;
+            }
+            children.splice(slot..=slot, sub);
+            if let Some(first) = children.first_mut() {
+                // The leftmost child covers everything below the next separator.
+                first.0.clear();
+            }
+            if merged {
+                merge_with_sibling(tx, &mut children, slot)?;
+            }
+            finish(tx, id, Node::Branch(children), r.old)
+        }
+    }
+}
+
+fn finish(tx: &mut impl PageStore, id: PageId, node: Node, old: Value) -> Result<Option<Removed>> {
+    if node.is_empty() {
+        tx.free(id);
+        return Ok(Some(Removed { pieces: Vec::new(), underfull: true, old }));
+    }
+    let underfull = node.size() < MIN_FILL || matches!(&node, Node::Branch(c) if c.len() < 2);
+    let pieces = store_node(tx, Some(id), node)?;
+    Ok(Some(Removed { pieces, underfull, old }))
+}
+
+/// Merges child `slot` with its right (or else left) neighbour, re-splitting if the two do not
+/// fit one page.
+fn merge_with_sibling(tx: &mut impl PageStore, children: &mut Vec<(Vec<u8>, PageId)>, slot: usize) -> Result<()> {
+    let (l, r) = if slot + 1 < children.len() { (slot, slot + 1) } else { (slot - 1, slot) };
+    let left_page = tx.page(children[l].1)?;
+    let right_page = tx.page(children[r].1)?;
+    let combined = match (Node::decode(children[l].1, &left_page)?, Node::decode(children[r].1, &right_page)?) {
+        (Node::Leaf(mut a), Node::Leaf(b)) => {
+            a.extend(b);
+            Node::Leaf(a)
+        }
+        (Node::Branch(mut a), Node::Branch(mut b)) => {
+            // The right node's leftmost child now needs the separator that led to the right node.
+            b[0].0.clone_from(&children[r].0);
+            a.extend(b);
+            Node::Branch(a)
+        }
+        _ => return Err(crate::error::Error::corrupt(Some(children[l].1), "siblings at different depths")),
+    };
+    tx.free(children[l].1);
+    tx.free(children[r].1);
+    let mut pieces = store_node(tx, None, combined)?;
+    pieces[0].0 = std::mem::take(&mut children[l].0);
+    children.splice(l..=r, pieces);
+    Ok(())
+}

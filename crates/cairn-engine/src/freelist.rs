@@ -1,0 +1,184 @@
+//! Free pages. In memory: pages free now (`reusable`) and pages freed by a transaction but still
+//! visible to a live snapshot or to the durable meta (`pending`). On disk: at each checkpoint the
+//! free set is written as a chain of free-list pages (`count` u64 ids each, linked by `link`).
+//!
+//! A page freed by transaction T is no longer in any tree version >= T. It may be reused once
+//! (a) every live snapshot is at version >= T, and (b) a checkpoint after T has made a meta
+//! durable that does not reach it; until then a crash would recover a tree that still uses it.
+
+use crate::btree::{CAPACITY, PageSource};
+use crate::error::{Error, Result};
+use crate::page::{self, HEADER_LEN, Kind, NO_PAGE, Page, PageBuilder, PageId, u64_at};
+use crate::pager::PageFile;
+use std::collections::{BTreeSet, VecDeque};
+
+/// Ids that fit one free-list page.
+pub(crate) const IDS_PER_PAGE: usize = CAPACITY / 8;
+
+struct Pending {
+    txn: u64,
+    pages: Vec<PageId>,
+    /// Still reachable from the durable meta: wait for the next checkpoint.
+    needs_checkpoint: bool,
+}
+
+pub(crate) struct Allocator {
+    /// Every page id below this is in use or free.
+    pub(crate) page_count: u64,
+    /// Pages the data file has room for (it grows in extents).
+    file_pages: u64,
+    reusable: BTreeSet<PageId>,
+    pending: VecDeque<Pending>,
+    /// The pages holding the durable free list.
+    pub(crate) list_pages: Vec<PageId>,
+}
+
+impl Allocator {
+    pub(crate) fn new(page_count: u64, file_pages: u64, reusable: BTreeSet<PageId>, list_pages: Vec<PageId>) -> Self {
+        Allocator { page_count, file_pages, reusable, pending: VecDeque::new(), list_pages }
+    }
+
+    /// A page to write: the lowest reusable one, else a new one at the end of the file.
+    pub(crate) fn alloc(&mut self, file: &PageFile) -> Result<PageId> {
+        if let Some(id) = self.reusable.pop_first() {
+            return Ok(id);
+        }
+        let id = self.page_count;
+        self.page_count += 1;
+        if self.page_count > self.file_pages {
+            // Grow by an eighth of the file, at least 1 MiB and at most 64 MiB.
+            let extent = (self.file_pages / 8).clamp(256, 16_384);
+            self.file_pages = self.page_count + extent;
+            file.set_len_pages(self.file_pages)?;
+        }
+        Ok(id)
+    }
+
+    /// Returns a page that was never visible to a reader or the durable meta.
+    pub(crate) fn give_back(&mut self, id: PageId) {
+        self.reusable.insert(id);
+    }
+
+    /// Records pages freed by transaction `txn`.
+    pub(crate) fn retire(&mut self, txn: u64, pages: Vec<PageId>) {
+        if pages.is_empty() {
+            return;
+        }
+        match self.pending.back_mut() {
+            Some(last) if last.txn == txn && last.needs_checkpoint => last.pages.extend(pages),
+            _ => self.pending.push_back(Pending { txn, pages, needs_checkpoint: true }),
+        }
+    }
+
+    /// Makes reusable the pending pages no snapshot older than `oldest_reader` can see.
+    pub(crate) fn release(&mut self, oldest_reader: u64) {
+        while let Some(front) = self.pending.front() {
+            if front.needs_checkpoint || front.txn > oldest_reader {
+                break;
+            }
+            let p = self.pending.pop_front().expect("front exists");
+            self.reusable.extend(p.pages);
+        }
+    }
+
+    pub(crate) fn free_count(&self) -> u64 {
+        (self.reusable.len() + self.pending.iter().map(|p| p.pages.len()).sum::<usize>() + self.list_pages.len()) as u64
+    }
+
+    /// Pages waiting for a checkpoint (the writer checkpoints early when many pile up).
+    pub(crate) fn awaiting_checkpoint(&self) -> usize {
+        self.pending.iter().filter(|p| p.needs_checkpoint).map(|p| p.pages.len()).sum()
+    }
+
+    /// Every page that is free on disk once the next meta is durable, in order.
+    pub(crate) fn free_set(&self) -> BTreeSet<PageId> {
+        let mut all: BTreeSet<PageId> = self.reusable.clone();
+        for p in &self.pending {
+            all.extend(p.pages.iter().copied());
+        }
+        all.extend(self.list_pages.iter().copied());
+        all
+    }
+
+    /// Builds the free-list pages for a checkpoint. Pages to hold the list come from the
+    /// reusable set (never from pages the durable meta still reaches), else from the end.
+    pub(crate) fn build_list(&mut self, file: &PageFile, txn: u64) -> Result<(Vec<PageId>, Vec<(PageId, Page)>, u64)> {
+        let mut holders = Vec::new();
+        let mut free = self.free_set();
+        loop {
+            let need = free.len().div_ceil(IDS_PER_PAGE);
+            if holders.len() >= need {
+                break;
+            }
+            match self.reusable.pop_first() {
+                Some(id) => {
+                    free.remove(&id);
+                    holders.push(id);
+                }
+                None => holders.push(self.alloc(file)?),
+            }
+        }
+        let ids: Vec<PageId> = free.into_iter().collect();
+        let mut pages = Vec::with_capacity(holders.len());
+        for (i, chunk) in ids.chunks(IDS_PER_PAGE).enumerate() {
+            let mut b = PageBuilder::new(Kind::Freelist);
+            b.set_count(chunk.len() as u16);
+            b.set_link(holders.get(i + 1).copied().unwrap_or(NO_PAGE));
+            for (j, id) in chunk.iter().enumerate() {
+                let at = HEADER_LEN + 8 * j;
+                b.bytes[at..at + 8].copy_from_slice(&id.to_le_bytes());
+            }
+            pages.push((holders[i], b.seal(holders[i], txn)));
+        }
+        // Holders beyond what the ids needed cannot exist: `need` only shrinks as holders are taken.
+        debug_assert_eq!(pages.len(), holders.len());
+        Ok((holders, pages, ids.len() as u64))
+    }
+
+    /// After the checkpoint's meta is durable: the old list pages are free, and pending pages now
+    /// wait only for snapshots.
+    pub(crate) fn checkpointed(&mut self, new_list_pages: Vec<PageId>) {
+        let old = std::mem::replace(&mut self.list_pages, new_list_pages);
+        self.reusable.extend(old);
+        for p in &mut self.pending {
+            p.needs_checkpoint = false;
+        }
+    }
+
+    pub(crate) fn is_free(&self, id: PageId) -> bool {
+        self.reusable.contains(&id)
+            || self.list_pages.contains(&id)
+            || self.pending.iter().any(|p| p.pages.contains(&id))
+    }
+}
+
+/// Reads a durable free list: the free ids and the pages holding them.
+pub(crate) fn load(src: &impl PageSource, head: PageId, len: u64, page_count: u64) -> Result<(BTreeSet<PageId>, Vec<PageId>)> {
+    let mut ids = BTreeSet::new();
+    let mut holders = Vec::new();
+    let mut id = head;
+    while id != NO_PAGE {
+        if holders.len() as u64 > len.div_ceil(IDS_PER_PAGE as u64) {
+            return Err(Error::corrupt(Some(id), "free list is longer than its meta says"));
+        }
+        let p = src.page(id)?;
+        page::expect_kind(id, &p, Kind::Freelist)?;
+        let n = page::count(&p);
+        if n > IDS_PER_PAGE {
+            return Err(Error::corrupt(Some(id), "free-list page overfull"));
+        }
+        for j in 0..n {
+            let free = u64_at(&p, HEADER_LEN + 8 * j);
+            if free < 2 || free >= page_count {
+                return Err(Error::corrupt(Some(id), format!("free-list entry {free} is outside the file")));
+            }
+            ids.insert(free);
+        }
+        holders.push(id);
+        id = page::link(&p);
+    }
+    if ids.len() as u64 != len {
+        return Err(Error::corrupt(Some(head), format!("free list holds {} pages, meta says {len}", ids.len())));
+    }
+    Ok((ids, holders))
+}

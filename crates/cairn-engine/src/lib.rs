@@ -1,0 +1,30 @@
+//! Cairn's storage engine: copy-on-write B+trees in 4 KiB checksummed pages, a write-ahead log
+//! with group commit, snapshot reads, online backup, compaction and an integrity checker.
+//! Pure Rust; the N-API binding lives in `bindings/`.
+
+mod batch;
+mod btree;
+mod cache;
+mod check;
+mod copy;
+mod error;
+mod freelist;
+mod limits;
+mod meta;
+mod page;
+mod pager;
+mod snapshot;
+mod store;
+mod wal;
+mod write;
+
+pub mod decode;
+pub mod vfs;
+
+pub use batch::{Batch, Op};
+pub use check::{CheckReport, Problem};
+pub use error::{Corruption, Error, Result};
+pub use limits::{MAX_KEY_LEN, MAX_TREE_NAME_LEN, MAX_VALUE_LEN, PAGE_SIZE};
+pub use snapshot::{Entries, Snapshot, TreeInfo};
+pub use store::{BackupReport, CompactOptions, CompactReport, Stats, Store, StoreOptions};
+pub use write::WriteTxn;

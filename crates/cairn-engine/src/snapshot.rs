@@ -1,0 +1,208 @@
+//! Read snapshots. A snapshot pins one committed version: its tree roots and the data-file
+//! generation they live in. While it is alive the writer reuses no page that version can reach.
+
+use crate::batch::validate_tree_name;
+use crate::btree::{self, Cursor, PageSource};
+use crate::error::{Error, Result};
+use crate::page::{NO_PAGE, Page, PageId};
+use crate::pager::PageFile;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::{Arc, Mutex};
+
+/// A tree's root page and entry count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TreeRoot {
+    pub(crate) root: PageId,
+    pub(crate) len: u64,
+}
+
+/// A tree's name and size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeInfo {
+    pub name: String,
+    pub entries: u64,
+}
+
+/// One committed state of the store.
+pub(crate) struct Version {
+    pub(crate) txn: u64,
+    pub(crate) trees: Arc<BTreeMap<String, TreeRoot>>,
+    pub(crate) file: Arc<PageFile>,
+}
+
+impl PageSource for PageFile {
+    fn page(&self, id: PageId) -> Result<Page> {
+        self.read(id)
+    }
+}
+
+/// The current version and the versions live snapshots hold.
+pub(crate) struct Registry {
+    state: Mutex<RegistryState>,
+}
+
+struct RegistryState {
+    current: Arc<Version>,
+    live: BTreeMap<u64, usize>,
+    closed: bool,
+}
+
+impl Registry {
+    pub(crate) fn new(current: Arc<Version>) -> Arc<Self> {
+        Arc::new(Registry { state: Mutex::new(RegistryState { current, live: BTreeMap::new(), closed: false }) })
+    }
+
+    /// Makes `v` the version new snapshots see.
+    pub(crate) fn publish(&self, v: Arc<Version>) {
+        self.state.lock().expect("registry lock").current = v;
+    }
+
+    pub(crate) fn current(&self) -> Arc<Version> {
+        self.state.lock().expect("registry lock").current.clone()
+    }
+
+    /// The oldest version any snapshot, present or future, can see.
+    pub(crate) fn oldest(&self) -> u64 {
+        let s = self.state.lock().expect("registry lock");
+        s.live.keys().next().copied().unwrap_or(s.current.txn).min(s.current.txn)
+    }
+
+    pub(crate) fn close(&self) {
+        self.state.lock().expect("registry lock").closed = true;
+    }
+
+    pub(crate) fn snapshot(self: &Arc<Self>) -> Result<Snapshot> {
+        let mut s = self.state.lock().expect("registry lock");
+        if s.closed {
+            return Err(Error::Closed);
+        }
+        let version = s.current.clone();
+        *s.live.entry(version.txn).or_insert(0) += 1;
+        drop(s);
+        Ok(Snapshot { inner: Arc::new(Pin { version, registry: self.clone() }) })
+    }
+}
+
+struct Pin {
+    version: Arc<Version>,
+    registry: Arc<Registry>,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let mut s = self.registry.state.lock().expect("registry lock");
+        if let Some(n) = s.live.get_mut(&self.version.txn) {
+            *n -= 1;
+            if *n == 0 {
+                s.live.remove(&self.version.txn);
+            }
+        }
+    }
+}
+
+/// A consistent, read-only view of the store as of one commit. Cheap to clone; never blocks the
+/// writer. Drop it promptly: pages it can see are not reused while it lives.
+#[derive(Clone)]
+pub struct Snapshot {
+    inner: Arc<Pin>,
+}
+
+impl Snapshot {
+    fn version(&self) -> &Version {
+        &self.inner.version
+    }
+
+    fn root(&self, tree: &str) -> Result<PageId> {
+        validate_tree_name(tree)?;
+        Ok(self.version().trees.get(tree).map_or(NO_PAGE, |t| t.root))
+    }
+
+    /// The transaction this snapshot sees (the last one committed when it was taken).
+    #[must_use]
+    pub fn txn(&self) -> u64 {
+        self.version().txn
+    }
+
+    /// The value under `key` in `tree`.
+    pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let root = self.root(tree)?;
+        let file = &*self.version().file;
+        match btree::get(file, root, key)? {
+            Some(v) => Ok(Some(btree::read_value(file, v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Entries of `tree` between two bounds, in ascending key order.
+    pub fn range(&self, tree: &str, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Result<Entries> {
+        let root = self.root(tree)?;
+        let cursor = Cursor::seek(&*self.version().file, root, start)?;
+        Ok(Entries { snapshot: self.clone(), cursor, end: end.map(<[u8]>::to_vec), prefix: None, done: false })
+    }
+
+    /// Entries of `tree` whose keys start with `prefix`, in ascending key order.
+    pub fn prefix(&self, tree: &str, prefix: &[u8]) -> Result<Entries> {
+        let root = self.root(tree)?;
+        let cursor = Cursor::seek(&*self.version().file, root, Bound::Included(prefix))?;
+        Ok(Entries { snapshot: self.clone(), cursor, end: Bound::Unbounded, prefix: Some(prefix.to_vec()), done: false })
+    }
+
+    /// Every non-empty tree with its entry count.
+    pub fn trees(&self) -> Result<Vec<TreeInfo>> {
+        Ok(self.version().trees.iter().map(|(name, t)| TreeInfo { name: name.clone(), entries: t.len }).collect())
+    }
+
+    /// Entries in `tree`.
+    pub fn tree_len(&self, tree: &str) -> Result<u64> {
+        validate_tree_name(tree)?;
+        Ok(self.version().trees.get(tree).map_or(0, |t| t.len))
+    }
+
+    pub(crate) fn version_arc(&self) -> &Arc<Version> {
+        &self.inner.version
+    }
+}
+
+/// An ascending iterator over a snapshot's entries. It holds its snapshot.
+pub struct Entries {
+    snapshot: Snapshot,
+    cursor: Cursor,
+    end: Bound<Vec<u8>>,
+    prefix: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl Iterator for Entries {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let file = &*self.snapshot.inner.version.file;
+        let step = (|| {
+            let Some((key, value)) = self.cursor.next(file)? else { return Ok(None) };
+            let past_end = match &self.end {
+                Bound::Included(e) => key > *e,
+                Bound::Excluded(e) => key >= *e,
+                Bound::Unbounded => false,
+            };
+            if past_end || self.prefix.as_ref().is_some_and(|p| !key.starts_with(p)) {
+                return Ok(None);
+            }
+            Ok(Some((key, btree::read_value(file, value)?)))
+        })();
+        match step {
+            Ok(Some(kv)) => Some(Ok(kv)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -1,0 +1,811 @@
+//! The store: opening and recovery, the writer thread with group commit, checkpoints, and the
+//! public entry points.
+
+use crate::batch::Batch;
+use crate::btree::{Cursor, read_value};
+use crate::check::{self, CheckReport};
+use crate::copy;
+use crate::error::{Error, Result};
+use crate::freelist::{self, Allocator};
+use crate::limits::PAGE_SIZE;
+use crate::meta::Meta;
+use crate::page::{NO_PAGE, PageId};
+use crate::pager::PageFile;
+use crate::snapshot::{Registry, Snapshot, TreeRoot, Version};
+use crate::vfs::{DirLock, LockError, StdFs, Vfs};
+use crate::wal::{self, Wal};
+use crate::write::{Core, CoreStore, WriteTxn, catalog_put, decode_catalog_value};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+pub(crate) const DATA_FILE: &str = "data.cairn";
+pub(crate) const WAL_FILE: &str = "wal.cairn";
+const TMP_SUFFIX: &str = ".tmp";
+/// Requests taken into one group commit at most.
+const MAX_GROUP: usize = 1024;
+/// Pages waiting for a checkpoint before one is forced (64 MiB).
+const MAX_AWAITING_CHECKPOINT: usize = 16_384;
+
+/// How to open a store.
+#[derive(Clone)]
+pub struct StoreOptions {
+    /// Bytes of page cache (the store's memory, apart from a group's pages in flight).
+    pub cache_bytes: usize,
+    /// Log size at which the writer checkpoints.
+    pub checkpoint_bytes: u64,
+    /// The file system.
+    pub vfs: Arc<dyn Vfs>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions { cache_bytes: 64 << 20, checkpoint_bytes: 64 << 20, vfs: Arc::new(StdFs) }
+    }
+}
+
+/// What `compact` does beyond rewriting live pages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompactOptions {
+    /// Also overwrite the old data file and the log with zeros, so forgotten data leaves the disk.
+    pub purge: bool,
+}
+
+/// The result of a compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactReport {
+    pub pages_before: u64,
+    pub pages_after: u64,
+    pub bytes_zeroed: u64,
+}
+
+/// The result of a backup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackupReport {
+    pub txn: u64,
+    pub pages: u64,
+    pub bytes: u64,
+}
+
+/// Counters for operators and benchmarks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    pub txn: u64,
+    pub page_count: u64,
+    pub free_pages: u64,
+    pub cache_pages: usize,
+    pub cache_capacity_pages: usize,
+    pub wal_bytes: u64,
+    pub commits: u64,
+    pub groups: u64,
+    pub checkpoints: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    commits: AtomicU64,
+    groups: AtomicU64,
+    checkpoints: AtomicU64,
+    wal_bytes: AtomicU64,
+    page_count: AtomicU64,
+    free_pages: AtomicU64,
+}
+
+type Done = Box<dyn FnOnce(Result<u64>) + Send>;
+type WriteFn = Box<dyn FnOnce(&mut WriteTxn<'_>) -> Result<()> + Send>;
+
+enum Request {
+    Write(WriteFn, Done),
+    Run(Box<dyn FnOnce(&mut Writer) + Send>),
+}
+
+struct Shared {
+    dir: PathBuf,
+    registry: Arc<Registry>,
+    counters: Arc<Counters>,
+    queue: Mutex<Option<Sender<Request>>>,
+    writer: Mutex<Option<JoinHandle<Result<()>>>>,
+    lock: Mutex<Option<Box<dyn DirLock>>>,
+}
+
+/// An open store. Cheap to clone; every clone is the same store. Closing any clone closes it.
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+}
+
+/// The writer thread's state.
+pub(crate) struct Writer {
+    pub(crate) core: Core,
+    dir: PathBuf,
+    vfs: Arc<dyn Vfs>,
+    cache_bytes: usize,
+    checkpoint_bytes: u64,
+    registry: Arc<Registry>,
+    counters: Arc<Counters>,
+    meta_slot: PageId,
+    meta_sequence: u64,
+    store_id: u64,
+    failed: Option<String>,
+}
+
+fn io(context: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |e| Error::io(context, e)
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.shared.dir).finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`, taking its exclusive lock and recovering
+    /// every acknowledged commit from the log.
+    pub fn open(dir: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
+        let dir = dir.as_ref().to_path_buf();
+        let vfs = opts.vfs.clone();
+        vfs.create_dir_all(&dir).map_err(io("creating the store directory"))?;
+        let lock = vfs.lock_dir(&dir).map_err(|e| match e {
+            LockError::Held(pid) => Error::Locked { path: dir.clone(), holder_pid: pid },
+            LockError::Io(e) => Error::io("locking the store directory", e),
+        })?;
+        let data_path = dir.join(DATA_FILE);
+        vfs.remove(&tmp_path(&data_path)).map_err(io("removing a stale temporary file"))?;
+        if !vfs.exists(&data_path) {
+            create_data_file(&*vfs, &data_path)?;
+        }
+        let file = vfs.open(&data_path, false).map_err(io("opening the data file"))?;
+        let file_len = file.len().map_err(io("reading the data file's length"))?;
+        if file_len < 2 * PAGE_SIZE as u64 {
+            return Err(Error::NotAStore { path: data_path });
+        }
+        let mut slots = Vec::new();
+        for slot in 0..2u64 {
+            let mut buf = vec![0u8; PAGE_SIZE];
+            file.read_exact_at(&mut buf, slot * PAGE_SIZE as u64).map_err(io("reading a meta page"))?;
+            slots.push(Meta::decode(slot, &buf));
+        }
+        let b = slots.pop().expect("two slots");
+        let a = slots.pop().expect("two slots");
+        let (meta_slot, meta) = Meta::choose(a, b, &data_path)?;
+        if file_len < meta.page_count * PAGE_SIZE as u64 {
+            return Err(Error::corrupt(None, format!(
+                "data file has {} pages but its meta needs {}",
+                file_len / PAGE_SIZE as u64,
+                meta.page_count
+            )));
+        }
+        let page_file = Arc::new(PageFile::new(file, opts.cache_bytes));
+        let (reusable, list_pages) = freelist::load(&*page_file, meta.freelist_head, meta.freelist_len, meta.page_count)?;
+        let trees = load_catalog(&page_file, meta.catalog_root)?;
+        let wal_file = vfs.open(&dir.join(WAL_FILE), true).map_err(io("opening the log"))?;
+        let (wal, records) = Wal::open(wal_file, meta.store_id)?;
+        let core = Core {
+            alloc: Allocator::new(meta.page_count, file_len / PAGE_SIZE as u64, reusable, list_pages),
+            file: page_file.clone(),
+            wal,
+            trees: Arc::new(trees),
+            catalog_dirty: BTreeSet::new(),
+            catalog_root: meta.catalog_root,
+            last_txn: meta.txn,
+            dirty: HashMap::new(),
+            group_fresh: HashSet::new(),
+        };
+        let registry = Registry::new(Arc::new(Version { txn: meta.txn, trees: core.trees.clone(), file: page_file }));
+        let counters = Arc::new(Counters::default());
+        let mut writer = Writer {
+            core,
+            dir: dir.clone(),
+            vfs,
+            cache_bytes: opts.cache_bytes,
+            checkpoint_bytes: opts.checkpoint_bytes,
+            registry: registry.clone(),
+            counters: counters.clone(),
+            meta_slot,
+            meta_sequence: meta.sequence,
+            store_id: meta.store_id,
+            failed: None,
+        };
+        writer.recover(records)?;
+        writer.publish();
+        let (tx, rx) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name("cairn-writer".into())
+            .spawn(move || writer.run(&rx))
+            .map_err(io("starting the writer thread"))?;
+        Ok(Store {
+            shared: Arc::new(Shared {
+                dir,
+                registry,
+                counters,
+                queue: Mutex::new(Some(tx)),
+                writer: Mutex::new(Some(handle)),
+                lock: Mutex::new(Some(lock)),
+            }),
+        })
+    }
+
+    /// The directory this store lives in.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// A consistent view of the last committed state.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.shared.registry.snapshot()
+    }
+
+    /// The value under `key` in `tree`, as last committed.
+    pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.snapshot()?.get(tree, key)
+    }
+
+    fn send(&self, req: Request) -> std::result::Result<(), Request> {
+        let q = self.shared.queue.lock().expect("queue lock");
+        match q.as_ref() {
+            Some(tx) => tx.send(req).map_err(|e| e.0),
+            None => Err(req),
+        }
+    }
+
+    /// Queues a write; `done` runs on the writer thread once the write is durable (with its txn
+    /// id) or has failed (having changed nothing).
+    pub fn submit_fn(&self, f: WriteFn, done: Done) {
+        if let Err(Request::Write(_, done)) = self.send(Request::Write(f, done)) {
+            done(Err(Error::Closed));
+        }
+    }
+
+    /// Queues a batch; see `submit_fn`.
+    pub fn submit(&self, batch: Batch, done: Done) {
+        self.submit_fn(Box::new(move |tx| tx.apply(&batch)), done);
+    }
+
+    /// Runs `f` in a write transaction and waits until it is durable. Returns `f`'s result and
+    /// the transaction id (the previous id when `f` changed nothing).
+    pub fn write<R, F>(&self, f: F) -> Result<(R, u64)>
+    where
+        F: FnOnce(&mut WriteTxn<'_>) -> Result<R> + Send + 'static,
+        R: Send + 'static,
+    {
+        let slot = Arc::new(Mutex::new(None));
+        let out = slot.clone();
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.submit_fn(
+            Box::new(move |t| {
+                let r = f(t)?;
+                *out.lock().expect("result slot") = Some(r);
+                Ok(())
+            }),
+            Box::new(move |res| {
+                let _ = tx.send(res);
+            }),
+        );
+        let txn = rx.recv().map_err(|_| Error::Closed)??;
+        let r = slot.lock().expect("result slot").take().expect("a committed write has a result");
+        Ok((r, txn))
+    }
+
+    /// Applies a batch atomically and waits until it is durable.
+    pub fn apply(&self, batch: Batch) -> Result<u64> {
+        Ok(self.write(move |tx| tx.apply(&batch))?.1)
+    }
+
+    /// Runs `f` on the writer thread between groups and waits for its result.
+    fn run<T: Send + 'static>(&self, f: impl FnOnce(&mut Writer) -> Result<T> + Send + 'static) -> Result<T> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let req = Request::Run(Box::new(move |w| {
+            let _ = tx.send(f(w));
+        }));
+        if self.send(req).is_err() {
+            return Err(Error::Closed);
+        }
+        rx.recv().map_err(|_| Error::Closed)?
+    }
+
+    /// Makes the data file hold everything committed, and empties the log.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.run(Writer::checkpoint)
+    }
+
+    /// Verifies every reachable page's checksum and every tree invariant, and that each page is
+    /// either reachable or free.
+    pub fn check(&self) -> Result<CheckReport> {
+        self.run(|w| Ok(check::run(w)))
+    }
+
+    /// Writes a consistent copy of the store into `dest_dir` (which must not hold a store) while
+    /// writes go on.
+    pub fn backup(&self, dest_dir: &Path) -> Result<BackupReport> {
+        let snap = self.snapshot()?;
+        let vfs = self.run(|w| Ok(w.vfs.clone()))?;
+        copy::backup(&snap, &*vfs, dest_dir)
+    }
+
+    /// Rewrites live pages into a fresh file (writes wait meanwhile); with `purge`, also zeroes
+    /// the old file and the log.
+    pub fn compact(&self, opts: CompactOptions) -> Result<CompactReport> {
+        self.run(move |w| w.compact(opts))
+    }
+
+    /// Counters as of the last group commit.
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        let c = &self.shared.counters;
+        let v = self.shared.registry.current();
+        Stats {
+            txn: v.txn,
+            page_count: c.page_count.load(Ordering::Relaxed),
+            free_pages: c.free_pages.load(Ordering::Relaxed),
+            cache_pages: v.file.cache_len(),
+            cache_capacity_pages: v.file.cache_capacity(),
+            wal_bytes: c.wal_bytes.load(Ordering::Relaxed),
+            commits: c.commits.load(Ordering::Relaxed),
+            groups: c.groups.load(Ordering::Relaxed),
+            checkpoints: c.checkpoints.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Finishes queued writes, checkpoints, stops the writer and releases the directory.
+    /// Idempotent; afterwards every call answers `Error::Closed`.
+    pub fn close(&self) -> Result<()> {
+        self.shared.close()
+    }
+}
+
+impl Shared {
+    fn close(&self) -> Result<()> {
+        let sender = self.queue.lock().expect("queue lock").take();
+        drop(sender);
+        let handle = self.writer.lock().expect("writer lock").take();
+        let result = match handle {
+            Some(h) => h.join().unwrap_or_else(|p| Err(Error::Panicked(panic_message(&*p)))),
+            None => Ok(()),
+        };
+        self.registry.close();
+        self.lock.lock().expect("lock lock").take();
+        result
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // A store dropped without close still finishes its queue and checkpoints.
+        let _ = self.close();
+    }
+}
+
+fn tmp_path(p: &Path) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(TMP_SUFFIX);
+    PathBuf::from(s)
+}
+
+/// Creates an empty data file atomically: written and synced under a temporary name, then renamed.
+fn create_data_file(vfs: &dyn Vfs, path: &Path) -> Result<()> {
+    let tmp = tmp_path(path);
+    let file = vfs.open(&tmp, true).map_err(io("creating the data file"))?;
+    let store_id = wal::random_u64();
+    let mut bytes = Vec::with_capacity(2 * PAGE_SIZE);
+    for (slot, sequence) in [(0u64, 1u64), (1, 0)] {
+        let meta = Meta { txn: 0, catalog_root: NO_PAGE, freelist_head: NO_PAGE, freelist_len: 0, page_count: 2, sequence, store_id };
+        bytes.extend_from_slice(&meta.encode(slot));
+    }
+    file.write_all_at(&bytes, 0).map_err(io("writing the data file"))?;
+    file.sync_data().map_err(io("syncing the data file"))?;
+    vfs.rename(&tmp, path).map_err(io("installing the data file"))
+}
+
+/// Reads the catalog tree: tree name → root and entry count.
+pub(crate) fn load_catalog(file: &PageFile, root: PageId) -> Result<BTreeMap<String, TreeRoot>> {
+    let mut trees = BTreeMap::new();
+    let mut cursor = Cursor::seek(file, root, Bound::Unbounded)?;
+    while let Some((name, value)) = cursor.next(file)? {
+        let value = read_value(file, value)?;
+        let t = decode_catalog_value(&value).ok_or_else(|| Error::corrupt(Some(root), "malformed catalog entry"))?;
+        let name = String::from_utf8(name).map_err(|_| Error::corrupt(Some(root), "catalog name is not UTF-8"))?;
+        trees.insert(name, t);
+    }
+    Ok(trees)
+}
+
+impl Writer {
+    fn run(mut self, rx: &Receiver<Request>) -> Result<()> {
+        let mut carry = None;
+        loop {
+            let req = match carry.take() {
+                Some(r) => r,
+                None => match rx.recv() {
+                    Ok(r) => r,
+                    Err(_) => break,
+                },
+            };
+            match req {
+                Request::Run(f) => f(&mut self),
+                Request::Write(f, done) => {
+                    let mut group = vec![(f, done)];
+                    while group.len() < MAX_GROUP {
+                        match rx.try_recv() {
+                            Ok(Request::Write(f, d)) => group.push((f, d)),
+                            Ok(other) => {
+                                carry = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    self.commit_group(group);
+                    self.maybe_checkpoint();
+                }
+            }
+        }
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        self.checkpoint()
+    }
+
+    fn ensure_ok(&self) -> Result<()> {
+        match &self.failed {
+            Some(m) => Err(Error::Failed(m.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&mut self, e: &Error) {
+        self.failed.get_or_insert_with(|| e.to_string());
+    }
+
+    /// Replays logged transactions newer than the durable meta, then checkpoints them.
+    fn recover(&mut self, records: Vec<wal::Record>) -> Result<()> {
+        let mut replayed = 0;
+        let logged = !records.is_empty();
+        for rec in records {
+            let expected = self.core.last_txn + 1;
+            if rec.txn < expected {
+                continue;
+            }
+            if rec.txn > expected {
+                break;
+            }
+            let batch = Batch::decode(&rec.payload)
+                .map_err(|e| Error::corrupt(None, format!("log record {} does not decode: {e}", rec.txn)))?;
+            let mut tx = WriteTxn::new(&mut self.core, rec.txn);
+            tx.apply(&batch)?;
+            tx.commit();
+            replayed += 1;
+        }
+        if replayed > 0 {
+            self.core.flush_pages()?;
+            self.checkpoint()?;
+        } else if logged {
+            self.core.wal.reset()?;
+        }
+        Ok(())
+    }
+
+    fn publish(&mut self) {
+        let c = &self.counters;
+        c.page_count.store(self.core.alloc.page_count, Ordering::Relaxed);
+        c.free_pages.store(self.core.alloc.free_count(), Ordering::Relaxed);
+        c.wal_bytes.store(self.core.wal.used(), Ordering::Relaxed);
+        self.registry.publish(Arc::new(Version {
+            txn: self.core.last_txn,
+            trees: self.core.trees.clone(),
+            file: self.core.file.clone(),
+        }));
+    }
+
+    /// Runs a group of writes, each as its own sub-transaction, then makes the successful ones
+    /// durable with one log sync and acknowledges every caller.
+    fn commit_group(&mut self, group: Vec<(WriteFn, Done)>) {
+        if let Err(e) = self.ensure_ok() {
+            for (_, done) in group {
+                done(Err(Error::Failed(e.to_string())));
+            }
+            return;
+        }
+        self.core.alloc.release(self.registry.oldest());
+        let mut results = Vec::with_capacity(group.len());
+        let mut records: Vec<(u64, Vec<u8>)> = Vec::new();
+        for (f, done) in group {
+            let txn = self.core.last_txn + 1;
+            let mut tx = WriteTxn::new(&mut self.core, txn);
+            let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
+            let res = match outcome {
+                Ok(Ok(())) if tx.is_empty() => {
+                    tx.rollback();
+                    Ok(txn - 1)
+                }
+                Ok(Ok(())) => {
+                    records.push((txn, tx.commit()));
+                    Ok(txn)
+                }
+                Ok(Err(e)) => {
+                    tx.rollback();
+                    Err(e)
+                }
+                Err(p) => {
+                    tx.rollback();
+                    Err(Error::Panicked(panic_message(&*p)))
+                }
+            };
+            results.push((done, res));
+        }
+        if !records.is_empty() {
+            let durable = (|| {
+                self.core.flush_pages()?;
+                let refs: Vec<(u64, &[u8])> = records.iter().map(|(t, p)| (*t, p.as_slice())).collect();
+                self.core.wal.append(&refs)?;
+                self.core.wal.sync()
+            })();
+            match durable {
+                Ok(()) => {
+                    self.counters.commits.fetch_add(records.len() as u64, Ordering::Relaxed);
+                    self.counters.groups.fetch_add(1, Ordering::Relaxed);
+                    self.publish();
+                }
+                Err(e) => {
+                    self.fail(&e);
+                    let msg = e.to_string();
+                    for (_, res) in &mut results {
+                        if res.is_ok() {
+                            *res = Err(Error::Failed(msg.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        for (done, res) in results {
+            done(res);
+        }
+    }
+
+    fn maybe_checkpoint(&mut self) {
+        if self.failed.is_none()
+            && (self.core.wal.used() >= self.checkpoint_bytes
+                || self.core.alloc.awaiting_checkpoint() >= MAX_AWAITING_CHECKPOINT)
+        {
+            let _ = self.checkpoint();
+        }
+    }
+
+    /// Makes the data file hold every committed transaction durably, then resets the log.
+    pub(crate) fn checkpoint(&mut self) -> Result<()> {
+        self.ensure_ok()?;
+        let r = self.checkpoint_inner();
+        if let Err(e) = &r {
+            self.fail(e);
+        }
+        r
+    }
+
+    fn checkpoint_inner(&mut self) -> Result<()> {
+        let core = &mut self.core;
+        if !core.catalog_dirty.is_empty() {
+            let names = std::mem::take(&mut core.catalog_dirty);
+            let trees = core.trees.clone();
+            let txn = core.last_txn;
+            let mut root = core.catalog_root;
+            let mut s = CoreStore { core: &mut *core, fresh: HashSet::new(), freed: Vec::new() };
+            for name in &names {
+                root = catalog_put(&mut s, root, name, trees.get(name).copied())?;
+            }
+            let (fresh, freed) = (s.fresh, s.freed);
+            for id in freed {
+                if fresh.contains(&id) {
+                    core.dirty.remove(&id);
+                    core.alloc.give_back(id);
+                } else {
+                    core.alloc.retire(txn, vec![id]);
+                }
+            }
+            core.catalog_root = root;
+            core.flush_pages()?;
+        }
+        let (holders, mut pages, free_len) = core.alloc.build_list(&core.file, core.last_txn)?;
+        core.file.write(&mut pages)?;
+        core.file.sync()?;
+        let meta = Meta {
+            txn: core.last_txn,
+            catalog_root: core.catalog_root,
+            freelist_head: holders.first().copied().unwrap_or(NO_PAGE),
+            freelist_len: free_len,
+            page_count: core.alloc.page_count,
+            sequence: self.meta_sequence + 1,
+            store_id: self.store_id,
+        };
+        let slot = 1 - self.meta_slot;
+        core.file.write(&mut [(slot, meta.encode(slot))])?;
+        core.file.forget(slot);
+        core.file.sync()?;
+        self.meta_slot = slot;
+        self.meta_sequence += 1;
+        core.wal.reset()?;
+        core.alloc.checkpointed(holders);
+        self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
+        self.publish();
+        Ok(())
+    }
+
+    /// Rewrites the live trees into a new data file and swaps it in.
+    fn compact(&mut self, opts: CompactOptions) -> Result<CompactReport> {
+        self.checkpoint()?;
+        let pages_before = self.core.alloc.page_count;
+        let data_path = self.dir.join(DATA_FILE);
+        let tmp = tmp_path(&data_path);
+        let version = self.registry.current();
+        let built = copy::build(&version, &*self.vfs, &tmp, self.store_id)?;
+        self.vfs.rename(&tmp, &data_path).map_err(io("installing the compacted data file"))?;
+        let file = self.vfs.open(&data_path, false).map_err(io("opening the compacted data file"))?;
+        let old = std::mem::replace(&mut self.core.file, Arc::new(PageFile::new(file, self.cache_bytes)));
+        let mut bytes_zeroed = 0;
+        if opts.purge {
+            bytes_zeroed += old.file.len().map_err(io("reading the old data file's length"))?;
+            old.zero_on_drop();
+            bytes_zeroed += self.core.wal.zero()?;
+        }
+        drop(old);
+        self.core.alloc = Allocator::new(built.page_count, built.page_count, BTreeSet::new(), Vec::new());
+        self.core.catalog_root = built.catalog_root;
+        self.core.trees = Arc::new(load_catalog(&self.core.file, built.catalog_root)?);
+        self.meta_slot = 0;
+        self.meta_sequence = 1;
+        self.publish();
+        Ok(CompactReport { pages_before, pages_after: built.page_count, bytes_zeroed })
+    }
+
+    pub(crate) fn page_count(&self) -> u64 {
+        self.core.alloc.page_count
+    }
+
+    pub(crate) fn meta_slot(&self) -> PageId {
+        self.meta_slot
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> StoreOptions {
+        StoreOptions { cache_bytes: 1 << 20, checkpoint_bytes: 1 << 20, ..StoreOptions::default() }
+    }
+
+    fn key(i: u32) -> Vec<u8> {
+        format!("key-{i:08}").into_bytes()
+    }
+
+    #[test]
+    fn writes_survive_reopen_and_check_is_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        for chunk in 0..20u32 {
+            let mut b = Batch::default();
+            for i in chunk * 500..(chunk + 1) * 500 {
+                b.put("t", &key(i), &vec![(i % 251) as u8; (i % 97) as usize]);
+            }
+            store.apply(b).unwrap();
+        }
+        let mut b = Batch::default();
+        for i in (0..10_000).step_by(3) {
+            b.delete("t", &key(i));
+        }
+        store.apply(b).unwrap();
+        store.apply({
+            let mut b = Batch::default();
+            b.put("big", b"v", &vec![9u8; 100_000]);
+            b
+        })
+        .unwrap();
+        let report = store.check().unwrap();
+        assert!(report.ok, "{:?}", report.problems);
+        store.close().unwrap();
+        assert_eq!(store.get("t", b"x").unwrap_err().code(), "STORE_CLOSED");
+
+        let store = Store::open(dir.path(), opts()).unwrap();
+        let snap = store.snapshot().unwrap();
+        assert_eq!(snap.tree_len("t").unwrap(), 10_000 - 3334);
+        for i in 0..10_000u32 {
+            let got = snap.get("t", &key(i)).unwrap();
+            if i % 3 == 0 {
+                assert_eq!(got, None);
+            } else {
+                assert_eq!(got, Some(vec![(i % 251) as u8; (i % 97) as usize]));
+            }
+        }
+        assert_eq!(snap.get("big", b"v").unwrap().unwrap().len(), 100_000);
+        let all: Vec<_> = snap.range("t", Bound::Unbounded, Bound::Unbounded).unwrap().collect::<Result<_>>().unwrap();
+        assert_eq!(all.len(), 6666);
+        assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+        let report = store.check().unwrap();
+        assert!(report.ok, "{:?}", report.problems);
+    }
+
+    #[test]
+    fn snapshots_do_not_see_later_writes_and_compaction_keeps_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        let mut b = Batch::default();
+        for i in 0..3000 {
+            b.put("t", &key(i), b"one");
+        }
+        store.apply(b).unwrap();
+        let snap = store.snapshot().unwrap();
+        for round in 0..5 {
+            let mut b = Batch::default();
+            for i in 0..3000 {
+                b.put("t", &key(i), format!("round{round}").as_bytes());
+            }
+            store.apply(b).unwrap();
+            store.checkpoint().unwrap();
+        }
+        assert_eq!(snap.get("t", &key(5)).unwrap().unwrap(), b"one");
+        let r = store.compact(CompactOptions { purge: true }).unwrap();
+        assert!(r.pages_after < r.pages_before, "{r:?}");
+        assert_eq!(snap.get("t", &key(5)).unwrap().unwrap(), b"one");
+        drop(snap);
+        assert_eq!(store.get("t", &key(5)).unwrap().unwrap(), b"round4");
+        let report = store.check().unwrap();
+        assert!(report.ok, "{:?}", report.problems);
+        let backup = tempfile::tempdir().unwrap();
+        store.backup(&backup.path().join("b")).unwrap();
+        store.close().unwrap();
+        let copy = Store::open(backup.path().join("b"), opts()).unwrap();
+        assert_eq!(copy.get("t", &key(2999)).unwrap().unwrap(), b"round4");
+        assert!(copy.check().unwrap().ok);
+    }
+
+    #[test]
+    fn a_failing_write_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        store.apply({
+            let mut b = Batch::default();
+            b.put("t", b"a", b"1");
+            b
+        })
+        .unwrap();
+        let err = store
+            .write(|tx| {
+                tx.put("t", b"b", b"2")?;
+                tx.put("t", &vec![0u8; 5000], b"too long")
+            })
+            .unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        let err = store
+            .write(|tx| -> Result<()> {
+                tx.put("t", b"c", b"3")?;
+                panic!("boom")
+            })
+            .unwrap_err();
+        assert_eq!(err.code(), "STORE_PANIC");
+        assert_eq!(store.get("t", b"b").unwrap(), None);
+        assert_eq!(store.get("t", b"c").unwrap(), None);
+        assert_eq!(store.snapshot().unwrap().tree_len("t").unwrap(), 1);
+        assert!(store.check().unwrap().ok);
+    }
+
+    #[test]
+    fn a_second_open_names_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let _store = Store::open(dir.path(), opts()).unwrap();
+        let err = Store::open(dir.path(), opts()).unwrap_err();
+        assert_eq!(err.code(), "STORE_LOCKED");
+        assert!(err.to_string().contains(&std::process::id().to_string()), "{err}");
+    }
+}

@@ -1,0 +1,309 @@
+//! The writer's state and write transactions. One thread owns `Core`; each queued write runs as a
+//! sub-transaction of the current group: its own txn id, its own rollback on error, and pages it
+//! allocated may be rewritten in place until it ends.
+
+use crate::batch::{Batch, Op, encode_op, validate_key, validate_tree_name, validate_value};
+use crate::btree::{self, PageSource, PageStore, Value};
+use crate::error::Result;
+use crate::freelist::Allocator;
+use crate::page::{NO_PAGE, Page, PageId};
+use crate::pager::PageFile;
+use crate::snapshot::TreeRoot;
+use crate::wal::Wal;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Everything the writer thread owns.
+pub(crate) struct Core {
+    pub(crate) file: Arc<PageFile>,
+    pub(crate) wal: Wal,
+    pub(crate) alloc: Allocator,
+    /// Tree roots after the last committed sub-transaction.
+    pub(crate) trees: Arc<BTreeMap<String, TreeRoot>>,
+    /// Trees whose roots changed since the catalog was last written (at a checkpoint).
+    pub(crate) catalog_dirty: BTreeSet<String>,
+    /// The catalog tree as of the last checkpoint.
+    pub(crate) catalog_root: PageId,
+    pub(crate) last_txn: u64,
+    /// Pages written in the current group, not yet in the data file.
+    pub(crate) dirty: HashMap<PageId, Page>,
+    /// Pages allocated in the current group (never seen by a reader).
+    pub(crate) group_fresh: HashSet<PageId>,
+}
+
+impl Core {
+    /// Writes the group's pages to the data file (unsynced: the log holds the durability).
+    pub(crate) fn flush_pages(&mut self) -> Result<()> {
+        let mut pages: Vec<(PageId, Page)> = self.dirty.drain().collect();
+        self.group_fresh.clear();
+        self.file.write(&mut pages)
+    }
+
+    fn read(&self, id: PageId) -> Result<Page> {
+        match self.dirty.get(&id) {
+            Some(p) => Ok(p.clone()),
+            None => self.file.read(id),
+        }
+    }
+}
+
+/// A write transaction. Reads see its own writes. Returned by nothing: the store hands one to
+/// the closure given to `Store::write`.
+pub struct WriteTxn<'a> {
+    core: &'a mut Core,
+    txn: u64,
+    /// Roots this transaction changed.
+    trees: BTreeMap<String, TreeRoot>,
+    allocated: Vec<PageId>,
+    fresh: HashSet<PageId>,
+    freed: Vec<PageId>,
+    /// The redo record: every change in batch encoding.
+    log: Vec<u8>,
+}
+
+impl PageSource for WriteTxn<'_> {
+    fn page(&self, id: PageId) -> Result<Page> {
+        self.core.read(id)
+    }
+}
+
+impl PageStore for WriteTxn<'_> {
+    fn alloc(&mut self) -> Result<PageId> {
+        let id = self.core.alloc.alloc(&self.core.file)?;
+        self.allocated.push(id);
+        self.fresh.insert(id);
+        Ok(id)
+    }
+    fn free(&mut self, id: PageId) {
+        self.freed.push(id);
+    }
+    fn is_fresh(&self, id: PageId) -> bool {
+        self.fresh.contains(&id)
+    }
+    fn write(&mut self, id: PageId, page: Page) {
+        self.core.dirty.insert(id, page);
+    }
+    fn txn(&self) -> u64 {
+        self.txn
+    }
+}
+
+impl<'a> WriteTxn<'a> {
+    pub(crate) fn new(core: &'a mut Core, txn: u64) -> Self {
+        WriteTxn {
+            core,
+            txn,
+            trees: BTreeMap::new(),
+            allocated: Vec::new(),
+            fresh: HashSet::new(),
+            freed: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    fn tree(&self, name: &str) -> TreeRoot {
+        self.trees
+            .get(name)
+            .or_else(|| self.core.trees.get(name))
+            .copied()
+            .unwrap_or(TreeRoot { root: NO_PAGE, len: 0 })
+    }
+
+    /// The id this transaction commits as.
+    #[must_use]
+    pub fn txn(&self) -> u64 {
+        self.txn
+    }
+
+    /// The value under `key` in `tree`, including this transaction's writes.
+    pub fn get(&mut self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        validate_tree_name(tree)?;
+        let root = self.tree(tree).root;
+        match btree::get(self, root, key)? {
+            Some(v) => Ok(Some(btree::read_value(self, v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Puts `key` → `value` in `tree` (created on first use).
+    pub fn put(&mut self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
+        validate_tree_name(tree)?;
+        validate_key(key)?;
+        validate_value(value)?;
+        let mut t = self.tree(tree);
+        let stored = btree::write_value(self, key, value)?;
+        let (root, old) = btree::insert(self, t.root, key, stored)?;
+        if let Some(old) = &old {
+            btree::free_value(self, old)?;
+        } else {
+            t.len += 1;
+        }
+        t.root = root;
+        self.trees.insert(tree.to_owned(), t);
+        encode_op(&mut self.log, tree, key, Some(value));
+        Ok(())
+    }
+
+    /// Deletes `key` from `tree`; whether it was there.
+    pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<bool> {
+        validate_tree_name(tree)?;
+        validate_key(key)?;
+        let mut t = self.tree(tree);
+        let Some((root, old)) = btree::remove(self, t.root, key)? else { return Ok(false) };
+        btree::free_value(self, &old)?;
+        t.root = root;
+        t.len -= 1;
+        self.trees.insert(tree.to_owned(), t);
+        encode_op(&mut self.log, tree, key, None);
+        Ok(true)
+    }
+
+    /// Applies every operation of a batch in order.
+    pub fn apply(&mut self, batch: &Batch) -> Result<()> {
+        for op in &batch.ops {
+            match op {
+                Op::Put { tree, key, value } => self.put(tree, key, value)?,
+                Op::Delete { tree, key } => {
+                    self.delete(tree, key)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Entries of `tree` between two bounds, including this transaction's writes.
+    pub fn range(&mut self, tree: &str, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        validate_tree_name(tree)?;
+        let root = self.tree(tree).root;
+        let mut cursor = btree::Cursor::seek(self, root, start)?;
+        let mut out = Vec::new();
+        while let Some((k, v)) = cursor.next(self)? {
+            let past = match end {
+                Bound::Included(e) => k.as_slice() > e,
+                Bound::Excluded(e) => k.as_slice() >= e,
+                Bound::Unbounded => false,
+            };
+            if past {
+                break;
+            }
+            let v = btree::read_value(self, v)?;
+            out.push((k, v));
+        }
+        Ok(out)
+    }
+
+    /// Entries in `tree`, including this transaction's writes.
+    pub fn tree_len(&mut self, tree: &str) -> Result<u64> {
+        validate_tree_name(tree)?;
+        Ok(self.tree(tree).len)
+    }
+
+    /// Whether this transaction changed anything.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.log.is_empty()
+    }
+
+    /// Keeps this sub-transaction's changes in the group; returns its redo record.
+    pub(crate) fn commit(self) -> Vec<u8> {
+        let core = self.core;
+        for id in self.freed {
+            if self.fresh.contains(&id) || core.group_fresh.contains(&id) {
+                // Never visible to a reader or on disk: reusable at once.
+                core.dirty.remove(&id);
+                core.group_fresh.remove(&id);
+                core.alloc.give_back(id);
+            } else {
+                core.alloc.retire(self.txn, vec![id]);
+            }
+        }
+        for id in self.fresh {
+            if core.dirty.contains_key(&id) {
+                core.group_fresh.insert(id);
+            }
+        }
+        let trees = Arc::make_mut(&mut core.trees);
+        for (name, t) in self.trees {
+            core.catalog_dirty.insert(name.clone());
+            if t.root == NO_PAGE {
+                trees.remove(&name);
+            } else {
+                trees.insert(name, t);
+            }
+        }
+        core.last_txn = self.txn;
+        self.log
+    }
+
+    /// Discards this sub-transaction's changes.
+    pub(crate) fn rollback(self) {
+        for id in self.allocated {
+            self.core.dirty.remove(&id);
+            self.core.alloc.give_back(id);
+        }
+    }
+}
+
+/// A page store over the core for work outside a user transaction (catalog updates at a
+/// checkpoint). Frees are retired at `txn` like any commit's.
+pub(crate) struct CoreStore<'a> {
+    pub(crate) core: &'a mut Core,
+    pub(crate) fresh: HashSet<PageId>,
+    pub(crate) freed: Vec<PageId>,
+}
+
+impl PageSource for CoreStore<'_> {
+    fn page(&self, id: PageId) -> Result<Page> {
+        self.core.read(id)
+    }
+}
+
+impl PageStore for CoreStore<'_> {
+    fn alloc(&mut self) -> Result<PageId> {
+        let id = self.core.alloc.alloc(&self.core.file)?;
+        self.fresh.insert(id);
+        Ok(id)
+    }
+    fn free(&mut self, id: PageId) {
+        self.freed.push(id);
+    }
+    fn is_fresh(&self, id: PageId) -> bool {
+        self.fresh.contains(&id)
+    }
+    fn write(&mut self, id: PageId, page: Page) {
+        self.core.dirty.insert(id, page);
+    }
+    fn txn(&self) -> u64 {
+        self.core.last_txn
+    }
+}
+
+/// Encodes a catalog value: root and entry count.
+pub(crate) fn catalog_value(t: TreeRoot) -> Vec<u8> {
+    let mut v = Vec::with_capacity(16);
+    v.extend_from_slice(&t.root.to_le_bytes());
+    v.extend_from_slice(&t.len.to_le_bytes());
+    v
+}
+
+/// Decodes a catalog value.
+pub(crate) fn decode_catalog_value(v: &[u8]) -> Option<TreeRoot> {
+    if v.len() != 16 {
+        return None;
+    }
+    Some(TreeRoot {
+        root: u64::from_le_bytes(v[0..8].try_into().ok()?),
+        len: u64::from_le_bytes(v[8..16].try_into().ok()?),
+    })
+}
+
+/// Stores a catalog value, returning the new catalog root.
+pub(crate) fn catalog_put(s: &mut CoreStore<'_>, root: PageId, name: &str, t: Option<TreeRoot>) -> Result<PageId> {
+    match t {
+        Some(t) => {
+            let (root, _) = btree::insert(s, root, name.as_bytes(), Value::Inline(catalog_value(t)))?;
+            Ok(root)
+        }
+        None => Ok(btree::remove(s, root, name.as_bytes())?.map_or(root, |(r, _)| r)),
+    }
+}
