@@ -62,9 +62,8 @@ impl Batch {
             let at = r.pos;
             let code = r.u8()?;
             let tree_len = r.u16()? as usize;
-            let tree = std::str::from_utf8(r.take(tree_len)?)
-                .map_err(|_| bad(at, "tree name is not UTF-8"))?
-                .to_owned();
+            let tree =
+                std::str::from_utf8(r.take(tree_len)?).map_err(|_| bad(at, "tree name is not UTF-8"))?.to_owned();
             validate_tree_name(&tree)?;
             let key_len = r.u32()? as usize;
             let key = r.take(key_len)?.to_vec();
@@ -113,10 +112,7 @@ pub fn validate_tree_name(tree: &str) -> Result<()> {
 /// Checks a key against the engine's limits.
 pub fn validate_key(key: &[u8]) -> Result<()> {
     if key.len() > MAX_KEY_LEN {
-        return Err(Error::InvalidArgument(format!(
-            "key is {} bytes; the limit is {MAX_KEY_LEN}",
-            key.len()
-        )));
+        return Err(Error::InvalidArgument(format!("key is {} bytes; the limit is {MAX_KEY_LEN}", key.len())));
     }
     Ok(())
 }
@@ -124,10 +120,7 @@ pub fn validate_key(key: &[u8]) -> Result<()> {
 /// Checks a value against the engine's limits.
 pub fn validate_value(value: &[u8]) -> Result<()> {
     if value.len() > MAX_VALUE_LEN {
-        return Err(Error::InvalidArgument(format!(
-            "value is {} bytes; the limit is {MAX_VALUE_LEN}",
-            value.len()
-        )));
+        return Err(Error::InvalidArgument(format!("value is {} bytes; the limit is {MAX_VALUE_LEN}", value.len())));
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ impl Checker<'_> {
         self.problems.push(Problem { page, tree: self.tree.clone(), what: what.into() });
     }
 
-    fn from_error(&mut self, e: &Error, fallback: PageId) {
+    fn record_error(&mut self, e: &Error, fallback: PageId) {
         match e {
             Error::Corruption(c) => self.problem(c.page.or(Some(fallback)), c.what.clone()),
             other => self.problem(Some(fallback), other.to_string()),
@@ -63,7 +63,7 @@ impl Checker<'_> {
         match self.w.core.file.read_uncached(id) {
             Ok(p) => Some(p),
             Err(e) => {
-                self.from_error(&e, id);
+                self.record_error(&e, id);
                 None
             }
         }
@@ -75,7 +75,7 @@ impl Checker<'_> {
         let view = match NodeView::new(id, &page) {
             Ok(v) => v,
             Err(e) => {
-                self.from_error(&e, id);
+                self.record_error(&e, id);
                 return None;
             }
         };
@@ -84,7 +84,7 @@ impl Checker<'_> {
             match view.key(i) {
                 Ok(k) => keys.push(k.to_vec()),
                 Err(e) => {
-                    self.from_error(&e, id);
+                    self.record_error(&e, id);
                     return None;
                 }
             }
@@ -110,7 +110,7 @@ impl Checker<'_> {
                 match view.value(i) {
                     Ok(Value::Overflow { first, len }) => self.overflow(first, len),
                     Ok(Value::Inline(_)) => {}
-                    Err(e) => self.from_error(&e, id),
+                    Err(e) => self.record_error(&e, id),
                 }
             }
             return Some((1, keys.len() as u64));
@@ -121,7 +121,7 @@ impl Checker<'_> {
             let child = match view.child(slot) {
                 Ok(c) => c,
                 Err(e) => {
-                    self.from_error(&e, id);
+                    self.record_error(&e, id);
                     return None;
                 }
             };
@@ -165,12 +165,8 @@ impl Checker<'_> {
 /// Checks the writer's current state. Runs on the writer thread, so nothing moves meanwhile.
 pub(crate) fn run(w: &Writer) -> CheckReport {
     let mut c = Checker { w, seen: HashSet::new(), problems: Vec::new(), tree: None };
-    for slot in 0..2 {
-        if slot == w.meta_slot() {
-            if let Err(e) = w.core.file.read_uncached(slot) {
-                c.from_error(&e, slot);
-            }
-        }
+    if let Err(e) = w.core.file.read_uncached(w.meta_slot()) {
+        c.record_error(&e, w.meta_slot());
     }
     if w.core.catalog_root != NO_PAGE {
         c.tree = Some("(catalog)".into());

@@ -195,4 +195,3 @@ pub(crate) fn backup(snap: &Snapshot, vfs: &dyn Vfs, dest_dir: &Path) -> Result<
     vfs.rename(&tmp, &dest).map_err(|e| Error::io("installing the backup", e))?;
     Ok(BackupReport { txn: snap.txn(), pages: built.page_count, bytes: built.page_count * PAGE_SIZE as u64 })
 }
-

@@ -73,23 +73,22 @@ impl fmt::Display for Error {
                 Some(p) => write!(f, "store is corrupt at page {p}: {}", c.what),
                 None => write!(f, "store is corrupt: {}", c.what),
             },
-            Error::Locked { path, holder_pid: Some(pid) } => write!(
-                f,
-                "store {} is held by another process (pid {pid}); stop it or use its node",
-                path.display()
-            ),
+            Error::Locked { path, holder_pid: Some(pid) } => {
+                write!(f, "store {} is held by another process (pid {pid}); stop it or use its node", path.display())
+            }
             Error::Locked { path, holder_pid: None } => {
                 write!(f, "store {} is held by another process", path.display())
             }
-            Error::FormatTooNew { found, supported } => write!(
-                f,
-                "store format version {found} is newer than this build supports ({supported}); upgrade Cairn"
-            ),
+            Error::FormatTooNew { found, supported } => {
+                write!(f, "store format version {found} is newer than this build supports ({supported}); upgrade Cairn")
+            }
             Error::NotAStore { path } => write!(f, "{} is not a Cairn store", path.display()),
             Error::Closed => write!(f, "store is closed"),
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
             Error::Panicked(m) => write!(f, "write transaction panicked and was rolled back: {m}"),
-            Error::Failed(m) => write!(f, "store stopped accepting writes after an I/O failure ({m}); reopen it to recover"),
+            Error::Failed(m) => {
+                write!(f, "store stopped accepting writes after an I/O failure ({m}); reopen it to recover")
+            }
         }
     }
 }

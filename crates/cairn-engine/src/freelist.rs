@@ -15,6 +15,16 @@ use std::collections::{BTreeSet, VecDeque};
 /// Ids that fit one free-list page.
 pub(crate) const IDS_PER_PAGE: usize = CAPACITY / 8;
 
+/// A free list ready to be written at a checkpoint.
+pub(crate) struct ListPages {
+    /// The pages holding it, in chain order.
+    pub(crate) holders: Vec<PageId>,
+    /// Their images.
+    pub(crate) pages: Vec<(PageId, Page)>,
+    /// Free page ids it lists.
+    pub(crate) entries: u64,
+}
+
 struct Pending {
     txn: u64,
     pages: Vec<PageId>,
@@ -102,7 +112,7 @@ impl Allocator {
 
     /// Builds the free-list pages for a checkpoint. Pages to hold the list come from the
     /// reusable set (never from pages the durable meta still reaches), else from the end.
-    pub(crate) fn build_list(&mut self, file: &PageFile, txn: u64) -> Result<(Vec<PageId>, Vec<(PageId, Page)>, u64)> {
+    pub(crate) fn build_list(&mut self, file: &PageFile, txn: u64) -> Result<ListPages> {
         let mut holders = Vec::new();
         let mut free = self.free_set();
         loop {
@@ -132,7 +142,7 @@ impl Allocator {
         }
         // Holders beyond what the ids needed cannot exist: `need` only shrinks as holders are taken.
         debug_assert_eq!(pages.len(), holders.len());
-        Ok((holders, pages, ids.len() as u64))
+        Ok(ListPages { holders, pages, entries: ids.len() as u64 })
     }
 
     /// After the checkpoint's meta is durable: the old list pages are free, and pending pages now
@@ -153,7 +163,12 @@ impl Allocator {
 }
 
 /// Reads a durable free list: the free ids and the pages holding them.
-pub(crate) fn load(src: &impl PageSource, head: PageId, len: u64, page_count: u64) -> Result<(BTreeSet<PageId>, Vec<PageId>)> {
+pub(crate) fn load(
+    src: &impl PageSource,
+    head: PageId,
+    len: u64,
+    page_count: u64,
+) -> Result<(BTreeSet<PageId>, Vec<PageId>)> {
     let mut ids = BTreeSet::new();
     let mut holders = Vec::new();
     let mut id = head;

@@ -145,7 +145,13 @@ impl Snapshot {
     pub fn prefix(&self, tree: &str, prefix: &[u8]) -> Result<Entries> {
         let root = self.root(tree)?;
         let cursor = Cursor::seek(&*self.version().file, root, Bound::Included(prefix))?;
-        Ok(Entries { snapshot: self.clone(), cursor, end: Bound::Unbounded, prefix: Some(prefix.to_vec()), done: false })
+        Ok(Entries {
+            snapshot: self.clone(),
+            cursor,
+            end: Bound::Unbounded,
+            prefix: Some(prefix.to_vec()),
+            done: false,
+        })
     }
 
     /// Every non-empty tree with its entry count.

@@ -156,7 +156,7 @@ impl Store {
     /// every acknowledged commit from the log.
     pub fn open(dir: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
         let dir = dir.as_ref().to_path_buf();
-        let vfs = opts.vfs.clone();
+        let StoreOptions { cache_bytes, checkpoint_bytes, vfs } = opts;
         vfs.create_dir_all(&dir).map_err(io("creating the store directory"))?;
         let lock = vfs.lock_dir(&dir).map_err(|e| match e {
             LockError::Held(pid) => Error::Locked { path: dir.clone(), holder_pid: pid },
@@ -182,14 +182,14 @@ impl Store {
         let a = slots.pop().expect("two slots");
         let (meta_slot, meta) = Meta::choose(a, b, &data_path)?;
         if file_len < meta.page_count * PAGE_SIZE as u64 {
-            return Err(Error::corrupt(None, format!(
-                "data file has {} pages but its meta needs {}",
-                file_len / PAGE_SIZE as u64,
-                meta.page_count
-            )));
+            return Err(Error::corrupt(
+                None,
+                format!("data file has {} pages but its meta needs {}", file_len / PAGE_SIZE as u64, meta.page_count),
+            ));
         }
-        let page_file = Arc::new(PageFile::new(file, opts.cache_bytes));
-        let (reusable, list_pages) = freelist::load(&*page_file, meta.freelist_head, meta.freelist_len, meta.page_count)?;
+        let page_file = Arc::new(PageFile::new(file, cache_bytes));
+        let (reusable, list_pages) =
+            freelist::load(&*page_file, meta.freelist_head, meta.freelist_len, meta.page_count)?;
         let trees = load_catalog(&page_file, meta.catalog_root)?;
         let wal_file = vfs.open(&dir.join(WAL_FILE), true).map_err(io("opening the log"))?;
         let (wal, records) = Wal::open(wal_file, meta.store_id)?;
@@ -210,8 +210,8 @@ impl Store {
             core,
             dir: dir.clone(),
             vfs,
-            cache_bytes: opts.cache_bytes,
-            checkpoint_bytes: opts.checkpoint_bytes,
+            cache_bytes,
+            checkpoint_bytes,
             registry: registry.clone(),
             counters: counters.clone(),
             meta_slot,
@@ -402,7 +402,15 @@ fn create_data_file(vfs: &dyn Vfs, path: &Path) -> Result<()> {
     let store_id = wal::random_u64();
     let mut bytes = Vec::with_capacity(2 * PAGE_SIZE);
     for (slot, sequence) in [(0u64, 1u64), (1, 0)] {
-        let meta = Meta { txn: 0, catalog_root: NO_PAGE, freelist_head: NO_PAGE, freelist_len: 0, page_count: 2, sequence, store_id };
+        let meta = Meta {
+            txn: 0,
+            catalog_root: NO_PAGE,
+            freelist_head: NO_PAGE,
+            freelist_len: 0,
+            page_count: 2,
+            sequence,
+            store_id,
+        };
         bytes.extend_from_slice(&meta.encode(slot));
     }
     file.write_all_at(&bytes, 0).map_err(io("writing the data file"))?;
@@ -617,14 +625,14 @@ impl Writer {
             core.catalog_root = root;
             core.flush_pages()?;
         }
-        let (holders, mut pages, free_len) = core.alloc.build_list(&core.file, core.last_txn)?;
-        core.file.write(&mut pages)?;
+        let mut list = core.alloc.build_list(&core.file, core.last_txn)?;
+        core.file.write(&mut list.pages)?;
         core.file.sync()?;
         let meta = Meta {
             txn: core.last_txn,
             catalog_root: core.catalog_root,
-            freelist_head: holders.first().copied().unwrap_or(NO_PAGE),
-            freelist_len: free_len,
+            freelist_head: list.holders.first().copied().unwrap_or(NO_PAGE),
+            freelist_len: list.entries,
             page_count: core.alloc.page_count,
             sequence: self.meta_sequence + 1,
             store_id: self.store_id,
@@ -636,7 +644,7 @@ impl Writer {
         self.meta_slot = slot;
         self.meta_sequence += 1;
         core.wal.reset()?;
-        core.alloc.checkpointed(holders);
+        core.alloc.checkpointed(list.holders);
         self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
         self.publish();
         Ok(())
@@ -706,12 +714,13 @@ mod tests {
             b.delete("t", &key(i));
         }
         store.apply(b).unwrap();
-        store.apply({
-            let mut b = Batch::default();
-            b.put("big", b"v", &vec![9u8; 100_000]);
-            b
-        })
-        .unwrap();
+        store
+            .apply({
+                let mut b = Batch::default();
+                b.put("big", b"v", &vec![9u8; 100_000]);
+                b
+            })
+            .unwrap();
         let report = store.check().unwrap();
         assert!(report.ok, "{:?}", report.problems);
         store.close().unwrap();
@@ -774,12 +783,13 @@ mod tests {
     fn a_failing_write_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), opts()).unwrap();
-        store.apply({
-            let mut b = Batch::default();
-            b.put("t", b"a", b"1");
-            b
-        })
-        .unwrap();
+        store
+            .apply({
+                let mut b = Batch::default();
+                b.put("t", b"a", b"1");
+                b
+            })
+            .unwrap();
         let err = store
             .write(|tx| {
                 tx.put("t", b"b", b"2")?;

@@ -1,11 +1,16 @@
 //! Insertion: copy the path from root to leaf, splitting nodes that overflow their page.
 
-use super::{Node, PageStore, Value, child_slot, grow_root, store_node};
+use super::{Node, PageStore, Pieces, Value, child_slot, grow_root, store_node};
 use crate::error::Result;
 use crate::page::{NO_PAGE, PageId};
 
 /// Puts `key` → `value` in the tree at `root`; returns the new root and the value replaced.
-pub(crate) fn insert(tx: &mut impl PageStore, root: PageId, key: &[u8], value: Value) -> Result<(PageId, Option<Value>)> {
+pub(crate) fn insert(
+    tx: &mut impl PageStore,
+    root: PageId,
+    key: &[u8],
+    value: Value,
+) -> Result<(PageId, Option<Value>)> {
     if root == NO_PAGE {
         let pieces = store_node(tx, None, Node::Leaf(vec![(key.to_vec(), value)]))?;
         return Ok((grow_root(tx, pieces)?, None));
@@ -14,7 +19,7 @@ pub(crate) fn insert(tx: &mut impl PageStore, root: PageId, key: &[u8], value: V
     Ok((grow_root(tx, pieces)?, old))
 }
 
-fn insert_at(tx: &mut impl PageStore, id: PageId, key: &[u8], value: Value) -> Result<(Vec<(Vec<u8>, PageId)>, Option<Value>)> {
+fn insert_at(tx: &mut impl PageStore, id: PageId, key: &[u8], value: Value) -> Result<(Pieces, Option<Value>)> {
     let page = tx.page(id)?;
     match Node::decode(id, &page)? {
         Node::Leaf(mut entries) => {

@@ -16,6 +16,10 @@ pub(crate) use remove::remove;
 use crate::error::Result;
 use crate::page::{NO_PAGE, Page, PageId};
 
+/// Pages that replace one page, each with the separator that leads to it (the first one's is
+/// unused).
+pub(crate) type Pieces = Vec<(Vec<u8>, PageId)>;
+
 /// Where a reader gets pages from.
 pub(crate) trait PageSource {
     fn page(&self, id: PageId) -> Result<Page>;
@@ -53,7 +57,7 @@ pub(crate) fn get(src: &impl PageSource, root: PageId, key: &[u8]) -> Result<Opt
 
 /// Writes `node` (split as needed) in place of page `old`; returns the pages with their
 /// separators. `old` is reused when it is fresh, freed otherwise.
-pub(crate) fn store_node(tx: &mut impl PageStore, old: Option<PageId>, node: Node) -> Result<Vec<(Vec<u8>, PageId)>> {
+pub(crate) fn store_node(tx: &mut impl PageStore, old: Option<PageId>, node: Node) -> Result<Pieces> {
     let pieces = node.split();
     let mut out = Vec::with_capacity(pieces.len());
     let mut reused = false;
@@ -78,7 +82,7 @@ pub(crate) fn store_node(tx: &mut impl PageStore, old: Option<PageId>, node: Nod
 }
 
 /// Stacks branch levels over `pieces` until one root remains.
-pub(crate) fn grow_root(tx: &mut impl PageStore, mut pieces: Vec<(Vec<u8>, PageId)>) -> Result<PageId> {
+pub(crate) fn grow_root(tx: &mut impl PageStore, mut pieces: Pieces) -> Result<PageId> {
     while pieces.len() > 1 {
         pieces[0].0.clear();
         pieces = store_node(tx, None, Node::Branch(pieces))?;

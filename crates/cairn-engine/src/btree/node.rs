@@ -223,8 +223,11 @@ impl Node {
             Node::Branch(children) => {
                 // children[0] costs nothing in its page (it is the link); a child that starts a new
                 // page moves its separator up, so it costs nothing in that page either.
-                let sizes: Vec<usize> =
-                    children.iter().enumerate().map(|(i, (k, _))| if i == 0 { 0 } else { branch_entry_size(k) }).collect();
+                let sizes: Vec<usize> = children
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| if i == 0 { 0 } else { branch_entry_size(k) })
+                    .collect();
                 let cuts = cut_points(&sizes, target);
                 let mut out = Vec::new();
                 let mut rest = children;

@@ -2,12 +2,12 @@
 //! with a sibling so the tree stays dense under deletes.
 
 use super::node::MIN_FILL;
-use super::{Node, PageStore, Value, child_slot, grow_root, store_node};
+use super::{Node, PageStore, Pieces, Value, child_slot, grow_root, store_node};
 use crate::error::Result;
 use crate::page::{NO_PAGE, PageId};
 
 struct Removed {
-    pieces: Vec<(Vec<u8>, PageId)>,
+    pieces: Pieces,
     underfull: bool,
     old: Value,
 }
@@ -75,7 +75,7 @@ fn finish(tx: &mut impl PageStore, id: PageId, node: Node, old: Value) -> Result
 
 /// Merges child `slot` with its right (or else left) neighbour, re-splitting if the two do not
 /// fit one page.
-fn merge_with_sibling(tx: &mut impl PageStore, children: &mut Vec<(Vec<u8>, PageId)>, slot: usize) -> Result<()> {
+fn merge_with_sibling(tx: &mut impl PageStore, children: &mut Pieces, slot: usize) -> Result<()> {
     let (l, r) = if slot + 1 < children.len() { (slot, slot + 1) } else { (slot - 1, slot) };
     let left_page = tx.page(children[l].1)?;
     let right_page = tx.page(children[r].1)?;

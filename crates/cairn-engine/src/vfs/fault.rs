@@ -107,6 +107,8 @@ struct State {
     /// When set, a write at the crash point first leaves a torn prefix of itself (unsynced).
     torn_seed: Option<u64>,
     crashed: bool,
+    /// The point that failed first, when the crash has come.
+    crash_point: Option<Point>,
     trace: Vec<Point>,
     record_trace: bool,
 }
@@ -180,6 +182,7 @@ impl State {
         let index = self.points;
         if self.crash_at == Some(index) {
             self.crashed = true;
+            self.crash_point = Some(Point { index, path: path.to_path_buf(), kind });
             return Err(crashed_error());
         }
         self.points += 1;
@@ -249,6 +252,12 @@ impl FaultFs {
     #[must_use]
     pub fn crashed(&self) -> bool {
         self.state().crashed
+    }
+
+    /// The point at which the planned crash came, once it has.
+    #[must_use]
+    pub fn crash_point(&self) -> Option<Point> {
+        self.state().crash_point.clone()
     }
 
     /// Starts recording every point (see `trace`).
@@ -354,19 +363,13 @@ fn survivors(file: &FileData, mode: CrashMode, rng: &mut SplitMix) -> Vec<u8> {
             .iter()
             .enumerate()
             .filter_map(|(i, p)| match p {
-                Pending::Write { offset, bytes }
-                    if sector_cuts(*offset, bytes.len() as u64).next().is_some() =>
-                {
+                Pending::Write { offset, bytes } if sector_cuts(*offset, bytes.len() as u64).next().is_some() => {
                     Some(i)
                 }
                 _ => None,
             })
             .collect();
-        if candidates.is_empty() {
-            None
-        } else {
-            Some(candidates[rng.below(candidates.len() as u64) as usize])
-        }
+        if candidates.is_empty() { None } else { Some(candidates[rng.below(candidates.len() as u64) as usize]) }
     } else {
         None
     };
@@ -417,10 +420,7 @@ impl VfsFile for FaultFile {
         let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
         let end = start.checked_add(buf.len()).ok_or(io::ErrorKind::UnexpectedEof)?;
         if end > data.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "read past the end of the file (FaultFs)",
-            ));
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end of the file (FaultFs)"));
         }
         buf.copy_from_slice(&data[start..end]);
         Ok(())
@@ -628,6 +628,7 @@ mod tests {
         assert!(f.sync_data().is_err());
         assert!(f.write_all_at(b"b", 1).is_err());
         assert!(fs.crashed());
+        assert_eq!(fs.crash_point().unwrap().kind, PointKind::Sync);
         assert_eq!(fs.read(&p("/d/f")).unwrap(), b"a");
         assert!(f.set_len(0).is_err());
         assert!(fs.rename(&p("/d/f"), &p("/d/g")).is_err());

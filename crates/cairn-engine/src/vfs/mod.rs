@@ -11,6 +11,8 @@ use std::sync::Arc;
 pub use std_fs::StdFs;
 
 /// One open file. Positional reads and writes only, so readers never share a cursor.
+// `len` is the file's byte size, as in `std::fs::Metadata`; nothing asks whether a file is empty.
+#[allow(clippy::len_without_is_empty)]
 pub trait VfsFile: Send + Sync {
     /// Reads exactly `buf.len()` bytes at `offset`; reading past the end is an error.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
