@@ -2,7 +2,7 @@
 //! online backup and compaction. Only live entries are copied, so freed pages (and whatever
 //! forgotten data they held) never reach the new file.
 
-use crate::btree::{CAPACITY, Cursor, Node, Value, fits_inline, read_value};
+use crate::btree::{Bytes, CAPACITY, Cursor, Node, Value, fits_inline, read_value};
 use crate::error::{Error, Result};
 use crate::limits::PAGE_SIZE;
 use crate::meta::Meta;
@@ -69,7 +69,7 @@ impl Builder {
 
     fn value(&mut self, key: &[u8], bytes: Vec<u8>) -> Result<Value> {
         if fits_inline(key, bytes.len()) {
-            return Ok(Value::Inline(bytes));
+            return Ok(Value::Inline(bytes.into()));
         }
         let first = self.next;
         let chunks: Vec<&[u8]> = bytes.chunks(CAPACITY).collect();
@@ -86,8 +86,8 @@ impl Builder {
 
     /// Builds a tree bottom-up from entries in key order; returns its root.
     fn tree(&mut self, entries: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>)>>) -> Result<PageId> {
-        let mut level: Vec<(Vec<u8>, PageId)> = Vec::new();
-        let mut leaf: Vec<(Vec<u8>, Value)> = Vec::new();
+        let mut level: Vec<(Bytes, PageId)> = Vec::new();
+        let mut leaf: Vec<(Bytes, Value)> = Vec::new();
         let mut size = 0;
         for entry in entries {
             let (key, bytes) = entry?;
@@ -100,7 +100,7 @@ impl Builder {
                 size = 0;
             }
             size += s;
-            leaf.push((key, value));
+            leaf.push((key.into(), value));
         }
         if !leaf.is_empty() {
             let first = leaf[0].0.clone();
@@ -109,7 +109,7 @@ impl Builder {
         }
         while level.len() > 1 {
             let mut upper = Vec::new();
-            let mut children: Vec<(Vec<u8>, PageId)> = Vec::new();
+            let mut children: Vec<(Bytes, PageId)> = Vec::new();
             let mut size = 0;
             for (sep, id) in level {
                 let s = crate::btree::branch_entry_size(&sep);

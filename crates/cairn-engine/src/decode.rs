@@ -18,7 +18,8 @@ pub fn page(bytes: &[u8]) -> Result<()> {
     let id = page::u64_at(bytes, 8);
     match page::kind(bytes) {
         Some(Kind::Leaf | Kind::Branch) => {
-            Node::decode(id, bytes)?;
+            let page: crate::page::Page = std::sync::Arc::from(bytes);
+            Node::decode(id, &page)?;
         }
         Some(Kind::Overflow) => {
             if page::count(bytes) > CAPACITY {

@@ -41,11 +41,22 @@ pub(crate) struct Allocator {
     pending: VecDeque<Pending>,
     /// The pages holding the durable free list.
     pub(crate) list_pages: Vec<PageId>,
+    /// Pages in `pending` (kept as counts so the writer's per-group checks stay O(1)).
+    pending_pages: usize,
+    awaiting_checkpoint: usize,
 }
 
 impl Allocator {
     pub(crate) fn new(page_count: u64, file_pages: u64, reusable: BTreeSet<PageId>, list_pages: Vec<PageId>) -> Self {
-        Allocator { page_count, file_pages, reusable, pending: VecDeque::new(), list_pages }
+        Allocator {
+            page_count,
+            file_pages,
+            reusable,
+            pending: VecDeque::new(),
+            list_pages,
+            pending_pages: 0,
+            awaiting_checkpoint: 0,
+        }
     }
 
     /// A page to write: the lowest reusable one, else a new one at the end of the file.
@@ -74,6 +85,8 @@ impl Allocator {
         if pages.is_empty() {
             return;
         }
+        self.pending_pages += pages.len();
+        self.awaiting_checkpoint += pages.len();
         match self.pending.back_mut() {
             Some(last) if last.txn == txn && last.needs_checkpoint => last.pages.extend(pages),
             _ => self.pending.push_back(Pending { txn, pages, needs_checkpoint: true }),
@@ -87,17 +100,18 @@ impl Allocator {
                 break;
             }
             let p = self.pending.pop_front().expect("front exists");
+            self.pending_pages -= p.pages.len();
             self.reusable.extend(p.pages);
         }
     }
 
     pub(crate) fn free_count(&self) -> u64 {
-        (self.reusable.len() + self.pending.iter().map(|p| p.pages.len()).sum::<usize>() + self.list_pages.len()) as u64
+        (self.reusable.len() + self.pending_pages + self.list_pages.len()) as u64
     }
 
     /// Pages waiting for a checkpoint (the writer checkpoints early when many pile up).
     pub(crate) fn awaiting_checkpoint(&self) -> usize {
-        self.pending.iter().filter(|p| p.needs_checkpoint).map(|p| p.pages.len()).sum()
+        self.awaiting_checkpoint
     }
 
     /// Every page that is free on disk once the next meta is durable, in order.
@@ -153,6 +167,7 @@ impl Allocator {
         for p in &mut self.pending {
             p.needs_checkpoint = false;
         }
+        self.awaiting_checkpoint = 0;
     }
 
     pub(crate) fn is_free(&self, id: PageId) -> bool {

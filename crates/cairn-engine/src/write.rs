@@ -301,7 +301,7 @@ pub(crate) fn decode_catalog_value(v: &[u8]) -> Option<TreeRoot> {
 pub(crate) fn catalog_put(s: &mut CoreStore<'_>, root: PageId, name: &str, t: Option<TreeRoot>) -> Result<PageId> {
     match t {
         Some(t) => {
-            let (root, _) = btree::insert(s, root, name.as_bytes(), Value::Inline(catalog_value(t)))?;
+            let (root, _) = btree::insert(s, root, name.as_bytes(), Value::Inline(catalog_value(t).into()))?;
             Ok(root)
         }
         None => Ok(btree::remove(s, root, name.as_bytes())?.map_or(root, |(r, _)| r)),

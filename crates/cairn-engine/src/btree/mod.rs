@@ -1,12 +1,14 @@
 //! Copy-on-write B+trees over pages: lookups and cursors for readers, insert and delete for the
 //! writer, overflow chains for large values.
 
+mod bytes;
 mod cursor;
 mod insert;
 mod node;
 mod overflow;
 mod remove;
 
+pub(crate) use bytes::Bytes;
 pub(crate) use cursor::Cursor;
 pub(crate) use insert::insert;
 pub(crate) use node::{CAPACITY, Node, NodeView, Value, branch_entry_size, fits_inline, leaf_entry_size};
@@ -18,7 +20,7 @@ use crate::page::{NO_PAGE, Page, PageId};
 
 /// Pages that replace one page, each with the separator that leads to it (the first one's is
 /// unused).
-pub(crate) type Pieces = Vec<(Vec<u8>, PageId)>;
+pub(crate) type Pieces = Vec<(Bytes, PageId)>;
 
 /// Where a reader gets pages from.
 pub(crate) trait PageSource {
@@ -84,14 +86,14 @@ pub(crate) fn store_node(tx: &mut impl PageStore, old: Option<PageId>, node: Nod
 /// Stacks branch levels over `pieces` until one root remains.
 pub(crate) fn grow_root(tx: &mut impl PageStore, mut pieces: Pieces) -> Result<PageId> {
     while pieces.len() > 1 {
-        pieces[0].0.clear();
+        pieces[0].0 = Bytes::default();
         pieces = store_node(tx, None, Node::Branch(pieces))?;
     }
     Ok(pieces.first().map_or(NO_PAGE, |p| p.1))
 }
 
 /// The child slot of a decoded branch that holds `key`.
-pub(crate) fn child_slot(children: &[(Vec<u8>, PageId)], key: &[u8]) -> usize {
+pub(crate) fn child_slot(children: &[(Bytes, PageId)], key: &[u8]) -> usize {
     // children[0]'s separator is empty and so compares below every key.
-    children.partition_point(|(sep, _)| sep.as_slice() <= key).saturating_sub(1)
+    children.partition_point(|(sep, _)| &**sep <= key).saturating_sub(1)
 }

@@ -6,6 +6,7 @@
 //! Branch cell: `key_len u16 | child u64 | key`; the header's link is the leftmost child, and
 //! cell `i`'s child holds the keys `>= key_i` (and `< key_{i+1}`).
 
+use super::bytes::Bytes;
 use crate::error::{Error, Result};
 use crate::limits::PAGE_SIZE;
 use crate::page::{self, HEADER_LEN, Kind, Page, PageBuilder, PageId, u16_at, u32_at, u64_at};
@@ -23,7 +24,7 @@ const OVERFLOW_FLAG: u32 = 1 << 31;
 /// A leaf value: inline bytes or a reference to an overflow chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Value {
-    Inline(Vec<u8>),
+    Inline(Bytes),
     Overflow { first: PageId, len: u32 },
 }
 
@@ -96,26 +97,42 @@ impl<'a> NodeView<'a> {
         self.bytes.get(start..start + len).ok_or_else(|| self.bad("cell overruns the page"))
     }
 
-    /// The key of entry `i`.
-    pub(crate) fn key(&self, i: usize) -> Result<&'a [u8]> {
+    /// Where the key of entry `i` lies in the page: (start, len).
+    fn key_span(&self, i: usize) -> Result<(usize, usize)> {
         let off = self.cell(i)?;
         let klen = u16_at(self.bytes, off) as usize;
         let start = if self.is_leaf() { off + 6 } else { off + 10 };
-        self.slice(start, klen)
+        self.slice(start, klen)?;
+        Ok((start, klen))
     }
 
-    /// The value of leaf entry `i`.
-    pub(crate) fn value(&self, i: usize) -> Result<Value> {
+    /// The key of entry `i`.
+    pub(crate) fn key(&self, i: usize) -> Result<&'a [u8]> {
+        let (start, len) = self.key_span(i)?;
+        Ok(&self.bytes[start..start + len])
+    }
+
+    /// The value of leaf entry `i`: an overflow reference, or the span of its inline bytes.
+    fn value_span(&self, i: usize) -> Result<std::result::Result<(usize, usize), Value>> {
         let off = self.cell(i)?;
         let klen = u16_at(self.bytes, off) as usize;
         let vlen = u32_at(self.bytes, off + 2);
         let start = off + 6 + klen;
         if vlen & OVERFLOW_FLAG != 0 {
             let first = u64::from_le_bytes(self.slice(start, 8)?.try_into().expect("8 bytes"));
-            Ok(Value::Overflow { first, len: vlen & !OVERFLOW_FLAG })
+            Ok(Err(Value::Overflow { first, len: vlen & !OVERFLOW_FLAG }))
         } else {
-            Ok(Value::Inline(self.slice(start, vlen as usize)?.to_vec()))
+            self.slice(start, vlen as usize)?;
+            Ok(Ok((start, vlen as usize)))
         }
+    }
+
+    /// The value of leaf entry `i`, copied out of the page.
+    pub(crate) fn value(&self, i: usize) -> Result<Value> {
+        Ok(match self.value_span(i)? {
+            Ok((start, len)) => Value::Inline(Bytes::Owned(self.bytes[start..start + len].to_vec())),
+            Err(v) => v,
+        })
     }
 
     /// The child of branch slot `i`, where slot 0 is the leftmost child and slot `i + 1` is the
@@ -158,25 +175,32 @@ impl<'a> NodeView<'a> {
 /// An owned node, decoded for modification.
 #[derive(Debug, Clone)]
 pub(crate) enum Node {
-    Leaf(Vec<(Vec<u8>, Value)>),
+    Leaf(Vec<(Bytes, Value)>),
     /// Children with the separator that leads to each; the first separator is unused (empty).
-    Branch(Vec<(Vec<u8>, PageId)>),
+    Branch(Vec<(Bytes, PageId)>),
 }
 
 impl Node {
-    pub(crate) fn decode(id: PageId, bytes: &[u8]) -> Result<Node> {
-        let view = NodeView::new(id, bytes)?;
+    /// Decodes a page for modification; keys and inline values borrow the page image.
+    pub(crate) fn decode(id: PageId, page: &Page) -> Result<Node> {
+        let view = NodeView::new(id, page)?;
         if view.is_leaf() {
-            let mut entries = Vec::with_capacity(view.len());
+            let mut entries = Vec::with_capacity(view.len() + 1);
             for i in 0..view.len() {
-                entries.push((view.key(i)?.to_vec(), view.value(i)?));
+                let (ks, kl) = view.key_span(i)?;
+                let value = match view.value_span(i)? {
+                    Ok((vs, vl)) => Value::Inline(Bytes::shared(page, vs, vl)),
+                    Err(v) => v,
+                };
+                entries.push((Bytes::shared(page, ks, kl), value));
             }
             Ok(Node::Leaf(entries))
         } else {
-            let mut children = Vec::with_capacity(view.child_count());
-            children.push((Vec::new(), view.child(0)?));
+            let mut children = Vec::with_capacity(view.child_count() + 1);
+            children.push((Bytes::default(), view.child(0)?));
             for i in 0..view.len() {
-                children.push((view.key(i)?.to_vec(), view.child(i + 1)?));
+                let (ks, kl) = view.key_span(i)?;
+                children.push((Bytes::shared(page, ks, kl), view.child(i + 1)?));
             }
             Ok(Node::Branch(children))
         }
@@ -199,10 +223,10 @@ impl Node {
 
     /// Splits this node into pieces that each fit a page, balanced by size. Each piece comes with
     /// the separator that leads to it (the first one's is empty).
-    pub(crate) fn split(self) -> Vec<(Vec<u8>, Node)> {
+    pub(crate) fn split(self) -> Vec<(Bytes, Node)> {
         let total = self.size();
         if total <= CAPACITY {
-            return vec![(Vec::new(), self)];
+            return vec![(Bytes::default(), self)];
         }
         let pieces = total.div_ceil(CAPACITY);
         let target = total.div_ceil(pieces);
@@ -216,7 +240,7 @@ impl Node {
                     let tail = rest.split_off(cut);
                     out.push((tail[0].0.clone(), Node::Leaf(tail)));
                 }
-                out.push((Vec::new(), Node::Leaf(rest)));
+                out.push((Bytes::default(), Node::Leaf(rest)));
                 out.reverse();
                 out
             }
@@ -236,7 +260,7 @@ impl Node {
                     let sep = std::mem::take(&mut tail[0].0);
                     out.push((sep, Node::Branch(tail)));
                 }
-                out.push((Vec::new(), Node::Branch(rest)));
+                out.push((Bytes::default(), Node::Branch(rest)));
                 out.reverse();
                 out
             }
@@ -268,13 +292,14 @@ impl Node {
                     cell.extend_from_slice(&(k.len() as u16).to_le_bytes());
                     match v {
                         Value::Inline(bytes) => {
+                            let bytes: &[u8] = bytes;
                             cell.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                            cell.extend_from_slice(k);
+                            cell.extend_from_slice(&k[..]);
                             cell.extend_from_slice(bytes);
                         }
                         Value::Overflow { first, len } => {
                             cell.extend_from_slice(&(len | OVERFLOW_FLAG).to_le_bytes());
-                            cell.extend_from_slice(k);
+                            cell.extend_from_slice(&k[..]);
                             cell.extend_from_slice(&first.to_le_bytes());
                         }
                     }
@@ -287,7 +312,7 @@ impl Node {
                     cell.clear();
                     cell.extend_from_slice(&(k.len() as u16).to_le_bytes());
                     cell.extend_from_slice(&child.to_le_bytes());
-                    cell.extend_from_slice(k);
+                    cell.extend_from_slice(&k[..]);
                     put_cell(&mut b, &cell);
                 }
             }
@@ -317,7 +342,11 @@ mod tests {
     use super::*;
 
     fn leaf(n: usize, vlen: usize) -> Node {
-        Node::Leaf((0..n).map(|i| (format!("{i:08}").into_bytes(), Value::Inline(vec![7; vlen]))).collect())
+        Node::Leaf(
+            (0..n)
+                .map(|i| (Bytes::from(format!("{i:08}").into_bytes()), Value::Inline(vec![7; vlen].into())))
+                .collect(),
+        )
     }
 
     #[test]
@@ -344,7 +373,7 @@ mod tests {
                     if i > 0 {
                         assert_eq!(sep, &e[0].0);
                     }
-                    all.extend(e.iter().map(|(k, _)| k.clone()));
+                    all.extend(e.iter().map(|(k, _)| k.to_vec()));
                 }
             }
             assert_eq!(all.len(), n);

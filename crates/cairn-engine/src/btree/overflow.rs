@@ -9,7 +9,7 @@ use crate::page::{self, HEADER_LEN, Kind, NO_PAGE, PageBuilder};
 /// Stores `bytes` inline when it fits the leaf cell, else as a new overflow chain.
 pub(crate) fn write_value(tx: &mut impl PageStore, key: &[u8], bytes: &[u8]) -> Result<Value> {
     if fits_inline(key, bytes.len()) {
-        return Ok(Value::Inline(bytes.to_vec()));
+        return Ok(Value::Inline(bytes.into()));
     }
     let chunks: Vec<&[u8]> = bytes.chunks(CAPACITY).collect();
     let mut ids = Vec::with_capacity(chunks.len());
@@ -30,7 +30,10 @@ pub(crate) fn write_value(tx: &mut impl PageStore, key: &[u8], bytes: &[u8]) -> 
 /// The bytes of a value, following its overflow chain.
 pub(crate) fn read_value(src: &impl PageSource, value: Value) -> Result<Vec<u8>> {
     match value {
-        Value::Inline(v) => Ok(v),
+        Value::Inline(v) => Ok(match v {
+            super::Bytes::Owned(v) => v,
+            shared @ super::Bytes::Shared { .. } => shared.to_vec(),
+        }),
         Value::Overflow { first, len } => {
             let len = len as usize;
             let mut out = Vec::with_capacity(len);

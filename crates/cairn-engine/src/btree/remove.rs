@@ -2,9 +2,9 @@
 //! with a sibling so the tree stays dense under deletes.
 
 use super::node::MIN_FILL;
-use super::{Node, PageStore, Pieces, Value, child_slot, grow_root, store_node};
+use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, child_slot, grow_root, store_node};
 use crate::error::Result;
-use crate::page::{NO_PAGE, PageId};
+use crate::page::{NO_PAGE, Page, PageId};
 
 struct Removed {
     pieces: Pieces,
@@ -35,15 +35,34 @@ pub(crate) fn remove(tx: &mut impl PageStore, root: PageId, key: &[u8]) -> Resul
 
 fn remove_at(tx: &mut impl PageStore, id: PageId, key: &[u8]) -> Result<Option<Removed>> {
     let page = tx.page(id)?;
+    let view = NodeView::new(id, &page)?;
+    if !view.is_leaf() {
+        let child = view.child(view.child_slot(key)?)?;
+        let Some(r) = remove_at(tx, child, key)? else { return Ok(None) };
+        if r.pieces.len() == 1 && r.pieces[0].1 == child && !r.underfull {
+            // The child was rewritten in place and needs no merge: this branch is unchanged.
+            let underfull = view.child_count() < 2;
+            return Ok(Some(Removed { pieces: vec![(Bytes::default(), id)], underfull, old: r.old }));
+        }
+        return rebuild_branch(tx, id, &page, key, r);
+    }
     match Node::decode(id, &page)? {
         Node::Leaf(mut entries) => {
-            let Ok(i) = entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) else { return Ok(None) };
+            let Ok(i) = entries.binary_search_by(|(k, _)| (**k).cmp(key)) else { return Ok(None) };
             let old = entries.remove(i).1;
             finish(tx, id, Node::Leaf(entries), old)
         }
+        Node::Branch(_) => unreachable!("branches are handled above"),
+    }
+}
+
+/// Rewrites branch `id` after the removal below it: splices in the child's pieces and merges an
+/// underfull child with a sibling.
+fn rebuild_branch(tx: &mut impl PageStore, id: PageId, page: &Page, key: &[u8], r: Removed) -> Result<Option<Removed>> {
+    match Node::decode(id, page)? {
+        Node::Leaf(_) => unreachable!("checked to be a branch"),
         Node::Branch(mut children) => {
             let slot = child_slot(&children, key);
-            let Some(r) = remove_at(tx, children[slot].1, key)? else { return Ok(None) };
             let sep = std::mem::take(&mut children[slot].0);
             let merged = r.pieces.len() == 1 && r.underfull && children.len() > 1;
             let mut sub = r.pieces;
@@ -53,7 +72,7 @@ fn remove_at(tx: &mut impl PageStore, id: PageId, key: &[u8]) -> Result<Option<R
             children.splice(slot..=slot, sub);
             if let Some(first) = children.first_mut() {
                 // The leftmost child covers everything below the next separator.
-                first.0.clear();
+                first.0 = Bytes::default();
             }
             if merged {
                 merge_with_sibling(tx, &mut children, slot)?;
@@ -86,7 +105,7 @@ fn merge_with_sibling(tx: &mut impl PageStore, children: &mut Pieces, slot: usiz
         }
         (Node::Branch(mut a), Node::Branch(mut b)) => {
             // The right node's leftmost child now needs the separator that led to the right node.
-            b[0].0.clone_from(&children[r].0);
+            b[0].0 = children[r].0.clone();
             a.extend(b);
             Node::Branch(a)
         }
