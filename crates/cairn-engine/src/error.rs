@@ -73,6 +73,9 @@ impl fmt::Display for Error {
                 Some(p) => write!(f, "store is corrupt at page {p}: {}", c.what),
                 None => write!(f, "store is corrupt: {}", c.what),
             },
+            Error::Locked { path, holder_pid: Some(pid) } if *pid == std::process::id() => {
+                write!(f, "store {} is already open in this process (pid {pid}); share that handle", path.display())
+            }
             Error::Locked { path, holder_pid: Some(pid) } => {
                 write!(f, "store {} is held by another process (pid {pid}); stop it or use its node", path.display())
             }

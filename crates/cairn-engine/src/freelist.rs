@@ -142,9 +142,13 @@ impl Allocator {
                 None => holders.push(self.alloc(file)?),
             }
         }
+        // Taking a holder shrinks the list, so the loop can end one holder over what the ids need
+        // (one free page: it becomes the holder of an empty list). Every holder is written, empty
+        // or not, because the meta will point at the chain.
         let ids: Vec<PageId> = free.into_iter().collect();
         let mut pages = Vec::with_capacity(holders.len());
-        for (i, chunk) in ids.chunks(IDS_PER_PAGE).enumerate() {
+        for i in 0..holders.len() {
+            let chunk = ids.get(i * IDS_PER_PAGE..).map_or(&[][..], |rest| &rest[..rest.len().min(IDS_PER_PAGE)]);
             let mut b = PageBuilder::new(Kind::Freelist);
             b.set_count(chunk.len() as u16);
             b.set_link(holders.get(i + 1).copied().unwrap_or(NO_PAGE));
@@ -154,8 +158,6 @@ impl Allocator {
             }
             pages.push((holders[i], b.seal(holders[i], txn)));
         }
-        // Holders beyond what the ids needed cannot exist: `need` only shrinks as holders are taken.
-        debug_assert_eq!(pages.len(), holders.len());
         Ok(ListPages { holders, pages, entries: ids.len() as u64 })
     }
 
@@ -188,7 +190,7 @@ pub(crate) fn load(
     let mut holders = Vec::new();
     let mut id = head;
     while id != NO_PAGE {
-        if holders.len() as u64 > len.div_ceil(IDS_PER_PAGE as u64) {
+        if holders.len() as u64 > len.div_ceil(IDS_PER_PAGE as u64) + 1 {
             return Err(Error::corrupt(Some(id), "free list is longer than its meta says"));
         }
         let p = src.page(id)?;

@@ -1,7 +1,7 @@
 //! Read snapshots. A snapshot pins one committed version: its tree roots and the data-file
 //! generation they live in. While it is alive the writer reuses no page that version can reach.
 
-use crate::batch::validate_tree_name;
+use crate::batch::{validate_key, validate_tree_name};
 use crate::btree::{self, Cursor, PageSource};
 use crate::error::{Error, Result};
 use crate::page::{NO_PAGE, Page, PageId};
@@ -34,6 +34,18 @@ pub(crate) struct Version {
 impl PageSource for PageFile {
     fn page(&self, id: PageId) -> Result<Page> {
         self.read(id)
+    }
+}
+
+/// A point read in one version.
+fn get_in(version: &Version, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    validate_tree_name(tree)?;
+    validate_key(key)?;
+    let root = version.trees.get(tree).map_or(NO_PAGE, |t| t.root);
+    let file = &*version.file;
+    match btree::get(file, root, key)? {
+        Some(v) => Ok(Some(btree::read_value(file, v)?)),
+        None => Ok(None),
     }
 }
 
@@ -72,6 +84,33 @@ impl Registry {
         self.state.lock().expect("registry lock").closed = true;
     }
 
+    /// A point read at the current version, pinned only for the read's duration (no snapshot
+    /// object is built: this is the hot path of `Store::get`).
+    pub(crate) fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let version = {
+            let mut s = self.state.lock().expect("registry lock");
+            if s.closed {
+                return Err(Error::Closed);
+            }
+            let v = s.current.clone();
+            *s.live.entry(v.txn).or_insert(0) += 1;
+            v
+        };
+        let result = get_in(&version, tree, key);
+        self.unpin(version.txn);
+        result
+    }
+
+    fn unpin(&self, txn: u64) {
+        let mut s = self.state.lock().expect("registry lock");
+        if let Some(n) = s.live.get_mut(&txn) {
+            *n -= 1;
+            if *n == 0 {
+                s.live.remove(&txn);
+            }
+        }
+    }
+
     pub(crate) fn snapshot(self: &Arc<Self>) -> Result<Snapshot> {
         let mut s = self.state.lock().expect("registry lock");
         if s.closed {
@@ -91,13 +130,7 @@ struct Pin {
 
 impl Drop for Pin {
     fn drop(&mut self) {
-        let mut s = self.registry.state.lock().expect("registry lock");
-        if let Some(n) = s.live.get_mut(&self.version.txn) {
-            *n -= 1;
-            if *n == 0 {
-                s.live.remove(&self.version.txn);
-            }
-        }
+        self.registry.unpin(self.version.txn);
     }
 }
 
@@ -126,12 +159,7 @@ impl Snapshot {
 
     /// The value under `key` in `tree`.
     pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let root = self.root(tree)?;
-        let file = &*self.version().file;
-        match btree::get(file, root, key)? {
-            Some(v) => Ok(Some(btree::read_value(file, v)?)),
-            None => Ok(None),
-        }
+        get_in(self.version(), tree, key)
     }
 
     /// Entries of `tree` between two bounds, in ascending key order.

@@ -251,7 +251,7 @@ impl Store {
 
     /// The value under `key` in `tree`, as last committed.
     pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.snapshot()?.get(tree, key)
+        self.shared.registry.get(tree, key)
     }
 
     fn send(&self, req: Request) -> std::result::Result<(), Request> {

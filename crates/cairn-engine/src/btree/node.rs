@@ -61,6 +61,7 @@ pub(crate) struct NodeView<'a> {
 }
 
 impl<'a> NodeView<'a> {
+    #[inline]
     pub(crate) fn new(id: PageId, bytes: &'a [u8]) -> Result<Self> {
         let kind = match page::kind(bytes) {
             Some(k @ (Kind::Leaf | Kind::Branch)) => k,
@@ -85,6 +86,7 @@ impl<'a> NodeView<'a> {
         Error::corrupt(Some(self.id), what.to_owned())
     }
 
+    #[inline]
     fn cell(&self, i: usize) -> Result<usize> {
         let off = u16_at(self.bytes, HEADER_LEN + 2 * i) as usize;
         if off < HEADER_LEN + 2 * self.count || off + 6 > PAGE_SIZE {
@@ -93,11 +95,13 @@ impl<'a> NodeView<'a> {
         Ok(off)
     }
 
+    #[inline]
     fn slice(&self, start: usize, len: usize) -> Result<&'a [u8]> {
         self.bytes.get(start..start + len).ok_or_else(|| self.bad("cell overruns the page"))
     }
 
     /// Where the key of entry `i` lies in the page: (start, len).
+    #[inline]
     fn key_span(&self, i: usize) -> Result<(usize, usize)> {
         let off = self.cell(i)?;
         let klen = u16_at(self.bytes, off) as usize;
@@ -107,6 +111,7 @@ impl<'a> NodeView<'a> {
     }
 
     /// The key of entry `i`.
+    #[inline]
     pub(crate) fn key(&self, i: usize) -> Result<&'a [u8]> {
         let (start, len) = self.key_span(i)?;
         Ok(&self.bytes[start..start + len])
@@ -137,6 +142,7 @@ impl<'a> NodeView<'a> {
 
     /// The child of branch slot `i`, where slot 0 is the leftmost child and slot `i + 1` is the
     /// child of cell `i`.
+    #[inline]
     pub(crate) fn child(&self, i: usize) -> Result<PageId> {
         if i == 0 {
             return Ok(page::link(self.bytes));
@@ -146,6 +152,7 @@ impl<'a> NodeView<'a> {
     }
 
     /// Leaf: `Ok(i)` when entry `i` has `key`, else `Err(i)` with its insertion point.
+    #[inline]
     pub(crate) fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
@@ -160,6 +167,7 @@ impl<'a> NodeView<'a> {
     }
 
     /// Branch: the child slot whose subtree holds `key`.
+    #[inline]
     pub(crate) fn child_slot(&self, key: &[u8]) -> Result<usize> {
         Ok(match self.search(key)? {
             Ok(i) => i + 1,
