@@ -70,6 +70,14 @@ impl PageCache {
         Some(slot.page.clone())
     }
 
+    /// Runs `f` on a cached page under the shard's read lock, without taking a reference to it.
+    pub(crate) fn with<R>(&self, id: PageId, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        let shard = self.shard(id).read().expect("cache lock");
+        let slot = &shard.slots[*shard.index.get(&id)?];
+        slot.referenced.store(true, Ordering::Relaxed);
+        Some(f(&slot.page))
+    }
+
     pub(crate) fn insert(&self, id: PageId, page: Page) {
         let mut shard = self.shard(id).write().expect("cache lock");
         if let Some(&i) = shard.index.get(&id) {

@@ -5,19 +5,32 @@ use crate::error::{Error, Result};
 use crate::limits::PAGE_SIZE;
 use crate::page::{self, Page, PageId};
 use crate::vfs::VfsFile;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// Committed pages held in memory before they are written to the data file (8 MiB). Commits are
+/// durable through the log, so a page needs to reach the data file only by the next checkpoint;
+/// writing pages in bulk keeps a `pwrite` per commit off the commit path.
+const WRITE_BACK_PAGES: usize = 2048;
 
 /// One generation of the data file. Compaction swaps in a new generation; snapshots taken before
 /// keep reading the old one until they are dropped.
 pub(crate) struct PageFile {
     pub(crate) file: Arc<dyn VfsFile>,
     cache: PageCache,
+    /// Committed pages not yet in the file; readers look here after the cache.
+    unwritten: RwLock<HashMap<PageId, Page>>,
     zero_on_drop: std::sync::atomic::AtomicBool,
 }
 
 impl PageFile {
     pub(crate) fn new(file: Arc<dyn VfsFile>, cache_bytes: usize) -> Self {
-        PageFile { file, cache: PageCache::new(cache_bytes), zero_on_drop: std::sync::atomic::AtomicBool::new(false) }
+        PageFile {
+            file,
+            cache: PageCache::new(cache_bytes),
+            unwritten: RwLock::new(HashMap::new()),
+            zero_on_drop: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     /// A page, from the cache or else from disk with its checksum verified.
@@ -25,9 +38,23 @@ impl PageFile {
         if let Some(p) = self.cache.get(id) {
             return Ok(p);
         }
+        if let Some(p) = self.unwritten.read().expect("unwritten lock").get(&id) {
+            return Ok(p.clone());
+        }
         let page = self.read_uncached(id)?;
         self.cache.insert(id, page.clone());
         Ok(page)
+    }
+
+    /// Runs `f` on a page (cached, or read and verified); the hot path of point reads, which
+    /// need no reference to the page beyond `f`.
+    pub(crate) fn with_page<R>(&self, id: PageId, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        let mut f = Some(f);
+        if let Some(r) = self.cache.with(id, |p| (f.take().expect("called once"))(p)) {
+            return Ok(r);
+        }
+        let page = self.read(id)?;
+        Ok((f.take().expect("not called on a miss"))(&page))
     }
 
     /// A page straight from disk, checksum verified; the cache is neither read nor filled.
@@ -38,6 +65,33 @@ impl PageFile {
             .map_err(|e| Error::io(format!("reading page {id}"), e))?;
         page::verify(id, &buf)?;
         Ok(Arc::from(buf.into_boxed_slice()))
+    }
+
+    /// Makes committed pages readable at once and writes them out later (`write_back`), in bulk
+    /// once enough have gathered.
+    pub(crate) fn stage(&self, pages: Vec<(PageId, Page)>) -> Result<()> {
+        let pending = {
+            let mut unwritten = self.unwritten.write().expect("unwritten lock");
+            for (id, p) in pages {
+                self.cache.insert(id, p.clone());
+                unwritten.insert(id, p);
+            }
+            unwritten.len()
+        };
+        if pending >= WRITE_BACK_PAGES { self.write_back() } else { Ok(()) }
+    }
+
+    /// Writes every staged page to the file (not synced).
+    pub(crate) fn write_back(&self) -> Result<()> {
+        let mut pages: Vec<(PageId, Page)> =
+            self.unwritten.read().expect("unwritten lock").iter().map(|(id, p)| (*id, p.clone())).collect();
+        if pages.is_empty() {
+            return Ok(());
+        }
+        self.write(&mut pages)?;
+        // Only the writer stages pages, and it is the caller, so nothing was staged meanwhile.
+        self.unwritten.write().expect("unwritten lock").clear();
+        Ok(())
     }
 
     /// Writes pages (not synced) and makes them the cached image.

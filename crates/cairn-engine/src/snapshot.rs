@@ -37,16 +37,12 @@ impl PageSource for PageFile {
     }
 }
 
-/// A point read in one version.
-fn get_in(version: &Version, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+/// A point read in one version; `f` sees the value in place.
+fn get_in<R>(version: &Version, tree: &str, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
     validate_tree_name(tree)?;
     validate_key(key)?;
     let root = version.trees.get(tree).map_or(NO_PAGE, |t| t.root);
-    let file = &*version.file;
-    match btree::get(file, root, key)? {
-        Some(v) => Ok(Some(btree::read_value(file, v)?)),
-        None => Ok(None),
-    }
+    btree::lookup(&version.file, root, key, f)
 }
 
 /// The current version and the versions live snapshots hold.
@@ -56,13 +52,15 @@ pub(crate) struct Registry {
 
 struct RegistryState {
     current: Arc<Version>,
-    live: BTreeMap<u64, usize>,
+    /// Pinned versions and their pin counts; a handful at a time, so a vector (which keeps its
+    /// capacity: pinning allocates nothing) beats a map.
+    live: Vec<(u64, usize)>,
     closed: bool,
 }
 
 impl Registry {
     pub(crate) fn new(current: Arc<Version>) -> Arc<Self> {
-        Arc::new(Registry { state: Mutex::new(RegistryState { current, live: BTreeMap::new(), closed: false }) })
+        Arc::new(Registry { state: Mutex::new(RegistryState { current, live: Vec::new(), closed: false }) })
     }
 
     /// Makes `v` the version new snapshots see.
@@ -77,7 +75,7 @@ impl Registry {
     /// The oldest version any snapshot, present or future, can see.
     pub(crate) fn oldest(&self) -> u64 {
         let s = self.state.lock().expect("registry lock");
-        s.live.keys().next().copied().unwrap_or(s.current.txn).min(s.current.txn)
+        s.live.iter().map(|(txn, _)| *txn).min().unwrap_or(s.current.txn).min(s.current.txn)
     }
 
     pub(crate) fn close(&self) {
@@ -86,39 +84,38 @@ impl Registry {
 
     /// A point read at the current version, pinned only for the read's duration (no snapshot
     /// object is built: this is the hot path of `Store::get`).
-    pub(crate) fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let version = {
-            let mut s = self.state.lock().expect("registry lock");
-            if s.closed {
-                return Err(Error::Closed);
-            }
-            let v = s.current.clone();
-            *s.live.entry(v.txn).or_insert(0) += 1;
-            v
-        };
-        let result = get_in(&version, tree, key);
+    pub(crate) fn get<R>(&self, tree: &str, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
+        let version = self.pin()?;
+        let result = get_in(&version, tree, key, f);
         self.unpin(version.txn);
         result
     }
 
+    fn pin(&self) -> Result<Arc<Version>> {
+        let mut s = self.state.lock().expect("registry lock");
+        if s.closed {
+            return Err(Error::Closed);
+        }
+        let v = s.current.clone();
+        match s.live.iter_mut().find(|(txn, _)| *txn == v.txn) {
+            Some((_, n)) => *n += 1,
+            None => s.live.push((v.txn, 1)),
+        }
+        Ok(v)
+    }
+
     fn unpin(&self, txn: u64) {
         let mut s = self.state.lock().expect("registry lock");
-        if let Some(n) = s.live.get_mut(&txn) {
-            *n -= 1;
-            if *n == 0 {
-                s.live.remove(&txn);
+        if let Some(i) = s.live.iter().position(|(t, _)| *t == txn) {
+            s.live[i].1 -= 1;
+            if s.live[i].1 == 0 {
+                s.live.swap_remove(i);
             }
         }
     }
 
     pub(crate) fn snapshot(self: &Arc<Self>) -> Result<Snapshot> {
-        let mut s = self.state.lock().expect("registry lock");
-        if s.closed {
-            return Err(Error::Closed);
-        }
-        let version = s.current.clone();
-        *s.live.entry(version.txn).or_insert(0) += 1;
-        drop(s);
+        let version = self.pin()?;
         Ok(Snapshot { inner: Arc::new(Pin { version, registry: self.clone() }) })
     }
 }
@@ -159,7 +156,12 @@ impl Snapshot {
 
     /// The value under `key` in `tree`.
     pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        get_in(self.version(), tree, key)
+        get_in(self.version(), tree, key, |v| v.map(<[u8]>::to_vec))
+    }
+
+    /// Hands the value under `key` in `tree` to `f` without copying it first (`None` when absent).
+    pub fn get_with<R>(&self, tree: &str, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
+        get_in(self.version(), tree, key, f)
     }
 
     /// Entries of `tree` between two bounds, in ascending key order.

@@ -251,7 +251,13 @@ impl Store {
 
     /// The value under `key` in `tree`, as last committed.
     pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.shared.registry.get(tree, key)
+        self.shared.registry.get(tree, key, |v| v.map(<[u8]>::to_vec))
+    }
+
+    /// Hands the value under `key` in `tree` to `f` without copying it first (`None` when absent):
+    /// the cheapest point read, for callers that copy the value somewhere of their own.
+    pub fn get_with<R>(&self, tree: &str, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
+        self.shared.registry.get(tree, key, f)
     }
 
     fn send(&self, req: Request) -> std::result::Result<(), Request> {
@@ -325,7 +331,11 @@ impl Store {
     /// Verifies every reachable page's checksum and every tree invariant, and that each page is
     /// either reachable or free.
     pub fn check(&self) -> Result<CheckReport> {
-        self.run(|w| Ok(check::run(w)))
+        self.run(|w| {
+            // Pages still held in memory are checked where they will live: write them out first.
+            w.core.file.write_back()?;
+            Ok(check::run(w))
+        })
     }
 
     /// Writes a consistent copy of the store into `dest_dir` (which must not hold a store) while
@@ -625,6 +635,7 @@ impl Writer {
             core.catalog_root = root;
             core.flush_pages()?;
         }
+        core.file.write_back()?;
         let mut list = core.alloc.build_list(&core.file, core.last_txn)?;
         core.file.write(&mut list.pages)?;
         core.file.sync()?;

@@ -33,11 +33,12 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    /// Writes the group's pages to the data file (unsynced: the log holds the durability).
+    /// Hands the group's pages to the data file, which writes them out in bulk later (the log
+    /// holds the durability until a checkpoint).
     pub(crate) fn flush_pages(&mut self) -> Result<()> {
-        let mut pages: Vec<(PageId, Page)> = self.dirty.drain().collect();
+        let pages: Vec<(PageId, Page)> = self.dirty.drain().collect();
         self.group_fresh.clear();
-        self.file.write(&mut pages)
+        self.file.stage(pages)
     }
 
     fn read(&self, id: PageId) -> Result<Page> {
@@ -58,6 +59,9 @@ pub struct WriteTxn<'a> {
     allocated: Vec<PageId>,
     fresh: HashSet<PageId>,
     freed: Vec<PageId>,
+    /// Earlier images of pages this transaction rewrote in place that earlier transactions of the
+    /// same group wrote (never seen by a reader): restored on rollback.
+    undo: Vec<(PageId, Page)>,
     /// The redo record: every change in batch encoding.
     log: Vec<u8>,
 }
@@ -79,10 +83,17 @@ impl PageStore for WriteTxn<'_> {
         self.freed.push(id);
     }
     fn is_fresh(&self, id: PageId) -> bool {
-        self.fresh.contains(&id)
+        // A page written earlier in this group has been seen by no reader and is in no durable
+        // state, so it is rewritten in place; `undo` keeps what a rollback must restore.
+        self.fresh.contains(&id) || self.core.group_fresh.contains(&id)
     }
     fn write(&mut self, id: PageId, page: Page) {
-        self.core.dirty.insert(id, page);
+        if let Some(old) = self.core.dirty.insert(id, page)
+            && !self.fresh.contains(&id)
+            && !self.undo.iter().any(|(u, _)| *u == id)
+        {
+            self.undo.push((id, old));
+        }
     }
     fn txn(&self) -> u64 {
         self.txn
@@ -98,6 +109,7 @@ impl<'a> WriteTxn<'a> {
             allocated: Vec::new(),
             fresh: HashSet::new(),
             freed: Vec::new(),
+            undo: Vec::new(),
             log: Vec::new(),
         }
     }
@@ -237,6 +249,9 @@ impl<'a> WriteTxn<'a> {
 
     /// Discards this sub-transaction's changes.
     pub(crate) fn rollback(self) {
+        for (id, old) in self.undo {
+            self.core.dirty.insert(id, old);
+        }
         for id in self.allocated {
             self.core.dirty.remove(&id);
             self.core.alloc.give_back(id);

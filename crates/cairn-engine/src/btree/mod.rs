@@ -57,6 +57,53 @@ pub(crate) fn get(src: &impl PageSource, root: PageId, key: &[u8]) -> Result<Opt
     }
 }
 
+/// Looks `key` up in a reader's file and hands its value to `f` (`None` when absent) without
+/// copying an inline value out of its page first.
+pub(crate) fn lookup<R>(
+    file: &crate::pager::PageFile,
+    root: PageId,
+    key: &[u8],
+    f: impl FnOnce(Option<&[u8]>) -> R,
+) -> Result<R> {
+    enum Step {
+        Child(PageId),
+        Absent,
+        Overflow(Value),
+        Done,
+    }
+    if root == NO_PAGE {
+        return Ok(f(None));
+    }
+    let mut f = Some(f);
+    let mut out = None;
+    let mut id = root;
+    loop {
+        let step = file.with_page(id, |bytes| -> Result<Step> {
+            let view = NodeView::new(id, bytes)?;
+            if !view.is_leaf() {
+                return Ok(Step::Child(view.child(view.child_slot(key)?)?));
+            }
+            let Ok(i) = view.search(key)? else { return Ok(Step::Absent) };
+            match view.inline_value(i)? {
+                Some(v) => {
+                    out = Some((f.take().expect("called once"))(Some(v)));
+                    Ok(Step::Done)
+                }
+                None => Ok(Step::Overflow(view.value(i)?)),
+            }
+        })??;
+        match step {
+            Step::Child(c) => id = c,
+            Step::Absent => return Ok((f.take().expect("called once"))(None)),
+            Step::Overflow(v) => {
+                let bytes = read_value(file, v)?;
+                return Ok((f.take().expect("called once"))(Some(&bytes)));
+            }
+            Step::Done => return Ok(out.expect("set when done")),
+        }
+    }
+}
+
 /// Writes `node` (split as needed) in place of page `old`; returns the pages with their
 /// separators. `old` is reused when it is fresh, freed otherwise.
 pub(crate) fn store_node(tx: &mut impl PageStore, old: Option<PageId>, node: Node) -> Result<Pieces> {

@@ -132,6 +132,15 @@ impl<'a> NodeView<'a> {
         }
     }
 
+    /// The bytes of leaf entry `i`'s value when it is inline (`None` for an overflow chain).
+    #[inline]
+    pub(crate) fn inline_value(&self, i: usize) -> Result<Option<&'a [u8]>> {
+        Ok(match self.value_span(i)? {
+            Ok((start, len)) => Some(&self.bytes[start..start + len]),
+            Err(_) => None,
+        })
+    }
+
     /// The value of leaf entry `i`, copied out of the page.
     pub(crate) fn value(&self, i: usize) -> Result<Value> {
         Ok(match self.value_span(i)? {
