@@ -8,6 +8,7 @@ use crate::page::{NO_PAGE, Page, PageId};
 use crate::pager::PageFile;
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A tree's root page and entry count.
@@ -48,6 +49,9 @@ fn get_in<R>(version: &Version, tree: &str, key: &[u8], f: impl FnOnce(Option<&[
 /// The current version and the versions live snapshots hold.
 pub(crate) struct Registry {
     state: Mutex<RegistryState>,
+    /// Set by `close`. A snapshot that outlives its store answers `Closed`: once the directory is
+    /// released another opener may reuse the pages the snapshot's version reaches.
+    closed: AtomicBool,
 }
 
 struct RegistryState {
@@ -60,7 +64,10 @@ struct RegistryState {
 
 impl Registry {
     pub(crate) fn new(current: Arc<Version>) -> Arc<Self> {
-        Arc::new(Registry { state: Mutex::new(RegistryState { current, live: Vec::new(), closed: false }) })
+        Arc::new(Registry {
+            state: Mutex::new(RegistryState { current, live: Vec::new(), closed: false }),
+            closed: AtomicBool::new(false),
+        })
     }
 
     /// Makes `v` the version new snapshots see.
@@ -80,6 +87,7 @@ impl Registry {
 
     pub(crate) fn close(&self) {
         self.state.lock().expect("registry lock").closed = true;
+        self.closed.store(true, Ordering::SeqCst);
     }
 
     /// A point read at the current version, pinned only for the read's duration (no snapshot
@@ -143,9 +151,16 @@ impl Snapshot {
         &self.inner.version
     }
 
+    fn open_version(&self) -> Result<&Version> {
+        if self.inner.registry.closed.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
+        Ok(&self.inner.version)
+    }
+
     fn root(&self, tree: &str) -> Result<PageId> {
         validate_tree_name(tree)?;
-        Ok(self.version().trees.get(tree).map_or(NO_PAGE, |t| t.root))
+        Ok(self.open_version()?.trees.get(tree).map_or(NO_PAGE, |t| t.root))
     }
 
     /// The transaction this snapshot sees (the last one committed when it was taken).
@@ -156,12 +171,12 @@ impl Snapshot {
 
     /// The value under `key` in `tree`.
     pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        get_in(self.version(), tree, key, |v| v.map(<[u8]>::to_vec))
+        get_in(self.open_version()?, tree, key, |v| v.map(<[u8]>::to_vec))
     }
 
     /// Hands the value under `key` in `tree` to `f` without copying it first (`None` when absent).
     pub fn get_with<R>(&self, tree: &str, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
-        get_in(self.version(), tree, key, f)
+        get_in(self.open_version()?, tree, key, f)
     }
 
     /// Entries of `tree` between two bounds, in ascending key order.
@@ -218,6 +233,7 @@ impl Iterator for Entries {
         }
         let file = &*self.snapshot.inner.version.file;
         let step = (|| {
+            self.snapshot.open_version()?;
             let Some((key, value)) = self.cursor.next(file)? else { return Ok(None) };
             let past_end = match &self.end {
                 Bound::Included(e) => key > *e,
