@@ -491,7 +491,6 @@ impl Writer {
     /// Replays logged transactions newer than the durable meta, then checkpoints them.
     fn recover(&mut self, records: Vec<wal::Record>) -> Result<()> {
         let mut replayed = 0;
-        let logged = !records.is_empty();
         for rec in records {
             let expected = self.core.last_txn + 1;
             if rec.txn < expected {
@@ -507,10 +506,13 @@ impl Writer {
             tx.commit();
             replayed += 1;
         }
+        // Either way the log starts a new generation (new salt): intact records may lie beyond
+        // the point where replay stopped (a torn record with a whole one after it), and a new
+        // commit written over the torn one must never make them replayable.
         if replayed > 0 {
             self.core.flush_pages()?;
             self.checkpoint()?;
-        } else if logged {
+        } else {
             self.core.wal.reset()?;
         }
         Ok(())
