@@ -1,0 +1,150 @@
+//! `BindingStore`: the JavaScript face of `cairn_engine::Store`. Point reads are synchronous (a
+//! few cached pages, like better-sqlite3); writes are submitted at once, in call order, and
+//! answered by a promise; scans and maintenance run on the libuv pool.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+
+use cairn_engine::{Batch, Store};
+use napi::Env;
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Object, Uint8ArraySlice};
+use napi_derive::napi;
+
+use crate::error::{Failure, guard, to_napi};
+use crate::job::Job;
+use crate::reply::Reply;
+use crate::scan::{Scan, copy_into, scan_job, tree_name};
+use crate::snapshot::BindingSnapshot;
+use crate::types::{
+    BindingBackupReport, BindingCheckReport, BindingCompactOptions, BindingCompactReport, BindingStats,
+    BindingStoreOptions,
+};
+
+/// An open store directory. Obtained from `openStore`; closed by `close()`.
+#[napi]
+pub struct BindingStore {
+    store: Store,
+}
+
+/// Opens (creating if needed) the store in `dir`, taking its lock and running recovery.
+#[napi(ts_return_type = "Promise<BindingStore>")]
+pub fn open_store(dir: String, options: Option<BindingStoreOptions>) -> AsyncTask<Job<BindingStore>> {
+    AsyncTask::new(Job::new(move || {
+        let opts =
+            options.map_or_else(|| Ok(cairn_engine::StoreOptions::default()), BindingStoreOptions::into_engine)?;
+        let store = guard(|| Store::open(&dir, opts))?;
+        Ok(BindingStore { store })
+    }))
+}
+
+#[napi]
+impl BindingStore {
+    /// The value of `key` in `tree` at the latest commit, or null.
+    #[napi]
+    #[allow(clippy::needless_pass_by_value)] // napi hands JavaScript strings over as owned `String`s
+    pub fn get<'env>(&self, env: &'env Env, tree: String, key: &[u8]) -> napi::Result<Option<BufferSlice<'env>>> {
+        let value = to_napi(*env, guard(|| self.store.get(&tree, key)))?;
+        // A copy into a V8-owned buffer is far cheaper than an external buffer with a finalizer.
+        value.map(|v| BufferSlice::copy_from(env, v)).transpose()
+    }
+
+    /// Point read into `out`: returns the value's length (-1 when absent), having copied it into
+    /// `out` when it fits. Filling a caller's buffer spares the allocation of a new one per read.
+    /// The tree name comes as its UTF-8 bytes: callers keep one buffer per tree, which spares a
+    /// string conversion and an allocation per read.
+    #[napi]
+    pub fn get_into(&self, env: &Env, tree: &[u8], key: &[u8], mut out: Uint8ArraySlice) -> napi::Result<i64> {
+        let tree = to_napi(*env, tree_name(tree))?;
+        // SAFETY: this runs on the JS thread inside a synchronous call, so no JavaScript touches
+        // `out` while it is written.
+        let out = unsafe { out.as_mut() };
+        to_napi(*env, guard(|| self.store.get_with(tree, key, |v| copy_into(v, out))))
+    }
+
+    /// Commits one encoded batch (see `batch.rs`); resolves with its transaction id once durable.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn write<'env>(&self, env: &'env Env, batch: &[u8]) -> napi::Result<Object<'env>> {
+        let (deferred, promise) = env.create_deferred()?;
+        let reply = Reply::new(deferred);
+        match guard(|| Batch::decode(batch)) {
+            Err(failure) => reply.send(Err(failure)),
+            Ok(batch) => {
+                let done = Box::new(move |result: cairn_engine::Result<u64>| {
+                    reply.send(result.map_err(Failure::from));
+                });
+                // A panic inside `submit` drops `done`, whose `Reply` then rejects the promise.
+                let _ = catch_unwind(AssertUnwindSafe(|| self.store.submit(batch, done)));
+            }
+        }
+        Ok(promise)
+    }
+
+    /// Entries of `tree` with `start <= key < end` (either side open when omitted), in key
+    /// order, at most `limit`, as one buffer of length-prefixed keys and values.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn range(
+        &self,
+        tree: String,
+        start: Option<&[u8]>,
+        end: Option<&[u8]>,
+        limit: Option<u32>,
+    ) -> AsyncTask<Job<Buffer>> {
+        let scan = Scan::Range { start: start.map(<[u8]>::to_vec), end: end.map(<[u8]>::to_vec) };
+        scan_job(guard(|| self.store.snapshot()), tree, scan, limit)
+    }
+
+    /// Entries of `tree` whose key starts with `prefix`, encoded as `range` does.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn prefix(&self, tree: String, prefix: &[u8], limit: Option<u32>) -> AsyncTask<Job<Buffer>> {
+        scan_job(guard(|| self.store.snapshot()), tree, Scan::Prefix(prefix.to_vec()), limit)
+    }
+
+    /// A consistent read view pinned at the latest commit; release it with `close()`.
+    #[napi]
+    pub fn snapshot(&self, env: &Env) -> napi::Result<BindingSnapshot> {
+        to_napi(*env, guard(|| self.store.snapshot())).map(BindingSnapshot::new)
+    }
+
+    /// Walks every page and tree and reports what is wrong, if anything.
+    #[napi(ts_return_type = "Promise<BindingCheckReport>")]
+    pub fn check(&self) -> AsyncTask<Job<BindingCheckReport>> {
+        let store = self.store.clone();
+        AsyncTask::new(Job::new(move || Ok(guard(|| store.check())?.into())))
+    }
+
+    /// Writes a consistent copy of the store to `dest` while writes go on.
+    #[napi(ts_return_type = "Promise<BindingBackupReport>")]
+    pub fn backup(&self, dest: String) -> AsyncTask<Job<BindingBackupReport>> {
+        let store = self.store.clone();
+        AsyncTask::new(Job::new(move || Ok(guard(|| store.backup(&PathBuf::from(dest)))?.into())))
+    }
+
+    /// Rewrites the data file without free pages; with `purge`, also zeroes freed bytes.
+    #[napi(ts_return_type = "Promise<BindingCompactReport>")]
+    pub fn compact(&self, options: Option<BindingCompactOptions>) -> AsyncTask<Job<BindingCompactReport>> {
+        let store = self.store.clone();
+        let opts = BindingCompactOptions::into_engine(options);
+        AsyncTask::new(Job::new(move || Ok(guard(|| store.compact(opts))?.into())))
+    }
+
+    /// Copies the WAL into the data file and truncates it.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn checkpoint(&self) -> AsyncTask<Job<()>> {
+        let store = self.store.clone();
+        AsyncTask::new(Job::new(move || guard(|| store.checkpoint())))
+    }
+
+    /// Counters of the open store.
+    #[napi]
+    pub fn stats(&self, env: &Env) -> napi::Result<BindingStats> {
+        to_napi(*env, guard(|| Ok(self.store.stats()))).map(BindingStats::from)
+    }
+
+    /// Waits for pending writes, releases the directory; safe to call twice. Afterwards every call
+    /// answers `STORE_CLOSED`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self) -> AsyncTask<Job<()>> {
+        let store = self.store.clone();
+        AsyncTask::new(Job::new(move || guard(|| store.close())))
+    }
+}

@@ -1,0 +1,58 @@
+import { existsSync } from 'node:fs';
+
+import { StoreError } from '../engine/errors.js';
+import { type CheckReport, Store } from '../engine/store.js';
+
+/** Exit codes of `cairn check`: clean, problems found, could not check. */
+export const EXIT_OK = 0;
+export const EXIT_PROBLEMS = 1;
+export const EXIT_FAILED = 2;
+
+/** What `cairn check` prints and the code it exits with. */
+export interface CheckOutcome {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Opens the store in `dataDir`, runs the integrity checker and renders its report, as text or
+ * (with `json`) as one JSON object. Never creates a store that is not there.
+ */
+export async function runCheck(dataDir: string, json: boolean): Promise<CheckOutcome> {
+  if (!existsSync(dataDir)) {
+    return { exitCode: EXIT_FAILED, stdout: '', stderr: `cairn check: no store at ${dataDir}\n` };
+  }
+  let report: CheckReport;
+  try {
+    const store = await Store.open(dataDir);
+    try {
+      report = await store.check();
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    const code = err instanceof StoreError ? ` [${err.code}]` : '';
+    const message = err instanceof Error ? err.message : String(err);
+    return { exitCode: EXIT_FAILED, stdout: '', stderr: `cairn check: ${message}${code}\n` };
+  }
+  const exitCode = report.ok ? EXIT_OK : EXIT_PROBLEMS;
+  const stdout = json ? `${JSON.stringify({ dataDir, ...report })}\n` : renderReport(dataDir, report);
+  return { exitCode, stdout, stderr: '' };
+}
+
+/** The report as a few lines a person reads. */
+export function renderReport(dataDir: string, r: CheckReport): string {
+  const lines = [
+    `${r.ok ? 'ok' : 'PROBLEMS'}: ${dataDir} at transaction ${r.txn}`,
+    `pages: ${r.pagesTotal} total, ${r.pagesReachable} reachable, ${r.pagesFree} free`,
+    `trees: ${r.trees.length === 0 ? '(none)' : r.trees.map((t) => `${t.name} (${t.entries})`).join(', ')}`,
+  ];
+  for (const p of r.problems) {
+    const where = [p.tree === undefined ? '' : `tree ${p.tree}`, p.page === undefined ? '' : `page ${p.page}`]
+      .filter(Boolean)
+      .join(', ');
+    lines.push(`problem${where ? ` (${where})` : ''}: ${p.what}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,94 @@
+import type {
+  BindingBackupReport,
+  BindingCheckReport,
+  BindingCompactReport,
+  BindingStats,
+  BindingStore,
+} from '../native/index.js';
+import { loadNative } from '../native/loader.js';
+import type { WriteBatch } from './batch.js';
+import { type Bytes, toBytes } from './bytes.js';
+import { coded, rethrow } from './errors.js';
+import { pointRead } from './point-read.js';
+import { type Entry, type RangeOptions, scan } from './scan.js';
+import { Snapshot } from './snapshot.js';
+
+/** Sizes for an open store; anything left out takes the engine's default. */
+export interface StoreOptions {
+  /** Bytes of page cache (default 64 MiB). */
+  cacheBytes?: number;
+  /** WAL size in bytes that triggers a checkpoint (default 64 MiB). */
+  checkpointBytes?: number;
+}
+
+export type CheckReport = BindingCheckReport;
+export type BackupReport = BindingBackupReport;
+export type CompactReport = BindingCompactReport;
+export type StoreStats = BindingStats;
+
+/**
+ * One open store directory, owned by this process until `close()`. Point reads are synchronous;
+ * writes resolve once durable and many in flight share one fsync (group commit).
+ */
+export class Store {
+  constructor(readonly inner: BindingStore) {}
+
+  /**
+   * Opens the store in `dir`, creating it when missing, taking its lock and recovering from any
+   * crash. A directory held by another process fails with `STORE_LOCKED` naming that process.
+   */
+  static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
+    const inner = await loadNative().openStore(dir, opts).catch(rethrow);
+    return new Store(inner);
+  }
+
+  /** The value of `key` in `tree` at the latest commit, or null. */
+  get(tree: string, key: Bytes): Buffer | null {
+    return coded(() => pointRead(this.inner, tree, toBytes(key)));
+  }
+
+  /** Commits `batch` atomically; resolves with its transaction id (decimal string) once durable. */
+  write(batch: WriteBatch): Promise<string> {
+    return this.inner.write(batch.encode()).catch(rethrow);
+  }
+
+  /** Entries of `tree` at the latest commit; see `RangeOptions`. */
+  range(tree: string, opts?: RangeOptions): Promise<Entry[]> {
+    return scan(this.inner, tree, opts);
+  }
+
+  /** A consistent read view at the latest commit. */
+  snapshot(): Snapshot {
+    return coded(() => new Snapshot(this.inner.snapshot()));
+  }
+
+  /** Checks every page and tree; `ok` is false and `problems` say what is wrong when damaged. */
+  check(): Promise<CheckReport> {
+    return this.inner.check().catch(rethrow);
+  }
+
+  /** Writes a consistent copy of the store into `dir` while writes go on. */
+  backup(dir: string): Promise<BackupReport> {
+    return this.inner.backup(dir).catch(rethrow);
+  }
+
+  /** Rewrites the data file without free pages; `purge` also zeroes the bytes of freed pages. */
+  compact(opts: { purge?: boolean } = {}): Promise<CompactReport> {
+    return this.inner.compact(opts).catch(rethrow);
+  }
+
+  /** Moves the write-ahead log into the data file. */
+  checkpoint(): Promise<void> {
+    return this.inner.checkpoint().catch(rethrow);
+  }
+
+  /** Counters of the open store. */
+  stats(): StoreStats {
+    return coded(() => this.inner.stats());
+  }
+
+  /** Finishes pending writes and releases the directory; idempotent. */
+  close(): Promise<void> {
+    return this.inner.close().catch(rethrow);
+  }
+}

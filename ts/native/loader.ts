@@ -1,0 +1,52 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+import { assertCpuSupported } from './cpu.js';
+import type { BindingStore, BindingStoreOptions } from './index.js';
+
+/** The functions the native addon exports (its classes come back from them). */
+export interface NativeBinding {
+  openStore(dir: string, options?: BindingStoreOptions | null): Promise<BindingStore>;
+}
+
+const require = createRequire(import.meta.url);
+const PLATFORM_PACKAGE = '@cairn/core-linux-x64-gnu';
+const FILE_NAME = 'cairn.linux-x64-gnu.node';
+
+let loaded: NativeBinding | undefined;
+
+/** Where a local `npm run build:native` puts the addon, seen from the source or from `dist/`. */
+function localCandidates(): string[] {
+  const override = process.env.CAIRN_NATIVE_PATH;
+  const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
+  return [...(override ? [override] : []), here(`./${FILE_NAME}`), here(`../../ts/native/${FILE_NAME}`)];
+}
+
+/**
+ * Loads the native engine once: checks the CPU first, then prefers the prebuilt platform package
+ * when it is installed, else the local build.
+ */
+export function loadNative(): NativeBinding {
+  if (loaded) return loaded;
+  assertCpuSupported();
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`Cairn's native engine is built for linux-x64 only, not ${process.platform}-${process.arch}`);
+  }
+  const tried: string[] = [];
+  try {
+    loaded = require(PLATFORM_PACKAGE) as NativeBinding;
+    return loaded;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    tried.push(PLATFORM_PACKAGE);
+  }
+  for (const path of localCandidates()) {
+    if (existsSync(path)) {
+      loaded = require(path) as NativeBinding;
+      return loaded;
+    }
+    tried.push(path);
+  }
+  throw new Error(`Cairn's native engine was not found (tried ${tried.join(', ')}); run \`npm run build:native\``);
+}
