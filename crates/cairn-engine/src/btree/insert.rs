@@ -1,6 +1,6 @@
 //! Insertion: copy the path from root to leaf, splitting nodes that overflow their page.
 
-use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, child_slot, grow_root, store_node};
+use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, child_slot, grow_root, store_node, store_split};
 use crate::error::Result;
 use crate::page::{NO_PAGE, Page, PageId};
 
@@ -33,14 +33,16 @@ fn insert_at(tx: &mut impl PageStore, id: PageId, key: &[u8], value: Value) -> R
     }
     match Node::decode(id, &page)? {
         Node::Leaf(mut entries) => {
+            let mut append = false;
             let old = match entries.binary_search_by(|(k, _)| (**k).cmp(key)) {
                 Ok(i) => Some(std::mem::replace(&mut entries[i].1, value)),
                 Err(i) => {
+                    append = i == entries.len();
                     entries.insert(i, (Bytes::from(key), value));
                     None
                 }
             };
-            Ok((store_node(tx, Some(id), Node::Leaf(entries))?, old))
+            Ok((store_split(tx, Some(id), Node::Leaf(entries), append)?, old))
         }
         Node::Branch(_) => unreachable!("branches are handled above"),
     }
@@ -50,7 +52,8 @@ fn insert_at(tx: &mut impl PageStore, id: PageId, key: &[u8], value: Value) -> R
 fn replace_child(tx: &mut impl PageStore, id: PageId, page: &Page, key: &[u8], mut sub: Pieces) -> Result<Pieces> {
     let Node::Branch(mut children) = Node::decode(id, page)? else { unreachable!("checked to be a branch") };
     let slot = child_slot(&children, key);
+    let append = slot + 1 == children.len();
     sub[0].0 = std::mem::take(&mut children[slot].0);
     children.splice(slot..=slot, sub);
-    store_node(tx, Some(id), Node::Branch(children))
+    store_split(tx, Some(id), Node::Branch(children), append)
 }

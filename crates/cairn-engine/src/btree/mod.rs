@@ -107,7 +107,12 @@ pub(crate) fn lookup<R>(
 /// Writes `node` (split as needed) in place of page `old`; returns the pages with their
 /// separators. `old` is reused when it is fresh, freed otherwise.
 pub(crate) fn store_node(tx: &mut impl PageStore, old: Option<PageId>, node: Node) -> Result<Pieces> {
-    let pieces = node.split();
+    store_split(tx, old, node, false)
+}
+
+/// As `store_node`; `packed` fills every page but the last (see `Node::split`).
+pub(crate) fn store_split(tx: &mut impl PageStore, old: Option<PageId>, node: Node, packed: bool) -> Result<Pieces> {
+    let pieces = node.split(packed);
     let mut out = Vec::with_capacity(pieces.len());
     let mut reused = false;
     for (i, (sep, piece)) in pieces.into_iter().enumerate() {

@@ -240,13 +240,16 @@ impl Node {
 
     /// Splits this node into pieces that each fit a page, balanced by size. Each piece comes with
     /// the separator that leads to it (the first one's is empty).
-    pub(crate) fn split(self) -> Vec<(Bytes, Node)> {
+    /// With `packed`, every piece but the last is filled to capacity: the split an append at the
+    /// end of a tree wants, so that keys inserted in ascending order leave full pages behind
+    /// instead of half-full ones.
+    pub(crate) fn split(self, packed: bool) -> Vec<(Bytes, Node)> {
         let total = self.size();
         if total <= CAPACITY {
             return vec![(Bytes::default(), self)];
         }
         let pieces = total.div_ceil(CAPACITY);
-        let target = total.div_ceil(pieces);
+        let target = if packed { CAPACITY } else { total.div_ceil(pieces) };
         match self {
             Node::Leaf(entries) => {
                 let sizes: Vec<usize> = entries.iter().map(|(k, v)| leaf_entry_size(k, v)).collect();
@@ -381,7 +384,7 @@ mod tests {
     fn split_pieces_fit_and_keep_order() {
         for (n, vlen) in [(400, 10), (40, 300), (40, 1900)] {
             let node = leaf(n, vlen);
-            let pieces = node.split();
+            let pieces = node.split(false);
             assert!(pieces.len() >= 2);
             let mut all = Vec::new();
             for (i, (sep, piece)) in pieces.iter().enumerate() {
