@@ -13,6 +13,8 @@ use std::sync::{Arc, RwLock};
 /// writing pages in bulk keeps a `pwrite` per commit off the commit path.
 const WRITE_BACK_PAGES: usize = 2048;
 
+static ZERO_PAGE: &[u8] = &[0; PAGE_SIZE];
+
 /// One generation of the data file. Compaction swaps in a new generation; snapshots taken before
 /// keep reading the old one until they are dropped.
 pub(crate) struct PageFile {
@@ -59,12 +61,12 @@ impl PageFile {
 
     /// A page straight from disk, checksum verified; the cache is neither read nor filled.
     pub(crate) fn read_uncached(&self, id: PageId) -> Result<Page> {
-        let mut buf = vec![0u8; PAGE_SIZE];
-        self.file
-            .read_exact_at(&mut buf, id * PAGE_SIZE as u64)
-            .map_err(|e| Error::io(format!("reading page {id}"), e))?;
-        page::verify(id, &buf)?;
-        Ok(Arc::from(buf.into_boxed_slice()))
+        // Read straight into the shared allocation: no intermediate buffer to copy and free.
+        let mut page: Page = Arc::from(ZERO_PAGE);
+        let buf = Arc::get_mut(&mut page).expect("a new page has one owner");
+        self.file.read_exact_at(buf, id * PAGE_SIZE as u64).map_err(|e| Error::io(format!("reading page {id}"), e))?;
+        page::verify(id, &page)?;
+        Ok(page)
     }
 
     /// Makes committed pages readable at once and writes them out later (`write_back`), in bulk
