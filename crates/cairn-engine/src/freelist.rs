@@ -3,14 +3,15 @@
 //! free set is written as a chain of free-list pages (`count` u64 ids each, linked by `link`).
 //!
 //! A page freed by transaction T is no longer in any tree version >= T. It may be reused once
-//! (a) every live snapshot is at version >= T, and (b) a checkpoint after T has made a meta
-//! durable that does not reach it; until then a crash would recover a tree that still uses it.
+//! (a) every live snapshot is at version >= T, and (b) no durable meta reaches it: either it was
+//! allocated after the last checkpoint (no durable meta ever reached it), or a checkpoint after T
+//! has made a meta durable that does not; until then a crash would recover a tree that uses it.
 
 use crate::btree::{CAPACITY, PageSource};
 use crate::error::{Error, Result};
 use crate::page::{self, HEADER_LEN, Kind, NO_PAGE, Page, PageBuilder, PageId, u64_at};
 use crate::pager::PageFile;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 
 /// Ids that fit one free-list page.
 pub(crate) const IDS_PER_PAGE: usize = CAPACITY / 8;
@@ -28,8 +29,6 @@ pub(crate) struct ListPages {
 struct Pending {
     txn: u64,
     pages: Vec<PageId>,
-    /// Still reachable from the durable meta: wait for the next checkpoint.
-    needs_checkpoint: bool,
 }
 
 pub(crate) struct Allocator {
@@ -38,10 +37,16 @@ pub(crate) struct Allocator {
     /// Pages the data file has room for (it grows in extents).
     file_pages: u64,
     reusable: BTreeSet<PageId>,
-    pending: VecDeque<Pending>,
+    /// Freed pages that only wait for snapshots to move past them, in txn order.
+    for_readers: VecDeque<Pending>,
+    /// Freed pages the durable meta still reaches: they wait for the next checkpoint first.
+    for_checkpoint: Vec<Pending>,
+    /// Pages allocated since the last checkpoint: no durable meta reaches them, so once freed
+    /// they wait only for snapshots.
+    young: HashSet<PageId>,
     /// The pages holding the durable free list.
     pub(crate) list_pages: Vec<PageId>,
-    /// Pages in `pending` (kept as counts so the writer's per-group checks stay O(1)).
+    /// Pages in the two queues (kept as counts so the writer's per-group checks stay O(1)).
     pending_pages: usize,
     awaiting_checkpoint: usize,
 }
@@ -52,7 +57,9 @@ impl Allocator {
             page_count,
             file_pages,
             reusable,
-            pending: VecDeque::new(),
+            for_readers: VecDeque::new(),
+            for_checkpoint: Vec::new(),
+            young: HashSet::new(),
             list_pages,
             pending_pages: 0,
             awaiting_checkpoint: 0,
@@ -61,17 +68,20 @@ impl Allocator {
 
     /// A page to write: the lowest reusable one, else a new one at the end of the file.
     pub(crate) fn alloc(&mut self, file: &PageFile) -> Result<PageId> {
-        if let Some(id) = self.reusable.pop_first() {
-            return Ok(id);
-        }
-        let id = self.page_count;
-        self.page_count += 1;
-        if self.page_count > self.file_pages {
-            // Grow by an eighth of the file, at least 1 MiB and at most 64 MiB.
-            let extent = (self.file_pages / 8).clamp(256, 16_384);
-            self.file_pages = self.page_count + extent;
-            file.set_len_pages(self.file_pages)?;
-        }
+        let id = if let Some(id) = self.reusable.pop_first() {
+            id
+        } else {
+            let id = self.page_count;
+            self.page_count += 1;
+            if self.page_count > self.file_pages {
+                // Grow by an eighth of the file, at least 1 MiB and at most 64 MiB.
+                let extent = (self.file_pages / 8).clamp(256, 16_384);
+                self.file_pages = self.page_count + extent;
+                file.set_len_pages(self.file_pages)?;
+            }
+            id
+        };
+        self.young.insert(id);
         Ok(id)
     }
 
@@ -80,29 +90,38 @@ impl Allocator {
         self.reusable.insert(id);
     }
 
-    /// Records pages freed by transaction `txn`.
-    pub(crate) fn retire(&mut self, txn: u64, pages: Vec<PageId>) {
-        if pages.is_empty() {
-            return;
-        }
-        self.pending_pages += pages.len();
-        self.awaiting_checkpoint += pages.len();
-        match self.pending.back_mut() {
-            Some(last) if last.txn == txn && last.needs_checkpoint => last.pages.extend(pages),
-            _ => self.pending.push_back(Pending { txn, pages, needs_checkpoint: true }),
+    /// Records a page freed by transaction `txn`.
+    pub(crate) fn retire(&mut self, txn: u64, id: PageId) {
+        self.pending_pages += 1;
+        let queue = if self.young.remove(&id) {
+            match self.for_readers.back_mut() {
+                Some(last) if last.txn == txn => return last.pages.push(id),
+                _ => {
+                    self.for_readers.push_back(Pending { txn, pages: vec![id] });
+                    return;
+                }
+            }
+        } else {
+            &mut self.for_checkpoint
+        };
+        self.awaiting_checkpoint += 1;
+        match queue.last_mut() {
+            Some(last) if last.txn == txn => last.pages.push(id),
+            _ => queue.push(Pending { txn, pages: vec![id] }),
         }
     }
 
-    /// Makes reusable the pending pages no snapshot older than `oldest_reader` can see.
-    pub(crate) fn release(&mut self, oldest_reader: u64) {
-        while let Some(front) = self.pending.front() {
-            if front.needs_checkpoint || front.txn > oldest_reader {
-                break;
-            }
-            let p = self.pending.pop_front().expect("front exists");
+    /// Makes reusable the freed pages no snapshot older than `oldest_reader` can see; returns
+    /// them (they may still be staged in memory, unwritten, and need not be written now).
+    pub(crate) fn release(&mut self, oldest_reader: u64) -> Vec<PageId> {
+        let mut released = Vec::new();
+        while self.for_readers.front().is_some_and(|p| p.txn <= oldest_reader) {
+            let p = self.for_readers.pop_front().expect("front exists");
             self.pending_pages -= p.pages.len();
-            self.reusable.extend(p.pages);
+            self.reusable.extend(p.pages.iter().copied());
+            released.extend(p.pages);
         }
+        released
     }
 
     pub(crate) fn free_count(&self) -> u64 {
@@ -114,10 +133,14 @@ impl Allocator {
         self.awaiting_checkpoint
     }
 
+    fn pending(&self) -> impl Iterator<Item = &Pending> {
+        self.for_readers.iter().chain(self.for_checkpoint.iter())
+    }
+
     /// Every page that is free on disk once the next meta is durable, in order.
     pub(crate) fn free_set(&self) -> BTreeSet<PageId> {
         let mut all: BTreeSet<PageId> = self.reusable.clone();
-        for p in &self.pending {
+        for p in self.pending() {
             all.extend(p.pages.iter().copied());
         }
         all.extend(self.list_pages.iter().copied());
@@ -166,16 +189,14 @@ impl Allocator {
     pub(crate) fn checkpointed(&mut self, new_list_pages: Vec<PageId>) {
         let old = std::mem::replace(&mut self.list_pages, new_list_pages);
         self.reusable.extend(old);
-        for p in &mut self.pending {
-            p.needs_checkpoint = false;
-        }
+        self.for_readers.extend(self.for_checkpoint.drain(..));
+        self.for_readers.make_contiguous().sort_by_key(|p| p.txn);
         self.awaiting_checkpoint = 0;
+        self.young.clear();
     }
 
     pub(crate) fn is_free(&self, id: PageId) -> bool {
-        self.reusable.contains(&id)
-            || self.list_pages.contains(&id)
-            || self.pending.iter().any(|p| p.pages.contains(&id))
+        self.reusable.contains(&id) || self.list_pages.contains(&id) || self.pending().any(|p| p.pages.contains(&id))
     }
 }
 

@@ -83,6 +83,20 @@ impl PageFile {
         if pending >= WRITE_BACK_PAGES { self.write_back() } else { Ok(()) }
     }
 
+    /// Drops staged pages that no longer need writing (freed, and past every reader).
+    pub(crate) fn discard(&self, ids: &[PageId]) {
+        if ids.is_empty() {
+            return;
+        }
+        let mut unwritten = self.unwritten.write().expect("unwritten lock");
+        if unwritten.is_empty() {
+            return;
+        }
+        for id in ids {
+            unwritten.remove(id);
+        }
+    }
+
     /// Writes every staged page to the file (not synced).
     pub(crate) fn write_back(&self) -> Result<()> {
         let mut pages: Vec<(PageId, Page)> =

@@ -557,7 +557,10 @@ impl Writer {
             }
             return;
         }
-        self.core.alloc.release(self.registry.oldest());
+        let released = self.core.alloc.release(self.registry.oldest());
+        // Released pages staged but not yet written never need writing: no durable meta and no
+        // reader reaches them any more.
+        self.core.file.discard(&released);
         let mut results = Vec::with_capacity(group.len());
         let mut records: Vec<(u64, Vec<u8>)> = Vec::new();
         for (f, done) in group {
@@ -649,7 +652,7 @@ impl Writer {
                     core.dirty.remove(&id);
                     core.alloc.give_back(id);
                 } else {
-                    core.alloc.retire(txn, vec![id]);
+                    core.alloc.retire(txn, id);
                 }
             }
             core.catalog_root = root;

@@ -226,7 +226,7 @@ impl<'a> WriteTxn<'a> {
                 core.group_fresh.remove(&id);
                 core.alloc.give_back(id);
             } else {
-                core.alloc.retire(self.txn, vec![id]);
+                core.alloc.retire(self.txn, id);
             }
         }
         for id in self.fresh {
