@@ -1,0 +1,197 @@
+//! The full-text tokenizer: UAX #29 words, lowercased, English stop words dropped, Latin-script
+//! words stemmed with Snowball English; runs of CJK characters become overlapping bigrams.
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::is_cjk;
+
+/// A term of the full-text index and the code-point span `[start, end)` of the text it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Token {
+    pub term: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// English stop words, dropped from queries and documents alike: Lucene's classic English set
+/// (sorted, for binary search). Matched after lowercasing, before stemming.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+];
+
+/// Whether `word` (already lowercased) is in `STOP_WORDS`.
+#[must_use]
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// The index terms of `text`, in order of position. A word is a UAX #29 word segment holding a
+/// letter or digit; it is lowercased, dropped if a stop word, and stemmed if its letters are all
+/// Latin script (numbers and other scripts are kept as lowercased). A run of Han, Hiragana,
+/// Katakana or Hangul gives one term per pair of neighbouring characters (`東京都` → `東京`, `京都`),
+/// or the character itself when it stands alone.
+#[must_use]
+pub fn tokens(text: &str) -> Vec<Token> {
+    let stemmer = Stemmer::create(Algorithm::English);
+    let mut out = Vec::new();
+    // Split into maximal CJK and non-CJK runs: (is CJK, byte start, code-point start).
+    let mut runs: Vec<(bool, usize, usize)> = Vec::new();
+    for (pos, (byte, c)) in text.char_indices().enumerate() {
+        let cjk = is_cjk(c);
+        if runs.last().is_none_or(|run| run.0 != cjk) {
+            runs.push((cjk, byte, pos));
+        }
+    }
+    for (k, &(cjk, byte, pos)) in runs.iter().enumerate() {
+        let end_byte = runs.get(k + 1).map_or(text.len(), |run| run.1);
+        let run = &text[byte..end_byte];
+        if cjk {
+            bigrams(run, pos, &mut out);
+        } else {
+            words(run, pos, &stemmer, &mut out);
+        }
+    }
+    out
+}
+
+fn bigrams(run: &str, base: usize, out: &mut Vec<Token>) {
+    let chars: Vec<char> = run.chars().collect();
+    if chars.len() == 1 {
+        out.push(Token { term: run.to_owned(), start: base, end: base + 1 });
+        return;
+    }
+    for (i, pair) in chars.windows(2).enumerate() {
+        out.push(Token { term: pair.iter().collect(), start: base + i, end: base + i + 2 });
+    }
+}
+
+fn words(run: &str, base: usize, stemmer: &Stemmer, out: &mut Vec<Token>) {
+    let mut pos = base;
+    for word in run.split_word_bounds() {
+        let len = word.chars().count();
+        if word.chars().any(char::is_alphanumeric) {
+            let lower = word.to_lowercase();
+            if !is_stop_word(&lower) {
+                let term = if is_latin_word(&lower) {
+                    // Snowball expects the ASCII apostrophe: `don’t` and `don't` stem alike.
+                    stemmer.stem(&lower.replace('\u{2019}', "'")).into_owned()
+                } else {
+                    lower
+                };
+                out.push(Token { term, start: pos, end: pos + len });
+            }
+        }
+        pos += len;
+    }
+}
+
+/// A word with at least one letter whose letters are all Latin script (basic, Latin-1, extended
+/// A/B, extended additional) or combining diacritics.
+fn is_latin_word(word: &str) -> bool {
+    let mut letters = word.chars().filter(|c| c.is_alphabetic()).peekable();
+    letters.peek().is_some()
+        && letters.all(|c| {
+            c.is_ascii_alphabetic()
+                || matches!(c as u32, 0xC0..=0x24F | 0x300..=0x36F | 0x1E00..=0x1EFF) && c != '×' && c != '÷'
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::char_slice;
+    use proptest::prelude::*;
+
+    /// Tokens of `text`, checking every span is in order, in bounds and slices to a non-empty string.
+    fn toks(text: &str) -> Vec<Token> {
+        let out = tokens(text);
+        check(text, &out);
+        out
+    }
+
+    fn check(text: &str, out: &[Token]) {
+        let mut prev_start = 0;
+        for t in out {
+            assert!(prev_start <= t.start && t.start < t.end, "{out:?}");
+            assert!(char_slice(text, t.start, t.end).is_some_and(|s| !s.trim().is_empty()), "{t:?}");
+            assert!(!t.term.is_empty());
+            prev_start = t.start;
+        }
+    }
+
+    fn terms(text: &str) -> Vec<String> {
+        toks(text).into_iter().map(|t| t.term).collect()
+    }
+
+    #[test]
+    fn stop_words_are_sorted_and_dropped() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS.iter().all(|w| is_stop_word(w)));
+        assert!(!is_stop_word("cat") && !is_stop_word("The"));
+        assert_eq!(terms("The cat and THE dog of it"), ["cat", "dog"]);
+    }
+
+    #[test]
+    fn latin_words_are_lowercased_and_stemmed() {
+        assert_eq!(terms("Running runners ran, RUNS!"), ["run", "runner", "ran", "run"]);
+        assert_eq!(terms("Priya's companies"), ["priya", "compani"]);
+        assert_eq!(terms("don't don\u{2019}t"), ["don't", "don't"]);
+        assert_eq!(terms("Caf\u{e9}s na\u{ef}vely"), ["caf\u{e9}", "na\u{ef}v"]);
+    }
+
+    #[test]
+    fn numbers_are_kept() {
+        assert_eq!(terms("In 2024, 3.14 and 1,000 items"), ["2024", "3.14", "1,000", "item"]);
+    }
+
+    #[test]
+    fn other_scripts_are_lowercased_not_stemmed() {
+        assert_eq!(terms("Москва ΑΘΗΝΑ"), ["москва", "αθηνα"]);
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams() {
+        let out = toks("東京都に住む");
+        let got: Vec<(&str, usize, usize)> = out.iter().map(|t| (t.term.as_str(), t.start, t.end)).collect();
+        assert_eq!(got, [("東京", 0, 2), ("京都", 1, 3), ("都に", 2, 4), ("に住", 3, 5), ("住む", 4, 6)]);
+        assert_eq!(terms("한국어"), ["한국", "국어"]);
+        assert_eq!(terms("カタカナ"), ["カタ", "タカ", "カナ"]);
+        // A lone character is a unigram; punctuation and Latin words end a run.
+        assert_eq!(terms("東。京 and Tokyo都"), ["東", "京", "tokyo", "都"]);
+        let out = toks("I love 日本!");
+        assert_eq!((out[2].term.as_str(), out[2].start, out[2].end), ("日本", 7, 9));
+    }
+
+    #[test]
+    fn emoji_and_combining_marks_keep_code_point_offsets() {
+        let text = "\u{1F469}\u{200D}\u{1F467} Cafe\u{301} \u{1F600}Stars";
+        let out = toks(text);
+        let got: Vec<(&str, usize, usize)> = out.iter().map(|t| (t.term.as_str(), t.start, t.end)).collect();
+        assert_eq!(got, [("cafe\u{301}", 4, 9), ("star", 11, 16)]);
+        assert_eq!(char_slice(text, 4, 9), Some("Cafe\u{301}"));
+        assert_eq!(char_slice(text, 11, 16), Some("Stars"));
+    }
+
+    #[test]
+    fn latin_script_detection() {
+        assert!(is_latin_word("abc") && is_latin_word("\u{e9}t\u{e9}") && is_latin_word("x2"));
+        assert!(!is_latin_word("123") && !is_latin_word("москва") && !is_latin_word("a\u{3b1}"));
+    }
+
+    #[test]
+    fn deterministic() {
+        let text = "Mr. Smith's 東京 offices were running in 2024.";
+        assert_eq!(tokens(text), tokens(text));
+        assert!(tokens("").is_empty());
+        assert!(tokens(" ... !? ").is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn tokens_never_panic_and_slice_back(text in any::<String>()) {
+            check(&text, &tokens(&text));
+        }
+    }
+}
