@@ -1,0 +1,826 @@
+//! Entity names: how a subject or a word of a question is matched to stored names. Exact, case- and
+//! accent-folded, near spellings (edit distance scaled to length), a whole word of a longer name
+//! (`Priya` → `Priya Raman`) and, for context seeds, prefixes. Short and common words match only
+//! exactly or case-folded, never alone by a looser rule.
+
+use std::collections::{HashMap, HashSet};
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::{is_cjk, is_stop_word};
+
+/// The matching key of a name: compatibility-decomposed (`ﬁ` → `fi`, fullwidth → ASCII, halfwidth
+/// kana → kana), lowercased (`ß` → `ss`, `ς` → `σ`, `’` → `'`), generic diacritics removed
+/// (`José` → `jose`; marks that are letters of their script, such as kana voicing or Indic vowel
+/// signs, are kept), recomposed (NFC), trimmed, with each run of whitespace made one space.
+#[must_use]
+pub fn fold(name: &str) -> String {
+    let mut lower = String::with_capacity(name.len());
+    for c in name.nfkd() {
+        for l in c.to_lowercase() {
+            match l {
+                '\u{df}' => lower.push_str("ss"),
+                '\u{3c2}' => lower.push('\u{3c3}'),
+                '\u{2019}' => lower.push('\''),
+                _ => lower.push(l),
+            }
+        }
+    }
+    // Lowercasing can itself give a combining mark (`İ` → `i` + U+0307), so decompose again.
+    let bare: String = lower.nfkd().filter(|&c| !is_diacritic(c)).nfc().collect();
+    let mut out = String::with_capacity(bare.len());
+    for word in bare.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// The combining marks that `fold` drops: the generic diacritic blocks (Combining Diacritical Marks
+/// and its extended and supplement blocks, marks for symbols, half marks).
+fn is_diacritic(c: char) -> bool {
+    matches!(c as u32, 0x300..=0x36F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// How a stored name matched a query, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchKind {
+    /// The name is byte-equal to the query.
+    Exact,
+    /// The folded name equals the folded query (case, accents, width, whitespace differ).
+    CaseFolded,
+    /// The query is one whole word, or a run of whole words, of a name with more words (`Priya` →
+    /// `Priya Raman`). In CJK text each Han or kana character is a word, so a run of two or more
+    /// of them matches anywhere in a name (`山田` → `山田太郎`).
+    WordOfName,
+    /// The folded name is `distance` edits (insert, delete, substitute, swap two neighbours) from the
+    /// folded query, within the allowance for the query's length (`allowed_distance`).
+    Near { distance: u32 },
+    /// The folded query (three or more characters) begins the folded name. Only with
+    /// `LookupOptions::prefix`.
+    Prefix,
+}
+
+impl MatchKind {
+    fn rank(self) -> (u8, u32) {
+        match self {
+            Self::Exact => (0, 0),
+            Self::CaseFolded => (1, 0),
+            Self::WordOfName => (2, 0),
+            Self::Near { distance } => (3, distance),
+            Self::Prefix => (4, 0),
+        }
+    }
+}
+
+/// A stored name that matched, with how it matched and a score in `(0, 1]` that never rises down
+/// the list: exact 1.0, case-folded 0.9, word of a name 0.7–0.8 (by the share of the name the query
+/// covers), near 0.5 at one edit and 0.4 at two, prefix up to 0.3 (by share covered).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NameMatch {
+    pub id: u64,
+    pub name: String,
+    pub how: MatchKind,
+    pub score: f32,
+}
+
+/// What a lookup may return: `prefix` allows `MatchKind::Prefix`; `limit` caps the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupOptions {
+    pub prefix: bool,
+    pub limit: usize,
+}
+
+/// The edits a near spelling may be from a folded query of `chars` code points: none up to 3, one
+/// for 4–7, two from 8.
+#[must_use]
+pub fn allowed_distance(chars: usize) -> u32 {
+    match chars {
+        0..=3 => 0,
+        4..=7 => 1,
+        _ => 2,
+    }
+}
+
+/// The shortest prefix query, in code points.
+const MIN_PREFIX: usize = 3;
+
+/// Stands for the start and the end of a name in its bigrams; above every `char`.
+const EDGE: u64 = 0x11_0000;
+
+struct Entry {
+    id: u64,
+    name: String,
+    folded: String,
+    /// Code points of `folded`.
+    len: usize,
+    /// Byte ranges in `folded` of its words, in order.
+    words: Vec<(usize, usize)>,
+    /// Distinct bigrams of `folded` with its edges marked.
+    grams: usize,
+}
+
+impl Entry {
+    fn word(&self, k: usize) -> &str {
+        let (from, to) = self.words[k];
+        &self.folded[from..to]
+    }
+}
+
+/// An in-memory index over `(id, name)` pairs for `lookup` and `did_you_mean`.
+///
+/// Entries are kept sorted by folded length, so the names a near spelling may be are one slice, and
+/// every bigram's posting list (entry numbers, ascending) is sorted by length too. A near lookup
+/// counts, within that slice, the query's bigrams each name shares and computes the edit distance
+/// only where the count allows it (see `near`).
+pub struct NameIndex {
+    entries: Vec<Entry>,
+    /// Entry numbers sorted by folded name: equal and prefix ranges.
+    by_folded: Vec<u32>,
+    /// Word → (entry, position of the word in the entry's words).
+    words: HashMap<String, Vec<(u32, u32)>>,
+    /// Bigram (two code points, or an edge and one) → entries holding it, ascending.
+    grams: HashMap<u64, Vec<u32>>,
+}
+
+impl NameIndex {
+    /// Indexes `names`. Duplicate names (same or different ids) are kept; each matches on its own.
+    pub fn new<'a>(names: impl IntoIterator<Item = (u64, &'a str)>) -> Self {
+        let mut entries: Vec<Entry> = names
+            .into_iter()
+            .map(|(id, name)| {
+                let folded = fold(name);
+                let words = word_ranges(&folded);
+                let chars: Vec<char> = folded.chars().collect();
+                let grams = bigrams(&chars).len();
+                Entry { id, name: name.to_owned(), folded, len: chars.len(), words, grams }
+            })
+            .collect();
+        entries.sort_by(|a, b| (a.len, &a.folded, a.id, &a.name).cmp(&(b.len, &b.folded, b.id, &b.name)));
+        let mut words: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        let mut grams: HashMap<u64, Vec<u32>> = HashMap::new();
+        for (e, entry) in entries.iter().enumerate() {
+            let e = to_u32(e);
+            for k in 0..entry.words.len() {
+                words.entry(entry.word(k).to_owned()).or_default().push((e, to_u32(k)));
+            }
+            let chars: Vec<char> = entry.folded.chars().collect();
+            for g in bigrams(&chars) {
+                grams.entry(g).or_default().push(e);
+            }
+        }
+        let mut by_folded: Vec<u32> = (0..to_u32(entries.len())).collect();
+        by_folded.sort_by(|&a, &b| entries[a as usize].folded.cmp(&entries[b as usize].folded).then(a.cmp(&b)));
+        Self { entries, by_folded, words, grams }
+    }
+
+    /// The stored names matching `query`, best first: exact, case-folded, word of a longer name,
+    /// near (fewer edits first), prefix; within a kind, shorter names first, then by name and id.
+    /// A query that is a stop word, only stop words, or shorter than 3 code points (2 when it holds
+    /// CJK) gets only exact and case-folded matches.
+    #[must_use]
+    pub fn lookup(&self, query: &str, opts: LookupOptions) -> Vec<NameMatch> {
+        if opts.limit == 0 {
+            return Vec::new();
+        }
+        let folded = fold(query);
+        let qwords: Vec<&str> = word_ranges(&folded).into_iter().map(|(from, to)| &folded[from..to]).collect();
+        let qlen = folded.chars().count();
+        let mut hits: Vec<(MatchKind, u32)> = Vec::new();
+        let mut seen: HashSet<u32> = HashSet::new();
+
+        let start = self.by_folded.partition_point(|&e| self.entries[e as usize].folded.as_str() < folded.as_str());
+        for &e in &self.by_folded[start..] {
+            let entry = &self.entries[e as usize];
+            if entry.folded != folded {
+                break;
+            }
+            let kind = if entry.name == query { MatchKind::Exact } else { MatchKind::CaseFolded };
+            hits.push((kind, e));
+            seen.insert(e);
+        }
+
+        if is_significant(&folded, qlen, &qwords) {
+            for e in self.word_of_name(&qwords) {
+                if seen.insert(e) {
+                    hits.push((MatchKind::WordOfName, e));
+                }
+            }
+            let chars: Vec<char> = folded.chars().collect();
+            for (e, distance) in self.near(&chars, allowed_distance(qlen)) {
+                if seen.insert(e) {
+                    hits.push((MatchKind::Near { distance }, e));
+                }
+            }
+            if opts.prefix && qlen >= MIN_PREFIX {
+                for &e in &self.by_folded[start..] {
+                    if !self.entries[e as usize].folded.starts_with(folded.as_str()) {
+                        break;
+                    }
+                    if seen.insert(e) {
+                        hits.push((MatchKind::Prefix, e));
+                    }
+                }
+            }
+        }
+
+        let order = |&(ka, a): &(MatchKind, u32), &(kb, b): &(MatchKind, u32)| {
+            let (a, b) = (&self.entries[a as usize], &self.entries[b as usize]);
+            (ka.rank(), a.len, &a.name, a.id).cmp(&(kb.rank(), b.len, &b.name, b.id))
+        };
+        if hits.len() > opts.limit {
+            // The order is total (ids break ties), so selecting first keeps the same best `limit`.
+            hits.select_nth_unstable_by(opts.limit - 1, order);
+            hits.truncate(opts.limit);
+        }
+        hits.sort_by(order);
+        hits.into_iter()
+            .map(|(how, e)| {
+                let entry = &self.entries[e as usize];
+                NameMatch { id: entry.id, name: entry.name.clone(), how, score: score(how, qlen, entry.len) }
+            })
+            .collect()
+    }
+
+    /// Up to `n` distinct stored names spelled like `query`, for "did you mean": near spellings
+    /// first, then names it begins; none for a short or common word.
+    #[must_use]
+    pub fn did_you_mean(&self, query: &str, n: usize) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for hit in self.lookup(query, LookupOptions { prefix: true, limit: usize::MAX }) {
+            if out.len() == n {
+                break;
+            }
+            if matches!(hit.how, MatchKind::Near { .. } | MatchKind::Prefix) && !out.contains(&hit.name) {
+                out.push(hit.name);
+            }
+        }
+        out
+    }
+
+    /// Entries with more words than `qwords` that hold them as a contiguous run.
+    fn word_of_name(&self, qwords: &[&str]) -> Vec<u32> {
+        // Walk the postings of the rarest query word; a word missing from the index rules all out.
+        let mut rarest: Option<(usize, &Vec<(u32, u32)>)> = None;
+        for (j, w) in qwords.iter().enumerate() {
+            let Some(postings) = self.words.get(*w) else { return Vec::new() };
+            if rarest.is_none_or(|(_, p)| postings.len() < p.len()) {
+                rarest = Some((j, postings));
+            }
+        }
+        let Some((j, postings)) = rarest else { return Vec::new() };
+        let mut out: Vec<u32> = Vec::new();
+        for &(e, pos) in postings {
+            let entry = &self.entries[e as usize];
+            let Some(first) = (pos as usize).checked_sub(j) else { continue };
+            if qwords.len() < entry.words.len()
+                && first + qwords.len() <= entry.words.len()
+                && qwords.iter().enumerate().all(|(k, w)| entry.word(first + k) == *w)
+                && out.last() != Some(&e)
+            {
+                out.push(e);
+            }
+        }
+        out
+    }
+
+    /// Entries within `max` edits of `query` (folded, as code points), other than equal ones, with
+    /// their distance.
+    ///
+    /// Filter: a name within `max` edits has folded length within `max` of the query's, and shares at
+    /// least `max(distinct bigrams of either) − 3·max` distinct edge-marked bigrams with it, since one
+    /// edit (a swap included) touches at most three bigrams. Only names passing both get the
+    /// (bounded) distance computed; when the query's bound is not positive every name in the length
+    /// window does.
+    fn near(&self, query: &[char], max: u32) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        if max == 0 {
+            return out;
+        }
+        let slack = max as usize;
+        let lo = self.entries.partition_point(|e| e.len + slack < query.len());
+        let hi = self.entries.partition_point(|e| e.len <= query.len() + slack);
+        let qgrams = bigrams(query);
+        let cut = 3 * slack;
+        let mut rows = Rows::default();
+        let mut name: Vec<char> = Vec::new();
+        let mut check = |e: usize, out: &mut Vec<(u32, u32)>| {
+            name.clear();
+            name.extend(self.entries[e].folded.chars());
+            if let Some(d) = osa_within(query, &name, slack, &mut rows)
+                && d > 0
+            {
+                out.push((to_u32(e), to_u32(d)));
+            }
+        };
+        if qgrams.len() <= cut {
+            for e in lo..hi {
+                check(e, &mut out);
+            }
+            return out;
+        }
+        let mut shared = vec![0_u32; hi - lo];
+        for g in &qgrams {
+            let Some(postings) = self.grams.get(g) else { continue };
+            let from = postings.partition_point(|&e| (e as usize) < lo);
+            for &e in postings[from..].iter().take_while(|&&e| (e as usize) < hi) {
+                shared[e as usize - lo] += 1;
+            }
+        }
+        for (k, &count) in shared.iter().enumerate() {
+            let e = lo + k;
+            if count as usize + cut >= qgrams.len().max(self.entries[e].grams) {
+                check(e, &mut out);
+            }
+        }
+        out
+    }
+}
+
+/// Whether a folded query may match by the looser rules (word of a name, near, prefix): at least 3
+/// code points (2 if it holds CJK), with a word that is not a stop word.
+fn is_significant(folded: &str, len: usize, words: &[&str]) -> bool {
+    let min = if folded.chars().any(is_cjk) { 2 } else { 3 };
+    len >= min && words.iter().any(|w| !is_stop_word(w))
+}
+
+fn score(how: MatchKind, query_len: usize, name_len: usize) -> f32 {
+    // Lengths of names are far below 2^24, where f32 stops being exact.
+    #[allow(clippy::cast_precision_loss)]
+    let covered = query_len as f32 / name_len.max(1) as f32;
+    match how {
+        MatchKind::Exact => 1.0,
+        MatchKind::CaseFolded => 0.9,
+        MatchKind::WordOfName => 0.7 + 0.1 * covered.min(1.0),
+        MatchKind::Near { distance } => {
+            if distance <= 1 {
+                0.5
+            } else {
+                0.4
+            }
+        }
+        MatchKind::Prefix => 0.3 * covered.min(1.0),
+    }
+}
+
+/// Byte ranges of the words of a folded name: UAX #29 word segments holding a letter or digit
+/// (each Han or kana character is its own segment).
+fn word_ranges(folded: &str) -> Vec<(usize, usize)> {
+    folded
+        .split_word_bound_indices()
+        .filter(|(_, w)| w.chars().any(char::is_alphanumeric))
+        .map(|(at, w)| (at, at + w.len()))
+        .collect()
+}
+
+/// The distinct bigrams of `chars` with `EDGE` before and after, sorted.
+fn bigrams(chars: &[char]) -> Vec<u64> {
+    let mut out: Vec<u64> = std::iter::once(EDGE)
+        .chain(chars.iter().map(|&c| c as u64))
+        .chain(std::iter::once(EDGE))
+        .collect::<Vec<u64>>()
+        .windows(2)
+        .map(|w| (w[0] << 21) | w[1])
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Entry numbers and distances fit u32: an index holds fewer than 2^32 names.
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).expect("fewer than 2^32 names")
+}
+
+/// Three rows of the distance table, reused across names.
+#[derive(Default)]
+struct Rows {
+    two: Vec<usize>,
+    one: Vec<usize>,
+    cur: Vec<usize>,
+}
+
+/// The optimal-string-alignment distance (insert, delete, substitute, swap two neighbours) between
+/// `a` and `b`, or `None` when it exceeds `max`. Only cells within `max` of the diagonal are
+/// computed (any other is over `max`, stored as `max + 1`), and it stops at the first row whose
+/// minimum exceeds `max`: later cells, swaps included, cost at least that minimum.
+fn osa_within(a: &[char], b: &[char], max: usize, rows: &mut Rows) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
+    let n = b.len();
+    let over = max.saturating_add(1);
+    let Rows { two, one, cur } = rows;
+    one.clear();
+    one.extend((0..=n).map(|j| if j <= max { j } else { over }));
+    two.clear();
+    two.resize(n + 1, over);
+    cur.clear();
+    cur.resize(n + 1, over);
+    for i in 1..=a.len() {
+        let lo = i.saturating_sub(max).max(1);
+        let hi = i.saturating_add(max).min(n);
+        // The cell left of the band: the first column, or outside the band (stale otherwise).
+        cur[lo - 1] = if lo == 1 { i } else { over };
+        let mut row_min = cur[lo - 1];
+        for j in lo..=hi {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (one[j] + 1).min(cur[j - 1] + 1).min(one[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(two[j - 2] + 1);
+            }
+            cur[j] = d;
+            row_min = row_min.min(d);
+        }
+        if row_min > max {
+            return None;
+        }
+        std::mem::swap(two, one);
+        std::mem::swap(one, cur);
+    }
+    Some(one[n]).filter(|&d| d <= max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+
+    const ALL: LookupOptions = LookupOptions { prefix: true, limit: usize::MAX };
+    const NO_PREFIX: LookupOptions = LookupOptions { prefix: false, limit: usize::MAX };
+
+    fn index(names: &[&str]) -> NameIndex {
+        NameIndex::new(names.iter().enumerate().map(|(i, n)| (i as u64, *n)))
+    }
+
+    /// `(name, kind)` of every match, in order.
+    fn found(idx: &NameIndex, query: &str, opts: LookupOptions) -> Vec<(String, MatchKind)> {
+        idx.lookup(query, opts).into_iter().map(|m| (m.name, m.how)).collect()
+    }
+
+    fn kind_of(idx: &NameIndex, query: &str, name: &str) -> Option<MatchKind> {
+        idx.lookup(query, ALL).into_iter().find(|m| m.name == name).map(|m| m.how)
+    }
+
+    fn osa(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        osa_within(&a, &b, usize::MAX, &mut Rows::default()).unwrap()
+    }
+
+    #[test]
+    fn fold_normalises_space_case_width_and_accents() {
+        assert_eq!(fold("  Priya \t\n RAMAN  "), "priya raman");
+        assert_eq!(fold("Jos\u{e9} Nu\u{f1}ez"), "jose nunez");
+        assert_eq!(fold("Jose\u{301}"), "jose");
+        assert_eq!(fold("Nguy\u{1ec5}n"), "nguyen");
+        assert_eq!(fold("Stra\u{df}e STRASSE"), "strasse strasse");
+        assert_eq!(fold("\u{130}stanbul"), "istanbul");
+        assert_eq!(fold("\u{fb01}nance \u{ff21}\u{ff22}\u{ff23}"), "finance abc");
+        assert_eq!(fold("O\u{2019}Brien"), "o'brien");
+        assert_eq!(
+            fold("\u{39f}\u{394}\u{3a5}\u{3a3}\u{3a3}\u{395}\u{3a5}\u{3a3}"),
+            fold("\u{3bf}\u{3b4}\u{3c5}\u{3c3}\u{3c3}\u{3b5}\u{3c5}\u{3c2}")
+        );
+        // Halfwidth kana become kana; kana voicing, Hangul syllables and emoji are kept.
+        assert_eq!(fold("\u{ff76}\u{ff9e}"), "\u{30ac}");
+        assert_ne!(fold("\u{304c}"), fold("\u{304b}"));
+        assert_eq!(fold("\u{d55c}\u{ad6d}"), "\u{d55c}\u{ad6d}");
+        assert_eq!(fold("\u{1F680} Rocket"), "\u{1F680} rocket");
+        assert_eq!(fold(""), "");
+        assert_eq!(fold(" \u{a0}\u{3000} "), "");
+    }
+
+    #[test]
+    fn exact_and_case_folded() {
+        let idx = index(&["Priya Raman", "priya raman", "Jos\u{e9}"]);
+        assert_eq!(
+            found(&idx, "Priya Raman", ALL),
+            [("Priya Raman".into(), MatchKind::Exact), ("priya raman".into(), MatchKind::CaseFolded)]
+        );
+        assert_eq!(kind_of(&idx, "  PRIYA   raman ", "Priya Raman"), Some(MatchKind::CaseFolded));
+        assert_eq!(kind_of(&idx, "jose", "Jos\u{e9}"), Some(MatchKind::CaseFolded));
+        assert_eq!(kind_of(&idx, "Jose\u{301}", "Jos\u{e9}"), Some(MatchKind::CaseFolded));
+    }
+
+    #[test]
+    fn word_of_a_longer_name() {
+        let idx = index(&["Priya Raman", "Raman Iyer", "Dr Priya Raman Iyer", "Jean-Luc Picard", "Priyanka"]);
+        let got = found(&idx, "Priya", NO_PREFIX);
+        assert_eq!(
+            got,
+            [("Priya Raman".into(), MatchKind::WordOfName), ("Dr Priya Raman Iyer".into(), MatchKind::WordOfName)]
+        );
+        // A run of whole words, in order.
+        assert_eq!(kind_of(&idx, "raman iyer", "Dr Priya Raman Iyer"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "Iyer Raman", "Dr Priya Raman Iyer"), None);
+        assert_eq!(kind_of(&idx, "Luc", "Jean-Luc Picard"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "Lu", "Jean-Luc Picard"), None, "two letters");
+        assert_eq!(kind_of(&idx, "Picard", "Jean-Luc Picard"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "Jean-Luc", "Jean-Luc Picard"), Some(MatchKind::WordOfName));
+        // Part of a word is not a word.
+        assert_eq!(kind_of(&idx, "Ram", "Priya Raman"), None);
+    }
+
+    #[test]
+    fn near_spellings_scale_with_length() {
+        let idx = index(&["Priya", "John", "Bob", "Alexandra Petrova", "Katherine", "Priya Raman"]);
+        assert_eq!(kind_of(&idx, "Pryia", "Priya"), Some(MatchKind::Near { distance: 1 }), "swap");
+        assert_eq!(kind_of(&idx, "Jonh", "John"), Some(MatchKind::Near { distance: 1 }));
+        assert_eq!(kind_of(&idx, "Jon", "John"), None, "3 letters allow no edit");
+        assert_eq!(kind_of(&idx, "Rob", "Bob"), None);
+        assert_eq!(kind_of(&idx, "Pria", "Priya"), Some(MatchKind::Near { distance: 1 }));
+        assert_eq!(kind_of(&idx, "Prria", "Priya"), None, "two edits at 5 letters");
+        assert_eq!(kind_of(&idx, "Katharina", "Katherine"), Some(MatchKind::Near { distance: 2 }));
+        assert_eq!(kind_of(&idx, "Aleksandra Petrova", "Alexandra Petrova"), Some(MatchKind::Near { distance: 2 }));
+        assert_eq!(kind_of(&idx, "Aleksandr Petrov", "Alexandra Petrova"), None);
+        assert_eq!(kind_of(&idx, "Priya Ramen", "Priya Raman"), Some(MatchKind::Near { distance: 1 }));
+        assert_eq!(kind_of(&idx, "Prya Ramen", "Priya Raman"), Some(MatchKind::Near { distance: 2 }));
+        assert_eq!(allowed_distance(3), 0);
+        assert_eq!(allowed_distance(4), 1);
+        assert_eq!(allowed_distance(7), 1);
+        assert_eq!(allowed_distance(8), 2);
+    }
+
+    #[test]
+    fn prefixes_only_when_asked() {
+        let idx = index(&["Priyanka Shah", "Priya Raman", "Pr Group"]);
+        assert_eq!(found(&idx, "Priy", NO_PREFIX), []);
+        assert_eq!(
+            found(&idx, "priy", ALL),
+            [("Priya Raman".into(), MatchKind::Prefix), ("Priyanka Shah".into(), MatchKind::Prefix)]
+        );
+        assert_eq!(found(&idx, "Pr", ALL), [], "under three letters");
+    }
+
+    #[test]
+    fn order_kinds_then_distance_then_length() {
+        let idx = index(&[
+            "Priyanka Shah",
+            "Pria",
+            "Priya Raman",
+            "PRIYA",
+            "Priya",
+            "Priya Devi Raman",
+            "Priyas",
+            "Briya",
+            "Xpriyaz",
+        ]);
+        let got = idx.lookup("Priya", ALL);
+        let names: Vec<(&str, MatchKind)> = got.iter().map(|m| (m.name.as_str(), m.how)).collect();
+        assert_eq!(
+            names,
+            [
+                ("Priya", MatchKind::Exact),
+                ("PRIYA", MatchKind::CaseFolded),
+                ("Priya Raman", MatchKind::WordOfName),
+                ("Priya Devi Raman", MatchKind::WordOfName),
+                ("Pria", MatchKind::Near { distance: 1 }),
+                ("Briya", MatchKind::Near { distance: 1 }),
+                ("Priyas", MatchKind::Near { distance: 1 }),
+                ("Priyanka Shah", MatchKind::Prefix),
+            ]
+        );
+        assert!(got.windows(2).all(|w| w[0].score >= w[1].score), "{got:?}");
+        assert!(got.iter().all(|m| m.score > 0.0 && m.score <= 1.0));
+        assert_eq!(idx.lookup("Priya", LookupOptions { prefix: true, limit: 3 }).len(), 3);
+        assert!(idx.lookup("Priya", LookupOptions { prefix: true, limit: 0 }).is_empty());
+    }
+
+    #[test]
+    fn short_and_common_words_never_match_alone() {
+        let idx = index(&["The", "The Who", "Thea", "Them", "Al", "Al Gore", "Bank of the West", "Ali"]);
+        assert_eq!(found(&idx, "the", ALL), [("The".into(), MatchKind::CaseFolded)]);
+        assert_eq!(found(&idx, "THE", ALL), [("The".into(), MatchKind::CaseFolded)]);
+        assert_eq!(found(&idx, "Al", ALL), [("Al".into(), MatchKind::Exact)]);
+        assert_eq!(found(&idx, "of the", ALL), []);
+        assert_eq!(found(&idx, "", ALL), []);
+        assert_eq!(found(&idx, "  ", ALL), []);
+        assert!(idx.did_you_mean("the", 5).is_empty());
+        // A stop word inside a longer query is fine.
+        assert_eq!(kind_of(&idx, "of the West", "Bank of the West"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "Gore", "Al Gore"), Some(MatchKind::WordOfName));
+    }
+
+    #[test]
+    fn cjk_and_emoji() {
+        let idx = index(&["山田太郎", "山田", "東京タワー", "김민준 교수", "\u{1F680}", "\u{1F680} Rocket Lab"]);
+        assert_eq!(kind_of(&idx, "山田", "山田太郎"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "山田", "山田"), Some(MatchKind::Exact));
+        assert_eq!(found(&idx, "山", ALL), [], "one CJK character is too short");
+        assert_eq!(kind_of(&idx, "東京", "東京タワー"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "김민준", "김민준 교수"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "山田太朗", "山田太郎"), Some(MatchKind::Near { distance: 1 }));
+        assert_eq!(kind_of(&idx, "東京ﾀﾜｰ", "東京タワー"), Some(MatchKind::CaseFolded));
+        assert_eq!(found(&idx, "\u{1F680}", ALL), [("\u{1F680}".into(), MatchKind::Exact)]);
+        assert_eq!(kind_of(&idx, "rocket", "\u{1F680} Rocket Lab"), Some(MatchKind::WordOfName));
+        assert_eq!(
+            kind_of(&idx, "\u{1F681} Rocket Lab", "\u{1F680} Rocket Lab"),
+            Some(MatchKind::Near { distance: 1 })
+        );
+    }
+
+    #[test]
+    fn ties_are_deterministic() {
+        let names = ["Sam Lee", "Sam Li", "sam lee", "Sam Lee", "Sam Low", "Samuel"];
+        let a =
+            NameIndex::new([(9, names[0]), (3, names[1]), (5, names[2]), (1, names[3]), (7, names[4]), (2, names[5])]);
+        let b =
+            NameIndex::new([(2, names[5]), (7, names[4]), (1, names[3]), (5, names[2]), (3, names[1]), (9, names[0])]);
+        for q in ["Sam Lee", "sam", "Sam Loo", "sam l"] {
+            assert_eq!(a.lookup(q, ALL), b.lookup(q, ALL), "{q}");
+        }
+        let ids: Vec<u64> = a.lookup("Sam Lee", ALL).iter().map(|m| m.id).collect();
+        assert_eq!(ids[..3], [1, 9, 5], "equal names by id");
+    }
+
+    #[test]
+    fn did_you_mean_offers_near_then_prefix() {
+        let idx = index(&["Priya Raman", "Priya Ramen", "Priya Ramanathan", "Priya Raman", "Raman"]);
+        assert_eq!(idx.did_you_mean("Priya Ramn", 5), ["Priya Raman", "Priya Ramen"]);
+        assert_eq!(idx.did_you_mean("priya rama", 5), ["Priya Raman", "Priya Ramen", "Priya Ramanathan"]);
+        assert_eq!(idx.did_you_mean("priya rama", 1), ["Priya Raman"]);
+        assert!(idx.did_you_mean("Raman", 5).is_empty(), "word-of and exact are not suggestions");
+        assert!(idx.did_you_mean("zzzz", 5).is_empty());
+    }
+
+    #[test]
+    fn bounded_distance() {
+        let mut rows = Rows::default();
+        let v = |s: &str| s.chars().collect::<Vec<char>>();
+        assert_eq!(osa_within(&v("kitten"), &v("sitting"), 3, &mut rows), Some(3));
+        assert_eq!(osa_within(&v("kitten"), &v("sitting"), 2, &mut rows), None);
+        assert_eq!(osa_within(&v("ab"), &v("ba"), 1, &mut rows), Some(1));
+        assert_eq!(osa_within(&v(""), &v("ab"), 2, &mut rows), Some(2));
+        assert_eq!(osa_within(&v("abc"), &v("abc"), 0, &mut rows), Some(0));
+        assert_eq!(osa("ca", "abc"), 3, "optimal string alignment, not unrestricted Damerau");
+    }
+
+    /// Names from a few syllables, so that many are near one another.
+    fn generated_names(n: usize, rng: &mut StdRng) -> Vec<String> {
+        const SYL: &[&str] = &[
+            "ka", "ri", "to", "ma", "ne", "sa", "lo", "vi", "an", "el", "or", "mi", "ra", "jo", "di", "pe", "su", "ta",
+            "ly", "ben", "dor", "shi", "ya", "zu", "qu", "fen", "gar", "hol", "ix", "wen",
+        ];
+        let word = |rng: &mut StdRng| {
+            let syllables = rng.random_range(1..=4);
+            let mut w: String = (0..syllables).map(|_| SYL[rng.random_range(0..SYL.len())]).collect();
+            w[..1].make_ascii_uppercase();
+            w
+        };
+        (0..n)
+            .map(|_| {
+                let words = rng.random_range(1..=3);
+                (0..words).map(|_| word(rng)).collect::<Vec<_>>().join(" ")
+            })
+            .collect()
+    }
+
+    /// Every name within the allowed distance of `query` is found by the index, at the right kind
+    /// (`folded` holds the folded `names`, by id).
+    fn check_near_is_complete(idx: &NameIndex, folded: &[String], query: &str) {
+        let q = fold(query);
+        let qwords: Vec<&str> = word_ranges(&q).into_iter().map(|(a, b)| &q[a..b]).collect();
+        let qlen = q.chars().count();
+        let qchars: Vec<char> = q.chars().collect();
+        let got: HashMap<u64, MatchKind> = idx.lookup(query, ALL).into_iter().map(|m| (m.id, m.how)).collect();
+        let max = allowed_distance(qlen) as usize;
+        let mut rows = Rows::default();
+        for (i, name) in folded.iter().enumerate() {
+            let how = got.get(&(i as u64)).copied();
+            if *name == q {
+                assert!(matches!(how, Some(MatchKind::Exact | MatchKind::CaseFolded)), "{query:?} / {name:?}");
+            } else if is_significant(&q, qlen, &qwords) {
+                let chars: Vec<char> = name.chars().collect();
+                if let Some(d) = osa_within(&qchars, &chars, max, &mut rows) {
+                    assert!(
+                        how == Some(MatchKind::Near { distance: to_u32(d) }) || how == Some(MatchKind::WordOfName),
+                        "{query:?} / {name:?}: {how:?} at {d}"
+                    );
+                }
+            }
+            if let Some(MatchKind::Near { distance }) = how {
+                assert_eq!(osa(&q, name), distance as usize);
+            }
+        }
+    }
+
+    #[test]
+    fn scale_100k_names() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let names = generated_names(100_000, &mut rng);
+        let started = std::time::Instant::now();
+        let idx = NameIndex::new(names.iter().enumerate().map(|(i, n)| (i as u64, n.as_str())));
+        let built = started.elapsed();
+
+        let mut queries: Vec<(usize, String)> = Vec::new();
+        for k in 0..1_000 {
+            let i = rng.random_range(0..names.len());
+            let name = &names[i];
+            let query = match k % 3 {
+                0 => name.clone(),
+                1 => {
+                    // One substitution.
+                    let mut chars: Vec<char> = name.to_lowercase().chars().collect();
+                    let at = rng.random_range(0..chars.len());
+                    chars[at] = char::from(b'a' + rng.random_range(0..26_u8));
+                    chars.into_iter().collect()
+                }
+                _ => name.split(' ').next_back().unwrap_or(name).to_owned(),
+            };
+            queries.push((i, query));
+        }
+        let mut by_kind = [std::time::Duration::ZERO; 3];
+        let started = std::time::Instant::now();
+        let results: Vec<Vec<NameMatch>> = queries
+            .iter()
+            .enumerate()
+            .map(|(k, (_, q))| {
+                let one = std::time::Instant::now();
+                let got = idx.lookup(q, ALL);
+                by_kind[k % 3] += one.elapsed();
+                got
+            })
+            .collect();
+        let took = started.elapsed();
+        let started = std::time::Instant::now();
+        for (_, q) in &queries {
+            assert!(idx.lookup(q, LookupOptions { prefix: true, limit: 20 }).len() <= 20);
+        }
+        let took_20 = started.elapsed();
+        eprintln!(
+            "names: built 100,000 in {built:?}; 1,000 lookups in {took:?} ({:?} each; whole names {:?}, \
+             one typo {:?}, last words {:?} each); with a limit of 20: {:?} each",
+            took / 1_000,
+            by_kind[0] / 334,
+            by_kind[1] / 333,
+            by_kind[2] / 333,
+            took_20 / 1_000
+        );
+
+        for (k, ((i, query), got)) in queries.iter().zip(&results).enumerate() {
+            let name = &names[*i];
+            let hit = got.iter().find(|m| m.id == *i as u64).map(|m| m.how);
+            match k % 3 {
+                0 => {
+                    assert_eq!(got[0].how, MatchKind::Exact);
+                    assert_eq!(&got[0].name, name);
+                    assert_eq!(hit, Some(MatchKind::Exact));
+                }
+                1 => {
+                    let significant = fold(query).chars().count() >= 3;
+                    let max = allowed_distance(fold(query).chars().count());
+                    if fold(query) == fold(name) {
+                        assert_eq!(hit, Some(MatchKind::CaseFolded));
+                    } else if significant && max >= 1 {
+                        assert!(matches!(hit, Some(MatchKind::Near { distance: 1 })), "{query} / {name}: {hit:?}");
+                    }
+                }
+                _ => {
+                    let q = fold(query);
+                    if q == fold(name) {
+                        assert!(matches!(hit, Some(MatchKind::Exact | MatchKind::CaseFolded)));
+                    } else if q.chars().count() >= 3 && !is_stop_word(&q) {
+                        assert_eq!(hit, Some(MatchKind::WordOfName), "{query} / {name}");
+                    }
+                }
+            }
+        }
+        let folded: Vec<String> = names.iter().map(|n| fold(n)).collect();
+        for (_, query) in queries.iter().step_by(50) {
+            check_near_is_complete(&idx, &folded, query);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_name_finds_itself_and_lookups_never_panic(
+            names in prop::collection::vec(any::<String>(), 0..12),
+            query in any::<String>(),
+        ) {
+            let idx = NameIndex::new(names.iter().enumerate().map(|(i, n)| (i as u64, n.as_str())));
+            for (i, name) in names.iter().enumerate() {
+                let got = idx.lookup(name, ALL);
+                prop_assert!(got.iter().any(|m| m.id == i as u64 && m.how == MatchKind::Exact));
+                prop_assert_eq!(got[0].how, MatchKind::Exact);
+            }
+            let got = idx.lookup(&query, ALL);
+            prop_assert!(got.windows(2).all(|w| w[0].how.rank() <= w[1].how.rank() && w[0].score >= w[1].score));
+            let _ = idx.did_you_mean(&query, 3);
+            prop_assert_eq!(fold(&fold(&query)), fold(&query));
+        }
+
+        #[test]
+        fn near_matches_agree_with_a_full_scan(
+            names in prop::collection::vec("[abAB ]{0,10}", 0..40),
+            query in "[abAB ]{0,10}",
+        ) {
+            let idx = NameIndex::new(names.iter().enumerate().map(|(i, n)| (i as u64, n.as_str())));
+            let folded: Vec<String> = names.iter().map(|n| fold(n)).collect();
+            check_near_is_complete(&idx, &folded, &query);
+        }
+    }
+}
