@@ -19,6 +19,7 @@ mod wal;
 mod write;
 
 pub mod decode;
+pub mod fts;
 pub mod text;
 pub mod vfs;
 

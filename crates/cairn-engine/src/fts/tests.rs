@@ -1,0 +1,333 @@
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::keys::{decode_doc, part_prefix};
+use super::*;
+use crate::text::tokens;
+use crate::{Store, StoreOptions};
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StoreOptions { cache_bytes: 1 << 20, checkpoint_bytes: 1 << 20, ..StoreOptions::default() };
+    let store = Store::open(dir.path(), opts).unwrap();
+    (dir, store)
+}
+
+/// Indexes `(doc, ordinal, text)` passages into `part` in one transaction.
+fn index(store: &Store, part: &[u8], passages: &[(u64, u32, &str)]) {
+    let part = part.to_vec();
+    let passages: Vec<(u64, u32, String)> = passages.iter().map(|&(d, o, t)| (d, o, t.to_owned())).collect();
+    store
+        .write(move |tx| {
+            for (doc, ordinal, text) in &passages {
+                index_passage(tx, &part, *doc, *ordinal, text)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+fn find(store: &Store, part: &[u8], query: &str) -> Vec<Hit> {
+    search(&store.snapshot().unwrap(), part, query, 100).unwrap()
+}
+
+fn ids(hits: &[Hit]) -> Vec<(u64, u32)> {
+    hits.iter().map(|h| (h.doc, h.ordinal)).collect()
+}
+
+/// Keys of the three full-text trees inside `part`.
+fn keys_of(store: &Store, part: &[u8]) -> usize {
+    let snap = store.snapshot().unwrap();
+    let prefix = part_prefix(part).unwrap();
+    [POST_TREE, DOC_TREE, STATS_TREE].iter().map(|tree| snap.prefix(tree, &prefix).unwrap().count()).sum()
+}
+
+fn stats_of(store: &Store, part: &[u8]) -> Option<Vec<u8>> {
+    store.snapshot().unwrap().get(STATS_TREE, &part_prefix(part).unwrap()).unwrap()
+}
+
+#[test]
+fn repeated_rare_term_outranks_common_term() {
+    let (_dir, store) = open();
+    index(
+        &store,
+        b"p",
+        &[
+            (1, 0, "harbour lighthouse lighthouse keeper"),
+            (2, 0, "harbour keeper walked home"),
+            (3, 0, "harbour keeper slept late"),
+            (4, 0, "harbour keeper cooked dinner"),
+        ],
+    );
+    let hits = find(&store, b"p", "lighthouse harbour");
+    assert_eq!(hits[0].doc, 1);
+    assert_eq!(hits[0].matched, vec!["lighthous".to_owned(), "harbour".to_owned()]);
+    assert_eq!(hits.len(), 4);
+    assert!(hits[0].score > hits[1].score);
+    // Passages 2–4 score alike on `harbour` alone: ties go to (doc, ordinal) ascending.
+    assert_eq!(ids(&hits[1..]), vec![(2, 0), (3, 0), (4, 0)]);
+    assert_eq!(hits[1].matched, vec!["harbour".to_owned()]);
+}
+
+#[test]
+fn shorter_passage_wins_at_equal_frequency() {
+    let (_dir, store) = open();
+    index(&store, b"p", &[(1, 0, "glacier moraine valley river meadow forest"), (2, 0, "glacier moraine")]);
+    let hits = find(&store, b"p", "glacier");
+    assert_eq!(ids(&hits), vec![(2, 0), (1, 0)]);
+    assert!(hits[0].score > hits[1].score);
+}
+
+#[test]
+fn duplicate_query_terms_count_once_and_empty_queries_find_nothing() {
+    let (_dir, store) = open();
+    index(&store, b"p", &[(1, 0, "orchid greenhouse"), (2, 0, "tomato greenhouse")]);
+    assert_eq!(find(&store, b"p", "orchid orchid Orchids"), find(&store, b"p", "orchid"));
+    assert!(find(&store, b"p", "the of and").is_empty());
+    assert!(find(&store, b"p", "").is_empty());
+    assert!(find(&store, b"other", "orchid").is_empty());
+    assert!(search(&store.snapshot().unwrap(), b"p", "orchid", 0).unwrap().is_empty());
+    assert_eq!(search(&store.snapshot().unwrap(), b"p", "greenhouse", 1).unwrap().len(), 1);
+}
+
+#[test]
+fn reindexing_replaces_the_passage() {
+    let (_dir, store) = open();
+    index(&store, b"p", &[(1, 0, "copper kettle"), (2, 0, "iron kettle")]);
+    let before = (find(&store, b"p", "kettle copper"), stats_of(&store, b"p"), keys_of(&store, b"p"));
+    index(&store, b"p", &[(1, 0, "copper kettle")]);
+    assert_eq!(before, (find(&store, b"p", "kettle copper"), stats_of(&store, b"p"), keys_of(&store, b"p")));
+    index(&store, b"p", &[(1, 0, "silver spoon")]);
+    assert!(find(&store, b"p", "copper").is_empty());
+    assert_eq!(ids(&find(&store, b"p", "kettle")), vec![(2, 0)]);
+    assert_eq!(ids(&find(&store, b"p", "spoon")), vec![(1, 0)]);
+    // Still two passages; "copper kettle" → "silver spoon" keeps two tokens.
+    assert_eq!(stats_of(&store, b"p"), before.1);
+}
+
+#[test]
+fn removing_passages_docs_and_partitions_leaves_no_key() {
+    let (_dir, store) = open();
+    index(&store, b"p", &[(1, 0, "amber falcon"), (1, 1, "amber heron"), (2, 0, "amber owl")]);
+    index(&store, b"q", &[(1, 0, "amber falcon")]);
+    let q_keys = keys_of(&store, b"q");
+
+    let (removed, _) = store.write(|tx| remove_passage(tx, b"p", 1, 1)).unwrap();
+    assert!(removed);
+    let (again, _) = store.write(|tx| remove_passage(tx, b"p", 1, 1)).unwrap();
+    assert!(!again);
+    assert!(find(&store, b"p", "heron").is_empty());
+    assert_eq!(ids(&find(&store, b"p", "amber")), vec![(1, 0), (2, 0)]);
+
+    let (count, _) = store.write(|tx| remove_doc(tx, b"p", 1)).unwrap();
+    assert_eq!(count, 1);
+    assert_eq!(ids(&find(&store, b"p", "amber falcon heron owl")), vec![(2, 0)]);
+    let snap = store.snapshot().unwrap();
+    let prefix = part_prefix(b"p").unwrap();
+    assert_eq!(snap.prefix(DOC_TREE, &keys::doc_prefix(&prefix, 1)).unwrap().count(), 0);
+    assert_eq!(snap.prefix(POST_TREE, &keys::term_prefix(&prefix, "falcon")).unwrap().count(), 0);
+
+    let (removed, _) = store.write(|tx| remove_passage(tx, b"p", 2, 0)).unwrap();
+    assert!(removed);
+    assert_eq!(keys_of(&store, b"p"), 0, "the last passage takes the totals with it");
+
+    index(&store, b"p", &[(5, 0, "amber wolf"), (5, 1, "grey wolf"), (6, 0, "")]);
+    let (count, _) = store.write(|tx| remove_partition(tx, b"p")).unwrap();
+    assert_eq!(count, 3);
+    assert_eq!(keys_of(&store, b"p"), 0);
+    assert!(find(&store, b"p", "wolf amber").is_empty());
+    let (count, _) = store.write(|tx| remove_partition(tx, b"p")).unwrap();
+    assert_eq!(count, 0);
+
+    assert_eq!(keys_of(&store, b"q"), q_keys, "the other partition is untouched");
+    assert_eq!(ids(&find(&store, b"q", "falcon")), vec![(1, 0)]);
+}
+
+#[test]
+fn partitions_never_see_each_other() {
+    // "a" and "ab" would share a key prefix without the length prefix.
+    let (_dir, store) = open();
+    index(&store, b"a", &[(1, 0, "walnut bread")]);
+    index(&store, b"ab", &[(2, 0, "walnut walnut cake"), (3, 0, "rye bread"), (4, 0, "bread")]);
+    assert_eq!(ids(&find(&store, b"a", "walnut bread cake rye")), vec![(1, 0)]);
+    assert_eq!(ids(&find(&store, b"ab", "walnut")), vec![(2, 0)]);
+
+    // Scores in "a" are those of a store holding "a" alone: no totals leak across.
+    let (_dir2, alone) = open();
+    index(&alone, b"a", &[(1, 0, "walnut bread")]);
+    assert_eq!(find(&store, b"a", "walnut bread"), find(&alone, b"a", "walnut bread"));
+    assert_eq!(stats_of(&store, b"a"), stats_of(&alone, b"a"));
+
+    let (count, _) = store.write(|tx| remove_partition(tx, b"a")).unwrap();
+    assert_eq!(count, 1);
+    assert_eq!(keys_of(&store, b"ab"), 3 + 5 + 1, "three passages, five postings, one totals entry");
+}
+
+#[test]
+fn cjk_query_finds_cjk_text() {
+    let (_dir, store) = open();
+    index(
+        &store,
+        b"p",
+        &[(1, 0, "私は東京都に住んでいます。"), (2, 0, "大阪は京都に近い。"), (3, 0, "Tokyo is large.")],
+    );
+    let hits = find(&store, b"p", "東京");
+    assert_eq!(ids(&hits), vec![(1, 0)]);
+    assert_eq!(hits[0].matched, vec!["東京".to_owned()]);
+    // Both hold 京都; the shorter passage ranks first.
+    assert_eq!(ids(&find(&store, b"p", "京都")), vec![(2, 0), (1, 0)]);
+}
+
+#[test]
+fn oversized_partition_is_refused() {
+    let (_dir, store) = open();
+    let part = vec![b'x'; MAX_PART_LEN + 1];
+    let err = store.write(move |tx| index_passage(tx, &part, 1, 0, "text")).unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+}
+
+#[test]
+fn long_terms_are_cut_alike_on_both_sides() {
+    let (_dir, store) = open();
+    let word = "ж".repeat(500);
+    index(&store, b"p", &[(1, 0, word.as_str())]);
+    let hits = find(&store, b"p", &word);
+    assert_eq!(ids(&hits), vec![(1, 0)]);
+    assert!(hits[0].matched[0].len() <= MAX_TERM_BYTES);
+}
+
+#[test]
+fn passage_records_decode_and_reject_garbage() {
+    let value = keys::encode_doc(3, &["a", "bc"]);
+    assert_eq!(decode_doc(&value).unwrap(), (3, vec!["a".to_owned(), "bc".to_owned()]));
+    for cut in 0..value.len() {
+        assert!(decode_doc(&value[..cut]).is_err());
+    }
+    assert!(decode_doc(&[value.as_slice(), &[0]].concat()).is_err());
+    assert!(keys::decode_posting(&[0; 7]).is_err());
+    assert!(keys::decode_stats(&[0; 15]).is_err());
+    assert_eq!(keys::prefix_end(&[1, 0xFF]), Some(vec![2]));
+    assert_eq!(keys::prefix_end(&[0xFF, 0xFF]), None);
+}
+
+// --- property: the index agrees with brute-force BM25 over a model of the live passages ---
+
+const WORDS: &[&str] = &["apple", "river", "stone", "cloud", "maple", "tiger", "ocean", "glass", "ember", "frost"];
+const PARTS: &[&[u8]] = &[b"t\0u\0s1\0", b"t\0u\0s1\0x"];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Index { part: usize, doc: u64, ordinal: u32, words: Vec<usize> },
+    RemovePassage { part: usize, doc: u64, ordinal: u32 },
+    RemoveDoc { part: usize, doc: u64 },
+    RemovePartition { part: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let part = 0..PARTS.len();
+    prop_oneof![
+        6 => (part.clone(), 0..4u64, 0..3u32, proptest::collection::vec(0..WORDS.len(), 0..8))
+            .prop_map(|(part, doc, ordinal, words)| Op::Index { part, doc, ordinal, words }),
+        2 => (part.clone(), 0..4u64, 0..3u32).prop_map(|(part, doc, ordinal)| Op::RemovePassage { part, doc, ordinal }),
+        1 => (part.clone(), 0..4u64).prop_map(|(part, doc)| Op::RemoveDoc { part, doc }),
+        1 => part.prop_map(|part| Op::RemovePartition { part }),
+    ]
+}
+
+type Model = BTreeMap<(usize, u64, u32), String>;
+
+/// BM25 computed from scratch over the model's live passages of `part`.
+// Precision: the model's counts are tiny.
+#[allow(clippy::cast_precision_loss)]
+fn brute_force(model: &Model, part: usize, query: &str) -> Vec<((u64, u32), f64)> {
+    let mut terms: Vec<String> = Vec::new();
+    for t in tokens(query) {
+        if !terms.contains(&t.term) {
+            terms.push(t.term);
+        }
+    }
+    let live: Vec<((u64, u32), Vec<String>)> = model
+        .iter()
+        .filter(|((p, _, _), _)| *p == part)
+        .map(|(&(_, d, o), text)| ((d, o), tokens(text).into_iter().map(|t| t.term).collect()))
+        .collect();
+    let n = live.len() as f64;
+    let avg = if live.is_empty() { 0.0 } else { live.iter().map(|(_, t)| t.len() as f64).sum::<f64>() / n };
+    let mut out = Vec::new();
+    for (at, words) in &live {
+        let mut score = 0.0;
+        let mut any = false;
+        for term in &terms {
+            let tf = words.iter().filter(|w| *w == term).count() as f64;
+            if tf == 0.0 {
+                continue;
+            }
+            any = true;
+            let df = live.iter().filter(|(_, w)| w.contains(term)).count() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let len = words.len() as f64;
+            score += idf * tf * (1.2 + 1.0) / (tf + 1.2 * (1.0 - 0.75 + 0.75 * (len / avg)));
+        }
+        if any {
+            out.push((*at, score));
+        }
+    }
+    out.sort_by(|(a, sa), (b, sb)| sb.total_cmp(sa).then(a.cmp(b)));
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn search_agrees_with_brute_force(ops in proptest::collection::vec(op(), 1..24)) {
+        let (_dir, store) = open();
+        let mut model = Model::new();
+        for op in ops {
+            match op.clone() {
+                Op::Index { part, doc, ordinal, words } => {
+                    let text = words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ");
+                    model.insert((part, doc, ordinal), text.clone());
+                    store.write(move |tx| index_passage(tx, PARTS[part], doc, ordinal, &text)).unwrap();
+                }
+                Op::RemovePassage { part, doc, ordinal } => {
+                    let was = model.remove(&(part, doc, ordinal)).is_some();
+                    let (removed, _) = store.write(move |tx| remove_passage(tx, PARTS[part], doc, ordinal)).unwrap();
+                    prop_assert_eq!(removed, was);
+                }
+                Op::RemoveDoc { part, doc } => {
+                    let before = model.len();
+                    model.retain(|&(p, d, _), _| (p, d) != (part, doc));
+                    let (removed, _) = store.write(move |tx| remove_doc(tx, PARTS[part], doc)).unwrap();
+                    prop_assert_eq!(removed as usize, before - model.len());
+                }
+                Op::RemovePartition { part } => {
+                    let before = model.len();
+                    model.retain(|&(p, _, _), _| p != part);
+                    let (removed, _) = store.write(move |tx| remove_partition(tx, PARTS[part])).unwrap();
+                    prop_assert_eq!(removed as usize, before - model.len());
+                }
+            }
+        }
+        let snap = store.snapshot().unwrap();
+        let mut queries: Vec<String> = WORDS.iter().map(|w| (*w).to_owned()).collect();
+        queries.push("apple river river frost".to_owned());
+        queries.push("stone ocean glass maple".to_owned());
+        for (part, bytes) in PARTS.iter().enumerate() {
+            let live = model.keys().filter(|(p, _, _)| *p == part).count();
+            prop_assert_eq!(snap.prefix(DOC_TREE, &part_prefix(bytes).unwrap()).unwrap().count(), live);
+            if live == 0 {
+                prop_assert_eq!(keys_of(&store, bytes), 0);
+            }
+            for query in &queries {
+                let got = search(&snap, bytes, query, 100).unwrap();
+                let want = brute_force(&model, part, query);
+                prop_assert_eq!(ids(&got), want.iter().map(|(at, _)| *at).collect::<Vec<_>>(), "query {}", query);
+                for (hit, (_, score)) in got.iter().zip(&want) {
+                    prop_assert!((f64::from(hit.score) - score).abs() < 1e-4, "query {}: {} vs {}", query, hit.score, score);
+                }
+            }
+        }
+    }
+}
