@@ -205,6 +205,22 @@ impl<'a> WriteTxn<'a> {
         Ok(out)
     }
 
+    /// Entries of `tree` whose keys start with `prefix`, including this transaction's writes.
+    pub fn prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        validate_tree_name(tree)?;
+        let root = self.tree(tree).root;
+        let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
+        let mut out = Vec::new();
+        while let Some((k, v)) = cursor.next(self)? {
+            if !k.starts_with(prefix) {
+                break;
+            }
+            let v = btree::read_value(self, v)?;
+            out.push((k, v));
+        }
+        Ok(out)
+    }
+
     /// Entries in `tree`, including this transaction's writes.
     pub fn tree_len(&mut self, tree: &str) -> Result<u64> {
         validate_tree_name(tree)?;

@@ -1,0 +1,394 @@
+//! Entities and relations: an entity is identified in its partition by its folded name (so
+//! "Priya Raman" and "priya  raman" are one entity); a relation is a typed edge with provenance,
+//! valid time (`valid_from`/`valid_to`, as given) and transaction time (`recorded_at`, and
+//! `ended_at` once it is superseded), indexed from both ends.
+
+use super::part::Partition;
+use super::trees::{
+    ADJ, ENT, ENT_NAME, REL, adj_key, adj_prefix, ent_key, name_key, name_prefix, next_id, rel_key, trailing_id,
+};
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+use crate::text::fold;
+use crate::write::WriteTxn;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Longest entity name or relation type, in bytes (DESIGN.md §2: names 1 KiB).
+pub const MAX_NAME_LEN: usize = 1024;
+
+const OUT: u8 = 0;
+const IN: u8 = 1;
+
+/// A stored entity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    pub id: u64,
+    /// The spelling it was first stored with.
+    pub name: String,
+    pub types: Vec<String>,
+    pub attributes: Map<String, Value>,
+    /// Milliseconds since the Unix epoch.
+    pub recorded_at: i64,
+}
+
+/// Where a relation came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// Stated directly by an agent.
+    Asserted { label: Option<String> },
+    /// Extracted from a stored document.
+    Document { doc_id: u64, label: Option<String> },
+}
+
+/// A stored relation `from` → `to`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relation {
+    pub id: u64,
+    pub from: u64,
+    pub to: u64,
+    /// The type as first spelled; matched case-insensitively.
+    #[serde(rename = "type")]
+    pub rel_type: String,
+    pub attributes: Map<String, Value>,
+    pub valid_from: Option<String>,
+    pub valid_to: Option<String>,
+    pub recorded_at: i64,
+    pub ended_at: Option<i64>,
+    pub source: Source,
+    /// The agent that wrote it (from its token, never from a model).
+    pub agent: String,
+}
+
+/// Which end of a relation an entity is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Outbound,
+    Inbound,
+}
+
+/// A relation seen from one of its ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighbour {
+    pub relation: Relation,
+    pub direction: Direction,
+    /// The entity at the other end.
+    pub other: u64,
+}
+
+fn check_name(name: &str, what: &str) -> Result<String> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() || trimmed.len() > MAX_NAME_LEN {
+        return Err(Error::InvalidArgument(format!("{what} must be 1..={MAX_NAME_LEN} bytes, got {}", trimmed.len())));
+    }
+    Ok(fold(trimmed))
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| Error::corrupt(None, format!("a stored {what} does not decode: {e}")))
+}
+
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).expect("records serialise")
+}
+
+fn find_id(tx: &mut WriteTxn<'_>, part: &Partition, folded: &str) -> Result<Option<u64>> {
+    match tx.prefix(ENT_NAME, &name_prefix(part, folded))?.first() {
+        Some((k, _)) => Ok(Some(trailing_id(k)?)),
+        None => Ok(None),
+    }
+}
+
+fn load_entity(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Entity> {
+    let bytes = tx
+        .get(ENT, &ent_key(part, id))?
+        .ok_or_else(|| Error::corrupt(None, format!("entity {id} is indexed but missing")))?;
+    decode(&bytes, "entity")
+}
+
+/// Stores an entity, or merges into the one with the same folded name: new types are added
+/// (case-insensitively once each), given attributes replace stored ones. Returns the entity and
+/// whether it was created.
+pub fn upsert_entity(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    name: &str,
+    types: &[String],
+    attributes: &Map<String, Value>,
+    now: i64,
+) -> Result<(Entity, bool)> {
+    let folded = check_name(name, "entity name")?;
+    for t in types {
+        check_name(t, "entity type")?;
+    }
+    if let Some(id) = find_id(tx, part, &folded)? {
+        let mut entity = load_entity(tx, part, id)?;
+        let before = entity.clone();
+        for t in types {
+            if !entity.types.iter().any(|have| have.eq_ignore_ascii_case(t) || fold(have) == fold(t)) {
+                entity.types.push(t.trim().to_owned());
+            }
+        }
+        for (k, v) in attributes {
+            entity.attributes.insert(k.clone(), v.clone());
+        }
+        if entity != before {
+            tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
+        }
+        return Ok((entity, false));
+    }
+    let id = next_id(tx)?;
+    let mut kept_types: Vec<String> = Vec::new();
+    for t in types {
+        if !kept_types.iter().any(|have| fold(have) == fold(t)) {
+            kept_types.push(t.trim().to_owned());
+        }
+    }
+    let entity = Entity {
+        id,
+        name: name.trim().to_owned(),
+        types: kept_types,
+        attributes: attributes.clone(),
+        recorded_at: now,
+    };
+    tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
+    tx.put(ENT_NAME, &name_key(part, &folded, id), &[])?;
+    Ok((entity, true))
+}
+
+/// The entity whose folded name equals `name`'s, as of `snap`.
+pub fn entity_by_name(snap: &Snapshot, part: &Partition, name: &str) -> Result<Option<Entity>> {
+    let folded = check_name(name, "entity name")?;
+    let Some(first) = snap.prefix(ENT_NAME, &name_prefix(part, &folded))?.next() else { return Ok(None) };
+    let id = trailing_id(&first?.0)?;
+    let bytes = snap
+        .get(ENT, &ent_key(part, id))?
+        .ok_or_else(|| Error::corrupt(None, format!("entity {id} is indexed but missing")))?;
+    decode(&bytes, "entity").map(Some)
+}
+
+/// Records the relation `from` → `to` of type `rel_type`, creating missing entities. Asserting a
+/// live relation again (same ends, same type up to case) keeps the one stored and merges the given
+/// attributes into it. Returns the relation and whether it was created.
+#[allow(clippy::too_many_arguments)] // a relation has this many independent parts; a builder would only rename them
+pub fn relate(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    from: &str,
+    to: &str,
+    rel_type: &str,
+    attributes: &Map<String, Value>,
+    source: Source,
+    agent: &str,
+    now: i64,
+) -> Result<(Relation, bool)> {
+    let folded_type = check_name(rel_type, "relation type")?;
+    let (from_entity, _) = upsert_entity(tx, part, from, &[], &Map::new(), now)?;
+    let (to_entity, _) = upsert_entity(tx, part, to, &[], &Map::new(), now)?;
+    let valid = |key: &str| attributes.get(key).and_then(Value::as_str).map(str::to_owned);
+    let out_prefix = part.key(&[&from_entity.id.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    for (key, _) in tx.prefix(ADJ, &out_prefix)? {
+        let rel_id = trailing_id(&key)?;
+        let bytes = tx
+            .get(REL, &rel_key(part, rel_id))?
+            .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
+        let mut rel: Relation = decode(&bytes, "relation")?;
+        if rel.to == to_entity.id && rel.ended_at.is_none() {
+            let before = rel.clone();
+            for (k, v) in attributes {
+                rel.attributes.insert(k.clone(), v.clone());
+            }
+            rel.valid_from = valid("valid_from").or(rel.valid_from);
+            rel.valid_to = valid("valid_to").or(rel.valid_to);
+            if rel != before {
+                tx.put(REL, &rel_key(part, rel_id), &encode(&rel))?;
+            }
+            return Ok((rel, false));
+        }
+    }
+    let id = next_id(tx)?;
+    let rel = Relation {
+        id,
+        from: from_entity.id,
+        to: to_entity.id,
+        rel_type: rel_type.trim().to_owned(),
+        attributes: attributes.clone(),
+        valid_from: valid("valid_from"),
+        valid_to: valid("valid_to"),
+        recorded_at: now,
+        ended_at: None,
+        source,
+        agent: agent.to_owned(),
+    };
+    tx.put(REL, &rel_key(part, id), &encode(&rel))?;
+    tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
+    tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
+    Ok((rel, true))
+}
+
+/// Every relation touching `entity`, outbound then inbound, each group by type and then id.
+pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<Neighbour>> {
+    let prefix = adj_prefix(part, entity);
+    let mut out = Vec::new();
+    for item in snap.prefix(ADJ, &prefix)? {
+        let (key, _) = item?;
+        let direction = match key.get(prefix.len()) {
+            Some(&OUT) => Direction::Outbound,
+            Some(&IN) => Direction::Inbound,
+            _ => return Err(Error::corrupt(None, "an adjacency key has no direction")),
+        };
+        let rel_id = trailing_id(&key)?;
+        let bytes = snap
+            .get(REL, &rel_key(part, rel_id))?
+            .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
+        let relation: Relation = decode(&bytes, "relation")?;
+        let other = if direction == Direction::Outbound { relation.to } else { relation.from };
+        out.push(Neighbour { relation, direction, other });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Store, StoreOptions};
+    use serde_json::json;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        (dir, store)
+    }
+
+    fn attrs(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(map) => map,
+            other => panic!("attributes must be an object, got {other}"),
+        }
+    }
+
+    #[test]
+    fn an_entity_is_one_per_folded_name_and_merges() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        let ((first, again), _) = store
+            .write(move |tx| {
+                let a = upsert_entity(tx, &p, "Priya Raman", &["person".into()], &attrs(json!({"role": "eng"})), 1)?;
+                let b = upsert_entity(
+                    tx,
+                    &p,
+                    "  priya   RAMAN ",
+                    &["Person".into(), "author".into()],
+                    &attrs(json!({"role": "lead"})),
+                    2,
+                )?;
+                Ok((a, b))
+            })
+            .unwrap();
+        assert!(first.1 && !again.1);
+        assert_eq!(first.0.id, again.0.id);
+        assert_eq!(again.0.name, "Priya Raman");
+        assert_eq!(again.0.types, vec!["person".to_owned(), "author".to_owned()]);
+        assert_eq!(again.0.attributes["role"], json!("lead"));
+        let snap = store.snapshot().unwrap();
+        assert_eq!(entity_by_name(&snap, &part, "PRIYA RAMAN").unwrap().unwrap(), again.0);
+        assert_eq!(entity_by_name(&snap, &part, "Priya").unwrap(), None);
+    }
+
+    #[test]
+    fn relations_are_found_from_both_ends_and_not_duplicated() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        let (rels, _) = store
+            .write(move |tx| {
+                let src = Source::Asserted { label: Some("chat".into()) };
+                let a = relate(
+                    tx,
+                    &p,
+                    "Priya",
+                    "Acme",
+                    "works_at",
+                    &attrs(json!({"valid_from": "2024-01-01"})),
+                    src.clone(),
+                    "claude",
+                    5,
+                )?;
+                let b = relate(
+                    tx,
+                    &p,
+                    "priya",
+                    "ACME",
+                    "Works_At",
+                    &attrs(json!({"team": "infra"})),
+                    src.clone(),
+                    "codex",
+                    6,
+                )?;
+                let c = relate(tx, &p, "Acme", "Berlin", "located_in", &Map::new(), src, "claude", 7)?;
+                Ok((a, b, c))
+            })
+            .unwrap();
+        let (a, b, c) = rels;
+        assert!(a.1 && !b.1 && c.1);
+        assert_eq!(a.0.id, b.0.id);
+        assert_eq!(b.0.attributes["team"], json!("infra"));
+        assert_eq!(b.0.valid_from.as_deref(), Some("2024-01-01"));
+        assert_eq!(b.0.agent, "claude");
+        let snap = store.snapshot().unwrap();
+        let acme = entity_by_name(&snap, &part, "acme").unwrap().unwrap();
+        let around = neighbours(&snap, &part, acme.id).unwrap();
+        assert_eq!(around.len(), 2);
+        assert_eq!(around[0].direction, Direction::Outbound);
+        assert_eq!(around[0].relation.rel_type, "located_in");
+        assert_eq!(around[1].direction, Direction::Inbound);
+        assert_eq!(around[1].relation.rel_type, "works_at");
+        assert_eq!(around[1].other, a.0.from);
+    }
+
+    #[test]
+    fn partitions_do_not_see_each_other() {
+        let (_dir, store) = store();
+        let mine = Partition::new("local", "u1", "default").unwrap();
+        let theirs = Partition::new("local", "u2", "default").unwrap();
+        let m = mine.clone();
+        store
+            .write(move |tx| {
+                relate(tx, &m, "Priya", "Acme", "works_at", &Map::new(), Source::Asserted { label: None }, "claude", 1)
+            })
+            .unwrap();
+        let snap = store.snapshot().unwrap();
+        assert!(entity_by_name(&snap, &theirs, "Priya").unwrap().is_none());
+        let priya = entity_by_name(&snap, &mine, "Priya").unwrap().unwrap();
+        assert!(neighbours(&snap, &theirs, priya.id).unwrap().is_empty());
+        assert_eq!(neighbours(&snap, &mine, priya.id).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn bad_names_change_nothing() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        let err = store
+            .write(move |tx| {
+                relate(
+                    tx,
+                    &p,
+                    "Priya",
+                    &"x".repeat(1025),
+                    "knows",
+                    &Map::new(),
+                    Source::Asserted { label: None },
+                    "a",
+                    1,
+                )
+            })
+            .unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        let snap = store.snapshot().unwrap();
+        assert!(entity_by_name(&snap, &part, "Priya").unwrap().is_none());
+        assert_eq!(snap.tree_len(ENT).unwrap(), 0);
+    }
+}

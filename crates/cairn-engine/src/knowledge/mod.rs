@@ -1,0 +1,12 @@
+//! The knowledge model: entities and typed relations, partitioned by (tenant, user, scope). This
+//! is the first slice of the knowledge issue: partitions, ids, entities with types and
+//! attributes, relations with provenance and valid/transaction time, and both-direction
+//! adjacency. Records are JSON (self-describing, so later fields can be added without a format
+//! change); keys are laid out in `docs/design/knowledge-keys.md`.
+
+mod graph;
+mod part;
+mod trees;
+
+pub use graph::{Direction, Entity, Neighbour, Relation, Source, entity_by_name, neighbours, relate, upsert_entity};
+pub use part::Partition;

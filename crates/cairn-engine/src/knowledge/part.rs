@@ -1,0 +1,86 @@
+//! Partitions: whose data a key belongs to. Every knowledge key starts with the partition's
+//! prefix, `len u16 BE | tenant \0 user \0 scope`, so two partitions never share a key prefix and
+//! a read built from the caller's identity cannot reach another partition.
+
+use crate::error::{Error, Result};
+
+/// Longest tenant, user or scope, in bytes (DESIGN.md §1).
+pub const MAX_PART_FIELD: usize = 256;
+
+/// One (tenant, user, scope) partition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Partition {
+    /// `tenant \0 user \0 scope`.
+    raw: Vec<u8>,
+    /// `len u16 BE | raw`.
+    prefix: Vec<u8>,
+}
+
+fn check(field: &str, what: &str) -> Result<()> {
+    if field.is_empty() || field.len() > MAX_PART_FIELD {
+        return Err(Error::InvalidArgument(format!("{what} must be 1..={MAX_PART_FIELD} bytes, got {}", field.len())));
+    }
+    if field.contains(':') || field.contains('\0') {
+        return Err(Error::InvalidArgument(format!("{what} must not contain ':' or NUL")));
+    }
+    Ok(())
+}
+
+impl Partition {
+    /// A partition; each part is 1–256 bytes without `:` or NUL.
+    pub fn new(tenant: &str, user: &str, scope: &str) -> Result<Partition> {
+        check(tenant, "tenant")?;
+        check(user, "user")?;
+        check(scope, "scope")?;
+        let raw = [tenant.as_bytes(), b"\0", user.as_bytes(), b"\0", scope.as_bytes()].concat();
+        let len = u16::try_from(raw.len()).expect("at most 770 bytes");
+        let prefix = [&len.to_be_bytes()[..], &raw].concat();
+        Ok(Partition { raw, prefix })
+    }
+
+    /// `tenant \0 user \0 scope`, as the full-text index takes it.
+    #[must_use]
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
+    /// The key prefix of every record of this partition.
+    #[must_use]
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// `prefix | parts...`: a key inside this partition.
+    pub(crate) fn key(&self, parts: &[&[u8]]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.prefix.len() + parts.iter().map(|p| p.len()).sum::<usize>());
+        k.extend_from_slice(&self.prefix);
+        for p in parts {
+            k.extend_from_slice(p);
+        }
+        k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_never_share_a_prefix() {
+        let a = Partition::new("local", "u", "s").unwrap();
+        let b = Partition::new("local", "u", "s2").unwrap();
+        assert!(!b.prefix().starts_with(a.prefix()));
+        assert!(!a.prefix().starts_with(b.prefix()));
+    }
+
+    #[test]
+    fn bad_parts_are_refused_by_name() {
+        for (t, u, s, what) in [("", "u", "s", "tenant"), ("t", "a:b", "s", "user"), ("t", "u", "x\0", "scope")] {
+            let err = Partition::new(t, u, s).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT");
+            assert!(err.to_string().contains(what), "{err}");
+        }
+        assert!(Partition::new("t", &"u".repeat(257), "s").is_err());
+        assert!(Partition::new("t", &"u".repeat(256), "s").is_ok());
+    }
+}

@@ -1,0 +1,60 @@
+//! Tree names and key shapes of the knowledge model (see docs/design/knowledge-keys.md).
+
+use super::part::Partition;
+use crate::error::{Error, Result};
+use crate::write::WriteTxn;
+
+/// One counter per store: the next id.
+pub(crate) const SEQ: &str = "k.seq";
+/// `part | entity id` → entity record.
+pub(crate) const ENT: &str = "k.ent";
+/// `part | folded name \0 | entity id` → ().
+pub(crate) const ENT_NAME: &str = "k.ent_name";
+/// `part | relation id` → relation record.
+pub(crate) const REL: &str = "k.rel";
+/// `part | entity id | direction | folded type \0 | relation id` → ().
+pub(crate) const ADJ: &str = "k.adj";
+
+/// A new id, unique in the store (ids start at 1).
+pub(crate) fn next_id(tx: &mut WriteTxn<'_>) -> Result<u64> {
+    let next = match tx.get(SEQ, b"id")? {
+        Some(v) => u64::from_be_bytes(
+            v.as_slice().try_into().map_err(|_| Error::corrupt(None, "the id counter is not 8 bytes"))?,
+        ),
+        None => 1,
+    };
+    tx.put(SEQ, b"id", &(next + 1).to_be_bytes())?;
+    Ok(next)
+}
+
+pub(crate) fn ent_key(part: &Partition, id: u64) -> Vec<u8> {
+    part.key(&[&id.to_be_bytes()])
+}
+
+pub(crate) fn name_prefix(part: &Partition, folded: &str) -> Vec<u8> {
+    part.key(&[folded.as_bytes(), b"\0"])
+}
+
+pub(crate) fn name_key(part: &Partition, folded: &str, id: u64) -> Vec<u8> {
+    part.key(&[folded.as_bytes(), b"\0", &id.to_be_bytes()])
+}
+
+pub(crate) fn rel_key(part: &Partition, id: u64) -> Vec<u8> {
+    part.key(&[&id.to_be_bytes()])
+}
+
+pub(crate) fn adj_prefix(part: &Partition, entity: u64) -> Vec<u8> {
+    part.key(&[&entity.to_be_bytes()])
+}
+
+pub(crate) fn adj_key(part: &Partition, entity: u64, dir: u8, folded_type: &str, rel: u64) -> Vec<u8> {
+    part.key(&[&entity.to_be_bytes(), &[dir], folded_type.as_bytes(), b"\0", &rel.to_be_bytes()])
+}
+
+/// The id at the end of a key.
+pub(crate) fn trailing_id(key: &[u8]) -> Result<u64> {
+    let tail = key.len().checked_sub(8).map(|at| &key[at..]);
+    tail.and_then(|t| t.try_into().ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| Error::corrupt(None, "a knowledge index key is too short"))
+}
