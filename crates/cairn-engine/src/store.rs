@@ -106,6 +106,7 @@ enum Request {
 
 struct Shared {
     dir: PathBuf,
+    vfs: Arc<dyn Vfs>,
     registry: Arc<Registry>,
     counters: Arc<Counters>,
     queue: Mutex<Option<Sender<Request>>>,
@@ -209,7 +210,7 @@ impl Store {
         let mut writer = Writer {
             core,
             dir: dir.clone(),
-            vfs,
+            vfs: vfs.clone(),
             cache_bytes,
             checkpoint_bytes,
             registry: registry.clone(),
@@ -229,6 +230,7 @@ impl Store {
         Ok(Store {
             shared: Arc::new(Shared {
                 dir,
+                vfs,
                 registry,
                 counters,
                 queue: Mutex::new(Some(tx)),
@@ -342,8 +344,7 @@ impl Store {
     /// writes go on.
     pub fn backup(&self, dest_dir: &Path) -> Result<BackupReport> {
         let snap = self.snapshot()?;
-        let vfs = self.run(|w| Ok(w.vfs.clone()))?;
-        copy::backup(&snap, &*vfs, dest_dir)
+        copy::backup(&snap, &*self.shared.vfs, dest_dir)
     }
 
     /// Rewrites live pages into a fresh file (writes wait meanwhile); with `purge`, also zeroes
