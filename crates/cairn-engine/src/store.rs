@@ -317,7 +317,13 @@ impl Store {
     fn run<T: Send + 'static>(&self, f: impl FnOnce(&mut Writer) -> Result<T> + Send + 'static) -> Result<T> {
         let (tx, rx) = mpsc::sync_channel(1);
         let req = Request::Run(Box::new(move |w| {
-            let _ = tx.send(f(w));
+            let result = catch_unwind(AssertUnwindSafe(|| f(&mut *w))).unwrap_or_else(|p| {
+                // Maintenance stopped part-way: stop taking writes rather than trust the state.
+                let err = Error::Panicked(panic_message(&*p));
+                w.fail(&err);
+                Err(err)
+            });
+            let _ = tx.send(result);
         }));
         if self.send(req).is_err() {
             return Err(Error::Closed);
