@@ -4,9 +4,11 @@
 //! adjacency. Records are JSON (self-describing, so later fields can be added without a format
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
+mod docs;
 mod graph;
 mod part;
 mod trees;
 
+pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
 pub use graph::{Direction, Entity, Neighbour, Relation, Source, entity_by_name, neighbours, relate, upsert_entity};
 pub use part::Partition;

@@ -15,6 +15,17 @@ pub(crate) const REL: &str = "k.rel";
 /// `part | entity id | direction | folded type \0 | relation id` → ().
 pub(crate) const ADJ: &str = "k.adj";
 
+/// `part | doc id` → document record.
+pub(crate) const DOC: &str = "k.doc";
+/// `part | sha256(text) | date` → doc id: the same text with the same date is stored once.
+pub(crate) const DOC_HASH: &str = "k.doc_hash";
+/// `part | doc id | ordinal` → passage span.
+pub(crate) const PSG: &str = "k.psg";
+/// `part | entity id | doc id | ordinal` → (): the passages that mention an entity.
+pub(crate) const MENTION: &str = "k.mention";
+/// `part | doc id | ordinal | entity id` → (): the entities a passage mentions.
+pub(crate) const MENTIONED: &str = "k.mentioned";
+
 /// A new id, unique in the store (ids start at 1).
 pub(crate) fn next_id(tx: &mut WriteTxn<'_>) -> Result<u64> {
     let next = match tx.get(SEQ, b"id")? {

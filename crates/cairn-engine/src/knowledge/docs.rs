@@ -1,0 +1,234 @@
+//! Documents and passages: `remember_text` stores a text once (same text and date again is
+//! `already`), cuts it into passages, indexes them for full-text search, and links each passage
+//! to every stored entity it names.
+
+use super::graph::Entity;
+use super::part::Partition;
+use super::trees::{DOC, DOC_HASH, ENT, MENTION, MENTIONED, PSG, next_id};
+use crate::error::{Error, Result};
+use crate::fts;
+use crate::text::{Linker, chunk_text};
+use crate::write::WriteTxn;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The most text one call stores (DESIGN.md §2: 1 MiB of text per call).
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// A stored document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Document {
+    pub id: u64,
+    pub text: String,
+    /// The label citations show (`source`).
+    pub label: Option<String>,
+    /// When it was said or true (ISO 8601, as given).
+    pub date: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub ingested_at: i64,
+}
+
+/// A stored passage: a code-point span of its document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassageSpan {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// What `remember_text` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remembered {
+    pub doc_id: u64,
+    /// The same text with the same date was stored before: nothing changed.
+    pub already: bool,
+    pub passages: u32,
+    /// (passage ordinal, entity id) links made.
+    pub mentions: Vec<(u32, u64)>,
+    /// Ordinals of passages that name no stored entity.
+    pub unlinked: Vec<u32>,
+}
+
+fn hash_key(part: &Partition, text: &str, date: Option<&str>) -> Vec<u8> {
+    let digest = Sha256::digest(text.as_bytes());
+    part.key(&[&digest, date.unwrap_or("").as_bytes()])
+}
+
+/// Stores `text` as a document of `part`, with its passages, full-text postings and mentions, in
+/// the caller's transaction.
+pub fn remember_text(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    text: &str,
+    label: Option<&str>,
+    date: Option<&str>,
+    now: i64,
+) -> Result<Remembered> {
+    if text.trim().is_empty() || text.len() > MAX_TEXT_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "content must be 1..={MAX_TEXT_BYTES} bytes of text, got {}",
+            text.len()
+        )));
+    }
+    let hash = hash_key(part, text, date);
+    if let Some(id) = tx.get(DOC_HASH, &hash)? {
+        let doc_id = u64::from_be_bytes(
+            id.as_slice().try_into().map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))?,
+        );
+        return Ok(Remembered { doc_id, already: true, passages: 0, mentions: Vec::new(), unlinked: Vec::new() });
+    }
+    let doc_id = next_id(tx)?;
+    let doc = Document {
+        id: doc_id,
+        text: text.to_owned(),
+        label: label.map(str::to_owned),
+        date: date.map(str::to_owned),
+        ingested_at: now,
+    };
+    tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &serde_json::to_vec(&doc).expect("records serialise"))?;
+    tx.put(DOC_HASH, &hash, &doc_id.to_be_bytes())?;
+    let linker = partition_linker(tx, part)?;
+    let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
+    for (ordinal, passage) in chunk_text(text).into_iter().enumerate() {
+        let ordinal = u32::try_from(ordinal).map_err(|_| Error::InvalidArgument("too many passages".into()))?;
+        let span = PassageSpan { start: passage.start, end: passage.end };
+        let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+        tx.put(PSG, &part.key(&[&at]), &serde_json::to_vec(&span).expect("records serialise"))?;
+        fts::index_passage(tx, part.raw(), doc_id, ordinal, &passage.text)?;
+        let mut entities: Vec<u64> = linker.find(&passage.text).into_iter().map(|m| m.entity).collect();
+        entities.sort_unstable();
+        entities.dedup();
+        if entities.is_empty() {
+            out.unlinked.push(ordinal);
+        }
+        for entity in entities {
+            tx.put(MENTION, &part.key(&[&entity.to_be_bytes(), &at]), &[])?;
+            tx.put(MENTIONED, &part.key(&[&at, &entity.to_be_bytes()]), &[])?;
+            out.mentions.push((ordinal, entity));
+        }
+        out.passages += 1;
+    }
+    Ok(out)
+}
+
+/// A linker over every entity name of the partition. Built per call for now (about 0.45 s at
+/// 100k names); keeping one per partition is the next step.
+fn partition_linker(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Linker> {
+    let mut names = Vec::new();
+    for (_, bytes) in tx.prefix(ENT, part.prefix())? {
+        let entity: Entity = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::corrupt(None, format!("a stored entity does not decode: {e}")))?;
+        names.push((entity.id, entity.name));
+    }
+    Ok(Linker::new(names.iter().map(|(id, name)| (*id, name.as_str()))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::{Source, entity_by_name, relate};
+    use crate::store::{Store, StoreOptions};
+    use serde_json::Map;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        (dir, store)
+    }
+
+    const TEXT: &str = "Priya Raman joined Acme in 2024. She leads the storage team in Berlin. \
+                        The lighthouse project ships next spring.";
+
+    #[test]
+    fn text_is_stored_once_indexed_and_linked() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        let (first, _) = store
+            .write(move |tx| {
+                relate(
+                    tx,
+                    &p,
+                    "Priya Raman",
+                    "Acme",
+                    "works_at",
+                    &Map::new(),
+                    Source::Asserted { label: None },
+                    "claude",
+                    1,
+                )?;
+                remember_text(tx, &p, TEXT, Some("chat"), Some("2024-05-01"), 2)
+            })
+            .unwrap();
+        assert!(!first.already);
+        assert_eq!(first.passages, 1);
+        let snap = store.snapshot().unwrap();
+        let priya = entity_by_name(&snap, &part, "priya raman").unwrap().unwrap();
+        let acme = entity_by_name(&snap, &part, "Acme").unwrap().unwrap();
+        assert_eq!(first.mentions, vec![(0, priya.id.min(acme.id)), (0, priya.id.max(acme.id))]);
+        let hits = fts::search(&snap, part.raw(), "lighthouse", 5).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].doc, first.doc_id);
+
+        let p = part.clone();
+        let (again, _) =
+            store.write(move |tx| remember_text(tx, &p, TEXT, Some("chat"), Some("2024-05-01"), 3)).unwrap();
+        assert!(again.already);
+        assert_eq!(again.doc_id, first.doc_id);
+        let p = part.clone();
+        let (other_date, _) = store.write(move |tx| remember_text(tx, &p, TEXT, None, Some("2025-01-01"), 4)).unwrap();
+        assert!(!other_date.already);
+        assert_ne!(other_date.doc_id, first.doc_id);
+    }
+
+    #[test]
+    fn passages_without_known_names_are_reported_unlinked() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        let (r, _) =
+            store.write(move |tx| remember_text(tx, &p, "Nothing here names anyone we know.", None, None, 1)).unwrap();
+        assert_eq!(r.unlinked, vec![0]);
+        assert!(r.mentions.is_empty());
+    }
+
+    #[test]
+    fn other_partitions_neither_link_nor_find() {
+        let (_dir, store) = store();
+        let mine = Partition::new("local", "u1", "default").unwrap();
+        let theirs = Partition::new("local", "u2", "default").unwrap();
+        let m = mine.clone();
+        let t = theirs.clone();
+        let (r, _) = store
+            .write(move |tx| {
+                relate(
+                    tx,
+                    &m,
+                    "Priya Raman",
+                    "Acme",
+                    "works_at",
+                    &Map::new(),
+                    Source::Asserted { label: None },
+                    "claude",
+                    1,
+                )?;
+                remember_text(tx, &t, TEXT, None, None, 2)
+            })
+            .unwrap();
+        assert!(r.mentions.is_empty(), "a name from another partition linked: {:?}", r.mentions);
+        let snap = store.snapshot().unwrap();
+        assert!(fts::search(&snap, mine.raw(), "lighthouse", 5).unwrap().is_empty());
+        assert_eq!(fts::search(&snap, theirs.raw(), "lighthouse", 5).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn empty_or_oversized_text_is_refused_and_changes_nothing() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        for text in ["   ".to_owned(), "x".repeat(MAX_TEXT_BYTES + 1)] {
+            let p = part.clone();
+            let err = store.write(move |tx| remember_text(tx, &p, &text, None, None, 1)).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT");
+        }
+        assert_eq!(store.snapshot().unwrap().tree_len(DOC).unwrap(), 0);
+    }
+}
