@@ -7,8 +7,10 @@
 mod docs;
 mod graph;
 mod part;
+mod recall;
 mod trees;
 
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
 pub use graph::{Direction, Entity, Neighbour, Relation, Source, entity_by_name, neighbours, relate, upsert_entity};
 pub use part::Partition;
+pub use recall::{Recall, SUGGESTIONS, recall};

@@ -1,0 +1,115 @@
+//! Recall of one subject: find the entity a name means (exact, case-folded, a whole word of a
+//! longer name, a near spelling — each saying how it matched), then every live relation touching
+//! it, from both ends. Nothing is invented: a name that matches nothing is `NothingStored`, with
+//! "did you mean" suggestions drawn from the same partition only.
+
+use super::graph::{Entity, Neighbour, neighbours};
+use super::part::Partition;
+use super::trees::ENT;
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+use crate::text::{LookupOptions, MatchKind, NameIndex};
+
+/// How many "did you mean" names a miss offers (DESIGN.md §2: up to three).
+pub const SUGGESTIONS: usize = 3;
+
+/// The answer to a recall.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recall {
+    /// The subject was found: its entity, how its name matched, and its live relations.
+    Answered { subject: Entity, matched: MatchKind, facts: Vec<Neighbour> },
+    /// No stored entity matches; names of this partition that are near.
+    NothingStored { did_you_mean: Vec<String> },
+}
+
+/// Recalls `subject` in `part` as of `snap`. The first match wins (exact before case-folded
+/// before word-of-name before near; ties by shorter name, then id).
+pub fn recall(snap: &Snapshot, part: &Partition, subject: &str) -> Result<Recall> {
+    let mut entities = Vec::new();
+    for item in snap.prefix(ENT, part.prefix())? {
+        let (_, bytes) = item?;
+        let entity: Entity = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::corrupt(None, format!("a stored entity does not decode: {e}")))?;
+        entities.push(entity);
+    }
+    let index = NameIndex::new(entities.iter().map(|e| (e.id, e.name.as_str())));
+    let best = index.lookup(subject, LookupOptions { prefix: false, limit: 1 }).into_iter().next();
+    let Some(best) = best else {
+        return Ok(Recall::NothingStored { did_you_mean: index.did_you_mean(subject, SUGGESTIONS) });
+    };
+    let subject = entities
+        .into_iter()
+        .find(|e| e.id == best.id)
+        .ok_or_else(|| Error::corrupt(None, format!("entity {} vanished during recall", best.id)))?;
+    let facts = neighbours(snap, part, subject.id)?.into_iter().filter(|n| n.relation.ended_at.is_none()).collect();
+    Ok(Recall::Answered { subject, matched: best.how, facts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::{Direction, Source, relate};
+    use crate::store::{Store, StoreOptions};
+    use serde_json::Map;
+
+    fn seeded() -> (tempfile::TempDir, Store, Partition) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                let s = || Source::Asserted { label: None };
+                relate(tx, &p, "Priya Raman", "Acme", "works_at", &Map::new(), s(), "claude", 1)?;
+                relate(tx, &p, "Jonas Weber", "Priya Raman", "manages", &Map::new(), s(), "claude", 2)?;
+                Ok(())
+            })
+            .unwrap();
+        (dir, store, part)
+    }
+
+    #[test]
+    fn a_word_of_a_longer_name_recalls_both_directions() {
+        let (_dir, store, part) = seeded();
+        let snap = store.snapshot().unwrap();
+        let Recall::Answered { subject, matched, facts } = recall(&snap, &part, "Priya").unwrap() else {
+            panic!("Priya should be found")
+        };
+        assert_eq!(subject.name, "Priya Raman");
+        assert_eq!(matched, MatchKind::WordOfName);
+        let kinds: Vec<(Direction, &str)> = facts.iter().map(|f| (f.direction, f.relation.rel_type.as_str())).collect();
+        assert_eq!(kinds, vec![(Direction::Outbound, "works_at"), (Direction::Inbound, "manages")]);
+    }
+
+    #[test]
+    fn exact_and_near_spellings_say_how_they_matched() {
+        let (_dir, store, part) = seeded();
+        let snap = store.snapshot().unwrap();
+        for (query, how) in [("Acme", MatchKind::Exact), ("ACME", MatchKind::CaseFolded)] {
+            let Recall::Answered { matched, .. } = recall(&snap, &part, query).unwrap() else { panic!("{query}") };
+            assert_eq!(matched, how, "{query}");
+        }
+        let Recall::Answered { subject, matched, .. } = recall(&snap, &part, "Jonas Webber").unwrap() else {
+            panic!("a near spelling should be found")
+        };
+        assert_eq!(subject.name, "Jonas Weber");
+        assert!(matches!(matched, MatchKind::Near { distance: 1 }), "{matched:?}");
+    }
+
+    #[test]
+    fn a_miss_invents_nothing_and_suggests_only_own_names() {
+        let (_dir, store, part) = seeded();
+        let other = Partition::new("local", "u2", "default").unwrap();
+        let snap = store.snapshot().unwrap();
+        assert_eq!(recall(&snap, &part, "Zanzibar").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
+        assert_eq!(recall(&snap, &other, "Priya").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
+        assert_eq!(recall(&snap, &other, "Acme").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
+        assert_eq!(
+            recall(&snap, &part, "Pri").unwrap(),
+            Recall::NothingStored { did_you_mean: vec!["Priya Raman".to_owned()] }
+        );
+        assert_eq!(recall(&snap, &other, "Pri").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
+        // "the" is a stop word: it never matches a name on its own.
+        assert!(matches!(recall(&snap, &part, "the").unwrap(), Recall::NothingStored { .. }));
+    }
+}
