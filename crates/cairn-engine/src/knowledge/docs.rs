@@ -125,7 +125,8 @@ fn partition_linker(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Linker> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::{Source, entity_by_name, relate};
+    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::{entity_by_name, relate};
     use crate::store::{Store, StoreOptions};
     use serde_json::Map;
 
@@ -145,17 +146,7 @@ mod tests {
         let p = part.clone();
         let (first, _) = store
             .write(move |tx| {
-                relate(
-                    tx,
-                    &p,
-                    "Priya Raman",
-                    "Acme",
-                    "works_at",
-                    &Map::new(),
-                    Source::Asserted { label: None },
-                    "claude",
-                    1,
-                )?;
+                relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &Map::new(), "claude"), 1)?;
                 remember_text(tx, &p, TEXT, Some("chat"), Some("2024-05-01"), 2)
             })
             .unwrap();
@@ -200,17 +191,7 @@ mod tests {
         let t = theirs.clone();
         let (r, _) = store
             .write(move |tx| {
-                relate(
-                    tx,
-                    &m,
-                    "Priya Raman",
-                    "Acme",
-                    "works_at",
-                    &Map::new(),
-                    Source::Asserted { label: None },
-                    "claude",
-                    1,
-                )?;
+                relate(tx, &m, assertion("Priya Raman", "Acme", "works_at", &Map::new(), "claude"), 1)?;
                 remember_text(tx, &t, TEXT, None, None, 2)
             })
             .unwrap();

@@ -168,63 +168,108 @@ pub fn entity_by_name(snap: &Snapshot, part: &Partition, name: &str) -> Result<O
     decode(&bytes, "entity").map(Some)
 }
 
-/// Records the relation `from` → `to` of type `rel_type`, creating missing entities. Asserting a
-/// live relation again (same ends, same type up to case) keeps the one stored and merges the given
-/// attributes into it. Returns the relation and whether it was created.
-#[allow(clippy::too_many_arguments)] // a relation has this many independent parts; a builder would only rename them
-pub fn relate(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    from: &str,
-    to: &str,
-    rel_type: &str,
-    attributes: &Map<String, Value>,
-    source: Source,
-    agent: &str,
-    now: i64,
-) -> Result<(Relation, bool)> {
-    let folded_type = check_name(rel_type, "relation type")?;
-    let (from_entity, _) = upsert_entity(tx, part, from, &[], &Map::new(), now)?;
-    let (to_entity, _) = upsert_entity(tx, part, to, &[], &Map::new(), now)?;
-    let valid = |key: &str| attributes.get(key).and_then(Value::as_str).map(str::to_owned);
+/// One relation to record.
+#[derive(Debug, Clone)]
+pub struct Assertion<'a> {
+    pub from: &'a str,
+    pub to: &'a str,
+    pub rel_type: &'a str,
+    /// Attributes; `valid_from` and `valid_to` (ISO 8601 strings) set the relation's valid time.
+    pub attributes: &'a Map<String, Value>,
+    pub source: Source,
+    pub agent: &'a str,
+    /// End the subject's other live relations of this type (they stay in history).
+    pub replaces: bool,
+}
+
+/// What `relate` did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    pub relation: Relation,
+    /// A new relation was stored (else a live one was found and its attributes merged).
+    pub created: bool,
+    /// Relations ended by `replaces`.
+    pub ended: Vec<u64>,
+    /// An ended relation with the same ends and type that this assertion brings back.
+    pub restored: Option<u64>,
+}
+
+impl Relation {
+    /// Whether the store knew this relation as live at transaction time `as_of` (ms).
+    #[must_use]
+    pub fn known_at(&self, as_of: i64) -> bool {
+        self.recorded_at <= as_of && self.ended_at.is_none_or(|end| end > as_of)
+    }
+
+    /// Whether the relation was true at `date` (ISO 8601, compared as text: give dates in one
+    /// format). An open end is unbounded.
+    #[must_use]
+    pub fn valid_at(&self, date: &str) -> bool {
+        self.valid_from.as_deref().is_none_or(|from| from <= date)
+            && self.valid_to.as_deref().is_none_or(|to| date < to)
+    }
+}
+
+/// Records `a.from` → `a.to` of type `a.rel_type`, creating missing entities. Asserting a live
+/// relation again (same ends, same type up to case) merges the given attributes into the stored
+/// one. With `replaces`, the subject's other live relations of that type end now (and are kept);
+/// asserting an ended relation again stores it anew and names the one it restores.
+pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i64) -> Result<Related> {
+    let folded_type = check_name(a.rel_type, "relation type")?;
+    let (from_entity, _) = upsert_entity(tx, part, a.from, &[], &Map::new(), now)?;
+    let (to_entity, _) = upsert_entity(tx, part, a.to, &[], &Map::new(), now)?;
+    let valid = |key: &str| a.attributes.get(key).and_then(Value::as_str).map(str::to_owned);
     let out_prefix = part.key(&[&from_entity.id.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    let mut same_live = None;
+    let mut restored = None;
+    let mut ended = Vec::new();
     for (key, _) in tx.prefix(ADJ, &out_prefix)? {
         let rel_id = trailing_id(&key)?;
         let bytes = tx
             .get(REL, &rel_key(part, rel_id))?
             .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
         let mut rel: Relation = decode(&bytes, "relation")?;
-        if rel.to == to_entity.id && rel.ended_at.is_none() {
-            let before = rel.clone();
-            for (k, v) in attributes {
-                rel.attributes.insert(k.clone(), v.clone());
-            }
-            rel.valid_from = valid("valid_from").or(rel.valid_from);
-            rel.valid_to = valid("valid_to").or(rel.valid_to);
-            if rel != before {
+        match (rel.to == to_entity.id, rel.ended_at.is_none()) {
+            (true, true) => same_live = Some(rel),
+            (true, false) => restored = Some(rel.id),
+            (false, true) if a.replaces => {
+                rel.ended_at = Some(now);
                 tx.put(REL, &rel_key(part, rel_id), &encode(&rel))?;
+                ended.push(rel_id);
             }
-            return Ok((rel, false));
+            (false, _) => {}
         }
+    }
+    if let Some(mut rel) = same_live {
+        let before = rel.clone();
+        for (k, v) in a.attributes {
+            rel.attributes.insert(k.clone(), v.clone());
+        }
+        rel.valid_from = valid("valid_from").or(rel.valid_from);
+        rel.valid_to = valid("valid_to").or(rel.valid_to);
+        if rel != before {
+            tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
+        }
+        return Ok(Related { relation: rel, created: false, ended, restored: None });
     }
     let id = next_id(tx)?;
     let rel = Relation {
         id,
         from: from_entity.id,
         to: to_entity.id,
-        rel_type: rel_type.trim().to_owned(),
-        attributes: attributes.clone(),
+        rel_type: a.rel_type.trim().to_owned(),
+        attributes: a.attributes.clone(),
         valid_from: valid("valid_from"),
         valid_to: valid("valid_to"),
         recorded_at: now,
         ended_at: None,
-        source,
-        agent: agent.to_owned(),
+        source: a.source,
+        agent: a.agent.to_owned(),
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
     tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
-    Ok((rel, true))
+    Ok(Related { relation: rel, created: true, ended, restored })
 }
 
 /// Every relation touching `entity`, outbound then inbound, each group by type and then id.
@@ -250,7 +295,7 @@ pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::store::{Store, StoreOptions};
     use serde_json::json;
@@ -259,6 +304,87 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
         (dir, store)
+    }
+
+    /// An asserted, non-replacing relation.
+    pub(crate) fn assertion<'a>(
+        from: &'a str,
+        to: &'a str,
+        rel_type: &'a str,
+        attributes: &'a Map<String, Value>,
+        agent: &'a str,
+    ) -> Assertion<'a> {
+        Assertion { from, to, rel_type, attributes, source: Source::Asserted { label: None }, agent, replaces: false }
+    }
+
+    #[test]
+    fn replaces_ends_other_edges_and_reasserting_restores() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        let (steps, _) = store
+            .write(move |tx| {
+                let none = Map::new();
+                let acme = relate(tx, &p, assertion("Priya", "Acme", "works_at", &none, "a"), 10)?;
+                let globex = relate(
+                    tx,
+                    &p,
+                    Assertion { replaces: true, ..assertion("Priya", "Globex", "works_at", &none, "a") },
+                    20,
+                )?;
+                let back = relate(
+                    tx,
+                    &p,
+                    Assertion { replaces: true, ..assertion("Priya", "Acme", "works_at", &none, "a") },
+                    30,
+                )?;
+                Ok((acme, globex, back))
+            })
+            .unwrap();
+        let (acme, globex, back) = steps;
+        assert_eq!(globex.ended, vec![acme.relation.id]);
+        assert_eq!(back.ended, vec![globex.relation.id]);
+        assert_eq!(back.restored, Some(acme.relation.id));
+        assert!(back.created && back.relation.id != acme.relation.id);
+        let snap = store.snapshot().unwrap();
+        let priya = entity_by_name(&snap, &part, "Priya").unwrap().unwrap();
+        let all = neighbours(&snap, &part, priya.id).unwrap();
+        assert_eq!(all.len(), 3, "ended relations stay in history");
+        let employer_at =
+            |t: i64| -> Vec<u64> { all.iter().filter(|n| n.relation.known_at(t)).map(|n| n.other).collect() };
+        let names = |ids: Vec<u64>| -> Vec<String> {
+            ids.into_iter()
+                .map(|id| {
+                    let bytes = snap.get(ENT, &ent_key(&part, id)).unwrap().unwrap();
+                    decode::<Entity>(&bytes, "entity").unwrap().name
+                })
+                .collect()
+        };
+        assert_eq!(names(employer_at(5)), Vec::<String>::new());
+        assert_eq!(names(employer_at(15)), vec!["Acme"]);
+        assert_eq!(names(employer_at(25)), vec!["Globex"]);
+        assert_eq!(names(employer_at(35)), vec!["Acme"]);
+    }
+
+    #[test]
+    fn valid_time_bounds_are_half_open() {
+        let rel = Relation {
+            id: 1,
+            from: 1,
+            to: 2,
+            rel_type: "t".into(),
+            attributes: Map::new(),
+            valid_from: Some("2024-01-01".into()),
+            valid_to: Some("2025-01-01".into()),
+            recorded_at: 0,
+            ended_at: None,
+            source: Source::Asserted { label: None },
+            agent: "a".into(),
+        };
+        assert!(!rel.valid_at("2023-12-31"));
+        assert!(rel.valid_at("2024-01-01"));
+        assert!(rel.valid_at("2024-12-31"));
+        assert!(!rel.valid_at("2025-01-01"));
     }
 
     fn attrs(v: Value) -> Map<String, Value> {
@@ -305,30 +431,28 @@ mod tests {
         let (rels, _) = store
             .write(move |tx| {
                 let src = Source::Asserted { label: Some("chat".into()) };
+                let first = attrs(json!({"valid_from": "2024-01-01"}));
+                let second = attrs(json!({"team": "infra"}));
+                let none = Map::new();
                 let a = relate(
                     tx,
                     &p,
-                    "Priya",
-                    "Acme",
-                    "works_at",
-                    &attrs(json!({"valid_from": "2024-01-01"})),
-                    src.clone(),
-                    "claude",
+                    Assertion { source: src.clone(), ..assertion("Priya", "Acme", "works_at", &first, "claude") },
                     5,
                 )?;
                 let b = relate(
                     tx,
                     &p,
-                    "priya",
-                    "ACME",
-                    "Works_At",
-                    &attrs(json!({"team": "infra"})),
-                    src.clone(),
-                    "codex",
+                    Assertion { source: src.clone(), ..assertion("priya", "ACME", "Works_At", &second, "codex") },
                     6,
                 )?;
-                let c = relate(tx, &p, "Acme", "Berlin", "located_in", &Map::new(), src, "claude", 7)?;
-                Ok((a, b, c))
+                let c = relate(
+                    tx,
+                    &p,
+                    Assertion { source: src, ..assertion("Acme", "Berlin", "located_in", &none, "claude") },
+                    7,
+                )?;
+                Ok(((a.relation, a.created), (b.relation, b.created), (c.relation, c.created)))
             })
             .unwrap();
         let (a, b, c) = rels;
@@ -355,9 +479,7 @@ mod tests {
         let theirs = Partition::new("local", "u2", "default").unwrap();
         let m = mine.clone();
         store
-            .write(move |tx| {
-                relate(tx, &m, "Priya", "Acme", "works_at", &Map::new(), Source::Asserted { label: None }, "claude", 1)
-            })
+            .write(move |tx| relate(tx, &m, assertion("Priya", "Acme", "works_at", &Map::new(), "claude"), 1))
             .unwrap();
         let snap = store.snapshot().unwrap();
         assert!(entity_by_name(&snap, &theirs, "Priya").unwrap().is_none());
@@ -372,19 +494,7 @@ mod tests {
         let part = Partition::new("local", "u1", "default").unwrap();
         let p = part.clone();
         let err = store
-            .write(move |tx| {
-                relate(
-                    tx,
-                    &p,
-                    "Priya",
-                    &"x".repeat(1025),
-                    "knows",
-                    &Map::new(),
-                    Source::Asserted { label: None },
-                    "a",
-                    1,
-                )
-            })
+            .write(move |tx| relate(tx, &p, assertion("Priya", &"x".repeat(1025), "knows", &Map::new(), "a"), 1))
             .unwrap_err();
         assert_eq!(err.code(), "INVALID_ARGUMENT");
         let snap = store.snapshot().unwrap();

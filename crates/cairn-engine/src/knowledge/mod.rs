@@ -11,6 +11,9 @@ mod recall;
 mod trees;
 
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
-pub use graph::{Direction, Entity, Neighbour, Relation, Source, entity_by_name, neighbours, relate, upsert_entity};
+pub use graph::{
+    Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
+    upsert_entity,
+};
 pub use part::Partition;
-pub use recall::{Recall, SUGGESTIONS, recall};
+pub use recall::{Recall, SUGGESTIONS, When, recall};

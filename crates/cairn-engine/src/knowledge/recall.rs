@@ -13,6 +13,14 @@ use crate::text::{LookupOptions, MatchKind, NameIndex};
 /// How many "did you mean" names a miss offers (DESIGN.md §2: up to three).
 pub const SUGGESTIONS: usize = 3;
 
+/// Which moment a recall reads: `as_of` (transaction time, ms: what the store knew then) and
+/// `valid_at` (valid time, ISO 8601: what was true then). Both unset: what is known and live now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct When {
+    pub as_of: Option<i64>,
+    pub valid_at: Option<String>,
+}
+
 /// The answer to a recall.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Recall {
@@ -24,7 +32,7 @@ pub enum Recall {
 
 /// Recalls `subject` in `part` as of `snap`. The first match wins (exact before case-folded
 /// before word-of-name before near; ties by shorter name, then id).
-pub fn recall(snap: &Snapshot, part: &Partition, subject: &str) -> Result<Recall> {
+pub fn recall(snap: &Snapshot, part: &Partition, subject: &str, when: &When) -> Result<Recall> {
     let mut entities = Vec::new();
     for item in snap.prefix(ENT, part.prefix())? {
         let (_, bytes) = item?;
@@ -41,14 +49,22 @@ pub fn recall(snap: &Snapshot, part: &Partition, subject: &str) -> Result<Recall
         .into_iter()
         .find(|e| e.id == best.id)
         .ok_or_else(|| Error::corrupt(None, format!("entity {} vanished during recall", best.id)))?;
-    let facts = neighbours(snap, part, subject.id)?.into_iter().filter(|n| n.relation.ended_at.is_none()).collect();
+    let facts = neighbours(snap, part, subject.id)?
+        .into_iter()
+        .filter(|n| match when.as_of {
+            Some(t) => n.relation.known_at(t),
+            None => n.relation.ended_at.is_none(),
+        })
+        .filter(|n| when.valid_at.as_deref().is_none_or(|d| n.relation.valid_at(d)))
+        .collect();
     Ok(Recall::Answered { subject, matched: best.how, facts })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::{Direction, Source, relate};
+    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::{Assertion, Direction, relate};
     use crate::store::{Store, StoreOptions};
     use serde_json::Map;
 
@@ -59,9 +75,9 @@ mod tests {
         let p = part.clone();
         store
             .write(move |tx| {
-                let s = || Source::Asserted { label: None };
-                relate(tx, &p, "Priya Raman", "Acme", "works_at", &Map::new(), s(), "claude", 1)?;
-                relate(tx, &p, "Jonas Weber", "Priya Raman", "manages", &Map::new(), s(), "claude", 2)?;
+                let none = Map::new();
+                relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &none, "claude"), 1)?;
+                relate(tx, &p, assertion("Jonas Weber", "Priya Raman", "manages", &none, "claude"), 2)?;
                 Ok(())
             })
             .unwrap();
@@ -72,7 +88,8 @@ mod tests {
     fn a_word_of_a_longer_name_recalls_both_directions() {
         let (_dir, store, part) = seeded();
         let snap = store.snapshot().unwrap();
-        let Recall::Answered { subject, matched, facts } = recall(&snap, &part, "Priya").unwrap() else {
+        let Recall::Answered { subject, matched, facts } = recall(&snap, &part, "Priya", &When::default()).unwrap()
+        else {
             panic!("Priya should be found")
         };
         assert_eq!(subject.name, "Priya Raman");
@@ -82,14 +99,48 @@ mod tests {
     }
 
     #[test]
+    fn as_of_and_valid_at_pick_the_facts_of_their_moment() {
+        let (_dir, store, part) = seeded();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                let dated = serde_json::json!({"valid_from": "2025-06-01"}).as_object().cloned().unwrap_or_default();
+                relate(
+                    tx,
+                    &p,
+                    Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &dated, "claude") },
+                    50,
+                )
+            })
+            .unwrap();
+        let snap = store.snapshot().unwrap();
+        let employers = |when: When| -> Vec<String> {
+            let Recall::Answered { facts, .. } = recall(&snap, &part, "Priya Raman", &when).unwrap() else {
+                panic!("found")
+            };
+            facts.iter().filter(|f| f.relation.rel_type == "works_at").map(|f| f.relation.to.to_string()).collect()
+        };
+        let now = employers(When::default());
+        let before = employers(When { as_of: Some(10), valid_at: None });
+        assert_eq!(now.len(), 1);
+        assert_eq!(before.len(), 1);
+        assert_ne!(now, before, "as_of before the replacement sees the old employer");
+        assert!(employers(When { as_of: None, valid_at: Some("2025-01-01".into()) }).is_empty());
+        assert_eq!(employers(When { as_of: None, valid_at: Some("2025-07-01".into()) }), now);
+    }
+
+    #[test]
     fn exact_and_near_spellings_say_how_they_matched() {
         let (_dir, store, part) = seeded();
         let snap = store.snapshot().unwrap();
         for (query, how) in [("Acme", MatchKind::Exact), ("ACME", MatchKind::CaseFolded)] {
-            let Recall::Answered { matched, .. } = recall(&snap, &part, query).unwrap() else { panic!("{query}") };
+            let Recall::Answered { matched, .. } = recall(&snap, &part, query, &When::default()).unwrap() else {
+                panic!("{query}")
+            };
             assert_eq!(matched, how, "{query}");
         }
-        let Recall::Answered { subject, matched, .. } = recall(&snap, &part, "Jonas Webber").unwrap() else {
+        let Recall::Answered { subject, matched, .. } = recall(&snap, &part, "Jonas Webber", &When::default()).unwrap()
+        else {
             panic!("a near spelling should be found")
         };
         assert_eq!(subject.name, "Jonas Weber");
@@ -101,15 +152,27 @@ mod tests {
         let (_dir, store, part) = seeded();
         let other = Partition::new("local", "u2", "default").unwrap();
         let snap = store.snapshot().unwrap();
-        assert_eq!(recall(&snap, &part, "Zanzibar").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
-        assert_eq!(recall(&snap, &other, "Priya").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
-        assert_eq!(recall(&snap, &other, "Acme").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
         assert_eq!(
-            recall(&snap, &part, "Pri").unwrap(),
+            recall(&snap, &part, "Zanzibar", &When::default()).unwrap(),
+            Recall::NothingStored { did_you_mean: vec![] }
+        );
+        assert_eq!(
+            recall(&snap, &other, "Priya", &When::default()).unwrap(),
+            Recall::NothingStored { did_you_mean: vec![] }
+        );
+        assert_eq!(
+            recall(&snap, &other, "Acme", &When::default()).unwrap(),
+            Recall::NothingStored { did_you_mean: vec![] }
+        );
+        assert_eq!(
+            recall(&snap, &part, "Pri", &When::default()).unwrap(),
             Recall::NothingStored { did_you_mean: vec!["Priya Raman".to_owned()] }
         );
-        assert_eq!(recall(&snap, &other, "Pri").unwrap(), Recall::NothingStored { did_you_mean: vec![] });
+        assert_eq!(
+            recall(&snap, &other, "Pri", &When::default()).unwrap(),
+            Recall::NothingStored { did_you_mean: vec![] }
+        );
         // "the" is a stop word: it never matches a name on its own.
-        assert!(matches!(recall(&snap, &part, "the").unwrap(), Recall::NothingStored { .. }));
+        assert!(matches!(recall(&snap, &part, "the", &When::default()).unwrap(), Recall::NothingStored { .. }));
     }
 }
