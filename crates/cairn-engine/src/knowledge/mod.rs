@@ -4,12 +4,14 @@
 //! adjacency. Records are JSON (self-describing, so later fields can be added without a format
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
+mod derive;
 mod docs;
 mod graph;
 mod part;
 mod recall;
 mod trees;
 
+pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
 pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,

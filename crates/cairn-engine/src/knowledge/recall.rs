@@ -3,7 +3,8 @@
 //! it, from both ends. Nothing is invented: a name that matches nothing is `NothingStored`, with
 //! "did you mean" suggestions drawn from the same partition only.
 
-use super::graph::{Entity, Neighbour, neighbours};
+use super::derive::{self, Derived};
+use super::graph::{Direction, Entity, Neighbour, neighbours};
 use super::part::Partition;
 use super::trees::ENT;
 use crate::error::{Error, Result};
@@ -24,8 +25,9 @@ pub struct When {
 /// The answer to a recall.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Recall {
-    /// The subject was found: its entity, how its name matched, and its live relations.
-    Answered { subject: Entity, matched: MatchKind, facts: Vec<Neighbour> },
+    /// The subject was found: its entity, how its name matched, its live relations, and what
+    /// follows from them (symmetric, inverse, transitive).
+    Answered { subject: Entity, matched: MatchKind, facts: Vec<Neighbour>, derived: Vec<Derived> },
     /// No stored entity matches; names of this partition that are near.
     NothingStored { did_you_mean: Vec<String> },
 }
@@ -49,22 +51,38 @@ pub fn recall(snap: &Snapshot, part: &Partition, subject: &str, when: &When) -> 
         .into_iter()
         .find(|e| e.id == best.id)
         .ok_or_else(|| Error::corrupt(None, format!("entity {} vanished during recall", best.id)))?;
-    let facts = neighbours(snap, part, subject.id)?
+    let facts = live_neighbours(snap, part, subject.id, when)?;
+    let mut derived = derive::around(subject.id, &facts);
+    derived.extend(derive::chains(subject.id, |entity| {
+        Ok::<_, Error>(
+            live_neighbours(snap, part, entity, when)?
+                .into_iter()
+                .filter(|n| n.direction == Direction::Outbound)
+                .map(|n| n.relation)
+                .collect(),
+        )
+    })?);
+    Ok(Recall::Answered { subject, matched: best.how, facts, derived })
+}
+
+/// The relations touching `entity` that `when` sees.
+fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
+    Ok(neighbours(snap, part, entity)?
         .into_iter()
         .filter(|n| match when.as_of {
             Some(t) => n.relation.known_at(t),
             None => n.relation.ended_at.is_none(),
         })
         .filter(|n| when.valid_at.as_deref().is_none_or(|d| n.relation.valid_at(d)))
-        .collect();
-    Ok(Recall::Answered { subject, matched: best.how, facts })
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knowledge::derive::Rule;
     use crate::knowledge::graph::tests::assertion;
-    use crate::knowledge::{Assertion, Direction, relate};
+    use crate::knowledge::{Assertion, relate};
     use crate::store::{Store, StoreOptions};
     use serde_json::Map;
 
@@ -88,7 +106,8 @@ mod tests {
     fn a_word_of_a_longer_name_recalls_both_directions() {
         let (_dir, store, part) = seeded();
         let snap = store.snapshot().unwrap();
-        let Recall::Answered { subject, matched, facts } = recall(&snap, &part, "Priya", &When::default()).unwrap()
+        let Recall::Answered { subject, matched, facts, derived } =
+            recall(&snap, &part, "Priya", &When::default()).unwrap()
         else {
             panic!("Priya should be found")
         };
@@ -96,6 +115,13 @@ mod tests {
         assert_eq!(matched, MatchKind::WordOfName);
         let kinds: Vec<(Direction, &str)> = facts.iter().map(|f| (f.direction, f.relation.rel_type.as_str())).collect();
         assert_eq!(kinds, vec![(Direction::Outbound, "works_at"), (Direction::Inbound, "manages")]);
+        // Jonas manages Priya, so Priya is managed_by Jonas, resting on that stored relation.
+        let managed: Vec<_> = derived.iter().filter(|d| d.rel_type == "managed_by").collect();
+        assert_eq!(managed.len(), 1);
+        assert_eq!(managed[0].rule, Rule::Inverse);
+        let inbound = facts.iter().find(|f| f.direction == Direction::Inbound).unwrap();
+        assert_eq!(managed[0].basis, vec![inbound.relation.id]);
+        assert_eq!(managed[0].to, inbound.other);
     }
 
     #[test]
@@ -127,6 +153,32 @@ mod tests {
         assert_ne!(now, before, "as_of before the replacement sees the old employer");
         assert!(employers(When { as_of: None, valid_at: Some("2025-01-01".into()) }).is_empty());
         assert_eq!(employers(When { as_of: None, valid_at: Some("2025-07-01".into()) }), now);
+    }
+
+    #[test]
+    fn transitive_facts_rest_on_stored_relations() {
+        let (_dir, store, part) = seeded();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                let none = Map::new();
+                relate(tx, &p, assertion("Room 4", "Acme HQ", "located_in", &none, "a"), 3)?;
+                relate(tx, &p, assertion("Acme HQ", "Berlin", "located_in", &none, "a"), 4)?;
+                relate(tx, &p, assertion("Berlin", "Germany", "located_in", &none, "a"), 5)
+            })
+            .unwrap();
+        let snap = store.snapshot().unwrap();
+        let Recall::Answered { derived, .. } = recall(&snap, &part, "Room 4", &When::default()).unwrap() else {
+            panic!("found")
+        };
+        assert_eq!(derived.len(), 2, "Berlin (2 links) and Germany (3 links): {derived:?}");
+        assert!(derived.iter().all(|d| d.rule == Rule::Transitive));
+        assert_eq!(derived.iter().map(|d| d.basis.len()).collect::<Vec<_>>(), vec![2, 3]);
+        for d in &derived {
+            for id in &d.basis {
+                assert!(snap.get(super::super::trees::REL, &part.key(&[&id.to_be_bytes()])).unwrap().is_some());
+            }
+        }
     }
 
     #[test]
