@@ -48,7 +48,7 @@ pub struct Remembered {
     pub unlinked: Vec<u32>,
 }
 
-fn hash_key(part: &Partition, text: &str, date: Option<&str>) -> Vec<u8> {
+pub(crate) fn hash_key(part: &Partition, text: &str, date: Option<&str>) -> Vec<u8> {
     let digest = Sha256::digest(text.as_bytes());
     part.key(&[&digest, date.unwrap_or("").as_bytes()])
 }

@@ -5,7 +5,8 @@
 
 use super::part::Partition;
 use super::trees::{
-    ADJ, ENT, ENT_NAME, REL, adj_key, adj_prefix, ent_key, name_key, name_prefix, next_id, rel_key, trailing_id,
+    ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, ent_key, name_key, name_prefix, next_id, rel_key,
+    trailing_id,
 };
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
@@ -16,9 +17,6 @@ use serde_json::{Map, Value};
 
 /// Longest entity name or relation type, in bytes (DESIGN.md §2: names 1 KiB).
 pub const MAX_NAME_LEN: usize = 1024;
-
-const OUT: u8 = 0;
-const IN: u8 = 1;
 
 /// A stored entity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 
 mod derive;
 mod docs;
+mod forget;
 mod graph;
 mod part;
 mod recall;
@@ -13,6 +14,7 @@ mod trees;
 
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
+pub use forget::{Forgot, forget_subject};
 pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
     upsert_entity,

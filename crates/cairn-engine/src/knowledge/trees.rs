@@ -26,6 +26,13 @@ pub(crate) const MENTION: &str = "k.mention";
 /// `part | doc id | ordinal | entity id` → (): the entities a passage mentions.
 pub(crate) const MENTIONED: &str = "k.mentioned";
 
+/// `part | folded name` → forgotten-at (ms): a name forgotten once answers "already forgotten".
+pub(crate) const FORGOTTEN: &str = "k.forgotten";
+
+/// Adjacency direction bytes.
+pub(crate) const OUT: u8 = 0;
+pub(crate) const IN: u8 = 1;
+
 /// A new id, unique in the store (ids start at 1).
 pub(crate) fn next_id(tx: &mut WriteTxn<'_>) -> Result<u64> {
     let next = match tx.get(SEQ, b"id")? {

@@ -1,0 +1,182 @@
+//! Forgetting. A subject goes with its relations (from both ends) and every passage that mentions
+//! it (with their postings and mention links); a document left with no passage goes too. Nothing
+//! forgotten stays reachable through any tree; `compact --purge` then removes it from disk.
+
+use super::docs::{Document, hash_key};
+use super::graph::{Entity, Relation};
+use super::part::Partition;
+use super::recall::SUGGESTIONS;
+use super::trees::{
+    ADJ, DOC, DOC_HASH, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
+    name_prefix, rel_key, trailing_id,
+};
+use crate::error::{Error, Result};
+use crate::fts;
+use crate::text::{LookupOptions, NameIndex, fold};
+use crate::write::WriteTxn;
+
+/// What `forget_subject` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forgot {
+    /// The subject and everything resting on it went.
+    Forgotten { entity: u64, relations: u32, passages: u32, documents: u32, kept_entities: Vec<u64> },
+    /// This name was forgotten before; nothing changed.
+    AlreadyForgotten,
+    /// No entity has this name; up to three names of the same partition that are near.
+    NotFound { did_you_mean: Vec<String> },
+}
+
+fn corrupt(what: &str) -> Error {
+    Error::corrupt(None, what.to_owned())
+}
+
+fn decode<T: for<'de> serde::Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| Error::corrupt(None, format!("a stored {what} does not decode: {e}")))
+}
+
+/// Forgets the entity named exactly `name` (up to case, accents and spacing), its relations and
+/// the passages that mention it.
+pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: i64) -> Result<Forgot> {
+    let folded = fold(name.trim());
+    if folded.is_empty() {
+        return Err(Error::InvalidArgument("subject must not be empty".into()));
+    }
+    let Some((name_key, _)) = tx.prefix(ENT_NAME, &name_prefix(part, &folded))?.into_iter().next() else {
+        if tx.get(FORGOTTEN, &part.key(&[folded.as_bytes()]))?.is_some() {
+            return Ok(Forgot::AlreadyForgotten);
+        }
+        let mut names = Vec::new();
+        for (_, bytes) in tx.prefix(ENT, part.prefix())? {
+            let e: Entity = decode(&bytes, "entity")?;
+            names.push((e.id, e.name));
+        }
+        let index = NameIndex::new(names.iter().map(|(id, n)| (*id, n.as_str())));
+        // Forget takes exact names only, so a name that would recall (a word of a longer name, a
+        // near spelling) is a suggestion here, as are names it begins.
+        let did_you_mean = index
+            .lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS })
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
+        return Ok(Forgot::NotFound { did_you_mean });
+    };
+    let entity = trailing_id(&name_key)?;
+    let mut relations = 0;
+    for (key, _) in tx.prefix(ADJ, &adj_prefix(part, entity))? {
+        let rel_id = trailing_id(&key)?;
+        let Some(bytes) = tx.get(REL, &rel_key(part, rel_id))? else { continue };
+        let rel: Relation = decode(&bytes, "relation")?;
+        let folded_type = fold(&rel.rel_type);
+        tx.delete(ADJ, &adj_key(part, rel.from, OUT, &folded_type, rel_id))?;
+        tx.delete(ADJ, &adj_key(part, rel.to, IN, &folded_type, rel_id))?;
+        tx.delete(REL, &rel_key(part, rel_id))?;
+        relations += 1;
+    }
+    let mut passages = 0;
+    let mut touched_docs = Vec::new();
+    let mut kept_entities = Vec::new();
+    for (key, _) in tx.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
+        let at = key.get(key.len() - 12..).ok_or_else(|| corrupt("a mention key is too short"))?.to_vec();
+        let doc = u64::from_be_bytes(at[..8].try_into().expect("8 bytes"));
+        let ordinal = u32::from_be_bytes(at[8..].try_into().expect("4 bytes"));
+        for (link, _) in tx.prefix(MENTIONED, &part.key(&[&at]))? {
+            let other = trailing_id(&link)?;
+            tx.delete(MENTION, &part.key(&[&other.to_be_bytes(), &at]))?;
+            tx.delete(MENTIONED, &link)?;
+            if other != entity && !kept_entities.contains(&other) {
+                kept_entities.push(other);
+            }
+        }
+        tx.delete(PSG, &part.key(&[&at]))?;
+        fts::remove_passage(tx, part.raw(), doc, ordinal)?;
+        passages += 1;
+        if !touched_docs.contains(&doc) {
+            touched_docs.push(doc);
+        }
+    }
+    let mut documents = 0;
+    for doc in touched_docs {
+        if !tx.prefix(PSG, &part.key(&[&doc.to_be_bytes()]))?.is_empty() {
+            continue;
+        }
+        let doc_key = part.key(&[&doc.to_be_bytes()]);
+        if let Some(bytes) = tx.get(DOC, &doc_key)? {
+            let d: Document = decode(&bytes, "document")?;
+            tx.delete(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()))?;
+            tx.delete(DOC, &doc_key)?;
+            documents += 1;
+        }
+    }
+    tx.delete(ENT, &ent_key(part, entity))?;
+    tx.delete(ENT_NAME, &name_key)?;
+    tx.put(FORGOTTEN, &part.key(&[folded.as_bytes()]), &now.to_be_bytes())?;
+    kept_entities.sort_unstable();
+    Ok(Forgot::Forgotten { entity, relations, passages, documents, kept_entities })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::{Recall, When, recall, relate, remember_text};
+    use crate::store::{Store, StoreOptions};
+    use serde_json::Map;
+
+    const TEXT: &str = "Priya Raman joined Acme in 2024 to lead the lighthouse project.";
+
+    fn seeded() -> (tempfile::TempDir, Store, Partition) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                let none = Map::new();
+                relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &none, "a"), 1)?;
+                relate(tx, &p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 2)?;
+                remember_text(tx, &p, TEXT, Some("chat"), None, 3)
+            })
+            .unwrap();
+        (dir, store, part)
+    }
+
+    fn forget(store: &Store, part: &Partition, name: &'static str) -> Forgot {
+        let p = part.clone();
+        store.write(move |tx| forget_subject(tx, &p, name, 9)).unwrap().0
+    }
+
+    #[test]
+    fn a_forgotten_subject_is_unreachable_everywhere() {
+        let (_dir, store, part) = seeded();
+        let Forgot::Forgotten { relations, passages, documents, kept_entities, .. } =
+            forget(&store, &part, "priya raman")
+        else {
+            panic!("Priya should be forgotten")
+        };
+        assert_eq!((relations, passages, documents), (1, 1, 1));
+        assert_eq!(kept_entities.len(), 1, "Acme was mentioned too and is kept");
+        let snap = store.snapshot().unwrap();
+        assert!(matches!(recall(&snap, &part, "Priya Raman", &When::default()).unwrap(), Recall::NothingStored { .. }));
+        assert!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().is_empty());
+        let Recall::Answered { facts, .. } = recall(&snap, &part, "Acme", &When::default()).unwrap() else {
+            panic!("Acme stays")
+        };
+        assert_eq!(facts.len(), 1, "only Jonas's relation is left");
+        for tree in [DOC, DOC_HASH, PSG, MENTION, MENTIONED] {
+            assert_eq!(snap.prefix(tree, part.prefix()).unwrap().count(), 0, "{tree} kept forgotten data");
+        }
+        for tree in [fts::POST_TREE, fts::DOC_TREE] {
+            assert_eq!(snap.tree_len(tree).unwrap(), 0, "{tree} kept forgotten data");
+        }
+    }
+
+    #[test]
+    fn forgetting_again_is_already_and_a_miss_suggests_own_names() {
+        let (_dir, store, part) = seeded();
+        assert!(matches!(forget(&store, &part, "Priya Raman"), Forgot::Forgotten { .. }));
+        assert_eq!(forget(&store, &part, "Priya Raman"), Forgot::AlreadyForgotten);
+        assert_eq!(forget(&store, &part, "Jonas"), Forgot::NotFound { did_you_mean: vec!["Jonas Weber".into()] });
+        let other = Partition::new("local", "u2", "default").unwrap();
+        assert_eq!(forget(&store, &other, "Jonas"), Forgot::NotFound { did_you_mean: vec![] });
+    }
+}
