@@ -4,6 +4,7 @@
 //! adjacency. Records are JSON (self-describing, so later fields can be added without a format
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
+mod context;
 mod derive;
 mod docs;
 mod forget;
@@ -12,6 +13,7 @@ mod part;
 mod recall;
 mod trees;
 
+pub use context::{Channel, Context, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
 pub use forget::{Forgot, forget_subject};
