@@ -36,6 +36,29 @@ pub struct Hit {
     pub matched: Vec<String>,
 }
 
+/// The passages of `part` that hold every index term of `text`, seen from inside a write
+/// transaction (its own writes included), in (doc, ordinal) order. Used to find every passage
+/// naming something, linked or not, before it is forgotten.
+pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -> Result<Vec<(u64, u32)>> {
+    let prefix = part_prefix(part)?;
+    let mut terms: Vec<String> =
+        tokens(text).into_iter().filter_map(|t| clean_term(&t.term).map(str::to_owned)).collect();
+    terms.sort();
+    terms.dedup();
+    let mut found: Option<Vec<(u64, u32)>> = None;
+    for term in terms {
+        let mut here = Vec::new();
+        for (key, _) in tx.prefix(POST_TREE, &term_prefix(&prefix, &term))? {
+            here.push(key_tail(&key)?);
+        }
+        found = Some(match found {
+            None => here,
+            Some(before) => before.into_iter().filter(|p| here.binary_search(p).is_ok()).collect(),
+        });
+    }
+    Ok(found.unwrap_or_default())
+}
+
 /// Indexes passage `ordinal` of `doc` in partition `part`, replacing what was indexed there before.
 /// A passage without terms is still counted (it adds to the partition's passage count).
 pub fn index_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32, text: &str) -> Result<()> {

@@ -2,7 +2,7 @@
 //! it (with their postings and mention links); a document left with no passage goes too. Nothing
 //! forgotten stays reachable through any tree; `compact --purge` then removes it from disk.
 
-use super::docs::{Document, hash_key};
+use super::docs::{Document, PassageSpan, hash_key};
 use super::graph::{Entity, Relation};
 use super::part::Partition;
 use super::recall::SUGGESTIONS;
@@ -12,7 +12,7 @@ use super::trees::{
 };
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::{LookupOptions, NameIndex, fold};
+use crate::text::{LookupOptions, NameIndex, char_slice, fold, mentions_name};
 use crate::write::WriteTxn;
 
 /// What `forget_subject` did.
@@ -24,6 +24,16 @@ pub enum Forgot {
     AlreadyForgotten,
     /// No entity has this name; up to three names of the same partition that are near.
     NotFound { did_you_mean: Vec<String> },
+}
+
+/// The text of a stored passage, sliced from its document; `None` when it is gone.
+fn passage_text(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, ordinal: u32) -> Result<Option<String>> {
+    let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+    let Some(span) = tx.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
+    let span: PassageSpan = decode(&span, "passage")?;
+    let Some(d) = tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? else { return Ok(None) };
+    let d: Document = decode(&d, "document")?;
+    Ok(char_slice(&d.text, span.start, span.end).map(str::to_owned))
 }
 
 fn corrupt(what: &str) -> Error {
@@ -72,13 +82,34 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         tx.delete(REL, &rel_key(part, rel_id))?;
         relations += 1;
     }
+    // Passages naming the subject: those linked to it, and any that name it without a link (stored
+    // before the entity existed), found by full text and confirmed by a whole-word match.
+    let subject_name = tx
+        .get(ENT, &ent_key(part, entity))?
+        .map(|b| decode::<Entity>(&b, "entity"))
+        .transpose()?
+        .map_or_else(|| name.trim().to_owned(), |e| e.name);
+    let mut naming: Vec<(u64, u32)> = Vec::new();
+    for (key, _) in tx.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
+        let at = key.get(key.len() - 12..).ok_or_else(|| corrupt("a mention key is too short"))?;
+        naming.push((
+            u64::from_be_bytes(at[..8].try_into().expect("8 bytes")),
+            u32::from_be_bytes(at[8..].try_into().expect("4 bytes")),
+        ));
+    }
+    for (doc, ordinal) in fts::passages_with_all_terms(tx, part.raw(), &subject_name)? {
+        if naming.contains(&(doc, ordinal)) {
+            continue;
+        }
+        if passage_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, &subject_name)) {
+            naming.push((doc, ordinal));
+        }
+    }
     let mut passages = 0;
     let mut touched_docs = Vec::new();
     let mut kept_entities = Vec::new();
-    for (key, _) in tx.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
-        let at = key.get(key.len() - 12..).ok_or_else(|| corrupt("a mention key is too short"))?.to_vec();
-        let doc = u64::from_be_bytes(at[..8].try_into().expect("8 bytes"));
-        let ordinal = u32::from_be_bytes(at[8..].try_into().expect("4 bytes"));
+    for (doc, ordinal) in naming {
+        let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         for (link, _) in tx.prefix(MENTIONED, &part.key(&[&at]))? {
             let other = trailing_id(&link)?;
             tx.delete(MENTION, &part.key(&[&other.to_be_bytes(), &at]))?;
@@ -168,6 +199,28 @@ mod tests {
         for tree in [fts::POST_TREE, fts::DOC_TREE] {
             assert_eq!(snap.tree_len(tree).unwrap(), 0, "{tree} kept forgotten data");
         }
+    }
+
+    #[test]
+    fn passages_stored_before_the_entity_existed_go_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                remember_text(tx, &p, "Jonas Weber met the team.", None, None, 1)?;
+                remember_text(tx, &p, "Weber is also a unit of magnetic flux.", None, None, 2)?;
+                relate(tx, &p, assertion("Priya Raman", "Jonas Weber", "knows", &Map::new(), "a"), 3)
+            })
+            .unwrap();
+        let Forgot::Forgotten { passages, documents, .. } = forget(&store, &part, "Jonas Weber") else {
+            panic!("forgotten")
+        };
+        assert_eq!((passages, documents), (1, 1), "the unlinked passage naming him goes; the one naming a unit stays");
+        let snap = store.snapshot().unwrap();
+        assert!(fts::search(&snap, part.raw(), "Jonas", 5).unwrap().is_empty());
+        assert_eq!(fts::search(&snap, part.raw(), "flux", 5).unwrap().len(), 1);
     }
 
     #[test]

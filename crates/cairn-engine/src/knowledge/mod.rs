@@ -10,6 +10,8 @@ mod docs;
 mod forget;
 mod graph;
 mod part;
+#[cfg(test)]
+mod properties;
 mod recall;
 mod trees;
 
