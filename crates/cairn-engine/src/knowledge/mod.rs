@@ -9,6 +9,7 @@ mod derive;
 mod docs;
 mod forget;
 mod graph;
+mod ontology;
 mod part;
 #[cfg(test)]
 mod properties;
@@ -23,5 +24,6 @@ pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
     upsert_entity,
 };
+pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};

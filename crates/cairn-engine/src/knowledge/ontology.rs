@@ -1,0 +1,113 @@
+//! The ontology summary of a partition (for `memory_status` with a scope): entity types and
+//! relation types with live counts, in the exact spellings to reuse, and the largest classes.
+
+use super::graph::{Entity, Relation};
+use super::part::Partition;
+use super::trees::{ENT, REL};
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+use crate::text::fold;
+use std::collections::BTreeMap;
+
+/// A type (entity or relation) and how many live things have it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeCount {
+    /// The spelling first stored (reuse it: types match case-insensitively).
+    pub spelling: String,
+    pub count: u64,
+}
+
+/// What a partition holds, by kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ontology {
+    pub entities: u64,
+    pub relations: u64,
+    /// Entity types, largest class first (ties by spelling).
+    pub entity_types: Vec<TypeCount>,
+    /// Live relation types, most used first (ties by spelling).
+    pub relation_types: Vec<TypeCount>,
+}
+
+fn tally(counts: BTreeMap<String, TypeCount>) -> Vec<TypeCount> {
+    let mut out: Vec<TypeCount> = counts.into_values().collect();
+    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.spelling.cmp(&b.spelling)));
+    out
+}
+
+fn add(counts: &mut BTreeMap<String, TypeCount>, spelling: &str) {
+    counts.entry(fold(spelling)).or_insert_with(|| TypeCount { spelling: spelling.to_owned(), count: 0 }).count += 1;
+}
+
+/// Summarises `part` as of `snap`; ended relations are not counted.
+pub fn ontology(snap: &Snapshot, part: &Partition) -> Result<Ontology> {
+    let corrupt =
+        |what: &str, e: serde_json::Error| Error::corrupt(None, format!("a stored {what} does not decode: {e}"));
+    let (mut entities, mut relations) = (0, 0);
+    let mut entity_types = BTreeMap::new();
+    for item in snap.prefix(ENT, part.prefix())? {
+        let e: Entity = serde_json::from_slice(&item?.1).map_err(|e| corrupt("entity", e))?;
+        entities += 1;
+        for t in &e.types {
+            add(&mut entity_types, t);
+        }
+    }
+    let mut relation_types = BTreeMap::new();
+    for item in snap.prefix(REL, part.prefix())? {
+        let r: Relation = serde_json::from_slice(&item?.1).map_err(|e| corrupt("relation", e))?;
+        if r.ended_at.is_none() {
+            relations += 1;
+            add(&mut relation_types, &r.rel_type);
+        }
+    }
+    Ok(Ontology { entities, relations, entity_types: tally(entity_types), relation_types: tally(relation_types) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::{Assertion, relate, upsert_entity};
+    use crate::store::{Store, StoreOptions};
+    use serde_json::Map;
+
+    #[test]
+    fn counts_live_things_by_type_in_first_spellings() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                let none = Map::new();
+                for (name, t) in [("Acme", "Company"), ("Globex", "company"), ("Priya", "Person")] {
+                    upsert_entity(tx, &p, name, &[t.to_owned()], &none, 1)?;
+                }
+                relate(tx, &p, assertion("Priya", "Acme", "Works_At", &none, "a"), 2)?;
+                relate(
+                    tx,
+                    &p,
+                    Assertion { replaces: true, ..assertion("Priya", "Globex", "works_at", &none, "a") },
+                    3,
+                )?;
+                relate(tx, &p, assertion("Acme", "Berlin", "located_in", &none, "a"), 4)
+            })
+            .unwrap();
+        let o = ontology(&store.snapshot().unwrap(), &part).unwrap();
+        assert_eq!((o.entities, o.relations), (4, 2), "Berlin counts; the ended relation does not");
+        assert_eq!(
+            o.entity_types,
+            vec![TypeCount { spelling: "Company".into(), count: 2 }, TypeCount { spelling: "Person".into(), count: 1 }]
+        );
+        // The ended Works_At relation no longer counts, so the live one's spelling is the one shown.
+        assert_eq!(
+            o.relation_types,
+            vec![
+                TypeCount { spelling: "located_in".into(), count: 1 },
+                TypeCount { spelling: "works_at".into(), count: 1 }
+            ]
+        );
+        let other = Partition::new("local", "u2", "default").unwrap();
+        let empty = ontology(&store.snapshot().unwrap(), &other).unwrap();
+        assert_eq!((empty.entities, empty.relations, empty.entity_types.len()), (0, 0, 0));
+    }
+}
