@@ -7,7 +7,7 @@ use super::part::Partition;
 use super::trees::{DOC, DOC_HASH, ENT, MENTION, MENTIONED, PSG, next_id};
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::{Linker, chunk_text};
+use crate::text::{Linker, char_slice, chunk_text, mentions_name};
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -110,6 +110,33 @@ pub fn remember_text(
     Ok(out)
 }
 
+/// The text of a stored passage, sliced from its document; `None` when it is gone.
+pub(crate) fn passage_text(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, ordinal: u32) -> Result<Option<String>> {
+    let decode_err =
+        |what: &str, e: serde_json::Error| Error::corrupt(None, format!("a stored {what} does not decode: {e}"));
+    let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+    let Some(span) = tx.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
+    let span: PassageSpan = serde_json::from_slice(&span).map_err(|e| decode_err("passage", e))?;
+    let Some(d) = tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? else { return Ok(None) };
+    let d: Document = serde_json::from_slice(&d).map_err(|e| decode_err("document", e))?;
+    Ok(char_slice(&d.text, span.start, span.end).map(str::to_owned))
+}
+
+/// Links a new entity to the passages already stored that name it (whole word, any case), so
+/// the order of remembering and relating does not matter. Returns how many it linked.
+pub(crate) fn link_existing(tx: &mut WriteTxn<'_>, part: &Partition, entity: u64, name: &str) -> Result<u32> {
+    let mut linked = 0;
+    for (doc, ordinal) in fts::passages_with_all_terms(tx, part.raw(), name)? {
+        if passage_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, name)) {
+            let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+            tx.put(MENTION, &part.key(&[&entity.to_be_bytes(), &at]), &[])?;
+            tx.put(MENTIONED, &part.key(&[&at, &entity.to_be_bytes()]), &[])?;
+            linked += 1;
+        }
+    }
+    Ok(linked)
+}
+
 /// A linker over every entity name of the partition. Built per call for now (about 0.45 s at
 /// 100k names); keeping one per partition is the next step.
 fn partition_linker(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Linker> {
@@ -169,6 +196,29 @@ mod tests {
         let (other_date, _) = store.write(move |tx| remember_text(tx, &p, TEXT, None, Some("2025-01-01"), 4)).unwrap();
         assert!(!other_date.already);
         assert_ne!(other_date.doc_id, first.doc_id);
+    }
+
+    #[test]
+    fn an_entity_created_later_is_linked_to_passages_already_stored() {
+        let (_dir, store) = store();
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                remember_text(tx, &p, TEXT, None, None, 1)?;
+                relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &Map::new(), "claude"), 2)
+            })
+            .unwrap();
+        let snap = store.snapshot().unwrap();
+        let priya = entity_by_name(&snap, &part, "Priya Raman").unwrap().unwrap();
+        let c = crate::knowledge::context(&snap, &part, "Priya Raman", 1, 8).unwrap();
+        let passage = c.items.iter().find(|i| i.text.contains("lighthouse")).expect("the passage is found");
+        assert!(
+            passage.ranks.iter().any(|(ch, _)| *ch == crate::knowledge::Channel::Mentions),
+            "the passage reached Priya through a mention link: {:?}",
+            passage.ranks
+        );
+        assert_eq!(snap.prefix(MENTION, &part.key(&[&priya.id.to_be_bytes()])).unwrap().count(), 1);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! it (with their postings and mention links); a document left with no passage goes too. Nothing
 //! forgotten stays reachable through any tree; `compact --purge` then removes it from disk.
 
-use super::docs::{Document, PassageSpan, hash_key};
+use super::docs::{Document, hash_key, passage_text};
 use super::graph::{Entity, Relation};
 use super::part::Partition;
 use super::recall::SUGGESTIONS;
@@ -12,7 +12,7 @@ use super::trees::{
 };
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::{LookupOptions, NameIndex, char_slice, fold, mentions_name};
+use crate::text::{LookupOptions, NameIndex, fold, mentions_name};
 use crate::write::WriteTxn;
 
 /// What `forget_subject` did.
@@ -24,16 +24,6 @@ pub enum Forgot {
     AlreadyForgotten,
     /// No entity has this name; up to three names of the same partition that are near.
     NotFound { did_you_mean: Vec<String> },
-}
-
-/// The text of a stored passage, sliced from its document; `None` when it is gone.
-fn passage_text(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, ordinal: u32) -> Result<Option<String>> {
-    let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
-    let Some(span) = tx.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
-    let span: PassageSpan = decode(&span, "passage")?;
-    let Some(d) = tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? else { return Ok(None) };
-    let d: Document = decode(&d, "document")?;
-    Ok(char_slice(&d.text, span.start, span.end).map(str::to_owned))
 }
 
 fn corrupt(what: &str) -> Error {

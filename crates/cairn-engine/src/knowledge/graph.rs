@@ -152,6 +152,7 @@ pub fn upsert_entity(
     };
     tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
     tx.put(ENT_NAME, &name_key(part, &folded, id), &[])?;
+    super::docs::link_existing(tx, part, id, &entity.name)?;
     Ok((entity, true))
 }
 
