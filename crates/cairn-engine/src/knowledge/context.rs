@@ -4,9 +4,10 @@
 //! item covers every content word of the question. Nothing is invented: no item, no answer.
 
 use super::docs::{Document, PassageSpan};
-use super::graph::{Entity, Neighbour, neighbours};
+use super::graph::{self, Entity, Neighbour, neighbours};
 use super::part::Partition;
-use super::trees::{DOC, ENT, MENTION, PSG};
+use super::records::decode;
+use super::trees::{DOC, MENTION, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
@@ -66,20 +67,12 @@ pub struct Context {
     pub seeds: Vec<Entity>,
 }
 
-fn decode<T: for<'de> serde::Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| Error::corrupt(None, format!("a stored {what} does not decode: {e}")))
-}
-
 /// Ranked, explained items for `question`: at most `k` (1–100), traversing `hops` (0–3).
 pub fn context(snap: &Snapshot, part: &Partition, question: &str, hops: usize, k: usize) -> Result<Context> {
     if !(1..=100).contains(&k) || hops > MAX_HOPS {
         return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
     }
-    let mut entities: HashMap<u64, Entity> = HashMap::new();
-    for item in snap.prefix(ENT, part.prefix())? {
-        let e: Entity = decode(&item?.1, "entity")?;
-        entities.insert(e.id, e);
-    }
+    let mut entities: HashMap<u64, Entity> = graph::entities(snap, part)?.into_iter().map(|e| (e.id, e)).collect();
     let linker = Linker::new(entities.values().map(|e| (e.id, e.name.as_str())));
     let seed_ids: BTreeSet<u64> = linker.find(question).into_iter().map(|m| m.entity).collect();
 
@@ -206,15 +199,13 @@ fn grounding(question: &str, items: &[Item]) -> Grounding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::testing::{assertion, fresh};
     use crate::knowledge::{relate, remember_text};
-    use crate::store::{Store, StoreOptions};
+    use crate::store::Store;
     use serde_json::Map;
 
     fn seeded() -> (tempfile::TempDir, Store, Partition) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (dir, store, part) = fresh();
         let p = part.clone();
         store
             .write(move |tx| {

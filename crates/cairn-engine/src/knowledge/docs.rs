@@ -2,9 +2,10 @@
 //! `already`), cuts it into passages, indexes them for full-text search, and links each passage
 //! to every stored entity it names.
 
-use super::graph::Entity;
+use super::graph::entities_in;
 use super::part::Partition;
-use super::trees::{DOC, DOC_HASH, ENT, MENTION, MENTIONED, PSG, next_id};
+use super::records::{decode, encode};
+use super::trees::{DOC, DOC_HASH, MENTION, MENTIONED, PSG, next_id};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, char_slice, chunk_text, mentions_name};
@@ -84,7 +85,7 @@ pub fn remember_text(
         date: date.map(str::to_owned),
         ingested_at: now,
     };
-    tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &serde_json::to_vec(&doc).expect("records serialise"))?;
+    tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&doc))?;
     tx.put(DOC_HASH, &hash, &doc_id.to_be_bytes())?;
     let linker = partition_linker(tx, part)?;
     let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
@@ -92,7 +93,7 @@ pub fn remember_text(
         let ordinal = u32::try_from(ordinal).map_err(|_| Error::InvalidArgument("too many passages".into()))?;
         let span = PassageSpan { start: passage.start, end: passage.end };
         let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
-        tx.put(PSG, &part.key(&[&at]), &serde_json::to_vec(&span).expect("records serialise"))?;
+        tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
         fts::index_passage(tx, part.raw(), doc_id, ordinal, &passage.text)?;
         let mut entities: Vec<u64> = linker.find(&passage.text).into_iter().map(|m| m.entity).collect();
         entities.sort_unstable();
@@ -112,13 +113,11 @@ pub fn remember_text(
 
 /// The text of a stored passage, sliced from its document; `None` when it is gone.
 pub(crate) fn passage_text(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, ordinal: u32) -> Result<Option<String>> {
-    let decode_err =
-        |what: &str, e: serde_json::Error| Error::corrupt(None, format!("a stored {what} does not decode: {e}"));
     let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
     let Some(span) = tx.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
-    let span: PassageSpan = serde_json::from_slice(&span).map_err(|e| decode_err("passage", e))?;
+    let span: PassageSpan = decode(&span, "passage")?;
     let Some(d) = tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? else { return Ok(None) };
-    let d: Document = serde_json::from_slice(&d).map_err(|e| decode_err("document", e))?;
+    let d: Document = decode(&d, "document")?;
     Ok(char_slice(&d.text, span.start, span.end).map(str::to_owned))
 }
 
@@ -140,36 +139,23 @@ pub(crate) fn link_existing(tx: &mut WriteTxn<'_>, part: &Partition, entity: u64
 /// A linker over every entity name of the partition. Built per call for now (about 0.45 s at
 /// 100k names); keeping one per partition is the next step.
 fn partition_linker(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Linker> {
-    let mut names = Vec::new();
-    for (_, bytes) in tx.prefix(ENT, part.prefix())? {
-        let entity: Entity = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::corrupt(None, format!("a stored entity does not decode: {e}")))?;
-        names.push((entity.id, entity.name));
-    }
-    Ok(Linker::new(names.iter().map(|(id, name)| (*id, name.as_str()))))
+    let names = entities_in(tx, part)?;
+    Ok(Linker::new(names.iter().map(|e| (e.id, e.name.as_str()))))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::testing::{assertion, fresh};
     use crate::knowledge::{entity_by_name, relate};
-    use crate::store::{Store, StoreOptions};
     use serde_json::Map;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        (dir, store)
-    }
 
     const TEXT: &str = "Priya Raman joined Acme in 2024. She leads the storage team in Berlin. \
                         The lighthouse project ships next spring.";
 
     #[test]
     fn text_is_stored_once_indexed_and_linked() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         let (first, _) = store
             .write(move |tx| {
@@ -200,8 +186,7 @@ mod tests {
 
     #[test]
     fn an_entity_created_later_is_linked_to_passages_already_stored() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         store
             .write(move |tx| {
@@ -223,8 +208,7 @@ mod tests {
 
     #[test]
     fn passages_without_known_names_are_reported_unlinked() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         let (r, _) =
             store.write(move |tx| remember_text(tx, &p, "Nothing here names anyone we know.", None, None, 1)).unwrap();
@@ -234,7 +218,7 @@ mod tests {
 
     #[test]
     fn other_partitions_neither_link_nor_find() {
-        let (_dir, store) = store();
+        let (_dir, store, _) = fresh();
         let mine = Partition::new("local", "u1", "default").unwrap();
         let theirs = Partition::new("local", "u2", "default").unwrap();
         let m = mine.clone();
@@ -253,8 +237,7 @@ mod tests {
 
     #[test]
     fn empty_or_oversized_text_is_refused_and_changes_nothing() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         for text in ["   ".to_owned(), "x".repeat(MAX_TEXT_BYTES + 1)] {
             let p = part.clone();
             let err = store.write(move |tx| remember_text(tx, &p, &text, None, None, 1)).unwrap_err();

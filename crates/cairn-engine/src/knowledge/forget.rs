@@ -3,9 +3,10 @@
 //! forgotten stays reachable through any tree; `compact --purge` then removes it from disk.
 
 use super::docs::{Document, hash_key, passage_text};
-use super::graph::{Entity, Relation};
+use super::graph::{Entity, Relation, entities_in};
 use super::part::Partition;
 use super::recall::SUGGESTIONS;
+use super::records::decode;
 use super::trees::{
     ADJ, DOC, DOC_HASH, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
     name_prefix, rel_key, trailing_id,
@@ -30,10 +31,6 @@ fn corrupt(what: &str) -> Error {
     Error::corrupt(None, what.to_owned())
 }
 
-fn decode<T: for<'de> serde::Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| Error::corrupt(None, format!("a stored {what} does not decode: {e}")))
-}
-
 /// Forgets the entity named exactly `name` (up to case, accents and spacing), its relations and
 /// the passages that mention it.
 pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: i64) -> Result<Forgot> {
@@ -45,12 +42,8 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         if tx.get(FORGOTTEN, &part.key(&[folded.as_bytes()]))?.is_some() {
             return Ok(Forgot::AlreadyForgotten);
         }
-        let mut names = Vec::new();
-        for (_, bytes) in tx.prefix(ENT, part.prefix())? {
-            let e: Entity = decode(&bytes, "entity")?;
-            names.push((e.id, e.name));
-        }
-        let index = NameIndex::new(names.iter().map(|(id, n)| (*id, n.as_str())));
+        let names = entities_in(tx, part)?;
+        let index = NameIndex::new(names.iter().map(|e| (e.id, e.name.as_str())));
         // Forget takes exact names only, so a name that would recall (a word of a longer name, a
         // near spelling) is a suggestion here, as are names it begins.
         let did_you_mean = index
@@ -138,17 +131,15 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::testing::{assertion, fresh};
     use crate::knowledge::{Recall, When, recall, relate, remember_text};
-    use crate::store::{Store, StoreOptions};
+    use crate::store::Store;
     use serde_json::Map;
 
     const TEXT: &str = "Priya Raman joined Acme in 2024 to lead the lighthouse project.";
 
     fn seeded() -> (tempfile::TempDir, Store, Partition) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (dir, store, part) = fresh();
         let p = part.clone();
         store
             .write(move |tx| {
@@ -193,9 +184,7 @@ mod tests {
 
     #[test]
     fn passages_stored_before_the_entity_existed_go_too() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         store
             .write(move |tx| {

@@ -4,6 +4,7 @@
 //! `ended_at` once it is superseded), indexed from both ends.
 
 use super::part::Partition;
+use super::records::{decode, encode};
 use super::trees::{
     ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, ent_key, name_key, name_prefix, next_id, rel_key,
     trailing_id,
@@ -81,14 +82,6 @@ fn check_name(name: &str, what: &str) -> Result<String> {
         return Err(Error::InvalidArgument(format!("{what} must be 1..={MAX_NAME_LEN} bytes, got {}", trimmed.len())));
     }
     Ok(fold(trimmed))
-}
-
-fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| Error::corrupt(None, format!("a stored {what} does not decode: {e}")))
-}
-
-fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    serde_json::to_vec(value).expect("records serialise")
 }
 
 fn find_id(tx: &mut WriteTxn<'_>, part: &Partition, folded: &str) -> Result<Option<u64>> {
@@ -271,6 +264,16 @@ pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i6
     Ok(Related { relation: rel, created: true, ended, restored })
 }
 
+/// Every entity of `part` as of `snap`, in id order.
+pub(crate) fn entities(snap: &Snapshot, part: &Partition) -> Result<Vec<Entity>> {
+    snap.prefix(ENT, part.prefix())?.map(|item| decode(&item?.1, "entity")).collect()
+}
+
+/// Every entity of `part`, including this transaction's writes, in id order.
+pub(crate) fn entities_in(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Vec<Entity>> {
+    tx.prefix(ENT, part.prefix())?.iter().map(|(_, bytes)| decode(bytes, "entity")).collect()
+}
+
 /// Every relation touching `entity`, outbound then inbound, each group by type and then id.
 pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<Neighbour>> {
     let prefix = adj_prefix(part, entity);
@@ -294,32 +297,14 @@ pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::store::{Store, StoreOptions};
+    use crate::knowledge::testing::{assertion, fresh};
     use serde_json::json;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        (dir, store)
-    }
-
-    /// An asserted, non-replacing relation.
-    pub(crate) fn assertion<'a>(
-        from: &'a str,
-        to: &'a str,
-        rel_type: &'a str,
-        attributes: &'a Map<String, Value>,
-        agent: &'a str,
-    ) -> Assertion<'a> {
-        Assertion { from, to, rel_type, attributes, source: Source::Asserted { label: None }, agent, replaces: false }
-    }
 
     #[test]
     fn replaces_ends_other_edges_and_reasserting_restores() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         let (steps, _) = store
             .write(move |tx| {
@@ -395,8 +380,7 @@ pub(crate) mod tests {
 
     #[test]
     fn an_entity_is_one_per_folded_name_and_merges() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         let ((first, again), _) = store
             .write(move |tx| {
@@ -424,8 +408,7 @@ pub(crate) mod tests {
 
     #[test]
     fn relations_are_found_from_both_ends_and_not_duplicated() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         let (rels, _) = store
             .write(move |tx| {
@@ -473,7 +456,7 @@ pub(crate) mod tests {
 
     #[test]
     fn partitions_do_not_see_each_other() {
-        let (_dir, store) = store();
+        let (_dir, store, _) = fresh();
         let mine = Partition::new("local", "u1", "default").unwrap();
         let theirs = Partition::new("local", "u2", "default").unwrap();
         let m = mine.clone();
@@ -489,8 +472,7 @@ pub(crate) mod tests {
 
     #[test]
     fn bad_names_change_nothing() {
-        let (_dir, store) = store();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         let err = store
             .write(move |tx| relate(tx, &p, assertion("Priya", &"x".repeat(1025), "knows", &Map::new(), "a"), 1))

@@ -14,6 +14,9 @@ mod part;
 #[cfg(test)]
 mod properties;
 mod recall;
+mod records;
+#[cfg(test)]
+mod testing;
 mod trees;
 
 pub use context::{Channel, Context, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, context};

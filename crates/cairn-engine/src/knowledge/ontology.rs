@@ -1,10 +1,11 @@
 //! The ontology summary of a partition (for `memory_status` with a scope): entity types and
 //! relation types with live counts, in the exact spellings to reuse, and the largest classes.
 
-use super::graph::{Entity, Relation};
+use super::graph::{self, Relation};
 use super::part::Partition;
-use super::trees::{ENT, REL};
-use crate::error::{Error, Result};
+use super::records::decode;
+use super::trees::REL;
+use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::fold;
 use std::collections::BTreeMap;
@@ -40,12 +41,9 @@ fn add(counts: &mut BTreeMap<String, TypeCount>, spelling: &str) {
 
 /// Summarises `part` as of `snap`; ended relations are not counted.
 pub fn ontology(snap: &Snapshot, part: &Partition) -> Result<Ontology> {
-    let corrupt =
-        |what: &str, e: serde_json::Error| Error::corrupt(None, format!("a stored {what} does not decode: {e}"));
     let (mut entities, mut relations) = (0, 0);
     let mut entity_types = BTreeMap::new();
-    for item in snap.prefix(ENT, part.prefix())? {
-        let e: Entity = serde_json::from_slice(&item?.1).map_err(|e| corrupt("entity", e))?;
+    for e in graph::entities(snap, part)? {
         entities += 1;
         for t in &e.types {
             add(&mut entity_types, t);
@@ -53,7 +51,7 @@ pub fn ontology(snap: &Snapshot, part: &Partition) -> Result<Ontology> {
     }
     let mut relation_types = BTreeMap::new();
     for item in snap.prefix(REL, part.prefix())? {
-        let r: Relation = serde_json::from_slice(&item?.1).map_err(|e| corrupt("relation", e))?;
+        let r: Relation = decode(&item?.1, "relation")?;
         if r.ended_at.is_none() {
             relations += 1;
             add(&mut relation_types, &r.rel_type);
@@ -65,16 +63,13 @@ pub fn ontology(snap: &Snapshot, part: &Partition) -> Result<Ontology> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::testing::{assertion, fresh};
     use crate::knowledge::{Assertion, relate, upsert_entity};
-    use crate::store::{Store, StoreOptions};
     use serde_json::Map;
 
     #[test]
     fn counts_live_things_by_type_in_first_spellings() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         let p = part.clone();
         store
             .write(move |tx| {

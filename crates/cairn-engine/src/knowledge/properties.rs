@@ -2,12 +2,10 @@
 //! through recall, context or full text unless it is asserted again, and every derived fact rests
 //! on stored, live relations.
 
-use super::Partition;
-use super::graph::tests::assertion;
+use super::testing::{assertion, fresh};
 use super::trees::REL;
 use super::{Forgot, Recall, Relation, When, context, entity_by_name, forget_subject, recall, relate, remember_text};
 use crate::fts;
-use crate::store::{Store, StoreOptions};
 use proptest::prelude::*;
 use serde_json::Map;
 use std::collections::BTreeSet;
@@ -37,9 +35,7 @@ proptest! {
 
     #[test]
     fn forgotten_stays_forgotten_and_derived_facts_rest_on_stored_ones(steps in prop::collection::vec(step(), 1..20)) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (_dir, store, part) = fresh();
         // Forgotten entities (until asserted again), and forgotten names no stored text mentions
         // any more (until a new text does: that is new memory, not a leftover).
         let mut gone: BTreeSet<usize> = BTreeSet::new();

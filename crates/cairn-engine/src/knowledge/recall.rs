@@ -4,9 +4,8 @@
 //! "did you mean" suggestions drawn from the same partition only.
 
 use super::derive::{self, Derived};
-use super::graph::{Direction, Entity, Neighbour, neighbours};
+use super::graph::{self, Direction, Entity, Neighbour, neighbours};
 use super::part::Partition;
-use super::trees::ENT;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::text::{LookupOptions, MatchKind, NameIndex};
@@ -35,13 +34,7 @@ pub enum Recall {
 /// Recalls `subject` in `part` as of `snap`. The first match wins (exact before case-folded
 /// before word-of-name before near; ties by shorter name, then id).
 pub fn recall(snap: &Snapshot, part: &Partition, subject: &str, when: &When) -> Result<Recall> {
-    let mut entities = Vec::new();
-    for item in snap.prefix(ENT, part.prefix())? {
-        let (_, bytes) = item?;
-        let entity: Entity = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::corrupt(None, format!("a stored entity does not decode: {e}")))?;
-        entities.push(entity);
-    }
+    let entities = graph::entities(snap, part)?;
     let index = NameIndex::new(entities.iter().map(|e| (e.id, e.name.as_str())));
     let best = index.lookup(subject, LookupOptions { prefix: false, limit: 1 }).into_iter().next();
     let Some(best) = best else {
@@ -81,15 +74,13 @@ fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) 
 mod tests {
     use super::*;
     use crate::knowledge::derive::Rule;
-    use crate::knowledge::graph::tests::assertion;
+    use crate::knowledge::testing::{assertion, fresh};
     use crate::knowledge::{Assertion, relate};
-    use crate::store::{Store, StoreOptions};
+    use crate::store::Store;
     use serde_json::Map;
 
     fn seeded() -> (tempfile::TempDir, Store, Partition) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
-        let part = Partition::new("local", "u1", "default").unwrap();
+        let (dir, store, part) = fresh();
         let p = part.clone();
         store
             .write(move |tx| {
