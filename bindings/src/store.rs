@@ -16,7 +16,7 @@ use crate::reply::Reply;
 use crate::scan::{Scan, copy_into, scan_job, tree_name};
 use crate::snapshot::BindingSnapshot;
 use crate::types::{
-    BindingBackupReport, BindingCheckReport, BindingCompactOptions, BindingCompactReport, BindingStats,
+    BindingBackupReport, BindingCaller, BindingCheckReport, BindingCompactOptions, BindingCompactReport, BindingStats,
     BindingStoreOptions,
 };
 
@@ -132,6 +132,18 @@ impl BindingStore {
     pub fn checkpoint(&self) -> AsyncTask<Job<()>> {
         let store = self.store.clone();
         AsyncTask::new(Job::new(move || guard(|| store.checkpoint())))
+    }
+
+    /// Runs the knowledge verb `verb` (`status`, `remember`, …) for `caller` with a JSON `body`;
+    /// resolves with the JSON reply. Off the event loop; a write resolves once durable.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn knowledge(&self, verb: String, caller: BindingCaller, body: Buffer) -> AsyncTask<Job<Buffer>> {
+        let store = self.store.clone();
+        AsyncTask::new(Job::new(move || {
+            let caller = caller.into_engine()?;
+            let reply = guard(|| cairn_engine::knowledge::api::call(&store, &verb, &caller, &body))?;
+            Ok(reply.into())
+        }))
     }
 
     /// Counters of the open store.

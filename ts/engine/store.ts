@@ -9,6 +9,7 @@ import { loadNative } from '../native/loader.js';
 import type { WriteBatch } from './batch.js';
 import { type Bytes, toBytes } from './bytes.js';
 import { coded, rethrow } from './errors.js';
+import { type Caller, callKnowledge, type KnowledgeVerb } from './knowledge.js';
 import { pointRead } from './point-read.js';
 import { type Entry, type RangeOptions, scan } from './scan.js';
 import { Snapshot } from './snapshot.js';
@@ -80,6 +81,14 @@ export class Store {
   /** Moves the write-ahead log into the data file. */
   checkpoint(): Promise<void> {
     return this.inner.checkpoint().catch(rethrow);
+  }
+
+  /**
+   * Runs a knowledge verb for `caller` (see `callKnowledge`); resolves with the parsed JSON reply,
+   * which carries `error` when the engine refused in the product's terms.
+   */
+  knowledge(verb: KnowledgeVerb, caller: Caller, body: unknown): Promise<Record<string, unknown>> {
+    return callKnowledge(this.inner, verb, caller, body);
   }
 
   /** Counters of the open store. */

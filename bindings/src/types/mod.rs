@@ -2,6 +2,7 @@
 //! numbers; transaction ids are decimal strings, as everywhere in Cairn's API.
 
 mod backup_report;
+mod caller;
 mod check_report;
 mod compact_options;
 mod compact_report;
@@ -9,6 +10,7 @@ mod stats;
 mod store_options;
 
 pub use backup_report::BindingBackupReport;
+pub use caller::BindingCaller;
 pub use check_report::BindingCheckReport;
 pub use compact_options::BindingCompactOptions;
 pub use compact_report::BindingCompactReport;

@@ -20,6 +20,7 @@ mod write;
 
 pub mod decode;
 pub mod fts;
+pub mod history;
 pub mod knowledge;
 pub mod text;
 pub mod vfs;

@@ -4,6 +4,7 @@
 //! adjacency. Records are JSON (self-describing, so later fields can be added without a format
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
+pub mod api;
 mod context;
 mod derive;
 mod docs;
@@ -30,3 +31,4 @@ pub use graph::{
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};
+pub(crate) use trees::next_id;

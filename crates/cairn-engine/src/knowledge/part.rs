@@ -7,6 +7,14 @@ use crate::error::{Error, Result};
 /// Longest tenant, user or scope, in bytes (DESIGN.md §1).
 pub const MAX_PART_FIELD: usize = 256;
 
+/// `tenant \0 user \0 scope` → (): every partition that has been written (`Partition::register`).
+pub(crate) const SCOPES: &str = "k.scopes";
+
+/// The key prefix in `SCOPES` of one user's scopes.
+pub(crate) fn user_scopes_prefix(tenant: &str, user: &str) -> Vec<u8> {
+    [tenant.as_bytes(), b"\0", user.as_bytes(), b"\0"].concat()
+}
+
 /// One (tenant, user, scope) partition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Partition {
@@ -48,6 +56,22 @@ impl Partition {
     #[must_use]
     pub fn prefix(&self) -> &[u8] {
         &self.prefix
+    }
+
+    /// The tenant, user and scope this partition was built from.
+    #[must_use]
+    pub fn parts(&self) -> (&str, &str, &str) {
+        let text = std::str::from_utf8(&self.raw).expect("built from strings");
+        let mut it = text.splitn(3, '\0');
+        let (t, u, s) = (it.next(), it.next(), it.next());
+        (t.unwrap_or(""), u.unwrap_or(""), s.unwrap_or(""))
+    }
+
+    /// Notes that `tx` writes into this partition, so a user's scopes can be listed (status) and
+    /// a whole user forgotten. Every write verb calls it; writing the same key again is cheap.
+    pub fn register(&self, tx: &mut crate::write::WriteTxn<'_>) -> Result<()> {
+        let (tenant, user, scope) = self.parts();
+        tx.put(SCOPES, &user_scopes_prefix(tenant, user).into_iter().chain(scope.bytes()).collect::<Vec<u8>>(), &[])
     }
 
     /// `prefix | parts...`: a key inside this partition.

@@ -1,0 +1,84 @@
+//! The immutable event history (DESIGN.md §2 `memory_history`, audit): every write of every family
+//! (notes, entities, facts, documents, forgets, handoffs) appends one event in the same transaction
+//! as the write it describes, so history and data never disagree, even across a crash.
+//!
+//! Keys: `h.event` holds `part | seq` → event; `h.target` holds `part | family \0 target \0 | seq`
+//! → () so one note's, entity's or fact's events page in order; `h.agent` holds
+//! `part | agent \0 | seq` → () for the audit of one caller's own writes. `seq` comes from the
+//! store's id counter, so events sort in commit order.
+
+use crate::error::Result;
+use crate::knowledge::Partition;
+use crate::knowledge::api::Caller;
+use crate::write::WriteTxn;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub(crate) const EVENT: &str = "h.event";
+pub(crate) const TARGET: &str = "h.target";
+pub(crate) const AGENT: &str = "h.agent";
+
+/// One recorded write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: u64,
+    /// `note`, `entity`, `fact`, `document`, `forget`, `handoff`.
+    pub family: String,
+    /// What was written, as that family names it (a note key, an entity name, `from\0type\0to`).
+    pub target: String,
+    /// `create`, `replace`, `merge`, `assert`, `end`, `restore`, `forget`, `import`, …
+    pub op: String,
+    pub agent: String,
+    /// Milliseconds since the Unix epoch.
+    pub at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+    /// The caller's input, as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<Value>,
+}
+
+/// What a write appends; `record` stamps agent, time and sequence.
+#[derive(Debug, Clone, Default)]
+pub struct Change<'a> {
+    pub family: &'a str,
+    pub target: &'a str,
+    pub op: &'a str,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub patch: Option<Value>,
+}
+
+/// `part | family \0 target \0`: the prefix of one target's events.
+pub(crate) fn target_prefix(part: &Partition, family: &str, target: &str) -> Vec<u8> {
+    part.key(&[family.as_bytes(), b"\0", target.as_bytes(), b"\0"])
+}
+
+/// `part | agent \0`: the prefix of one agent's events.
+pub(crate) fn agent_prefix(part: &Partition, agent: &str) -> Vec<u8> {
+    part.key(&[agent.as_bytes(), b"\0"])
+}
+
+/// Appends one event for `change` in the caller's transaction; returns its sequence number.
+pub fn record(tx: &mut WriteTxn<'_>, caller: &Caller, change: Change<'_>) -> Result<u64> {
+    let seq = crate::knowledge::next_id(tx)?;
+    let event = Event {
+        seq,
+        family: change.family.to_owned(),
+        target: change.target.to_owned(),
+        op: change.op.to_owned(),
+        agent: caller.agent.clone(),
+        at: caller.now,
+        before: change.before,
+        after: change.after,
+        patch: change.patch,
+    };
+    let part = &caller.part;
+    let seq_be = seq.to_be_bytes();
+    tx.put(EVENT, &part.key(&[&seq_be]), &serde_json::to_vec(&event).expect("events serialise"))?;
+    tx.put(TARGET, &[target_prefix(part, change.family, change.target), seq_be.to_vec()].concat(), &[])?;
+    tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
+    Ok(seq)
+}

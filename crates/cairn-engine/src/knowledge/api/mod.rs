@@ -1,0 +1,73 @@
+//! The knowledge verbs as the engine serves them: one JSON request in, one JSON reply out, so a
+//! verb crosses the N-API boundary once. The node validates shape, identity and permissions before
+//! calling; this layer owns the verb's rules (linking, time, citations, counts). A refusal the
+//! caller should see (a miss with suggestions, a passage whose mention is absent) is a reply with
+//! an `error` object in DESIGN.md §3 terms, never an engine `Error`, which is kept for failures of
+//! the store itself and for malformed requests (`INVALID_ARGUMENT`).
+
+mod context;
+mod export;
+mod forget;
+mod import;
+mod recall;
+mod relate;
+mod remember;
+mod status;
+
+use super::part::Partition;
+use crate::error::{Error, Result};
+use crate::store::Store;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Who is calling, as the node established it: the partition the call may touch, the agent the
+/// token names (recorded on writes), and the call's clock (milliseconds since the Unix epoch).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub part: Partition,
+    pub agent: String,
+    pub now: i64,
+}
+
+/// A refusal in the product's terms (DESIGN.md §3): `code` is one of its codes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<Value>,
+}
+
+impl Refusal {
+    /// The reply that carries this refusal.
+    #[must_use]
+    pub fn reply(self) -> Value {
+        serde_json::json!({ "error": self })
+    }
+}
+
+/// The verbs served here, by their DESIGN.md names without the `memory_` prefix.
+pub const VERBS: [&str; 8] = ["status", "remember", "relate", "recall", "context", "forget", "export", "import"];
+
+/// Runs `verb` for `caller` with the JSON `body`; returns the JSON reply. Reads run on a snapshot
+/// in the calling thread; writes wait until durable.
+pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
+    let reply = match verb {
+        "status" => status::run(store, caller, body)?,
+        "remember" => remember::run(store, caller, body)?,
+        "relate" => relate::run(store, caller, body)?,
+        "recall" => recall::run(store, caller, body)?,
+        "context" => context::run(store, caller, body)?,
+        "forget" => forget::run(store, caller, body)?,
+        "export" => export::run(store, caller, body)?,
+        "import" => import::run(store, caller, body)?,
+        other => return Err(Error::InvalidArgument(format!("unknown knowledge verb {other:?}"))),
+    };
+    Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))
+}
+
+/// Parses a request body into the verb's request type; a mismatch names the field.
+pub(crate) fn parse<T: DeserializeOwned>(verb: &str, body: &[u8]) -> Result<T> {
+    serde_json::from_slice(body).map_err(|e| Error::InvalidArgument(format!("{verb}: {e}")))
+}

@@ -1,0 +1,43 @@
+import type { BindingStore } from '../native/index.js';
+import { rethrow } from './errors.js';
+
+/** The knowledge verbs the engine serves (DESIGN.md §2, without the `memory_` prefix). */
+export type KnowledgeVerb = 'status' | 'remember' | 'relate' | 'recall' | 'context' | 'forget' | 'export' | 'import';
+
+/** Who is calling, as the node established it. `now` defaults to the wall clock. */
+export interface Caller {
+  tenant: string;
+  user: string;
+  scope: string;
+  /** The agent the token names; recorded on every write. */
+  agent: string;
+  /** Milliseconds since the Unix epoch. */
+  now?: number;
+}
+
+/**
+ * A refusal the engine answered in the product's terms (DESIGN.md §3), e.g. a forget that found
+ * nothing, with "did you mean" names in `details`.
+ */
+export interface Refusal {
+  code: string;
+  message: string;
+  details?: unknown[];
+}
+
+/**
+ * Runs one knowledge verb: the body crosses to the engine as one JSON buffer and the reply comes
+ * back the same way, parsed. A reply carrying `error` is a refusal, returned for the service layer
+ * to map; store failures reject with a `StoreError`.
+ */
+export async function callKnowledge(
+  inner: BindingStore,
+  verb: KnowledgeVerb,
+  caller: Caller,
+  body: unknown,
+): Promise<Record<string, unknown>> {
+  const request = Buffer.from(JSON.stringify(body ?? {}));
+  const { now = Date.now(), ...who } = caller;
+  const reply = await inner.knowledge(verb, { ...who, now }, request).catch(rethrow);
+  return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
+}
