@@ -5,11 +5,14 @@
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
 pub mod api;
+mod cache;
+mod citation;
 mod context;
 mod derive;
 mod docs;
 mod forget;
 mod graph;
+pub mod limits;
 mod ontology;
 mod part;
 #[cfg(test)]
@@ -19,6 +22,7 @@ mod records;
 #[cfg(test)]
 mod testing;
 mod trees;
+pub mod wire;
 
 pub use context::{Channel, Context, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};

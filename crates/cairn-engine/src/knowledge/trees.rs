@@ -29,6 +29,10 @@ pub(crate) const MENTIONED: &str = "k.mentioned";
 /// `part | folded name` → forgotten-at (ms): a name forgotten once answers "already forgotten".
 pub(crate) const FORGOTTEN: &str = "k.forgotten";
 
+/// `part` → u64 BE: bumped in the transaction that creates an entity or changes its types, so a
+/// cached name index of the partition knows when it is stale (`cache.rs`).
+pub(crate) const NAMES_GEN: &str = "k.names_gen";
+
 /// Adjacency direction bytes.
 pub(crate) const OUT: u8 = 0;
 pub(crate) const IN: u8 = 1;
@@ -43,6 +47,26 @@ pub(crate) fn next_id(tx: &mut WriteTxn<'_>) -> Result<u64> {
     };
     tx.put(SEQ, b"id", &(next + 1).to_be_bytes())?;
     Ok(next)
+}
+
+/// Bumps the name generation of `part` (see `NAMES_GEN`).
+pub(crate) fn bump_names(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<()> {
+    let now = names_gen_in(tx, part)?;
+    tx.put(NAMES_GEN, part.prefix(), &(now + 1).to_be_bytes())
+}
+
+/// The name generation of `part` as `tx` sees it (0 before any entity).
+pub(crate) fn names_gen_in(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<u64> {
+    tx.get(NAMES_GEN, part.prefix())?.map_or(Ok(0), |v| gen_value(&v))
+}
+
+/// The name generation of `part` in `snap`.
+pub(crate) fn names_gen(snap: &crate::snapshot::Snapshot, part: &Partition) -> Result<u64> {
+    snap.get(NAMES_GEN, part.prefix())?.map_or(Ok(0), |v| gen_value(&v))
+}
+
+fn gen_value(v: &[u8]) -> Result<u64> {
+    Ok(u64::from_be_bytes(v.try_into().map_err(|_| Error::corrupt(None, "a name generation is not 8 bytes"))?))
 }
 
 pub(crate) fn ent_key(part: &Partition, id: u64) -> Vec<u8> {
