@@ -50,7 +50,7 @@ pub(crate) fn type_key(t: &str) -> String {
     }
 }
 
-fn build(entities: &[Entity]) -> Names {
+pub(crate) fn build(entities: &[Entity]) -> Names {
     let mut types: HashMap<String, Vec<u64>> = HashMap::new();
     for e in entities {
         for t in &e.types {

@@ -24,7 +24,7 @@ mod testing;
 mod trees;
 pub mod wire;
 
-pub use context::{Channel, Context, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, context};
+pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, Seed, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
 pub use forget::{Forgot, forget_subject};
