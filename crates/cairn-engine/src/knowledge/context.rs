@@ -158,7 +158,9 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         let by: String = chars[m.start..m.end].iter().collect();
         push(&mut out, m.entity, "exact", &by)?;
     }
-    let words: Vec<&str> = question.unicode_words().collect();
+    // "Priya's" names Priya.
+    let words: Vec<&str> =
+        question.unicode_words().map(|w| w.trim_end_matches("'s").trim_end_matches("\u{2019}s")).collect();
     let mut phrases: Vec<String> = words.windows(2).map(|w| w.join(" ")).collect();
     phrases.extend(words.iter().map(|w| (*w).to_owned()));
     for phrase in &phrases {
@@ -358,6 +360,13 @@ fn passage_item(
     }))
 }
 
+/// Words that shape a question but are not what it asks about (as index terms: stemmed).
+const QUESTION_WORDS: &[&str] = &[
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "doe", "does", "did", "ha", "has", "have",
+    "had",
+    "can", "could", "would", "should", "tell", "me", "about", "i", "you", "we", "my", "our", "your", "were", "s",
+];
+
 /// `Grounded` when one item's terms include every content term of the question; the uncovered
 /// terms are reported in the question's own spelling.
 fn grounding(question: &str, items: &[Item]) -> Grounding {
@@ -368,7 +377,10 @@ fn grounding(question: &str, items: &[Item]) -> Grounding {
     if items.is_empty() {
         return Grounding::NothingStored;
     }
-    let wanted: BTreeSet<String> = asked.iter().map(|t| t.term.clone()).collect();
+    let wanted: BTreeSet<String> = asked.iter().map(|t| t.term.clone()).filter(|t| !QUESTION_WORDS.contains(&t.as_str())).collect();
+    if wanted.is_empty() {
+        return if items.is_empty() { Grounding::NothingStored } else { Grounding::Grounded };
+    }
     let mut best: Option<BTreeSet<String>> = None;
     for item in items {
         // `works_at` covers "work": relation types read as words.

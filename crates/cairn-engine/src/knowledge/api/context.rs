@@ -137,3 +137,94 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         },
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use serde_json::{Value, json};
+
+    fn seeded() -> (tempfile::TempDir, crate::store::Store, crate::knowledge::Partition) {
+        let (dir, store, part) = fresh();
+        let body = json!({
+            "content": "Priya Raman leads the lighthouse project at Acme. 東京の支社 opened in 2023.",
+            "source": "memo",
+            "facts": {
+                "entities": [{"name": "Acme", "type": "Company"}, {"name": "Globex", "type": "company"}, {"name": "Priya Raman", "type": "person"}],
+                "relations": [{"source": "Priya Raman", "target": "Acme", "type": "works_at"}, {"source": "Acme", "target": "Berlin", "type": "located_in"}],
+            },
+        });
+        call(&store, &caller(10), "remember", &body).unwrap();
+        (dir, store, part)
+    }
+
+    fn texts(reply: &Value) -> Vec<String> {
+        reply["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn items_are_ranked_explained_cited_and_grounded() {
+        let (_dir, store, part) = seeded();
+        let c = call(&store, &caller(20), "context", &json!({"question": "What does Priya Raman lead?"})).unwrap();
+        assert_eq!(c["state"], json!("answered"));
+        assert_eq!(c["grounding"]["verdict"], json!("grounded"));
+        assert_eq!(c["meaning"]["state"], json!("not_armed"));
+        assert_eq!(c["seeding"]["seeds"][0]["name"], json!("Priya Raman"));
+        let passage = c["items"].as_array().unwrap().iter().find(|i| i["kind"] == json!("passage")).unwrap();
+        assert_eq!(passage["source"], json!("memo"));
+        assert_eq!(passage["channels"], json!(["mentions", "full_text"]));
+        assert_eq!(passage["citation"]["span"]["text"], passage["text"]);
+        assert!(texts(&c).contains(&"Acme located_in Berlin".to_owned()), "two hops: {:?}", texts(&c));
+        let scores: Vec<f64> = c["items"].as_array().unwrap().iter().map(|i| i["score"].as_f64().unwrap()).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]));
+        assert_citations_slice(&store, &part, &c);
+        let one = call(&store, &caller(20), "context", &json!({"question": "Priya Raman", "hops": 1, "k": 3})).unwrap();
+        assert!(one["items"].as_array().unwrap().len() <= 3);
+        assert!(!texts(&one).contains(&"Acme located_in Berlin".to_owned()));
+    }
+
+    #[test]
+    fn seeds_come_from_near_names_prefixes_words_and_types() {
+        let (_dir, store, _part) = seeded();
+        let seeds = |q: &str| -> Vec<(String, String)> {
+            let c = call(&store, &caller(20), "context", &json!({"question": q})).unwrap();
+            c["seeding"]["seeds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| (s.as_object().unwrap()["name"].as_str().unwrap().to_owned(), s["matched"].as_str().unwrap().to_owned()))
+                .collect()
+        };
+        assert!(seeds("where is Acmee").contains(&("Acme".into(), "near".into())));
+        assert!(seeds("Priya's team").contains(&("Priya Raman".into(), "word".into())));
+        assert!(seeds("what about Glob").contains(&("Globex".into(), "prefix".into())));
+        let companies = seeds("which companies are stored?");
+        assert!(companies.contains(&("Acme".into(), "type".into())) && companies.contains(&("Globex".into(), "type".into())));
+    }
+
+    #[test]
+    fn verdicts_as_of_and_refusals() {
+        let (_dir, store, _part) = seeded();
+        let related = call(&store, &caller(20), "context", &json!({"question": "Priya Raman salary"})).unwrap();
+        assert_eq!(related["grounding"], json!({"verdict": "related", "uncovered": ["salary"]}));
+        let none = call(&store, &caller(20), "context", &json!({"question": "quantum chromodynamics"})).unwrap();
+        assert_eq!(none["state"], json!("nothing_stored"));
+        assert_eq!(none["grounding"]["verdict"], json!("nothing_stored"));
+        let empty = call(&store, &caller(20), "context", &json!({"question": "is it the"})).unwrap();
+        assert_eq!(empty["grounding"]["verdict"], json!("could_not_judge"));
+        let before = call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse", "as_of": 9})).unwrap();
+        assert_eq!(before["items"], json!([]), "as_of before the write sees nothing: {before}");
+        let mut other = caller(20);
+        other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
+        assert_eq!(call(&store, &other, "context", &json!({"question": "Priya Raman lighthouse"})).unwrap()["items"], json!([]));
+        for (body, field) in [
+            (json!({"question": ""}), "question"),
+            (json!({"question": "x", "hops": 4}), "hops"),
+            (json!({"question": "x", "k": 101}), "k must"),
+            (json!({"question": "x", "k": 0}), "k must"),
+            (json!({"question": "x", "valid_at": "later"}), "valid_at"),
+        ] {
+            let err = call(&store, &caller(1), "context", &body).unwrap_err();
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+    }
+}

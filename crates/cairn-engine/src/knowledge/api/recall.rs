@@ -136,7 +136,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                 hits.push((e, hit.how, hit.score));
             }
         }
-        let Some((first, how, score)) = hits.first().cloned() else {
+        let Some((first, how, _)) = hits.first().cloned() else {
             if tokens(query).is_empty() {
                 return Ok(could_not_judge(&req, "the subject is only short or common words", Vec::new()));
             }
@@ -145,7 +145,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         // Two different entities matched equally well by a loose rule: asking beats guessing.
         let tied: Vec<String> = hits
             .iter()
-            .filter(|(e, h, s)| *h == how && (*s - score).abs() < f32::EPSILON && e.id != first.id)
+            .filter(|(e, h, _)| *h == how && e.id != first.id)
             .map(|(e, _, _)| e.name.clone())
             .collect();
         if !tied.is_empty() && !matches!(how, MatchKind::Exact | MatchKind::CaseFolded) {
@@ -215,4 +215,93 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         reply["other_matches"] = others.iter().map(|e| json!({ "id": wire::id(e.id), "name": e.name })).collect();
     }
     Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use serde_json::json;
+
+    #[test]
+    fn a_subject_is_answered_with_cited_stored_and_derived_facts() {
+        let (_dir, store, part) = fresh();
+        let text = "Jonas Weber 👋 manages Priya Raman since März. Room 4 is in Acme HQ. Acme HQ is in Berlin.";
+        let body = json!({"content": text, "source": "wiki", "date": "2024-03-01", "facts": {"relations": [
+            {"source": "Jonas Weber", "target": "Priya Raman", "type": "manages"},
+            {"source": "Room 4", "target": "Acme HQ", "type": "located_in"},
+            {"source": "Acme HQ", "target": "Berlin", "type": "located_in"},
+        ]}});
+        call(&store, &caller(5), "remember", &body).unwrap();
+        let r = call(&store, &caller(6), "recall", &json!({"subject": "priya"})).unwrap();
+        assert_eq!(r["state"], json!("answered"));
+        assert_eq!(r["subject"]["name"], json!("Priya Raman"));
+        assert_eq!(r["seeding"]["matched"], json!("word"));
+        assert_eq!(r["meaning"]["state"], json!("not_armed"));
+        let facts = r["facts"].as_array().unwrap();
+        assert_eq!(facts[0]["direction"], json!("inbound"));
+        assert_eq!(facts[0]["citation"]["span"]["text"], json!("Jonas Weber 👋 manages Priya Raman since März."));
+        assert_eq!(facts[0]["citation"]["span"]["start"], json!(0));
+        let derived = facts.iter().find(|f| f["derived"] == json!(true)).expect("managed_by is derived");
+        assert_eq!(derived["relation"], json!("managed_by"));
+        assert_eq!(derived["rule"], json!("inverse"));
+        assert_eq!(derived["rests_on"], json!([facts[0]["id"].clone()]));
+        assert_citations_slice(&store, &part, &r);
+        let room = call(&store, &caller(7), "recall", &json!({"subject": "Room 4", "compact": true})).unwrap();
+        let chain = room["facts"].as_array().unwrap().iter().find(|f| f["rule"] == json!("transitive")).unwrap();
+        assert_eq!(chain["object"], json!("Berlin"));
+        assert_eq!(chain["rests_on"].as_array().unwrap().len(), 2);
+        let span = &room["facts"][0]["citation"]["span"];
+        assert!(span.get("text").is_none() && span["start"].is_u64(), "compact drops the quote: {span}");
+        // The emoji counts as one code point: Room 4's sentence starts after the first one.
+        assert_eq!(span["start"], json!(46));
+        assert_citations_slice(&store, &part, &room);
+    }
+
+    #[test]
+    fn misses_suggest_only_own_names_and_common_words_cannot_be_judged() {
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(1), "relate", &json!({"from": "Priya Raman", "to": "Acme", "type": "works_at"})).unwrap();
+        let miss = call(&store, &caller(2), "recall", &json!({"subject": "Pri"})).unwrap();
+        assert_eq!(miss["state"], json!("nothing_stored"));
+        assert_eq!(miss["did_you_mean"], json!(["Priya Raman"]));
+        let mut other = caller(3);
+        other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
+        let theirs = call(&store, &other, "recall", &json!({"subject": "Pri"})).unwrap();
+        assert_eq!(theirs["did_you_mean"], json!([]));
+        assert_eq!(call(&store, &other, "recall", &json!({"subject": "Acme"})).unwrap()["state"], json!("nothing_stored"));
+        let the = call(&store, &caller(4), "recall", &json!({"subject": "the"})).unwrap();
+        assert_eq!(the["state"], json!("could_not_judge"));
+        call(&store, &caller(5), "relate", &json!({"from": "Priya Shah", "to": "Globex", "type": "works_at"})).unwrap();
+        let two = call(&store, &caller(6), "recall", &json!({"subject": "Priya"})).unwrap();
+        assert_eq!(two["state"], json!("could_not_judge"));
+        assert_eq!(two["candidates"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn as_of_before_a_write_never_sees_it_and_attributes_find_subjects() {
+        let (_dir, store, _part) = fresh();
+        let ents = json!({"facts": {"entities": [{"name": "Acme", "type": "company", "attributes": {"ticker": "ACM"}}]}});
+        call(&store, &caller(100), "remember", &ents).unwrap();
+        call(&store, &caller(200), "relate", &json!({"from": "Acme", "to": "Berlin", "type": "located_in"})).unwrap();
+        let before = call(&store, &caller(300), "recall", &json!({"subject": "Acme", "as_of": 99})).unwrap();
+        assert_eq!(before["state"], json!("nothing_stored"));
+        let mid = call(&store, &caller(300), "recall", &json!({"subject": "Acme", "as_of": 150})).unwrap();
+        assert_eq!(mid["facts"], json!([]));
+        let by_attr = call(&store, &caller(300), "recall", &json!({"attribute": {"key": "ticker", "value": "acm"}})).unwrap();
+        assert_eq!(by_attr["subject"]["name"], json!("Acme"));
+        assert_eq!(by_attr["seeding"]["matched"], json!("attribute"));
+        assert_eq!(by_attr["facts"].as_array().unwrap().len(), 1);
+        let k1 = call(&store, &caller(300), "recall", &json!({"subject": "Berlin", "k": 1})).unwrap();
+        assert_eq!(k1["facts"].as_array().unwrap().len(), 1);
+        for (body, field) in [
+            (json!({}), "exactly one"),
+            (json!({"subject": "a", "attribute": {"key": "k", "value": 1}}), "exactly one"),
+            (json!({"subject": "Acme", "k": 0}), "k must"),
+            (json!({"subject": "Acme", "valid_at": "now"}), "valid_at"),
+            (json!({"subject": "Acme", "as_of": "2024-01-01"}), "recall"),
+        ] {
+            let err = call(&store, &caller(1), "recall", &body).unwrap_err();
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+    }
 }

@@ -107,7 +107,17 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         agent: &caller.agent,
         replaces,
     };
+    let missing: Vec<&str> = [req.from.as_str(), req.to.as_str()]
+        .into_iter()
+        .filter(|n| graph::entity_id_in(tx, part, n).is_ok_and(|id| id.is_none()))
+        .collect();
     let related = relate(tx, part, a, caller.now)?;
+    for name in missing {
+        if let Some(e) = graph::entity_by_name_in(tx, part, name)? {
+            let after = Some(serde_json::to_value(&e).expect("entities serialise"));
+            record(tx, caller, Change { family: "entity", target: &e.name, op: "create", after, ..Change::default() })?;
+        }
+    }
     let target = format!("{}\0{}\0{}", req.from.trim(), related.relation.rel_type, req.to.trim());
     let patch = json!({
         "from": req.from, "to": req.to, "type": req.rel_type, "attributes": req.attributes,
@@ -183,4 +193,73 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         "restored": restored,
         "superseded_by": superseded_by,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{call, caller, fresh};
+    use serde_json::json;
+
+    #[test]
+    fn replaces_ends_reports_and_restores() {
+        let (_dir, store, _part) = fresh();
+        let first = call(&store, &caller(10), "relate", &json!({"from": "Priya", "to": "Acme", "type": "works_at"})).unwrap();
+        assert_eq!(first["created"], json!(true));
+        assert_eq!(first["fact"]["subject"], json!("Priya"));
+        assert_eq!(first["fact"]["object"], json!("Acme"));
+        assert_eq!(first["fact"]["recorded_at"], json!("1970-01-01T00:00:00.010Z"));
+        let body = json!({"from": "Priya", "to": "Globex", "type": "works_at", "replaces": true, "source": "hr"});
+        let second = call(&store, &caller(20), "relate", &body).unwrap();
+        assert_eq!(second["ended"].as_array().unwrap().len(), 1);
+        assert_eq!(second["ended"][0]["id"], first["fact"]["id"]);
+        assert_eq!(second["ended"][0]["ended_at"], json!("1970-01-01T00:00:00.020Z"));
+        assert_eq!(second["fact"]["citation"]["source"]["name"], json!("hr"));
+        let back = call(&store, &caller(30), "relate", &json!({"from": "Priya", "to": "Acme", "type": "works_at", "replaces": true})).unwrap();
+        assert_eq!(back["restored"][0]["id"], first["fact"]["id"]);
+        assert_eq!(back["ended"][0]["id"], second["fact"]["id"]);
+        let then = call(&store, &caller(40), "recall", &json!({"subject": "Priya", "as_of": 25})).unwrap();
+        let objects: Vec<&str> = then["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap()).collect();
+        assert_eq!(objects, vec!["Globex"], "as_of reads what was known then");
+        let events = store.snapshot().unwrap().tree_len(crate::history::EVENT).unwrap();
+        assert_eq!(events, 3 + 3 + 2, "three entities, three asserts or restores, two ends");
+    }
+
+    #[test]
+    fn an_older_assertion_is_history_that_ends_when_the_newer_starts() {
+        let (_dir, store, _part) = fresh();
+        let newer = json!({"from": "Priya", "to": "Globex", "type": "works_at", "replaces": true, "date": "2025-01-01"});
+        call(&store, &caller(10), "relate", &newer).unwrap();
+        let older = json!({"from": "Priya", "to": "Acme", "type": "works_at", "replaces": true, "date": "2023-01-01"});
+        let r = call(&store, &caller(20), "relate", &older).unwrap();
+        assert_eq!(r["ended"], json!([]), "older news ends nothing");
+        assert_eq!(r["fact"]["valid_from"], json!("2023-01-01"));
+        assert_eq!(r["fact"]["valid_to"], json!("2025-01-01"));
+        assert_eq!(r["superseded_by"][0]["object"], json!("Globex"));
+        let at = |d: &str| -> Vec<String> {
+            let r = call(&store, &caller(30), "recall", &json!({"subject": "Priya", "valid_at": d})).unwrap();
+            r["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap().to_owned()).collect()
+        };
+        assert_eq!(at("2024-06-01"), vec!["Acme"]);
+        assert_eq!(at("2025-06-01"), vec!["Globex"]);
+        assert!(at("2022-06-01").is_empty());
+    }
+
+    #[test]
+    fn bad_input_is_refused_by_field_and_changes_nothing() {
+        let (_dir, store, _part) = fresh();
+        for (body, field) in [
+            (json!({"from": "", "to": "b", "type": "t"}), "from"),
+            (json!({"from": "a", "to": "b".repeat(1025), "type": "t"}), "to"),
+            (json!({"from": "a", "to": "b", "type": " "}), "type"),
+            (json!({"from": "a", "to": "A", "type": "t"}), "same entity"),
+            (json!({"from": "a", "to": "b", "type": "t", "date": "tomorrow"}), "date"),
+            (json!({"from": "a", "to": "b", "type": "t", "attributes": {"valid_to": 5}}), "attributes.valid_to"),
+            (json!({"from": "a", "type": "t"}), "to"),
+        ] {
+            let err = call(&store, &caller(1), "relate", &body).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT");
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+        assert_eq!(store.snapshot().unwrap().tree_len(crate::knowledge::trees::ENT).unwrap_or(0), 0);
+    }
 }

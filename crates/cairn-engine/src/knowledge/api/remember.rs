@@ -385,3 +385,137 @@ fn reply(done: &Done, already: bool, rejected: Vec<Value>) -> Value {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use crate::knowledge::trees::{DOC, ENT, REL};
+    use serde_json::{Value, json};
+
+    fn tree_sizes(store: &crate::store::Store) -> (u64, u64, u64) {
+        let snap = store.snapshot().unwrap();
+        (snap.tree_len(ENT).unwrap_or(0), snap.tree_len(REL).unwrap_or(0), snap.tree_len(DOC).unwrap_or(0))
+    }
+
+    #[test]
+    fn content_with_facts_links_cites_and_is_stored_once() {
+        let (_dir, store, part) = fresh();
+        let body = json!({
+            "content": "Priya Raman joined Acme in 2024. She leads the storage team. Ünal 🎉 met Priya at Acme's Berlin office.",
+            "facts": {
+                "entities": [{"name": "Priya Raman", "type": "person"}, {"name": "Acme", "type": "company"}],
+                "relations": [{"source": "Priya Raman", "target": "Acme", "type": "works_at"}],
+            },
+            "date": "2024-05-01",
+            "source": "onboarding chat",
+        });
+        let r = call(&store, &caller(10), "remember", &body).unwrap();
+        assert_eq!(r["stored"], json!({"entities": 2, "relations": 1, "passages": 1}));
+        assert_eq!(r["already"], json!(false));
+        assert_eq!(r["extraction"], json!("explicit"));
+        assert_eq!(r["meaning"], json!("not_armed"));
+        assert_eq!(r["unlinked_passages"], json!([]));
+        assert!(r["doc_id"].is_string());
+        let again = call(&store, &caller(20), "remember", &body).unwrap();
+        assert_eq!(again["already"], json!(true));
+        assert_eq!(again["doc_id"], r["doc_id"]);
+        assert_eq!(again["stored"], json!({"entities": 0, "relations": 0, "passages": 0}));
+        assert_eq!(tree_sizes(&store), (2, 1, 1));
+        let recalled = call(&store, &caller(30), "recall", &json!({"subject": "Priya"})).unwrap();
+        let fact = &recalled["facts"][0];
+        assert_eq!(fact["citation"]["source"]["kind"], json!("document"));
+        assert_eq!(fact["citation"]["source"]["name"], json!("onboarding chat"));
+        assert_eq!(fact["citation"]["span"]["text"], json!("Priya Raman joined Acme in 2024."));
+        assert_eq!(fact["source_date"], json!("2024-05-01"));
+        assert_citations_slice(&store, &part, &recalled);
+    }
+
+    #[test]
+    fn messages_are_one_turn_a_passage() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"messages": [
+            {"role": "user", "content": "Where does Priya work?"},
+            {"role": "assistant", "content": "Priya works at Acme.\nShe started in May."},
+        ]});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        assert_eq!(r["stored"]["passages"], json!(2));
+        let c = call(&store, &caller(2), "context", &json!({"question": "When did she start?"})).unwrap();
+        let texts: Vec<&str> = c["items"].as_array().unwrap().iter().filter_map(|i| i["text"].as_str()).collect();
+        assert!(texts.contains(&"assistant: Priya works at Acme. She started in May."), "{texts:?}");
+    }
+
+    #[test]
+    fn a_passage_whose_mention_is_absent_is_rejected_by_name_and_the_others_stored() {
+        let (_dir, store, part) = fresh();
+        let body = json!({"passages": [
+            {"text": "Jonas Weber runs the Berlin office.", "mentions": ["jonas weber"], "key": "p1"},
+            {"text": "The canteen serves soup.", "mentions": ["Jonas"], "key": "p2"},
+            {"text": "Priyanka visited.", "mentions": ["Priya"]},
+        ]});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        assert_eq!(r["stored"]["passages"], json!(1));
+        let rejected = r["rejected"].as_array().unwrap();
+        assert_eq!(rejected.len(), 2);
+        assert_eq!(rejected[0]["key"], json!("p2"));
+        assert_eq!(rejected[1]["passage"], json!(2), "a part of a word is not a mention");
+        assert!(rejected[0]["reason"].as_str().unwrap().contains("Jonas"));
+        let c = call(&store, &caller(2), "context", &json!({"question": "soup canteen"})).unwrap();
+        assert_eq!(c["grounding"]["verdict"], json!("nothing_stored"), "a rejected passage is not stored: {c}");
+        let recalled = call(&store, &caller(3), "recall", &json!({"subject": "Jonas Weber"})).unwrap();
+        assert_eq!(recalled["state"], json!("answered"), "a mention creates its entity");
+        let ctx = call(&store, &caller(4), "context", &json!({"question": "Who runs the Berlin office?"})).unwrap();
+        assert_citations_slice(&store, &part, &ctx);
+    }
+
+    #[test]
+    fn facts_only_are_asserted_and_again_is_already() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"facts": {"relations": [{"source": "Acme", "target": "Berlin", "type": "located_in"}]}});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        assert_eq!(r["stored"], json!({"entities": 2, "relations": 1, "passages": 0}));
+        assert!(r.get("doc_id").is_none());
+        let again = call(&store, &caller(2), "remember", &body).unwrap();
+        assert_eq!(again["already"], json!(true));
+        let recalled = call(&store, &caller(3), "recall", &json!({"subject": "Acme"})).unwrap();
+        assert_eq!(recalled["facts"][0]["citation"]["source"]["kind"], json!("asserted"));
+        assert_eq!(recalled["facts"][0]["citation"]["span_state"], json!("asserted"));
+    }
+
+    fn refused(body: &Value, field: &str) {
+        let (_dir, store, _part) = fresh();
+        let err = call(&store, &caller(1), "remember", body).unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert!(err.to_string().contains(field), "{err} should name {field}");
+        assert_eq!(tree_sizes(&store), (0, 0, 0), "a refused call changes nothing");
+    }
+
+    #[test]
+    fn every_limit_refuses_the_whole_call_by_field() {
+        let ents: Vec<Value> = (0..1001).map(|i| json!({"name": format!("e{i}"), "type": "t"})).collect();
+        refused(&json!({"facts": {"entities": ents}}), "facts.entities");
+        let rels: Vec<Value> = (0..5001).map(|i| json!({"source": "a", "target": format!("b{i}"), "type": "t"})).collect();
+        refused(&json!({"facts": {"relations": rels}}), "facts.relations");
+        refused(&json!({"content": "word ".repeat(220_000)}), "content");
+        let many: Vec<Value> = (0..1001).map(|i| json!({"text": format!("p{i}"), "mentions": []})).collect();
+        refused(&json!({"passages": many}), "passages");
+        refused(&json!({"passages": [{"text": "x".repeat(65 * 1024), "mentions": []}]}), "passages[0].text");
+        refused(&json!({"facts": {"entities": [{"name": "n".repeat(1025), "type": "t"}]}}), "facts.entities[0].name");
+        refused(&json!({"facts": {"relations": [{"source": "a", "target": "b", "type": ""}]}}), "facts.relations[0].type");
+        refused(&json!({"content": "x", "date": "May 1st"}), "date");
+        refused(&json!({"content": "x", "messages": []}), "one of");
+        refused(&json!({}), "give content");
+        refused(&json!({"content": "   "}), "content");
+        refused(&json!({"content": 5}), "remember");
+        let rel = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_from": "soon"}});
+        refused(&json!({"facts": {"relations": [rel]}}), "facts.relations[0].attributes.valid_from");
+    }
+
+    #[test]
+    fn the_call_writes_history_events() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"content": "Acme is in Berlin.", "facts": {"relations": [{"source": "Acme", "target": "Berlin", "type": "located_in"}]}});
+        call(&store, &caller(1), "remember", &body).unwrap();
+        let events = store.snapshot().unwrap().tree_len(crate::history::EVENT).unwrap();
+        assert_eq!(events, 4, "two entities, one document, one fact");
+    }
+}

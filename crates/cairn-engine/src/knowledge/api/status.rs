@@ -66,3 +66,36 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         "scopes": scopes,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{call, caller, fresh};
+    use serde_json::json;
+
+    #[test]
+    fn counts_ontology_and_every_scope_of_the_user() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"content": "Acme is in Berlin.", "facts": {
+            "entities": [{"name": "Acme", "type": "Company"}],
+            "relations": [{"source": "Acme", "target": "Berlin", "type": "located_in"}]}});
+        call(&store, &caller(1), "remember", &body).unwrap();
+        let mut other_scope = caller(2);
+        other_scope.part = crate::knowledge::Partition::new("local", "u1", "project-x").unwrap();
+        call(&store, &other_scope, "relate", &json!({"from": "a", "to": "b", "type": "t"})).unwrap();
+        let mut other_user = caller(3);
+        other_user.part = crate::knowledge::Partition::new("local", "u2", "secret").unwrap();
+        call(&store, &other_user, "relate", &json!({"from": "c", "to": "d", "type": "t"})).unwrap();
+        let s = call(&store, &caller(4), "status", &json!({})).unwrap();
+        assert_eq!(s["scope"], json!({"entities": 2, "relations": 1, "documents": 1, "passages": 1}));
+        assert_eq!(s["ontology"]["entity_types"], json!([{"type": "Company", "count": 1}]));
+        assert_eq!(s["ontology"]["relation_types"], json!([{"type": "located_in", "count": 1}]));
+        assert_eq!(
+            s["scopes"],
+            json!([
+                {"scope": "default", "entities": 2, "relations": 1, "documents": 1},
+                {"scope": "project-x", "entities": 2, "relations": 1, "documents": 0},
+            ]),
+            "another user's scope is never listed"
+        );
+    }
+}
