@@ -13,9 +13,9 @@ use super::trees::{DOC, MENTION, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, char_slice, is_stop_word, tokens};
+use crate::text::{LookupOptions, MatchKind, char_slice, fold, is_stop_word, tokens};
 use unicode_segmentation::UnicodeSegmentation;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Reciprocal-rank-fusion constant.
 pub const RRF_K: f64 = 60.0;
@@ -25,6 +25,9 @@ pub const MAX_HOPS: usize = 3;
 pub const MAX_FACTS: usize = 500;
 /// The most passages the mentions channel collects.
 pub const MAX_MENTIONED: usize = 200;
+/// The most entities one word may seed by a loose rule (word of a name, near, prefix); a word
+/// matching more is too common to mean any of them.
+pub const LOOSE_SEEDS: usize = 4;
 /// The most members of one type a type word ("which companies") seeds.
 pub const MAX_TYPE_SEEDS: usize = 50;
 
@@ -163,9 +166,20 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         question.unicode_words().map(|w| w.trim_end_matches("'s").trim_end_matches("\u{2019}s")).collect();
     let mut phrases: Vec<String> = words.windows(2).map(|w| w.join(" ")).collect();
     phrases.extend(words.iter().map(|w| (*w).to_owned()));
+    // Words already inside a name the linker found add nothing ("Priya" of "Priya Raman").
+    let named: HashSet<String> =
+        out.iter().flat_map(|s| fold(&s.entity.name).split(' ').map(str::to_owned).collect::<Vec<_>>()).collect();
     for phrase in &phrases {
-        let hits = names.index.lookup(phrase, LookupOptions { prefix: true, limit: 4 });
+        if fold(phrase).split(' ').all(|w| named.contains(w)) {
+            continue;
+        }
+        let hits = names.index.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1 });
         let Some(best) = hits.first().map(|h| h.how) else { continue };
+        let loose = !matches!(best, MatchKind::Exact | MatchKind::CaseFolded);
+        if loose && hits.len() > LOOSE_SEEDS && hits.iter().all(|h| h.how == best) {
+            // A word shared by many names ("Entity", "John") names none of them.
+            continue;
+        }
         for hit in hits.iter().filter(|h| h.how == best) {
             let matched = match hit.how {
                 MatchKind::Exact => "exact",

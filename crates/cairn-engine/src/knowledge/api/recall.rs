@@ -128,7 +128,19 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let k = check(&req)?;
     let snap = store.snapshot()?;
     let when = When { as_of: req.as_of, valid_at: req.valid_at.clone() };
-    let (subject, how, others) = if let Some(query) = &req.subject {
+    let exact = match &req.subject {
+        // The common case is a name as stored: one point read, no name index.
+        Some(query) => graph::entity_by_name(&snap, &caller.part, query)?
+            .filter(|e| req.as_of.is_none_or(|t| e.recorded_at <= t))
+            .map(|e| {
+                let how = if e.name == query.as_str() { MatchKind::Exact } else { MatchKind::CaseFolded };
+                (e, how)
+            }),
+        None => None,
+    };
+    let (subject, how, others) = if let Some((e, how)) = exact {
+        (e, matched(how), Vec::new())
+    } else if let Some(query) = &req.subject {
         let names = cache::names(store.dir(), &snap, &caller.part)?;
         let mut hits = Vec::new();
         for hit in names.index.lookup(query, LookupOptions { prefix: false, limit: 16 }) {

@@ -259,8 +259,12 @@ fn upsert(
 fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Request, text: Text) -> Result<Done> {
     let part = &caller.part;
     part.register(tx)?;
-    // Before this call creates entities: the cached names describe exactly the stored ones.
-    let names = cache::names_in(dir, tx, part)?;
+    // Before this call creates entities: the cached names describe exactly the stored ones. A
+    // facts-only call links nothing and needs none.
+    let names = match text {
+        Text::Some { .. } => Some(cache::names_in(dir, tx, part)?),
+        Text::None => None,
+    };
     let mut done = Done::default();
     let facts = req.facts.as_ref();
     let mut sent: Vec<Entity> = Vec::new();
@@ -285,7 +289,8 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
             let mut linked = Vec::with_capacity(passages.len());
             for (passage, mentions) in passages {
                 let mut ids: Vec<u64> = Vec::new();
-                for m in names.linker.find(&passage.text) {
+                let stored = names.as_ref().map(|n| n.linker.find(&passage.text)).unwrap_or_default();
+                for m in stored {
                     // The cache may still hold a forgotten entity: link only what exists.
                     if entity_exists_in(tx, part, m.entity)? {
                         ids.push(m.entity);
