@@ -72,7 +72,8 @@ fn recall_and_context_at_100k_entities() {
     let recalls: Vec<Value> = probes.iter().map(|&i| json!({"subject": name(i), "k": 50})).collect();
     let (r50, r95) = timed(&store, &caller, "recall", &recalls);
     // One edit away: found through the cached name index (near spelling).
-    let near: Vec<Value> = probes.iter().map(|&i| json!({"subject": name(i).replacen("Entity", "Entitty", 1)})).collect();
+    let near: Vec<Value> =
+        probes.iter().map(|&i| json!({"subject": name(i).replacen("Entity", "Entitty", 1)})).collect();
     let (n50, n95) = timed(&store, &caller, "recall", &near);
     let one: Vec<Value> = probes.iter().map(|&i| json!({"question": name(i), "hops": 1, "k": 8})).collect();
     let (c1_50, c1_95) = timed(&store, &caller, "context", &one);

@@ -27,9 +27,10 @@ pub(crate) struct Names {
 }
 
 type Key = (PathBuf, Vec<u8>);
+type Cache = Mutex<HashMap<Key, (u64, Arc<Names>)>>;
 
-fn cache() -> &'static Mutex<HashMap<Key, (u64, Arc<Names>)>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, (u64, Arc<Names>)>>> = OnceLock::new();
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 

@@ -42,8 +42,11 @@ impl<'a> Citer<'a> {
         if let Some(d) = self.docs.get(&doc_id) {
             return Ok(d.clone());
         }
-        let doc: Option<Document> =
-            self.snap.get(DOC, &self.part.key(&[&doc_id.to_be_bytes()]))?.map(|b| decode(&b, "document")).transpose()?;
+        let doc: Option<Document> = self
+            .snap
+            .get(DOC, &self.part.key(&[&doc_id.to_be_bytes()]))?
+            .map(|b| decode(&b, "document"))
+            .transpose()?;
         let cited = doc.map(|doc| {
             let sentences = sentences(&doc.text).into_iter().map(|s| (s.start, s.end)).collect();
             Rc::new(Cited { doc, sentences })
@@ -76,17 +79,18 @@ impl<'a> Citer<'a> {
         let Some((start, end)) = quote(&cited, names) else {
             return Ok(json!({ "source": source, "span": null, "span_state": "not_quoted" }));
         };
-        Ok(self.checked(source, &cited.doc.text, start, end, |q| mentions_name(q, names.0) || mentions_name(q, names.1)))
+        Ok(self
+            .checked(&source, &cited.doc.text, start, end, |q| mentions_name(q, names.0) || mentions_name(q, names.1)))
     }
 
     /// The citation of a passage: the passage itself.
     pub(crate) fn passage(&self, doc: &Document, span: PassageSpan) -> Value {
-        self.checked(source(doc), &doc.text, span.start, span.end, |q| !q.trim().is_empty())
+        self.checked(&source(doc), &doc.text, span.start, span.end, |q| !q.trim().is_empty())
     }
 
     /// `{source, span}` when `[start, end)` slices `text` and the quote passes `still`, else a
     /// `mismatch` with no span.
-    fn checked(&self, source: Value, text: &str, start: usize, end: usize, still: impl Fn(&str) -> bool) -> Value {
+    fn checked(&self, source: &Value, text: &str, start: usize, end: usize, still: impl Fn(&str) -> bool) -> Value {
         match char_slice(text, start, end).filter(|q| still(q)) {
             Some(_) if self.compact => json!({ "source": source, "span": { "start": start, "end": end } }),
             Some(quote) => json!({ "source": source, "span": { "text": quote, "start": start, "end": end } }),

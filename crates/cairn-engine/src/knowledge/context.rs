@@ -6,16 +6,16 @@
 use super::cache::{Names, type_key};
 use super::docs::{Document, PassageSpan};
 use super::graph::{self, Entity, Neighbour};
-use super::recall::{When, live_neighbours};
 use super::part::Partition;
+use super::recall::{When, live_neighbours};
 use super::records::decode;
 use super::trees::{DOC, MENTION, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
 use crate::text::{LookupOptions, MatchKind, char_slice, fold, is_stop_word, tokens};
-use unicode_segmentation::UnicodeSegmentation;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use unicode_segmentation::UnicodeSegmentation;
 
 /// Reciprocal-rank-fusion constant.
 pub const RRF_K: f64 = 60.0;
@@ -146,7 +146,7 @@ fn known(as_of: Option<i64>, at: i64) -> bool {
 /// spelling or a prefix, then words naming an entity type.
 fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of: Option<i64>) -> Result<Vec<Seed>> {
     let mut out: Vec<Seed> = Vec::new();
-    let mut push = |out: &mut Vec<Seed>, id: u64, matched: &'static str, by: &str| -> Result<()> {
+    let push = |out: &mut Vec<Seed>, id: u64, matched: &'static str, by: &str| -> Result<()> {
         if out.iter().any(|s| s.entity.id == id) {
             return Ok(());
         }
@@ -167,10 +167,10 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
     let mut phrases: Vec<String> = words.windows(2).map(|w| w.join(" ")).collect();
     phrases.extend(words.iter().map(|w| (*w).to_owned()));
     // Words already inside a name the linker found add nothing ("Priya" of "Priya Raman").
-    let named: HashSet<String> =
+    let named_words: HashSet<String> =
         out.iter().flat_map(|s| fold(&s.entity.name).split(' ').map(str::to_owned).collect::<Vec<_>>()).collect();
     for phrase in &phrases {
-        if fold(phrase).split(' ').all(|w| named.contains(w)) {
+        if fold(phrase).split(' ').all(|w| named_words.contains(w)) {
             continue;
         }
         let hits = names.index.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1 });
@@ -204,26 +204,19 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
     Ok(out)
 }
 
-/// `context` over the given names of the partition (see `cache`).
-pub(crate) fn context_with(
-    snap: &Snapshot,
-    part: &Partition,
-    names: &Names,
-    question: &str,
-    ask: &Ask,
-) -> Result<Context> {
-    let (hops, k, when) = (ask.hops, ask.k, &ask.when);
-    if !(1..=100).contains(&k) || hops > MAX_HOPS {
-        return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
-    }
-    let seeding = seeds(snap, part, names, question, when.as_of)?;
-    let seed_ids: Vec<u64> = seeding.iter().map(|s| s.entity.id).collect();
-    let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
+/// What a traversal reached: relations with their hop and seed, the seed each reached entity came
+/// from, and the entities in the order reached (seeds first).
+struct Walk {
+    facts: Vec<(Neighbour, usize, u64)>,
+    reached: HashMap<u64, u64>,
+    order: Vec<u64>,
+}
 
-    // Graph: breadth-first from the seeds, each relation `when` sees once, ranked by hop then id.
+/// Breadth-first from the seeds, each relation `when` sees once, ranked by hop, then newest.
+fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: usize, when: &When) -> Result<Walk> {
     let mut reached: HashMap<u64, u64> = seed_ids.iter().map(|&id| (id, id)).collect();
-    let mut order: Vec<u64> = seed_ids.clone();
-    let mut frontier: Vec<u64> = seed_ids.clone();
+    let mut order: Vec<u64> = seed_ids.to_vec();
+    let mut frontier: Vec<u64> = seed_ids.to_vec();
     let mut facts: BTreeMap<u64, (Neighbour, usize, u64)> = BTreeMap::new();
     'walk: for hop in 1..=hops {
         let mut next = Vec::new();
@@ -243,8 +236,28 @@ pub(crate) fn context_with(
         }
         frontier = next;
     }
-    let mut graph: Vec<(Neighbour, usize, u64)> = facts.into_values().collect();
-    graph.sort_by_key(|(n, hop, _)| (*hop, std::cmp::Reverse(n.relation.recorded_at), n.relation.id));
+    let mut facts: Vec<(Neighbour, usize, u64)> = facts.into_values().collect();
+    facts.sort_by_key(|(n, hop, _)| (*hop, std::cmp::Reverse(n.relation.recorded_at), n.relation.id));
+    Ok(Walk { facts, reached, order })
+}
+
+/// `context` over the given names of the partition (see `cache`).
+pub(crate) fn context_with(
+    snap: &Snapshot,
+    part: &Partition,
+    names: &Names,
+    question: &str,
+    ask: &Ask,
+) -> Result<Context> {
+    let (hops, k, when) = (ask.hops, ask.k, &ask.when);
+    if !(1..=100).contains(&k) || hops > MAX_HOPS {
+        return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
+    }
+    let seeding = seeds(snap, part, names, question, when.as_of)?;
+    let seed_ids: Vec<u64> = seeding.iter().map(|s| s.entity.id).collect();
+    let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
+
+    let Walk { facts: graph, reached, order } = walk(snap, part, &seed_ids, hops, when)?;
 
     // Mentions: passages naming a reached entity, seeds first.
     let mut mentioned: Vec<(u64, u32, u64)> = Vec::new();
@@ -376,9 +389,9 @@ fn passage_item(
 
 /// Words that shape a question but are not what it asks about (as index terms: stemmed).
 const QUESTION_WORDS: &[&str] = &[
-    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "doe", "does", "did", "ha", "has", "have",
-    "had",
-    "can", "could", "would", "should", "tell", "me", "about", "i", "you", "we", "my", "our", "your", "were", "s",
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "doe", "does", "did", "ha", "has",
+    "have", "had", "can", "could", "would", "should", "tell", "me", "about", "i", "you", "we", "my", "our", "your",
+    "were", "s",
 ];
 
 /// `Grounded` when one item's terms include every content term of the question; the uncovered
@@ -391,7 +404,8 @@ fn grounding(question: &str, items: &[Item]) -> Grounding {
     if items.is_empty() {
         return Grounding::NothingStored;
     }
-    let wanted: BTreeSet<String> = asked.iter().map(|t| t.term.clone()).filter(|t| !QUESTION_WORDS.contains(&t.as_str())).collect();
+    let wanted: BTreeSet<String> =
+        asked.iter().map(|t| t.term.clone()).filter(|t| !QUESTION_WORDS.contains(&t.as_str())).collect();
     if wanted.is_empty() {
         return if items.is_empty() { Grounding::NothingStored } else { Grounding::Grounded };
     }

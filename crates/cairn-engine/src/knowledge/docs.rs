@@ -80,7 +80,9 @@ pub fn remember_text(
     let linker = partition_linker(tx, part)?;
     let chunks = chunk_text(text).into_iter().map(|p| (p, Vec::new())).collect();
     let doc = NewDocument { text, label, date, now };
-    store_document(tx, part, &doc, chunks, &|passage: &str| linker.find(passage).into_iter().map(|m| m.entity).collect())
+    store_document(tx, part, &doc, chunks, &|passage: &str| {
+        linker.find(passage).into_iter().map(|m| m.entity).collect()
+    })
 }
 
 /// A document about to be stored.
@@ -137,7 +139,12 @@ pub(crate) fn store_document(
 }
 
 /// The id of the document stored with this text and date, if any.
-pub(crate) fn stored_doc(tx: &mut WriteTxn<'_>, part: &Partition, text: &str, date: Option<&str>) -> Result<Option<u64>> {
+pub(crate) fn stored_doc(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    text: &str,
+    date: Option<&str>,
+) -> Result<Option<u64>> {
     tx.get(DOC_HASH, &hash_key(part, text, date))?
         .map(|id| {
             id.as_slice()

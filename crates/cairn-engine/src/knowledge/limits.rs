@@ -1,4 +1,4 @@
-//! Per-call limits of the knowledge verbs (DESIGN.md §2 memory_remember). A call over a limit is
+//! Per-call limits of the knowledge verbs (DESIGN.md §2 `memory_remember`). A call over a limit is
 //! refused whole, naming the field, before anything is written.
 
 /// Entities in one `remember` call.

@@ -29,7 +29,12 @@ pub(crate) fn caller(now: i64) -> super::api::Caller {
 }
 
 /// Runs a knowledge verb with a JSON body; returns the JSON reply.
-pub(crate) fn call(store: &Store, caller: &super::api::Caller, verb: &str, body: &Value) -> crate::error::Result<Value> {
+pub(crate) fn call(
+    store: &Store,
+    caller: &super::api::Caller,
+    verb: &str,
+    body: &Value,
+) -> crate::error::Result<Value> {
     let reply = super::api::call(store, verb, caller, &serde_json::to_vec(body).unwrap())?;
     Ok(serde_json::from_slice(&reply).unwrap())
 }

@@ -11,9 +11,10 @@ use serde_json::{Map, Value, json};
 pub fn iso_ms(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let in_day = ms.rem_euclid(86_400_000);
-    let (y, m, d) = civil_from_days(days);
-    let (h, min, s, milli) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60, in_day % 1000);
-    format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z")
+    let (year, month, day) = civil_from_days(days);
+    let (hour, minute) = (in_day / 3_600_000, in_day / 60_000 % 60);
+    let (second, milli) = (in_day / 1000 % 60, in_day % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{milli:03}Z")
 }
 
 /// Howard Hinnant's `civil_from_days`: the date of day `z` counted from 1970-01-01.
@@ -36,11 +37,18 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 pub fn check_date(field: &str, value: &str) -> Result<()> {
     let b = value.as_bytes();
     let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
-    let ok = b.len() >= 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) && {
-        let month = (b[5] - b'0') * 10 + (b[6] - b'0');
-        let day = (b[8] - b'0') * 10 + (b[9] - b'0');
-        (1..=12).contains(&month) && (1..=31).contains(&day)
-    } && (b.len() == 10 || matches!(b[10], b'T' | b't' | b' '));
+    let ok = b.len() >= 10
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && {
+            let month = (b[5] - b'0') * 10 + (b[6] - b'0');
+            let day = (b[8] - b'0') * 10 + (b[9] - b'0');
+            (1..=12).contains(&month) && (1..=31).contains(&day)
+        }
+        && (b.len() == 10 || matches!(b[10], b'T' | b't' | b' '));
     if ok && value.len() <= 64 {
         Ok(())
     } else {
@@ -94,7 +102,7 @@ pub fn fact(
     names: (&str, &str),
     direction: Direction,
     source_date: Option<&str>,
-    citation: Value,
+    citation: &Value,
     by: &FoundBy<'_>,
 ) -> Value {
     let mut out = json!({
@@ -123,7 +131,7 @@ pub fn fact(
 /// The fact shape of a derived fact: no stored id (`id: null`), `derived: true`, its `rule` and
 /// the stored facts it `rests_on`; its citation is that of the first stored fact it rests on.
 #[must_use]
-pub fn derived_fact(d: &Derived, names: (&str, &str), base: &Relation, citation: Value, by: &FoundBy<'_>) -> Value {
+pub fn derived_fact(d: &Derived, names: (&str, &str), base: &Relation, citation: &Value, by: &FoundBy<'_>) -> Value {
     json!({
         "id": Value::Null,
         "subject": names.0,

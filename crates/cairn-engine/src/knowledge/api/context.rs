@@ -56,11 +56,10 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let found = context_with(&snap, part, &names, &req.question, &ask)?;
     let seed_names: HashMap<u64, String> = found.seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
     let mut citer = Citer::new(&snap, part, req.compact);
-    let mut name_of = |id: u64| -> Result<String> {
-        Ok(entity_by_id(&snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name))
-    };
+    let name_of =
+        |id: u64| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name)) };
     let mut items = Vec::new();
-    let mut cited = 0;
+    let mut with_citation = 0;
     for item in &found.items {
         let seed = item.seed.and_then(|s| seed_names.get(&s).cloned());
         let ranks: Map<String, Value> = item.ranks.iter().map(|(c, r)| (c.name().to_owned(), json!(r))).collect();
@@ -76,8 +75,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                 let seed_name = seed.clone().unwrap_or_default();
                 let by = FoundBy { seed: &seed_name, hops: *hops, reasoning: None };
                 let direction = if item.seed == Some(relation.to) { Direction::Inbound } else { Direction::Outbound };
-                cited += 1;
-                let mut f = wire::fact(relation, (&ends.0, &ends.1), direction, source_date.as_deref(), citation, &by);
+                with_citation += 1;
+                let mut f = wire::fact(relation, (&ends.0, &ends.1), direction, source_date.as_deref(), &citation, &by);
                 f["kind"] = json!("fact");
                 f
             }
@@ -86,7 +85,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                     Some(c) => citer.passage(&c.doc, *span),
                     None => Value::Null,
                 };
-                cited += 1;
+                with_citation += 1;
                 json!({
                     "kind": "passage", "doc_id": wire::id(*doc_id), "ordinal": ordinal,
                     "source": label, "date": date, "citation": citation,
@@ -108,7 +107,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     }
     let (verdict, uncovered) = match &found.grounding {
         // Only entities came back: what they say is not quoted from anything.
-        Grounding::Grounded | Grounding::Related { .. } if cited == 0 => ("uncited", Vec::new()),
+        Grounding::Grounded | Grounding::Related { .. } if with_citation == 0 => ("uncited", Vec::new()),
         Grounding::Grounded => ("grounded", Vec::new()),
         Grounding::Related { uncovered } => ("related", uncovered.clone()),
         Grounding::NothingStored => ("nothing_stored", Vec::new()),
@@ -191,14 +190,22 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|s| (s.as_object().unwrap()["name"].as_str().unwrap().to_owned(), s["matched"].as_str().unwrap().to_owned()))
+                .map(|s| {
+                    (
+                        s.as_object().unwrap()["name"].as_str().unwrap().to_owned(),
+                        s["matched"].as_str().unwrap().to_owned(),
+                    )
+                })
                 .collect()
         };
         assert!(seeds("where is Acmee").contains(&("Acme".into(), "near".into())));
         assert!(seeds("Priya's team").contains(&("Priya Raman".into(), "word".into())));
         assert!(seeds("what about Glob").contains(&("Globex".into(), "prefix".into())));
         let companies = seeds("which companies are stored?");
-        assert!(companies.contains(&("Acme".into(), "type".into())) && companies.contains(&("Globex".into(), "type".into())));
+        assert!(
+            companies.contains(&("Acme".into(), "type".into()))
+                && companies.contains(&("Globex".into(), "type".into()))
+        );
     }
 
     #[test]
@@ -211,11 +218,15 @@ mod tests {
         assert_eq!(none["grounding"]["verdict"], json!("nothing_stored"));
         let empty = call(&store, &caller(20), "context", &json!({"question": "is it the"})).unwrap();
         assert_eq!(empty["grounding"]["verdict"], json!("could_not_judge"));
-        let before = call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse", "as_of": 9})).unwrap();
+        let before =
+            call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse", "as_of": 9})).unwrap();
         assert_eq!(before["items"], json!([]), "as_of before the write sees nothing: {before}");
         let mut other = caller(20);
         other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
-        assert_eq!(call(&store, &other, "context", &json!({"question": "Priya Raman lighthouse"})).unwrap()["items"], json!([]));
+        assert_eq!(
+            call(&store, &other, "context", &json!({"question": "Priya Raman lighthouse"})).unwrap()["items"],
+            json!([])
+        );
         for (body, field) in [
             (json!({"question": ""}), "question"),
             (json!({"question": "x", "hops": 4}), "hops"),

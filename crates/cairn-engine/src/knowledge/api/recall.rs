@@ -100,7 +100,7 @@ fn same_value(stored: &Value, wanted: &Value) -> bool {
     }
 }
 
-fn answer_none(req: &Request, did_you_mean: Vec<String>) -> Value {
+fn answer_none(req: &Request, did_you_mean: &[String]) -> Value {
     json!({
         "state": "nothing_stored",
         "subject": null,
@@ -111,7 +111,7 @@ fn answer_none(req: &Request, did_you_mean: Vec<String>) -> Value {
     })
 }
 
-fn could_not_judge(req: &Request, why: &str, candidates: Vec<String>) -> Value {
+fn could_not_judge(req: &Request, why: &str, candidates: &[String]) -> Value {
     json!({
         "state": "could_not_judge",
         "why": why,
@@ -150,19 +150,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         }
         let Some((first, how, _)) = hits.first().cloned() else {
             if tokens(query).is_empty() {
-                return Ok(could_not_judge(&req, "the subject is only short or common words", Vec::new()));
+                return Ok(could_not_judge(&req, "the subject is only short or common words", &[]));
             }
-            return Ok(answer_none(&req, did_you_mean(&snap, caller, &names, query)?));
+            return Ok(answer_none(&req, &did_you_mean(&snap, caller, &names, query)?));
         };
         // Two different entities matched equally well by a loose rule: asking beats guessing.
-        let tied: Vec<String> = hits
-            .iter()
-            .filter(|(e, h, _)| *h == how && e.id != first.id)
-            .map(|(e, _, _)| e.name.clone())
-            .collect();
+        let tied: Vec<String> =
+            hits.iter().filter(|(e, h, _)| *h == how && e.id != first.id).map(|(e, _, _)| e.name.clone()).collect();
         if !tied.is_empty() && !matches!(how, MatchKind::Exact | MatchKind::CaseFolded) {
-            let candidates = std::iter::once(first.name.clone()).chain(tied).collect();
-            return Ok(could_not_judge(&req, "the subject matches several stored names equally well", candidates));
+            let candidates: Vec<String> = std::iter::once(first.name.clone()).chain(tied).collect();
+            return Ok(could_not_judge(&req, "the subject matches several stored names equally well", &candidates));
         }
         (first, matched(how), Vec::new())
     } else {
@@ -173,7 +170,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             .filter(|e| e.attributes.get(a.key.trim()).is_some_and(|v| same_value(v, &a.value)))
             .collect();
         if found.is_empty() {
-            return Ok(answer_none(&req, Vec::new()));
+            return Ok(answer_none(&req, &[]));
         }
         let first = found.remove(0);
         (first, "attribute", found)
@@ -203,7 +200,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             Source::Asserted { .. } => None,
         };
         let by = FoundBy { seed: &subject.name, hops: 1, reasoning: None };
-        out.push(wire::fact(rel, (&ends.0, &ends.1), n.direction, source_date.as_deref(), citation, &by));
+        out.push(wire::fact(rel, (&ends.0, &ends.1), n.direction, source_date.as_deref(), &citation, &by));
     }
     for d in derived.iter().take(k.saturating_sub(out.len())) {
         let Some(base) = relation_by_id(&snap, &caller.part, d.basis[0])? else { continue };
@@ -213,7 +210,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let basis: Vec<String> = d.basis.iter().map(u64::to_string).collect();
         let reasoning = format!("{} rule over stored fact(s) {}", wire::rule(d.rule), basis.join(", "));
         let by = FoundBy { seed: &subject.name, hops: d.basis.len(), reasoning: Some(reasoning) };
-        out.push(wire::derived_fact(d, (&ends.0, &ends.1), &base, citation, &by));
+        out.push(wire::derived_fact(d, (&ends.0, &ends.1), &base, &citation, &by));
     }
     let mut reply = json!({
         "state": "answered",
@@ -280,7 +277,10 @@ mod tests {
         other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
         let theirs = call(&store, &other, "recall", &json!({"subject": "Pri"})).unwrap();
         assert_eq!(theirs["did_you_mean"], json!([]));
-        assert_eq!(call(&store, &other, "recall", &json!({"subject": "Acme"})).unwrap()["state"], json!("nothing_stored"));
+        assert_eq!(
+            call(&store, &other, "recall", &json!({"subject": "Acme"})).unwrap()["state"],
+            json!("nothing_stored")
+        );
         let the = call(&store, &caller(4), "recall", &json!({"subject": "the"})).unwrap();
         assert_eq!(the["state"], json!("could_not_judge"));
         call(&store, &caller(5), "relate", &json!({"from": "Priya Shah", "to": "Globex", "type": "works_at"})).unwrap();
@@ -292,14 +292,16 @@ mod tests {
     #[test]
     fn as_of_before_a_write_never_sees_it_and_attributes_find_subjects() {
         let (_dir, store, _part) = fresh();
-        let ents = json!({"facts": {"entities": [{"name": "Acme", "type": "company", "attributes": {"ticker": "ACM"}}]}});
+        let ents =
+            json!({"facts": {"entities": [{"name": "Acme", "type": "company", "attributes": {"ticker": "ACM"}}]}});
         call(&store, &caller(100), "remember", &ents).unwrap();
         call(&store, &caller(200), "relate", &json!({"from": "Acme", "to": "Berlin", "type": "located_in"})).unwrap();
         let before = call(&store, &caller(300), "recall", &json!({"subject": "Acme", "as_of": 99})).unwrap();
         assert_eq!(before["state"], json!("nothing_stored"));
         let mid = call(&store, &caller(300), "recall", &json!({"subject": "Acme", "as_of": 150})).unwrap();
         assert_eq!(mid["facts"], json!([]));
-        let by_attr = call(&store, &caller(300), "recall", &json!({"attribute": {"key": "ticker", "value": "acm"}})).unwrap();
+        let by_attr =
+            call(&store, &caller(300), "recall", &json!({"attribute": {"key": "ticker", "value": "acm"}})).unwrap();
         assert_eq!(by_attr["subject"]["name"], json!("Acme"));
         assert_eq!(by_attr["seeding"]["matched"], json!("attribute"));
         assert_eq!(by_attr["facts"].as_array().unwrap().len(), 1);

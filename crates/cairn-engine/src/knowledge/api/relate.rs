@@ -172,7 +172,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let names = (name(rel.from)?, name(rel.to)?);
         let citation = citer.relation(rel, (&names.0, &names.1))?;
         let by = FoundBy { seed: &names.0, hops: 0, reasoning: None };
-        Ok(wire::fact(rel, (&names.0, &names.1), Direction::Outbound, None, citation, &by))
+        Ok(wire::fact(rel, (&names.0, &names.1), Direction::Outbound, None, &citation, &by))
     };
     let mut list = |ids: &[u64]| -> Result<Vec<Value>> {
         let mut out = Vec::new();
@@ -203,7 +203,8 @@ mod tests {
     #[test]
     fn replaces_ends_reports_and_restores() {
         let (_dir, store, _part) = fresh();
-        let first = call(&store, &caller(10), "relate", &json!({"from": "Priya", "to": "Acme", "type": "works_at"})).unwrap();
+        let first =
+            call(&store, &caller(10), "relate", &json!({"from": "Priya", "to": "Acme", "type": "works_at"})).unwrap();
         assert_eq!(first["created"], json!(true));
         assert_eq!(first["fact"]["subject"], json!("Priya"));
         assert_eq!(first["fact"]["object"], json!("Acme"));
@@ -214,11 +215,18 @@ mod tests {
         assert_eq!(second["ended"][0]["id"], first["fact"]["id"]);
         assert_eq!(second["ended"][0]["ended_at"], json!("1970-01-01T00:00:00.020Z"));
         assert_eq!(second["fact"]["citation"]["source"]["name"], json!("hr"));
-        let back = call(&store, &caller(30), "relate", &json!({"from": "Priya", "to": "Acme", "type": "works_at", "replaces": true})).unwrap();
+        let back = call(
+            &store,
+            &caller(30),
+            "relate",
+            &json!({"from": "Priya", "to": "Acme", "type": "works_at", "replaces": true}),
+        )
+        .unwrap();
         assert_eq!(back["restored"][0]["id"], first["fact"]["id"]);
         assert_eq!(back["ended"][0]["id"], second["fact"]["id"]);
         let then = call(&store, &caller(40), "recall", &json!({"subject": "Priya", "as_of": 25})).unwrap();
-        let objects: Vec<&str> = then["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap()).collect();
+        let objects: Vec<&str> =
+            then["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap()).collect();
         assert_eq!(objects, vec!["Globex"], "as_of reads what was known then");
         let events = store.snapshot().unwrap().tree_len(crate::history::EVENT).unwrap();
         assert_eq!(events, 3 + 3 + 2, "three entities, three asserts or restores, two ends");
@@ -227,7 +235,8 @@ mod tests {
     #[test]
     fn an_older_assertion_is_history_that_ends_when_the_newer_starts() {
         let (_dir, store, _part) = fresh();
-        let newer = json!({"from": "Priya", "to": "Globex", "type": "works_at", "replaces": true, "date": "2025-01-01"});
+        let newer =
+            json!({"from": "Priya", "to": "Globex", "type": "works_at", "replaces": true, "date": "2025-01-01"});
         call(&store, &caller(10), "relate", &newer).unwrap();
         let older = json!({"from": "Priya", "to": "Acme", "type": "works_at", "replaces": true, "date": "2023-01-01"});
         let r = call(&store, &caller(20), "relate", &older).unwrap();

@@ -9,7 +9,9 @@ use crate::history::{Change, record};
 use crate::knowledge::cache;
 use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
 use crate::knowledge::graph::{self, Assertion, Entity, Source, entity_by_name_in, entity_exists_in};
-use crate::knowledge::limits::{MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES};
+use crate::knowledge::limits::{
+    MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
+};
 use crate::knowledge::wire::{check_date, id};
 use crate::knowledge::{relate, upsert_entity};
 use crate::store::Store;
@@ -71,7 +73,10 @@ struct RelationIn {
 enum Text {
     None,
     /// The document text and its passages, each with the names it must be linked to.
-    Some { text: String, passages: Vec<(Passage, Vec<String>)> },
+    Some {
+        text: String,
+        passages: Vec<(Passage, Vec<String>)>,
+    },
 }
 
 fn name(field: &str, value: &str) -> Result<()> {
@@ -126,7 +131,10 @@ fn check(req: &Request) -> Result<()> {
     }
     if let Some(ps) = &req.passages {
         if ps.is_empty() || ps.len() > MAX_PASSAGES {
-            return Err(Error::InvalidArgument(format!("passages must hold 1..={MAX_PASSAGES} passages, got {}", ps.len())));
+            return Err(Error::InvalidArgument(format!(
+                "passages must hold 1..={MAX_PASSAGES} passages, got {}",
+                ps.len()
+            )));
         }
         for (i, p) in ps.iter().enumerate() {
             if p.text.trim().is_empty() || p.text.len() > MAX_PASSAGE_BYTES {
@@ -145,8 +153,16 @@ fn check(req: &Request) -> Result<()> {
         }
     }
     if text_bytes > MAX_TEXT_BYTES {
-        let field = if req.content.is_some() { "content" } else if req.messages.is_some() { "messages" } else { "passages" };
-        return Err(Error::InvalidArgument(format!("{field} holds {text_bytes} bytes of text; at most {MAX_TEXT_BYTES}")));
+        let field = if req.content.is_some() {
+            "content"
+        } else if req.messages.is_some() {
+            "messages"
+        } else {
+            "passages"
+        };
+        return Err(Error::InvalidArgument(format!(
+            "{field} holds {text_bytes} bytes of text; at most {MAX_TEXT_BYTES}"
+        )));
     }
     if let Some(f) = &req.facts {
         if f.entities.len() > MAX_ENTITIES {
@@ -228,12 +244,7 @@ struct Done {
     unlinked: Vec<u32>,
 }
 
-fn upsert(
-    tx: &mut WriteTxn<'_>,
-    caller: &Caller,
-    e: &EntityIn,
-    done: &mut Done,
-) -> Result<Entity> {
+fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done) -> Result<Entity> {
     let part = &caller.part;
     let before = entity_by_name_in(tx, part, &e.name)?;
     let types: Vec<String> = e.entity_type.iter().cloned().collect();
@@ -254,6 +265,58 @@ fn upsert(
         record(tx, caller, change)?;
     }
     Ok(entity)
+}
+
+/// Stores a new document of the call, its passages linked to stored entities (`names`), to the
+/// entities sent in the call (`sent`) and to each passage's own mentions.
+#[allow(clippy::too_many_arguments, reason = "one call's parts, passed through once")]
+fn store_text(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    req: &Request,
+    names: Option<&cache::Names>,
+    sent: &[Entity],
+    text: &str,
+    passages: Vec<(Passage, Vec<String>)>,
+    done: &mut Done,
+) -> Result<()> {
+    let part = &caller.part;
+    let label = req.source.as_deref();
+    let date = req.date.as_deref();
+    let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
+    let call_linker = Linker::new(sent.iter().map(|e| (e.id, e.name.as_str())));
+    let mut linked = Vec::with_capacity(passages.len());
+    for (passage, mentions) in passages {
+        let mut ids: Vec<u64> = Vec::new();
+        let stored = names.as_ref().map(|n| n.linker.find(&passage.text)).unwrap_or_default();
+        for m in stored {
+            // The cache may still hold a forgotten entity: link only what exists.
+            if entity_exists_in(tx, part, m.entity)? {
+                ids.push(m.entity);
+            }
+        }
+        ids.extend(call_linker.find(&passage.text).into_iter().map(|m| m.entity));
+        for m in &mentions {
+            ids.push(upsert(tx, caller, &bare(m), done)?.id);
+        }
+        linked.push((passage, ids));
+    }
+    let doc = NewDocument { text, label, date, now: caller.now };
+    let stored = store_document(tx, part, &doc, linked, &|_| Vec::new())?;
+    done.doc_id = Some(stored.doc_id);
+    done.passages = stored.passages;
+    done.unlinked = stored.unlinked;
+    done.changed = true;
+    let change = Change {
+        family: "document",
+        target: &stored.doc_id.to_string(),
+        op: "create",
+        before: None,
+        after: Some(json!({ "doc_id": id(stored.doc_id), "source": label, "date": date, "passages": stored.passages })),
+        patch: None,
+    };
+    record(tx, caller, change)?;
+    Ok(())
 }
 
 fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Request, text: Text) -> Result<Done> {
@@ -279,44 +342,11 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
     }
     let mut source = Source::Asserted { label: req.source.clone() };
     if let Text::Some { text, passages } = text {
-        let label = req.source.as_deref();
-        let date = req.date.as_deref();
-        if let Some(existing) = stored_doc(tx, part, &text, date)? {
+        if let Some(existing) = stored_doc(tx, part, &text, req.date.as_deref())? {
             done.doc_id = Some(existing);
             done.doc_already = true;
         } else {
-            let call_linker = Linker::new(sent.iter().map(|e| (e.id, e.name.as_str())));
-            let mut linked = Vec::with_capacity(passages.len());
-            for (passage, mentions) in passages {
-                let mut ids: Vec<u64> = Vec::new();
-                let stored = names.as_ref().map(|n| n.linker.find(&passage.text)).unwrap_or_default();
-                for m in stored {
-                    // The cache may still hold a forgotten entity: link only what exists.
-                    if entity_exists_in(tx, part, m.entity)? {
-                        ids.push(m.entity);
-                    }
-                }
-                ids.extend(call_linker.find(&passage.text).into_iter().map(|m| m.entity));
-                for m in &mentions {
-                    ids.push(upsert(tx, caller, &bare(m), &mut done)?.id);
-                }
-                linked.push((passage, ids));
-            }
-            let doc = NewDocument { text: &text, label, date, now: caller.now };
-            let stored = store_document(tx, part, &doc, linked, &|_| Vec::new())?;
-            done.doc_id = Some(stored.doc_id);
-            done.passages = stored.passages;
-            done.unlinked = stored.unlinked;
-            done.changed = true;
-            let change = Change {
-                family: "document",
-                target: &stored.doc_id.to_string(),
-                op: "create",
-                before: None,
-                after: Some(json!({ "doc_id": id(stored.doc_id), "source": label, "date": date, "passages": stored.passages })),
-                patch: None,
-            };
-            record(tx, caller, change)?;
+            store_text(tx, caller, req, names.as_deref(), &sent, &text, passages, &mut done)?;
         }
         if let Some(doc_id) = done.doc_id {
             source = Source::Document { doc_id, label: req.source.clone() };
@@ -351,7 +381,9 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
                 op: if related.restored.is_some() { "restore" } else { "assert" },
                 before: None,
                 after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
-                patch: Some(json!({ "source": r.source, "target": r.target, "type": r.rel_type, "attributes": r.attributes })),
+                patch: Some(
+                    json!({ "source": r.source, "target": r.target, "type": r.rel_type, "attributes": r.attributes }),
+                ),
             };
             record(tx, caller, change)?;
         }
@@ -366,16 +398,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let had_text = !matches!(text, Text::None);
     if !had_text && req.facts.is_none() {
         // Every passage was refused: nothing to store.
-        return Ok(reply(&Done::default(), false, rejected));
+        return Ok(reply(&Done::default(), false, &rejected));
     }
     let dir = store.dir().to_path_buf();
     let who = caller.clone();
     let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, text))?;
     let already = !done.changed && (done.doc_already || !had_text);
-    Ok(reply(&done, already, rejected))
+    Ok(reply(&done, already, &rejected))
 }
 
-fn reply(done: &Done, already: bool, rejected: Vec<Value>) -> Value {
+fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
     let mut out = json!({
         "stored": { "entities": done.entities, "relations": done.relations, "passages": done.passages },
         "already": already,
@@ -498,14 +530,18 @@ mod tests {
     fn every_limit_refuses_the_whole_call_by_field() {
         let ents: Vec<Value> = (0..1001).map(|i| json!({"name": format!("e{i}"), "type": "t"})).collect();
         refused(&json!({"facts": {"entities": ents}}), "facts.entities");
-        let rels: Vec<Value> = (0..5001).map(|i| json!({"source": "a", "target": format!("b{i}"), "type": "t"})).collect();
+        let rels: Vec<Value> =
+            (0..5001).map(|i| json!({"source": "a", "target": format!("b{i}"), "type": "t"})).collect();
         refused(&json!({"facts": {"relations": rels}}), "facts.relations");
         refused(&json!({"content": "word ".repeat(220_000)}), "content");
         let many: Vec<Value> = (0..1001).map(|i| json!({"text": format!("p{i}"), "mentions": []})).collect();
         refused(&json!({"passages": many}), "passages");
         refused(&json!({"passages": [{"text": "x".repeat(65 * 1024), "mentions": []}]}), "passages[0].text");
         refused(&json!({"facts": {"entities": [{"name": "n".repeat(1025), "type": "t"}]}}), "facts.entities[0].name");
-        refused(&json!({"facts": {"relations": [{"source": "a", "target": "b", "type": ""}]}}), "facts.relations[0].type");
+        refused(
+            &json!({"facts": {"relations": [{"source": "a", "target": "b", "type": ""}]}}),
+            "facts.relations[0].type",
+        );
         refused(&json!({"content": "x", "date": "May 1st"}), "date");
         refused(&json!({"content": "x", "messages": []}), "one of");
         refused(&json!({}), "give content");
