@@ -25,8 +25,7 @@ afterEach(async () => {
   await cleanup();
 });
 
-const CONTENT =
-  'Priya Raman 🎉 joined Acme in 2024. She leads the lighthouse project. Acme has its office in Zürich.';
+const CONTENT = 'Priya Raman 🎉 joined Acme in 2024. She leads the lighthouse project. Acme has its office in Zürich.';
 
 describe('knowledge verbs through the binding', () => {
   it('remembers, recalls with verified citations, and answers a context', async () => {
@@ -54,7 +53,11 @@ describe('knowledge verbs through the binding', () => {
     const recall = (await store.knowledge('recall', me, { subject: 'priya' })) as {
       state: string;
       subject: { name: string; id: string };
-      facts: Array<{ relation: string; object: string; citation: { span: { text: string; start: number; end: number } } }>;
+      facts: Array<{
+        relation: string;
+        object: string;
+        citation: { span: { text: string; start: number; end: number } };
+      }>;
       seeding: { matched: string };
     };
     expect(recall.state).toBe('answered');
