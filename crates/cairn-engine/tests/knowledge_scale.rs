@@ -79,6 +79,38 @@ fn recall_and_context_at_100k_entities() {
     let (c1_50, c1_95) = timed(&store, &caller, "context", &one);
     let two: Vec<Value> = probes.iter().map(|&i| json!({"question": name(i), "hops": 2, "k": 8})).collect();
     let (c2_50, c2_95) = timed(&store, &caller, "context", &two);
+    // Writes between reads: each adds a name, so the cached names grow a delta, not a rebuild.
+    let mut writes = Vec::new();
+    let mut after_write = Vec::new();
+    for round in 0..20 {
+        let text = format!("Newcomer {round} met {} and {} today.", name(round * 7), name(round * 11));
+        let body =
+            json!({"content": text, "facts": {"entities": [{"name": format!("Newcomer {round}"), "type": "person"}]}});
+        let t = Instant::now();
+        let reply = call(&store, "remember", &caller, &serde_json::to_vec(&body).unwrap()).unwrap();
+        writes.push(t.elapsed());
+        let reply: Value = serde_json::from_slice(&reply).unwrap();
+        assert_eq!(reply["unlinked_passages"], json!([]), "{reply}");
+        let t = Instant::now();
+        let near = json!({"subject": format!("Newcommer {round}")});
+        let reply: Value =
+            serde_json::from_slice(&call(&store, "recall", &caller, &serde_json::to_vec(&near).unwrap()).unwrap())
+                .unwrap();
+        after_write.push(t.elapsed());
+        assert_eq!(reply["subject"]["name"], json!(format!("Newcomer {round}")), "{reply}");
+    }
+    writes.sort();
+    after_write.sort();
+    eprintln!(
+        "remember content + 1 entity at 100k: p50 {:?} p95 {:?}",
+        percentile(&writes, 0.5),
+        percentile(&writes, 0.95)
+    );
+    eprintln!(
+        "near recall right after a write: p50 {:?} p95 {:?}",
+        percentile(&after_write, 0.5),
+        percentile(&after_write, 0.95)
+    );
     eprintln!("ingest: {ENTITIES} entities + {} relations in {ingest:?}", ENTITIES * RELATIONS_PER_ENTITY);
     eprintln!("first recall: {cold:?}");
     eprintln!("recall 1-hop (+derived): p50 {r50:?} p95 {r95:?}");

@@ -3,7 +3,7 @@
 //! reciprocal rank with a per-item explanation, plus a grounding verdict that says whether one
 //! item covers every content word of the question. Nothing is invented: no item, no answer.
 
-use super::cache::{Names, type_key};
+use super::cache::Names;
 use super::docs::{Document, PassageSpan};
 use super::graph::{self, Entity, Neighbour};
 use super::part::Partition;
@@ -157,7 +157,7 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         Ok(())
     };
     let chars: Vec<char> = question.chars().collect();
-    for m in names.linker.find(question) {
+    for m in names.find(question) {
         let by: String = chars[m.start..m.end].iter().collect();
         push(&mut out, m.entity, "exact", &by)?;
     }
@@ -173,7 +173,7 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         if fold(phrase).split(' ').all(|w| named_words.contains(w)) {
             continue;
         }
-        let hits = names.index.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1 });
+        let hits = names.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1 });
         let Some(best) = hits.first().map(|h| h.how) else { continue };
         let loose = !matches!(best, MatchKind::Exact | MatchKind::CaseFolded);
         if loose && hits.len() > LOOSE_SEEDS && hits.iter().all(|h| h.how == best) {
@@ -195,10 +195,8 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         if is_stop_word(&word.to_lowercase()) {
             continue;
         }
-        if let Some(members) = names.types.get(&type_key(word)) {
-            for &id in members.iter().take(MAX_TYPE_SEEDS) {
-                push(&mut out, id, "type", word)?;
-            }
+        for &id in names.of_type(word).iter().take(MAX_TYPE_SEEDS) {
+            push(&mut out, id, "type", word)?;
         }
     }
     Ok(out)

@@ -129,7 +129,7 @@ pub fn upsert_entity(
         }
         if entity.types != before.types {
             // Type seeds (context's "which companies") come from the cached name index.
-            bump_names(tx, part)?;
+            bump_names(tx, part, id)?;
         }
         return Ok((entity, false));
     }
@@ -149,7 +149,7 @@ pub fn upsert_entity(
     };
     tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
     tx.put(ENT_NAME, &name_key(part, &folded, id), &[])?;
-    bump_names(tx, part)?;
+    bump_names(tx, part, id)?;
     super::docs::link_existing(tx, part, id, &entity.name)?;
     Ok((entity, true))
 }
@@ -277,6 +277,11 @@ pub(crate) fn entity_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Result
 /// The relation with `id` in `part`, as of `snap`.
 pub(crate) fn relation_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<Relation>> {
     snap.get(REL, &rel_key(part, id))?.map(|b| decode(&b, "relation")).transpose()
+}
+
+/// The entity with `id` in `part`, including `tx`'s own writes.
+pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Option<Entity>> {
+    tx.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
 }
 
 /// The relation with `id` in `part`, including `tx`'s own writes.

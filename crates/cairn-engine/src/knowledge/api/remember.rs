@@ -288,7 +288,7 @@ fn store_text(
     let mut linked = Vec::with_capacity(passages.len());
     for (passage, mentions) in passages {
         let mut ids: Vec<u64> = Vec::new();
-        let stored = names.as_ref().map(|n| n.linker.find(&passage.text)).unwrap_or_default();
+        let stored = names.as_ref().map(|n| n.find(&passage.text)).unwrap_or_default();
         for m in stored {
             // The cache may still hold a forgotten entity: link only what exists.
             if entity_exists_in(tx, part, m.entity)? {
