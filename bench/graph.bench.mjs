@@ -126,8 +126,10 @@ async function kuzuBulk(dir) {
 async function kuzuTransactional(dir) {
   const k = await kuzuOpen(dir);
   const insE = await k.conn.prepare('UNWIND $rows AS r CREATE (:Entity {name: r.name, type: r.type})');
+  // One MATCH … CREATE per relation: Kuzu resolves each endpoint through its primary-key index,
+  // whereas an UNWIND of 1,000 rows with two MATCHes measured about 100x slower here.
   const insR = await k.conn.prepare(
-    'UNWIND $rows AS r MATCH (a:Entity {name: r.s}), (b:Entity {name: r.t}) CREATE (a)-[:Rel {type: r.ty}]->(b)',
+    'MATCH (a:Entity {name: $s}), (b:Entity {name: $t}) CREATE (a)-[:Rel {type: $ty}]->(b)',
   );
   const t = performance.now();
   for (let i = 0; i < ENTITIES; i += TX_BATCH) {
@@ -140,7 +142,7 @@ async function kuzuTransactional(dir) {
       .slice(i, i + TX_BATCH)
       .map((r) => ({ s: ents[r.source].name, t: ents[r.target].name, ty: r.type }));
     await k.conn.query('BEGIN TRANSACTION');
-    await k.conn.execute(insR, { rows });
+    for (const row of rows) await k.conn.execute(insR, row);
     await k.conn.query('COMMIT');
   }
   const s = seconds(t);
