@@ -1,13 +1,14 @@
-//! Forgetting. A subject goes with its relations (from both ends) and every passage that mentions
-//! it (with their postings and mention links); a document left with no passage goes too. Nothing
-//! forgotten stays reachable through any tree; `compact --purge` then removes it from disk.
+//! Forgetting a subject. A subject goes with its relations (from both ends) and every passage that
+//! mentions it (with their postings and mention links); a document left with no passage goes too.
+//! Other passages of its documents stay (they say other things), as do the other entities the
+//! forgotten passages named.
 
-use super::docs::{Document, hash_key, passage_text};
-use super::graph::{Entity, Relation, entities_in};
-use super::part::Partition;
-use super::recall::SUGGESTIONS;
-use super::records::decode;
-use super::trees::{
+use super::super::docs::{Document, hash_key, passage_text};
+use super::super::graph::{Entity, Relation, entities_in};
+use super::super::part::Partition;
+use super::super::recall::SUGGESTIONS;
+use super::super::records::decode;
+use super::super::trees::{
     ADJ, DOC, DOC_HASH, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
     name_prefix, rel_key, trailing_id,
 };
