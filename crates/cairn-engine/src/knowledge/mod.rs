@@ -22,6 +22,8 @@ mod recall;
 mod records;
 #[cfg(test)]
 mod testing;
+#[cfg(test)]
+mod testing_api;
 mod trees;
 
 pub use context::{Channel, Context, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, context};
