@@ -9,6 +9,8 @@ mod context;
 mod cursor;
 mod derive;
 mod docs;
+#[cfg(test)]
+mod exchange_tests;
 mod export;
 mod forget;
 mod graph;

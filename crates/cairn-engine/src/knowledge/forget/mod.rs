@@ -20,7 +20,7 @@ pub use passage::forget_document;
 pub use source::forget_source;
 pub use subject::{Forgot, forget_subject};
 
-use super::docs::{Document, hash_key};
+use super::docs::{Document, PassageSpan, hash_key};
 use super::graph::Relation;
 use super::part::Partition;
 use super::records::decode;
@@ -155,11 +155,38 @@ pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> 
     tx.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
 }
 
+/// Blanks the text of forgotten passages `spans` of a document that keeps others: each code
+/// point but line breaks becomes a space, so the live passages' code-point offsets still hold
+/// and the forgotten words are nowhere in the store. The content hash follows the new text.
+pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spans: &[PassageSpan]) -> Result<()> {
+    let key = part.key(&[&doc.to_be_bytes()]);
+    let Some(bytes) = tx.get(DOC, &key)? else { return Ok(()) };
+    let mut d: Document = decode(&bytes, "document")?;
+    let text: String = d
+        .text
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if c != '\n' && spans.iter().any(|s| s.start <= i && i < s.end) { ' ' } else { c })
+        .collect();
+    tx.delete(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()))?;
+    d.text = text;
+    tx.put(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()), &doc.to_be_bytes())?;
+    tx.put(DOC, &key, &super::records::encode(&d))?;
+    Ok(())
+}
+
 /// Converts `forget_subject`'s answer to the common outcome.
 pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
     match forgot {
-        Forgot::Forgotten { relations, passages, documents, kept_entities, .. } => {
+        Forgot::Forgotten { relations, passages, documents, kept_entities, kept_documents, .. } => {
             let mut kept = Vec::new();
+            if kept_documents > 0 {
+                kept.push(Kept {
+                    what: "documents",
+                    count: u64::from(kept_documents),
+                    why: "their other passages do not name the subject; the text of those that did is blanked",
+                });
+            }
             if !kept_entities.is_empty() {
                 kept.push(Kept {
                     what: "entities",
