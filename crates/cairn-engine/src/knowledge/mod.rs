@@ -10,6 +10,8 @@ mod cursor;
 mod derive;
 mod docs;
 #[cfg(test)]
+mod exchange_properties;
+#[cfg(test)]
 mod exchange_tests;
 mod export;
 mod forget;
