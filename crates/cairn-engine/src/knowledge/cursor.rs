@@ -48,7 +48,10 @@ impl Cursor {
         }
         let (&kind_len, rest) = rest.split_first().ok_or_else(|| refused("truncated"))?;
         let (kind, after) = rest.split_at_checked(usize::from(kind_len)).ok_or_else(|| refused("truncated"))?;
-        let kind = std::str::from_utf8(kind).ok().filter(|k| kinds.contains(k)).ok_or_else(|| refused("unknown record kind"))?;
+        let kind = std::str::from_utf8(kind)
+            .ok()
+            .filter(|k| kinds.contains(k))
+            .ok_or_else(|| refused("unknown record kind"))?;
         Ok(Cursor { kind: kind.to_owned(), after: after.to_vec() })
     }
 }

@@ -66,7 +66,12 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
                 let source = Source::Asserted { label: label.map(|l| LABELS[l].to_owned()) };
                 store
                     .write(move |tx| {
-                        relate(tx, &p, Assertion { replaces, source, ..assertion(NAMES[a], NAMES[b], TYPES[t], &Map::new(), "a") }, now)
+                        relate(
+                            tx,
+                            &p,
+                            Assertion { source, replaces, ..assertion(NAMES[a], NAMES[b], TYPES[t], &Map::new(), "a") },
+                            now,
+                        )
                     })
                     .unwrap();
                 for n in [a, b] {
@@ -91,7 +96,9 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
                 if reply["state"] == "forgotten" {
                     gone.entities.insert(n);
                     gone.unquoted.insert(n);
-                    gone.facts.extend((0..NAMES.len()).flat_map(|o| (0..TYPES.len()).flat_map(move |t| [(n, t, o), (o, t, n)])));
+                    gone.facts.extend(
+                        (0..NAMES.len()).flat_map(|o| (0..TYPES.len()).flat_map(move |t| [(n, t, o), (o, t, n)])),
+                    );
                     // A text whose only passage named the subject goes whole.
                     for (topic, names, _) in &texts {
                         if names.contains(&n) {
@@ -101,7 +108,9 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
                 }
             }
             Step::ForgetFact(a, b, t) => {
-                let reply = verb(store, &who, "forget", &json!({"fact": {"from": NAMES[a], "to": NAMES[b], "type": TYPES[t]}})).unwrap();
+                let reply =
+                    verb(store, &who, "forget", &json!({"fact": {"from": NAMES[a], "to": NAMES[b], "type": TYPES[t]}}))
+                        .unwrap();
                 if reply["state"] == "forgotten" {
                     gone.facts.insert((a, t, b));
                 }
@@ -142,7 +151,11 @@ fn check(store: &Store, part: &Partition, gone: &Gone, now: i64) -> Result<(), T
     for &n in &gone.entities {
         prop_assert!(entity_by_name(&snap, part, NAMES[n]).unwrap().is_none(), "{} came back", NAMES[n]);
         prop_assert!(context(&snap, part, NAMES[n], 2, 20).unwrap().seeds.is_empty(), "{} seeds a context", NAMES[n]);
-        prop_assert!(!exported.iter().any(|r| r["kind"] == "entity" && r["name"] == NAMES[n]), "{} is exported", NAMES[n]);
+        prop_assert!(
+            !exported.iter().any(|r| r["kind"] == "entity" && r["name"] == NAMES[n]),
+            "{} is exported",
+            NAMES[n]
+        );
     }
     for &n in &gone.unquoted {
         prop_assert!(fts::search(&snap, part.raw(), NAMES[n], 20).unwrap().is_empty(), "full text finds {}", NAMES[n]);
@@ -157,12 +170,19 @@ fn check(store: &Store, part: &Partition, gone: &Gone, now: i64) -> Result<(), T
         prop_assert!(!text.contains(topic.as_str()), "{topic} is exported");
     }
     for &(a, t, b) in &gone.facts {
-        let is_it = |r: &Value| r["kind"] == "fact" && r["from_name"] == NAMES[a] && r["to_name"] == NAMES[b] && r["type"] == TYPES[t];
+        let is_it = |r: &Value| {
+            r["kind"] == "fact" && r["from_name"] == NAMES[a] && r["to_name"] == NAMES[b] && r["type"] == TYPES[t]
+        };
         prop_assert!(!exported.iter().any(is_it), "{} {} {} is exported", NAMES[a], TYPES[t], NAMES[b]);
         for as_of in [None, Some(now / 2), Some(now)] {
-            if let Recall::Answered { facts, .. } = recall(&snap, part, NAMES[a], &When { as_of, valid_at: None }).unwrap() {
+            if let Recall::Answered { facts, .. } =
+                recall(&snap, part, NAMES[a], &When { as_of, valid_at: None }).unwrap()
+            {
                 let back = facts.iter().any(|f| {
-                    f.relation.rel_type == TYPES[t] && entity_by_name(&snap, part, NAMES[b]).unwrap().is_some_and(|e| e.id == f.relation.to && f.other == e.id)
+                    f.relation.rel_type == TYPES[t]
+                        && entity_by_name(&snap, part, NAMES[b])
+                            .unwrap()
+                            .is_some_and(|e| e.id == f.relation.to && f.other == e.id)
                 });
                 prop_assert!(!back, "{} {} {} is recalled as of {as_of:?}", NAMES[a], TYPES[t], NAMES[b]);
             }

@@ -32,14 +32,29 @@ pub(super) fn seeded() -> (tempfile::TempDir, Store, Partition) {
             let none = Map::new();
             let since = json!({"valid_from": "2024-01-01", "team": "infra"}).as_object().unwrap().clone();
             relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &since, "claude"), 1_000)?;
-            relate(tx, &p, Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &none, "codex") }, 2_000)?;
+            relate(
+                tx,
+                &p,
+                Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &none, "codex") },
+                2_000,
+            )?;
             let attrs = json!({"role": "lead"}).as_object().unwrap().clone();
             upsert_entity(tx, &p, "Jonas Weber", &["person".into(), "author".into()], &attrs, 3_000)?;
             relate(tx, &p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 3_100)?;
-            relate(tx, &p, Assertion { replaces: true, ..assertion("Jonas Weber", "Globex", "works_at", &none, "a") }, 3_200)?;
+            relate(
+                tx,
+                &p,
+                Assertion { replaces: true, ..assertion("Jonas Weber", "Globex", "works_at", &none, "a") },
+                3_200,
+            )?;
             let doc = remember_text(tx, &p, &two_block_text(), Some("notes"), Some("2024-05-01"), 4_000)?;
             let from_doc = Source::Document { doc_id: doc.doc_id, label: Some("notes".into()) };
-            relate(tx, &p, Assertion { source: from_doc, ..assertion("Acme", "Harbour", "operates", &none, "claude") }, 5_000)?;
+            relate(
+                tx,
+                &p,
+                Assertion { source: from_doc, ..assertion("Acme", "Harbour", "operates", &none, "claude") },
+                5_000,
+            )?;
             remember_text(tx, &p, "Zed Quill visited once. Jonas Weber met Zed Quill.", None, None, 6_000)?;
             relate(tx, &p, assertion("Zed Quill", "Jonas Weber", "knows", &none, "claude"), 6_500)?;
             forget_subject(tx, &p, "Zed Quill", 7_000)?;
@@ -92,7 +107,13 @@ fn pages_of_any_size_join_to_the_whole_export() {
 fn bad_limits_and_cursors_are_refused_by_name() {
     let (_dir, store, part) = seeded();
     let who = caller(&part, 9);
-    for body in [json!({"limit": 0}), json!({"limit": 5001}), json!({"cursor": "%%%"}), json!({"cursor": 3}), json!({"page": 1})] {
+    for body in [
+        json!({"limit": 0}),
+        json!({"limit": 5001}),
+        json!({"cursor": "%%%"}),
+        json!({"cursor": 3}),
+        json!({"page": 1}),
+    ] {
         assert_eq!(verb(&store, &who, "export", &body), Err("INVALID_ARGUMENT"), "{body}");
     }
     let first = verb(&store, &who, "export", &json!({"limit": 2})).unwrap();
@@ -132,7 +153,10 @@ fn export_then_import_in_any_page_order_twice_gives_the_same_records() {
     assert_eq!((&ended[0]["to_name"], &ended[0]["ended_at"]), (&json!("Acme"), &json!("1970-01-01T00:00:03.200Z")));
     let snap = store.snapshot().unwrap();
     assert_eq!(crate::fts::search(&snap, target.raw(), "harbour", 5).unwrap().len(), 1);
-    assert!(crate::fts::search(&snap, target.raw(), "storage", 5).unwrap().is_empty(), "a forgotten passage stays forgotten");
+    assert!(
+        crate::fts::search(&snap, target.raw(), "storage", 5).unwrap().is_empty(),
+        "a forgotten passage stays forgotten"
+    );
 }
 
 #[test]
@@ -173,9 +197,7 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
     let who = caller(&part, 9);
     assert_eq!(verb(&store, &who, "import", &json!({"records": "x"})), Err("INVALID_ARGUMENT"));
     assert_eq!(verb(&store, &who, "import", &json!({})), Err("INVALID_ARGUMENT"));
-    let doc = |passages: Value| {
-        json!({"kind": "document", "id": "9", "text": "Short text.", "ingested_at": "2024-01-01T00:00:00.000Z", "passages": passages})
-    };
+    let doc = |passages: Value| json!({"kind": "document", "id": "9", "text": "Short text.", "ingested_at": "2024-01-01T00:00:00.000Z", "passages": passages});
     let records = json!([
         {"kind": "header", "format": "cairn.export", "version": 2},
         7,
@@ -198,7 +220,18 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
     let starts: Vec<(u64, &str)> = reasons.iter().map(|(i, r)| (*i, r.split(':').next().unwrap())).collect();
     assert_eq!(
         starts,
-        vec![(0, "version"), (1, "record"), (2, "kind"), (3, "name"), (4, "id"), (5, "from"), (6, "recorded_at"), (7, "passages[0]"), (8, "passages"), (9, "kind")],
+        vec![
+            (0, "version"),
+            (1, "record"),
+            (2, "kind"),
+            (3, "name"),
+            (4, "id"),
+            (5, "from"),
+            (6, "recorded_at"),
+            (7, "passages[0]"),
+            (8, "passages"),
+            (9, "kind")
+        ],
         "{reasons:?}"
     );
     assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0}));

@@ -23,11 +23,14 @@ pub const FORMAT_VERSION: u64 = 1;
 pub const DEFAULT_LIMIT: usize = 500;
 pub const MAX_LIMIT: usize = 5000;
 
+/// Turns one stored value of a kind's tree into its export record.
+type ToRecord = fn(&Snapshot, &Partition, &[u8]) -> Result<Value>;
+
 /// One record kind: its name and, for kinds stored one record per key, the tree it walks and the
 /// function that turns a stored value into an export record.
 struct Kind {
     name: &'static str,
-    walk: Option<(&'static str, fn(&Snapshot, &Partition, &[u8]) -> Result<Value>)>,
+    walk: Option<(&'static str, ToRecord)>,
 }
 
 /// The kinds in export order. The header has no tree: it is one record, first.
@@ -156,8 +159,7 @@ pub fn export(snap: &Snapshot, part: &Partition, cursor: Option<&str>, limit: us
         let from = [part.prefix(), &after].concat();
         let lower = if after.is_empty() { Bound::Included(&from[..]) } else { Bound::Excluded(&from[..]) };
         let mut entries = snap.range(tree, lower, Bound::Unbounded)?;
-        loop {
-            let Some(item) = entries.next() else { break };
+        for item in entries.by_ref() {
             let (key, value) = item?;
             let Some(suffix) = key.strip_prefix(part.prefix()) else { break };
             if records.len() == limit {

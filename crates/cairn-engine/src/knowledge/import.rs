@@ -15,7 +15,9 @@ use super::graph::{Entity, Relation, Source, upsert_entity};
 use super::iso::parse_iso_ms;
 use super::part::Partition;
 use super::records::{decode, encode};
-use super::trees::{ADJ, DOC, DOC_HASH, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key};
+use super::trees::{
+    ADJ, DOC, DOC_HASH, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key,
+};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, char_slice, fold};
@@ -144,15 +146,31 @@ fn import_entity(
     let Some(name) = r.get("name").and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else {
         return Ok(Err("name: must be a non-empty string".into()));
     };
-    let source = if r.contains_key("id") { match id_field(r, "id") { Ok(id) => Some(id), Err(e) => return Ok(Err(e)) } } else { None };
+    let source = if r.contains_key("id") {
+        match id_field(r, "id") {
+            Ok(id) => Some(id),
+            Err(e) => return Ok(Err(e)),
+        }
+    } else {
+        None
+    };
     let types: Vec<String> = match r.get("types") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) if a.iter().all(Value::is_string) => a.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect(),
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+            a.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect()
+        }
         Some(_) => return Ok(Err("types: must be an array of strings".into())),
     };
-    let attributes = match attrs_field(r) { Ok(a) => a, Err(e) => return Ok(Err(e)) };
-    let recorded_at = match time_field(r, "recorded_at") { Ok(t) => t, Err(e) => return Ok(Err(e)) };
-    let Some((existing, created_now)) = resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now))? else {
+    let attributes = match attrs_field(r) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(e)),
+    };
+    let recorded_at = match time_field(r, "recorded_at") {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some((existing, created_now)) = resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now))?
+    else {
         return Ok(Err("name: must be a non-empty string".into()));
     };
     let (mut merged, _) = upsert_entity(tx, part, name, &types, &attributes, 0)?;
@@ -173,28 +191,63 @@ fn import_entity(
     Ok(Ok(()))
 }
 
-fn provenance(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<(Source, Option<String>)>> {
+fn provenance(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+) -> Result<Field<(Source, Option<String>)>> {
     let Some(p) = r.get("provenance").and_then(Value::as_object) else {
         return Ok(Ok((Source::Asserted { label: None }, None)));
     };
-    let label = match opt_str(p, "label") { Ok(l) => l, Err(e) => return Ok(Err(format!("provenance.{e}"))) };
+    let label = match opt_str(p, "label") {
+        Ok(l) => l,
+        Err(e) => return Ok(Err(format!("provenance.{e}"))),
+    };
     let agent = p.get("agent").and_then(Value::as_str).map(str::to_owned);
     match p.get("kind").and_then(Value::as_str) {
         Some("asserted") | None => Ok(Ok((Source::Asserted { label }, agent))),
         Some("document") => {
-            let source = match id_field(p, "doc_id") { Ok(id) => id, Err(e) => return Ok(Err(format!("provenance.{e}"))) };
-            let local = match mapped(tx, part, DOCUMENT, source)? {
-                Some(local) => local,
-                None => {
-                    let reserved = next_id(tx)?;
-                    set_map(tx, part, DOCUMENT, source, reserved)?;
-                    reserved
-                }
+            let source = match id_field(p, "doc_id") {
+                Ok(id) => id,
+                Err(e) => return Ok(Err(format!("provenance.{e}"))),
+            };
+            let local = if let Some(local) = mapped(tx, part, DOCUMENT, source)? {
+                local
+            } else {
+                let reserved = next_id(tx)?;
+                set_map(tx, part, DOCUMENT, source, reserved)?;
+                reserved
             };
             Ok(Ok((Source::Document { doc_id: local, label }, agent)))
         }
         Some(other) => Ok(Err(format!("provenance.kind: {other:?} is not document or asserted"))),
     }
+}
+
+/// The local entities at a fact's ends, by id map or by the names the export carries.
+fn resolve_ends(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+    recorded_at: i64,
+    out: &mut Imported,
+) -> Result<Field<[u64; 2]>> {
+    let mut ends = [0u64; 2];
+    for (i, (id_name, name_name)) in [("from", "from_name"), ("to", "to_name")].into_iter().enumerate() {
+        let src = id_field(r, id_name).ok();
+        let name = r.get(name_name).and_then(Value::as_str);
+        if let Some((e, created)) = resolve_entity(tx, part, src, name, recorded_at)? {
+            if created {
+                out.written.push(("entity", e.name.clone(), e.id));
+            }
+            ends[i] = e.id;
+        } else {
+            return Ok(Err(format!(
+                "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
+            )));
+        }
+    }
+    Ok(Ok(ends))
 }
 
 fn import_fact(
@@ -204,7 +257,10 @@ fn import_fact(
     agent: &str,
     out: &mut Imported,
 ) -> Result<Field<Option<u64>>> {
-    let source = match id_field(r, "id") { Ok(id) => id, Err(e) => return Ok(Err(e)) };
+    let source = match id_field(r, "id") {
+        Ok(id) => id,
+        Err(e) => return Ok(Err(e)),
+    };
     if let Some(local) = mapped(tx, part, FACT, source)?
         && tx.get(REL, &rel_key(part, local))?.is_some()
     {
@@ -219,31 +275,26 @@ fn import_fact(
         Ok(None) => return Ok(Err("recorded_at: required".into())),
         Err(e) => return Ok(Err(e)),
     };
-    let ended_at = match time_field(r, "ended_at") { Ok(t) => t, Err(e) => return Ok(Err(e)) };
+    let ended_at = match time_field(r, "ended_at") {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
+    };
     let (valid_from, valid_to) = match (opt_str(r, "valid_from"), opt_str(r, "valid_to")) {
         (Ok(f), Ok(t)) => (f, t),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
-    let attributes = match attrs_field(r) { Ok(a) => a, Err(e) => return Ok(Err(e)) };
-    let mut ends = [0u64; 2];
-    for (i, (id_name, name_name)) in [("from", "from_name"), ("to", "to_name")].into_iter().enumerate() {
-        let src = id_field(r, id_name).ok();
-        let name = r.get(name_name).and_then(Value::as_str);
-        match resolve_entity(tx, part, src, name, recorded_at)? {
-            Some((e, created)) => {
-                if created {
-                    out.written.push(("entity", e.name.clone(), e.id));
-                }
-                ends[i] = e.id;
-            }
-            None => {
-                return Ok(Err(format!(
-                    "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
-                )));
-            }
-        }
-    }
-    let (prov, prov_agent) = match provenance(tx, part, r)? { Ok(p) => p, Err(e) => return Ok(Err(e)) };
+    let attributes = match attrs_field(r) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(e)),
+    };
+    let ends = match resolve_ends(tx, part, r, recorded_at, out)? {
+        Ok(ends) => ends,
+        Err(e) => return Ok(Err(e)),
+    };
+    let (prov, prov_agent) = match provenance(tx, part, r)? {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e)),
+    };
     let folded_type = fold(rel_type.trim());
     // The same fact stored here already (live with live, or the same ended version) is reused.
     let out_prefix = part.key(&[&ends[0].to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
@@ -273,7 +324,9 @@ fn import_fact(
         recorded_at,
         ended_at,
         source: prov,
-        agent: prov_agent.or_else(|| r.get("agent").and_then(Value::as_str).map(str::to_owned)).unwrap_or_else(|| agent.to_owned()),
+        agent: prov_agent
+            .or_else(|| r.get("agent").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| agent.to_owned()),
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
@@ -281,11 +334,18 @@ fn import_fact(
     set_map(tx, part, FACT, source, id)?;
     out.imported.facts += 1;
     let name = |tx: &mut WriteTxn<'_>, e: u64| -> Result<String> {
-        Ok(tx.get(ENT, &ent_key(part, e))?.map(|b| decode::<Entity>(&b, "entity")).transpose()?.map_or_else(String::new, |e| e.name))
+        Ok(tx
+            .get(ENT, &ent_key(part, e))?
+            .map(|b| decode::<Entity>(&b, "entity"))
+            .transpose()?
+            .map_or_else(String::new, |e| e.name))
     };
     let target = format!("{}\0{}\0{}", name(tx, rel.from)?, rel.rel_type, name(tx, rel.to)?);
     out.written.push(("fact", target, id));
-    Ok(Ok(match rel.source { Source::Document { doc_id, .. } => Some(doc_id), Source::Asserted { .. } => None }))
+    Ok(Ok(match rel.source {
+        Source::Document { doc_id, .. } => Some(doc_id),
+        Source::Asserted { .. } => None,
+    }))
 }
 
 /// Repoints the provenance of facts citing `from` to `to` (a reserved id whose text turned out to
@@ -310,7 +370,10 @@ fn import_document(
     linker: &mut Option<Linker>,
     out: &mut Imported,
 ) -> Result<Field<()>> {
-    let source = match id_field(r, "id") { Ok(id) => id, Err(e) => return Ok(Err(e)) };
+    let source = match id_field(r, "id") {
+        Ok(id) => id,
+        Err(e) => return Ok(Err(e)),
+    };
     let reserved = mapped(tx, part, DOCUMENT, source)?;
     if let Some(local) = reserved
         && tx.get(DOC, &part.key(&[&local.to_be_bytes()]))?.is_some()
@@ -318,7 +381,9 @@ fn import_document(
         out.unchanged.documents += 1;
         return Ok(Ok(()));
     }
-    let Some(text) = r.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty() && t.len() <= MAX_TEXT_BYTES) else {
+    let Some(text) =
+        r.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty() && t.len() <= MAX_TEXT_BYTES)
+    else {
         return Ok(Err(format!("text: must be 1..={MAX_TEXT_BYTES} bytes of text")));
     };
     let (label, date) = match (opt_str(r, "label"), opt_str(r, "date")) {
@@ -354,7 +419,9 @@ fn import_document(
     }
     let hash = hash_key(part, text, date.as_deref());
     if let Some(have) = tx.get(DOC_HASH, &hash)? {
-        let have = u64::from_be_bytes(have.as_slice().try_into().map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))?);
+        let have = u64::from_be_bytes(
+            have.as_slice().try_into().map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))?,
+        );
         if let Some(reserved) = reserved {
             repoint_citations(tx, part, reserved, have)?;
         }

@@ -39,15 +39,22 @@ pub fn iso_ms(ms: i64) -> String {
 /// it; up to three fraction digits); `None` for anything else.
 #[must_use]
 pub fn parse_iso_ms(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+    let bytes = text.as_bytes();
+    if bytes.len() < 20
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || bytes[10] != b'T'
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+    {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let s = text.get(r)?;
         s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
     };
-    let (y, m, d, h, min, s) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let tail = &text[19..];
     let frac = match tail.strip_suffix('Z')? {
         "" => 0,
@@ -56,12 +63,26 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
         }
         _ => return None,
     };
-    let month_days = [31, if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    let valid_day = usize::try_from(m - 1).ok().and_then(|i| month_days.get(i)).is_some_and(|&max| d >= 1 && d <= max);
-    if !valid_day || h > 23 || min > 59 || s > 59 {
+    let month_days = [
+        31,
+        if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let valid_day =
+        usize::try_from(month - 1).ok().and_then(|i| month_days.get(i)).is_some_and(|&max| day >= 1 && day <= max);
+    if !valid_day || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
-    Some(days_from_civil(y, m, d) * 86_400_000 + h * 3_600_000 + min * 60_000 + s * 1000 + frac)
+    Some(days_from_civil(year, month, day) * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + frac)
 }
 
 #[cfg(test)]
@@ -85,7 +106,14 @@ mod tests {
 
     #[test]
     fn malformed_times_are_refused() {
-        for bad in ["", "2024-05-01", "2024-02-30T00:00:00Z", "2024-05-01T12:00:00+02:00", "2024-05-01T24:00:00Z", "x024-05-01T12:00:00Z"] {
+        for bad in [
+            "",
+            "2024-05-01",
+            "2024-02-30T00:00:00Z",
+            "2024-05-01T12:00:00+02:00",
+            "2024-05-01T24:00:00Z",
+            "x024-05-01T12:00:00Z",
+        ] {
             assert_eq!(parse_iso_ms(bad), None, "{bad}");
         }
     }

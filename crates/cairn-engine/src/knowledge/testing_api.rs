@@ -23,7 +23,11 @@ pub(crate) fn export_pages(store: &Store, part: &Partition, limit: usize) -> Vec
     let mut pages = Vec::new();
     let mut cursor = Value::Null;
     loop {
-        let body = if cursor.is_null() { serde_json::json!({"limit": limit}) } else { serde_json::json!({"limit": limit, "cursor": cursor}) };
+        let body = if cursor.is_null() {
+            serde_json::json!({"limit": limit})
+        } else {
+            serde_json::json!({"limit": limit, "cursor": cursor})
+        };
         let reply = verb(store, &who, "export", &body).unwrap();
         pages.push(reply["records"].as_array().unwrap().clone());
         cursor = reply["next"].clone();

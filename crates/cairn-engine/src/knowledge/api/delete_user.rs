@@ -21,7 +21,18 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let deleted = delete_user(tx, tenant, user, caller.now)?;
         if let UserDeleted::Deleted(scopes) = &deleted {
             let after = json!({ "scopes": scopes.len() });
-            record(tx, &caller, Change { family: "forget", target: "user", op: "delete_user", before: None, after: Some(after), patch: None })?;
+            record(
+                tx,
+                &caller,
+                Change {
+                    family: "forget",
+                    target: "user",
+                    op: "delete_user",
+                    before: None,
+                    after: Some(after),
+                    patch: None,
+                },
+            )?;
         }
         Ok(deleted)
     })?;
@@ -32,7 +43,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         }),
         UserDeleted::AlreadyForgotten => json!({ "state": "already_forgotten" }),
         UserDeleted::NotFound => {
-            Refusal { code: "NOT_FOUND", message: "nothing is stored for this user".into(), details: Vec::new() }.reply()
+            Refusal { code: "NOT_FOUND", message: "nothing is stored for this user".into(), details: Vec::new() }
+                .reply()
         }
     })
 }

@@ -34,7 +34,10 @@ fn bad(msg: impl Into<String>) -> Error {
 }
 
 fn text(v: &Value, field: &str) -> Result<String> {
-    v.as_str().filter(|s| !s.trim().is_empty()).map(str::to_owned).ok_or_else(|| bad(format!("{field}: must be a non-empty string")))
+    v.as_str()
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| bad(format!("{field}: must be a non-empty string")))
 }
 
 fn id(v: &Value, field: &str) -> Result<u64> {
@@ -49,7 +52,11 @@ pub(super) fn parse_form(body: &[u8]) -> Result<Form> {
     }
     let given: Vec<&str> = FORMS.iter().copied().filter(|f| body.get(*f).is_some_and(|v| !v.is_null())).collect();
     let [form] = given[..] else {
-        return Err(bad(format!("give exactly one of {}; got {}", FORMS.join(", "), if given.is_empty() { "none".into() } else { given.join(", ") })));
+        return Err(bad(format!(
+            "give exactly one of {}; got {}",
+            FORMS.join(", "),
+            if given.is_empty() { "none".into() } else { given.join(", ") }
+        )));
     };
     let v = &body[form];
     Ok(match form {

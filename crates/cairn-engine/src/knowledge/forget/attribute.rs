@@ -11,7 +11,13 @@ use crate::text::fold;
 use crate::write::WriteTxn;
 
 /// Forgets attribute `key` of the entity named exactly `subject`.
-pub fn forget_attribute(tx: &mut WriteTxn<'_>, part: &Partition, subject: &str, key: &str, now: i64) -> Result<Outcome> {
+pub fn forget_attribute(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    subject: &str,
+    key: &str,
+    now: i64,
+) -> Result<Outcome> {
     if subject.trim().is_empty() {
         return Err(Error::InvalidArgument("attribute.subject must not be empty".into()));
     }

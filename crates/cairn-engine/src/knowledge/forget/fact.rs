@@ -25,7 +25,11 @@ fn entity_id(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Opti
 }
 
 fn name_of(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<String> {
-    Ok(tx.get(ENT, &ent_key(part, id))?.map(|b| decode::<Entity>(&b, "entity")).transpose()?.map_or_else(String::new, |e| e.name))
+    Ok(tx
+        .get(ENT, &ent_key(part, id))?
+        .map(|b| decode::<Entity>(&b, "entity"))
+        .transpose()?
+        .map_or_else(String::new, |e| e.name))
 }
 
 /// Forgets every version of the fact `fact` names.

@@ -68,12 +68,18 @@ pub struct Kept {
 /// What a forget did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    Forgotten { counts: Counts, kept: Vec<Kept> },
+    Forgotten {
+        counts: Counts,
+        kept: Vec<Kept>,
+    },
     /// It went before; nothing changed.
     AlreadyForgotten,
     /// Nothing like it was ever stored in this partition; `did_you_mean` holds near names of the
     /// same partition only.
-    NotFound { message: String, did_you_mean: Vec<String> },
+    NotFound {
+        message: String,
+        did_you_mean: Vec<String>,
+    },
 }
 
 fn tombstone_key(part: &Partition, form: &str, target: &str) -> Vec<u8> {
@@ -176,6 +182,7 @@ pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spa
 }
 
 /// Converts `forget_subject`'s answer to the common outcome.
+#[must_use]
 pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
     match forgot {
         Forgot::Forgotten { relations, passages, documents, kept_entities, kept_documents, .. } => {

@@ -33,7 +33,9 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     for (_, bytes) in tx.prefix(REL, part.prefix())? {
         let rel: Relation = decode(&bytes, "relation")?;
         let from_here = match &rel.source {
-            Source::Document { doc_id, label: l } => docs.iter().any(|d| d.id == *doc_id) || l.as_deref() == Some(label),
+            Source::Document { doc_id, label: l } => {
+                docs.iter().any(|d| d.id == *doc_id) || l.as_deref() == Some(label)
+            }
             Source::Asserted { label: l } => l.as_deref() == Some(label),
         };
         if from_here {
@@ -48,7 +50,11 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     bury(tx, part, "source", label, now)?;
     let mut kept = Vec::new();
     if !ends.is_empty() {
-        kept.push(Kept { what: "entities", count: ends.len() as u64, why: "entities may be known from other sources; forget the subject to remove one" });
+        kept.push(Kept {
+            what: "entities",
+            count: ends.len() as u64,
+            why: "entities may be known from other sources; forget the subject to remove one",
+        });
     }
     Ok(Outcome::Forgotten { counts, kept })
 }

@@ -30,14 +30,19 @@ fn seeded() -> (tempfile::TempDir, Store, Partition) {
             remember_text(tx, &p, TEXT, Some("notes"), None, 4)?;
             let mail = remember_text(tx, &p, OTHER, Some("mail"), None, 5)?;
             let from_mail = Source::Document { doc_id: mail.doc_id, label: Some("mail".into()) };
-            relate(tx, &p, Assertion { source: from_mail, ..assertion("Jonas Weber", "Berlin", "lives_in", &none, "a") }, 6)
+            relate(
+                tx,
+                &p,
+                Assertion { source: from_mail, ..assertion("Jonas Weber", "Berlin", "lives_in", &none, "a") },
+                6,
+            )
         })
         .unwrap();
     (dir, store, part)
 }
 
-fn forget(store: &Store, part: &Partition, body: Value) -> Value {
-    verb(store, &caller(part, 100), "forget", &body).unwrap()
+fn forget(store: &Store, part: &Partition, body: &Value) -> Value {
+    verb(store, &caller(part, 100), "forget", body).unwrap()
 }
 
 fn doc_id(store: &Store, part: &Partition, label: &str) -> u64 {
@@ -90,7 +95,7 @@ fn exactly_one_well_formed_form_is_required_and_a_refusal_changes_nothing() {
 #[test]
 fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
     let (_dir, store, part) = seeded();
-    let reply = forget(&store, &part, json!({"subject": "priya raman"}));
+    let reply = forget(&store, &part, &json!({"subject": "priya raman"}));
     assert_eq!(reply["state"], "forgotten");
     assert_eq!(reply["forgotten"], json!({"entities": 1, "facts": 1, "documents": 1, "passages": 1, "attributes": 0}));
     assert_eq!(reply["kept"][0]["what"], "entities", "Acme is named in the passage and stays");
@@ -100,7 +105,7 @@ fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
     let c = crate::knowledge::context(&snap, &part, "Priya Raman lighthouse", 2, 10).unwrap();
     assert!(c.items.iter().all(|i| !i.text.contains("Priya")), "context still quotes her");
     assert!(!exported_text(&store, &part).contains("Priya"));
-    assert_eq!(forget(&store, &part, json!({"subject": "Priya Raman"})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"subject": "Priya Raman"})), json!({"state": "already_forgotten"}));
     let events = forget_events(&store, &part);
     assert_eq!(events.len(), 1, "one event per forget that removed something");
     assert_eq!(events[0].target, "subject:priya raman");
@@ -111,11 +116,11 @@ fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
 #[test]
 fn a_missed_subject_suggests_only_own_names() {
     let (_dir, store, part) = seeded();
-    let miss = forget(&store, &part, json!({"subject": "Jonas"}));
+    let miss = forget(&store, &part, &json!({"subject": "Jonas"}));
     assert_eq!(miss["error"]["code"], "NOT_FOUND");
     assert_eq!(miss["error"]["details"], json!([{"did_you_mean": "Jonas Weber"}]));
     let other = Partition::new("local", "u2", "default").unwrap();
-    let miss = forget(&store, &other, json!({"subject": "Jonas"}));
+    let miss = forget(&store, &other, &json!({"subject": "Jonas"}));
     assert_eq!(miss["error"]["code"], "NOT_FOUND");
     assert!(miss["error"].get("details").is_none(), "another user's names leaked: {miss}");
     assert!(entity_by_name(&store.snapshot().unwrap(), &part, "Jonas Weber").unwrap().is_some());
@@ -128,7 +133,12 @@ fn a_fact_goes_in_every_version_and_its_ends_stay() {
     store
         .write(move |tx| {
             let none = Map::new();
-            relate(tx, &p, Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &none, "a") }, 10)?;
+            relate(
+                tx,
+                &p,
+                Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &none, "a") },
+                10,
+            )?;
             relate(tx, &p, Assertion { replaces: true, ..assertion("Priya Raman", "Acme", "works_at", &none, "a") }, 11)
         })
         .unwrap();
@@ -140,22 +150,23 @@ fn a_fact_goes_in_every_version_and_its_ends_stay() {
         .filter(|r| r.rel_type == "works_at" && r.ended_at.is_some())
         .count();
     assert_eq!(acme_versions, 2, "an ended Acme version and an ended Globex one");
-    let reply = forget(&store, &part, json!({"fact": {"from": "Priya Raman", "to": "ACME", "type": "Works_At"}}));
+    let reply = forget(&store, &part, &json!({"fact": {"from": "Priya Raman", "to": "ACME", "type": "Works_At"}}));
     assert_eq!(reply["forgotten"]["facts"], 2, "the ended and the restored version: {reply}");
     let snap = store.snapshot().unwrap();
-    let Recall::Answered { facts, .. } = recall(&snap, &part, "Priya Raman", &When { as_of: Some(5), valid_at: None }).unwrap()
+    let Recall::Answered { facts, .. } =
+        recall(&snap, &part, "Priya Raman", &When { as_of: Some(5), valid_at: None }).unwrap()
     else {
         panic!("Priya stays")
     };
     assert!(facts.is_empty(), "as_of reads must not see a forgotten version either");
     assert!(entity_by_name(&snap, &part, "Acme").unwrap().is_some());
     assert_eq!(
-        forget(&store, &part, json!({"fact": {"from": "Priya Raman", "to": "Acme", "type": "works_at"}})),
+        forget(&store, &part, &json!({"fact": {"from": "Priya Raman", "to": "Acme", "type": "works_at"}})),
         json!({"state": "already_forgotten"})
     );
-    let globex = forget(&store, &part, json!({"fact": {"from": "Priya Raman", "to": "Globex", "type": "works_at"}}));
+    let globex = forget(&store, &part, &json!({"fact": {"from": "Priya Raman", "to": "Globex", "type": "works_at"}}));
     assert_eq!(globex["forgotten"]["facts"], 1);
-    let never = forget(&store, &part, json!({"fact": {"from": "Acme", "to": "Berlin", "type": "near"}}));
+    let never = forget(&store, &part, &json!({"fact": {"from": "Acme", "to": "Berlin", "type": "near"}}));
     assert_eq!(never["error"]["code"], "NOT_FOUND");
 }
 
@@ -165,17 +176,17 @@ fn a_fact_by_id_goes_and_its_id_is_then_already_forgotten() {
     let snap = store.snapshot().unwrap();
     let jonas = entity_by_name(&snap, &part, "Jonas Weber").unwrap().unwrap();
     let id = crate::knowledge::neighbours(&snap, &part, jonas.id).unwrap()[0].relation.id;
-    let reply = forget(&store, &part, json!({"fact": {"id": id.to_string()}}));
+    let reply = forget(&store, &part, &json!({"fact": {"id": id.to_string()}}));
     assert_eq!(reply["forgotten"]["facts"], 1);
-    assert_eq!(forget(&store, &part, json!({"fact": {"id": id.to_string()}})), json!({"state": "already_forgotten"}));
-    assert_eq!(forget(&store, &part, json!({"fact": {"id": "999999"}}))["error"]["code"], "NOT_FOUND");
+    assert_eq!(forget(&store, &part, &json!({"fact": {"id": id.to_string()}})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"fact": {"id": "999999"}}))["error"]["code"], "NOT_FOUND");
 }
 
 #[test]
 fn a_document_goes_with_passages_postings_and_links_and_facts_from_it_are_kept() {
     let (_dir, store, part) = seeded();
     let mail = doc_id(&store, &part, "mail");
-    let reply = forget(&store, &part, json!({"passage": mail.to_string()}));
+    let reply = forget(&store, &part, &json!({"passage": mail.to_string()}));
     assert_eq!(reply["forgotten"]["documents"], 1);
     assert_eq!(reply["forgotten"]["passages"], 1);
     assert_eq!(reply["kept"][0]["what"], "facts");
@@ -183,8 +194,8 @@ fn a_document_goes_with_passages_postings_and_links_and_facts_from_it_are_kept()
     assert!(fts::search(&snap, part.raw(), "harbour", 5).unwrap().is_empty());
     assert_eq!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().len(), 1);
     assert!(!exported_text(&store, &part).contains("harbour"));
-    assert_eq!(forget(&store, &part, json!({"passage": mail.to_string()})), json!({"state": "already_forgotten"}));
-    assert_eq!(forget(&store, &part, json!({"passage": "424242"}))["error"]["code"], "NOT_FOUND");
+    assert_eq!(forget(&store, &part, &json!({"passage": mail.to_string()})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"passage": "424242"}))["error"]["code"], "NOT_FOUND");
     // The same text can be remembered anew: its content hash went with it.
     let p = part.clone();
     let (again, _) = store.write(move |tx| remember_text(tx, &p, OTHER, Some("mail"), None, 200)).unwrap();
@@ -194,29 +205,29 @@ fn a_document_goes_with_passages_postings_and_links_and_facts_from_it_are_kept()
 #[test]
 fn a_source_takes_its_documents_and_the_facts_from_it() {
     let (_dir, store, part) = seeded();
-    let reply = forget(&store, &part, json!({"source": "mail"}));
+    let reply = forget(&store, &part, &json!({"source": "mail"}));
     assert_eq!(reply["forgotten"], json!({"entities": 0, "facts": 1, "documents": 1, "passages": 1, "attributes": 0}));
-    let chat = forget(&store, &part, json!({"source": "chat"}));
+    let chat = forget(&store, &part, &json!({"source": "chat"}));
     assert_eq!(chat["forgotten"]["facts"], 1, "asserted facts with that label go too: {chat}");
     let text = exported_text(&store, &part);
     assert!(!text.contains("harbour") && !text.contains("lives_in") && !text.contains("\"chat\""), "{text}");
     assert!(text.contains("lighthouse"), "other sources stay");
-    assert_eq!(forget(&store, &part, json!({"source": "mail"})), json!({"state": "already_forgotten"}));
-    assert_eq!(forget(&store, &part, json!({"source": "never"}))["error"]["code"], "NOT_FOUND");
+    assert_eq!(forget(&store, &part, &json!({"source": "mail"})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"source": "never"}))["error"]["code"], "NOT_FOUND");
 }
 
 #[test]
 fn an_attribute_goes_alone() {
     let (_dir, store, part) = seeded();
     let body = json!({"attribute": {"subject": "Priya Raman", "key": "role"}});
-    assert_eq!(forget(&store, &part, body.clone())["forgotten"]["attributes"], 1);
+    assert_eq!(forget(&store, &part, &body)["forgotten"]["attributes"], 1);
     let priya = entity_by_name(&store.snapshot().unwrap(), &part, "Priya Raman").unwrap().unwrap();
     assert_eq!(priya.attributes.keys().collect::<Vec<_>>(), vec!["team"]);
     assert!(!exported_text(&store, &part).contains("\"lead\""));
-    assert_eq!(forget(&store, &part, body), json!({"state": "already_forgotten"}));
-    let missing = forget(&store, &part, json!({"attribute": {"subject": "Priya Raman", "key": "age"}}));
+    assert_eq!(forget(&store, &part, &body), json!({"state": "already_forgotten"}));
+    let missing = forget(&store, &part, &json!({"attribute": {"subject": "Priya Raman", "key": "age"}}));
     assert_eq!(missing["error"]["code"], "NOT_FOUND");
-    let nobody = forget(&store, &part, json!({"attribute": {"subject": "Nobody", "key": "role"}}));
+    let nobody = forget(&store, &part, &json!({"attribute": {"subject": "Nobody", "key": "role"}}));
     assert_eq!(nobody["error"]["code"], "NOT_FOUND");
 }
 
@@ -227,8 +238,8 @@ fn all_empties_the_scope_and_nothing_else() {
     let o = other.clone();
     store.write(move |tx| remember_text(tx, &o, TEXT, None, None, 50)).unwrap();
     let empty = Partition::new("local", "u1", "empty").unwrap();
-    assert_eq!(forget(&store, &empty, json!({"all": true}))["error"]["code"], "NOT_FOUND");
-    let reply = forget(&store, &part, json!({"all": true}));
+    assert_eq!(forget(&store, &empty, &json!({"all": true}))["error"]["code"], "NOT_FOUND");
+    let reply = forget(&store, &part, &json!({"all": true}));
     assert_eq!(reply["forgotten"], json!({"entities": 4, "facts": 3, "documents": 2, "passages": 2, "attributes": 2}));
     for tree in [ENT, REL, DOC, PSG] {
         assert_eq!(tree_count(&store, tree, &part), 0, "{tree}");
@@ -238,7 +249,7 @@ fn all_empties_the_scope_and_nothing_else() {
     assert_eq!(fts::search(&snap, other.raw(), "lighthouse", 5).unwrap().len(), 1, "another scope is untouched");
     let page = export(&snap, &part, None, 100, 0).unwrap();
     assert_eq!(page.records.len(), 1, "only the header is left: {:?}", page.records);
-    assert_eq!(forget(&store, &part, json!({"all": true})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"all": true})), json!({"state": "already_forgotten"}));
 }
 
 #[test]
@@ -262,7 +273,10 @@ fn delete_user_forgets_every_scope_of_that_user_only() {
     let snap = store.snapshot().unwrap();
     let listed = snap.prefix(crate::knowledge::part::SCOPES, b"local\0u1\0").unwrap().count();
     assert_eq!(listed, 0, "the deleted user's scopes are no longer listed");
-    assert_eq!(verb(&store, &caller(&part, 101), "delete_user", &json!({})).unwrap(), json!({"state": "already_forgotten"}));
+    assert_eq!(
+        verb(&store, &caller(&part, 101), "delete_user", &json!({})).unwrap(),
+        json!({"state": "already_forgotten"})
+    );
     let nobody = Partition::new("local", "u9", "default").unwrap();
     assert_eq!(verb(&store, &caller(&nobody, 101), "delete_user", &json!({})).unwrap()["error"]["code"], "NOT_FOUND");
 }
