@@ -206,6 +206,7 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
         {"kind": "entity", "id": "x", "name": "Ana"},
         {"kind": "fact", "id": "3", "from": "1", "to": "2", "type": "knows", "recorded_at": "2024-01-01T00:00:00.000Z"},
         {"kind": "fact", "id": "4", "from_name": "A", "to_name": "B", "type": "knows", "recorded_at": "yesterday"},
+        {"kind": "fact", "id": "5", "from_name": "A", "to_name": "B", "type": "knows", "recorded_at": "2024-01-01T00:00:00.000Z", "provenance": {"kind": "rumour"}},
         doc(json!([{"start": 0, "end": 99}])),
         doc(json!([])),
         {"kind": "note", "key": "k"},
@@ -228,9 +229,10 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
             (4, "id"),
             (5, "from"),
             (6, "recorded_at"),
-            (7, "passages[0]"),
-            (8, "passages"),
-            (9, "kind")
+            (7, "provenance.kind"),
+            (8, "passages[0]"),
+            (9, "passages"),
+            (10, "kind")
         ],
         "{reasons:?}"
     );

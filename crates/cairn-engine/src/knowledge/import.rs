@@ -287,12 +287,28 @@ fn import_fact(
         Ok(a) => a,
         Err(e) => return Ok(Err(e)),
     };
-    let ends = match resolve_ends(tx, part, r, recorded_at, out)? {
-        Ok(ends) => ends,
-        Err(e) => return Ok(Err(e)),
-    };
+    // Every check that can skip the record runs before anything is written for it.
+    for (id_name, name_name) in [("from", "from_name"), ("to", "to_name")] {
+        let named = r.get(name_name).and_then(Value::as_str).is_some_and(|n| !n.trim().is_empty());
+        let known = match id_field(r, id_name).ok() {
+            Some(src) => match mapped(tx, part, ENTITY, src)? {
+                Some(local) => tx.get(ENT, &ent_key(part, local))?.is_some(),
+                None => false,
+            },
+            None => false,
+        };
+        if !named && !known {
+            return Ok(Err(format!(
+                "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
+            )));
+        }
+    }
     let (prov, prov_agent) = match provenance(tx, part, r)? {
         Ok(p) => p,
+        Err(e) => return Ok(Err(e)),
+    };
+    let ends = match resolve_ends(tx, part, r, recorded_at, out)? {
+        Ok(ends) => ends,
         Err(e) => return Ok(Err(e)),
     };
     let folded_type = fold(rel_type.trim());
