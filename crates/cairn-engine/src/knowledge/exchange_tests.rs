@@ -107,14 +107,17 @@ fn pages_of_any_size_join_to_the_whole_export() {
 fn bad_limits_and_cursors_are_refused_by_name() {
     let (_dir, store, part) = seeded();
     let who = caller(&part, 9);
-    for body in [
-        json!({"limit": 0}),
-        json!({"limit": 5001}),
-        json!({"cursor": "%%%"}),
-        json!({"cursor": 3}),
-        json!({"page": 1}),
+    for (body, field) in [
+        (json!({"limit": 0}), "limit"),
+        (json!({"limit": 5001}), "limit"),
+        (json!({"limit": 2.5}), "limit"),
+        (json!({"cursor": "%%%"}), "cursor"),
+        (json!({"cursor": 3}), "cursor"),
+        (json!({"page": 1}), "page"),
     ] {
-        assert_eq!(verb(&store, &who, "export", &body), Err("INVALID_ARGUMENT"), "{body}");
+        let err = super::api::call(&store, "export", &who, &serde_json::to_vec(&body).unwrap()).unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{body}");
+        assert!(err.to_string().contains(&format!("{field}: ")), "{body}: {err}");
     }
     let first = verb(&store, &who, "export", &json!({"limit": 2})).unwrap();
     let cursor = first["next"].clone();
@@ -195,8 +198,9 @@ fn ended_facts_end_again_at_their_time() {
 fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
     let (_dir, store, part) = fresh();
     let who = caller(&part, 9);
-    assert_eq!(verb(&store, &who, "import", &json!({"records": "x"})), Err("INVALID_ARGUMENT"));
-    assert_eq!(verb(&store, &who, "import", &json!({})), Err("INVALID_ARGUMENT"));
+    for body in [json!({"records": "x"}), json!({}), json!({"records": [], "scope": "other"})] {
+        assert_eq!(verb(&store, &who, "import", &body), Err("INVALID_ARGUMENT"), "{body}");
+    }
     let doc = |passages: Value| json!({"kind": "document", "id": "9", "text": "Short text.", "ingested_at": "2024-01-01T00:00:00.000Z", "passages": passages});
     let records = json!([
         {"kind": "header", "format": "cairn.export", "version": 2},

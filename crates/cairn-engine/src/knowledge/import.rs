@@ -224,6 +224,26 @@ fn provenance(
     }
 }
 
+/// Whether both ends of a fact can be resolved (mapped to a stored entity, or named).
+fn check_ends(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<()>> {
+    for (id_name, name_name) in [("from", "from_name"), ("to", "to_name")] {
+        let named = r.get(name_name).and_then(Value::as_str).is_some_and(|n| !n.trim().is_empty());
+        let known = match id_field(r, id_name).ok() {
+            Some(src) => match mapped(tx, part, ENTITY, src)? {
+                Some(local) => tx.get(ENT, &ent_key(part, local))?.is_some(),
+                None => false,
+            },
+            None => false,
+        };
+        if !named && !known {
+            return Ok(Err(format!(
+                "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
+            )));
+        }
+    }
+    Ok(Ok(()))
+}
+
 /// The local entities at a fact's ends, by id map or by the names the export carries.
 fn resolve_ends(
     tx: &mut WriteTxn<'_>,
@@ -288,20 +308,8 @@ fn import_fact(
         Err(e) => return Ok(Err(e)),
     };
     // Every check that can skip the record runs before anything is written for it.
-    for (id_name, name_name) in [("from", "from_name"), ("to", "to_name")] {
-        let named = r.get(name_name).and_then(Value::as_str).is_some_and(|n| !n.trim().is_empty());
-        let known = match id_field(r, id_name).ok() {
-            Some(src) => match mapped(tx, part, ENTITY, src)? {
-                Some(local) => tx.get(ENT, &ent_key(part, local))?.is_some(),
-                None => false,
-            },
-            None => false,
-        };
-        if !named && !known {
-            return Ok(Err(format!(
-                "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
-            )));
-        }
+    if let Err(e) = check_ends(tx, part, r)? {
+        return Ok(Err(e));
     }
     let (prov, prov_agent) = match provenance(tx, part, r)? {
         Ok(p) => p,

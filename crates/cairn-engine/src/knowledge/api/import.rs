@@ -3,24 +3,23 @@
 //! naming it by name or id.
 
 use super::Caller;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::history::{Change, record};
 use crate::knowledge::import;
 use crate::store::Store;
-use serde::Deserialize;
-use serde_json::{Value, json};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Request {
-    records: Vec<Value>,
-}
+use serde_json::{Map, Value, json};
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
-    let req: Request = super::parse("import", body)?;
+    let mut req: Map<String, Value> = super::parse("import", body)?;
+    if let Some(field) = req.keys().find(|k| k.as_str() != "records") {
+        return Err(Error::InvalidArgument(format!("{field}: import takes only records")));
+    }
+    let Some(Value::Array(records)) = req.remove("records") else {
+        return Err(Error::InvalidArgument("records: must be an array of exported records".into()));
+    };
     let caller = caller.clone();
     let (done, _) = store.write(move |tx| {
-        let done = import(tx, &caller.part, &req.records, &caller.agent, caller.now)?;
+        let done = import(tx, &caller.part, &records, &caller.agent, caller.now)?;
         if !done.written.is_empty() {
             caller.part.register(tx)?;
         }
