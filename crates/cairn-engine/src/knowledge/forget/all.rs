@@ -15,6 +15,12 @@ use crate::history::{EVENT, Event, agent_prefix, target_prefix};
 use crate::write::WriteTxn;
 use sha2::{Digest, Sha256};
 
+/// Knowledge trees `all` leaves alone: the store's id counter and scope list (not partition
+/// data), tombstones (they answer "already forgotten" afterwards), and generation counters
+/// (`k.names_gen` on the verbs-read branch): a counter reset to zero could reach an old value
+/// again and make a cache built at that value look current.
+const KEEP: [&str; 4] = [SEQ, SCOPES, TOMBSTONE, "k.names_gen"];
+
 /// History families this module purges with a scope: the knowledge model's own.
 const KNOWLEDGE_FAMILIES: [&str; 4] = ["entity", "fact", "document", "attribute"];
 
@@ -59,7 +65,7 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
         });
     }
     for tree in tx.tree_names() {
-        if !tree.starts_with("k.") || tree == SEQ || tree == SCOPES || tree == TOMBSTONE {
+        if !tree.starts_with("k.") || KEEP.contains(&tree.as_str()) {
             continue;
         }
         for (key, _) in tx.prefix(&tree, part.prefix())? {

@@ -239,11 +239,22 @@ fn all_empties_the_scope_and_nothing_else() {
     store.write(move |tx| remember_text(tx, &o, TEXT, None, None, 50)).unwrap();
     let empty = Partition::new("local", "u1", "empty").unwrap();
     assert_eq!(forget(&store, &empty, &json!({"all": true}))["error"]["code"], "NOT_FOUND");
+    // A tree added later is emptied too; a generation counter is kept (it must never go back).
+    let p = part.clone();
+    store
+        .write(move |tx| {
+            tx.put("k.future", &p.key(&[b"x"]), b"content")?;
+            tx.put("k.names_gen", p.prefix(), &7u64.to_be_bytes())
+        })
+        .unwrap();
     let reply = forget(&store, &part, &json!({"all": true}));
     assert_eq!(reply["forgotten"], json!({"entities": 4, "facts": 3, "documents": 2, "passages": 2, "attributes": 2}));
-    for tree in [ENT, REL, DOC, PSG] {
+    for tree in [ENT, REL, DOC, PSG, "k.future", "k.ent_name", "k.adj", "k.mention", "k.doc_hash"] {
         assert_eq!(tree_count(&store, tree, &part), 0, "{tree}");
     }
+    assert_eq!(tree_count(&store, "k.names_gen", &part), 1);
+    let onto = crate::knowledge::ontology(&store.snapshot().unwrap(), &part).unwrap();
+    assert_eq!((onto.entities, onto.relations, onto.entity_types.len()), (0, 0, 0), "ontology counts forgotten data");
     let snap = store.snapshot().unwrap();
     assert!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().is_empty());
     assert_eq!(fts::search(&snap, other.raw(), "lighthouse", 5).unwrap().len(), 1, "another scope is untouched");
