@@ -5,7 +5,7 @@ use super::super::graph::Entity;
 use super::super::part::Partition;
 use super::super::records::encode;
 use super::super::trees::{ENT, ent_key};
-use super::{Counts, Outcome, bury, entity_in, missing};
+use super::{Counts, Outcome, Strip, bury, entity_in, missing, strip_events};
 use crate::error::{Error, Result};
 use crate::text::fold;
 use crate::write::WriteTxn;
@@ -33,5 +33,6 @@ pub fn forget_attribute(
     }
     tx.put(ENT, &ent_key(part, entity.id), &encode(&entity))?;
     bury(tx, part, "attribute", &target, now)?;
+    strip_events(tx, part, &Strip::Attribute(&fold(subject.trim()), key))?;
     Ok(Outcome::Forgotten { counts: Counts { attributes: 1, ..Counts::default() }, kept: Vec::new() })
 }

@@ -6,7 +6,7 @@ use super::super::graph::{Entity, Relation};
 use super::super::part::Partition;
 use super::super::records::decode;
 use super::super::trees::{ADJ, ENT, OUT, REL, ent_key, rel_key, trailing_id};
-use super::{Counts, Kept, Outcome, bury, entity_in, fact_target, missing, remove_relation};
+use super::{Counts, Kept, Outcome, Strip, bury, entity_in, fact_target, missing, remove_relation, strip_events};
 use crate::error::Result;
 use crate::text::fold;
 use crate::write::WriteTxn;
@@ -70,6 +70,7 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
         bury(tx, part, "fact_id", &rel.id.to_string(), now)?;
     }
     bury(tx, part, "fact", &target, now)?;
+    strip_events(tx, part, &Strip::Facts(std::slice::from_ref(&target)))?;
     let counts = Counts { facts: versions.len() as u64, ..Counts::default() };
     let kept = vec![Kept { what: "entities", count: 2, why: "the ends of a fact are entities in their own right" }];
     Ok(Outcome::Forgotten { counts, kept })

@@ -9,6 +9,7 @@
 mod all;
 mod attribute;
 mod fact;
+mod history;
 mod passage;
 mod source;
 mod subject;
@@ -32,6 +33,7 @@ use crate::error::Result;
 use crate::fts;
 use crate::text::fold;
 use crate::write::WriteTxn;
+use history::{Strip, strip_events};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 

@@ -8,7 +8,7 @@ use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
 use super::super::trees::{DOC, REL};
-use super::{Counts, Kept, Outcome, bury, missing, remove_document};
+use super::{Counts, Kept, Outcome, Strip, bury, missing, remove_document, strip_events};
 use crate::error::Result;
 use crate::write::WriteTxn;
 
@@ -21,6 +21,7 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
     let document: Document = decode(&bytes, "document")?;
     let passages = remove_document(tx, part, &document)?;
     bury(tx, part, "passage", &target, now)?;
+    strip_events(tx, part, &Strip::Documents(&[doc]))?;
     let mut citing = 0;
     for (_, bytes) in tx.prefix(REL, part.prefix())? {
         let rel: Relation = decode(&bytes, "relation")?;

@@ -4,11 +4,11 @@
 //! sent in). Entities stay: they may be known from elsewhere.
 
 use super::super::docs::Document;
-use super::super::graph::{Relation, Source};
+use super::super::graph::{Entity, Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
-use super::super::trees::{DOC, REL};
-use super::{Counts, Kept, Outcome, bury, missing, remove_document, remove_relation};
+use super::super::trees::{DOC, ENT, REL, ent_key};
+use super::{Counts, Kept, Outcome, Strip, bury, fact_target, missing, remove_document, remove_relation, strip_events};
 use crate::error::{Error, Result};
 use crate::write::WriteTxn;
 
@@ -30,6 +30,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         counts.documents += 1;
     }
     let mut ends = std::collections::BTreeSet::new();
+    let mut fact_targets = Vec::new();
     for (_, bytes) in tx.prefix(REL, part.prefix())? {
         let rel: Relation = decode(&bytes, "relation")?;
         let from_here = match &rel.source {
@@ -39,6 +40,17 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
             Source::Asserted { label: l } => l.as_deref() == Some(label),
         };
         if from_here {
+            let name = |tx: &mut WriteTxn<'_>, id: u64| -> Result<String> {
+                Ok(tx
+                    .get(ENT, &ent_key(part, id))?
+                    .map(|b| decode::<Entity>(&b, "entity"))
+                    .transpose()?
+                    .map_or_else(String::new, |e| e.name))
+            };
+            let target = fact_target(&name(tx, rel.from)?, &rel.rel_type, &name(tx, rel.to)?);
+            if !fact_targets.contains(&target) {
+                fact_targets.push(target);
+            }
             remove_relation(tx, part, &rel)?;
             ends.extend([rel.from, rel.to]);
             counts.facts += 1;
@@ -48,6 +60,9 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         return missing(tx, part, "source", label, format!("nothing is stored from source {label:?}"));
     }
     bury(tx, part, "source", label, now)?;
+    let doc_ids: Vec<u64> = docs.iter().map(|d| d.id).collect();
+    strip_events(tx, part, &Strip::Documents(&doc_ids))?;
+    strip_events(tx, part, &Strip::Facts(&fact_targets))?;
     let mut kept = Vec::new();
     if !ends.is_empty() {
         kept.push(Kept {

@@ -123,6 +123,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     }
     let mut documents = 0;
     let mut kept_documents = 0;
+    let mut removed_docs = Vec::new();
     for doc in touched_docs {
         if !tx.prefix(PSG, &part.key(&[&doc.to_be_bytes()]))?.is_empty() {
             // The document keeps passages that do not name the subject; the text of those that
@@ -137,12 +138,15 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             let d: Document = decode(&bytes, "document")?;
             tx.delete(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()))?;
             tx.delete(DOC, &doc_key)?;
+            removed_docs.push(doc);
             documents += 1;
         }
     }
     tx.delete(ENT, &ent_key(part, entity))?;
     tx.delete(ENT_NAME, &name_key)?;
     tx.put(FORGOTTEN, &part.key(&[folded.as_bytes()]), &now.to_be_bytes())?;
+    super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
+    super::strip_events(tx, part, &super::Strip::Documents(&removed_docs))?;
     kept_entities.sort_unstable();
     Ok(Forgot::Forgotten { entity, relations, passages, documents, kept_entities, kept_documents })
 }

@@ -1,7 +1,7 @@
 //! The forget verb in every form, through `api::call`.
 
 use crate::fts;
-use crate::history::{EVENT, Event};
+use crate::history::{Change, EVENT, Event};
 use crate::knowledge::testing::{assertion, fresh};
 use crate::knowledge::testing_api::{caller, verb};
 use crate::knowledge::trees::{DOC, ENT, PSG, REL};
@@ -290,4 +290,57 @@ fn delete_user_forgets_every_scope_of_that_user_only() {
     );
     let nobody = Partition::new("local", "u9", "default").unwrap();
     assert_eq!(verb(&store, &caller(&nobody, 101), "delete_user", &json!({})).unwrap()["error"]["code"], "NOT_FOUND");
+}
+
+/// Records events as the write verbs do (entity by name, fact as `from \0 type \0 to`, document
+/// by id), with content in `after`.
+fn record_events(store: &Store, part: &Partition, doc: u64) {
+    let who = caller(part, 90);
+    store
+        .write(move |tx| {
+            for (family, target, after) in [
+                ("entity", "Priya Raman".to_owned(), json!({"attributes": {"role": "lead", "team": "storage"}})),
+                ("entity", "Jonas Weber".to_owned(), json!({"attributes": {"role": "lead"}})),
+                ("fact", "priya raman\0Works_At\0Acme".to_owned(), json!({"valid_from": "2024"})),
+                ("fact", "Jonas Weber\0works_at\0Acme".to_owned(), json!({"valid_from": "2023"})),
+                ("document", doc.to_string(), json!({"text": "Jonas Weber moved"})),
+            ] {
+                let change = Change { family, target: &target, op: "create", after: Some(after), ..Change::default() };
+                crate::history::record(tx, &who, change)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+fn event_afters(store: &Store, part: &Partition) -> Vec<(String, Value)> {
+    let snap = store.snapshot().unwrap();
+    snap.prefix(EVENT, part.prefix())
+        .unwrap()
+        .map(|e| serde_json::from_slice::<Event>(&e.unwrap().1).unwrap())
+        .filter(|e| e.family != "forget")
+        .map(|e| (e.target, e.after.unwrap_or(Value::Null)))
+        .collect()
+}
+
+#[test]
+fn forgetting_strips_the_content_of_the_forgotten_records_events_only() {
+    let (_dir, store, part) = seeded();
+    let mail = doc_id(&store, &part, "mail");
+    record_events(&store, &part, mail);
+    forget(&store, &part, &json!({"attribute": {"subject": "Priya Raman", "key": "role"}}));
+    let afters = event_afters(&store, &part);
+    assert_eq!(afters[0].1, json!({"attributes": {"team": "storage"}}), "only the attribute goes");
+    forget(&store, &part, &json!({"subject": "Priya Raman"}));
+    forget(&store, &part, &json!({"passage": mail.to_string()}));
+    let redacted = json!({"redacted": "forgotten"});
+    let afters = event_afters(&store, &part);
+    assert_eq!(afters.len(), 5, "events stay as the audit");
+    assert_eq!(afters[0].1, redacted);
+    assert_eq!(afters[1].1, json!({"attributes": {"role": "lead"}}), "another entity's event is untouched");
+    assert_eq!(afters[2].1, redacted, "a fact touching the subject, matched folded");
+    assert_eq!(afters[3].1, json!({"valid_from": "2023"}));
+    assert_eq!(afters[4].1, redacted, "the forgotten document's event");
+    forget(&store, &part, &json!({"fact": {"from": "Jonas Weber", "to": "Acme", "type": "works_at"}}));
+    assert_eq!(event_afters(&store, &part)[3].1, redacted);
 }
