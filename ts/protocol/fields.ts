@@ -13,11 +13,18 @@ export const Id = z
   .describe('64-bit unsigned id as a decimal string');
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+// Lone surrogates cannot be stored as UTF-8; control characters in a name break its keys and display.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** `user_id` and `scope`: 1–256 bytes of UTF-8, no `:` (DESIGN.md §1). */
 export const Name256 = z
   .string()
   .min(1)
+  .refine(wellFormed, 'must be well-formed Unicode (no lone surrogates)')
+  .refine((s) => !CONTROL.test(s), 'must not contain control characters')
   .refine((s) => utf8Bytes(s) <= 256, 'at most 256 bytes')
   .refine((s) => !s.includes(':'), 'must not contain ":"');
 
@@ -55,7 +62,13 @@ export function text(maxBytes: number, min = 1) {
   return z
     .string()
     .min(min)
+    .refine(wellFormed, 'must be well-formed Unicode (no lone surrogates)')
     .refine((s) => utf8Bytes(s) <= maxBytes, `at most ${maxBytes} bytes`);
+}
+
+/** A name (entity, type, key): like `text`, without control characters. */
+export function name(maxBytes: number) {
+  return text(maxBytes).refine((s) => !CONTROL.test(s), 'must not contain control characters');
 }
 
 /** Attributes of an entity or relation: a JSON object of scalar or structured values. */

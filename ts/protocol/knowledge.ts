@@ -1,11 +1,11 @@
 import { z } from 'zod';
 
-import { Attributes, Id, IsoDate, identityFields, text } from './fields.js';
+import { Attributes, Id, IsoDate, identityFields, name, text } from './fields.js';
 
 // One strict schema per knowledge verb (DESIGN.md §2): the single source of the MCP tool input,
 // the HTTP body check, the OpenAPI document and the TS types. Unknown fields are refused.
 
-const NAME = text(1024);
+const NAME = name(1024);
 const KiB = 1024;
 const MiB = 1024 * KiB;
 

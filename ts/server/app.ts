@@ -41,7 +41,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       level: opts.logLevel ?? 'info',
       redact: ['req.headers.authorization', 'req.headers["x-cairn-user"]'],
     },
-    disableRequestLogging: false,
     forceCloseConnections: 'idle',
   });
   app.decorateRequest('principal', null);

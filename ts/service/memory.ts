@@ -1,4 +1,5 @@
 import type { KnowledgeVerb } from '../engine/knowledge.js';
+import { ApiError } from '../protocol/errors.js';
 import {
   AuditInput,
   ContextInput,
@@ -32,6 +33,11 @@ export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Pr
   const engine = await knowledge(svc.store, 'status', id, engineBody(input));
   const explicit = input.scope !== undefined || p.headerScope !== undefined;
   const { ontology, ...rest } = engine;
+  // A token limited to scopes learns nothing about the others, not even their names or counts.
+  const allowed = p.token.scopes;
+  if (allowed !== undefined && Array.isArray(rest.scopes)) {
+    rest.scopes = (rest.scopes as { scope?: unknown }[]).filter((s) => allowed.includes(String(s.scope)));
+  }
   return {
     node: {
       status: 'ok',
@@ -120,6 +126,9 @@ export async function memoryImport(svc: Service, p: Principal, raw: unknown): Pr
 export async function deleteUser(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(DeleteUserInput, raw);
   const { confirm: _confirm, ...rest } = input;
+  if (p.token.scopes !== undefined) {
+    throw new ApiError('FORBIDDEN', 'delete_user erases every scope; this token is limited to some');
+  }
   // The forget-export work adds `delete_user` to the engine's verbs; the TS union predates it.
   return knowledge(svc.store, 'delete_user' as KnowledgeVerb, identify(p, rest), engineBody(rest));
 }
