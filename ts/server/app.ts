@@ -44,6 +44,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
   });
   app.decorateRequest('principal', null);
+  // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) =>
     sendError(reply, new ApiError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
