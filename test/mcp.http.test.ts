@@ -24,7 +24,7 @@ const call = async (name: string, args: Record<string, unknown>) =>
   toolJson(await client.callTool({ name, arguments: args }));
 
 describe('tools', () => {
-  it('lists the eight memory tools with strict input schemas and descriptions', async () => {
+  it('lists the memory tools with strict input schemas and descriptions', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name)).toEqual([
       'memory_status',
@@ -35,6 +35,11 @@ describe('tools', () => {
       'memory_forget',
       'memory_export',
       'memory_import',
+      'memory_note_write',
+      'memory_note_list',
+      'memory_history',
+      'memory_handoff_create',
+      'memory_handoff_resume',
     ]);
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
@@ -159,6 +164,56 @@ describe('verbs (engine replies per DESIGN.md §2)', () => {
     const miss = await call('memory_forget', { subject: 'Priya Ramen' });
     expect(miss.isError).toBe(true);
     expect((miss.body.error as { code: string }).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('notes and handoffs (notes engine)', () => {
+  it('note_write creates, CAS refuses a stale version, idempotent retry returns the same receipt', async () => {
+    const first = await call('memory_note_write', {
+      key: 'editor',
+      value: { theme: 'dark' },
+      kind: 'user_preference',
+      idempotencyKey: 'k1',
+    });
+    expect(first.isError).toBe(false);
+    expect(first.body).toMatchObject({ key: 'editor', version: 1, evolution: 'created' });
+    expect(typeof first.body.id).toBe('string');
+    const retry = await call('memory_note_write', {
+      key: 'editor',
+      value: { theme: 'dark' },
+      kind: 'user_preference',
+      idempotencyKey: 'k1',
+    });
+    expect(retry.body).toEqual(first.body);
+    const merged = await call('memory_note_write', {
+      key: 'editor',
+      value: { font: 'mono' },
+      writeMode: 'merge',
+      expectedVersion: 1,
+    });
+    expect(merged.body).toMatchObject({ version: 2, evolution: 'merged', supersedes: 1 });
+    const stale = await call('memory_note_write', { key: 'editor', value: { x: 1 }, expectedVersion: 1 });
+    expect(stale.isError).toBe(true);
+    expect((stale.body.error as { code: string }).code).toBe('VERSION_CONFLICT');
+    const list = await call('memory_note_list', { key: 'editor' });
+    expect((list.body.notes as { value: unknown }[])[0]?.value).toEqual({ theme: 'dark', font: 'mono' });
+    const history = await call('memory_history', { key: 'editor' });
+    expect((history.body.events as unknown[]).length).toBe(2);
+    const gone = await call('memory_forget', { note: { key: 'editor' } });
+    expect(gone.body.state).toBe('forgotten');
+  });
+
+  it('a handoff written by one agent is resumed by another', async () => {
+    const made = await call('memory_handoff_create', { taskId: 'T-1', summary: 'Half done', nextSteps: ['finish'] });
+    expect(made.isError).toBe(false);
+    const codex = await mcpClient(t.url, (await t.token({ agent: 'codex' })).token, { 'x-cairn-scope': 'mcp-test' });
+    try {
+      const r = toolJson(await codex.callTool({ name: 'memory_handoff_resume', arguments: { taskId: 'T-1' } }));
+      expect(r.body.state).toBe('resumed');
+      expect(JSON.stringify(r.body)).toContain('Half done');
+    } finally {
+      await codex.close();
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import {
   RememberInput,
   StatusInput,
 } from './knowledge.js';
+import { HandoffCreateInput, HandoffResumeInput, HistoryInput, NoteListInput, NoteWriteInput } from './notes.js';
 
 /** One verb as every adapter sees it: its input schema and the description a model reads. */
 export interface VerbSpec {
@@ -125,6 +126,64 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'Load `records` from a memory_export page into this scope. Pages may come in any order and twice without ' +
       'duplicates; history is kept. The reply counts what was imported and lists `skipped` and `not_reproduced`.',
+  },
+  {
+    verb: 'note_write',
+    tool: 'memory_note_write',
+    title: 'Write a note',
+    writes: true,
+    input: NoteWriteInput,
+    description:
+      'Save a small structured note under a `key`: a user preference, a user fact, task state or a decision ' +
+      '(`kind`), with `value` any JSON. `visibility`: `user` (default, every agent of this user), `task` (needs ' +
+      '`taskId`), `agent` (only you). `writeMode: merge` deep-merges objects. For safe updates send ' +
+      '`expectedVersion` (0 = create only; VERSION_CONFLICT tells you the current version) and an ' +
+      '`idempotencyKey` when retrying. `confidence` needs `confidenceBasis`. The receipt gives `version` and ' +
+      '`evolution` (created|replaced|merged).',
+  },
+  {
+    verb: 'note_list',
+    tool: 'memory_note_list',
+    title: 'List notes',
+    writes: false,
+    input: NoteListInput,
+    description:
+      'Current notes you may see, filtered by `key`, `kind`, `visibility`, `taskId`, or found by `query` (each ' +
+      'item then has a retrieval receipt). `limit` ≤ 100; pass `nextCursor` back as `cursor` for more with the ' +
+      'same filters. `as_of` reads the notes as they were then.',
+  },
+  {
+    verb: 'history',
+    tool: 'memory_history',
+    title: 'History',
+    writes: false,
+    input: HistoryInput,
+    description:
+      'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
+      'entity (`subject`) or one fact (`fact: {from, to, type}`), oldest first, with before/after values and ' +
+      'the agent that wrote them. Paged by `cursor`.',
+  },
+  {
+    verb: 'handoff_create',
+    tool: 'memory_handoff_create',
+    title: 'Hand off a task',
+    writes: true,
+    input: HandoffCreateInput,
+    description:
+      'Leave a handoff capsule on `taskId` for the next agent: `summary`, `status`, `decisions`, `nextSteps`, ' +
+      '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601) and `to` (an agent name). Call it before you ' +
+      'stop work that another agent will continue.',
+  },
+  {
+    verb: 'handoff_resume',
+    tool: 'memory_handoff_resume',
+    title: 'Resume a task',
+    writes: false,
+    input: HandoffResumeInput,
+    description:
+      'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `expired` says when it ' +
+      'expired; `none` if there is none). Without `taskId`, the unexpired handoffs addressed to you. Call it ' +
+      'when you start on a task someone else may have begun.',
   },
   {
     verb: 'delete_user',

@@ -12,6 +12,13 @@ import {
   RememberInput,
   StatusInput,
 } from '../protocol/knowledge.js';
+import {
+  HandoffCreateInput,
+  HandoffResumeInput,
+  HistoryInput,
+  NoteListInput,
+  NoteWriteInput,
+} from '../protocol/notes.js';
 import { engineBody, type Principal, parseInput, type Service } from './context.js';
 import { knowledge, notes } from './engine.js';
 import { resolveIdentity } from './identity.js';
@@ -105,7 +112,7 @@ export async function memoryForget(svc: Service, p: Principal, raw: unknown): Pr
   const input = parseInput(ForgetInput, raw);
   const id = identify(p, input);
   if (input.note !== undefined) {
-    return notes(svc.store, 'note_forget', id, { ...input.note, allowPrivate: svc.node.allowPrivate });
+    return notes(svc.store, 'note_forget', id, notesBody(svc, input.note));
   }
   return knowledge(svc.store, 'forget', id, engineBody(input));
 }
@@ -136,7 +143,42 @@ export async function deleteUser(svc: Service, p: Principal, raw: unknown): Prom
 /** audit: the calling agent's own events, paged (served by the notes engine). */
 export async function audit(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(AuditInput, raw);
-  return notes(svc.store, 'audit', identify(p, input), engineBody(input));
+  return notes(svc.store, 'audit', identify(p, input), notesBody(svc, input));
+}
+
+/** The notes engine's body: the request without identity, plus the node's private-notes policy. */
+function notesBody(svc: Service, input: object): Record<string, unknown> {
+  return { ...engineBody(input), allowPrivate: svc.node.allowPrivate };
+}
+
+/** memory_note_write: one note version (CAS with `expectedVersion`, retries with `idempotencyKey`). */
+export async function memoryNoteWrite(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(NoteWriteInput, raw);
+  return notes(svc.store, 'note_write', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_note_list: the caller's visible notes, by filters or query, paged by a bound cursor. */
+export async function memoryNoteList(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(NoteListInput, raw);
+  return notes(svc.store, 'note_list', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_history: the events of one note, entity or fact. */
+export async function memoryHistory(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HistoryInput, raw);
+  return notes(svc.store, 'history', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_handoff_create: a handoff capsule on a task. */
+export async function memoryHandoffCreate(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HandoffCreateInput, raw);
+  return notes(svc.store, 'handoff_create', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to the caller. */
+export async function memoryHandoffResume(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HandoffResumeInput, raw);
+  return notes(svc.store, 'handoff_resume', identify(p, input), notesBody(svc, input));
 }
 
 /** The service function of each verb, as both adapters call it. */
@@ -149,6 +191,11 @@ export const SERVICES: Record<string, (svc: Service, p: Principal, raw: unknown)
   forget: memoryForget,
   export: memoryExport,
   import: memoryImport,
+  note_write: memoryNoteWrite,
+  note_list: memoryNoteList,
+  history: memoryHistory,
+  handoff_create: memoryHandoffCreate,
+  handoff_resume: memoryHandoffResume,
   delete_user: deleteUser,
   audit,
 };
