@@ -27,6 +27,8 @@ export interface AppOptions {
   sessions?: Partial<SessionLimits>;
   /** pino level (default `info`); `silent` in tests. */
   logLevel?: string;
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: { write(line: string): void };
 }
 
 /**
@@ -40,8 +42,25 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logger: {
       level: opts.logLevel ?? 'info',
       redact: ['req.headers.authorization', 'req.headers["x-cairn-user"]'],
+      ...(opts.logStream === undefined ? {} : { stream: opts.logStream }),
     },
     forceCloseConnections: 'idle',
+    // Requests that arrive while draining get our UNAVAILABLE body (below), not fastify's own.
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing) return;
+    reply.header('Connection', 'close');
+    throw new ApiError('UNAVAILABLE', 'the node is shutting down');
+  });
+  // A request in flight when the drain starts ends its keep-alive connection with its reply, so
+  // close() does not wait for the client's idle timeout.
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('Connection', 'close');
   });
   app.decorateRequest('principal', null);
   // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.

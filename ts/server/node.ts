@@ -36,6 +36,8 @@ export interface NodeOptions {
   bodyLimit?: number;
   sessions?: { maxSessions?: number; idleMs?: number };
   logLevel?: string;
+  /** Where log lines go (default stdout). */
+  logStream?: { write(line: string): void };
   allowPrivate?: boolean;
   /** Where first-start messages go (the admin token, once). Default stderr. */
   announce?: (line: string) => void;
@@ -109,6 +111,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       ...(opts.bodyLimit === undefined ? {} : { bodyLimit: opts.bodyLimit }),
       ...(opts.sessions === undefined ? {} : { sessions: opts.sessions }),
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
+      ...(opts.logStream === undefined ? {} : { logStream: opts.logStream }),
     });
     await app.listen({ host, port });
     port = (app.server.address() as AddressInfo).port;
