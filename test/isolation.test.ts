@@ -112,3 +112,17 @@ it('a token fixed to bob cannot act as alice by header or body', async () => {
   expect(b.status).toBe(403);
   expect(leaks(b.body)).toEqual([]);
 });
+
+it('a token limited to scopes sees only those scopes in memory_status', async () => {
+  const limited = (await t.token({ agent: 'app', user: 'carol', scopes: ['s1'] })).token;
+  const admin = { headers: { 'x-cairn-user': 'carol' } };
+  await t.call('POST', '/v1/memory/relate', { ...admin, body: { from: 'A', to: 'B', type: 'knows', scope: 's1' } });
+  await t.call('POST', '/v1/memory/relate', {
+    ...admin,
+    body: { from: 'Quillon', to: 'B', type: 'knows', scope: 's2' },
+  });
+  const all = await t.call('POST', '/v1/memory/status', { ...admin, body: { scope: 's1' } });
+  expect((all.body.scopes as { scope: string }[]).map((s) => s.scope).sort()).toEqual(['s1', 's2']);
+  const mine = await t.call('POST', '/v1/memory/status', { token: limited, body: { scope: 's1' } });
+  expect((mine.body.scopes as { scope: string }[]).map((s) => s.scope)).toEqual(['s1']);
+});
