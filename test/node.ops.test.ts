@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 
+import { Tokens } from '../ts/auth/tokens.js';
 import { Store } from '../ts/engine/store.js';
 import { startTestNode } from './node.js';
 
@@ -48,16 +49,16 @@ it('close lets in-flight writes finish, turns later requests away, closes the st
     logLevel: 'info',
     logStream: { write: (l) => void (l.includes('incoming request') && arrived++) },
   });
-  const { token } = await t.token({ agent: 'claude' });
-  const relate = (i: number) =>
-    t.call('POST', '/v1/memory/relate', { token, body: { from: `P${i}`, to: 'Acme', type: 'works_at' } }).then(
+  // Token creation is a durable store write served by the node itself, so this test needs no verb.
+  const create = (i: number) =>
+    t.call('POST', '/v1/admin/tokens', { body: { agent: `agent-${i}` } }).then(
       (r) => r.status,
       () => 0,
     );
-  const inFlight = Array.from({ length: 20 }, (_, i) => relate(i));
+  const inFlight = Array.from({ length: 20 }, (_, i) => create(i));
   while (arrived < 20) await new Promise((r) => setTimeout(r, 1));
   const closed = t.node.close();
-  const late = await relate(99);
+  const late = await create(99);
   await closed;
   // Every request that arrived before the close finished with its write.
   expect(await Promise.all(inFlight)).toEqual(Array(20).fill(200));
@@ -66,6 +67,12 @@ it('close lets in-flight writes finish, turns later requests away, closes the st
   const { existsSync } = await import('node:fs');
   expect(existsSync(`${t.dataDir}/node.json`)).toBe(false);
   const store = await Store.open(t.dataDir);
-  await store.close();
+  try {
+    const agents = (await new Tokens(store).list()).map((x) => x.agent);
+    for (let i = 0; i < 20; i++) expect(agents).toContain(`agent-${i}`);
+    expect(agents).not.toContain('agent-99');
+  } finally {
+    await store.close();
+  }
   await t.stop();
 });

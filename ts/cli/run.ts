@@ -17,7 +17,7 @@ Usage:
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
   cairn token revoke ID                   revoke a token
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
-  cairn check [--json]                    check the store's integrity
+  cairn check [--data-dir DIR] [--json]   check the store's integrity
   cairn openapi                           print the HTTP API's OpenAPI document
   cairn --help                            show this help
 
