@@ -83,7 +83,8 @@ it('token create/list/revoke work on the store directly', async () => {
 });
 
 it('serve: health, tokens through the admin API while running, graceful SIGTERM', async () => {
-  const admin = 'cairn_seeded-admin-token-for-the-cli-test-000000';
+  // An operator-chosen admin token needs no `cairn_` prefix, only 32 characters or more.
+  const admin = 'seeded-admin-token-for-the-cli-test-0000000';
   const { child, url } = await serve({ CAIRN_ADMIN_TOKEN: admin });
   expect(((await (await fetch(`${url}/health`)).json()) as { status: string }).status).toBe('ok');
   const made = await cairn(['token', 'create', '--agent', 'codex', '--data-dir', dir, '--json'], {

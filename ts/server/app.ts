@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 
@@ -78,7 +80,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     max: opts.rateLimit ?? 1200,
     timeWindow: 60_000,
     // Per token (by its header, never logged); requests without one share their address's bucket.
-    keyGenerator: (req) => req.headers.authorization ?? `ip:${req.ip}`,
+    keyGenerator: (req) => {
+      const auth = req.headers.authorization;
+      return auth === undefined ? `ip:${req.ip}` : createHash('sha256').update(auth).digest('base64url');
+    },
     errorResponseBuilder: (_req, ctx) => new ApiError('RATE_LIMITED', `too many requests; retry in ${ctx.after}`),
   });
   const svc: Service = { store: opts.store, node: opts.node };
