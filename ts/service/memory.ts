@@ -137,7 +137,7 @@ export async function deleteUser(svc: Service, p: Principal, raw: unknown): Prom
     throw new ApiError('FORBIDDEN', 'delete_user erases every scope; this token is limited to some');
   }
   // The forget-export work adds `delete_user` to the engine's verbs; the TS union predates it.
-  return knowledge(svc.store, 'delete_user' as KnowledgeVerb, identify(p, rest), engineBody(rest));
+  return knowledge(svc.store, 'delete_user', identify(p, rest), engineBody(rest));
 }
 
 /** audit: the calling agent's own events, paged (served by the notes engine). */
