@@ -1,21 +1,13 @@
-// Cairn's store against better-sqlite3 and LMDB, side by side in one run:
-//   load (big batches), single durable commits (one put per commit, awaited, sequential),
-//   32 concurrent writers (32 commits in flight, one put each), random point reads, and
-//   range scans of 100 consecutive keys from a random start.
-// Keys are 16 bytes (big-endian index, so index order is key order), values 100 bytes.
-// Size: CAIRN_BENCH_KEYS (default 1,000,000); seconds per timed phase: CAIRN_BENCH_SECONDS (default 5).
-// Results go to bench/results/<date>.json; Cairn's bench store is checked at the end.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import Database from 'better-sqlite3';
 import { Bench } from 'tinybench';
 
 import { Store, WriteBatch } from '../dist/index.js';
+import { fmt, ratioLine, saveResults } from './lib/report.mjs';
 
 const KEYS = Number(process.env.CAIRN_BENCH_KEYS ?? 1_000_000);
 const SECONDS = Number(process.env.CAIRN_BENCH_SECONDS ?? 5);
@@ -180,15 +172,6 @@ async function benchLmdb(dir) {
   return { loadPerSec, single: single.opsPerSec, writers32: many.opsPerSec, ...r };
 }
 
-function fmt(n) {
-  return n === undefined ? '—' : Math.round(n).toLocaleString('en-US');
-}
-
-function ratioLine(name, value, target) {
-  const verdict = value >= target ? 'meets' : 'MISSES';
-  return `  ${name.padEnd(36)} ${value.toFixed(2).padStart(8)}   target >= ${target} (${verdict})`;
-}
-
 const root = mkdtempSync(join(tmpdir(), 'cairn-bench-'));
 const dirs = Object.fromEntries(['cairn', 'sqlite', 'lmdb'].map((n) => [n, join(root, n)]));
 for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
@@ -244,12 +227,7 @@ try {
   await cairn.store.close();
 
   const { store: _store, ...cairnNumbers } = cairn;
-  const results = {
-    date: new Date().toISOString(),
-    commit: gitCommit(),
-    node: process.version,
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
+  saveResults('store', {
     keys: KEYS,
     keyBytes: 16,
     valueBytes: 100,
@@ -263,22 +241,8 @@ try {
     ratios,
     cairnCheck: report,
     cairnStats: stats,
-  };
-  const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
-  mkdirSync(resultsDir, { recursive: true });
-  const file = join(resultsDir, `${results.date.slice(0, 10)}.json`);
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
-  renameSync(`${file}.tmp`, file);
-  console.log(`\nresults: ${file}`);
+  });
   if (!report.ok) process.exitCode = 1;
 } finally {
   rmSync(root, { recursive: true, force: true });
-}
-
-function gitCommit() {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return undefined;
-  }
 }

@@ -1,19 +1,32 @@
 import { parseArgs } from 'node:util';
-
+import { VERSION } from '../server/node.js';
+import { openApiDocument } from '../server/openapi.js';
 import { EXIT_FAILED, runCheck } from './check.js';
 import { resolveDataDir } from './data-dir.js';
+import { runInit } from './init.js';
+import { runMcp } from './mcp.js';
+import { runServe } from './serve.js';
+import { runToken } from './token.js';
 
 const HELP = `cairn — a local-first memory layer for AI agents
 
 Usage:
+  cairn serve [--host H] [--port P]       run a node (default 127.0.0.1:4000; $CAIRN_HOST, $CAIRN_PORT)
+  cairn init [--json]                     create the store and print its admin token once
+  cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent] [--json]
+  cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
+  cairn token revoke ID                   revoke a token
+  cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
   cairn check [--data-dir DIR] [--json]   check the store's integrity
+  cairn openapi                           print the HTTP API's OpenAPI document
   cairn --help                            show this help
 
 Options:
   --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
-  --json           print the report as one JSON object
+  --json           print one JSON object
 
-Exit codes: 0 clean, 1 problems found, 2 could not check (or bad usage).
+While a node runs, token commands go through its admin API with $CAIRN_ADMIN_TOKEN.
+Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
 
 /** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
@@ -37,6 +50,27 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(outcome.stderr);
     return outcome.exitCode;
   }
+  const dataDir = resolveDataDir(values['data-dir']);
+  if (command === 'serve' && rest.length === 0) {
+    return runServe({ dataDir, host: values.host, port: values.port });
+  }
+  if (command === 'init' && rest.length === 0) return runInit(dataDir, values.json ?? false);
+  if (command === 'token' && rest[0] !== undefined && rest.length <= 2) {
+    return runToken(rest[0], {
+      dataDir,
+      json: values.json ?? false,
+      agent: values.agent,
+      user: values.user,
+      scopes: values.scope,
+      role: values.role,
+      id: rest[1],
+    });
+  }
+  if (command === 'mcp' && rest.length === 0) return runMcp({ dataDir, url: values.url });
+  if (command === 'openapi' && rest.length === 0) {
+    process.stdout.write(`${JSON.stringify(openApiDocument(VERSION), null, 2)}\n`);
+    return 0;
+  }
   process.stderr.write(`cairn: unknown command ${JSON.stringify(positionals.join(' '))}\n\n${HELP}`);
   return EXIT_FAILED;
 }
@@ -48,6 +82,13 @@ function parse(argv: string[]) {
     options: {
       'data-dir': { type: 'string' },
       json: { type: 'boolean' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      url: { type: 'string' },
+      agent: { type: 'string' },
+      user: { type: 'string' },
+      scope: { type: 'string', multiple: true },
+      role: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

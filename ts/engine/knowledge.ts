@@ -2,7 +2,16 @@ import type { BindingStore } from '../native/index.js';
 import { rethrow } from './errors.js';
 
 /** The knowledge verbs the engine serves (DESIGN.md §2, without the `memory_` prefix). */
-export type KnowledgeVerb = 'status' | 'remember' | 'relate' | 'recall' | 'context' | 'forget' | 'export' | 'import';
+export type KnowledgeVerb =
+  | 'status'
+  | 'remember'
+  | 'relate'
+  | 'recall'
+  | 'context'
+  | 'forget'
+  | 'delete_user'
+  | 'export'
+  | 'import';
 
 /** Who is calling, as the node established it. `now` defaults to the wall clock. */
 export interface Caller {

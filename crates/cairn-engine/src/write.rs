@@ -227,6 +227,15 @@ impl<'a> WriteTxn<'a> {
         Ok(self.tree(tree).len)
     }
 
+    /// The names of every tree that exists, as this transaction sees them (those it created
+    /// included), in name order.
+    pub(crate) fn tree_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.core.trees.keys().chain(self.trees.keys()).cloned().collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Whether this transaction changed anything.
     pub(crate) fn is_empty(&self) -> bool {
         self.log.is_empty()

@@ -8,10 +8,18 @@ pub mod api;
 mod cache;
 mod citation;
 mod context;
+mod cursor;
 mod derive;
 mod docs;
+#[cfg(test)]
+mod exchange_properties;
+#[cfg(test)]
+mod exchange_tests;
+mod export;
 mod forget;
 mod graph;
+mod import;
+mod iso;
 pub mod limits;
 mod ontology;
 mod part;
@@ -21,17 +29,27 @@ mod recall;
 mod records;
 #[cfg(test)]
 mod testing;
+#[cfg(test)]
+mod testing_api;
 mod trees;
 pub mod wire;
 
 pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, Seed, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
-pub use forget::{Forgot, forget_subject};
+pub use export::{
+    DEFAULT_LIMIT as EXPORT_DEFAULT_LIMIT, FORMAT as EXPORT_FORMAT, MAX_LIMIT as EXPORT_MAX_LIMIT, Page, export,
+};
+pub use forget::{
+    Counts, FactRef, Forgot, Kept, Outcome, UserDeleted, delete_user, forget_attribute, forget_document, forget_fact,
+    forget_scope, forget_source, forget_subject, subject_outcome,
+};
 pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
     upsert_entity,
 };
+pub use import::{ImportCounts, Imported, Skipped, import};
+pub use iso::{iso_ms, parse_iso_ms};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};

@@ -1,10 +1,30 @@
-//! `memory_export`.
+//! `memory_export`: `{cursor?, limit?}` → `{records, next}` (see `knowledge::export`).
 
 use super::Caller;
 use crate::error::{Error, Result};
+use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, export};
 use crate::store::Store;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-pub(super) fn run(_store: &Store, _caller: &Caller, _body: &[u8]) -> Result<Value> {
-    Err(Error::InvalidArgument("memory_export is not served by this build yet".into()))
+pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
+    let req: Map<String, Value> = super::parse("export", body)?;
+    if let Some(field) = req.keys().find(|k| !["cursor", "limit"].contains(&k.as_str())) {
+        return Err(Error::InvalidArgument(format!("{field}: export takes only cursor and limit")));
+    }
+    let cursor = match req.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c.as_str()),
+        Some(_) => return Err(Error::InvalidArgument("cursor: must be a string from a previous page's next".into())),
+    };
+    let limit = match req.get("limit") {
+        None | Some(Value::Null) => EXPORT_DEFAULT_LIMIT,
+        Some(n) => {
+            n.as_u64().and_then(|n| usize::try_from(n).ok()).filter(|n| (1..=EXPORT_MAX_LIMIT).contains(n)).ok_or_else(
+                || Error::InvalidArgument(format!("limit: must be an integer 1..={EXPORT_MAX_LIMIT}, got {n}")),
+            )?
+        }
+    };
+    let snap = store.snapshot()?;
+    let page = export(&snap, &caller.part, cursor, limit, caller.now)?;
+    Ok(json!({ "records": page.records, "next": page.next }))
 }

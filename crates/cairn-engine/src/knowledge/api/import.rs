@@ -1,10 +1,42 @@
-//! `memory_import`.
+//! `memory_import`: `{records}` → `{imported, unchanged, skipped, not_reproduced}` (see
+//! `knowledge::import`). Every record stored or changed appends one history event (op `import`)
+//! naming it by name or id.
 
 use super::Caller;
 use crate::error::{Error, Result};
+use crate::history::{Change, record};
+use crate::knowledge::import;
 use crate::store::Store;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-pub(super) fn run(_store: &Store, _caller: &Caller, _body: &[u8]) -> Result<Value> {
-    Err(Error::InvalidArgument("memory_import is not served by this build yet".into()))
+pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
+    let mut req: Map<String, Value> = super::parse("import", body)?;
+    if let Some(field) = req.keys().find(|k| k.as_str() != "records") {
+        return Err(Error::InvalidArgument(format!("{field}: import takes only records")));
+    }
+    let Some(Value::Array(records)) = req.remove("records") else {
+        return Err(Error::InvalidArgument("records: must be an array of exported records".into()));
+    };
+    let caller = caller.clone();
+    let (done, _) = store.write(move |tx| {
+        let done = import(tx, &caller.part, &records, &caller.agent, caller.now)?;
+        if !done.written.is_empty() {
+            caller.part.register(tx)?;
+        }
+        for (family, target, id) in &done.written {
+            let after = json!({ "id": id.to_string() });
+            record(
+                tx,
+                &caller,
+                Change { family, target, op: "import", before: None, after: Some(after), patch: None },
+            )?;
+        }
+        Ok(done)
+    })?;
+    Ok(json!({
+        "imported": done.imported,
+        "unchanged": done.unchanged,
+        "skipped": done.skipped,
+        "not_reproduced": done.not_reproduced,
+    }))
 }

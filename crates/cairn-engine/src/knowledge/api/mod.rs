@@ -6,6 +6,7 @@
 //! the store itself and for malformed requests (`INVALID_ARGUMENT`).
 
 mod context;
+mod delete_user;
 mod export;
 mod forget;
 mod import;
@@ -48,7 +49,8 @@ impl Refusal {
 }
 
 /// The verbs served here, by their DESIGN.md names without the `memory_` prefix.
-pub const VERBS: [&str; 8] = ["status", "remember", "relate", "recall", "context", "forget", "export", "import"];
+pub const VERBS: [&str; 9] =
+    ["status", "remember", "relate", "recall", "context", "forget", "export", "import", "delete_user"];
 
 /// Runs `verb` for `caller` with the JSON `body`; returns the JSON reply. Reads run on a snapshot
 /// in the calling thread; writes wait until durable.
@@ -62,6 +64,7 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
         "forget" => forget::run(store, caller, body)?,
         "export" => export::run(store, caller, body)?,
         "import" => import::run(store, caller, body)?,
+        "delete_user" => delete_user::run(store, caller, body)?,
         other => return Err(Error::InvalidArgument(format!("unknown knowledge verb {other:?}"))),
     };
     Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))

@@ -1,13 +1,14 @@
-//! Forgetting. A subject goes with its relations (from both ends) and every passage that mentions
-//! it (with their postings and mention links); a document left with no passage goes too. Nothing
-//! forgotten stays reachable through any tree; `compact --purge` then removes it from disk.
+//! Forgetting a subject. A subject goes with its relations (from both ends) and every passage that
+//! mentions it (with their postings and mention links); a document left with no passage goes too.
+//! Other passages of its documents stay (they say other things), as do the other entities the
+//! forgotten passages named.
 
-use super::docs::{Document, hash_key, passage_text};
-use super::graph::{Entity, Relation, entities_in};
-use super::part::Partition;
-use super::recall::SUGGESTIONS;
-use super::records::decode;
-use super::trees::{
+use super::super::docs::{Document, PassageSpan, hash_key, passage_text};
+use super::super::graph::{Entity, Relation, entities_in};
+use super::super::part::Partition;
+use super::super::recall::SUGGESTIONS;
+use super::super::records::decode;
+use super::super::trees::{
     ADJ, DOC, DOC_HASH, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
     name_prefix, rel_key, trailing_id,
 };
@@ -20,7 +21,15 @@ use crate::write::WriteTxn;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Forgot {
     /// The subject and everything resting on it went.
-    Forgotten { entity: u64, relations: u32, passages: u32, documents: u32, kept_entities: Vec<u64> },
+    Forgotten {
+        entity: u64,
+        relations: u32,
+        passages: u32,
+        documents: u32,
+        kept_entities: Vec<u64>,
+        /// Documents that keep passages not naming the subject (the others' text is blanked).
+        kept_documents: u32,
+    },
     /// This name was forgotten before; nothing changed.
     AlreadyForgotten,
     /// No entity has this name; up to three names of the same partition that are near.
@@ -90,6 +99,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     }
     let mut passages = 0;
     let mut touched_docs = Vec::new();
+    let mut spans: Vec<(u64, PassageSpan)> = Vec::new();
     let mut kept_entities = Vec::new();
     for (doc, ordinal) in naming {
         let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
@@ -101,6 +111,9 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
                 kept_entities.push(other);
             }
         }
+        if let Some(span) = tx.get(PSG, &part.key(&[&at]))? {
+            spans.push((doc, decode(&span, "passage")?));
+        }
         tx.delete(PSG, &part.key(&[&at]))?;
         fts::remove_passage(tx, part.raw(), doc, ordinal)?;
         passages += 1;
@@ -109,8 +122,15 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         }
     }
     let mut documents = 0;
+    let mut kept_documents = 0;
+    let mut removed_docs = Vec::new();
     for doc in touched_docs {
         if !tx.prefix(PSG, &part.key(&[&doc.to_be_bytes()]))?.is_empty() {
+            // The document keeps passages that do not name the subject; the text of those that
+            // did is blanked, so no read (export included) can return it.
+            let gone: Vec<PassageSpan> = spans.iter().filter(|(d, _)| *d == doc).map(|(_, s)| *s).collect();
+            super::blank_spans(tx, part, doc, &gone)?;
+            kept_documents += 1;
             continue;
         }
         let doc_key = part.key(&[&doc.to_be_bytes()]);
@@ -118,14 +138,17 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             let d: Document = decode(&bytes, "document")?;
             tx.delete(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()))?;
             tx.delete(DOC, &doc_key)?;
+            removed_docs.push(doc);
             documents += 1;
         }
     }
     tx.delete(ENT, &ent_key(part, entity))?;
     tx.delete(ENT_NAME, &name_key)?;
     tx.put(FORGOTTEN, &part.key(&[folded.as_bytes()]), &now.to_be_bytes())?;
+    super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
+    super::strip_events(tx, part, &super::Strip::Documents(&removed_docs))?;
     kept_entities.sort_unstable();
-    Ok(Forgot::Forgotten { entity, relations, passages, documents, kept_entities })
+    Ok(Forgot::Forgotten { entity, relations, passages, documents, kept_entities, kept_documents })
 }
 
 #[cfg(test)]

@@ -1,0 +1,176 @@
+//! Export of a partition as JSON records, paged. The record kinds are walked in the order of
+//! `KINDS`, each by one function over its own tree in key order, so a page boundary is always
+//! `(kind, last key)` and the cursor (`cursor.rs`) names exactly that. Later kinds (notes,
+//! handoffs) slot in by adding an entry. Only live data is exported: forgotten records are gone
+//! from the trees, and a document lists only the passages it still has.
+
+use super::cursor::Cursor;
+use super::docs::{Document, PassageSpan};
+use super::graph::{Entity, Relation, Source};
+use super::iso::iso_ms;
+use super::part::Partition;
+use super::records::decode;
+use super::trees::{DOC, ENT, PSG, REL, ent_key};
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+use serde_json::{Value, json};
+use std::ops::Bound;
+
+/// The export format's name and version, as the header record states them.
+pub const FORMAT: &str = "cairn.export";
+pub const FORMAT_VERSION: u64 = 1;
+/// Records per page unless asked otherwise, and the most a page may hold.
+pub const DEFAULT_LIMIT: usize = 500;
+pub const MAX_LIMIT: usize = 5000;
+
+/// Turns one stored value of a kind's tree into its export record.
+type ToRecord = fn(&Snapshot, &Partition, &[u8]) -> Result<Value>;
+
+/// One record kind: its name and, for kinds stored one record per key, the tree it walks and the
+/// function that turns a stored value into an export record.
+struct Kind {
+    name: &'static str,
+    walk: Option<(&'static str, ToRecord)>,
+}
+
+/// The kinds in export order. The header has no tree: it is one record, first.
+const KINDS: [Kind; 4] = [
+    Kind { name: "header", walk: None },
+    Kind { name: "entity", walk: Some((ENT, entity_record)) },
+    Kind { name: "fact", walk: Some((REL, fact_record)) },
+    Kind { name: "document", walk: Some((DOC, document_record)) },
+];
+
+/// The names of the kinds, in export order.
+#[must_use]
+pub fn kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name).collect()
+}
+
+fn entity_record(_snap: &Snapshot, _part: &Partition, value: &[u8]) -> Result<Value> {
+    let e: Entity = decode(value, "entity")?;
+    Ok(json!({
+        "kind": "entity",
+        "id": e.id.to_string(),
+        "name": e.name,
+        "types": e.types,
+        "attributes": e.attributes,
+        "recorded_at": iso_ms(e.recorded_at),
+    }))
+}
+
+fn entity_name(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<String>> {
+    snap.get(ENT, &ent_key(part, id))?.map(|b| decode::<Entity>(&b, "entity").map(|e| e.name)).transpose()
+}
+
+fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8]) -> Result<Value> {
+    let r: Relation = decode(value, "relation")?;
+    let provenance = match &r.source {
+        Source::Asserted { label } => json!({ "kind": "asserted", "label": label, "agent": r.agent }),
+        Source::Document { doc_id, label } => {
+            json!({ "kind": "document", "doc_id": doc_id.to_string(), "label": label, "agent": r.agent })
+        }
+    };
+    let mut record = json!({
+        "kind": "fact",
+        "id": r.id.to_string(),
+        "from": r.from.to_string(),
+        "to": r.to.to_string(),
+        // Names travel with the ids so a fact page imported before its entities' page resolves.
+        "from_name": entity_name(snap, part, r.from)?,
+        "to_name": entity_name(snap, part, r.to)?,
+        "type": r.rel_type,
+        "attributes": r.attributes,
+        "valid_from": r.valid_from,
+        "valid_to": r.valid_to,
+        "recorded_at": iso_ms(r.recorded_at),
+        "provenance": provenance,
+    });
+    if let Some(ended) = r.ended_at {
+        record["ended_at"] = json!(iso_ms(ended));
+    }
+    Ok(record)
+}
+
+fn document_record(snap: &Snapshot, part: &Partition, value: &[u8]) -> Result<Value> {
+    let d: Document = decode(value, "document")?;
+    let doc_prefix = part.key(&[&d.id.to_be_bytes()]);
+    let mut passages = Vec::new();
+    for item in snap.prefix(PSG, &doc_prefix)? {
+        let (key, value) = item?;
+        let ordinal = key
+            .get(doc_prefix.len()..)
+            .and_then(|t| t.try_into().ok())
+            .map(u32::from_be_bytes)
+            .ok_or_else(|| Error::corrupt(None, "a passage key has no ordinal"))?;
+        let span: PassageSpan = decode(&value, "passage")?;
+        passages.push(json!({ "ordinal": ordinal, "start": span.start, "end": span.end }));
+    }
+    Ok(json!({
+        "kind": "document",
+        "id": d.id.to_string(),
+        "text": d.text,
+        "label": d.label,
+        "date": d.date,
+        "ingested_at": iso_ms(d.ingested_at),
+        "passages": passages,
+    }))
+}
+
+/// One page of an export.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub records: Vec<Value>,
+    /// Where the next page starts; `None` after the last record.
+    pub next: Option<String>,
+}
+
+/// Up to `limit` records of `part` from `cursor` (the start when `None`); `now` stamps the header.
+pub fn export(snap: &Snapshot, part: &Partition, cursor: Option<&str>, limit: usize, now: i64) -> Result<Page> {
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(Error::InvalidArgument(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
+    }
+    let start = match cursor {
+        Some(text) => Cursor::decode(text, part, &kind_names())?,
+        None => Cursor { kind: KINDS[0].name.to_owned(), after: Vec::new() },
+    };
+    let mut at = KINDS.iter().position(|k| k.name == start.kind).expect("decode checks the kind");
+    let mut after = start.after;
+    let mut records = Vec::new();
+    while at < KINDS.len() {
+        let kind = &KINDS[at];
+        let Some((tree, record)) = kind.walk else {
+            if records.len() == limit {
+                return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
+            }
+            let (_, _, scope) = part.parts();
+            records.push(json!({
+                "kind": "header",
+                "format": FORMAT,
+                "version": FORMAT_VERSION,
+                "scope": scope,
+                "exported_at": iso_ms(now),
+                "kinds": kind_names(),
+            }));
+            at += 1;
+            after = Vec::new();
+            continue;
+        };
+        let from = [part.prefix(), &after].concat();
+        let lower = if after.is_empty() { Bound::Included(&from[..]) } else { Bound::Excluded(&from[..]) };
+        let mut entries = snap.range(tree, lower, Bound::Unbounded)?;
+        for item in entries.by_ref() {
+            let (key, value) = item?;
+            let Some(suffix) = key.strip_prefix(part.prefix()) else { break };
+            if records.len() == limit {
+                // More of this kind remains: continue after the last key returned.
+                return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
+            }
+            records.push(record(snap, part, &value)?);
+            after = suffix.to_vec();
+        }
+        at += 1;
+        after = Vec::new();
+    }
+    Ok(Page { records, next: None })
+}

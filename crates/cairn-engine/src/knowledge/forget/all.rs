@@ -1,0 +1,118 @@
+//! Forgetting a whole scope (`all: true`) and a whole user (`delete_user`). A scope goes as a set
+//! of prefix deletes: every key of the partition in every knowledge tree (`k.*`, whatever later
+//! work adds there), its full-text postings and totals, and the knowledge events of its history
+//! (their before/after hold the content). Events of notes and handoffs belong to the notes
+//! engine, which the node calls for those; `forget` events stay as the audit of what went.
+
+use super::super::graph::Entity;
+use super::super::part::{Partition, SCOPES, user_scopes_prefix};
+use super::super::records::decode;
+use super::super::trees::{DOC, ENT, FORGOTTEN, PSG, REL, SEQ};
+use super::{Counts, Outcome, TOMBSTONE, bury};
+use crate::error::{Error, Result};
+use crate::fts;
+use crate::history::{EVENT, Event, agent_prefix, target_prefix};
+use crate::write::WriteTxn;
+use sha2::{Digest, Sha256};
+
+/// Knowledge trees `all` leaves alone: the store's id counter and scope list (not partition
+/// data), tombstones (they answer "already forgotten" afterwards), and generation counters
+/// (`k.names_gen` on the verbs-read branch): a counter reset to zero could reach an old value
+/// again and make a cache built at that value look current.
+const KEEP: [&str; 4] = [SEQ, SCOPES, TOMBSTONE, "k.names_gen"];
+
+/// History families this module purges with a scope: the knowledge model's own.
+const KNOWLEDGE_FAMILIES: [&str; 4] = ["entity", "fact", "document", "attribute"];
+
+fn count(tx: &mut WriteTxn<'_>, tree: &str, part: &Partition) -> Result<u64> {
+    Ok(tx.prefix(tree, part.prefix())?.len() as u64)
+}
+
+/// Removes the knowledge events of `part` from the history trees.
+fn purge_history(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<()> {
+    for (key, bytes) in tx.prefix(EVENT, part.prefix())? {
+        let event: Event = decode(&bytes, "history event")?;
+        if !KNOWLEDGE_FAMILIES.contains(&event.family.as_str()) {
+            continue;
+        }
+        let seq = event.seq.to_be_bytes();
+        tx.delete(EVENT, &key)?;
+        tx.delete(crate::history::TARGET, &[target_prefix(part, &event.family, &event.target), seq.to_vec()].concat())?;
+        tx.delete(crate::history::AGENT, &[agent_prefix(part, &event.agent), seq.to_vec()].concat())?;
+    }
+    Ok(())
+}
+
+/// Forgets everything of the knowledge model in `part`.
+pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result<Outcome> {
+    let mut attributes = 0;
+    for (_, bytes) in tx.prefix(ENT, part.prefix())? {
+        attributes += decode::<Entity>(&bytes, "entity")?.attributes.len() as u64;
+    }
+    let counts = Counts {
+        entities: count(tx, ENT, part)?,
+        facts: count(tx, REL, part)?,
+        documents: count(tx, DOC, part)?,
+        passages: count(tx, PSG, part)?,
+        attributes,
+    };
+    if counts.is_empty() {
+        let forgot_before = count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0;
+        return Ok(if forgot_before {
+            Outcome::AlreadyForgotten
+        } else {
+            Outcome::NotFound { message: "nothing is stored in this scope".into(), did_you_mean: Vec::new() }
+        });
+    }
+    for tree in tx.tree_names() {
+        if !tree.starts_with("k.") || KEEP.contains(&tree.as_str()) {
+            continue;
+        }
+        for (key, _) in tx.prefix(&tree, part.prefix())? {
+            tx.delete(&tree, &key)?;
+        }
+    }
+    fts::remove_partition(tx, part.raw())?;
+    purge_history(tx, part)?;
+    bury(tx, part, "all", "", now)?;
+    Ok(Outcome::Forgotten { counts, kept: Vec::new() })
+}
+
+fn user_tombstone(tenant: &str, user: &str) -> Vec<u8> {
+    // Partition keys start with a length byte pair whose first byte is at most 3, so a key
+    // starting with `u` never collides with them.
+    [&b"user\0"[..], &Sha256::digest(user_scopes_prefix(tenant, user))].concat()
+}
+
+/// What `delete_user` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UserDeleted {
+    /// Each scope the user had, with what went from it.
+    Deleted(Vec<(String, Counts)>),
+    AlreadyForgotten,
+    NotFound,
+}
+
+/// Forgets every scope `tenant`/`user` ever wrote (listed in `k.scopes`) and the list itself.
+pub fn delete_user(tx: &mut WriteTxn<'_>, tenant: &str, user: &str, now: i64) -> Result<UserDeleted> {
+    let prefix = user_scopes_prefix(tenant, user);
+    let mut scopes = Vec::new();
+    for (key, _) in tx.prefix(SCOPES, &prefix)? {
+        let scope = std::str::from_utf8(&key[prefix.len()..])
+            .map_err(|_| Error::corrupt(None, "a registered scope is not UTF-8"))?
+            .to_owned();
+        let part = Partition::new(tenant, user, &scope)?;
+        let counts = match forget_scope(tx, &part, now)? {
+            Outcome::Forgotten { counts, .. } => counts,
+            _ => Counts::default(),
+        };
+        tx.delete(SCOPES, &key)?;
+        scopes.push((scope, counts));
+    }
+    if scopes.is_empty() {
+        let gone_before = tx.get(TOMBSTONE, &user_tombstone(tenant, user))?.is_some();
+        return Ok(if gone_before { UserDeleted::AlreadyForgotten } else { UserDeleted::NotFound });
+    }
+    tx.put(TOMBSTONE, &user_tombstone(tenant, user), &now.to_be_bytes())?;
+    Ok(UserDeleted::Deleted(scopes))
+}

@@ -1,0 +1,223 @@
+//! Forgetting, in every form DESIGN.md §2 names for knowledge: a subject, a fact, a document
+//! (`passage`), a source label, an attribute, a whole scope, and a whole user. Each form removes
+//! its records from every tree that can reach them (records, name and adjacency indexes, mention
+//! links, full-text postings and totals) in the caller's transaction, so nothing forgotten is
+//! readable once the write is durable. A form that finds nothing answers "already forgotten" when
+//! its tombstone says it went before, else "not found"; tombstones hold a hash of the target, never
+//! its content.
+
+mod all;
+mod attribute;
+mod fact;
+mod history;
+mod passage;
+mod source;
+mod subject;
+
+pub use all::{UserDeleted, delete_user, forget_scope};
+pub use attribute::forget_attribute;
+pub use fact::{FactRef, forget_fact};
+pub use passage::forget_document;
+pub use source::forget_source;
+pub use subject::{Forgot, forget_subject};
+
+use super::docs::{Document, PassageSpan, hash_key};
+use super::graph::Relation;
+use super::part::Partition;
+use super::records::decode;
+use super::trees::{
+    ADJ, DOC, DOC_HASH, ENT, ENT_NAME, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix, rel_key,
+    trailing_id,
+};
+use crate::error::Result;
+use crate::fts;
+use crate::text::fold;
+use crate::write::WriteTxn;
+use history::{Strip, strip_events};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// `part | form \0 | sha256(target)` → forgotten-at (ms): forms other than `subject` (which keeps
+/// `k.forgotten`) remember here that something went, so forgetting it again is "already".
+pub(crate) const TOMBSTONE: &str = "k.tombstone";
+
+/// How many records of each kind a forget removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub entities: u64,
+    pub facts: u64,
+    pub documents: u64,
+    pub passages: u64,
+    pub attributes: u64,
+}
+
+impl Counts {
+    /// Whether nothing was removed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Counts::default()
+    }
+}
+
+/// Something a forget left in place on purpose, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Kept {
+    pub what: &'static str,
+    pub count: u64,
+    pub why: &'static str,
+}
+
+/// What a forget did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Forgotten {
+        counts: Counts,
+        kept: Vec<Kept>,
+    },
+    /// It went before; nothing changed.
+    AlreadyForgotten,
+    /// Nothing like it was ever stored in this partition; `did_you_mean` holds near names of the
+    /// same partition only.
+    NotFound {
+        message: String,
+        did_you_mean: Vec<String>,
+    },
+}
+
+fn tombstone_key(part: &Partition, form: &str, target: &str) -> Vec<u8> {
+    part.key(&[form.as_bytes(), b"\0", &Sha256::digest(target.as_bytes())])
+}
+
+/// Remembers that `target` of `form` was forgotten at `now`.
+pub(crate) fn bury(tx: &mut WriteTxn<'_>, part: &Partition, form: &str, target: &str, now: i64) -> Result<()> {
+    tx.put(TOMBSTONE, &tombstone_key(part, form, target), &now.to_be_bytes())
+}
+
+/// The answer when a form finds nothing to remove.
+pub(crate) fn missing(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    form: &str,
+    target: &str,
+    message: String,
+) -> Result<Outcome> {
+    if tx.get(TOMBSTONE, &tombstone_key(part, form, target))?.is_some() {
+        return Ok(Outcome::AlreadyForgotten);
+    }
+    Ok(Outcome::NotFound { message, did_you_mean: Vec::new() })
+}
+
+/// The folded fact target `from \0 type \0 to` that tombstones and history name a fact by.
+pub(crate) fn fact_target(from: &str, rel_type: &str, to: &str) -> String {
+    format!("{}\0{}\0{}", fold(from.trim()), fold(rel_type.trim()), fold(to.trim()))
+}
+
+/// Removes a relation and both its adjacency entries.
+pub(crate) fn remove_relation(tx: &mut WriteTxn<'_>, part: &Partition, rel: &Relation) -> Result<()> {
+    let folded_type = fold(&rel.rel_type);
+    tx.delete(ADJ, &adj_key(part, rel.from, OUT, &folded_type, rel.id))?;
+    tx.delete(ADJ, &adj_key(part, rel.to, IN, &folded_type, rel.id))?;
+    tx.delete(REL, &rel_key(part, rel.id))?;
+    Ok(())
+}
+
+/// Removes a passage: its span, its mention links both ways and its full-text postings.
+pub(crate) fn remove_passage(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, ordinal: u32) -> Result<()> {
+    let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+    for (link, _) in tx.prefix(MENTIONED, &part.key(&[&at]))? {
+        let entity = trailing_id(&link)?;
+        tx.delete(MENTION, &part.key(&[&entity.to_be_bytes(), &at]))?;
+        tx.delete(MENTIONED, &link)?;
+    }
+    tx.delete(PSG, &part.key(&[&at]))?;
+    fts::remove_passage(tx, part.raw(), doc, ordinal)?;
+    Ok(())
+}
+
+/// Removes a document with all its passages; returns how many passages it had.
+pub(crate) fn remove_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: &Document) -> Result<u64> {
+    let mut passages = 0;
+    let doc_prefix = part.key(&[&doc.id.to_be_bytes()]);
+    for (key, _) in tx.prefix(PSG, &doc_prefix)? {
+        let ordinal = key
+            .get(key.len().saturating_sub(4)..)
+            .and_then(|t| t.try_into().ok())
+            .map(u32::from_be_bytes)
+            .ok_or_else(|| crate::error::Error::corrupt(None, "a passage key is too short"))?;
+        remove_passage(tx, part, doc.id, ordinal)?;
+        passages += 1;
+    }
+    // Postings of passages whose span record was already gone (none expected) go too.
+    fts::remove_doc(tx, part.raw(), doc.id)?;
+    tx.delete(DOC_HASH, &hash_key(part, &doc.text, doc.date.as_deref()))?;
+    tx.delete(DOC, &doc_prefix)?;
+    Ok(passages)
+}
+
+/// The entity named exactly `name` (up to case and spacing), this transaction's writes included.
+pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Option<super::graph::Entity>> {
+    let Some((key, _)) = tx.prefix(ENT_NAME, &name_prefix(part, &fold(name.trim())))?.into_iter().next() else {
+        return Ok(None);
+    };
+    let id = trailing_id(&key)?;
+    tx.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
+}
+
+/// Blanks the text of forgotten passages `spans` of a document that keeps others: each code
+/// point but line breaks becomes a space, so the live passages' code-point offsets still hold
+/// and the forgotten words are nowhere in the store. The content hash follows the new text.
+pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spans: &[PassageSpan]) -> Result<()> {
+    let key = part.key(&[&doc.to_be_bytes()]);
+    let Some(bytes) = tx.get(DOC, &key)? else { return Ok(()) };
+    let mut d: Document = decode(&bytes, "document")?;
+    let text: String = d
+        .text
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if c != '\n' && spans.iter().any(|s| s.start <= i && i < s.end) { ' ' } else { c })
+        .collect();
+    tx.delete(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()))?;
+    d.text = text;
+    tx.put(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()), &doc.to_be_bytes())?;
+    tx.put(DOC, &key, &super::records::encode(&d))?;
+    Ok(())
+}
+
+/// Converts `forget_subject`'s answer to the common outcome.
+#[must_use]
+pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
+    match forgot {
+        Forgot::Forgotten { relations, passages, documents, kept_entities, kept_documents, .. } => {
+            let mut kept = Vec::new();
+            if kept_documents > 0 {
+                kept.push(Kept {
+                    what: "documents",
+                    count: u64::from(kept_documents),
+                    why: "their other passages do not name the subject; the text of those that did is blanked",
+                });
+            }
+            if !kept_entities.is_empty() {
+                kept.push(Kept {
+                    what: "entities",
+                    count: kept_entities.len() as u64,
+                    why: "named in a forgotten passage but stored in their own right",
+                });
+            }
+            let counts = Counts {
+                entities: 1,
+                facts: u64::from(relations),
+                documents: u64::from(documents),
+                passages: u64::from(passages),
+                attributes: 0,
+            };
+            Outcome::Forgotten { counts, kept }
+        }
+        Forgot::AlreadyForgotten => Outcome::AlreadyForgotten,
+        Forgot::NotFound { did_you_mean } => {
+            Outcome::NotFound { message: format!("no entity is named exactly {name:?}"), did_you_mean }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

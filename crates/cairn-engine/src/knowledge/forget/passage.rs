@@ -1,0 +1,41 @@
+//! Forgetting a document by id (the `passage` form): the document, every passage of it, their
+//! full-text postings and mention links, and its content hash (so remembering the same text again
+//! stores it anew). Facts whose provenance is the document stay and are reported as kept: they
+//! were asserted as facts; forgetting the `source` label removes them too.
+
+use super::super::docs::Document;
+use super::super::graph::{Relation, Source};
+use super::super::part::Partition;
+use super::super::records::decode;
+use super::super::trees::{DOC, REL};
+use super::{Counts, Kept, Outcome, Strip, bury, missing, remove_document, strip_events};
+use crate::error::Result;
+use crate::write::WriteTxn;
+
+/// Forgets document `doc` of `part`.
+pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i64) -> Result<Outcome> {
+    let target = doc.to_string();
+    let Some(bytes) = tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? else {
+        return missing(tx, part, "passage", &target, format!("no document has id {doc}"));
+    };
+    let document: Document = decode(&bytes, "document")?;
+    let passages = remove_document(tx, part, &document)?;
+    bury(tx, part, "passage", &target, now)?;
+    strip_events(tx, part, &Strip::Documents(&[doc]))?;
+    let mut citing = 0;
+    for (_, bytes) in tx.prefix(REL, part.prefix())? {
+        let rel: Relation = decode(&bytes, "relation")?;
+        if matches!(rel.source, Source::Document { doc_id, .. } if doc_id == doc) {
+            citing += 1;
+        }
+    }
+    let mut kept = Vec::new();
+    if citing > 0 {
+        kept.push(Kept {
+            what: "facts",
+            count: citing,
+            why: "facts taken from this document stay (their citation has no span now); forget the source to remove them",
+        });
+    }
+    Ok(Outcome::Forgotten { counts: Counts { documents: 1, passages, ..Counts::default() }, kept })
+}

@@ -1,0 +1,346 @@
+//! The forget verb in every form, through `api::call`.
+
+use crate::fts;
+use crate::history::{Change, EVENT, Event};
+use crate::knowledge::testing::{assertion, fresh};
+use crate::knowledge::testing_api::{caller, verb};
+use crate::knowledge::trees::{DOC, ENT, PSG, REL};
+use crate::knowledge::{
+    Assertion, Partition, Recall, Source, When, entity_by_name, export, recall, relate, remember_text, upsert_entity,
+};
+use crate::store::Store;
+use serde_json::{Map, Value, json};
+
+const TEXT: &str = "Priya Raman joined Acme in 2024 to lead the lighthouse project.";
+const OTHER: &str = "Jonas Weber moved to Berlin for the harbour survey.";
+
+/// Priya works at Acme (asserted, label "chat"), Jonas at Acme, two documents (labels "notes"
+/// and "mail"), a fact taken from the second, and Priya's attribute `role`.
+fn seeded() -> (tempfile::TempDir, Store, Partition) {
+    let (dir, store, part) = fresh();
+    let p = part.clone();
+    store
+        .write(move |tx| {
+            let none = Map::new();
+            let chat = Source::Asserted { label: Some("chat".into()) };
+            relate(tx, &p, Assertion { source: chat, ..assertion("Priya Raman", "Acme", "works_at", &none, "a") }, 1)?;
+            relate(tx, &p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 2)?;
+            let attrs = json!({"role": "lead", "team": "storage"}).as_object().unwrap().clone();
+            upsert_entity(tx, &p, "Priya Raman", &["person".into()], &attrs, 3)?;
+            remember_text(tx, &p, TEXT, Some("notes"), None, 4)?;
+            let mail = remember_text(tx, &p, OTHER, Some("mail"), None, 5)?;
+            let from_mail = Source::Document { doc_id: mail.doc_id, label: Some("mail".into()) };
+            relate(
+                tx,
+                &p,
+                Assertion { source: from_mail, ..assertion("Jonas Weber", "Berlin", "lives_in", &none, "a") },
+                6,
+            )
+        })
+        .unwrap();
+    (dir, store, part)
+}
+
+fn forget(store: &Store, part: &Partition, body: &Value) -> Value {
+    verb(store, &caller(part, 100), "forget", body).unwrap()
+}
+
+fn doc_id(store: &Store, part: &Partition, label: &str) -> u64 {
+    let snap = store.snapshot().unwrap();
+    let page = export(&snap, part, None, 100, 0).unwrap();
+    let doc = page.records.iter().find(|r| r["kind"] == "document" && r["label"] == label).expect("document");
+    doc["id"].as_str().unwrap().parse().unwrap()
+}
+
+fn exported_text(store: &Store, part: &Partition) -> String {
+    let snap = store.snapshot().unwrap();
+    serde_json::to_string(&export(&snap, part, None, 1000, 0).unwrap().records).unwrap()
+}
+
+fn tree_count(store: &Store, tree: &str, part: &Partition) -> usize {
+    store.snapshot().unwrap().prefix(tree, part.prefix()).unwrap().count()
+}
+
+fn forget_events(store: &Store, part: &Partition) -> Vec<Event> {
+    let snap = store.snapshot().unwrap();
+    snap.prefix(EVENT, part.prefix())
+        .unwrap()
+        .map(|e| serde_json::from_slice::<Event>(&e.unwrap().1).unwrap())
+        .filter(|e| e.family == "forget")
+        .collect()
+}
+
+#[test]
+fn exactly_one_well_formed_form_is_required_and_a_refusal_changes_nothing() {
+    let (_dir, store, part) = seeded();
+    let before = exported_text(&store, &part);
+    for body in [
+        json!({}),
+        json!({"subject": "Acme", "source": "chat"}),
+        json!({"all": false}),
+        json!({"subject": ""}),
+        json!({"fact": {"from": "Priya Raman"}}),
+        json!({"fact": {"id": 5}}),
+        json!({"passage": 5}),
+        json!({"attribute": {"subject": "Priya Raman"}}),
+        json!({"note": "k"}),
+        json!([1]),
+    ] {
+        assert_eq!(verb(&store, &caller(&part, 100), "forget", &body), Err("INVALID_ARGUMENT"), "{body}");
+    }
+    assert_eq!(exported_text(&store, &part), before);
+    assert!(forget_events(&store, &part).is_empty());
+}
+
+#[test]
+fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
+    let (_dir, store, part) = seeded();
+    let reply = forget(&store, &part, &json!({"subject": "priya raman"}));
+    assert_eq!(reply["state"], "forgotten");
+    assert_eq!(reply["forgotten"], json!({"entities": 1, "facts": 1, "documents": 1, "passages": 1, "attributes": 0}));
+    assert_eq!(reply["kept"][0]["what"], "entities", "Acme is named in the passage and stays");
+    let snap = store.snapshot().unwrap();
+    assert!(entity_by_name(&snap, &part, "Priya Raman").unwrap().is_none());
+    assert!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().is_empty());
+    let c = crate::knowledge::context(&snap, &part, "Priya Raman lighthouse", 2, 10).unwrap();
+    assert!(c.items.iter().all(|i| !i.text.contains("Priya")), "context still quotes her");
+    assert!(!exported_text(&store, &part).contains("Priya"));
+    assert_eq!(forget(&store, &part, &json!({"subject": "Priya Raman"})), json!({"state": "already_forgotten"}));
+    let events = forget_events(&store, &part);
+    assert_eq!(events.len(), 1, "one event per forget that removed something");
+    assert_eq!(events[0].target, "subject:priya raman");
+    let event = serde_json::to_string(&events[0]).unwrap();
+    assert!(!event.contains("lighthouse") && !event.contains("lead"), "the event holds content: {event}");
+}
+
+#[test]
+fn a_missed_subject_suggests_only_own_names() {
+    let (_dir, store, part) = seeded();
+    let miss = forget(&store, &part, &json!({"subject": "Jonas"}));
+    assert_eq!(miss["error"]["code"], "NOT_FOUND");
+    assert_eq!(miss["error"]["details"], json!([{"did_you_mean": "Jonas Weber"}]));
+    let other = Partition::new("local", "u2", "default").unwrap();
+    let miss = forget(&store, &other, &json!({"subject": "Jonas"}));
+    assert_eq!(miss["error"]["code"], "NOT_FOUND");
+    assert!(miss["error"].get("details").is_none(), "another user's names leaked: {miss}");
+    assert!(entity_by_name(&store.snapshot().unwrap(), &part, "Jonas Weber").unwrap().is_some());
+}
+
+#[test]
+fn a_fact_goes_in_every_version_and_its_ends_stay() {
+    let (_dir, store, part) = seeded();
+    let p = part.clone();
+    store
+        .write(move |tx| {
+            let none = Map::new();
+            relate(
+                tx,
+                &p,
+                Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &none, "a") },
+                10,
+            )?;
+            relate(tx, &p, Assertion { replaces: true, ..assertion("Priya Raman", "Acme", "works_at", &none, "a") }, 11)
+        })
+        .unwrap();
+    let snap = store.snapshot().unwrap();
+    let acme_versions = snap
+        .prefix(REL, part.prefix())
+        .unwrap()
+        .map(|e| serde_json::from_slice::<crate::knowledge::Relation>(&e.unwrap().1).unwrap())
+        .filter(|r| r.rel_type == "works_at" && r.ended_at.is_some())
+        .count();
+    assert_eq!(acme_versions, 2, "an ended Acme version and an ended Globex one");
+    let reply = forget(&store, &part, &json!({"fact": {"from": "Priya Raman", "to": "ACME", "type": "Works_At"}}));
+    assert_eq!(reply["forgotten"]["facts"], 2, "the ended and the restored version: {reply}");
+    let snap = store.snapshot().unwrap();
+    let Recall::Answered { facts, .. } =
+        recall(&snap, &part, "Priya Raman", &When { as_of: Some(5), valid_at: None }).unwrap()
+    else {
+        panic!("Priya stays")
+    };
+    assert!(facts.is_empty(), "as_of reads must not see a forgotten version either");
+    assert!(entity_by_name(&snap, &part, "Acme").unwrap().is_some());
+    assert_eq!(
+        forget(&store, &part, &json!({"fact": {"from": "Priya Raman", "to": "Acme", "type": "works_at"}})),
+        json!({"state": "already_forgotten"})
+    );
+    let globex = forget(&store, &part, &json!({"fact": {"from": "Priya Raman", "to": "Globex", "type": "works_at"}}));
+    assert_eq!(globex["forgotten"]["facts"], 1);
+    let never = forget(&store, &part, &json!({"fact": {"from": "Acme", "to": "Berlin", "type": "near"}}));
+    assert_eq!(never["error"]["code"], "NOT_FOUND");
+}
+
+#[test]
+fn a_fact_by_id_goes_and_its_id_is_then_already_forgotten() {
+    let (_dir, store, part) = seeded();
+    let snap = store.snapshot().unwrap();
+    let jonas = entity_by_name(&snap, &part, "Jonas Weber").unwrap().unwrap();
+    let id = crate::knowledge::neighbours(&snap, &part, jonas.id).unwrap()[0].relation.id;
+    let reply = forget(&store, &part, &json!({"fact": {"id": id.to_string()}}));
+    assert_eq!(reply["forgotten"]["facts"], 1);
+    assert_eq!(forget(&store, &part, &json!({"fact": {"id": id.to_string()}})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"fact": {"id": "999999"}}))["error"]["code"], "NOT_FOUND");
+}
+
+#[test]
+fn a_document_goes_with_passages_postings_and_links_and_facts_from_it_are_kept() {
+    let (_dir, store, part) = seeded();
+    let mail = doc_id(&store, &part, "mail");
+    let reply = forget(&store, &part, &json!({"passage": mail.to_string()}));
+    assert_eq!(reply["forgotten"]["documents"], 1);
+    assert_eq!(reply["forgotten"]["passages"], 1);
+    assert_eq!(reply["kept"][0]["what"], "facts");
+    let snap = store.snapshot().unwrap();
+    assert!(fts::search(&snap, part.raw(), "harbour", 5).unwrap().is_empty());
+    assert_eq!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().len(), 1);
+    assert!(!exported_text(&store, &part).contains("harbour"));
+    assert_eq!(forget(&store, &part, &json!({"passage": mail.to_string()})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"passage": "424242"}))["error"]["code"], "NOT_FOUND");
+    // The same text can be remembered anew: its content hash went with it.
+    let p = part.clone();
+    let (again, _) = store.write(move |tx| remember_text(tx, &p, OTHER, Some("mail"), None, 200)).unwrap();
+    assert!(!again.already);
+}
+
+#[test]
+fn a_source_takes_its_documents_and_the_facts_from_it() {
+    let (_dir, store, part) = seeded();
+    let reply = forget(&store, &part, &json!({"source": "mail"}));
+    assert_eq!(reply["forgotten"], json!({"entities": 0, "facts": 1, "documents": 1, "passages": 1, "attributes": 0}));
+    let chat = forget(&store, &part, &json!({"source": "chat"}));
+    assert_eq!(chat["forgotten"]["facts"], 1, "asserted facts with that label go too: {chat}");
+    let text = exported_text(&store, &part);
+    assert!(!text.contains("harbour") && !text.contains("lives_in") && !text.contains("\"chat\""), "{text}");
+    assert!(text.contains("lighthouse"), "other sources stay");
+    assert_eq!(forget(&store, &part, &json!({"source": "mail"})), json!({"state": "already_forgotten"}));
+    assert_eq!(forget(&store, &part, &json!({"source": "never"}))["error"]["code"], "NOT_FOUND");
+}
+
+#[test]
+fn an_attribute_goes_alone() {
+    let (_dir, store, part) = seeded();
+    let body = json!({"attribute": {"subject": "Priya Raman", "key": "role"}});
+    assert_eq!(forget(&store, &part, &body)["forgotten"]["attributes"], 1);
+    let priya = entity_by_name(&store.snapshot().unwrap(), &part, "Priya Raman").unwrap().unwrap();
+    assert_eq!(priya.attributes.keys().collect::<Vec<_>>(), vec!["team"]);
+    assert!(!exported_text(&store, &part).contains("\"lead\""));
+    assert_eq!(forget(&store, &part, &body), json!({"state": "already_forgotten"}));
+    let missing = forget(&store, &part, &json!({"attribute": {"subject": "Priya Raman", "key": "age"}}));
+    assert_eq!(missing["error"]["code"], "NOT_FOUND");
+    let nobody = forget(&store, &part, &json!({"attribute": {"subject": "Nobody", "key": "role"}}));
+    assert_eq!(nobody["error"]["code"], "NOT_FOUND");
+}
+
+#[test]
+fn all_empties_the_scope_and_nothing_else() {
+    let (_dir, store, part) = seeded();
+    let other = Partition::new("local", "u1", "project-x").unwrap();
+    let o = other.clone();
+    store.write(move |tx| remember_text(tx, &o, TEXT, None, None, 50)).unwrap();
+    let empty = Partition::new("local", "u1", "empty").unwrap();
+    assert_eq!(forget(&store, &empty, &json!({"all": true}))["error"]["code"], "NOT_FOUND");
+    // A tree added later is emptied too; a generation counter is kept (it must never go back).
+    let p = part.clone();
+    store
+        .write(move |tx| {
+            tx.put("k.future", &p.key(&[b"x"]), b"content")?;
+            tx.put("k.names_gen", p.prefix(), &7u64.to_be_bytes())
+        })
+        .unwrap();
+    let reply = forget(&store, &part, &json!({"all": true}));
+    assert_eq!(reply["forgotten"], json!({"entities": 4, "facts": 3, "documents": 2, "passages": 2, "attributes": 2}));
+    for tree in [ENT, REL, DOC, PSG, "k.future", "k.ent_name", "k.adj", "k.mention", "k.doc_hash"] {
+        assert_eq!(tree_count(&store, tree, &part), 0, "{tree}");
+    }
+    assert_eq!(tree_count(&store, "k.names_gen", &part), 1);
+    let onto = crate::knowledge::ontology(&store.snapshot().unwrap(), &part).unwrap();
+    assert_eq!((onto.entities, onto.relations, onto.entity_types.len()), (0, 0, 0), "ontology counts forgotten data");
+    let snap = store.snapshot().unwrap();
+    assert!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().is_empty());
+    assert_eq!(fts::search(&snap, other.raw(), "lighthouse", 5).unwrap().len(), 1, "another scope is untouched");
+    let page = export(&snap, &part, None, 100, 0).unwrap();
+    assert_eq!(page.records.len(), 1, "only the header is left: {:?}", page.records);
+    assert_eq!(forget(&store, &part, &json!({"all": true})), json!({"state": "already_forgotten"}));
+}
+
+#[test]
+fn delete_user_forgets_every_scope_of_that_user_only() {
+    let (_dir, store, part) = seeded();
+    let project = Partition::new("local", "u1", "project-x").unwrap();
+    let stranger = Partition::new("local", "u2", "default").unwrap();
+    for p in [&part, &project, &stranger] {
+        let body = json!({"records": [{"kind": "entity", "id": "1", "name": "Marker", "recorded_at": "2024-01-01T00:00:00.000Z"}]});
+        verb(&store, &caller(p, 60), "import", &body).unwrap();
+    }
+    let reply = verb(&store, &caller(&project, 100), "delete_user", &json!({})).unwrap();
+    assert_eq!(reply["state"], "forgotten");
+    let scopes: Vec<&str> = reply["scopes"].as_array().unwrap().iter().map(|s| s["scope"].as_str().unwrap()).collect();
+    assert_eq!(scopes, vec!["default", "project-x"]);
+    assert_eq!(reply["scopes"][0]["forgotten"]["entities"], 5);
+    for p in [&part, &project] {
+        assert_eq!(tree_count(&store, ENT, p), 0);
+    }
+    assert_eq!(tree_count(&store, ENT, &stranger), 1, "another user is untouched");
+    let snap = store.snapshot().unwrap();
+    let listed = snap.prefix(crate::knowledge::part::SCOPES, b"local\0u1\0").unwrap().count();
+    assert_eq!(listed, 0, "the deleted user's scopes are no longer listed");
+    assert_eq!(
+        verb(&store, &caller(&part, 101), "delete_user", &json!({})).unwrap(),
+        json!({"state": "already_forgotten"})
+    );
+    let nobody = Partition::new("local", "u9", "default").unwrap();
+    assert_eq!(verb(&store, &caller(&nobody, 101), "delete_user", &json!({})).unwrap()["error"]["code"], "NOT_FOUND");
+}
+
+/// Records events as the write verbs do (entity by name, fact as `from \0 type \0 to`, document
+/// by id), with content in `after`.
+fn record_events(store: &Store, part: &Partition, doc: u64) {
+    let who = caller(part, 90);
+    store
+        .write(move |tx| {
+            for (family, target, after) in [
+                ("entity", "Priya Raman".to_owned(), json!({"attributes": {"role": "lead", "team": "storage"}})),
+                ("entity", "Jonas Weber".to_owned(), json!({"attributes": {"role": "lead"}})),
+                ("fact", "priya raman\0Works_At\0Acme".to_owned(), json!({"valid_from": "2024"})),
+                ("fact", "Jonas Weber\0works_at\0Acme".to_owned(), json!({"valid_from": "2023"})),
+                ("document", doc.to_string(), json!({"text": "Jonas Weber moved"})),
+            ] {
+                let change = Change { family, target: &target, op: "create", after: Some(after), ..Change::default() };
+                crate::history::record(tx, &who, change)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+fn event_afters(store: &Store, part: &Partition) -> Vec<(String, Value)> {
+    let snap = store.snapshot().unwrap();
+    snap.prefix(EVENT, part.prefix())
+        .unwrap()
+        .map(|e| serde_json::from_slice::<Event>(&e.unwrap().1).unwrap())
+        .filter(|e| e.family != "forget")
+        .map(|e| (e.target, e.after.unwrap_or(Value::Null)))
+        .collect()
+}
+
+#[test]
+fn forgetting_strips_the_content_of_the_forgotten_records_events_only() {
+    let (_dir, store, part) = seeded();
+    let mail = doc_id(&store, &part, "mail");
+    record_events(&store, &part, mail);
+    forget(&store, &part, &json!({"attribute": {"subject": "Priya Raman", "key": "role"}}));
+    let afters = event_afters(&store, &part);
+    assert_eq!(afters[0].1, json!({"attributes": {"team": "storage"}}), "only the attribute goes");
+    forget(&store, &part, &json!({"subject": "Priya Raman"}));
+    forget(&store, &part, &json!({"passage": mail.to_string()}));
+    let redacted = json!({"redacted": "forgotten"});
+    let afters = event_afters(&store, &part);
+    assert_eq!(afters.len(), 5, "events stay as the audit");
+    assert_eq!(afters[0].1, redacted);
+    assert_eq!(afters[1].1, json!({"attributes": {"role": "lead"}}), "another entity's event is untouched");
+    assert_eq!(afters[2].1, redacted, "a fact touching the subject, matched folded");
+    assert_eq!(afters[3].1, json!({"valid_from": "2023"}));
+    assert_eq!(afters[4].1, redacted, "the forgotten document's event");
+    forget(&store, &part, &json!({"fact": {"from": "Jonas Weber", "to": "Acme", "type": "works_at"}}));
+    assert_eq!(event_afters(&store, &part)[3].1, redacted);
+}

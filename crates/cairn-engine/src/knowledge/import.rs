@@ -1,0 +1,562 @@
+//! Import of exported records into the caller's partition. Pages may come in any order and more
+//! than once: every exported id is mapped to its local id in `k.import_map`
+//! (`part | kind byte | source id` → local id), entities are also matched by exact (folded) name,
+//! and documents by their content hash, so importing a record again changes nothing. Within one
+//! call entities go first, then facts, then documents, whatever the order of the list. A fact
+//! whose endpoint is not known yet is resolved by the name the export carries beside the id (the
+//! entity is stored then, and its own record fills in types and attributes when it arrives); a
+//! fact citing a document not imported yet reserves that document's local id, which the document
+//! takes when it comes. History is kept: recorded, ended and ingested times are the exported ones.
+
+use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, hash_key};
+use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT};
+use super::forget::entity_in;
+use super::graph::{Entity, Relation, Source, upsert_entity};
+use super::iso::parse_iso_ms;
+use super::part::Partition;
+use super::records::{decode, encode};
+use super::trees::{
+    ADJ, DOC, DOC_HASH, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key,
+};
+use crate::error::{Error, Result};
+use crate::fts;
+use crate::text::{Linker, char_slice, fold};
+use crate::write::WriteTxn;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// `part | kind byte | source id` → local id.
+pub(crate) const IMPORT_MAP: &str = "k.import_map";
+const ENTITY: u8 = b'e';
+const FACT: u8 = b'f';
+const DOCUMENT: u8 = b'd';
+
+/// Records stored or changed, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ImportCounts {
+    pub entities: u64,
+    pub facts: u64,
+    pub documents: u64,
+}
+
+/// A record not imported, by its index in the request, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub index: usize,
+    pub reason: String,
+}
+
+/// What `import` did. `written` lists (family, target, local id) for the history events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Imported {
+    pub imported: ImportCounts,
+    /// Records already present (imported before, or the same entity, fact or text stored here).
+    pub unchanged: ImportCounts,
+    pub skipped: Vec<Skipped>,
+    /// What was imported but does not yet read as it did at the source, and why.
+    pub not_reproduced: Vec<Value>,
+    #[serde(skip)]
+    pub written: Vec<(&'static str, String, u64)>,
+}
+
+fn map_key(part: &Partition, kind: u8, source: u64) -> Vec<u8> {
+    part.key(&[&[kind], &source.to_be_bytes()])
+}
+
+fn mapped(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, source: u64) -> Result<Option<u64>> {
+    tx.get(IMPORT_MAP, &map_key(part, kind, source))?
+        .map(|v| {
+            v.as_slice()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| Error::corrupt(None, "an import map entry is not 8 bytes"))
+        })
+        .transpose()
+}
+
+fn set_map(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, source: u64, local: u64) -> Result<()> {
+    tx.put(IMPORT_MAP, &map_key(part, kind, source), &local.to_be_bytes())
+}
+
+/// A record field problem, as a skip reason naming the field.
+type Field<T> = std::result::Result<T, String>;
+
+fn id_field(r: &Map<String, Value>, field: &str) -> Field<u64> {
+    r.get(field)
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("{field}: must be an id as a decimal string"))
+}
+
+fn opt_str(r: &Map<String, Value>, field: &str) -> Field<Option<String>> {
+    match r.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{field}: must be a string or null")),
+    }
+}
+
+fn time_field(r: &Map<String, Value>, field: &str) -> Field<Option<i64>> {
+    match opt_str(r, field)? {
+        None => Ok(None),
+        Some(s) => parse_iso_ms(&s).map(Some).ok_or_else(|| format!("{field}: not an ISO 8601 UTC time")),
+    }
+}
+
+fn attrs_field(r: &Map<String, Value>) -> Field<Map<String, Value>> {
+    match r.get("attributes") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err("attributes: must be an object".into()),
+    }
+}
+
+/// The local entity for an exported one (by id map, then by name), stored if neither finds it.
+fn resolve_entity(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    source: Option<u64>,
+    name: Option<&str>,
+    recorded_at: i64,
+) -> Result<Option<(Entity, bool)>> {
+    if let Some(src) = source
+        && let Some(local) = mapped(tx, part, ENTITY, src)?
+        && let Some(bytes) = tx.get(ENT, &ent_key(part, local))?
+    {
+        return Ok(Some((decode(&bytes, "entity")?, false)));
+    }
+    let Some(name) = name.filter(|n| !n.trim().is_empty()) else { return Ok(None) };
+    let found = match entity_in(tx, part, name)? {
+        Some(e) => (e, false),
+        None => upsert_entity(tx, part, name, &[], &Map::new(), recorded_at)?,
+    };
+    if let Some(src) = source {
+        set_map(tx, part, ENTITY, src, found.0.id)?;
+    }
+    Ok(Some(found))
+}
+
+fn import_entity(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+    now: i64,
+    out: &mut Imported,
+) -> Result<Field<()>> {
+    let Some(name) = r.get("name").and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else {
+        return Ok(Err("name: must be a non-empty string".into()));
+    };
+    let source = if r.contains_key("id") {
+        match id_field(r, "id") {
+            Ok(id) => Some(id),
+            Err(e) => return Ok(Err(e)),
+        }
+    } else {
+        None
+    };
+    let types: Vec<String> = match r.get("types") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+            a.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect()
+        }
+        Some(_) => return Ok(Err("types: must be an array of strings".into())),
+    };
+    let attributes = match attrs_field(r) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(e)),
+    };
+    let recorded_at = match time_field(r, "recorded_at") {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some((existing, created_now)) = resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now))?
+    else {
+        return Ok(Err("name: must be a non-empty string".into()));
+    };
+    let (mut merged, _) = upsert_entity(tx, part, name, &types, &attributes, 0)?;
+    // The earliest time the entity is known from is kept, so a stub made for a fact takes the
+    // entity's own time when its record arrives.
+    if let Some(t) = recorded_at
+        && t < merged.recorded_at
+    {
+        merged.recorded_at = t;
+        tx.put(ENT, &ent_key(part, merged.id), &encode(&merged))?;
+    }
+    if created_now || merged != existing {
+        out.imported.entities += 1;
+        out.written.push(("entity", merged.name.clone(), merged.id));
+    } else {
+        out.unchanged.entities += 1;
+    }
+    Ok(Ok(()))
+}
+
+fn provenance(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+) -> Result<Field<(Source, Option<String>)>> {
+    let Some(p) = r.get("provenance").and_then(Value::as_object) else {
+        return Ok(Ok((Source::Asserted { label: None }, None)));
+    };
+    let label = match opt_str(p, "label") {
+        Ok(l) => l,
+        Err(e) => return Ok(Err(format!("provenance.{e}"))),
+    };
+    let agent = p.get("agent").and_then(Value::as_str).map(str::to_owned);
+    match p.get("kind").and_then(Value::as_str) {
+        Some("asserted") | None => Ok(Ok((Source::Asserted { label }, agent))),
+        Some("document") => {
+            let source = match id_field(p, "doc_id") {
+                Ok(id) => id,
+                Err(e) => return Ok(Err(format!("provenance.{e}"))),
+            };
+            let local = if let Some(local) = mapped(tx, part, DOCUMENT, source)? {
+                local
+            } else {
+                let reserved = next_id(tx)?;
+                set_map(tx, part, DOCUMENT, source, reserved)?;
+                reserved
+            };
+            Ok(Ok((Source::Document { doc_id: local, label }, agent)))
+        }
+        Some(other) => Ok(Err(format!("provenance.kind: {other:?} is not document or asserted"))),
+    }
+}
+
+/// Whether both ends of a fact can be resolved (mapped to a stored entity, or named).
+fn check_ends(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<()>> {
+    for (id_name, name_name) in [("from", "from_name"), ("to", "to_name")] {
+        let named = r.get(name_name).and_then(Value::as_str).is_some_and(|n| !n.trim().is_empty());
+        let known = match id_field(r, id_name).ok() {
+            Some(src) => match mapped(tx, part, ENTITY, src)? {
+                Some(local) => tx.get(ENT, &ent_key(part, local))?.is_some(),
+                None => false,
+            },
+            None => false,
+        };
+        if !named && !known {
+            return Ok(Err(format!(
+                "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
+            )));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// The local entities at a fact's ends, by id map or by the names the export carries.
+fn resolve_ends(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+    recorded_at: i64,
+    out: &mut Imported,
+) -> Result<Field<[u64; 2]>> {
+    let mut ends = [0u64; 2];
+    for (i, (id_name, name_name)) in [("from", "from_name"), ("to", "to_name")].into_iter().enumerate() {
+        let src = id_field(r, id_name).ok();
+        let name = r.get(name_name).and_then(Value::as_str);
+        if let Some((e, created)) = resolve_entity(tx, part, src, name, recorded_at)? {
+            if created {
+                out.written.push(("entity", e.name.clone(), e.id));
+            }
+            ends[i] = e.id;
+        } else {
+            return Ok(Err(format!(
+                "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
+            )));
+        }
+    }
+    Ok(Ok(ends))
+}
+
+fn import_fact(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+    agent: &str,
+    out: &mut Imported,
+) -> Result<Field<Option<u64>>> {
+    let source = match id_field(r, "id") {
+        Ok(id) => id,
+        Err(e) => return Ok(Err(e)),
+    };
+    if let Some(local) = mapped(tx, part, FACT, source)?
+        && tx.get(REL, &rel_key(part, local))?.is_some()
+    {
+        out.unchanged.facts += 1;
+        return Ok(Ok(None));
+    }
+    let Some(rel_type) = r.get("type").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
+        return Ok(Err("type: must be a non-empty string".into()));
+    };
+    let recorded_at = match time_field(r, "recorded_at") {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Err("recorded_at: required".into())),
+        Err(e) => return Ok(Err(e)),
+    };
+    let ended_at = match time_field(r, "ended_at") {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
+    };
+    let (valid_from, valid_to) = match (opt_str(r, "valid_from"), opt_str(r, "valid_to")) {
+        (Ok(f), Ok(t)) => (f, t),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    let attributes = match attrs_field(r) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(e)),
+    };
+    // Every check that can skip the record runs before anything is written for it.
+    if let Err(e) = check_ends(tx, part, r)? {
+        return Ok(Err(e));
+    }
+    let (prov, prov_agent) = match provenance(tx, part, r)? {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e)),
+    };
+    let ends = match resolve_ends(tx, part, r, recorded_at, out)? {
+        Ok(ends) => ends,
+        Err(e) => return Ok(Err(e)),
+    };
+    let folded_type = fold(rel_type.trim());
+    // The same fact stored here already (live with live, or the same ended version) is reused.
+    let out_prefix = part.key(&[&ends[0].to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    for (key, _) in tx.prefix(ADJ, &out_prefix)? {
+        let Some(bytes) = tx.get(REL, &rel_key(part, super::trees::trailing_id(&key)?))? else { continue };
+        let have: Relation = decode(&bytes, "relation")?;
+        let same_version = match (have.ended_at, ended_at) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a == b && have.recorded_at == recorded_at,
+            _ => false,
+        };
+        if have.to == ends[1] && same_version {
+            set_map(tx, part, FACT, source, have.id)?;
+            out.unchanged.facts += 1;
+            return Ok(Ok(None));
+        }
+    }
+    let id = next_id(tx)?;
+    let rel = Relation {
+        id,
+        from: ends[0],
+        to: ends[1],
+        rel_type: rel_type.trim().to_owned(),
+        attributes,
+        valid_from,
+        valid_to,
+        recorded_at,
+        ended_at,
+        source: prov,
+        agent: prov_agent
+            .or_else(|| r.get("agent").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| agent.to_owned()),
+    };
+    tx.put(REL, &rel_key(part, id), &encode(&rel))?;
+    tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
+    tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
+    set_map(tx, part, FACT, source, id)?;
+    out.imported.facts += 1;
+    let name = |tx: &mut WriteTxn<'_>, e: u64| -> Result<String> {
+        Ok(tx
+            .get(ENT, &ent_key(part, e))?
+            .map(|b| decode::<Entity>(&b, "entity"))
+            .transpose()?
+            .map_or_else(String::new, |e| e.name))
+    };
+    let target = format!("{}\0{}\0{}", name(tx, rel.from)?, rel.rel_type, name(tx, rel.to)?);
+    out.written.push(("fact", target, id));
+    Ok(Ok(match rel.source {
+        Source::Document { doc_id, .. } => Some(doc_id),
+        Source::Asserted { .. } => None,
+    }))
+}
+
+/// Repoints the provenance of facts citing `from` to `to` (a reserved id whose text turned out to
+/// be stored here already).
+fn repoint_citations(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64) -> Result<()> {
+    for (key, bytes) in tx.prefix(REL, part.prefix())? {
+        let mut rel: Relation = decode(&bytes, "relation")?;
+        if let Source::Document { doc_id, .. } = &mut rel.source
+            && *doc_id == from
+        {
+            *doc_id = to;
+            tx.put(REL, &key, &encode(&rel))?;
+        }
+    }
+    Ok(())
+}
+
+fn import_document(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+    linker: &mut Option<Linker>,
+    out: &mut Imported,
+) -> Result<Field<()>> {
+    let source = match id_field(r, "id") {
+        Ok(id) => id,
+        Err(e) => return Ok(Err(e)),
+    };
+    let reserved = mapped(tx, part, DOCUMENT, source)?;
+    if let Some(local) = reserved
+        && tx.get(DOC, &part.key(&[&local.to_be_bytes()]))?.is_some()
+    {
+        out.unchanged.documents += 1;
+        return Ok(Ok(()));
+    }
+    let Some(text) =
+        r.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty() && t.len() <= MAX_TEXT_BYTES)
+    else {
+        return Ok(Err(format!("text: must be 1..={MAX_TEXT_BYTES} bytes of text")));
+    };
+    let (label, date) = match (opt_str(r, "label"), opt_str(r, "date")) {
+        (Ok(l), Ok(d)) => (l, d),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    let ingested_at = match time_field(r, "ingested_at") {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Err("ingested_at: required".into())),
+        Err(e) => return Ok(Err(e)),
+    };
+    let chars = text.chars().count();
+    let mut spans: Vec<(u32, PassageSpan)> = Vec::new();
+    let Some(list) = r.get("passages").and_then(Value::as_array).filter(|l| !l.is_empty()) else {
+        return Ok(Err("passages: must list the document's live passages".into()));
+    };
+    for (i, p) in list.iter().enumerate() {
+        let field = |f: &str| p.get(f).and_then(Value::as_u64).and_then(|v| usize::try_from(v).ok());
+        let (Some(start), Some(end)) = (field("start"), field("end")) else {
+            return Ok(Err(format!("passages[{i}]: start and end must be code-point offsets")));
+        };
+        if start >= end || end > chars {
+            return Ok(Err(format!("passages[{i}]: span {start}..{end} is not inside the text ({chars} code points)")));
+        }
+        let ordinal = match p.get("ordinal") {
+            None => u32::try_from(i).ok(),
+            Some(v) => v.as_u64().and_then(|o| u32::try_from(o).ok()),
+        };
+        let Some(ordinal) = ordinal.filter(|o| spans.iter().all(|(have, _)| have != o)) else {
+            return Ok(Err(format!("passages[{i}].ordinal: must be a distinct non-negative integer")));
+        };
+        spans.push((ordinal, PassageSpan { start, end }));
+    }
+    let hash = hash_key(part, text, date.as_deref());
+    if let Some(have) = tx.get(DOC_HASH, &hash)? {
+        let have = u64::from_be_bytes(
+            have.as_slice().try_into().map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))?,
+        );
+        if let Some(reserved) = reserved {
+            repoint_citations(tx, part, reserved, have)?;
+        }
+        set_map(tx, part, DOCUMENT, source, have)?;
+        out.unchanged.documents += 1;
+        return Ok(Ok(()));
+    }
+    let id = match reserved {
+        Some(id) => id,
+        None => next_id(tx)?,
+    };
+    let doc = Document { id, text: text.to_owned(), label, date, ingested_at };
+    tx.put(DOC, &part.key(&[&id.to_be_bytes()]), &encode(&doc))?;
+    tx.put(DOC_HASH, &hash, &id.to_be_bytes())?;
+    if linker.is_none() {
+        let names = super::graph::entities_in(tx, part)?;
+        *linker = Some(Linker::new(names.iter().map(|e| (e.id, e.name.as_str()))));
+    }
+    let linker = linker.as_ref().expect("built above");
+    for (ordinal, span) in spans {
+        let passage = char_slice(text, span.start, span.end).expect("span checked above");
+        let at = [&id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+        tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
+        fts::index_passage(tx, part.raw(), id, ordinal, passage)?;
+        let mut entities: Vec<u64> = linker.find(passage).into_iter().map(|m| m.entity).collect();
+        entities.sort_unstable();
+        entities.dedup();
+        for entity in entities {
+            tx.put(MENTION, &part.key(&[&entity.to_be_bytes(), &at]), &[])?;
+            tx.put(MENTIONED, &part.key(&[&at, &entity.to_be_bytes()]), &[])?;
+        }
+    }
+    set_map(tx, part, DOCUMENT, source, id)?;
+    out.imported.documents += 1;
+    out.written.push(("document", id.to_string(), id));
+    Ok(Ok(()))
+}
+
+fn check_header(r: &Map<String, Value>) -> Field<()> {
+    if r.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        return Err(format!("format: must be {FORMAT:?}"));
+    }
+    if r.get("version").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
+        return Err(format!("version: this node reads version {FORMAT_VERSION}"));
+    }
+    Ok(())
+}
+
+/// Imports `records` into `part`; `agent` is the provenance agent of facts that name none, `now`
+/// the time of entities whose record gives none.
+pub fn import(tx: &mut WriteTxn<'_>, part: &Partition, records: &[Value], agent: &str, now: i64) -> Result<Imported> {
+    if records.len() > MAX_LIMIT {
+        return Err(Error::InvalidArgument(format!("records: at most {MAX_LIMIT} per call, got {}", records.len())));
+    }
+    let mut out = Imported::default();
+    let mut by_kind: [Vec<(usize, &Map<String, Value>)>; 3] = Default::default();
+    for (index, record) in records.iter().enumerate() {
+        let Some(r) = record.as_object() else {
+            out.skipped.push(Skipped { index, reason: "record: must be an object".into() });
+            continue;
+        };
+        let slot = match r.get("kind").and_then(Value::as_str) {
+            Some("header") => {
+                if let Err(reason) = check_header(r) {
+                    out.skipped.push(Skipped { index, reason });
+                }
+                continue;
+            }
+            Some("entity") => 0,
+            Some("fact") => 1,
+            Some("document") => 2,
+            Some(kind @ ("note" | "handoff")) => {
+                let reason = format!("kind: {kind} records are imported by the notes engine");
+                out.skipped.push(Skipped { index, reason });
+                continue;
+            }
+            _ => {
+                out.skipped.push(Skipped { index, reason: "kind: must be header, entity, fact or document".into() });
+                continue;
+            }
+        };
+        by_kind[slot].push((index, r));
+    }
+    for &(index, r) in &by_kind[0] {
+        if let Err(reason) = import_entity(tx, part, r, now, &mut out)? {
+            out.skipped.push(Skipped { index, reason });
+        }
+    }
+    let mut citing = Vec::new();
+    for &(index, r) in &by_kind[1] {
+        match import_fact(tx, part, r, agent, &mut out)? {
+            Ok(Some(doc)) => citing.push((index, doc)),
+            Ok(None) => {}
+            Err(reason) => out.skipped.push(Skipped { index, reason }),
+        }
+    }
+    let mut linker = None;
+    for &(index, r) in &by_kind[2] {
+        if let Err(reason) = import_document(tx, part, r, &mut linker, &mut out)? {
+            out.skipped.push(Skipped { index, reason });
+        }
+    }
+    for (index, doc) in citing {
+        if tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))?.is_none() {
+            out.not_reproduced.push(serde_json::json!({
+                "index": index,
+                "what": "citation",
+                "why": "the document this fact was taken from is not imported yet; its citation resolves once it is",
+            }));
+        }
+    }
+    out.skipped.sort_by_key(|s| s.index);
+    Ok(out)
+}

@@ -1,0 +1,66 @@
+//! Test helpers for the verbs: a caller and a one-line verb call.
+
+use super::Partition;
+use super::api::{Caller, call};
+use crate::store::Store;
+use serde_json::Value;
+
+/// A caller of `part` as agent `a` at time `now`.
+pub(crate) fn caller(part: &Partition, now: i64) -> Caller {
+    Caller { part: part.clone(), agent: "a".into(), now }
+}
+
+/// Runs `verb` with `body`; the reply, or the engine error's code as `Err`.
+pub(crate) fn verb(store: &Store, who: &Caller, name: &str, body: &Value) -> Result<Value, &'static str> {
+    call(store, name, who, &serde_json::to_vec(body).unwrap())
+        .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+        .map_err(|e| e.code())
+}
+
+/// Every record of `part`, exported `limit` at a time, as pages.
+pub(crate) fn export_pages(store: &Store, part: &Partition, limit: usize) -> Vec<Vec<Value>> {
+    let who = caller(part, 7);
+    let mut pages = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let body = if cursor.is_null() {
+            serde_json::json!({"limit": limit})
+        } else {
+            serde_json::json!({"limit": limit, "cursor": cursor})
+        };
+        let reply = verb(store, &who, "export", &body).unwrap();
+        pages.push(reply["records"].as_array().unwrap().clone());
+        cursor = reply["next"].clone();
+        if cursor.is_null() {
+            return pages;
+        }
+    }
+}
+
+/// Records with store-local ids taken out, so two stores' exports compare: ids are dropped,
+/// fact ends are named (the export carries the names), a document provenance names the
+/// document's text, and the header's time and scope go. Sorted.
+pub(crate) fn normalized(records: &[Value]) -> Vec<String> {
+    let texts: std::collections::HashMap<String, Value> = records
+        .iter()
+        .filter(|r| r["kind"] == "document")
+        .map(|r| (r["id"].as_str().unwrap().to_owned(), r["text"].clone()))
+        .collect();
+    let mut out: Vec<String> = records
+        .iter()
+        .map(|r| {
+            let mut r = r.as_object().unwrap().clone();
+            for field in ["id", "from", "to", "exported_at", "scope"] {
+                r.remove(field);
+            }
+            if let Some(Value::Object(p)) = r.get_mut("provenance")
+                && let Some(doc) = p.remove("doc_id")
+            {
+                p.insert("doc_text".into(), texts.get(doc.as_str().unwrap()).cloned().unwrap_or(Value::Null));
+            }
+            serde_json::to_string(&r).unwrap()
+        })
+        .collect();
+    out.sort();
+    out
+}

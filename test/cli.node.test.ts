@@ -1,0 +1,138 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { tempDir } from './helpers.js';
+
+// The CLI as users run it: init, tokens (directly and through a running node), serve's lifecycle,
+// and `cairn mcp` starting a node in the background.
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const exec = promisify(execFile);
+let dir: string;
+let cleanup: () => Promise<void>;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir('cli-node'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  await cleanup();
+});
+
+async function cairn(args: string[], env: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Starts `cairn serve` on a free port and waits for its node.json. */
+async function serve(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0', ...args], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100; i++) {
+    if (existsSync(join(dir, 'node.json'))) {
+      return { child, url: (JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { url: string }).url };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('serve did not start');
+}
+
+const exited = (c: ChildProcess) => new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
+
+it('init prints the admin token once as JSON, and refuses a second init', async () => {
+  const r = await cairn(['init', '--data-dir', dir, '--json']);
+  expect(r.code).toBe(0);
+  const out = JSON.parse(r.stdout) as { dataDir: string; token: string };
+  expect(out.dataDir).toBe(dir);
+  expect(out.token).toMatch(/^cairn_/);
+  const again = await cairn(['init', '--data-dir', dir]);
+  expect(again.code).toBe(1);
+  expect(again.stdout).not.toContain('cairn_');
+});
+
+it('token create/list/revoke work on the store directly', async () => {
+  await cairn(['init', '--data-dir', dir]);
+  const made = await cairn(['token', 'create', '--agent', 'claude', '--user', 'ann', '--data-dir', dir, '--json']);
+  expect(made.code).toBe(0);
+  const { token, agent, user, id } = JSON.parse(made.stdout) as Record<string, string>;
+  expect({ agent, user }).toEqual({ agent: 'claude', user: 'ann' });
+  const list = await cairn(['token', 'list', '--data-dir', dir]);
+  expect(list.stdout).toContain('agent=claude');
+  expect(list.stdout).not.toContain(token as string);
+  expect((await cairn(['token', 'revoke', id as string, '--data-dir', dir])).code).toBe(0);
+  expect((await cairn(['token', 'list', '--data-dir', dir, '--json'])).stdout).toContain('revokedAt');
+  const bad = await cairn(['token', 'create', '--agent', 'a b', '--data-dir', dir]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--agent');
+});
+
+it('serve: health, tokens through the admin API while running, graceful SIGTERM', async () => {
+  // An operator-chosen admin token needs no `cairn_` prefix, only 32 characters or more.
+  const admin = 'seeded-admin-token-for-the-cli-test-0000000';
+  const { child, url } = await serve({ CAIRN_ADMIN_TOKEN: admin });
+  expect(((await (await fetch(`${url}/health`)).json()) as { status: string }).status).toBe('ok');
+  const made = await cairn(['token', 'create', '--agent', 'codex', '--data-dir', dir, '--json'], {
+    CAIRN_ADMIN_TOKEN: admin,
+  });
+  expect(made.code).toBe(0);
+  const { token } = JSON.parse(made.stdout) as { token: string };
+  const who = await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
+  expect(((await who.json()) as { agent: string }).agent).toBe('codex');
+  const noAdmin = await cairn(['token', 'list', '--data-dir', dir], { CAIRN_ADMIN_TOKEN: '' });
+  expect(noAdmin.code).toBe(1);
+  expect(noAdmin.stderr).toContain('CAIRN_ADMIN_TOKEN');
+  const done = exited(child);
+  child.kill('SIGTERM');
+  expect(await done).toBe(0);
+  expect(existsSync(join(dir, 'node.json'))).toBe(false);
+  // The store was closed cleanly: the CLI can open it again.
+  expect((await cairn(['check', '--data-dir', dir])).code).toBe(0);
+});
+
+it('refuses a non-loopback bind when no token exists', async () => {
+  const r = await cairn(['serve', '--data-dir', dir, '--host', '0.0.0.0', '--port', '0']);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('refusing to listen');
+});
+
+it('cairn mcp starts a node in the background when none runs', async () => {
+  const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
+  const client = new Client({ name: 'autostart', version: '0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--data-dir', dir],
+      env: {
+        ...(process.env as Record<string, string>),
+        CAIRN_TOKEN: init.token,
+        CAIRN_PORT: '0',
+        CAIRN_LOG_LEVEL: 'silent',
+      },
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    expect((await client.listTools()).tools.length).toBe(13);
+  } finally {
+    await client.close();
+    const node = JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { pid: number };
+    process.kill(node.pid, 'SIGTERM');
+    for (let i = 0; i < 50 && existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  }
+});

@@ -1,0 +1,297 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { startTestNode, type TestNode } from './node.js';
+
+// Bad input: each case gets its code, names the field, and leaves the store unchanged.
+
+let t: TestNode;
+beforeAll(async () => {
+  t = await startTestNode({ bodyLimit: 2 * 1024 * 1024 });
+});
+afterAll(() => t.stop());
+
+const MiB = 1024 * 1024;
+const big = (bytes: number) => 'a'.repeat(bytes);
+
+interface Case {
+  name: string;
+  verb: string;
+  body: unknown;
+  status: number;
+  code: string;
+  field?: string;
+  headers?: Record<string, string>;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'wrong type (k as a string)',
+    verb: 'recall',
+    body: { subject: 'x', k: '5' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'k',
+  },
+  {
+    name: 'wrong type (content as a number)',
+    verb: 'remember',
+    body: { content: 42 },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'content',
+  },
+  {
+    name: 'unknown field',
+    verb: 'recall',
+    body: { subject: 'x', subjekt: 'y' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'subjekt',
+  },
+  {
+    name: 'unknown nested field',
+    verb: 'remember',
+    body: { facts: { entities: [{ name: 'a', type: 't', colour: 1 }] } },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'facts.entities.0.colour',
+  },
+  {
+    name: 'id as a JSON number',
+    verb: 'forget',
+    body: { passage: 12 },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'passage',
+  },
+  {
+    name: 'fact id as a JSON number',
+    verb: 'forget',
+    body: { fact: { id: 7 } },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'fact',
+  },
+  {
+    name: 'id beyond 2^64-1',
+    verb: 'forget',
+    body: { passage: '18446744073709551616' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'passage',
+  },
+  {
+    name: 'two forget forms',
+    verb: 'forget',
+    body: { subject: 'a', source: 'b' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'source',
+  },
+  { name: 'no forget form', verb: 'forget', body: {}, status: 422, code: 'VALIDATION_ERROR', field: 'subject' },
+  {
+    name: 'subject and attribute together',
+    verb: 'recall',
+    body: { subject: 'a', attribute: { key: 'k', value: 'v' } },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'subject',
+  },
+  {
+    name: 'bad date (month 13)',
+    verb: 'remember',
+    body: { content: 'x', date: '2024-13-01' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'date',
+  },
+  {
+    name: 'bad date (30 February)',
+    verb: 'remember',
+    body: { content: 'x', date: '2024-02-30' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'date',
+  },
+  {
+    name: 'bad as_of (words)',
+    verb: 'recall',
+    body: { subject: 'x', as_of: 'yesterday' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'as_of',
+  },
+  {
+    name: 'date-time without zone',
+    verb: 'recall',
+    body: { subject: 'x', valid_at: '2024-05-01T10:00:00' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'valid_at',
+  },
+  {
+    name: 'hops out of range',
+    verb: 'context',
+    body: { question: 'q', hops: 4 },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'hops',
+  },
+  {
+    name: 'k not whole',
+    verb: 'context',
+    body: { question: 'q', k: 2.5 },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'k',
+  },
+  {
+    name: 'content over 1 MiB',
+    verb: 'remember',
+    body: { content: big(MiB + 1) },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'content',
+  },
+  {
+    name: 'over 1,000 entities',
+    verb: 'remember',
+    body: { facts: { entities: Array.from({ length: 1001 }, (_, i) => ({ name: `e${i}`, type: 't' })) } },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'facts.entities',
+  },
+  {
+    name: 'name over 1 KiB',
+    verb: 'relate',
+    body: { from: big(1025), to: 'b', type: 'r' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'from',
+  },
+  {
+    name: 'lone surrogate in a name',
+    verb: 'relate',
+    body: { from: 'a\ud800', to: 'b', type: 'r' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'from',
+  },
+  {
+    name: 'NUL in a name',
+    verb: 'relate',
+    body: { from: 'a\u0000b', to: 'b', type: 'r' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'from',
+  },
+  {
+    name: 'scope with a colon',
+    verb: 'status',
+    body: { scope: 'a:b' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'scope',
+  },
+  { name: 'empty scope', verb: 'status', body: { scope: '' }, status: 422, code: 'VALIDATION_ERROR', field: 'scope' },
+  {
+    name: 'scope of 258 bytes in 86 characters',
+    verb: 'status',
+    body: { scope: '€'.repeat(86) },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'scope',
+  },
+  {
+    name: 'user_id over 256 bytes',
+    verb: 'recall',
+    body: { subject: 'x', user_id: 'u'.repeat(257) },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'user_id',
+  },
+  {
+    name: 'cursor of the wrong type',
+    verb: 'export',
+    body: { cursor: 5 },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'cursor',
+  },
+  {
+    name: 'import records not an array',
+    verb: 'import',
+    body: { records: {} },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'records',
+  },
+  {
+    name: 'delete_user without confirm',
+    verb: 'delete_user',
+    body: {},
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'confirm',
+  },
+  {
+    name: 'body is an array',
+    verb: 'remember',
+    body: [{ content: 'x' }],
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: '(body)',
+  },
+  {
+    name: 'body is not JSON',
+    verb: 'remember',
+    body: '{"content": ',
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: '(body)',
+  },
+  { name: 'body too large', verb: 'remember', body: { content: big(3 * MiB) }, status: 413, code: 'PAYLOAD_TOO_LARGE' },
+  {
+    name: 'not JSON content type',
+    verb: 'remember',
+    body: 'content=x',
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    headers: { 'content-type': 'text/plain' },
+  },
+];
+
+it.each(CASES)('$name → $status $code', async (c) => {
+  const before = await t.txn();
+  const r = await t.call('POST', `/v1/memory/${c.verb}`, { body: c.body, headers: c.headers ?? {} });
+  expect(r.status).toBe(c.status);
+  expect(r.body.error?.code).toBe(c.code);
+  expect(typeof r.body.error?.message).toBe('string');
+  if (c.field !== undefined) expect(r.body.error?.details).toContainEqual(expect.objectContaining({ field: c.field }));
+  expect(await t.txn()).toBe(before);
+});
+
+it('a bad cursor is refused naming `cursor` and changes nothing (engine-validated)', async () => {
+  const before = await t.txn();
+  const r = await t.call('POST', '/v1/memory/export', { body: { cursor: 'not-a-cursor!' } });
+  expect(r.status).toBe(422);
+  expect(r.body.error?.message).toMatch(/cursor/);
+  expect(await t.txn()).toBe(before);
+});
+
+it('accepts well-formed Unicode at the limits (emoji, combining marks, 256-byte scope)', async () => {
+  const scope = 'é'.repeat(128); // 256 bytes
+  const r = await t.call('POST', '/v1/memory/status', { body: { scope } });
+  expect(r.body.error?.details ?? []).not.toContainEqual(expect.objectContaining({ field: 'scope' }));
+});
+
+it('a store failure leaks no internals: a closed store is a bare 503 UNAVAILABLE', async () => {
+  // A closed store answers every verb with STORE_CLOSED → 503 UNAVAILABLE, never a stack trace.
+  const n = await startTestNode();
+  await n.node.store.close();
+  const r = await n.call('POST', '/v1/memory/recall', { body: { subject: 'x' } });
+  expect(r.status).toBe(503);
+  expect(r.body.error?.code).toBe('UNAVAILABLE');
+  expect(JSON.stringify(r.body)).not.toMatch(/at .*\.(js|ts):\d+/);
+  await n.stop();
+});

@@ -1,0 +1,23 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+/** An official MCP client connected to a node's `/v1/mcp` with `token` (and identity headers). */
+export async function mcpClient(url: string, token: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'cairn-test', version: '0.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('/v1/mcp', url), {
+    requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** The JSON a tool call returned (structuredContent), checked to equal its one text block. */
+export function toolJson(result: unknown): { isError: boolean; body: Record<string, unknown> } {
+  const r = result as { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { text?: string }[] };
+  const text = r.content?.[0]?.text;
+  if (r.content?.length !== 1 || text === undefined) throw new Error('expected exactly one text block');
+  const body = r.structuredContent ?? {};
+  if (JSON.stringify(JSON.parse(text)) !== JSON.stringify(body))
+    throw new Error('text block differs from structuredContent');
+  return { isError: r.isError === true, body };
+}

@@ -1,0 +1,123 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+import { WriteBatch } from '../engine/batch.js';
+import type { Store } from '../engine/store.js';
+
+/** The tree that holds token records, keyed by the SHA-256 of the token. */
+export const TOKEN_TREE = 'auth.tokens';
+const PREFIX = 'cairn_';
+
+/** What a token may do: `admin` also manages tokens; `agent` uses the memory verbs. */
+export type Role = 'admin' | 'agent';
+
+/** A stored token: never the token itself, only its hash and what it names. */
+export interface TokenRecord {
+  /** A short public id used to list and revoke (not secret). */
+  id: string;
+  /** Hex SHA-256 of the token. */
+  hash: string;
+  tenant: string;
+  agent: string;
+  /** The only user this token may act for, when fixed. */
+  user?: string;
+  /** The only scopes this token may use, when restricted. */
+  scopes?: string[];
+  role: Role;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+/** What a new token names. */
+export interface TokenSpec {
+  agent: string;
+  user?: string;
+  scopes?: string[];
+  role?: Role;
+  tenant?: string;
+}
+
+/** The public view of a record, as `token list` shows it. */
+export type TokenInfo = Omit<TokenRecord, 'hash'>;
+
+function sha256(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** A new token: 32 random bytes (256 bits), base64url, with a recognisable prefix. */
+export function newToken(): string {
+  return PREFIX + randomBytes(32).toString('base64url');
+}
+
+function infoOf(r: TokenRecord): TokenInfo {
+  const { hash: _hash, ...info } = r;
+  return info;
+}
+
+/**
+ * Token records in a store. Lookups go by hash (the token never touches disk) and the stored hash
+ * is compared with the presented one in constant time.
+ */
+export class Tokens {
+  constructor(private readonly store: Store) {}
+
+  /** Creates a token for `spec`; returns the token (shown once) and its record. */
+  async create(spec: TokenSpec, token: string = newToken()): Promise<{ token: string; record: TokenRecord }> {
+    const hash = sha256(token);
+    const record: TokenRecord = {
+      id: randomBytes(6).toString('hex'),
+      hash: hash.toString('hex'),
+      tenant: spec.tenant ?? 'local',
+      agent: spec.agent,
+      ...(spec.user === undefined ? {} : { user: spec.user }),
+      ...(spec.scopes === undefined || spec.scopes.length === 0 ? {} : { scopes: spec.scopes }),
+      role: spec.role ?? 'agent',
+      createdAt: new Date().toISOString(),
+    };
+    await this.store.write(new WriteBatch().put(TOKEN_TREE, hash, JSON.stringify(record)));
+    return { token, record };
+  }
+
+  /** The live record of `token`, or null when unknown or revoked. */
+  verify(token: string): TokenRecord | null {
+    // Any string may be a token (CAIRN_ADMIN_TOKEN is chosen by the operator); only the hash is looked up.
+    if (token.length === 0 || token.length > 256) return null;
+    const hash = sha256(token);
+    const raw = this.store.get(TOKEN_TREE, hash);
+    if (raw === null) return null;
+    const record = JSON.parse(raw.toString('utf8')) as TokenRecord;
+    const stored = Buffer.from(record.hash, 'hex');
+    if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return null;
+    return record.revokedAt === undefined ? record : null;
+  }
+
+  /** Every record (revoked ones too), without hashes. */
+  async list(): Promise<TokenInfo[]> {
+    const entries = await this.store.range(TOKEN_TREE);
+    return entries
+      .map((e) => infoOf(JSON.parse(e.value.toString('utf8')) as TokenRecord))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /** Whether any live token exists. */
+  async any(): Promise<boolean> {
+    return (await this.list()).some((t) => t.revokedAt === undefined);
+  }
+
+  /**
+   * Revokes the token with public id `id`; returns its record, or null when no token has that
+   * id. Revoking twice keeps the first revocation time.
+   */
+  async revoke(id: string): Promise<TokenInfo | null> {
+    const entries = await this.store.range(TOKEN_TREE);
+    for (const e of entries) {
+      const record = JSON.parse(e.value.toString('utf8')) as TokenRecord;
+      if (record.id !== id) continue;
+      if (record.revokedAt === undefined) {
+        record.revokedAt = new Date().toISOString();
+        await this.store.write(new WriteBatch().put(TOKEN_TREE, e.key, JSON.stringify(record)));
+      }
+      return infoOf(record);
+    }
+    return null;
+  }
+}

@@ -1,0 +1,40 @@
+import { Tokens } from '../auth/tokens.js';
+import { Store } from '../engine/store.js';
+import { findRunningNode } from '../server/node.js';
+
+/**
+ * `cairn init`: creates the store and its admin token, printed once (`--json`:
+ * `{"dataDir","token"}`). `CAIRN_ADMIN_TOKEN` is used as the token when set. Refuses when a node
+ * holds the store or a live token already exists.
+ */
+export async function runInit(dataDir: string, json: boolean, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const running = findRunningNode(dataDir);
+  if (running !== null) {
+    process.stderr.write(`cairn init: a node is running on ${dataDir} (${running.url}); it is initialised\n`);
+    return 1;
+  }
+  const store = await Store.open(dataDir);
+  try {
+    const tokens = new Tokens(store);
+    if (await tokens.any()) {
+      process.stderr.write(
+        `cairn init: ${dataDir} already has tokens; make more with \`cairn token create --agent NAME\`\n`,
+      );
+      return 1;
+    }
+    const seed = env.CAIRN_ADMIN_TOKEN;
+    if (seed !== undefined && seed !== '' && seed.length < 32) {
+      process.stderr.write('cairn init: CAIRN_ADMIN_TOKEN must be at least 32 characters\n');
+      return 2;
+    }
+    const { token } = await tokens.create({ agent: 'admin', role: 'admin' }, seed || undefined);
+    process.stdout.write(
+      json
+        ? `${JSON.stringify({ dataDir, token })}\n`
+        : `Initialised ${dataDir}\nAdmin token (shown once; keep it secret):\n  ${token}\n`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,53 @@
+import { startNode } from '../server/node.js';
+
+/** `cairn serve` options after flags and environment are merged. */
+export interface ServeArgs {
+  dataDir: string;
+  host: string | undefined;
+  port: string | undefined;
+}
+
+/**
+ * Runs a node until SIGTERM/SIGINT, then shuts down gracefully: stops accepting, lets in-flight
+ * requests and writes finish, closes the store, removes `node.json`. Resolves with the exit code.
+ */
+export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const host = args.host ?? env.CAIRN_HOST ?? '127.0.0.1';
+  const portText = args.port ?? env.CAIRN_PORT ?? '4000';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`cairn serve: --port must be 0–65535, got ${JSON.stringify(portText)}\n`);
+    return 2;
+  }
+  let node: Awaited<ReturnType<typeof startNode>>;
+  try {
+    node = await startNode({
+      dataDir: args.dataDir,
+      host,
+      port,
+      adminToken: env.CAIRN_ADMIN_TOKEN,
+      allowedHosts: (env.CAIRN_ALLOWED_HOSTS ?? '').split(',').filter((h) => h !== ''),
+      ...(env.CAIRN_RATE_LIMIT === undefined ? {} : { rateLimit: Number(env.CAIRN_RATE_LIMIT) }),
+      logLevel: env.CAIRN_LOG_LEVEL ?? 'info',
+      allowPrivate: env.CAIRN_ALLOW_PRIVATE === '1' || env.CAIRN_ALLOW_PRIVATE === 'true',
+    });
+  } catch (err) {
+    process.stderr.write(`cairn serve: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  process.stderr.write(`cairn: serving ${args.dataDir} at ${node.url} (MCP: ${node.url}/v1/mcp)\n`);
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      process.stderr.write(`cairn: ${signal}, shutting down\n`);
+      node.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          process.stderr.write(`cairn: shutdown failed: ${String(err)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

@@ -1,0 +1,97 @@
+import { type TokenInfo, Tokens } from '../auth/tokens.js';
+import { Store } from '../engine/store.js';
+import { TokenCreateInput } from '../protocol/admin.js';
+import { findRunningNode } from '../server/node.js';
+import { adminCall } from './admin-client.js';
+
+/** Arguments of `cairn token create|list|revoke`. */
+export interface TokenArgs {
+  dataDir: string;
+  json: boolean;
+  agent?: string | undefined;
+  user?: string | undefined;
+  scopes?: string[] | undefined;
+  role?: string | undefined;
+  id?: string | undefined;
+}
+
+/** Runs `fn` on the store directly (no node holds it). */
+async function withTokens<T>(dataDir: string, fn: (t: Tokens) => Promise<T>): Promise<T> {
+  const store = await Store.open(dataDir);
+  try {
+    return await fn(new Tokens(store));
+  } finally {
+    await store.close();
+  }
+}
+
+function fail(message: string, code = 1): number {
+  process.stderr.write(`cairn token: ${message}\n`);
+  return code;
+}
+
+/**
+ * `cairn token create|list|revoke`: through the running node's admin API (admin token from
+ * `CAIRN_ADMIN_TOKEN`) when a node holds the store, else on the store directly.
+ */
+export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const node = findRunningNode(a.dataDir);
+  const admin = env.CAIRN_ADMIN_TOKEN;
+  try {
+    if (sub === 'create') {
+      const parsed = TokenCreateInput.safeParse({
+        agent: a.agent,
+        ...(a.user === undefined ? {} : { user: a.user }),
+        ...(a.scopes === undefined ? {} : { scopes: a.scopes }),
+        ...(a.role === undefined ? {} : { role: a.role }),
+      });
+      if (!parsed.success) {
+        const i = parsed.error.issues[0];
+        return fail(`--${String(i?.path[0] ?? 'agent')}: ${i?.message ?? 'invalid'}`, 2);
+      }
+      const made =
+        node !== null
+          ? await adminCall(node, admin, 'POST', '/v1/admin/tokens', parsed.data)
+          : await withTokens(a.dataDir, async (t) => {
+              const { token, record } = await t.create(parsed.data);
+              return { token, id: record.id, agent: record.agent, user: record.user ?? null, role: record.role };
+            });
+      process.stdout.write(
+        a.json
+          ? `${JSON.stringify({ token: made.token, agent: made.agent, user: made.user ?? null, id: made.id })}\n`
+          : `Token for agent ${String(made.agent)} (id ${String(made.id)}; shown once):\n  ${String(made.token)}\n`,
+      );
+      return 0;
+    }
+    if (sub === 'list') {
+      const list =
+        node !== null
+          ? ((await adminCall(node, admin, 'GET', '/v1/admin/tokens')).tokens as TokenInfo[])
+          : await withTokens(a.dataDir, (t) => t.list());
+      if (a.json) process.stdout.write(`${JSON.stringify({ tokens: list })}\n`);
+      else
+        for (const t of list) {
+          const state = t.revokedAt === undefined ? 'live' : `revoked ${t.revokedAt}`;
+          process.stdout.write(
+            `${t.id}  ${t.role.padEnd(5)}  agent=${t.agent}  user=${t.user ?? '*'}  scopes=${t.scopes?.join(',') ?? '*'}  ${state}\n`,
+          );
+        }
+      return 0;
+    }
+    if (sub === 'revoke') {
+      if (a.id === undefined) return fail('revoke needs the token id (see `cairn token list`)', 2);
+      const id = a.id;
+      const revoked =
+        node !== null
+          ? ((await adminCall(node, admin, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`))
+              .revoked as TokenInfo)
+          : await withTokens(a.dataDir, (t) => t.revoke(id));
+      if (revoked === null) return fail(`no token has id ${id}`);
+      process.stdout.write(a.json ? `${JSON.stringify({ revoked })}\n` : `revoked ${id}\n`);
+      return 0;
+    }
+    return fail(`unknown subcommand ${JSON.stringify(sub)}; use create, list or revoke`, 2);
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err));
+  }
+}

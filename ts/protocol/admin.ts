@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+import { Scope, UserId } from './fields.js';
+
+/** An agent name: what the token's writes are recorded as. */
+export const AgentName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-", at most 128, e.g. "claude"');
+
+/** POST /v1/admin/tokens: a new token naming its agent, optionally fixed to a user and scopes. */
+export const TokenCreateInput = z.strictObject({
+  agent: AgentName,
+  user: UserId.optional(),
+  scopes: z.array(Scope).max(256).optional(),
+  role: z.enum(['admin', 'agent']).optional(),
+});

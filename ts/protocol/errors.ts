@@ -1,0 +1,70 @@
+import type { z } from 'zod';
+
+/** The error codes of DESIGN.md §3 and the HTTP status each maps to. */
+export const ERROR_STATUS = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  VERSION_CONFLICT: 409,
+  IDEMPOTENCY_CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  VALIDATION_ERROR: 422,
+  DOCUMENT_CORRUPT: 422,
+  DOCUMENT_NOT_READABLE: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+/** A code clients can match on. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The body of every error reply, on HTTP and as an MCP tool error. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details: unknown[] };
+}
+
+/** An error the node answers in the product's terms; anything else becomes `INTERNAL`. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: unknown[] = [],
+  ) {
+    super(message);
+  }
+
+  /** The HTTP status of this error. */
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  /** The JSON body: `{"error": {code, message, details}}`. */
+  body(): ErrorBody {
+    return { error: { code: this.code, message: this.message, details: this.details } };
+  }
+}
+
+/** Whether `code` is one of DESIGN.md's codes. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code);
+}
+
+/**
+ * A zod failure as VALIDATION_ERROR: the message names the first field, and every issue is in
+ * `details` as `{field, message}` (field is the dotted zod path; `(body)` for the whole body).
+ */
+export function validationError(error: z.ZodError): ApiError {
+  const details = error.issues.map((i) => {
+    // An unknown field is named itself, not the object that holds it.
+    const path = i.code === 'unrecognized_keys' ? [...i.path, i.keys[0] ?? ''] : i.path;
+    const message = i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message;
+    return { field: path.length === 0 ? '(body)' : path.map(String).join('.'), message };
+  });
+  const first = details[0] ?? { field: '(body)', message: 'invalid' };
+  return new ApiError('VALIDATION_ERROR', `${first.field}: ${first.message}`, details);
+}

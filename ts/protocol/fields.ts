@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+// Field types shared by the verb schemas. Each carries the rule DESIGN.md states, so a refusal
+// names the field (zod's path) and says what was expected.
+
+const MAX_U64 = 18446744073709551615n;
+
+/** A 64-bit unsigned id as a decimal string; JSON numbers are refused (they lose precision). */
+export const Id = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,19})$/, 'an id is a decimal string of a 64-bit unsigned integer')
+  .refine((s) => BigInt(s) <= MAX_U64, 'an id is at most 2^64-1')
+  .describe('64-bit unsigned id as a decimal string');
+
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+// Lone surrogates cannot be stored as UTF-8; control characters in a name break its keys and display.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** `user_id` and `scope`: 1–256 bytes of UTF-8, no `:` (DESIGN.md §1). */
+export const Name256 = z
+  .string()
+  .min(1)
+  .refine(wellFormed, 'must be well-formed Unicode (no lone surrogates)')
+  .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+  .refine((s) => utf8Bytes(s) <= 256, 'at most 256 bytes')
+  .refine((s) => !s.includes(':'), 'must not contain ":"');
+
+/** A scope name (default `default`). */
+export const Scope = Name256.describe('Namespace of the memory; default "default". 1–256 bytes, no ":"');
+
+/** The end user whose memory it is. */
+export const UserId = Name256.describe('End user whose memory this is; default from the token or "default"');
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Milliseconds since the epoch of an ISO 8601 date or date-time, or NaN when it is not one. */
+export function isoToMs(s: string): number {
+  if (!ISO_DATE.test(s) && !ISO_DATETIME.test(s)) return Number.NaN;
+  const ms = Date.parse(s);
+  if (Number.isNaN(ms)) return ms;
+  // Date.parse rolls 2024-02-30 over to March; a real date prints back to the same day.
+  const day = s.slice(0, 10);
+  const offset = /([+-]\d{2}:\d{2})$/.exec(s)?.[1];
+  if (offset === undefined) return new Date(ms).toISOString().slice(0, 10) === day ? ms : Number.NaN;
+  const sign = offset.startsWith('-') ? -1 : 1;
+  const shift = sign * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6))) * 60_000;
+  return new Date(ms + shift).toISOString().slice(0, 10) === day ? ms : Number.NaN;
+}
+
+/** An ISO 8601 date (`2024-05-01`) or date-time with a zone (`2024-05-01T09:30:00Z`). */
+export const IsoDate = z
+  .string()
+  .refine((s) => !Number.isNaN(isoToMs(s)), 'an ISO 8601 date (2024-05-01) or date-time with zone (…T09:30:00Z)')
+  .describe('ISO 8601 date or date-time with zone');
+
+/** Free text with a byte ceiling, counted in UTF-8 as the engine counts it. */
+export function text(maxBytes: number, min = 1) {
+  return z
+    .string()
+    .min(min)
+    .refine(wellFormed, 'must be well-formed Unicode (no lone surrogates)')
+    .refine((s) => utf8Bytes(s) <= maxBytes, `at most ${maxBytes} bytes`);
+}
+
+/** A name (entity, type, key): like `text`, without control characters. */
+export function name(maxBytes: number) {
+  return text(maxBytes).refine((s) => !CONTROL.test(s), 'must not contain control characters');
+}
+
+/** Attributes of an entity or relation: a JSON object of scalar or structured values. */
+export const Attributes = z.record(z.string().min(1), z.unknown()).describe('Attributes as a JSON object');
+
+/** The identity fields every verb body may carry; the node strips them before the engine. */
+export const identityFields = {
+  user_id: UserId.optional(),
+  scope: Scope.optional(),
+};

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+import { IsoDate, identityFields, name, text } from './fields.js';
+
+// One strict schema per notes and handoff verb (DESIGN.md §2, "Notes and handoffs"). The notes
+// engine re-checks every rule; these make the tool schemas and OpenAPI say what it accepts.
+
+const KiB = 1024;
+const Key = name(512).describe('The note key, 1–512 bytes, e.g. "preferred_language"');
+const Visibility = z
+  .enum(['user', 'task', 'agent'])
+  .describe('user: every agent of the user; task: callers sending the same taskId; agent: only you');
+const TaskId = name(256).describe('The task the note or handoff belongs to');
+const Kind = z.enum(['user_preference', 'user_fact', 'task_state', 'decision']);
+const Cursor = text(4 * KiB).describe('The nextCursor of the previous page');
+
+/** memory_note_write: one note, versioned, with compare-and-set and idempotency. */
+export const NoteWriteInput = z.strictObject({
+  ...identityFields,
+  key: Key,
+  value: z
+    .unknown()
+    .refine((v) => v !== undefined && v !== null, 'required: any JSON value but null (use memory_forget to remove)')
+    .describe('Any JSON value but null, ≤ 64 KiB serialised'),
+  kind: Kind.optional(),
+  visibility: Visibility.optional(),
+  taskId: TaskId.optional(),
+  private: z.boolean().optional(),
+  writeMode: z.enum(['replace', 'merge']).optional(),
+  expectedVersion: z.int().min(0).optional(),
+  idempotencyKey: name(256).optional(),
+  confidence: z.number().min(0).max(1).optional(),
+  confidenceBasis: z.enum(['user_asserted', 'agent_inferred', 'source_supported']).optional(),
+  userConfirmed: z.boolean().optional(),
+});
+
+/** memory_note_list: current notes by filters or a hybrid query, paged. */
+export const NoteListInput = z.strictObject({
+  ...identityFields,
+  key: Key.optional(),
+  kind: Kind.optional(),
+  visibility: Visibility.optional(),
+  taskId: TaskId.optional(),
+  query: text(4 * KiB).optional(),
+  limit: z.int().min(1).max(100).optional(),
+  cursor: Cursor.optional(),
+  as_of: IsoDate.optional(),
+  includePrivate: z.boolean().optional(),
+});
+
+/** memory_history: the events of one note, entity or fact, oldest first, paged. */
+export const HistoryInput = z.strictObject({
+  ...identityFields,
+  key: Key.optional(),
+  visibility: Visibility.optional(),
+  taskId: TaskId.optional(),
+  subject: name(1024).optional(),
+  fact: z.strictObject({ from: name(1024), to: name(1024), type: name(1024) }).optional(),
+  cursor: Cursor.optional(),
+  limit: z.int().min(1).max(100).optional(),
+  includePrivate: z.boolean().optional(),
+});
+
+const Items = z.array(z.union([text(4 * KiB), z.record(z.string(), z.unknown())])).max(100);
+
+/** memory_handoff_create: a capsule for whoever picks the task up next. */
+export const HandoffCreateInput = z.strictObject({
+  ...identityFields,
+  taskId: TaskId,
+  summary: text(16 * KiB),
+  status: text(256).optional(),
+  decisions: Items.optional(),
+  nextSteps: Items.optional(),
+  artifacts: Items.optional(),
+  blockers: Items.optional(),
+  expiresAt: IsoDate.optional(),
+  to: name(128).optional().describe('The agent the handoff is addressed to'),
+});
+
+/** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to you. */
+export const HandoffResumeInput = z.strictObject({
+  ...identityFields,
+  taskId: TaskId.optional(),
+  limit: z.int().min(1).max(100).optional(),
+});

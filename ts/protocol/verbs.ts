@@ -1,0 +1,209 @@
+import type { z } from 'zod';
+
+import {
+  AuditInput,
+  ContextInput,
+  DeleteUserInput,
+  ExportInput,
+  ForgetInput,
+  ImportInput,
+  RecallInput,
+  RelateInput,
+  RememberInput,
+  StatusInput,
+} from './knowledge.js';
+import { HandoffCreateInput, HandoffResumeInput, HistoryInput, NoteListInput, NoteWriteInput } from './notes.js';
+
+/** One verb as every adapter sees it: its input schema and the description a model reads. */
+export interface VerbSpec {
+  /** The route segment: `POST /v1/memory/<verb>`. */
+  verb: string;
+  /** The MCP tool name, or null for an HTTP-only verb. */
+  tool: string | null;
+  title: string;
+  description: string;
+  input: z.ZodType;
+  /** Whether the verb changes the store (MCP `readOnlyHint` is the opposite). */
+  writes: boolean;
+}
+
+/** The verbs the node serves, in the order tools are listed. */
+export const VERBS: readonly VerbSpec[] = [
+  {
+    verb: 'status',
+    tool: 'memory_status',
+    title: 'Memory status',
+    writes: false,
+    input: StatusInput,
+    description:
+      'Health of the memory node and what it can do (retrieval channels, budgets, whether meaning search is armed), ' +
+      'and the scopes you have written with their counts. Send `scope` to also get that scope’s ontology: entity ' +
+      'types, relation types with counts and the exact relation spellings to reuse when you remember or relate. ' +
+      'Call it once at the start of a session, or before storing facts, to reuse existing type names.',
+  },
+  {
+    verb: 'remember',
+    tool: 'memory_remember',
+    title: 'Remember',
+    writes: true,
+    input: RememberInput,
+    description:
+      'Store knowledge. Send one of: `content` (raw text, cut into passages), `messages` ([{role, content}] of a ' +
+      'conversation), `passages` ([{text, mentions}], each mention must occur in its text), and/or `facts` ' +
+      '({entities:[{name,type}], relations:[{source,target,type}]}). Add `date` (ISO 8601: when it was said or true) ' +
+      'and `source` (a label shown in citations). Sending the same content with the same date again changes nothing ' +
+      '(`already: true`). The reply counts what was stored and lists `rejected` passages with the reason.',
+  },
+  {
+    verb: 'relate',
+    tool: 'memory_relate',
+    title: 'Relate two entities',
+    writes: true,
+    input: RelateInput,
+    description:
+      'Assert one typed relation `from` → `to` (e.g. from "Priya Raman", type "works_at", to "Acme"); missing ' +
+      'entities are created. `attributes` may carry `valid_from`/`valid_to`. `replaces: true` ends the subject’s ' +
+      'other relations of that type (history is kept; re-asserting an old one restores it). Reuse relation type ' +
+      'spellings from memory_status. The reply lists the relation and what was `ended` or `restored`.',
+  },
+  {
+    verb: 'recall',
+    tool: 'memory_recall',
+    title: 'Recall an entity',
+    writes: false,
+    input: RecallInput,
+    description:
+      'Everything stored about one entity: send `subject` (a name; near spellings and a word of a longer name match) ' +
+      'or `attribute` {key, value}. Returns facts in both directions, each with a `citation` (source and the quoted ' +
+      'sentence) and derived facts marked `derived: true`. Read `state` first: `answered` — use the facts and cite ' +
+      'them; `nothing_stored` — say you do not know, never invent; `could_not_judge` — see why. `as_of` (ISO time: ' +
+      'what was known then), `valid_at` (what was true then), `k` (max facts), `compact` (shorter citations).',
+  },
+  {
+    verb: 'context',
+    tool: 'memory_context',
+    title: 'Context for a question',
+    writes: false,
+    input: ContextInput,
+    description:
+      'Ranked, cited items to answer a `question` from: facts, passages and entities reached from the names and ' +
+      'types the question mentions. Read `grounding.verdict` before answering: `grounded` — one cited item covers ' +
+      'the question, answer from it and cite; `related` — items touch the question but `uncovered` words are not ' +
+      'supported, say what is missing; `nothing_stored` — say you do not know; never answer beyond the items. ' +
+      'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of`, `valid_at`, `compact`, and a context pack ' +
+      'with `tokenBudget`/`maxItems`/`purpose` that returns ready-to-use `context` text within the budget.',
+  },
+  {
+    verb: 'forget',
+    tool: 'memory_forget',
+    title: 'Forget',
+    writes: true,
+    input: ForgetInput,
+    description:
+      'Erase memory. Send exactly one of: `subject` (an exact entity name: the entity, its facts and the passages ' +
+      'naming it), `fact` ({from, to, type} or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
+      '{subject, key}, `note` {key}, or `all: true` (the whole scope). Forgetting again replies ' +
+      '`already_forgotten`; a name that never existed is NOT_FOUND with "did you mean" names. The reply counts what ' +
+      'went and what was kept and why. Only forget when the user asks.',
+  },
+  {
+    verb: 'export',
+    tool: 'memory_export',
+    title: 'Export a scope',
+    writes: false,
+    input: ExportInput,
+    description:
+      'One page of the scope as JSON records (header, entities, facts with provenance and ended state, documents). ' +
+      'Pass the reply’s `next` as `cursor` to get the following page; `next: null` means done. `limit` records per ' +
+      'page (default 500, max 5000).',
+  },
+  {
+    verb: 'import',
+    tool: 'memory_import',
+    title: 'Import records',
+    writes: true,
+    input: ImportInput,
+    description:
+      'Load `records` from a memory_export page into this scope. Pages may come in any order and twice without ' +
+      'duplicates; history is kept. The reply counts what was imported and lists `skipped` and `not_reproduced`.',
+  },
+  {
+    verb: 'note_write',
+    tool: 'memory_note_write',
+    title: 'Write a note',
+    writes: true,
+    input: NoteWriteInput,
+    description:
+      'Save a small structured note under a `key`: a user preference, a user fact, task state or a decision ' +
+      '(`kind`), with `value` any JSON. `visibility`: `user` (default, every agent of this user), `task` (needs ' +
+      '`taskId`), `agent` (only you). `writeMode: merge` deep-merges objects. For safe updates send ' +
+      '`expectedVersion` (0 = create only; VERSION_CONFLICT tells you the current version) and an ' +
+      '`idempotencyKey` when retrying. `confidence` needs `confidenceBasis`. The receipt gives `version` and ' +
+      '`evolution` (created|replaced|merged).',
+  },
+  {
+    verb: 'note_list',
+    tool: 'memory_note_list',
+    title: 'List notes',
+    writes: false,
+    input: NoteListInput,
+    description:
+      'Current notes you may see, filtered by `key`, `kind`, `visibility`, `taskId`, or found by `query` (each ' +
+      'item then has a retrieval receipt). `limit` ≤ 100; pass `nextCursor` back as `cursor` for more with the ' +
+      'same filters. `as_of` reads the notes as they were then.',
+  },
+  {
+    verb: 'history',
+    tool: 'memory_history',
+    title: 'History',
+    writes: false,
+    input: HistoryInput,
+    description:
+      'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
+      'entity (`subject`) or one fact (`fact: {from, to, type}`), oldest first, with before/after values and ' +
+      'the agent that wrote them. Paged by `cursor`.',
+  },
+  {
+    verb: 'handoff_create',
+    tool: 'memory_handoff_create',
+    title: 'Hand off a task',
+    writes: true,
+    input: HandoffCreateInput,
+    description:
+      'Leave a handoff capsule on `taskId` for the next agent: `summary`, `status`, `decisions`, `nextSteps`, ' +
+      '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601) and `to` (an agent name). Call it before you ' +
+      'stop work that another agent will continue.',
+  },
+  {
+    verb: 'handoff_resume',
+    tool: 'memory_handoff_resume',
+    title: 'Resume a task',
+    writes: false,
+    input: HandoffResumeInput,
+    description:
+      'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `expired` says when it ' +
+      'expired; `none` if there is none). Without `taskId`, the unexpired handoffs addressed to you. Call it ' +
+      'when you start on a task someone else may have begun.',
+  },
+  {
+    verb: 'delete_user',
+    tool: null,
+    title: 'Delete a user',
+    writes: true,
+    input: DeleteUserInput,
+    description: 'Erase every scope of the caller’s user (send `confirm: true`). HTTP only.',
+  },
+  {
+    verb: 'audit',
+    tool: null,
+    title: 'Audit',
+    writes: false,
+    input: AuditInput,
+    description: 'The calling agent’s own write events, newest first, paged by `cursor`. HTTP only.',
+  },
+];
+
+/** The spec of `verb`, or undefined. */
+export function verbSpec(verb: string): VerbSpec | undefined {
+  return VERBS.find((v) => v.verb === verb);
+}

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance } from 'fastify';
+
+import { Tokens } from '../auth/tokens.js';
+import type { Store } from '../engine/store.js';
+import { ApiError } from '../protocol/errors.js';
+import type { NodeInfo, Service } from '../service/context.js';
+import { errorHandler, sendError } from './errors.js';
+import { hostGuard } from './guard.js';
+import { registerMcp, type SessionLimits } from './mcp.js';
+import { registerRoutes } from './routes.js';
+
+/** How the HTTP app is set up; every field has a default fit for a personal node. */
+export interface AppOptions {
+  store: Store;
+  node: NodeInfo;
+  /** Whether the bind address is loopback (Host/Origin must then name this machine). */
+  loopback: boolean;
+  /** Extra `host:port` values accepted in `Host`/`Origin`. */
+  allowedHosts?: string[];
+  /** The port actually listened on (known after listen). */
+  port: () => number;
+  /** Largest accepted body in bytes (default 8 MiB: a 5 MB document as base64 plus JSON). */
+  bodyLimit?: number;
+  /** Requests per minute per token (default 1200). */
+  rateLimit?: number;
+  sessions?: Partial<SessionLimits>;
+  /** pino level (default `info`); `silent` in tests. */
+  logLevel?: string;
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: { write(line: string): void };
+}
+
+/**
+ * The fastify app: Host/Origin guard, per-token rate limit, JSON errors, the routes and MCP.
+ * Logs carry request ids; tokens and memory contents are never logged at info level (the
+ * Authorization header is redacted and bodies are not logged).
+ */
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    bodyLimit: opts.bodyLimit ?? 8 * 1024 * 1024,
+    logger: {
+      level: opts.logLevel ?? 'info',
+      redact: ['req.headers.authorization', 'req.headers["x-cairn-user"]'],
+      ...(opts.logStream === undefined ? {} : { stream: opts.logStream }),
+    },
+    forceCloseConnections: 'idle',
+    // Requests that arrive while draining get our UNAVAILABLE body (below), not fastify's own.
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing) return;
+    reply.header('Connection', 'close');
+    throw new ApiError('UNAVAILABLE', 'the node is shutting down');
+  });
+  // A request in flight when the drain starts ends its keep-alive connection with its reply, so
+  // close() does not wait for the client's idle timeout.
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('Connection', 'close');
+  });
+  app.decorateRequest('principal', null);
+  // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.
+  app.removeContentTypeParser('text/plain');
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, new ApiError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
+  );
+  app.addHook(
+    'onRequest',
+    hostGuard({ loopback: opts.loopback, allowedHosts: opts.allowedHosts ?? [], port: opts.port }),
+  );
+  await app.register(rateLimit, {
+    global: true,
+    max: opts.rateLimit ?? 1200,
+    timeWindow: 60_000,
+    // Per token (by its header, never logged); requests without one share their address's bucket.
+    keyGenerator: (req) => {
+      const auth = req.headers.authorization;
+      return auth === undefined ? `ip:${req.ip}` : createHash('sha256').update(auth).digest('base64url');
+    },
+    errorResponseBuilder: (_req, ctx) => new ApiError('RATE_LIMITED', `too many requests; retry in ${ctx.after}`),
+  });
+  const svc: Service = { store: opts.store, node: opts.node };
+  const tokens = new Tokens(opts.store);
+  registerRoutes(app, svc, tokens);
+  registerMcp(app, svc, tokens, opts.node.version, {
+    maxSessions: opts.sessions?.maxSessions ?? 64,
+    idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
+  });
+  return app;
+}

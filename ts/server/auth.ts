@@ -1,0 +1,49 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+import type { Tokens } from '../auth/tokens.js';
+import { ApiError } from '../protocol/errors.js';
+import type { Principal } from '../service/identity.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The principal of a request with a valid bearer token; UNAUTHENTICATED otherwise. */
+export function authenticate(tokens: Tokens, req: FastifyRequest): Principal {
+  const auth = header(req, 'authorization');
+  const match = auth === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(auth);
+  const token = match?.[1];
+  if (token === undefined) throw new ApiError('UNAUTHENTICATED', 'send a bearer token: Authorization: Bearer <token>');
+  const record = tokens.verify(token);
+  if (record === null) throw new ApiError('UNAUTHENTICATED', 'the token is unknown or revoked');
+  return { token: record, headerUser: header(req, 'x-cairn-user'), headerScope: header(req, 'x-cairn-scope') };
+}
+
+/** An onRequest hook: authenticates before the body is read. */
+export function authHook(tokens: Tokens) {
+  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    req.principal = authenticate(tokens, req);
+  };
+}
+
+/** An onRequest hook for admin routes: an admin token or FORBIDDEN. */
+export function adminHook(tokens: Tokens) {
+  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const p = authenticate(tokens, req);
+    if (p.token.role !== 'admin') throw new ApiError('FORBIDDEN', 'this route needs an admin token');
+    req.principal = p;
+  };
+}
+
+/** The principal set by `authHook` (routes that use it always have one). */
+export function principalOf(req: FastifyRequest): Principal {
+  if (req.principal === null) throw new ApiError('UNAUTHENTICATED', 'send a bearer token');
+  return req.principal;
+}

@@ -1,0 +1,71 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+
+import { jsonSchemaOf } from '../protocol/json-schema.js';
+import { VERBS } from '../protocol/verbs.js';
+import type { Service } from '../service/context.js';
+import type { Principal } from '../service/identity.js';
+import { SERVICES } from '../service/memory.js';
+import { toApiError } from './errors.js';
+
+/** The tools as `tools/list` shows them: one per verb that has a tool name. */
+export function toolList() {
+  return VERBS.filter((v) => v.tool !== null).map((v) => ({
+    name: v.tool as string,
+    title: v.title,
+    description: v.description,
+    inputSchema: jsonSchemaOf(v.input) as { type: 'object'; [k: string]: unknown },
+    annotations: {
+      title: v.title,
+      readOnlyHint: !v.writes,
+      destructiveHint: v.verb === 'forget',
+      idempotentHint: v.verb !== 'relate',
+      openWorldHint: false,
+    },
+  }));
+}
+
+/** The JSON of a reply as MCP wants it: the same object as structuredContent and one text block. */
+function result(body: Record<string, unknown>, isError = false) {
+  return {
+    content: [{ type: 'text' as const, text: JSON.stringify(body) }],
+    structuredContent: body,
+    ...(isError ? { isError: true } : {}),
+  };
+}
+
+/**
+ * An MCP server whose tools call the service functions, as the HTTP routes do; `principalOf`
+ * gives the principal of the request being handled (from the transport's auth info).
+ */
+export function toolServer(
+  svc: Service,
+  version: string,
+  principalOf: (extra: { authInfo?: { extra?: Record<string, unknown> } }) => Principal,
+  onError: (err: unknown) => void,
+): Server {
+  const server = new Server(
+    { name: 'cairn', title: 'Cairn memory', version },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions:
+        'Cairn is your long-term memory. Before answering about people, projects or past decisions, call ' +
+        'memory_context (or memory_recall for one entity) and answer only from cited items; store what the user ' +
+        'tells you with memory_remember or memory_relate.',
+    },
+  );
+  const tools = toolList();
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const spec = VERBS.find((v) => v.tool === req.params.name);
+    const run = spec === undefined ? undefined : SERVICES[spec.verb];
+    if (run === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+    try {
+      return result(await run(svc, principalOf(extra), req.params.arguments ?? {}));
+    } catch (err) {
+      const api = toApiError(err, onError);
+      return result(api.body() as unknown as Record<string, unknown>, true);
+    }
+  });
+  return server;
+}

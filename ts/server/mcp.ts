@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+import type { Tokens } from '../auth/tokens.js';
+import { ApiError } from '../protocol/errors.js';
+import type { Service } from '../service/context.js';
+import type { Principal } from '../service/identity.js';
+import { authHook, principalOf } from './auth.js';
+import { sendError } from './errors.js';
+import { toolServer } from './mcp-tools.js';
+
+/** Bounds on MCP sessions: how many at once and how long one may sit idle. */
+export interface SessionLimits {
+  maxSessions: number;
+  idleMs: number;
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  /** The token that opened it: only that token may use it. */
+  tokenId: string;
+  lastSeen: number;
+}
+
+function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * MCP over Streamable HTTP at `/v1/mcp`: one SDK transport and tool server per session, bound to
+ * the token that opened it, evicted when idle or when the cap is reached (least recently used).
+ */
+export function registerMcp(
+  app: FastifyInstance,
+  svc: Service,
+  tokens: Tokens,
+  version: string,
+  limits: SessionLimits,
+) {
+  const sessions = new Map<string, Session>();
+
+  const close = (id: string) => {
+    const s = sessions.get(id);
+    if (s === undefined) return;
+    sessions.delete(id);
+    void s.transport.close().catch(() => undefined);
+    void s.server.close().catch(() => undefined);
+  };
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) if (now - s.lastSeen > limits.idleMs) close(id);
+    },
+    Math.min(limits.idleMs, 60_000),
+  );
+  sweep.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(sweep);
+    for (const id of [...sessions.keys()]) close(id);
+  });
+
+  const principalFromExtra = (extra: { authInfo?: { extra?: Record<string, unknown> } }): Principal => {
+    const p = extra.authInfo?.extra?.principal as Principal | undefined;
+    if (p === undefined) throw new ApiError('UNAUTHENTICATED', 'send a bearer token');
+    return p;
+  };
+
+  const open = async (tokenId: string): Promise<StreamableHTTPServerTransport> => {
+    if (sessions.size >= limits.maxSessions) {
+      const oldest = [...sessions.entries()].sort((a, b) => a[1].lastSeen - b[1].lastSeen)[0];
+      if (oldest !== undefined) close(oldest[0]);
+    }
+    const server = toolServer(svc, version, principalFromExtra, (err) => app.log.error({ err }, 'tool failed'));
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server, tokenId, lastSeen: Date.now() });
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+      },
+    });
+    await server.connect(transport);
+    return transport;
+  };
+
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+    const p = principalOf(req);
+    const sid = req.headers['mcp-session-id'];
+    let transport: StreamableHTTPServerTransport;
+    if (typeof sid === 'string') {
+      const s = sessions.get(sid);
+      // Another token's session looks exactly like one that does not exist.
+      if (s === undefined || s.tokenId !== p.token.id) return rpcError(reply, 404, -32001, 'Session not found');
+      s.lastSeen = Date.now();
+      transport = s.transport;
+    } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
+      transport = await open(p.token.id);
+    } else {
+      return rpcError(reply, 400, -32000, 'Bad Request: send an initialize request, or an Mcp-Session-Id header');
+    }
+    const raw = req.raw as typeof req.raw & { auth?: AuthInfo };
+    raw.auth = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
+    reply.hijack();
+    await transport.handleRequest(raw, reply.raw, req.body);
+    return reply;
+  };
+
+  const onRequest = authHook(tokens);
+  app.post('/v1/mcp', { onRequest }, handle);
+  app.delete('/v1/mcp', { onRequest }, handle);
+  // No server-initiated push stream: say so before asking for a token, so clients fall back cleanly.
+  app.get('/v1/mcp', (_req, reply) => {
+    reply.header('Allow', 'POST, DELETE');
+    return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', 'this node has no push stream; use POST'));
+  });
+  return { sessions };
+}

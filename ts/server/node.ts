@@ -1,0 +1,144 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+import type { FastifyInstance } from 'fastify';
+
+import { Tokens } from '../auth/tokens.js';
+import { Store } from '../engine/store.js';
+import { buildApp } from './app.js';
+import { isLoopback } from './guard.js';
+
+/** The package version, shown in health, status and the MCP server info. */
+export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** Where a running node announces itself inside its data dir. */
+export const NODE_FILE = 'node.json';
+
+/** What `node.json` holds. */
+export interface NodeFile {
+  url: string;
+  pid: number;
+  dataDir: string;
+  startedAt: string;
+}
+
+/** How to run a node. */
+export interface NodeOptions {
+  dataDir: string;
+  host?: string;
+  port?: number;
+  /** Seeds the admin token on a first start (`CAIRN_ADMIN_TOKEN`). */
+  adminToken?: string | undefined;
+  allowedHosts?: string[];
+  rateLimit?: number;
+  bodyLimit?: number;
+  sessions?: { maxSessions?: number; idleMs?: number };
+  logLevel?: string;
+  /** Where log lines go (default stdout). */
+  logStream?: { write(line: string): void };
+  allowPrivate?: boolean;
+  /** Where first-start messages go (the admin token, once). Default stderr. */
+  announce?: (line: string) => void;
+}
+
+/** A running node. */
+export interface RunningNode {
+  url: string;
+  port: number;
+  app: FastifyInstance;
+  store: Store;
+  /** The admin token when this start created one (shown once), else null. */
+  createdAdminToken: string | null;
+  /** Stops accepting, lets in-flight requests (and writes) finish, closes the store; idempotent. */
+  close(): Promise<void>;
+}
+
+/** The `node.json` of a node running on `dataDir`, when one is there and its process lives. */
+export function findRunningNode(dataDir: string): NodeFile | null {
+  let file: NodeFile;
+  try {
+    file = JSON.parse(readFileSync(join(dataDir, NODE_FILE), 'utf8')) as NodeFile;
+  } catch {
+    return null;
+  }
+  try {
+    process.kill(file.pid, 0);
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else; it still holds the store.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
+  }
+  return file;
+}
+
+/**
+ * Opens the store, makes sure a token exists (seeding `adminToken`, or on a loopback bind creating
+ * one and announcing it once), then listens and writes `node.json`. A non-loopback bind with no
+ * token refuses to start.
+ */
+export async function startNode(opts: NodeOptions): Promise<RunningNode> {
+  const host = opts.host ?? '127.0.0.1';
+  const loopback = isLoopback(host);
+  const announce = opts.announce ?? ((l: string) => process.stderr.write(`${l}\n`));
+  mkdirSync(opts.dataDir, { recursive: true });
+  const store = await Store.open(opts.dataDir);
+  let createdAdminToken: string | null = null;
+  let app: FastifyInstance | undefined;
+  try {
+    const tokens = new Tokens(store);
+    if (!(await tokens.any())) {
+      if (opts.adminToken !== undefined && opts.adminToken !== '') {
+        if (opts.adminToken.length < 32) throw new Error('CAIRN_ADMIN_TOKEN must be at least 32 characters');
+        await tokens.create({ agent: 'admin', role: 'admin' }, opts.adminToken);
+      } else if (!loopback) {
+        throw new Error(
+          `refusing to listen on ${host} with no token: run \`cairn init --data-dir ${opts.dataDir}\` or set CAIRN_ADMIN_TOKEN`,
+        );
+      } else {
+        createdAdminToken = (await tokens.create({ agent: 'admin', role: 'admin' })).token;
+        announce(`cairn: first start; admin token (shown once, keep it): ${createdAdminToken}`);
+      }
+    }
+    let port = opts.port ?? 4000;
+    app = await buildApp({
+      store,
+      node: { version: VERSION, startedAt: Date.now(), profile: 'lite', allowPrivate: opts.allowPrivate ?? false },
+      loopback,
+      ...(opts.allowedHosts === undefined ? {} : { allowedHosts: opts.allowedHosts }),
+      port: () => port,
+      ...(opts.rateLimit === undefined ? {} : { rateLimit: opts.rateLimit }),
+      ...(opts.bodyLimit === undefined ? {} : { bodyLimit: opts.bodyLimit }),
+      ...(opts.sessions === undefined ? {} : { sessions: opts.sessions }),
+      ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
+      ...(opts.logStream === undefined ? {} : { logStream: opts.logStream }),
+    });
+    await app.listen({ host, port });
+    port = (app.server.address() as AddressInfo).port;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const file: NodeFile = { url, pid: process.pid, dataDir: opts.dataDir, startedAt: new Date().toISOString() };
+    const nodeFile = join(opts.dataDir, NODE_FILE);
+    writeFileSync(nodeFile, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    let closing: Promise<void> | undefined;
+    const running = app;
+    return {
+      url,
+      port,
+      app: running,
+      store,
+      createdAdminToken,
+      close: () => {
+        closing ??= (async () => {
+          rmSync(nodeFile, { force: true });
+          await running.close();
+          await store.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await app?.close();
+    await store.close();
+    throw err;
+  }
+}

@@ -1,0 +1,73 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+import type { Tokens } from '../auth/tokens.js';
+import { TokenCreateInput } from '../protocol/admin.js';
+import { ApiError } from '../protocol/errors.js';
+import { VERBS } from '../protocol/verbs.js';
+import { parseInput, type Service } from '../service/context.js';
+import { resolveIdentity } from '../service/identity.js';
+import { SERVICES } from '../service/memory.js';
+import { adminHook, authHook, principalOf } from './auth.js';
+import { DOCS_HTML } from './docs-page.js';
+import { openApiDocument } from './openapi.js';
+
+/** Paths OAuth clients probe; Cairn uses bearer tokens, so they are plain JSON 404s, before auth. */
+const OAUTH_PATHS = [
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/oauth-authorization-server/*',
+  '/.well-known/oauth-protected-resource',
+  '/.well-known/oauth-protected-resource/*',
+  '/.well-known/openid-configuration',
+  '/.well-known/openid-configuration/*',
+  '/register',
+];
+
+/** The memory verbs, health, whoami, the API description, and the admin token routes. */
+export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Tokens) {
+  const onRequest = authHook(tokens);
+  const open = { config: { rateLimit: false } };
+
+  app.get('/health', open, () => ({ status: 'ok', version: svc.node.version, profile: svc.node.profile }));
+  const doc = openApiDocument(svc.node.version);
+  app.get('/v1/openapi.json', open, () => doc);
+  app.get('/docs', open, (_req, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
+  for (const path of OAUTH_PATHS) {
+    app.all(path, open, (_req, reply) =>
+      reply.code(404).send(new ApiError('NOT_FOUND', 'this node uses bearer tokens, not OAuth').body()),
+    );
+  }
+
+  app.get('/v1/whoami', { onRequest }, (req) => {
+    const p = principalOf(req);
+    const id = resolveIdentity(p, {});
+    return { ...id, role: p.token.role, token: { id: p.token.id }, scopes: p.token.scopes ?? null };
+  });
+
+  for (const spec of VERBS) {
+    const run = SERVICES[spec.verb];
+    if (run === undefined) continue;
+    const handler = (req: FastifyRequest) => run(svc, principalOf(req), req.method === 'GET' ? {} : req.body);
+    app.post(`/v1/memory/${spec.verb}`, { onRequest }, handler);
+    if (spec.verb === 'status') app.get('/v1/memory/status', { onRequest }, handler);
+  }
+
+  const admin = { onRequest: adminHook(tokens) };
+  app.get('/v1/admin/tokens', admin, async () => ({ tokens: await tokens.list() }));
+  app.post('/v1/admin/tokens', admin, async (req) => {
+    const input = parseInput(TokenCreateInput, req.body);
+    const { token, record } = await tokens.create({ ...input, tenant: principalOf(req).token.tenant });
+    return {
+      token,
+      id: record.id,
+      agent: record.agent,
+      user: record.user ?? null,
+      scopes: record.scopes ?? null,
+      role: record.role,
+    };
+  });
+  app.delete<{ Params: { id: string } }>('/v1/admin/tokens/:id', admin, async (req) => {
+    const revoked = await tokens.revoke(req.params.id);
+    if (revoked === null) throw new ApiError('NOT_FOUND', 'no token has that id');
+    return { revoked };
+  });
+}

@@ -1,0 +1,43 @@
+import type { z } from 'zod';
+import type { Store } from '../engine/store.js';
+
+import { ApiError, validationError } from '../protocol/errors.js';
+import { isoToMs } from '../protocol/fields.js';
+import type { Principal } from './identity.js';
+
+/** What the node knows about itself, for memory_status and whoami. */
+export interface NodeInfo {
+  version: string;
+  startedAt: number;
+  profile: 'lite';
+  /** Whether private notes may be returned (`CAIRN_ALLOW_PRIVATE`). */
+  allowPrivate: boolean;
+}
+
+/** Everything a service function needs besides the request: the store and the node. */
+export interface Service {
+  store: Store;
+  node: NodeInfo;
+}
+
+/** Parses `input` with `schema`; a failure is a VALIDATION_ERROR naming the field. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  if (input === undefined || input === null) input = {};
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw new ApiError('VALIDATION_ERROR', '(body): expected a JSON object', [
+      { field: '(body)', message: 'expected a JSON object' },
+    ]);
+  }
+  const r = schema.safeParse(input);
+  if (!r.success) throw validationError(r.error);
+  return r.data;
+}
+
+/** The body the engine gets: identity fields removed, `as_of` turned into milliseconds. */
+export function engineBody(input: object): Record<string, unknown> {
+  const { user_id: _u, scope: _s, ...rest } = input as Record<string, unknown>;
+  if (typeof rest.as_of === 'string') rest.as_of = isoToMs(rest.as_of);
+  return rest;
+}
+
+export type { Principal };

@@ -1,0 +1,70 @@
+import { StoreError } from '../engine/errors.js';
+import type { Caller, KnowledgeVerb } from '../engine/knowledge.js';
+import type { Store } from '../engine/store.js';
+import { ApiError, isErrorCode } from '../protocol/errors.js';
+import type { Identity } from './identity.js';
+
+type Reply = Record<string, unknown>;
+
+/** The notes engine entry, present once the notes work is in the build. */
+type NotesCall = (verb: string, caller: Caller, body: unknown) => Promise<Reply>;
+
+/** The store's `notes(...)` method, or null when this build has no notes engine. */
+export function notesOf(store: Store): NotesCall | null {
+  const notes = (store as unknown as { notes?: NotesCall }).notes;
+  return typeof notes === 'function' ? notes.bind(store) : null;
+}
+
+/**
+ * An engine refusal (`{error: {code, message, details}}`) as an ApiError; an engine code outside
+ * DESIGN.md's list (e.g. INVALID_ARGUMENT) is a VALIDATION_ERROR.
+ */
+function refusal(reply: Reply): ApiError | null {
+  const err = reply.error as { code?: unknown; message?: unknown; details?: unknown } | undefined;
+  if (err === undefined || err === null || typeof err !== 'object') return null;
+  const code = isErrorCode(err.code) ? err.code : 'VALIDATION_ERROR';
+  const details = Array.isArray(err.details) ? err.details : [];
+  return new ApiError(code, typeof err.message === 'string' ? err.message : code, details);
+}
+
+/** A store failure in the product's terms; internals stay in the log, never in the reply. */
+export function storeFailure(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof StoreError) {
+    if (err.code === 'INVALID_ARGUMENT') return new ApiError('VALIDATION_ERROR', err.message);
+    if (err.code === 'STORE_CLOSED') return new ApiError('UNAVAILABLE', 'the node is shutting down');
+  }
+  return new ApiError('INTERNAL', 'internal error');
+}
+
+function callerOf(id: Identity): Caller {
+  return { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent };
+}
+
+/** Runs a knowledge verb as `id`; a refusal or store failure throws an ApiError. */
+export async function knowledge(store: Store, verb: KnowledgeVerb, id: Identity, body: object): Promise<Reply> {
+  let reply: Reply;
+  try {
+    reply = await store.knowledge(verb, callerOf(id), body);
+  } catch (err) {
+    throw storeFailure(err);
+  }
+  const refused = refusal(reply);
+  if (refused !== null) throw refused;
+  return reply;
+}
+
+/** Runs a notes-engine verb as `id`; UNAVAILABLE when this build has no notes engine. */
+export async function notes(store: Store, verb: string, id: Identity, body: object): Promise<Reply> {
+  const call = notesOf(store);
+  if (call === null) throw new ApiError('UNAVAILABLE', `${verb} is not served by this build`);
+  let reply: Reply;
+  try {
+    reply = await call(verb, callerOf(id), body);
+  } catch (err) {
+    throw storeFailure(err);
+  }
+  const refused = refusal(reply);
+  if (refused !== null) throw refused;
+  return reply;
+}

@@ -1,0 +1,201 @@
+import type { KnowledgeVerb } from '../engine/knowledge.js';
+import { ApiError } from '../protocol/errors.js';
+import {
+  AuditInput,
+  ContextInput,
+  DeleteUserInput,
+  ExportInput,
+  ForgetInput,
+  ImportInput,
+  RecallInput,
+  RelateInput,
+  RememberInput,
+  StatusInput,
+} from '../protocol/knowledge.js';
+import {
+  HandoffCreateInput,
+  HandoffResumeInput,
+  HistoryInput,
+  NoteListInput,
+  NoteWriteInput,
+} from '../protocol/notes.js';
+import { engineBody, type Principal, parseInput, type Service } from './context.js';
+import { knowledge, notes } from './engine.js';
+import { resolveIdentity } from './identity.js';
+import { buildPack } from './pack.js';
+
+type Reply = Record<string, unknown>;
+
+function identify<T extends { user_id?: string | undefined; scope?: string | undefined }>(p: Principal, input: T) {
+  return resolveIdentity(p, input);
+}
+
+/**
+ * memory_status: node health, profile and capabilities, the caller's scopes with counts, and with
+ * an explicit `scope` that scope's ontology (from the engine's `status`).
+ */
+export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(StatusInput, raw);
+  const id = identify(p, input);
+  const engine = await knowledge(svc.store, 'status', id, engineBody(input));
+  const explicit = input.scope !== undefined || p.headerScope !== undefined;
+  const { ontology, ...rest } = engine;
+  // A token limited to scopes learns nothing about the others, not even their names or counts.
+  const allowed = p.token.scopes;
+  if (allowed !== undefined && Array.isArray(rest.scopes)) {
+    rest.scopes = (rest.scopes as { scope?: unknown }[]).filter((s) => allowed.includes(String(s.scope)));
+  }
+  return {
+    node: {
+      status: 'ok',
+      version: svc.node.version,
+      profile: svc.node.profile,
+      uptime_s: Math.round((Date.now() - svc.node.startedAt) / 1000),
+    },
+    capabilities: {
+      channels: ['graph', 'mentions', 'full_text', 'meaning'],
+      meaning: 'not_armed',
+      embedding: { state: 'not_armed', done: 0, pending: 0 },
+      budgets: {
+        context: { k_max: 100, k_default: 8, hops_max: 3, hops_default: 2, estimator: 'utf8_bytes_v1' },
+        remember: {
+          entities: 1000,
+          relations: 5000,
+          text_bytes: 1048576,
+          passages: 1000,
+          passage_bytes: 65536,
+          name_bytes: 1024,
+        },
+        export_page_max: 5000,
+      },
+    },
+    identity: { user: id.user, scope: id.scope, agent: id.agent },
+    ...rest,
+    ...(explicit ? { ontology } : {}),
+  };
+}
+
+/** memory_remember: stores text and/or facts in the caller's scope. */
+export async function memoryRemember(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(RememberInput, raw);
+  return knowledge(svc.store, 'remember', identify(p, input), engineBody(input));
+}
+
+/** memory_relate: one typed edge; `replaces` ends the subject's other edges of that type. */
+export async function memoryRelate(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(RelateInput, raw);
+  return knowledge(svc.store, 'relate', identify(p, input), engineBody(input));
+}
+
+/** memory_recall: everything about one entity, with citations and a `state`. */
+export async function memoryRecall(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(RecallInput, raw);
+  return knowledge(svc.store, 'recall', identify(p, input), engineBody(input));
+}
+
+/**
+ * memory_context: ranked, cited items with a grounding verdict; with `tokenBudget`, `maxItems` or
+ * `purpose` the node also packs the items into `context` text within the budget.
+ */
+export async function memoryContext(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(ContextInput, raw);
+  const { tokenBudget, maxItems, purpose, ...rest } = input;
+  const reply = await knowledge(svc.store, 'context', identify(p, rest), engineBody(rest));
+  if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) return reply;
+  const items = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
+  const pack = buildPack(items, { tokenBudget, maxItems, purpose });
+  return { ...reply, ...pack };
+}
+
+/** memory_forget: exactly one form; notes go to the notes engine, the rest to knowledge. */
+export async function memoryForget(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(ForgetInput, raw);
+  const id = identify(p, input);
+  if (input.note !== undefined) {
+    return notes(svc.store, 'note_forget', id, notesBody(svc, input.note));
+  }
+  return knowledge(svc.store, 'forget', id, engineBody(input));
+}
+
+/** memory_export: one page of the caller's scope; `next` is the cursor of the following page. */
+export async function memoryExport(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(ExportInput, raw);
+  return knowledge(svc.store, 'export', identify(p, input), engineBody(input));
+}
+
+/** memory_import: records of an export page into the caller's scope. */
+export async function memoryImport(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(ImportInput, raw);
+  return knowledge(svc.store, 'import', identify(p, input), engineBody(input));
+}
+
+/** delete_user: every scope of the caller's user. */
+export async function deleteUser(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(DeleteUserInput, raw);
+  const { confirm: _confirm, ...rest } = input;
+  if (p.token.scopes !== undefined) {
+    throw new ApiError('FORBIDDEN', 'delete_user erases every scope; this token is limited to some');
+  }
+  // The forget-export work adds `delete_user` to the engine's verbs; the TS union predates it.
+  return knowledge(svc.store, 'delete_user', identify(p, rest), engineBody(rest));
+}
+
+/** audit: the calling agent's own events, paged (served by the notes engine). */
+export async function audit(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(AuditInput, raw);
+  return notes(svc.store, 'audit', identify(p, input), notesBody(svc, input));
+}
+
+/** The notes engine's body: the request without identity, plus the node's private-notes policy. */
+function notesBody(svc: Service, input: object): Record<string, unknown> {
+  return { ...engineBody(input), allowPrivate: svc.node.allowPrivate };
+}
+
+/** memory_note_write: one note version (CAS with `expectedVersion`, retries with `idempotencyKey`). */
+export async function memoryNoteWrite(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(NoteWriteInput, raw);
+  return notes(svc.store, 'note_write', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_note_list: the caller's visible notes, by filters or query, paged by a bound cursor. */
+export async function memoryNoteList(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(NoteListInput, raw);
+  return notes(svc.store, 'note_list', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_history: the events of one note, entity or fact. */
+export async function memoryHistory(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HistoryInput, raw);
+  return notes(svc.store, 'history', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_handoff_create: a handoff capsule on a task. */
+export async function memoryHandoffCreate(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HandoffCreateInput, raw);
+  return notes(svc.store, 'handoff_create', identify(p, input), notesBody(svc, input));
+}
+
+/** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to the caller. */
+export async function memoryHandoffResume(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HandoffResumeInput, raw);
+  return notes(svc.store, 'handoff_resume', identify(p, input), notesBody(svc, input));
+}
+
+/** The service function of each verb, as both adapters call it. */
+export const SERVICES: Record<string, (svc: Service, p: Principal, raw: unknown) => Promise<Reply>> = {
+  status: memoryStatus,
+  remember: memoryRemember,
+  relate: memoryRelate,
+  recall: memoryRecall,
+  context: memoryContext,
+  forget: memoryForget,
+  export: memoryExport,
+  import: memoryImport,
+  note_write: memoryNoteWrite,
+  note_list: memoryNoteList,
+  history: memoryHistory,
+  handoff_create: memoryHandoffCreate,
+  handoff_resume: memoryHandoffResume,
+  delete_user: deleteUser,
+  audit,
+};
