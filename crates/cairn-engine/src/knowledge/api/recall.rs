@@ -318,4 +318,24 @@ mod tests {
             assert!(err.to_string().contains(field), "{err} should name {field}");
         }
     }
+
+    #[test]
+    fn a_forgotten_name_is_never_served_from_the_cached_names() {
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(1), "relate", &json!({"from": "Priya Raman", "to": "Acme", "type": "works_at"})).unwrap();
+        // Warm the cache with both names, then forget one.
+        assert_eq!(
+            call(&store, &caller(2), "recall", &json!({"subject": "Priya"})).unwrap()["state"],
+            json!("answered")
+        );
+        call(&store, &caller(3), "forget", &json!({"subject": "Priya Raman"})).unwrap();
+        let r = call(&store, &caller(4), "recall", &json!({"subject": "Priya"})).unwrap();
+        assert_eq!(r["state"], json!("nothing_stored"));
+        let miss = call(&store, &caller(4), "recall", &json!({"subject": "Priy Raman"})).unwrap();
+        assert_eq!(miss["did_you_mean"], json!([]), "{miss}");
+        let c = call(&store, &caller(4), "context", &json!({"question": "What about Priya Raman?"})).unwrap();
+        assert_eq!(c["seeding"]["seeds"], json!([]), "{c}");
+        let r = call(&store, &caller(5), "remember", &json!({"content": "Priya Raman is back."})).unwrap();
+        assert_eq!(r["unlinked_passages"], json!([0]), "a forgotten entity is not linked: {r}");
+    }
 }
