@@ -39,7 +39,11 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity, input: Value) ->
         if tx.get(FORGOTTEN, &id.cur_key(part))?.is_some() {
             return Ok(Ok(json!({ "state": "already_forgotten", "note": what })));
         }
-        return Ok(Err(refuse("NOT_FOUND", format!("no note {:?} with {} visibility", id.key, id.visibility.as_str()), vec![])));
+        return Ok(Err(refuse(
+            "NOT_FOUND",
+            format!("no note {:?} with {} visibility", id.key, id.visibility.as_str()),
+            vec![],
+        )));
     };
     let current = NoteRecord::decode(&current)?;
     part.register(tx)?;

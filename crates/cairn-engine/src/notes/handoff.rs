@@ -170,7 +170,8 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
         history::record(tx, &caller, change)?;
         Ok(capsule)
     })?;
-    let mut reply = json!({ "id": capsule.id.to_string(), "taskId": capsule.task_id, "createdAt": iso_ms(capsule.created_at) });
+    let mut reply =
+        json!({ "id": capsule.id.to_string(), "taskId": capsule.task_id, "createdAt": iso_ms(capsule.created_at) });
     if let Some(at) = capsule.expires_at {
         reply["expiresAt"] = json!(iso_ms(at));
     }

@@ -110,7 +110,9 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         }
         Some(q) => {
             let offset = match position {
-                Some(p) if p.first() == Some(&AT_OFFSET) => usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX),
+                Some(p) if p.first() == Some(&AT_OFFSET) => {
+                    usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX)
+                }
                 Some(_) => return Err(invalid("cursor", "is damaged")),
                 None => 0,
             };
@@ -129,8 +131,8 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
                 })
                 .collect();
             let end = offset.saturating_add(req.limit);
-            let next = (ranked.len() > end)
-                .then(|| binding.cursor(&[&[AT_OFFSET][..], &(end as u64).to_be_bytes()].concat()));
+            let next =
+                (ranked.len() > end).then(|| binding.cursor(&[&[AT_OFFSET][..], &(end as u64).to_be_bytes()].concat()));
             Ok(json!({ "notes": page, "nextCursor": next }))
         }
     }
@@ -144,7 +146,10 @@ fn candidates(snap: &Snapshot, caller: &Caller, req: &Request) -> Outcome<Vec<No
         None => part.key(&[]),
     };
     let Some(as_of) = req.as_of else {
-        return Ok(snap.prefix(CUR, &prefix)?.map(|kv| kv.and_then(|(_, v)| NoteRecord::decode(&v))).collect::<Result<_, _>>()?);
+        return Ok(snap
+            .prefix(CUR, &prefix)?
+            .map(|kv| kv.and_then(|(_, v)| NoteRecord::decode(&v)))
+            .collect::<Result<_, _>>()?);
     };
     // Versions sort by identity, then version: keep the last one written by `as_of`.
     let mut out: Vec<NoteRecord> = Vec::new();

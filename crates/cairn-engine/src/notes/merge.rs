@@ -61,9 +61,9 @@ mod tests {
     /// The same value without any `null` under an object key (a patch that deletes nothing).
     fn without_nulls(v: &Value) -> Value {
         match v {
-            Value::Object(m) => {
-                Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect())
-            }
+            Value::Object(m) => Value::Object(
+                m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect(),
+            ),
             other => other.clone(),
         }
     }

@@ -23,6 +23,7 @@ pub(crate) struct Ranked {
 }
 
 /// The candidates (`texts`) that match `query`, best first.
+#[allow(clippy::cast_precision_loss)] // ranks are at most the number of notes, far below 2^52
 pub(crate) fn rank(query: &str, texts: &[String]) -> Vec<Ranked> {
     let mut fused: HashMap<usize, Ranked> = HashMap::new();
     for (channel, scores) in [("token", bm25(query, texts)), ("trigram", trigram(query, texts))] {
@@ -48,10 +49,8 @@ fn bm25(query: &str, texts: &[String]) -> Vec<f64> {
     let docs: Vec<Vec<String>> = texts.iter().map(|t| tokens(t).into_iter().map(|t| t.term).collect()).collect();
     let n = docs.len() as f64;
     let avg = docs.iter().map(Vec::len).sum::<usize>() as f64 / n.max(1.0);
-    let df: HashMap<&str, f64> = terms
-        .iter()
-        .map(|t| (t.as_str(), docs.iter().filter(|d| d.iter().any(|w| w == t)).count() as f64))
-        .collect();
+    let df: HashMap<&str, f64> =
+        terms.iter().map(|t| (t.as_str(), docs.iter().filter(|d| d.iter().any(|w| w == t)).count() as f64)).collect();
     docs.iter()
         .map(|doc| {
             let len = doc.len() as f64;

@@ -8,6 +8,9 @@ use crate::store::{Store, StoreOptions};
 use serde_json::{Value, json};
 use std::sync::{Arc, Barrier};
 
+/// A visibility case: reader, taskId, allowPrivate, includePrivate → the keys it sees.
+type Case<'a> = (&'a str, Option<&'a str>, bool, bool, Vec<&'a str>);
+
 const T0: i64 = 1_700_000_000_000;
 
 fn fresh() -> (tempfile::TempDir, Store) {
@@ -33,13 +36,20 @@ fn code(reply: &Value) -> &str {
 }
 
 fn keys(reply: &Value) -> Vec<String> {
-    reply["notes"].as_array().unwrap_or_else(|| panic!("not a list: {reply}")).iter().map(|n| n["key"].as_str().unwrap().to_owned()).collect()
+    reply["notes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {reply}"))
+        .iter()
+        .map(|n| n["key"].as_str().unwrap().to_owned())
+        .collect()
 }
 
+#[allow(clippy::needless_pass_by_value)] // call sites read as JSON literals: note("k", json!(1))
 fn note(key: &str, value: Value) -> Value {
     json!({ "key": key, "value": value, "kind": "user_fact" })
 }
 
+#[allow(clippy::needless_pass_by_value)] // as `note`
 fn with(mut body: Value, extra: Value) -> Value {
     for (k, v) in extra.as_object().unwrap() {
         body[k] = v.clone();
@@ -57,13 +67,24 @@ fn write_creates_replaces_and_merges_with_versions() {
     assert_eq!(r1["supersedes"], Value::Null);
     assert_eq!(r1["visibility"], "user");
     assert!(r1["id"].is_string(), "ids are decimal strings: {r1}");
-    let r2 = run(&store, &a, "note_write", &json!({"key": "editor", "value": {"font": {"family": "mono"}, "theme": null}, "writeMode": "merge"}));
-    assert_eq!((r2["version"].clone(), r2["evolution"].clone(), r2["supersedes"].clone()), (json!(2), json!("merged"), json!(1)));
+    let r2 = run(
+        &store,
+        &a,
+        "note_write",
+        &json!({"key": "editor", "value": {"font": {"family": "mono"}, "theme": null}, "writeMode": "merge"}),
+    );
+    assert_eq!(
+        (r2["version"].clone(), r2["evolution"].clone(), r2["supersedes"].clone()),
+        (json!(2), json!("merged"), json!(1))
+    );
     assert_eq!(r2["id"], r1["id"], "a note keeps its id across versions");
     let listed = run(&store, &a, "note_list", &json!({"key": "editor"}));
     let n = &listed["notes"][0];
     assert_eq!(n["value"], json!({"font": {"size": 12, "family": "mono"}}));
-    assert_eq!((n["version"].clone(), n["supersedes"].clone(), n["kind"].clone()), (json!(2), json!(1), json!("user_fact")));
+    assert_eq!(
+        (n["version"].clone(), n["supersedes"].clone(), n["kind"].clone()),
+        (json!(2), json!(1), json!("user_fact"))
+    );
     assert_eq!(n["agent"], "claude");
     assert_eq!(n["createdAt"], "2023-11-14T22:13:20.000Z");
     let r3 = run(&store, &a, "note_write", &json!({"key": "editor", "value": [1], "kind": "user_preference"}));
@@ -112,7 +133,10 @@ fn every_bad_input_is_refused_by_field_and_changes_nothing() {
     assert!(keys(&run(&store, &a, "note_list", &json!({}))).is_empty());
     assert_eq!(run(&store, &a, "audit", &json!({}))["events"], json!([]));
     // The valid edges are accepted.
-    let ok = with(base, json!({"key": "x".repeat(512), "confidence": 1.0, "confidenceBasis": "user_asserted", "userConfirmed": true}));
+    let ok = with(
+        base,
+        json!({"key": "x".repeat(512), "confidence": 1.0, "confidenceBasis": "user_asserted", "userConfirmed": true}),
+    );
     assert_eq!(run(&store, &a, "note_write", &ok)["version"], 1);
 }
 
@@ -180,7 +204,11 @@ fn concurrent_cas_writers_each_version_has_exactly_one_winner() {
                         assert!(reply["error"]["details"][0]["currentVersion"].as_u64().unwrap() > current);
                         conflicts += 1;
                     } else {
-                        assert_eq!(reply["version"].as_u64().unwrap(), current + 1, "a win is exactly the next version");
+                        assert_eq!(
+                            reply["version"].as_u64().unwrap(),
+                            current + 1,
+                            "a win is exactly the next version"
+                        );
                         won.push((reply["version"].as_u64().unwrap(), t, r));
                     }
                 }
@@ -211,7 +239,11 @@ fn concurrent_cas_writers_each_version_has_exactly_one_winner() {
     loop {
         let page = run(&store, &a, "history", &json!({"key": "counter", "limit": 7, "cursor": cursor}));
         for e in page["events"].as_array().unwrap() {
-            seen.push((e["after"]["version"].as_u64().unwrap(), e["agent"].as_str().unwrap().to_owned(), e["after"]["value"].clone()));
+            seen.push((
+                e["after"]["version"].as_u64().unwrap(),
+                e["agent"].as_str().unwrap().to_owned(),
+                e["after"]["value"].clone(),
+            ));
         }
         cursor = page["nextCursor"].clone();
         if cursor.is_null() {
@@ -262,7 +294,7 @@ fn visibility_matrix() {
         assert_eq!(run(&store, &writer, "note_write", &body)["version"], 1, "{key}");
     }
     // (reader, taskId, allowPrivate, includePrivate) → visible keys, in identity order.
-    let cases: Vec<(&str, Option<&str>, bool, bool, Vec<&str>)> = vec![
+    let cases: Vec<Case> = vec![
         ("claude", None, false, false, vec!["a", "u"]),
         ("claude", Some("T1"), false, false, vec!["a", "t", "u"]),
         ("claude", Some("T2"), false, false, vec!["a", "u"]),
@@ -300,7 +332,12 @@ fn visibility_matrix() {
 fn private_history_is_redacted_unless_allowed_and_asked() {
     let (_d, store) = fresh();
     let a = agent("claude");
-    run(&store, &a, "note_write", &with(note("secret", json!("pin 1234")), json!({"private": true, "allowPrivate": true})));
+    run(
+        &store,
+        &a,
+        "note_write",
+        &with(note("secret", json!("pin 1234")), json!({"private": true, "allowPrivate": true})),
+    );
     let hidden = run(&store, &a, "history", &json!({"key": "secret"}));
     assert_eq!(hidden["events"][0]["redacted"], "private");
     assert_eq!(hidden["events"][0]["after"], Value::Null);
@@ -319,7 +356,12 @@ fn list_filters_pages_and_ranks() {
         let body = json!({"key": format!("k{i:02}"), "value": {"text": format!("note number {i}")}, "kind": kind});
         run(&store, &a, "note_write", &body);
     }
-    run(&store, &a, "note_write", &json!({"key": "deploy", "value": {"target": "staging cluster eu-west"}, "kind": "decision"}));
+    run(
+        &store,
+        &a,
+        "note_write",
+        &json!({"key": "deploy", "value": {"target": "staging cluster eu-west"}, "kind": "decision"}),
+    );
     let first = run(&store, &a, "note_list", &json!({}));
     assert_eq!(first["notes"].as_array().unwrap().len(), 20, "default limit 20");
     // Paging reaches every note once, in order.
@@ -451,7 +493,10 @@ fn history_pages_notes_entities_and_facts_in_order() {
     let values: Vec<Value> = events["events"].as_array().unwrap().iter().map(|e| e["after"]["value"].clone()).collect();
     assert_eq!(values, (0..5).map(|i| json!(i)).collect::<Vec<_>>(), "the task note's own events only");
     let first = &events["events"][0];
-    assert_eq!((first["family"].clone(), first["op"].clone(), first["agent"].clone()), (json!("note"), json!("create"), json!("claude")));
+    assert_eq!(
+        (first["family"].clone(), first["op"].clone(), first["agent"].clone()),
+        (json!("note"), json!("create"), json!("claude"))
+    );
     assert_eq!(first["at"], "2023-11-14T22:13:20.000Z");
     assert_eq!(first["patch"]["value"], 0);
     assert!(first["seq"].is_string());
@@ -465,9 +510,11 @@ fn history_pages_notes_entities_and_facts_in_order() {
     let caller = a.clone();
     store
         .write(move |tx| {
-            for (family, target, op) in
-                [("entity", "Priya", "create"), ("fact", "Priya\0works_at\0Acme", "assert"), ("entity", "Priya", "update")]
-            {
+            for (family, target, op) in [
+                ("entity", "Priya", "create"),
+                ("fact", "Priya\0works_at\0Acme", "assert"),
+                ("entity", "Priya", "update"),
+            ] {
                 let change = Change { family, target, op, before: None, after: Some(json!({"op": op})), patch: None };
                 history::record(tx, &caller, change)?;
             }
@@ -497,7 +544,11 @@ fn audit_lists_the_callers_own_writes_only() {
         let page = run(&store, &a, "audit", &json!({"limit": 2, "cursor": cursor}));
         for e in page["events"].as_array().unwrap() {
             assert_eq!(e["agent"], "claude");
-            targets.push(format!("{}:{}", e["family"].as_str().unwrap(), e["target"].as_str().unwrap().split('\0').next().unwrap()));
+            targets.push(format!(
+                "{}:{}",
+                e["family"].as_str().unwrap(),
+                e["target"].as_str().unwrap().split('\0').next().unwrap()
+            ));
         }
         cursor = page["nextCursor"].clone();
         if cursor.is_null() {
@@ -506,7 +557,11 @@ fn audit_lists_the_callers_own_writes_only() {
     }
     assert_eq!(targets, vec!["note:a0", "note:a1", "note:a2", "handoff:T"]);
     let cursor = run(&store, &a, "audit", &json!({"limit": 1}))["nextCursor"].clone();
-    assert_eq!(code(&run(&store, &b, "audit", &json!({"cursor": cursor}))), "VALIDATION_ERROR", "another agent's cursor");
+    assert_eq!(
+        code(&run(&store, &b, "audit", &json!({"cursor": cursor}))),
+        "VALIDATION_ERROR",
+        "another agent's cursor"
+    );
 }
 
 #[test]

@@ -8,14 +8,15 @@ const MS_PER_DAY: i64 = 86_400_000;
 /// `ms` since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 #[must_use]
 pub fn iso_ms(ms: i64) -> String {
-    let (y, m, d) = civil_from_days(ms.div_euclid(MS_PER_DAY));
+    let (year, month, day) = civil_from_days(ms.div_euclid(MS_PER_DAY));
     let rem = ms.rem_euclid(MS_PER_DAY);
-    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
-    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
+    let (hour, minute, second, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{milli:03}Z")
 }
 
 /// Milliseconds since the Unix epoch of an RFC 3339 date-time, or `None` when `text` is not one.
 #[must_use]
+#[allow(clippy::many_single_char_names)] // y, mo, d, h, mi, s are the RFC 3339 fields, read side by side
 pub fn parse_rfc3339(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     if b.len() < 20 || !b.is_ascii() {

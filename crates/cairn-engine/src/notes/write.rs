@@ -13,6 +13,7 @@ use crate::store::Store;
 use crate::write::WriteTxn;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
 
 /// `part | agent \0 | idempotency key` → `{hash, receipt}`: the first receipt of a retried write.
 pub(crate) const IDEM: &str = "n.idem";
@@ -136,14 +137,17 @@ fn body_hash(v: &Value) -> String {
     }
     let mut bytes = Vec::new();
     canonical(v, &mut bytes);
-    Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(&bytes).iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
 }
 
 /// Runs `note_write` for `caller`.
 pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let req = parse(caller, body)?;
     let caller = caller.clone();
-    store.write(move |tx| apply(tx, &caller, req))?.0
+    store.write(move |tx| apply(tx, &caller, &req))?.0
 }
 
 fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
@@ -151,7 +155,7 @@ fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
 }
 
 /// The write itself; refuses before it changes anything.
-fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: Request) -> Result<Outcome<Value>> {
+fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcome<Value>> {
     let part = &caller.part;
     if let Some((ikey, hash)) = &req.idempotency
         && let Some(stored) = tx.get(IDEM, &idem_key(caller, ikey))?
