@@ -2,13 +2,15 @@
 //! event. Like `memory_forget`: forgetting again answers `already_forgotten` (200), a note that
 //! never existed is `NOT_FOUND`. The note's earlier events stay in the history (it is immutable),
 //! but their values read as redacted from then on (`n.forgotten` keeps the forgetting event's
-//! sequence number; see `events`).
+//! sequence number; see `events`), and the forget strips the values from those stored events, so
+//! `cairn database compact --purge` can erase them from disk like the versions themselves.
 
 use super::fields::Fields;
 use super::record::{CUR, FORGOTTEN, Identity, NoteRecord, VER, Visibility};
 use super::{Outcome, invalid, refuse};
-use crate::error::Result;
-use crate::history::{self, Change};
+use crate::error::{Error, Result};
+use crate::history::{self, Change, EVENT, Event, TARGET, target_prefix};
+use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
 use crate::store::Store;
 use crate::write::WriteTxn;
@@ -57,8 +59,27 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity, input: Value) ->
     let before = json!({ "id": current.id.to_string(), "key": current.key, "version": current.version });
     let change =
         Change { family: "note", target: &target, op: "forget", before: Some(before), after: None, patch: Some(input) };
+    strip_values(tx, part, &target)?;
     let seq = history::record(tx, caller, change)?;
     tx.put(FORGOTTEN, &id.cur_key(part), &seq.to_be_bytes())?;
     what["versions"] = json!(versions.len());
     Ok(Ok(json!({ "state": "forgotten", "note": what })))
+}
+
+/// Removes `before`, `after` and `patch` from every stored event of the note `target`: who did
+/// what and when stays, the values go.
+fn strip_values(tx: &mut WriteTxn<'_>, part: &Partition, target: &str) -> Result<()> {
+    for (k, _) in tx.prefix(TARGET, &target_prefix(part, "note", target))? {
+        let seq = &k[k.len() - 8..];
+        let key = part.key(&[seq]);
+        let Some(bytes) = tx.get(EVENT, &key)? else { continue };
+        let mut event: Event =
+            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("a history event: {e}")))?;
+        if event.before.is_none() && event.after.is_none() && event.patch.is_none() {
+            continue;
+        }
+        (event.before, event.after, event.patch) = (None, None, None);
+        tx.put(EVENT, &key, &serde_json::to_vec(&event).expect("events serialise"))?;
+    }
+    Ok(())
 }

@@ -472,6 +472,14 @@ fn forget_removes_every_version_and_is_idempotent() {
     assert_eq!(ops, vec!["create", "replace", "forget"]);
     assert!(!h.to_string().contains("secret"), "forgotten values are unreachable through history: {h}");
     assert_eq!(h["events"][0]["redacted"], "forgotten");
+    // Nor through the store: no tree holds the value any more (compaction can then purge it).
+    let snap = store.snapshot().unwrap();
+    for tree in snap.trees().unwrap() {
+        for kv in snap.prefix(&tree.name, &[]).unwrap() {
+            let (k, v) = kv.unwrap();
+            assert!(!String::from_utf8_lossy(&[k, v].concat()).contains("secret"), "{} still holds it", tree.name);
+        }
+    }
     // Written again, it starts over at version 1 and its new history is readable.
     let again = run(&store, &a, "note_write", &with(note("k", json!("new")), json!({"expectedVersion": 0})));
     assert_eq!(again["version"], 1);
