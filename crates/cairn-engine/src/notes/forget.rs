@@ -7,7 +7,7 @@
 
 use super::fields::Fields;
 use super::record::{CUR, FORGOTTEN, Identity, NoteRecord, VER, Visibility};
-use super::{Outcome, invalid, refuse};
+use super::{Outcome, index, invalid, refuse};
 use crate::error::{Error, Result};
 use crate::history::{self, Change, EVENT, Event, TARGET, target_prefix};
 use crate::knowledge::Partition;
@@ -53,6 +53,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity, input: Value) ->
     for (k, _) in &versions {
         tx.delete(VER, k)?;
     }
+    index::remove(tx, part, &current)?;
     tx.delete(CUR, &id.cur_key(part))?;
     // The event keeps which note and version went, not its value: forgotten data stays unreachable.
     let target = id.encode();

@@ -3,13 +3,17 @@
 //! opaque cursor bound to the whole request. Without `query` notes come in identity order
 //! (key, then visibility and owner), which is stable under concurrent writes, and the cursor holds
 //! the last identity returned; with `query` they come best first and the cursor holds an offset.
+//! A query over current notes reads the index (`index.rs`) and only the page's records.
 
 use super::cursor::{Binding, u64_position};
 use super::fields::{Fields, limit, short_name};
-use super::record::{CUR, KINDS, NoteRecord, VER, Visibility, check_key};
-use super::search::rank;
+use super::index;
+use super::record::{CUR, Identity, KINDS, NoteRecord, VER, Visibility, check_key};
+use super::search::{Features, Query, features, fuse};
 use super::visibility::Viewer;
 use super::{Outcome, invalid};
+use crate::error::Error;
+use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -83,58 +87,93 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     let position = req.cursor.as_deref().map(|c| binding.position(c)).transpose()?;
     let viewer = Viewer { agent: &caller.agent, task_id: req.task_id.as_deref(), private: req.private };
     let snap = store.snapshot()?;
-    let notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
-        .into_iter()
-        .filter(|n| viewer.sees(n))
-        .filter(|n| req.kind.as_ref().is_none_or(|k| &n.kind == k))
-        .filter(|n| req.visibility.is_none_or(|v| n.visibility() == v))
-        .filter(|n| req.visibility != Some(Visibility::Task) || n.task_id() == req.task_id.as_deref())
-        .collect();
-    match &req.query {
-        None => {
-            let after = match position {
-                Some(p) if p.first() == Some(&AFTER_IDENTITY) => Some(p[1..].to_vec()),
-                Some(_) => return Err(invalid("cursor", "is damaged")),
-                None => None,
-            };
-            let rest: Vec<&NoteRecord> = notes
-                .iter()
-                .filter(|n| after.as_ref().is_none_or(|a| n.identity().encode().as_bytes() > a.as_slice()))
-                .collect();
-            let page: Vec<Value> = rest.iter().take(req.limit).map(|n| n.render()).collect();
-            let next = (rest.len() > req.limit).then(|| {
-                let last = rest[req.limit - 1].identity().encode();
-                binding.cursor(&[&[AFTER_IDENTITY][..], last.as_bytes()].concat())
-            });
-            Ok(json!({ "notes": page, "nextCursor": next }))
+    let Some(text) = &req.query else {
+        let after = match position {
+            Some(p) if p.first() == Some(&AFTER_IDENTITY) => Some(p[1..].to_vec()),
+            Some(_) => return Err(invalid("cursor", "is damaged")),
+            None => None,
+        };
+        let rest: Vec<NoteRecord> = candidates(&snap, caller, &req)?
+            .into_iter()
+            .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
+            .filter(|n| after.as_ref().is_none_or(|a| n.identity().encode().as_bytes() > a.as_slice()))
+            .collect();
+        let page: Vec<Value> = rest.iter().take(req.limit).map(NoteRecord::render).collect();
+        let next = (rest.len() > req.limit).then(|| {
+            let last = rest[req.limit - 1].identity().encode();
+            binding.cursor(&[&[AFTER_IDENTITY][..], last.as_bytes()].concat())
+        });
+        return Ok(json!({ "notes": page, "nextCursor": next }));
+    };
+    let offset = match position {
+        Some(p) if p.first() == Some(&AT_OFFSET) => usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX),
+        Some(_) => return Err(invalid("cursor", "is damaged")),
+        None => 0,
+    };
+    let query = Query::new(text);
+    // Current notes rank from the index; `as_of` reads and short queries (a substring test) scan.
+    let (notes, ranked): (Vec<Lazy>, _) = if req.as_of.is_none() && query.short.is_none() {
+        let mut ids = Vec::new();
+        let mut docs = Vec::new();
+        for (id, (features, flags)) in index::lookup(&snap, &caller.part, &query)? {
+            let identity = Identity::decode(&id).ok_or_else(|| Error::corrupt(None, "a notes posting's identity"))?;
+            let kind = KINDS.get(usize::from(flags.kind)).copied().unwrap_or_default();
+            if viewer.sees_parts(identity.visibility, &identity.owner, flags.private) && req.admits(&identity, kind) {
+                ids.push(Lazy::Stored(identity));
+                docs.push(features);
+            }
         }
-        Some(q) => {
-            let offset = match position {
-                Some(p) if p.first() == Some(&AT_OFFSET) => {
-                    usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX)
-                }
-                Some(_) => return Err(invalid("cursor", "is damaged")),
-                None => 0,
-            };
-            let texts: Vec<String> = notes.iter().map(NoteRecord::search_text).collect();
-            let ranked = rank(q, &texts);
-            let page: Vec<Value> = ranked
-                .iter()
-                .skip(offset)
-                .take(req.limit)
-                .map(|r| {
-                    let mut note = notes[r.index].render();
-                    let ranks: Map<String, Value> = r.ranks.iter().map(|(c, k)| ((*c).to_owned(), json!(k))).collect();
-                    let channels: Vec<&str> = r.ranks.iter().map(|(c, _)| *c).collect();
-                    note["receipt"] = json!({ "channels": channels, "ranks": ranks, "score": r.score });
-                    note
-                })
-                .collect();
-            let end = offset.saturating_add(req.limit);
-            let next =
-                (ranked.len() > end).then(|| binding.cursor(&[&[AT_OFFSET][..], &(end as u64).to_be_bytes()].concat()));
-            Ok(json!({ "notes": page, "nextCursor": next }))
+        let ranked = fuse(&query, &docs);
+        (ids, ranked)
+    } else {
+        let notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
+            .into_iter()
+            .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
+            .collect();
+        let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search_text())).collect();
+        let ranked = fuse(&query, &docs);
+        (notes.into_iter().map(Lazy::Read).collect(), ranked)
+    };
+    let mut page = Vec::new();
+    for r in ranked.iter().skip(offset).take(req.limit) {
+        let mut note = notes[r.index].render(&snap, &caller.part)?;
+        let ranks: Map<String, Value> = r.ranks.iter().map(|(c, k)| ((*c).to_owned(), json!(k))).collect();
+        let channels: Vec<&str> = r.ranks.iter().map(|(c, _)| *c).collect();
+        note["receipt"] = json!({ "channels": channels, "ranks": ranks, "score": r.score });
+        page.push(note);
+    }
+    let end = offset.saturating_add(req.limit);
+    let next = (ranked.len() > end).then(|| binding.cursor(&[&[AT_OFFSET][..], &(end as u64).to_be_bytes()].concat()));
+    Ok(json!({ "notes": page, "nextCursor": next }))
+}
+
+/// A ranked note: read already (scan), or read when it makes the page (index).
+enum Lazy {
+    Read(NoteRecord),
+    Stored(Identity),
+}
+
+impl Lazy {
+    fn render(&self, snap: &Snapshot, part: &Partition) -> Outcome<Value> {
+        match self {
+            Lazy::Read(n) => Ok(n.render()),
+            Lazy::Stored(id) => {
+                let bytes = snap
+                    .get(CUR, &id.cur_key(part))?
+                    .ok_or_else(|| Error::corrupt(None, "an indexed note is missing from n.cur"))?;
+                Ok(NoteRecord::decode(&bytes)?.render())
+            }
         }
+    }
+}
+
+impl Request {
+    /// Whether the filters admit a note of this identity and kind.
+    fn admits(&self, id: &Identity, kind: &str) -> bool {
+        self.key.as_ref().is_none_or(|k| &id.key == k)
+            && self.kind.as_ref().is_none_or(|k| k == kind)
+            && self.visibility.is_none_or(|v| id.visibility == v)
+            && (self.visibility != Some(Visibility::Task) || id.task_id() == self.task_id.as_deref())
     }
 }
 

@@ -11,6 +11,7 @@ mod events;
 mod fields;
 mod forget;
 mod handoff;
+mod index;
 mod list;
 mod merge;
 mod record;

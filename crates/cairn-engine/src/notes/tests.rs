@@ -647,3 +647,59 @@ fn unknown_verbs_are_store_errors() {
     let err = call(&store, "note_delete", &agent("claude"), b"{}").unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
 }
+
+#[test]
+fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
+    use rand::{Rng, SeedableRng};
+    let (_d, store) = fresh();
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "deploy", "deployment", "staging", "東京都", "日本"];
+    let agents = ["claude", "codex"];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for step in 0..300 {
+        let me = who("u1", "default", agents[rng.random_range(0..2)], T0 + step);
+        let key = format!("k{}", rng.random_range(0..40));
+        let vis = match rng.random_range(0..4) {
+            0 => json!({"visibility": "task", "taskId": if rng.random_bool(0.5) { "T1" } else { "T2" }}),
+            1 => json!({"visibility": "agent"}),
+            _ => json!({}),
+        };
+        if rng.random_range(0..8) == 0 {
+            run(&store, &me, "note_forget", &with(json!({"key": key}), vis));
+            continue;
+        }
+        let text: Vec<&str> = (0..rng.random_range(1..8)).map(|_| words[rng.random_range(0..words.len())]).collect();
+        let kind = ["user_fact", "decision"][rng.random_range(0..2)];
+        let body = json!({"key": key, "value": {"text": text.join(" ")}, "kind": kind, "private": rng.random_bool(0.2), "allowPrivate": true});
+        let reply = run(&store, &me, "note_write", &with(body, vis));
+        assert!(reply.get("error").is_none(), "{reply}");
+    }
+    for q in ["alpha", "deploy staging", "deplo", "東京", "charlie delta echo", "zzz", "k1"] {
+        for (agent, extra) in [
+            ("claude", json!({})),
+            ("codex", json!({"taskId": "T1"})),
+            ("claude", json!({"taskId": "T2", "allowPrivate": true, "includePrivate": true})),
+            ("codex", json!({"kind": "decision", "visibility": "user"})),
+        ] {
+            let me = agent_at(agent);
+            let indexed = run(&store, &me, "note_list", &with(json!({"query": q, "limit": 100}), extra.clone()));
+            let scanned = run(
+                &store,
+                &me,
+                "note_list",
+                &with(json!({"query": q, "limit": 100, "as_of": T0 + 10_000}), extra.clone()),
+            );
+            assert_eq!(indexed, scanned, "{q} {agent} {extra}");
+        }
+    }
+    // The index is not trivially empty.
+    assert!(
+        !run(&store, &agent_at("claude"), "note_list", &json!({"query": "alpha"}))["notes"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+fn agent_at(name: &str) -> Caller {
+    who("u1", "default", name, T0 + 20_000)
+}

@@ -18,13 +18,18 @@ pub(crate) struct Viewer<'a> {
 impl Viewer<'_> {
     /// Whether this viewer may read `note`.
     pub(crate) fn sees(&self, note: &NoteRecord) -> bool {
-        if note.private && !self.private {
+        self.sees_parts(note.visibility(), &note.owner, note.private)
+    }
+
+    /// Whether this viewer may read a note of this visibility, owner and private flag.
+    pub(crate) fn sees_parts(&self, visibility: Visibility, owner: &str, private: bool) -> bool {
+        if private && !self.private {
             return false;
         }
-        match note.visibility() {
+        match visibility {
             Visibility::User => true,
-            Visibility::Task => self.task_id == Some(note.owner.as_str()),
-            Visibility::Agent => note.owner == self.agent,
+            Visibility::Task => self.task_id == Some(owner),
+            Visibility::Agent => owner == self.agent,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use super::fields::{Fields, short_name};
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
-use super::{Outcome, invalid, merge, refuse};
+use super::{Outcome, index, invalid, merge, refuse};
 use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
@@ -228,6 +228,10 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcom
         created_at: prev.as_ref().map_or(caller.now, |p| p.created_at),
         updated_at: caller.now,
     };
+    if let Some(p) = &prev {
+        index::remove(tx, part, p)?;
+    }
+    index::add(tx, part, &note)?;
     tx.put(CUR, &cur_key, &note.encode())?;
     tx.put(VER, &req.id.ver_key(part, note.version), &note.encode())?;
     let target = req.id.encode();
