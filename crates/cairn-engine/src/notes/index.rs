@@ -1,6 +1,6 @@
 //! The query index of current notes, so `note_list` with a `query` reads the postings of the
 //! query's terms and trigrams instead of every note. Written in the note's own transaction
-//! (a replace removes the old version's postings and adds the new one's; a forget removes them),
+//! (a replace rewrites the postings that changed; a forget removes them),
 //! so it never disagrees with `n.cur`.
 //!
 //! Trees: `n.tok` `part | term \0 | identity` → `tf u32 BE | len u32 BE | flags`; `n.tri`
@@ -15,7 +15,7 @@ use crate::knowledge::Partition;
 use crate::snapshot::Snapshot;
 use crate::text::tokens;
 use crate::write::WriteTxn;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub(crate) const TOK: &str = "n.tok";
 pub(crate) const TRI: &str = "n.tri";
@@ -41,7 +41,7 @@ fn decode_flags(b: &[u8]) -> Result<Flags> {
 }
 
 /// The postings of one note: (term, tf) and trigrams, and its length in terms.
-fn postings(note: &NoteRecord) -> (HashMap<String, u32>, u32, Vec<String>) {
+fn postings(note: &NoteRecord) -> (HashMap<String, u32>, u32, BTreeSet<String>) {
     let text = note.search_text();
     let all = tokens(&text);
     let len = u32::try_from(all.len()).unwrap_or(u32::MAX);
@@ -49,20 +49,44 @@ fn postings(note: &NoteRecord) -> (HashMap<String, u32>, u32, Vec<String>) {
     for t in all.into_iter().filter(|t| !t.term.contains('\0')) {
         *tf.entry(t.term).or_default() += 1;
     }
-    (tf, len, grams(&text).into_iter().collect())
+    (tf, len, grams(&text))
 }
 
-/// Adds `note`'s postings.
-pub(crate) fn add(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord) -> Result<()> {
-    let id = note.identity().encode();
-    let f = flags(note);
-    let (tf, len, grams) = postings(note);
-    for (term, n) in tf {
-        let value = [&n.to_be_bytes()[..], &len.to_be_bytes(), &f].concat();
-        tx.put(TOK, &part.key(&[term.as_bytes(), b"\0", id.as_bytes()]), &value)?;
+/// Replaces the postings of `old` (the previous version, if any) with those of `new`, writing
+/// only what changed: a small edit of a large note touches few postings.
+pub(crate) fn replace(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    old: Option<&NoteRecord>,
+    new: &NoteRecord,
+) -> Result<()> {
+    let id = new.identity().encode();
+    let new_flags = flags(new);
+    let (tf, len, grams) = postings(new);
+    let (old_tf, old_len, old_grams, old_flags) = match old {
+        Some(prev) => {
+            let (terms, length, trigrams) = postings(prev);
+            (terms, length, trigrams, flags(prev))
+        }
+        None => (HashMap::new(), 0, BTreeSet::new(), new_flags),
+    };
+    let tok_key = |term: &str| part.key(&[term.as_bytes(), b"\0", id.as_bytes()]);
+    for term in old_tf.keys().filter(|t| !tf.contains_key(*t)) {
+        tx.delete(TOK, &tok_key(term))?;
     }
-    for g in grams {
-        tx.put(TRI, &part.key(&[g.as_bytes(), b"\0", id.as_bytes()]), &f)?;
+    for (term, n) in &tf {
+        if old.is_none() || old_flags != new_flags || old_len != len || old_tf.get(term) != Some(n) {
+            tx.put(TOK, &tok_key(term), &[&n.to_be_bytes()[..], &len.to_be_bytes(), &new_flags].concat())?;
+        }
+    }
+    let tri_key = |g: &str| part.key(&[g.as_bytes(), b"\0", id.as_bytes()]);
+    for g in old_grams.difference(&grams) {
+        tx.delete(TRI, &tri_key(g))?;
+    }
+    for g in &grams {
+        if old.is_none() || old_flags != new_flags || !old_grams.contains(g) {
+            tx.put(TRI, &tri_key(g), &new_flags)?;
+        }
     }
     Ok(())
 }

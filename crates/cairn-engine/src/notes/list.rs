@@ -18,6 +18,7 @@ use crate::knowledge::api::Caller;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use serde_json::{Map, Value, json};
+use std::ops::Bound;
 
 /// Cursor position tags.
 const AFTER_IDENTITY: u8 = 0;
@@ -93,11 +94,33 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             Some(_) => return Err(invalid("cursor", "is damaged")),
             None => None,
         };
-        let rest: Vec<NoteRecord> = candidates(&snap, caller, &req)?
-            .into_iter()
-            .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
-            .filter(|n| after.as_ref().is_none_or(|a| n.identity().encode().as_bytes() > a.as_slice()))
-            .collect();
+        let rest: Vec<NoteRecord> = if req.as_of.is_none() {
+            // Current notes: seek to the cursor and stop once the page and one more are found.
+            let prefix = key_prefix(&caller.part, req.key.as_deref());
+            let start = after.as_ref().map(|a| caller.part.key(&[a]));
+            let bound = match &start {
+                Some(s) if s.as_slice() >= prefix.as_slice() => Bound::Excluded(s.as_slice()),
+                _ => Bound::Included(prefix.as_slice()),
+            };
+            let mut rest = Vec::with_capacity(req.limit + 1);
+            for kv in snap.range(CUR, bound, Bound::Unbounded)? {
+                let (k, v) = kv?;
+                if !k.starts_with(&prefix) || rest.len() > req.limit {
+                    break;
+                }
+                let n = NoteRecord::decode(&v)?;
+                if viewer.sees(&n) && req.admits(&n.identity(), &n.kind) {
+                    rest.push(n);
+                }
+            }
+            rest
+        } else {
+            candidates(&snap, caller, &req)?
+                .into_iter()
+                .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
+                .filter(|n| after.as_ref().is_none_or(|a| n.identity().encode().as_bytes() > a.as_slice()))
+                .collect()
+        };
         let page: Vec<Value> = rest.iter().take(req.limit).map(NoteRecord::render).collect();
         let next = (rest.len() > req.limit).then(|| {
             let last = rest[req.limit - 1].identity().encode();
@@ -179,11 +202,7 @@ impl Request {
 
 /// The notes of the partition (of one key, when given), current or as of a time, in identity order.
 fn candidates(snap: &Snapshot, caller: &Caller, req: &Request) -> Outcome<Vec<NoteRecord>> {
-    let part = &caller.part;
-    let prefix = match &req.key {
-        Some(k) => part.key(&[k.as_bytes(), b"\0"]),
-        None => part.key(&[]),
-    };
+    let prefix = key_prefix(&caller.part, req.key.as_deref());
     let Some(as_of) = req.as_of else {
         return Ok(snap
             .prefix(CUR, &prefix)?
@@ -203,4 +222,12 @@ fn candidates(snap: &Snapshot, caller: &Caller, req: &Request) -> Outcome<Vec<No
         }
     }
     Ok(out)
+}
+
+/// `part | key \0` when listing one key, else `part`.
+fn key_prefix(part: &Partition, key: Option<&str>) -> Vec<u8> {
+    match key {
+        Some(k) => part.key(&[k.as_bytes(), b"\0"]),
+        None => part.key(&[]),
+    }
 }

@@ -228,10 +228,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcom
         created_at: prev.as_ref().map_or(caller.now, |p| p.created_at),
         updated_at: caller.now,
     };
-    if let Some(p) = &prev {
-        index::remove(tx, part, p)?;
-    }
-    index::add(tx, part, &note)?;
+    index::replace(tx, part, prev.as_ref(), &note)?;
     tx.put(CUR, &cur_key, &note.encode())?;
     tx.put(VER, &req.id.ver_key(part, note.version), &note.encode())?;
     let target = req.id.encode();
