@@ -138,7 +138,8 @@ pub(crate) fn fuse(query: &Query, docs: &[Features]) -> Vec<Ranked> {
     out
 }
 
-/// `fuse` over texts: the scan used where the index does not apply.
+/// `fuse` over texts, as the scan path of `note_list` does it (the tests' reference).
+#[cfg(test)]
 pub(crate) fn rank(query: &str, texts: &[String]) -> Vec<Ranked> {
     let q = Query::new(query);
     let docs: Vec<Features> = texts.iter().map(|t| features(&q, t)).collect();
