@@ -3,6 +3,7 @@ export { WriteBatch } from './engine/batch.js';
 export type { Bytes } from './engine/bytes.js';
 export { StoreError, type StoreErrorCode } from './engine/errors.js';
 export type { Caller, KnowledgeVerb, Refusal } from './engine/knowledge.js';
+export type { NotesVerb } from './engine/notes.js';
 export { decodeEntries, type Entry, type RangeOptions } from './engine/scan.js';
 export { Snapshot } from './engine/snapshot.js';
 export {

@@ -146,6 +146,19 @@ impl BindingStore {
         }))
     }
 
+    /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
+    /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; resolves with the JSON
+    /// reply. Off the event loop; a write resolves once durable.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn notes(&self, verb: String, caller: BindingCaller, body: Buffer) -> AsyncTask<Job<Buffer>> {
+        let store = self.store.clone();
+        AsyncTask::new(Job::new(move || {
+            let caller = caller.into_engine()?;
+            let reply = guard(|| cairn_engine::notes::api::call(&store, &verb, &caller, &body))?;
+            Ok(reply.into())
+        }))
+    }
+
     /// Counters of the open store.
     #[napi]
     pub fn stats(&self, env: &Env) -> napi::Result<BindingStats> {

@@ -10,6 +10,7 @@ import type { WriteBatch } from './batch.js';
 import { type Bytes, toBytes } from './bytes.js';
 import { coded, rethrow } from './errors.js';
 import { type Caller, callKnowledge, type KnowledgeVerb } from './knowledge.js';
+import { callNotes, type NotesVerb } from './notes.js';
 import { pointRead } from './point-read.js';
 import { type Entry, type RangeOptions, scan } from './scan.js';
 import { Snapshot } from './snapshot.js';
@@ -89,6 +90,14 @@ export class Store {
    */
   knowledge(verb: KnowledgeVerb, caller: Caller, body: unknown): Promise<Record<string, unknown>> {
     return callKnowledge(this.inner, verb, caller, body);
+  }
+
+  /**
+   * Runs a notes or handoff verb for `caller` (see `callNotes`); resolves with the parsed JSON
+   * reply, which carries `error` when the engine refused in the product's terms.
+   */
+  notes(verb: NotesVerb, caller: Caller, body: unknown): Promise<Record<string, unknown>> {
+    return callNotes(this.inner, verb, caller, body);
   }
 
   /** Counters of the open store. */

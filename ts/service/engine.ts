@@ -1,19 +1,11 @@
 import { StoreError } from '../engine/errors.js';
 import type { Caller, KnowledgeVerb } from '../engine/knowledge.js';
+import type { NotesVerb } from '../engine/notes.js';
 import type { Store } from '../engine/store.js';
 import { ApiError, isErrorCode } from '../protocol/errors.js';
 import type { Identity } from './identity.js';
 
 type Reply = Record<string, unknown>;
-
-/** The notes engine entry, present once the notes work is in the build. */
-type NotesCall = (verb: string, caller: Caller, body: unknown) => Promise<Reply>;
-
-/** The store's `notes(...)` method, or null when this build has no notes engine. */
-export function notesOf(store: Store): NotesCall | null {
-  const notes = (store as unknown as { notes?: NotesCall }).notes;
-  return typeof notes === 'function' ? notes.bind(store) : null;
-}
 
 /**
  * An engine refusal (`{error: {code, message, details}}`) as an ApiError; an engine code outside
@@ -54,13 +46,11 @@ export async function knowledge(store: Store, verb: KnowledgeVerb, id: Identity,
   return reply;
 }
 
-/** Runs a notes-engine verb as `id`; UNAVAILABLE when this build has no notes engine. */
-export async function notes(store: Store, verb: string, id: Identity, body: object): Promise<Reply> {
-  const call = notesOf(store);
-  if (call === null) throw new ApiError('UNAVAILABLE', `${verb} is not served by this build`);
+/** Runs a notes-engine verb as `id`; a refusal or store failure throws an ApiError. */
+export async function notes(store: Store, verb: NotesVerb, id: Identity, body: object): Promise<Reply> {
   let reply: Reply;
   try {
-    reply = await call(verb, callerOf(id), body);
+    reply = await store.notes(verb, callerOf(id), body);
   } catch (err) {
     throw storeFailure(err);
   }

@@ -1,4 +1,3 @@
-import type { KnowledgeVerb } from '../engine/knowledge.js';
 import { ApiError } from '../protocol/errors.js';
 import {
   AuditInput,

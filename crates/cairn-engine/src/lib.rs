@@ -22,6 +22,7 @@ pub mod decode;
 pub mod fts;
 pub mod history;
 pub mod knowledge;
+pub mod notes;
 pub mod text;
 pub mod vfs;
 

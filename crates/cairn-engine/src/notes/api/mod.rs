@@ -1,0 +1,35 @@
+//! The notes verbs as the engine serves them, mirroring `knowledge::api`: one JSON request in,
+//! one JSON reply out. The node strips identity and passes its policy (`allowPrivate`) in the
+//! body; the agent comes from the `Caller` (bound to the token), never from the body. A refusal
+//! (validation, `VERSION_CONFLICT`, `IDEMPOTENCY_CONFLICT`, `NOT_FOUND`) is a reply carrying
+//! `error` in DESIGN.md §3 terms and changes nothing; store failures are engine `Error`s.
+
+use super::{Fail, events, forget, handoff, list, write};
+use crate::error::{Error, Result};
+use crate::knowledge::api::Caller;
+use crate::store::Store;
+
+/// The verbs served here.
+pub const VERBS: [&str; 7] =
+    ["note_write", "note_list", "note_forget", "history", "audit", "handoff_create", "handoff_resume"];
+
+/// Runs `verb` for `caller` with the JSON `body`; returns the JSON reply. Reads run on a snapshot
+/// in the calling thread; writes wait until durable.
+pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
+    let outcome = match verb {
+        "note_write" => write::run(store, caller, body),
+        "note_list" => list::run(store, caller, body),
+        "note_forget" => forget::run(store, caller, body),
+        "history" => events::history(store, caller, body),
+        "audit" => events::audit(store, caller, body),
+        "handoff_create" => handoff::create(store, caller, body),
+        "handoff_resume" => handoff::resume(store, caller, body),
+        other => return Err(Error::InvalidArgument(format!("unknown notes verb {other:?}"))),
+    };
+    let reply = match outcome {
+        Ok(reply) => reply,
+        Err(Fail::Refused(refusal)) => refusal.reply(),
+        Err(Fail::Store(e)) => return Err(e),
+    };
+    Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))
+}

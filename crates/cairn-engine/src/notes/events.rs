@@ -1,0 +1,168 @@
+//! Reading the immutable history: `history` pages the events of one note (`key` with
+//! `visibility`/`taskId`), entity (`subject`) or fact (`fact: {from, to, type}`); `audit` pages
+//! the caller's own events. Both run on one snapshot and page by sequence number.
+//!
+//! Notes keep their read rules in their history: another agent's agent-visible note has no
+//! history to read (its identity is built from the caller's own agent), a task note needs its
+//! `taskId`, and an event whose note was private shows no values unless private reads are allowed
+//! and asked for. Events written before a note was forgotten show no values either
+//! (`redacted: "forgotten"`): the trail of who did what stays, the forgotten data does not.
+
+use super::cursor::{Binding, u64_position};
+use super::fields::{Fields, limit};
+use super::record::{FORGOTTEN, Identity, Visibility};
+use super::time::iso_ms;
+use super::{Outcome, invalid};
+use crate::error::{Error, Result};
+use crate::history::{AGENT, EVENT, Event, TARGET, agent_prefix, target_prefix};
+use crate::knowledge::Partition;
+use crate::knowledge::api::Caller;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use serde_json::{Value, json};
+use std::ops::Bound;
+
+/// Runs `history` for `caller`.
+pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+    let mut f = Fields::parse(body)?;
+    let key = f.string("key")?;
+    let visibility = f.string("visibility")?;
+    let task_id = f.string("taskId")?;
+    let subject = f.string("subject")?;
+    let fact = f.object("fact")?;
+    let private = read_private(&mut f)?;
+    let limit = limit(&mut f)?;
+    let cursor = f.string("cursor")?;
+    f.finish()?;
+    let (family, target) = match (key, subject, fact) {
+        (Some(key), None, None) => {
+            let visibility = Visibility::parse(visibility.as_deref())?;
+            ("note", Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?.encode())
+        }
+        (None, Some(subject), None) => {
+            if subject.is_empty() {
+                return Err(invalid("subject", "must not be empty"));
+            }
+            ("entity", subject)
+        }
+        (None, None, Some(mut fact)) => {
+            let mut part = |name: &str| -> Outcome<String> {
+                let v = fact.string(name)?.ok_or_else(|| invalid(&format!("fact.{name}"), "is required"))?;
+                if v.is_empty() || v.contains('\0') {
+                    return Err(invalid(&format!("fact.{name}"), "must be non-empty and hold no NUL"));
+                }
+                Ok(v)
+            };
+            let (from, to, rel) = (part("from")?, part("to")?, part("type")?);
+            fact.finish()?;
+            ("fact", format!("{from}\0{rel}\0{to}"))
+        }
+        _ => return Err(invalid("key", "give exactly one of key, subject or fact")),
+    };
+    let binding = Binding::new("history", caller, &json!({ "family": family, "target": target, "private": private }));
+    let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
+    let snap = store.snapshot()?;
+    let prefix = target_prefix(&caller.part, family, &target);
+    page(&snap, caller, TARGET, &prefix, after, limit, private, &binding)
+}
+
+/// Runs `audit` for `caller`: its own events, oldest first.
+pub(crate) fn audit(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+    let mut f = Fields::parse(body)?;
+    let private = read_private(&mut f)?;
+    let limit = limit(&mut f)?;
+    let cursor = f.string("cursor")?;
+    f.finish()?;
+    let binding = Binding::new("audit", caller, &json!({ "private": private }));
+    let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
+    let snap = store.snapshot()?;
+    let prefix = agent_prefix(&caller.part, &caller.agent);
+    page(&snap, caller, AGENT, &prefix, after, limit, private, &binding)
+}
+
+/// `allowPrivate && includePrivate`.
+fn read_private(f: &mut Fields) -> Outcome<bool> {
+    let allow = f.bool("allowPrivate")?.unwrap_or(false);
+    Ok(f.bool("includePrivate")?.unwrap_or(false) && allow)
+}
+
+/// One page of the index `tree` under `prefix` (keys end in a sequence number), after `after`.
+#[allow(clippy::too_many_arguments)] // one private helper shared by two verbs; a struct would only rename them
+fn page(
+    snap: &Snapshot,
+    caller: &Caller,
+    tree: &str,
+    prefix: &[u8],
+    after: Option<u64>,
+    limit: usize,
+    private: bool,
+    binding: &Binding,
+) -> Outcome<Value> {
+    let start = after.map_or_else(|| prefix.to_vec(), |s| [prefix, &s.to_be_bytes()].concat());
+    let bound = if after.is_some() { Bound::Excluded(start.as_slice()) } else { Bound::Included(start.as_slice()) };
+    let mut seqs = Vec::with_capacity(limit + 1);
+    for kv in snap.range(tree, bound, Bound::Unbounded)? {
+        let (k, _) = kv?;
+        if !k.starts_with(prefix) || seqs.len() > limit {
+            break;
+        }
+        let tail: [u8; 8] = k[k.len() - 8..].try_into().map_err(|_| Error::corrupt(None, "a history key is short"))?;
+        seqs.push(u64::from_be_bytes(tail));
+    }
+    let more = seqs.len() > limit;
+    seqs.truncate(limit);
+    let mut events = Vec::with_capacity(seqs.len());
+    for seq in &seqs {
+        let bytes = snap
+            .get(EVENT, &caller.part.key(&[&seq.to_be_bytes()]))?
+            .ok_or_else(|| Error::corrupt(None, format!("history event {seq} is indexed but missing")))?;
+        let event: Event =
+            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("history event {seq}: {e}")))?;
+        let redacted = redaction(snap, &caller.part, &event, private)?;
+        events.push(render(&event, redacted));
+    }
+    let next = more.then(|| seqs.last().map(|s| binding.cursor(&s.to_be_bytes()))).flatten();
+    Ok(json!({ "events": events, "nextCursor": next }))
+}
+
+/// Why an event's values are withheld from this reader, if they are.
+fn redaction(snap: &Snapshot, part: &Partition, event: &Event, private: bool) -> Result<Option<&'static str>> {
+    if event.family != "note" {
+        return Ok(None);
+    }
+    if let Some(forgot) = snap.get(FORGOTTEN, &part.key(&[event.target.as_bytes()]))? {
+        let forgot = u64::from_be_bytes(
+            forgot.as_slice().try_into().map_err(|_| Error::corrupt(None, "a forgotten-note marker is not 8 bytes"))?,
+        );
+        if event.seq < forgot {
+            return Ok(Some("forgotten"));
+        }
+    }
+    let was_private = |v: &Option<Value>| v.as_ref().is_some_and(|v| v["private"] == json!(true));
+    if !private && (was_private(&event.before) || was_private(&event.after)) {
+        return Ok(Some("private"));
+    }
+    Ok(None)
+}
+
+/// An event as replies show it (DESIGN.md §2): ids as strings, times in ISO 8601.
+fn render(event: &Event, redacted: Option<&str>) -> Value {
+    let mut out = json!({
+        "seq": event.seq.to_string(),
+        "family": event.family,
+        "target": event.target,
+        "op": event.op,
+        "agent": event.agent,
+        "at": iso_ms(event.at),
+        "before": event.before,
+        "after": event.after,
+        "patch": event.patch,
+    });
+    if let Some(why) = redacted {
+        out["before"] = Value::Null;
+        out["after"] = Value::Null;
+        out["patch"] = Value::Null;
+        out["redacted"] = json!(why);
+    }
+    out
+}

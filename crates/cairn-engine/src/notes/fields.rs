@@ -1,0 +1,122 @@
+//! Reading a request body field by field, so every refusal names the field it is about (serde's
+//! own messages name a line and column, not the field), and an unknown field is refused rather
+//! than silently ignored (a typo such as `expectedVerison` must not turn a CAS write into a blind one).
+
+use super::{Outcome, invalid};
+use serde_json::{Map, Value};
+
+/// The fields of one request object, taken one by one; `finish` refuses whatever is left.
+pub(crate) struct Fields {
+    map: Map<String, Value>,
+    /// A dotted prefix for nested objects (`fact.`).
+    prefix: String,
+}
+
+impl Fields {
+    /// The top-level object of `body` (an empty body is `{}`).
+    pub(crate) fn parse(body: &[u8]) -> Outcome<Fields> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Fields { map: Map::new(), prefix: String::new() });
+        }
+        match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(map)) => Ok(Fields { map, prefix: String::new() }),
+            Ok(_) => Err(invalid("body", "must be a JSON object")),
+            Err(e) => Err(invalid("body", format_args!("is not JSON: {e}"))),
+        }
+    }
+
+    /// The whole request as sent (for idempotency hashes and event patches).
+    pub(crate) fn as_value(&self) -> Value {
+        Value::Object(self.map.clone())
+    }
+
+    fn name(&self, field: &str) -> String {
+        format!("{}{field}", self.prefix)
+    }
+
+    /// The raw value of `field`, `null` included.
+    pub(crate) fn raw(&mut self, field: &str) -> Option<Value> {
+        self.map.remove(field)
+    }
+
+    /// `field`, with `null` read as absent.
+    fn take(&mut self, field: &str) -> Option<Value> {
+        self.map.remove(field).filter(|v| !v.is_null())
+    }
+
+    pub(crate) fn string(&mut self, field: &str) -> Outcome<Option<String>> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(invalid(&self.name(field), "must be a string")),
+        }
+    }
+
+    pub(crate) fn bool(&mut self, field: &str) -> Outcome<Option<bool>> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(b)),
+            Some(_) => Err(invalid(&self.name(field), "must be true or false")),
+        }
+    }
+
+    /// A non-negative integer (JSON number).
+    pub(crate) fn u64(&mut self, field: &str) -> Outcome<Option<u64>> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| invalid(&self.name(field), "must be a non-negative integer")),
+        }
+    }
+
+    /// An integer (JSON number), e.g. `as_of` in milliseconds.
+    pub(crate) fn i64(&mut self, field: &str) -> Outcome<Option<i64>> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| invalid(&self.name(field), "must be an integer")),
+        }
+    }
+
+    pub(crate) fn f64(&mut self, field: &str) -> Outcome<Option<f64>> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| invalid(&self.name(field), "must be a number")),
+        }
+    }
+
+    /// A nested object, read the same way.
+    pub(crate) fn object(&mut self, field: &str) -> Outcome<Option<Fields>> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(Fields { map, prefix: format!("{}.", self.name(field)) })),
+            Some(_) => Err(invalid(&self.name(field), "must be an object")),
+        }
+    }
+
+    /// Refuses the first field nobody asked for.
+    pub(crate) fn finish(self) -> Outcome<()> {
+        match self.map.keys().next() {
+            Some(k) => Err(invalid(&self.name(k), "is not a field of this request")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `limit`: default 20, 1–100.
+pub(crate) fn limit(f: &mut Fields) -> Outcome<usize> {
+    let n = f.u64("limit")?.unwrap_or(super::DEFAULT_LIMIT);
+    if n == 0 || n > super::MAX_LIMIT {
+        return Err(invalid("limit", format_args!("must be 1..={}, got {n}", super::MAX_LIMIT)));
+    }
+    Ok(usize::try_from(n).expect("at most 100"))
+}
+
+/// A short name (task id, agent name, idempotency key): 1–256 bytes, no NUL.
+pub(crate) fn short_name(field: &str, value: &str) -> Outcome<()> {
+    if value.is_empty() || value.len() > 256 {
+        return Err(invalid(field, format_args!("must be 1..=256 bytes, got {}", value.len())));
+    }
+    if value.contains('\0') {
+        return Err(invalid(field, "must not contain NUL"));
+    }
+    Ok(())
+}

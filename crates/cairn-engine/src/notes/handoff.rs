@@ -1,0 +1,238 @@
+//! Handoff capsules (DESIGN.md §2): what one agent leaves on a task for the next. Task
+//! visibility: any agent of the user that names the task resumes it. A capsule may be addressed
+//! `to` an agent; `handoff_resume` without `taskId` lists the unexpired capsules addressed to the
+//! caller. An expired capsule is never returned; the reply says it expired and when.
+//!
+//! Trees: `n.hand` `part | taskId \0 | id BE` → capsule; `n.hand_to` `part | to \0 | id BE` → taskId.
+//! Ids come from the store's counter, so the newest capsule of a task is the last key.
+
+use super::fields::{Fields, limit, short_name};
+use super::time::{iso_ms, parse_rfc3339};
+use super::{Outcome, invalid};
+use crate::error::{Error, Result};
+use crate::history::{self, Change};
+use crate::knowledge::api::Caller;
+use crate::store::Store;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub(crate) const HAND: &str = "n.hand";
+pub(crate) const HAND_TO: &str = "n.hand_to";
+
+/// Longest `summary`, in bytes.
+pub const MAX_SUMMARY_BYTES: usize = 16 * 1024;
+/// Longest `status`, in bytes.
+pub const MAX_STATUS_BYTES: usize = 256;
+/// Most items in each of `decisions`, `nextSteps`, `artifacts`, `blockers`.
+pub const MAX_ITEMS: usize = 100;
+/// Largest item of those lists, serialised.
+pub const MAX_ITEM_BYTES: usize = 4096;
+/// Largest capsule, serialised.
+pub const MAX_CAPSULE_BYTES: usize = 64 * 1024;
+
+const LISTS: [&str; 4] = ["decisions", "nextSteps", "artifacts", "blockers"];
+
+/// A capsule as stored (times in ms).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Capsule {
+    id: u64,
+    task_id: String,
+    summary: String,
+    status: Option<String>,
+    /// `decisions`, `nextSteps`, `artifacts`, `blockers`, in that order.
+    lists: [Vec<Value>; 4],
+    /// The agent that left it.
+    from: String,
+    to: Option<String>,
+    created_at: i64,
+    expires_at: Option<i64>,
+}
+
+impl Capsule {
+    fn render(&self) -> Value {
+        let mut out = json!({
+            "id": self.id.to_string(),
+            "taskId": self.task_id,
+            "summary": self.summary,
+            "status": self.status,
+            "from": self.from,
+            "createdAt": iso_ms(self.created_at),
+        });
+        for (name, items) in LISTS.iter().zip(&self.lists) {
+            out[*name] = json!(items);
+        }
+        if let Some(to) = &self.to {
+            out["to"] = json!(to);
+        }
+        if let Some(at) = self.expires_at {
+            out["expiresAt"] = json!(iso_ms(at));
+        }
+        out
+    }
+
+    fn expired(&self, now: i64) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Capsule> {
+        serde_json::from_slice(bytes).map_err(|e| Error::corrupt(None, format!("a handoff capsule: {e}")))
+    }
+}
+
+fn list(f: &mut Fields, name: &str) -> Outcome<Vec<Value>> {
+    let items = match f.raw(name) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(invalid(name, "must be an array of strings or objects")),
+    };
+    if items.len() > MAX_ITEMS {
+        return Err(invalid(name, format_args!("has {} items; at most {MAX_ITEMS}", items.len())));
+    }
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("{name}[{i}]");
+        if !(item.is_string() || item.is_object()) {
+            return Err(invalid(&field, "must be a string or an object"));
+        }
+        let size = serde_json::to_vec(item).expect("JSON serialises").len();
+        if size > MAX_ITEM_BYTES {
+            return Err(invalid(&field, format_args!("is {size} bytes; at most {MAX_ITEM_BYTES}")));
+        }
+    }
+    Ok(items)
+}
+
+/// Runs `handoff_create` for `caller`.
+pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+    let mut f = Fields::parse(body)?;
+    let input = f.as_value();
+    let task_id = f.string("taskId")?.ok_or_else(|| invalid("taskId", "is required"))?;
+    short_name("taskId", &task_id)?;
+    let summary = f.string("summary")?.ok_or_else(|| invalid("summary", "is required"))?;
+    if summary.trim().is_empty() || summary.len() > MAX_SUMMARY_BYTES {
+        return Err(invalid("summary", format_args!("must be 1..={MAX_SUMMARY_BYTES} bytes and not blank")));
+    }
+    let status = f.string("status")?;
+    if status.as_ref().is_some_and(|s| s.is_empty() || s.len() > MAX_STATUS_BYTES) {
+        return Err(invalid("status", format_args!("must be 1..={MAX_STATUS_BYTES} bytes")));
+    }
+    let lists = [list(&mut f, LISTS[0])?, list(&mut f, LISTS[1])?, list(&mut f, LISTS[2])?, list(&mut f, LISTS[3])?];
+    let expires_at = match f.string("expiresAt")? {
+        Some(text) => {
+            let at = parse_rfc3339(&text)
+                .ok_or_else(|| invalid("expiresAt", format_args!("must be an RFC 3339 date-time, got {text:?}")))?;
+            if at <= caller.now {
+                return Err(invalid("expiresAt", "must be in the future"));
+            }
+            Some(at)
+        }
+        None => None,
+    };
+    let to = f.string("to")?;
+    if let Some(t) = &to {
+        short_name("to", t)?;
+    }
+    f.bool("allowPrivate")?;
+    f.finish()?;
+    let mut capsule = Capsule {
+        id: 0,
+        task_id,
+        summary,
+        status,
+        lists,
+        from: caller.agent.clone(),
+        to,
+        created_at: caller.now,
+        expires_at,
+    };
+    let size = serde_json::to_vec(&capsule).expect("JSON serialises").len();
+    if size > MAX_CAPSULE_BYTES {
+        return Err(invalid("summary", format_args!("the capsule is {size} bytes; at most {MAX_CAPSULE_BYTES}")));
+    }
+    let caller = caller.clone();
+    let (capsule, _) = store.write(move |tx| {
+        caller.part.register(tx)?;
+        capsule.id = crate::knowledge::next_id(tx)?;
+        let id_be = capsule.id.to_be_bytes();
+        let record = serde_json::to_vec(&capsule).expect("JSON serialises");
+        tx.put(HAND, &caller.part.key(&[capsule.task_id.as_bytes(), b"\0", &id_be]), &record)?;
+        if let Some(to) = &capsule.to {
+            tx.put(HAND_TO, &caller.part.key(&[to.as_bytes(), b"\0", &id_be]), capsule.task_id.as_bytes())?;
+        }
+        let change = Change {
+            family: "handoff",
+            target: &capsule.task_id,
+            op: "create",
+            before: None,
+            after: Some(capsule.render()),
+            patch: Some(input),
+        };
+        history::record(tx, &caller, change)?;
+        Ok(capsule)
+    })?;
+    let mut reply =
+        json!({ "id": capsule.id.to_string(), "taskId": capsule.task_id, "createdAt": iso_ms(capsule.created_at) });
+    if let Some(at) = capsule.expires_at {
+        reply["expiresAt"] = json!(iso_ms(at));
+    }
+    if let Some(to) = &capsule.to {
+        reply["to"] = json!(to);
+    }
+    Ok(reply)
+}
+
+/// Runs `handoff_resume` for `caller`.
+pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+    let mut f = Fields::parse(body)?;
+    let task_id = f.string("taskId")?;
+    if let Some(t) = &task_id {
+        short_name("taskId", t)?;
+    }
+    let limit = limit(&mut f)?;
+    f.bool("allowPrivate")?;
+    f.finish()?;
+    let snap = store.snapshot()?;
+    let part = &caller.part;
+    let Some(task_id) = task_id else {
+        // Addressed to the caller: newest first, unexpired only.
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for kv in snap.prefix(HAND_TO, &part.key(&[caller.agent.as_bytes(), b"\0"]))? {
+            let (k, task) = kv?;
+            keys.push(part.key(&[&task, b"\0", &k[k.len() - 8..]]));
+        }
+        let mut handoffs = Vec::new();
+        for key in keys.iter().rev() {
+            if handoffs.len() == limit {
+                break;
+            }
+            let bytes = snap.get(HAND, key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
+            let capsule = Capsule::decode(&bytes)?;
+            if !capsule.expired(caller.now) {
+                handoffs.push(capsule.render());
+            }
+        }
+        return Ok(json!({ "state": "listed", "handoffs": handoffs }));
+    };
+    let mut capsules: Vec<Capsule> = Vec::new();
+    for kv in snap.prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]))? {
+        capsules.push(Capsule::decode(&kv?.1)?);
+    }
+    let newer_expired: Vec<&Capsule> = capsules.iter().rev().take_while(|c| c.expired(caller.now)).collect();
+    let skipped: Vec<Value> = newer_expired
+        .iter()
+        .map(|c| json!({ "id": c.id.to_string(), "expiredAt": iso_ms(c.expires_at.unwrap_or_default()) }))
+        .collect();
+    Ok(match capsules.iter().rev().find(|c| !c.expired(caller.now)) {
+        Some(c) if skipped.is_empty() => json!({ "state": "resumed", "handoff": c.render() }),
+        Some(c) => json!({ "state": "resumed", "handoff": c.render(), "skippedExpired": skipped }),
+        None => match newer_expired.first() {
+            Some(newest) => json!({
+                "state": "expired",
+                "taskId": task_id,
+                "id": newest.id.to_string(),
+                "expiredAt": iso_ms(newest.expires_at.unwrap_or_default()),
+            }),
+            None => json!({ "state": "none", "taskId": task_id }),
+        },
+    })
+}

@@ -1,0 +1,233 @@
+//! `note_list`: the caller's visible notes (current, or as they stood at `as_of`), filtered by
+//! `key`, `kind`, `visibility` and `taskId`, optionally ranked by a hybrid `query`, paged by an
+//! opaque cursor bound to the whole request. Without `query` notes come in identity order
+//! (key, then visibility and owner), which is stable under concurrent writes, and the cursor holds
+//! the last identity returned; with `query` they come best first and the cursor holds an offset.
+//! A query over current notes reads the index (`index.rs`) and only the page's records.
+
+use super::cursor::{Binding, u64_position};
+use super::fields::{Fields, limit, short_name};
+use super::index;
+use super::record::{CUR, Identity, KINDS, NoteRecord, VER, Visibility, check_key};
+use super::search::{Features, Query, features, fuse};
+use super::visibility::Viewer;
+use super::{Outcome, invalid};
+use crate::error::Error;
+use crate::knowledge::Partition;
+use crate::knowledge::api::Caller;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use serde_json::{Map, Value, json};
+use std::ops::Bound;
+
+/// Cursor position tags.
+const AFTER_IDENTITY: u8 = 0;
+const AT_OFFSET: u8 = 1;
+
+struct Request {
+    key: Option<String>,
+    kind: Option<String>,
+    visibility: Option<Visibility>,
+    task_id: Option<String>,
+    query: Option<String>,
+    as_of: Option<i64>,
+    private: bool,
+    limit: usize,
+    cursor: Option<String>,
+}
+
+fn parse(body: &[u8]) -> Outcome<Request> {
+    let mut f = Fields::parse(body)?;
+    let key = f.string("key")?;
+    if let Some(k) = &key {
+        check_key(k)?;
+    }
+    let kind = f.string("kind")?;
+    if let Some(k) = &kind
+        && !KINDS.contains(&k.as_str())
+    {
+        return Err(invalid("kind", format_args!("must be one of {}, got {k:?}", KINDS.join(", "))));
+    }
+    let visibility = match f.string("visibility")? {
+        Some(v) => Some(Visibility::parse(Some(&v))?),
+        None => None,
+    };
+    let task_id = f.string("taskId")?;
+    if let Some(t) = &task_id {
+        short_name("taskId", t)?;
+    }
+    if visibility == Some(Visibility::Task) && task_id.is_none() {
+        return Err(invalid("taskId", "is required to list task notes"));
+    }
+    let query = f.string("query")?;
+    if let Some(q) = &query
+        && (q.trim().is_empty() || q.len() > 4096)
+    {
+        return Err(invalid("query", "must be 1..=4096 bytes and not blank"));
+    }
+    let as_of = f.i64("as_of")?;
+    let allow_private = f.bool("allowPrivate")?.unwrap_or(false);
+    let private = f.bool("includePrivate")?.unwrap_or(false) && allow_private;
+    let limit = limit(&mut f)?;
+    let cursor = f.string("cursor")?;
+    f.finish()?;
+    Ok(Request { key, kind, visibility, task_id, query, as_of, private, limit, cursor })
+}
+
+/// Runs `note_list` for `caller`.
+pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+    let req = parse(body)?;
+    let binding = Binding::new(
+        "note_list",
+        caller,
+        &json!({
+            "key": req.key, "kind": req.kind, "visibility": req.visibility.map(Visibility::as_str),
+            "taskId": req.task_id, "query": req.query, "as_of": req.as_of, "private": req.private,
+        }),
+    );
+    let position = req.cursor.as_deref().map(|c| binding.position(c)).transpose()?;
+    let viewer = Viewer { agent: &caller.agent, task_id: req.task_id.as_deref(), private: req.private };
+    let snap = store.snapshot()?;
+    let Some(text) = &req.query else {
+        let after = match position {
+            Some(p) if p.first() == Some(&AFTER_IDENTITY) => Some(p[1..].to_vec()),
+            Some(_) => return Err(invalid("cursor", "is damaged")),
+            None => None,
+        };
+        let rest: Vec<NoteRecord> = if req.as_of.is_none() {
+            // Current notes: seek to the cursor and stop once the page and one more are found.
+            let prefix = key_prefix(&caller.part, req.key.as_deref());
+            let start = after.as_ref().map(|a| caller.part.key(&[a]));
+            let bound = match &start {
+                Some(s) if s.as_slice() >= prefix.as_slice() => Bound::Excluded(s.as_slice()),
+                _ => Bound::Included(prefix.as_slice()),
+            };
+            let mut rest = Vec::with_capacity(req.limit + 1);
+            for kv in snap.range(CUR, bound, Bound::Unbounded)? {
+                let (k, v) = kv?;
+                if !k.starts_with(&prefix) || rest.len() > req.limit {
+                    break;
+                }
+                let n = NoteRecord::decode(&v)?;
+                if viewer.sees(&n) && req.admits(&n.identity(), &n.kind) {
+                    rest.push(n);
+                }
+            }
+            rest
+        } else {
+            candidates(&snap, caller, &req)?
+                .into_iter()
+                .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
+                .filter(|n| after.as_ref().is_none_or(|a| n.identity().encode().as_bytes() > a.as_slice()))
+                .collect()
+        };
+        let page: Vec<Value> = rest.iter().take(req.limit).map(NoteRecord::render).collect();
+        let next = (rest.len() > req.limit).then(|| {
+            let last = rest[req.limit - 1].identity().encode();
+            binding.cursor(&[&[AFTER_IDENTITY][..], last.as_bytes()].concat())
+        });
+        return Ok(json!({ "notes": page, "nextCursor": next }));
+    };
+    let offset = match position {
+        Some(p) if p.first() == Some(&AT_OFFSET) => usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX),
+        Some(_) => return Err(invalid("cursor", "is damaged")),
+        None => 0,
+    };
+    let query = Query::new(text);
+    // Current notes rank from the index; `as_of` reads and short queries (a substring test) scan.
+    let (notes, ranked): (Vec<Lazy>, _) = if req.as_of.is_none() && query.short.is_none() {
+        let mut ids = Vec::new();
+        let mut docs = Vec::new();
+        for (id, (features, flags)) in index::lookup(&snap, &caller.part, &query)? {
+            let identity = Identity::decode(&id).ok_or_else(|| Error::corrupt(None, "a notes posting's identity"))?;
+            let kind = KINDS.get(usize::from(flags.kind)).copied().unwrap_or_default();
+            if viewer.sees_parts(identity.visibility, &identity.owner, flags.private) && req.admits(&identity, kind) {
+                ids.push(Lazy::Stored(identity));
+                docs.push(features);
+            }
+        }
+        let ranked = fuse(&query, &docs);
+        (ids, ranked)
+    } else {
+        let notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
+            .into_iter()
+            .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
+            .collect();
+        let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search_text())).collect();
+        let ranked = fuse(&query, &docs);
+        (notes.into_iter().map(Lazy::Read).collect(), ranked)
+    };
+    let mut page = Vec::new();
+    for r in ranked.iter().skip(offset).take(req.limit) {
+        let mut note = notes[r.index].render(&snap, &caller.part)?;
+        let ranks: Map<String, Value> = r.ranks.iter().map(|(c, k)| ((*c).to_owned(), json!(k))).collect();
+        let channels: Vec<&str> = r.ranks.iter().map(|(c, _)| *c).collect();
+        note["receipt"] = json!({ "channels": channels, "ranks": ranks, "score": r.score });
+        page.push(note);
+    }
+    let end = offset.saturating_add(req.limit);
+    let next = (ranked.len() > end).then(|| binding.cursor(&[&[AT_OFFSET][..], &(end as u64).to_be_bytes()].concat()));
+    Ok(json!({ "notes": page, "nextCursor": next }))
+}
+
+/// A ranked note: read already (scan), or read when it makes the page (index).
+enum Lazy {
+    Read(NoteRecord),
+    Stored(Identity),
+}
+
+impl Lazy {
+    fn render(&self, snap: &Snapshot, part: &Partition) -> Outcome<Value> {
+        match self {
+            Lazy::Read(n) => Ok(n.render()),
+            Lazy::Stored(id) => {
+                let bytes = snap
+                    .get(CUR, &id.cur_key(part))?
+                    .ok_or_else(|| Error::corrupt(None, "an indexed note is missing from n.cur"))?;
+                Ok(NoteRecord::decode(&bytes)?.render())
+            }
+        }
+    }
+}
+
+impl Request {
+    /// Whether the filters admit a note of this identity and kind.
+    fn admits(&self, id: &Identity, kind: &str) -> bool {
+        self.key.as_ref().is_none_or(|k| &id.key == k)
+            && self.kind.as_ref().is_none_or(|k| k == kind)
+            && self.visibility.is_none_or(|v| id.visibility == v)
+            && (self.visibility != Some(Visibility::Task) || id.task_id() == self.task_id.as_deref())
+    }
+}
+
+/// The notes of the partition (of one key, when given), current or as of a time, in identity order.
+fn candidates(snap: &Snapshot, caller: &Caller, req: &Request) -> Outcome<Vec<NoteRecord>> {
+    let prefix = key_prefix(&caller.part, req.key.as_deref());
+    let Some(as_of) = req.as_of else {
+        return Ok(snap
+            .prefix(CUR, &prefix)?
+            .map(|kv| kv.and_then(|(_, v)| NoteRecord::decode(&v)))
+            .collect::<Result<_, _>>()?);
+    };
+    // Versions sort by identity, then version: keep the last one written by `as_of`.
+    let mut out: Vec<NoteRecord> = Vec::new();
+    for kv in snap.prefix(VER, &prefix)? {
+        let note = NoteRecord::decode(&kv?.1)?;
+        if note.updated_at > as_of {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last.identity() == note.identity() => *last = note,
+            _ => out.push(note),
+        }
+    }
+    Ok(out)
+}
+
+/// `part | key \0` when listing one key, else `part`.
+fn key_prefix(part: &Partition, key: Option<&str>) -> Vec<u8> {
+    match key {
+        Some(k) => part.key(&[k.as_bytes(), b"\0"]),
+        None => part.key(&[]),
+    }
+}

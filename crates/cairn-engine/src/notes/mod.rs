@@ -1,0 +1,70 @@
+//! Notes and handoffs (DESIGN.md §2): versioned structured memory that agents share inside one
+//! partition, with optimistic concurrency (`expectedVersion`), idempotent retries, visibility
+//! (`user`/`task`/`agent`), private notes behind the node's policy, `as_of` reads, an immutable
+//! event for every write, and handoff capsules one agent leaves for another. Every write runs in
+//! one transaction on the store's single writer thread, so a version check and the write it
+//! guards cannot interleave with another write. Keys and rules: `docs/design/notes.md`.
+
+pub mod api;
+mod cursor;
+mod events;
+mod fields;
+mod forget;
+mod handoff;
+mod index;
+mod list;
+mod merge;
+mod record;
+mod search;
+#[cfg(test)]
+mod tests;
+mod time;
+mod visibility;
+mod write;
+
+pub use merge::merge;
+pub use time::{iso_ms, parse_rfc3339};
+
+use crate::error::Error;
+use crate::knowledge::api::Refusal;
+use serde_json::{Value, json};
+
+/// Why a notes verb did not produce its reply: a refusal the caller sees, or a store failure.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    Refused(Refusal),
+    Store(Error),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Self {
+        Fail::Store(e)
+    }
+}
+
+impl From<Refusal> for Fail {
+    fn from(r: Refusal) -> Self {
+        Fail::Refused(r)
+    }
+}
+
+/// A verb's outcome inside this module.
+pub(crate) type Outcome<T> = std::result::Result<T, Fail>;
+
+/// A `VALIDATION_ERROR` naming `field`; details carry `{field}` so a client can point at it.
+pub(crate) fn invalid(field: &str, message: impl std::fmt::Display) -> Fail {
+    Fail::Refused(Refusal {
+        code: "VALIDATION_ERROR",
+        message: format!("{field}: {message}"),
+        details: vec![json!({ "field": field })],
+    })
+}
+
+/// A refusal with `code` and `details`.
+pub(crate) fn refuse(code: &'static str, message: impl Into<String>, details: Vec<Value>) -> Fail {
+    Fail::Refused(Refusal { code, message: message.into(), details })
+}
+
+/// Default and largest page of a list, history or audit.
+pub const DEFAULT_LIMIT: u64 = 20;
+pub const MAX_LIMIT: u64 = 100;

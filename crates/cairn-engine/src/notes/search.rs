@@ -1,0 +1,195 @@
+//! The hybrid `query` of `note_list`: a token channel (BM25 over the full-text tokenizer's terms of
+//! each note's key and value) and a trigram channel (the share of the query's character trigrams
+//! found in the note, so partial words, identifiers and typos still match), fused by reciprocal
+//! rank (k = 60).
+//!
+//! Scoring only ever sees notes the caller may read after the filters, and its statistics (note
+//! count, document frequency, average length) are taken over the visible notes that match the
+//! query in either channel, so nothing invisible influences a rank, and the index (`index.rs`)
+//! and a scan of texts (for `as_of` reads and queries under three characters) rank alike. Ties
+//! keep the candidates' order, so results are deterministic.
+
+use crate::knowledge::RRF_K;
+use crate::text::tokens;
+use std::collections::{BTreeSet, HashMap};
+
+/// BM25 parameters (the usual ones).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// A note enters the trigram channel when it holds at least this share of the query's trigrams.
+const MIN_TRIGRAM_SHARE: f64 = 0.5;
+/// Trigrams are taken from this many leading characters of a note's text (bounds index writes).
+pub(crate) const GRAM_CHARS: usize = 8192;
+
+/// A query, analysed once.
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    /// Distinct index terms, in first-seen order.
+    pub terms: Vec<String>,
+    /// Distinct lowercase character trigrams.
+    pub grams: BTreeSet<String>,
+    /// The lowercased query when it is too short for trigrams (matched as a substring).
+    pub short: Option<String>,
+}
+
+impl Query {
+    pub(crate) fn new(text: &str) -> Query {
+        let mut terms: Vec<String> = Vec::new();
+        for t in tokens(text) {
+            if !terms.contains(&t.term) {
+                terms.push(t.term);
+            }
+        }
+        let lower = text.trim().to_lowercase();
+        let grams = grams(&lower);
+        let short = (grams.is_empty() && !lower.is_empty()).then_some(lower);
+        Query { terms, grams, short }
+    }
+}
+
+/// The trigrams of a text (lowercased, first `GRAM_CHARS` characters); none holds NUL.
+pub(crate) fn grams(text: &str) -> BTreeSet<String> {
+    let chars: Vec<char> = text.to_lowercase().chars().take(GRAM_CHARS).collect();
+    chars.windows(3).filter(|w| !w.contains(&'\0')).map(|w| w.iter().collect()).collect()
+}
+
+/// What the channels need to know of one note.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Features {
+    /// Occurrences of each query term, in `Query::terms` order.
+    pub tf: Vec<u32>,
+    /// Terms in the note.
+    pub len: u32,
+    /// Query trigrams the note holds.
+    pub grams: u32,
+    /// Whether a short query occurs in the note's text.
+    pub substring: bool,
+}
+
+/// The features of `text` for `query`, read from the text itself.
+pub(crate) fn features(query: &Query, text: &str) -> Features {
+    let doc = tokens(text);
+    let tf = query
+        .terms
+        .iter()
+        .map(|t| u32::try_from(doc.iter().filter(|d| &d.term == t).count()).unwrap_or(u32::MAX))
+        .collect();
+    let have = grams(text);
+    Features {
+        tf,
+        len: u32::try_from(doc.len()).unwrap_or(u32::MAX),
+        grams: u32::try_from(query.grams.iter().filter(|g| have.contains(*g)).count()).unwrap_or(u32::MAX),
+        substring: query.short.as_ref().is_some_and(|s| text.to_lowercase().contains(s.as_str())),
+    }
+}
+
+/// One match: which candidate, its 1-based rank in each channel that found it, and its fused score.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Ranked {
+    pub index: usize,
+    pub ranks: Vec<(&'static str, usize)>,
+    pub score: f64,
+}
+
+/// The candidates that match `query`, best first.
+#[allow(clippy::cast_precision_loss)] // counts and ranks are far below 2^52
+pub(crate) fn fuse(query: &Query, docs: &[Features]) -> Vec<Ranked> {
+    let token_hit = |f: &Features| f.tf.iter().any(|&t| t > 0);
+    let trigram_share = |f: &Features| {
+        if query.grams.is_empty() {
+            if f.substring { 1.0 } else { 0.0 }
+        } else {
+            let share = f64::from(f.grams) / query.grams.len() as f64;
+            if share >= MIN_TRIGRAM_SHARE { share } else { 0.0 }
+        }
+    };
+    let matching: Vec<usize> =
+        (0..docs.len()).filter(|&i| token_hit(&docs[i]) || trigram_share(&docs[i]) > 0.0).collect();
+    let n = matching.len() as f64;
+    // Lengths are known for notes that hold a query term (the index keeps them on term postings).
+    let lens: Vec<f64> = matching.iter().filter(|&&i| token_hit(&docs[i])).map(|&i| f64::from(docs[i].len)).collect();
+    let avg = (lens.iter().sum::<f64>() / (lens.len() as f64).max(1.0)).max(1.0);
+    let df: Vec<f64> =
+        (0..query.terms.len()).map(|t| matching.iter().filter(|&&i| docs[i].tf[t] > 0).count() as f64).collect();
+    let bm25 = |f: &Features| -> f64 {
+        f.tf.iter()
+            .zip(&df)
+            .filter(|(tf, _)| **tf > 0)
+            .map(|(&tf, &d)| {
+                let tf = f64::from(tf);
+                let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
+                idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * f64::from(f.len) / avg))
+            })
+            .sum()
+    };
+    let mut fused: HashMap<usize, Ranked> = HashMap::new();
+    for (channel, score) in [("token", &bm25 as &dyn Fn(&Features) -> f64), ("trigram", &trigram_share)] {
+        let mut hits: Vec<(usize, f64)> =
+            matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0).collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (pos, (index, _)) in hits.into_iter().enumerate() {
+            let entry = fused.entry(index).or_insert(Ranked { index, ranks: Vec::new(), score: 0.0 });
+            entry.ranks.push((channel, pos + 1));
+            entry.score += 1.0 / (RRF_K + (pos + 1) as f64);
+        }
+    }
+    let mut out: Vec<Ranked> = fused.into_values().collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    out
+}
+
+/// `fuse` over texts, as the scan path of `note_list` does it (the tests' reference).
+#[cfg(test)]
+pub(crate) fn rank(query: &str, texts: &[String]) -> Vec<Ranked> {
+    let q = Query::new(query);
+    let docs: Vec<Features> = texts.iter().map(|t| features(&q, t)).collect();
+    fuse(&q, &docs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn both_channels_find_and_fuse() {
+        let docs = texts(&["editor theme dark mode", "deploy target staging", "editor font size"]);
+        let ranked = rank("dark theme", &docs);
+        assert_eq!(ranked[0].index, 0);
+        assert_eq!(ranked[0].ranks, vec![("token", 1), ("trigram", 1)]);
+        assert!((ranked[0].score - 2.0 / 61.0).abs() < 1e-12);
+        assert!(ranked.iter().all(|r| r.index != 1), "no channel matches the deploy note");
+    }
+
+    #[test]
+    fn trigrams_catch_partial_words_that_tokens_miss() {
+        let docs = texts(&["featureFlagRollout enabled", "unrelated"]);
+        let ranked = rank("FlagRoll", &docs);
+        assert_eq!(ranked.len(), 1);
+        assert_eq!(ranked[0].ranks, vec![("trigram", 1)]);
+    }
+
+    #[test]
+    fn short_queries_match_as_substrings() {
+        let ranked = rank("go", &texts(&["golang", "rust"]));
+        assert_eq!(ranked.iter().map(|r| r.index).collect::<Vec<_>>(), vec![0]);
+    }
+
+    #[test]
+    fn statistics_ignore_notes_that_match_nothing() {
+        // Adding notes that match neither channel changes no score: what a caller cannot match
+        // (or see, as the list drops invisible notes before ranking) never moves a rank.
+        let few = rank("alpha beta", &texts(&["alpha one", "beta two alpha"]));
+        let many = rank("alpha beta", &texts(&["alpha one", "beta two alpha", "zzz", "yyy", "xxx"]));
+        assert_eq!(few, many);
+    }
+
+    #[test]
+    fn an_empty_query_matches_nothing() {
+        assert!(rank("", &texts(&["a"])).is_empty());
+        assert!(rank("the", &texts(&["the end"])).iter().all(|r| r.ranks.iter().all(|(c, _)| *c == "trigram")));
+    }
+}

@@ -1,0 +1,705 @@
+//! The notes verbs end to end through `api::call`, as the node calls them: JSON in, JSON out.
+
+use super::api::call;
+use crate::history::{self, Change};
+use crate::knowledge::Partition;
+use crate::knowledge::api::Caller;
+use crate::store::{Store, StoreOptions};
+use serde_json::{Value, json};
+use std::sync::{Arc, Barrier};
+
+/// A visibility case: reader, taskId, allowPrivate, includePrivate → the keys it sees.
+type Case<'a> = (&'a str, Option<&'a str>, bool, bool, Vec<&'a str>);
+
+const T0: i64 = 1_700_000_000_000;
+
+fn fresh() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+    (dir, store)
+}
+
+fn who(user: &str, scope: &str, agent: &str, now: i64) -> Caller {
+    Caller { part: Partition::new("local", user, scope).unwrap(), agent: agent.into(), now }
+}
+
+fn agent(name: &str) -> Caller {
+    who("u1", "default", name, T0)
+}
+
+fn run(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
+    serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap()
+}
+
+fn code(reply: &Value) -> &str {
+    reply["error"]["code"].as_str().unwrap_or_else(|| panic!("not a refusal: {reply}"))
+}
+
+fn keys(reply: &Value) -> Vec<String> {
+    reply["notes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {reply}"))
+        .iter()
+        .map(|n| n["key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[allow(clippy::needless_pass_by_value)] // call sites read as JSON literals: note("k", json!(1))
+fn note(key: &str, value: Value) -> Value {
+    json!({ "key": key, "value": value, "kind": "user_fact" })
+}
+
+#[allow(clippy::needless_pass_by_value)] // as `note`
+fn with(mut body: Value, extra: Value) -> Value {
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    body
+}
+
+#[test]
+fn write_creates_replaces_and_merges_with_versions() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let r1 = run(&store, &a, "note_write", &note("editor", json!({"theme": "dark", "font": {"size": 12}})));
+    assert_eq!(r1["version"], 1);
+    assert_eq!(r1["evolution"], "created");
+    assert_eq!(r1["supersedes"], Value::Null);
+    assert_eq!(r1["visibility"], "user");
+    assert!(r1["id"].is_string(), "ids are decimal strings: {r1}");
+    let r2 = run(
+        &store,
+        &a,
+        "note_write",
+        &json!({"key": "editor", "value": {"font": {"family": "mono"}, "theme": null}, "writeMode": "merge"}),
+    );
+    assert_eq!(
+        (r2["version"].clone(), r2["evolution"].clone(), r2["supersedes"].clone()),
+        (json!(2), json!("merged"), json!(1))
+    );
+    assert_eq!(r2["id"], r1["id"], "a note keeps its id across versions");
+    let listed = run(&store, &a, "note_list", &json!({"key": "editor"}));
+    let n = &listed["notes"][0];
+    assert_eq!(n["value"], json!({"font": {"size": 12, "family": "mono"}}));
+    assert_eq!(
+        (n["version"].clone(), n["supersedes"].clone(), n["kind"].clone()),
+        (json!(2), json!(1), json!("user_fact"))
+    );
+    assert_eq!(n["agent"], "claude");
+    assert_eq!(n["createdAt"], "2023-11-14T22:13:20.000Z");
+    let r3 = run(&store, &a, "note_write", &json!({"key": "editor", "value": [1], "kind": "user_preference"}));
+    assert_eq!((r3["version"].clone(), r3["evolution"].clone()), (json!(3), json!("replaced")));
+    let n = &run(&store, &a, "note_list", &json!({"key": "editor"}))["notes"][0];
+    assert_eq!((n["value"].clone(), n["kind"].clone()), (json!([1]), json!("user_preference")));
+}
+
+#[test]
+fn every_bad_input_is_refused_by_field_and_changes_nothing() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let base = note("k", json!(1));
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({"value": 1, "kind": "user_fact"}), "key"),
+        (with(base.clone(), json!({"key": ""})), "key"),
+        (with(base.clone(), json!({"key": "x".repeat(513)})), "key"),
+        (with(base.clone(), json!({"key": "a\u{0}b"})), "key"),
+        (json!({"key": "k", "kind": "user_fact"}), "value"),
+        (with(base.clone(), json!({"value": null})), "value"),
+        (with(base.clone(), json!({"value": "x".repeat(64 * 1024)})), "value"),
+        (with(base.clone(), json!({"kind": "opinion"})), "kind"),
+        (json!({"key": "k", "value": 1}), "kind"),
+        (with(base.clone(), json!({"visibility": "world"})), "visibility"),
+        (with(base.clone(), json!({"visibility": "task"})), "taskId"),
+        (with(base.clone(), json!({"visibility": "task", "taskId": ""})), "taskId"),
+        (with(base.clone(), json!({"private": true})), "private"),
+        (with(base.clone(), json!({"private": true, "allowPrivate": false})), "private"),
+        (with(base.clone(), json!({"writeMode": "append"})), "writeMode"),
+        (with(base.clone(), json!({"expectedVersion": -1})), "expectedVersion"),
+        (with(base.clone(), json!({"expectedVersion": "1"})), "expectedVersion"),
+        (with(base.clone(), json!({"idempotencyKey": ""})), "idempotencyKey"),
+        (with(base.clone(), json!({"confidence": 1.5, "confidenceBasis": "agent_inferred"})), "confidence"),
+        (with(base.clone(), json!({"confidence": 0.5})), "confidenceBasis"),
+        (with(base.clone(), json!({"confidence": 0.5, "confidenceBasis": "gut"})), "confidenceBasis"),
+        (with(base.clone(), json!({"confidence": 0.9, "confidenceBasis": "user_asserted"})), "userConfirmed"),
+        (with(base.clone(), json!({"expectedVerison": 0})), "expectedVerison"),
+        (json!([1]), "body"),
+    ];
+    for (body, field) in cases {
+        let reply = run(&store, &a, "note_write", &body);
+        assert_eq!(code(&reply), "VALIDATION_ERROR", "{body}");
+        assert_eq!(reply["error"]["details"][0]["field"], field, "{body} → {reply}");
+        assert!(reply["error"]["message"].as_str().unwrap().starts_with(field), "{reply}");
+    }
+    assert!(keys(&run(&store, &a, "note_list", &json!({}))).is_empty());
+    assert_eq!(run(&store, &a, "audit", &json!({}))["events"], json!([]));
+    // The valid edges are accepted.
+    let ok = with(
+        base,
+        json!({"key": "x".repeat(512), "confidence": 1.0, "confidenceBasis": "user_asserted", "userConfirmed": true}),
+    );
+    assert_eq!(run(&store, &a, "note_write", &ok)["version"], 1);
+}
+
+#[test]
+fn expected_version_guards_create_and_update() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    assert_eq!(run(&store, &a, "note_write", &with(note("k", json!(1)), json!({"expectedVersion": 0})))["version"], 1);
+    let again = run(&store, &a, "note_write", &with(note("k", json!(2)), json!({"expectedVersion": 0})));
+    assert_eq!(code(&again), "VERSION_CONFLICT");
+    assert_eq!(again["error"]["details"], json!([{"currentVersion": 1}]));
+    let stale = run(&store, &a, "note_write", &with(note("k", json!(2)), json!({"expectedVersion": 5})));
+    assert_eq!(stale["error"]["details"], json!([{"currentVersion": 1}]));
+    assert_eq!(run(&store, &a, "note_write", &with(note("k", json!(2)), json!({"expectedVersion": 1})))["version"], 2);
+    let missing = run(&store, &a, "note_write", &with(note("other", json!(2)), json!({"expectedVersion": 1})));
+    assert_eq!(missing["error"]["details"], json!([{"currentVersion": 0}]));
+    assert_eq!(run(&store, &a, "note_list", &json!({"key": "k"}))["notes"][0]["value"], 2);
+    assert_eq!(run(&store, &a, "history", &json!({"key": "k"}))["events"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn idempotent_retries_return_the_first_receipt() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let body = with(note("k", json!({"a": 1, "b": 2})), json!({"idempotencyKey": "op-1", "expectedVersion": 0}));
+    let first = run(&store, &a, "note_write", &body);
+    // The same body with its keys in another order is the same request.
+    let reordered: Value = serde_json::from_str(
+        r#"{"expectedVersion":0,"idempotencyKey":"op-1","kind":"user_fact","value":{"b":2,"a":1},"key":"k"}"#,
+    )
+    .unwrap();
+    assert_eq!(run(&store, &a, "note_write", &reordered), first);
+    assert_eq!(run(&store, &a, "note_write", &body), first, "a retry after success is not a version conflict");
+    let other = run(&store, &a, "note_write", &with(body.clone(), json!({"value": 3})));
+    assert_eq!(code(&other), "IDEMPOTENCY_CONFLICT");
+    assert_eq!(run(&store, &a, "history", &json!({"key": "k"}))["events"].as_array().unwrap().len(), 1);
+    // Keys are per agent: another agent's `op-1` is its own.
+    let b = agent("codex");
+    let theirs = run(&store, &b, "note_write", &with(note("k", json!(9)), json!({"idempotencyKey": "op-1"})));
+    assert_eq!(theirs["version"], 2);
+}
+
+#[test]
+fn concurrent_cas_writers_each_version_has_exactly_one_winner() {
+    let (_d, store) = fresh();
+    let threads = 8;
+    let rounds = 12;
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let store = store.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let me = agent(&format!("agent-{t}"));
+                let mut won = Vec::new();
+                let mut conflicts = 0;
+                barrier.wait();
+                for r in 0..rounds {
+                    let listed = run(&store, &me, "note_list", &json!({"key": "counter"}));
+                    let current = listed["notes"][0]["version"].as_u64().unwrap_or(0);
+                    let body = with(note("counter", json!({"by": t, "round": r})), json!({"expectedVersion": current}));
+                    let reply = run(&store, &me, "note_write", &body);
+                    if reply.get("error").is_some() {
+                        assert_eq!(code(&reply), "VERSION_CONFLICT");
+                        assert!(reply["error"]["details"][0]["currentVersion"].as_u64().unwrap() > current);
+                        conflicts += 1;
+                    } else {
+                        assert_eq!(
+                            reply["version"].as_u64().unwrap(),
+                            current + 1,
+                            "a win is exactly the next version"
+                        );
+                        won.push((reply["version"].as_u64().unwrap(), t, r));
+                    }
+                }
+                (won, conflicts)
+            })
+        })
+        .collect();
+    let mut wins = Vec::new();
+    let mut conflicts = 0;
+    for h in handles {
+        let (w, c) = h.join().unwrap();
+        wins.extend(w);
+        conflicts += c;
+    }
+    wins.sort_unstable();
+    let versions: Vec<u64> = wins.iter().map(|w| w.0).collect();
+    let expected: Vec<u64> = (1..=wins.len() as u64).collect();
+    assert_eq!(versions, expected, "each version won exactly once");
+    assert_eq!(wins.len() + conflicts, threads * rounds);
+    let a = agent("reader");
+    let current = &run(&store, &a, "note_list", &json!({"key": "counter"}))["notes"][0];
+    assert_eq!(current["version"].as_u64().unwrap(), wins.len() as u64, "no lost update");
+    let last = wins.last().unwrap();
+    assert_eq!(current["value"], json!({"by": last.1, "round": last.2}));
+    // History holds every winning write once, in version order.
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let page = run(&store, &a, "history", &json!({"key": "counter", "limit": 7, "cursor": cursor}));
+        for e in page["events"].as_array().unwrap() {
+            seen.push((
+                e["after"]["version"].as_u64().unwrap(),
+                e["agent"].as_str().unwrap().to_owned(),
+                e["after"]["value"].clone(),
+            ));
+        }
+        cursor = page["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    let want: Vec<(u64, String, Value)> =
+        wins.iter().map(|(v, t, r)| (*v, format!("agent-{t}"), json!({"by": t, "round": r}))).collect();
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn concurrent_idempotent_retries_make_one_version() {
+    let (_d, store) = fresh();
+    let threads = 8;
+    let barrier = Arc::new(Barrier::new(threads));
+    let body = with(note("k", json!({"x": 1})), json!({"idempotencyKey": "retry-me"}));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (store, barrier, body) = (store.clone(), barrier.clone(), body.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0..5).map(|_| run(&store, &agent("claude"), "note_write", &body)).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let receipts: Vec<Value> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    assert!(receipts.iter().all(|r| *r == receipts[0]), "{receipts:?}");
+    assert_eq!(receipts[0]["version"], 1);
+    let a = agent("claude");
+    assert_eq!(run(&store, &a, "history", &json!({"key": "k"}))["events"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn visibility_matrix() {
+    let (_d, store) = fresh();
+    let writer = agent("claude");
+    let policy = json!({"allowPrivate": true});
+    for (key, extra) in [
+        ("u", json!({})),
+        ("t", json!({"visibility": "task", "taskId": "T1"})),
+        ("a", json!({"visibility": "agent"})),
+        ("up", json!({"private": true})),
+        ("tp", json!({"visibility": "task", "taskId": "T1", "private": true})),
+        ("ap", json!({"visibility": "agent", "private": true})),
+    ] {
+        let body = with(with(note(key, json!(key)), extra), policy.clone());
+        assert_eq!(run(&store, &writer, "note_write", &body)["version"], 1, "{key}");
+    }
+    // (reader, taskId, allowPrivate, includePrivate) → visible keys, in identity order.
+    let cases: Vec<Case> = vec![
+        ("claude", None, false, false, vec!["a", "u"]),
+        ("claude", Some("T1"), false, false, vec!["a", "t", "u"]),
+        ("claude", Some("T2"), false, false, vec!["a", "u"]),
+        ("claude", Some("T1"), true, false, vec!["a", "t", "u"]),
+        ("claude", Some("T1"), false, true, vec!["a", "t", "u"]),
+        ("claude", Some("T1"), true, true, vec!["a", "ap", "t", "tp", "u", "up"]),
+        ("claude", None, true, true, vec!["a", "ap", "u", "up"]),
+        ("codex", None, false, false, vec!["u"]),
+        ("codex", Some("T1"), false, false, vec!["t", "u"]),
+        ("codex", Some("T2"), true, true, vec!["u", "up"]),
+        ("codex", Some("T1"), true, true, vec!["t", "tp", "u", "up"]),
+    ];
+    for (reader, task, allow, include, want) in cases {
+        let body = json!({"taskId": task, "allowPrivate": allow, "includePrivate": include});
+        let got = keys(&run(&store, &agent(reader), "note_list", &body));
+        assert_eq!(got, want, "{reader} {task:?} allow={allow} include={include}");
+    }
+    // Another user, or another scope of the same user, sees none of it.
+    for other in [who("u2", "default", "claude", T0), who("u1", "other", "claude", T0)] {
+        let body = json!({"taskId": "T1", "allowPrivate": true, "includePrivate": true});
+        assert!(keys(&run(&store, &other, "note_list", &body)).is_empty());
+    }
+    // Another agent's agent-visible note is not theirs to read, replace or forget: the same key
+    // names the caller's own (absent) note.
+    let codex = agent("codex");
+    assert_eq!(code(&run(&store, &codex, "note_forget", &json!({"key": "a", "visibility": "agent"}))), "NOT_FOUND");
+    assert_eq!(run(&store, &codex, "history", &json!({"key": "a", "visibility": "agent"}))["events"], json!([]));
+    let own = run(&store, &codex, "note_write", &with(note("a", json!("mine")), json!({"visibility": "agent"})));
+    assert_eq!(own["version"], 1, "a separate note");
+    let filtered = run(&store, &agent("claude"), "note_list", &json!({"visibility": "task", "taskId": "T1"}));
+    assert_eq!(keys(&filtered), vec!["t"], "visibility task with taskId filters to that task");
+}
+
+#[test]
+fn private_history_is_redacted_unless_allowed_and_asked() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    run(
+        &store,
+        &a,
+        "note_write",
+        &with(note("secret", json!("pin 1234")), json!({"private": true, "allowPrivate": true})),
+    );
+    let hidden = run(&store, &a, "history", &json!({"key": "secret"}));
+    assert_eq!(hidden["events"][0]["redacted"], "private");
+    assert_eq!(hidden["events"][0]["after"], Value::Null);
+    assert_eq!(hidden["events"][0]["patch"], Value::Null);
+    let shown = run(&store, &a, "history", &json!({"key": "secret", "allowPrivate": true, "includePrivate": true}));
+    assert_eq!(shown["events"][0]["after"]["value"], "pin 1234");
+    assert!(!serde_json::to_string(&run(&store, &a, "audit", &json!({}))).unwrap().contains("1234"));
+}
+
+#[test]
+fn list_filters_pages_and_ranks() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    for i in 0..25 {
+        let kind = if i % 2 == 0 { "user_fact" } else { "decision" };
+        let body = json!({"key": format!("k{i:02}"), "value": {"text": format!("note number {i}")}, "kind": kind});
+        run(&store, &a, "note_write", &body);
+    }
+    run(
+        &store,
+        &a,
+        "note_write",
+        &json!({"key": "deploy", "value": {"target": "staging cluster eu-west"}, "kind": "decision"}),
+    );
+    let first = run(&store, &a, "note_list", &json!({}));
+    assert_eq!(first["notes"].as_array().unwrap().len(), 20, "default limit 20");
+    // Paging reaches every note once, in order.
+    let mut all = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let page = run(&store, &a, "note_list", &json!({"limit": 7, "cursor": cursor}));
+        all.extend(keys(&page));
+        cursor = page["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    let mut want: Vec<String> = (0..25).map(|i| format!("k{i:02}")).collect();
+    want.insert(0, "deploy".into());
+    assert_eq!(all, want);
+    assert_eq!(keys(&run(&store, &a, "note_list", &json!({"kind": "decision", "limit": 100}))).len(), 13);
+    assert_eq!(code(&run(&store, &a, "note_list", &json!({"limit": 101}))), "VALIDATION_ERROR");
+    assert_eq!(code(&run(&store, &a, "note_list", &json!({"limit": 0}))), "VALIDATION_ERROR");
+    // A hybrid query ranks with a receipt per item.
+    let found = run(&store, &a, "note_list", &json!({"query": "staging"}));
+    assert_eq!(keys(&found), vec!["deploy"]);
+    let receipt = &found["notes"][0]["receipt"];
+    assert_eq!(receipt["channels"], json!(["token", "trigram"]));
+    assert_eq!(receipt["ranks"], json!({"token": 1, "trigram": 1}));
+    assert!((receipt["score"].as_f64().unwrap() - 2.0 / 61.0).abs() < 1e-12);
+    // Query pages: every match once.
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let page = run(&store, &a, "note_list", &json!({"query": "note number", "limit": 10, "cursor": cursor}));
+        seen.extend(keys(&page));
+        cursor = page["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, (0..25).map(|i| format!("k{i:02}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_cursor_is_refused_with_another_query_user_agent_or_scope() {
+    let (_d, store) = fresh();
+    for (user, scope) in [("u1", "default"), ("u2", "default"), ("u1", "other")] {
+        let c = who(user, scope, "claude", T0);
+        for i in 0..3 {
+            run(&store, &c, "note_write", &note(&format!("k{i}"), json!("term")));
+        }
+    }
+    let a = agent("claude");
+    let page = run(&store, &a, "note_list", &json!({"limit": 1, "query": "term"}));
+    let cursor = page["nextCursor"].clone();
+    assert!(cursor.is_string());
+    assert_eq!(keys(&run(&store, &a, "note_list", &json!({"limit": 1, "query": "term", "cursor": cursor}))).len(), 1);
+    let misuse = [
+        (a.clone(), json!({"limit": 1, "query": "other", "cursor": cursor})),
+        (a.clone(), json!({"limit": 1, "cursor": cursor})),
+        (a.clone(), json!({"limit": 1, "query": "term", "kind": "decision", "cursor": cursor})),
+        (who("u2", "default", "claude", T0), json!({"limit": 1, "query": "term", "cursor": cursor})),
+        (who("u1", "other", "claude", T0), json!({"limit": 1, "query": "term", "cursor": cursor})),
+        (agent("codex"), json!({"limit": 1, "query": "term", "cursor": cursor})),
+        (a.clone(), json!({"limit": 1, "query": "term", "cursor": "not a cursor"})),
+        (a.clone(), json!({"limit": 1, "query": "term", "cursor": "AAAA"})),
+    ];
+    for (caller, body) in misuse {
+        let reply = run(&store, &caller, "note_list", &body);
+        assert_eq!(code(&reply), "VALIDATION_ERROR", "{body}");
+        assert_eq!(reply["error"]["details"][0]["field"], "cursor");
+    }
+    let h = run(&store, &a, "history", &json!({"key": "k0", "cursor": cursor}));
+    assert_eq!(h["error"]["details"][0]["field"], "cursor", "a list cursor does not page history");
+}
+
+#[test]
+fn as_of_reads_the_versions_current_then() {
+    let (_d, store) = fresh();
+    let at = |ms: i64| who("u1", "default", "claude", T0 + ms);
+    run(&store, &at(0), "note_write", &note("k", json!("v1")));
+    run(&store, &at(100), "note_write", &note("k", json!("v2")));
+    run(&store, &at(150), "note_write", &note("later", json!("x")));
+    run(&store, &at(200), "note_write", &note("k", json!("v3")));
+    let read = |as_of: i64| run(&store, &at(1000), "note_list", &json!({"as_of": T0 + as_of}));
+    assert!(keys(&read(-1)).is_empty());
+    assert_eq!(read(50)["notes"][0]["value"], "v1");
+    assert_eq!(read(100)["notes"][0]["value"], "v2");
+    assert_eq!(keys(&read(120)), vec!["k"]);
+    assert_eq!(keys(&read(150)), vec!["k", "later"]);
+    assert_eq!(read(199)["notes"][0]["version"], 2);
+    assert_eq!(read(10_000)["notes"][0]["value"], "v3");
+    assert_eq!(read(100)["notes"][0]["updatedAt"], "2023-11-14T22:13:20.100Z");
+}
+
+#[test]
+fn forget_removes_every_version_and_is_idempotent() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    run(&store, &a, "note_write", &note("k", json!("secret v1")));
+    run(&store, &a, "note_write", &note("k", json!("secret v2")));
+    assert_eq!(code(&run(&store, &a, "note_forget", &json!({"key": "never"}))), "NOT_FOUND");
+    let gone = run(&store, &a, "note_forget", &json!({"key": "k"}));
+    assert_eq!(gone, json!({"state": "forgotten", "note": {"key": "k", "visibility": "user", "versions": 2}}));
+    assert_eq!(run(&store, &a, "note_forget", &json!({"key": "k"}))["state"], "already_forgotten");
+    assert!(keys(&run(&store, &a, "note_list", &json!({}))).is_empty());
+    assert!(keys(&run(&store, &a, "note_list", &json!({"as_of": T0 + 1}))).is_empty(), "no version survives");
+    let h = run(&store, &a, "history", &json!({"key": "k"}));
+    let ops: Vec<&str> = h["events"].as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, vec!["create", "replace", "forget"]);
+    assert!(!h.to_string().contains("secret"), "forgotten values are unreachable through history: {h}");
+    assert_eq!(h["events"][0]["redacted"], "forgotten");
+    // Nor through the store: no tree holds the value any more (compaction can then purge it).
+    let snap = store.snapshot().unwrap();
+    for tree in snap.trees().unwrap() {
+        for kv in snap.prefix(&tree.name, &[]).unwrap() {
+            let (k, v) = kv.unwrap();
+            assert!(!String::from_utf8_lossy(&[k, v].concat()).contains("secret"), "{} still holds it", tree.name);
+        }
+    }
+    // Written again, it starts over at version 1 and its new history is readable.
+    let again = run(&store, &a, "note_write", &with(note("k", json!("new")), json!({"expectedVersion": 0})));
+    assert_eq!(again["version"], 1);
+    let h = run(&store, &a, "history", &json!({"key": "k"}));
+    assert_eq!(h["events"][3]["after"]["value"], "new");
+    assert_eq!(code(&run(&store, &a, "note_forget", &json!({"key": "k", "visibility": "task"}))), "VALIDATION_ERROR");
+}
+
+#[test]
+fn history_pages_notes_entities_and_facts_in_order() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let task = json!({"visibility": "task", "taskId": "T1"});
+    for i in 0..5 {
+        run(&store, &a, "note_write", &with(note("plan", json!(i)), task.clone()));
+        run(&store, &a, "note_write", &note("plan", json!(-i)));
+    }
+    let events = run(&store, &a, "history", &with(json!({"key": "plan"}), task.clone()));
+    let values: Vec<Value> = events["events"].as_array().unwrap().iter().map(|e| e["after"]["value"].clone()).collect();
+    assert_eq!(values, (0..5).map(|i| json!(i)).collect::<Vec<_>>(), "the task note's own events only");
+    let first = &events["events"][0];
+    assert_eq!(
+        (first["family"].clone(), first["op"].clone(), first["agent"].clone()),
+        (json!("note"), json!("create"), json!("claude"))
+    );
+    assert_eq!(first["at"], "2023-11-14T22:13:20.000Z");
+    assert_eq!(first["patch"]["value"], 0);
+    assert!(first["seq"].is_string());
+    assert_eq!(events["events"][1]["before"]["value"], 0);
+    assert_eq!(code(&run(&store, &a, "history", &json!({"key": "plan", "visibility": "task"}))), "VALIDATION_ERROR");
+    assert_eq!(code(&run(&store, &a, "history", &json!({"key": "plan", "subject": "x"}))), "VALIDATION_ERROR");
+    assert_eq!(code(&run(&store, &a, "history", &json!({}))), "VALIDATION_ERROR");
+    assert_eq!(code(&run(&store, &a, "history", &json!({"fact": {"from": "a", "to": "b"}}))), "VALIDATION_ERROR");
+    // Entity and fact events, as the knowledge verbs record them.
+    let part = a.part.clone();
+    let caller = a.clone();
+    store
+        .write(move |tx| {
+            for (family, target, op) in [
+                ("entity", "Priya", "create"),
+                ("fact", "Priya\0works_at\0Acme", "assert"),
+                ("entity", "Priya", "update"),
+            ] {
+                let change = Change { family, target, op, before: None, after: Some(json!({"op": op})), patch: None };
+                history::record(tx, &caller, change)?;
+            }
+            part.register(tx)
+        })
+        .unwrap();
+    let ent = run(&store, &a, "history", &json!({"subject": "Priya"}));
+    let ops: Vec<&str> = ent["events"].as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, vec!["create", "update"]);
+    let fact = run(&store, &a, "history", &json!({"fact": {"from": "Priya", "to": "Acme", "type": "works_at"}}));
+    assert_eq!(fact["events"][0]["op"], "assert");
+    assert_eq!(fact["events"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn audit_lists_the_callers_own_writes_only() {
+    let (_d, store) = fresh();
+    let (a, b) = (agent("claude"), agent("codex"));
+    for i in 0..3 {
+        run(&store, &a, "note_write", &note(&format!("a{i}"), json!(i)));
+        run(&store, &b, "note_write", &note(&format!("b{i}"), json!(i)));
+    }
+    run(&store, &a, "handoff_create", &json!({"taskId": "T", "summary": "s"}));
+    let mut targets = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let page = run(&store, &a, "audit", &json!({"limit": 2, "cursor": cursor}));
+        for e in page["events"].as_array().unwrap() {
+            assert_eq!(e["agent"], "claude");
+            targets.push(format!(
+                "{}:{}",
+                e["family"].as_str().unwrap(),
+                e["target"].as_str().unwrap().split('\0').next().unwrap()
+            ));
+        }
+        cursor = page["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(targets, vec!["note:a0", "note:a1", "note:a2", "handoff:T"]);
+    let cursor = run(&store, &a, "audit", &json!({"limit": 1}))["nextCursor"].clone();
+    assert_eq!(
+        code(&run(&store, &b, "audit", &json!({"cursor": cursor}))),
+        "VALIDATION_ERROR",
+        "another agent's cursor"
+    );
+}
+
+#[test]
+fn handoffs_resume_across_agents_and_expire() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let created = run(
+        &store,
+        &a,
+        "handoff_create",
+        &json!({"taskId": "T1", "summary": "half done", "status": "in_progress", "decisions": ["use sqlite"],
+                "nextSteps": [{"step": "write tests"}], "to": "codex", "expiresAt": "2023-11-15T00:00:00Z"}),
+    );
+    assert_eq!(created["taskId"], "T1");
+    assert_eq!(created["to"], "codex");
+    assert_eq!(created["expiresAt"], "2023-11-15T00:00:00.000Z");
+    assert_eq!(created["createdAt"], "2023-11-14T22:13:20.000Z");
+    let b = agent("codex");
+    let resumed = run(&store, &b, "handoff_resume", &json!({"taskId": "T1"}));
+    assert_eq!(resumed["state"], "resumed");
+    assert_eq!(resumed["handoff"]["summary"], "half done");
+    assert_eq!(resumed["handoff"]["from"], "claude");
+    assert_eq!(resumed["handoff"]["nextSteps"], json!([{"step": "write tests"}]));
+    assert_eq!(resumed["handoff"]["blockers"], json!([]));
+    let mine = run(&store, &b, "handoff_resume", &json!({}));
+    assert_eq!(mine["handoffs"].as_array().unwrap().len(), 1);
+    assert!(run(&store, &agent("cursor"), "handoff_resume", &json!({}))["handoffs"].as_array().unwrap().is_empty());
+    assert_eq!(run(&store, &b, "handoff_resume", &json!({"taskId": "T2"})), json!({"state": "none", "taskId": "T2"}));
+    // After its expiry it is not returned, and the reply says when it expired.
+    let later = who("u1", "default", "codex", T0 + 10_000_000);
+    let expired = run(&store, &later, "handoff_resume", &json!({"taskId": "T1"}));
+    assert_eq!(expired["state"], "expired");
+    assert_eq!(expired["expiredAt"], "2023-11-15T00:00:00.000Z");
+    assert!(expired.get("handoff").is_none() && !expired.to_string().contains("half done"));
+    assert!(run(&store, &later, "handoff_resume", &json!({}))["handoffs"].as_array().unwrap().is_empty());
+    // A newer capsule resumes; another user never sees the task.
+    run(&store, &later, "handoff_create", &json!({"taskId": "T1", "summary": "picked up"}));
+    assert_eq!(run(&store, &later, "handoff_resume", &json!({"taskId": "T1"}))["handoff"]["summary"], "picked up");
+    let stranger = who("u2", "default", "codex", T0);
+    assert_eq!(run(&store, &stranger, "handoff_resume", &json!({"taskId": "T1"}))["state"], "none");
+    let h = run(&store, &a, "audit", &json!({}));
+    assert_eq!(h["events"][0]["family"], "handoff");
+}
+
+#[test]
+fn handoff_inputs_are_checked_by_field() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let base = json!({"taskId": "T1", "summary": "s"});
+    for (extra, field) in [
+        (json!({"taskId": null}), "taskId"),
+        (json!({"summary": " "}), "summary"),
+        (json!({"summary": "x".repeat(16 * 1024 + 1)}), "summary"),
+        (json!({"status": ""}), "status"),
+        (json!({"decisions": "one"}), "decisions"),
+        (json!({"blockers": [1]}), "blockers[0]"),
+        (json!({"artifacts": vec!["a"; 101]}), "artifacts"),
+        (json!({"nextSteps": ["x".repeat(5000)]}), "nextSteps[0]"),
+        (json!({"expiresAt": "tomorrow"}), "expiresAt"),
+        (json!({"expiresAt": "2020-01-01T00:00:00Z"}), "expiresAt"),
+        (json!({"to": ""}), "to"),
+        (json!({"owner": "x"}), "owner"),
+    ] {
+        let reply = run(&store, &a, "handoff_create", &with(base.clone(), extra.clone()));
+        assert_eq!(code(&reply), "VALIDATION_ERROR", "{extra}");
+        assert_eq!(reply["error"]["details"][0]["field"], field, "{extra}");
+    }
+    assert_eq!(run(&store, &a, "handoff_resume", &json!({"taskId": "T1"}))["state"], "none");
+    assert_eq!(run(&store, &a, "audit", &json!({}))["events"], json!([]));
+}
+
+#[test]
+fn unknown_verbs_are_store_errors() {
+    let (_d, store) = fresh();
+    let err = call(&store, "note_delete", &agent("claude"), b"{}").unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+}
+
+#[test]
+fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
+    use rand::{Rng, SeedableRng};
+    let (_d, store) = fresh();
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "deploy", "deployment", "staging", "東京都", "日本"];
+    let agents = ["claude", "codex"];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for step in 0..300 {
+        let me = who("u1", "default", agents[rng.random_range(0..2)], T0 + step);
+        let key = format!("k{}", rng.random_range(0..40));
+        let vis = match rng.random_range(0..4) {
+            0 => json!({"visibility": "task", "taskId": if rng.random_bool(0.5) { "T1" } else { "T2" }}),
+            1 => json!({"visibility": "agent"}),
+            _ => json!({}),
+        };
+        if rng.random_range(0..8) == 0 {
+            run(&store, &me, "note_forget", &with(json!({"key": key}), vis));
+            continue;
+        }
+        let text: Vec<&str> = (0..rng.random_range(1..8)).map(|_| words[rng.random_range(0..words.len())]).collect();
+        let kind = ["user_fact", "decision"][rng.random_range(0..2)];
+        let body = json!({"key": key, "value": {"text": text.join(" ")}, "kind": kind, "private": rng.random_bool(0.2), "allowPrivate": true});
+        let reply = run(&store, &me, "note_write", &with(body, vis));
+        assert!(reply.get("error").is_none(), "{reply}");
+    }
+    for q in ["alpha", "deploy staging", "deplo", "東京", "charlie delta echo", "zzz", "k1"] {
+        for (agent, extra) in [
+            ("claude", json!({})),
+            ("codex", json!({"taskId": "T1"})),
+            ("claude", json!({"taskId": "T2", "allowPrivate": true, "includePrivate": true})),
+            ("codex", json!({"kind": "decision", "visibility": "user"})),
+        ] {
+            let me = agent_at(agent);
+            let indexed = run(&store, &me, "note_list", &with(json!({"query": q, "limit": 100}), extra.clone()));
+            let scanned = run(
+                &store,
+                &me,
+                "note_list",
+                &with(json!({"query": q, "limit": 100, "as_of": T0 + 10_000}), extra.clone()),
+            );
+            assert_eq!(indexed, scanned, "{q} {agent} {extra}");
+        }
+    }
+    // The index is not trivially empty.
+    assert!(
+        !run(&store, &agent_at("claude"), "note_list", &json!({"query": "alpha"}))["notes"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+fn agent_at(name: &str) -> Caller {
+    who("u1", "default", name, T0 + 20_000)
+}

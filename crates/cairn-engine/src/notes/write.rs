@@ -1,0 +1,260 @@
+//! `note_write`: validate, then in one write transaction: the idempotency check, the version check
+//! (`expectedVersion`), the new version, and its event. The store has one writer thread, so the
+//! check and the write it guards are atomic: of N writers that send the same `expectedVersion`,
+//! exactly one wins and the others get `VERSION_CONFLICT` with the current version.
+
+use super::fields::{Fields, short_name};
+use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
+use super::{Outcome, index, invalid, merge, refuse};
+use crate::error::Result;
+use crate::history::{self, Change};
+use crate::knowledge::api::Caller;
+use crate::store::Store;
+use crate::write::WriteTxn;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
+
+/// `part | agent \0 | idempotency key` → `{hash, receipt}`: the first receipt of a retried write.
+pub(crate) const IDEM: &str = "n.idem";
+
+/// The confidence bases a note may cite.
+pub const BASES: [&str; 3] = ["user_asserted", "agent_inferred", "source_supported"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Replace,
+    Merge,
+}
+
+/// A validated write.
+struct Request {
+    id: Identity,
+    value: Value,
+    kind: Option<String>,
+    private: Option<bool>,
+    mode: Mode,
+    expected: Option<u64>,
+    idempotency: Option<(String, String)>,
+    confidence: Option<(Option<f64>, Option<String>)>,
+    input: Value,
+}
+
+fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
+    let mut f = Fields::parse(body)?;
+    let input = f.as_value();
+    let key = f.string("key")?.ok_or_else(|| invalid("key", "is required"))?;
+    let value = match f.raw("value") {
+        None => return Err(invalid("value", "is required")),
+        Some(Value::Null) => return Err(invalid("value", "must not be null (note_forget removes a note)")),
+        Some(v) => v,
+    };
+    let size = serde_json::to_vec(&value).expect("JSON serialises").len();
+    if size > MAX_VALUE_BYTES {
+        return Err(invalid("value", format_args!("is {size} bytes serialised; at most {MAX_VALUE_BYTES}")));
+    }
+    let kind = f.string("kind")?;
+    if let Some(k) = &kind
+        && !KINDS.contains(&k.as_str())
+    {
+        return Err(invalid("kind", format_args!("must be one of {}, got {k:?}", KINDS.join(", "))));
+    }
+    let visibility = Visibility::parse(f.string("visibility")?.as_deref())?;
+    let task_id = f.string("taskId")?;
+    let id = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
+    let allow_private = f.bool("allowPrivate")?.unwrap_or(false);
+    let private = f.bool("private")?;
+    if private == Some(true) && !allow_private {
+        return Err(invalid("private", "private notes are not allowed by this node's policy"));
+    }
+    let mode = match f.string("writeMode")?.as_deref() {
+        None | Some("replace") => Mode::Replace,
+        Some("merge") => Mode::Merge,
+        Some(other) => return Err(invalid("writeMode", format_args!("must be replace or merge, got {other:?}"))),
+    };
+    let expected = f.u64("expectedVersion")?;
+    let idempotency = match f.string("idempotencyKey")? {
+        Some(k) => {
+            short_name("idempotencyKey", &k)?;
+            Some((k, body_hash(&input)))
+        }
+        None => None,
+    };
+    let confidence = f.f64("confidence")?;
+    let basis = f.string("confidenceBasis")?;
+    let confirmed = f.bool("userConfirmed")?.unwrap_or(false);
+    f.finish()?;
+    if let Some(c) = confidence {
+        if !(0.0..=1.0).contains(&c) {
+            return Err(invalid("confidence", format_args!("must be between 0 and 1, got {c}")));
+        }
+        if basis.is_none() {
+            return Err(invalid("confidenceBasis", "is required with confidence"));
+        }
+    }
+    if let Some(b) = &basis {
+        if !BASES.contains(&b.as_str()) {
+            return Err(invalid("confidenceBasis", format_args!("must be one of {}, got {b:?}", BASES.join(", "))));
+        }
+        if b == "user_asserted" && !confirmed {
+            return Err(invalid("userConfirmed", "must be true for confidenceBasis user_asserted"));
+        }
+    }
+    let confidence = (confidence.is_some() || basis.is_some()).then_some((confidence, basis));
+    Ok(Request { id, value, kind, private, mode, expected, idempotency, confidence, input })
+}
+
+/// sha256 of the request with object keys sorted, so a retry that reorders keys is the same body.
+fn body_hash(v: &Value) -> String {
+    fn canonical(v: &Value, out: &mut Vec<u8>) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push(b'{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend(serde_json::to_vec(k).expect("a string serialises"));
+                    out.push(b':');
+                    canonical(&m[k], out);
+                }
+                out.push(b'}');
+            }
+            Value::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    canonical(item, out);
+                }
+                out.push(b']');
+            }
+            leaf => out.extend(serde_json::to_vec(leaf).expect("JSON serialises")),
+        }
+    }
+    let mut bytes = Vec::new();
+    canonical(v, &mut bytes);
+    Sha256::digest(&bytes).iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}
+
+/// Runs `note_write` for `caller`.
+pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+    let req = parse(caller, body)?;
+    let caller = caller.clone();
+    store.write(move |tx| apply(tx, &caller, &req))?.0
+}
+
+fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
+    caller.part.key(&[caller.agent.as_bytes(), b"\0", key.as_bytes()])
+}
+
+/// The write itself; refuses before it changes anything.
+fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcome<Value>> {
+    let part = &caller.part;
+    if let Some((ikey, hash)) = &req.idempotency
+        && let Some(stored) = tx.get(IDEM, &idem_key(caller, ikey))?
+    {
+        let stored: Value = serde_json::from_slice(&stored)
+            .map_err(|e| crate::error::Error::corrupt(None, format!("an idempotency record: {e}")))?;
+        if stored["hash"].as_str() == Some(hash.as_str()) {
+            return Ok(Ok(stored["receipt"].clone()));
+        }
+        return Ok(Err(refuse(
+            "IDEMPOTENCY_CONFLICT",
+            format!("idempotencyKey {ikey:?} was used with a different request body"),
+            vec![json!({ "field": "idempotencyKey" })],
+        )));
+    }
+    let cur_key = req.id.cur_key(part);
+    let prev = tx.get(CUR, &cur_key)?.map(|b| NoteRecord::decode(&b)).transpose()?;
+    let current = prev.as_ref().map_or(0, |p| p.version);
+    if let Some(expected) = req.expected
+        && expected != current
+    {
+        return Ok(Err(refuse(
+            "VERSION_CONFLICT",
+            format!("expectedVersion {expected} but the note is at version {current}"),
+            vec![json!({ "currentVersion": current })],
+        )));
+    }
+    let Some(kind) = req.kind.clone().or_else(|| prev.as_ref().map(|p| p.kind.clone())) else {
+        return Ok(Err(invalid("kind", "is required when creating a note")));
+    };
+    let value = match (req.mode, &prev) {
+        (Mode::Merge, Some(p)) => merge(&p.value, &req.value),
+        (Mode::Merge, None) => merge(&Value::Null, &req.value),
+        (Mode::Replace, _) => req.value.clone(),
+    };
+    let size = serde_json::to_vec(&value).expect("JSON serialises").len();
+    if size > MAX_VALUE_BYTES {
+        return Ok(Err(invalid("value", format_args!("the merged value is {size} bytes; at most {MAX_VALUE_BYTES}"))));
+    }
+    // Confidence describes the value: a replace without it clears it, a merge keeps it.
+    let (confidence, confidence_basis) = match (&req.confidence, req.mode, &prev) {
+        (Some((c, b)), _, _) => (*c, b.clone()),
+        (None, Mode::Merge, Some(p)) => (p.confidence, p.confidence_basis.clone()),
+        (None, _, _) => (None, None),
+    };
+    let (evolution, op) = match (&prev, req.mode) {
+        (None, _) => ("created", "create"),
+        (Some(_), Mode::Replace) => ("replaced", "replace"),
+        (Some(_), Mode::Merge) => ("merged", "merge"),
+    };
+    // Nothing is written above this line.
+    part.register(tx)?;
+    let id = match &prev {
+        Some(p) => p.id,
+        None => crate::knowledge::next_id(tx)?,
+    };
+    let note = NoteRecord {
+        id,
+        key: req.id.key.clone(),
+        visibility: req.id.visibility.as_str().to_owned(),
+        owner: req.id.owner.clone(),
+        value,
+        kind,
+        private: req.private.or(prev.as_ref().map(|p| p.private)).unwrap_or(false),
+        version: current + 1,
+        supersedes: prev.as_ref().map(|p| p.version),
+        confidence,
+        confidence_basis,
+        agent: caller.agent.clone(),
+        created_at: prev.as_ref().map_or(caller.now, |p| p.created_at),
+        updated_at: caller.now,
+    };
+    index::replace(tx, part, prev.as_ref(), &note)?;
+    tx.put(CUR, &cur_key, &note.encode())?;
+    tx.put(VER, &req.id.ver_key(part, note.version), &note.encode())?;
+    let target = req.id.encode();
+    let change = Change {
+        family: "note",
+        target: &target,
+        op,
+        before: prev.as_ref().map(NoteRecord::render),
+        after: Some(note.render()),
+        patch: Some(req.input.clone()),
+    };
+    history::record(tx, caller, change)?;
+    let mut receipt = json!({
+        "id": id.to_string(),
+        "key": note.key,
+        "version": note.version,
+        "evolution": evolution,
+        "supersedes": note.supersedes,
+        "visibility": note.visibility,
+    });
+    if let Some(t) = req.id.task_id() {
+        receipt["taskId"] = json!(t);
+    }
+    if let Some((ikey, hash)) = &req.idempotency {
+        let stored = json!({ "hash": hash, "receipt": receipt });
+        tx.put(IDEM, &idem_key(caller, ikey), &serde_json::to_vec(&stored).expect("JSON serialises"))?;
+    }
+    Ok(Ok(receipt))
+}

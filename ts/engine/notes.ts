@@ -1,0 +1,32 @@
+import type { BindingStore } from '../native/index.js';
+import { rethrow } from './errors.js';
+import type { Caller } from './knowledge.js';
+
+/** The notes and handoff verbs the engine serves (DESIGN.md §2, without the `memory_` prefix). */
+export type NotesVerb =
+  | 'note_write'
+  | 'note_list'
+  | 'note_forget'
+  | 'history'
+  | 'audit'
+  | 'handoff_create'
+  | 'handoff_resume';
+
+/**
+ * Runs one notes verb: the body crosses to the engine as one JSON buffer and the reply comes back
+ * the same way, parsed. The body carries DESIGN.md's fields plus the node's policy
+ * (`allowPrivate`); identity travels in `caller`, never in the body. A reply carrying `error` is a
+ * refusal (`VALIDATION_ERROR`, `VERSION_CONFLICT`, `IDEMPOTENCY_CONFLICT`, `NOT_FOUND`), returned
+ * for the service layer to map; store failures reject with a `StoreError`.
+ */
+export async function callNotes(
+  inner: BindingStore,
+  verb: NotesVerb,
+  caller: Caller,
+  body: unknown,
+): Promise<Record<string, unknown>> {
+  const request = Buffer.from(JSON.stringify(body ?? {}));
+  const { now = Date.now(), ...who } = caller;
+  const reply = await inner.notes(verb, { ...who, now }, request).catch(rethrow);
+  return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
+}
