@@ -182,6 +182,27 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
 }
 
 /// The distinct index terms of `query`, in order of first occurrence.
+/// In how many passages of `part` the index term `term` occurs, counting at most `cap`: enough to
+/// tell a rare word from a common one without reading a common word's every posting.
+pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<usize> {
+    let prefix = part_prefix(part)?;
+    let mut n = 0;
+    for entry in snap.prefix(POST_TREE, &term_prefix(&prefix, term))?.take(cap) {
+        entry?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The number of passages indexed in `part`.
+pub fn passage_count(snap: &Snapshot, part: &[u8]) -> Result<u64> {
+    let prefix = part_prefix(part)?;
+    Ok(match snap.get(STATS_TREE, &prefix)? {
+        Some(stats) => decode_stats(&stats)?.0,
+        None => 0,
+    })
+}
+
 fn query_terms(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for token in tokens(query) {

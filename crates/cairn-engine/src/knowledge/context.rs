@@ -9,7 +9,8 @@ use super::graph::{self, Entity, Neighbour};
 use super::part::Partition;
 use super::recall::{When, live_neighbours};
 use super::records::decode;
-use super::trees::{DOC, MENTION, PSG};
+use super::spread::{Start, spread};
+use super::trees::{DOC, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
@@ -19,6 +20,9 @@ use unicode_segmentation::UnicodeSegmentation;
 
 /// Reciprocal-rank-fusion constant.
 pub const RRF_K: f64 = 60.0;
+/// The full-text channel's weight in fusion: words shared with the question are weaker evidence
+/// than the entities it names and what they lead to.
+pub const FULL_TEXT_WEIGHT: f64 = 0.5;
 /// The most traversal hops a request may ask for.
 pub const MAX_HOPS: usize = 3;
 /// The most relations a traversal collects, so a hub entity cannot make a context unbounded.
@@ -176,6 +180,14 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         let hits = names.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1 });
         let Some(best) = hits.first().map(|h| h.how) else { continue };
         let loose = !matches!(best, MatchKind::Exact | MatchKind::CaseFolded);
+        // "What" or "the rest" never names a title loosely; only whole names may be all such words.
+        let content = phrase.split(' ').any(|w| {
+            let w = w.to_lowercase();
+            !is_stop_word(&w) && !QUESTION_WORDS.contains(&w.as_str())
+        });
+        if loose && !content {
+            continue;
+        }
         if loose && hits.len() > LOOSE_SEEDS && hits.iter().all(|h| h.how == best) {
             // A word shared by many names ("Entity", "John") names none of them.
             continue;
@@ -208,6 +220,8 @@ struct Walk {
     facts: Vec<(Neighbour, usize, u64)>,
     reached: HashMap<u64, u64>,
     order: Vec<u64>,
+    /// The hop at which each entity was reached (seeds: 0).
+    depth: HashMap<u64, usize>,
 }
 
 /// Breadth-first from the seeds, each relation `when` sees once, ranked by hop, then newest.
@@ -215,6 +229,7 @@ fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: usize, when: 
     let mut reached: HashMap<u64, u64> = seed_ids.iter().map(|&id| (id, id)).collect();
     let mut order: Vec<u64> = seed_ids.to_vec();
     let mut frontier: Vec<u64> = seed_ids.to_vec();
+    let mut depth: HashMap<u64, usize> = seed_ids.iter().map(|&id| (id, 0)).collect();
     let mut facts: BTreeMap<u64, (Neighbour, usize, u64)> = BTreeMap::new();
     'walk: for hop in 1..=hops {
         let mut next = Vec::new();
@@ -226,6 +241,7 @@ fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: usize, when: 
                 }
                 if let std::collections::hash_map::Entry::Vacant(v) = reached.entry(n.other) {
                     v.insert(seed);
+                    depth.insert(n.other, hop);
                     order.push(n.other);
                     next.push(n.other);
                 }
@@ -236,7 +252,7 @@ fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: usize, when: 
     }
     let mut facts: Vec<(Neighbour, usize, u64)> = facts.into_values().collect();
     facts.sort_by_key(|(n, hop, _)| (*hop, std::cmp::Reverse(n.relation.recorded_at), n.relation.id));
-    Ok(Walk { facts, reached, order })
+    Ok(Walk { facts, reached, order, depth })
 }
 
 /// `context` over the given names of the partition (see `cache`).
@@ -255,27 +271,28 @@ pub(crate) fn context_with(
     let seed_ids: Vec<u64> = seeding.iter().map(|s| s.entity.id).collect();
     let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
 
-    let Walk { facts: graph, reached, order } = walk(snap, part, &seed_ids, hops, when)?;
+    let Walk { facts: graph, reached, order, depth } = walk(snap, part, &seed_ids, hops, when)?;
 
-    // Mentions: passages naming a reached entity, seeds first.
-    let mut mentioned: Vec<(u64, u32, u64)> = Vec::new();
-    let mut seen: BTreeSet<(u64, u32)> = BTreeSet::new();
-    'mentions: for &entity in &order {
-        for item in snap.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
-            let (key, _) = item?;
-            let at = key.get(key.len() - 12..).ok_or_else(|| Error::corrupt(None, "a mention key is too short"))?;
-            let passage = (
-                u64::from_be_bytes(at[..8].try_into().expect("8 bytes")),
-                u32::from_be_bytes(at[8..].try_into().expect("4 bytes")),
-            );
-            if seen.insert(passage) {
-                mentioned.push((passage.0, passage.1, reached[&entity]));
-                if mentioned.len() >= MAX_MENTIONED {
-                    break 'mentions;
-                }
-            }
-        }
-    }
+    // Mentions: passages ranked by spreading from the reached entities (see `spread`).
+    let seed_weight: HashMap<u64, f64> = seed_weights(snap, part, &seeding)?;
+    let start: Vec<Start> = order
+        .iter()
+        .map(|&entity| {
+            let hop = depth.get(&entity).copied().unwrap_or(0);
+            let seed = reached[&entity];
+            let base = seed_weight.get(&seed).copied().unwrap_or(0.0);
+            // Precision: hops are at most 3.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+            let weight = base * 0.5f64.powi(hop as i32);
+            Start { entity, weight, seed, hops: hops.saturating_sub(hop) }
+        })
+        .collect();
+    let wanted = wanted_terms(question, &seeding);
+    let mentioned: Vec<(u64, u32, u64)> = spread(snap, part, &start, &wanted, when.as_of)?
+        .into_iter()
+        .take(MAX_MENTIONED)
+        .map(|p| (p.doc, p.ordinal, p.seed))
+        .collect();
     let full_text: Vec<(u64, u32)> =
         fts::search(snap, part.raw(), question, k * 3)?.into_iter().map(|h| (h.doc, h.ordinal)).collect();
     let coverage = Coverage {
@@ -338,6 +355,52 @@ pub(crate) fn context_with(
     Ok(Context { grounding, items, seeds, seeding, coverage })
 }
 
+/// How strongly each seed stands for what the question asks: how it matched (a full name beats a
+/// word of one, a near spelling or a type), times how specific its name's words are in this
+/// partition's passages ("Place of birth" is a title, but its words are everywhere).
+fn seed_weights(snap: &Snapshot, part: &Partition, seeding: &[Seed]) -> Result<HashMap<u64, f64>> {
+    // Precision: passage counts stay far below 2^53.
+    #[allow(clippy::cast_precision_loss)]
+    let n = fts::passage_count(snap, part.raw())? as f64;
+    let idf = |df: f64| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+    let top = idf(0.0).max(f64::MIN_POSITIVE);
+    let mut out = HashMap::new();
+    for s in seeding {
+        let kind = match s.matched {
+            "exact" | "case" => 1.0,
+            "word" => 0.6,
+            "near" => 0.5,
+            "prefix" => 0.4,
+            _ => 0.3,
+        };
+        let terms: Vec<String> = tokens(&s.entity.name).into_iter().map(|t| t.term).collect();
+        let mut sum = 0.0;
+        for t in &terms {
+            // Precision: a capped count.
+            #[allow(clippy::cast_precision_loss)]
+            let df = fts::doc_freq(snap, part.raw(), t, 4096)? as f64;
+            sum += idf(df);
+        }
+        // Precision: a handful of terms.
+        #[allow(clippy::cast_precision_loss)]
+        let specific = if terms.is_empty() { 0.0 } else { sum / terms.len() as f64 / top };
+        out.insert(s.entity.id, kind * (0.2 + 0.8 * specific));
+    }
+    Ok(out)
+}
+
+/// The question's content terms (index form) that no seed's name spells: what a passage must
+/// add to what the seeds already say ("mother", "director", "born").
+fn wanted_terms(question: &str, seeding: &[Seed]) -> BTreeSet<String> {
+    let named: BTreeSet<String> =
+        seeding.iter().flat_map(|s| tokens(&s.entity.name).into_iter().map(|t| t.term)).collect();
+    tokens(question)
+        .into_iter()
+        .map(|t| t.term)
+        .filter(|t| !QUESTION_WORDS.contains(&t.as_str()) && !named.contains(t))
+        .collect()
+}
+
 fn item_id(item: &Item) -> u64 {
     match &item.kind {
         ItemKind::Fact { relation, .. } => relation.id,
@@ -351,7 +414,8 @@ fn add(fused: &mut BTreeMap<(u8, u64, u32), Item>, key: (u8, u64, u32), item: It
     entry.ranks.push((channel, rank));
     // Ranks are at most a few hundred (k ≤ 100, three times that from full text): exact in f64.
     let rank = f64::from(u32::try_from(rank).unwrap_or(u32::MAX));
-    entry.score += 1.0 / (RRF_K + rank);
+    let weight = if channel == Channel::FullText { FULL_TEXT_WEIGHT } else { 1.0 };
+    entry.score += weight / (RRF_K + rank);
 }
 
 /// The passage as an item, its text sliced from the stored document and checked; `None` when the

@@ -27,6 +27,7 @@ mod part;
 mod properties;
 mod recall;
 mod records;
+mod spread;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]

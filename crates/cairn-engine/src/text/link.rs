@@ -35,16 +35,18 @@ impl Linker {
         let mut patterns: Vec<String> = Vec::new();
         let mut entities: Vec<Vec<u64>> = Vec::new();
         for (entity, name) in names {
-            let folded = fold_name(name);
-            if folded.is_empty() {
-                continue;
+            for form in [Some(name), unqualified(name)].into_iter().flatten() {
+                let folded = fold_name(form);
+                if folded.is_empty() {
+                    continue;
+                }
+                let id = *by_name.entry(folded).or_insert_with_key(|folded| {
+                    patterns.push(folded.clone());
+                    entities.push(Vec::new());
+                    patterns.len() - 1
+                });
+                entities[id].push(entity);
             }
-            let id = *by_name.entry(folded).or_insert_with_key(|folded| {
-                patterns.push(folded.clone());
-                entities.push(Vec::new());
-                patterns.len() - 1
-            });
-            entities[id].push(entity);
         }
         for ids in &mut entities {
             ids.sort_unstable();
@@ -104,6 +106,17 @@ impl Linker {
         out.dedup();
         out
     }
+}
+
+/// A name without its trailing parenthetical qualifier: "Dark River (2017 film)" → "Dark River".
+/// Titles carry such qualifiers to tell namesakes apart, and texts name them without it, so a
+/// qualified name also matches its bare form (namesakes then share the mention). `None` when the
+/// name has no qualifier or nothing would be left.
+fn unqualified(name: &str) -> Option<&str> {
+    let trimmed = name.trim_end();
+    let open = trimmed.strip_suffix(')')?.rfind(" (")?;
+    let base = trimmed[..open].trim_end();
+    (base.chars().count() >= 2 && !base.contains(['(', ')'])).then_some(base)
 }
 
 /// Whether `name` occurs in `text` under the rules of [`Linker::find`]: the check for a
@@ -199,6 +212,18 @@ impl Folded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_qualified_name_also_matches_its_bare_form() {
+        let l = Linker::new([(1, "Dark River (2017 film)"), (2, "Dark River (1990 film)"), (3, "(x)")]);
+        let found: Vec<u64> = l.find("Dark River is a drama.").into_iter().map(|m| m.entity).collect();
+        assert_eq!(found, vec![1, 2], "namesakes share the bare mention");
+        let found: Vec<u64> = l.find("in Dark River (2017 film) she").into_iter().map(|m| m.entity).collect();
+        assert_eq!(found, vec![1], "the full name wins where it is written");
+        assert_eq!(unqualified("Lothair II"), None);
+        assert_eq!(unqualified("A (b) (c)"), None);
+        assert_eq!(unqualified("Come Dance with Me (song)"), Some("Come Dance with Me"));
+    }
     use crate::text::char_slice;
     use proptest::prelude::*;
 

@@ -6,6 +6,7 @@
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
+use crate::knowledge::Partition;
 use crate::knowledge::cache;
 use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
 use crate::knowledge::graph::{self, Assertion, Entity, Source, entity_by_name_in, entity_exists_in};
@@ -15,7 +16,9 @@ use crate::knowledge::limits::{
 use crate::knowledge::wire::{check_date, id};
 use crate::knowledge::{relate, upsert_entity};
 use crate::store::Store;
-use crate::text::{Linker, Passage, chunk_messages, chunk_text, mentions_name, messages_text};
+use crate::text::{
+    Linker, LookupOptions, MatchKind, Passage, chunk_messages, chunk_text, fold, mentions_name, messages_text,
+};
 use crate::write::WriteTxn;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -267,6 +270,31 @@ fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done)
     Ok(entity)
 }
 
+/// The entity a document is about by its label: a document whose `source` is exactly an entity's
+/// name (sent in this call or stored; any case) is about that entity, and every passage of it is
+/// linked to it, even where the text calls it otherwise ("Frank William George Lloyd" in the
+/// document labelled "Frank Lloyd").
+fn labelled(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    names: Option<&cache::Names>,
+    sent: &[Entity],
+    label: Option<&str>,
+) -> Result<Option<u64>> {
+    let Some(label) = label else { return Ok(None) };
+    let folded = fold(label);
+    if let Some(e) = sent.iter().find(|e| fold(&e.name) == folded) {
+        return Ok(Some(e.id));
+    }
+    let Some(names) = names else { return Ok(None) };
+    for hit in names.lookup(label, LookupOptions { prefix: false, limit: 4 }) {
+        if matches!(hit.how, MatchKind::Exact | MatchKind::CaseFolded) && entity_exists_in(tx, part, hit.id)? {
+            return Ok(Some(hit.id));
+        }
+    }
+    Ok(None)
+}
+
 /// Stores a new document of the call, its passages linked to stored entities (`names`), to the
 /// entities sent in the call (`sent`) and to each passage's own mentions.
 #[allow(clippy::too_many_arguments, reason = "one call's parts, passed through once")]
@@ -285,6 +313,7 @@ fn store_text(
     let date = req.date.as_deref();
     let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
     let call_linker = Linker::new(sent.iter().map(|e| (e.id, e.name.as_str())));
+    let about = labelled(tx, part, names, sent, label)?;
     let mut linked = Vec::with_capacity(passages.len());
     for (passage, mentions) in passages {
         let mut ids: Vec<u64> = Vec::new();
@@ -299,6 +328,7 @@ fn store_text(
         for m in &mentions {
             ids.push(upsert(tx, caller, &bare(m), done)?.id);
         }
+        ids.extend(about);
         linked.push((passage, ids));
     }
     let doc = NewDocument { text, label, date, now: caller.now };
