@@ -99,11 +99,18 @@ async function cairnHops(store, hops) {
   });
 }
 
+/** Runs one Kuzu statement and frees its result at once: a result freed by the garbage
+ * collector after its database closed crashes the process (seen with kuzu 0.11.3). */
+async function kz(conn, query, params) {
+  const result = params === undefined ? await conn.query(query) : await conn.execute(query, params);
+  result.close();
+}
+
 async function kuzuOpen(dir) {
   const db = new kuzu.Database(join(dir, 'db'));
   const conn = new kuzu.Connection(db);
-  await conn.query('CREATE NODE TABLE Entity(name STRING, type STRING, PRIMARY KEY(name))');
-  await conn.query('CREATE REL TABLE Rel(FROM Entity TO Entity, type STRING)');
+  await kz(conn, 'CREATE NODE TABLE Entity(name STRING, type STRING, PRIMARY KEY(name))');
+  await kz(conn, 'CREATE REL TABLE Rel(FROM Entity TO Entity, type STRING)');
   return { db, conn };
 }
 
@@ -118,8 +125,8 @@ async function kuzuBulk(dir) {
   );
   const k = await kuzuOpen(dir);
   const t = performance.now();
-  await k.conn.query(`COPY Entity FROM '${eFile}' (HEADER=true)`);
-  await k.conn.query(`COPY Rel FROM '${rFile}' (HEADER=true)`);
+  await kz(k.conn, `COPY Entity FROM '${eFile}' (HEADER=true)`);
+  await kz(k.conn, `COPY Rel FROM '${rFile}' (HEADER=true)`);
   return { ...k, seconds: seconds(t) };
 }
 
@@ -133,17 +140,17 @@ async function kuzuTransactional(dir) {
   );
   const t = performance.now();
   for (let i = 0; i < ENTITIES; i += TX_BATCH) {
-    await k.conn.query('BEGIN TRANSACTION');
-    await k.conn.execute(insE, { rows: ents.slice(i, i + TX_BATCH) });
-    await k.conn.query('COMMIT');
+    await kz(k.conn, 'BEGIN TRANSACTION');
+    await kz(k.conn, insE, { rows: ents.slice(i, i + TX_BATCH) });
+    await kz(k.conn, 'COMMIT');
   }
   for (let i = 0; i < RELATIONS; i += TX_BATCH) {
     const rows = rels
       .slice(i, i + TX_BATCH)
       .map((r) => ({ s: ents[r.source].name, t: ents[r.target].name, ty: r.type }));
-    await k.conn.query('BEGIN TRANSACTION');
-    for (const row of rows) await k.conn.execute(insR, row);
-    await k.conn.query('COMMIT');
+    await kz(k.conn, 'BEGIN TRANSACTION');
+    for (const row of rows) await kz(k.conn, insR, row);
+    await kz(k.conn, 'COMMIT');
   }
   const s = seconds(t);
   await k.conn.close();
@@ -155,7 +162,9 @@ async function kuzuHops(conn, hops) {
   const q = await conn.prepare(`MATCH (a:Entity {name: $n})-[:Rel*1..${hops}]-(b:Entity) RETURN DISTINCT b.name`);
   return timeQueries(async (name) => {
     const res = await conn.execute(q, { n: name });
-    return (await res.getAll()).length;
+    const rows = await res.getAll();
+    res.close();
+    return rows.length;
   });
 }
 

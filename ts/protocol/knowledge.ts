@@ -69,6 +69,7 @@ export const RecallInput = z
     as_of: IsoDate.optional(),
     valid_at: IsoDate.optional(),
     k: z.int().min(1).max(1000).optional(),
+    hops: z.int().min(1).max(3).optional(),
     compact: z.boolean().optional(),
   })
   .superRefine((b, ctx) => {

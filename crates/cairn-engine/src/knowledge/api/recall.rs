@@ -10,7 +10,8 @@ use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
 use crate::knowledge::graph::{self, Entity, Source, entity_by_id, relation_by_id};
 use crate::knowledge::limits::{MAX_NAME_LEN, MAX_RECALL_K, RECALL_K};
-use crate::knowledge::recall::facts_of;
+use crate::knowledge::recall::{facts_of, live_neighbours};
+use crate::knowledge::{MAX_HOPS, Neighbour};
 use crate::knowledge::wire::{self, FoundBy, check_date};
 use crate::knowledge::{SUGGESTIONS, When};
 use crate::snapshot::Snapshot;
@@ -18,7 +19,7 @@ use crate::store::Store;
 use crate::text::{LookupOptions, MatchKind, fold, tokens};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Deserialize)]
 struct Request {
@@ -27,6 +28,8 @@ struct Request {
     as_of: Option<i64>,
     valid_at: Option<String>,
     k: Option<usize>,
+    /// How far to walk from the subject: 1 (its own facts, the default) to 3.
+    hops: Option<usize>,
     #[serde(default)]
     compact: bool,
 }
@@ -90,7 +93,45 @@ fn check(req: &Request) -> Result<usize> {
     if !(1..=MAX_RECALL_K).contains(&k) {
         return Err(Error::InvalidArgument(format!("k must be 1..={MAX_RECALL_K}, got {k}")));
     }
+    if req.hops.is_some_and(|h| !(1..=MAX_HOPS).contains(&h)) {
+        return Err(Error::InvalidArgument(format!("hops must be 1..={MAX_HOPS}")));
+    }
     Ok(k)
+}
+
+/// The live relations 2..=`hops` links away from `subject`, each once, with the hop it was
+/// reached at, nearest first; `first` are the subject's own (hop 1). Stops collecting at `k`.
+fn farther(
+    snap: &Snapshot,
+    caller: &Caller,
+    subject: u64,
+    first: &[Neighbour],
+    hops: usize,
+    k: usize,
+    when: &When,
+) -> Result<Vec<(Neighbour, usize)>> {
+    let mut seen_rel: HashSet<u64> = first.iter().map(|n| n.relation.id).collect();
+    let mut seen: HashSet<u64> = HashSet::from([subject]);
+    let mut frontier: Vec<u64> = first.iter().map(|n| n.other).filter(|o| seen.insert(*o)).collect();
+    let mut out = Vec::new();
+    for hop in 2..=hops {
+        let mut next = Vec::new();
+        for entity in frontier {
+            for n in live_neighbours(snap, &caller.part, entity, when)? {
+                if out.len() >= k {
+                    return Ok(out);
+                }
+                if seen_rel.insert(n.relation.id) {
+                    if seen.insert(n.other) {
+                        next.push(n.other);
+                    }
+                    out.push((n, hop));
+                }
+            }
+        }
+        frontier = next;
+    }
+    Ok(out)
 }
 
 fn same_value(stored: &Value, wanted: &Value) -> bool {
@@ -202,6 +243,18 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let by = FoundBy { seed: &subject.name, hops: 1, reasoning: None };
         out.push(wire::fact(rel, (&ends.0, &ends.1), n.direction, source_date.as_deref(), &citation, &by));
     }
+    let far = farther(&snap, caller, subject.id, &stored, req.hops.unwrap_or(1), k.saturating_sub(out.len()), &when)?;
+    for (n, hop) in &far {
+        let rel = &n.relation;
+        let ends = (name_of(rel.from)?, name_of(rel.to)?);
+        let citation = citer.relation(rel, (&ends.0, &ends.1))?;
+        let source_date = match &rel.source {
+            Source::Document { doc_id, .. } => citer.document(*doc_id)?.and_then(|c| c.doc.date.clone()),
+            Source::Asserted { .. } => None,
+        };
+        let by = FoundBy { seed: &subject.name, hops: *hop, reasoning: None };
+        out.push(wire::fact(rel, (&ends.0, &ends.1), n.direction, source_date.as_deref(), &citation, &by));
+    }
     for d in derived.iter().take(k.saturating_sub(out.len())) {
         let Some(base) = relation_by_id(&snap, &caller.part, d.basis[0])? else { continue };
         let ends = (name_of(d.from)?, name_of(d.to)?);
@@ -230,6 +283,46 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 mod tests {
     use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
     use serde_json::json;
+
+    #[test]
+    fn hops_walk_beyond_the_subjects_own_facts_each_fact_once() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"facts": {"relations": [
+            {"source": "Ada", "target": "Ben", "type": "knows"},
+            {"source": "Ben", "target": "Cy", "type": "knows"},
+            {"source": "Cy", "target": "Dee", "type": "knows"},
+            {"source": "Dee", "target": "Ada", "type": "knows"},
+        ]}});
+        call(&store, &caller(5), "remember", &body).unwrap();
+        let facts_at = |hops: Option<usize>| {
+            let mut req = json!({"subject": "Ada"});
+            if let Some(h) = hops {
+                req["hops"] = json!(h);
+            }
+            let r = call(&store, &caller(6), "recall", &req).unwrap();
+            let mut got: Vec<(String, String, u64)> = r["facts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let hop = f["found_by"]["hops"].as_u64().unwrap();
+                    (f["subject"].as_str().unwrap().to_owned(), f["object"].as_str().unwrap().to_owned(), hop)
+                })
+                .collect();
+            got.sort();
+            got
+        };
+        let own = vec![("Ada".into(), "Ben".into(), 1), ("Dee".into(), "Ada".into(), 1)];
+        assert_eq!(facts_at(None), own);
+        assert_eq!(facts_at(Some(1)), own);
+        let two = facts_at(Some(2));
+        assert_eq!(two.len(), 4, "the ring's four facts, each once: {two:?}");
+        assert!(two.contains(&("Ben".into(), "Cy".into(), 2)) && two.contains(&("Cy".into(), "Dee".into(), 2)));
+        for bad in [0, 4] {
+            let err = call(&store, &caller(6), "recall", &json!({"subject": "Ada", "hops": bad})).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT");
+        }
+    }
 
     #[test]
     fn a_subject_is_answered_with_cited_stored_and_derived_facts() {
