@@ -93,23 +93,25 @@ export function orderForPurpose(items: Item[], purpose: Purpose): Item[] {
 export function buildPack(items: Item[], opts: PackOptions) {
   const purpose = opts.purpose ?? 'general';
   const heading = HEADINGS[purpose];
-  let used = estimateTokens(heading);
+  // Bytes are summed and rounded once, so `used` is exactly the estimate of the returned text.
+  let bytes = Buffer.byteLength(heading, 'utf8');
   const kept: Item[] = [];
   const lines = [heading];
   const omitted: Omitted[] = [];
   orderForPurpose(items, purpose).forEach((item, i) => {
     const l = line(kept.length + 1, item);
+    const lineBytes = Buffer.byteLength(`\n${l}`, 'utf8');
     const cost = estimateTokens(`\n${l}`);
     const base = { rank: i + 1, kind: packKind(item), id: itemId(item), tokens: cost };
     if (opts.maxItems !== undefined && kept.length >= opts.maxItems) {
       omitted.push({ ...base, reason: 'max_items' });
       return;
     }
-    if (opts.tokenBudget !== undefined && used + cost > opts.tokenBudget) {
+    if (opts.tokenBudget !== undefined && Math.ceil((bytes + lineBytes) / 4) > opts.tokenBudget) {
       omitted.push({ ...base, reason: 'token_budget' });
       return;
     }
-    used += cost;
+    bytes += lineBytes;
     kept.push(item);
     lines.push(l);
   });
@@ -117,6 +119,6 @@ export function buildPack(items: Item[], opts: PackOptions) {
     context: lines.join('\n'),
     items: kept,
     omitted,
-    budget: { estimator: ESTIMATOR, limit: opts.tokenBudget ?? null, used, purpose },
+    budget: { estimator: ESTIMATOR, limit: opts.tokenBudget ?? null, used: Math.ceil(bytes / 4), purpose },
   };
 }
