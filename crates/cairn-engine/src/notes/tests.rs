@@ -673,7 +673,19 @@ fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
         let reply = run(&store, &me, "note_write", &with(body, vis));
         assert!(reply.get("error").is_none(), "{reply}");
     }
-    for q in ["alpha", "deploy staging", "deplo", "東京", "charlie delta echo", "zzz", "k1"] {
+    // Long queries make the trigram channel pick its rarest trigrams and verify the rest.
+    for q in [
+        "alpha",
+        "deploy staging",
+        "deplo",
+        "東京",
+        "charlie delta echo",
+        "zzz",
+        "k1",
+        "deployment stagin",
+        "alphabravo charliex",
+        "echo deploy charlie bravo staging",
+    ] {
         for (agent, extra) in [
             ("claude", json!({})),
             ("codex", json!({"taskId": "T1"})),
@@ -691,6 +703,26 @@ fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
             assert_eq!(indexed, scanned, "{q} {agent} {extra}");
         }
     }
+    // The trigram counts that order a query's trigrams equal the postings they count.
+    let snap = store.snapshot().unwrap();
+    let mut counted: std::collections::BTreeMap<Vec<u8>, u32> = std::collections::BTreeMap::new();
+    for kv in snap.prefix(super::index::TRI, &[]).unwrap() {
+        let (k, _) = kv.unwrap();
+        // `part | gram \0 identity`: the partition and identity hold NULs too, so the gram ends at
+        // the first NUL where the key so far is a counted `part | gram`.
+        let gram_end =
+            (0..k.len()).find(|&i| k[i] == 0 && snap.get(super::index::TRI_COUNT, &k[..i]).unwrap().is_some());
+        *counted.entry(k[..gram_end.unwrap()].to_vec()).or_default() += 1;
+    }
+    let stored: std::collections::BTreeMap<Vec<u8>, u32> = snap
+        .prefix(super::index::TRI_COUNT, &[])
+        .unwrap()
+        .map(|kv| {
+            let (k, v) = kv.unwrap();
+            (k, u32::from_be_bytes(v.as_slice().try_into().unwrap()))
+        })
+        .collect();
+    assert_eq!(counted, stored);
     // The index is not trivially empty.
     assert!(
         !run(&store, &agent_at("claude"), "note_list", &json!({"query": "alpha"}))["notes"]
