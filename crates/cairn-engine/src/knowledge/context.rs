@@ -3,25 +3,39 @@
 //! reciprocal rank with a per-item explanation, plus a grounding verdict that says whether one
 //! item covers every content word of the question. Nothing is invented: no item, no answer.
 
+use super::cache::Names;
 use super::docs::{Document, PassageSpan};
-use super::graph::{self, Entity, Neighbour, neighbours};
+use super::graph::{self, Entity, Neighbour};
 use super::part::Partition;
+use super::recall::{When, live_neighbours};
 use super::records::decode;
 use super::trees::{DOC, MENTION, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
-use crate::text::{Linker, char_slice, tokens};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use crate::text::{LookupOptions, MatchKind, char_slice, fold, is_stop_word, tokens};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use unicode_segmentation::UnicodeSegmentation;
 
 /// Reciprocal-rank-fusion constant.
 pub const RRF_K: f64 = 60.0;
 /// The most traversal hops a request may ask for.
 pub const MAX_HOPS: usize = 3;
+/// The most relations a traversal collects, so a hub entity cannot make a context unbounded.
+pub const MAX_FACTS: usize = 500;
+/// The most passages the mentions channel collects.
+pub const MAX_MENTIONED: usize = 200;
+/// The most entities one word may seed by a loose rule (word of a name, near, prefix); a word
+/// matching more is too common to mean any of them.
+pub const LOOSE_SEEDS: usize = 4;
+/// The most members of one type a type word ("which companies") seeds.
+pub const MAX_TYPE_SEEDS: usize = 50;
 
 /// A retrieval channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Channel {
+    /// An entity the question names (or a member of a type it names).
+    Seed,
     /// A relation reached from a seed.
     Graph,
     /// A passage that mentions a reached entity.
@@ -30,11 +44,25 @@ pub enum Channel {
     FullText,
 }
 
+impl Channel {
+    /// The channel's name on the wire.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Channel::Seed => "seed",
+            Channel::Graph => "graph",
+            Channel::Mentions => "mentions",
+            Channel::FullText => "full_text",
+        }
+    }
+}
+
 /// What an item is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemKind {
     Fact { relation: super::Relation, hops: usize },
     Passage { doc_id: u64, ordinal: u32, span: PassageSpan, label: Option<String>, date: Option<String> },
+    Entity { entity: Entity },
 }
 
 /// One ranked item, with how it was found.
@@ -45,6 +73,8 @@ pub struct Item {
     pub score: f64,
     /// The channels that found it and its rank (1-based) in each.
     pub ranks: Vec<(Channel, usize)>,
+    /// The seed the item was reached from, when it came through the graph.
+    pub seed: Option<u64>,
 }
 
 /// Whether the items answer the question.
@@ -52,10 +82,32 @@ pub struct Item {
 pub enum Grounding {
     /// One item covers every content word of the question.
     Grounded,
-    /// Items were found, but no single one covers these content words.
+    /// Items were found, but no single one covers these content words (as the question spells them).
     Related { uncovered: Vec<String> },
     /// Nothing stored matches.
     NothingStored,
+    /// The question holds no content word to judge by.
+    CouldNotJudge,
+}
+
+/// A seed: a stored entity the question names, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seed {
+    pub entity: Entity,
+    /// `exact`, `case`, `word`, `near`, `prefix` or `type`.
+    pub matched: &'static str,
+    /// The words of the question that named it.
+    pub by: String,
+}
+
+/// How many things each channel found before fusion.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Coverage {
+    pub seeds: usize,
+    pub reached: usize,
+    pub facts: usize,
+    pub mentioned: usize,
+    pub full_text: usize,
 }
 
 /// The answer to `context`.
@@ -65,39 +117,150 @@ pub struct Context {
     pub items: Vec<Item>,
     /// The entities the question named.
     pub seeds: Vec<Entity>,
+    /// The seeds with how they matched, best first.
+    pub seeding: Vec<Seed>,
+    pub coverage: Coverage,
 }
 
-/// Ranked, explained items for `question`: at most `k` (1–100), traversing `hops` (0–3).
-pub fn context(snap: &Snapshot, part: &Partition, question: &str, hops: usize, k: usize) -> Result<Context> {
-    if !(1..=100).contains(&k) || hops > MAX_HOPS {
-        return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
-    }
-    let mut entities: HashMap<u64, Entity> = graph::entities(snap, part)?.into_iter().map(|e| (e.id, e)).collect();
-    let linker = Linker::new(entities.values().map(|e| (e.id, e.name.as_str())));
-    let seed_ids: BTreeSet<u64> = linker.find(question).into_iter().map(|m| m.entity).collect();
+/// What a context reads: `hops` (0–3), `k` items (1–100), at the moment `when`.
+#[derive(Debug, Clone, Default)]
+pub struct Ask {
+    pub hops: usize,
+    pub k: usize,
+    pub when: When,
+}
 
-    // Graph: breadth-first from the seeds, each live relation once, ranked by hop then id.
-    let mut reached: BTreeSet<u64> = seed_ids.clone();
-    let mut frontier: Vec<u64> = seed_ids.iter().copied().collect();
-    let mut facts: BTreeMap<u64, (Neighbour, usize)> = BTreeMap::new();
-    for hop in 1..=hops {
+/// Ranked, explained items for `question`: at most `k` (1–100), traversing `hops` (0–3). Builds
+/// the partition's names afresh; the verb uses `context_with` and the cached names.
+pub fn context(snap: &Snapshot, part: &Partition, question: &str, hops: usize, k: usize) -> Result<Context> {
+    let names = super::cache::build(&graph::entities(snap, part)?);
+    context_with(snap, part, &names, question, &Ask { hops, k, when: When::default() })
+}
+
+fn known(as_of: Option<i64>, at: i64) -> bool {
+    as_of.is_none_or(|t| at <= t)
+}
+
+/// The seeds of `question`: names it holds (the linker: exact and case-folded, longest first),
+/// then each significant word and pair of words looked up as a word of a longer name, a near
+/// spelling or a prefix, then words naming an entity type.
+fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of: Option<i64>) -> Result<Vec<Seed>> {
+    let mut out: Vec<Seed> = Vec::new();
+    let push = |out: &mut Vec<Seed>, id: u64, matched: &'static str, by: &str| -> Result<()> {
+        if out.iter().any(|s| s.entity.id == id) {
+            return Ok(());
+        }
+        // The cache may hold forgotten entities, and as_of may predate this one.
+        if let Some(entity) = graph::entity_by_id(snap, part, id)?.filter(|e| known(as_of, e.recorded_at)) {
+            out.push(Seed { entity, matched, by: by.to_owned() });
+        }
+        Ok(())
+    };
+    let chars: Vec<char> = question.chars().collect();
+    for m in names.find(question) {
+        let by: String = chars[m.start..m.end].iter().collect();
+        push(&mut out, m.entity, "exact", &by)?;
+    }
+    // "Priya's" names Priya.
+    let words: Vec<&str> =
+        question.unicode_words().map(|w| w.trim_end_matches("'s").trim_end_matches("\u{2019}s")).collect();
+    let mut phrases: Vec<String> = words.windows(2).map(|w| w.join(" ")).collect();
+    phrases.extend(words.iter().map(|w| (*w).to_owned()));
+    // Words already inside a name the linker found add nothing ("Priya" of "Priya Raman").
+    let named_words: HashSet<String> =
+        out.iter().flat_map(|s| fold(&s.entity.name).split(' ').map(str::to_owned).collect::<Vec<_>>()).collect();
+    for phrase in &phrases {
+        if fold(phrase).split(' ').all(|w| named_words.contains(w)) {
+            continue;
+        }
+        let hits = names.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1 });
+        let Some(best) = hits.first().map(|h| h.how) else { continue };
+        let loose = !matches!(best, MatchKind::Exact | MatchKind::CaseFolded);
+        if loose && hits.len() > LOOSE_SEEDS && hits.iter().all(|h| h.how == best) {
+            // A word shared by many names ("Entity", "John") names none of them.
+            continue;
+        }
+        for hit in hits.iter().filter(|h| h.how == best) {
+            let matched = match hit.how {
+                MatchKind::Exact => "exact",
+                MatchKind::CaseFolded => "case",
+                MatchKind::WordOfName => "word",
+                MatchKind::Near { .. } => "near",
+                MatchKind::Prefix => "prefix",
+            };
+            push(&mut out, hit.id, matched, phrase)?;
+        }
+    }
+    for word in &words {
+        if is_stop_word(&word.to_lowercase()) {
+            continue;
+        }
+        for &id in names.of_type(word).iter().take(MAX_TYPE_SEEDS) {
+            push(&mut out, id, "type", word)?;
+        }
+    }
+    Ok(out)
+}
+
+/// What a traversal reached: relations with their hop and seed, the seed each reached entity came
+/// from, and the entities in the order reached (seeds first).
+struct Walk {
+    facts: Vec<(Neighbour, usize, u64)>,
+    reached: HashMap<u64, u64>,
+    order: Vec<u64>,
+}
+
+/// Breadth-first from the seeds, each relation `when` sees once, ranked by hop, then newest.
+fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: usize, when: &When) -> Result<Walk> {
+    let mut reached: HashMap<u64, u64> = seed_ids.iter().map(|&id| (id, id)).collect();
+    let mut order: Vec<u64> = seed_ids.to_vec();
+    let mut frontier: Vec<u64> = seed_ids.to_vec();
+    let mut facts: BTreeMap<u64, (Neighbour, usize, u64)> = BTreeMap::new();
+    'walk: for hop in 1..=hops {
         let mut next = Vec::new();
         for entity in frontier {
-            for n in neighbours(snap, part, entity)?.into_iter().filter(|n| n.relation.ended_at.is_none()) {
-                if reached.insert(n.other) {
+            let seed = reached[&entity];
+            for n in live_neighbours(snap, part, entity, when)? {
+                if facts.len() >= MAX_FACTS {
+                    break 'walk;
+                }
+                if let std::collections::hash_map::Entry::Vacant(v) = reached.entry(n.other) {
+                    v.insert(seed);
+                    order.push(n.other);
                     next.push(n.other);
                 }
-                facts.entry(n.relation.id).or_insert((n, hop));
+                facts.entry(n.relation.id).or_insert((n, hop, seed));
             }
         }
         frontier = next;
     }
-    let mut graph: Vec<(Neighbour, usize)> = facts.into_values().collect();
-    graph.sort_by_key(|(n, hop)| (*hop, n.relation.id));
+    let mut facts: Vec<(Neighbour, usize, u64)> = facts.into_values().collect();
+    facts.sort_by_key(|(n, hop, _)| (*hop, std::cmp::Reverse(n.relation.recorded_at), n.relation.id));
+    Ok(Walk { facts, reached, order })
+}
+
+/// `context` over the given names of the partition (see `cache`).
+pub(crate) fn context_with(
+    snap: &Snapshot,
+    part: &Partition,
+    names: &Names,
+    question: &str,
+    ask: &Ask,
+) -> Result<Context> {
+    let (hops, k, when) = (ask.hops, ask.k, &ask.when);
+    if !(1..=100).contains(&k) || hops > MAX_HOPS {
+        return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
+    }
+    let seeding = seeds(snap, part, names, question, when.as_of)?;
+    let seed_ids: Vec<u64> = seeding.iter().map(|s| s.entity.id).collect();
+    let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
+
+    let Walk { facts: graph, reached, order } = walk(snap, part, &seed_ids, hops, when)?;
 
     // Mentions: passages naming a reached entity, seeds first.
-    let mut mentioned: Vec<(u64, u32)> = Vec::new();
-    for entity in seed_ids.iter().chain(reached.iter().filter(|e| !seed_ids.contains(e))) {
+    let mut mentioned: Vec<(u64, u32, u64)> = Vec::new();
+    let mut seen: BTreeSet<(u64, u32)> = BTreeSet::new();
+    'mentions: for &entity in &order {
         for item in snap.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
             let (key, _) = item?;
             let at = key.get(key.len() - 12..).ok_or_else(|| Error::corrupt(None, "a mention key is too short"))?;
@@ -105,42 +268,81 @@ pub fn context(snap: &Snapshot, part: &Partition, question: &str, hops: usize, k
                 u64::from_be_bytes(at[..8].try_into().expect("8 bytes")),
                 u32::from_be_bytes(at[8..].try_into().expect("4 bytes")),
             );
-            if !mentioned.contains(&passage) {
-                mentioned.push(passage);
+            if seen.insert(passage) {
+                mentioned.push((passage.0, passage.1, reached[&entity]));
+                if mentioned.len() >= MAX_MENTIONED {
+                    break 'mentions;
+                }
             }
         }
     }
     let full_text: Vec<(u64, u32)> =
         fts::search(snap, part.raw(), question, k * 3)?.into_iter().map(|h| (h.doc, h.ordinal)).collect();
+    let coverage = Coverage {
+        seeds: seed_ids.len(),
+        reached: order.len(),
+        facts: graph.len(),
+        mentioned: mentioned.len(),
+        full_text: full_text.len(),
+    };
 
     // Fusion.
     let mut fused: BTreeMap<(u8, u64, u32), Item> = BTreeMap::new();
-    let name = |id: u64| entities.get(&id).map_or_else(|| id.to_string(), |e| e.name.clone());
-    for (rank, (n, hop)) in graph.into_iter().enumerate() {
-        let text = format!("{} {} {}", name(n.relation.from), n.relation.rel_type, name(n.relation.to));
-        let item =
-            Item { kind: ItemKind::Fact { relation: n.relation, hops: hop }, text, score: 0.0, ranks: Vec::new() };
+    for (rank, s) in seeding.iter().enumerate() {
+        let types = if s.entity.types.is_empty() { String::new() } else { format!(" ({})", s.entity.types.join(", ")) };
+        let text = format!("{}{types}", s.entity.name);
+        let item = Item {
+            kind: ItemKind::Entity { entity: s.entity.clone() },
+            text,
+            score: 0.0,
+            ranks: Vec::new(),
+            seed: Some(s.entity.id),
+        };
+        add(&mut fused, (2, s.entity.id, 0), item, Channel::Seed, rank + 1);
+    }
+    let mut name = |id: u64| -> Result<String> {
+        if let Some(n) = known_names.get(&id) {
+            return Ok(n.clone());
+        }
+        let n = graph::entity_by_id(snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name);
+        known_names.insert(id, n.clone());
+        Ok(n)
+    };
+    for (rank, (n, hop, seed)) in graph.into_iter().enumerate() {
+        let text = format!("{} {} {}", name(n.relation.from)?, n.relation.rel_type, name(n.relation.to)?);
+        let item = Item {
+            kind: ItemKind::Fact { relation: n.relation, hops: hop },
+            text,
+            score: 0.0,
+            ranks: Vec::new(),
+            seed: Some(seed),
+        };
         add(&mut fused, (0, item_id(&item), 0), item, Channel::Graph, rank + 1);
     }
-    for (channel, list) in [(Channel::Mentions, &mentioned), (Channel::FullText, &full_text)] {
-        for (rank, &(doc, ordinal)) in list.iter().enumerate() {
-            let item = passage_item(snap, part, doc, ordinal)?;
-            add(&mut fused, (1, doc, ordinal), item, channel, rank + 1);
+    let mentioned_list: Vec<(u64, u32, Option<u64>)> = mentioned.into_iter().map(|(d, o, s)| (d, o, Some(s))).collect();
+    let full_list: Vec<(u64, u32, Option<u64>)> = full_text.into_iter().map(|(d, o)| (d, o, None)).collect();
+    for (channel, list) in [(Channel::Mentions, &mentioned_list), (Channel::FullText, &full_list)] {
+        let mut rank = 0;
+        for &(doc, ordinal, seed) in list {
+            let Some(item) = passage_item(snap, part, doc, ordinal, seed, when.as_of)? else { continue };
+            rank += 1;
+            add(&mut fused, (1, doc, ordinal), item, channel, rank);
         }
     }
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
     let grounding = grounding(question, &items);
-    let mut seeds: Vec<Entity> = seed_ids.iter().filter_map(|id| entities.remove(id)).collect();
+    let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
-    Ok(Context { grounding, items, seeds })
+    Ok(Context { grounding, items, seeds, seeding, coverage })
 }
 
 fn item_id(item: &Item) -> u64 {
     match &item.kind {
         ItemKind::Fact { relation, .. } => relation.id,
         ItemKind::Passage { doc_id, .. } => *doc_id,
+        ItemKind::Entity { entity } => entity.id,
     }
 }
 
@@ -152,39 +354,63 @@ fn add(fused: &mut BTreeMap<(u8, u64, u32), Item>, key: (u8, u64, u32), item: It
     entry.score += 1.0 / (RRF_K + rank);
 }
 
-fn passage_item(snap: &Snapshot, part: &Partition, doc_id: u64, ordinal: u32) -> Result<Item> {
+/// The passage as an item, its text sliced from the stored document and checked; `None` when the
+/// document was stored after `as_of` or is gone.
+fn passage_item(
+    snap: &Snapshot,
+    part: &Partition,
+    doc_id: u64,
+    ordinal: u32,
+    seed: Option<u64>,
+    as_of: Option<i64>,
+) -> Result<Option<Item>> {
     let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
-    let span: PassageSpan = decode(
-        &snap.get(PSG, &part.key(&[&at]))?.ok_or_else(|| Error::corrupt(None, "a found passage is missing"))?,
-        "passage",
-    )?;
-    let doc: Document = decode(
-        &snap
-            .get(DOC, &part.key(&[&doc_id.to_be_bytes()]))?
-            .ok_or_else(|| Error::corrupt(None, "a passage's document is missing"))?,
-        "document",
-    )?;
+    let Some(span) = snap.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
+    let span: PassageSpan = decode(&span, "passage")?;
+    let Some(doc) = snap.get(DOC, &part.key(&[&doc_id.to_be_bytes()]))? else { return Ok(None) };
+    let doc: Document = decode(&doc, "document")?;
+    if !known(as_of, doc.ingested_at) {
+        return Ok(None);
+    }
     // The quoted text is sliced from the stored document and checked, never taken on trust.
     let text = char_slice(&doc.text, span.start, span.end)
         .ok_or_else(|| Error::corrupt(None, format!("passage {doc_id}/{ordinal} does not fit its document")))?
         .to_owned();
-    Ok(Item {
+    Ok(Some(Item {
         kind: ItemKind::Passage { doc_id, ordinal, span, label: doc.label, date: doc.date },
         text,
         score: 0.0,
         ranks: Vec::new(),
-    })
+        seed,
+    }))
 }
 
-/// `Grounded` when one item's terms include every content term of the question.
+/// Words that shape a question but are not what it asks about (as index terms: stemmed).
+const QUESTION_WORDS: &[&str] = &[
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "doe", "does", "did", "ha", "has",
+    "have", "had", "can", "could", "would", "should", "tell", "me", "about", "i", "you", "we", "my", "our", "your",
+    "were", "s",
+];
+
+/// `Grounded` when one item's terms include every content term of the question; the uncovered
+/// terms are reported in the question's own spelling.
 fn grounding(question: &str, items: &[Item]) -> Grounding {
+    let asked = tokens(question);
+    if asked.is_empty() {
+        return Grounding::CouldNotJudge;
+    }
     if items.is_empty() {
         return Grounding::NothingStored;
     }
-    let wanted: BTreeSet<String> = tokens(question).into_iter().map(|t| t.term).collect();
+    let wanted: BTreeSet<String> =
+        asked.iter().map(|t| t.term.clone()).filter(|t| !QUESTION_WORDS.contains(&t.as_str())).collect();
+    if wanted.is_empty() {
+        return if items.is_empty() { Grounding::NothingStored } else { Grounding::Grounded };
+    }
     let mut best: Option<BTreeSet<String>> = None;
     for item in items {
-        let have: BTreeSet<String> = tokens(&item.text).into_iter().map(|t| t.term).collect();
+        // `works_at` covers "work": relation types read as words.
+        let have: BTreeSet<String> = tokens(&item.text.replace('_', " ")).into_iter().map(|t| t.term).collect();
         let missing: BTreeSet<String> = wanted.difference(&have).cloned().collect();
         if missing.is_empty() {
             return Grounding::Grounded;
@@ -193,7 +419,15 @@ fn grounding(question: &str, items: &[Item]) -> Grounding {
             best = Some(missing);
         }
     }
-    Grounding::Related { uncovered: best.unwrap_or_default().into_iter().collect() }
+    let missing = best.unwrap_or_default();
+    let mut uncovered: Vec<String> = Vec::new();
+    for t in &asked {
+        let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
+        if missing.contains(&t.term) && !uncovered.contains(&word) {
+            uncovered.push(word);
+        }
+    }
+    Grounding::Related { uncovered }
 }
 
 #[cfg(test)]
@@ -245,7 +479,7 @@ mod tests {
         let c = context(&snap, &part, "Priya Raman lighthouse project", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::Grounded);
         let c = context(&snap, &part, "Priya Raman salary", 2, 8).unwrap();
-        assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["salari".into()] });
+        assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["salary".into()] });
         let c = context(&snap, &part, "quantum chromodynamics", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::NothingStored);
         assert!(c.items.is_empty());

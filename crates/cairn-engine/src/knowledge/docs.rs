@@ -8,7 +8,7 @@ use super::records::{decode, encode};
 use super::trees::{DOC, DOC_HASH, MENTION, MENTIONED, PSG, next_id};
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::{Linker, char_slice, chunk_text, mentions_name};
+use crate::text::{Linker, Passage, char_slice, chunk_text, mentions_name};
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -77,25 +77,52 @@ pub fn remember_text(
         );
         return Ok(Remembered { doc_id, already: true, passages: 0, mentions: Vec::new(), unlinked: Vec::new() });
     }
-    let doc_id = next_id(tx)?;
-    let doc = Document {
-        id: doc_id,
-        text: text.to_owned(),
-        label: label.map(str::to_owned),
-        date: date.map(str::to_owned),
-        ingested_at: now,
-    };
-    tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&doc))?;
-    tx.put(DOC_HASH, &hash, &doc_id.to_be_bytes())?;
     let linker = partition_linker(tx, part)?;
+    let chunks = chunk_text(text).into_iter().map(|p| (p, Vec::new())).collect();
+    let doc = NewDocument { text, label, date, now };
+    store_document(tx, part, &doc, chunks, &|passage: &str| {
+        linker.find(passage).into_iter().map(|m| m.entity).collect()
+    })
+}
+
+/// A document about to be stored.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NewDocument<'a> {
+    pub text: &'a str,
+    pub label: Option<&'a str>,
+    pub date: Option<&'a str>,
+    pub now: i64,
+}
+
+/// Stores `doc` with the given passages (spans into its text), each linked to the entities
+/// `link` finds in it and to the entity ids given with it; indexes them for full text. The
+/// caller has checked that the same text and date are not stored yet (`hash_key`).
+pub(crate) fn store_document(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    doc: &NewDocument<'_>,
+    passages: Vec<(Passage, Vec<u64>)>,
+    link: &dyn Fn(&str) -> Vec<u64>,
+) -> Result<Remembered> {
+    let doc_id = next_id(tx)?;
+    let record = Document {
+        id: doc_id,
+        text: doc.text.to_owned(),
+        label: doc.label.map(str::to_owned),
+        date: doc.date.map(str::to_owned),
+        ingested_at: doc.now,
+    };
+    tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&record))?;
+    tx.put(DOC_HASH, &hash_key(part, doc.text, doc.date), &doc_id.to_be_bytes())?;
     let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
-    for (ordinal, passage) in chunk_text(text).into_iter().enumerate() {
+    for (ordinal, (passage, given)) in passages.into_iter().enumerate() {
         let ordinal = u32::try_from(ordinal).map_err(|_| Error::InvalidArgument("too many passages".into()))?;
         let span = PassageSpan { start: passage.start, end: passage.end };
         let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
         fts::index_passage(tx, part.raw(), doc_id, ordinal, &passage.text)?;
-        let mut entities: Vec<u64> = linker.find(&passage.text).into_iter().map(|m| m.entity).collect();
+        let mut entities: Vec<u64> = link(&passage.text);
+        entities.extend(given);
         entities.sort_unstable();
         entities.dedup();
         if entities.is_empty() {
@@ -109,6 +136,23 @@ pub fn remember_text(
         out.passages += 1;
     }
     Ok(out)
+}
+
+/// The id of the document stored with this text and date, if any.
+pub(crate) fn stored_doc(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    text: &str,
+    date: Option<&str>,
+) -> Result<Option<u64>> {
+    tx.get(DOC_HASH, &hash_key(part, text, date))?
+        .map(|id| {
+            id.as_slice()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))
+        })
+        .transpose()
 }
 
 /// The text of a stored passage, sliced from its document; `None` when it is gone.

@@ -6,8 +6,8 @@
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{
-    ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, ent_key, name_key, name_prefix, next_id, rel_key,
-    trailing_id,
+    ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, bump_names, ent_key, name_key, name_prefix, next_id,
+    rel_key, trailing_id,
 };
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
@@ -127,6 +127,10 @@ pub fn upsert_entity(
         if entity != before {
             tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
         }
+        if entity.types != before.types {
+            // Type seeds (context's "which companies") come from the cached name index.
+            bump_names(tx, part, id)?;
+        }
         return Ok((entity, false));
     }
     let id = next_id(tx)?;
@@ -145,6 +149,7 @@ pub fn upsert_entity(
     };
     tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
     tx.put(ENT_NAME, &name_key(part, &folded, id), &[])?;
+    bump_names(tx, part, id)?;
     super::docs::link_existing(tx, part, id, &entity.name)?;
     Ok((entity, true))
 }
@@ -262,6 +267,64 @@ pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i6
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
     tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
     Ok(Related { relation: rel, created: true, ended, restored })
+}
+
+/// The entity with `id` in `part`, as of `snap`.
+pub(crate) fn entity_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<Entity>> {
+    snap.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
+}
+
+/// The relation with `id` in `part`, as of `snap`.
+pub(crate) fn relation_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<Relation>> {
+    snap.get(REL, &rel_key(part, id))?.map(|b| decode(&b, "relation")).transpose()
+}
+
+/// The entity with `id` in `part`, including `tx`'s own writes.
+pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Option<Entity>> {
+    tx.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
+}
+
+/// The relation with `id` in `part`, including `tx`'s own writes.
+pub(crate) fn relation_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Option<Relation>> {
+    tx.get(REL, &rel_key(part, id))?.map(|b| decode(&b, "relation")).transpose()
+}
+
+/// The live outbound relations of `entity` whose folded type is `folded_type`, including `tx`'s
+/// own writes.
+pub(crate) fn live_out_of_type(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    entity: u64,
+    folded_type: &str,
+) -> Result<Vec<Relation>> {
+    let prefix = part.key(&[&entity.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    let mut out = Vec::new();
+    for (key, _) in tx.prefix(ADJ, &prefix)? {
+        if let Some(rel) = relation_in(tx, part, trailing_id(&key)?)?
+            && rel.ended_at.is_none()
+        {
+            out.push(rel);
+        }
+    }
+    Ok(out)
+}
+
+/// The entity whose folded name is `name`'s, including `tx`'s own writes.
+pub(crate) fn entity_by_name_in(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Option<Entity>> {
+    match find_id(tx, part, &fold(name.trim()))? {
+        Some(id) => load_entity(tx, part, id).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Whether entity `id` exists in `part`, including `tx`'s own writes.
+pub(crate) fn entity_exists_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<bool> {
+    Ok(tx.get(ENT, &ent_key(part, id))?.is_some())
+}
+
+/// The id of the entity whose folded name is `name`'s, including `tx`'s own writes.
+pub(crate) fn entity_id_in(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Option<u64>> {
+    find_id(tx, part, &fold(name.trim()))
 }
 
 /// Every entity of `part` as of `snap`, in id order.

@@ -5,6 +5,8 @@
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
 pub mod api;
+mod cache;
+mod citation;
 mod context;
 mod cursor;
 mod derive;
@@ -18,6 +20,7 @@ mod forget;
 mod graph;
 mod import;
 mod iso;
+pub mod limits;
 mod ontology;
 mod part;
 #[cfg(test)]
@@ -29,8 +32,9 @@ mod testing;
 #[cfg(test)]
 mod testing_api;
 mod trees;
+pub mod wire;
 
-pub use context::{Channel, Context, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, context};
+pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, Seed, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
 pub use export::{

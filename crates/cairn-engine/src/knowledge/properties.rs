@@ -99,3 +99,70 @@ proptest! {
         prop_assert!(store.check().unwrap().ok);
     }
 }
+
+/// Words for generated texts: accents, emoji, CJK and combining marks, so code-point offsets
+/// differ from byte and UTF-16 offsets.
+const WORDS: [&str; 8] = ["met", "Zoë", "🎉", "東京", "e\u{301}té", "the", "plan", "Ünal"];
+
+fn sentence() -> impl Strategy<Value = (usize, usize, Vec<usize>)> {
+    (0..NAMES.len(), 0..NAMES.len(), prop::collection::vec(0..WORDS.len(), 0..6))
+}
+
+fn iso_ms_of(v: &serde_json::Value) -> Option<i64> {
+    // Times in replies are `1970-01-01T00:00:00.mmmZ` here (the test clock is small).
+    let s = v.as_str()?;
+    let (secs, ms) = s.strip_prefix("1970-01-01T00:")?.strip_suffix('Z')?.split_once('.')?;
+    let (m, s) = secs.split_once(':')?;
+    Some(m.parse::<i64>().ok()? * 60_000 + s.parse::<i64>().ok()? * 1000 + ms.parse::<i64>().ok()?)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Every citation a verb returns slices the stored document exactly, and a read `as_of`
+    /// before a write never sees what it wrote.
+    #[test]
+    fn citations_slice_the_stored_text_and_as_of_hides_later_writes(
+        calls in prop::collection::vec(prop::collection::vec(sentence(), 1..4), 1..6),
+        probe in 0i64..8,
+    ) {
+        use super::testing::{assert_citations_slice, call, caller};
+        use serde_json::json;
+        let (_dir, store, part) = fresh();
+        for (i, sentences) in calls.iter().enumerate() {
+            let now = (i64::try_from(i).unwrap() + 1) * 1000;
+            let mut text = String::new();
+            let mut relations = Vec::new();
+            for (a, b, words) in sentences {
+                let filler: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
+                let _ = write!(text, "{} {} {}. ", NAMES[*a], filler.join(" "), NAMES[*b]);
+                if a != b {
+                    relations.push(json!({"source": NAMES[*a], "target": NAMES[*b], "type": TYPES[(a + b) % TYPES.len()]}));
+                }
+            }
+            let body = json!({"content": text, "source": format!("doc{i}"), "facts": {"relations": relations}});
+            call(&store, &caller(now), "remember", &body).unwrap();
+        }
+        let as_of = probe * 1000 + 500;
+        for name in NAMES {
+            let r = call(&store, &caller(99_000), "recall", &json!({"subject": name})).unwrap();
+            assert_citations_slice(&store, &part, &r);
+            let c = call(&store, &caller(99_000), "context", &json!({"question": format!("what about {name}?")})).unwrap();
+            assert_citations_slice(&store, &part, &c);
+            let then = call(&store, &caller(99_000), "recall", &json!({"subject": name, "as_of": as_of})).unwrap();
+            for f in then["facts"].as_array().unwrap() {
+                prop_assert!(iso_ms_of(&f["recorded_at"]).unwrap() <= as_of, "as_of {as_of} saw {f}");
+            }
+            let ctx = call(&store, &caller(99_000), "context", &json!({"question": name, "as_of": as_of})).unwrap();
+            for item in ctx["items"].as_array().unwrap() {
+                let at = item.get("recorded_at").or_else(|| item["citation"]["source"].get("ingested_at"));
+                if let Some(t) = at.and_then(iso_ms_of) {
+                    prop_assert!(t <= as_of, "as_of {as_of} saw {item}");
+                }
+            }
+            if as_of < 1000 {
+                prop_assert_ne!(then["state"].clone(), json!("answered"), "nothing was known before the first write");
+            }
+        }
+    }
+}

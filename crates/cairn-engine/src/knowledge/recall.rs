@@ -44,9 +44,20 @@ pub fn recall(snap: &Snapshot, part: &Partition, subject: &str, when: &When) -> 
         .into_iter()
         .find(|e| e.id == best.id)
         .ok_or_else(|| Error::corrupt(None, format!("entity {} vanished during recall", best.id)))?;
-    let facts = live_neighbours(snap, part, subject.id, when)?;
-    let mut derived = derive::around(subject.id, &facts);
-    derived.extend(derive::chains(subject.id, |entity| {
+    let (facts, derived) = facts_of(snap, part, subject.id, when)?;
+    Ok(Recall::Answered { subject, matched: best.how, facts, derived })
+}
+
+/// The relations touching `subject` that `when` sees, and what follows from them.
+pub(crate) fn facts_of(
+    snap: &Snapshot,
+    part: &Partition,
+    subject: u64,
+    when: &When,
+) -> Result<(Vec<Neighbour>, Vec<Derived>)> {
+    let facts = live_neighbours(snap, part, subject, when)?;
+    let mut derived = derive::around(subject, &facts);
+    derived.extend(derive::chains(subject, |entity| {
         Ok::<_, Error>(
             live_neighbours(snap, part, entity, when)?
                 .into_iter()
@@ -55,11 +66,11 @@ pub fn recall(snap: &Snapshot, part: &Partition, subject: &str, when: &When) -> 
                 .collect(),
         )
     })?);
-    Ok(Recall::Answered { subject, matched: best.how, facts, derived })
+    Ok((facts, derived))
 }
 
 /// The relations touching `entity` that `when` sees.
-fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
+pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
     Ok(neighbours(snap, part, entity)?
         .into_iter()
         .filter(|n| match when.as_of {

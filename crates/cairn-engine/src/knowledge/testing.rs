@@ -22,3 +22,53 @@ pub(crate) fn assertion<'a>(
 ) -> Assertion<'a> {
     Assertion { from, to, rel_type, attributes, source: Source::Asserted { label: None }, agent, replaces: false }
 }
+
+/// The caller `claude` in partition `local / u1 / default` at time `now` (ms).
+pub(crate) fn caller(now: i64) -> super::api::Caller {
+    super::api::Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: "claude".into(), now }
+}
+
+/// Runs a knowledge verb with a JSON body; returns the JSON reply.
+pub(crate) fn call(
+    store: &Store,
+    caller: &super::api::Caller,
+    verb: &str,
+    body: &Value,
+) -> crate::error::Result<Value> {
+    let reply = super::api::call(store, verb, caller, &serde_json::to_vec(body).unwrap())?;
+    Ok(serde_json::from_slice(&reply).unwrap())
+}
+
+/// Checks that every citation in `reply` with a span slices the stored document text exactly.
+pub(crate) fn assert_citations_slice(store: &Store, part: &Partition, reply: &Value) {
+    fn walk(v: &Value, out: &mut Vec<Value>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(c) = m.get("citation")
+                    && !c.is_null()
+                {
+                    out.push(c.clone());
+                }
+                m.values().for_each(|x| walk(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut cites = Vec::new();
+    walk(reply, &mut cites);
+    let snap = store.snapshot().unwrap();
+    for c in cites {
+        let Some(span) = c["span"].as_object() else { continue };
+        let doc_id: u64 = c["source"]["doc_id"].as_str().unwrap().parse().unwrap();
+        let bytes = snap.get(super::trees::DOC, &part.key(&[&doc_id.to_be_bytes()])).unwrap().unwrap();
+        let doc: super::Document = serde_json::from_slice(&bytes).unwrap();
+        let (start, end) = (span["start"].as_u64().unwrap(), span["end"].as_u64().unwrap());
+        let sliced = crate::text::char_slice(&doc.text, usize::try_from(start).unwrap(), usize::try_from(end).unwrap());
+        if let Some(text) = span.get("text") {
+            assert_eq!(sliced, text.as_str(), "citation {c} does not slice its document");
+        } else {
+            assert!(sliced.is_some(), "citation {c} runs past its document");
+        }
+    }
+}

@@ -29,6 +29,14 @@ pub(crate) const MENTIONED: &str = "k.mentioned";
 /// `part | folded name` → forgotten-at (ms): a name forgotten once answers "already forgotten".
 pub(crate) const FORGOTTEN: &str = "k.forgotten";
 
+/// `part` → u64 BE: bumped in the transaction that creates an entity or changes its types, so a
+/// cached name index of the partition knows when it is stale (`cache.rs`).
+pub(crate) const NAMES_GEN: &str = "k.names_gen";
+
+/// `part | generation` → entity id (u64 BE): which entity each name generation added or retyped,
+/// so a cached name index can be brought up to date from the few entities changed since.
+pub(crate) const NAMES_LOG: &str = "k.names_log";
+
 /// Adjacency direction bytes.
 pub(crate) const OUT: u8 = 0;
 pub(crate) const IN: u8 = 1;
@@ -43,6 +51,53 @@ pub(crate) fn next_id(tx: &mut WriteTxn<'_>) -> Result<u64> {
     };
     tx.put(SEQ, b"id", &(next + 1).to_be_bytes())?;
     Ok(next)
+}
+
+/// Bumps the name generation of `part` for `entity` (see `NAMES_GEN`, `NAMES_LOG`).
+pub(crate) fn bump_names(tx: &mut WriteTxn<'_>, part: &Partition, entity: u64) -> Result<()> {
+    let next = names_gen_in(tx, part)? + 1;
+    tx.put(NAMES_GEN, part.prefix(), &next.to_be_bytes())?;
+    tx.put(NAMES_LOG, &part.key(&[&next.to_be_bytes()]), &entity.to_be_bytes())
+}
+
+/// The entities the name generations `(after, upto]` of `part` added or retyped, as `snap` sees them.
+pub(crate) fn names_log(snap: &crate::snapshot::Snapshot, part: &Partition, after: u64, upto: u64) -> Result<Vec<u64>> {
+    let from = part.key(&[&(after + 1).to_be_bytes()]);
+    let to = part.key(&[&upto.to_be_bytes()]);
+    let mut out = Vec::new();
+    for item in
+        snap.range(NAMES_LOG, std::ops::Bound::Included(from.as_slice()), std::ops::Bound::Included(to.as_slice()))?
+    {
+        out.push(gen_value(&item?.1)?);
+    }
+    Ok(out)
+}
+
+/// `names_log` inside a write transaction.
+pub(crate) fn names_log_in(tx: &mut WriteTxn<'_>, part: &Partition, after: u64, upto: u64) -> Result<Vec<u64>> {
+    let from = part.key(&[&(after + 1).to_be_bytes()]);
+    let to = part.key(&[&upto.to_be_bytes()]);
+    let mut out = Vec::new();
+    for (_, v) in
+        tx.range(NAMES_LOG, std::ops::Bound::Included(from.as_slice()), std::ops::Bound::Included(to.as_slice()))?
+    {
+        out.push(gen_value(&v)?);
+    }
+    Ok(out)
+}
+
+/// The name generation of `part` as `tx` sees it (0 before any entity).
+pub(crate) fn names_gen_in(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<u64> {
+    tx.get(NAMES_GEN, part.prefix())?.map_or(Ok(0), |v| gen_value(&v))
+}
+
+/// The name generation of `part` in `snap`.
+pub(crate) fn names_gen(snap: &crate::snapshot::Snapshot, part: &Partition) -> Result<u64> {
+    snap.get(NAMES_GEN, part.prefix())?.map_or(Ok(0), |v| gen_value(&v))
+}
+
+fn gen_value(v: &[u8]) -> Result<u64> {
+    Ok(u64::from_be_bytes(v.try_into().map_err(|_| Error::corrupt(None, "a name generation is not 8 bytes"))?))
 }
 
 pub(crate) fn ent_key(part: &Partition, id: u64) -> Vec<u8> {

@@ -65,7 +65,9 @@ pub enum MatchKind {
 }
 
 impl MatchKind {
-    fn rank(self) -> (u8, u32) {
+    /// The order of kinds, best first (smaller is better), for merging lookups of several indexes.
+    #[must_use]
+    pub fn rank(self) -> (u8, u32) {
         match self {
             Self::Exact => (0, 0),
             Self::CaseFolded => (1, 0),

@@ -1,10 +1,241 @@
-//! `memory_context`.
+//! `memory_context`: a question → ranked, cited items for the calling agent to answer from.
+//! Seeds (names and types the question holds) → traversal (`hops`) → passages mentioning what
+//! was reached → full text → reciprocal-rank fusion, each item explained (channels, ranks, score)
+//! and cited, and a grounding verdict with the question's uncovered words. The meaning channel is
+//! an explicit empty slot until an embedding model is armed.
 
-use super::Caller;
+use super::{Caller, parse};
 use crate::error::{Error, Result};
+use crate::knowledge::cache;
+use crate::knowledge::citation::Citer;
+use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with};
+use crate::knowledge::graph::{Direction, Source, entity_by_id};
+use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
+use crate::knowledge::wire::{self, FoundBy, check_date};
+use crate::knowledge::{MAX_HOPS, When};
 use crate::store::Store;
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 
-pub(super) fn run(_store: &Store, _caller: &Caller, _body: &[u8]) -> Result<Value> {
-    Err(Error::InvalidArgument("memory_context is not served by this build yet".into()))
+#[derive(Debug, Deserialize)]
+struct Request {
+    question: String,
+    hops: Option<usize>,
+    k: Option<usize>,
+    as_of: Option<i64>,
+    valid_at: Option<String>,
+    #[serde(default)]
+    compact: bool,
+}
+
+fn check(req: &Request) -> Result<Ask> {
+    if req.question.trim().is_empty() || req.question.len() > MAX_QUESTION_BYTES {
+        return Err(Error::InvalidArgument(format!("question must be 1..={MAX_QUESTION_BYTES} bytes")));
+    }
+    let hops = req.hops.unwrap_or(CONTEXT_HOPS);
+    if hops > MAX_HOPS {
+        return Err(Error::InvalidArgument(format!("hops must be 0..={MAX_HOPS}, got {hops}")));
+    }
+    let k = req.k.unwrap_or(CONTEXT_K);
+    if !(1..=100).contains(&k) {
+        return Err(Error::InvalidArgument(format!("k must be 1..=100, got {k}")));
+    }
+    if let Some(v) = &req.valid_at {
+        check_date("valid_at", v)?;
+    }
+    Ok(Ask { hops, k, when: When { as_of: req.as_of, valid_at: req.valid_at.clone() } })
+}
+
+pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
+    let req: Request = parse("context", body)?;
+    let ask = check(&req)?;
+    let snap = store.snapshot()?;
+    let part = &caller.part;
+    let names = cache::names(store.dir(), &snap, part)?;
+    let found = context_with(&snap, part, &names, &req.question, &ask)?;
+    let seed_names: HashMap<u64, String> = found.seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
+    let mut citer = Citer::new(&snap, part, req.compact);
+    let name_of =
+        |id: u64| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name)) };
+    let mut items = Vec::new();
+    let mut with_citation = 0;
+    for item in &found.items {
+        let seed = item.seed.and_then(|s| seed_names.get(&s).cloned());
+        let ranks: Map<String, Value> = item.ranks.iter().map(|(c, r)| (c.name().to_owned(), json!(r))).collect();
+        let channels: Vec<&str> = item.ranks.iter().map(|(c, _)| c.name()).collect();
+        let mut out = match &item.kind {
+            ItemKind::Fact { relation, hops } => {
+                let ends = (name_of(relation.from)?, name_of(relation.to)?);
+                let citation = citer.relation(relation, (&ends.0, &ends.1))?;
+                let source_date = match &relation.source {
+                    Source::Document { doc_id, .. } => citer.document(*doc_id)?.and_then(|c| c.doc.date.clone()),
+                    Source::Asserted { .. } => None,
+                };
+                let seed_name = seed.clone().unwrap_or_default();
+                let by = FoundBy { seed: &seed_name, hops: *hops, reasoning: None };
+                let direction = if item.seed == Some(relation.to) { Direction::Inbound } else { Direction::Outbound };
+                with_citation += 1;
+                let mut f = wire::fact(relation, (&ends.0, &ends.1), direction, source_date.as_deref(), &citation, &by);
+                f["kind"] = json!("fact");
+                f
+            }
+            ItemKind::Passage { doc_id, ordinal, span, label, date } => {
+                let citation = match citer.document(*doc_id)? {
+                    Some(c) => citer.passage(&c.doc, *span),
+                    None => Value::Null,
+                };
+                with_citation += 1;
+                json!({
+                    "kind": "passage", "doc_id": wire::id(*doc_id), "ordinal": ordinal,
+                    "source": label, "date": date, "citation": citation,
+                })
+            }
+            ItemKind::Entity { entity } => {
+                let mut e = wire::entity(entity);
+                e["kind"] = json!("entity");
+                e["citation"] = Value::Null;
+                e
+            }
+        };
+        out["text"] = json!(item.text);
+        out["score"] = json!(item.score);
+        out["channels"] = json!(channels);
+        out["ranks"] = Value::Object(ranks);
+        out["seed"] = json!(seed);
+        items.push(out);
+    }
+    let (verdict, uncovered) = match &found.grounding {
+        // Only entities came back: what they say is not quoted from anything.
+        Grounding::Grounded | Grounding::Related { .. } if with_citation == 0 => ("uncited", Vec::new()),
+        Grounding::Grounded => ("grounded", Vec::new()),
+        Grounding::Related { uncovered } => ("related", uncovered.clone()),
+        Grounding::NothingStored => ("nothing_stored", Vec::new()),
+        Grounding::CouldNotJudge => ("could_not_judge", Vec::new()),
+    };
+    let state = match (items.is_empty(), verdict) {
+        (true, "could_not_judge") => "could_not_judge",
+        (true, _) => "nothing_stored",
+        _ => "answered",
+    };
+    let seeds: Vec<Value> = found
+        .seeding
+        .iter()
+        .map(|s| json!({ "name": s.entity.name, "id": wire::id(s.entity.id), "matched": s.matched, "by": s.by }))
+        .collect();
+    let c = &found.coverage;
+    Ok(json!({
+        "state": state,
+        "grounding": { "verdict": verdict, "uncovered": uncovered },
+        "items": items,
+        "seeding": { "seeds": seeds },
+        "meaning": { "state": "not_armed" },
+        "coverage": {
+            "seeds": c.seeds, "reached": c.reached, "facts": c.facts, "mentioned": c.mentioned,
+            "full_text": c.full_text, "meaning": null, "hops": ask.hops, "k": ask.k,
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use serde_json::{Value, json};
+
+    fn seeded() -> (tempfile::TempDir, crate::store::Store, crate::knowledge::Partition) {
+        let (dir, store, part) = fresh();
+        let body = json!({
+            "content": "Priya Raman leads the lighthouse project at Acme. 東京の支社 opened in 2023.",
+            "source": "memo",
+            "facts": {
+                "entities": [{"name": "Acme", "type": "Company"}, {"name": "Globex", "type": "company"}, {"name": "Priya Raman", "type": "person"}],
+                "relations": [{"source": "Priya Raman", "target": "Acme", "type": "works_at"}, {"source": "Acme", "target": "Berlin", "type": "located_in"}],
+            },
+        });
+        call(&store, &caller(10), "remember", &body).unwrap();
+        (dir, store, part)
+    }
+
+    fn texts(reply: &Value) -> Vec<String> {
+        reply["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn items_are_ranked_explained_cited_and_grounded() {
+        let (_dir, store, part) = seeded();
+        let c = call(&store, &caller(20), "context", &json!({"question": "What does Priya Raman lead?"})).unwrap();
+        assert_eq!(c["state"], json!("answered"));
+        assert_eq!(c["grounding"]["verdict"], json!("grounded"));
+        assert_eq!(c["meaning"]["state"], json!("not_armed"));
+        assert_eq!(c["seeding"]["seeds"][0]["name"], json!("Priya Raman"));
+        let passage = c["items"].as_array().unwrap().iter().find(|i| i["kind"] == json!("passage")).unwrap();
+        assert_eq!(passage["source"], json!("memo"));
+        assert_eq!(passage["channels"], json!(["mentions", "full_text"]));
+        assert_eq!(passage["citation"]["span"]["text"], passage["text"]);
+        assert!(texts(&c).contains(&"Acme located_in Berlin".to_owned()), "two hops: {:?}", texts(&c));
+        let scores: Vec<f64> = c["items"].as_array().unwrap().iter().map(|i| i["score"].as_f64().unwrap()).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]));
+        assert_citations_slice(&store, &part, &c);
+        let one = call(&store, &caller(20), "context", &json!({"question": "Priya Raman", "hops": 1, "k": 3})).unwrap();
+        assert!(one["items"].as_array().unwrap().len() <= 3);
+        assert!(!texts(&one).contains(&"Acme located_in Berlin".to_owned()));
+    }
+
+    #[test]
+    fn seeds_come_from_near_names_prefixes_words_and_types() {
+        let (_dir, store, _part) = seeded();
+        let seeds = |q: &str| -> Vec<(String, String)> {
+            let c = call(&store, &caller(20), "context", &json!({"question": q})).unwrap();
+            c["seeding"]["seeds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    (
+                        s.as_object().unwrap()["name"].as_str().unwrap().to_owned(),
+                        s["matched"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect()
+        };
+        assert!(seeds("where is Acmee").contains(&("Acme".into(), "near".into())));
+        assert!(seeds("Priya's team").contains(&("Priya Raman".into(), "word".into())));
+        assert!(seeds("what about Glob").contains(&("Globex".into(), "prefix".into())));
+        let companies = seeds("which companies are stored?");
+        assert!(
+            companies.contains(&("Acme".into(), "type".into()))
+                && companies.contains(&("Globex".into(), "type".into()))
+        );
+    }
+
+    #[test]
+    fn verdicts_as_of_and_refusals() {
+        let (_dir, store, _part) = seeded();
+        let related = call(&store, &caller(20), "context", &json!({"question": "Priya Raman salary"})).unwrap();
+        assert_eq!(related["grounding"], json!({"verdict": "related", "uncovered": ["salary"]}));
+        let none = call(&store, &caller(20), "context", &json!({"question": "quantum chromodynamics"})).unwrap();
+        assert_eq!(none["state"], json!("nothing_stored"));
+        assert_eq!(none["grounding"]["verdict"], json!("nothing_stored"));
+        let empty = call(&store, &caller(20), "context", &json!({"question": "is it the"})).unwrap();
+        assert_eq!(empty["grounding"]["verdict"], json!("could_not_judge"));
+        let before =
+            call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse", "as_of": 9})).unwrap();
+        assert_eq!(before["items"], json!([]), "as_of before the write sees nothing: {before}");
+        let mut other = caller(20);
+        other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
+        assert_eq!(
+            call(&store, &other, "context", &json!({"question": "Priya Raman lighthouse"})).unwrap()["items"],
+            json!([])
+        );
+        for (body, field) in [
+            (json!({"question": ""}), "question"),
+            (json!({"question": "x", "hops": 4}), "hops"),
+            (json!({"question": "x", "k": 101}), "k must"),
+            (json!({"question": "x", "k": 0}), "k must"),
+            (json!({"question": "x", "valid_at": "later"}), "valid_at"),
+        ] {
+            let err = call(&store, &caller(1), "context", &body).unwrap_err();
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+    }
 }

@@ -1,10 +1,341 @@
-//! `memory_recall`.
+//! `memory_recall`: everything about one entity, named by `subject` (exact, case-folded, whole
+//! word of a longer name, near spelling) or by an `attribute: {key, value}`. Facts come from both
+//! directions with derived facts after them, each cited; `as_of` (ms) reads what the store knew
+//! then, `valid_at` what was true then. Nothing is invented: a miss is `nothing_stored` with "did
+//! you mean" names of the same partition; an ambiguous or empty subject is `could_not_judge`.
 
-use super::Caller;
+use super::{Caller, parse};
 use crate::error::{Error, Result};
+use crate::knowledge::cache::{self, Names};
+use crate::knowledge::citation::Citer;
+use crate::knowledge::graph::{self, Entity, Source, entity_by_id, relation_by_id};
+use crate::knowledge::limits::{MAX_NAME_LEN, MAX_RECALL_K, RECALL_K};
+use crate::knowledge::recall::facts_of;
+use crate::knowledge::wire::{self, FoundBy, check_date};
+use crate::knowledge::{SUGGESTIONS, When};
+use crate::snapshot::Snapshot;
 use crate::store::Store;
-use serde_json::Value;
+use crate::text::{LookupOptions, MatchKind, fold, tokens};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::HashMap;
 
-pub(super) fn run(_store: &Store, _caller: &Caller, _body: &[u8]) -> Result<Value> {
-    Err(Error::InvalidArgument("memory_recall is not served by this build yet".into()))
+#[derive(Debug, Deserialize)]
+struct Request {
+    subject: Option<String>,
+    attribute: Option<AttributeIn>,
+    as_of: Option<i64>,
+    valid_at: Option<String>,
+    k: Option<usize>,
+    #[serde(default)]
+    compact: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct AttributeIn {
+    key: String,
+    value: Value,
+}
+
+/// The wire name of a match kind.
+pub(super) fn matched(how: MatchKind) -> &'static str {
+    match how {
+        MatchKind::Exact => "exact",
+        MatchKind::CaseFolded => "case",
+        MatchKind::WordOfName => "word",
+        MatchKind::Near { .. } => "near",
+        MatchKind::Prefix => "prefix",
+    }
+}
+
+/// Whether the entity exists in `snap` (the cache may hold forgotten ones) and was known at `as_of`.
+pub(super) fn visible(snap: &Snapshot, caller: &Caller, id: u64, as_of: Option<i64>) -> Result<Option<Entity>> {
+    Ok(entity_by_id(snap, &caller.part, id)?.filter(|e| as_of.is_none_or(|t| e.recorded_at <= t)))
+}
+
+/// Up to three stored names spelled like `query` (near, then names it begins), same partition.
+pub(super) fn did_you_mean(snap: &Snapshot, caller: &Caller, names: &Names, query: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for hit in names.lookup(query, LookupOptions { prefix: true, limit: 64 }) {
+        if out.len() == SUGGESTIONS {
+            break;
+        }
+        if matches!(hit.how, MatchKind::Near { .. } | MatchKind::Prefix)
+            && !out.contains(&hit.name)
+            && visible(snap, caller, hit.id, None)?.is_some()
+        {
+            out.push(hit.name);
+        }
+    }
+    Ok(out)
+}
+
+fn check(req: &Request) -> Result<usize> {
+    match (&req.subject, &req.attribute) {
+        (Some(_), Some(_)) | (None, None) => {
+            return Err(Error::InvalidArgument("recall: give exactly one of subject or attribute".into()));
+        }
+        (Some(s), None) if s.trim().is_empty() || s.len() > MAX_NAME_LEN => {
+            return Err(Error::InvalidArgument(format!("subject must be 1..={MAX_NAME_LEN} bytes")));
+        }
+        (None, Some(a)) if a.key.trim().is_empty() || a.key.len() > MAX_NAME_LEN => {
+            return Err(Error::InvalidArgument(format!("attribute.key must be 1..={MAX_NAME_LEN} bytes")));
+        }
+        _ => {}
+    }
+    if let Some(v) = &req.valid_at {
+        check_date("valid_at", v)?;
+    }
+    let k = req.k.unwrap_or(RECALL_K);
+    if !(1..=MAX_RECALL_K).contains(&k) {
+        return Err(Error::InvalidArgument(format!("k must be 1..={MAX_RECALL_K}, got {k}")));
+    }
+    Ok(k)
+}
+
+fn same_value(stored: &Value, wanted: &Value) -> bool {
+    match (stored, wanted) {
+        (Value::String(a), Value::String(b)) => fold(a) == fold(b),
+        (a, b) => a == b,
+    }
+}
+
+fn answer_none(req: &Request, did_you_mean: &[String]) -> Value {
+    json!({
+        "state": "nothing_stored",
+        "subject": null,
+        "facts": [],
+        "did_you_mean": did_you_mean,
+        "seeding": { "matched": null, "query": req.subject },
+        "meaning": { "state": "not_armed" },
+    })
+}
+
+fn could_not_judge(req: &Request, why: &str, candidates: &[String]) -> Value {
+    json!({
+        "state": "could_not_judge",
+        "why": why,
+        "candidates": candidates,
+        "subject": null,
+        "facts": [],
+        "seeding": { "matched": null, "query": req.subject },
+        "meaning": { "state": "not_armed" },
+    })
+}
+
+pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
+    let req: Request = parse("recall", body)?;
+    let k = check(&req)?;
+    let snap = store.snapshot()?;
+    let when = When { as_of: req.as_of, valid_at: req.valid_at.clone() };
+    let exact = match &req.subject {
+        // The common case is a name as stored: one point read, no name index.
+        Some(query) => graph::entity_by_name(&snap, &caller.part, query)?
+            .filter(|e| req.as_of.is_none_or(|t| e.recorded_at <= t))
+            .map(|e| {
+                let how = if e.name == query.as_str() { MatchKind::Exact } else { MatchKind::CaseFolded };
+                (e, how)
+            }),
+        None => None,
+    };
+    let (subject, how, others) = if let Some((e, how)) = exact {
+        (e, matched(how), Vec::new())
+    } else if let Some(query) = &req.subject {
+        let names = cache::names(store.dir(), &snap, &caller.part)?;
+        let mut hits = Vec::new();
+        for hit in names.lookup(query, LookupOptions { prefix: false, limit: 16 }) {
+            if let Some(e) = visible(&snap, caller, hit.id, req.as_of)? {
+                hits.push((e, hit.how, hit.score));
+            }
+        }
+        let Some((first, how, _)) = hits.first().cloned() else {
+            if tokens(query).is_empty() {
+                return Ok(could_not_judge(&req, "the subject is only short or common words", &[]));
+            }
+            return Ok(answer_none(&req, &did_you_mean(&snap, caller, &names, query)?));
+        };
+        // Two different entities matched equally well by a loose rule: asking beats guessing.
+        let tied: Vec<String> =
+            hits.iter().filter(|(e, h, _)| *h == how && e.id != first.id).map(|(e, _, _)| e.name.clone()).collect();
+        if !tied.is_empty() && !matches!(how, MatchKind::Exact | MatchKind::CaseFolded) {
+            let candidates: Vec<String> = std::iter::once(first.name.clone()).chain(tied).collect();
+            return Ok(could_not_judge(&req, "the subject matches several stored names equally well", &candidates));
+        }
+        (first, matched(how), Vec::new())
+    } else {
+        let a = req.attribute.as_ref().expect("checked: subject or attribute");
+        let mut found: Vec<Entity> = graph::entities(&snap, &caller.part)?
+            .into_iter()
+            .filter(|e| req.as_of.is_none_or(|t| e.recorded_at <= t))
+            .filter(|e| e.attributes.get(a.key.trim()).is_some_and(|v| same_value(v, &a.value)))
+            .collect();
+        if found.is_empty() {
+            return Ok(answer_none(&req, &[]));
+        }
+        let first = found.remove(0);
+        (first, "attribute", found)
+    };
+    let (facts, derived) = facts_of(&snap, &caller.part, subject.id, &when)?;
+    let mut citer = Citer::new(&snap, &caller.part, req.compact);
+    let mut names: HashMap<u64, String> = HashMap::from([(subject.id, subject.name.clone())]);
+    let mut name_of = |id: u64| -> Result<String> {
+        if let Some(n) = names.get(&id) {
+            return Ok(n.clone());
+        }
+        let n = entity_by_id(&snap, &caller.part, id)?.map_or_else(|| id.to_string(), |e| e.name);
+        names.insert(id, n.clone());
+        Ok(n)
+    };
+    let mut stored = facts;
+    // Newest first: recency ranks facts at one hop.
+    stored.sort_by(|a, b| b.relation.recorded_at.cmp(&a.relation.recorded_at).then(b.relation.id.cmp(&a.relation.id)));
+    let total = stored.len() + derived.len();
+    let mut out = Vec::new();
+    for n in stored.iter().take(k) {
+        let rel = &n.relation;
+        let ends = (name_of(rel.from)?, name_of(rel.to)?);
+        let citation = citer.relation(rel, (&ends.0, &ends.1))?;
+        let source_date = match &rel.source {
+            Source::Document { doc_id, .. } => citer.document(*doc_id)?.and_then(|c| c.doc.date.clone()),
+            Source::Asserted { .. } => None,
+        };
+        let by = FoundBy { seed: &subject.name, hops: 1, reasoning: None };
+        out.push(wire::fact(rel, (&ends.0, &ends.1), n.direction, source_date.as_deref(), &citation, &by));
+    }
+    for d in derived.iter().take(k.saturating_sub(out.len())) {
+        let Some(base) = relation_by_id(&snap, &caller.part, d.basis[0])? else { continue };
+        let ends = (name_of(d.from)?, name_of(d.to)?);
+        let base_ends = (name_of(base.from)?, name_of(base.to)?);
+        let citation = citer.relation(&base, (&base_ends.0, &base_ends.1))?;
+        let basis: Vec<String> = d.basis.iter().map(u64::to_string).collect();
+        let reasoning = format!("{} rule over stored fact(s) {}", wire::rule(d.rule), basis.join(", "));
+        let by = FoundBy { seed: &subject.name, hops: d.basis.len(), reasoning: Some(reasoning) };
+        out.push(wire::derived_fact(d, (&ends.0, &ends.1), &base, &citation, &by));
+    }
+    let mut reply = json!({
+        "state": "answered",
+        "subject": wire::entity(&subject),
+        "facts": out,
+        "omitted": total.saturating_sub(k),
+        "seeding": { "matched": how, "query": req.subject, "name": subject.name },
+        "meaning": { "state": "not_armed" },
+    });
+    if !others.is_empty() {
+        reply["other_matches"] = others.iter().map(|e| json!({ "id": wire::id(e.id), "name": e.name })).collect();
+    }
+    Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use serde_json::json;
+
+    #[test]
+    fn a_subject_is_answered_with_cited_stored_and_derived_facts() {
+        let (_dir, store, part) = fresh();
+        let text = "Jonas Weber 👋 manages Priya Raman since März. Room 4 is in Acme HQ. Acme HQ is in Berlin.";
+        let body = json!({"content": text, "source": "wiki", "date": "2024-03-01", "facts": {"relations": [
+            {"source": "Jonas Weber", "target": "Priya Raman", "type": "manages"},
+            {"source": "Room 4", "target": "Acme HQ", "type": "located_in"},
+            {"source": "Acme HQ", "target": "Berlin", "type": "located_in"},
+        ]}});
+        call(&store, &caller(5), "remember", &body).unwrap();
+        let r = call(&store, &caller(6), "recall", &json!({"subject": "priya"})).unwrap();
+        assert_eq!(r["state"], json!("answered"));
+        assert_eq!(r["subject"]["name"], json!("Priya Raman"));
+        assert_eq!(r["seeding"]["matched"], json!("word"));
+        assert_eq!(r["meaning"]["state"], json!("not_armed"));
+        let facts = r["facts"].as_array().unwrap();
+        assert_eq!(facts[0]["direction"], json!("inbound"));
+        assert_eq!(facts[0]["citation"]["span"]["text"], json!("Jonas Weber 👋 manages Priya Raman since März."));
+        assert_eq!(facts[0]["citation"]["span"]["start"], json!(0));
+        let derived = facts.iter().find(|f| f["derived"] == json!(true)).expect("managed_by is derived");
+        assert_eq!(derived["relation"], json!("managed_by"));
+        assert_eq!(derived["rule"], json!("inverse"));
+        assert_eq!(derived["rests_on"], json!([facts[0]["id"].clone()]));
+        assert_citations_slice(&store, &part, &r);
+        let room = call(&store, &caller(7), "recall", &json!({"subject": "Room 4", "compact": true})).unwrap();
+        let chain = room["facts"].as_array().unwrap().iter().find(|f| f["rule"] == json!("transitive")).unwrap();
+        assert_eq!(chain["object"], json!("Berlin"));
+        assert_eq!(chain["rests_on"].as_array().unwrap().len(), 2);
+        let span = &room["facts"][0]["citation"]["span"];
+        assert!(span.get("text").is_none() && span["start"].is_u64(), "compact drops the quote: {span}");
+        // The emoji counts as one code point: Room 4's sentence starts after the first one.
+        assert_eq!(span["start"], json!(46));
+        assert_citations_slice(&store, &part, &room);
+    }
+
+    #[test]
+    fn misses_suggest_only_own_names_and_common_words_cannot_be_judged() {
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(1), "relate", &json!({"from": "Priya Raman", "to": "Acme", "type": "works_at"})).unwrap();
+        let miss = call(&store, &caller(2), "recall", &json!({"subject": "Pri"})).unwrap();
+        assert_eq!(miss["state"], json!("nothing_stored"));
+        assert_eq!(miss["did_you_mean"], json!(["Priya Raman"]));
+        let mut other = caller(3);
+        other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
+        let theirs = call(&store, &other, "recall", &json!({"subject": "Pri"})).unwrap();
+        assert_eq!(theirs["did_you_mean"], json!([]));
+        assert_eq!(
+            call(&store, &other, "recall", &json!({"subject": "Acme"})).unwrap()["state"],
+            json!("nothing_stored")
+        );
+        let the = call(&store, &caller(4), "recall", &json!({"subject": "the"})).unwrap();
+        assert_eq!(the["state"], json!("could_not_judge"));
+        call(&store, &caller(5), "relate", &json!({"from": "Priya Shah", "to": "Globex", "type": "works_at"})).unwrap();
+        let two = call(&store, &caller(6), "recall", &json!({"subject": "Priya"})).unwrap();
+        assert_eq!(two["state"], json!("could_not_judge"));
+        assert_eq!(two["candidates"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn as_of_before_a_write_never_sees_it_and_attributes_find_subjects() {
+        let (_dir, store, _part) = fresh();
+        let ents =
+            json!({"facts": {"entities": [{"name": "Acme", "type": "company", "attributes": {"ticker": "ACM"}}]}});
+        call(&store, &caller(100), "remember", &ents).unwrap();
+        call(&store, &caller(200), "relate", &json!({"from": "Acme", "to": "Berlin", "type": "located_in"})).unwrap();
+        let before = call(&store, &caller(300), "recall", &json!({"subject": "Acme", "as_of": 99})).unwrap();
+        assert_eq!(before["state"], json!("nothing_stored"));
+        let mid = call(&store, &caller(300), "recall", &json!({"subject": "Acme", "as_of": 150})).unwrap();
+        assert_eq!(mid["facts"], json!([]));
+        let by_attr =
+            call(&store, &caller(300), "recall", &json!({"attribute": {"key": "ticker", "value": "acm"}})).unwrap();
+        assert_eq!(by_attr["subject"]["name"], json!("Acme"));
+        assert_eq!(by_attr["seeding"]["matched"], json!("attribute"));
+        assert_eq!(by_attr["facts"].as_array().unwrap().len(), 1);
+        let k1 = call(&store, &caller(300), "recall", &json!({"subject": "Berlin", "k": 1})).unwrap();
+        assert_eq!(k1["facts"].as_array().unwrap().len(), 1);
+        for (body, field) in [
+            (json!({}), "exactly one"),
+            (json!({"subject": "a", "attribute": {"key": "k", "value": 1}}), "exactly one"),
+            (json!({"subject": "Acme", "k": 0}), "k must"),
+            (json!({"subject": "Acme", "valid_at": "now"}), "valid_at"),
+            (json!({"subject": "Acme", "as_of": "2024-01-01"}), "recall"),
+        ] {
+            let err = call(&store, &caller(1), "recall", &body).unwrap_err();
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+    }
+
+    #[test]
+    fn a_forgotten_name_is_never_served_from_the_cached_names() {
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(1), "relate", &json!({"from": "Priya Raman", "to": "Acme", "type": "works_at"})).unwrap();
+        // Warm the cache with both names, then forget one.
+        assert_eq!(
+            call(&store, &caller(2), "recall", &json!({"subject": "Priya"})).unwrap()["state"],
+            json!("answered")
+        );
+        call(&store, &caller(3), "forget", &json!({"subject": "Priya Raman"})).unwrap();
+        let r = call(&store, &caller(4), "recall", &json!({"subject": "Priya"})).unwrap();
+        assert_eq!(r["state"], json!("nothing_stored"));
+        let miss = call(&store, &caller(4), "recall", &json!({"subject": "Priy Raman"})).unwrap();
+        assert_eq!(miss["did_you_mean"], json!([]), "{miss}");
+        let c = call(&store, &caller(4), "context", &json!({"question": "What about Priya Raman?"})).unwrap();
+        assert_eq!(c["seeding"]["seeds"], json!([]), "{c}");
+        let r = call(&store, &caller(5), "remember", &json!({"content": "Priya Raman is back."})).unwrap();
+        assert_eq!(r["unlinked_passages"], json!([0]), "a forgotten entity is not linked: {r}");
+    }
 }

@@ -1,10 +1,274 @@
-//! `memory_relate`.
+//! `memory_relate`: one typed edge `from` → `to`, missing entities created. `replaces: true` ends
+//! the subject's other live edges of that type (kept for `as_of`/`valid_at` reads), and asserting
+//! an ended edge again restores it. An assertion dated before a live edge it would replace is
+//! older news: it is kept in history, valid until the newer edge starts, and ends nothing.
 
-use super::Caller;
+use super::{Caller, parse};
 use crate::error::{Error, Result};
+use crate::history::{Change, record};
+use crate::knowledge::citation::Citer;
+use crate::knowledge::graph::{self, Assertion, Direction, Relation, Source, entity_by_id, relation_by_id};
+use crate::knowledge::limits::MAX_NAME_LEN;
+use crate::knowledge::relate;
+use crate::knowledge::wire::{self, FoundBy, check_date};
 use crate::store::Store;
-use serde_json::Value;
+use crate::text::fold;
+use crate::write::WriteTxn;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
-pub(super) fn run(_store: &Store, _caller: &Caller, _body: &[u8]) -> Result<Value> {
-    Err(Error::InvalidArgument("memory_relate is not served by this build yet".into()))
+#[derive(Debug, Deserialize)]
+struct Request {
+    from: String,
+    to: String,
+    #[serde(rename = "type")]
+    rel_type: String,
+    attributes: Option<Map<String, Value>>,
+    #[serde(default)]
+    replaces: bool,
+    date: Option<String>,
+    source: Option<String>,
+}
+
+fn check(req: &Request) -> Result<()> {
+    for (field, value) in [("from", &req.from), ("to", &req.to), ("type", &req.rel_type)] {
+        let len = value.trim().len();
+        if len == 0 || len > MAX_NAME_LEN {
+            return Err(Error::InvalidArgument(format!("{field} must be 1..={MAX_NAME_LEN} bytes, got {len}")));
+        }
+    }
+    if fold(&req.from) == fold(&req.to) {
+        return Err(Error::InvalidArgument("from and to name the same entity".into()));
+    }
+    if let Some(s) = &req.source
+        && (s.trim().is_empty() || s.len() > MAX_NAME_LEN)
+    {
+        return Err(Error::InvalidArgument(format!("source must be 1..={MAX_NAME_LEN} bytes")));
+    }
+    if let Some(d) = &req.date {
+        check_date("date", d)?;
+    }
+    for key in ["valid_from", "valid_to"] {
+        match req.attributes.as_ref().and_then(|a| a.get(key)) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => check_date(&format!("attributes.{key}"), s)?,
+            Some(_) => return Err(Error::InvalidArgument(format!("attributes.{key} must be an ISO 8601 string"))),
+        }
+    }
+    Ok(())
+}
+
+/// What the write did.
+struct Done {
+    relation: Relation,
+    created: bool,
+    ended: Vec<u64>,
+    restored: Vec<u64>,
+    /// Live edges newer than this assertion: it ends when the first of them starts.
+    newer: Vec<u64>,
+}
+
+fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> {
+    let part = &caller.part;
+    part.register(tx)?;
+    let mut attrs = req.attributes.clone().unwrap_or_default();
+    attrs.retain(|_, v| !v.is_null());
+    if let Some(d) = &req.date {
+        attrs.entry("valid_from").or_insert_with(|| Value::String(d.clone()));
+    }
+    let mut replaces = req.replaces;
+    let mut newer = Vec::new();
+    if let (true, Some(from)) = (replaces, attrs.get("valid_from").and_then(Value::as_str).map(str::to_owned))
+        && let Some(subject) = graph::entity_id_in(tx, part, &req.from)?
+    {
+        let target = graph::entity_id_in(tx, part, &req.to)?;
+        let starts: Vec<(String, u64)> = graph::live_out_of_type(tx, part, subject, &fold(req.rel_type.trim()))?
+            .into_iter()
+            .filter(|r| Some(r.to) != target)
+            .filter_map(|r| r.valid_from.clone().filter(|v| v.as_str() > from.as_str()).map(|v| (v, r.id)))
+            .collect();
+        if let Some(first) = starts.iter().map(|(v, _)| v.clone()).min() {
+            // Older than what is stored: history, valid until the newer edge starts.
+            replaces = false;
+            newer = starts.into_iter().map(|(_, id)| id).collect();
+            let ends_at = match attrs.get("valid_to").and_then(Value::as_str) {
+                Some(to) if to < first.as_str() => to.to_owned(),
+                _ => first,
+            };
+            attrs.insert("valid_to".into(), Value::String(ends_at));
+        }
+    }
+    let a = Assertion {
+        from: &req.from,
+        to: &req.to,
+        rel_type: &req.rel_type,
+        attributes: &attrs,
+        source: Source::Asserted { label: req.source.clone() },
+        agent: &caller.agent,
+        replaces,
+    };
+    let missing: Vec<&str> = [req.from.as_str(), req.to.as_str()]
+        .into_iter()
+        .filter(|n| graph::entity_id_in(tx, part, n).is_ok_and(|id| id.is_none()))
+        .collect();
+    let related = relate(tx, part, a, caller.now)?;
+    for name in missing {
+        if let Some(e) = graph::entity_by_name_in(tx, part, name)? {
+            let after = Some(serde_json::to_value(&e).expect("entities serialise"));
+            record(tx, caller, Change { family: "entity", target: &e.name, op: "create", after, ..Change::default() })?;
+        }
+    }
+    let target = format!("{}\0{}\0{}", req.from.trim(), related.relation.rel_type, req.to.trim());
+    let patch = json!({
+        "from": req.from, "to": req.to, "type": req.rel_type, "attributes": req.attributes,
+        "replaces": req.replaces, "date": req.date, "source": req.source,
+    });
+    for &ended in &related.ended {
+        if let Some(rel) = graph::relation_in(tx, part, ended)? {
+            let change = Change {
+                family: "fact",
+                target: &target,
+                op: "end",
+                before: None,
+                after: Some(serde_json::to_value(&rel).expect("relations serialise")),
+                patch: Some(patch.clone()),
+            };
+            record(tx, caller, change)?;
+        }
+    }
+    let op = match (related.created, related.restored.is_some()) {
+        (true, true) => "restore",
+        (true, false) => "assert",
+        (false, _) => "merge",
+    };
+    let change = Change {
+        family: "fact",
+        target: &target,
+        op,
+        before: None,
+        after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
+        patch: Some(patch),
+    };
+    record(tx, caller, change)?;
+    Ok(Done {
+        relation: related.relation,
+        created: related.created,
+        ended: related.ended,
+        restored: related.restored.into_iter().collect(),
+        newer,
+    })
+}
+
+pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
+    let req: Request = parse("relate", body)?;
+    check(&req)?;
+    let who = caller.clone();
+    let (done, _) = store.write(move |tx| write(tx, &who, &req))?;
+    let snap = store.snapshot()?;
+    let part = &caller.part;
+    let mut citer = Citer::new(&snap, part, false);
+    let mut shape = |rel: &Relation| -> Result<Value> {
+        let name = |id| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(String::new, |e| e.name)) };
+        let names = (name(rel.from)?, name(rel.to)?);
+        let citation = citer.relation(rel, (&names.0, &names.1))?;
+        let by = FoundBy { seed: &names.0, hops: 0, reasoning: None };
+        Ok(wire::fact(rel, (&names.0, &names.1), Direction::Outbound, None, &citation, &by))
+    };
+    let mut list = |ids: &[u64]| -> Result<Vec<Value>> {
+        let mut out = Vec::new();
+        for &id in ids {
+            if let Some(rel) = relation_by_id(&snap, part, id)? {
+                out.push(shape(&rel)?);
+            }
+        }
+        Ok(out)
+    };
+    let ended = list(&done.ended)?;
+    let restored = list(&done.restored)?;
+    let superseded_by = list(&done.newer)?;
+    Ok(json!({
+        "fact": shape(&done.relation)?,
+        "created": done.created,
+        "ended": ended,
+        "restored": restored,
+        "superseded_by": superseded_by,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{call, caller, fresh};
+    use serde_json::json;
+
+    #[test]
+    fn replaces_ends_reports_and_restores() {
+        let (_dir, store, _part) = fresh();
+        let first =
+            call(&store, &caller(10), "relate", &json!({"from": "Priya", "to": "Acme", "type": "works_at"})).unwrap();
+        assert_eq!(first["created"], json!(true));
+        assert_eq!(first["fact"]["subject"], json!("Priya"));
+        assert_eq!(first["fact"]["object"], json!("Acme"));
+        assert_eq!(first["fact"]["recorded_at"], json!("1970-01-01T00:00:00.010Z"));
+        let body = json!({"from": "Priya", "to": "Globex", "type": "works_at", "replaces": true, "source": "hr"});
+        let second = call(&store, &caller(20), "relate", &body).unwrap();
+        assert_eq!(second["ended"].as_array().unwrap().len(), 1);
+        assert_eq!(second["ended"][0]["id"], first["fact"]["id"]);
+        assert_eq!(second["ended"][0]["ended_at"], json!("1970-01-01T00:00:00.020Z"));
+        assert_eq!(second["fact"]["citation"]["source"]["name"], json!("hr"));
+        let back = call(
+            &store,
+            &caller(30),
+            "relate",
+            &json!({"from": "Priya", "to": "Acme", "type": "works_at", "replaces": true}),
+        )
+        .unwrap();
+        assert_eq!(back["restored"][0]["id"], first["fact"]["id"]);
+        assert_eq!(back["ended"][0]["id"], second["fact"]["id"]);
+        let then = call(&store, &caller(40), "recall", &json!({"subject": "Priya", "as_of": 25})).unwrap();
+        let objects: Vec<&str> =
+            then["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap()).collect();
+        assert_eq!(objects, vec!["Globex"], "as_of reads what was known then");
+        let events = store.snapshot().unwrap().tree_len(crate::history::EVENT).unwrap();
+        assert_eq!(events, 3 + 3 + 2, "three entities, three asserts or restores, two ends");
+    }
+
+    #[test]
+    fn an_older_assertion_is_history_that_ends_when_the_newer_starts() {
+        let (_dir, store, _part) = fresh();
+        let newer =
+            json!({"from": "Priya", "to": "Globex", "type": "works_at", "replaces": true, "date": "2025-01-01"});
+        call(&store, &caller(10), "relate", &newer).unwrap();
+        let older = json!({"from": "Priya", "to": "Acme", "type": "works_at", "replaces": true, "date": "2023-01-01"});
+        let r = call(&store, &caller(20), "relate", &older).unwrap();
+        assert_eq!(r["ended"], json!([]), "older news ends nothing");
+        assert_eq!(r["fact"]["valid_from"], json!("2023-01-01"));
+        assert_eq!(r["fact"]["valid_to"], json!("2025-01-01"));
+        assert_eq!(r["superseded_by"][0]["object"], json!("Globex"));
+        let at = |d: &str| -> Vec<String> {
+            let r = call(&store, &caller(30), "recall", &json!({"subject": "Priya", "valid_at": d})).unwrap();
+            r["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap().to_owned()).collect()
+        };
+        assert_eq!(at("2024-06-01"), vec!["Acme"]);
+        assert_eq!(at("2025-06-01"), vec!["Globex"]);
+        assert!(at("2022-06-01").is_empty());
+    }
+
+    #[test]
+    fn bad_input_is_refused_by_field_and_changes_nothing() {
+        let (_dir, store, _part) = fresh();
+        for (body, field) in [
+            (json!({"from": "", "to": "b", "type": "t"}), "from"),
+            (json!({"from": "a", "to": "b".repeat(1025), "type": "t"}), "to"),
+            (json!({"from": "a", "to": "b", "type": " "}), "type"),
+            (json!({"from": "a", "to": "A", "type": "t"}), "same entity"),
+            (json!({"from": "a", "to": "b", "type": "t", "date": "tomorrow"}), "date"),
+            (json!({"from": "a", "to": "b", "type": "t", "attributes": {"valid_to": 5}}), "attributes.valid_to"),
+            (json!({"from": "a", "type": "t"}), "to"),
+        ] {
+            let err = call(&store, &caller(1), "relate", &body).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT");
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+        assert_eq!(store.snapshot().unwrap().tree_len(crate::knowledge::trees::ENT).unwrap_or(0), 0);
+    }
 }

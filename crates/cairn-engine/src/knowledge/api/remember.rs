@@ -1,10 +1,562 @@
-//! `memory_remember`.
+//! `memory_remember`: text (`content`, `messages` or `passages`), `facts`, or both, stored in one
+//! transaction. Entities sent in the call are stored first, so the passages link to them as well
+//! as to every stored entity they name; relations from a text-bearing call cite that document.
+//! Every limit is checked before the write starts, so a refused call changes nothing.
 
-use super::Caller;
+use super::{Caller, parse};
 use crate::error::{Error, Result};
+use crate::history::{Change, record};
+use crate::knowledge::cache;
+use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
+use crate::knowledge::graph::{self, Assertion, Entity, Source, entity_by_name_in, entity_exists_in};
+use crate::knowledge::limits::{
+    MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
+};
+use crate::knowledge::wire::{check_date, id};
+use crate::knowledge::{relate, upsert_entity};
 use crate::store::Store;
-use serde_json::Value;
+use crate::text::{Linker, Passage, chunk_messages, chunk_text, mentions_name, messages_text};
+use crate::write::WriteTxn;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
-pub(super) fn run(_store: &Store, _caller: &Caller, _body: &[u8]) -> Result<Value> {
-    Err(Error::InvalidArgument("memory_remember is not served by this build yet".into()))
+#[derive(Debug, Deserialize)]
+struct Request {
+    content: Option<String>,
+    messages: Option<Vec<Turn>>,
+    passages: Option<Vec<PassageIn>>,
+    facts: Option<Facts>,
+    date: Option<String>,
+    source: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Turn {
+    role: String,
+    content: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct PassageIn {
+    text: String,
+    #[serde(default)]
+    mentions: Vec<String>,
+    key: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Facts {
+    #[serde(default)]
+    entities: Vec<EntityIn>,
+    #[serde(default)]
+    relations: Vec<RelationIn>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct EntityIn {
+    name: String,
+    #[serde(rename = "type")]
+    entity_type: Option<String>,
+    attributes: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct RelationIn {
+    source: String,
+    target: String,
+    #[serde(rename = "type")]
+    rel_type: String,
+    attributes: Option<Map<String, Value>>,
+}
+
+/// The text of a call, as it will be stored.
+enum Text {
+    None,
+    /// The document text and its passages, each with the names it must be linked to.
+    Some {
+        text: String,
+        passages: Vec<(Passage, Vec<String>)>,
+    },
+}
+
+fn name(field: &str, value: &str) -> Result<()> {
+    let len = value.trim().len();
+    if len == 0 || len > MAX_NAME_LEN {
+        return Err(Error::InvalidArgument(format!("{field} must be 1..={MAX_NAME_LEN} bytes, got {len}")));
+    }
+    Ok(())
+}
+
+fn valid_time(field: &str, attrs: Option<&Map<String, Value>>) -> Result<()> {
+    for key in ["valid_from", "valid_to"] {
+        match attrs.and_then(|a| a.get(key)) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => check_date(&format!("{field}.{key}"), s)?,
+            Some(_) => return Err(Error::InvalidArgument(format!("{field}.{key} must be an ISO 8601 string"))),
+        }
+    }
+    Ok(())
+}
+
+/// Every check of the request that needs no store, so a refusal changes nothing.
+fn check(req: &Request) -> Result<()> {
+    let forms = [req.content.is_some(), req.messages.is_some(), req.passages.is_some()];
+    if forms.iter().filter(|&&f| f).count() > 1 {
+        return Err(Error::InvalidArgument("remember: give one of content, messages or passages, not several".into()));
+    }
+    if !forms.contains(&true) && req.facts.is_none() {
+        return Err(Error::InvalidArgument("remember: give content, messages, passages or facts".into()));
+    }
+    if let Some(d) = &req.date {
+        check_date("date", d)?;
+    }
+    if let Some(s) = &req.source {
+        name("source", s)?;
+    }
+    let mut text_bytes = 0;
+    if let Some(c) = &req.content {
+        if c.trim().is_empty() {
+            return Err(Error::InvalidArgument("content must not be empty".into()));
+        }
+        text_bytes += c.len();
+    }
+    if let Some(ms) = &req.messages {
+        if ms.is_empty() {
+            return Err(Error::InvalidArgument("messages must hold at least one turn".into()));
+        }
+        for (i, m) in ms.iter().enumerate() {
+            name(&format!("messages[{i}].role"), &m.role)?;
+            text_bytes += m.role.len() + m.content.len() + 2;
+        }
+    }
+    if let Some(ps) = &req.passages {
+        if ps.is_empty() || ps.len() > MAX_PASSAGES {
+            return Err(Error::InvalidArgument(format!(
+                "passages must hold 1..={MAX_PASSAGES} passages, got {}",
+                ps.len()
+            )));
+        }
+        for (i, p) in ps.iter().enumerate() {
+            if p.text.trim().is_empty() || p.text.len() > MAX_PASSAGE_BYTES {
+                return Err(Error::InvalidArgument(format!(
+                    "passages[{i}].text must be 1..={MAX_PASSAGE_BYTES} bytes, got {}",
+                    p.text.len()
+                )));
+            }
+            for (j, m) in p.mentions.iter().enumerate() {
+                name(&format!("passages[{i}].mentions[{j}]"), m)?;
+            }
+            if let Some(k) = &p.key {
+                name(&format!("passages[{i}].key"), k)?;
+            }
+            text_bytes += p.text.len();
+        }
+    }
+    if text_bytes > MAX_TEXT_BYTES {
+        let field = if req.content.is_some() {
+            "content"
+        } else if req.messages.is_some() {
+            "messages"
+        } else {
+            "passages"
+        };
+        return Err(Error::InvalidArgument(format!(
+            "{field} holds {text_bytes} bytes of text; at most {MAX_TEXT_BYTES}"
+        )));
+    }
+    if let Some(f) = &req.facts {
+        if f.entities.len() > MAX_ENTITIES {
+            return Err(Error::InvalidArgument(format!(
+                "facts.entities holds {}; at most {MAX_ENTITIES} a call",
+                f.entities.len()
+            )));
+        }
+        if f.relations.len() > MAX_RELATIONS {
+            return Err(Error::InvalidArgument(format!(
+                "facts.relations holds {}; at most {MAX_RELATIONS} a call",
+                f.relations.len()
+            )));
+        }
+        for (i, e) in f.entities.iter().enumerate() {
+            name(&format!("facts.entities[{i}].name"), &e.name)?;
+            if let Some(t) = &e.entity_type {
+                name(&format!("facts.entities[{i}].type"), t)?;
+            }
+        }
+        for (i, r) in f.relations.iter().enumerate() {
+            name(&format!("facts.relations[{i}].source"), &r.source)?;
+            name(&format!("facts.relations[{i}].target"), &r.target)?;
+            name(&format!("facts.relations[{i}].type"), &r.rel_type)?;
+            valid_time(&format!("facts.relations[{i}].attributes"), r.attributes.as_ref())?;
+        }
+    }
+    Ok(())
+}
+
+/// The text to store and the passages refused because a mention is absent from their text.
+fn text_of(req: &Request) -> (Text, Vec<Value>) {
+    if let Some(c) = &req.content {
+        let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
+        return (Text::Some { text: c.clone(), passages }, Vec::new());
+    }
+    if let Some(ms) = &req.messages {
+        let turns: Vec<(&str, &str)> = ms.iter().map(|m| (m.role.trim(), m.content.as_str())).collect();
+        let passages = chunk_messages(&turns).into_iter().map(|p| (p, Vec::new())).collect();
+        return (Text::Some { text: messages_text(&turns), passages }, Vec::new());
+    }
+    let Some(ps) = &req.passages else { return (Text::None, Vec::new()) };
+    let mut rejected = Vec::new();
+    let mut text = String::new();
+    let mut at = 0;
+    let mut passages = Vec::new();
+    for (i, p) in ps.iter().enumerate() {
+        let body = p.text.trim();
+        if let Some(absent) = p.mentions.iter().find(|m| !mentions_name(body, m)) {
+            rejected.push(json!({
+                "passage": i,
+                "key": p.key,
+                "reason": format!("mention {:?} does not occur in the passage text as a whole word", absent.trim()),
+            }));
+            continue;
+        }
+        if !text.is_empty() {
+            // Passages are stored one after another, a blank line apart.
+            text.push_str("\n\n");
+            at += 2;
+        }
+        let len = body.chars().count();
+        text.push_str(body);
+        passages.push((Passage { start: at, end: at + len, text: body.to_owned() }, p.mentions.clone()));
+        at += len;
+    }
+    if passages.is_empty() { (Text::None, rejected) } else { (Text::Some { text, passages }, rejected) }
+}
+
+/// What the transaction did, for the reply.
+#[derive(Default)]
+struct Done {
+    entities: u64,
+    relations: u64,
+    passages: u32,
+    doc_id: Option<u64>,
+    doc_already: bool,
+    changed: bool,
+    unlinked: Vec<u32>,
+}
+
+fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done) -> Result<Entity> {
+    let part = &caller.part;
+    let before = entity_by_name_in(tx, part, &e.name)?;
+    let types: Vec<String> = e.entity_type.iter().cloned().collect();
+    let attrs = e.attributes.clone().unwrap_or_default();
+    let (entity, created) = upsert_entity(tx, part, &e.name, &types, &attrs, caller.now)?;
+    if created || before.as_ref() != Some(&entity) {
+        done.changed = true;
+        done.entities += u64::from(created);
+        let patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
+        let change = Change {
+            family: "entity",
+            target: &entity.name,
+            op: if created { "create" } else { "merge" },
+            before: before.map(|b| serde_json::to_value(b).expect("entities serialise")),
+            after: Some(serde_json::to_value(&entity).expect("entities serialise")),
+            patch: Some(patch),
+        };
+        record(tx, caller, change)?;
+    }
+    Ok(entity)
+}
+
+/// Stores a new document of the call, its passages linked to stored entities (`names`), to the
+/// entities sent in the call (`sent`) and to each passage's own mentions.
+#[allow(clippy::too_many_arguments, reason = "one call's parts, passed through once")]
+fn store_text(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    req: &Request,
+    names: Option<&cache::Names>,
+    sent: &[Entity],
+    text: &str,
+    passages: Vec<(Passage, Vec<String>)>,
+    done: &mut Done,
+) -> Result<()> {
+    let part = &caller.part;
+    let label = req.source.as_deref();
+    let date = req.date.as_deref();
+    let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
+    let call_linker = Linker::new(sent.iter().map(|e| (e.id, e.name.as_str())));
+    let mut linked = Vec::with_capacity(passages.len());
+    for (passage, mentions) in passages {
+        let mut ids: Vec<u64> = Vec::new();
+        let stored = names.as_ref().map(|n| n.find(&passage.text)).unwrap_or_default();
+        for m in stored {
+            // The cache may still hold a forgotten entity: link only what exists.
+            if entity_exists_in(tx, part, m.entity)? {
+                ids.push(m.entity);
+            }
+        }
+        ids.extend(call_linker.find(&passage.text).into_iter().map(|m| m.entity));
+        for m in &mentions {
+            ids.push(upsert(tx, caller, &bare(m), done)?.id);
+        }
+        linked.push((passage, ids));
+    }
+    let doc = NewDocument { text, label, date, now: caller.now };
+    let stored = store_document(tx, part, &doc, linked, &|_| Vec::new())?;
+    done.doc_id = Some(stored.doc_id);
+    done.passages = stored.passages;
+    done.unlinked = stored.unlinked;
+    done.changed = true;
+    let change = Change {
+        family: "document",
+        target: &stored.doc_id.to_string(),
+        op: "create",
+        before: None,
+        after: Some(json!({ "doc_id": id(stored.doc_id), "source": label, "date": date, "passages": stored.passages })),
+        patch: None,
+    };
+    record(tx, caller, change)?;
+    Ok(())
+}
+
+fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Request, text: Text) -> Result<Done> {
+    let part = &caller.part;
+    part.register(tx)?;
+    // Before this call creates entities: the cached names describe exactly the stored ones. A
+    // facts-only call links nothing and needs none.
+    let names = match text {
+        Text::Some { .. } => Some(cache::names_in(dir, tx, part)?),
+        Text::None => None,
+    };
+    let mut done = Done::default();
+    let facts = req.facts.as_ref();
+    let mut sent: Vec<Entity> = Vec::new();
+    for e in facts.map_or(&[][..], |f| &f.entities) {
+        sent.push(upsert(tx, caller, e, &mut done)?);
+    }
+    let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
+    for r in facts.map_or(&[][..], |f| &f.relations) {
+        for end in [&r.source, &r.target] {
+            sent.push(upsert(tx, caller, &bare(end), &mut done)?);
+        }
+    }
+    let mut source = Source::Asserted { label: req.source.clone() };
+    if let Text::Some { text, passages } = text {
+        if let Some(existing) = stored_doc(tx, part, &text, req.date.as_deref())? {
+            done.doc_id = Some(existing);
+            done.doc_already = true;
+        } else {
+            store_text(tx, caller, req, names.as_deref(), &sent, &text, passages, &mut done)?;
+        }
+        if let Some(doc_id) = done.doc_id {
+            source = Source::Document { doc_id, label: req.source.clone() };
+        }
+    }
+    for r in facts.map_or(&[][..], |f| &f.relations) {
+        let mut attrs = r.attributes.clone().unwrap_or_default();
+        if let Some(d) = &req.date {
+            attrs.entry("valid_from").or_insert_with(|| Value::String(d.clone()));
+        }
+        let a = Assertion {
+            from: &r.source,
+            to: &r.target,
+            rel_type: &r.rel_type,
+            attributes: &attrs,
+            source: source.clone(),
+            agent: &caller.agent,
+            replaces: false,
+        };
+        let before = graph::entity_id_in(tx, part, &r.source)?;
+        let related = relate(tx, part, a, caller.now)?;
+        let fresh = related.created || related.restored.is_some();
+        if fresh || before.is_none() {
+            done.changed = true;
+        }
+        if related.created {
+            done.relations += 1;
+            let target = format!("{}\0{}\0{}", r.source.trim(), related.relation.rel_type, r.target.trim());
+            let change = Change {
+                family: "fact",
+                target: &target,
+                op: if related.restored.is_some() { "restore" } else { "assert" },
+                before: None,
+                after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
+                patch: Some(
+                    json!({ "source": r.source, "target": r.target, "type": r.rel_type, "attributes": r.attributes }),
+                ),
+            };
+            record(tx, caller, change)?;
+        }
+    }
+    Ok(done)
+}
+
+pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
+    let req: Request = parse("remember", body)?;
+    check(&req)?;
+    let (text, rejected) = text_of(&req);
+    let had_text = !matches!(text, Text::None);
+    if !had_text && req.facts.is_none() {
+        // Every passage was refused: nothing to store.
+        return Ok(reply(&Done::default(), false, &rejected));
+    }
+    let dir = store.dir().to_path_buf();
+    let who = caller.clone();
+    let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, text))?;
+    let already = !done.changed && (done.doc_already || !had_text);
+    Ok(reply(&done, already, &rejected))
+}
+
+fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
+    let mut out = json!({
+        "stored": { "entities": done.entities, "relations": done.relations, "passages": done.passages },
+        "already": already,
+        "extraction": "explicit",
+        "linking": "linked",
+        "unlinked_passages": done.unlinked,
+        "rejected": rejected,
+        "meaning": "not_armed",
+    });
+    if let Some(d) = done.doc_id {
+        out["doc_id"] = id(d);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use crate::knowledge::trees::{DOC, ENT, REL};
+    use serde_json::{Value, json};
+
+    fn tree_sizes(store: &crate::store::Store) -> (u64, u64, u64) {
+        let snap = store.snapshot().unwrap();
+        (snap.tree_len(ENT).unwrap_or(0), snap.tree_len(REL).unwrap_or(0), snap.tree_len(DOC).unwrap_or(0))
+    }
+
+    #[test]
+    fn content_with_facts_links_cites_and_is_stored_once() {
+        let (_dir, store, part) = fresh();
+        let body = json!({
+            "content": "Priya Raman joined Acme in 2024. She leads the storage team. Ünal 🎉 met Priya at Acme's Berlin office.",
+            "facts": {
+                "entities": [{"name": "Priya Raman", "type": "person"}, {"name": "Acme", "type": "company"}],
+                "relations": [{"source": "Priya Raman", "target": "Acme", "type": "works_at"}],
+            },
+            "date": "2024-05-01",
+            "source": "onboarding chat",
+        });
+        let r = call(&store, &caller(10), "remember", &body).unwrap();
+        assert_eq!(r["stored"], json!({"entities": 2, "relations": 1, "passages": 1}));
+        assert_eq!(r["already"], json!(false));
+        assert_eq!(r["extraction"], json!("explicit"));
+        assert_eq!(r["meaning"], json!("not_armed"));
+        assert_eq!(r["unlinked_passages"], json!([]));
+        assert!(r["doc_id"].is_string());
+        let again = call(&store, &caller(20), "remember", &body).unwrap();
+        assert_eq!(again["already"], json!(true));
+        assert_eq!(again["doc_id"], r["doc_id"]);
+        assert_eq!(again["stored"], json!({"entities": 0, "relations": 0, "passages": 0}));
+        assert_eq!(tree_sizes(&store), (2, 1, 1));
+        let recalled = call(&store, &caller(30), "recall", &json!({"subject": "Priya"})).unwrap();
+        let fact = &recalled["facts"][0];
+        assert_eq!(fact["citation"]["source"]["kind"], json!("document"));
+        assert_eq!(fact["citation"]["source"]["name"], json!("onboarding chat"));
+        assert_eq!(fact["citation"]["span"]["text"], json!("Priya Raman joined Acme in 2024."));
+        assert_eq!(fact["source_date"], json!("2024-05-01"));
+        assert_citations_slice(&store, &part, &recalled);
+    }
+
+    #[test]
+    fn messages_are_one_turn_a_passage() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"messages": [
+            {"role": "user", "content": "Where does Priya work?"},
+            {"role": "assistant", "content": "Priya works at Acme.\nShe started in May."},
+        ]});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        assert_eq!(r["stored"]["passages"], json!(2));
+        let c = call(&store, &caller(2), "context", &json!({"question": "When did she start?"})).unwrap();
+        let texts: Vec<&str> = c["items"].as_array().unwrap().iter().filter_map(|i| i["text"].as_str()).collect();
+        assert!(texts.contains(&"assistant: Priya works at Acme. She started in May."), "{texts:?}");
+    }
+
+    #[test]
+    fn a_passage_whose_mention_is_absent_is_rejected_by_name_and_the_others_stored() {
+        let (_dir, store, part) = fresh();
+        let body = json!({"passages": [
+            {"text": "Jonas Weber runs the Berlin office.", "mentions": ["jonas weber"], "key": "p1"},
+            {"text": "The canteen serves soup.", "mentions": ["Jonas"], "key": "p2"},
+            {"text": "Priyanka visited.", "mentions": ["Priya"]},
+        ]});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        assert_eq!(r["stored"]["passages"], json!(1));
+        let rejected = r["rejected"].as_array().unwrap();
+        assert_eq!(rejected.len(), 2);
+        assert_eq!(rejected[0]["key"], json!("p2"));
+        assert_eq!(rejected[1]["passage"], json!(2), "a part of a word is not a mention");
+        assert!(rejected[0]["reason"].as_str().unwrap().contains("Jonas"));
+        let c = call(&store, &caller(2), "context", &json!({"question": "soup canteen"})).unwrap();
+        assert_eq!(c["grounding"]["verdict"], json!("nothing_stored"), "a rejected passage is not stored: {c}");
+        let recalled = call(&store, &caller(3), "recall", &json!({"subject": "Jonas Weber"})).unwrap();
+        assert_eq!(recalled["state"], json!("answered"), "a mention creates its entity");
+        let ctx = call(&store, &caller(4), "context", &json!({"question": "Who runs the Berlin office?"})).unwrap();
+        assert_citations_slice(&store, &part, &ctx);
+    }
+
+    #[test]
+    fn facts_only_are_asserted_and_again_is_already() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"facts": {"relations": [{"source": "Acme", "target": "Berlin", "type": "located_in"}]}});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        assert_eq!(r["stored"], json!({"entities": 2, "relations": 1, "passages": 0}));
+        assert!(r.get("doc_id").is_none());
+        let again = call(&store, &caller(2), "remember", &body).unwrap();
+        assert_eq!(again["already"], json!(true));
+        let recalled = call(&store, &caller(3), "recall", &json!({"subject": "Acme"})).unwrap();
+        assert_eq!(recalled["facts"][0]["citation"]["source"]["kind"], json!("asserted"));
+        assert_eq!(recalled["facts"][0]["citation"]["span_state"], json!("asserted"));
+    }
+
+    fn refused(body: &Value, field: &str) {
+        let (_dir, store, _part) = fresh();
+        let err = call(&store, &caller(1), "remember", body).unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert!(err.to_string().contains(field), "{err} should name {field}");
+        assert_eq!(tree_sizes(&store), (0, 0, 0), "a refused call changes nothing");
+    }
+
+    #[test]
+    fn every_limit_refuses_the_whole_call_by_field() {
+        let ents: Vec<Value> = (0..1001).map(|i| json!({"name": format!("e{i}"), "type": "t"})).collect();
+        refused(&json!({"facts": {"entities": ents}}), "facts.entities");
+        let rels: Vec<Value> =
+            (0..5001).map(|i| json!({"source": "a", "target": format!("b{i}"), "type": "t"})).collect();
+        refused(&json!({"facts": {"relations": rels}}), "facts.relations");
+        refused(&json!({"content": "word ".repeat(220_000)}), "content");
+        let many: Vec<Value> = (0..1001).map(|i| json!({"text": format!("p{i}"), "mentions": []})).collect();
+        refused(&json!({"passages": many}), "passages");
+        refused(&json!({"passages": [{"text": "x".repeat(65 * 1024), "mentions": []}]}), "passages[0].text");
+        refused(&json!({"facts": {"entities": [{"name": "n".repeat(1025), "type": "t"}]}}), "facts.entities[0].name");
+        refused(
+            &json!({"facts": {"relations": [{"source": "a", "target": "b", "type": ""}]}}),
+            "facts.relations[0].type",
+        );
+        refused(&json!({"content": "x", "date": "May 1st"}), "date");
+        refused(&json!({"content": "x", "messages": []}), "one of");
+        refused(&json!({}), "give content");
+        refused(&json!({"content": "   "}), "content");
+        refused(&json!({"content": 5}), "remember");
+        let rel = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_from": "soon"}});
+        refused(&json!({"facts": {"relations": [rel]}}), "facts.relations[0].attributes.valid_from");
+    }
+
+    #[test]
+    fn the_call_writes_history_events() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"content": "Acme is in Berlin.", "facts": {"relations": [{"source": "Acme", "target": "Berlin", "type": "located_in"}]}});
+        call(&store, &caller(1), "remember", &body).unwrap();
+        let events = store.snapshot().unwrap().tree_len(crate::history::EVENT).unwrap();
+        assert_eq!(events, 4, "two entities, one document, one fact");
+    }
 }

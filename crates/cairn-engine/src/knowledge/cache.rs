@@ -1,0 +1,272 @@
+//! A process-wide cache of each partition's name index, linker and type classes, so recall and
+//! context do not rebuild them from every entity on every call (about half a second at 100k
+//! names). An entry is valid for one name generation (`trees::NAMES_GEN`), which the transaction
+//! that creates an entity or changes its types bumps. Forgetting does not bump it: readers check
+//! every id they take from the cache against the snapshot, so a forgotten entity is never served.
+
+use super::graph::{self, Entity};
+use super::part::Partition;
+use super::trees::{names_gen, names_gen_in, names_log, names_log_in};
+use crate::error::Result;
+use crate::snapshot::Snapshot;
+use crate::text::{Linker, LookupOptions, Mention, NameIndex, NameMatch, fold};
+use crate::write::WriteTxn;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Partitions kept at once; past this an arbitrary entry is dropped (rebuilt on its next use).
+const MAX_ENTRIES: usize = 64;
+/// Entities changed since the base was built that are kept as a delta; past this the base is
+/// rebuilt. A delta costs a log read and a small index build per new generation.
+const MAX_DELTA: u64 = 4096;
+
+/// An index over a set of entities' names and types.
+pub(crate) struct Part {
+    index: NameIndex,
+    linker: Linker,
+    /// `type_key(type)` → the ids of entities of that type, ascending.
+    types: HashMap<String, Vec<u64>>,
+}
+
+/// What a partition's names answer: a base built from every entity at one generation, and a
+/// delta over the entities added or retyped since (from `trees::NAMES_LOG`).
+pub(crate) struct Names {
+    base: Arc<Part>,
+    base_gen: u64,
+    delta: Option<Part>,
+}
+
+impl Names {
+    /// Every name occurring in `text` (see `Linker::find`), from base and delta.
+    pub(crate) fn find(&self, text: &str) -> Vec<Mention> {
+        let mut out = self.base.linker.find(text);
+        if let Some(d) = &self.delta {
+            out.extend(d.linker.find(text));
+            out.sort_unstable_by_key(|m| (m.start, m.entity, m.end));
+            out.dedup();
+        }
+        out
+    }
+
+    /// The names matching `query` (see `NameIndex::lookup`), merged in the same order; an entity
+    /// in both (retyped since the base) appears once, at its best.
+    pub(crate) fn lookup(&self, query: &str, opts: LookupOptions) -> Vec<NameMatch> {
+        let mut out = self.base.index.lookup(query, opts);
+        if let Some(d) = &self.delta {
+            out.extend(d.index.lookup(query, opts));
+            out.sort_by(|a, b| {
+                (a.how.rank(), a.name.chars().count(), &a.name, a.id).cmp(&(
+                    b.how.rank(),
+                    b.name.chars().count(),
+                    &b.name,
+                    b.id,
+                ))
+            });
+            let mut seen = std::collections::HashSet::new();
+            out.retain(|m| seen.insert(m.id));
+            out.truncate(opts.limit);
+        }
+        out
+    }
+
+    /// The entities of the type a word names (plural folded), ascending.
+    pub(crate) fn of_type(&self, word: &str) -> Vec<u64> {
+        let key = type_key(word);
+        let mut out: Vec<u64> = self.base.types.get(&key).cloned().unwrap_or_default();
+        if let Some(more) = self.delta.as_ref().and_then(|d| d.types.get(&key)) {
+            out.extend(more);
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
+    }
+}
+
+type Key = (PathBuf, Vec<u8>);
+type Cache = Mutex<HashMap<Key, (u64, Arc<Names>)>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The matching key of an entity type or of a question word naming one: folded, and a plural
+/// ending dropped (`Companies` → `company`, `boxes` → `box`, `people` stays), so "which companies"
+/// meets type `Company`.
+pub(crate) fn type_key(t: &str) -> String {
+    let f = fold(t);
+    let chars = f.chars().count();
+    if chars > 4 && f.ends_with("ies") {
+        format!("{}y", &f[..f.len() - 3])
+    } else if chars > 4 && ["ses", "xes", "ches", "shes", "zes"].iter().any(|s| f.ends_with(s)) {
+        f[..f.len() - 2].to_owned()
+    } else if chars > 3 && f.ends_with('s') && !f.ends_with("ss") && !f.ends_with("us") {
+        f[..f.len() - 1].to_owned()
+    } else {
+        f
+    }
+}
+
+fn part_of(entities: &[Entity]) -> Part {
+    let mut types: HashMap<String, Vec<u64>> = HashMap::new();
+    for e in entities {
+        for t in &e.types {
+            types.entry(type_key(t)).or_default().push(e.id);
+        }
+    }
+    for ids in types.values_mut() {
+        ids.sort_unstable();
+        ids.dedup();
+    }
+    Part {
+        index: NameIndex::new(entities.iter().map(|e| (e.id, e.name.as_str()))),
+        linker: Linker::new(entities.iter().map(|e| (e.id, e.name.as_str()))),
+        types,
+    }
+}
+
+/// Names over `entities` with no delta.
+pub(crate) fn build(entities: &[Entity]) -> Names {
+    Names { base: Arc::new(part_of(entities)), base_gen: 0, delta: None }
+}
+
+fn cached(dir: &Path, part: &Partition) -> Option<(u64, Arc<Names>)> {
+    let map = cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    map.get(&(dir.to_path_buf(), part.raw().to_vec())).cloned()
+}
+
+fn keep(dir: &Path, part: &Partition, generation: u64, names: &Arc<Names>) {
+    let mut map = cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if map.len() >= MAX_ENTRIES
+        && let Some(victim) = map.keys().next().cloned()
+    {
+        map.remove(&victim);
+    }
+    map.insert((dir.to_path_buf(), part.raw().to_vec()), (generation, names.clone()));
+}
+
+/// Where the names of one generation come from: the store as a snapshot or a write sees it.
+trait Source {
+    fn generation(&mut self, part: &Partition) -> Result<u64>;
+    fn all(&mut self, part: &Partition) -> Result<Vec<Entity>>;
+    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Entity>>;
+}
+
+impl Source for &Snapshot {
+    fn generation(&mut self, part: &Partition) -> Result<u64> {
+        names_gen(self, part)
+    }
+    fn all(&mut self, part: &Partition) -> Result<Vec<Entity>> {
+        graph::entities(self, part)
+    }
+    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Entity>> {
+        let mut ids = names_log(self, part, after, upto)?;
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(graph::entity_by_id(self, part, id)?);
+        }
+        Ok(out)
+    }
+}
+
+impl Source for &mut WriteTxn<'_> {
+    fn generation(&mut self, part: &Partition) -> Result<u64> {
+        names_gen_in(self, part)
+    }
+    fn all(&mut self, part: &Partition) -> Result<Vec<Entity>> {
+        graph::entities_in(self, part)
+    }
+    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Entity>> {
+        let mut ids = names_log_in(self, part, after, upto)?;
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(graph::entity_in(self, part, id)?);
+        }
+        Ok(out)
+    }
+}
+
+fn names_from(dir: &Path, mut src: impl Source, part: &Partition) -> Result<Arc<Names>> {
+    let generation = src.generation(part)?;
+    let hit = cached(dir, part);
+    if let Some((g, names)) = &hit
+        && *g == generation
+    {
+        return Ok(names.clone());
+    }
+    // Bring a cached base up to date from the entities changed since it was built.
+    let names = match hit {
+        Some((_, old)) if old.base_gen <= generation && generation - old.base_gen <= MAX_DELTA => {
+            let changed = src.changed(part, old.base_gen, generation)?;
+            let delta = (!changed.is_empty()).then(|| part_of(&changed));
+            Arc::new(Names { base: old.base.clone(), base_gen: old.base_gen, delta })
+        }
+        _ => Arc::new(Names { base: Arc::new(part_of(&src.all(part)?)), base_gen: generation, delta: None }),
+    };
+    keep(dir, part, generation, &names);
+    Ok(names)
+}
+
+/// The names of `part` as `snap` sees them (store directory `dir` keys the cache).
+pub(crate) fn names(dir: &Path, snap: &Snapshot, part: &Partition) -> Result<Arc<Names>> {
+    names_from(dir, snap, part)
+}
+
+/// The names of `part` as `tx` sees them before it creates any entity. A write that goes on to
+/// create entities bumps the generation, so what is cached here is never served for a state it
+/// does not describe.
+pub(crate) fn names_in(dir: &Path, tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Arc<Names>> {
+    names_from(dir, tx, part)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::testing::fresh;
+    use crate::knowledge::upsert_entity;
+    use serde_json::Map;
+
+    #[test]
+    fn plurals_fold_to_the_type() {
+        for (word, key) in [
+            ("Companies", "company"),
+            ("company", "company"),
+            ("people", "people"),
+            ("Boxes", "box"),
+            ("cities", "city"),
+            ("Person", "person"),
+            ("status", "status"),
+            ("class", "class"),
+        ] {
+            assert_eq!(type_key(word), key, "{word}");
+        }
+    }
+
+    #[test]
+    fn a_new_name_or_type_invalidates_the_cached_names() {
+        let (_dir, store, part) = fresh();
+        let p = part.clone();
+        store.write(move |tx| upsert_entity(tx, &p, "Acme", &["company".into()], &Map::new(), 1)).unwrap();
+        let first = names(store.dir(), &store.snapshot().unwrap(), &part).unwrap();
+        let again = names(store.dir(), &store.snapshot().unwrap(), &part).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "an unchanged partition reuses its names");
+        assert!(first.delta.is_none());
+        let p = part.clone();
+        store.write(move |tx| upsert_entity(tx, &p, "Globex", &[], &Map::new(), 2)).unwrap();
+        let after = names(store.dir(), &store.snapshot().unwrap(), &part).unwrap();
+        assert!(!Arc::ptr_eq(&first, &after));
+        assert!(Arc::ptr_eq(&after.base, &first.base), "a new name is a delta over the same base");
+        assert_eq!(after.lookup("Globex", LookupOptions { prefix: false, limit: 1 }).len(), 1);
+        assert_eq!(after.lookup("Acme", LookupOptions { prefix: false, limit: 1 }).len(), 1);
+        assert_eq!(after.find("Globex bought Acme").len(), 2);
+        let p = part.clone();
+        store.write(move |tx| upsert_entity(tx, &p, "Globex", &["Company".into()], &Map::new(), 3)).unwrap();
+        let typed = names(store.dir(), &store.snapshot().unwrap(), &part).unwrap();
+        assert_eq!(typed.of_type("companies").len(), 2, "a type added to a known entity is seen");
+    }
+}

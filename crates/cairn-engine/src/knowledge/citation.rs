@@ -1,0 +1,149 @@
+//! Citations (DESIGN.md "Reply shapes"): where a returned fact or passage comes from, with the
+//! quoted sentence and its Unicode code-point `start`/`end` in the stored document text. A quote
+//! is found on the document's code points and then checked by slicing the stored text again
+//! (`text::char_slice`); a quote that does not slice back, or no longer names what it should,
+//! is never returned: the span is `null` and `span_state` says why.
+
+use super::docs::{Document, PassageSpan};
+use super::graph::{Relation, Source};
+use super::part::Partition;
+use super::records::decode;
+use super::trees::DOC;
+use super::wire::{id, iso_ms};
+use crate::error::Result;
+use crate::snapshot::Snapshot;
+use crate::text::{Linker, char_slice, mentions_name, sentences};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A stored document with its sentences as code-point spans.
+pub(crate) struct Cited {
+    pub doc: Document,
+    sentences: Vec<(usize, usize)>,
+}
+
+/// Builds citations for one reply, reading each document once.
+pub(crate) struct Citer<'a> {
+    snap: &'a Snapshot,
+    part: &'a Partition,
+    docs: HashMap<u64, Option<Rc<Cited>>>,
+    /// Drop the quoted text (keep `start`/`end`).
+    pub compact: bool,
+}
+
+impl<'a> Citer<'a> {
+    pub(crate) fn new(snap: &'a Snapshot, part: &'a Partition, compact: bool) -> Self {
+        Citer { snap, part, docs: HashMap::new(), compact }
+    }
+
+    /// The stored document `doc_id` of this partition, or `None` when it is gone.
+    pub(crate) fn document(&mut self, doc_id: u64) -> Result<Option<Rc<Cited>>> {
+        if let Some(d) = self.docs.get(&doc_id) {
+            return Ok(d.clone());
+        }
+        let doc: Option<Document> = self
+            .snap
+            .get(DOC, &self.part.key(&[&doc_id.to_be_bytes()]))?
+            .map(|b| decode(&b, "document"))
+            .transpose()?;
+        let cited = doc.map(|doc| {
+            let sentences = sentences(&doc.text).into_iter().map(|s| (s.start, s.end)).collect();
+            Rc::new(Cited { doc, sentences })
+        });
+        self.docs.insert(doc_id, cited.clone());
+        Ok(cited)
+    }
+
+    /// The citation of a stored relation whose ends are named `names` (from, to): for a document
+    /// source, the first sentence naming both ends, else the first naming the subject.
+    pub(crate) fn relation(&mut self, rel: &Relation, names: (&str, &str)) -> Result<Value> {
+        let (doc_id, label) = match &rel.source {
+            Source::Asserted { label } => {
+                return Ok(json!({
+                    "source": { "kind": "asserted", "doc_id": null, "name": label, "ingested_at": iso_ms(rel.recorded_at) },
+                    "span": null,
+                    "span_state": "asserted",
+                }));
+            }
+            Source::Document { doc_id, label } => (*doc_id, label.clone()),
+        };
+        let Some(cited) = self.document(doc_id)? else {
+            return Ok(json!({
+                "source": { "kind": "document", "doc_id": id(doc_id), "name": label, "ingested_at": null },
+                "span": null,
+                "span_state": "source_forgotten",
+            }));
+        };
+        let source = source(&cited.doc);
+        let Some((start, end)) = quote(&cited, names) else {
+            return Ok(json!({ "source": source, "span": null, "span_state": "not_quoted" }));
+        };
+        Ok(self
+            .checked(&source, &cited.doc.text, start, end, |q| mentions_name(q, names.0) || mentions_name(q, names.1)))
+    }
+
+    /// The citation of a passage: the passage itself.
+    pub(crate) fn passage(&self, doc: &Document, span: PassageSpan) -> Value {
+        self.checked(&source(doc), &doc.text, span.start, span.end, |q| !q.trim().is_empty())
+    }
+
+    /// `{source, span}` when `[start, end)` slices `text` and the quote passes `still`, else a
+    /// `mismatch` with no span.
+    fn checked(&self, source: &Value, text: &str, start: usize, end: usize, still: impl Fn(&str) -> bool) -> Value {
+        match char_slice(text, start, end).filter(|q| still(q)) {
+            Some(_) if self.compact => json!({ "source": source, "span": { "start": start, "end": end } }),
+            Some(quote) => json!({ "source": source, "span": { "text": quote, "start": start, "end": end } }),
+            None => json!({ "source": source, "span": null, "span_state": "mismatch" }),
+        }
+    }
+}
+
+fn source(doc: &Document) -> Value {
+    json!({ "kind": "document", "doc_id": id(doc.id), "name": doc.label, "ingested_at": iso_ms(doc.ingested_at) })
+}
+
+/// The code-point span of the sentence of `cited` that names both `names`, else the first that
+/// names the first of them.
+fn quote(cited: &Cited, names: (&str, &str)) -> Option<(usize, usize)> {
+    let linker = Linker::new([(0, names.0), (1, names.1)]);
+    let mentions = linker.find(&cited.doc.text);
+    let sentence_of = |at: usize| {
+        let i = cited.sentences.partition_point(|&(_, end)| end <= at);
+        cited.sentences.get(i).filter(|&&(start, _)| start <= at).copied()
+    };
+    let mut first_subject = None;
+    let mut seen: HashMap<(usize, usize), u8> = HashMap::new();
+    for m in &mentions {
+        let Some(s) = sentence_of(m.start) else { continue };
+        let bits = seen.entry(s).or_insert(0);
+        *bits |= if m.entity == 0 { 1 } else { 2 };
+        if m.entity == 0 {
+            first_subject.get_or_insert(s);
+        }
+    }
+    let mut both: Vec<(usize, usize)> = seen.into_iter().filter(|&(_, b)| b == 3).map(|(s, _)| s).collect();
+    both.sort_unstable();
+    both.first().copied().or(first_subject)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cited(text: &str) -> Cited {
+        let doc = Document { id: 1, text: text.into(), label: None, date: None, ingested_at: 0 };
+        let sentences = sentences(text).into_iter().map(|s| (s.start, s.end)).collect();
+        Cited { doc, sentences }
+    }
+
+    #[test]
+    fn the_quote_is_the_sentence_naming_both_ends_else_the_subject() {
+        let c = cited("Priya 🎉 is here. Ünal met Priya at Acme. Acme is big.");
+        let (s, e) = quote(&c, ("Priya", "Acme")).unwrap();
+        assert_eq!(char_slice(&c.doc.text, s, e), Some("Ünal met Priya at Acme."));
+        let (s, e) = quote(&c, ("Priya", "Globex")).unwrap();
+        assert_eq!(char_slice(&c.doc.text, s, e), Some("Priya 🎉 is here."));
+        assert_eq!(quote(&c, ("Zed", "Acme")), None);
+    }
+}

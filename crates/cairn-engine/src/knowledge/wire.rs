@@ -1,0 +1,173 @@
+//! Reply shapes shared by the knowledge verbs (DESIGN.md "Reply shapes"): ids as decimal strings,
+//! times as ISO 8601 UTC with milliseconds, entities and facts in one spelling everywhere.
+
+use super::derive::{Derived, Rule};
+use super::graph::{Direction, Entity, Relation};
+use crate::error::{Error, Result};
+use serde_json::{Map, Value, json};
+
+/// Times in replies: ISO 8601 UTC with milliseconds (one helper for every verb).
+pub use super::iso::iso_ms;
+
+/// Checks that `value` (the request field `field`) reads as an ISO 8601 date or date-time: it
+/// starts `YYYY-MM-DD` with a plausible month and day. Dates are compared as text, so one shape
+/// (the date first) is all the engine relies on.
+pub fn check_date(field: &str, value: &str) -> Result<()> {
+    let b = value.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    let ok = b.len() >= 10
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && {
+            let month = (b[5] - b'0') * 10 + (b[6] - b'0');
+            let day = (b[8] - b'0') * 10 + (b[9] - b'0');
+            (1..=12).contains(&month) && (1..=31).contains(&day)
+        }
+        && (b.len() == 10 || matches!(b[10], b'T' | b't' | b' '));
+    if ok && value.len() <= 64 {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!("{field} must be an ISO 8601 date (YYYY-MM-DD…), got {value:?}")))
+    }
+}
+
+/// An id at the boundary: a decimal string.
+#[must_use]
+pub fn id(id: u64) -> Value {
+    Value::String(id.to_string())
+}
+
+/// Parses a decimal-string id from the request field `field`.
+pub fn parse_id(field: &str, value: &str) -> Result<u64> {
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|&v| v > 0 && value.bytes().all(|c| c.is_ascii_digit()))
+        .ok_or_else(|| Error::InvalidArgument(format!("{field} must be an id (a decimal string), got {value:?}")))
+}
+
+/// `{id, name, types, attributes}`.
+#[must_use]
+pub fn entity(e: &Entity) -> Value {
+    json!({ "id": id(e.id), "name": e.name, "types": e.types, "attributes": e.attributes })
+}
+
+/// How a stored fact was reached.
+#[derive(Debug, Clone)]
+pub struct FoundBy<'a> {
+    /// The name of the seed entity the walk started from.
+    pub seed: &'a str,
+    pub hops: usize,
+    pub reasoning: Option<String>,
+}
+
+fn found_by(f: &FoundBy<'_>) -> Value {
+    let mut out = json!({ "seed": f.seed, "hops": f.hops });
+    if let Some(r) = &f.reasoning {
+        out["reasoning"] = Value::String(r.clone());
+    }
+    out
+}
+
+/// The fact shape of a stored relation. `subject`/`object` are the names of its `from`/`to` ends
+/// (the stored direction); `direction` says which end the recalled entity is.
+#[must_use]
+pub fn fact(
+    rel: &Relation,
+    names: (&str, &str),
+    direction: Direction,
+    source_date: Option<&str>,
+    citation: &Value,
+    by: &FoundBy<'_>,
+) -> Value {
+    let mut out = json!({
+        "id": id(rel.id),
+        "subject": names.0,
+        "subject_id": id(rel.from),
+        "relation": rel.rel_type,
+        "object": names.1,
+        "object_id": id(rel.to),
+        "direction": match direction { Direction::Outbound => "outbound", Direction::Inbound => "inbound" },
+        "attributes": without_valid_time(&rel.attributes),
+        "valid_from": rel.valid_from,
+        "valid_to": rel.valid_to,
+        "recorded_at": iso_ms(rel.recorded_at),
+        "source_date": source_date.map(str::to_owned).or_else(|| rel.valid_from.clone()),
+        "agent": rel.agent,
+        "citation": citation,
+        "found_by": found_by(by),
+    });
+    if let Some(end) = rel.ended_at {
+        out["ended_at"] = Value::String(iso_ms(end));
+    }
+    out
+}
+
+/// The fact shape of a derived fact: no stored id (`id: null`), `derived: true`, its `rule` and
+/// the stored facts it `rests_on`; its citation is that of the first stored fact it rests on.
+#[must_use]
+pub fn derived_fact(d: &Derived, names: (&str, &str), base: &Relation, citation: &Value, by: &FoundBy<'_>) -> Value {
+    json!({
+        "id": Value::Null,
+        "subject": names.0,
+        "subject_id": id(d.from),
+        "relation": d.rel_type,
+        "object": names.1,
+        "object_id": id(d.to),
+        "direction": "derived",
+        "derived": true,
+        "rule": rule(d.rule),
+        "rests_on": d.basis.iter().map(|&b| id(b)).collect::<Vec<_>>(),
+        "attributes": {},
+        "valid_from": base.valid_from,
+        "valid_to": base.valid_to,
+        "recorded_at": iso_ms(base.recorded_at),
+        "source_date": base.valid_from,
+        "citation": citation,
+        "found_by": found_by(by),
+    })
+}
+
+/// A rule's name on the wire.
+#[must_use]
+pub fn rule(r: Rule) -> &'static str {
+    match r {
+        Rule::Symmetric => "symmetric",
+        Rule::Inverse => "inverse",
+        Rule::Transitive => "transitive",
+    }
+}
+
+/// Attributes without the valid-time keys, which the fact carries as its own fields.
+fn without_valid_time(attrs: &Map<String, Value>) -> Map<String, Value> {
+    attrs.iter().filter(|(k, _)| *k != "valid_from" && *k != "valid_to").map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_times_are_utc_with_milliseconds() {
+        assert_eq!(iso_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_ms(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn dates_and_ids_are_checked_by_field() {
+        for ok in ["2024-05-01", "2024-05-01T10:00:00Z", "2024-12-31 08:00"] {
+            check_date("date", ok).unwrap();
+        }
+        for bad in ["yesterday", "2024-13-01", "2024-5-1", "20240501", "2024-05-01X"] {
+            let err = check_date("valid_at", bad).unwrap_err();
+            assert!(err.to_string().contains("valid_at"), "{err}");
+        }
+        assert_eq!(parse_id("fact", "42").unwrap(), 42);
+        for bad in ["", "0", "-1", "+4", "4x", "99999999999999999999"] {
+            assert!(parse_id("fact", bad).unwrap_err().to_string().contains("fact"));
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { Store } from '../ts/index.js';
+import { rejection, tempDir } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let store: Store;
+
+const me = { tenant: 'local', user: 'u1', scope: 'default', agent: 'claude' };
+const someoneElse = { ...me, user: 'u2' };
+
+/** Code points of `text` from `start` to `end`: how citations count. */
+function codePoints(text: string, start: number, end: number): string {
+  return Array.from(text).slice(start, end).join('');
+}
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir('knowledge'));
+  store = await Store.open(dir);
+});
+
+afterEach(async () => {
+  await store.close();
+  await cleanup();
+});
+
+const CONTENT = 'Priya Raman 🎉 joined Acme in 2024. She leads the lighthouse project. Acme has its office in Zürich.';
+
+describe('knowledge verbs through the binding', () => {
+  it('remembers, recalls with verified citations, and answers a context', async () => {
+    const body = {
+      content: CONTENT,
+      source: 'onboarding',
+      date: '2024-05-01',
+      facts: {
+        entities: [
+          { name: 'Priya Raman', type: 'person' },
+          { name: 'Acme', type: 'company' },
+        ],
+        relations: [
+          { source: 'Priya Raman', target: 'Acme', type: 'works_at' },
+          { source: 'Acme', target: 'Zürich', type: 'located_in' },
+        ],
+      },
+    };
+    const stored = await store.knowledge('remember', me, body);
+    expect(stored.stored).toEqual({ entities: 3, relations: 2, passages: 1 });
+    expect(stored.doc_id).toMatch(/^\d+$/);
+    expect(stored.meaning).toBe('not_armed');
+    expect((await store.knowledge('remember', me, body)).already).toBe(true);
+
+    const recall = (await store.knowledge('recall', me, { subject: 'priya' })) as {
+      state: string;
+      subject: { name: string; id: string };
+      facts: Array<{
+        relation: string;
+        object: string;
+        citation: { span: { text: string; start: number; end: number } };
+      }>;
+      seeding: { matched: string };
+    };
+    expect(recall.state).toBe('answered');
+    expect(recall.subject.name).toBe('Priya Raman');
+    expect(recall.subject.id).toMatch(/^\d+$/);
+    expect(recall.seeding.matched).toBe('word');
+    const works = recall.facts.find((f) => f.relation === 'works_at');
+    expect(works?.object).toBe('Acme');
+    const span = works?.citation.span;
+    expect(span?.text).toBe('Priya Raman 🎉 joined Acme in 2024.');
+    // Offsets are code points into the stored text: the emoji counts once.
+    expect(span && codePoints(CONTENT, span.start, span.end)).toBe(span?.text);
+
+    const context = (await store.knowledge('context', me, { question: 'What does Priya Raman lead?' })) as {
+      state: string;
+      grounding: { verdict: string };
+      items: Array<{ kind: string; text: string; channels: string[]; citation: unknown }>;
+    };
+    expect(context.state).toBe('answered');
+    expect(context.grounding.verdict).toBe('grounded');
+    const passage = context.items.find((i) => i.kind === 'passage');
+    expect(passage?.text).toBe(CONTENT);
+    expect(passage?.channels).toContain('mentions');
+
+    const status = (await store.knowledge('status', me, {})) as { scope: Record<string, number> };
+    expect(status.scope).toEqual({ entities: 3, relations: 2, documents: 1, passages: 1 });
+  });
+
+  it('keeps users apart and refuses bad input by field', async () => {
+    await store.knowledge('relate', me, { from: 'Priya Raman', to: 'Acme', type: 'works_at' });
+    const theirs = await store.knowledge('recall', someoneElse, { subject: 'Pri' });
+    expect(theirs.state).toBe('nothing_stored');
+    expect(theirs.did_you_mean).toEqual([]);
+    const mine = await store.knowledge('recall', me, { subject: 'Pri' });
+    expect(mine.did_you_mean).toEqual(['Priya Raman']);
+    const err = await rejection(store.knowledge('context', me, { question: 'x', hops: 9 }));
+    expect(String(err)).toMatch(/hops/);
+  });
+});
