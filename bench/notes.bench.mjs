@@ -123,8 +123,12 @@ function lite(dir) {
   const insert = db.prepare(
     'INSERT INTO memories_current (key, value, kind, version, agent, updated_at) VALUES (?, ?, ?, 1, ?, ?)',
   );
-  const update = db.prepare('UPDATE memories_current SET value = ?, version = version + 1, updated_at = ? WHERE key = ? AND version = ?');
-  const event = db.prepare('INSERT INTO memory_events (key, version, op, before, after, agent, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const update = db.prepare(
+    'UPDATE memories_current SET value = ?, version = version + 1, updated_at = ? WHERE key = ? AND version = ?',
+  );
+  const event = db.prepare(
+    'INSERT INTO memory_events (key, version, op, before, after, agent, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   const ftsAdd = db.prepare('INSERT INTO memories_fts (rowid, key, value) VALUES (?, ?, ?)');
   const ftsDel = db.prepare("INSERT INTO memories_fts (memories_fts, rowid, key, value) VALUES ('delete', ?, ?, ?)");
   const search = db.prepare(
@@ -153,7 +157,10 @@ function lite(dir) {
     cas(n.key, JSON.stringify({ ...n.value, rev: version }), version, Date.now());
   };
   const casSerial = awaitSync(() => CAS, casOne);
-  const casParallel = awaitSync(() => CAS, (i) => casOne(i + CAS));
+  const casParallel = awaitSync(
+    () => CAS,
+    (i) => casOne(i + CAS),
+  );
   // FTS5 trigram: each query word as a quoted phrase (a substring), words OR-ed like Cairn's hybrid.
   const match = (q) =>
     q
@@ -181,15 +188,26 @@ function awaitSync(n, op) {
     op(i);
     lat.push(performance.now() - t);
   }
-  return { opsPerSec: count / ((performance.now() - started) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99) };
+  return {
+    opsPerSec: count / ((performance.now() - started) / 1000),
+    p50: percentile(lat, 50),
+    p99: percentile(lat, 99),
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'cairn-notes-bench-'));
 try {
-  console.log(`notes bench: ${fmt(NOTES)} notes, ${fmt(CAS)} CAS writes per mode, ${fmt(QUERIES)} queries (limit ${LIMIT})`);
+  console.log(
+    `notes bench: ${fmt(NOTES)} notes, ${fmt(CAS)} CAS writes per mode, ${fmt(QUERIES)} queries (limit ${LIMIT})`,
+  );
   const c = await cairn(join(dir, 'cairn'));
   const l = lite(dir);
-  const row = (label, a, b) => [label, `${fmt(a.opsPerSec)} /s`, `${fmt(b.opsPerSec)} /s`, `${fmt(a.p50, 3)} / ${fmt(b.p50, 3)} ms`];
+  const row = (label, a, b) => [
+    label,
+    `${fmt(a.opsPerSec)} /s`,
+    `${fmt(b.opsPerSec)} /s`,
+    `${fmt(a.p50, 3)} / ${fmt(b.p50, 3)} ms`,
+  ];
   table(
     ['', 'Cairn', 'Lite (sqlite)', 'p50 Cairn / Lite'],
     [
@@ -199,7 +217,9 @@ try {
       row(`query, ${WRITERS} in flight`, c.queryParallel, l.queryParallel),
     ],
   );
-  console.log(`\n  load: Cairn ${fmt(c.loadS, 2)} s (32 in flight), Lite ${fmt(l.loadS, 2)} s (one transaction a note)`);
+  console.log(
+    `\n  load: Cairn ${fmt(c.loadS, 2)} s (32 in flight), Lite ${fmt(l.loadS, 2)} s (one transaction a note)`,
+  );
   console.log(`  results returned: Cairn ${fmt(c.found)}, Lite ${fmt(l.found)} (${fmt(QUERIES)} queries)`);
   const ratios = {
     casSerial: c.casSerial.opsPerSec / l.casSerial.opsPerSec,

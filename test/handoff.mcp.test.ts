@@ -50,7 +50,10 @@ describe('handoff between two MCP clients with different tokens', () => {
       expect(resumed.isError).toBe(false);
       expect(resumed.body.state).toBe('resumed');
       const handoff = resumed.body.handoff as Record<string, unknown>;
-      expect(handoff).toMatchObject({ summary: 'Changelog drafted; tagging is left', nextSteps: ['tag v2.1', 'publish notes'] });
+      expect(handoff).toMatchObject({
+        summary: 'Changelog drafted; tagging is left',
+        nextSteps: ['tag v2.1', 'publish notes'],
+      });
       expect(JSON.stringify(handoff)).toContain('claude');
       // Without taskId: the capsules addressed to the caller.
       const mine = await tool(b, 'memory_handoff_resume', {});
@@ -58,7 +61,9 @@ describe('handoff between two MCP clients with different tokens', () => {
       expect((mine.body.handoffs as { taskId: string }[]).map((h) => h.taskId)).toEqual(['REL-7']);
       // B sees the task note with the task id, and can continue it with CAS.
       const notes = await tool(b, 'memory_note_list', { taskId: 'REL-7', visibility: 'task' });
-      expect((notes.body.notes as { key: string; agent: string }[]).map((n) => [n.key, n.agent])).toEqual([['release-plan', 'claude']]);
+      expect((notes.body.notes as { key: string; agent: string }[]).map((n) => [n.key, n.agent])).toEqual([
+        ['release-plan', 'claude'],
+      ]);
       const next = await tool(b, 'memory_note_write', {
         key: 'release-plan',
         value: { tagged: true },

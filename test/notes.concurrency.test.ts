@@ -26,7 +26,12 @@ describe('N concurrent writers with expectedVersion on one key', () => {
   it('exactly one wins each version, none is lost, and history holds each win once, in order', async () => {
     const WRITERS = 8;
     const WINS = 4;
-    const created = await post('note_write', { key: 'counter', value: { by: 'seed', n: 0 }, kind: 'task_state', expectedVersion: 0 });
+    const created = await post('note_write', {
+      key: 'counter',
+      value: { by: 'seed', n: 0 },
+      kind: 'task_state',
+      expectedVersion: 0,
+    });
     expect(created.status).toBe(200);
     const wins: { writer: number; version: number; value: object }[] = [];
     let conflicts = 0;
@@ -45,7 +50,8 @@ describe('N concurrent writers with expectedVersion on one key', () => {
         } else {
           expect(r.status).toBe(409);
           expect(r.body.error?.code).toBe('VERSION_CONFLICT');
-          const current = (r.body.error?.details as { currentVersion?: number }[])[0]?.currentVersion;
+          const details = (r.body.error?.details ?? []) as { currentVersion?: number }[];
+          const current = details[0]?.currentVersion;
           expect(current).toBeGreaterThan(version);
           conflicts++;
         }
@@ -79,7 +85,9 @@ describe('N concurrent writers with expectedVersion on one key', () => {
 
   it('expectedVersion 0 creates only once among racing creators', async () => {
     const racers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => post('note_write', { key: 'once', value: i, kind: 'decision', expectedVersion: 0 })),
+      Array.from({ length: 8 }, (_, i) =>
+        post('note_write', { key: 'once', value: i, kind: 'decision', expectedVersion: 0 }),
+      ),
     );
     expect(racers.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of racers.filter((x) => x.status !== 200)) {
@@ -102,7 +110,12 @@ describe('idempotent retries under concurrency', () => {
     const history = await post('history', { key: 'retry' });
     expect(history.body.events).toHaveLength(1);
     // Key order does not make a different body; another value does, and changes nothing.
-    const reordered = await post('note_write', { idempotencyKey: 'req-1', kind: 'task_state', value: { step: 'deploy' }, key: 'retry' });
+    const reordered = await post('note_write', {
+      idempotencyKey: 'req-1',
+      kind: 'task_state',
+      value: { step: 'deploy' },
+      key: 'retry',
+    });
     expect(reordered.body).toEqual(replies[0]?.body);
     const txn = await t.txn();
     const other = await post('note_write', { ...body, value: { step: 'rollback' } });

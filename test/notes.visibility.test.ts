@@ -15,7 +15,10 @@ interface Setup {
 
 async function setup(allowPrivate: boolean): Promise<Setup> {
   const t = await startTestNode({ allowPrivate });
-  const as = (token: string): Writer => (verb, body) => t.call('POST', `/v1/memory/${verb}`, { token, body });
+  const as =
+    (token: string): Writer =>
+    (verb, body) =>
+      t.call('POST', `/v1/memory/${verb}`, { token, body });
   const alpha = as((await t.token({ agent: 'alpha', user: 'u1' })).token);
   const beta = as((await t.token({ agent: 'beta', user: 'u1' })).token);
   const notes = [
@@ -81,7 +84,10 @@ for (const allow of [false, true]) {
 
     it('another user of the same node sees none of them', async () => {
       const other = (await s.t.token({ agent: 'alpha', user: 'u2' })).token;
-      const r = await s.t.call('POST', '/v1/memory/note_list', { token: other, body: { taskId: 'T1', includePrivate: true } });
+      const r = await s.t.call('POST', '/v1/memory/note_list', {
+        token: other,
+        body: { taskId: 'T1', includePrivate: true },
+      });
       expect(r.body.notes).toEqual([]);
     });
 
@@ -117,7 +123,9 @@ describe('cursor misuse', () => {
     expect(typeof cursor).toBe('string');
     const next = await s.alpha('note_list', { limit: 3, cursor });
     expect(next.status).toBe(200);
-    const seen = [...(first.body.notes as { key: string }[]), ...(next.body.notes as { key: string }[])].map((n) => n.key);
+    const seen = [...(first.body.notes as { key: string }[]), ...(next.body.notes as { key: string }[])].map(
+      (n) => n.key,
+    );
     expect(new Set(seen).size).toBe(seen.length);
     refusedForCursor(await s.alpha('note_list', { limit: 2, cursor, kind: 'decision' }));
     refusedForCursor(await s.alpha('note_list', { limit: 2, cursor, query: 'page' }));
@@ -144,7 +152,13 @@ describe('cursor misuse', () => {
       }
       cursor = r.body.nextCursor as string | null;
     } while (cursor !== null);
-    expect(keys.filter((k) => k.startsWith('page-')).sort()).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+    expect(keys.filter((k) => k.startsWith('page-')).sort()).toEqual([
+      'page-0',
+      'page-1',
+      'page-2',
+      'page-3',
+      'page-4',
+    ]);
     expect(new Set(keys).size).toBe(keys.length);
   });
 });

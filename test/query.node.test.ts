@@ -33,7 +33,13 @@ beforeAll(async () => {
   expect(n.status).toBe(200);
   await post(bob, 'remember', {
     content: 'Zorblat leads the Quillon project. Atlas is also a Zorblat codename.',
-    facts: { entities: [{ name: 'Zorblat', type: 'person' }, { name: 'Atlas', type: 'project' }], relations: [] },
+    facts: {
+      entities: [
+        { name: 'Zorblat', type: 'person' },
+        { name: 'Atlas', type: 'project' },
+      ],
+      relations: [],
+    },
   });
   await post(bob, 'note_write', { key: 'atlas-secret', value: 'Atlas Quillon vantablack', kind: 'decision' });
 });
@@ -47,8 +53,11 @@ describe('memory_context with notes', () => {
     expect(r.status).toBe(200);
     const items = r.body.items as Record<string, unknown>[];
     const note = items.find((i) => i.kind === 'note');
-    expect(note).toMatchObject({ text: 'atlas-database: Atlas uses Postgres 16', note: { key: 'atlas-database', version: 1 } });
-    expect((note?.receipt as { channels: string[] }).channels.length).toBeGreaterThan(0);
+    expect(note).toMatchObject({
+      text: 'atlas-database: Atlas uses Postgres 16',
+      note: { key: 'atlas-database', version: 1 },
+    });
+    expect((note?.receipt as { channels: string[] } | undefined)?.channels.length).toBeGreaterThan(0);
     expect(items.some((i) => i.kind !== 'note')).toBe(true);
     expect(JSON.stringify(r.body)).not.toMatch(bobsWords);
   });
@@ -69,7 +78,10 @@ describe('memory_context with notes', () => {
 
 describe('memory_query', () => {
   it('splits, runs each step as the caller, fuses evidence and packs it', async () => {
-    const r = await post(ann, 'query', { query: 'Who leads Atlas and what database does Atlas use', includeHistory: true });
+    const r = await post(ann, 'query', {
+      query: 'Who leads Atlas and what database does Atlas use',
+      includeHistory: true,
+    });
     expect(r.status).toBe(200);
     expect(r.body.plan).toMatchObject({ source: 'split', steps: ['Who leads Atlas', 'what database does Atlas use'] });
     expect(r.body.complexity).toBe('L2');
@@ -108,7 +120,9 @@ describe('memory_query', () => {
     expect(r.status).toBe(200);
     expect((r.body.steps as unknown[]).length).toBe(2);
     expect(r.body.complexity).toBe('L3');
-    expect(r.body.fallbacks).toEqual(expect.arrayContaining([expect.objectContaining({ reason: 'max_steps', dropped: ['Berlin office'] })]));
+    expect(r.body.fallbacks).toEqual(
+      expect.arrayContaining([expect.objectContaining({ reason: 'max_steps', dropped: ['Berlin office'] })]),
+    );
     const l3 = await post(ann, 'query', { query: 'how many projects does Priya Raman lead' });
     expect(l3.body).toMatchObject({ complexity: 'L3', unsupported_complexity: ['aggregation'] });
     expect((l3.body.evidence as unknown[]).length).toBeGreaterThan(0);

@@ -72,7 +72,9 @@ describe('fusion and pack', () => {
     ];
     const p = buildPack(items, { tokenBudget: 40 });
     expect(p.items.map((i) => i.id)).toEqual(['2', '3']);
-    expect(p.omitted).toEqual([{ rank: 1, kind: 'fact', id: '1', tokens: estimateTokens(`\n[1] ${'x'.repeat(400)}`), reason: 'token_budget' }]);
+    expect(p.omitted).toEqual([
+      { rank: 1, kind: 'fact', id: '1', tokens: estimateTokens(`\n[1] ${'x'.repeat(400)}`), reason: 'token_budget' },
+    ]);
     expect(p.budget).toMatchObject({ estimator: 'utf8_bytes_v1', limit: 40 });
     expect(p.budget.used).toBe(estimateTokens(p.context));
     expect(p.budget.used).toBeLessThanOrEqual(40);

@@ -33,7 +33,12 @@ export function noteItem(n: ListedNote): Item {
     channels: n.receipt.channels.map((c) => `note_${c}`),
     ranks: Object.fromEntries(Object.entries(n.receipt.ranks).map(([c, r]) => [`note_${c}`, r])),
     citation: {
-      source: { kind: 'asserted', doc_id: null, name: `note ${n.key} v${n.version} by ${n.agent}`, ingested_at: n.updatedAt },
+      source: {
+        kind: 'asserted',
+        doc_id: null,
+        name: `note ${n.key} v${n.version} by ${n.agent}`,
+        ingested_at: n.updatedAt,
+      },
       span: null,
     },
     seed: null,
@@ -62,9 +67,7 @@ export function mergeNotes(knowledge: Item[], notes: ListedNote[], k: number): I
     ...notes.map((n, i) => ({ item: noteItem(n), list: 'notes', rank: i + 1, order: 1 })),
   ];
   all.sort((a, b) => a.rank - b.rank || a.order - b.order);
-  return all
-    .slice(0, k)
-    .map(({ item, list, rank }) => ({ ...item, fused: { list, rank, score: 1 / (RRF_K + rank) } }));
+  return all.slice(0, k).map(({ item, list, rank }) => ({ ...item, fused: { list, rank, score: 1 / (RRF_K + rank) } }));
 }
 
 export type { ListedNote };

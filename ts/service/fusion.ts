@@ -12,7 +12,8 @@ export function evidenceKey(item: Item): string {
   const kind = String(item.kind ?? 'item');
   const note = item.note as { id?: unknown } | undefined;
   if (kind === 'note' && typeof note?.id === 'string') return `note:${note.id}`;
-  if (kind === 'passage' && typeof item.doc_id === 'string') return `passage:${item.doc_id}:${String(item.ordinal ?? '')}`;
+  if (kind === 'passage' && typeof item.doc_id === 'string')
+    return `passage:${item.doc_id}:${String(item.ordinal ?? '')}`;
   if (typeof item.id === 'string') return `${kind}:${item.id}`;
   return `${kind}:text:${String(item.text ?? '')}`;
 }

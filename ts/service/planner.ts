@@ -52,7 +52,7 @@ function splitIfSubstantial(parts: string[], sep: RegExp): string[] {
   });
 }
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
 }
 
@@ -62,11 +62,18 @@ export function splitQuery(query: string): string[] {
     .split(SEPARATORS)
     .map((s) => s.trim())
     .filter(substantial);
-  const en = new RegExp(`\\s*,?\\s+(?:${EN_CONJUNCTIONS.map(escape).join('|')})\\s+`, 'iu');
+  const en = new RegExp(`\\s*,?\\s+(?:${EN_CONJUNCTIONS.map(escapeRegExp).join('|')})\\s+`, 'iu');
   parts = splitIfSubstantial(parts, en);
   const zh = new RegExp(`\\s*(?:${ZH_CONJUNCTIONS.join('|')})\\s*`, 'u');
   parts = splitIfSubstantial(parts, zh);
-  return parts.map((p) => p.replace(LEADING, '').replace(/^[,，、\s]+|[,，、\s]+$/gu, '').trim()).filter(substantial);
+  return parts
+    .map((p) =>
+      p
+        .replace(LEADING, '')
+        .replace(/^[,，、\s]+|[,，、\s]+$/gu, '')
+        .trim(),
+    )
+    .filter(substantial);
 }
 
 function words(s: string): number {

@@ -77,7 +77,8 @@ export function historyTargets(evidence: Evidence[], limit: number): HistoryTarg
       if (typeof note.taskId === 'string') t.taskId = note.taskId;
       add(`note:${note.key}:${note.visibility}:${String(note.taskId ?? '')}`, t);
     }
-    if (ev.kind === 'entity' && typeof ev.name === 'string') add(`entity:${ev.name}`, { kind: 'entity', subject: ev.name });
+    if (ev.kind === 'entity' && typeof ev.name === 'string')
+      add(`entity:${ev.name}`, { kind: 'entity', subject: ev.name });
     if (ev.kind === 'fact') {
       for (const end of [ev.subject, ev.object]) {
         const name = (end as { name?: unknown } | undefined)?.name ?? end;

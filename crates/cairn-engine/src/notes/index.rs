@@ -19,9 +19,17 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub(crate) const TOK: &str = "n.tok";
 pub(crate) const TRI: &str = "n.tri";
-/// `part | trigram` → u32 BE: how many current notes hold the trigram. Guides a query to its
-/// rarest trigrams first; it never decides a match (postings do), so a stale count costs speed only.
+/// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.
+/// Guides a query to its rarest trigrams first; it never decides a match (postings do), so an
+/// estimate is enough, and counting one note in `SAMPLE` keeps the writes it costs small.
 pub(crate) const TRI_COUNT: &str = "n.tric";
+/// One note in this many (by id, which a note keeps across versions) is counted in `TRI_COUNT`.
+pub(crate) const SAMPLE: u64 = 8;
+
+/// Whether `note` is counted in `TRI_COUNT`.
+pub(crate) fn sampled(note: &NoteRecord) -> bool {
+    note.id % SAMPLE == 0
+}
 
 /// What a posting says about its note besides the match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,13 +91,17 @@ pub(crate) fn replace(
         }
     }
     let tri_key = |g: &str| part.key(&[g.as_bytes(), b"\0", id.as_bytes()]);
+    // A note keeps its id across versions, so old and new are both sampled or both not.
+    let counted = sampled(new);
     for g in old_grams.difference(&grams) {
         tx.delete(TRI, &tri_key(g))?;
-        count(tx, part, g, -1)?;
+        if counted {
+            count(tx, part, g, -1)?;
+        }
     }
     for g in &grams {
         let added = !old_grams.contains(g);
-        if added {
+        if added && counted {
             count(tx, part, g, 1)?;
         }
         if old.is_none() || old_flags != new_flags || added {
@@ -125,7 +137,9 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     }
     for g in grams {
         tx.delete(TRI, &part.key(&[g.as_bytes(), b"\0", id.as_bytes()]))?;
-        count(tx, part, &g, -1)?;
+        if sampled(note) {
+            count(tx, part, &g, -1)?;
+        }
     }
     Ok(())
 }

@@ -703,17 +703,19 @@ fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
             assert_eq!(indexed, scanned, "{q} {agent} {extra}");
         }
     }
-    // The trigram counts that order a query's trigrams equal the postings they count.
+    // The trigram counts that order a query's trigrams equal the sampled notes' trigrams.
     let snap = store.snapshot().unwrap();
+    let part = agent_at("claude").part;
     let mut counted: std::collections::BTreeMap<Vec<u8>, u32> = std::collections::BTreeMap::new();
-    for kv in snap.prefix(super::index::TRI, &[]).unwrap() {
-        let (k, _) = kv.unwrap();
-        // `part | gram \0 identity`: the partition and identity hold NULs too, so the gram ends at
-        // the first NUL where the key so far is a counted `part | gram`.
-        let gram_end =
-            (0..k.len()).find(|&i| k[i] == 0 && snap.get(super::index::TRI_COUNT, &k[..i]).unwrap().is_some());
-        *counted.entry(k[..gram_end.unwrap()].to_vec()).or_default() += 1;
+    for kv in snap.prefix(super::record::CUR, &part.key(&[])).unwrap() {
+        let note = super::record::NoteRecord::decode(&kv.unwrap().1).unwrap();
+        if super::index::sampled(&note) {
+            for g in super::search::grams(&note.search_text()) {
+                *counted.entry(part.key(&[g.as_bytes()])).or_default() += 1;
+            }
+        }
     }
+    assert!(!counted.is_empty(), "some notes are sampled");
     let stored: std::collections::BTreeMap<Vec<u8>, u32> = snap
         .prefix(super::index::TRI_COUNT, &[])
         .unwrap()
