@@ -194,16 +194,20 @@ fn lookup_grams(
     }
     by_count.sort();
     let (scan, rest) = by_count.split_at(total - need + 1);
-    // Candidates: identity → (trigrams held so far, flags).
-    let mut cands: HashMap<String, (usize, Flags)> = HashMap::new();
+    // Candidates: identity bytes → (trigrams held so far, flags). Sized from the sampled counts.
+    let estimate = scan.iter().map(|(n, _)| u64::from(*n) * SAMPLE).sum::<u64>();
+    let mut cands: FastMap<Vec<u8>, (usize, Flags)> =
+        FastMap::with_capacity_and_hasher(usize::try_from(estimate.min(1 << 20)).unwrap_or(0), BuildFx::default());
     for (_, g) in scan {
         let prefix = part.key(&[g.as_bytes(), b"\0"]);
         for kv in snap.prefix(TRI, &prefix)? {
-            let (k, v) = kv?;
+            let (mut k, v) = kv?;
             let flags = decode_flags(&v)?;
-            cands.entry(identity_of(&k, prefix.len())?).or_insert((0, flags)).0 += 1;
+            k.drain(..prefix.len());
+            cands.entry(k).or_insert((0, flags)).0 += 1;
         }
     }
+    let mut key = Vec::new();
     for (i, (n, g)) in rest.iter().enumerate() {
         let left_after = rest.len() - i - 1;
         // Drop candidates that cannot reach `need` even holding this and every later trigram.
@@ -212,16 +216,18 @@ fn lookup_grams(
             break;
         }
         let prefix = part.key(&[g.as_bytes(), b"\0"]);
-        if (*n as usize) <= cands.len().saturating_mul(4) {
+        if u64::from(*n) * SAMPLE <= (cands.len() as u64).saturating_mul(4) {
             for kv in snap.prefix(TRI, &prefix)? {
                 let (k, _) = kv?;
-                if let Some(c) = std::str::from_utf8(&k[prefix.len()..]).ok().and_then(|id| cands.get_mut(id)) {
+                if let Some(c) = cands.get_mut(&k[prefix.len()..]) {
                     c.0 += 1;
                 }
             }
         } else {
             for (id, c) in &mut cands {
-                let key = [prefix.as_slice(), id.as_bytes()].concat();
+                key.clear();
+                key.extend_from_slice(&prefix);
+                key.extend_from_slice(id);
                 if snap.get_with(TRI, &key, |v| v.is_some())? {
                     c.0 += 1;
                 }
@@ -230,6 +236,8 @@ fn lookup_grams(
     }
     for (id, (held, flags)) in cands {
         if held >= need {
+            let id =
+                String::from_utf8(id).map_err(|_| Error::corrupt(None, "a notes posting's identity is not UTF-8"))?;
             let entry = out.entry(id).or_insert_with(|| (blank(), flags));
             entry.0.grams = u32::try_from(held).unwrap_or(u32::MAX);
             entry.1 = flags;
@@ -237,6 +245,30 @@ fn lookup_grams(
     }
     Ok(())
 }
+
+/// FxHash (rustc's): identities are not attacker-chosen across users (a partition's own keys),
+/// and the candidate map is the hot loop of a query.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(c.try_into().expect("8 bytes"))).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type BuildFx = std::hash::BuildHasherDefault<Fx>;
+type FastMap<K, V> = HashMap<K, V, BuildFx>;
 
 fn identity_of(key: &[u8], prefix_len: usize) -> Result<String> {
     String::from_utf8(key[prefix_len..].to_vec())
