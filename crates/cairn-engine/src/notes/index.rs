@@ -28,7 +28,7 @@ pub(crate) const SAMPLE: u64 = 8;
 
 /// Whether `note` is counted in `TRI_COUNT`.
 pub(crate) fn sampled(note: &NoteRecord) -> bool {
-    note.id % SAMPLE == 0
+    note.id.is_multiple_of(SAMPLE)
 }
 
 /// What a posting says about its note besides the match.
@@ -246,7 +246,7 @@ fn lookup_grams(
     Ok(())
 }
 
-/// FxHash (rustc's): identities are not attacker-chosen across users (a partition's own keys),
+/// `FxHash` (rustc's): identities are not attacker-chosen across users (a partition's own keys),
 /// and the candidate map is the hot loop of a query.
 #[derive(Default, Clone, Copy)]
 struct Fx(u64);
