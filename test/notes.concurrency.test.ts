@@ -134,3 +134,20 @@ describe('idempotent retries under concurrency', () => {
     expect(a?.body).toMatchObject({ version: 2 });
   });
 });
+
+describe('as_of reads over notes', () => {
+  it('reads each note as it stood then, with its version and supersedes', async () => {
+    await post('note_write', { key: 'stack', value: 'mysql', kind: 'decision' });
+    await new Promise((r) => setTimeout(r, 20));
+    const between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    await post('note_write', { key: 'stack', value: 'postgres' });
+    const then = await post('note_list', { key: 'stack', as_of: between });
+    expect(then.body.notes).toEqual([expect.objectContaining({ value: 'mysql', version: 1, supersedes: null })]);
+    const now = await post('note_list', { key: 'stack' });
+    expect(now.body.notes).toEqual([expect.objectContaining({ value: 'postgres', version: 2, supersedes: 1 })]);
+    const bad = await post('note_list', { key: 'stack', as_of: 'yesterday' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error?.message).toMatch(/as_of/);
+  });
+});
