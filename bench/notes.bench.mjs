@@ -217,6 +217,9 @@ try {
       row(`query, ${WRITERS} in flight`, c.queryParallel, l.queryParallel),
     ],
   );
+  console.log('\n  Lite runs every mode one call at a time (better-sqlite3 is synchronous in one process).');
+  console.log('  Queries: Cairn ranks its hybrid channels (BM25 + trigram share >= 50%, RRF) over every match;');
+  console.log('  Lite ORs the words as FTS5 trigram substrings, ordered by bm25: the same text, looser work.');
   console.log(
     `\n  load: Cairn ${fmt(c.loadS, 2)} s (32 in flight), Lite ${fmt(l.loadS, 2)} s (one transaction a note)`,
   );
