@@ -32,6 +32,7 @@ describe('tools', () => {
       'memory_relate',
       'memory_recall',
       'memory_context',
+      'memory_query',
       'memory_forget',
       'memory_export',
       'memory_import',

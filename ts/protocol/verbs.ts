@@ -13,6 +13,7 @@ import {
   StatusInput,
 } from './knowledge.js';
 import { HandoffCreateInput, HandoffResumeInput, HistoryInput, NoteListInput, NoteWriteInput } from './notes.js';
+import { QueryInput } from './query.js';
 
 /** One verb as every adapter sees it: its input schema and the description a model reads. */
 export interface VerbSpec {
@@ -91,7 +92,22 @@ export const VERBS: readonly VerbSpec[] = [
       'the question, answer from it and cite; `related` — items touch the question but `uncovered` words are not ' +
       'supported, say what is missing; `nothing_stored` — say you do not know; never answer beyond the items. ' +
       'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of`, `valid_at`, `compact`, and a context pack ' +
-      'with `tokenBudget`/`maxItems`/`purpose` that returns ready-to-use `context` text within the budget.',
+      'with `tokenBudget`/`maxItems`/`purpose` that returns ready-to-use `context` text within the budget. Your ' +
+      'notes that match the question compete with facts and passages (`kind: "note"`).',
+  },
+  {
+    verb: 'query',
+    tool: 'memory_query',
+    title: 'Multi-step query',
+    writes: false,
+    input: QueryInput,
+    description:
+      'A question with several parts ("who leads X and where is Y"): split on conjunctions, or send `subqueries`; ' +
+      'each part runs as a memory_context, and the evidence is fused and packed. Read `sufficiency` first: ' +
+      '`sufficient` — every step grounded with enough evidence; `partial` — answer what is covered and say what ' +
+      'is not; `insufficient` — say you do not know. `fallback` says when the query hit `timeoutMs`, `maxSteps` ' +
+      'or asked for reasoning the planner does not do (`unsupported_complexity`). `includeHistory` adds who ' +
+      'changed the notes and entities reached. Same options as memory_context for the pack.',
   },
   {
     verb: 'forget',

@@ -18,10 +18,13 @@ import {
   NoteListInput,
   NoteWriteInput,
 } from '../protocol/notes.js';
+import { QueryInput } from '../protocol/query.js';
 import { engineBody, type Principal, parseInput, type Service } from './context.js';
+import { type ListedNote, mergeNotes } from './context-notes.js';
 import { knowledge, notes } from './engine.js';
 import { resolveIdentity } from './identity.js';
 import { buildPack } from './pack.js';
+import { type HistoryTarget, runQuery } from './query.js';
 
 type Reply = Record<string, unknown>;
 
@@ -93,17 +96,74 @@ export async function memoryRecall(svc: Service, p: Principal, raw: unknown): Pr
 }
 
 /**
- * memory_context: ranked, cited items with a grounding verdict; with `tokenBudget`, `maxItems` or
- * `purpose` the node also packs the items into `context` text within the budget.
+ * memory_context: ranked, cited items with a grounding verdict. The caller's visible notes that
+ * match the question (the notes engine's hybrid query, same identity) compete with the knowledge
+ * items for the `k` places. With `tokenBudget`, `maxItems` or `purpose` the items are also packed
+ * into `context` text within the budget.
  */
 export async function memoryContext(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(ContextInput, raw);
-  const { tokenBudget, maxItems, purpose, ...rest } = input;
-  const reply = await knowledge(svc.store, 'context', identify(p, rest), engineBody(rest));
+  const { tokenBudget, maxItems, purpose, includePrivate, ...rest } = input;
+  const id = identify(p, rest);
+  const k = rest.k ?? 8;
+  const noteQuery: Record<string, unknown> = { query: rest.question, limit: k };
+  if (rest.as_of !== undefined) noteQuery.as_of = rest.as_of;
+  if (includePrivate !== undefined) noteQuery.includePrivate = includePrivate;
+  const [reply, listed] = await Promise.all([
+    knowledge(svc.store, 'context', id, engineBody(rest)),
+    notes(svc.store, 'note_list', id, notesBody(svc, noteQuery)),
+  ]);
+  const found = Array.isArray(listed.notes) ? (listed.notes as ListedNote[]) : [];
+  if (found.length > 0) {
+    const knowledgeItems = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
+    reply.items = mergeNotes(knowledgeItems, found, k);
+    // Notes are agents' assertions, not quoted sources: they answer, but never ground a verdict.
+    if (reply.state === 'nothing_stored') reply.state = 'answered';
+    const grounding = reply.grounding as { verdict?: unknown } | undefined;
+    if (grounding?.verdict === 'nothing_stored') grounding.verdict = 'uncited';
+  }
   if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) return reply;
   const items = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
   const pack = buildPack(items, { tokenBudget, maxItems, purpose });
   return { ...reply, ...pack };
+}
+
+/**
+ * memory_query: a deterministic plan of memory_context steps run as the caller, under `maxSteps`
+ * and `timeoutMs`, their items fused into evidence and packed, with a sufficiency verdict and the
+ * fallback taken (docs/design/query.md).
+ */
+export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(QueryInput, raw);
+  identify(p, input); // refuses a forbidden user or scope before any step runs
+  const { user_id, scope, hops, k, as_of, valid_at, includePrivate } = input;
+  const identityFields = { ...(user_id === undefined ? {} : { user_id }), ...(scope === undefined ? {} : { scope }) };
+  const stepBody = { ...identityFields, hops, k, as_of, valid_at, includePrivate };
+  return runQuery(
+    {
+      query: input.query,
+      subqueries: input.subqueries,
+      includeHistory: input.includeHistory,
+      maxSteps: input.maxSteps,
+      timeoutMs: input.timeoutMs,
+      minEvidence: input.minEvidence,
+      pack: { tokenBudget: input.tokenBudget, maxItems: input.maxItems, purpose: input.purpose },
+    },
+    {
+      context: (question) => memoryContext(svc, p, { ...stepBody, question }),
+      history: (target: HistoryTarget) => {
+        const { kind: _kind, ...which } = target;
+        return memoryHistory(svc, p, { ...identityFields, ...which, limit: 20, includePrivate });
+      },
+      timer: (ms) => {
+        let handle: NodeJS.Timeout | undefined;
+        const fired = new Promise<void>((resolve) => {
+          handle = setTimeout(resolve, ms);
+        });
+        return { fired, cancel: () => clearTimeout(handle) };
+      },
+    },
+  );
 }
 
 /** memory_forget: exactly one form; notes go to the notes engine, the rest to knowledge. */
@@ -187,6 +247,7 @@ export const SERVICES: Record<string, (svc: Service, p: Principal, raw: unknown)
   relate: memoryRelate,
   recall: memoryRecall,
   context: memoryContext,
+  query: memoryQuery,
   forget: memoryForget,
   export: memoryExport,
   import: memoryImport,

@@ -6,53 +6,112 @@ export function estimateTokens(s: string): number {
   return Math.ceil(Buffer.byteLength(s, 'utf8') / 4);
 }
 
+/** The purposes a pack can be built for. */
+export type Purpose = 'general' | 'coding' | 'research' | 'browser';
+
 /** What a caller asked the pack to respect. */
 export interface PackOptions {
   tokenBudget?: number | undefined;
   maxItems?: number | undefined;
-  purpose?: 'general' | 'coding' | 'research' | 'browser' | undefined;
+  purpose?: Purpose | undefined;
 }
 
-const HEADINGS: Record<NonNullable<PackOptions['purpose']>, string> = {
+const HEADINGS: Record<Purpose, string> = {
   general: 'Memory relevant to the question (cite the [n] markers):',
   coding: 'Project memory for this coding task (cite the [n] markers):',
   research: 'Sources from memory for this research question (cite the [n] markers):',
   browser: 'Memory relevant to this page (cite the [n] markers):',
 };
 
+/**
+ * The kinds each purpose prefers (docs/design/query.md). A preferred item's score counts
+ * `PREFERENCE_WEIGHT` times, so it moves ahead of items of similar relevance but not of items
+ * ranked far above it. Kinds are an item's `kind`, or a note item's note kind.
+ */
+export const PREFERRED_KINDS: Record<Purpose, readonly string[]> = {
+  general: ['user_preference', 'user_fact'],
+  coding: ['decision', 'task_state'],
+  research: ['passage', 'fact'],
+  browser: ['user_preference', 'passage'],
+};
+export const PREFERENCE_WEIGHT = 1.5;
+
 type Item = Record<string, unknown>;
+
+/** Why an item is not in the pack. */
+export type OmitReason = 'token_budget' | 'max_items';
+
+/** One omitted item: its rank in the input, what it was, and why it was left out. */
+export interface Omitted {
+  rank: number;
+  kind: string;
+  id: string | null;
+  tokens: number;
+  reason: OmitReason;
+}
+
+/** The kind a purpose preference looks at: a note's own kind, else the item kind. */
+export function packKind(item: Item): string {
+  const note = item.note as { kind?: unknown } | undefined;
+  if (item.kind === 'note' && typeof note?.kind === 'string') return note.kind;
+  return typeof item.kind === 'string' ? item.kind : 'item';
+}
+
+/** A stable id of an item for `omitted` (fact id, doc id, entity id or note id), if it has one. */
+export function itemId(item: Item): string | null {
+  const note = item.note as { id?: unknown } | undefined;
+  for (const v of [note?.id, item.id, item.doc_id]) if (typeof v === 'string') return v;
+  return null;
+}
 
 function line(n: number, item: Item): string {
   const text = typeof item.text === 'string' ? item.text : JSON.stringify(item.text ?? '');
-  const citation = item.citation as { source?: { name?: unknown } } | undefined;
+  const citation = item.citation as { source?: { name?: unknown } } | undefined | null;
   const from = typeof citation?.source?.name === 'string' ? ` — ${citation.source.name}` : '';
   const date = typeof item.source_date === 'string' ? ` (${item.source_date})` : '';
-  return `[${n}] ${text}${from}${date}`;
+  const note = item.kind === 'note' ? ` (note, ${packKind(item)})` : '';
+  return `[${n}] ${text}${note}${from}${date}`;
+}
+
+/** Items in the order a purpose reads them: score, preferred kinds weighted; ties keep input order. */
+export function orderForPurpose(items: Item[], purpose: Purpose): Item[] {
+  const preferred = PREFERRED_KINDS[purpose];
+  const weighted = items.map((item, i) => {
+    const score = typeof item.score === 'number' ? item.score : 0;
+    return { item, i, w: preferred.includes(packKind(item)) ? score * PREFERENCE_WEIGHT : score };
+  });
+  weighted.sort((a, b) => b.w - a.w || a.i - b.i);
+  return weighted.map((w) => w.item);
 }
 
 /**
- * A context pack from ranked items: items in rank order while they fit the token budget and the
- * item cap; an item that does not fit is omitted whole (never cut) and later, smaller items may
- * still fit. Returns the text, the items kept, the omitted ones with the reason, and the budget.
+ * A context pack from ranked items: ordered for the purpose, then taken while they fit the token
+ * budget and the item cap; an item that does not fit is omitted whole (never cut), and later,
+ * smaller items may still fit. Returns the text, the items kept, the omitted ones with the reason,
+ * and the budget.
  */
 export function buildPack(items: Item[], opts: PackOptions) {
-  const heading = HEADINGS[opts.purpose ?? 'general'];
-  let used = estimateTokens(heading);
+  const purpose = opts.purpose ?? 'general';
+  const heading = HEADINGS[purpose];
+  // Bytes are summed and rounded once, so `used` is exactly the estimate of the returned text.
+  let bytes = Buffer.byteLength(heading, 'utf8');
   const kept: Item[] = [];
   const lines = [heading];
-  const omitted: { rank: number; reason: 'token_budget' | 'max_items' }[] = [];
-  items.forEach((item, i) => {
-    if (opts.maxItems !== undefined && kept.length >= opts.maxItems) {
-      omitted.push({ rank: i + 1, reason: 'max_items' });
-      return;
-    }
+  const omitted: Omitted[] = [];
+  orderForPurpose(items, purpose).forEach((item, i) => {
     const l = line(kept.length + 1, item);
+    const lineBytes = Buffer.byteLength(`\n${l}`, 'utf8');
     const cost = estimateTokens(`\n${l}`);
-    if (opts.tokenBudget !== undefined && used + cost > opts.tokenBudget) {
-      omitted.push({ rank: i + 1, reason: 'token_budget' });
+    const base = { rank: i + 1, kind: packKind(item), id: itemId(item), tokens: cost };
+    if (opts.maxItems !== undefined && kept.length >= opts.maxItems) {
+      omitted.push({ ...base, reason: 'max_items' });
       return;
     }
-    used += cost;
+    if (opts.tokenBudget !== undefined && Math.ceil((bytes + lineBytes) / 4) > opts.tokenBudget) {
+      omitted.push({ ...base, reason: 'token_budget' });
+      return;
+    }
+    bytes += lineBytes;
     kept.push(item);
     lines.push(l);
   });
@@ -60,6 +119,6 @@ export function buildPack(items: Item[], opts: PackOptions) {
     context: lines.join('\n'),
     items: kept,
     omitted,
-    budget: { estimator: ESTIMATOR, limit: opts.tokenBudget ?? null, used, purpose: opts.purpose ?? 'general' },
+    budget: { estimator: ESTIMATOR, limit: opts.tokenBudget ?? null, used: Math.ceil(bytes / 4), purpose },
   };
 }

@@ -9,7 +9,7 @@
 //! the page are read. Terms and trigrams hold no NUL, so `term \0` prefixes are unambiguous.
 
 use super::record::{KINDS, NoteRecord};
-use super::search::{Features, Query, grams};
+use super::search::{Features, Query, grams, min_grams};
 use crate::error::{Error, Result};
 use crate::knowledge::Partition;
 use crate::snapshot::Snapshot;
@@ -19,6 +19,17 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub(crate) const TOK: &str = "n.tok";
 pub(crate) const TRI: &str = "n.tri";
+/// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.
+/// Guides a query to its rarest trigrams first; it never decides a match (postings do), so an
+/// estimate is enough, and counting one note in `SAMPLE` keeps the writes it costs small.
+pub(crate) const TRI_COUNT: &str = "n.tric";
+/// One note in this many (by id, which a note keeps across versions) is counted in `TRI_COUNT`.
+pub(crate) const SAMPLE: u64 = 8;
+
+/// Whether `note` is counted in `TRI_COUNT`.
+pub(crate) fn sampled(note: &NoteRecord) -> bool {
+    note.id.is_multiple_of(SAMPLE)
+}
 
 /// What a posting says about its note besides the match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,15 +91,41 @@ pub(crate) fn replace(
         }
     }
     let tri_key = |g: &str| part.key(&[g.as_bytes(), b"\0", id.as_bytes()]);
+    // A note keeps its id across versions, so old and new are both sampled or both not.
+    let counted = sampled(new);
     for g in old_grams.difference(&grams) {
         tx.delete(TRI, &tri_key(g))?;
+        if counted {
+            count(tx, part, g, -1)?;
+        }
     }
     for g in &grams {
-        if old.is_none() || old_flags != new_flags || !old_grams.contains(g) {
+        let added = !old_grams.contains(g);
+        if added && counted {
+            count(tx, part, g, 1)?;
+        }
+        if old.is_none() || old_flags != new_flags || added {
             tx.put(TRI, &tri_key(g), &new_flags)?;
         }
     }
     Ok(())
+}
+
+/// Adds `delta` to the note count of trigram `g` (saturating at 0; a zero count is deleted).
+fn count(tx: &mut WriteTxn<'_>, part: &Partition, g: &str, delta: i64) -> Result<()> {
+    let key = part.key(&[g.as_bytes()]);
+    let now = tx.get(TRI_COUNT, &key)?.as_deref().map_or(0, decode_count);
+    let next = u32::try_from((i64::from(now) + delta).max(0)).unwrap_or(u32::MAX);
+    if next == 0 {
+        tx.delete(TRI_COUNT, &key)?;
+        Ok(())
+    } else {
+        tx.put(TRI_COUNT, &key, &next.to_be_bytes())
+    }
+}
+
+fn decode_count(b: &[u8]) -> u32 {
+    b.try_into().map_or(u32::MAX, u32::from_be_bytes)
 }
 
 /// Removes `note`'s postings (as `add` wrote them).
@@ -100,6 +137,9 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     }
     for g in grams {
         tx.delete(TRI, &part.key(&[g.as_bytes(), b"\0", id.as_bytes()]))?;
+        if sampled(note) {
+            count(tx, part, &g, -1)?;
+        }
     }
     Ok(())
 }
@@ -124,18 +164,111 @@ pub(crate) fn lookup(snap: &Snapshot, part: &Partition, query: &Query) -> Result
             entry.1 = decode_flags(f)?;
         }
     }
-    for g in &query.grams {
-        let prefix = part.key(&[g.as_bytes(), b"\0"]);
-        for kv in snap.prefix(TRI, &prefix)? {
-            let (k, v) = kv?;
-            let id = identity_of(&k, prefix.len())?;
-            let flags = decode_flags(&v)?;
-            let entry = out.entry(id).or_insert_with(|| (blank(), flags));
-            entry.0.grams += 1;
-        }
-    }
+    lookup_grams(snap, part, query, &mut out, &blank)?;
     Ok(out)
 }
+
+/// The trigram channel's side of `lookup`. A note enters the channel only when it holds at least
+/// `need` (`min_grams`: ⌈G/2⌉) of the query's G trigrams, so it must hold one of any G − need + 1 of them:
+/// the postings of the rarest G − need + 1 (by `TRI_COUNT`) give every candidate, and the other
+/// trigrams are then counted for the candidates only — by reading a trigram's postings when they
+/// are few, else by point reads — stopping for a candidate once it cannot reach `need`. Counts
+/// are exact for every note that can enter the channel; a note that cannot gets none recorded
+/// here (its share is below the threshold either way), so ranking equals a full read.
+fn lookup_grams(
+    snap: &Snapshot,
+    part: &Partition,
+    query: &Query,
+    out: &mut BTreeMap<String, (Features, Flags)>,
+    blank: &dyn Fn() -> Features,
+) -> Result<()> {
+    let total = query.grams.len();
+    if total == 0 {
+        return Ok(());
+    }
+    let need = min_grams(total);
+    let mut by_count: Vec<(u32, &String)> = Vec::with_capacity(total);
+    for g in &query.grams {
+        let n = snap.get_with(TRI_COUNT, &part.key(&[g.as_bytes()]), |v| v.map_or(0, decode_count))?;
+        by_count.push((n, g));
+    }
+    by_count.sort();
+    let (scan, rest) = by_count.split_at(total - need + 1);
+    // Candidates: identity bytes → (trigrams held so far, flags). Sized from the sampled counts.
+    let estimate = scan.iter().map(|(n, _)| u64::from(*n) * SAMPLE).sum::<u64>();
+    let mut cands: FastMap<Vec<u8>, (usize, Flags)> =
+        FastMap::with_capacity_and_hasher(usize::try_from(estimate.min(1 << 20)).unwrap_or(0), BuildFx::default());
+    for (_, g) in scan {
+        let prefix = part.key(&[g.as_bytes(), b"\0"]);
+        for kv in snap.prefix(TRI, &prefix)? {
+            let (mut k, v) = kv?;
+            let flags = decode_flags(&v)?;
+            k.drain(..prefix.len());
+            cands.entry(k).or_insert((0, flags)).0 += 1;
+        }
+    }
+    let mut key = Vec::new();
+    for (i, (n, g)) in rest.iter().enumerate() {
+        let left_after = rest.len() - i - 1;
+        // Drop candidates that cannot reach `need` even holding this and every later trigram.
+        cands.retain(|_, (held, _)| *held + 1 + left_after >= need);
+        if cands.is_empty() {
+            break;
+        }
+        let prefix = part.key(&[g.as_bytes(), b"\0"]);
+        if u64::from(*n) * SAMPLE <= (cands.len() as u64).saturating_mul(4) {
+            for kv in snap.prefix(TRI, &prefix)? {
+                let (k, _) = kv?;
+                if let Some(c) = cands.get_mut(&k[prefix.len()..]) {
+                    c.0 += 1;
+                }
+            }
+        } else {
+            for (id, c) in &mut cands {
+                key.clear();
+                key.extend_from_slice(&prefix);
+                key.extend_from_slice(id);
+                if snap.get_with(TRI, &key, |v| v.is_some())? {
+                    c.0 += 1;
+                }
+            }
+        }
+    }
+    for (id, (held, flags)) in cands {
+        if held >= need {
+            let id =
+                String::from_utf8(id).map_err(|_| Error::corrupt(None, "a notes posting's identity is not UTF-8"))?;
+            let entry = out.entry(id).or_insert_with(|| (blank(), flags));
+            entry.0.grams = u32::try_from(held).unwrap_or(u32::MAX);
+            entry.1 = flags;
+        }
+    }
+    Ok(())
+}
+
+/// `FxHash` (rustc's): identities are not attacker-chosen across users (a partition's own keys),
+/// and the candidate map is the hot loop of a query.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(c.try_into().expect("8 bytes"))).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type BuildFx = std::hash::BuildHasherDefault<Fx>;
+type FastMap<K, V> = HashMap<K, V, BuildFx>;
 
 fn identity_of(key: &[u8], prefix_len: usize) -> Result<String> {
     String::from_utf8(key[prefix_len..].to_vec())

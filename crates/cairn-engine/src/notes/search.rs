@@ -18,6 +18,12 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// A note enters the trigram channel when it holds at least this share of the query's trigrams.
 const MIN_TRIGRAM_SHARE: f64 = 0.5;
+/// The fewest of `total` query trigrams a note must hold to enter the trigram channel.
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small counts
+pub(crate) fn min_grams(total: usize) -> usize {
+    ((total as f64 * MIN_TRIGRAM_SHARE).ceil() as usize).max(1)
+}
+
 /// Trigrams are taken from this many leading characters of a note's text (bounds index writes).
 pub(crate) const GRAM_CHARS: usize = 8192;
 

@@ -673,7 +673,19 @@ fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
         let reply = run(&store, &me, "note_write", &with(body, vis));
         assert!(reply.get("error").is_none(), "{reply}");
     }
-    for q in ["alpha", "deploy staging", "deplo", "東京", "charlie delta echo", "zzz", "k1"] {
+    // Long queries make the trigram channel pick its rarest trigrams and verify the rest.
+    for q in [
+        "alpha",
+        "deploy staging",
+        "deplo",
+        "東京",
+        "charlie delta echo",
+        "zzz",
+        "k1",
+        "deployment stagin",
+        "alphabravo charliex",
+        "echo deploy charlie bravo staging",
+    ] {
         for (agent, extra) in [
             ("claude", json!({})),
             ("codex", json!({"taskId": "T1"})),
@@ -691,6 +703,28 @@ fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
             assert_eq!(indexed, scanned, "{q} {agent} {extra}");
         }
     }
+    // The trigram counts that order a query's trigrams equal the sampled notes' trigrams.
+    let snap = store.snapshot().unwrap();
+    let part = agent_at("claude").part;
+    let mut counted: std::collections::BTreeMap<Vec<u8>, u32> = std::collections::BTreeMap::new();
+    for kv in snap.prefix(super::record::CUR, &part.key(&[])).unwrap() {
+        let note = super::record::NoteRecord::decode(&kv.unwrap().1).unwrap();
+        if super::index::sampled(&note) {
+            for g in super::search::grams(&note.search_text()) {
+                *counted.entry(part.key(&[g.as_bytes()])).or_default() += 1;
+            }
+        }
+    }
+    assert!(!counted.is_empty(), "some notes are sampled");
+    let stored: std::collections::BTreeMap<Vec<u8>, u32> = snap
+        .prefix(super::index::TRI_COUNT, &[])
+        .unwrap()
+        .map(|kv| {
+            let (k, v) = kv.unwrap();
+            (k, u32::from_be_bytes(v.as_slice().try_into().unwrap()))
+        })
+        .collect();
+    assert_eq!(counted, stored);
     // The index is not trivially empty.
     assert!(
         !run(&store, &agent_at("claude"), "note_list", &json!({"query": "alpha"}))["notes"]

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { mcpClient, toolJson } from './mcp-client.js';
+import { startTestNode, type TestNode } from './node.js';
+
+// memory_query and the notes channel of memory_context through the real node: HTTP and the
+// official MCP client; another user's data never appears; a query never widens permissions.
+
+let t: TestNode;
+let ann: string;
+let bob: string;
+
+const post = (token: string, verb: string, body: object) => t.call('POST', `/v1/memory/${verb}`, { token, body });
+
+beforeAll(async () => {
+  t = await startTestNode();
+  ann = (await t.token({ agent: 'claude', user: 'ann' })).token;
+  bob = (await t.token({ agent: 'claude', user: 'bob' })).token;
+  const r = await post(ann, 'remember', {
+    content: 'Priya Raman leads the Atlas project at Acme. The Berlin office opened in 2023.',
+    source: 'memo',
+    facts: {
+      entities: [
+        { name: 'Priya Raman', type: 'person' },
+        { name: 'Atlas', type: 'project' },
+        { name: 'Berlin office', type: 'office' },
+      ],
+      relations: [{ source: 'Priya Raman', target: 'Atlas', type: 'leads' }],
+    },
+  });
+  expect(r.status).toBe(200);
+  const n = await post(ann, 'note_write', { key: 'atlas-database', value: 'Atlas uses Postgres 16', kind: 'decision' });
+  expect(n.status).toBe(200);
+  await post(bob, 'remember', {
+    content: 'Zorblat leads the Quillon project. Atlas is also a Zorblat codename.',
+    facts: {
+      entities: [
+        { name: 'Zorblat', type: 'person' },
+        { name: 'Atlas', type: 'project' },
+      ],
+      relations: [],
+    },
+  });
+  await post(bob, 'note_write', { key: 'atlas-secret', value: 'Atlas Quillon vantablack', kind: 'decision' });
+});
+afterAll(async () => t.stop());
+
+const bobsWords = /Zorblat|Quillon|vantablack|atlas-secret/;
+
+describe('memory_context with notes', () => {
+  it('a matching note competes with facts and passages and carries its receipt', async () => {
+    const r = await post(ann, 'context', { question: 'Atlas database Postgres', k: 8 });
+    expect(r.status).toBe(200);
+    const items = r.body.items as Record<string, unknown>[];
+    const note = items.find((i) => i.kind === 'note');
+    expect(note).toMatchObject({
+      text: 'atlas-database: Atlas uses Postgres 16',
+      note: { key: 'atlas-database', version: 1 },
+    });
+    expect((note?.receipt as { channels: string[] } | undefined)?.channels.length).toBeGreaterThan(0);
+    expect(items.some((i) => i.kind !== 'note')).toBe(true);
+    expect(JSON.stringify(r.body)).not.toMatch(bobsWords);
+  });
+
+  it('the pack prefers decisions for coding, omits whole items past the budget, and reports it', async () => {
+    const coding = await post(ann, 'context', { question: 'Atlas database Postgres', purpose: 'coding' });
+    expect((coding.body.items as { kind: string }[])[0]?.kind).toBe('note');
+    const tight = await post(ann, 'context', { question: 'Atlas database Postgres', tokenBudget: 40 });
+    const budget = tight.body.budget as { used: number; limit: number; estimator: string };
+    expect(budget).toMatchObject({ estimator: 'utf8_bytes_v1', limit: 40 });
+    expect(budget.used).toBeLessThanOrEqual(40);
+    expect(budget.used).toBe(Math.ceil(Buffer.byteLength(tight.body.context as string, 'utf8') / 4));
+    const omitted = tight.body.omitted as { reason: string }[];
+    expect(omitted.length).toBeGreaterThan(0);
+    expect(omitted.every((o) => o.reason === 'token_budget')).toBe(true);
+  });
+});
+
+describe('memory_query', () => {
+  it('splits, runs each step as the caller, fuses evidence and packs it', async () => {
+    const r = await post(ann, 'query', {
+      query: 'Who leads Atlas and what database does Atlas use',
+      includeHistory: true,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.plan).toMatchObject({ source: 'split', steps: ['Who leads Atlas', 'what database does Atlas use'] });
+    expect(r.body.complexity).toBe('L2');
+    const steps = r.body.steps as { state: string }[];
+    expect(steps.map((s) => s.state)).toEqual(['done', 'done']);
+    const evidence = r.body.evidence as { kind: string; steps: number[] }[];
+    expect(evidence.length).toBeGreaterThan(0);
+    expect(evidence.some((e) => e.kind === 'note')).toBe(true);
+    expect(['sufficient', 'partial']).toContain(r.body.sufficiency);
+    expect(typeof r.body.context).toBe('string');
+    const history = r.body.history as { target: { kind: string; key?: string }; events: unknown[] }[];
+    const noteHistory = history.find((h) => h.target.kind === 'note');
+    expect(noteHistory?.target.key).toBe('atlas-database');
+    expect(noteHistory?.events).toHaveLength(1);
+    expect(JSON.stringify(r.body)).not.toMatch(bobsWords);
+  });
+
+  it('another user’s data never appears, even when asked for by name', async () => {
+    const r = await post(ann, 'query', { query: 'Zorblat and Quillon', subqueries: ['Zorblat', 'Quillon vantablack'] });
+    expect(r.status).toBe(200);
+    // The plan echoes the question; nothing found may name Bob's data.
+    const found = JSON.stringify([r.body.evidence, r.body.items, r.body.context, r.body.omitted]);
+    expect(found).not.toMatch(bobsWords);
+    expect(r.body.evidence).toEqual([]);
+    expect(r.body.sufficiency).toBe('insufficient');
+    // A question that reaches Ann's Atlas gets Ann's Atlas only, never Bob's note or passage.
+    const atlas = await post(ann, 'query', { query: 'Atlas', subqueries: ['Atlas codename', 'atlas-secret'] });
+    expect(JSON.stringify([atlas.body.evidence, atlas.body.context])).not.toMatch(bobsWords);
+    // Bob asking the same finds his own.
+    const own = await post(bob, 'query', { query: 'Quillon vantablack' });
+    expect(JSON.stringify(own.body.evidence)).toMatch(/vantablack/);
+  });
+
+  it('maxSteps caps the plan and says so; L3 answers best effort', async () => {
+    const r = await post(ann, 'query', { query: 'Atlas and Priya and Berlin office', maxSteps: 2 });
+    expect(r.status).toBe(200);
+    expect((r.body.steps as unknown[]).length).toBe(2);
+    expect(r.body.complexity).toBe('L3');
+    expect(r.body.fallbacks).toEqual(
+      expect.arrayContaining([expect.objectContaining({ reason: 'max_steps', dropped: ['Berlin office'] })]),
+    );
+    const l3 = await post(ann, 'query', { query: 'how many projects does Priya Raman lead' });
+    expect(l3.body).toMatchObject({ complexity: 'L3', unsupported_complexity: ['aggregation'] });
+    expect((l3.body.evidence as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it('refuses bad input naming the field, and a scope the token may not use, before any step', async () => {
+    const bad = await post(ann, 'query', { query: 'x', maxSteps: 0 });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error?.message).toMatch(/maxSteps/);
+    const unknown = await post(ann, 'query', { query: 'x', subquery: ['y'] });
+    expect(unknown.status).toBe(422);
+    const limited = (await t.token({ agent: 'claude', user: 'ann', scopes: ['default'] })).token;
+    const forbidden = await post(limited, 'query', { query: 'Atlas', scope: 'other' });
+    expect(forbidden.status).toBe(403);
+  });
+
+  it('is served as an MCP tool with the same JSON', async () => {
+    const client = await mcpClient(t.url, ann);
+    try {
+      const r = toolJson(await client.callTool({ name: 'memory_query', arguments: { query: 'Who leads Atlas' } }));
+      expect(r.isError).toBe(false);
+      const http = await post(ann, 'query', { query: 'Who leads Atlas' });
+      expect(r.body.evidence).toEqual(http.body.evidence);
+      expect(r.body.plan).toEqual(http.body.plan);
+    } finally {
+      await client.close();
+    }
+  });
+});

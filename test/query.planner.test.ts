@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+
+import { fuseSteps } from '../ts/service/fusion.js';
+import { buildPack, estimateTokens } from '../ts/service/pack.js';
+import { plan, splitQuery } from '../ts/service/planner.js';
+import { type QueryDeps, runQuery } from '../ts/service/query.js';
+
+describe('planner', () => {
+  it('splits on English conjunctions as whole words, longest first', () => {
+    expect(splitQuery('Who leads Atlas and where is the Berlin office')).toEqual([
+      'Who leads Atlas',
+      'where is the Berlin office',
+    ]);
+    expect(splitQuery('deploy target, as well as the editor theme')).toEqual(['deploy target', 'the editor theme']);
+    expect(splitQuery('check the build, and then ship it')).toEqual(['check the build', 'ship it']);
+    expect(splitQuery('Priya or Marco; Lin')).toEqual(['Priya', 'Marco', 'Lin']);
+    // "and" inside a word is not a conjunction.
+    expect(splitQuery('Anderson handles android builds')).toEqual(['Anderson handles android builds']);
+  });
+
+  it('splits on Chinese conjunctions, never leaving a part of one character', () => {
+    expect(splitQuery('普里亚负责的项目以及柏林办公室的地址')).toEqual(['普里亚负责的项目', '柏林办公室的地址']);
+    expect(splitQuery('先检查构建然后发布版本')).toEqual(['先检查构建', '发布版本']);
+    expect(splitQuery('张三和李四')).toEqual(['张三', '李四']);
+    // 世界和平: splitting at 和 would leave 平 alone, so the query stays whole.
+    expect(splitQuery('世界和平')).toEqual(['世界和平']);
+  });
+
+  it('explicit subqueries come first, in order, without duplicates; maxSteps drops the rest (L3)', () => {
+    const p = plan('ignored and split', ['a question', 'another one', 'a question'], 4);
+    expect(p).toMatchObject({ source: 'subqueries', steps: ['a question', 'another one'], complexity: 'L2' });
+    const capped = plan('alpha and beta and gamma', undefined, 2);
+    expect(capped).toMatchObject({ source: 'split', steps: ['alpha', 'beta'], dropped: ['gamma'], complexity: 'L3' });
+  });
+
+  it('complexity: L0 lookup, L1 one question, L2 several, L3 comparison/aggregation', () => {
+    expect(plan('Priya Raman', undefined, 4).complexity).toBe('L0');
+    expect(plan('What does Priya Raman lead at Acme?', undefined, 4).complexity).toBe('L1');
+    expect(plan('Who leads Atlas and where is Acme based', undefined, 4).complexity).toBe('L2');
+    expect(plan('compare the Atlas budget with last year', undefined, 4)).toMatchObject({
+      complexity: 'L3',
+      unsupported: ['comparison'],
+    });
+    expect(plan('团队里有多少人', undefined, 4).complexity).toBe('L3');
+  });
+
+  it('is deterministic', () => {
+    const q = 'editor theme and deploy target, then the release date 以及 负责人';
+    expect(plan(q, undefined, 8)).toEqual(plan(q, undefined, 8));
+  });
+});
+
+describe('fusion and pack', () => {
+  it('RRF across steps: an item found by two steps outranks items found once', () => {
+    const a = { kind: 'fact', id: '1', text: 'a' };
+    const b = { kind: 'fact', id: '2', text: 'b' };
+    const c = { kind: 'note', note: { id: '9' }, text: 'c' };
+    const ev = fuseSteps([
+      { step: 1, items: [a, b] },
+      { step: 2, items: [c, b] },
+    ]);
+    expect(ev.map((e) => e.text)).toEqual(['b', 'a', 'c']);
+    expect(ev[0]).toMatchObject({ steps: [1, 2], stepRanks: { '1': 2, '2': 2 } });
+    expect(ev[0]?.score).toBeCloseTo(2 / 62, 12);
+  });
+
+  it('omits an item that does not fit whole; a smaller later one may still fit; max_items', () => {
+    const items = [
+      { kind: 'fact', id: '1', text: 'x'.repeat(400), score: 0.03 },
+      { kind: 'fact', id: '2', text: 'short', score: 0.02 },
+      { kind: 'fact', id: '3', text: 'also short', score: 0.01 },
+    ];
+    const p = buildPack(items, { tokenBudget: 40 });
+    expect(p.items.map((i) => i.id)).toEqual(['2', '3']);
+    expect(p.omitted).toEqual([
+      { rank: 1, kind: 'fact', id: '1', tokens: estimateTokens(`\n[1] ${'x'.repeat(400)}`), reason: 'token_budget' },
+    ]);
+    expect(p.budget).toMatchObject({ estimator: 'utf8_bytes_v1', limit: 40 });
+    expect(p.budget.used).toBe(estimateTokens(p.context));
+    expect(p.budget.used).toBeLessThanOrEqual(40);
+    expect(p.context).not.toContain('xxxx');
+    const capped = buildPack(items, { maxItems: 1 });
+    expect(capped.omitted.map((o) => o.reason)).toEqual(['max_items', 'max_items']);
+  });
+
+  it('purpose prefers kinds: coding puts a decision note ahead of a fact of similar score', () => {
+    const fact = { kind: 'fact', id: '1', text: 'Atlas uses Postgres', score: 0.02 };
+    const decision = { kind: 'note', note: { id: '7', kind: 'decision' }, text: 'db: postgres 16', score: 0.018 };
+    expect(buildPack([fact, decision], { purpose: 'general' }).items[0]).toBe(fact);
+    expect(buildPack([fact, decision], { purpose: 'coding' }).items[0]).toBe(decision);
+  });
+});
+
+/** Deps whose steps answer from a table, with a controllable clock. */
+function fakeDeps(answers: Record<string, { delay: number; items: object[]; verdict: string }>) {
+  let now = 0;
+  const timers: { at: number; fire: () => void; live: boolean }[] = [];
+  const advance = async (ms: number) => {
+    const end = now + ms;
+    for (;;) {
+      const due = timers.filter((t) => t.live && t.at <= end).sort((a, b) => a.at - b.at)[0];
+      if (due === undefined) break;
+      now = due.at;
+      due.live = false;
+      due.fire();
+      await new Promise((r) => setImmediate(r));
+    }
+    now = end;
+  };
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      timers.push({ at: now + ms, fire: resolve, live: true });
+    });
+  const deps: QueryDeps = {
+    async context(question) {
+      const a = answers[question];
+      if (a === undefined) throw new Error(`no answer for ${question}`);
+      await wait(a.delay);
+      return { items: a.items, grounding: { verdict: a.verdict } };
+    },
+    history: async () => ({ events: [] }),
+    timer(ms) {
+      const t = { at: now + ms, fire: () => {}, live: true };
+      const fired = new Promise<void>((resolve) => {
+        t.fire = resolve;
+      });
+      timers.push(t);
+      return { fired, cancel: () => (t.live = false) };
+    },
+  };
+  return { deps, advance };
+}
+
+describe('runQuery', () => {
+  const fact = (id: string) => ({ kind: 'fact', id, text: `fact ${id}` });
+
+  it('runs each step, fuses evidence, says sufficient when every step is grounded', async () => {
+    const { deps, advance } = fakeDeps({
+      alpha: { delay: 10, items: [fact('1'), fact('2')], verdict: 'grounded' },
+      beta: { delay: 10, items: [fact('2')], verdict: 'grounded' },
+    });
+    const running = runQuery({ query: 'alpha and beta', pack: {} }, deps);
+    await advance(100);
+    const r = await running;
+    expect(r.complexity).toBe('L2');
+    expect((r.evidence as { id: string }[]).map((e) => e.id)).toEqual(['2', '1']);
+    expect(r.sufficiency).toBe('sufficient');
+    expect(r.fallback).toBeNull();
+    expect(r.budget).toMatchObject({ estimator: 'utf8_bytes_v1' });
+  });
+
+  it('on timeout keeps the finished steps, reports the rest, and says why (deterministic degrade)', async () => {
+    const { deps, advance } = fakeDeps({
+      fast: { delay: 10, items: [fact('1')], verdict: 'grounded' },
+      slow: { delay: 10_000, items: [fact('2')], verdict: 'grounded' },
+      later: { delay: 10, items: [fact('3')], verdict: 'grounded' },
+    });
+    const running = runQuery({ query: 'x', subqueries: ['fast', 'slow', 'later'], timeoutMs: 500, pack: {} }, deps);
+    await advance(20_000);
+    const r = await running;
+    expect((r.steps as { state: string }[]).map((s) => s.state)).toEqual(['done', 'timed_out', 'skipped']);
+    expect((r.evidence as { id: string }[]).map((e) => e.id)).toEqual(['1']);
+    expect(r.fallback).toEqual({ reason: 'timeout', timeoutMs: 500, completed: [1], skipped: [2, 3] });
+    expect(r.sufficiency).toBe('partial');
+  });
+
+  it('insufficient with no evidence; partial below minEvidence; L3 answers best effort', async () => {
+    const { deps, advance } = fakeDeps({
+      'how many people work at Acme': { delay: 1, items: [fact('1')], verdict: 'grounded' },
+      nothing: { delay: 1, items: [], verdict: 'nothing_stored' },
+    });
+    const none = runQuery({ query: 'nothing', pack: {} }, deps);
+    await advance(10);
+    expect((await none).sufficiency).toBe('insufficient');
+    const l3 = runQuery({ query: 'how many people work at Acme', minEvidence: 3, pack: {} }, deps);
+    await advance(10);
+    const r = await l3;
+    expect(r).toMatchObject({ complexity: 'L3', sufficiency: 'partial', unsupported_complexity: ['aggregation'] });
+    expect(r.fallback).toMatchObject({ reason: 'unsupported_complexity' });
+  });
+});

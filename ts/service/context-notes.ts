@@ -1,0 +1,73 @@
+import { RRF_K } from './fusion.js';
+
+type Item = Record<string, unknown>;
+
+/** A note from `note_list` with a query: the note and its retrieval receipt. */
+interface ListedNote {
+  id: string;
+  key: string;
+  value: unknown;
+  kind: string;
+  visibility: string;
+  taskId?: string;
+  version: number;
+  agent: string;
+  updatedAt: string;
+  receipt: { channels: string[]; ranks: Record<string, number>; score: number };
+}
+
+function valueText(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/**
+ * A listed note as a context item: `kind: "note"`, its text (`key: value`), the notes query's
+ * receipt as channels/ranks/score, and the note's identity and version. Notes are asserted by
+ * agents, not quoted from a document, so the citation says so and has no span.
+ */
+export function noteItem(n: ListedNote): Item {
+  return {
+    kind: 'note',
+    text: `${n.key}: ${valueText(n.value)}`,
+    score: n.receipt.score,
+    channels: n.receipt.channels.map((c) => `note_${c}`),
+    ranks: Object.fromEntries(Object.entries(n.receipt.ranks).map(([c, r]) => [`note_${c}`, r])),
+    citation: {
+      source: {
+        kind: 'asserted',
+        doc_id: null,
+        name: `note ${n.key} v${n.version} by ${n.agent}`,
+        ingested_at: n.updatedAt,
+      },
+      span: null,
+    },
+    seed: null,
+    receipt: n.receipt,
+    note: {
+      id: n.id,
+      key: n.key,
+      kind: n.kind,
+      visibility: n.visibility,
+      ...(n.taskId === undefined ? {} : { taskId: n.taskId }),
+      version: n.version,
+      agent: n.agent,
+      updatedAt: n.updatedAt,
+    },
+  };
+}
+
+/**
+ * Knowledge items and note items as one ranked list of at most `k`: reciprocal-rank fusion of the
+ * two lists (k = 60), a tie going to the knowledge item, so notes compete with facts and passages
+ * for the same places. Each item gains `fused: {list, rank, score}`; its own fields are unchanged.
+ */
+export function mergeNotes(knowledge: Item[], notes: ListedNote[], k: number): Item[] {
+  const all = [
+    ...knowledge.map((item, i) => ({ item, list: 'knowledge', rank: i + 1, order: 0 })),
+    ...notes.map((n, i) => ({ item: noteItem(n), list: 'notes', rank: i + 1, order: 1 })),
+  ];
+  all.sort((a, b) => a.rank - b.rank || a.order - b.order);
+  return all.slice(0, k).map(({ item, list, rank }) => ({ ...item, fused: { list, rank, score: 1 / (RRF_K + rank) } }));
+}
+
+export type { ListedNote };

@@ -1,0 +1,106 @@
+// The deterministic planner of memory_query (docs/design/query.md): no model, no randomness, the
+// same query always gives the same plan.
+
+/** L0 one lookup, L1 one context, L2 several steps, L3 beyond what the planner does. */
+export type Complexity = 'L0' | 'L1' | 'L2' | 'L3';
+
+/** A plan: the steps' questions, where they came from, and how complex the query looked. */
+export interface Plan {
+  source: 'subqueries' | 'split' | 'whole';
+  steps: string[];
+  /** Parts the planner found beyond `maxSteps`, not run. */
+  dropped: string[];
+  complexity: Complexity;
+  /** Why the query is L3, when it is. */
+  unsupported: string[];
+}
+
+/**
+ * English conjunctions split on as whole words, longest first so "as well as" wins over "as".
+ * "and then" is covered by "and" (the "then" left at the start of a part is trimmed).
+ */
+const EN_CONJUNCTIONS = ['as well as', 'and also', 'and then', 'and', 'or', 'then', 'also'];
+/** Chinese conjunctions, longest first (以及 before 及 is not listed: 及 alone is too common). */
+const ZH_CONJUNCTIONS = ['以及', '并且', '或者', '然后', '还有', '和'];
+/** Sentence and clause separators that always split. */
+const SEPARATORS = /[;；?？\n]+/u;
+/** Leading words a split part may keep from its conjunction ("… and then X" → "X"). */
+const LEADING = /^(?:then|also|and|or)\s+/iu;
+
+/** Words that ask for reasoning the planner does not do: comparison, counting, aggregation, why. */
+const L3_MARKERS: { re: RegExp; why: string }[] = [
+  { re: /\b(compare|comparison|versus|vs\.?|difference between)\b/iu, why: 'comparison' },
+  { re: /\b(how many|count|total|sum|average|most|least)\b/iu, why: 'aggregation' },
+  { re: /\bwhy\b/iu, why: 'explanation' },
+  { re: /(比较|对比|区别|多少|几个|总共|平均|为什么)/u, why: 'comparison, aggregation or explanation' },
+];
+
+const CJK = /[\u3400-\u9fff\uf900-\ufaff]/u;
+
+/** Whether a split part is substantial enough to be a step: a word of two letters, or two CJK characters. */
+function substantial(part: string): boolean {
+  const t = part.trim();
+  if (CJK.test(t)) return [...t.replace(/\s/gu, '')].length >= 2;
+  return /[\p{L}\p{N}]{2,}/u.test(t);
+}
+
+/** Splits `text` at `sep` (a regex), keeping only splits where every part is substantial. */
+function splitIfSubstantial(parts: string[], sep: RegExp): string[] {
+  return parts.flatMap((p) => {
+    const pieces = p.split(sep).map((s) => s.trim());
+    return pieces.every(substantial) && pieces.length > 1 ? pieces : [p];
+  });
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
+}
+
+/** The parts of a query split at separators and conjunctions, in order, each trimmed. */
+export function splitQuery(query: string): string[] {
+  let parts = query
+    .split(SEPARATORS)
+    .map((s) => s.trim())
+    .filter(substantial);
+  const en = new RegExp(`\\s*,?\\s+(?:${EN_CONJUNCTIONS.map(escapeRegExp).join('|')})\\s+`, 'iu');
+  parts = splitIfSubstantial(parts, en);
+  const zh = new RegExp(`\\s*(?:${ZH_CONJUNCTIONS.join('|')})\\s*`, 'u');
+  parts = splitIfSubstantial(parts, zh);
+  return parts
+    .map((p) =>
+      p
+        .replace(LEADING, '')
+        .replace(/^[,，、\s]+|[,，、\s]+$/gu, '')
+        .trim(),
+    )
+    .filter(substantial);
+}
+
+function words(s: string): number {
+  if (CJK.test(s)) return Math.ceil([...s.replace(/\s/gu, '')].length / 2);
+  return s.split(/\s+/u).filter((w) => w !== '').length;
+}
+
+/**
+ * The plan of a query: explicit `subqueries` first (in order, duplicates removed); otherwise the
+ * query split on conjunctions; at most `maxSteps` steps (the rest are `dropped`). Complexity: L3
+ * when parts were dropped or the query asks for comparison, counting or explanation; else L2 for
+ * several steps, L0 for one short lookup (≤ 4 words, no question word), L1 otherwise.
+ */
+export function plan(query: string, subqueries: string[] | undefined, maxSteps: number): Plan {
+  const explicit = subqueries !== undefined && subqueries.length > 0;
+  const raw = explicit ? subqueries.map((s) => s.trim()).filter((s) => s !== '') : splitQuery(query);
+  const parts = [...new Set(raw.length === 0 ? [query.trim()] : raw)];
+  const source = explicit ? 'subqueries' : parts.length > 1 ? 'split' : 'whole';
+  const steps = parts.slice(0, maxSteps);
+  const dropped = parts.slice(maxSteps);
+  const unsupported = L3_MARKERS.filter((m) => m.re.test(query)).map((m) => m.why);
+  if (dropped.length > 0) unsupported.push(`${parts.length} parts, more than maxSteps ${maxSteps}`);
+  let complexity: Complexity;
+  if (unsupported.length > 0) complexity = 'L3';
+  else if (steps.length > 1) complexity = 'L2';
+  else if (words(steps[0] ?? '') <= 4 && !/^(what|who|where|when|which|how)\b|[?？]/iu.test(query.trim()))
+    complexity = 'L0';
+  else complexity = 'L1';
+  return { source, steps, dropped, complexity, unsupported };
+}

@@ -1,0 +1,182 @@
+import type { ApiError } from '../protocol/errors.js';
+import { type Evidence, fuseSteps } from './fusion.js';
+import { buildPack, type PackOptions } from './pack.js';
+import { type Plan, plan } from './planner.js';
+
+type Reply = Record<string, unknown>;
+type Item = Record<string, unknown>;
+
+/** Defaults of memory_query (docs/design/query.md). */
+export const QUERY_DEFAULTS = { maxSteps: 4, timeoutMs: 5000, minEvidence: 2, historyTargets: 5, historyEvents: 20 };
+
+/** What one query asks for, after validation. */
+export interface QueryRequest {
+  query: string;
+  subqueries?: string[] | undefined;
+  includeHistory?: boolean | undefined;
+  maxSteps?: number | undefined;
+  timeoutMs?: number | undefined;
+  minEvidence?: number | undefined;
+  pack: PackOptions;
+}
+
+/** A history target reached by the evidence: a note (by its identity) or an entity (by name). */
+export type HistoryTarget =
+  | { kind: 'note'; key: string; visibility: string; taskId?: string }
+  | { kind: 'entity'; subject: string };
+
+/**
+ * How the query reaches the store. Every function runs as the caller, through the same service
+ * functions a single memory_context or memory_history call uses, so a query never sees more than
+ * its caller could ask for one call at a time.
+ */
+export interface QueryDeps {
+  /** One memory_context for a step's question. */
+  context(question: string): Promise<Reply>;
+  /** The events of one target. */
+  history(target: HistoryTarget): Promise<Reply>;
+  /** A timer that fires after `ms` unless cancelled (a fake in tests). */
+  timer(ms: number): { fired: Promise<void>; cancel(): void };
+}
+
+/** One step as the reply reports it. */
+interface StepReport {
+  step: number;
+  question: string;
+  state: 'done' | 'timed_out' | 'skipped' | 'failed';
+  grounding?: string;
+  items?: number;
+  error?: { code: string; message: string };
+}
+
+const TIMEOUT: unique symbol = Symbol('timeout');
+
+/** sufficient: enough evidence and every step ran and was grounded; insufficient: nothing found. */
+function sufficiency(evidence: number, minEvidence: number, reports: StepReport[]): string {
+  if (evidence === 0) return 'insufficient';
+  const allGrounded = reports.every(
+    (r) => r.state === 'done' && (r.grounding === 'grounded' || r.grounding === 'grounded_by_meaning'),
+  );
+  if (evidence >= minEvidence && allGrounded) return 'sufficient';
+  return 'partial';
+}
+
+/** The notes and entities the evidence reached, best first, without repeats, at most `limit`. */
+export function historyTargets(evidence: Evidence[], limit: number): HistoryTarget[] {
+  const out: HistoryTarget[] = [];
+  const seen = new Set<string>();
+  const add = (key: string, t: HistoryTarget) => {
+    if (out.length >= limit || seen.has(key)) return;
+    seen.add(key);
+    out.push(t);
+  };
+  for (const ev of evidence) {
+    const note = ev.note as { key?: unknown; visibility?: unknown; taskId?: unknown } | undefined;
+    if (ev.kind === 'note' && typeof note?.key === 'string' && typeof note.visibility === 'string') {
+      const t: HistoryTarget = { kind: 'note', key: note.key, visibility: note.visibility };
+      if (typeof note.taskId === 'string') t.taskId = note.taskId;
+      add(`note:${note.key}:${note.visibility}:${String(note.taskId ?? '')}`, t);
+    }
+    if (ev.kind === 'entity' && typeof ev.name === 'string')
+      add(`entity:${ev.name}`, { kind: 'entity', subject: ev.name });
+    if (ev.kind === 'fact') {
+      for (const end of [ev.subject, ev.object]) {
+        const name = (end as { name?: unknown } | undefined)?.name ?? end;
+        if (typeof name === 'string') add(`entity:${name}`, { kind: 'entity', subject: name });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Runs a query: plans it, runs the steps one after another until the deadline (a step still
+ * running then is `timed_out` and the rest `skipped`: what finished is kept, so the degrade is
+ * deterministic in which steps count), fuses the steps' items (RRF), optionally reads the history
+ * of what the evidence reached, and packs the evidence. A failing step is reported and the others
+ * still count; when every step fails, the first failure is thrown.
+ */
+export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Reply> {
+  const maxSteps = req.maxSteps ?? QUERY_DEFAULTS.maxSteps;
+  const timeoutMs = req.timeoutMs ?? QUERY_DEFAULTS.timeoutMs;
+  const minEvidence = req.minEvidence ?? QUERY_DEFAULTS.minEvidence;
+  const p: Plan = plan(req.query, req.subqueries, maxSteps);
+  let timedOut = false;
+  const clock = deps.timer(timeoutMs);
+  const deadline = clock.fired.then((): typeof TIMEOUT => {
+    timedOut = true;
+    return TIMEOUT;
+  });
+  const reports: StepReport[] = [];
+  const done: { step: number; items: Item[] }[] = [];
+  let firstError: ApiError | undefined;
+  for (const [i, question] of p.steps.entries()) {
+    const step = i + 1;
+    if (timedOut) {
+      reports.push({ step, question, state: 'skipped' });
+      continue;
+    }
+    const running = deps.context(question).then(
+      (reply) => ({ reply }),
+      (error: unknown) => ({ error }),
+    );
+    const outcome = await Promise.race([running, deadline]);
+    if (outcome === TIMEOUT) {
+      reports.push({ step, question, state: 'timed_out' });
+      continue;
+    }
+    if ('error' in outcome) {
+      const e = outcome.error as ApiError;
+      firstError ??= e;
+      reports.push({ step, question, state: 'failed', error: { code: e.code ?? 'INTERNAL', message: e.message } });
+      continue;
+    }
+    const items = Array.isArray(outcome.reply.items) ? (outcome.reply.items as Item[]) : [];
+    const verdict = (outcome.reply.grounding as { verdict?: string } | undefined)?.verdict ?? 'could_not_judge';
+    reports.push({ step, question, state: 'done', grounding: verdict, items: items.length });
+    done.push({ step, items });
+  }
+  clock.cancel();
+  if (done.length === 0 && firstError !== undefined && !timedOut) throw firstError;
+  const evidence = fuseSteps(done);
+  const fallbacks: Reply[] = [];
+  if (timedOut) {
+    fallbacks.push({
+      reason: 'timeout',
+      timeoutMs,
+      completed: reports.filter((r) => r.state === 'done').map((r) => r.step),
+      skipped: reports.filter((r) => r.state === 'timed_out' || r.state === 'skipped').map((r) => r.step),
+    });
+  }
+  if (p.dropped.length > 0) fallbacks.push({ reason: 'max_steps', maxSteps, dropped: p.dropped });
+  if (p.complexity === 'L3') fallbacks.push({ reason: 'unsupported_complexity', why: p.unsupported });
+  const reply: Reply = {
+    plan: { source: p.source, complexity: p.complexity, steps: p.steps, dropped: p.dropped },
+    complexity: p.complexity,
+    steps: reports,
+    evidence,
+    sufficiency: sufficiency(evidence.length, minEvidence, reports),
+    minEvidence,
+    fallback: fallbacks[0] ?? null,
+    fallbacks,
+    ...buildPack(evidence, req.pack),
+  };
+  if (p.complexity === 'L3') reply.unsupported_complexity = p.unsupported;
+  if (req.includeHistory === true && !timedOut) {
+    const targets = historyTargets(evidence, QUERY_DEFAULTS.historyTargets);
+    reply.history = await Promise.all(
+      targets.map(async (target) => {
+        try {
+          const h = await deps.history(target);
+          return { target, events: h.events ?? [], nextCursor: h.nextCursor ?? null };
+        } catch (err) {
+          const e = err as ApiError;
+          return { target, events: [], error: { code: e.code ?? 'INTERNAL', message: e.message } };
+        }
+      }),
+    );
+  } else if (req.includeHistory === true) {
+    reply.history = [];
+  }
+  return reply;
+}
