@@ -14,13 +14,25 @@ use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::{Linker, char_slice, mentions_name, sentences};
 use serde_json::{Value, json};
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// A stored document with its sentences as code-point spans.
+/// A stored document with its sentences as code-point spans, cut on first use: a passage's
+/// citation needs none, and a document may be long.
 pub(crate) struct Cited {
     pub doc: Document,
-    sentences: Vec<(usize, usize)>,
+    sentences: OnceCell<Vec<(usize, usize)>>,
+}
+
+impl Cited {
+    fn new(doc: Document) -> Cited {
+        Cited { doc, sentences: OnceCell::new() }
+    }
+
+    fn sentences(&self) -> &[(usize, usize)] {
+        self.sentences.get_or_init(|| sentences(&self.doc.text).into_iter().map(|s| (s.start, s.end)).collect())
+    }
 }
 
 /// Builds citations for one reply, reading each document once.
@@ -47,10 +59,7 @@ impl<'a> Citer<'a> {
             .get(DOC, &self.part.key(&[&doc_id.to_be_bytes()]))?
             .map(|b| decode(&b, "document"))
             .transpose()?;
-        let cited = doc.map(|doc| {
-            let sentences = sentences(&doc.text).into_iter().map(|s| (s.start, s.end)).collect();
-            Rc::new(Cited { doc, sentences })
-        });
+        let cited = doc.map(|doc| Rc::new(Cited::new(doc)));
         self.docs.insert(doc_id, cited.clone());
         Ok(cited)
     }
@@ -108,9 +117,10 @@ fn source(doc: &Document) -> Value {
 fn quote(cited: &Cited, names: (&str, &str)) -> Option<(usize, usize)> {
     let linker = Linker::new([(0, names.0), (1, names.1)]);
     let mentions = linker.find(&cited.doc.text);
+    let sentences = cited.sentences();
     let sentence_of = |at: usize| {
-        let i = cited.sentences.partition_point(|&(_, end)| end <= at);
-        cited.sentences.get(i).filter(|&&(start, _)| start <= at).copied()
+        let i = sentences.partition_point(|&(_, end)| end <= at);
+        sentences.get(i).filter(|&&(start, _)| start <= at).copied()
     };
     let mut first_subject = None;
     let mut seen: HashMap<(usize, usize), u8> = HashMap::new();
@@ -133,8 +143,7 @@ mod tests {
 
     fn cited(text: &str) -> Cited {
         let doc = Document { id: 1, text: text.into(), label: None, date: None, ingested_at: 0 };
-        let sentences = sentences(text).into_iter().map(|s| (s.start, s.end)).collect();
-        Cited { doc, sentences }
+        Cited::new(doc)
     }
 
     #[test]

@@ -338,10 +338,12 @@ pub(crate) fn context_with(
     }
     let mentioned_list: Vec<(u64, u32, Option<u64>)> = mentioned.into_iter().map(|(d, o, s)| (d, o, Some(s))).collect();
     let full_list: Vec<(u64, u32, Option<u64>)> = full_text.into_iter().map(|(d, o)| (d, o, None)).collect();
+    // Passages of one document share its read: a document may hold hundreds of them.
+    let mut docs: HashMap<u64, Option<Document>> = HashMap::new();
     for (channel, list) in [(Channel::Mentions, &mentioned_list), (Channel::FullText, &full_list)] {
         let mut rank = 0;
         for &(doc, ordinal, seed) in list {
-            let Some(item) = passage_item(snap, part, doc, ordinal, seed, when.as_of)? else { continue };
+            let Some(item) = passage_item(snap, part, &mut docs, (doc, ordinal), seed, when.as_of)? else { continue };
             rank += 1;
             add(&mut fused, (1, doc, ordinal), item, channel, rank);
         }
@@ -423,16 +425,19 @@ fn add(fused: &mut BTreeMap<(u8, u64, u32), Item>, key: (u8, u64, u32), item: It
 fn passage_item(
     snap: &Snapshot,
     part: &Partition,
-    doc_id: u64,
-    ordinal: u32,
+    docs: &mut HashMap<u64, Option<Document>>,
+    (doc_id, ordinal): (u64, u32),
     seed: Option<u64>,
     as_of: Option<i64>,
 ) -> Result<Option<Item>> {
     let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
     let Some(span) = snap.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
     let span: PassageSpan = decode(&span, "passage")?;
-    let Some(doc) = snap.get(DOC, &part.key(&[&doc_id.to_be_bytes()]))? else { return Ok(None) };
-    let doc: Document = decode(&doc, "document")?;
+    if !docs.contains_key(&doc_id) {
+        let doc = snap.get(DOC, &part.key(&[&doc_id.to_be_bytes()]))?;
+        docs.insert(doc_id, doc.map(|d| decode(&d, "document")).transpose()?);
+    }
+    let Some(doc) = docs.get(&doc_id).and_then(Option::as_ref) else { return Ok(None) };
     if !known(as_of, doc.ingested_at) {
         return Ok(None);
     }
@@ -441,7 +446,7 @@ fn passage_item(
         .ok_or_else(|| Error::corrupt(None, format!("passage {doc_id}/{ordinal} does not fit its document")))?
         .to_owned();
     Ok(Some(Item {
-        kind: ItemKind::Passage { doc_id, ordinal, span, label: doc.label, date: doc.date },
+        kind: ItemKind::Passage { doc_id, ordinal, span, label: doc.label.clone(), date: doc.date.clone() },
         text,
         score: 0.0,
         ranks: Vec::new(),
