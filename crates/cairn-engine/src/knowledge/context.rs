@@ -433,9 +433,9 @@ fn passage_item(
     let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
     let Some(span) = snap.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
     let span: PassageSpan = decode(&span, "passage")?;
-    if !docs.contains_key(&doc_id) {
+    if let std::collections::hash_map::Entry::Vacant(slot) = docs.entry(doc_id) {
         let doc = snap.get(DOC, &part.key(&[&doc_id.to_be_bytes()]))?;
-        docs.insert(doc_id, doc.map(|d| decode(&d, "document")).transpose()?);
+        slot.insert(doc.map(|d| decode(&d, "document")).transpose()?);
     }
     let Some(doc) = docs.get(&doc_id).and_then(Option::as_ref) else { return Ok(None) };
     if !known(as_of, doc.ingested_at) {

@@ -164,14 +164,14 @@ fn could_not_judge(req: &Request, why: &str, candidates: &[String]) -> Value {
     })
 }
 
-pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
-    let req: Request = parse("recall", body)?;
-    let k = check(&req)?;
-    let snap = store.snapshot()?;
-    let when = When { as_of: req.as_of, valid_at: req.valid_at.clone() };
+type Found = (Entity, &'static str, Vec<Entity>);
+
+/// The entity the request names, how it matched and any other entities an attribute matched; or
+/// the whole reply when there is none to answer about (`nothing_stored`, `could_not_judge`).
+fn resolve(store: &Store, snap: &Snapshot, caller: &Caller, req: &Request) -> Result<Result<Found, Value>> {
     let exact = match &req.subject {
         // The common case is a name as stored: one point read, no name index.
-        Some(query) => graph::entity_by_name(&snap, &caller.part, query)?
+        Some(query) => graph::entity_by_name(snap, &caller.part, query)?
             .filter(|e| req.as_of.is_none_or(|t| e.recorded_at <= t))
             .map(|e| {
                 let how = if e.name == query.as_str() { MatchKind::Exact } else { MatchKind::CaseFolded };
@@ -179,42 +179,65 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             }),
         None => None,
     };
-    let (subject, how, others) = if let Some((e, how)) = exact {
+    let found = if let Some((e, how)) = exact {
         (e, matched(how), Vec::new())
     } else if let Some(query) = &req.subject {
-        let names = cache::names(store.dir(), &snap, &caller.part)?;
+        let names = cache::names(store.dir(), snap, &caller.part)?;
         let mut hits = Vec::new();
         for hit in names.lookup(query, LookupOptions { prefix: false, limit: 16 }) {
-            if let Some(e) = visible(&snap, caller, hit.id, req.as_of)? {
+            if let Some(e) = visible(snap, caller, hit.id, req.as_of)? {
                 hits.push((e, hit.how, hit.score));
             }
         }
         let Some((first, how, _)) = hits.first().cloned() else {
             if tokens(query).is_empty() {
-                return Ok(could_not_judge(&req, "the subject is only short or common words", &[]));
+                return Ok(Err(could_not_judge(req, "the subject is only short or common words", &[])));
             }
-            return Ok(answer_none(&req, &did_you_mean(&snap, caller, &names, query)?));
+            return Ok(Err(answer_none(req, &did_you_mean(snap, caller, &names, query)?)));
         };
         // Two different entities matched equally well by a loose rule: asking beats guessing.
         let tied: Vec<String> =
             hits.iter().filter(|(e, h, _)| *h == how && e.id != first.id).map(|(e, _, _)| e.name.clone()).collect();
         if !tied.is_empty() && !matches!(how, MatchKind::Exact | MatchKind::CaseFolded) {
             let candidates: Vec<String> = std::iter::once(first.name.clone()).chain(tied).collect();
-            return Ok(could_not_judge(&req, "the subject matches several stored names equally well", &candidates));
+            return Ok(Err(could_not_judge(req, "the subject matches several stored names equally well", &candidates)));
         }
         (first, matched(how), Vec::new())
     } else {
         let a = req.attribute.as_ref().expect("checked: subject or attribute");
-        let mut found: Vec<Entity> = graph::entities(&snap, &caller.part)?
+        let mut found: Vec<Entity> = graph::entities(snap, &caller.part)?
             .into_iter()
             .filter(|e| req.as_of.is_none_or(|t| e.recorded_at <= t))
             .filter(|e| e.attributes.get(a.key.trim()).is_some_and(|v| same_value(v, &a.value)))
             .collect();
         if found.is_empty() {
-            return Ok(answer_none(&req, &[]));
+            return Ok(Err(answer_none(req, &[])));
         }
         let first = found.remove(0);
         (first, "attribute", found)
+    };
+    Ok(Ok(found))
+}
+
+/// One stored relation on the wire, cited, with its source's date.
+fn stored_fact(citer: &mut Citer<'_>, n: &Neighbour, ends: (&str, &str), by: &FoundBy<'_>) -> Result<Value> {
+    let rel = &n.relation;
+    let citation = citer.relation(rel, ends)?;
+    let source_date = match &rel.source {
+        Source::Document { doc_id, .. } => citer.document(*doc_id)?.and_then(|c| c.doc.date.clone()),
+        Source::Asserted { .. } => None,
+    };
+    Ok(wire::fact(rel, ends, n.direction, source_date.as_deref(), &citation, by))
+}
+
+pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
+    let req: Request = parse("recall", body)?;
+    let k = check(&req)?;
+    let snap = store.snapshot()?;
+    let when = When { as_of: req.as_of, valid_at: req.valid_at.clone() };
+    let (subject, how, others) = match resolve(store, &snap, caller, &req)? {
+        Ok(found) => found,
+        Err(reply) => return Ok(reply),
     };
     let (facts, derived) = facts_of(&snap, &caller.part, subject.id, &when)?;
     let mut citer = Citer::new(&snap, &caller.part, req.compact);
@@ -233,27 +256,23 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let total = stored.len() + derived.len();
     let mut out = Vec::new();
     for n in stored.iter().take(k) {
-        let rel = &n.relation;
-        let ends = (name_of(rel.from)?, name_of(rel.to)?);
-        let citation = citer.relation(rel, (&ends.0, &ends.1))?;
-        let source_date = match &rel.source {
-            Source::Document { doc_id, .. } => citer.document(*doc_id)?.and_then(|c| c.doc.date.clone()),
-            Source::Asserted { .. } => None,
-        };
-        let by = FoundBy { seed: &subject.name, hops: 1, reasoning: None };
-        out.push(wire::fact(rel, (&ends.0, &ends.1), n.direction, source_date.as_deref(), &citation, &by));
+        let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
+        out.push(stored_fact(
+            &mut citer,
+            n,
+            (&ends.0, &ends.1),
+            &FoundBy { seed: &subject.name, hops: 1, reasoning: None },
+        )?);
     }
     let far = farther(&snap, caller, subject.id, &stored, req.hops.unwrap_or(1), k.saturating_sub(out.len()), &when)?;
     for (n, hop) in &far {
-        let rel = &n.relation;
-        let ends = (name_of(rel.from)?, name_of(rel.to)?);
-        let citation = citer.relation(rel, (&ends.0, &ends.1))?;
-        let source_date = match &rel.source {
-            Source::Document { doc_id, .. } => citer.document(*doc_id)?.and_then(|c| c.doc.date.clone()),
-            Source::Asserted { .. } => None,
-        };
-        let by = FoundBy { seed: &subject.name, hops: *hop, reasoning: None };
-        out.push(wire::fact(rel, (&ends.0, &ends.1), n.direction, source_date.as_deref(), &citation, &by));
+        let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
+        out.push(stored_fact(
+            &mut citer,
+            n,
+            (&ends.0, &ends.1),
+            &FoundBy { seed: &subject.name, hops: *hop, reasoning: None },
+        )?);
     }
     for d in derived.iter().take(k.saturating_sub(out.len())) {
         let Some(base) = relation_by_id(&snap, &caller.part, d.basis[0])? else { continue };
