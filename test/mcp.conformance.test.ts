@@ -8,12 +8,11 @@ import { ADMIN, startTestNode, type TestNode } from './node.js';
 
 // The official MCP conformance suite against /v1/mcp. It sends no token, so a loopback proxy
 // adds the admin token; it maps its own Host/Origin onto the node's and passes any other through,
-// so the node's DNS-rebinding checks still see foreign hosts. CAIRN_SKIP_CONFORMANCE=1 skips it
-// (it fetches Node 22 and the suite from the npm registry on first use).
+// so the node's DNS-rebinding checks still see foreign hosts. It fetches Node 22 and the suite from
+// the npm registry on first use.
 
 const run = promisify(execFile);
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
-const skip = process.env.CAIRN_SKIP_CONFORMANCE === '1';
 
 let t: TestNode;
 let proxy: Server;
@@ -42,7 +41,7 @@ afterAll(async () => {
   await t.stop();
 });
 
-it.skipIf(skip).each(SCENARIOS)(
+it.each(SCENARIOS)(
   'passes the conformance scenario %s',
   async (scenario) => {
     const url = `http://127.0.0.1:${proxyPort}/v1/mcp`;

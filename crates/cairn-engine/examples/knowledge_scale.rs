@@ -1,7 +1,7 @@
 //! Scale check of the knowledge verbs: 100k entities and 300k relations stored through
 //! `remember` (one facts call per 1,000 entities), then recall (1 hop, with derived facts) and
-//! context (2 hops) latency by name. Ignored by default (about a minute in release):
-//! `cargo test -p cairn-engine --release --test knowledge_scale -- --ignored --nocapture`.
+//! context (2 hops) latency by name. A measurement, not a test (about a minute in release):
+//! `cargo run -p cairn-engine --release --example knowledge_scale`.
 
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::{Caller, call};
@@ -42,9 +42,7 @@ fn timed(store: &Store, caller: &Caller, verb: &str, bodies: &[Value]) -> (Durat
     (percentile(&took, 0.5), percentile(&took, 0.95))
 }
 
-#[test]
-#[ignore = "scale run: about a minute in release"]
-fn recall_and_context_at_100k_entities() {
+fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), StoreOptions { cache_bytes: 256 << 20, ..StoreOptions::default() }).unwrap();
     let caller = Caller { part: Partition::new("local", "bench", "default").unwrap(), agent: "bench".into(), now: 1 };
