@@ -1,8 +1,12 @@
 //! Insertion: copy the path from root to leaf, splitting nodes that overflow their page.
 
-use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, child_slot, grow_root, store_node, store_split};
+use super::node::OVERFLOW_FLAG;
+use super::{
+    Bytes, Node, NodeView, PageStore, Pieces, Value, child_slot, grow_root, leaf_entry_size, store_node, store_split,
+};
 use crate::error::Result;
-use crate::page::{NO_PAGE, Page, PageId};
+use crate::limits::PAGE_SIZE;
+use crate::page::{HEADER_LEN, NO_PAGE, Page, PageBuilder, PageId};
 
 /// Puts `key` → `value` in the tree at `root`; returns the new root and the value replaced.
 pub(crate) fn insert(
@@ -23,13 +27,27 @@ fn insert_at(tx: &mut impl PageStore, id: PageId, key: &[u8], value: Value) -> R
     let page = tx.page(id)?;
     let view = NodeView::new(id, &page)?;
     if !view.is_leaf() {
-        let child = view.child(view.child_slot(key)?)?;
+        let slot = view.child_slot(key)?;
+        let child = view.child(slot)?;
         let (sub, old) = insert_at(tx, child, key, value)?;
         if sub.len() == 1 && sub[0].1 == child {
             // The child was rewritten in place: this branch still points at it.
             return Ok((vec![(Bytes::default(), id)], old));
         }
+        if sub.len() == 1 {
+            // The child moved without splitting: only its pointer changes.
+            let moved = patch(tx, id, &page, |bytes| set_child(bytes, slot, sub[0].1))?;
+            return Ok((vec![(Bytes::default(), moved)], old));
+        }
         return Ok((replace_child(tx, id, &page, key, sub)?, old));
+    }
+    if let Err(slot) = view.search(key)?
+        && let Some(cell) = room_for(&view, key, &value)
+    {
+        // A new key that fits: add its cell and slot to a copy of the page, leaving every other
+        // entry where it is (no decode, no re-encode).
+        let moved = patch(tx, id, &page, |bytes| add_cell(bytes, slot, cell, key, &value))?;
+        return Ok((vec![(Bytes::default(), moved)], None));
     }
     match Node::decode(id, &page)? {
         Node::Leaf(mut entries) => {
@@ -56,4 +74,68 @@ fn replace_child(tx: &mut impl PageStore, id: PageId, page: &Page, key: &[u8], m
     sub[0].0 = std::mem::take(&mut children[slot].0);
     children.splice(slot..=slot, sub);
     store_split(tx, Some(id), Node::Branch(children), append)
+}
+
+/// Where a new leaf cell for `key` → `value` would go in the page of `view`: the offset of its
+/// first byte, when the cell and its slot fit in the free space between the slot array and the
+/// cells. Cells are packed at the end of the page (`Node::encode` and `add_cell` keep them so),
+/// so the free space is exactly what a re-encode would leave.
+fn room_for(view: &NodeView<'_>, key: &[u8], value: &Value) -> Option<usize> {
+    let count = view.len();
+    let lowest = (0..count).map(|i| view.cell_offset(i)).min().unwrap_or(PAGE_SIZE);
+    let free = lowest.checked_sub(HEADER_LEN + 2 * count)?;
+    let cell = leaf_entry_size(key, value) - 2;
+    (free >= cell + 2).then(|| lowest - cell)
+}
+
+/// Inserts slot `slot` for a new cell written at `at` (see `room_for`).
+fn add_cell(bytes: &mut [u8], slot: usize, at: usize, key: &[u8], value: &Value) {
+    let count = crate::page::count(bytes);
+    let slots = HEADER_LEN + 2 * slot;
+    bytes.copy_within(slots..HEADER_LEN + 2 * count, slots + 2);
+    bytes[slots..slots + 2].copy_from_slice(&u16::try_from(at).expect("offsets fit a page").to_le_bytes());
+    bytes[6..8].copy_from_slice(&u16::try_from(count + 1).expect("counts fit a page").to_le_bytes());
+    let key_len = u16::try_from(key.len()).expect("keys are checked against MAX_KEY_LEN");
+    bytes[at..at + 2].copy_from_slice(&key_len.to_le_bytes());
+    let body = at + 6 + key.len();
+    bytes[at + 6..body].copy_from_slice(key);
+    match value {
+        Value::Inline(v) => {
+            let len = u32::try_from(v.len()).expect("inline values are small");
+            bytes[at + 2..at + 6].copy_from_slice(&len.to_le_bytes());
+            bytes[body..body + v.len()].copy_from_slice(v);
+        }
+        Value::Overflow { first, len } => {
+            bytes[at + 2..at + 6].copy_from_slice(&(len | OVERFLOW_FLAG).to_le_bytes());
+            bytes[body..body + 8].copy_from_slice(&first.to_le_bytes());
+        }
+    }
+}
+
+/// Points child `slot` of a branch page at `child` (slot 0 is the header's link).
+fn set_child(bytes: &mut [u8], slot: usize, child: PageId) {
+    let at = if slot == 0 {
+        24
+    } else {
+        usize::from(u16::from_le_bytes([bytes[HEADER_LEN + 2 * (slot - 1)], bytes[HEADER_LEN + 2 * (slot - 1) + 1]]))
+            + 2
+    };
+    bytes[at..at + 8].copy_from_slice(&child.to_le_bytes());
+}
+
+/// Writes a copy of page `id` changed by `edit`: in place when the page is fresh in this
+/// sub-transaction, else at a new page (the old one freed). Returns where it went.
+fn patch(tx: &mut impl PageStore, id: PageId, page: &Page, edit: impl FnOnce(&mut [u8])) -> Result<PageId> {
+    let mut bytes = page.to_vec();
+    edit(&mut bytes);
+    let at = if tx.is_fresh(id) {
+        id
+    } else {
+        let at = tx.alloc()?;
+        tx.free(id);
+        at
+    };
+    let sealed = PageBuilder { bytes }.seal(at, tx.txn());
+    tx.write(at, sealed);
+    Ok(at)
 }

@@ -19,7 +19,7 @@ pub(crate) const MAX_INLINE_CELL: usize = 2000;
 /// A node filled below this after a delete is merged with a sibling.
 pub(crate) const MIN_FILL: usize = CAPACITY / 4;
 
-const OVERFLOW_FLAG: u32 = 1 << 31;
+pub(super) const OVERFLOW_FLAG: u32 = 1 << 31;
 
 /// A leaf value: inline bytes or a reference to an overflow chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +84,13 @@ impl<'a> NodeView<'a> {
 
     fn bad(&self, what: &str) -> Error {
         Error::corrupt(Some(self.id), what.to_owned())
+    }
+
+    /// The raw offset of cell `i` as its slot records it (unchecked; for free-space arithmetic
+    /// on a page already verified by a read).
+    #[inline]
+    pub(crate) fn cell_offset(&self, i: usize) -> usize {
+        u16_at(self.bytes, HEADER_LEN + 2 * i) as usize
     }
 
     #[inline]
