@@ -41,13 +41,26 @@ fn insert_at(tx: &mut impl PageStore, id: PageId, key: &[u8], value: Value) -> R
         }
         return Ok((replace_child(tx, id, &page, key, sub)?, old));
     }
-    if let Err(slot) = view.search(key)?
-        && let Some(cell) = room_for(&view, key, &value)
-    {
-        // A new key that fits: add its cell and slot to a copy of the page, leaving every other
-        // entry where it is (no decode, no re-encode).
-        let moved = patch(tx, id, &page, |bytes| add_cell(bytes, slot, cell, key, &value))?;
-        return Ok((vec![(Bytes::default(), moved)], None));
+    match view.search(key)? {
+        Err(slot) => {
+            if let Some(cell) = room_for(&view, key, &value) {
+                // A new key that fits: add its cell and slot to a copy of the page, leaving every
+                // other entry where it is (no decode, no re-encode).
+                let moved = patch(tx, id, &page, |bytes| add_cell(bytes, slot, cell, key, &value))?;
+                return Ok((vec![(Bytes::default(), moved)], None));
+            }
+        }
+        Ok(i) => {
+            if let Value::Inline(new) = &value
+                && let Ok((start, len)) = view.value_span(i)?
+                && len == new.len()
+            {
+                // A value replaced by one of the same length (a counter, a version): overwrite it.
+                let old = view.value(i)?;
+                let moved = patch(tx, id, &page, |bytes| bytes[start..start + len].copy_from_slice(new))?;
+                return Ok((vec![(Bytes::default(), moved)], Some(old)));
+            }
+        }
     }
     match Node::decode(id, &page)? {
         Node::Leaf(mut entries) => {

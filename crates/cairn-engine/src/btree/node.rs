@@ -125,7 +125,7 @@ impl<'a> NodeView<'a> {
     }
 
     /// The value of leaf entry `i`: an overflow reference, or the span of its inline bytes.
-    fn value_span(&self, i: usize) -> Result<std::result::Result<(usize, usize), Value>> {
+    pub(crate) fn value_span(&self, i: usize) -> Result<std::result::Result<(usize, usize), Value>> {
         let off = self.cell(i)?;
         let klen = u16_at(self.bytes, off) as usize;
         let vlen = u32_at(self.bytes, off + 2);

@@ -212,9 +212,20 @@ impl Relation {
 /// one. With `replaces`, the subject's other live relations of that type end now (and are kept);
 /// asserting an ended relation again stores it anew and names the one it restores.
 pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i64) -> Result<Related> {
-    let folded_type = check_name(a.rel_type, "relation type")?;
     let (from_entity, _) = upsert_entity(tx, part, a.from, &[], &Map::new(), now)?;
     let (to_entity, _) = upsert_entity(tx, part, a.to, &[], &Map::new(), now)?;
+    relate_between(tx, part, (&from_entity, &to_entity), a, now)
+}
+
+/// `relate` between entities the caller has already resolved (`a.from`/`a.to` name them).
+pub(crate) fn relate_between(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (from_entity, to_entity): (&Entity, &Entity),
+    a: Assertion<'_>,
+    now: i64,
+) -> Result<Related> {
+    let folded_type = check_name(a.rel_type, "relation type")?;
     let valid = |key: &str| a.attributes.get(key).and_then(Value::as_str).map(str::to_owned);
     let out_prefix = part.key(&[&from_entity.id.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
     let mut same_live = None;

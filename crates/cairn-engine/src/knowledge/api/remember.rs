@@ -9,12 +9,13 @@ use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
 use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
-use crate::knowledge::graph::{self, Assertion, Entity, Source, entity_by_name_in, entity_exists_in};
+use crate::knowledge::graph::relate_between;
+use crate::knowledge::graph::{Assertion, Entity, Source, entity_by_name_in, entity_exists_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
+use crate::knowledge::upsert_entity;
 use crate::knowledge::wire::{check_date, id};
-use crate::knowledge::{relate, upsert_entity};
 use crate::store::Store;
 use crate::text::{
     Linker, LookupOptions, MatchKind, Passage, chunk_messages, chunk_text, fold, mentions_name, messages_text,
@@ -22,6 +23,7 @@ use crate::text::{
 use crate::write::WriteTxn;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 
 #[derive(Debug, Deserialize)]
 struct Request {
@@ -250,6 +252,13 @@ struct Done {
 fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done) -> Result<Entity> {
     let part = &caller.part;
     let before = entity_by_name_in(tx, part, &e.name)?;
+    if let Some(b) = &before
+        && e.entity_type.as_deref().is_none_or(|t| b.types.iter().any(|have| fold(have) == fold(t)))
+        && e.attributes.as_ref().is_none_or(|a| a.iter().all(|(k, v)| b.attributes.get(k) == Some(v)))
+    {
+        // Named again with nothing new (a relation's endpoint, mostly): nothing to write.
+        return Ok(b.clone());
+    }
     let types: Vec<String> = e.entity_type.iter().cloned().collect();
     let attrs = e.attributes.clone().unwrap_or_default();
     let (entity, created) = upsert_entity(tx, part, &e.name, &types, &attrs, caller.now)?;
@@ -365,9 +374,14 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
         sent.push(upsert(tx, caller, e, &mut done)?);
     }
     let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
+    // Each endpoint is resolved (created if new) once; its relations reuse it.
+    let mut ends: HashMap<&str, usize> = HashMap::new();
     for r in facts.map_or(&[][..], |f| &f.relations) {
         for end in [&r.source, &r.target] {
-            sent.push(upsert(tx, caller, &bare(end), &mut done)?);
+            if !ends.contains_key(end.as_str()) {
+                sent.push(upsert(tx, caller, &bare(end), &mut done)?);
+                ends.insert(end, sent.len() - 1);
+            }
         }
     }
     let mut source = Source::Asserted { label: req.source.clone() };
@@ -396,10 +410,9 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
             agent: &caller.agent,
             replaces: false,
         };
-        let before = graph::entity_id_in(tx, part, &r.source)?;
-        let related = relate(tx, part, a, caller.now)?;
-        let fresh = related.created || related.restored.is_some();
-        if fresh || before.is_none() {
+        let pair = (&sent[ends[r.source.as_str()]], &sent[ends[r.target.as_str()]]);
+        let related = relate_between(tx, part, pair, a, caller.now)?;
+        if related.created || related.restored.is_some() {
             done.changed = true;
         }
         if related.created {
