@@ -77,11 +77,16 @@ struct RelationIn {
 /// The text of a call, as it will be stored.
 enum Text {
     None,
-    /// The document text and its passages, each with the names it must be linked to.
-    Some {
-        text: String,
-        passages: Vec<(Passage, Vec<String>)>,
-    },
+    /// The documents to store: one for `content` or `messages`, one per given passage.
+    Some(Vec<DocIn>),
+}
+
+/// One document of the call: its text and passages, each with the names it must be linked to.
+struct DocIn {
+    text: String,
+    passages: Vec<(Passage, Vec<String>)>,
+    /// For a given passage, its index in the request: an unlinked one is reported by it.
+    given: Option<usize>,
 }
 
 fn name(field: &str, value: &str) -> Result<()> {
@@ -202,18 +207,18 @@ fn check(req: &Request) -> Result<()> {
 fn text_of(req: &Request) -> (Text, Vec<Value>) {
     if let Some(c) = &req.content {
         let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
-        return (Text::Some { text: c.clone(), passages }, Vec::new());
+        return (Text::Some(vec![DocIn { text: c.clone(), passages, given: None }]), Vec::new());
     }
     if let Some(ms) = &req.messages {
         let turns: Vec<(&str, &str)> = ms.iter().map(|m| (m.role.trim(), m.content.as_str())).collect();
         let passages = chunk_messages(&turns).into_iter().map(|p| (p, Vec::new())).collect();
-        return (Text::Some { text: messages_text(&turns), passages }, Vec::new());
+        return (Text::Some(vec![DocIn { text: messages_text(&turns), passages, given: None }]), Vec::new());
     }
     let Some(ps) = &req.passages else { return (Text::None, Vec::new()) };
+    // Each given passage is a document of its own: addressable (forget `passage`), stored once
+    // (the same text and date again is `already`), and read without its neighbours.
     let mut rejected = Vec::new();
-    let mut text = String::new();
-    let mut at = 0;
-    let mut passages = Vec::new();
+    let mut docs = Vec::new();
     for (i, p) in ps.iter().enumerate() {
         let body = p.text.trim();
         if let Some(absent) = p.mentions.iter().find(|m| !mentions_name(body, m)) {
@@ -224,17 +229,10 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
             }));
             continue;
         }
-        if !text.is_empty() {
-            // Passages are stored one after another, a blank line apart.
-            text.push_str("\n\n");
-            at += 2;
-        }
-        let len = body.chars().count();
-        text.push_str(body);
-        passages.push((Passage { start: at, end: at + len, text: body.to_owned() }, p.mentions.clone()));
-        at += len;
+        let passage = Passage { start: 0, end: body.chars().count(), text: body.to_owned() };
+        docs.push(DocIn { text: body.to_owned(), passages: vec![(passage, p.mentions.clone())], given: Some(i) });
     }
-    if passages.is_empty() { (Text::None, rejected) } else { (Text::Some { text, passages }, rejected) }
+    if docs.is_empty() { (Text::None, rejected) } else { (Text::Some(docs), rejected) }
 }
 
 /// What the transaction did, for the reply.
@@ -243,8 +241,8 @@ struct Done {
     entities: u64,
     relations: u64,
     passages: u32,
-    doc_id: Option<u64>,
-    doc_already: bool,
+    /// The call's documents, new or stored before, with their text (for relation provenance).
+    docs: Vec<(u64, String)>,
     changed: bool,
     unlinked: Vec<u32>,
 }
@@ -306,17 +304,15 @@ fn labelled(
 
 /// Stores a new document of the call, its passages linked to stored entities (`names`), to the
 /// entities sent in the call (`sent`) and to each passage's own mentions.
-#[allow(clippy::too_many_arguments, reason = "one call's parts, passed through once")]
 fn store_text(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
     req: &Request,
-    names: Option<&cache::Names>,
-    sent: &[Entity],
-    text: &str,
-    passages: Vec<(Passage, Vec<String>)>,
+    (names, sent): (Option<&cache::Names>, &[Entity]),
+    doc_in: DocIn,
     done: &mut Done,
 ) -> Result<()> {
+    let DocIn { text, passages, given } = doc_in;
     let part = &caller.part;
     let label = req.source.as_deref();
     let date = req.date.as_deref();
@@ -340,11 +336,15 @@ fn store_text(
         ids.extend(about);
         linked.push((passage, ids));
     }
-    let doc = NewDocument { text, label, date, now: caller.now };
+    let doc = NewDocument { text: &text, label, date, now: caller.now };
     let stored = store_document(tx, part, &doc, linked, &|_| Vec::new())?;
-    done.doc_id = Some(stored.doc_id);
-    done.passages = stored.passages;
-    done.unlinked = stored.unlinked;
+    done.docs.push((stored.doc_id, text.clone()));
+    done.passages += stored.passages;
+    match given {
+        Some(i) if !stored.unlinked.is_empty() => done.unlinked.push(u32::try_from(i).expect("at most 1,000 passages")),
+        Some(_) => {}
+        None => done.unlinked.extend(stored.unlinked),
+    }
     done.changed = true;
     let change = Change {
         family: "document",
@@ -358,13 +358,27 @@ fn store_text(
     Ok(())
 }
 
+/// Where a relation sent with text comes from: the call's document that names both its ends,
+/// else its source, else the first; `asserted` when the call stored no text.
+fn provenance(docs: &[(u64, String)], r: &RelationIn, label: Option<&String>) -> Source {
+    let pick = docs
+        .iter()
+        .find(|(_, t)| mentions_name(t, &r.source) && mentions_name(t, &r.target))
+        .or_else(|| docs.iter().find(|(_, t)| mentions_name(t, &r.source)))
+        .or_else(|| docs.first());
+    match pick {
+        Some((doc_id, _)) => Source::Document { doc_id: *doc_id, label: label.cloned() },
+        None => Source::Asserted { label: label.cloned() },
+    }
+}
+
 fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Request, text: Text) -> Result<Done> {
     let part = &caller.part;
     part.register(tx)?;
     // Before this call creates entities: the cached names describe exactly the stored ones. A
     // facts-only call links nothing and needs none.
     let names = match text {
-        Text::Some { .. } => Some(cache::names_in(dir, tx, part)?),
+        Text::Some(_) => Some(cache::names_in(dir, tx, part)?),
         Text::None => None,
     };
     let mut done = Done::default();
@@ -384,16 +398,13 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
             }
         }
     }
-    let mut source = Source::Asserted { label: req.source.clone() };
-    if let Text::Some { text, passages } = text {
-        if let Some(existing) = stored_doc(tx, part, &text, req.date.as_deref())? {
-            done.doc_id = Some(existing);
-            done.doc_already = true;
-        } else {
-            store_text(tx, caller, req, names.as_deref(), &sent, &text, passages, &mut done)?;
-        }
-        if let Some(doc_id) = done.doc_id {
-            source = Source::Document { doc_id, label: req.source.clone() };
+    if let Text::Some(docs) = text {
+        for d in docs {
+            if let Some(existing) = stored_doc(tx, part, &d.text, req.date.as_deref())? {
+                done.docs.push((existing, d.text));
+            } else {
+                store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut done)?;
+            }
         }
     }
     for r in facts.map_or(&[][..], |f| &f.relations) {
@@ -406,7 +417,7 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
             to: &r.target,
             rel_type: &r.rel_type,
             attributes: &attrs,
-            source: source.clone(),
+            source: provenance(&done.docs, r, req.source.as_ref()),
             agent: &caller.agent,
             replaces: false,
         };
@@ -446,7 +457,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let dir = store.dir().to_path_buf();
     let who = caller.clone();
     let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, text))?;
-    let already = !done.changed && (done.doc_already || !had_text);
+    // Nothing changed: every document (if any) was stored before, with every fact.
+    let already = !done.changed;
     Ok(reply(&done, already, &rejected))
 }
 
@@ -460,8 +472,11 @@ fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
         "rejected": rejected,
         "meaning": "not_armed",
     });
-    if let Some(d) = done.doc_id {
-        out["doc_id"] = id(d);
+    if let Some((first, _)) = done.docs.first() {
+        out["doc_id"] = id(*first);
+    }
+    if done.docs.len() > 1 {
+        out["doc_ids"] = done.docs.iter().map(|(d, _)| id(*d)).collect();
     }
     out
 }
@@ -545,6 +560,35 @@ mod tests {
         assert_eq!(recalled["state"], json!("answered"), "a mention creates its entity");
         let ctx = call(&store, &caller(4), "context", &json!({"question": "Who runs the Berlin office?"})).unwrap();
         assert_citations_slice(&store, &part, &ctx);
+    }
+
+    #[test]
+    fn each_given_passage_is_a_document_of_its_own() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"passages": [
+            {"text": "Jonas Weber runs the Berlin office.", "mentions": ["Jonas Weber"]},
+            {"text": "The canteen serves soup.", "mentions": []},
+            {"text": "Priya Raman leads storage; Jonas Weber hired her.", "mentions": ["Priya Raman"]},
+        ], "facts": {"relations": [{"source": "Jonas Weber", "target": "Priya Raman", "type": "hired"}]}});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        let ids = r["doc_ids"].as_array().unwrap().clone();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(r["doc_id"], ids[0]);
+        assert_eq!(r["unlinked_passages"], json!([1]), "reported by the passage's index in the call");
+        // The relation cites the passage that names both ends.
+        let rec = call(&store, &caller(2), "recall", &json!({"subject": "Priya Raman"})).unwrap();
+        let fact = rec["facts"].as_array().unwrap().iter().find(|f| f["relation"] == json!("hired")).unwrap();
+        assert_eq!(fact["citation"]["source"]["doc_id"], ids[2]);
+        assert_eq!(fact["citation"]["span"]["text"], json!("Priya Raman leads storage; Jonas Weber hired her."));
+        // Forgetting one passage leaves the others.
+        let f = call(&store, &caller(3), "forget", &json!({"passage": ids[1]})).unwrap();
+        assert_eq!(f["state"], json!("forgotten"), "{f}");
+        let c = call(&store, &caller(4), "context", &json!({"question": "Who runs the Berlin office?"})).unwrap();
+        assert!(c["items"].as_array().unwrap().iter().any(|i| i["doc_id"] == ids[0]), "{c}");
+        // Again: the two still stored are `already`; the forgotten one comes back as new.
+        let again = call(&store, &caller(5), "remember", &body).unwrap();
+        assert_eq!(again["stored"]["passages"], json!(1));
+        assert_eq!(again["doc_ids"].as_array().unwrap()[0], ids[0]);
     }
 
     #[test]
