@@ -5,7 +5,7 @@
 // Ingest: every title is an entity (type `topic`); each passage is stored as its own document with
 // the title as its source label, so linking makes every title that occurs in it a mention.
 // No LLM anywhere. `--verbose` prints each question's misses.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { Store } from '../dist/index.js';
 import { bm25Top } from './bm25.mjs';
 
-const DATA = fileURLToPath(new URL('../../shared/eval/2wiki/', import.meta.url));
+// The set lives beside the checkout (../shared/eval/2wiki); CAIRN_EVAL_DIR points elsewhere.
+const DATA = process.env.CAIRN_EVAL_DIR ?? fileURLToPath(new URL('../../shared/eval/2wiki/', import.meta.url));
+if (!existsSync(join(DATA, 'corpus.json'))) {
+  console.error(`eval: no 2Wiki set at ${DATA} (corpus.json, questions.json); set CAIRN_EVAL_DIR`);
+  process.exit(2);
+}
 const corpus = JSON.parse(readFileSync(join(DATA, 'corpus.json'), 'utf8'));
 const questions = JSON.parse(readFileSync(join(DATA, 'questions.json'), 'utf8'));
 const CALLER = { tenant: 'local', user: 'eval', scope: '2wiki', agent: 'eval' };

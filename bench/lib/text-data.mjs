@@ -1,14 +1,20 @@
 // Deterministic generated passages for the text bench: words drawn from the unigram distribution of
 // the 2Wiki corpus in ../shared/eval (real English words, so stemming and stop words behave as they
 // do on real text), 100–200 words a passage; queries of 2–3 mid-frequency words.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { rng } from './graph-data.mjs';
 
-const CORPUS = fileURLToPath(new URL('../../../shared/eval/2wiki/corpus.json', import.meta.url));
+// The 2Wiki corpus beside the checkout (../shared/eval/2wiki), or CAIRN_EVAL_DIR.
+const CORPUS = join(
+  process.env.CAIRN_EVAL_DIR ?? fileURLToPath(new URL('../../../shared/eval/2wiki/', import.meta.url)),
+  'corpus.json',
+);
 
 function vocabulary() {
+  if (!existsSync(CORPUS)) throw new Error(`text bench: no word source at ${CORPUS}; set CAIRN_EVAL_DIR`);
   const counts = new Map();
   for (const { text } of JSON.parse(readFileSync(CORPUS, 'utf8'))) {
     for (const w of text.toLowerCase().match(/[a-z]+/g) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1);
