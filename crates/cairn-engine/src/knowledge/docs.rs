@@ -79,7 +79,7 @@ pub fn remember_text(
     }
     let linker = partition_linker(tx, part)?;
     let chunks = chunk_text(text).into_iter().map(|p| (p, Vec::new())).collect();
-    let doc = NewDocument { text, label, date, now };
+    let doc = NewDocument { text, label, date, now, about: None };
     store_document(tx, part, &doc, chunks, &|passage: &str| {
         linker.find(passage).into_iter().map(|m| m.entity).collect()
     })
@@ -92,7 +92,13 @@ pub(crate) struct NewDocument<'a> {
     pub label: Option<&'a str>,
     pub date: Option<&'a str>,
     pub now: i64,
+    /// The entity the document is about (its label names it): its mention links are marked
+    /// `ABOUT`, so a reader finds an entity's own passages before the many that merely name it.
+    pub about: Option<u64>,
 }
+
+/// The value of a mention link from a passage to the entity its document is about.
+pub(crate) const ABOUT: &[u8] = &[1];
 
 /// Stores `doc` with the given passages (spans into its text), each linked to the entities
 /// `link` finds in it and to the entity ids given with it; indexes them for full text. The
@@ -129,7 +135,8 @@ pub(crate) fn store_document(
             out.unlinked.push(ordinal);
         }
         for entity in entities {
-            tx.put(MENTION, &part.key(&[&entity.to_be_bytes(), &at]), &[])?;
+            let mark: &[u8] = if doc.about == Some(entity) { ABOUT } else { &[] };
+            tx.put(MENTION, &part.key(&[&entity.to_be_bytes(), &at]), mark)?;
             tx.put(MENTIONED, &part.key(&[&at, &entity.to_be_bytes()]), &[])?;
             out.mentions.push((ordinal, entity));
         }

@@ -9,7 +9,7 @@
 //! questions are answered without a language model: the bridge entity's own passage is found
 //! through the passage of the entity the question names.
 
-use super::docs::{Document, PassageSpan};
+use super::docs::{ABOUT, Document, PassageSpan};
 use super::graph::entity_by_id;
 use super::part::Partition;
 use super::records::decode;
@@ -21,6 +21,8 @@ use std::collections::{BTreeSet, HashMap};
 
 /// Passages read per reached entity, so a hub named in thousands of passages stays cheap.
 const PER_ENTITY: usize = 64;
+/// Mention links looked at per reached entity when picking those passages.
+const SCANNED: usize = 1024;
 /// Entities carried into the next mention hop, heaviest first.
 const PER_HOP: usize = 32;
 /// Entities one passage may hand on in a mention hop.
@@ -98,14 +100,22 @@ fn about(passage: &Passage, name: &str) -> bool {
     passage.label.as_deref().is_some_and(|l| fold(l) == name) || fold(passage.text.trim_start()).starts_with(&name)
 }
 
-/// The passages of `entity`, `(doc, ordinal)`, at most `PER_ENTITY`.
+/// The passages of `entity`, `(doc, ordinal)`, at most `PER_ENTITY`: those of documents about it
+/// (marked `ABOUT` when linked) first, then the others in key order, among the first `SCANNED`
+/// links (keys only: a hub named in thousands of passages stays cheap).
 fn mentioning(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<(u64, u32)>> {
-    let mut out = Vec::new();
-    for item in snap.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))?.take(PER_ENTITY) {
-        let (key, _) = item?;
-        out.push(passage_at(&key)?);
+    let (mut own, mut others) = (Vec::new(), Vec::new());
+    for item in snap.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))?.take(SCANNED) {
+        let (key, value) = item?;
+        if value.as_slice() == ABOUT {
+            own.push(passage_at(&key)?);
+        } else if others.len() < PER_ENTITY {
+            others.push(passage_at(&key)?);
+        }
     }
-    Ok(out)
+    own.extend(others);
+    own.truncate(PER_ENTITY);
+    Ok(own)
 }
 
 /// The `(doc, ordinal)` at the end of a mention key.
@@ -262,8 +272,27 @@ mod tests {
             .unwrap()
             .iter()
             .filter(|i| i["kind"] == "passage")
-            .map(|i| i["source"].as_str().unwrap().to_owned())
+            .map(|i| i["source"].as_str().unwrap_or_default().to_owned())
             .collect()
+    }
+
+    #[test]
+    fn a_hub_s_own_document_is_found_among_many_that_name_it() {
+        let (_dir, store, part) = fresh();
+        let who = caller(&part, 1);
+        let hub = json!({"facts": {"entities": [{"name": "Ostrava", "type": "city"}], "relations": []}});
+        verb(&store, &who, "remember", &hub).unwrap();
+        // Far more passages naming the hub than a reader takes per entity, stored before its own.
+        let passers: Vec<Value> = (0..150)
+            .map(|i| json!({"text": format!("Visitor {i} passed through Ostrava on a rainy day."), "mentions": ["Ostrava"]}))
+            .collect();
+        verb(&store, &who, "remember", &json!({"passages": passers})).unwrap();
+        let own = "Its steelworks closed in 1998 and became a concert venue.";
+        verb(&store, &who, "remember", &json!({"content": own, "source": "Ostrava"})).unwrap();
+        let reply = verb(&store, &who, "context", &json!({"question": "Ostrava", "k": 40})).unwrap();
+        let items = reply["items"].as_array().unwrap();
+        let mine = items.iter().find(|i| i["source"] == "Ostrava").expect("the hub's own passage");
+        assert_eq!(mine["ranks"]["mentions"], json!(1), "first in the mentions channel: {mine}");
     }
 
     #[test]

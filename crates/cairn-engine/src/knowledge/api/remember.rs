@@ -336,7 +336,7 @@ fn store_text(
         ids.extend(about);
         linked.push((passage, ids));
     }
-    let doc = NewDocument { text: &text, label, date, now: caller.now };
+    let doc = NewDocument { text: &text, label, date, now: caller.now, about };
     let stored = store_document(tx, part, &doc, linked, &|_| Vec::new())?;
     done.docs.push((stored.doc_id, text.clone()));
     done.passages += stored.passages;
