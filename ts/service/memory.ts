@@ -195,7 +195,6 @@ export async function deleteUser(svc: Service, p: Principal, raw: unknown): Prom
   if (p.token.scopes !== undefined) {
     throw new ApiError('FORBIDDEN', 'delete_user erases every scope; this token is limited to some');
   }
-  // The forget-export work adds `delete_user` to the engine's verbs; the TS union predates it.
   return knowledge(svc.store, 'delete_user', identify(p, rest), engineBody(rest));
 }
 
