@@ -502,24 +502,19 @@ fn grounding(question: &str, items: &[Item]) -> Grounding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::testing::{assertion, fresh};
+    use crate::knowledge::testing::{assertion, seeded_with};
     use crate::knowledge::{relate, remember_text};
     use crate::store::Store;
     use serde_json::Map;
 
     fn seeded() -> (tempfile::TempDir, Store, Partition) {
-        let (dir, store, part) = fresh();
-        let p = part.clone();
-        store
-            .write(move |tx| {
-                let none = Map::new();
-                relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &none, "a"), 1)?;
-                relate(tx, &p, assertion("Acme", "Berlin", "located_in", &none, "a"), 2)?;
-                remember_text(tx, &p, "Priya Raman leads the lighthouse project at Acme.", Some("chat"), None, 3)?;
-                remember_text(tx, &p, "The canteen serves soup on Fridays.", Some("memo"), None, 4)
-            })
-            .unwrap();
-        (dir, store, part)
+        seeded_with(|tx, p| {
+            let none = Map::new();
+            relate(tx, p, assertion("Priya Raman", "Acme", "works_at", &none, "a"), 1)?;
+            relate(tx, p, assertion("Acme", "Berlin", "located_in", &none, "a"), 2)?;
+            remember_text(tx, p, "Priya Raman leads the lighthouse project at Acme.", Some("chat"), None, 3)?;
+            remember_text(tx, p, "The canteen serves soup on Fridays.", Some("memo"), None, 4)
+        })
     }
 
     #[test]

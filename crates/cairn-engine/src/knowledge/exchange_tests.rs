@@ -1,7 +1,7 @@
 //! Export and import through the verbs: pages and cursors, a round trip into an empty scope,
 //! idempotence, and every skip reason.
 
-use super::testing::{assertion, fresh};
+use super::testing::{assertion, fresh, seeded_with};
 use super::testing_api::{caller, export_pages, normalized, verb};
 use super::{Assertion, Partition, Source, forget_subject, relate, remember_text, upsert_entity};
 use crate::store::Store;
@@ -25,43 +25,38 @@ fn two_block_text() -> String {
 /// Entities with types and attributes, an ended fact and its replacement, a fact taken from a
 /// document, a document with a forgotten passage, and a forgotten subject.
 pub(super) fn seeded() -> (tempfile::TempDir, Store, Partition) {
-    let (dir, store, part) = fresh();
-    let p = part.clone();
-    store
-        .write(move |tx| {
-            let none = Map::new();
-            let since = json!({"valid_from": "2024-01-01", "team": "infra"}).as_object().unwrap().clone();
-            relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &since, "claude"), 1_000)?;
-            relate(
-                tx,
-                &p,
-                Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &none, "codex") },
-                2_000,
-            )?;
-            let attrs = json!({"role": "lead"}).as_object().unwrap().clone();
-            upsert_entity(tx, &p, "Jonas Weber", &["person".into(), "author".into()], &attrs, 3_000)?;
-            relate(tx, &p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 3_100)?;
-            relate(
-                tx,
-                &p,
-                Assertion { replaces: true, ..assertion("Jonas Weber", "Globex", "works_at", &none, "a") },
-                3_200,
-            )?;
-            let doc = remember_text(tx, &p, &two_block_text(), Some("notes"), Some("2024-05-01"), 4_000)?;
-            let from_doc = Source::Document { doc_id: doc.doc_id, label: Some("notes".into()) };
-            relate(
-                tx,
-                &p,
-                Assertion { source: from_doc, ..assertion("Acme", "Harbour", "operates", &none, "claude") },
-                5_000,
-            )?;
-            remember_text(tx, &p, "Zed Quill visited once. Jonas Weber met Zed Quill.", None, None, 6_000)?;
-            relate(tx, &p, assertion("Zed Quill", "Jonas Weber", "knows", &none, "claude"), 6_500)?;
-            forget_subject(tx, &p, "Zed Quill", 7_000)?;
-            forget_subject(tx, &p, "Priya Raman", 8_000)
-        })
-        .unwrap();
-    (dir, store, part)
+    seeded_with(|tx, p| {
+        let none = Map::new();
+        let since = json!({"valid_from": "2024-01-01", "team": "infra"}).as_object().unwrap().clone();
+        relate(tx, p, assertion("Priya Raman", "Acme", "works_at", &since, "claude"), 1_000)?;
+        relate(
+            tx,
+            p,
+            Assertion { replaces: true, ..assertion("Priya Raman", "Globex", "works_at", &none, "codex") },
+            2_000,
+        )?;
+        let attrs = json!({"role": "lead"}).as_object().unwrap().clone();
+        upsert_entity(tx, p, "Jonas Weber", &["person".into(), "author".into()], &attrs, 3_000)?;
+        relate(tx, p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 3_100)?;
+        relate(
+            tx,
+            p,
+            Assertion { replaces: true, ..assertion("Jonas Weber", "Globex", "works_at", &none, "a") },
+            3_200,
+        )?;
+        let doc = remember_text(tx, p, &two_block_text(), Some("notes"), Some("2024-05-01"), 4_000)?;
+        let from_doc = Source::Document { doc_id: doc.doc_id, label: Some("notes".into()) };
+        relate(
+            tx,
+            p,
+            Assertion { source: from_doc, ..assertion("Acme", "Harbour", "operates", &none, "claude") },
+            5_000,
+        )?;
+        remember_text(tx, p, "Zed Quill visited once. Jonas Weber met Zed Quill.", None, None, 6_000)?;
+        relate(tx, p, assertion("Zed Quill", "Jonas Weber", "knows", &none, "claude"), 6_500)?;
+        forget_subject(tx, p, "Zed Quill", 7_000)?;
+        forget_subject(tx, p, "Priya Raman", 8_000)
+    })
 }
 
 fn all_records(store: &Store, part: &Partition) -> Vec<Value> {

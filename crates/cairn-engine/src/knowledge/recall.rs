@@ -85,23 +85,18 @@ pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, wh
 mod tests {
     use super::*;
     use crate::knowledge::derive::Rule;
-    use crate::knowledge::testing::{assertion, fresh};
+    use crate::knowledge::testing::{assertion, seeded_with};
     use crate::knowledge::{Assertion, relate};
     use crate::store::Store;
     use serde_json::Map;
 
     fn seeded() -> (tempfile::TempDir, Store, Partition) {
-        let (dir, store, part) = fresh();
-        let p = part.clone();
-        store
-            .write(move |tx| {
-                let none = Map::new();
-                relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &none, "claude"), 1)?;
-                relate(tx, &p, assertion("Jonas Weber", "Priya Raman", "manages", &none, "claude"), 2)?;
-                Ok(())
-            })
-            .unwrap();
-        (dir, store, part)
+        seeded_with(|tx, p| {
+            let none = Map::new();
+            relate(tx, p, assertion("Priya Raman", "Acme", "works_at", &none, "claude"), 1)?;
+            relate(tx, p, assertion("Jonas Weber", "Priya Raman", "manages", &none, "claude"), 2)?;
+            Ok(())
+        })
     }
 
     #[test]

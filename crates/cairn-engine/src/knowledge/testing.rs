@@ -12,6 +12,16 @@ pub(crate) fn fresh() -> (tempfile::TempDir, Store, Partition) {
     (dir, store, Partition::new("local", "u1", "default").unwrap())
 }
 
+/// A fresh store (see `fresh`) with what `seed` writes into the partition, committed.
+pub(crate) fn seeded_with<R: Send + 'static>(
+    seed: impl FnOnce(&mut crate::write::WriteTxn<'_>, &Partition) -> crate::error::Result<R> + Send + 'static,
+) -> (tempfile::TempDir, Store, Partition) {
+    let (dir, store, part) = fresh();
+    let p = part.clone();
+    store.write(move |tx| seed(tx, &p)).unwrap();
+    (dir, store, part)
+}
+
 /// An asserted, non-replacing relation.
 pub(crate) fn assertion<'a>(
     from: &'a str,

@@ -154,7 +154,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::testing::{assertion, fresh};
+    use crate::knowledge::testing::{assertion, fresh, seeded_with};
     use crate::knowledge::{Recall, When, recall, relate, remember_text};
     use crate::store::Store;
     use serde_json::Map;
@@ -162,17 +162,12 @@ mod tests {
     const TEXT: &str = "Priya Raman joined Acme in 2024 to lead the lighthouse project.";
 
     fn seeded() -> (tempfile::TempDir, Store, Partition) {
-        let (dir, store, part) = fresh();
-        let p = part.clone();
-        store
-            .write(move |tx| {
-                let none = Map::new();
-                relate(tx, &p, assertion("Priya Raman", "Acme", "works_at", &none, "a"), 1)?;
-                relate(tx, &p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 2)?;
-                remember_text(tx, &p, TEXT, Some("chat"), None, 3)
-            })
-            .unwrap();
-        (dir, store, part)
+        seeded_with(|tx, p| {
+            let none = Map::new();
+            relate(tx, p, assertion("Priya Raman", "Acme", "works_at", &none, "a"), 1)?;
+            relate(tx, p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 2)?;
+            remember_text(tx, p, TEXT, Some("chat"), None, 3)
+        })
     }
 
     fn forget(store: &Store, part: &Partition, name: &'static str) -> Forgot {

@@ -2,7 +2,7 @@
 
 use crate::fts;
 use crate::history::{Change, EVENT, Event};
-use crate::knowledge::testing::{assertion, fresh};
+use crate::knowledge::testing::{assertion, seeded_with};
 use crate::knowledge::testing_api::{caller, verb};
 use crate::knowledge::trees::{DOC, ENT, PSG, REL};
 use crate::knowledge::{
@@ -17,28 +17,18 @@ const OTHER: &str = "Jonas Weber moved to Berlin for the harbour survey.";
 /// Priya works at Acme (asserted, label "chat"), Jonas at Acme, two documents (labels "notes"
 /// and "mail"), a fact taken from the second, and Priya's attribute `role`.
 fn seeded() -> (tempfile::TempDir, Store, Partition) {
-    let (dir, store, part) = fresh();
-    let p = part.clone();
-    store
-        .write(move |tx| {
-            let none = Map::new();
-            let chat = Source::Asserted { label: Some("chat".into()) };
-            relate(tx, &p, Assertion { source: chat, ..assertion("Priya Raman", "Acme", "works_at", &none, "a") }, 1)?;
-            relate(tx, &p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 2)?;
-            let attrs = json!({"role": "lead", "team": "storage"}).as_object().unwrap().clone();
-            upsert_entity(tx, &p, "Priya Raman", &["person".into()], &attrs, 3)?;
-            remember_text(tx, &p, TEXT, Some("notes"), None, 4)?;
-            let mail = remember_text(tx, &p, OTHER, Some("mail"), None, 5)?;
-            let from_mail = Source::Document { doc_id: mail.doc_id, label: Some("mail".into()) };
-            relate(
-                tx,
-                &p,
-                Assertion { source: from_mail, ..assertion("Jonas Weber", "Berlin", "lives_in", &none, "a") },
-                6,
-            )
-        })
-        .unwrap();
-    (dir, store, part)
+    seeded_with(|tx, p| {
+        let none = Map::new();
+        let chat = Source::Asserted { label: Some("chat".into()) };
+        relate(tx, p, Assertion { source: chat, ..assertion("Priya Raman", "Acme", "works_at", &none, "a") }, 1)?;
+        relate(tx, p, assertion("Jonas Weber", "Acme", "works_at", &none, "a"), 2)?;
+        let attrs = json!({"role": "lead", "team": "storage"}).as_object().unwrap().clone();
+        upsert_entity(tx, p, "Priya Raman", &["person".into()], &attrs, 3)?;
+        remember_text(tx, p, TEXT, Some("notes"), None, 4)?;
+        let mail = remember_text(tx, p, OTHER, Some("mail"), None, 5)?;
+        let from_mail = Source::Document { doc_id: mail.doc_id, label: Some("mail".into()) };
+        relate(tx, p, Assertion { source: from_mail, ..assertion("Jonas Weber", "Berlin", "lives_in", &none, "a") }, 6)
+    })
 }
 
 fn forget(store: &Store, part: &Partition, body: &Value) -> Value {
