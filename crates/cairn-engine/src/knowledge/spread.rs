@@ -97,7 +97,15 @@ impl Reader<'_> {
 /// label, or the passage opens with it.
 fn about(passage: &Passage, name: &str) -> bool {
     let name = fold(name);
-    passage.label.as_deref().is_some_and(|l| fold(l) == name) || fold(passage.text.trim_start()).starts_with(&name)
+    if passage.label.as_deref().is_some_and(|l| fold(l) == name) {
+        return true;
+    }
+    // Only the opening words can match: fold those, not the whole passage (this runs per
+    // candidate passage per reached entity). One word more than the name covers a whitespace
+    // character that folding turns into a space.
+    let words = name.split(' ').count() + 1;
+    let opening: Vec<&str> = passage.text.split_whitespace().take(words).collect();
+    fold(&opening.join(" ")).starts_with(&name)
 }
 
 /// The passages of `entity`, `(doc, ordinal)`, at most `PER_ENTITY`: those of documents about it
