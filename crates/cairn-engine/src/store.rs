@@ -528,6 +528,7 @@ impl Writer {
                 .map_err(|e| Error::corrupt(None, format!("log record {} does not decode: {e}", rec.txn)))?;
             let mut tx = WriteTxn::new(&mut self.core, rec.txn);
             tx.apply(&batch)?;
+            tx.flush()?;
             tx.commit();
             replayed += 1;
         }
@@ -573,7 +574,7 @@ impl Writer {
         for (f, done) in group {
             let txn = self.core.last_txn + 1;
             let mut tx = WriteTxn::new(&mut self.core, txn);
-            let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
+            let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx).and_then(|()| tx.flush())));
             let res = match outcome {
                 Ok(Ok(())) if tx.is_empty() => {
                     tx.rollback();

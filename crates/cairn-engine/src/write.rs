@@ -64,7 +64,17 @@ pub struct WriteTxn<'a> {
     undo: Vec<(PageId, Page)>,
     /// The redo record: every change in batch encoding.
     log: Vec<u8>,
+    /// Puts not yet in their trees, by tree and key (the last put of a key wins). A tree's puts
+    /// are merged in key order, each touched page written once (`btree::insert_sorted`), before
+    /// anything scans the tree and before the transaction ends; point reads and deletes consult
+    /// this first, so the transaction always sees its own writes.
+    pending: BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>,
+    /// Bytes of keys and values in `pending`.
+    pending_bytes: usize,
 }
+
+/// Pending puts are merged into their trees once they hold this many bytes.
+const PENDING_LIMIT: usize = 16 << 20;
 
 impl PageSource for WriteTxn<'_> {
     fn page(&self, id: PageId) -> Result<Page> {
@@ -111,6 +121,8 @@ impl<'a> WriteTxn<'a> {
             freed: Vec::new(),
             undo: Vec::new(),
             log: Vec::new(),
+            pending: BTreeMap::new(),
+            pending_bytes: 0,
         }
     }
 
@@ -131,6 +143,9 @@ impl<'a> WriteTxn<'a> {
     /// The value under `key` in `tree`, including this transaction's writes.
     pub fn get(&mut self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         validate_tree_name(tree)?;
+        if let Some(v) = self.pending.get(tree).and_then(|p| p.get(key)) {
+            return Ok(Some(v.clone()));
+        }
         let root = self.tree(tree).root;
         match btree::get(self, root, key)? {
             Some(v) => Ok(Some(btree::read_value(self, v)?)),
@@ -143,17 +158,56 @@ impl<'a> WriteTxn<'a> {
         validate_tree_name(tree)?;
         validate_key(key)?;
         validate_value(value)?;
-        let mut t = self.tree(tree);
-        let stored = btree::write_value(self, key, value)?;
-        let (root, old) = btree::insert(self, t.root, key, stored)?;
-        if let Some(old) = &old {
-            btree::free_value(self, old)?;
-        } else {
-            t.len += 1;
+        encode_op(&mut self.log, tree, key, Some(value));
+        let added = key.len() + value.len();
+        let pending = match self.pending.get_mut(tree) {
+            Some(p) => p,
+            None => self.pending.entry(tree.to_owned()).or_default(),
+        };
+        if let Some(old) = pending.insert(key.to_vec(), value.to_vec()) {
+            self.pending_bytes -= key.len() + old.len();
         }
+        self.pending_bytes += added;
+        if self.pending_bytes > PENDING_LIMIT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Merges every pending put into its tree.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        let trees: Vec<String> = self.pending.keys().cloned().collect();
+        for tree in trees {
+            self.flush_tree(&tree)?;
+        }
+        Ok(())
+    }
+
+    /// Merges the pending puts of `tree` into it.
+    fn flush_tree(&mut self, tree: &str) -> Result<()> {
+        let Some(puts) = self.pending.remove(tree) else { return Ok(()) };
+        let mut t = self.tree(tree);
+        let mut entries = Vec::with_capacity(puts.len());
+        for (key, value) in puts {
+            self.pending_bytes -= key.len() + value.len();
+            let stored = btree::write_value(self, &key, &value)?;
+            entries.push((btree::Bytes::from(key), stored));
+        }
+        let added = entries.len() as u64;
+        let (root, replaced) = if entries.len() == 1 {
+            // One entry: the single-key path edits the leaf in place without decoding it.
+            let (key, value) = entries.pop().expect("one entry");
+            let (root, old) = btree::insert(self, t.root, &key, value)?;
+            (root, old.into_iter().collect())
+        } else {
+            btree::insert_sorted(self, t.root, entries)?
+        };
+        for old in &replaced {
+            btree::free_value(self, old)?;
+        }
+        t.len += added - replaced.len() as u64;
         t.root = root;
         self.trees.insert(tree.to_owned(), t);
-        encode_op(&mut self.log, tree, key, Some(value));
         Ok(())
     }
 
@@ -161,12 +215,27 @@ impl<'a> WriteTxn<'a> {
     pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<bool> {
         validate_tree_name(tree)?;
         validate_key(key)?;
+        let was_pending = match self.pending.get_mut(tree).and_then(|p| p.remove(key)) {
+            Some(value) => {
+                self.pending_bytes -= key.len() + value.len();
+                true
+            }
+            None => false,
+        };
         let mut t = self.tree(tree);
-        let Some((root, old)) = btree::remove(self, t.root, key)? else { return Ok(false) };
-        btree::free_value(self, &old)?;
-        t.root = root;
-        t.len -= 1;
-        self.trees.insert(tree.to_owned(), t);
+        let was_stored = match btree::remove(self, t.root, key)? {
+            Some((root, old)) => {
+                btree::free_value(self, &old)?;
+                t.root = root;
+                t.len -= 1;
+                self.trees.insert(tree.to_owned(), t);
+                true
+            }
+            None => false,
+        };
+        if !(was_pending || was_stored) {
+            return Ok(false);
+        }
         encode_op(&mut self.log, tree, key, None);
         Ok(true)
     }
@@ -189,7 +258,7 @@ impl<'a> WriteTxn<'a> {
         validate_tree_name(tree)?;
         let root = self.tree(tree).root;
         let mut cursor = btree::Cursor::seek(self, root, start)?;
-        let mut out = Vec::new();
+        let mut stored = Vec::new();
         while let Some((k, v)) = cursor.next(self)? {
             let past = match end {
                 Bound::Included(e) => k.as_slice() > e,
@@ -200,9 +269,14 @@ impl<'a> WriteTxn<'a> {
                 break;
             }
             let v = btree::read_value(self, v)?;
-            out.push((k, v));
+            stored.push((k, v));
         }
-        Ok(out)
+        let within = |k: &[u8]| match end {
+            Bound::Included(e) => k <= e,
+            Bound::Excluded(e) => k < e,
+            Bound::Unbounded => true,
+        };
+        Ok(self.with_pending(tree, stored, start, within))
     }
 
     /// Entries of `tree` whose keys start with `prefix`, including this transaction's writes.
@@ -210,27 +284,57 @@ impl<'a> WriteTxn<'a> {
         validate_tree_name(tree)?;
         let root = self.tree(tree).root;
         let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
-        let mut out = Vec::new();
+        let mut stored = Vec::new();
         while let Some((k, v)) = cursor.next(self)? {
             if !k.starts_with(prefix) {
                 break;
             }
             let v = btree::read_value(self, v)?;
-            out.push((k, v));
+            stored.push((k, v));
         }
-        Ok(out)
+        Ok(self.with_pending(tree, stored, Bound::Included(prefix), |k| k.starts_with(prefix)))
+    }
+
+    /// `stored` (entries of `tree` from `start` while `within`, in key order) with the pending
+    /// puts of `tree` in the same span merged in: a pending put replaces a stored entry of its key.
+    fn with_pending(
+        &self,
+        tree: &str,
+        stored: Vec<(Vec<u8>, Vec<u8>)>,
+        start: Bound<&[u8]>,
+        within: impl Fn(&[u8]) -> bool,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let Some(pending) = self.pending.get(tree) else { return stored };
+        let mut puts = pending.range::<[u8], _>((start, Bound::Unbounded)).take_while(|(k, _)| within(k)).peekable();
+        if puts.peek().is_none() {
+            return stored;
+        }
+        let mut out = Vec::with_capacity(stored.len());
+        for (k, v) in stored {
+            while let Some((pk, pv)) = puts.next_if(|(pk, _)| pk.as_slice() < k.as_slice()) {
+                out.push((pk.clone(), pv.clone()));
+            }
+            match puts.next_if(|(pk, _)| **pk == k) {
+                Some((pk, pv)) => out.push((pk.clone(), pv.clone())),
+                None => out.push((k, v)),
+            }
+        }
+        out.extend(puts.map(|(k, v)| (k.clone(), v.clone())));
+        out
     }
 
     /// Entries in `tree`, including this transaction's writes.
     pub fn tree_len(&mut self, tree: &str) -> Result<u64> {
         validate_tree_name(tree)?;
+        self.flush_tree(tree)?;
         Ok(self.tree(tree).len)
     }
 
     /// The names of every tree that exists, as this transaction sees them (those it created
     /// included), in name order.
     pub(crate) fn tree_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.core.trees.keys().chain(self.trees.keys()).cloned().collect();
+        let mut names: Vec<String> =
+            self.core.trees.keys().chain(self.trees.keys()).chain(self.pending.keys()).cloned().collect();
         names.sort();
         names.dedup();
         names
@@ -241,8 +345,10 @@ impl<'a> WriteTxn<'a> {
         self.log.is_empty()
     }
 
-    /// Keeps this sub-transaction's changes in the group; returns its redo record.
+    /// Keeps this sub-transaction's changes in the group; returns its redo record. Call `flush`
+    /// first: pending puts are not part of what is kept.
     pub(crate) fn commit(self) -> Vec<u8> {
+        debug_assert!(self.pending.is_empty(), "flush before commit");
         let core = self.core;
         for id in self.freed {
             if self.fresh.contains(&id) || core.group_fresh.contains(&id) {

@@ -1,6 +1,7 @@
 //! Copy-on-write B+trees over pages: lookups and cursors for readers, insert and delete for the
 //! writer, overflow chains for large values.
 
+mod bulk;
 mod bytes;
 mod cursor;
 mod insert;
@@ -8,6 +9,7 @@ mod node;
 mod overflow;
 mod remove;
 
+pub(crate) use bulk::insert_sorted;
 pub(crate) use bytes::Bytes;
 pub(crate) use cursor::Cursor;
 pub(crate) use insert::insert;

@@ -5,15 +5,18 @@
 
 use crate::{Error, Result};
 
-/// Postings: `part | term 0x00 | doc u64 BE | ordinal u32 BE` → `tf u32 LE | passage length u32 LE`.
+/// Postings: `part | term 0x00 | block u64 BE` → a posting block (`block.rs`): the term's postings
+/// from one indexing batch.
 pub const POST_TREE: &str = "fts.post";
-/// Passages: `part | doc u64 BE | ordinal u32 BE` → `length u32 LE | count u32 LE | (len u16 LE | term)*`.
+/// Passages: `part | doc u64 BE | ordinal u32 BE` →
+/// `block u64 LE | length u32 LE | count u32 LE | (len u16 LE | term)*`.
 pub const DOC_TREE: &str = "fts.doc";
-/// Partition totals: `part` → `passages u64 LE | tokens u64 LE`; absent when the partition is empty.
+/// Partition totals: `part` → `passages u64 LE | tokens u64 LE | next block u64 LE`; absent when
+/// the partition is empty.
 pub const STATS_TREE: &str = "fts.stats";
 
 /// The longest partition prefix accepted, so every key stays within the engine's key limit
-/// (2 + 1024 + `MAX_TERM_BYTES` + 1 + 12 < 1536).
+/// (2 + 1024 + `MAX_TERM_BYTES` + 1 + 8 < 1536).
 pub const MAX_PART_LEN: usize = 1024;
 /// Terms are cut to at most this many bytes (at a character boundary), on indexing and querying alike.
 pub const MAX_TERM_BYTES: usize = 240;
@@ -55,11 +58,10 @@ pub fn term_prefix(prefix: &[u8], term: &str) -> Vec<u8> {
     out
 }
 
-/// `prefix | term 0x00 | doc | ordinal`.
-pub fn post_key(prefix: &[u8], term: &str, doc: u64, ordinal: u32) -> Vec<u8> {
+/// `prefix | term 0x00 | block`: the key of one posting block.
+pub fn post_key(prefix: &[u8], term: &str, block: u64) -> Vec<u8> {
     let mut out = term_prefix(prefix, term);
-    out.extend_from_slice(&doc.to_be_bytes());
-    out.extend_from_slice(&ordinal.to_be_bytes());
+    out.extend_from_slice(&block.to_be_bytes());
     out
 }
 
@@ -78,7 +80,7 @@ pub fn doc_key(prefix: &[u8], doc: u64, ordinal: u32) -> Vec<u8> {
     out
 }
 
-/// The `(doc, ordinal)` that end a posting or passage key.
+/// The `(doc, ordinal)` that end a passage key.
 pub fn key_tail(key: &[u8]) -> Result<(u64, u32)> {
     let n = key.len();
     if n < 12 {
@@ -89,25 +91,10 @@ pub fn key_tail(key: &[u8]) -> Result<(u64, u32)> {
     Ok((doc, ordinal))
 }
 
-/// A posting's value: `tf u32 LE | length u32 LE`.
-pub fn encode_posting(tf: u32, len: u32) -> [u8; 8] {
-    let mut out = [0; 8];
-    out[..4].copy_from_slice(&tf.to_le_bytes());
-    out[4..].copy_from_slice(&len.to_le_bytes());
-    out
-}
-
-/// `(tf, length)` of a posting's value.
-pub fn decode_posting(value: &[u8]) -> Result<(u32, u32)> {
-    let bytes: [u8; 8] = value.try_into().map_err(|_| Error::corrupt(None, "full-text posting is not 8 bytes"))?;
-    let tf = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
-    let len = u32::from_le_bytes(bytes[4..].try_into().expect("4 bytes"));
-    Ok((tf, len))
-}
-
-/// A passage's value: its token count and its distinct terms.
-pub fn encode_doc(len: u32, terms: &[&str]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + terms.iter().map(|t| 2 + t.len()).sum::<usize>());
+/// A passage's value: the block holding its postings, its token count and its distinct terms.
+pub fn encode_doc(block: u64, len: u32, terms: &[&str]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + terms.iter().map(|t| 2 + t.len()).sum::<usize>());
+    out.extend_from_slice(&block.to_le_bytes());
     out.extend_from_slice(&len.to_le_bytes());
     // Fits: a passage's distinct terms are at most its tokens, counted in u32.
     out.extend_from_slice(&(terms.len() as u32).to_le_bytes());
@@ -119,13 +106,22 @@ pub fn encode_doc(len: u32, terms: &[&str]) -> Vec<u8> {
     out
 }
 
-/// `(length, terms)` of a passage's value. Total: malformed bytes give `STORE_CORRUPT`, never a panic.
-pub fn decode_doc(value: &[u8]) -> Result<(u32, Vec<String>)> {
+/// A passage record, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassageRecord {
+    pub block: u64,
+    pub len: u32,
+    pub terms: Vec<String>,
+}
+
+/// Decodes a passage's value. Total: malformed bytes give `STORE_CORRUPT`, never a panic.
+pub fn decode_doc(value: &[u8]) -> Result<PassageRecord> {
     let bad = || Error::corrupt(None, "full-text passage record is malformed");
     let take = |at: usize, n: usize| value.get(at..at + n).ok_or_else(bad);
-    let len = u32::from_le_bytes(take(0, 4)?.try_into().expect("4 bytes"));
-    let count = u32::from_le_bytes(take(4, 4)?.try_into().expect("4 bytes"));
-    let mut at = 8;
+    let block = u64::from_le_bytes(take(0, 8)?.try_into().expect("8 bytes"));
+    let len = u32::from_le_bytes(take(8, 4)?.try_into().expect("4 bytes"));
+    let count = u32::from_le_bytes(take(12, 4)?.try_into().expect("4 bytes"));
+    let mut at = 16;
     let mut terms = Vec::new();
     for _ in 0..count {
         let n = u16::from_le_bytes(take(at, 2)?.try_into().expect("2 bytes")) as usize;
@@ -136,23 +132,33 @@ pub fn decode_doc(value: &[u8]) -> Result<(u32, Vec<String>)> {
     if at != value.len() {
         return Err(bad());
     }
-    Ok((len, terms))
+    Ok(PassageRecord { block, len, terms })
 }
 
-/// A partition's totals: `passages u64 LE | tokens u64 LE`.
-pub fn encode_stats(passages: u64, tokens: u64) -> [u8; 16] {
-    let mut out = [0; 16];
-    out[..8].copy_from_slice(&passages.to_le_bytes());
-    out[8..].copy_from_slice(&tokens.to_le_bytes());
+/// A partition's totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub passages: u64,
+    pub tokens: u64,
+    /// The id the next indexing batch gives its blocks. Ids restart when a partition empties,
+    /// which is safe: no block of it is left.
+    pub next_block: u64,
+}
+
+/// `passages u64 LE | tokens u64 LE | next block u64 LE`.
+pub fn encode_stats(s: Stats) -> [u8; 24] {
+    let mut out = [0; 24];
+    out[..8].copy_from_slice(&s.passages.to_le_bytes());
+    out[8..16].copy_from_slice(&s.tokens.to_le_bytes());
+    out[16..].copy_from_slice(&s.next_block.to_le_bytes());
     out
 }
 
-/// `(passages, tokens)` of a partition's totals.
-pub fn decode_stats(value: &[u8]) -> Result<(u64, u64)> {
-    let bytes: [u8; 16] = value.try_into().map_err(|_| Error::corrupt(None, "full-text stats are not 16 bytes"))?;
-    let passages = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
-    let tokens = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes"));
-    Ok((passages, tokens))
+/// Decodes a partition's totals.
+pub fn decode_stats(value: &[u8]) -> Result<Stats> {
+    let bytes: [u8; 24] = value.try_into().map_err(|_| Error::corrupt(None, "full-text stats are not 24 bytes"))?;
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    Ok(Stats { passages: word(0), tokens: word(8), next_block: word(16) })
 }
 
 /// The least key greater than every key starting with `prefix`, or `None` when there is none.

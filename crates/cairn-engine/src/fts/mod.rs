@@ -3,20 +3,22 @@
 //! A partition is an opaque byte prefix built by the caller (tenant, user, scope); nothing is ever
 //! read or counted across partitions. `docs/design/fts.md` gives the layout and the decisions.
 
+mod block;
 mod keys;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 
 use crate::text::tokens;
 use crate::{Error, Result, Snapshot, WriteTxn};
 
+use block::Posting;
 pub use keys::{DOC_TREE, MAX_PART_LEN, MAX_TERM_BYTES, POST_TREE, STATS_TREE};
 use keys::{
-    clean_term, decode_doc, decode_posting, decode_stats, doc_key, doc_prefix, encode_doc, encode_posting,
-    encode_stats, key_tail, part_prefix, post_key, prefix_end, term_prefix,
+    PassageRecord, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
+    key_tail, part_prefix, post_key, prefix_end, term_prefix,
 };
 
 /// BM25 term-frequency saturation.
@@ -36,6 +38,16 @@ pub struct Hit {
     pub matched: Vec<String>,
 }
 
+/// Every posting of `term` in the partition with encoded prefix `prefix`, block by block.
+fn postings_of(snap: &Snapshot, prefix: &[u8], term: &str) -> Result<Vec<Posting>> {
+    let mut out = Vec::new();
+    for entry in snap.prefix(POST_TREE, &term_prefix(prefix, term))? {
+        let (_, value) = entry?;
+        block::decode_into(&value, &mut out)?;
+    }
+    Ok(out)
+}
+
 /// The passages of `part` that hold every index term of `text`, seen from inside a write
 /// transaction (its own writes included), in (doc, ordinal) order. Used to find every passage
 /// naming something, linked or not, before it is forgotten.
@@ -47,10 +59,13 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     terms.dedup();
     let mut found: Option<Vec<(u64, u32)>> = None;
     for term in terms {
-        let mut here = Vec::new();
-        for (key, _) in tx.prefix(POST_TREE, &term_prefix(&prefix, &term))? {
-            here.push(key_tail(&key)?);
+        let mut postings = Vec::new();
+        for (_, value) in tx.prefix(POST_TREE, &term_prefix(&prefix, &term))? {
+            block::decode_into(&value, &mut postings)?;
         }
+        // Blocks are batches, and a re-indexed passage lands in a later one: sort across them.
+        let mut here: Vec<(u64, u32)> = postings.into_iter().map(|p| (p.doc, p.ordinal)).collect();
+        here.sort_unstable();
         found = Some(match found {
             None => here,
             Some(before) => before.into_iter().filter(|p| here.binary_search(p).is_ok()).collect(),
@@ -59,56 +74,142 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     Ok(found.unwrap_or_default())
 }
 
-/// Indexes passage `ordinal` of `doc` in partition `part`, replacing what was indexed there before.
-/// A passage without terms is still counted (it adds to the partition's passage count).
-pub fn index_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32, text: &str) -> Result<()> {
-    let prefix = part_prefix(part)?;
-    let old = take_passage(tx, &prefix, doc, ordinal)?;
-    let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
-    let all = tokens(text);
-    for token in &all {
-        if let Some(term) = clean_term(&token.term) {
-            *counts.entry(term).or_default() += 1;
+/// A passage as the index sees it: its length in tokens and each distinct term's count, in
+/// term order.
+#[derive(Debug, Clone)]
+struct Terms {
+    len: u32,
+    counts: Vec<(String, u32)>,
+}
+
+impl Terms {
+    fn of(text: &str) -> Result<Terms> {
+        let mut counts: HashMap<&str, u32> = HashMap::new();
+        let all = tokens(text);
+        for token in &all {
+            if let Some(term) = clean_term(&token.term) {
+                *counts.entry(term).or_default() += 1;
+            }
         }
+        let len = u32::try_from(counts.values().map(|&tf| u64::from(tf)).sum::<u64>())
+            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
+        let mut counts: Vec<(String, u32)> = counts.into_iter().map(|(t, n)| (t.to_owned(), n)).collect();
+        counts.sort_unstable();
+        Ok(Terms { len, counts })
     }
-    let len = u32::try_from(counts.values().map(|&tf| u64::from(tf)).sum::<u64>())
-        .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
-    for (term, &tf) in &counts {
-        tx.put(POST_TREE, &post_key(&prefix, term, doc, ordinal), &encode_posting(tf, len))?;
+}
+
+/// Passages gathered over one call and indexed together: each term's postings from the whole
+/// batch go into one block, so a batch writes one key per distinct term.
+pub struct Indexer {
+    prefix: Vec<u8>,
+    /// `(doc, ordinal)` → the passage's terms (a later `add` of the same place replaces an
+    /// earlier one).
+    passages: BTreeMap<(u64, u32), Terms>,
+    /// Texts tokenized ahead of the transaction (`prepare`), by text.
+    prepared: HashMap<String, Terms>,
+}
+
+impl Indexer {
+    /// A batch for partition `part`.
+    pub fn new(part: &[u8]) -> Result<Indexer> {
+        Ok(Indexer { prefix: part_prefix(part)?, passages: BTreeMap::new(), prepared: HashMap::new() })
     }
-    let terms: Vec<&str> = counts.keys().copied().collect();
-    tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(len, &terms))?;
-    let (passages, total) = old.map_or((0, 0), |len| (1, u64::from(len)));
-    adjust_stats(tx, &prefix, (1, u64::from(len)), (passages, total))
+
+    /// Tokenizes `texts` now, so that `add`ing them later (inside the write transaction, on the
+    /// store's single writer thread) only looks them up: the writer's time is what bounds ingest.
+    pub fn prepare<'t>(&mut self, texts: impl IntoIterator<Item = &'t str>) -> Result<()> {
+        for text in texts {
+            if !self.prepared.contains_key(text) {
+                self.prepared.insert(text.to_owned(), Terms::of(text)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds passage `ordinal` of `doc`, replacing what is indexed there when the batch is written.
+    pub fn add(&mut self, doc: u64, ordinal: u32, text: &str) -> Result<()> {
+        // Taken, not copied: the same text twice in a batch is tokenized again the second time.
+        let terms = match self.prepared.remove(text) {
+            Some(t) => t,
+            None => Terms::of(text)?,
+        };
+        self.passages.insert((doc, ordinal), terms);
+        Ok(())
+    }
+
+    /// Writes the batch: removes what was indexed at each place, then writes one block per term
+    /// and one record per passage, and adjusts the partition's totals.
+    pub fn finish(self, tx: &mut WriteTxn<'_>) -> Result<()> {
+        if self.passages.is_empty() {
+            return Ok(());
+        }
+        let prefix = self.prefix;
+        let old: Vec<(u64, u32, PassageRecord)> = self
+            .passages
+            .keys()
+            .filter_map(|&(doc, ordinal)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
+                Ok(Some(value)) => Some(decode_doc(&value).map(|r| (doc, ordinal, r))),
+                Ok(None) => None,
+                Err(e) => Some(Err(e)),
+            })
+            .collect::<Result<_>>()?;
+        let removed = drop_passages(tx, &prefix, &old)?;
+        let mut stats = read_stats(tx, &prefix)?;
+        let block = stats.next_block;
+        let mut by_term: HashMap<&str, Vec<Posting>> = HashMap::new();
+        let mut tokens_added: u64 = 0;
+        for (&(doc, ordinal), Terms { len, counts }) in &self.passages {
+            for (term, tf) in counts {
+                by_term.entry(term).or_default().push(Posting { doc, ordinal, tf: *tf, len: *len });
+            }
+            let terms: Vec<&str> = counts.iter().map(|(t, _)| t.as_str()).collect();
+            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(block, *len, &terms))?;
+            tokens_added += u64::from(*len);
+        }
+        // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
+        for (term, postings) in by_term {
+            tx.put(POST_TREE, &post_key(&prefix, term, block), &block::encode(&postings))?;
+        }
+        let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
+        stats.passages = (stats.passages + self.passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
+        stats.tokens = (stats.tokens + tokens_added).checked_sub(removed.1).ok_or_else(underflow)?;
+        stats.next_block += 1;
+        write_stats(tx, &prefix, stats)
+    }
+}
+
+/// Indexes passage `ordinal` of `doc` in partition `part`, replacing what was indexed there before.
+/// A passage without terms is still counted (it adds to the partition's passage count). Many
+/// passages are cheaper through one `Indexer`.
+pub fn index_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32, text: &str) -> Result<()> {
+    let mut batch = Indexer::new(part)?;
+    batch.add(doc, ordinal, text)?;
+    batch.finish(tx)
 }
 
 /// Removes passage `ordinal` of `doc` from partition `part`; `false` when it was not indexed.
 pub fn remove_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32) -> Result<bool> {
     let prefix = part_prefix(part)?;
-    match take_passage(tx, &prefix, doc, ordinal)? {
-        Some(len) => {
-            adjust_stats(tx, &prefix, (0, 0), (1, u64::from(len)))?;
-            Ok(true)
-        }
-        None => Ok(false),
-    }
+    let Some(value) = tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal))? else { return Ok(false) };
+    let removed = drop_passages(tx, &prefix, &[(doc, ordinal, decode_doc(&value)?)])?;
+    subtract_stats(tx, &prefix, removed)?;
+    Ok(true)
 }
 
 /// Removes every passage of `doc` from partition `part`; returns how many there were.
 pub fn remove_doc(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64) -> Result<u32> {
     let prefix = part_prefix(part)?;
-    let entries = scan(tx, DOC_TREE, &doc_prefix(&prefix, doc))?;
-    let mut removed: u32 = 0;
-    let mut total: u64 = 0;
-    for (key, value) in entries {
+    let mut records = Vec::new();
+    for (key, value) in scan(tx, DOC_TREE, &doc_prefix(&prefix, doc))? {
         let (_, ordinal) = key_tail(&key)?;
-        total += u64::from(drop_passage(tx, &prefix, doc, ordinal, &value)?);
-        removed += 1;
+        records.push((doc, ordinal, decode_doc(&value)?));
     }
-    if removed > 0 {
-        adjust_stats(tx, &prefix, (0, 0), (u64::from(removed), total))?;
+    let removed = drop_passages(tx, &prefix, &records)?;
+    if removed.0 > 0 {
+        subtract_stats(tx, &prefix, removed)?;
     }
-    Ok(removed)
+    u32::try_from(removed.0).map_err(|_| Error::corrupt(None, "a document has more than u32::MAX passages"))
 }
 
 /// Removes everything of partition `part`: postings, passages and totals. Returns the number of
@@ -143,25 +244,21 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     let Some(stats) = snap.get(STATS_TREE, &prefix)? else {
         return Ok(Vec::new());
     };
-    let (n, total) = decode_stats(&stats)?;
+    let Stats { passages: n, tokens: total, .. } = decode_stats(&stats)?;
     // Precision: counts above 2^53 are far beyond any store.
     #[allow(clippy::cast_precision_loss)]
     let (n, avg_len) = (n as f64, if n == 0 { 0.0 } else { total as f64 / n as f64 });
     let mut scores: HashMap<(u64, u32), (f64, Vec<usize>)> = HashMap::new();
     for (i, term) in terms.iter().enumerate() {
-        let mut postings = Vec::new();
-        for entry in snap.prefix(POST_TREE, &term_prefix(&prefix, term))? {
-            let (key, value) = entry?;
-            postings.push((key_tail(&key)?, decode_posting(&value)?));
-        }
+        let postings = postings_of(snap, &prefix, term)?;
         // Precision: a term is in fewer than 2^53 passages.
         #[allow(clippy::cast_precision_loss)]
         let df = postings.len() as f64;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-        for (at, (tf, len)) in postings {
-            let tf = f64::from(tf);
-            let norm = if avg_len > 0.0 { f64::from(len) / avg_len } else { 0.0 };
-            let slot = scores.entry(at).or_default();
+        for p in postings {
+            let tf = f64::from(p.tf);
+            let norm = if avg_len > 0.0 { f64::from(p.len) / avg_len } else { 0.0 };
+            let slot = scores.entry((p.doc, p.ordinal)).or_default();
             slot.0 += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * norm));
             slot.1.push(i);
         }
@@ -187,18 +284,20 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
 pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<usize> {
     let prefix = part_prefix(part)?;
     let mut n = 0;
-    for entry in snap.prefix(POST_TREE, &term_prefix(&prefix, term))?.take(cap) {
-        entry?;
-        n += 1;
+    for entry in snap.prefix(POST_TREE, &term_prefix(&prefix, term))? {
+        if n >= cap {
+            break;
+        }
+        n += block::count(&entry?.1)?;
     }
-    Ok(n)
+    Ok(n.min(cap))
 }
 
 /// The number of passages indexed in `part`.
 pub fn passage_count(snap: &Snapshot, part: &[u8]) -> Result<u64> {
     let prefix = part_prefix(part)?;
     Ok(match snap.get(STATS_TREE, &prefix)? {
-        Some(stats) => decode_stats(&stats)?.0,
+        Some(stats) => decode_stats(&stats)?.passages,
         None => 0,
     })
 }
@@ -215,41 +314,57 @@ fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
-/// Deletes a passage's postings and record; its token count, or `None` when it was not indexed.
-/// The partition's totals are left to the caller.
-fn take_passage(tx: &mut WriteTxn<'_>, prefix: &[u8], doc: u64, ordinal: u32) -> Result<Option<u32>> {
-    match tx.get(DOC_TREE, &doc_key(prefix, doc, ordinal))? {
-        Some(value) => Ok(Some(drop_passage(tx, prefix, doc, ordinal, &value)?)),
-        None => Ok(None),
+/// Deletes the postings and records of passages (with their decoded records), rewriting each
+/// block they touch once. Returns (passages, tokens) removed; the totals are left to the caller.
+fn drop_passages(tx: &mut WriteTxn<'_>, prefix: &[u8], passages: &[(u64, u32, PassageRecord)]) -> Result<(u64, u64)> {
+    let mut by_block: BTreeMap<(&str, u64), BTreeSet<(u64, u32)>> = BTreeMap::new();
+    let mut tokens: u64 = 0;
+    for (doc, ordinal, record) in passages {
+        for term in &record.terms {
+            by_block.entry((term, record.block)).or_default().insert((*doc, *ordinal));
+        }
+        tx.delete(DOC_TREE, &doc_key(prefix, *doc, *ordinal))?;
+        tokens += u64::from(record.len);
     }
+    for ((term, block), gone) in by_block {
+        let key = post_key(prefix, term, block);
+        let Some(value) = tx.get(POST_TREE, &key)? else {
+            return Err(Error::corrupt(None, format!("full-text block {block} of a passage's term is missing")));
+        };
+        let mut postings = block::decode(&value)?;
+        postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
+        if postings.is_empty() {
+            tx.delete(POST_TREE, &key)?;
+        } else {
+            tx.put(POST_TREE, &key, &block::encode(&postings))?;
+        }
+    }
+    Ok((passages.len() as u64, tokens))
 }
 
-/// Deletes the postings named by a passage record `value`, then the record; its token count.
-fn drop_passage(tx: &mut WriteTxn<'_>, prefix: &[u8], doc: u64, ordinal: u32, value: &[u8]) -> Result<u32> {
-    let (len, terms) = decode_doc(value)?;
-    for term in &terms {
-        tx.delete(POST_TREE, &post_key(prefix, term, doc, ordinal))?;
-    }
-    tx.delete(DOC_TREE, &doc_key(prefix, doc, ordinal))?;
-    Ok(len)
+/// The partition's totals as this transaction sees them (zeros when it holds nothing).
+fn read_stats(tx: &mut WriteTxn<'_>, prefix: &[u8]) -> Result<Stats> {
+    tx.get(STATS_TREE, prefix)?.map_or(Ok(Stats::default()), |v| decode_stats(&v))
 }
 
-/// Adds `add` and subtracts `sub` (passages, tokens) from the partition's totals; deletes the
-/// totals when no passage is left, so an emptied partition leaves no key.
-fn adjust_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], add: (u64, u64), sub: (u64, u64)) -> Result<()> {
-    let (passages, total) = match tx.get(STATS_TREE, prefix)? {
-        Some(value) => decode_stats(&value)?,
-        None => (0, 0),
-    };
-    let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
-    let passages = (passages + add.0).checked_sub(sub.0).ok_or_else(underflow)?;
-    let total = (total + add.1).checked_sub(sub.1).ok_or_else(underflow)?;
-    if passages == 0 {
+/// Stores the partition's totals, or deletes them when no passage is left, so an emptied
+/// partition leaves no key.
+fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: Stats) -> Result<()> {
+    if stats.passages == 0 {
         tx.delete(STATS_TREE, prefix)?;
+        Ok(())
     } else {
-        tx.put(STATS_TREE, prefix, &encode_stats(passages, total))?;
+        tx.put(STATS_TREE, prefix, &encode_stats(stats))
     }
-    Ok(())
+}
+
+/// Subtracts removed (passages, tokens) from the partition's totals.
+fn subtract_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], (passages, tokens): (u64, u64)) -> Result<()> {
+    let mut stats = read_stats(tx, prefix)?;
+    let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
+    stats.passages = stats.passages.checked_sub(passages).ok_or_else(underflow)?;
+    stats.tokens = stats.tokens.checked_sub(tokens).ok_or_else(underflow)?;
+    write_stats(tx, prefix, stats)
 }
 
 /// Every entry of `tree` whose key starts with `prefix`, as this transaction sees it.

@@ -43,8 +43,16 @@ fn keys_of(store: &Store, part: &[u8]) -> usize {
     [POST_TREE, DOC_TREE, STATS_TREE].iter().map(|tree| snap.prefix(tree, &prefix).unwrap().count()).sum()
 }
 
-fn stats_of(store: &Store, part: &[u8]) -> Option<Vec<u8>> {
-    store.snapshot().unwrap().get(STATS_TREE, &part_prefix(part).unwrap()).unwrap()
+/// The partition's (passages, tokens), when it holds any.
+fn stats_of(store: &Store, part: &[u8]) -> Option<(u64, u64)> {
+    let value = store.snapshot().unwrap().get(STATS_TREE, &part_prefix(part).unwrap()).unwrap()?;
+    let stats = keys::decode_stats(&value).unwrap();
+    Some((stats.passages, stats.tokens))
+}
+
+/// Passage records of `part`.
+fn passages_of(store: &Store, part: &[u8]) -> usize {
+    store.snapshot().unwrap().prefix(DOC_TREE, &part_prefix(part).unwrap()).unwrap().count()
 }
 
 #[test]
@@ -95,9 +103,9 @@ fn duplicate_query_terms_count_once_and_empty_queries_find_nothing() {
 fn reindexing_replaces_the_passage() {
     let (_dir, store) = open();
     index(&store, b"p", &[(1, 0, "copper kettle"), (2, 0, "iron kettle")]);
-    let before = (find(&store, b"p", "kettle copper"), stats_of(&store, b"p"), keys_of(&store, b"p"));
+    let before = (find(&store, b"p", "kettle copper"), stats_of(&store, b"p"), passages_of(&store, b"p"));
     index(&store, b"p", &[(1, 0, "copper kettle")]);
-    assert_eq!(before, (find(&store, b"p", "kettle copper"), stats_of(&store, b"p"), keys_of(&store, b"p")));
+    assert_eq!(before, (find(&store, b"p", "kettle copper"), stats_of(&store, b"p"), passages_of(&store, b"p")));
     index(&store, b"p", &[(1, 0, "silver spoon")]);
     assert!(find(&store, b"p", "copper").is_empty());
     assert_eq!(ids(&find(&store, b"p", "kettle")), vec![(2, 0)]);
@@ -199,14 +207,16 @@ fn long_terms_are_cut_alike_on_both_sides() {
 
 #[test]
 fn passage_records_decode_and_reject_garbage() {
-    let value = keys::encode_doc(3, &["a", "bc"]);
-    assert_eq!(decode_doc(&value).unwrap(), (3, vec!["a".to_owned(), "bc".to_owned()]));
+    let value = keys::encode_doc(9, 3, &["a", "bc"]);
+    let want = keys::PassageRecord { block: 9, len: 3, terms: vec!["a".to_owned(), "bc".to_owned()] };
+    assert_eq!(decode_doc(&value).unwrap(), want);
     for cut in 0..value.len() {
         assert!(decode_doc(&value[..cut]).is_err());
     }
     assert!(decode_doc(&[value.as_slice(), &[0]].concat()).is_err());
-    assert!(keys::decode_posting(&[0; 7]).is_err());
-    assert!(keys::decode_stats(&[0; 15]).is_err());
+    assert!(keys::decode_stats(&[0; 23]).is_err());
+    let stats = keys::Stats { passages: 1, tokens: 2, next_block: 3 };
+    assert_eq!(keys::decode_stats(&keys::encode_stats(stats)).unwrap(), stats);
     assert_eq!(keys::prefix_end(&[1, 0xFF]), Some(vec![2]));
     assert_eq!(keys::prefix_end(&[0xFF, 0xFF]), None);
 }
@@ -218,10 +228,29 @@ const PARTS: &[&[u8]] = &[b"t\0u\0s1\0", b"t\0u\0s1\0x"];
 
 #[derive(Debug, Clone)]
 enum Op {
-    Index { part: usize, doc: u64, ordinal: u32, words: Vec<usize> },
-    RemovePassage { part: usize, doc: u64, ordinal: u32 },
-    RemoveDoc { part: usize, doc: u64 },
-    RemovePartition { part: usize },
+    Index {
+        part: usize,
+        doc: u64,
+        ordinal: u32,
+        words: Vec<usize>,
+    },
+    /// Several passages through one `Indexer` (one block per term), places possibly repeated.
+    IndexBatch {
+        part: usize,
+        passages: Vec<(u64, u32, Vec<usize>)>,
+    },
+    RemovePassage {
+        part: usize,
+        doc: u64,
+        ordinal: u32,
+    },
+    RemoveDoc {
+        part: usize,
+        doc: u64,
+    },
+    RemovePartition {
+        part: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -229,6 +258,8 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (part.clone(), 0..4u64, 0..3u32, proptest::collection::vec(0..WORDS.len(), 0..8))
             .prop_map(|(part, doc, ordinal, words)| Op::Index { part, doc, ordinal, words }),
+        3 => (part.clone(), proptest::collection::vec((0..4u64, 0..3u32, proptest::collection::vec(0..WORDS.len(), 0..8)), 1..6))
+            .prop_map(|(part, passages)| Op::IndexBatch { part, passages }),
         2 => (part.clone(), 0..4u64, 0..3u32).prop_map(|(part, doc, ordinal)| Op::RemovePassage { part, doc, ordinal }),
         1 => (part.clone(), 0..4u64).prop_map(|(part, doc)| Op::RemoveDoc { part, doc }),
         1 => part.prop_map(|part| Op::RemovePartition { part }),
@@ -290,6 +321,24 @@ proptest! {
                     let text = words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ");
                     model.insert((part, doc, ordinal), text.clone());
                     store.write(move |tx| index_passage(tx, PARTS[part], doc, ordinal, &text)).unwrap();
+                }
+                Op::IndexBatch { part, passages } => {
+                    let texts: Vec<(u64, u32, String)> = passages
+                        .iter()
+                        .map(|(d, o, words)| (*d, *o, words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ")))
+                        .collect();
+                    for (d, o, text) in &texts {
+                        model.insert((part, *d, *o), text.clone());
+                    }
+                    store
+                        .write(move |tx| {
+                            let mut batch = Indexer::new(PARTS[part])?;
+                            for (d, o, text) in &texts {
+                                batch.add(*d, *o, text)?;
+                            }
+                            batch.finish(tx)
+                        })
+                        .unwrap();
                 }
                 Op::RemovePassage { part, doc, ordinal } => {
                     let was = model.remove(&(part, doc, ordinal)).is_some();

@@ -80,9 +80,12 @@ pub fn remember_text(
     let linker = partition_linker(tx, part)?;
     let chunks = chunk_text(text).into_iter().map(|p| (p, Vec::new())).collect();
     let doc = NewDocument { text, label, date, now, about: None };
-    store_document(tx, part, &doc, chunks, &|passage: &str| {
+    let mut index = fts::Indexer::new(part.raw())?;
+    let stored = store_document(tx, part, &doc, chunks, &mut index, &|passage: &str| {
         linker.find(passage).into_iter().map(|m| m.entity).collect()
-    })
+    })?;
+    index.finish(tx)?;
+    Ok(stored)
 }
 
 /// A document about to be stored.
@@ -101,13 +104,15 @@ pub(crate) struct NewDocument<'a> {
 pub(crate) const ABOUT: &[u8] = &[1];
 
 /// Stores `doc` with the given passages (spans into its text), each linked to the entities
-/// `link` finds in it and to the entity ids given with it; indexes them for full text. The
-/// caller has checked that the same text and date are not stored yet (`hash_key`).
+/// `link` finds in it and to the entity ids given with it; adds them to `index` for full text
+/// (the caller finishes it, so a call's documents share its blocks). The caller has checked that
+/// the same text and date are not stored yet (`hash_key`).
 pub(crate) fn store_document(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     doc: &NewDocument<'_>,
     passages: Vec<(Passage, Vec<u64>)>,
+    index: &mut fts::Indexer,
     link: &dyn Fn(&str) -> Vec<u64>,
 ) -> Result<Remembered> {
     let doc_id = next_id(tx)?;
@@ -126,7 +131,7 @@ pub(crate) fn store_document(
         let span = PassageSpan { start: passage.start, end: passage.end };
         let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
-        fts::index_passage(tx, part.raw(), doc_id, ordinal, &passage.text)?;
+        index.add(doc_id, ordinal, &passage.text)?;
         let mut entities: Vec<u64> = link(&passage.text);
         entities.extend(given);
         entities.sort_unstable();

@@ -392,6 +392,7 @@ fn import_document(
     part: &Partition,
     r: &Map<String, Value>,
     linker: &mut Option<Linker>,
+    index: &mut fts::Indexer,
     out: &mut Imported,
 ) -> Result<Field<()>> {
     let source = match id_field(r, "id") {
@@ -469,7 +470,7 @@ fn import_document(
         let passage = char_slice(text, span.start, span.end).expect("span checked above");
         let at = [&id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
-        fts::index_passage(tx, part.raw(), id, ordinal, passage)?;
+        index.add(id, ordinal, passage)?;
         let mut entities: Vec<u64> = linker.find(passage).into_iter().map(|m| m.entity).collect();
         entities.sort_unstable();
         entities.dedup();
@@ -543,11 +544,14 @@ pub fn import(tx: &mut WriteTxn<'_>, part: &Partition, records: &[Value], agent:
         }
     }
     let mut linker = None;
+    // One index batch for the call's documents (one block per term).
+    let mut passages = fts::Indexer::new(part.raw())?;
     for &(index, r) in &by_kind[2] {
-        if let Err(reason) = import_document(tx, part, r, &mut linker, &mut out)? {
+        if let Err(reason) = import_document(tx, part, r, &mut linker, &mut passages, &mut out)? {
             out.skipped.push(Skipped { index, reason });
         }
     }
+    passages.finish(tx)?;
     for (index, doc) in citing {
         if tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))?.is_none() {
             out.not_reproduced.push(serde_json::json!({

@@ -5,6 +5,7 @@
 
 use super::{Caller, parse};
 use crate::error::{Error, Result};
+use crate::fts;
 use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
@@ -310,6 +311,7 @@ fn store_text(
     req: &Request,
     (names, sent): (Option<&cache::Names>, &[Entity]),
     doc_in: DocIn,
+    index: &mut fts::Indexer,
     done: &mut Done,
 ) -> Result<()> {
     let DocIn { text, passages, given } = doc_in;
@@ -337,7 +339,7 @@ fn store_text(
         linked.push((passage, ids));
     }
     let doc = NewDocument { text: &text, label, date, now: caller.now, about };
-    let stored = store_document(tx, part, &doc, linked, &|_| Vec::new())?;
+    let stored = store_document(tx, part, &doc, linked, index, &|_| Vec::new())?;
     done.docs.push((stored.doc_id, text.clone()));
     done.passages += stored.passages;
     match given {
@@ -372,7 +374,13 @@ fn provenance(docs: &[(u64, String)], r: &RelationIn, label: Option<&String>) ->
     }
 }
 
-fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Request, text: Text) -> Result<Done> {
+fn write(
+    tx: &mut WriteTxn<'_>,
+    dir: &std::path::Path,
+    caller: &Caller,
+    req: &Request,
+    (text, mut index): (Text, fts::Indexer),
+) -> Result<Done> {
     let part = &caller.part;
     part.register(tx)?;
     // Before this call creates entities: the cached names describe exactly the stored ones. A
@@ -403,9 +411,10 @@ fn write(tx: &mut WriteTxn<'_>, dir: &std::path::Path, caller: &Caller, req: &Re
             if let Some(existing) = stored_doc(tx, part, &d.text, req.date.as_deref())? {
                 done.docs.push((existing, d.text));
             } else {
-                store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut done)?;
+                store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut index, &mut done)?;
             }
         }
+        index.finish(tx)?;
     }
     for r in facts.map_or(&[][..], |f| &f.relations) {
         let mut attrs = r.attributes.clone().unwrap_or_default();
@@ -454,9 +463,15 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         // Every passage was refused: nothing to store.
         return Ok(reply(&Done::default(), false, &rejected));
     }
+    // One index batch for the call (each term's postings from all its passages in one block),
+    // tokenized here rather than on the writer thread.
+    let mut index = fts::Indexer::new(caller.part.raw())?;
+    if let Text::Some(docs) = &text {
+        index.prepare(docs.iter().flat_map(|d| d.passages.iter().map(|(p, _)| p.text.as_str())))?;
+    }
     let dir = store.dir().to_path_buf();
     let who = caller.clone();
-    let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, text))?;
+    let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index)))?;
     // Nothing changed: every document (if any) was stored before, with every fact.
     let already = !done.changed;
     Ok(reply(&done, already, &rejected))
