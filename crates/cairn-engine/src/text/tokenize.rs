@@ -75,8 +75,7 @@ fn words(run: &str, base: usize, stemmer: &Stemmer, out: &mut Vec<Token>) {
             let lower = word.to_lowercase();
             if !is_stop_word(&lower) {
                 let term = if is_latin_word(&lower) {
-                    // Snowball expects the ASCII apostrophe: `don’t` and `don't` stem alike.
-                    stemmer.stem(&lower.replace('\u{2019}', "'")).into_owned()
+                    stem(stemmer, &lower)
                 } else {
                     lower
                 };
@@ -85,6 +84,33 @@ fn words(run: &str, base: usize, stemmer: &Stemmer, out: &mut Vec<Token>) {
         }
         pos += len;
     }
+}
+
+/// Stems learned on this thread are kept up to this many (then forgotten all at once).
+const STEM_MEMO: usize = 1 << 16;
+
+thread_local! {
+    /// Lowercased word → stem. Text repeats its words (Zipf), and stemming is a large share of
+    /// tokenizing, which bounds ingest.
+    static STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// The Snowball English stem of lowercased `word`, memoised per thread.
+fn stem(stemmer: &Stemmer, word: &str) -> String {
+    STEMS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(s) = memo.get(word) {
+            return s.clone();
+        }
+        // Snowball expects the ASCII apostrophe: `don’t` and `don't` stem alike.
+        let stemmed = stemmer.stem(&word.replace('\u{2019}', "'")).into_owned();
+        if memo.len() >= STEM_MEMO {
+            memo.clear();
+        }
+        memo.insert(word.to_owned(), stemmed.clone());
+        stemmed
+    })
 }
 
 /// A word with at least one letter whose letters are all Latin script (basic, Latin-1, extended
