@@ -93,7 +93,7 @@ fn replace_child(tx: &mut impl PageStore, id: PageId, page: &Page, key: &[u8], m
 /// first byte, when the cell and its slot fit in the free space between the slot array and the
 /// cells. Cells are packed at the end of the page (`Node::encode` and `add_cell` keep them so),
 /// so the free space is exactly what a re-encode would leave.
-fn room_for(view: &NodeView<'_>, key: &[u8], value: &Value) -> Option<usize> {
+pub(super) fn room_for(view: &NodeView<'_>, key: &[u8], value: &Value) -> Option<usize> {
     let count = view.len();
     let lowest = (0..count).map(|i| view.cell_offset(i)).min().unwrap_or(PAGE_SIZE);
     let free = lowest.checked_sub(HEADER_LEN + 2 * count)?;
@@ -102,7 +102,7 @@ fn room_for(view: &NodeView<'_>, key: &[u8], value: &Value) -> Option<usize> {
 }
 
 /// Inserts slot `slot` for a new cell written at `at` (see `room_for`).
-fn add_cell(bytes: &mut [u8], slot: usize, at: usize, key: &[u8], value: &Value) {
+pub(super) fn add_cell(bytes: &mut [u8], slot: usize, at: usize, key: &[u8], value: &Value) {
     let count = crate::page::count(bytes);
     let slots = HEADER_LEN + 2 * slot;
     bytes.copy_within(slots..HEADER_LEN + 2 * count, slots + 2);
@@ -138,7 +138,7 @@ fn set_child(bytes: &mut [u8], slot: usize, child: PageId) {
 
 /// Writes a copy of page `id` changed by `edit`: in place when the page is fresh in this
 /// sub-transaction, else at a new page (the old one freed). Returns where it went.
-fn patch(tx: &mut impl PageStore, id: PageId, page: &Page, edit: impl FnOnce(&mut [u8])) -> Result<PageId> {
+pub(super) fn patch(tx: &mut impl PageStore, id: PageId, page: &Page, edit: impl FnOnce(&mut [u8])) -> Result<PageId> {
     let mut bytes = page.to_vec();
     edit(&mut bytes);
     let at = if tx.is_fresh(id) {
