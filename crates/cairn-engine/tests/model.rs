@@ -292,6 +292,23 @@ fn run_changes(txn: &mut WriteTxn, changes: &[Change], view: &mut Oracle) -> Res
             }
         }
         apply_change(view, c);
+        // A bounded scan and a prefix scan around the key just written, while puts may still be
+        // waiting to be merged into the tree: the scans must merge them in.
+        let (Change::Put(t, k, _) | Change::Del(t, k)) = c;
+        let key = k.bytes();
+        let (lo, hi) = (&key[..key.len() / 2], key.as_slice());
+        let got = txn.range(TREES[*t], Bound::Excluded(lo), Bound::Included(hi))?;
+        if got != oracle_range(view, *t, Bound::Excluded(lo), Bound::Included(hi)) {
+            wrong.push(format!("bounded range after {c:?} inside the closure differs"));
+        }
+        let got = txn.prefix(TREES[*t], lo)?;
+        let want: Vec<_> = oracle_range(view, *t, Bound::Included(lo), Bound::Unbounded)
+            .into_iter()
+            .take_while(|(k, _)| k.starts_with(lo))
+            .collect();
+        if got != want {
+            wrong.push(format!("prefix scan after {c:?} inside the closure differs"));
+        }
     }
     for (t, tree) in TREES.iter().enumerate() {
         let got = txn.range(tree, Bound::Unbounded, Bound::Unbounded)?;
