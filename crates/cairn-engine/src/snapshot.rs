@@ -2,7 +2,7 @@
 //! generation they live in. While it is alive the writer reuses no page that version can reach.
 
 use crate::batch::{validate_key, validate_tree_name};
-use crate::btree::{self, Cursor, PageSource};
+use crate::btree::{self, Cursor, NodeView, PageSource};
 use crate::error::{Error, Result};
 use crate::page::{NO_PAGE, Page, PageId};
 use crate::pager::PageFile;
@@ -197,6 +197,62 @@ impl Snapshot {
             prefix: Some(prefix.to_vec()),
             done: false,
         })
+    }
+
+    /// Hands every entry of `tree` whose key starts with `prefix` to `f`, in ascending key order,
+    /// as slices of its page (no copy or allocation per entry, unlike `prefix`); stops early when
+    /// `f` returns `false`. For hot scans of many small entries, such as index postings.
+    pub(crate) fn scan_prefix(
+        &self,
+        tree: &str,
+        prefix: &[u8],
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let root = self.root(tree)?;
+        if root == NO_PAGE {
+            return Ok(());
+        }
+        let file = &*self.version().file;
+        // The branches above the current leaf, each with the child slot taken.
+        let mut path: Vec<(PageId, Page, usize)> = Vec::new();
+        let (mut id, mut seeking) = (root, true);
+        loop {
+            let page = file.read(id)?;
+            let view = NodeView::new(id, &page)?;
+            if !view.is_leaf() {
+                let slot = if seeking { view.child_slot(prefix)? } else { 0 };
+                let child = view.child(slot)?;
+                path.push((id, page.clone(), slot));
+                id = child;
+                continue;
+            }
+            let from = if seeking { view.search(prefix)?.unwrap_or_else(|i| i) } else { 0 };
+            seeking = false;
+            for i in from..view.len() {
+                let key = view.key(i)?;
+                if !key.starts_with(prefix) {
+                    return Ok(());
+                }
+                let go = match view.inline_value(i)? {
+                    Some(v) => f(key, v)?,
+                    None => f(key, &btree::read_value(file, view.value(i)?)?)?,
+                };
+                if !go {
+                    return Ok(());
+                }
+            }
+            // The next leaf: the next child of the nearest branch that has one.
+            loop {
+                let Some((bid, bpage, slot)) = path.last_mut() else { return Ok(()) };
+                let branch = NodeView::new(*bid, bpage)?;
+                if *slot + 1 < branch.child_count() {
+                    *slot += 1;
+                    id = branch.child(*slot)?;
+                    break;
+                }
+                path.pop();
+            }
+        }
     }
 
     /// Every non-empty tree with its entry count.

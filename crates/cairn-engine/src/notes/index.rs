@@ -15,7 +15,7 @@ use crate::knowledge::Partition;
 use crate::snapshot::Snapshot;
 use crate::text::tokens;
 use crate::write::WriteTxn;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 pub(crate) const TOK: &str = "n.tok";
 pub(crate) const TRI: &str = "n.tri";
@@ -144,133 +144,180 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     Ok(())
 }
 
-/// Every current note holding a query term or trigram, by identity (sorted), with its features.
-pub(crate) fn lookup(snap: &Snapshot, part: &Partition, query: &Query) -> Result<BTreeMap<String, (Features, Flags)>> {
-    let mut out: BTreeMap<String, (Features, Flags)> = BTreeMap::new();
-    let blank = || Features { tf: vec![0; query.terms.len()], ..Features::default() };
-    for (t, term) in query.terms.iter().enumerate() {
-        let prefix = part.key(&[term.as_bytes(), b"\0"]);
-        for kv in snap.prefix(TOK, &prefix)? {
-            let (k, v) = kv?;
-            let id = identity_of(&k, prefix.len())?;
-            if v.len() != 10 {
-                return Err(Error::corrupt(None, "a notes term posting is not 10 bytes"));
-            }
-            let word = |at: usize| u32::from_be_bytes(v[at..at + 4].try_into().expect("4 bytes"));
-            let (tf, len, f) = (word(0), word(4), &v[8..]);
-            let entry = out.entry(id).or_insert_with(|| (blank(), Flags { private: false, kind: 0 }));
-            entry.0.tf[t] = tf;
-            entry.0.len = len;
-            entry.1 = decode_flags(f)?;
-        }
-    }
-    lookup_grams(snap, part, query, &mut out, &blank)?;
-    Ok(out)
+/// Where an identity lies in `Hits::arena`: (start, end).
+type Span = (u32, u32);
+
+/// Every current note holding a query term or trigram, in identity order, with its features.
+/// Identities are copied into one arena rather than allocated one by one: a common word has
+/// thousands of postings, and the query's cost is the scan of them.
+pub(crate) struct Hits {
+    arena: Vec<u8>,
+    pub docs: Vec<Hit>,
 }
 
-/// The trigram channel's side of `lookup`. A note enters the channel only when it holds at least
-/// `need` (`min_grams`: ⌈G/2⌉) of the query's G trigrams, so it must hold one of any G − need + 1 of them:
-/// the postings of the rarest G − need + 1 (by `TRI_COUNT`) give every candidate, and the other
-/// trigrams are then counted for the candidates only — by reading a trigram's postings when they
-/// are few, else by point reads — stopping for a candidate once it cannot reach `need`. Counts
-/// are exact for every note that can enter the channel; a note that cannot gets none recorded
-/// here (its share is below the threshold either way), so ranking equals a full read.
-fn lookup_grams(
-    snap: &Snapshot,
-    part: &Partition,
-    query: &Query,
-    out: &mut BTreeMap<String, (Features, Flags)>,
-    blank: &dyn Fn() -> Features,
-) -> Result<()> {
+/// One note of `Hits`.
+pub(crate) struct Hit {
+    span: Span,
+    pub features: Features,
+    pub flags: Flags,
+}
+
+impl Hits {
+    /// The encoded identity of `hit` (`Identity::encode`).
+    pub(crate) fn identity(&self, hit: &Hit) -> &[u8] {
+        &self.arena[hit.span.0 as usize..hit.span.1 as usize]
+    }
+
+    fn at(&self, span: Span) -> &[u8] {
+        &self.arena[span.0 as usize..span.1 as usize]
+    }
+
+    /// Copies `id` into the arena.
+    fn keep(&mut self, id: &[u8]) -> Span {
+        let start = u32::try_from(self.arena.len()).expect("a query's identities fit in 4 GiB");
+        self.arena.extend_from_slice(id);
+        (start, start + u32::try_from(id.len()).expect("a short identity"))
+    }
+}
+
+/// Every current note holding a query term or trigram, in identity order (the order candidates
+/// keep on ties), with its features.
+pub(crate) fn lookup(snap: &Snapshot, part: &Partition, query: &Query) -> Result<Hits> {
+    let mut hits = Hits { arena: Vec::new(), docs: Vec::new() };
+    let blank = || Features { tf: vec![0; query.terms.len()], ..Features::default() };
+    // The trigram channel first; each term's postings (sorted by identity, like every posting
+    // list) are then merged in.
+    let grams = lookup_grams(snap, part, query, &mut hits)?;
+    hits.docs = grams
+        .into_iter()
+        .map(|c| Hit { span: c.span, features: Features { grams: c.held, ..blank() }, flags: c.flags })
+        .collect();
+    let mut list: Vec<(Span, u32, u32, Flags)> = Vec::new();
+    for (t, term) in query.terms.iter().enumerate() {
+        let prefix = part.key(&[term.as_bytes(), b"\0"]);
+        list.clear();
+        snap.scan_prefix(TOK, &prefix, |k, v| {
+            let [a, b, c, d, e, f, g, h, p, kind] = v else {
+                return Err(Error::corrupt(None, "a notes term posting is not 10 bytes"));
+            };
+            let flags = decode_flags(&[*p, *kind])?;
+            let span = hits.keep(&k[prefix.len()..]);
+            list.push((span, u32::from_be_bytes([*a, *b, *c, *d]), u32::from_be_bytes([*e, *f, *g, *h]), flags));
+            Ok(true)
+        })?;
+        let docs = std::mem::take(&mut hits.docs);
+        let mut merged = Vec::with_capacity(docs.len().max(list.len()));
+        let mut docs = docs.into_iter().peekable();
+        for &(span, tf, len, flags) in &list {
+            while let Some(d) = docs.next_if(|d| hits.at(d.span) < hits.at(span)) {
+                merged.push(d);
+            }
+            let mut hit = match docs.next_if(|d| hits.at(d.span) == hits.at(span)) {
+                Some(d) => d,
+                None => Hit { span, features: blank(), flags },
+            };
+            hit.features.tf[t] = tf;
+            hit.features.len = len;
+            hit.flags = flags;
+            merged.push(hit);
+        }
+        merged.extend(docs);
+        hits.docs = merged;
+    }
+    Ok(hits)
+}
+
+/// A trigram-channel candidate: its identity, the query trigrams it holds so far, its flags.
+#[derive(Clone, Copy)]
+struct Candidate {
+    span: Span,
+    held: u32,
+    flags: Flags,
+}
+
+/// The trigram channel's side of `lookup`: the notes that hold at least `need` (`min_grams`:
+/// ⌈G/2⌉) of the query's G trigrams, in identity order, with the count they hold. Such a note
+/// holds one of any G − need + 1 of them: the postings of the rarest G − need + 1 (by
+/// `TRI_COUNT`) give every candidate, and the other trigrams are then counted for the candidates
+/// only — by reading a trigram's postings when they are few, else by point reads — stopping for
+/// a candidate once it cannot reach `need`. Counts are exact for every note that can enter the
+/// channel; a note that cannot is left out (its share is below the threshold either way), so
+/// ranking equals a full read. Posting lists are sorted by identity, so candidates are gathered
+/// and counted by merging sorted lists, with no hashing.
+fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query, hits: &mut Hits) -> Result<Vec<Candidate>> {
     let total = query.grams.len();
     if total == 0 {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    let need = min_grams(total);
+    let need = u32::try_from(min_grams(total)).unwrap_or(u32::MAX);
     let mut by_count: Vec<(u32, &String)> = Vec::with_capacity(total);
     for g in &query.grams {
         let n = snap.get_with(TRI_COUNT, &part.key(&[g.as_bytes()]), |v| v.map_or(0, decode_count))?;
         by_count.push((n, g));
     }
     by_count.sort();
-    let (scan, rest) = by_count.split_at(total - need + 1);
-    // Candidates: identity bytes → (trigrams held so far, flags). Sized from the sampled counts.
-    let estimate = scan.iter().map(|(n, _)| u64::from(*n) * SAMPLE).sum::<u64>();
-    let mut cands: FastMap<Vec<u8>, (usize, Flags)> =
-        FastMap::with_capacity_and_hasher(usize::try_from(estimate.min(1 << 20)).unwrap_or(0), BuildFx::default());
+    let (scan, rest) = by_count.split_at(total - min_grams(total) + 1);
+    let mut cands: Vec<Candidate> = Vec::new();
+    let mut list: Vec<(Span, Flags)> = Vec::new();
     for (_, g) in scan {
         let prefix = part.key(&[g.as_bytes(), b"\0"]);
-        for kv in snap.prefix(TRI, &prefix)? {
-            let (mut k, v) = kv?;
-            let flags = decode_flags(&v)?;
-            k.drain(..prefix.len());
-            cands.entry(k).or_insert((0, flags)).0 += 1;
+        list.clear();
+        snap.scan_prefix(TRI, &prefix, |k, v| {
+            let flags = decode_flags(v)?;
+            list.push((hits.keep(&k[prefix.len()..]), flags));
+            Ok(true)
+        })?;
+        // Merge the list into the candidates (both sorted by identity).
+        let mut merged = Vec::with_capacity(cands.len() + list.len());
+        let mut old = cands.iter().copied().peekable();
+        for &(span, flags) in &list {
+            while let Some(c) = old.next_if(|c| hits.at(c.span) < hits.at(span)) {
+                merged.push(c);
+            }
+            match old.next_if(|c| hits.at(c.span) == hits.at(span)) {
+                Some(c) => merged.push(Candidate { held: c.held + 1, ..c }),
+                None => merged.push(Candidate { span, held: 1, flags }),
+            }
         }
+        merged.extend(old);
+        cands = merged;
     }
     let mut key = Vec::new();
     for (i, (n, g)) in rest.iter().enumerate() {
-        let left_after = rest.len() - i - 1;
+        let left_after = u32::try_from(rest.len() - i - 1).unwrap_or(u32::MAX);
         // Drop candidates that cannot reach `need` even holding this and every later trigram.
-        cands.retain(|_, (held, _)| *held + 1 + left_after >= need);
+        cands.retain(|c| c.held + 1 + left_after >= need);
         if cands.is_empty() {
             break;
         }
         let prefix = part.key(&[g.as_bytes(), b"\0"]);
         if u64::from(*n) * SAMPLE <= (cands.len() as u64).saturating_mul(4) {
-            for kv in snap.prefix(TRI, &prefix)? {
-                let (k, _) = kv?;
-                if let Some(c) = cands.get_mut(&k[prefix.len()..]) {
-                    c.0 += 1;
+            // Few postings: walk them alongside the (sorted) candidates.
+            let mut at = 0;
+            snap.scan_prefix(TRI, &prefix, |k, _| {
+                let id = &k[prefix.len()..];
+                while at < cands.len() && hits.at(cands[at].span) < id {
+                    at += 1;
                 }
-            }
+                if at == cands.len() {
+                    return Ok(false);
+                }
+                if hits.at(cands[at].span) == id {
+                    cands[at].held += 1;
+                }
+                Ok(true)
+            })?;
         } else {
-            for (id, c) in &mut cands {
+            for c in &mut cands {
                 key.clear();
                 key.extend_from_slice(&prefix);
-                key.extend_from_slice(id);
+                key.extend_from_slice(hits.at(c.span));
                 if snap.get_with(TRI, &key, |v| v.is_some())? {
-                    c.0 += 1;
+                    c.held += 1;
                 }
             }
         }
     }
-    for (id, (held, flags)) in cands {
-        if held >= need {
-            let id =
-                String::from_utf8(id).map_err(|_| Error::corrupt(None, "a notes posting's identity is not UTF-8"))?;
-            let entry = out.entry(id).or_insert_with(|| (blank(), flags));
-            entry.0.grams = u32::try_from(held).unwrap_or(u32::MAX);
-            entry.1 = flags;
-        }
-    }
-    Ok(())
-}
-
-/// `FxHash` (rustc's): identities are not attacker-chosen across users (a partition's own keys),
-/// and the candidate map is the hot loop of a query.
-#[derive(Default, Clone, Copy)]
-struct Fx(u64);
-
-impl std::hash::Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(c.try_into().expect("8 bytes"))).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type BuildFx = std::hash::BuildHasherDefault<Fx>;
-type FastMap<K, V> = HashMap<K, V, BuildFx>;
-
-fn identity_of(key: &[u8], prefix_len: usize) -> Result<String> {
-    String::from_utf8(key[prefix_len..].to_vec())
-        .map_err(|_| Error::corrupt(None, "a notes posting's identity is not UTF-8"))
+    cands.retain(|c| c.held >= need);
+    Ok(cands)
 }

@@ -135,19 +135,21 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     };
     let query = Query::new(text);
     // Current notes rank from the index; `as_of` reads and short queries (a substring test) scan.
-    let (notes, ranked): (Vec<Lazy>, _) = if req.as_of.is_none() && query.short.is_none() {
-        let mut ids = Vec::new();
-        let mut docs = Vec::new();
-        for (id, (features, flags)) in index::lookup(&snap, &caller.part, &query)? {
-            let identity = Identity::decode(&id).ok_or_else(|| Error::corrupt(None, "a notes posting's identity"))?;
-            let kind = KINDS.get(usize::from(flags.kind)).copied().unwrap_or_default();
-            if viewer.sees_parts(identity.visibility, &identity.owner, flags.private) && req.admits(&identity, kind) {
-                ids.push(Lazy::Stored(identity));
-                docs.push(features);
+    let (notes, ranked) = if req.as_of.is_none() && query.short.is_none() {
+        let mut hits = index::lookup(&snap, &caller.part, &query)?;
+        let mut docs = Vec::with_capacity(hits.docs.len());
+        let mut visible = Vec::with_capacity(hits.docs.len());
+        for at in 0..hits.docs.len() {
+            let hit = &hits.docs[at];
+            let (key, visibility, owner) = split_identity(hits.identity(hit))?;
+            let kind = KINDS.get(usize::from(hit.flags.kind)).copied().unwrap_or_default();
+            if viewer.sees_parts(visibility, owner, hit.flags.private) && req.admits_parts(key, visibility, owner, kind) {
+                visible.push(at);
+                docs.push(std::mem::take(&mut hits.docs[at].features));
             }
         }
         let ranked = fuse(&query, &docs);
-        (ids, ranked)
+        (Found::Indexed(hits, visible), ranked)
     } else {
         let notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
             .into_iter()
@@ -155,11 +157,11 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             .collect();
         let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search_text())).collect();
         let ranked = fuse(&query, &docs);
-        (notes.into_iter().map(Lazy::Read).collect(), ranked)
+        (Found::Read(notes), ranked)
     };
     let mut page = Vec::new();
     for r in ranked.iter().skip(offset).take(req.limit) {
-        let mut note = notes[r.index].render(&snap, &caller.part)?;
+        let mut note = notes.render(r.index, &snap, &caller.part)?;
         let ranks: Map<String, Value> = r.ranks.iter().map(|(c, k)| ((*c).to_owned(), json!(k))).collect();
         let channels: Vec<&str> = r.ranks.iter().map(|(c, _)| *c).collect();
         note["receipt"] = json!({ "channels": channels, "ranks": ranks, "score": r.score });
@@ -170,19 +172,20 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     Ok(json!({ "notes": page, "nextCursor": next }))
 }
 
-/// A ranked note: read already (scan), or read when it makes the page (index).
-enum Lazy {
-    Read(NoteRecord),
-    Stored(Identity),
+/// The ranked candidates: notes read already (scan), or index hits (the visible ones, by
+/// position) whose records are read only when they make the page.
+enum Found {
+    Read(Vec<NoteRecord>),
+    Indexed(index::Hits, Vec<usize>),
 }
 
-impl Lazy {
-    fn render(&self, snap: &Snapshot, part: &Partition) -> Outcome<Value> {
+impl Found {
+    fn render(&self, at: usize, snap: &Snapshot, part: &Partition) -> Outcome<Value> {
         match self {
-            Lazy::Read(n) => Ok(n.render()),
-            Lazy::Stored(id) => {
+            Found::Read(notes) => Ok(notes[at].render()),
+            Found::Indexed(hits, visible) => {
                 let bytes = snap
-                    .get(CUR, &id.cur_key(part))?
+                    .get(CUR, &part.key(&[hits.identity(&hits.docs[visible[at]])]))?
                     .ok_or_else(|| Error::corrupt(None, "an indexed note is missing from n.cur"))?;
                 Ok(NoteRecord::decode(&bytes)?.render())
             }
@@ -190,13 +193,33 @@ impl Lazy {
     }
 }
 
+/// An encoded identity's parts (`key \0 visibility \0 owner`), borrowed.
+fn split_identity(id: &[u8]) -> Outcome<(&str, Visibility, &str)> {
+    let bad = || Error::corrupt(None, "a notes posting's identity");
+    let text = std::str::from_utf8(id).map_err(|_| bad())?;
+    let mut it = text.splitn(3, '\0');
+    let (key, vis, owner) = (it.next().ok_or_else(bad)?, it.next().ok_or_else(bad)?, it.next().ok_or_else(bad)?);
+    let visibility = match vis {
+        "user" => Visibility::User,
+        "task" => Visibility::Task,
+        "agent" => Visibility::Agent,
+        _ => return Err(bad().into()),
+    };
+    Ok((key, visibility, owner))
+}
+
 impl Request {
     /// Whether the filters admit a note of this identity and kind.
     fn admits(&self, id: &Identity, kind: &str) -> bool {
-        self.key.as_ref().is_none_or(|k| &id.key == k)
+        self.admits_parts(&id.key, id.visibility, &id.owner, kind)
+    }
+
+    /// `admits`, from an identity's parts.
+    fn admits_parts(&self, key: &str, visibility: Visibility, owner: &str, kind: &str) -> bool {
+        self.key.as_ref().is_none_or(|k| key == k)
             && self.kind.as_ref().is_none_or(|k| k == kind)
-            && self.visibility.is_none_or(|v| id.visibility == v)
-            && (self.visibility != Some(Visibility::Task) || id.task_id() == self.task_id.as_deref())
+            && self.visibility.is_none_or(|v| visibility == v)
+            && (self.visibility != Some(Visibility::Task) || (visibility == Visibility::Task).then_some(owner) == self.task_id.as_deref())
     }
 }
 
