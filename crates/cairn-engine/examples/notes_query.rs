@@ -37,11 +37,13 @@ impl Rand {
 }
 
 fn call_json(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
-    let reply: Value = serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
+    let reply: Value =
+        serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
     assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
     reply
 }
 
+#[allow(clippy::too_many_lines, clippy::print_stdout, reason = "a measurement script that reports on stdout")]
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().unwrap()).collect();
     let n_notes = args.first().copied().unwrap_or(10_000);
@@ -62,7 +64,12 @@ fn main() {
             0 => (0, rng.pick(&words).to_owned()),
             1 => (1, format!("{} {}", rng.pick(&words), rng.pick(&words))),
             _ => {
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss, reason = "an index")]
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    clippy::cast_precision_loss,
+                    reason = "an index"
+                )]
                 let k = (rng.next() * n_notes as f64).floor() as usize;
                 (2, format!("item{k}"))
             }
@@ -70,19 +77,25 @@ fn main() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
-    let caller = Caller { part: Partition::new("local", "bench", "default").unwrap(), agent: "bench".into(), now: 1_700_000_000_000 };
+    let caller = Caller {
+        part: Partition::new("local", "bench", "default").unwrap(),
+        agent: "bench".into(),
+        now: 1_700_000_000_000,
+    };
     let t = Instant::now();
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..16 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= notes.len() {
-                    break;
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= notes.len() {
+                        break;
+                    }
+                    let mut body = notes[i].clone();
+                    body["expectedVersion"] = json!(0);
+                    call_json(&store, &caller, "note_write", &body);
                 }
-                let mut body = notes[i].clone();
-                body["expectedVersion"] = json!(0);
-                call_json(&store, &caller, "note_write", &body);
             });
         }
     });
@@ -93,24 +106,34 @@ fn main() {
         let version = cur["notes"][0]["version"].as_u64().unwrap();
         let mut value = n["value"].clone();
         value["rev"] = json!(version);
-        call_json(&store, &caller, "note_write", &json!({ "key": n["key"], "value": value, "expectedVersion": version }));
+        call_json(
+            &store,
+            &caller,
+            "note_write",
+            &json!({ "key": n["key"], "value": value, "expectedVersion": version }),
+        );
     };
     let n_cas = 2000;
     let t = Instant::now();
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..8 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n_cas {
-                    break;
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n_cas {
+                        break;
+                    }
+                    cas(i);
                 }
-                cas(i);
             });
         }
     });
     let took = t.elapsed();
-    println!("CAS 8 threads: {n_cas} in {took:?} = {:.0}/s", f64::from(u32::try_from(n_cas).unwrap()) / took.as_secs_f64());
+    println!(
+        "CAS 8 threads: {n_cas} in {took:?} = {:.0}/s",
+        f64::from(u32::try_from(n_cas).unwrap()) / took.as_secs_f64()
+    );
     let mut by_kind = [(Duration::ZERO, 0u32, 0usize); 3];
     for i in 0..n_queries {
         let (kind, q) = &queries[i % queries.len()];
@@ -124,5 +147,9 @@ fn main() {
         println!("{name:>12}: {n} queries, mean {:?}, {found} results", d / n.max(1));
     }
     let total: Duration = by_kind.iter().map(|k| k.0).sum();
-    println!("all: mean {:?} = {:.0}/s", total / u32::try_from(n_queries).unwrap(), f64::from(u32::try_from(n_queries).unwrap()) / total.as_secs_f64());
+    println!(
+        "all: mean {:?} = {:.0}/s",
+        total / u32::try_from(n_queries).unwrap(),
+        f64::from(u32::try_from(n_queries).unwrap()) / total.as_secs_f64()
+    );
 }

@@ -141,9 +141,11 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         let mut visible = Vec::with_capacity(hits.docs.len());
         for at in 0..hits.docs.len() {
             let hit = &hits.docs[at];
-            let (key, visibility, owner) = split_identity(hits.identity(hit))?;
+            let (key, visibility, owner) = Identity::parts(hits.identity(hit))
+                .ok_or_else(|| Error::corrupt(None, "a notes posting's identity"))?;
             let kind = KINDS.get(usize::from(hit.flags.kind)).copied().unwrap_or_default();
-            if viewer.sees_parts(visibility, owner, hit.flags.private) && req.admits_parts(key, visibility, owner, kind) {
+            if viewer.sees_parts(visibility, owner, hit.flags.private) && req.admits_parts(key, visibility, owner, kind)
+            {
                 visible.push(at);
                 docs.push(std::mem::take(&mut hits.docs[at].features));
             }
@@ -193,21 +195,6 @@ impl Found {
     }
 }
 
-/// An encoded identity's parts (`key \0 visibility \0 owner`), borrowed.
-fn split_identity(id: &[u8]) -> Outcome<(&str, Visibility, &str)> {
-    let bad = || Error::corrupt(None, "a notes posting's identity");
-    let text = std::str::from_utf8(id).map_err(|_| bad())?;
-    let mut it = text.splitn(3, '\0');
-    let (key, vis, owner) = (it.next().ok_or_else(bad)?, it.next().ok_or_else(bad)?, it.next().ok_or_else(bad)?);
-    let visibility = match vis {
-        "user" => Visibility::User,
-        "task" => Visibility::Task,
-        "agent" => Visibility::Agent,
-        _ => return Err(bad().into()),
-    };
-    Ok((key, visibility, owner))
-}
-
 impl Request {
     /// Whether the filters admit a note of this identity and kind.
     fn admits(&self, id: &Identity, kind: &str) -> bool {
@@ -219,7 +206,8 @@ impl Request {
         self.key.as_ref().is_none_or(|k| key == k)
             && self.kind.as_ref().is_none_or(|k| k == kind)
             && self.visibility.is_none_or(|v| visibility == v)
-            && (self.visibility != Some(Visibility::Task) || (visibility == Visibility::Task).then_some(owner) == self.task_id.as_deref())
+            && (self.visibility != Some(Visibility::Task)
+                || (visibility == Visibility::Task).then_some(owner) == self.task_id.as_deref())
     }
 }
 

@@ -11,7 +11,7 @@
 
 use crate::knowledge::RRF_K;
 use crate::text::tokens;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// BM25 parameters (the usual ones).
 const K1: f64 = 1.2;
@@ -128,19 +128,22 @@ pub(crate) fn fuse(query: &Query, docs: &[Features]) -> Vec<Ranked> {
             })
             .sum()
     };
-    let mut fused: HashMap<usize, Ranked> = HashMap::new();
+    // By candidate position (a vector, not a map: positions are dense); sorts are unstable as
+    // every comparison ends on the position, so the order is total and the same as a stable sort.
+    let mut fused: Vec<Option<Ranked>> = vec![None; docs.len()];
+    let mut hits: Vec<(usize, f64)> = Vec::with_capacity(matching.len());
     for (channel, score) in [("token", &bm25 as &dyn Fn(&Features) -> f64), ("trigram", &trigram_share)] {
-        let mut hits: Vec<(usize, f64)> =
-            matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0).collect();
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (pos, (index, _)) in hits.into_iter().enumerate() {
-            let entry = fused.entry(index).or_insert(Ranked { index, ranks: Vec::new(), score: 0.0 });
+        hits.clear();
+        hits.extend(matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0));
+        hits.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (pos, &(index, _)) in hits.iter().enumerate() {
+            let entry = fused[index].get_or_insert_with(|| Ranked { index, ranks: Vec::with_capacity(2), score: 0.0 });
             entry.ranks.push((channel, pos + 1));
             entry.score += 1.0 / (RRF_K + (pos + 1) as f64);
         }
     }
-    let mut out: Vec<Ranked> = fused.into_values().collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    let mut out: Vec<Ranked> = fused.into_iter().flatten().collect();
+    out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     out
 }
 
