@@ -76,7 +76,8 @@ fn main() {
         })
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+    let cache: usize = std::env::var("CACHE_MB").map_or(64, |v| v.parse().unwrap());
+    let store = Store::open(dir.path(), StoreOptions { cache_bytes: cache << 20, ..StoreOptions::default() }).unwrap();
     let caller = Caller {
         part: Partition::new("local", "bench", "default").unwrap(),
         agent: "bench".into(),

@@ -4,7 +4,7 @@
 use crate::batch::{validate_key, validate_tree_name};
 use crate::btree::{self, Cursor, NodeView, PageSource};
 use crate::error::{Error, Result};
-use crate::page::{NO_PAGE, Page, PageId};
+use crate::page::{HEADER_LEN, NO_PAGE, Page, PageId};
 use crate::pager::PageFile;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -44,6 +44,23 @@ fn get_in<R>(version: &Version, tree: &str, key: &[u8], f: impl FnOnce(Option<&[
     validate_key(key)?;
     let root = version.trees.get(tree).map_or(NO_PAGE, |t| t.root);
     btree::lookup(&version.file, root, key, f)
+}
+
+/// The key and inline value of the leaf cell at `off` (`key_len u16 | value_len u32 | key |
+/// value`, as `btree::NodeView` reads it), in one pass; `None` for an overflowed value or a cell
+/// that does not fit, which the caller then reads through `NodeView`'s checked accessors.
+fn inline_cell(page: &[u8], off: usize, count: usize) -> Option<(&[u8], Option<&[u8]>)> {
+    if off < HEADER_LEN + 2 * count {
+        return None;
+    }
+    let klen = usize::from(u16::from_le_bytes(page.get(off..off + 2)?.try_into().ok()?));
+    let vlen = u32::from_le_bytes(page.get(off + 2..off + 6)?.try_into().ok()?);
+    if vlen & (1 << 31) != 0 {
+        return None;
+    }
+    let key = page.get(off + 6..off + 6 + klen)?;
+    let value = page.get(off + 6 + klen..off + 6 + klen + vlen as usize)?;
+    Some((key, Some(value)))
 }
 
 /// The current version and the versions live snapshots hold.
@@ -228,14 +245,23 @@ impl Snapshot {
             }
             let from = if seeking { view.search(prefix)?.unwrap_or_else(|i| i) } else { 0 };
             seeking = false;
+            // Keys are sorted and the first is at or past `prefix`: when the last one starts with
+            // it, every one between does.
+            let whole = view.len() > 0 && view.key(view.len() - 1)?.starts_with(prefix);
             for i in from..view.len() {
-                let key = view.key(i)?;
-                if !key.starts_with(prefix) {
+                let (key, value) = match inline_cell(&page, view.cell_offset(i), view.len()) {
+                    Some(kv) => kv,
+                    None => (view.key(i)?, None),
+                };
+                if !whole && !key.starts_with(prefix) {
                     return Ok(());
                 }
-                let go = match view.inline_value(i)? {
+                let go = match value {
                     Some(v) => f(key, v)?,
-                    None => f(key, &btree::read_value(file, view.value(i)?)?)?,
+                    None => match view.inline_value(i)? {
+                        Some(v) => f(key, v)?,
+                        None => f(key, &btree::read_value(file, view.value(i)?)?)?,
+                    },
                 };
                 if !go {
                     return Ok(());

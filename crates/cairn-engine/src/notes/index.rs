@@ -3,12 +3,16 @@
 //! (a replace rewrites the postings that changed; a forget removes them),
 //! so it never disagrees with `n.cur`.
 //!
-//! Trees: `n.tok` `part | term \0 | identity` → `tf u32 BE | len u32 BE | flags`; `n.tri`
-//! `part | trigram \0 | identity` → `flags`; flags = `private u8 | kind u8` (the kind's position in
-//! `KINDS`), so visibility and filters are decided from the postings alone and only the notes of
-//! the page are read. Terms and trigrams hold no NUL, so `term \0` prefixes are unambiguous.
+//! Trees: `n.tok` `part | term \0 | id u64 BE` → `tf u32 BE | len u32 BE | meta`; `n.tri`
+//! `part | trigram \0 | id u64 BE` → `meta`; meta = `private u8 | kind u8 | visibility u8 |
+//! owner` (the kind's position in `KINDS`; visibility 0 user, 1 task, 2 agent; the owner as in
+//! the identity, empty for user notes), so visibility and filters are decided from the postings
+//! alone. `n.id` `part | id u64 BE` → identity leads from a hit to its record, read only for the
+//! notes of the page. Postings carry the note's id (which it keeps across versions), not its
+//! identity: short keys, compared as integers, so a query's scan of thousands of postings costs
+//! little. Terms and trigrams hold no NUL, so `term \0` prefixes are unambiguous.
 
-use super::record::{KINDS, NoteRecord};
+use super::record::{KINDS, NoteRecord, Visibility};
 use super::search::{Features, Query, grams, min_grams};
 use crate::error::{Error, Result};
 use crate::knowledge::Partition;
@@ -19,36 +23,70 @@ use std::collections::{BTreeSet, HashMap};
 
 pub(crate) const TOK: &str = "n.tok";
 pub(crate) const TRI: &str = "n.tri";
+/// `part | id u64 BE` → the note's encoded identity.
+pub(crate) const IDS: &str = "n.id";
 /// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.
 /// Guides a query to its rarest trigrams first; it never decides a match (postings do), so an
 /// estimate is enough, and counting one note in `SAMPLE` keeps the writes it costs small.
 pub(crate) const TRI_COUNT: &str = "n.tric";
 /// One note in this many (by id, which a note keeps across versions) is counted in `TRI_COUNT`.
 pub(crate) const SAMPLE: u64 = 8;
+/// A trigram's postings are walked (rather than probed once per candidate) while they number at
+/// most this many times the candidates: a walk costs a comparison per posting, a probe a descent
+/// of the tree.
+const SCAN_RATIO: u64 = 4;
 
 /// Whether `note` is counted in `TRI_COUNT`.
 pub(crate) fn sampled(note: &NoteRecord) -> bool {
     note.id.is_multiple_of(SAMPLE)
 }
 
-/// What a posting says about its note besides the match.
+/// What a posting says about its note besides the match: enough to decide visibility and the
+/// filters of a list without reading the note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Flags {
+pub(crate) struct Meta<'a> {
     pub private: bool,
     /// Position in `KINDS`.
     pub kind: u8,
+    pub visibility: Visibility,
+    /// The task id (`task`), the owning agent (`agent`), or empty (`user`).
+    pub owner: &'a str,
 }
 
-fn flags(note: &NoteRecord) -> [u8; 2] {
+fn meta(note: &NoteRecord) -> Vec<u8> {
     let kind = KINDS.iter().position(|k| *k == note.kind).unwrap_or(0);
-    [u8::from(note.private), u8::try_from(kind).expect("four kinds")]
+    let visibility = match note.visibility() {
+        Visibility::User => 0,
+        Visibility::Task => 1,
+        Visibility::Agent => 2,
+    };
+    [&[u8::from(note.private), u8::try_from(kind).expect("four kinds"), visibility][..], note.owner.as_bytes()].concat()
 }
 
-fn decode_flags(b: &[u8]) -> Result<Flags> {
-    match b {
-        [p, k] => Ok(Flags { private: *p != 0, kind: *k }),
-        _ => Err(Error::corrupt(None, "a notes posting's flags are not 2 bytes")),
-    }
+fn decode_meta(b: &[u8]) -> Result<Meta<'_>> {
+    let bad = || Error::corrupt(None, "a notes posting's meta is damaged");
+    let [private, kind, visibility, owner @ ..] = b else { return Err(bad()) };
+    let visibility = match visibility {
+        0 => Visibility::User,
+        1 => Visibility::Task,
+        2 => Visibility::Agent,
+        _ => return Err(bad()),
+    };
+    let owner = std::str::from_utf8(owner).map_err(|_| bad())?;
+    Ok(Meta { private: *private != 0, kind: *kind, visibility, owner })
+}
+
+/// `part | id BE`: where `IDS` keeps a note's identity.
+pub(crate) fn id_key(part: &Partition, id: u64) -> Vec<u8> {
+    part.key(&[&id.to_be_bytes()])
+}
+
+/// The note id at the end of a posting key.
+fn id_of(key: &[u8]) -> Result<u64> {
+    key.len()
+        .checked_sub(8)
+        .map(|at| u64::from_be_bytes(key[at..].try_into().expect("8 bytes")))
+        .ok_or_else(|| Error::corrupt(None, "a notes posting key has no id"))
 }
 
 /// The postings of one note: (term, tf) and trigrams, and its length in terms.
@@ -71,17 +109,20 @@ pub(crate) fn replace(
     old: Option<&NoteRecord>,
     new: &NoteRecord,
 ) -> Result<()> {
-    let id = new.identity().encode();
-    let new_flags = flags(new);
+    let id = new.id.to_be_bytes();
+    let new_flags = meta(new);
     let (tf, len, grams) = postings(new);
     let (old_tf, old_len, old_grams, old_flags) = match old {
         Some(prev) => {
             let (terms, length, trigrams) = postings(prev);
-            (terms, length, trigrams, flags(prev))
+            (terms, length, trigrams, meta(prev))
         }
-        None => (HashMap::new(), 0, BTreeSet::new(), new_flags),
+        None => {
+            tx.put(IDS, &id_key(part, new.id), new.identity().encode().as_bytes())?;
+            (HashMap::new(), 0, BTreeSet::new(), new_flags.clone())
+        }
     };
-    let tok_key = |term: &str| part.key(&[term.as_bytes(), b"\0", id.as_bytes()]);
+    let tok_key = |term: &str| part.key(&[term.as_bytes(), b"\0", &id]);
     for term in old_tf.keys().filter(|t| !tf.contains_key(*t)) {
         tx.delete(TOK, &tok_key(term))?;
     }
@@ -90,7 +131,7 @@ pub(crate) fn replace(
             tx.put(TOK, &tok_key(term), &[&n.to_be_bytes()[..], &len.to_be_bytes(), &new_flags].concat())?;
         }
     }
-    let tri_key = |g: &str| part.key(&[g.as_bytes(), b"\0", id.as_bytes()]);
+    let tri_key = |g: &str| part.key(&[g.as_bytes(), b"\0", &id]);
     // A note keeps its id across versions, so old and new are both sampled or both not.
     let counted = sampled(new);
     for g in old_grams.difference(&grams) {
@@ -128,15 +169,16 @@ fn decode_count(b: &[u8]) -> u32 {
     b.try_into().map_or(u32::MAX, u32::from_be_bytes)
 }
 
-/// Removes `note`'s postings (as `add` wrote them).
+/// Removes `note`'s postings and id (as `replace` wrote them).
 pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord) -> Result<()> {
-    let id = note.identity().encode();
+    let id = note.id.to_be_bytes();
+    tx.delete(IDS, &id_key(part, note.id))?;
     let (tf, _, grams) = postings(note);
     for term in tf.keys() {
-        tx.delete(TOK, &part.key(&[term.as_bytes(), b"\0", id.as_bytes()]))?;
+        tx.delete(TOK, &part.key(&[term.as_bytes(), b"\0", &id]))?;
     }
     for g in grams {
-        tx.delete(TRI, &part.key(&[g.as_bytes(), b"\0", id.as_bytes()]))?;
+        tx.delete(TRI, &part.key(&[g.as_bytes(), b"\0", &id]))?;
         if sampled(note) {
             count(tx, part, &g, -1)?;
         }
@@ -144,113 +186,81 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     Ok(())
 }
 
-/// A trigram's postings are walked (rather than probed once per candidate) while they number at
-/// most this many times the candidates: a walk costs a comparison per posting, a probe a descent
-/// of the tree (4 to 64 measured alike on the bench's data).
-const SCAN_RATIO: u64 = 4;
-
-/// Where an identity lies in `Hits::arena`: (start, end).
-type Span = (u32, u32);
-
-/// Every current note holding a query term or trigram, in identity order, with its features.
-/// Identities are copied into one arena rather than allocated one by one: a common word has
-/// thousands of postings, and the query's cost is the scan of them.
-pub(crate) struct Hits {
-    arena: Vec<u8>,
-    pub docs: Vec<Hit>,
-}
-
-/// One note of `Hits`.
+/// One note holding a query term or trigram: its id and features.
 pub(crate) struct Hit {
-    span: Span,
+    pub id: u64,
     pub features: Features,
-    pub flags: Flags,
 }
 
-impl Hits {
-    /// The encoded identity of `hit` (`Identity::encode`).
-    pub(crate) fn identity(&self, hit: &Hit) -> &[u8] {
-        &self.arena[hit.span.0 as usize..hit.span.1 as usize]
-    }
-
-    fn at(&self, span: Span) -> &[u8] {
-        &self.arena[span.0 as usize..span.1 as usize]
-    }
-
-    /// Copies `id` into the arena.
-    fn keep(&mut self, id: &[u8]) -> Span {
-        let start = u32::try_from(self.arena.len()).expect("a query's identities fit in 4 GiB");
-        self.arena.extend_from_slice(id);
-        (start, start + u32::try_from(id.len()).expect("a short identity"))
-    }
-}
-
-/// Every current note holding a query term or trigram, in identity order (the order candidates
+/// Every current note holding a query term or trigram that `admit` lets through (it sees each
+/// posting's `Meta`; a note's postings all carry the same), in id order (the order candidates
 /// keep on ties), with its features.
-pub(crate) fn lookup(snap: &Snapshot, part: &Partition, query: &Query) -> Result<Hits> {
-    let mut hits = Hits { arena: Vec::new(), docs: Vec::new() };
+pub(crate) fn lookup(
+    snap: &Snapshot,
+    part: &Partition,
+    query: &Query,
+    admit: &dyn Fn(&Meta<'_>) -> bool,
+) -> Result<Vec<Hit>> {
     let blank = || Features { tf: vec![0; query.terms.len()], ..Features::default() };
-    // The trigram channel first; each term's postings (sorted by identity, like every posting
-    // list) are then merged in.
-    let grams = lookup_grams(snap, part, query, &mut hits)?;
-    hits.docs = grams
+    // The trigram channel first; each term's postings (sorted by id, like every posting list)
+    // are then merged in.
+    let mut docs: Vec<Hit> = lookup_grams(snap, part, query, admit)?
         .into_iter()
-        .map(|c| Hit { span: c.span, features: Features { grams: c.held, ..blank() }, flags: c.flags })
+        .map(|c| Hit { id: c.id, features: Features { grams: c.held, ..blank() } })
         .collect();
-    let mut list: Vec<(Span, u32, u32, Flags)> = Vec::new();
+    let mut list: Vec<(u64, u32, u32)> = Vec::new();
     for (t, term) in query.terms.iter().enumerate() {
         let prefix = part.key(&[term.as_bytes(), b"\0"]);
         list.clear();
         snap.scan_prefix(TOK, &prefix, |k, v| {
-            let (Some(tf), Some(len), Some(flags)) = (v.get(..4), v.get(4..8), v.get(8..)) else {
-                return Err(Error::corrupt(None, "a notes term posting is not 10 bytes"));
+            let (Some(tf), Some(len), Some(meta)) = (v.get(..4), v.get(4..8), v.get(8..)) else {
+                return Err(Error::corrupt(None, "a notes term posting is too short"));
             };
-            let flags = decode_flags(flags)?;
-            let word = |b: &[u8]| u32::from_be_bytes(b.try_into().expect("4 bytes"));
-            let span = hits.keep(&k[prefix.len()..]);
-            list.push((span, word(tf), word(len), flags));
+            if admit(&decode_meta(meta)?) {
+                let word = |b: &[u8]| u32::from_be_bytes(b.try_into().expect("4 bytes"));
+                list.push((id_of(k)?, word(tf), word(len)));
+            }
             Ok(true)
         })?;
-        let docs = std::mem::take(&mut hits.docs);
         let mut merged = Vec::with_capacity(docs.len().max(list.len()));
-        let mut docs = docs.into_iter().peekable();
-        for &(span, tf, len, flags) in &list {
-            while let Some(d) = docs.next_if(|d| hits.at(d.span) < hits.at(span)) {
+        let mut old = docs.into_iter().peekable();
+        for &(id, tf, len) in &list {
+            while let Some(d) = old.next_if(|d| d.id < id) {
                 merged.push(d);
             }
-            let mut hit = match docs.next_if(|d| hits.at(d.span) == hits.at(span)) {
-                Some(d) => d,
-                None => Hit { span, features: blank(), flags },
-            };
+            let mut hit = old.next_if(|d| d.id == id).unwrap_or_else(|| Hit { id, features: blank() });
             hit.features.tf[t] = tf;
             hit.features.len = len;
-            hit.flags = flags;
             merged.push(hit);
         }
-        merged.extend(docs);
-        hits.docs = merged;
+        merged.extend(old);
+        docs = merged;
     }
-    Ok(hits)
+    Ok(docs)
 }
 
-/// A trigram-channel candidate: its identity, the query trigrams it holds so far, its flags.
+/// A trigram-channel candidate: its id and the query trigrams it holds so far.
 #[derive(Clone, Copy)]
 struct Candidate {
-    span: Span,
+    id: u64,
     held: u32,
-    flags: Flags,
 }
 
-/// The trigram channel's side of `lookup`: the notes that hold at least `need` (`min_grams`:
-/// ⌈G/2⌉) of the query's G trigrams, in identity order, with the count they hold. Such a note
-/// holds one of any G − need + 1 of them: the postings of the rarest G − need + 1 (by
+/// The trigram channel's side of `lookup`: the admitted notes that hold at least `need`
+/// (`min_grams`: ⌈G/2⌉) of the query's G trigrams, in id order, with the count they hold. Such a
+/// note holds one of any G − need + 1 of them: the postings of the rarest G − need + 1 (by
 /// `TRI_COUNT`) give every candidate, and the other trigrams are then counted for the candidates
-/// only — by reading a trigram's postings when they are few, else by point reads — stopping for
+/// only — by walking a trigram's postings when they are few, else by point reads — stopping for
 /// a candidate once it cannot reach `need`. Counts are exact for every note that can enter the
 /// channel; a note that cannot is left out (its share is below the threshold either way), so
-/// ranking equals a full read. Posting lists are sorted by identity, so candidates are gathered
-/// and counted by merging sorted lists, with no hashing.
-fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query, hits: &mut Hits) -> Result<Vec<Candidate>> {
+/// ranking equals a full read. Posting lists are sorted by id, so candidates are gathered and
+/// counted by merging sorted lists.
+fn lookup_grams(
+    snap: &Snapshot,
+    part: &Partition,
+    query: &Query,
+    admit: &dyn Fn(&Meta<'_>) -> bool,
+) -> Result<Vec<Candidate>> {
     let total = query.grams.len();
     if total == 0 {
         return Ok(Vec::new());
@@ -264,25 +274,26 @@ fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query, hits: &mut Hit
     by_count.sort();
     let (scan, rest) = by_count.split_at(total - min_grams(total) + 1);
     let mut cands: Vec<Candidate> = Vec::new();
-    let mut list: Vec<(Span, Flags)> = Vec::new();
+    let mut list: Vec<u64> = Vec::new();
     for (_, g) in scan {
         let prefix = part.key(&[g.as_bytes(), b"\0"]);
         list.clear();
         snap.scan_prefix(TRI, &prefix, |k, v| {
-            let flags = decode_flags(v)?;
-            list.push((hits.keep(&k[prefix.len()..]), flags));
+            if admit(&decode_meta(v)?) {
+                list.push(id_of(k)?);
+            }
             Ok(true)
         })?;
-        // Merge the list into the candidates (both sorted by identity).
+        // Merge the list into the candidates (both sorted by id).
         let mut merged = Vec::with_capacity(cands.len() + list.len());
         let mut old = cands.iter().copied().peekable();
-        for &(span, flags) in &list {
-            while let Some(c) = old.next_if(|c| hits.at(c.span) < hits.at(span)) {
+        for &id in &list {
+            while let Some(c) = old.next_if(|c| c.id < id) {
                 merged.push(c);
             }
-            match old.next_if(|c| hits.at(c.span) == hits.at(span)) {
+            match old.next_if(|c| c.id == id) {
                 Some(c) => merged.push(Candidate { held: c.held + 1, ..c }),
-                None => merged.push(Candidate { span, held: 1, flags }),
+                None => merged.push(Candidate { id, held: 1 }),
             }
         }
         merged.extend(old);
@@ -301,14 +312,14 @@ fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query, hits: &mut Hit
             // Few postings: walk them alongside the (sorted) candidates.
             let mut at = 0;
             snap.scan_prefix(TRI, &prefix, |k, _| {
-                let id = &k[prefix.len()..];
-                while at < cands.len() && hits.at(cands[at].span) < id {
+                let id = id_of(k)?;
+                while at < cands.len() && cands[at].id < id {
                     at += 1;
                 }
                 if at == cands.len() {
                     return Ok(false);
                 }
-                if hits.at(cands[at].span) == id {
+                if cands[at].id == id {
                     cands[at].held += 1;
                 }
                 Ok(true)
@@ -317,7 +328,7 @@ fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query, hits: &mut Hit
             for c in &mut cands {
                 key.clear();
                 key.extend_from_slice(&prefix);
-                key.extend_from_slice(hits.at(c.span));
+                key.extend_from_slice(&c.id.to_be_bytes());
                 if snap.get_with(TRI, &key, |v| v.is_some())? {
                     c.held += 1;
                 }

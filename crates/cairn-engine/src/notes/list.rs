@@ -134,29 +134,24 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         None => 0,
     };
     let query = Query::new(text);
-    // Current notes rank from the index; `as_of` reads and short queries (a substring test) scan.
-    let (notes, ranked) = if req.as_of.is_none() && query.short.is_none() {
-        let mut hits = index::lookup(&snap, &caller.part, &query)?;
-        let mut docs = Vec::with_capacity(hits.docs.len());
-        let mut visible = Vec::with_capacity(hits.docs.len());
-        for at in 0..hits.docs.len() {
-            let hit = &hits.docs[at];
-            let (key, visibility, owner) = Identity::parts(hits.identity(hit))
-                .ok_or_else(|| Error::corrupt(None, "a notes posting's identity"))?;
-            let kind = KINDS.get(usize::from(hit.flags.kind)).copied().unwrap_or_default();
-            if viewer.sees_parts(visibility, owner, hit.flags.private) && req.admits_parts(key, visibility, owner, kind)
-            {
-                visible.push(at);
-                docs.push(std::mem::take(&mut hits.docs[at].features));
-            }
-        }
+    // Current notes rank from the index; `as_of` reads, short queries (a substring test) and
+    // queries within one key (a few notes) scan. Either way candidates come in note id order,
+    // which ties keep.
+    let (notes, ranked) = if req.as_of.is_none() && query.short.is_none() && req.key.is_none() {
+        let admit = |m: &index::Meta<'_>| {
+            let kind = KINDS.get(usize::from(m.kind)).copied().unwrap_or_default();
+            viewer.sees_parts(m.visibility, m.owner, m.private) && req.admits_parts(None, m.visibility, m.owner, kind)
+        };
+        let (ids, docs): (Vec<u64>, Vec<Features>) =
+            index::lookup(&snap, &caller.part, &query, &admit)?.into_iter().map(|h| (h.id, h.features)).unzip();
         let ranked = fuse(&query, &docs);
-        (Found::Indexed(hits, visible), ranked)
+        (Found::Indexed(ids), ranked)
     } else {
-        let notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
+        let mut notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
             .into_iter()
             .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
             .collect();
+        notes.sort_by_key(|n| n.id);
         let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search_text())).collect();
         let ranked = fuse(&query, &docs);
         (Found::Read(notes), ranked)
@@ -174,21 +169,21 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     Ok(json!({ "notes": page, "nextCursor": next }))
 }
 
-/// The ranked candidates: notes read already (scan), or index hits (the visible ones, by
-/// position) whose records are read only when they make the page.
+/// The ranked candidates: notes read already (scan), or the ids of index hits, whose records
+/// are read only when they make the page.
 enum Found {
     Read(Vec<NoteRecord>),
-    Indexed(index::Hits, Vec<usize>),
+    Indexed(Vec<u64>),
 }
 
 impl Found {
     fn render(&self, at: usize, snap: &Snapshot, part: &Partition) -> Outcome<Value> {
         match self {
             Found::Read(notes) => Ok(notes[at].render()),
-            Found::Indexed(hits, visible) => {
-                let bytes = snap
-                    .get(CUR, &part.key(&[hits.identity(&hits.docs[visible[at]])]))?
-                    .ok_or_else(|| Error::corrupt(None, "an indexed note is missing from n.cur"))?;
+            Found::Indexed(ids) => {
+                let missing = || Error::corrupt(None, format!("indexed note {} is missing", ids[at]));
+                let identity = snap.get(index::IDS, &index::id_key(part, ids[at]))?.ok_or_else(missing)?;
+                let bytes = snap.get(CUR, &part.key(&[&identity]))?.ok_or_else(missing)?;
                 Ok(NoteRecord::decode(&bytes)?.render())
             }
         }
@@ -198,12 +193,13 @@ impl Found {
 impl Request {
     /// Whether the filters admit a note of this identity and kind.
     fn admits(&self, id: &Identity, kind: &str) -> bool {
-        self.admits_parts(&id.key, id.visibility, &id.owner, kind)
+        self.admits_parts(Some(&id.key), id.visibility, &id.owner, kind)
     }
 
-    /// `admits`, from an identity's parts.
-    fn admits_parts(&self, key: &str, visibility: Visibility, owner: &str, kind: &str) -> bool {
-        self.key.as_ref().is_none_or(|k| key == k)
+    /// `admits`, from an identity's parts; `key` may be unknown (`None`) only when the request
+    /// names no key.
+    fn admits_parts(&self, key: Option<&str>, visibility: Visibility, owner: &str, kind: &str) -> bool {
+        self.key.as_ref().is_none_or(|k| key == Some(k.as_str()))
             && self.kind.as_ref().is_none_or(|k| k == kind)
             && self.visibility.is_none_or(|v| visibility == v)
             && (self.visibility != Some(Visibility::Task)

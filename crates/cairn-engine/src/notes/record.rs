@@ -89,14 +89,6 @@ impl Identity {
         format!("{}\0{}\0{}", self.key, self.visibility.as_str(), self.owner)
     }
 
-    /// The parts (key, visibility, owner) of an identity `encode` wrote, borrowed from it.
-    pub(crate) fn parts(encoded: &[u8]) -> Option<(&str, Visibility, &str)> {
-        let mut it = std::str::from_utf8(encoded).ok()?.splitn(3, '\0');
-        let (key, vis, owner) = (it.next()?, it.next()?, it.next()?);
-        let visibility = Visibility::parse(Some(vis)).ok()?;
-        Some((key, visibility, owner))
-    }
-
     pub(crate) fn cur_key(&self, part: &Partition) -> Vec<u8> {
         part.key(&[self.encode().as_bytes()])
     }
