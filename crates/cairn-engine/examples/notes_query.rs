@@ -135,9 +135,13 @@ fn main() {
         "CAS 8 threads: {n_cas} in {took:?} = {:.0}/s",
         f64::from(u32::try_from(n_cas).unwrap()) / took.as_secs_f64()
     );
+    let only: Option<usize> = std::env::var("ONLY_KIND").ok().map(|v| v.parse().unwrap());
     let mut by_kind = [(Duration::ZERO, 0u32, 0usize); 3];
     for i in 0..n_queries {
         let (kind, q) = &queries[i % queries.len()];
+        if only.is_some_and(|k| k != *kind) {
+            continue;
+        }
         let t = Instant::now();
         let r = call_json(&store, &caller, "note_list", &json!({ "query": q, "limit": 10 }));
         by_kind[*kind].0 += t.elapsed();

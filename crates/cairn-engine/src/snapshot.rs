@@ -340,3 +340,41 @@ impl Iterator for Entries {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Batch, Store, StoreOptions};
+
+    #[test]
+    fn scan_prefix_lends_what_prefix_yields_across_leaves_and_stops_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        let mut b = Batch::default();
+        for i in 0..6000u32 {
+            // Three prefixes of many leaves each, values of assorted sizes (one past the inline limit).
+            let key = format!("{}{i:06}", ["a/", "b/", "c/"][(i % 3) as usize]);
+            let len = if i == 3001 { 5000 } else { (i % 40) as usize };
+            b.put("t", key.as_bytes(), &vec![(i % 251) as u8; len]);
+        }
+        store.apply(b).unwrap();
+        let snap = store.snapshot().unwrap();
+        for prefix in [&b""[..], b"a/", b"b/", b"c/", b"b/0030", b"z", b"b/003001"] {
+            let want: Vec<(Vec<u8>, Vec<u8>)> = snap.prefix("t", prefix).unwrap().map(Result::unwrap).collect();
+            let mut got = Vec::new();
+            snap.scan_prefix("t", prefix, |k, v| {
+                got.push((k.to_vec(), v.to_vec()));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(got, want, "prefix {:?}", String::from_utf8_lossy(prefix));
+        }
+        let mut seen = 0;
+        snap.scan_prefix("t", b"b/", |_, _| {
+            seen += 1;
+            Ok(seen < 700)
+        })
+        .unwrap();
+        assert_eq!(seen, 700, "stops when the visitor says so");
+        snap.scan_prefix("missing", b"", |_, _| panic!("an absent tree has no entries")).unwrap();
+    }
+}

@@ -13,7 +13,7 @@
 //! little. Terms and trigrams hold no NUL, so `term \0` prefixes are unambiguous.
 
 use super::record::{KINDS, NoteRecord, Visibility};
-use super::search::{Features, Query, grams, min_grams};
+use super::search::{Counts, Features, Query, grams, min_grams};
 use crate::error::{Error, Result};
 use crate::knowledge::Partition;
 use crate::snapshot::Snapshot;
@@ -76,6 +76,30 @@ fn decode_meta(b: &[u8]) -> Result<Meta<'_>> {
     Ok(Meta { private: *private != 0, kind: *kind, visibility, owner })
 }
 
+/// `admit` over postings' metas, remembering its last answer: most postings of a list carry the
+/// same few metas, so most are decided by comparing a few bytes.
+struct Admit<'a> {
+    decide: &'a dyn Fn(&Meta<'_>) -> bool,
+    /// The last meta decided (empty before the first: a meta is never empty).
+    last: Vec<u8>,
+    ok: bool,
+}
+
+impl<'a> Admit<'a> {
+    fn new(admit: &'a dyn Fn(&Meta<'_>) -> bool) -> Self {
+        Admit { decide: admit, last: Vec::new(), ok: false }
+    }
+
+    fn check(&mut self, meta: &[u8]) -> Result<bool> {
+        if self.last != meta {
+            self.ok = (self.decide)(&decode_meta(meta)?);
+            self.last.clear();
+            self.last.extend_from_slice(meta);
+        }
+        Ok(self.ok)
+    }
+}
+
 /// `part | id BE`: where `IDS` keeps a note's identity.
 pub(crate) fn id_key(part: &Partition, id: u64) -> Vec<u8> {
     part.key(&[&id.to_be_bytes()])
@@ -110,25 +134,25 @@ pub(crate) fn replace(
     new: &NoteRecord,
 ) -> Result<()> {
     let id = new.id.to_be_bytes();
-    let new_flags = meta(new);
+    let new_meta = meta(new);
     let (tf, len, grams) = postings(new);
-    let (old_tf, old_len, old_grams, old_flags) = match old {
+    if old.is_none() {
+        tx.put(IDS, &id_key(part, new.id), new.identity().encode().as_bytes())?;
+    }
+    let (old_tf, old_len, old_grams, old_meta) = match old {
         Some(prev) => {
             let (terms, length, trigrams) = postings(prev);
             (terms, length, trigrams, meta(prev))
         }
-        None => {
-            tx.put(IDS, &id_key(part, new.id), new.identity().encode().as_bytes())?;
-            (HashMap::new(), 0, BTreeSet::new(), new_flags.clone())
-        }
+        None => (HashMap::new(), 0, BTreeSet::new(), new_meta.clone()),
     };
     let tok_key = |term: &str| part.key(&[term.as_bytes(), b"\0", &id]);
     for term in old_tf.keys().filter(|t| !tf.contains_key(*t)) {
         tx.delete(TOK, &tok_key(term))?;
     }
     for (term, n) in &tf {
-        if old.is_none() || old_flags != new_flags || old_len != len || old_tf.get(term) != Some(n) {
-            tx.put(TOK, &tok_key(term), &[&n.to_be_bytes()[..], &len.to_be_bytes(), &new_flags].concat())?;
+        if old.is_none() || old_meta != new_meta || old_len != len || old_tf.get(term) != Some(n) {
+            tx.put(TOK, &tok_key(term), &[&n.to_be_bytes()[..], &len.to_be_bytes(), &new_meta].concat())?;
         }
     }
     let tri_key = |g: &str| part.key(&[g.as_bytes(), b"\0", &id]);
@@ -145,8 +169,8 @@ pub(crate) fn replace(
         if added && counted {
             count(tx, part, g, 1)?;
         }
-        if old.is_none() || old_flags != new_flags || added {
-            tx.put(TRI, &tri_key(g), &new_flags)?;
+        if old.is_none() || old_meta != new_meta || added {
+            tx.put(TRI, &tri_key(g), &new_meta)?;
         }
     }
     Ok(())
@@ -201,7 +225,7 @@ pub(crate) fn lookup(
     query: &Query,
     admit: &dyn Fn(&Meta<'_>) -> bool,
 ) -> Result<Vec<Hit>> {
-    let blank = || Features { tf: vec![0; query.terms.len()], ..Features::default() };
+    let blank = || Features { tf: Counts::zeros(query.terms.len()), ..Features::default() };
     // The trigram channel first; each term's postings (sorted by id, like every posting list)
     // are then merged in.
     let mut docs: Vec<Hit> = lookup_grams(snap, part, query, admit)?
@@ -209,6 +233,7 @@ pub(crate) fn lookup(
         .map(|c| Hit { id: c.id, features: Features { grams: c.held, ..blank() } })
         .collect();
     let mut list: Vec<(u64, u32, u32)> = Vec::new();
+    let mut admit = Admit::new(admit);
     for (t, term) in query.terms.iter().enumerate() {
         let prefix = part.key(&[term.as_bytes(), b"\0"]);
         list.clear();
@@ -216,7 +241,7 @@ pub(crate) fn lookup(
             let (Some(tf), Some(len), Some(meta)) = (v.get(..4), v.get(4..8), v.get(8..)) else {
                 return Err(Error::corrupt(None, "a notes term posting is too short"));
             };
-            if admit(&decode_meta(meta)?) {
+            if admit.check(meta)? {
                 let word = |b: &[u8]| u32::from_be_bytes(b.try_into().expect("4 bytes"));
                 list.push((id_of(k)?, word(tf), word(len)));
             }
@@ -275,11 +300,12 @@ fn lookup_grams(
     let (scan, rest) = by_count.split_at(total - min_grams(total) + 1);
     let mut cands: Vec<Candidate> = Vec::new();
     let mut list: Vec<u64> = Vec::new();
+    let mut admit = Admit::new(admit);
     for (_, g) in scan {
         let prefix = part.key(&[g.as_bytes(), b"\0"]);
         list.clear();
         snap.scan_prefix(TRI, &prefix, |k, v| {
-            if admit(&decode_meta(v)?) {
+            if admit.check(v)? {
                 list.push(id_of(k)?);
             }
             Ok(true)

@@ -159,8 +159,8 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     let mut page = Vec::new();
     for r in ranked.iter().skip(offset).take(req.limit) {
         let mut note = notes.render(r.index, &snap, &caller.part)?;
-        let ranks: Map<String, Value> = r.ranks.iter().map(|(c, k)| ((*c).to_owned(), json!(k))).collect();
-        let channels: Vec<&str> = r.ranks.iter().map(|(c, _)| *c).collect();
+        let ranks: Map<String, Value> = r.ranks().map(|(c, k)| (c.to_owned(), json!(k))).collect();
+        let channels: Vec<&str> = r.ranks().map(|(c, _)| c).collect();
         note["receipt"] = json!({ "channels": channels, "ranks": ranks, "score": r.score });
         page.push(note);
     }
