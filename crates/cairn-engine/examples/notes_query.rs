@@ -2,6 +2,9 @@
 //! 10,000 notes, then queries of one word, two words and a key fragment, one at a time, and CAS
 //! writes from 8 threads. A measurement, not a test:
 //! `cargo run -p cairn-engine --release --example notes_query [notes] [queries]`.
+//! Environment: `ONLY_KIND` (0 one word, 1 two words, 2 key fragment) runs one kind of query;
+//! `SAME` repeats the first query of each kind (CPU caches hot: what memory traffic costs);
+//! `CACHE_MB` the store's page cache (default 64).
 
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
@@ -135,10 +138,11 @@ fn main() {
         "CAS 8 threads: {n_cas} in {took:?} = {:.0}/s",
         f64::from(u32::try_from(n_cas).unwrap()) / took.as_secs_f64()
     );
+    let same = std::env::var("SAME").is_ok();
     let only: Option<usize> = std::env::var("ONLY_KIND").ok().map(|v| v.parse().unwrap());
     let mut by_kind = [(Duration::ZERO, 0u32, 0usize); 3];
     for i in 0..n_queries {
-        let (kind, q) = &queries[i % queries.len()];
+        let (kind, q) = &queries[if same { i % 3 } else { i % queries.len() }];
         if only.is_some_and(|k| k != *kind) {
             continue;
         }
