@@ -2,9 +2,9 @@
 //! generation they live in. While it is alive the writer reuses no page that version can reach.
 
 use crate::batch::{validate_key, validate_tree_name};
-use crate::btree::{self, Cursor, PageSource};
+use crate::btree::{self, Cursor, NodeView, PageSource};
 use crate::error::{Error, Result};
-use crate::page::{NO_PAGE, Page, PageId};
+use crate::page::{HEADER_LEN, NO_PAGE, Page, PageId};
 use crate::pager::PageFile;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -44,6 +44,23 @@ fn get_in<R>(version: &Version, tree: &str, key: &[u8], f: impl FnOnce(Option<&[
     validate_key(key)?;
     let root = version.trees.get(tree).map_or(NO_PAGE, |t| t.root);
     btree::lookup(&version.file, root, key, f)
+}
+
+/// The key and inline value of the leaf cell at `off` (`key_len u16 | value_len u32 | key |
+/// value`, as `btree::NodeView` reads it), in one pass; `None` for an overflowed value or a cell
+/// that does not fit, which the caller then reads through `NodeView`'s checked accessors.
+fn inline_cell(page: &[u8], off: usize, count: usize) -> Option<(&[u8], Option<&[u8]>)> {
+    if off < HEADER_LEN + 2 * count {
+        return None;
+    }
+    let klen = usize::from(u16::from_le_bytes(page.get(off..off + 2)?.try_into().ok()?));
+    let vlen = u32::from_le_bytes(page.get(off + 2..off + 6)?.try_into().ok()?);
+    if vlen & (1 << 31) != 0 {
+        return None;
+    }
+    let key = page.get(off + 6..off + 6 + klen)?;
+    let value = page.get(off + 6 + klen..off + 6 + klen + vlen as usize)?;
+    Some((key, Some(value)))
 }
 
 /// The current version and the versions live snapshots hold.
@@ -199,6 +216,71 @@ impl Snapshot {
         })
     }
 
+    /// Hands every entry of `tree` whose key starts with `prefix` to `f`, in ascending key order,
+    /// as slices of its page (no copy or allocation per entry, unlike `prefix`); stops early when
+    /// `f` returns `false`. For hot scans of many small entries, such as index postings.
+    pub(crate) fn scan_prefix(
+        &self,
+        tree: &str,
+        prefix: &[u8],
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let root = self.root(tree)?;
+        if root == NO_PAGE {
+            return Ok(());
+        }
+        let file = &*self.version().file;
+        // The branches above the current leaf, each with the child slot taken.
+        let mut path: Vec<(PageId, Page, usize)> = Vec::new();
+        let (mut id, mut seeking) = (root, true);
+        loop {
+            let page = file.read(id)?;
+            let view = NodeView::new(id, &page)?;
+            if !view.is_leaf() {
+                let slot = if seeking { view.child_slot(prefix)? } else { 0 };
+                let child = view.child(slot)?;
+                path.push((id, page.clone(), slot));
+                id = child;
+                continue;
+            }
+            let from = if seeking { view.search(prefix)?.unwrap_or_else(|i| i) } else { 0 };
+            seeking = false;
+            // Keys are sorted and the first is at or past `prefix`: when the last one starts with
+            // it, every one between does.
+            let whole = view.len() > 0 && view.key(view.len() - 1)?.starts_with(prefix);
+            for i in from..view.len() {
+                let (key, value) = match inline_cell(&page, view.cell_offset(i), view.len()) {
+                    Some(kv) => kv,
+                    None => (view.key(i)?, None),
+                };
+                if !whole && !key.starts_with(prefix) {
+                    return Ok(());
+                }
+                let go = match value {
+                    Some(v) => f(key, v)?,
+                    None => match view.inline_value(i)? {
+                        Some(v) => f(key, v)?,
+                        None => f(key, &btree::read_value(file, view.value(i)?)?)?,
+                    },
+                };
+                if !go {
+                    return Ok(());
+                }
+            }
+            // The next leaf: the next child of the nearest branch that has one.
+            loop {
+                let Some((bid, bpage, slot)) = path.last_mut() else { return Ok(()) };
+                let branch = NodeView::new(*bid, bpage)?;
+                if *slot + 1 < branch.child_count() {
+                    *slot += 1;
+                    id = branch.child(*slot)?;
+                    break;
+                }
+                path.pop();
+            }
+        }
+    }
+
     /// Every non-empty tree with its entry count.
     pub fn trees(&self) -> Result<Vec<TreeInfo>> {
         Ok(self.version().trees.iter().map(|(name, t)| TreeInfo { name: name.clone(), entries: t.len }).collect())
@@ -256,5 +338,43 @@ impl Iterator for Entries {
                 Some(Err(e))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Batch, Store, StoreOptions};
+
+    #[test]
+    fn scan_prefix_lends_what_prefix_yields_across_leaves_and_stops_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        let mut b = Batch::default();
+        for i in 0..6000u32 {
+            // Three prefixes of many leaves each, values of assorted sizes (one past the inline limit).
+            let key = format!("{}{i:06}", ["a/", "b/", "c/"][(i % 3) as usize]);
+            let len = if i == 3001 { 5000 } else { (i % 40) as usize };
+            b.put("t", key.as_bytes(), &vec![(i % 251) as u8; len]);
+        }
+        store.apply(b).unwrap();
+        let snap = store.snapshot().unwrap();
+        for prefix in [&b""[..], b"a/", b"b/", b"c/", b"b/0030", b"z", b"b/003001"] {
+            let want: Vec<(Vec<u8>, Vec<u8>)> = snap.prefix("t", prefix).unwrap().map(Result::unwrap).collect();
+            let mut got = Vec::new();
+            snap.scan_prefix("t", prefix, |k, v| {
+                got.push((k.to_vec(), v.to_vec()));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(got, want, "prefix {:?}", String::from_utf8_lossy(prefix));
+        }
+        let mut seen = 0;
+        snap.scan_prefix("t", b"b/", |_, _| {
+            seen += 1;
+            Ok(seen < 700)
+        })
+        .unwrap();
+        assert_eq!(seen, 700, "stops when the visitor says so");
+        snap.scan_prefix("missing", b"", |_, _| panic!("an absent tree has no entries")).unwrap();
     }
 }

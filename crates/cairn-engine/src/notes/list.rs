@@ -134,34 +134,33 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         None => 0,
     };
     let query = Query::new(text);
-    // Current notes rank from the index; `as_of` reads and short queries (a substring test) scan.
-    let (notes, ranked): (Vec<Lazy>, _) = if req.as_of.is_none() && query.short.is_none() {
-        let mut ids = Vec::new();
-        let mut docs = Vec::new();
-        for (id, (features, flags)) in index::lookup(&snap, &caller.part, &query)? {
-            let identity = Identity::decode(&id).ok_or_else(|| Error::corrupt(None, "a notes posting's identity"))?;
-            let kind = KINDS.get(usize::from(flags.kind)).copied().unwrap_or_default();
-            if viewer.sees_parts(identity.visibility, &identity.owner, flags.private) && req.admits(&identity, kind) {
-                ids.push(Lazy::Stored(identity));
-                docs.push(features);
-            }
-        }
+    // Current notes rank from the index; `as_of` reads, short queries (a substring test) and
+    // queries within one key (a few notes) scan. Either way candidates come in note id order,
+    // which ties keep.
+    let (notes, ranked) = if req.as_of.is_none() && query.short.is_none() && req.key.is_none() {
+        let admit = |m: &index::Meta<'_>| {
+            let kind = KINDS.get(usize::from(m.kind)).copied().unwrap_or_default();
+            viewer.sees_parts(m.visibility, m.owner, m.private) && req.admits_parts(None, m.visibility, m.owner, kind)
+        };
+        let (ids, docs): (Vec<u64>, Vec<Features>) =
+            index::lookup(&snap, &caller.part, &query, &admit)?.into_iter().map(|h| (h.id, h.features)).unzip();
         let ranked = fuse(&query, &docs);
-        (ids, ranked)
+        (Found::Indexed(ids), ranked)
     } else {
-        let notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
+        let mut notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
             .into_iter()
             .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
             .collect();
+        notes.sort_by_key(|n| n.id);
         let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search_text())).collect();
         let ranked = fuse(&query, &docs);
-        (notes.into_iter().map(Lazy::Read).collect(), ranked)
+        (Found::Read(notes), ranked)
     };
     let mut page = Vec::new();
     for r in ranked.iter().skip(offset).take(req.limit) {
-        let mut note = notes[r.index].render(&snap, &caller.part)?;
-        let ranks: Map<String, Value> = r.ranks.iter().map(|(c, k)| ((*c).to_owned(), json!(k))).collect();
-        let channels: Vec<&str> = r.ranks.iter().map(|(c, _)| *c).collect();
+        let mut note = notes.render(r.index, &snap, &caller.part)?;
+        let ranks: Map<String, Value> = r.ranks().map(|(c, k)| (c.to_owned(), json!(k))).collect();
+        let channels: Vec<&str> = r.ranks().map(|(c, _)| c).collect();
         note["receipt"] = json!({ "channels": channels, "ranks": ranks, "score": r.score });
         page.push(note);
     }
@@ -170,20 +169,21 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     Ok(json!({ "notes": page, "nextCursor": next }))
 }
 
-/// A ranked note: read already (scan), or read when it makes the page (index).
-enum Lazy {
-    Read(NoteRecord),
-    Stored(Identity),
+/// The ranked candidates: notes read already (scan), or the ids of index hits, whose records
+/// are read only when they make the page.
+enum Found {
+    Read(Vec<NoteRecord>),
+    Indexed(Vec<u64>),
 }
 
-impl Lazy {
-    fn render(&self, snap: &Snapshot, part: &Partition) -> Outcome<Value> {
+impl Found {
+    fn render(&self, at: usize, snap: &Snapshot, part: &Partition) -> Outcome<Value> {
         match self {
-            Lazy::Read(n) => Ok(n.render()),
-            Lazy::Stored(id) => {
-                let bytes = snap
-                    .get(CUR, &id.cur_key(part))?
-                    .ok_or_else(|| Error::corrupt(None, "an indexed note is missing from n.cur"))?;
+            Found::Read(notes) => Ok(notes[at].render()),
+            Found::Indexed(ids) => {
+                let missing = || Error::corrupt(None, format!("indexed note {} is missing", ids[at]));
+                let identity = snap.get(index::IDS, &index::id_key(part, ids[at]))?.ok_or_else(missing)?;
+                let bytes = snap.get(CUR, &part.key(&[&identity]))?.ok_or_else(missing)?;
                 Ok(NoteRecord::decode(&bytes)?.render())
             }
         }
@@ -193,10 +193,17 @@ impl Lazy {
 impl Request {
     /// Whether the filters admit a note of this identity and kind.
     fn admits(&self, id: &Identity, kind: &str) -> bool {
-        self.key.as_ref().is_none_or(|k| &id.key == k)
+        self.admits_parts(Some(&id.key), id.visibility, &id.owner, kind)
+    }
+
+    /// `admits`, from an identity's parts; `key` may be unknown (`None`) only when the request
+    /// names no key.
+    fn admits_parts(&self, key: Option<&str>, visibility: Visibility, owner: &str, kind: &str) -> bool {
+        self.key.as_ref().is_none_or(|k| key == Some(k.as_str()))
             && self.kind.as_ref().is_none_or(|k| k == kind)
-            && self.visibility.is_none_or(|v| id.visibility == v)
-            && (self.visibility != Some(Visibility::Task) || id.task_id() == self.task_id.as_deref())
+            && self.visibility.is_none_or(|v| visibility == v)
+            && (self.visibility != Some(Visibility::Task)
+                || (visibility == Visibility::Task).then_some(owner) == self.task_id.as_deref())
     }
 }
 

@@ -89,14 +89,6 @@ impl Identity {
         format!("{}\0{}\0{}", self.key, self.visibility.as_str(), self.owner)
     }
 
-    /// The identity `encode` wrote.
-    pub(crate) fn decode(text: &str) -> Option<Identity> {
-        let mut it = text.splitn(3, '\0');
-        let (key, vis, owner) = (it.next()?, it.next()?, it.next()?);
-        let visibility = Visibility::parse(Some(vis)).ok()?;
-        Some(Identity { key: key.to_owned(), visibility, owner: owner.to_owned() })
-    }
-
     pub(crate) fn cur_key(&self, part: &Partition) -> Vec<u8> {
         part.key(&[self.encode().as_bytes()])
     }

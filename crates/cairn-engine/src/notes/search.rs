@@ -11,7 +11,7 @@
 
 use crate::knowledge::RRF_K;
 use crate::text::tokens;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// BM25 parameters (the usual ones).
 const K1: f64 = 1.2;
@@ -63,7 +63,7 @@ pub(crate) fn grams(text: &str) -> BTreeSet<String> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Features {
     /// Occurrences of each query term, in `Query::terms` order.
-    pub tf: Vec<u32>,
+    pub tf: Counts,
     /// Terms in the note.
     pub len: u32,
     /// Query trigrams the note holds.
@@ -72,14 +72,58 @@ pub(crate) struct Features {
     pub substring: bool,
 }
 
+/// Per-term counts, inline for up to `INLINE` terms (a query's usual size), so that each of the
+/// thousands of candidates a common word yields costs no allocation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Counts {
+    Inline([u32; INLINE], u8),
+    Heap(Vec<u32>),
+}
+
+const INLINE: usize = 4;
+
+impl Counts {
+    /// `n` zeros.
+    pub(crate) fn zeros(n: usize) -> Counts {
+        match u8::try_from(n) {
+            Ok(len) if n <= INLINE => Counts::Inline([0; INLINE], len),
+            _ => Counts::Heap(vec![0; n]),
+        }
+    }
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts::zeros(0)
+    }
+}
+
+impl std::ops::Deref for Counts {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        match self {
+            Counts::Inline(counts, len) => &counts[..usize::from(*len)],
+            Counts::Heap(counts) => counts,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Counts {
+    fn deref_mut(&mut self) -> &mut [u32] {
+        match self {
+            Counts::Inline(counts, len) => &mut counts[..usize::from(*len)],
+            Counts::Heap(counts) => counts,
+        }
+    }
+}
+
 /// The features of `text` for `query`, read from the text itself.
 pub(crate) fn features(query: &Query, text: &str) -> Features {
     let doc = tokens(text);
-    let tf = query
-        .terms
-        .iter()
-        .map(|t| u32::try_from(doc.iter().filter(|d| &d.term == t).count()).unwrap_or(u32::MAX))
-        .collect();
+    let mut tf = Counts::zeros(query.terms.len());
+    for (count, t) in tf.iter_mut().zip(&query.terms) {
+        *count = u32::try_from(doc.iter().filter(|d| &d.term == t).count()).unwrap_or(u32::MAX);
+    }
     let have = grams(text);
     Features {
         tf,
@@ -93,9 +137,20 @@ pub(crate) fn features(query: &Query, text: &str) -> Features {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Ranked {
     pub index: usize,
-    pub ranks: Vec<(&'static str, usize)>,
+    /// 1-based rank in the token and in the trigram channel; 0 where the channel did not find it.
+    pub by_channel: [usize; 2],
     pub score: f64,
 }
+
+impl Ranked {
+    /// The channels that found the match, with its rank in each, token first.
+    pub(crate) fn ranks(&self) -> impl Iterator<Item = (&'static str, usize)> + '_ {
+        CHANNELS.into_iter().zip(self.by_channel).filter(|(_, r)| *r > 0)
+    }
+}
+
+/// The channels' names, in `Ranked::by_channel` order.
+const CHANNELS: [&str; 2] = ["token", "trigram"];
 
 /// The candidates that match `query`, best first.
 #[allow(clippy::cast_precision_loss)] // counts and ranks are far below 2^52
@@ -128,19 +183,22 @@ pub(crate) fn fuse(query: &Query, docs: &[Features]) -> Vec<Ranked> {
             })
             .sum()
     };
-    let mut fused: HashMap<usize, Ranked> = HashMap::new();
-    for (channel, score) in [("token", &bm25 as &dyn Fn(&Features) -> f64), ("trigram", &trigram_share)] {
-        let mut hits: Vec<(usize, f64)> =
-            matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0).collect();
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (pos, (index, _)) in hits.into_iter().enumerate() {
-            let entry = fused.entry(index).or_insert(Ranked { index, ranks: Vec::new(), score: 0.0 });
-            entry.ranks.push((channel, pos + 1));
+    // By candidate position (a vector, not a map: positions are dense); sorts are unstable as
+    // every comparison ends on the position, so the order is total and the same as a stable sort.
+    let mut fused: Vec<Option<Ranked>> = vec![None; docs.len()];
+    let mut hits: Vec<(usize, f64)> = Vec::with_capacity(matching.len());
+    for (channel, score) in [&bm25 as &dyn Fn(&Features) -> f64, &trigram_share].into_iter().enumerate() {
+        hits.clear();
+        hits.extend(matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0));
+        hits.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (pos, &(index, _)) in hits.iter().enumerate() {
+            let entry = fused[index].get_or_insert(Ranked { index, by_channel: [0; 2], score: 0.0 });
+            entry.by_channel[channel] = pos + 1;
             entry.score += 1.0 / (RRF_K + (pos + 1) as f64);
         }
     }
-    let mut out: Vec<Ranked> = fused.into_values().collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    let mut out: Vec<Ranked> = fused.into_iter().flatten().collect();
+    out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     out
 }
 
@@ -165,7 +223,7 @@ mod tests {
         let docs = texts(&["editor theme dark mode", "deploy target staging", "editor font size"]);
         let ranked = rank("dark theme", &docs);
         assert_eq!(ranked[0].index, 0);
-        assert_eq!(ranked[0].ranks, vec![("token", 1), ("trigram", 1)]);
+        assert_eq!(ranked[0].ranks().collect::<Vec<_>>(), vec![("token", 1), ("trigram", 1)]);
         assert!((ranked[0].score - 2.0 / 61.0).abs() < 1e-12);
         assert!(ranked.iter().all(|r| r.index != 1), "no channel matches the deploy note");
     }
@@ -175,7 +233,7 @@ mod tests {
         let docs = texts(&["featureFlagRollout enabled", "unrelated"]);
         let ranked = rank("FlagRoll", &docs);
         assert_eq!(ranked.len(), 1);
-        assert_eq!(ranked[0].ranks, vec![("trigram", 1)]);
+        assert_eq!(ranked[0].ranks().collect::<Vec<_>>(), vec![("trigram", 1)]);
     }
 
     #[test]
@@ -196,6 +254,6 @@ mod tests {
     #[test]
     fn an_empty_query_matches_nothing() {
         assert!(rank("", &texts(&["a"])).is_empty());
-        assert!(rank("the", &texts(&["the end"])).iter().all(|r| r.ranks.iter().all(|(c, _)| *c == "trigram")));
+        assert!(rank("the", &texts(&["the end"])).iter().all(|r| r.ranks().all(|(c, _)| c == "trigram")));
     }
 }
