@@ -2,8 +2,8 @@
 //! Each page the run touches is decoded and written once, however many entries land in it,
 //! where inserting them one by one would copy (and checksum) the root-to-leaf path per entry.
 
-use super::insert::{add_cell, patch, room_for};
-use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, child_slot, grow_root, store_split};
+use super::insert::{add_cell, patch, room_for, set_child};
+use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, grow_root, store_split};
 use crate::error::Result;
 use crate::page::{NO_PAGE, Page, PageId};
 
@@ -36,100 +36,129 @@ fn merge_at(
     replaced: &mut Vec<Value>,
 ) -> Result<Pieces> {
     let page = tx.page(id)?;
-    if entries.len() <= FEW
-        && let Some(cells) = new_cells_fit(id, &page, &entries)?
-    {
-        let moved = patch(tx, id, &page, |bytes| {
-            for (key, value, slot, at) in cells {
-                add_cell(bytes, slot, at, key, value);
+    let view = NodeView::new(id, &page)?;
+    if view.is_leaf() {
+        if entries.len() <= FEW
+            && let Some(edits) = leaf_edits(id, &page, &entries)?
+        {
+            let mut old = Vec::new();
+            let moved = patch(tx, id, &page, |bytes| {
+                for edit in edits {
+                    match edit {
+                        Edit::Add { key, value, slot, at } => add_cell(bytes, slot, at, key, value),
+                        Edit::Overwrite { start, value, was } => {
+                            bytes[start..start + value.len()].copy_from_slice(value);
+                            old.push(was);
+                        }
+                    }
+                }
+            })?;
+            replaced.extend(old);
+            return Ok(vec![(Bytes::default(), moved)]);
+        }
+        let Node::Leaf(old) = Node::decode(id, &page)? else { unreachable!("checked to be a leaf") };
+        // Entries that all come after the page's keys are an append: fill pages fully, as a
+        // single append does.
+        let append = old.last().is_none_or(|(k, _)| *entries[0].0 > **k);
+        let merged = merge_entries(old, entries, replaced);
+        return store_split(tx, Some(id), Node::Leaf(merged), append);
+    }
+    let runs = split_runs(&view, entries)?;
+    let last_child = view.child_count() - 1;
+    let append = runs.last().is_some_and(|(slot, _, _)| *slot == last_child);
+    // Children that did not stay where they were, by slot (descending, as runs were visited).
+    let mut moved: Vec<(usize, Pieces)> = Vec::new();
+    for (slot, child, run) in runs.into_iter().rev() {
+        let sub = merge_at(tx, child, run, replaced)?;
+        if !(sub.len() == 1 && sub[0].1 == child) {
+            moved.push((slot, sub));
+        }
+    }
+    if moved.is_empty() {
+        // Every child was rewritten in place: this branch still points at them.
+        return Ok(vec![(Bytes::default(), id)]);
+    }
+    if moved.iter().all(|(_, sub)| sub.len() == 1) {
+        // Children moved without splitting: only their pointers change.
+        let at = patch(tx, id, &page, |bytes| {
+            for (slot, sub) in &moved {
+                set_child(bytes, *slot, sub[0].1);
             }
         })?;
-        return Ok(vec![(Bytes::default(), moved)]);
+        return Ok(vec![(Bytes::default(), at)]);
     }
-    match Node::decode(id, &page)? {
-        Node::Leaf(old) => {
-            // Entries that all come after the page's keys are an append: fill pages fully, as a
-            // single append does.
-            let append = old.last().is_none_or(|(k, _)| *entries[0].0 > **k);
-            let merged = merge_entries(old, entries, replaced);
-            store_split(tx, Some(id), Node::Leaf(merged), append)
-        }
-        Node::Branch(mut children) => {
-            let runs = split_runs(&children, entries);
-            let last_child = children.len() - 1;
-            let append = runs.last().is_some_and(|(slot, _)| *slot == last_child);
-            let mut changed = false;
-            // From the back, so the slots of earlier runs stay valid as children are spliced in.
-            for (slot, run) in runs.into_iter().rev() {
-                let child = children[slot].1;
-                let mut sub = merge_at(tx, child, run, replaced)?;
-                if sub.len() == 1 && sub[0].1 == child {
-                    // Rewritten in place: this branch still points at it.
-                    continue;
-                }
-                changed = true;
-                sub[0].0 = std::mem::take(&mut children[slot].0);
-                children.splice(slot..=slot, sub);
-            }
-            if !changed {
-                return Ok(vec![(Bytes::default(), id)]);
-            }
-            store_split(tx, Some(id), Node::Branch(children), append)
-        }
+    let Node::Branch(mut children) = Node::decode(id, &page)? else { unreachable!("checked to be a branch") };
+    for (slot, mut sub) in moved {
+        sub[0].0 = std::mem::take(&mut children[slot].0);
+        children.splice(slot..=slot, sub);
     }
+    store_split(tx, Some(id), Node::Branch(children), append)
 }
 
-/// A leaf taking at most this many entries of a run gets them as added cells when they fit
-/// (most leaves of a large tree take one or two keys of a batch spread over it).
+/// A leaf taking at most this many entries of a run is edited in a copy of its page when every
+/// entry fits (most leaves of a large tree take one or two keys of a batch spread over it).
 const FEW: usize = 4;
 
-/// When page `id` is a leaf and every entry is a new key whose cell fits its free space (after
-/// the ones before it): each entry with its slot and cell offset, in the order to add them.
-/// `None` sends the caller to the decode-and-merge path.
-#[allow(clippy::type_complexity)] // a local plan, read once
-fn new_cells_fit<'e>(
-    id: PageId,
-    page: &Page,
-    entries: &'e [(Bytes, Value)],
-) -> Result<Option<Vec<(&'e [u8], &'e Value, usize, usize)>>> {
-    let view = NodeView::new(id, page)?;
-    if !view.is_leaf() {
-        return Ok(None);
-    }
-    let mut plan = Vec::with_capacity(entries.len());
+/// One change to a leaf page, made without decoding it.
+enum Edit<'e> {
+    /// A new key: its cell goes at offset `at`, its slot at `slot`.
+    Add { key: &'e [u8], value: &'e Value, slot: usize, at: usize },
+    /// A stored key whose inline value is replaced by one of the same length at `start`.
+    Overwrite { start: usize, value: &'e [u8], was: Value },
+}
+
+/// When every entry is a new key whose cell fits the free space left by the ones before it, or
+/// a stored key getting an inline value of its value's length: the edits, in the order to make
+/// them. `None` sends the caller to the decode-and-merge path.
+fn leaf_edits<'e>(id: PageId, page: &Page, entries: &'e [(Bytes, Value)]) -> Result<Option<Vec<Edit<'e>>>> {
+    let mut edits = Vec::with_capacity(entries.len());
     let mut scratch = page.to_vec();
     for (i, (key, value)) in entries.iter().enumerate() {
         let view = NodeView::new(id, &scratch)?;
-        let Err(slot) = view.search(key)? else { return Ok(None) };
-        let Some(at) = room_for(&view, key, value) else { return Ok(None) };
-        // Later entries see this one's cell, so their slots and the free space stay exact.
-        if i + 1 < entries.len() {
-            add_cell(&mut scratch, slot, at, key, value);
+        match view.search(key)? {
+            Err(slot) => {
+                let Some(at) = room_for(&view, key, value) else { return Ok(None) };
+                // Later entries see this one's cell, so their slots and the free space stay exact.
+                if i + 1 < entries.len() {
+                    add_cell(&mut scratch, slot, at, key, value);
+                }
+                edits.push(Edit::Add { key, value, slot, at });
+            }
+            Ok(found) => {
+                let Value::Inline(new) = value else { return Ok(None) };
+                let Ok((start, len)) = view.value_span(found)? else { return Ok(None) };
+                if len != new.len() {
+                    return Ok(None);
+                }
+                edits.push(Edit::Overwrite { start, value: new, was: view.value(found)? });
+            }
         }
-        plan.push((&**key, value, slot, at));
     }
-    Ok(Some(plan))
+    Ok(Some(edits))
 }
 
-/// Cuts sorted `entries` into runs by the child of a branch each belongs under, in child order.
-fn split_runs(children: &[(Bytes, PageId)], entries: Vec<(Bytes, Value)>) -> Vec<(usize, Vec<(Bytes, Value)>)> {
-    let mut runs: Vec<(usize, Vec<(Bytes, Value)>)> = Vec::new();
-    let mut slot = child_slot(children, &entries[0].0);
+/// Cuts sorted `entries` into runs by the child of branch `view` each belongs under, in child
+/// order: (slot, child page, run).
+fn split_runs(view: &NodeView<'_>, entries: Vec<(Bytes, Value)>) -> Result<Vec<(usize, PageId, Vec<(Bytes, Value)>)>> {
+    let count = view.child_count();
+    let mut runs = Vec::new();
+    let mut slot = view.child_slot(&entries[0].0)?;
     let mut run = Vec::new();
     for entry in entries {
-        // Keys ascend, so the slot only moves right: step past separators instead of searching.
+        // Keys ascend, so the slot only moves right: step past separators (child i + 1's is
+        // key i) instead of searching.
         let mut next = slot;
-        while next + 1 < children.len() && *children[next + 1].0 <= *entry.0 {
+        while next + 1 < count && view.key(next)? <= &*entry.0 {
             next += 1;
         }
         if next != slot && !run.is_empty() {
-            runs.push((slot, std::mem::take(&mut run)));
+            runs.push((slot, view.child(slot)?, std::mem::take(&mut run)));
         }
         slot = next;
         run.push(entry);
     }
-    runs.push((slot, run));
-    runs
+    runs.push((slot, view.child(slot)?, run));
+    Ok(runs)
 }
 
 /// The union of two sorted entry lists; on equal keys the new entry wins and the old value goes

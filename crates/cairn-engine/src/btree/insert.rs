@@ -126,7 +126,7 @@ pub(super) fn add_cell(bytes: &mut [u8], slot: usize, at: usize, key: &[u8], val
 }
 
 /// Points child `slot` of a branch page at `child` (slot 0 is the header's link).
-fn set_child(bytes: &mut [u8], slot: usize, child: PageId) {
+pub(super) fn set_child(bytes: &mut [u8], slot: usize, child: PageId) {
     let at = if slot == 0 {
         24
     } else {
