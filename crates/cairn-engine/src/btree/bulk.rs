@@ -137,9 +137,12 @@ fn leaf_edits<'e>(id: PageId, page: &Page, entries: &'e [(Bytes, Value)]) -> Res
     Ok(Some(edits))
 }
 
+/// Entries of one child of a branch: its slot, its page and the entries.
+type Run = (usize, PageId, Vec<(Bytes, Value)>);
+
 /// Cuts sorted `entries` into runs by the child of branch `view` each belongs under, in child
-/// order: (slot, child page, run).
-fn split_runs(view: &NodeView<'_>, entries: Vec<(Bytes, Value)>) -> Result<Vec<(usize, PageId, Vec<(Bytes, Value)>)>> {
+/// order.
+fn split_runs(view: &NodeView<'_>, entries: Vec<(Bytes, Value)>) -> Result<Vec<Run>> {
     let count = view.child_count();
     let mut runs = Vec::new();
     let mut slot = view.child_slot(&entries[0].0)?;

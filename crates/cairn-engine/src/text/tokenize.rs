@@ -74,11 +74,7 @@ fn words(run: &str, base: usize, stemmer: &Stemmer, out: &mut Vec<Token>) {
         if word.chars().any(char::is_alphanumeric) {
             let lower = word.to_lowercase();
             if !is_stop_word(&lower) {
-                let term = if is_latin_word(&lower) {
-                    stem(stemmer, &lower)
-                } else {
-                    lower
-                };
+                let term = if is_latin_word(&lower) { stem(stemmer, &lower) } else { lower };
                 out.push(Token { term, start: pos, end: pos + len });
             }
         }
@@ -104,12 +100,12 @@ fn stem(stemmer: &Stemmer, word: &str) -> String {
             return s.clone();
         }
         // Snowball expects the ASCII apostrophe: `don’t` and `don't` stem alike.
-        let stemmed = stemmer.stem(&word.replace('\u{2019}', "'")).into_owned();
+        let term = stemmer.stem(&word.replace('\u{2019}', "'")).into_owned();
         if memo.len() >= STEM_MEMO {
             memo.clear();
         }
-        memo.insert(word.to_owned(), stemmed.clone());
-        stemmed
+        memo.insert(word.to_owned(), term.clone());
+        term
     })
 }
 
