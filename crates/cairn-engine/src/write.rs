@@ -64,16 +64,17 @@ pub struct WriteTxn<'a> {
     undo: Vec<(PageId, Page)>,
     /// The redo record: every change in batch encoding.
     log: Vec<u8>,
-    /// Puts not yet in their trees, by tree and key (the last put of a key wins). A tree's puts
-    /// are merged in key order, each touched page written once (`btree::insert_sorted`), before
-    /// anything scans the tree and before the transaction ends; point reads and deletes consult
-    /// this first, so the transaction always sees its own writes.
-    pending: BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>,
+    /// Changes not yet in their trees, by tree and key: a put (`Some`) or a delete (`None`), the
+    /// last change of a key winning. A tree's changes are merged in key order, each touched page
+    /// written once (`btree::merge_sorted`), before anything counts the tree's entries and before
+    /// the transaction ends; point reads and scans consult them first, so the transaction always
+    /// sees its own writes.
+    pending: BTreeMap<String, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
     /// Bytes of keys and values in `pending`.
     pending_bytes: usize,
 }
 
-/// Pending puts are merged into their trees once they hold this many bytes.
+/// Pending changes are merged into their trees once they hold this many bytes.
 const PENDING_LIMIT: usize = 16 << 20;
 
 impl PageSource for WriteTxn<'_> {
@@ -143,8 +144,8 @@ impl<'a> WriteTxn<'a> {
     /// The value under `key` in `tree`, including this transaction's writes.
     pub fn get(&mut self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         validate_tree_name(tree)?;
-        if let Some(v) = self.pending.get(tree).and_then(|p| p.get(key)) {
-            return Ok(Some(v.clone()));
+        if let Some(change) = self.pending.get(tree).and_then(|p| p.get(key)) {
+            return Ok(change.clone());
         }
         let root = self.tree(tree).root;
         match btree::get(self, root, key)? {
@@ -159,13 +160,34 @@ impl<'a> WriteTxn<'a> {
         validate_key(key)?;
         validate_value(value)?;
         encode_op(&mut self.log, tree, key, Some(value));
-        let added = key.len() + value.len();
+        self.stage(tree, key, Some(value.to_vec()))
+    }
+
+    /// Deletes `key` from `tree`; whether it was there.
+    pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<bool> {
+        validate_tree_name(tree)?;
+        validate_key(key)?;
+        let present = match self.pending.get(tree).and_then(|p| p.get(key)) {
+            Some(change) => change.is_some(),
+            None => btree::get(self, self.tree(tree).root, key)?.is_some(),
+        };
+        if !present {
+            return Ok(false);
+        }
+        encode_op(&mut self.log, tree, key, None);
+        self.stage(tree, key, None)?;
+        Ok(true)
+    }
+
+    /// Records a change of `key` in `tree` in the pending buffer.
+    fn stage(&mut self, tree: &str, key: &[u8], change: Option<Vec<u8>>) -> Result<()> {
+        let added = key.len() + change.as_ref().map_or(0, Vec::len);
         let pending = match self.pending.get_mut(tree) {
             Some(p) => p,
             None => self.pending.entry(tree.to_owned()).or_default(),
         };
-        if let Some(old) = pending.insert(key.to_vec(), value.to_vec()) {
-            self.pending_bytes -= key.len() + old.len();
+        if let Some(old) = pending.insert(key.to_vec(), change) {
+            self.pending_bytes -= key.len() + old.map_or(0, |v| v.len());
         }
         self.pending_bytes += added;
         if self.pending_bytes > PENDING_LIMIT {
@@ -174,7 +196,7 @@ impl<'a> WriteTxn<'a> {
         Ok(())
     }
 
-    /// Merges every pending put into its tree.
+    /// Merges every pending change into its tree.
     pub(crate) fn flush(&mut self) -> Result<()> {
         let trees: Vec<String> = self.pending.keys().cloned().collect();
         for tree in trees {
@@ -183,61 +205,43 @@ impl<'a> WriteTxn<'a> {
         Ok(())
     }
 
-    /// Merges the pending puts of `tree` into it.
+    /// Merges the pending changes of `tree` into it.
     fn flush_tree(&mut self, tree: &str) -> Result<()> {
-        let Some(puts) = self.pending.remove(tree) else { return Ok(()) };
+        let Some(changes) = self.pending.remove(tree) else { return Ok(()) };
         let mut t = self.tree(tree);
-        let mut entries = Vec::with_capacity(puts.len());
-        for (key, value) in puts {
-            self.pending_bytes -= key.len() + value.len();
-            let stored = btree::write_value(self, &key, &value)?;
-            entries.push((btree::Bytes::from(key), stored));
+        let mut run: Vec<btree::Change> = Vec::with_capacity(changes.len());
+        for (key, change) in changes {
+            self.pending_bytes -= key.len() + change.as_ref().map_or(0, Vec::len);
+            let stored = match change {
+                Some(value) => Some(btree::write_value(self, &key, &value)?),
+                None => None,
+            };
+            run.push((btree::Bytes::from(key), stored));
         }
-        let added = entries.len() as u64;
-        let (root, replaced) = if entries.len() == 1 {
-            // One entry: the single-key path edits the leaf in place without decoding it.
-            let (key, value) = entries.pop().expect("one entry");
-            let (root, old) = btree::insert(self, t.root, &key, value)?;
-            (root, old.into_iter().collect())
-        } else {
-            btree::insert_sorted(self, t.root, entries)?
+        let merged = match run.pop() {
+            // One change: the single-key paths edit a leaf in place without decoding it.
+            Some((key, Some(value))) if run.is_empty() => {
+                let (root, old) = btree::insert(self, t.root, &key, value)?;
+                let added = u64::from(old.is_none());
+                btree::Merged { root, freed: old.into_iter().collect(), added, removed: 0 }
+            }
+            Some((key, None)) if run.is_empty() => match btree::remove(self, t.root, &key)? {
+                Some((root, old)) => btree::Merged { root, freed: vec![old], added: 0, removed: 1 },
+                None => btree::Merged { root: t.root, freed: Vec::new(), added: 0, removed: 0 },
+            },
+            Some(last) => {
+                run.push(last);
+                btree::merge_sorted(self, t.root, run)?
+            }
+            None => return Ok(()),
         };
-        for old in &replaced {
+        for old in &merged.freed {
             btree::free_value(self, old)?;
         }
-        t.len += added - replaced.len() as u64;
-        t.root = root;
+        t.len = t.len + merged.added - merged.removed;
+        t.root = merged.root;
         self.trees.insert(tree.to_owned(), t);
         Ok(())
-    }
-
-    /// Deletes `key` from `tree`; whether it was there.
-    pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<bool> {
-        validate_tree_name(tree)?;
-        validate_key(key)?;
-        let was_pending = match self.pending.get_mut(tree).and_then(|p| p.remove(key)) {
-            Some(value) => {
-                self.pending_bytes -= key.len() + value.len();
-                true
-            }
-            None => false,
-        };
-        let mut t = self.tree(tree);
-        let was_stored = match btree::remove(self, t.root, key)? {
-            Some((root, old)) => {
-                btree::free_value(self, &old)?;
-                t.root = root;
-                t.len -= 1;
-                self.trees.insert(tree.to_owned(), t);
-                true
-            }
-            None => false,
-        };
-        if !(was_pending || was_stored) {
-            return Ok(false);
-        }
-        encode_op(&mut self.log, tree, key, None);
-        Ok(true)
     }
 
     /// Applies every operation of a batch in order.
@@ -296,7 +300,8 @@ impl<'a> WriteTxn<'a> {
     }
 
     /// `stored` (entries of `tree` from `start` while `within`, in key order) with the pending
-    /// puts of `tree` in the same span merged in: a pending put replaces a stored entry of its key.
+    /// changes of `tree` in the same span merged in: a pending put replaces or adds its key, a
+    /// pending delete hides it.
     fn with_pending(
         &self,
         tree: &str,
@@ -305,21 +310,28 @@ impl<'a> WriteTxn<'a> {
         within: impl Fn(&[u8]) -> bool,
     ) -> Vec<(Vec<u8>, Vec<u8>)> {
         let Some(pending) = self.pending.get(tree) else { return stored };
-        let mut puts = pending.range::<[u8], _>((start, Bound::Unbounded)).take_while(|(k, _)| within(k)).peekable();
-        if puts.peek().is_none() {
+        let mut changes = pending.range::<[u8], _>((start, Bound::Unbounded)).take_while(|(k, _)| within(k)).peekable();
+        if changes.peek().is_none() {
             return stored;
         }
         let mut out = Vec::with_capacity(stored.len());
-        for (k, v) in stored {
-            while let Some((pk, pv)) = puts.next_if(|(pk, _)| pk.as_slice() < k.as_slice()) {
-                out.push((pk.clone(), pv.clone()));
+        let emit = |out: &mut Vec<(Vec<u8>, Vec<u8>)>, k: &Vec<u8>, change: &Option<Vec<u8>>| {
+            if let Some(v) = change {
+                out.push((k.clone(), v.clone()));
             }
-            match puts.next_if(|(pk, _)| **pk == k) {
-                Some((pk, pv)) => out.push((pk.clone(), pv.clone())),
+        };
+        for (k, v) in stored {
+            while let Some((pk, change)) = changes.next_if(|(pk, _)| pk.as_slice() < k.as_slice()) {
+                emit(&mut out, pk, change);
+            }
+            match changes.next_if(|(pk, _)| **pk == k) {
+                Some((pk, change)) => emit(&mut out, pk, change),
                 None => out.push((k, v)),
             }
         }
-        out.extend(puts.map(|(k, v)| (k.clone(), v.clone())));
+        for (pk, change) in changes {
+            emit(&mut out, pk, change);
+        }
         out
     }
 
