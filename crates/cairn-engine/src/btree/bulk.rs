@@ -233,6 +233,9 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
+    /// A key and its new value, or `None` to delete it.
+    type Put = (Vec<u8>, Option<Vec<u8>>);
+
     fn key(i: u32) -> Vec<u8> {
         format!("k{i:08}").into_bytes()
     }
@@ -255,7 +258,7 @@ mod tests {
             let mut model: BTreeMap<Vec<u8>, Vec<u8>> = (0..base).map(|i| (key(i * 2), vec![b'a'; 20])).collect();
             let seed = model.clone();
             store.write(move |tx| seed.iter().try_for_each(|(k, v)| tx.put("t", k, v))).unwrap();
-            let mut runs: Vec<Vec<(Vec<u8>, Option<Vec<u8>>)>> = runs
+            let mut runs: Vec<Vec<Put>> = runs
                 .into_iter()
                 // Sizes 0–2 put a value of 8, 300 or 9,000 bytes; 3 and 4 delete.
                 .map(|run| run.into_iter().map(|(i, size)| (key(i), [8, 300, 9_000].get(size).map(|&n| vec![b'b'; n]))).collect())
