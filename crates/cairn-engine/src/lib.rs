@@ -15,6 +15,7 @@ mod page;
 mod pager;
 mod snapshot;
 mod store;
+mod time;
 mod wal;
 mod write;
 

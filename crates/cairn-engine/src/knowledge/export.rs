@@ -7,12 +7,12 @@
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
 use super::graph::{Entity, Relation, Source};
-use super::iso::iso_ms;
 use super::part::Partition;
 use super::records::decode;
 use super::trees::{DOC, ENT, PSG, REL, ent_key};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
+use crate::time::iso_ms;
 use serde_json::{Value, json};
 use std::ops::Bound;
 

@@ -12,7 +12,6 @@ use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, hash_key};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT};
 use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, upsert_entity};
-use super::iso::parse_iso_ms;
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{
@@ -21,6 +20,7 @@ use super::trees::{
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, char_slice, fold};
+use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
 use serde::Serialize;
 use serde_json::{Map, Value};

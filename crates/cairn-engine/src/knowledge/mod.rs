@@ -19,7 +19,6 @@ mod export;
 mod forget;
 mod graph;
 mod import;
-mod iso;
 pub mod limits;
 mod ontology;
 mod part;
@@ -35,6 +34,7 @@ mod testing_api;
 mod trees;
 pub mod wire;
 
+pub use crate::time::{iso_ms, parse_iso_ms};
 pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, Seed, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
@@ -50,7 +50,6 @@ pub use graph::{
     upsert_entity,
 };
 pub use import::{ImportCounts, Imported, Skipped, import};
-pub use iso::{iso_ms, parse_iso_ms};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};

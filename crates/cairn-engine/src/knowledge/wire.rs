@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use serde_json::{Map, Value, json};
 
 /// Times in replies: ISO 8601 UTC with milliseconds (one helper for every verb).
-pub use super::iso::iso_ms;
+pub use crate::time::iso_ms;
 
 /// Checks that `value` (the request field `field`) reads as an ISO 8601 date or date-time: it
 /// starts `YYYY-MM-DD` with a plausible month and day. Dates are compared as text, so one shape

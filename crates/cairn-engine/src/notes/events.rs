@@ -11,7 +11,6 @@
 use super::cursor::{Binding, u64_position};
 use super::fields::{Fields, limit};
 use super::record::{FORGOTTEN, Identity, Visibility};
-use super::time::iso_ms;
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::history::{AGENT, EVENT, Event, TARGET, agent_prefix, target_prefix};
@@ -19,6 +18,7 @@ use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
+use crate::time::iso_ms;
 use serde_json::{Value, json};
 use std::ops::Bound;
 

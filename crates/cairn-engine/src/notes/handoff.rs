@@ -7,12 +7,12 @@
 //! Ids come from the store's counter, so the newest capsule of a task is the last key.
 
 use super::fields::{Fields, limit, short_name};
-use super::time::{iso_ms, parse_rfc3339};
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
 use crate::store::Store;
+use crate::time::{iso_ms, parse_rfc3339};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -18,12 +18,11 @@ mod record;
 mod search;
 #[cfg(test)]
 mod tests;
-mod time;
 mod visibility;
 mod write;
 
+pub use crate::time::{iso_ms, parse_rfc3339};
 pub use merge::merge;
-pub use time::{iso_ms, parse_rfc3339};
 
 use crate::error::Error;
 use crate::knowledge::api::Refusal;

@@ -9,9 +9,9 @@
 //! one key.
 
 use super::fields::short_name;
-use super::time::iso_ms;
 use super::{Outcome, invalid};
 use crate::knowledge::Partition;
+use crate::time::iso_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -1,7 +1,8 @@
-//! ISO 8601 / RFC 3339 times at the API boundary. Replies carry UTC with milliseconds
-//! (`2026-11-30T05:43:51.123Z`); requests (`expiresAt`) are parsed strictly: a full date, a time,
-//! an optional fraction (kept to the millisecond) and a zone (`Z` or `±HH:MM`). No crate in the
-//! workspace does this, and the civil-date arithmetic is a few lines (H. Hinnant's algorithms).
+//! Times at the API boundary: ISO 8601 / RFC 3339. Replies carry UTC with milliseconds
+//! (`2026-11-30T05:43:51.123Z`); requests are parsed strictly: a full date, a time, an optional
+//! fraction (kept to the millisecond) and a zone (`Z` or `±HH:MM`); export and import carry the
+//! reply form, which `parse_iso_ms` reads back exactly. No crate in the workspace does this, and
+//! the civil-date arithmetic is a few lines (H. Hinnant's algorithms).
 
 const MS_PER_DAY: i64 = 86_400_000;
 
@@ -94,6 +95,18 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
 }
 
+/// Milliseconds since the epoch of `YYYY-MM-DDTHH:MM:SS[.fff]Z`, the form `iso_ms` writes (UTC,
+/// up to three fraction digits); `None` for anything else, offsets included.
+#[must_use]
+pub fn parse_iso_ms(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let fraction = b.get(19..b.len().checked_sub(1)?)?;
+    let reply_form = b[10] == b'T'
+        && b.last() == Some(&b'Z')
+        && (fraction.is_empty() || (fraction[0] == b'.' && (2..=4).contains(&fraction.len())));
+    if reply_form { parse_rfc3339(text) } else { None }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +142,41 @@ mod tests {
             "２024-02-29T00:00:00Z",
         ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn known_instants_format_and_parse_back() {
+        for (ms, text) in [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (1_714_564_800_123, "2024-05-01T12:00:00.123Z"),
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+            (-1, "1969-12-31T23:59:59.999Z"),
+        ] {
+            assert_eq!(iso_ms(ms), text);
+            assert_eq!(parse_iso_ms(text), Some(ms));
+        }
+        assert_eq!(parse_iso_ms("2024-05-01T12:00:00Z"), Some(1_714_564_800_000));
+        assert_eq!(parse_iso_ms("2024-05-01T12:00:00.5Z"), Some(1_714_564_800_500));
+    }
+
+    #[test]
+    fn malformed_times_are_refused() {
+        for bad in [
+            "",
+            "2024-05-01",
+            "2024-02-30T00:00:00Z",
+            "2024-05-01T12:00:00+02:00",
+            "2024-05-01T24:00:00Z",
+            "x024-05-01T12:00:00Z",
+            // RFC 3339 allows these; the reply form does not.
+            "2024-05-01t12:00:00Z",
+            "2024-05-01T12:00:00z",
+            "2024-05-01T12:00:00.1234Z",
+            "2024-05-01T12:00:00.Z",
+            "２024-05-01T12:00:00Z",
+        ] {
+            assert_eq!(parse_iso_ms(bad), None, "{bad}");
         }
     }
 }
