@@ -112,6 +112,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn reply_times_are_utc_with_milliseconds() {
+        assert_eq!(iso_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_ms(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
     fn formats_utc_with_milliseconds() {
         assert_eq!(iso_ms(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_ms(1_709_164_800_123), "2024-02-29T00:00:00.123Z");
