@@ -6,20 +6,34 @@ use crate::limits::PAGE_SIZE;
 use crate::page::{self, Page, PageId, ZERO_PAGE};
 use crate::vfs::VfsFile;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
 
 /// Committed pages held in memory before they are written to the data file (8 MiB). Commits are
 /// durable through the log, so a page needs to reach the data file only by the next checkpoint;
-/// writing pages in bulk keeps a `pwrite` per commit off the commit path.
+/// writing pages in bulk keeps a `pwrite` per commit off the commit path, and writing them on a
+/// thread of their own keeps the `pwrite`s off the writer thread.
 const WRITE_BACK_PAGES: usize = 2048;
+
+/// Pages staged for the file: gathering (`unwritten`), then handed to one background write at a
+/// time (`writing`). Batches are written one after the other, so a page staged again later
+/// always reaches the file after its earlier image.
+type PageMap = HashMap<PageId, Page>;
 
 /// One generation of the data file. Compaction swaps in a new generation; snapshots taken before
 /// keep reading the old one until they are dropped.
 pub(crate) struct PageFile {
     pub(crate) file: Arc<dyn VfsFile>,
     cache: PageCache,
-    /// Committed pages not yet in the file; readers look here after the cache.
-    unwritten: RwLock<HashMap<PageId, Page>>,
+    /// Committed pages not yet in the file nor handed to a background write; readers look here
+    /// after the cache.
+    unwritten: RwLock<PageMap>,
+    /// The batch a background write is putting in the file; readers look here after `unwritten`
+    /// (which holds any newer image of the same page).
+    writing: Arc<RwLock<PageMap>>,
+    /// That background write, joined before the next one starts and before any write of the
+    /// caller's own (checkpoint, backup), which must land after it.
+    in_flight: Mutex<Option<JoinHandle<Result<()>>>>,
     zero_on_drop: std::sync::atomic::AtomicBool,
 }
 
@@ -29,6 +43,8 @@ impl PageFile {
             file,
             cache: PageCache::new(cache_bytes),
             unwritten: RwLock::new(HashMap::new()),
+            writing: Arc::new(RwLock::new(HashMap::new())),
+            in_flight: Mutex::new(None),
             zero_on_drop: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -39,6 +55,9 @@ impl PageFile {
             return Ok(p);
         }
         if let Some(p) = self.unwritten.read().expect("unwritten lock").get(&id) {
+            return Ok(p.clone());
+        }
+        if let Some(p) = self.writing.read().expect("writing lock").get(&id) {
             return Ok(p.clone());
         }
         let page = self.read_uncached(id)?;
@@ -67,8 +86,8 @@ impl PageFile {
         Ok(page)
     }
 
-    /// Makes committed pages readable at once and writes them out later (`write_back`), in bulk
-    /// once enough have gathered.
+    /// Makes committed pages readable at once and writes them out later, in bulk once enough
+    /// have gathered, on a background thread.
     pub(crate) fn stage(&self, pages: Vec<(PageId, Page)>) -> Result<()> {
         let pending = {
             let mut unwritten = self.unwritten.write().expect("unwritten lock");
@@ -78,7 +97,37 @@ impl PageFile {
             }
             unwritten.len()
         };
-        if pending >= WRITE_BACK_PAGES { self.write_back() } else { Ok(()) }
+        if pending >= WRITE_BACK_PAGES { self.write_back_later() } else { Ok(()) }
+    }
+
+    /// Waits for the background write, if one runs; its failure is this call's.
+    fn join(&self) -> Result<()> {
+        let Some(handle) = self.in_flight.lock().expect("write-back lock").take() else { return Ok(()) };
+        handle.join().unwrap_or_else(|_| {
+            Err(Error::io("writing pages back", std::io::Error::other("the write-back thread panicked")))
+        })
+    }
+
+    /// Hands the gathered pages to a background write (after the previous one has finished).
+    fn write_back_later(&self) -> Result<()> {
+        self.join()?;
+        // Only the writer thread stages pages, and it is the caller: nothing is staged meanwhile,
+        // and the previous batch, written, has left `writing` empty.
+        let batch = std::mem::take(&mut *self.unwritten.write().expect("unwritten lock"));
+        let mut pages: Vec<(PageId, Page)> = batch.iter().map(|(id, p)| (*id, p.clone())).collect();
+        *self.writing.write().expect("writing lock") = batch;
+        let (file, writing) = (self.file.clone(), self.writing.clone());
+        let handle = std::thread::Builder::new()
+            .name("cairn-write-back".into())
+            .spawn(move || {
+                write_pages(&*file, &mut pages)?;
+                // Every page of the batch is now in the file: readers find them there.
+                writing.write().expect("writing lock").clear();
+                Ok(())
+            })
+            .map_err(|e| Error::io("starting a write-back thread", e))?;
+        *self.in_flight.lock().expect("write-back lock") = Some(handle);
+        Ok(())
     }
 
     /// Drops staged pages that no longer need writing (freed, and past every reader).
@@ -95,8 +144,9 @@ impl PageFile {
         }
     }
 
-    /// Writes every staged page to the file (not synced).
+    /// Writes every staged page to the file (not synced), the background write's included.
     pub(crate) fn write_back(&self) -> Result<()> {
+        self.join()?;
         let mut pages: Vec<(PageId, Page)> =
             self.unwritten.read().expect("unwritten lock").iter().map(|(id, p)| (*id, p.clone())).collect();
         if pages.is_empty() {
@@ -108,25 +158,11 @@ impl PageFile {
         Ok(())
     }
 
-    /// Writes pages (not synced) and makes them the cached image.
+    /// Writes pages (not synced) and makes them the cached image. Waits for a background write
+    /// first, so these land after it.
     pub(crate) fn write(&self, pages: &mut [(PageId, Page)]) -> Result<()> {
-        pages.sort_unstable_by_key(|(id, _)| *id);
-        // Runs of consecutive pages go out in one write.
-        let mut i = 0;
-        let mut buf = Vec::new();
-        while i < pages.len() {
-            let start = pages[i].0;
-            let mut j = i;
-            buf.clear();
-            while j < pages.len() && pages[j].0 == start + (j - i) as u64 {
-                buf.extend_from_slice(&pages[j].1);
-                j += 1;
-            }
-            self.file
-                .write_all_at(&buf, start * PAGE_SIZE as u64)
-                .map_err(|e| Error::io(format!("writing pages {start}..{}", start + (j - i) as u64), e))?;
-            i = j;
-        }
+        self.join()?;
+        write_pages(&*self.file, pages)?;
         for (id, p) in pages.iter() {
             self.cache.insert(*id, p.clone());
         }
@@ -154,6 +190,26 @@ impl PageFile {
     }
 }
 
+/// Writes pages to `file` at their places (not synced), runs of consecutive pages in one write.
+fn write_pages(file: &dyn VfsFile, pages: &mut [(PageId, Page)]) -> Result<()> {
+    pages.sort_unstable_by_key(|(id, _)| *id);
+    let mut i = 0;
+    let mut buf = Vec::new();
+    while i < pages.len() {
+        let start = pages[i].0;
+        let mut j = i;
+        buf.clear();
+        while j < pages.len() && pages[j].0 == start + (j - i) as u64 {
+            buf.extend_from_slice(&pages[j].1);
+            j += 1;
+        }
+        file.write_all_at(&buf, start * PAGE_SIZE as u64)
+            .map_err(|e| Error::io(format!("writing pages {start}..{}", start + (j - i) as u64), e))?;
+        i = j;
+    }
+    Ok(())
+}
+
 impl PageFile {
     /// Zero the whole file when the last reader lets go of it (purging compaction: the file has
     /// already been replaced, but snapshots taken before may still read it).
@@ -164,6 +220,9 @@ impl PageFile {
 
 impl Drop for PageFile {
     fn drop(&mut self) {
+        // A background write still running must finish before the file is zeroed or closed; its
+        // failure no longer matters (nothing will read this generation again).
+        let _ = self.join();
         if !self.zero_on_drop.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }

@@ -12,7 +12,7 @@
 //! identity: short keys, compared as integers, so a query's scan of thousands of postings costs
 //! little. Terms and trigrams hold no NUL, so `term \0` prefixes are unambiguous.
 
-use super::record::{KINDS, NoteRecord, Visibility};
+use super::record::{KINDS, NoteRecord, Visibility, search_text};
 use super::search::{Counts, Features, Query, grams, min_grams};
 use crate::error::{Error, Result};
 use crate::knowledge::Partition;
@@ -113,44 +113,57 @@ fn id_of(key: &[u8]) -> Result<u64> {
         .ok_or_else(|| Error::corrupt(None, "a notes posting key has no id"))
 }
 
-/// The postings of one note: (term, tf) and trigrams, and its length in terms.
-fn postings(note: &NoteRecord) -> (HashMap<String, u32>, u32, BTreeSet<String>) {
-    let text = note.search_text();
-    let all = tokens(&text);
-    let len = u32::try_from(all.len()).unwrap_or(u32::MAX);
-    let mut tf: HashMap<String, u32> = HashMap::new();
-    for t in all.into_iter().filter(|t| !t.term.contains('\0')) {
-        *tf.entry(t.term).or_default() += 1;
-    }
-    (tf, len, grams(&text))
+/// What the index holds of a note's text (its key and value): each term with its count, the
+/// length in terms, and the trigrams. Cutting them is the costly part of indexing, so
+/// `note_write` does it before its write transaction when it can.
+pub(crate) struct Postings {
+    tf: HashMap<String, u32>,
+    len: u32,
+    grams: BTreeSet<String>,
 }
 
-/// Replaces the postings of `old` (the previous version, if any) with those of `new`, writing
-/// only what changed: a small edit of a large note touches few postings.
+impl Postings {
+    pub(crate) fn of(key: &str, value: &serde_json::Value) -> Postings {
+        let text = search_text(key, value);
+        let all = tokens(&text);
+        let len = u32::try_from(all.len()).unwrap_or(u32::MAX);
+        let mut tf: HashMap<String, u32> = HashMap::new();
+        for t in all.into_iter().filter(|t| !t.term.contains('\0')) {
+            *tf.entry(t.term).or_default() += 1;
+        }
+        Postings { tf, len, grams: grams(&text) }
+    }
+
+    fn of_note(note: &NoteRecord) -> Postings {
+        Postings::of(&note.key, &note.value)
+    }
+}
+
+/// Replaces the postings of `old` (the previous version, if any, with its postings) with those
+/// of `new`, writing only what changed: a small edit of a large note touches few postings.
 pub(crate) fn replace(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
-    old: Option<&NoteRecord>,
-    new: &NoteRecord,
+    old: Option<(&NoteRecord, &Postings)>,
+    new: (&NoteRecord, &Postings),
 ) -> Result<()> {
+    let (new, Postings { tf, len, grams }) = new;
+    let len = *len;
     let id = new.id.to_be_bytes();
     let new_meta = meta(new);
-    let (tf, len, grams) = postings(new);
     if old.is_none() {
         tx.put(IDS, &id_key(part, new.id), new.identity().encode().as_bytes())?;
     }
+    let empty = (HashMap::new(), BTreeSet::new());
     let (old_tf, old_len, old_grams, old_meta) = match old {
-        Some(prev) => {
-            let (terms, length, trigrams) = postings(prev);
-            (terms, length, trigrams, meta(prev))
-        }
-        None => (HashMap::new(), 0, BTreeSet::new(), new_meta.clone()),
+        Some((prev, p)) => (&p.tf, p.len, &p.grams, meta(prev)),
+        None => (&empty.0, 0, &empty.1, new_meta.clone()),
     };
     let tok_key = |term: &str| part.key(&[term.as_bytes(), b"\0", &id]);
     for term in old_tf.keys().filter(|t| !tf.contains_key(*t)) {
         tx.delete(TOK, &tok_key(term))?;
     }
-    for (term, n) in &tf {
+    for (term, n) in tf {
         if old.is_none() || old_meta != new_meta || old_len != len || old_tf.get(term) != Some(n) {
             tx.put(TOK, &tok_key(term), &[&n.to_be_bytes()[..], &len.to_be_bytes(), &new_meta].concat())?;
         }
@@ -158,13 +171,13 @@ pub(crate) fn replace(
     let tri_key = |g: &str| part.key(&[g.as_bytes(), b"\0", &id]);
     // A note keeps its id across versions, so old and new are both sampled or both not.
     let counted = sampled(new);
-    for g in old_grams.difference(&grams) {
+    for g in old_grams.difference(grams) {
         tx.delete(TRI, &tri_key(g))?;
         if counted {
             count(tx, part, g, -1)?;
         }
     }
-    for g in &grams {
+    for g in grams {
         let added = !old_grams.contains(g);
         if added && counted {
             count(tx, part, g, 1)?;
@@ -197,7 +210,7 @@ fn decode_count(b: &[u8]) -> u32 {
 pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord) -> Result<()> {
     let id = note.id.to_be_bytes();
     tx.delete(IDS, &id_key(part, note.id))?;
-    let (tf, _, grams) = postings(note);
+    let Postings { tf, grams, .. } = Postings::of_note(note);
     for term in tf.keys() {
         tx.delete(TOK, &part.key(&[term.as_bytes(), b"\0", &id]))?;
     }

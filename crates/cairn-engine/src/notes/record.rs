@@ -193,10 +193,15 @@ impl NoteRecord {
 
     /// Text the query channels search: the key and every key, string, number and boolean of the value.
     pub(crate) fn search_text(&self) -> String {
-        let mut out = self.key.clone();
-        flatten(&self.value, &mut out);
-        out
+        search_text(&self.key, &self.value)
     }
+}
+
+/// The text a note is found by: its key, then its value's strings, numbers and object keys.
+pub(crate) fn search_text(key: &str, value: &Value) -> String {
+    let mut out = key.to_owned();
+    flatten(value, &mut out);
+    out
 }
 
 fn flatten(v: &Value, out: &mut String) {

@@ -179,6 +179,49 @@ fn idempotent_retries_return_the_first_receipt() {
     assert_eq!(theirs["version"], 2);
 }
 
+/// Merges race on one note: each is worked out from the note as its writer read it before the
+/// write, and must be redone on the note as it is when the write runs, so no field is lost and the
+/// query index matches the final value.
+#[test]
+fn concurrent_merges_into_one_note_lose_nothing() {
+    let (_d, store) = fresh();
+    let threads = 8;
+    let rounds = 10;
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let store = store.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let me = agent(&format!("agent-{t}"));
+                barrier.wait();
+                for r in 0..rounds {
+                    let field = format!("f{t}x{r}");
+                    let body =
+                        with(note("shared", json!({ field: format!("word{t}x{r}") })), json!({"writeMode": "merge"}));
+                    let reply = run(&store, &me, "note_write", &body);
+                    assert!(reply.get("error").is_none(), "{reply}");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let a = agent("reader");
+    let current = &run(&store, &a, "note_list", &json!({"key": "shared"}))["notes"][0];
+    assert_eq!(current["version"].as_u64().unwrap(), (threads * rounds) as u64);
+    let value = current["value"].as_object().unwrap();
+    assert_eq!(value.len(), threads * rounds, "every merged field is kept");
+    for t in 0..threads {
+        for r in 0..rounds {
+            assert_eq!(value[&format!("f{t}x{r}")], json!(format!("word{t}x{r}")));
+            let found = run(&store, &a, "note_list", &json!({"query": format!("word{t}x{r}")}));
+            assert_eq!(keys(&found), vec!["shared"], "the index holds word{t}x{r}");
+        }
+    }
+}
+
 #[test]
 fn concurrent_cas_writers_each_version_has_exactly_one_winner() {
     let (_d, store) = fresh();

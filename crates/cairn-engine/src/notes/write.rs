@@ -4,6 +4,7 @@
 //! exactly one wins and the others get `VERSION_CONFLICT` with the current version.
 
 use super::fields::{Fields, short_name};
+use super::index::Postings;
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
 use super::{Outcome, index, invalid, merge, refuse};
 use crate::error::Result;
@@ -146,8 +147,58 @@ fn body_hash(v: &Value) -> String {
 /// Runs `note_write` for `caller`.
 pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let req = parse(caller, body)?;
+    let prepared = prepare(store, caller, &req)?;
     let caller = caller.clone();
-    store.write(move |tx| apply(tx, &caller, &req))?.0
+    store.write(move |tx| apply(tx, &caller, &req, prepared))?.0
+}
+
+/// The costly part of a write worked out on the caller's thread from the note as it stands
+/// before the write: its postings, the value the write gives it, and that value's postings. The
+/// store has one writer thread; it uses these if the note is still as read (the usual case),
+/// else works them out again itself.
+struct Prepared {
+    /// The note's stored bytes as read (`None`: no such note).
+    stored: Option<Vec<u8>>,
+    old: Option<Postings>,
+    value: Value,
+    new: Postings,
+}
+
+fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
+    let stored = store.snapshot()?.get(CUR, &req.id.cur_key(&caller.part))?;
+    let prev = stored.as_deref().map(NoteRecord::decode).transpose()?;
+    let value = new_value(req, prev.as_ref());
+    let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
+    let new = Postings::of(&req.id.key, &value);
+    Ok(Prepared { stored, old, value, new })
+}
+
+impl Prepared {
+    /// The value the write gives the note, and the postings before and after: these if the note
+    /// (`stored`, decoded as `prev`) is still as `prepare` read it, else worked out again.
+    fn take(
+        self,
+        req: &Request,
+        stored: Option<&Vec<u8>>,
+        prev: Option<&NoteRecord>,
+    ) -> (Value, Option<Postings>, Postings) {
+        if stored == self.stored.as_ref() {
+            return (self.value, self.old, self.new);
+        }
+        // Another write changed the note since `prepare` read it.
+        let value = new_value(req, prev);
+        let new = Postings::of(&req.id.key, &value);
+        (value, prev.map(|p| Postings::of(&p.key, &p.value)), new)
+    }
+}
+
+/// The value a write gives a note that holds `prev`.
+fn new_value(req: &Request, prev: Option<&NoteRecord>) -> Value {
+    match (req.mode, prev) {
+        (Mode::Merge, Some(p)) => merge(&p.value, &req.value),
+        (Mode::Merge, None) => merge(&Value::Null, &req.value),
+        (Mode::Replace, _) => req.value.clone(),
+    }
 }
 
 fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
@@ -155,7 +206,7 @@ fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
 }
 
 /// The write itself; refuses before it changes anything.
-fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcome<Value>> {
+fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepared) -> Result<Outcome<Value>> {
     let part = &caller.part;
     if let Some((ikey, hash)) = &req.idempotency
         && let Some(stored) = tx.get(IDEM, &idem_key(caller, ikey))?
@@ -172,7 +223,8 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcom
         )));
     }
     let cur_key = req.id.cur_key(part);
-    let prev = tx.get(CUR, &cur_key)?.map(|b| NoteRecord::decode(&b)).transpose()?;
+    let stored = tx.get(CUR, &cur_key)?;
+    let prev = stored.as_deref().map(NoteRecord::decode).transpose()?;
     let current = prev.as_ref().map_or(0, |p| p.version);
     if let Some(expected) = req.expected
         && expected != current
@@ -186,11 +238,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcom
     let Some(kind) = req.kind.clone().or_else(|| prev.as_ref().map(|p| p.kind.clone())) else {
         return Ok(Err(invalid("kind", "is required when creating a note")));
     };
-    let value = match (req.mode, &prev) {
-        (Mode::Merge, Some(p)) => merge(&p.value, &req.value),
-        (Mode::Merge, None) => merge(&Value::Null, &req.value),
-        (Mode::Replace, _) => req.value.clone(),
-    };
+    let (value, old_postings, new_postings) = prepared.take(req, stored.as_ref(), prev.as_ref());
     let size = serde_json::to_vec(&value).expect("JSON serialises").len();
     if size > MAX_VALUE_BYTES {
         return Ok(Err(invalid("value", format_args!("the merged value is {size} bytes; at most {MAX_VALUE_BYTES}"))));
@@ -228,7 +276,8 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Outcom
         created_at: prev.as_ref().map_or(caller.now, |p| p.created_at),
         updated_at: caller.now,
     };
-    index::replace(tx, part, prev.as_ref(), &note)?;
+    let old = prev.as_ref().zip(old_postings.as_ref());
+    index::replace(tx, part, old, (&note, &new_postings))?;
     tx.put(CUR, &cur_key, &note.encode())?;
     tx.put(VER, &req.id.ver_key(part, note.version), &note.encode())?;
     let target = req.id.encode();
