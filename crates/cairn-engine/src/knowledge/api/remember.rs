@@ -10,8 +10,8 @@ use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
 use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
-use crate::knowledge::graph::relate_between;
-use crate::knowledge::graph::{Assertion, Entity, Source, entity_by_name_in, entity_exists_in};
+use super::remember_facts::{self, RelationView};
+use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
@@ -24,7 +24,6 @@ use crate::text::{
 use crate::write::WriteTxn;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
 
 #[derive(Debug, Deserialize)]
 struct Request {
@@ -380,6 +379,7 @@ fn write(
     caller: &Caller,
     req: &Request,
     (text, mut index): (Text, fts::Indexer),
+    facts_in: &remember_facts::Facts,
 ) -> Result<Done> {
     let part = &caller.part;
     part.register(tx)?;
@@ -396,14 +396,15 @@ fn write(
         sent.push(upsert(tx, caller, e, &mut done)?);
     }
     let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
-    // Each endpoint is resolved (created if new) once; its relations reuse it.
-    let mut ends: HashMap<&str, usize> = HashMap::new();
-    for r in facts.map_or(&[][..], |f| &f.relations) {
-        for end in [&r.source, &r.target] {
-            if !ends.contains_key(end.as_str()) {
-                sent.push(upsert(tx, caller, &bare(end), &mut done)?);
-                ends.insert(end, sent.len() - 1);
-            }
+    // Each endpoint is resolved (created if new) once, by id; its relations reuse it.
+    let ends = {
+        let mut create = |tx: &mut WriteTxn<'_>, n: &str| Ok(upsert(tx, caller, &bare(n), &mut done)?.id);
+        remember_facts::resolve(tx, caller, facts_in, &mut create)?
+    };
+    if matches!(text, Text::Some(_)) {
+        // The call's text links to every entity the call names, endpoints included.
+        for &end in &ends {
+            sent.extend(entity_in(tx, part, end)?);
         }
     }
     if let Text::Some(docs) = text {
@@ -416,41 +417,11 @@ fn write(
         }
         index.finish(tx)?;
     }
-    for r in facts.map_or(&[][..], |f| &f.relations) {
-        let mut attrs = r.attributes.clone().unwrap_or_default();
-        if let Some(d) = &req.date {
-            attrs.entry("valid_from").or_insert_with(|| Value::String(d.clone()));
-        }
-        let a = Assertion {
-            from: &r.source,
-            to: &r.target,
-            rel_type: &r.rel_type,
-            attributes: &attrs,
-            source: provenance(&done.docs, r, req.source.as_ref()),
-            agent: &caller.agent,
-            replaces: false,
-        };
-        let pair = (&sent[ends[r.source.as_str()]], &sent[ends[r.target.as_str()]]);
-        let related = relate_between(tx, part, pair, a, caller.now)?;
-        if related.created || related.restored.is_some() {
-            done.changed = true;
-        }
-        if related.created {
-            done.relations += 1;
-            let target = format!("{}\0{}\0{}", r.source.trim(), related.relation.rel_type, r.target.trim());
-            let change = Change {
-                family: "fact",
-                target: &target,
-                op: if related.restored.is_some() { "restore" } else { "assert" },
-                before: None,
-                after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
-                patch: Some(
-                    json!({ "source": r.source, "target": r.target, "type": r.rel_type, "attributes": r.attributes }),
-                ),
-            };
-            record(tx, caller, change)?;
-        }
-    }
+    let relations = facts.map_or(&[][..], |f| &f.relations);
+    let label = req.source.as_ref();
+    let stored = remember_facts::store(tx, caller, facts_in, &ends, &|i| provenance(&done.docs, &relations[i], label))?;
+    done.relations += stored.created;
+    done.changed |= stored.changed;
     Ok(done)
 }
 
@@ -469,9 +440,17 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     if let Text::Some(docs) = &text {
         index.prepare(docs.iter().flat_map(|d| d.passages.iter().map(|(p, _)| p.text.as_str())))?;
     }
+    // The relations' per-item work (folding, attributes, history patches), likewise.
+    let views = req.facts.iter().flat_map(|f| &f.relations).map(|r| RelationView {
+        source: &r.source,
+        target: &r.target,
+        rel_type: &r.rel_type,
+        attributes: r.attributes.as_ref(),
+    });
+    let facts = remember_facts::prepare(views, req.date.as_deref());
     let dir = store.dir().to_path_buf();
     let who = caller.clone();
-    let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index)))?;
+    let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index), &facts))?;
     // Nothing changed: every document (if any) was stored before, with every fact.
     let already = !done.changed;
     Ok(reply(&done, already, &rejected))
