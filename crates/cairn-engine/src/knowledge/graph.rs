@@ -133,6 +133,21 @@ pub fn upsert_entity(
         }
         return Ok((entity, false));
     }
+    let (entity, _) = create_entity(tx, part, (name, &folded), types, attributes, now)?;
+    Ok((entity, true))
+}
+
+/// Stores a new entity named `name` (`folded` is `fold(name.trim())`, which no stored entity
+/// has; types already checked), linked to the stored passages that name it. Returns it and its
+/// record's bytes.
+pub(crate) fn create_entity(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (name, folded): (&str, &str),
+    types: &[String],
+    attributes: &Map<String, Value>,
+    now: i64,
+) -> Result<(Entity, Vec<u8>)> {
     let id = next_id(tx)?;
     let mut kept_types: Vec<String> = Vec::new();
     for t in types {
@@ -147,11 +162,12 @@ pub fn upsert_entity(
         attributes: attributes.clone(),
         recorded_at: now,
     };
-    tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
-    tx.put(ENT_NAME, &name_key(part, &folded, id), &[])?;
+    let bytes = encode(&entity);
+    tx.put(ENT, &ent_key(part, id), &bytes)?;
+    tx.put(ENT_NAME, &name_key(part, folded, id), &[])?;
     bump_names(tx, part, id)?;
     super::docs::link_existing(tx, part, id, &entity.name)?;
-    Ok((entity, true))
+    Ok((entity, bytes))
 }
 
 /// The entity whose folded name equals `name`'s, as of `snap`.

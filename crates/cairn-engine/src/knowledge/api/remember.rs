@@ -10,7 +10,7 @@ use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
 use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
-use super::remember_facts::{self, RelationView};
+use super::remember_facts::{self, EntityView, RelationView};
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
@@ -72,6 +72,12 @@ struct RelationIn {
     #[serde(rename = "type")]
     rel_type: String,
     attributes: Option<Map<String, Value>>,
+}
+
+impl EntityIn {
+    fn view(&self) -> EntityView<'_> {
+        EntityView { name: &self.name, entity_type: self.entity_type.as_deref(), attributes: self.attributes.as_ref() }
+    }
 }
 
 /// The text of a call, as it will be stored.
@@ -391,10 +397,14 @@ fn write(
     };
     let mut done = Done::default();
     let facts = req.facts.as_ref();
-    let mut sent: Vec<Entity> = Vec::new();
-    for e in facts.map_or(&[][..], |f| &f.entities) {
-        sent.push(upsert(tx, caller, e, &mut done)?);
-    }
+    let entities = facts.map_or(&[][..], |f| &f.entities);
+    let views: Vec<EntityView<'_>> = entities.iter().map(EntityIn::view).collect();
+    let (mut sent, created) = {
+        let mut merge = |tx: &mut WriteTxn<'_>, i: usize| upsert(tx, caller, &entities[i], &mut done);
+        remember_facts::store_entities(tx, caller, facts_in, &views, &mut merge)?
+    };
+    done.entities += created;
+    done.changed |= created > 0;
     let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
     // Each endpoint is resolved (created if new) once, by id; its relations reuse it.
     let ends = {
@@ -441,13 +451,14 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         index.prepare(docs.iter().flat_map(|d| d.passages.iter().map(|(p, _)| p.text.as_str())))?;
     }
     // The relations' per-item work (folding, attributes, history patches), likewise.
-    let views = req.facts.iter().flat_map(|f| &f.relations).map(|r| RelationView {
+    let entities = req.facts.iter().flat_map(|f| &f.entities).map(EntityIn::view);
+    let relations = req.facts.iter().flat_map(|f| &f.relations).map(|r| RelationView {
         source: &r.source,
         target: &r.target,
         rel_type: &r.rel_type,
         attributes: r.attributes.as_ref(),
     });
-    let facts = remember_facts::prepare(views, req.date.as_deref());
+    let facts = remember_facts::prepare(entities, relations, req.date.as_deref());
     let dir = store.dir().to_path_buf();
     let who = caller.clone();
     let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index), &facts))?;

@@ -1,18 +1,36 @@
-//! The relations of a `remember` call, stored in bulk. Everything that needs no store (folding
-//! names and types, each relation's attributes, history target and patch) is prepared on the
-//! calling thread before the write, so calls in flight prepare in parallel; the writer thread
-//! then resolves each distinct endpoint once, by id (an entity is loaded only when it must be
-//! created), and stores the relations with ids counted locally and written back once.
+//! The facts of a `remember` call, stored in bulk. Everything that needs no store (folding
+//! names and types, each relation's attributes, history targets and patches) is prepared on the
+//! calling thread before the write, so calls in flight prepare in parallel. The writer thread
+//! then creates each new entity without looking its name up twice, resolves each distinct
+//! endpoint once, by id (an entity is loaded only when it must be created), and stores the
+//! relations with ids counted locally and written back once. History events are written from
+//! the records' own bytes.
 
 use super::Caller;
 use crate::error::Result;
 use crate::history::{EncodedChange, record_encoded};
-use crate::knowledge::graph::{Assertion, Source, entity_id_folded, relate_ids};
+use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, relate_ids};
+use crate::knowledge::trees::next_id;
 use crate::knowledge::trees::{read_next_id, write_next_id};
 use crate::text::fold;
 use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+
+/// One entity as the request sent it.
+pub(super) struct EntityView<'a> {
+    pub name: &'a str,
+    pub entity_type: Option<&'a str>,
+    pub attributes: Option<&'a Map<String, Value>>,
+}
+
+/// One entity ready for the writer.
+struct PreparedEntity {
+    /// `fold(name.trim())`.
+    folded: String,
+    /// The caller's input as sent, encoded: the history event's patch.
+    patch: Vec<u8>,
+}
 
 /// One relation as the request sent it.
 pub(super) struct RelationView<'a> {
@@ -41,15 +59,29 @@ pub(super) struct Prepared {
 /// The relations of a call, prepared.
 #[derive(Default)]
 pub(super) struct Facts {
+    /// `facts.entities`, in request order.
+    entities: Vec<PreparedEntity>,
     /// Each distinct endpoint (by folded name), first-sent spelling and folded form, in the order
     /// first named.
     pub ends: Vec<(String, String)>,
     relations: Vec<Prepared>,
 }
 
-/// Prepares `relations` (already checked: names and types are 1..=1 KiB after trimming).
-pub(super) fn prepare<'a>(relations: impl Iterator<Item = RelationView<'a>>, date: Option<&str>) -> Facts {
+/// Prepares `entities` and `relations` (already checked: names and types are 1..=1 KiB after
+/// trimming).
+pub(super) fn prepare<'a>(
+    entities: impl Iterator<Item = EntityView<'a>>,
+    relations: impl Iterator<Item = RelationView<'a>>,
+    date: Option<&str>,
+) -> Facts {
     let mut facts = Facts::default();
+    for e in entities {
+        let patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
+        facts.entities.push(PreparedEntity {
+            folded: fold(e.name.trim()),
+            patch: serde_json::to_vec(&patch).expect("patches serialise"),
+        });
+    }
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut end = |facts: &mut Facts, name: &str| -> usize {
         let folded = fold(name.trim());
@@ -80,6 +112,36 @@ pub(super) fn prepare<'a>(relations: impl Iterator<Item = RelationView<'a>>, dat
         });
     }
     facts
+}
+
+/// Stores the entities of `facts` (`sent[i]` is request entity `i`): a new one is created here,
+/// with its history event; one stored before goes to `merge` (which records a change, if any).
+/// Returns them in request order and how many were created.
+pub(super) fn store_entities(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    facts: &Facts,
+    sent: &[EntityView<'_>],
+    merge: &mut dyn FnMut(&mut WriteTxn<'_>, usize) -> Result<Entity>,
+) -> Result<(Vec<Entity>, u64)> {
+    let mut out = Vec::with_capacity(facts.entities.len());
+    let mut created = 0;
+    for (i, (p, e)) in facts.entities.iter().zip(sent).enumerate() {
+        if entity_id_folded(tx, &caller.part, &p.folded)?.is_some() {
+            out.push(merge(tx, i)?);
+            continue;
+        }
+        let types: Vec<String> = e.entity_type.iter().map(|t| (*t).to_owned()).collect();
+        let none = Map::new();
+        let attributes = e.attributes.unwrap_or(&none);
+        let (entity, bytes) = create_entity(tx, &caller.part, (e.name, &p.folded), &types, attributes, caller.now)?;
+        let seq = next_id(tx)?;
+        let change = EncodedChange { family: "entity", target: &entity.name, op: "create", after: &bytes, patch: &p.patch };
+        record_encoded(tx, caller, seq, change)?;
+        created += 1;
+        out.push(entity);
+    }
+    Ok((out, created))
 }
 
 /// The id of each endpoint of `facts` (in `facts.ends` order), `create` making the ones not
@@ -168,7 +230,7 @@ pub(super) fn store(
 #[cfg(test)]
 mod tests {
     use crate::history::{EVENT, Event};
-    use crate::knowledge::graph::{Relation, Source};
+    use crate::knowledge::graph::{Entity, Relation, Source};
     use crate::knowledge::testing::{call, caller, fresh};
     use serde_json::{Value, json};
 
@@ -209,6 +271,35 @@ mod tests {
         call(&store, &caller(8), "remember", &body).unwrap();
         let next = events(&store);
         assert!(next.last().unwrap().seq > *seqs.iter().max().unwrap());
+    }
+
+    #[test]
+    fn new_entities_are_created_with_their_events_and_known_ones_merged() {
+        let (_dir, store, _part) = fresh();
+        let first = json!({"facts": {"entities": [
+            {"name": " Acme ", "type": "company", "attributes": {"size": 5}},
+            {"name": "ACME", "type": "Company"},
+            {"name": "Berlin"},
+        ]}});
+        let r = call(&store, &caller(3), "remember", &first).unwrap();
+        assert_eq!(r["stored"]["entities"], json!(2), "the second Acme is the first");
+        let created: Vec<Event> = events(&store).into_iter().filter(|e| e.family == "entity").collect();
+        assert_eq!(created.len(), 2, "naming Acme again with nothing new records nothing");
+        assert_eq!((created[0].target.as_str(), created[0].op.as_str(), created[0].at), ("Acme", "create", 3));
+        let acme: Entity = serde_json::from_value(created[0].after.clone().unwrap()).unwrap();
+        assert_eq!((acme.name.as_str(), acme.types.clone()), ("Acme", vec!["company".to_owned()]));
+        assert_eq!(acme.attributes["size"], json!(5));
+        assert_eq!(acme.id + 1, created[0].seq);
+        assert_eq!(created[0].patch, Some(json!({"name": " Acme ", "type": "company", "attributes": {"size": 5}})));
+        assert_eq!(created[1].patch, Some(json!({"name": "Berlin", "type": null, "attributes": null})));
+        let again = json!({"facts": {"entities": [{"name": "acme", "type": "customer"}, {"name": "Paris"}]}});
+        let r = call(&store, &caller(4), "remember", &again).unwrap();
+        assert_eq!(r["stored"]["entities"], json!(1));
+        let later: Vec<Event> = events(&store).into_iter().filter(|e| e.family == "entity").skip(2).collect();
+        let ops: Vec<(&str, &str)> = later.iter().map(|e| (e.target.as_str(), e.op.as_str())).collect();
+        assert_eq!(ops, vec![("Acme", "merge"), ("Paris", "create")]);
+        let rec = call(&store, &caller(5), "recall", &json!({"subject": "Acme"})).unwrap();
+        assert_eq!(rec["state"], json!("answered"), "{rec}");
     }
 
     #[test]
