@@ -74,10 +74,25 @@ pub(crate) struct EncodedChange<'a> {
 
 /// `record` for an encoded change, with its sequence number `seq` given (a fresh id of the
 /// store's counter): the event's bytes decode to the same `Event` as `record` would store.
-pub(crate) fn record_encoded(tx: &mut WriteTxn<'_>, caller: &Caller, seq: u64, change: EncodedChange<'_>) -> Result<()> {
+pub(crate) fn record_encoded(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    seq: u64,
+    change: EncodedChange<'_>,
+) -> Result<()> {
     let text = |s: &str| serde_json::to_string(s).expect("strings serialise");
     let mut event = Vec::with_capacity(96 + change.target.len() + change.after.len() + change.patch.len());
-    event.extend_from_slice(format!("{{\"seq\":{seq},\"family\":{},\"target\":{},\"op\":{},\"agent\":{},\"at\":{},\"after\":", text(change.family), text(change.target), text(change.op), text(&caller.agent), caller.now).as_bytes());
+    event.extend_from_slice(
+        format!(
+            "{{\"seq\":{seq},\"family\":{},\"target\":{},\"op\":{},\"agent\":{},\"at\":{},\"after\":",
+            text(change.family),
+            text(change.target),
+            text(change.op),
+            text(&caller.agent),
+            caller.now
+        )
+        .as_bytes(),
+    );
     event.extend_from_slice(change.after);
     event.extend_from_slice(b",\"patch\":");
     event.extend_from_slice(change.patch);

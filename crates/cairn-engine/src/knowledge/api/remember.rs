@@ -3,6 +3,7 @@
 //! as to every stored entity they name; relations from a text-bearing call cite that document.
 //! Every limit is checked before the write starts, so a refused call changes nothing.
 
+use super::remember_facts::{self, EntityView, RelationView};
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::fts;
@@ -10,7 +11,6 @@ use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
 use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
-use super::remember_facts::{self, EntityView, RelationView};
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,

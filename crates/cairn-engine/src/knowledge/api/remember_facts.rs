@@ -136,7 +136,8 @@ pub(super) fn store_entities(
         let attributes = e.attributes.unwrap_or(&none);
         let (entity, bytes) = create_entity(tx, &caller.part, (e.name, &p.folded), &types, attributes, caller.now)?;
         let seq = next_id(tx)?;
-        let change = EncodedChange { family: "entity", target: &entity.name, op: "create", after: &bytes, patch: &p.patch };
+        let change =
+            EncodedChange { family: "entity", target: &entity.name, op: "create", after: &bytes, patch: &p.patch };
         record_encoded(tx, caller, seq, change)?;
         created += 1;
         out.push(entity);
