@@ -450,7 +450,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     if let Text::Some(docs) = &text {
         index.prepare(docs.iter().flat_map(|d| d.passages.iter().map(|(p, _)| p.text.as_str())))?;
     }
-    // The relations' per-item work (folding, attributes, history patches), likewise.
+    // The facts' per-item work (folding, attributes, history patches), likewise.
     let entities = req.facts.iter().flat_map(|f| &f.entities).map(EntityIn::view);
     let relations = req.facts.iter().flat_map(|f| &f.relations).map(|r| RelationView {
         source: &r.source,
