@@ -133,6 +133,21 @@ pub fn upsert_entity(
         }
         return Ok((entity, false));
     }
+    let (entity, _) = create_entity(tx, part, (name, &folded), types, attributes, now)?;
+    Ok((entity, true))
+}
+
+/// Stores a new entity named `name` (`folded` is `fold(name.trim())`, which no stored entity
+/// has; types already checked), linked to the stored passages that name it. Returns it and its
+/// record's bytes.
+pub(crate) fn create_entity(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (name, folded): (&str, &str),
+    types: &[String],
+    attributes: &Map<String, Value>,
+    now: i64,
+) -> Result<(Entity, Vec<u8>)> {
     let id = next_id(tx)?;
     let mut kept_types: Vec<String> = Vec::new();
     for t in types {
@@ -147,11 +162,12 @@ pub fn upsert_entity(
         attributes: attributes.clone(),
         recorded_at: now,
     };
-    tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
-    tx.put(ENT_NAME, &name_key(part, &folded, id), &[])?;
+    let bytes = encode(&entity);
+    tx.put(ENT, &ent_key(part, id), &bytes)?;
+    tx.put(ENT_NAME, &name_key(part, folded, id), &[])?;
     bump_names(tx, part, id)?;
     super::docs::link_existing(tx, part, id, &entity.name)?;
-    Ok((entity, true))
+    Ok((entity, bytes))
 }
 
 /// The entity whose folded name equals `name`'s, as of `snap`.
@@ -226,8 +242,24 @@ pub(crate) fn relate_between(
     now: i64,
 ) -> Result<Related> {
     let folded_type = check_name(a.rel_type, "relation type")?;
+    let (related, _) = relate_ids(tx, part, (from_entity.id, to_entity.id), &folded_type, a, now, &mut next_id)?;
+    Ok(related)
+}
+
+/// `relate` between entity ids, `folded_type` being `fold(a.rel_type.trim())`; new ids come from
+/// `ids` (a bulk caller hands them out from a reserved block). Also returns the stored record's
+/// bytes when it wrote one, so a caller recording history need not encode the relation again.
+pub(crate) fn relate_ids(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (from, to): (u64, u64),
+    folded_type: &str,
+    a: Assertion<'_>,
+    now: i64,
+    ids: &mut dyn FnMut(&mut WriteTxn<'_>) -> Result<u64>,
+) -> Result<(Related, Option<Vec<u8>>)> {
     let valid = |key: &str| a.attributes.get(key).and_then(Value::as_str).map(str::to_owned);
-    let out_prefix = part.key(&[&from_entity.id.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    let out_prefix = part.key(&[&from.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
     let mut same_live = None;
     let mut restored = None;
     let mut ended = Vec::new();
@@ -237,7 +269,7 @@ pub(crate) fn relate_between(
             .get(REL, &rel_key(part, rel_id))?
             .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
         let mut rel: Relation = decode(&bytes, "relation")?;
-        match (rel.to == to_entity.id, rel.ended_at.is_none()) {
+        match (rel.to == to, rel.ended_at.is_none()) {
             (true, true) => same_live = Some(rel),
             (true, false) => restored = Some(rel.id),
             (false, true) if a.replaces => {
@@ -255,16 +287,19 @@ pub(crate) fn relate_between(
         }
         rel.valid_from = valid("valid_from").or(rel.valid_from);
         rel.valid_to = valid("valid_to").or(rel.valid_to);
+        let mut written = None;
         if rel != before {
-            tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
+            let bytes = encode(&rel);
+            tx.put(REL, &rel_key(part, rel.id), &bytes)?;
+            written = Some(bytes);
         }
-        return Ok(Related { relation: rel, created: false, ended, restored: None });
+        return Ok((Related { relation: rel, created: false, ended, restored: None }, written));
     }
-    let id = next_id(tx)?;
+    let id = ids(tx)?;
     let rel = Relation {
         id,
-        from: from_entity.id,
-        to: to_entity.id,
+        from,
+        to,
         rel_type: a.rel_type.trim().to_owned(),
         attributes: a.attributes.clone(),
         valid_from: valid("valid_from"),
@@ -274,10 +309,11 @@ pub(crate) fn relate_between(
         source: a.source,
         agent: a.agent.to_owned(),
     };
-    tx.put(REL, &rel_key(part, id), &encode(&rel))?;
-    tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
-    tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
-    Ok(Related { relation: rel, created: true, ended, restored })
+    let bytes = encode(&rel);
+    tx.put(REL, &rel_key(part, id), &bytes)?;
+    tx.put(ADJ, &adj_key(part, rel.from, OUT, folded_type, id), &[])?;
+    tx.put(ADJ, &adj_key(part, rel.to, IN, folded_type, id), &[])?;
+    Ok((Related { relation: rel, created: true, ended, restored }, Some(bytes)))
 }
 
 /// The entity with `id` in `part`, as of `snap`.
@@ -336,6 +372,12 @@ pub(crate) fn entity_exists_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64)
 /// The id of the entity whose folded name is `name`'s, including `tx`'s own writes.
 pub(crate) fn entity_id_in(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Option<u64>> {
     find_id(tx, part, &fold(name.trim()))
+}
+
+/// The id of the entity whose folded name is `folded` (already `fold(name.trim())`), including
+/// `tx`'s own writes.
+pub(crate) fn entity_id_folded(tx: &mut WriteTxn<'_>, part: &Partition, folded: &str) -> Result<Option<u64>> {
+    find_id(tx, part, folded)
 }
 
 /// Every entity of `part` as of `snap`, in id order.

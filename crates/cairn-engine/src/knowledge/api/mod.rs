@@ -13,6 +13,7 @@ mod import;
 mod recall;
 mod relate;
 mod remember;
+mod remember_facts;
 mod status;
 
 use super::part::Partition;

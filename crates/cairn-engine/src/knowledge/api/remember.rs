@@ -3,6 +3,7 @@
 //! as to every stored entity they name; relations from a text-bearing call cite that document.
 //! Every limit is checked before the write starts, so a refused call changes nothing.
 
+use super::remember_facts::{self, EntityView, RelationView};
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::fts;
@@ -10,8 +11,7 @@ use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
 use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
-use crate::knowledge::graph::relate_between;
-use crate::knowledge::graph::{Assertion, Entity, Source, entity_by_name_in, entity_exists_in};
+use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
@@ -24,7 +24,6 @@ use crate::text::{
 use crate::write::WriteTxn;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
 
 #[derive(Debug, Deserialize)]
 struct Request {
@@ -73,6 +72,12 @@ struct RelationIn {
     #[serde(rename = "type")]
     rel_type: String,
     attributes: Option<Map<String, Value>>,
+}
+
+impl EntityIn {
+    fn view(&self) -> EntityView<'_> {
+        EntityView { name: &self.name, entity_type: self.entity_type.as_deref(), attributes: self.attributes.as_ref() }
+    }
 }
 
 /// The text of a call, as it will be stored.
@@ -380,6 +385,7 @@ fn write(
     caller: &Caller,
     req: &Request,
     (text, mut index): (Text, fts::Indexer),
+    facts_in: &remember_facts::Facts,
 ) -> Result<Done> {
     let part = &caller.part;
     part.register(tx)?;
@@ -391,19 +397,24 @@ fn write(
     };
     let mut done = Done::default();
     let facts = req.facts.as_ref();
-    let mut sent: Vec<Entity> = Vec::new();
-    for e in facts.map_or(&[][..], |f| &f.entities) {
-        sent.push(upsert(tx, caller, e, &mut done)?);
-    }
+    let entities = facts.map_or(&[][..], |f| &f.entities);
+    let views: Vec<EntityView<'_>> = entities.iter().map(EntityIn::view).collect();
+    let (mut sent, created) = {
+        let mut merge = |tx: &mut WriteTxn<'_>, i: usize| upsert(tx, caller, &entities[i], &mut done);
+        remember_facts::store_entities(tx, caller, facts_in, &views, &mut merge)?
+    };
+    done.entities += created;
+    done.changed |= created > 0;
     let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
-    // Each endpoint is resolved (created if new) once; its relations reuse it.
-    let mut ends: HashMap<&str, usize> = HashMap::new();
-    for r in facts.map_or(&[][..], |f| &f.relations) {
-        for end in [&r.source, &r.target] {
-            if !ends.contains_key(end.as_str()) {
-                sent.push(upsert(tx, caller, &bare(end), &mut done)?);
-                ends.insert(end, sent.len() - 1);
-            }
+    // Each endpoint is resolved (created if new) once, by id; its relations reuse it.
+    let ends = {
+        let mut create = |tx: &mut WriteTxn<'_>, n: &str| Ok(upsert(tx, caller, &bare(n), &mut done)?.id);
+        remember_facts::resolve(tx, caller, facts_in, &mut create)?
+    };
+    if matches!(text, Text::Some(_)) {
+        // The call's text links to every entity the call names, endpoints included.
+        for &end in &ends {
+            sent.extend(entity_in(tx, part, end)?);
         }
     }
     if let Text::Some(docs) = text {
@@ -416,41 +427,11 @@ fn write(
         }
         index.finish(tx)?;
     }
-    for r in facts.map_or(&[][..], |f| &f.relations) {
-        let mut attrs = r.attributes.clone().unwrap_or_default();
-        if let Some(d) = &req.date {
-            attrs.entry("valid_from").or_insert_with(|| Value::String(d.clone()));
-        }
-        let a = Assertion {
-            from: &r.source,
-            to: &r.target,
-            rel_type: &r.rel_type,
-            attributes: &attrs,
-            source: provenance(&done.docs, r, req.source.as_ref()),
-            agent: &caller.agent,
-            replaces: false,
-        };
-        let pair = (&sent[ends[r.source.as_str()]], &sent[ends[r.target.as_str()]]);
-        let related = relate_between(tx, part, pair, a, caller.now)?;
-        if related.created || related.restored.is_some() {
-            done.changed = true;
-        }
-        if related.created {
-            done.relations += 1;
-            let target = format!("{}\0{}\0{}", r.source.trim(), related.relation.rel_type, r.target.trim());
-            let change = Change {
-                family: "fact",
-                target: &target,
-                op: if related.restored.is_some() { "restore" } else { "assert" },
-                before: None,
-                after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
-                patch: Some(
-                    json!({ "source": r.source, "target": r.target, "type": r.rel_type, "attributes": r.attributes }),
-                ),
-            };
-            record(tx, caller, change)?;
-        }
-    }
+    let relations = facts.map_or(&[][..], |f| &f.relations);
+    let label = req.source.as_ref();
+    let stored = remember_facts::store(tx, caller, facts_in, &ends, &|i| provenance(&done.docs, &relations[i], label))?;
+    done.relations += stored.created;
+    done.changed |= stored.changed;
     Ok(done)
 }
 
@@ -469,9 +450,18 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     if let Text::Some(docs) = &text {
         index.prepare(docs.iter().flat_map(|d| d.passages.iter().map(|(p, _)| p.text.as_str())))?;
     }
+    // The facts' per-item work (folding, attributes, history patches), likewise.
+    let entities = req.facts.iter().flat_map(|f| &f.entities).map(EntityIn::view);
+    let relations = req.facts.iter().flat_map(|f| &f.relations).map(|r| RelationView {
+        source: &r.source,
+        target: &r.target,
+        rel_type: &r.rel_type,
+        attributes: r.attributes.as_ref(),
+    });
+    let facts = remember_facts::prepare(entities, relations, req.date.as_deref());
     let dir = store.dir().to_path_buf();
     let who = caller.clone();
-    let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index)))?;
+    let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index), &facts))?;
     // Nothing changed: every document (if any) was stored before, with every fact.
     let already = !done.changed;
     Ok(reply(&done, already, &rejected))
