@@ -179,6 +179,15 @@ impl<'a> WriteTxn<'a> {
         Ok(true)
     }
 
+    /// Deletes `key` from `tree` without looking it up first, for a caller that has just read it
+    /// (deleting an absent key changes nothing).
+    pub fn erase(&mut self, tree: &str, key: &[u8]) -> Result<()> {
+        validate_tree_name(tree)?;
+        validate_key(key)?;
+        encode_op(&mut self.log, tree, key, None);
+        self.stage(tree, key, None)
+    }
+
     /// Records a change of `key` in `tree` in the pending buffer.
     fn stage(&mut self, tree: &str, key: &[u8], change: Option<Vec<u8>>) -> Result<()> {
         let added = key.len() + change.as_ref().map_or(0, Vec::len);

@@ -5,6 +5,7 @@
 
 mod block;
 mod keys;
+mod merge;
 #[cfg(test)]
 mod tests;
 
@@ -17,9 +18,10 @@ use crate::{Error, Result, Snapshot, WriteTxn};
 use block::Posting;
 pub use keys::{DOC_TREE, MAX_PART_LEN, MAX_TERM_BYTES, POST_TREE, STATS_TREE};
 use keys::{
-    PassageRecord, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
-    key_tail, part_prefix, post_key, prefix_end, term_prefix,
+    PassageRecord, Segment, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
+    key_tail, part_prefix, post_key, prefix_end,
 };
+pub use merge::FANOUT;
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -38,12 +40,13 @@ pub struct Hit {
     pub matched: Vec<String>,
 }
 
-/// Every posting of `term` in the partition with encoded prefix `prefix`, block by block.
-fn postings_of(snap: &Snapshot, prefix: &[u8], term: &str) -> Result<Vec<Posting>> {
+/// Every posting of `term` in the partition with encoded prefix `prefix`, segment by segment.
+fn postings_of(snap: &Snapshot, prefix: &[u8], segments: &[Segment], term: &str) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
-    for entry in snap.prefix(POST_TREE, &term_prefix(prefix, term))? {
-        let (_, value) = entry?;
-        block::decode_into(&value, &mut out)?;
+    for seg in segments {
+        if let Some(value) = snap.get(POST_TREE, &post_key(prefix, seg.first, term.as_bytes()))? {
+            block::decode_into(&value, &mut out)?;
+        }
     }
     Ok(out)
 }
@@ -57,13 +60,16 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
         tokens(text).into_iter().filter_map(|t| clean_term(&t.term).map(str::to_owned)).collect();
     terms.sort();
     terms.dedup();
+    let segments = read_stats(tx, &prefix)?.segments;
     let mut found: Option<Vec<(u64, u32)>> = None;
     for term in terms {
         let mut postings = Vec::new();
-        for (_, value) in tx.prefix(POST_TREE, &term_prefix(&prefix, &term))? {
-            block::decode_into(&value, &mut postings)?;
+        for seg in &segments {
+            if let Some(value) = tx.get(POST_TREE, &post_key(&prefix, seg.first, term.as_bytes()))? {
+                block::decode_into(&value, &mut postings)?;
+            }
         }
-        // Blocks are batches, and a re-indexed passage lands in a later one: sort across them.
+        // A re-indexed passage lands in a later segment than its document's others: sort across them.
         let mut here: Vec<(u64, u32)> = postings.into_iter().map(|p| (p.doc, p.ordinal)).collect();
         here.sort_unstable();
         found = Some(match found {
@@ -99,8 +105,8 @@ impl Terms {
     }
 }
 
-/// Passages gathered over one call and indexed together: each term's postings from the whole
-/// batch go into one block, so a batch writes one key per distinct term.
+/// Passages gathered over one call and indexed together: the batch becomes a new segment, one
+/// block per distinct term, appended after the partition's older segments.
 pub struct Indexer {
     prefix: Vec<u8>,
     /// `(doc, ordinal)` → the passage's terms (a later `add` of the same place replaces an
@@ -138,8 +144,9 @@ impl Indexer {
         Ok(())
     }
 
-    /// Writes the batch: removes what was indexed at each place, then writes one block per term
-    /// and one record per passage, and adjusts the partition's totals.
+    /// Writes the batch: removes what was indexed at each place, then writes a new segment (one
+    /// block per term) and one record per passage, adjusts the partition's totals, and merges the
+    /// newest segments when `FANOUT` of them share a level.
     pub fn finish(self, tx: &mut WriteTxn<'_>) -> Result<()> {
         if self.passages.is_empty() {
             return Ok(());
@@ -154,9 +161,9 @@ impl Indexer {
                 Err(e) => Some(Err(e)),
             })
             .collect::<Result<_>>()?;
-        let removed = drop_passages(tx, &prefix, &old)?;
         let mut stats = read_stats(tx, &prefix)?;
-        let block = stats.next_block;
+        let removed = drop_passages(tx, &prefix, &stats, &old)?;
+        let batch = stats.next_batch;
         let mut by_term: HashMap<&str, Vec<Posting>> = HashMap::new();
         let mut tokens_added: u64 = 0;
         for (&(doc, ordinal), Terms { len, counts }) in &self.passages {
@@ -164,18 +171,20 @@ impl Indexer {
                 by_term.entry(term).or_default().push(Posting { doc, ordinal, tf: *tf, len: *len });
             }
             let terms: Vec<&str> = counts.iter().map(|(t, _)| t.as_str()).collect();
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(block, *len, &terms))?;
+            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &terms))?;
             tokens_added += u64::from(*len);
         }
         // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
         for (term, postings) in by_term {
-            tx.put(POST_TREE, &post_key(&prefix, term, block), &block::encode(&postings))?;
+            tx.put(POST_TREE, &post_key(&prefix, batch, term.as_bytes()), &block::encode(&postings))?;
         }
         let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
         stats.passages = (stats.passages + self.passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
         stats.tokens = (stats.tokens + tokens_added).checked_sub(removed.1).ok_or_else(underflow)?;
-        stats.next_block += 1;
-        write_stats(tx, &prefix, stats)
+        stats.next_batch += 1;
+        stats.segments.push(Segment { first: batch, level: 0 });
+        merge::settle(tx, &prefix, &mut stats)?;
+        write_stats(tx, &prefix, &stats)
     }
 }
 
@@ -192,8 +201,9 @@ pub fn index_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32,
 pub fn remove_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32) -> Result<bool> {
     let prefix = part_prefix(part)?;
     let Some(value) = tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal))? else { return Ok(false) };
-    let removed = drop_passages(tx, &prefix, &[(doc, ordinal, decode_doc(&value)?)])?;
-    subtract_stats(tx, &prefix, removed)?;
+    let stats = read_stats(tx, &prefix)?;
+    let removed = drop_passages(tx, &prefix, &stats, &[(doc, ordinal, decode_doc(&value)?)])?;
+    subtract_stats(tx, &prefix, stats, removed)?;
     Ok(true)
 }
 
@@ -205,10 +215,12 @@ pub fn remove_doc(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64) -> Result<u32> {
         let (_, ordinal) = key_tail(&key)?;
         records.push((doc, ordinal, decode_doc(&value)?));
     }
-    let removed = drop_passages(tx, &prefix, &records)?;
-    if removed.0 > 0 {
-        subtract_stats(tx, &prefix, removed)?;
+    if records.is_empty() {
+        return Ok(0);
     }
+    let stats = read_stats(tx, &prefix)?;
+    let removed = drop_passages(tx, &prefix, &stats, &records)?;
+    subtract_stats(tx, &prefix, stats, removed)?;
     u32::try_from(removed.0).map_err(|_| Error::corrupt(None, "a document has more than u32::MAX passages"))
 }
 
@@ -244,13 +256,13 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     let Some(stats) = snap.get(STATS_TREE, &prefix)? else {
         return Ok(Vec::new());
     };
-    let Stats { passages: n, tokens: total, .. } = decode_stats(&stats)?;
+    let Stats { passages: n, tokens: total, segments, .. } = decode_stats(&stats)?;
     // Precision: counts above 2^53 are far beyond any store.
     #[allow(clippy::cast_precision_loss)]
     let (n, avg_len) = (n as f64, if n == 0 { 0.0 } else { total as f64 / n as f64 });
     let mut scores: HashMap<(u64, u32), (f64, Vec<usize>)> = HashMap::new();
     for (i, term) in terms.iter().enumerate() {
-        let postings = postings_of(snap, &prefix, term)?;
+        let postings = postings_of(snap, &prefix, &segments, term)?;
         // Precision: a term is in fewer than 2^53 passages.
         #[allow(clippy::cast_precision_loss)]
         let df = postings.len() as f64;
@@ -283,12 +295,15 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
 /// tell a rare word from a common one without reading a common word's every posting.
 pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<usize> {
     let prefix = part_prefix(part)?;
+    let Some(stats) = snap.get(STATS_TREE, &prefix)? else { return Ok(0) };
     let mut n = 0;
-    for entry in snap.prefix(POST_TREE, &term_prefix(&prefix, term))? {
+    for seg in decode_stats(&stats)?.segments {
         if n >= cap {
             break;
         }
-        n += block::count(&entry?.1)?;
+        if let Some(value) = snap.get(POST_TREE, &post_key(&prefix, seg.first, term.as_bytes()))? {
+            n += block::count(&value)?;
+        }
     }
     Ok(n.min(cap))
 }
@@ -316,20 +331,26 @@ fn query_terms(query: &str) -> Vec<String> {
 
 /// Deletes the postings and records of passages (with their decoded records), rewriting each
 /// block they touch once. Returns (passages, tokens) removed; the totals are left to the caller.
-fn drop_passages(tx: &mut WriteTxn<'_>, prefix: &[u8], passages: &[(u64, u32, PassageRecord)]) -> Result<(u64, u64)> {
-    let mut by_block: BTreeMap<(&str, u64), BTreeSet<(u64, u32)>> = BTreeMap::new();
+fn drop_passages(
+    tx: &mut WriteTxn<'_>,
+    prefix: &[u8],
+    stats: &Stats,
+    passages: &[(u64, u32, PassageRecord)],
+) -> Result<(u64, u64)> {
+    let mut by_block: BTreeMap<(u64, &str), BTreeSet<(u64, u32)>> = BTreeMap::new();
     let mut tokens: u64 = 0;
     for (doc, ordinal, record) in passages {
+        let segment = stats.segment_of(record.batch)?;
         for term in &record.terms {
-            by_block.entry((term, record.block)).or_default().insert((*doc, *ordinal));
+            by_block.entry((segment, term)).or_default().insert((*doc, *ordinal));
         }
         tx.delete(DOC_TREE, &doc_key(prefix, *doc, *ordinal))?;
         tokens += u64::from(record.len);
     }
-    for ((term, block), gone) in by_block {
-        let key = post_key(prefix, term, block);
+    for ((segment, term), gone) in by_block {
+        let key = post_key(prefix, segment, term.as_bytes());
         let Some(value) = tx.get(POST_TREE, &key)? else {
-            return Err(Error::corrupt(None, format!("full-text block {block} of a passage's term is missing")));
+            return Err(Error::corrupt(None, format!("full-text segment {segment} lacks a passage's term")));
         };
         let mut postings = block::decode(&value)?;
         postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
@@ -349,7 +370,7 @@ fn read_stats(tx: &mut WriteTxn<'_>, prefix: &[u8]) -> Result<Stats> {
 
 /// Stores the partition's totals, or deletes them when no passage is left, so an emptied
 /// partition leaves no key.
-fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: Stats) -> Result<()> {
+fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &Stats) -> Result<()> {
     if stats.passages == 0 {
         tx.delete(STATS_TREE, prefix)?;
         Ok(())
@@ -358,13 +379,12 @@ fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: Stats) -> Result<()>
     }
 }
 
-/// Subtracts removed (passages, tokens) from the partition's totals.
-fn subtract_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], (passages, tokens): (u64, u64)) -> Result<()> {
-    let mut stats = read_stats(tx, prefix)?;
+/// Subtracts removed (passages, tokens) from the partition's totals `stats` (as read before).
+fn subtract_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], mut stats: Stats, (passages, tokens): (u64, u64)) -> Result<()> {
     let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
     stats.passages = stats.passages.checked_sub(passages).ok_or_else(underflow)?;
     stats.tokens = stats.tokens.checked_sub(tokens).ok_or_else(underflow)?;
-    write_stats(tx, prefix, stats)
+    write_stats(tx, prefix, &stats)
 }
 
 /// Every entry of `tree` whose key starts with `prefix`, as this transaction sees it.
