@@ -5,15 +5,15 @@
 //! level, as in FTS5's and Lucene's segment merges, instead of a batch touching one leaf per
 //! distinct term of one term-major tree.
 
-use std::collections::HashMap;
 use std::ops::Bound;
 
 use super::block::{self, Posting};
 use super::keys::{POST_TREE, Stats, post_key, post_key_term, prefix_end, segment_prefix};
+use crate::text::FastMap;
 use crate::{Result, WriteTxn};
 
 /// Segments merged at once: the newest `FANOUT` segments of one level become one of the next.
-pub const FANOUT: usize = 8;
+pub const FANOUT: usize = 16;
 
 /// Merges the newest segments while `FANOUT` of them share a level, updating `stats.segments`
 /// (the caller stores `stats`).
@@ -38,7 +38,7 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], first: u64) -> Result<()> 
     let end = prefix_end(prefix);
     let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     let entries = tx.range(POST_TREE, Bound::Included(&start), end)?;
-    let mut by_term: HashMap<&[u8], Vec<Posting>> = HashMap::new();
+    let mut by_term: FastMap<&[u8], Vec<Posting>> = FastMap::default();
     for (key, value) in &entries {
         let term = post_key_term(prefix, key)?;
         block::decode_into(value, by_term.entry(term).or_default())?;

@@ -12,7 +12,7 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 
-use crate::text::tokens;
+use crate::text::{FastMap, each_term, tokens};
 use crate::{Error, Result, Snapshot, WriteTxn};
 
 use block::Posting;
@@ -80,27 +80,53 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     Ok(found.unwrap_or_default())
 }
 
-/// A passage as the index sees it: its length in tokens and each distinct term's count, in
-/// term order.
+/// A passage as the index sees it: its length in tokens and each distinct term's count, as
+/// (term id in the batch's `Vocab`, count) in term byte order.
 #[derive(Debug, Clone)]
 struct Terms {
     len: u32,
-    counts: Vec<(String, u32)>,
+    counts: Vec<(u32, u32)>,
 }
 
-impl Terms {
-    fn of(text: &str) -> Result<Terms> {
-        let mut counts: HashMap<&str, u32> = HashMap::new();
-        let all = tokens(text);
-        for token in &all {
-            if let Some(term) = clean_term(&token.term) {
-                *counts.entry(term).or_default() += 1;
+/// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
+/// term on the writer thread indexes a vector instead of hashing strings.
+#[derive(Debug, Default)]
+struct Vocab {
+    terms: Vec<String>,
+    ids: FastMap<String, u32>,
+}
+
+impl Vocab {
+    fn id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        // Fits: a batch holds at most 1 MiB of text, far fewer than u32::MAX terms.
+        let id = self.terms.len() as u32;
+        self.terms.push(term.to_owned());
+        self.ids.insert(term.to_owned(), id);
+        id
+    }
+
+    /// Tokenizes `text` into its terms.
+    fn terms_of(&mut self, text: &str) -> Result<Terms> {
+        let mut ids: Vec<u32> = Vec::new();
+        each_term(text, |term, _, _| {
+            if let Some(term) = clean_term(term) {
+                ids.push(self.id(term));
+            }
+        });
+        let len = u32::try_from(ids.len())
+            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
+        ids.sort_unstable();
+        let mut counts: Vec<(u32, u32)> = Vec::new();
+        for id in ids {
+            match counts.last_mut() {
+                Some((last, n)) if *last == id => *n += 1,
+                _ => counts.push((id, 1)),
             }
         }
-        let len = u32::try_from(counts.values().map(|&tf| u64::from(tf)).sum::<u64>())
-            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
-        let mut counts: Vec<(String, u32)> = counts.into_iter().map(|(t, n)| (t.to_owned(), n)).collect();
-        counts.sort_unstable();
+        counts.sort_unstable_by(|a, b| self.terms[a.0 as usize].cmp(&self.terms[b.0 as usize]));
         Ok(Terms { len, counts })
     }
 }
@@ -109,17 +135,23 @@ impl Terms {
 /// block per distinct term, appended after the partition's older segments.
 pub struct Indexer {
     prefix: Vec<u8>,
+    vocab: Vocab,
     /// `(doc, ordinal)` → the passage's terms (a later `add` of the same place replaces an
     /// earlier one).
     passages: BTreeMap<(u64, u32), Terms>,
     /// Texts tokenized ahead of the transaction (`prepare`), by text.
-    prepared: HashMap<String, Terms>,
+    prepared: FastMap<String, Terms>,
 }
 
 impl Indexer {
     /// A batch for partition `part`.
     pub fn new(part: &[u8]) -> Result<Indexer> {
-        Ok(Indexer { prefix: part_prefix(part)?, passages: BTreeMap::new(), prepared: HashMap::new() })
+        Ok(Indexer {
+            prefix: part_prefix(part)?,
+            vocab: Vocab::default(),
+            passages: BTreeMap::new(),
+            prepared: FastMap::default(),
+        })
     }
 
     /// Tokenizes `texts` now, so that `add`ing them later (inside the write transaction, on the
@@ -127,7 +159,8 @@ impl Indexer {
     pub fn prepare<'t>(&mut self, texts: impl IntoIterator<Item = &'t str>) -> Result<()> {
         for text in texts {
             if !self.prepared.contains_key(text) {
-                self.prepared.insert(text.to_owned(), Terms::of(text)?);
+                let terms = self.vocab.terms_of(text)?;
+                self.prepared.insert(text.to_owned(), terms);
             }
         }
         Ok(())
@@ -138,7 +171,7 @@ impl Indexer {
         // Taken, not copied: the same text twice in a batch is tokenized again the second time.
         let terms = match self.prepared.remove(text) {
             Some(t) => t,
-            None => Terms::of(text)?,
+            None => self.vocab.terms_of(text)?,
         };
         self.passages.insert((doc, ordinal), terms);
         Ok(())
@@ -151,9 +184,8 @@ impl Indexer {
         if self.passages.is_empty() {
             return Ok(());
         }
-        let prefix = self.prefix;
-        let old: Vec<(u64, u32, PassageRecord)> = self
-            .passages
+        let Indexer { prefix, vocab, passages, .. } = self;
+        let old: Vec<(u64, u32, PassageRecord)> = passages
             .keys()
             .filter_map(|&(doc, ordinal)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
                 Ok(Some(value)) => Some(decode_doc(&value).map(|r| (doc, ordinal, r))),
@@ -164,22 +196,32 @@ impl Indexer {
         let mut stats = read_stats(tx, &prefix)?;
         let removed = drop_passages(tx, &prefix, &stats, &old)?;
         let batch = stats.next_batch;
-        let mut by_term: HashMap<&str, Vec<Posting>> = HashMap::new();
-        let mut tokens_added: u64 = 0;
-        for (&(doc, ordinal), Terms { len, counts }) in &self.passages {
-            for (term, tf) in counts {
-                by_term.entry(term).or_default().push(Posting { doc, ordinal, tf: *tf, len: *len });
+        let mut sizes = vec![0_usize; vocab.terms.len()];
+        for terms in passages.values() {
+            for &(id, _) in &terms.counts {
+                sizes[id as usize] += 1;
             }
-            let terms: Vec<&str> = counts.iter().map(|(t, _)| t.as_str()).collect();
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &terms))?;
+        }
+        let mut by_term: Vec<Vec<Posting>> = sizes.into_iter().map(Vec::with_capacity).collect();
+        let mut tokens_added: u64 = 0;
+        let mut names: Vec<&str> = Vec::new();
+        for (&(doc, ordinal), Terms { len, counts }) in &passages {
+            names.clear();
+            for &(id, tf) in counts {
+                by_term[id as usize].push(Posting { doc, ordinal, tf, len: *len });
+                names.push(&vocab.terms[id as usize]);
+            }
+            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &names))?;
             tokens_added += u64::from(*len);
         }
         // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
-        for (term, postings) in by_term {
-            tx.put(POST_TREE, &post_key(&prefix, batch, term.as_bytes()), &block::encode(&postings))?;
+        for (term, postings) in vocab.terms.iter().zip(&by_term) {
+            if !postings.is_empty() {
+                tx.put(POST_TREE, &post_key(&prefix, batch, term.as_bytes()), &block::encode(postings))?;
+            }
         }
         let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
-        stats.passages = (stats.passages + self.passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
+        stats.passages = (stats.passages + passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
         stats.tokens = (stats.tokens + tokens_added).checked_sub(removed.1).ok_or_else(underflow)?;
         stats.next_batch += 1;
         stats.segments.push(Segment { first: batch, level: 0 });
