@@ -9,7 +9,7 @@ mod merge;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use crate::text::{FastMap, each_term, tokens};
@@ -44,9 +44,8 @@ pub struct Hit {
 fn postings_of(snap: &Snapshot, prefix: &[u8], segments: &[Segment], term: &str) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
     for seg in segments {
-        if let Some(value) = snap.get(POST_TREE, &post_key(prefix, seg.first, term.as_bytes()))? {
-            block::decode_into(&value, &mut out)?;
-        }
+        let key = post_key(prefix, seg.first, term.as_bytes());
+        snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(()), |v| block::decode_into(v, &mut out)))??;
     }
     Ok(out)
 }
@@ -302,7 +301,10 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     // Precision: counts above 2^53 are far beyond any store.
     #[allow(clippy::cast_precision_loss)]
     let (n, avg_len) = (n as f64, if n == 0 { 0.0 } else { total as f64 / n as f64 });
-    let mut scores: HashMap<(u64, u32), (f64, Vec<usize>)> = HashMap::new();
+    // Each candidate's score and the last of its matches, which chain back through `matches`
+    // (term index, previous match): no list per candidate.
+    let mut scores: FastMap<(u64, u32), (f64, u32)> = FastMap::default();
+    let mut matches: Vec<(u32, u32)> = Vec::new();
     for (i, term) in terms.iter().enumerate() {
         let postings = postings_of(snap, &prefix, &segments, term)?;
         // Precision: a term is in fewer than 2^53 passages.
@@ -312,25 +314,42 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
         for p in postings {
             let tf = f64::from(p.tf);
             let norm = if avg_len > 0.0 { f64::from(p.len) / avg_len } else { 0.0 };
-            let slot = scores.entry((p.doc, p.ordinal)).or_default();
+            let slot = scores.entry((p.doc, p.ordinal)).or_insert((0.0, NO_MATCH));
             slot.0 += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * norm));
-            slot.1.push(i);
+            // Fits: a query has far fewer terms, and a search far fewer matches, than u32::MAX.
+            matches.push((i as u32, slot.1));
+            slot.1 = (matches.len() - 1) as u32;
         }
     }
-    let mut ranked: Vec<_> = scores.into_iter().collect();
-    ranked.sort_by(|(a, (sa, _)), (b, (sb, _))| sb.total_cmp(sa).then(a.cmp(b)));
-    ranked.truncate(k);
+    let mut ranked: Vec<((u64, u32), (f64, u32))> = scores.into_iter().collect();
+    let order = |(a, (sa, _)): &((u64, u32), (f64, u32)), (b, (sb, _)): &((u64, u32), (f64, u32))| {
+        sb.total_cmp(sa).then(a.cmp(b))
+    };
+    // Only the best `k` need sorting.
+    if ranked.len() > k {
+        ranked.select_nth_unstable_by(k - 1, order);
+        ranked.truncate(k);
+    }
+    ranked.sort_unstable_by(order);
     Ok(ranked
         .into_iter()
-        .map(|((doc, ordinal), (score, found))| Hit {
-            doc,
-            ordinal,
+        .map(|((doc, ordinal), (score, last))| {
+            let mut found = Vec::new();
+            let mut at = last;
+            while at != NO_MATCH {
+                let (term, prev) = matches[at as usize];
+                found.push(terms[term as usize].clone());
+                at = prev;
+            }
+            found.reverse();
             // Scores are reported as f32; ranking used the f64 sum.
-            score: score as f32,
-            matched: found.into_iter().map(|i| terms[i].clone()).collect(),
+            Hit { doc, ordinal, score: score as f32, matched: found }
         })
         .collect())
 }
+
+/// The end of a candidate's chain of matches in `search`.
+const NO_MATCH: u32 = u32::MAX;
 
 /// The distinct index terms of `query`, in order of first occurrence.
 /// In how many passages of `part` the index term `term` occurs, counting at most `cap`: enough to
@@ -343,9 +362,8 @@ pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<
         if n >= cap {
             break;
         }
-        if let Some(value) = snap.get(POST_TREE, &post_key(&prefix, seg.first, term.as_bytes()))? {
-            n += block::count(&value)?;
-        }
+        let key = post_key(&prefix, seg.first, term.as_bytes());
+        n += snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(0), block::count))??;
     }
     Ok(n.min(cap))
 }
