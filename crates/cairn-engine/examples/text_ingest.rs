@@ -4,6 +4,8 @@
 //! `CAIRN_TEXT_FILE`. A measurement, not a test:
 //! `cargo run -p cairn-engine --release --example text_ingest`.
 
+#![allow(clippy::cast_precision_loss, reason = "rates and sizes printed for a person, far below 2^52")]
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::{Caller, call};
 use cairn_engine::{Store, StoreOptions};
@@ -18,7 +20,8 @@ fn main() {
     let file = std::env::var("CAIRN_TEXT_FILE").unwrap_or_else(|_| "/tmp/text-passages.json".into());
     let data: Value = serde_json::from_slice(&std::fs::read(&file).expect("the passages file")).unwrap();
     let limit: usize = std::env::var("CAIRN_BENCH_PASSAGES").map_or(100_000, |v| v.parse().unwrap());
-    let passages: Vec<&str> = data["passages"].as_array().unwrap().iter().take(limit).map(|p| p.as_str().unwrap()).collect();
+    let passages: Vec<&str> =
+        data["passages"].as_array().unwrap().iter().take(limit).map(|p| p.as_str().unwrap()).collect();
     let queries: Vec<&str> = data["queries"].as_array().unwrap().iter().map(|q| q.as_str().unwrap()).collect();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
@@ -36,8 +39,11 @@ fn main() {
                         break;
                     }
                     let end = (start + BATCH).min(passages.len());
-                    let body: Vec<Value> = passages[start..end].iter().map(|t| json!({"text": t, "mentions": []})).collect();
-                    let reply = call(&store, "remember", &caller, &serde_json::to_vec(&json!({"passages": body})).unwrap()).unwrap();
+                    let body: Vec<Value> =
+                        passages[start..end].iter().map(|t| json!({"text": t, "mentions": []})).collect();
+                    let reply =
+                        call(&store, "remember", &caller, &serde_json::to_vec(&json!({"passages": body})).unwrap())
+                            .unwrap();
                     let reply: Value = serde_json::from_slice(&reply).unwrap();
                     assert!(reply.get("error").is_none(), "{reply}");
                     done.fetch_add(end - start, Ordering::SeqCst);
@@ -61,7 +67,11 @@ fn main() {
     eprintln!("ingest: {} passages in {secs:.2}s = {:.0}/s", passages.len(), passages.len() as f64 / secs);
     let (writer, all) = cpu_seconds();
     let per = |s: f64| s * 1e6 / passages.len() as f64;
-    eprintln!("cpu: writer {writer:.2}s ({:.0} us a passage), all threads {all:.2}s ({:.0} us a passage)", per(writer), per(all));
+    eprintln!(
+        "cpu: writer {writer:.2}s ({:.0} us a passage), all threads {all:.2}s ({:.0} us a passage)",
+        per(writer),
+        per(all)
+    );
     let mut took = Vec::new();
     for q in &queries {
         let t = Instant::now();
@@ -82,7 +92,8 @@ fn cpu_seconds() -> (f64, f64) {
         // Fields after the parenthesised name: utime and stime are the 12th and 13th.
         let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
         let f: Vec<&str> = rest.split_whitespace().collect();
-        f.get(11).and_then(|u| u.parse::<f64>().ok()).unwrap_or(0.0) + f.get(12).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0)
+        f.get(11).and_then(|u| u.parse::<f64>().ok()).unwrap_or(0.0)
+            + f.get(12).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0)
     };
     let all = std::fs::read_to_string("/proc/self/stat").map_or(0.0, |s| ticks(&s)) / 100.0;
     let mut writer = 0.0;

@@ -198,7 +198,8 @@ pub fn encode_stats(s: &Stats) -> Vec<u8> {
 pub fn decode_stats(value: &[u8]) -> Result<Stats> {
     let bad = || Error::corrupt(None, "full-text stats are malformed");
     let word = |at: usize| value.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    let (passages, tokens, next_batch) = (word(0).ok_or_else(bad)?, word(8).ok_or_else(bad)?, word(16).ok_or_else(bad)?);
+    let (passages, tokens, next_batch) =
+        (word(0).ok_or_else(bad)?, word(8).ok_or_else(bad)?, word(16).ok_or_else(bad)?);
     let count = value.get(24..28).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).ok_or_else(bad)?;
     if value.len() != 28 + 9 * count as usize {
         return Err(bad());

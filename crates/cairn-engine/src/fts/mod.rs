@@ -440,7 +440,12 @@ fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &Stats) -> Result<()
 }
 
 /// Subtracts removed (passages, tokens) from the partition's totals `stats` (as read before).
-fn subtract_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], mut stats: Stats, (passages, tokens): (u64, u64)) -> Result<()> {
+fn subtract_stats(
+    tx: &mut WriteTxn<'_>,
+    prefix: &[u8],
+    mut stats: Stats,
+    (passages, tokens): (u64, u64),
+) -> Result<()> {
     let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
     stats.passages = stats.passages.checked_sub(passages).ok_or_else(underflow)?;
     stats.tokens = stats.tokens.checked_sub(tokens).ok_or_else(underflow)?;

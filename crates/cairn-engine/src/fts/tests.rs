@@ -417,8 +417,8 @@ fn segments_merge_by_level_and_search_stays_exact() {
     let total = FANOUT * FANOUT + FANOUT + 3;
     for batch in 0..total {
         let mut texts = Vec::new();
-        for _ in 0..1 + draw(3) {
-            let words: Vec<&str> = (0..1 + draw(6)).map(|_| WORDS[draw(WORDS.len() as u64) as usize]).collect();
+        for _ in 0..=draw(3) {
+            let words: Vec<&str> = (0..=draw(6)).map(|_| WORDS[draw(WORDS.len() as u64) as usize]).collect();
             texts.push((draw(40), draw(3) as u32, words.join(" ")));
         }
         for (d, o, text) in &texts {

@@ -1,6 +1,6 @@
 //! A fast, non-cryptographic hasher for short string keys (terms, words) in the tokenizer's and
 //! the full-text indexer's maps: one folded multiply per 8 bytes. The default
-//! SipHash resists hash flooding, which these maps do not need (their keys are the caller's own
+//! `SipHash` resists hash flooding, which these maps do not need (their keys are the caller's own
 //! text, bounded per call) and which cost a tenth of tokenizing.
 
 use std::collections::HashMap;

@@ -9,8 +9,8 @@ mod names;
 mod sentences;
 mod tokenize;
 
-pub use fast_hash::{FastHasher, FastMap};
 pub use chunk::{MAX_WORDS, MIN_WORDS, Passage, TARGET_WORDS, chunk_messages, chunk_text, messages_text, word_count};
+pub use fast_hash::{FastHasher, FastMap};
 pub use link::{Linker, Mention, mentions_name};
 pub use names::{LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold};
 pub use sentences::{ABBREVIATIONS, Sentence, sentences};
