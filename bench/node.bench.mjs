@@ -2,7 +2,10 @@
 // p50/p95 of sequential calls and requests/s with 16 in flight (autocannon for HTTP, a pool of SDK
 // calls for MCP); then Cairn over MCP against the MCP reference memory server
 // (@modelcontextprotocol/server-memory, stdio, its search_nodes/open_nodes) on the same entities at
-// 1k and 10k: both are driven by the official SDK client, one call at a time.
+// 1k and 10k: both are driven by the official SDK client, one call at a time. Cairn is measured
+// twice: through the SDK's Streamable HTTP transport on Node's fetch, and through the same
+// transport given a keep-alive `node:http` fetch (bench/lib/keepalive-fetch.mjs), which shows what
+// the node answers in without the per-call cost of Node's fetch.
 // Sizes: CAIRN_BENCH_FACTS (default 100,000), CAIRN_BENCH_SECONDS per throughput phase (default 5).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +18,7 @@ import autocannon from 'autocannon';
 
 import { startNode } from '../dist/server/node.js';
 import { generateGraph, rng } from './lib/graph-data.mjs';
+import { keepAliveFetch } from './lib/keepalive-fetch.mjs';
 import { fmt, percentile, ratioLine, saveResults, table } from './lib/report.mjs';
 
 const FACTS = Number(process.env.CAIRN_BENCH_FACTS ?? 100_000);
@@ -51,10 +55,12 @@ async function loadGraph(url, scope, ents, rels) {
   }
 }
 
-async function mcpClient(url) {
+/** The official SDK client over Streamable HTTP; `keepAlive` swaps Node's fetch for a keep-alive agent. */
+async function mcpClient(url, { keepAlive = false } = {}) {
   const client = new Client({ name: 'cairn-bench', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/v1/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+    ...(keepAlive ? { fetch: keepAliveFetch } : {}),
   });
   await client.connect(transport);
   return client;
@@ -170,11 +176,14 @@ async function againstReference(url, size, dir) {
   const names = Array.from({ length: 200 }, () => ents[Math.floor(rand() * ents.length)].name);
   const client = await mcpClient(url);
   const cairnRecall = await sample((n) => tool(client, 'memory_recall', { scope, subject: n }), names);
+  const keptAlive = await mcpClient(url, { keepAlive: true });
+  const cairnRecallKeepAlive = await sample((n) => tool(keptAlive, 'memory_recall', { scope, subject: n }), names);
+  await keptAlive.close();
   const refSearch = await sample((n) => tool(reference, 'search_nodes', { query: n }), names);
   const refOpen = await sample((n) => tool(reference, 'open_nodes', { names: [n] }), names);
   await client.close();
   await reference.close();
-  return { cairnRecall, refSearch, refOpen };
+  return { cairnRecall, cairnRecallKeepAlive, refSearch, refOpen };
 }
 
 const root = mkdtempSync(join(tmpdir(), 'cairn-node-bench-'));
@@ -197,7 +206,8 @@ try {
   table(
     ['p50 / p95 ms, one call at a time', '1k entities', '10k entities'],
     [
-      ['cairn memory_recall (MCP HTTP)', ms(small.cairnRecall), ms(large.cairnRecall)],
+      ['cairn memory_recall (MCP HTTP, SDK fetch)', ms(small.cairnRecall), ms(large.cairnRecall)],
+      ['cairn memory_recall (MCP HTTP, keep-alive)', ms(small.cairnRecallKeepAlive), ms(large.cairnRecallKeepAlive)],
       ['reference search_nodes (stdio)', ms(small.refSearch), ms(large.refSearch)],
       ['reference open_nodes (stdio)', ms(small.refOpen), ms(large.refOpen)],
     ],
@@ -205,11 +215,19 @@ try {
   const ratios = {
     searchNodesOverCairnAt10k: large.refSearch.p50 / large.cairnRecall.p50,
     openNodesOverCairnAt10k: large.refOpen.p50 / large.cairnRecall.p50,
+    searchNodesOverCairnKeepAliveAt10k: large.refSearch.p50 / large.cairnRecallKeepAlive.p50,
+    openNodesOverCairnKeepAliveAt10k: large.refOpen.p50 / large.cairnRecallKeepAlive.p50,
     cairn10kOver1k: large.cairnRecall.p50 / small.cairnRecall.p50,
   };
   console.log('\nratios');
   console.log(ratioLine('reference search_nodes / cairn recall, 10k', ratios.searchNodesOverCairnAt10k, 50));
   console.log(ratioLine('reference open_nodes / cairn recall, 10k', ratios.openNodesOverCairnAt10k, 50));
+  console.log(
+    ratioLine('reference search_nodes / cairn recall, 10k, keep-alive', ratios.searchNodesOverCairnKeepAliveAt10k, 50),
+  );
+  console.log(
+    ratioLine('reference open_nodes / cairn recall, 10k, keep-alive', ratios.openNodesOverCairnKeepAliveAt10k, 50),
+  );
   console.log(ratioLine('cairn recall p50 10k / 1k (flat: about 1)', ratios.cairn10kOver1k, 1.5, false));
   console.log(`(load of ${fmt(FACTS)} facts over HTTP: ${scale.loadSeconds.toFixed(1)} s)`);
   saveResults('node', {

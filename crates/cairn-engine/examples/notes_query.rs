@@ -4,7 +4,7 @@
 //! `cargo run -p cairn-engine --release --example notes_query [notes] [queries]`.
 //! Environment: `ONLY_KIND` (0 one word, 1 two words, 2 key fragment) runs one kind of query;
 //! `SAME` repeats the first query of each kind (CPU caches hot: what memory traffic costs);
-//! `CACHE_MB` the store's page cache (default 64).
+//! `CACHE_MB` the store's page cache (default 64); `CAS` the number of CAS writes (default 2000).
 
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
@@ -117,7 +117,9 @@ fn main() {
             &json!({ "key": n["key"], "value": value, "expectedVersion": version }),
         );
     };
-    let n_cas = 2000;
+    let cpu0 = cpu_seconds();
+    let writer0 = writer_cpu_seconds();
+    let n_cas: usize = std::env::var("CAS").map_or(2000, |v| v.parse().unwrap());
     let t = Instant::now();
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
@@ -134,9 +136,14 @@ fn main() {
         }
     });
     let took = t.elapsed();
+    let cpu = cpu_seconds() - cpu0;
+    let writer = writer_cpu_seconds() - writer0;
+    let n = f64::from(u32::try_from(n_cas).unwrap());
     println!(
-        "CAS 8 threads: {n_cas} in {took:?} = {:.0}/s",
-        f64::from(u32::try_from(n_cas).unwrap()) / took.as_secs_f64()
+        "CAS 8 threads: {n_cas} in {took:?} = {:.0}/s, {:.0} us of CPU each ({:.0} us on the writer thread)",
+        n / took.as_secs_f64(),
+        cpu * 1e6 / n,
+        writer * 1e6 / n
     );
     let same = std::env::var("SAME").is_ok();
     let only: Option<usize> = std::env::var("ONLY_KIND").ok().map(|v| v.parse().unwrap());
@@ -161,4 +168,27 @@ fn main() {
         total / u32::try_from(n_queries).unwrap(),
         f64::from(u32::try_from(n_queries).unwrap()) / total.as_secs_f64()
     );
+}
+
+/// CPU time (user + system) this process has used so far, from `/proc/self/stat`: a measure
+/// that other work on the machine disturbs less than wall time.
+fn cpu_seconds() -> f64 {
+    stat_cpu_seconds(&std::fs::read_to_string("/proc/self/stat").unwrap())
+}
+
+/// CPU time of the store's writer thread (`cairn-writer`), which every write goes through.
+fn writer_cpu_seconds() -> f64 {
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let dir = task.unwrap().path();
+        if std::fs::read_to_string(dir.join("comm")).unwrap().trim() == "cairn-writer" {
+            return stat_cpu_seconds(&std::fs::read_to_string(dir.join("stat")).unwrap());
+        }
+    }
+    0.0
+}
+
+fn stat_cpu_seconds(stat: &str) -> f64 {
+    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap().split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
 }

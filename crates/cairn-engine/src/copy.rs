@@ -78,7 +78,7 @@ impl Builder {
             b.set_count(chunk.len() as u16);
             let last = i + 1 == chunks.len();
             b.set_link(if last { NO_PAGE } else { self.next + 1 });
-            b.bytes[HEADER_LEN..HEADER_LEN + chunk.len()].copy_from_slice(chunk);
+            b.bytes_mut()[HEADER_LEN..HEADER_LEN + chunk.len()].copy_from_slice(chunk);
             self.add(b)?;
         }
         Ok(Value::Overflow { first, len: bytes.len() as u32 })

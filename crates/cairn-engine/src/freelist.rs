@@ -177,7 +177,7 @@ impl Allocator {
             b.set_link(holders.get(i + 1).copied().unwrap_or(NO_PAGE));
             for (j, id) in chunk.iter().enumerate() {
                 let at = HEADER_LEN + 8 * j;
-                b.bytes[at..at + 8].copy_from_slice(&id.to_le_bytes());
+                b.bytes_mut()[at..at + 8].copy_from_slice(&id.to_le_bytes());
             }
             pages.push((holders[i], b.seal(holders[i], txn)));
         }

@@ -40,7 +40,7 @@ pub(crate) enum Slot {
 impl Meta {
     pub(crate) fn encode(&self, slot: PageId) -> Page {
         let mut b = PageBuilder::new(Kind::Meta);
-        let f = &mut b.bytes;
+        let f = b.bytes_mut();
         f[32..40].copy_from_slice(MAGIC);
         f[40..44].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         f[44..48].copy_from_slice(&(PAGE_SIZE as u32).to_le_bytes());

@@ -10,6 +10,9 @@ use crate::error::{Error, Result};
 use crate::limits::PAGE_SIZE;
 use std::sync::Arc;
 
+/// A page of zeros: what a new page starts from.
+pub(crate) static ZERO_PAGE: &[u8] = &[0; PAGE_SIZE];
+
 /// The index of a page in the data file; page `n` starts at byte `n * 4096`. 0 and 1 are the meta
 /// pages, so 0 also serves as "no page".
 pub(crate) type PageId = u64;
@@ -51,33 +54,45 @@ pub(crate) fn checksum(id: PageId, bytes: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&id.to_le_bytes()), &bytes[4..PAGE_SIZE])
 }
 
-/// A page under construction: a zeroed buffer with its header fields set by `seal`.
+/// A page under construction, built straight into the shared allocation the sealed page lives
+/// in: sealing hands it over without another copy.
 pub(crate) struct PageBuilder {
-    pub(crate) bytes: Vec<u8>,
+    page: Page,
 }
 
 impl PageBuilder {
     pub(crate) fn new(kind: Kind) -> Self {
-        let mut bytes = vec![0u8; PAGE_SIZE];
-        bytes[4] = kind as u8;
-        PageBuilder { bytes }
+        let mut b = PageBuilder { page: Arc::from(ZERO_PAGE) };
+        b.bytes_mut()[4] = kind as u8;
+        b
+    }
+
+    /// A builder starting from a copy of an existing page (one allocation, one copy).
+    pub(crate) fn copy_of(page: &[u8]) -> Self {
+        PageBuilder { page: Arc::from(page) }
+    }
+
+    /// The bytes being built.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        Arc::get_mut(&mut self.page).expect("a page under construction has one owner")
     }
 
     pub(crate) fn set_count(&mut self, count: u16) {
-        self.bytes[6..8].copy_from_slice(&count.to_le_bytes());
+        self.bytes_mut()[6..8].copy_from_slice(&count.to_le_bytes());
     }
 
     pub(crate) fn set_link(&mut self, link: u64) {
-        self.bytes[24..32].copy_from_slice(&link.to_le_bytes());
+        self.bytes_mut()[24..32].copy_from_slice(&link.to_le_bytes());
     }
 
     /// Stamps id, txn and checksum; the result is ready to be written at `id`.
     pub(crate) fn seal(mut self, id: PageId, txn: u64) -> Page {
-        self.bytes[8..16].copy_from_slice(&id.to_le_bytes());
-        self.bytes[16..24].copy_from_slice(&txn.to_le_bytes());
-        let crc = checksum(id, &self.bytes);
-        self.bytes[0..4].copy_from_slice(&crc.to_le_bytes());
-        Arc::from(self.bytes.into_boxed_slice())
+        let bytes = self.bytes_mut();
+        bytes[8..16].copy_from_slice(&id.to_le_bytes());
+        bytes[16..24].copy_from_slice(&txn.to_le_bytes());
+        let crc = checksum(id, bytes);
+        bytes[0..4].copy_from_slice(&crc.to_le_bytes());
+        self.page
     }
 }
 

@@ -3,7 +3,7 @@
 use crate::cache::PageCache;
 use crate::error::{Error, Result};
 use crate::limits::PAGE_SIZE;
-use crate::page::{self, Page, PageId};
+use crate::page::{self, Page, PageId, ZERO_PAGE};
 use crate::vfs::VfsFile;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -12,8 +12,6 @@ use std::sync::{Arc, RwLock};
 /// durable through the log, so a page needs to reach the data file only by the next checkpoint;
 /// writing pages in bulk keeps a `pwrite` per commit off the commit path.
 const WRITE_BACK_PAGES: usize = 2048;
-
-static ZERO_PAGE: &[u8] = &[0; PAGE_SIZE];
 
 /// One generation of the data file. Compaction swaps in a new generation; snapshots taken before
 /// keep reading the old one until they are dropped.

@@ -14,7 +14,7 @@ use crate::pager::PageFile;
 use crate::snapshot::{Registry, Snapshot, TreeRoot, Version};
 use crate::vfs::{DirLock, LockError, StdFs, Vfs};
 use crate::wal::{self, Wal};
-use crate::write::{Core, CoreStore, WriteTxn, catalog_put, decode_catalog_value};
+use crate::write::{Core, CoreStore, PENDING_LIMIT, WriteTxn, catalog_put, decode_catalog_value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -204,6 +204,9 @@ impl Store {
             last_txn: meta.txn,
             dirty: HashMap::new(),
             group_fresh: HashSet::new(),
+            group_pending: BTreeMap::new(),
+            group_pending_bytes: 0,
+            settling: false,
         };
         let registry = Registry::new(Arc::new(Version { txn: meta.txn, trees: core.trees.clone(), file: page_file }));
         let counters = Arc::new(Counters::default());
@@ -571,10 +574,16 @@ impl Writer {
         self.core.file.discard(&released);
         let mut results = Vec::with_capacity(group.len());
         let mut records: Vec<(u64, Vec<u8>)> = Vec::new();
+        // A merge of the group's waiting changes that broke off: the group cannot be trusted.
+        let mut broken: Option<Error> = None;
         for (f, done) in group {
+            if let Some(e) = &broken {
+                results.push((done, Err(Error::Failed(e.to_string()))));
+                continue;
+            }
             let txn = self.core.last_txn + 1;
             let mut tx = WriteTxn::new(&mut self.core, txn);
-            let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx).and_then(|()| tx.flush())));
+            let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
             let res = match outcome {
                 Ok(Ok(())) if tx.is_empty() => {
                     tx.rollback();
@@ -594,9 +603,20 @@ impl Writer {
                 }
             };
             results.push((done, res));
+            if self.core.settling {
+                broken = Some(Error::Failed("merging a group's writes into their trees broke off".into()));
+            } else if self.core.group_pending_bytes > PENDING_LIMIT
+                && let Err(e) = self.core.settle()
+            {
+                broken = Some(e);
+            }
         }
-        if !records.is_empty() {
+        if !records.is_empty() || broken.is_some() {
             let durable = (|| {
+                if let Some(e) = broken {
+                    return Err(e);
+                }
+                self.core.settle()?;
                 self.core.flush_pages()?;
                 let refs: Vec<(u64, &[u8])> = records.iter().map(|(t, p)| (*t, p.as_slice())).collect();
                 self.core.wal.append(&refs)?;

@@ -1,6 +1,8 @@
 //! The writer's state and write transactions. One thread owns `Core`; each queued write runs as a
 //! sub-transaction of the current group: its own txn id, its own rollback on error, and pages it
-//! allocated may be rewritten in place until it ends.
+//! allocated may be rewritten in place until it ends. A committed sub-transaction's changes wait
+//! in the group's buffer and are merged into their trees once for the whole group (`settle`), so
+//! a page that several writes of a group touch is rewritten once, not once per write.
 
 use crate::batch::{Batch, Op, encode_op, validate_key, validate_tree_name, validate_value};
 use crate::btree::{self, PageSource, PageStore, Value};
@@ -30,15 +32,48 @@ pub(crate) struct Core {
     pub(crate) dirty: HashMap<PageId, Page>,
     /// Pages allocated in the current group (never seen by a reader).
     pub(crate) group_fresh: HashSet<PageId>,
+    /// Changes of the group's committed sub-transactions not yet in their trees, by tree and key
+    /// (the latest change of a key winning). Later sub-transactions read through them.
+    pub(crate) group_pending: BTreeMap<String, Pending>,
+    /// Roughly the bytes of `group_pending` (a key changed twice counts twice).
+    pub(crate) group_pending_bytes: usize,
+    /// Set while `settle` merges: still set once it has returned means the merge broke off,
+    /// leaving the group's trees half-merged, so the group must fail.
+    pub(crate) settling: bool,
 }
+
+/// Changes waiting for their tree, by key: a put (`Some`) or a delete (`None`).
+pub(crate) type Pending = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
 impl Core {
     /// Hands the group's pages to the data file, which writes them out in bulk later (the log
     /// holds the durability until a checkpoint).
     pub(crate) fn flush_pages(&mut self) -> Result<()> {
+        debug_assert!(self.group_pending.is_empty(), "settle before flushing pages");
         let pages: Vec<(PageId, Page)> = self.dirty.drain().collect();
         self.group_fresh.clear();
         self.file.stage(pages)
+    }
+
+    /// Merges the group's waiting changes into their trees, as one more sub-transaction of the
+    /// group under the last committed txn id (the changes are already in that id's redo records
+    /// or earlier ones; the pages they free are retired no earlier than they were).
+    pub(crate) fn settle(&mut self) -> Result<()> {
+        if self.group_pending.is_empty() {
+            return Ok(());
+        }
+        self.settling = true;
+        let pending = std::mem::take(&mut self.group_pending);
+        let bytes = std::mem::take(&mut self.group_pending_bytes);
+        let txn = self.last_txn;
+        let mut tx = WriteTxn::new(self, txn);
+        tx.pending = pending;
+        tx.pending_bytes = bytes;
+        tx.flush()?;
+        let log = tx.commit();
+        debug_assert!(log.is_empty(), "settling writes no redo record");
+        self.settling = false;
+        Ok(())
     }
 
     fn read(&self, id: PageId) -> Result<Page> {
@@ -69,13 +104,13 @@ pub struct WriteTxn<'a> {
     /// written once (`btree::merge_sorted`), before anything counts the tree's entries and before
     /// the transaction ends; point reads and scans consult them first, so the transaction always
     /// sees its own writes.
-    pending: BTreeMap<String, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
+    pending: BTreeMap<String, Pending>,
     /// Bytes of keys and values in `pending`.
     pending_bytes: usize,
 }
 
 /// Pending changes are merged into their trees once they hold this many bytes.
-const PENDING_LIMIT: usize = 16 << 20;
+pub(crate) const PENDING_LIMIT: usize = 16 << 20;
 
 impl PageSource for WriteTxn<'_> {
     fn page(&self, id: PageId) -> Result<Page> {
@@ -144,7 +179,7 @@ impl<'a> WriteTxn<'a> {
     /// The value under `key` in `tree`, including this transaction's writes.
     pub fn get(&mut self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         validate_tree_name(tree)?;
-        if let Some(change) = self.pending.get(tree).and_then(|p| p.get(key)) {
+        if let Some(change) = self.waiting(tree, key) {
             return Ok(change.clone());
         }
         let root = self.tree(tree).root;
@@ -167,7 +202,7 @@ impl<'a> WriteTxn<'a> {
     pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<bool> {
         validate_tree_name(tree)?;
         validate_key(key)?;
-        let present = match self.pending.get(tree).and_then(|p| p.get(key)) {
+        let present = match self.waiting(tree, key) {
             Some(change) => change.is_some(),
             None => btree::get(self, self.tree(tree).root, key)?.is_some(),
         };
@@ -188,6 +223,15 @@ impl<'a> WriteTxn<'a> {
         self.stage(tree, key, None)
     }
 
+    /// The latest change of `key` in `tree` not yet in the tree: this transaction's, else an
+    /// earlier one's of the group.
+    fn waiting(&self, tree: &str, key: &[u8]) -> Option<&Option<Vec<u8>>> {
+        self.pending
+            .get(tree)
+            .and_then(|p| p.get(key))
+            .or_else(|| self.core.group_pending.get(tree).and_then(|p| p.get(key)))
+    }
+
     /// Records a change of `key` in `tree` in the pending buffer.
     fn stage(&mut self, tree: &str, key: &[u8], change: Option<Vec<u8>>) -> Result<()> {
         let added = key.len() + change.as_ref().map_or(0, Vec::len);
@@ -200,12 +244,14 @@ impl<'a> WriteTxn<'a> {
         }
         self.pending_bytes += added;
         if self.pending_bytes > PENDING_LIMIT {
+            self.core.settle()?;
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Merges every pending change into its tree.
+    /// Merges every pending change into its tree. The group's waiting changes must be settled
+    /// first (they are older), which `settle` and the callers here see to.
     pub(crate) fn flush(&mut self) -> Result<()> {
         let trees: Vec<String> = self.pending.keys().cloned().collect();
         for tree in trees {
@@ -289,7 +335,7 @@ impl<'a> WriteTxn<'a> {
             Bound::Excluded(e) => k < e,
             Bound::Unbounded => true,
         };
-        Ok(self.with_pending(tree, stored, start, within))
+        Ok(self.with_pending(tree, stored, start, &within))
     }
 
     /// Entries of `tree` whose keys start with `prefix`, including this transaction's writes.
@@ -305,48 +351,26 @@ impl<'a> WriteTxn<'a> {
             let v = btree::read_value(self, v)?;
             stored.push((k, v));
         }
-        Ok(self.with_pending(tree, stored, Bound::Included(prefix), |k| k.starts_with(prefix)))
+        Ok(self.with_pending(tree, stored, Bound::Included(prefix), &|k: &[u8]| k.starts_with(prefix)))
     }
 
-    /// `stored` (entries of `tree` from `start` while `within`, in key order) with the pending
-    /// changes of `tree` in the same span merged in: a pending put replaces or adds its key, a
-    /// pending delete hides it.
+    /// `stored` (entries of `tree` from `start` while `within`, in key order) with the changes
+    /// of `tree` not yet in it merged in: the group's waiting ones, then this transaction's.
     fn with_pending(
         &self,
         tree: &str,
         stored: Vec<(Vec<u8>, Vec<u8>)>,
         start: Bound<&[u8]>,
-        within: impl Fn(&[u8]) -> bool,
+        within: &dyn Fn(&[u8]) -> bool,
     ) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let Some(pending) = self.pending.get(tree) else { return stored };
-        let mut changes = pending.range::<[u8], _>((start, Bound::Unbounded)).take_while(|(k, _)| within(k)).peekable();
-        if changes.peek().is_none() {
-            return stored;
-        }
-        let mut out = Vec::with_capacity(stored.len());
-        let emit = |out: &mut Vec<(Vec<u8>, Vec<u8>)>, k: &Vec<u8>, change: &Option<Vec<u8>>| {
-            if let Some(v) = change {
-                out.push((k.clone(), v.clone()));
-            }
-        };
-        for (k, v) in stored {
-            while let Some((pk, change)) = changes.next_if(|(pk, _)| pk.as_slice() < k.as_slice()) {
-                emit(&mut out, pk, change);
-            }
-            match changes.next_if(|(pk, _)| **pk == k) {
-                Some((pk, change)) => emit(&mut out, pk, change),
-                None => out.push((k, v)),
-            }
-        }
-        for (pk, change) in changes {
-            emit(&mut out, pk, change);
-        }
-        out
+        let stored = overlay(self.core.group_pending.get(tree), stored, start, within);
+        overlay(self.pending.get(tree), stored, start, within)
     }
 
     /// Entries in `tree`, including this transaction's writes.
     pub fn tree_len(&mut self, tree: &str) -> Result<u64> {
         validate_tree_name(tree)?;
+        self.core.settle()?;
         self.flush_tree(tree)?;
         Ok(self.tree(tree).len)
     }
@@ -354,8 +378,15 @@ impl<'a> WriteTxn<'a> {
     /// The names of every tree that exists, as this transaction sees them (those it created
     /// included), in name order.
     pub(crate) fn tree_names(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            self.core.trees.keys().chain(self.trees.keys()).chain(self.pending.keys()).cloned().collect();
+        let mut names: Vec<String> = self
+            .core
+            .trees
+            .keys()
+            .chain(self.trees.keys())
+            .chain(self.pending.keys())
+            .chain(self.core.group_pending.keys())
+            .cloned()
+            .collect();
         names.sort();
         names.dedup();
         names
@@ -366,11 +397,19 @@ impl<'a> WriteTxn<'a> {
         self.log.is_empty()
     }
 
-    /// Keeps this sub-transaction's changes in the group; returns its redo record. Call `flush`
-    /// first: pending puts are not part of what is kept.
+    /// Keeps this sub-transaction's changes in the group (what is still pending waits in the
+    /// group's buffer for `Core::settle`); returns its redo record.
     pub(crate) fn commit(self) -> Vec<u8> {
-        debug_assert!(self.pending.is_empty(), "flush before commit");
         let core = self.core;
+        for (tree, changes) in self.pending {
+            match core.group_pending.get_mut(&tree) {
+                Some(waiting) => waiting.extend(changes),
+                None => {
+                    core.group_pending.insert(tree, changes);
+                }
+            }
+        }
+        core.group_pending_bytes += self.pending_bytes;
         for id in self.freed {
             if self.fresh.contains(&id) || core.group_fresh.contains(&id) {
                 // Never visible to a reader or on disk: reusable at once.
@@ -409,6 +448,40 @@ impl<'a> WriteTxn<'a> {
             self.core.alloc.give_back(id);
         }
     }
+}
+
+/// `stored` (entries from `start` while `within`, in key order) with `changes` in the same span
+/// merged in: a put replaces or adds its key, a delete hides it.
+fn overlay(
+    changes: Option<&Pending>,
+    stored: Vec<(Vec<u8>, Vec<u8>)>,
+    start: Bound<&[u8]>,
+    within: &dyn Fn(&[u8]) -> bool,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let Some(changes) = changes else { return stored };
+    let mut changes = changes.range::<[u8], _>((start, Bound::Unbounded)).take_while(|(k, _)| within(k)).peekable();
+    if changes.peek().is_none() {
+        return stored;
+    }
+    let mut out = Vec::with_capacity(stored.len());
+    let emit = |out: &mut Vec<(Vec<u8>, Vec<u8>)>, k: &Vec<u8>, change: &Option<Vec<u8>>| {
+        if let Some(v) = change {
+            out.push((k.clone(), v.clone()));
+        }
+    };
+    for (k, v) in stored {
+        while let Some((pk, change)) = changes.next_if(|(pk, _)| pk.as_slice() < k.as_slice()) {
+            emit(&mut out, pk, change);
+        }
+        match changes.next_if(|(pk, _)| **pk == k) {
+            Some((pk, change)) => emit(&mut out, pk, change),
+            None => out.push((k, v)),
+        }
+    }
+    for (pk, change) in changes {
+        emit(&mut out, pk, change);
+    }
+    out
 }
 
 /// A page store over the core for work outside a user transaction (catalog updates at a

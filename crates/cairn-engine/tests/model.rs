@@ -269,7 +269,10 @@ fn quiet_deliberate_panics() {
 
 /// Makes `changes` in `txn`, checking each read of its own writes against `view` (the oracle
 /// plus this closure's changes so far). Returns the mismatches.
-fn run_changes(txn: &mut WriteTxn, changes: &[Change], view: &mut Oracle) -> Result<Vec<String>, Error> {
+/// Makes `changes` in `txn`, checking every read against `view` (the oracle as the transaction
+/// should see it), which it keeps up to date; `lens` ends with `tree_len` of every tree (which
+/// merges waiting changes into their trees first).
+fn run_changes(txn: &mut WriteTxn, changes: &[Change], view: &mut Oracle, lens: bool) -> Result<Vec<String>, Error> {
     let mut wrong = Vec::new();
     for c in changes {
         match c {
@@ -316,9 +319,11 @@ fn run_changes(txn: &mut WriteTxn, changes: &[Change], view: &mut Oracle) -> Res
         if got != want {
             wrong.push(format!("range of {tree} inside the closure: {} entries, expected {}", got.len(), want.len()));
         }
-        let len = txn.tree_len(tree)?;
-        if len != want.len() as u64 {
-            wrong.push(format!("tree_len of {tree} inside the closure: {len}, expected {}", want.len()));
+        if lens {
+            let len = txn.tree_len(tree)?;
+            if len != want.len() as u64 {
+                wrong.push(format!("tree_len of {tree} inside the closure: {len}, expected {}", want.len()));
+            }
         }
     }
     Ok(wrong)
@@ -431,7 +436,7 @@ impl Harness {
                 let (changes2, ending2) = (changes.clone(), *ending);
                 let mut view = self.oracle.clone();
                 let result = self.store.write(move |txn| {
-                    let wrong = run_changes(txn, &changes2, &mut view)?;
+                    let wrong = run_changes(txn, &changes2, &mut view, true)?;
                     match ending2 {
                         Ending::Commit => Ok(wrong),
                         Ending::Fail => Err(Error::InvalidArgument("model: deliberate failure".into())),
@@ -454,7 +459,14 @@ impl Harness {
             }
             Step::Submit(writes) => {
                 let (tx, rx) = mpsc::channel();
+                // What each write must read: the oracle after the committing writes before it
+                // (the writer runs them in submission order, most in one group).
+                let mut seen = self.oracle.clone();
                 for (i, (changes, ending)) in writes.iter().enumerate() {
+                    let mut view = seen.clone();
+                    if matches!(ending, Ending::Commit) {
+                        apply_changes(&mut seen, changes);
+                    }
                     let tx = tx.clone();
                     let done: Box<dyn FnOnce(Result<u64, Error>) + Send> = Box::new(move |r| {
                         let _ = tx.send((i, r));
@@ -463,10 +475,15 @@ impl Harness {
                         // Odd ones as closures, so both entry points are exercised.
                         Ending::Commit if i % 2 == 0 => self.store.submit(batch_of(changes), done),
                         _ => {
-                            let (b, ending) = (batch_of(changes), *ending);
+                            let (changes, ending) = (changes.clone(), *ending);
                             self.store.submit_fn(
                                 Box::new(move |txn| {
-                                    txn.apply(&b)?;
+                                    // Reads see the group's earlier writes, merged or still
+                                    // waiting; some closures end with `tree_len`, which merges.
+                                    let wrong = run_changes(txn, &changes, &mut view, i % 4 == 1)?;
+                                    if !wrong.is_empty() {
+                                        return Err(Error::InvalidArgument(format!("model: wrong reads {wrong:#?}")));
+                                    }
                                     match ending {
                                         Ending::Commit => Ok(()),
                                         Ending::Fail => Err(Error::InvalidArgument("model: deliberate failure".into())),

@@ -151,16 +151,17 @@ enum Edit<'e> {
 /// the caller to the decode-and-merge path.
 fn leaf_edits<'e>(id: PageId, page: &Page, run: &'e [Change]) -> Result<Option<Vec<Edit<'e>>>> {
     let mut edits = Vec::with_capacity(run.len());
-    let mut scratch = page.to_vec();
+    // A copy to add cells to, made only when a later change must see an earlier one's cell.
+    let mut scratch: Option<Vec<u8>> = None;
     for (i, (key, value)) in run.iter().enumerate() {
         let Some(value) = value else { return Ok(None) };
-        let view = NodeView::new(id, &scratch)?;
+        let view = NodeView::new(id, scratch.as_deref().unwrap_or(page))?;
         match view.search(key)? {
             Err(slot) => {
                 let Some(at) = room_for(&view, key, value) else { return Ok(None) };
                 // Later entries see this one's cell, so their slots and the free space stay exact.
                 if i + 1 < run.len() {
-                    add_cell(&mut scratch, slot, at, key, value);
+                    add_cell(scratch.get_or_insert_with(|| page.to_vec()), slot, at, key, value);
                 }
                 edits.push(Edit::Add { key, value, slot, at });
             }

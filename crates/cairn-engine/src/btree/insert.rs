@@ -139,8 +139,8 @@ pub(super) fn set_child(bytes: &mut [u8], slot: usize, child: PageId) {
 /// Writes a copy of page `id` changed by `edit`: in place when the page is fresh in this
 /// sub-transaction, else at a new page (the old one freed). Returns where it went.
 pub(super) fn patch(tx: &mut impl PageStore, id: PageId, page: &Page, edit: impl FnOnce(&mut [u8])) -> Result<PageId> {
-    let mut bytes = page.to_vec();
-    edit(&mut bytes);
+    let mut b = PageBuilder::copy_of(page);
+    edit(b.bytes_mut());
     let at = if tx.is_fresh(id) {
         id
     } else {
@@ -148,7 +148,7 @@ pub(super) fn patch(tx: &mut impl PageStore, id: PageId, page: &Page, edit: impl
         tx.free(id);
         at
     };
-    let sealed = PageBuilder { bytes }.seal(at, tx.txn());
+    let sealed = b.seal(at, tx.txn());
     tx.write(at, sealed);
     Ok(at)
 }

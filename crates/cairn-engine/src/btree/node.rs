@@ -307,8 +307,8 @@ impl Node {
         let mut slot = HEADER_LEN;
         let mut put_cell = |b: &mut PageBuilder, cell: &[u8]| {
             end -= cell.len();
-            b.bytes[end..end + cell.len()].copy_from_slice(cell);
-            b.bytes[slot..slot + 2].copy_from_slice(&(end as u16).to_le_bytes());
+            b.bytes_mut()[end..end + cell.len()].copy_from_slice(cell);
+            b.bytes_mut()[slot..slot + 2].copy_from_slice(&(end as u16).to_le_bytes());
             slot += 2;
         };
         let mut cell = Vec::with_capacity(MAX_INLINE_CELL);

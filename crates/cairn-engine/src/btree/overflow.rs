@@ -20,7 +20,7 @@ pub(crate) fn write_value(tx: &mut impl PageStore, key: &[u8], bytes: &[u8]) -> 
         let mut b = PageBuilder::new(Kind::Overflow);
         b.set_count(chunk.len() as u16);
         b.set_link(ids.get(i + 1).copied().unwrap_or(NO_PAGE));
-        b.bytes[HEADER_LEN..HEADER_LEN + chunk.len()].copy_from_slice(chunk);
+        b.bytes_mut()[HEADER_LEN..HEADER_LEN + chunk.len()].copy_from_slice(chunk);
         let page = b.seal(ids[i], tx.txn());
         tx.write(ids[i], page);
     }
