@@ -214,6 +214,15 @@ impl<'a> WriteTxn<'a> {
         Ok(true)
     }
 
+    /// Deletes `key` from `tree` without looking it up first, for a caller that has just read it
+    /// (deleting an absent key changes nothing).
+    pub fn erase(&mut self, tree: &str, key: &[u8]) -> Result<()> {
+        validate_tree_name(tree)?;
+        validate_key(key)?;
+        encode_op(&mut self.log, tree, key, None);
+        self.stage(tree, key, None)
+    }
+
     /// The latest change of `key` in `tree` not yet in the tree: this transaction's, else an
     /// earlier one's of the group.
     fn waiting(&self, tree: &str, key: &[u8]) -> Option<&Option<Vec<u8>>> {

@@ -5,14 +5,15 @@
 
 use crate::{Error, Result};
 
-/// Postings: `part | term 0x00 | block u64 BE` → a posting block (`block.rs`): the term's postings
-/// from one indexing batch.
+/// Postings: `part | segment u64 BE | term 0x00` → a posting block (`block.rs`): the term's
+/// postings from one segment (a run of consecutive indexing batches, named by its first).
+/// Segment-major, so a new batch's blocks land together after every older segment.
 pub const POST_TREE: &str = "fts.post";
 /// Passages: `part | doc u64 BE | ordinal u32 BE` →
-/// `block u64 LE | length u32 LE | count u32 LE | (len u16 LE | term)*`.
+/// `batch u64 LE | length u32 LE | count u32 LE | (len u16 LE | term)*`.
 pub const DOC_TREE: &str = "fts.doc";
-/// Partition totals: `part` → `passages u64 LE | tokens u64 LE | next block u64 LE`; absent when
-/// the partition is empty.
+/// Partition totals and segments: `part` → `passages u64 LE | tokens u64 LE | next batch u64 LE |
+/// count u32 LE | count × (first batch u64 LE | level u8)`; absent when the partition is empty.
 pub const STATS_TREE: &str = "fts.stats";
 
 /// The longest partition prefix accepted, so every key stays within the engine's key limit
@@ -49,20 +50,30 @@ pub fn clean_term(term: &str) -> Option<&str> {
     Some(&term[..end])
 }
 
-/// `prefix | term 0x00`: the prefix of every posting of `term`.
-pub fn term_prefix(prefix: &[u8], term: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(prefix.len() + term.len() + 13);
+/// `prefix | segment`: the prefix of every posting block of a segment.
+pub fn segment_prefix(prefix: &[u8], segment: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(prefix.len() + 8 + 16);
     out.extend_from_slice(prefix);
-    out.extend_from_slice(term.as_bytes());
+    out.extend_from_slice(&segment.to_be_bytes());
+    out
+}
+
+/// `prefix | segment | term 0x00`: the key of one posting block.
+pub fn post_key(prefix: &[u8], segment: u64, term: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(prefix.len() + 9 + term.len());
+    out.extend_from_slice(prefix);
+    out.extend_from_slice(&segment.to_be_bytes());
+    out.extend_from_slice(term);
     out.push(0);
     out
 }
 
-/// `prefix | term 0x00 | block`: the key of one posting block.
-pub fn post_key(prefix: &[u8], term: &str, block: u64) -> Vec<u8> {
-    let mut out = term_prefix(prefix, term);
-    out.extend_from_slice(&block.to_be_bytes());
-    out
+/// The term of a posting key of the partition with encoded prefix `prefix`.
+pub fn post_key_term<'k>(prefix: &[u8], key: &'k [u8]) -> Result<&'k [u8]> {
+    match key.get(prefix.len() + 8..) {
+        Some([term @ .., 0]) if !term.is_empty() => Ok(term),
+        _ => Err(Error::corrupt(None, "full-text posting key is malformed")),
+    }
 }
 
 /// `prefix | doc`: the prefix of every passage of a document.
@@ -91,10 +102,11 @@ pub fn key_tail(key: &[u8]) -> Result<(u64, u32)> {
     Ok((doc, ordinal))
 }
 
-/// A passage's value: the block holding its postings, its token count and its distinct terms.
-pub fn encode_doc(block: u64, len: u32, terms: &[&str]) -> Vec<u8> {
+/// A passage's value: the batch that indexed it (its segment holds its postings), its token count
+/// and its distinct terms.
+pub fn encode_doc(batch: u64, len: u32, terms: &[&str]) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + terms.iter().map(|t| 2 + t.len()).sum::<usize>());
-    out.extend_from_slice(&block.to_le_bytes());
+    out.extend_from_slice(&batch.to_le_bytes());
     out.extend_from_slice(&len.to_le_bytes());
     // Fits: a passage's distinct terms are at most its tokens, counted in u32.
     out.extend_from_slice(&(terms.len() as u32).to_le_bytes());
@@ -109,7 +121,7 @@ pub fn encode_doc(block: u64, len: u32, terms: &[&str]) -> Vec<u8> {
 /// A passage record, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PassageRecord {
-    pub block: u64,
+    pub batch: u64,
     pub len: u32,
     pub terms: Vec<String>,
 }
@@ -118,7 +130,7 @@ pub struct PassageRecord {
 pub fn decode_doc(value: &[u8]) -> Result<PassageRecord> {
     let bad = || Error::corrupt(None, "full-text passage record is malformed");
     let take = |at: usize, n: usize| value.get(at..at + n).ok_or_else(bad);
-    let block = u64::from_le_bytes(take(0, 8)?.try_into().expect("8 bytes"));
+    let batch = u64::from_le_bytes(take(0, 8)?.try_into().expect("8 bytes"));
     let len = u32::from_le_bytes(take(8, 4)?.try_into().expect("4 bytes"));
     let count = u32::from_le_bytes(take(12, 4)?.try_into().expect("4 bytes"));
     let mut at = 16;
@@ -132,33 +144,74 @@ pub fn decode_doc(value: &[u8]) -> Result<PassageRecord> {
     if at != value.len() {
         return Err(bad());
     }
-    Ok(PassageRecord { block, len, terms })
+    Ok(PassageRecord { batch, len, terms })
 }
 
-/// A partition's totals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A run of consecutive indexing batches whose postings are stored together, one block per
+/// term: from batch `first` to the next segment's first (or the partition's next batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub first: u64,
+    /// 0 for one batch; a merge of `FANOUT` segments of level `l` has level `l + 1`.
+    pub level: u8,
+}
+
+/// A partition's totals and segments.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Stats {
     pub passages: u64,
     pub tokens: u64,
-    /// The id the next indexing batch gives its blocks. Ids restart when a partition empties,
-    /// which is safe: no block of it is left.
-    pub next_block: u64,
+    /// The id the next indexing batch takes (and the segment it writes). Ids restart when a
+    /// partition empties, which is safe: no posting of it is left.
+    pub next_batch: u64,
+    /// Oldest first; their batch runs are consecutive and cover every batch below `next_batch`.
+    pub segments: Vec<Segment>,
 }
 
-/// `passages u64 LE | tokens u64 LE | next block u64 LE`.
-pub fn encode_stats(s: Stats) -> [u8; 24] {
-    let mut out = [0; 24];
-    out[..8].copy_from_slice(&s.passages.to_le_bytes());
-    out[8..16].copy_from_slice(&s.tokens.to_le_bytes());
-    out[16..].copy_from_slice(&s.next_block.to_le_bytes());
+impl Stats {
+    /// The segment holding the postings written by batch `batch`.
+    pub fn segment_of(&self, batch: u64) -> Result<u64> {
+        let at = self.segments.partition_point(|s| s.first <= batch);
+        match at.checked_sub(1) {
+            Some(i) if batch < self.next_batch => Ok(self.segments[i].first),
+            _ => Err(Error::corrupt(None, format!("full-text batch {batch} is in no segment"))),
+        }
+    }
+}
+
+/// `passages u64 LE | tokens u64 LE | next batch u64 LE | count u32 LE | count × (first u64 LE | level u8)`.
+pub fn encode_stats(s: &Stats) -> Vec<u8> {
+    let mut out = Vec::with_capacity(28 + 9 * s.segments.len());
+    out.extend_from_slice(&s.passages.to_le_bytes());
+    out.extend_from_slice(&s.tokens.to_le_bytes());
+    out.extend_from_slice(&s.next_batch.to_le_bytes());
+    // Fits: merging keeps a partition to a few dozen segments.
+    out.extend_from_slice(&(s.segments.len() as u32).to_le_bytes());
+    for seg in &s.segments {
+        out.extend_from_slice(&seg.first.to_le_bytes());
+        out.push(seg.level);
+    }
     out
 }
 
-/// Decodes a partition's totals.
+/// Decodes a partition's totals, checking that the segments are in order below the next batch.
 pub fn decode_stats(value: &[u8]) -> Result<Stats> {
-    let bytes: [u8; 24] = value.try_into().map_err(|_| Error::corrupt(None, "full-text stats are not 24 bytes"))?;
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    Ok(Stats { passages: word(0), tokens: word(8), next_block: word(16) })
+    let bad = || Error::corrupt(None, "full-text stats are malformed");
+    let word = |at: usize| value.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    let (passages, tokens, next_batch) =
+        (word(0).ok_or_else(bad)?, word(8).ok_or_else(bad)?, word(16).ok_or_else(bad)?);
+    let count = value.get(24..28).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).ok_or_else(bad)?;
+    if value.len() != 28 + 9 * count as usize {
+        return Err(bad());
+    }
+    let segments: Vec<Segment> = value[28..]
+        .chunks_exact(9)
+        .map(|c| Segment { first: u64::from_le_bytes(c[..8].try_into().expect("8 bytes")), level: c[8] })
+        .collect();
+    if segments.windows(2).any(|w| w[0].first >= w[1].first) || segments.last().is_some_and(|s| s.first >= next_batch) {
+        return Err(bad());
+    }
+    Ok(Stats { passages, tokens, next_batch, segments })
 }
 
 /// The least key greater than every key starting with `prefix`, or `None` when there is none.

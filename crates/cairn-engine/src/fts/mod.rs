@@ -5,21 +5,23 @@
 
 mod block;
 mod keys;
+mod merge;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::text::tokens;
+use crate::text::{FastMap, each_term, tokens};
 use crate::{Error, Result, Snapshot, WriteTxn};
 
 use block::Posting;
 pub use keys::{DOC_TREE, MAX_PART_LEN, MAX_TERM_BYTES, POST_TREE, STATS_TREE};
 use keys::{
-    PassageRecord, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
-    key_tail, part_prefix, post_key, prefix_end, term_prefix,
+    PassageRecord, Segment, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
+    key_tail, part_prefix, post_key, prefix_end,
 };
+pub use merge::FANOUT;
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -38,12 +40,12 @@ pub struct Hit {
     pub matched: Vec<String>,
 }
 
-/// Every posting of `term` in the partition with encoded prefix `prefix`, block by block.
-fn postings_of(snap: &Snapshot, prefix: &[u8], term: &str) -> Result<Vec<Posting>> {
+/// Every posting of `term` in the partition with encoded prefix `prefix`, segment by segment.
+fn postings_of(snap: &Snapshot, prefix: &[u8], segments: &[Segment], term: &str) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
-    for entry in snap.prefix(POST_TREE, &term_prefix(prefix, term))? {
-        let (_, value) = entry?;
-        block::decode_into(&value, &mut out)?;
+    for seg in segments {
+        let key = post_key(prefix, seg.first, term.as_bytes());
+        snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(()), |v| block::decode_into(v, &mut out)))??;
     }
     Ok(out)
 }
@@ -57,13 +59,16 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
         tokens(text).into_iter().filter_map(|t| clean_term(&t.term).map(str::to_owned)).collect();
     terms.sort();
     terms.dedup();
+    let segments = read_stats(tx, &prefix)?.segments;
     let mut found: Option<Vec<(u64, u32)>> = None;
     for term in terms {
         let mut postings = Vec::new();
-        for (_, value) in tx.prefix(POST_TREE, &term_prefix(&prefix, &term))? {
-            block::decode_into(&value, &mut postings)?;
+        for seg in &segments {
+            if let Some(value) = tx.get(POST_TREE, &post_key(&prefix, seg.first, term.as_bytes()))? {
+                block::decode_into(&value, &mut postings)?;
+            }
         }
-        // Blocks are batches, and a re-indexed passage lands in a later one: sort across them.
+        // A re-indexed passage lands in a later segment than its document's others: sort across them.
         let mut here: Vec<(u64, u32)> = postings.into_iter().map(|p| (p.doc, p.ordinal)).collect();
         here.sort_unstable();
         found = Some(match found {
@@ -74,46 +79,78 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     Ok(found.unwrap_or_default())
 }
 
-/// A passage as the index sees it: its length in tokens and each distinct term's count, in
-/// term order.
+/// A passage as the index sees it: its length in tokens and each distinct term's count, as
+/// (term id in the batch's `Vocab`, count) in term byte order.
 #[derive(Debug, Clone)]
 struct Terms {
     len: u32,
-    counts: Vec<(String, u32)>,
+    counts: Vec<(u32, u32)>,
 }
 
-impl Terms {
-    fn of(text: &str) -> Result<Terms> {
-        let mut counts: HashMap<&str, u32> = HashMap::new();
-        let all = tokens(text);
-        for token in &all {
-            if let Some(term) = clean_term(&token.term) {
-                *counts.entry(term).or_default() += 1;
+/// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
+/// term on the writer thread indexes a vector instead of hashing strings.
+#[derive(Debug, Default)]
+struct Vocab {
+    terms: Vec<String>,
+    ids: FastMap<String, u32>,
+}
+
+impl Vocab {
+    fn id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        // Fits: a batch holds at most 1 MiB of text, far fewer than u32::MAX terms.
+        let id = self.terms.len() as u32;
+        self.terms.push(term.to_owned());
+        self.ids.insert(term.to_owned(), id);
+        id
+    }
+
+    /// Tokenizes `text` into its terms.
+    fn terms_of(&mut self, text: &str) -> Result<Terms> {
+        let mut ids: Vec<u32> = Vec::new();
+        each_term(text, |term, _, _| {
+            if let Some(term) = clean_term(term) {
+                ids.push(self.id(term));
+            }
+        });
+        let len = u32::try_from(ids.len())
+            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
+        ids.sort_unstable();
+        let mut counts: Vec<(u32, u32)> = Vec::new();
+        for id in ids {
+            match counts.last_mut() {
+                Some((last, n)) if *last == id => *n += 1,
+                _ => counts.push((id, 1)),
             }
         }
-        let len = u32::try_from(counts.values().map(|&tf| u64::from(tf)).sum::<u64>())
-            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
-        let mut counts: Vec<(String, u32)> = counts.into_iter().map(|(t, n)| (t.to_owned(), n)).collect();
-        counts.sort_unstable();
+        counts.sort_unstable_by(|a, b| self.terms[a.0 as usize].cmp(&self.terms[b.0 as usize]));
         Ok(Terms { len, counts })
     }
 }
 
-/// Passages gathered over one call and indexed together: each term's postings from the whole
-/// batch go into one block, so a batch writes one key per distinct term.
+/// Passages gathered over one call and indexed together: the batch becomes a new segment, one
+/// block per distinct term, appended after the partition's older segments.
 pub struct Indexer {
     prefix: Vec<u8>,
+    vocab: Vocab,
     /// `(doc, ordinal)` → the passage's terms (a later `add` of the same place replaces an
     /// earlier one).
     passages: BTreeMap<(u64, u32), Terms>,
     /// Texts tokenized ahead of the transaction (`prepare`), by text.
-    prepared: HashMap<String, Terms>,
+    prepared: FastMap<String, Terms>,
 }
 
 impl Indexer {
     /// A batch for partition `part`.
     pub fn new(part: &[u8]) -> Result<Indexer> {
-        Ok(Indexer { prefix: part_prefix(part)?, passages: BTreeMap::new(), prepared: HashMap::new() })
+        Ok(Indexer {
+            prefix: part_prefix(part)?,
+            vocab: Vocab::default(),
+            passages: BTreeMap::new(),
+            prepared: FastMap::default(),
+        })
     }
 
     /// Tokenizes `texts` now, so that `add`ing them later (inside the write transaction, on the
@@ -121,7 +158,8 @@ impl Indexer {
     pub fn prepare<'t>(&mut self, texts: impl IntoIterator<Item = &'t str>) -> Result<()> {
         for text in texts {
             if !self.prepared.contains_key(text) {
-                self.prepared.insert(text.to_owned(), Terms::of(text)?);
+                let terms = self.vocab.terms_of(text)?;
+                self.prepared.insert(text.to_owned(), terms);
             }
         }
         Ok(())
@@ -132,21 +170,21 @@ impl Indexer {
         // Taken, not copied: the same text twice in a batch is tokenized again the second time.
         let terms = match self.prepared.remove(text) {
             Some(t) => t,
-            None => Terms::of(text)?,
+            None => self.vocab.terms_of(text)?,
         };
         self.passages.insert((doc, ordinal), terms);
         Ok(())
     }
 
-    /// Writes the batch: removes what was indexed at each place, then writes one block per term
-    /// and one record per passage, and adjusts the partition's totals.
+    /// Writes the batch: removes what was indexed at each place, then writes a new segment (one
+    /// block per term) and one record per passage, adjusts the partition's totals, and merges the
+    /// newest segments when `FANOUT` of them share a level.
     pub fn finish(self, tx: &mut WriteTxn<'_>) -> Result<()> {
         if self.passages.is_empty() {
             return Ok(());
         }
-        let prefix = self.prefix;
-        let old: Vec<(u64, u32, PassageRecord)> = self
-            .passages
+        let Indexer { prefix, vocab, passages, .. } = self;
+        let old: Vec<(u64, u32, PassageRecord)> = passages
             .keys()
             .filter_map(|&(doc, ordinal)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
                 Ok(Some(value)) => Some(decode_doc(&value).map(|r| (doc, ordinal, r))),
@@ -154,28 +192,40 @@ impl Indexer {
                 Err(e) => Some(Err(e)),
             })
             .collect::<Result<_>>()?;
-        let removed = drop_passages(tx, &prefix, &old)?;
         let mut stats = read_stats(tx, &prefix)?;
-        let block = stats.next_block;
-        let mut by_term: HashMap<&str, Vec<Posting>> = HashMap::new();
-        let mut tokens_added: u64 = 0;
-        for (&(doc, ordinal), Terms { len, counts }) in &self.passages {
-            for (term, tf) in counts {
-                by_term.entry(term).or_default().push(Posting { doc, ordinal, tf: *tf, len: *len });
+        let removed = drop_passages(tx, &prefix, &stats, &old)?;
+        let batch = stats.next_batch;
+        let mut sizes = vec![0_usize; vocab.terms.len()];
+        for terms in passages.values() {
+            for &(id, _) in &terms.counts {
+                sizes[id as usize] += 1;
             }
-            let terms: Vec<&str> = counts.iter().map(|(t, _)| t.as_str()).collect();
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(block, *len, &terms))?;
+        }
+        let mut by_term: Vec<Vec<Posting>> = sizes.into_iter().map(Vec::with_capacity).collect();
+        let mut tokens_added: u64 = 0;
+        let mut names: Vec<&str> = Vec::new();
+        for (&(doc, ordinal), Terms { len, counts }) in &passages {
+            names.clear();
+            for &(id, tf) in counts {
+                by_term[id as usize].push(Posting { doc, ordinal, tf, len: *len });
+                names.push(&vocab.terms[id as usize]);
+            }
+            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &names))?;
             tokens_added += u64::from(*len);
         }
         // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
-        for (term, postings) in by_term {
-            tx.put(POST_TREE, &post_key(&prefix, term, block), &block::encode(&postings))?;
+        for (term, postings) in vocab.terms.iter().zip(&by_term) {
+            if !postings.is_empty() {
+                tx.put(POST_TREE, &post_key(&prefix, batch, term.as_bytes()), &block::encode(postings))?;
+            }
         }
         let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
-        stats.passages = (stats.passages + self.passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
+        stats.passages = (stats.passages + passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
         stats.tokens = (stats.tokens + tokens_added).checked_sub(removed.1).ok_or_else(underflow)?;
-        stats.next_block += 1;
-        write_stats(tx, &prefix, stats)
+        stats.next_batch += 1;
+        stats.segments.push(Segment { first: batch, level: 0 });
+        merge::settle(tx, &prefix, &mut stats)?;
+        write_stats(tx, &prefix, &stats)
     }
 }
 
@@ -192,8 +242,9 @@ pub fn index_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32,
 pub fn remove_passage(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64, ordinal: u32) -> Result<bool> {
     let prefix = part_prefix(part)?;
     let Some(value) = tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal))? else { return Ok(false) };
-    let removed = drop_passages(tx, &prefix, &[(doc, ordinal, decode_doc(&value)?)])?;
-    subtract_stats(tx, &prefix, removed)?;
+    let stats = read_stats(tx, &prefix)?;
+    let removed = drop_passages(tx, &prefix, &stats, &[(doc, ordinal, decode_doc(&value)?)])?;
+    subtract_stats(tx, &prefix, stats, removed)?;
     Ok(true)
 }
 
@@ -205,10 +256,12 @@ pub fn remove_doc(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64) -> Result<u32> {
         let (_, ordinal) = key_tail(&key)?;
         records.push((doc, ordinal, decode_doc(&value)?));
     }
-    let removed = drop_passages(tx, &prefix, &records)?;
-    if removed.0 > 0 {
-        subtract_stats(tx, &prefix, removed)?;
+    if records.is_empty() {
+        return Ok(0);
     }
+    let stats = read_stats(tx, &prefix)?;
+    let removed = drop_passages(tx, &prefix, &stats, &records)?;
+    subtract_stats(tx, &prefix, stats, removed)?;
     u32::try_from(removed.0).map_err(|_| Error::corrupt(None, "a document has more than u32::MAX passages"))
 }
 
@@ -244,13 +297,16 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     let Some(stats) = snap.get(STATS_TREE, &prefix)? else {
         return Ok(Vec::new());
     };
-    let Stats { passages: n, tokens: total, .. } = decode_stats(&stats)?;
+    let Stats { passages: n, tokens: total, segments, .. } = decode_stats(&stats)?;
     // Precision: counts above 2^53 are far beyond any store.
     #[allow(clippy::cast_precision_loss)]
     let (n, avg_len) = (n as f64, if n == 0 { 0.0 } else { total as f64 / n as f64 });
-    let mut scores: HashMap<(u64, u32), (f64, Vec<usize>)> = HashMap::new();
+    // Each candidate's score and the last of its matches, which chain back through `matches`
+    // (term index, previous match): no list per candidate.
+    let mut scores: FastMap<(u64, u32), (f64, u32)> = FastMap::default();
+    let mut matches: Vec<(u32, u32)> = Vec::new();
     for (i, term) in terms.iter().enumerate() {
-        let postings = postings_of(snap, &prefix, term)?;
+        let postings = postings_of(snap, &prefix, &segments, term)?;
         // Precision: a term is in fewer than 2^53 passages.
         #[allow(clippy::cast_precision_loss)]
         let df = postings.len() as f64;
@@ -258,37 +314,56 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
         for p in postings {
             let tf = f64::from(p.tf);
             let norm = if avg_len > 0.0 { f64::from(p.len) / avg_len } else { 0.0 };
-            let slot = scores.entry((p.doc, p.ordinal)).or_default();
+            let slot = scores.entry((p.doc, p.ordinal)).or_insert((0.0, NO_MATCH));
             slot.0 += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * norm));
-            slot.1.push(i);
+            // Fits: a query has far fewer terms, and a search far fewer matches, than u32::MAX.
+            matches.push((i as u32, slot.1));
+            slot.1 = (matches.len() - 1) as u32;
         }
     }
-    let mut ranked: Vec<_> = scores.into_iter().collect();
-    ranked.sort_by(|(a, (sa, _)), (b, (sb, _))| sb.total_cmp(sa).then(a.cmp(b)));
-    ranked.truncate(k);
+    let mut ranked: Vec<((u64, u32), (f64, u32))> = scores.into_iter().collect();
+    let order = |(a, (sa, _)): &((u64, u32), (f64, u32)), (b, (sb, _)): &((u64, u32), (f64, u32))| {
+        sb.total_cmp(sa).then(a.cmp(b))
+    };
+    // Only the best `k` need sorting.
+    if ranked.len() > k {
+        ranked.select_nth_unstable_by(k - 1, order);
+        ranked.truncate(k);
+    }
+    ranked.sort_unstable_by(order);
     Ok(ranked
         .into_iter()
-        .map(|((doc, ordinal), (score, found))| Hit {
-            doc,
-            ordinal,
+        .map(|((doc, ordinal), (score, last))| {
+            let mut found = Vec::new();
+            let mut at = last;
+            while at != NO_MATCH {
+                let (term, prev) = matches[at as usize];
+                found.push(terms[term as usize].clone());
+                at = prev;
+            }
+            found.reverse();
             // Scores are reported as f32; ranking used the f64 sum.
-            score: score as f32,
-            matched: found.into_iter().map(|i| terms[i].clone()).collect(),
+            Hit { doc, ordinal, score: score as f32, matched: found }
         })
         .collect())
 }
+
+/// The end of a candidate's chain of matches in `search`.
+const NO_MATCH: u32 = u32::MAX;
 
 /// The distinct index terms of `query`, in order of first occurrence.
 /// In how many passages of `part` the index term `term` occurs, counting at most `cap`: enough to
 /// tell a rare word from a common one without reading a common word's every posting.
 pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<usize> {
     let prefix = part_prefix(part)?;
+    let Some(stats) = snap.get(STATS_TREE, &prefix)? else { return Ok(0) };
     let mut n = 0;
-    for entry in snap.prefix(POST_TREE, &term_prefix(&prefix, term))? {
+    for seg in decode_stats(&stats)?.segments {
         if n >= cap {
             break;
         }
-        n += block::count(&entry?.1)?;
+        let key = post_key(&prefix, seg.first, term.as_bytes());
+        n += snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(0), block::count))??;
     }
     Ok(n.min(cap))
 }
@@ -316,20 +391,26 @@ fn query_terms(query: &str) -> Vec<String> {
 
 /// Deletes the postings and records of passages (with their decoded records), rewriting each
 /// block they touch once. Returns (passages, tokens) removed; the totals are left to the caller.
-fn drop_passages(tx: &mut WriteTxn<'_>, prefix: &[u8], passages: &[(u64, u32, PassageRecord)]) -> Result<(u64, u64)> {
-    let mut by_block: BTreeMap<(&str, u64), BTreeSet<(u64, u32)>> = BTreeMap::new();
+fn drop_passages(
+    tx: &mut WriteTxn<'_>,
+    prefix: &[u8],
+    stats: &Stats,
+    passages: &[(u64, u32, PassageRecord)],
+) -> Result<(u64, u64)> {
+    let mut by_block: BTreeMap<(u64, &str), BTreeSet<(u64, u32)>> = BTreeMap::new();
     let mut tokens: u64 = 0;
     for (doc, ordinal, record) in passages {
+        let segment = stats.segment_of(record.batch)?;
         for term in &record.terms {
-            by_block.entry((term, record.block)).or_default().insert((*doc, *ordinal));
+            by_block.entry((segment, term)).or_default().insert((*doc, *ordinal));
         }
         tx.delete(DOC_TREE, &doc_key(prefix, *doc, *ordinal))?;
         tokens += u64::from(record.len);
     }
-    for ((term, block), gone) in by_block {
-        let key = post_key(prefix, term, block);
+    for ((segment, term), gone) in by_block {
+        let key = post_key(prefix, segment, term.as_bytes());
         let Some(value) = tx.get(POST_TREE, &key)? else {
-            return Err(Error::corrupt(None, format!("full-text block {block} of a passage's term is missing")));
+            return Err(Error::corrupt(None, format!("full-text segment {segment} lacks a passage's term")));
         };
         let mut postings = block::decode(&value)?;
         postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
@@ -349,7 +430,7 @@ fn read_stats(tx: &mut WriteTxn<'_>, prefix: &[u8]) -> Result<Stats> {
 
 /// Stores the partition's totals, or deletes them when no passage is left, so an emptied
 /// partition leaves no key.
-fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: Stats) -> Result<()> {
+fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &Stats) -> Result<()> {
     if stats.passages == 0 {
         tx.delete(STATS_TREE, prefix)?;
         Ok(())
@@ -358,13 +439,17 @@ fn write_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: Stats) -> Result<()>
     }
 }
 
-/// Subtracts removed (passages, tokens) from the partition's totals.
-fn subtract_stats(tx: &mut WriteTxn<'_>, prefix: &[u8], (passages, tokens): (u64, u64)) -> Result<()> {
-    let mut stats = read_stats(tx, prefix)?;
+/// Subtracts removed (passages, tokens) from the partition's totals `stats` (as read before).
+fn subtract_stats(
+    tx: &mut WriteTxn<'_>,
+    prefix: &[u8],
+    mut stats: Stats,
+    (passages, tokens): (u64, u64),
+) -> Result<()> {
     let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
     stats.passages = stats.passages.checked_sub(passages).ok_or_else(underflow)?;
     stats.tokens = stats.tokens.checked_sub(tokens).ok_or_else(underflow)?;
-    write_stats(tx, prefix, stats)
+    write_stats(tx, prefix, &stats)
 }
 
 /// Every entry of `tree` whose key starts with `prefix`, as this transaction sees it.

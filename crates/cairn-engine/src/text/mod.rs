@@ -3,16 +3,18 @@
 //! not bytes) into the text it was computed from, so `char_slice(text, start, end)` gives it back.
 
 mod chunk;
+mod fast_hash;
 mod link;
 mod names;
 mod sentences;
 mod tokenize;
 
 pub use chunk::{MAX_WORDS, MIN_WORDS, Passage, TARGET_WORDS, chunk_messages, chunk_text, messages_text, word_count};
+pub use fast_hash::{FastHasher, FastMap};
 pub use link::{Linker, Mention, mentions_name};
 pub use names::{LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold};
 pub use sentences::{ABBREVIATIONS, Sentence, sentences};
-pub use tokenize::{STOP_WORDS, Token, is_stop_word, tokens};
+pub use tokenize::{STOP_WORDS, Token, each_term, is_stop_word, tokens};
 
 /// The text between code points `start` (inclusive) and `end` (exclusive), or `None` when the range
 /// is reversed or runs past the end. Used to verify stored spans before they are quoted.

@@ -21,10 +21,14 @@ pub const STOP_WORDS: &[&str] = &[
     "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
 ];
 
+/// The length in bytes of the longest of `STOP_WORDS`.
+const LONGEST_STOP_WORD: usize = 5;
+
 /// Whether `word` (already lowercased) is in `STOP_WORDS`.
 #[must_use]
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    // Most words are longer than any stop word: skip the search for them.
+    word.len() <= LONGEST_STOP_WORD && STOP_WORDS.binary_search(&word).is_ok()
 }
 
 /// The index terms of `text`, in order of position. A word is a UAX #29 word segment holding a
@@ -34,8 +38,16 @@ pub fn is_stop_word(word: &str) -> bool {
 /// or the character itself when it stands alone.
 #[must_use]
 pub fn tokens(text: &str) -> Vec<Token> {
-    let stemmer = Stemmer::create(Algorithm::English);
     let mut out = Vec::new();
+    each_term(text, |term, start, end| out.push(Token { term: term.to_owned(), start, end }));
+    out
+}
+
+/// Calls `f` with each index term of `text` and its code-point span, in order: the terms of
+/// `tokens` without a `String` for each (the full-text indexer needs only the term, and
+/// tokenizing bounds ingest).
+pub fn each_term(text: &str, mut f: impl FnMut(&str, usize, usize)) {
+    let stemmer = Stemmer::create(Algorithm::English);
     // Split into maximal CJK and non-CJK runs: (is CJK, byte start, code-point start).
     let mut runs: Vec<(bool, usize, usize)> = Vec::new();
     for (pos, (byte, c)) in text.char_indices().enumerate() {
@@ -44,38 +56,50 @@ pub fn tokens(text: &str) -> Vec<Token> {
             runs.push((cjk, byte, pos));
         }
     }
+    let mut lower = String::new();
     for (k, &(cjk, byte, pos)) in runs.iter().enumerate() {
         let end_byte = runs.get(k + 1).map_or(text.len(), |run| run.1);
         let run = &text[byte..end_byte];
         if cjk {
-            bigrams(run, pos, &mut out);
+            bigrams(run, pos, &mut f);
         } else {
-            words(run, pos, &stemmer, &mut out);
+            words(run, pos, &stemmer, &mut lower, &mut f);
         }
     }
-    out
 }
 
-fn bigrams(run: &str, base: usize, out: &mut Vec<Token>) {
+fn bigrams(run: &str, base: usize, f: &mut impl FnMut(&str, usize, usize)) {
     let chars: Vec<char> = run.chars().collect();
     if chars.len() == 1 {
-        out.push(Token { term: run.to_owned(), start: base, end: base + 1 });
+        f(run, base, base + 1);
         return;
     }
-    for (i, pair) in chars.windows(2).enumerate() {
-        out.push(Token { term: pair.iter().collect(), start: base + i, end: base + i + 2 });
+    let mut pair = String::new();
+    for (i, two) in chars.windows(2).enumerate() {
+        pair.clear();
+        pair.extend(two);
+        f(&pair, base + i, base + i + 2);
     }
 }
 
-fn words(run: &str, base: usize, stemmer: &Stemmer, out: &mut Vec<Token>) {
+fn words(run: &str, base: usize, stemmer: &Stemmer, lower: &mut String, f: &mut impl FnMut(&str, usize, usize)) {
     let mut pos = base;
     for word in run.split_word_bounds() {
         let len = word.chars().count();
         if word.chars().any(char::is_alphanumeric) {
-            let lower = word.to_lowercase();
-            if !is_stop_word(&lower) {
-                let term = if is_latin_word(&lower) { stem(stemmer, &lower) } else { lower };
-                out.push(Token { term, start: pos, end: pos + len });
+            lower.clear();
+            if word.is_ascii() {
+                lower.push_str(word);
+                lower.make_ascii_lowercase();
+            } else {
+                lower.push_str(&word.to_lowercase());
+            }
+            if !is_stop_word(lower) {
+                if is_latin_word(lower) {
+                    with_stem(stemmer, lower, |term| f(term, pos, pos + len));
+                } else {
+                    f(lower, pos, pos + len);
+                }
             }
         }
         pos += len;
@@ -88,24 +112,25 @@ const STEM_MEMO: usize = 1 << 16;
 thread_local! {
     /// Lowercased word → stem. Text repeats its words (Zipf), and stemming is a large share of
     /// tokenizing, which bounds ingest.
-    static STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static STEMS: std::cell::RefCell<super::FastMap<String, String>> = std::cell::RefCell::new(super::FastMap::default());
 }
 
-/// The Snowball English stem of lowercased `word`, memoised per thread.
-fn stem(stemmer: &Stemmer, word: &str) -> String {
+/// Calls `f` with the Snowball English stem of lowercased `word`, memoised per thread. `f` must
+/// not tokenize (the memo is borrowed while it runs).
+fn with_stem<R>(stemmer: &Stemmer, word: &str, f: impl FnOnce(&str) -> R) -> R {
     STEMS.with(|memo| {
         let mut memo = memo.borrow_mut();
         if let Some(s) = memo.get(word) {
-            return s.clone();
+            return f(s);
         }
         // Snowball expects the ASCII apostrophe: `don’t` and `don't` stem alike.
         let term = stemmer.stem(&word.replace('\u{2019}', "'")).into_owned();
         if memo.len() >= STEM_MEMO {
             memo.clear();
         }
-        memo.insert(word.to_owned(), term.clone());
-        term
+        let out = f(&term);
+        memo.insert(word.to_owned(), term);
+        out
     })
 }
 
