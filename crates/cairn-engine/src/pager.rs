@@ -113,9 +113,13 @@ impl PageFile {
         self.join()?;
         // Only the writer thread stages pages, and it is the caller: nothing is staged meanwhile,
         // and the previous batch, written, has left `writing` empty.
-        let batch = std::mem::take(&mut *self.unwritten.write().expect("unwritten lock"));
+        let mut unwritten = self.unwritten.write().expect("unwritten lock");
+        let batch = std::mem::take(&mut *unwritten);
         let mut pages: Vec<(PageId, Page)> = batch.iter().map(|(id, p)| (*id, p.clone())).collect();
+        // The batch moves to `writing` before `unwritten`'s lock is let go: a reader that finds
+        // a page in neither (and reads the file, not yet written) would read a stale image.
         *self.writing.write().expect("writing lock") = batch;
+        drop(unwritten);
         let (file, writing) = (self.file.clone(), self.writing.clone());
         let handle = std::thread::Builder::new()
             .name("cairn-write-back".into())
