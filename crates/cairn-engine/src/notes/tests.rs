@@ -44,6 +44,26 @@ fn keys(reply: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Runs `work(store, t)` on `threads` threads released together; their results in thread order.
+fn race<T: Send + 'static>(
+    store: &Store,
+    threads: usize,
+    work: impl Fn(&Store, usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let barrier = Arc::new(Barrier::new(threads));
+    let work = Arc::new(work);
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (store, barrier, work) = (store.clone(), barrier.clone(), work.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                work(&store, t)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
 #[allow(clippy::needless_pass_by_value)] // call sites read as JSON literals: note("k", json!(1))
 fn note(key: &str, value: Value) -> Value {
     json!({ "key": key, "value": value, "kind": "user_fact" })
@@ -187,27 +207,15 @@ fn concurrent_merges_into_one_note_lose_nothing() {
     let (_d, store) = fresh();
     let threads = 8;
     let rounds = 10;
-    let barrier = Arc::new(Barrier::new(threads));
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let store = store.clone();
-            let barrier = barrier.clone();
-            std::thread::spawn(move || {
-                let me = agent(&format!("agent-{t}"));
-                barrier.wait();
-                for r in 0..rounds {
-                    let field = format!("f{t}x{r}");
-                    let body =
-                        with(note("shared", json!({ field: format!("word{t}x{r}") })), json!({"writeMode": "merge"}));
-                    let reply = run(&store, &me, "note_write", &body);
-                    assert!(reply.get("error").is_none(), "{reply}");
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+    race(&store, threads, move |store, t| {
+        let me = agent(&format!("agent-{t}"));
+        for r in 0..rounds {
+            let field = format!("f{t}x{r}");
+            let body = with(note("shared", json!({ field: format!("word{t}x{r}") })), json!({"writeMode": "merge"}));
+            let reply = run(store, &me, "note_write", &body);
+            assert!(reply.get("error").is_none(), "{reply}");
+        }
+    });
     let a = agent("reader");
     let current = &run(&store, &a, "note_list", &json!({"key": "shared"}))["notes"][0];
     assert_eq!(current["version"].as_u64().unwrap(), (threads * rounds) as u64);
@@ -227,42 +235,29 @@ fn concurrent_cas_writers_each_version_has_exactly_one_winner() {
     let (_d, store) = fresh();
     let threads = 8;
     let rounds = 12;
-    let barrier = Arc::new(Barrier::new(threads));
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let store = store.clone();
-            let barrier = barrier.clone();
-            std::thread::spawn(move || {
-                let me = agent(&format!("agent-{t}"));
-                let mut won = Vec::new();
-                let mut conflicts = 0;
-                barrier.wait();
-                for r in 0..rounds {
-                    let listed = run(&store, &me, "note_list", &json!({"key": "counter"}));
-                    let current = listed["notes"][0]["version"].as_u64().unwrap_or(0);
-                    let body = with(note("counter", json!({"by": t, "round": r})), json!({"expectedVersion": current}));
-                    let reply = run(&store, &me, "note_write", &body);
-                    if reply.get("error").is_some() {
-                        assert_eq!(code(&reply), "VERSION_CONFLICT");
-                        assert!(reply["error"]["details"][0]["currentVersion"].as_u64().unwrap() > current);
-                        conflicts += 1;
-                    } else {
-                        assert_eq!(
-                            reply["version"].as_u64().unwrap(),
-                            current + 1,
-                            "a win is exactly the next version"
-                        );
-                        won.push((reply["version"].as_u64().unwrap(), t, r));
-                    }
-                }
-                (won, conflicts)
-            })
-        })
-        .collect();
+    let results = race(&store, threads, move |store, t| {
+        let me = agent(&format!("agent-{t}"));
+        let mut won = Vec::new();
+        let mut conflicts = 0;
+        for r in 0..rounds {
+            let listed = run(store, &me, "note_list", &json!({"key": "counter"}));
+            let current = listed["notes"][0]["version"].as_u64().unwrap_or(0);
+            let body = with(note("counter", json!({"by": t, "round": r})), json!({"expectedVersion": current}));
+            let reply = run(store, &me, "note_write", &body);
+            if reply.get("error").is_some() {
+                assert_eq!(code(&reply), "VERSION_CONFLICT");
+                assert!(reply["error"]["details"][0]["currentVersion"].as_u64().unwrap() > current);
+                conflicts += 1;
+            } else {
+                assert_eq!(reply["version"].as_u64().unwrap(), current + 1, "a win is exactly the next version");
+                won.push((reply["version"].as_u64().unwrap(), t, r));
+            }
+        }
+        (won, conflicts)
+    });
     let mut wins = Vec::new();
     let mut conflicts = 0;
-    for h in handles {
-        let (w, c) = h.join().unwrap();
+    for (w, c) in results {
         wins.extend(w);
         conflicts += c;
     }
@@ -302,18 +297,13 @@ fn concurrent_cas_writers_each_version_has_exactly_one_winner() {
 fn concurrent_idempotent_retries_make_one_version() {
     let (_d, store) = fresh();
     let threads = 8;
-    let barrier = Arc::new(Barrier::new(threads));
     let body = with(note("k", json!({"x": 1})), json!({"idempotencyKey": "retry-me"}));
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let (store, barrier, body) = (store.clone(), barrier.clone(), body.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                (0..5).map(|_| run(&store, &agent("claude"), "note_write", &body)).collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    let receipts: Vec<Value> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let receipts: Vec<Value> = race(&store, threads, move |store, _| {
+        (0..5).map(|_| run(store, &agent("claude"), "note_write", &body)).collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     assert!(receipts.iter().all(|r| *r == receipts[0]), "{receipts:?}");
     assert_eq!(receipts[0]["version"], 1);
     let a = agent("claude");
