@@ -16,6 +16,7 @@ mod pager;
 mod snapshot;
 mod store;
 mod time;
+mod varint;
 mod wal;
 mod write;
 

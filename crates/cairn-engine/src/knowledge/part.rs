@@ -46,6 +46,18 @@ impl Partition {
         Ok(Partition { raw, prefix })
     }
 
+    /// The partition whose prefix starts `key` (a stored key of any partitioned tree).
+    pub(crate) fn of_key(key: &[u8]) -> Result<Partition> {
+        let bad = || Error::corrupt(None, "a stored key does not start with a partition");
+        let len = usize::from(u16::from_be_bytes(key.get(..2).ok_or_else(bad)?.try_into().expect("2 bytes")));
+        let raw = std::str::from_utf8(key.get(2..2 + len).ok_or_else(bad)?).map_err(|_| bad())?;
+        let mut parts = raw.splitn(3, '\0');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(tenant), Some(user), Some(scope)) => Partition::new(tenant, user, scope).map_err(|_| bad()),
+            _ => Err(bad()),
+        }
+    }
+
     /// `tenant \0 user \0 scope`, as the full-text index takes it.
     #[must_use]
     pub fn raw(&self) -> &[u8] {

@@ -6,6 +6,7 @@
 //! guards cannot interleave with another write. Keys and rules: `docs/design/notes.md`.
 
 pub mod api;
+mod block;
 mod cursor;
 mod events;
 mod fields;

@@ -770,3 +770,48 @@ fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
 fn agent_at(name: &str) -> Caller {
     who("u1", "default", name, T0 + 20_000)
 }
+
+#[test]
+fn a_store_indexed_one_key_per_posting_is_rebuilt_into_blocks_on_first_use() {
+    let (_d, store) = fresh();
+    let words = ["alpha", "bravo", "charlie", "deploy", "staging", "東京都"];
+    for i in 0..300_usize {
+        let who = if i % 3 == 0 { who("u2", "work", "codex", T0) } else { agent("claude") };
+        let text: Vec<&str> = (0..4).map(|j| words[(i + j) % words.len()]).collect();
+        let body = json!({"key": format!("k{i}"), "value": {"text": text.join(" ")}, "kind": "user_fact"});
+        assert!(run(&store, &who, "note_write", &body).get("error").is_none());
+    }
+    let queries = ["alpha", "deploy staging", "東京", "charlie bravo alpha"];
+    let ask = |store: &Store| -> Vec<Value> {
+        queries
+            .iter()
+            .flat_map(|q| {
+                [agent("claude"), who("u2", "work", "codex", T0)]
+                    .map(|c| run(store, &c, "note_list", &json!({"query": q, "limit": 100})))
+            })
+            .collect()
+    };
+    let before = ask(&store);
+    let tree_keys = |store: &Store, tree: &str| store.snapshot().unwrap().prefix(tree, &[]).unwrap().count();
+    let counts = tree_keys(&store, super::index::TRI_COUNT);
+    // What a store of the first layout holds: postings in `n.tok`/`n.tri`, no blocks.
+    store
+        .write(|tx| {
+            for tree in [super::index::TERM, super::index::GRAM, super::index::DOC, super::index::TRI_COUNT] {
+                for (k, _) in tx.prefix(tree, &[]).unwrap() {
+                    tx.delete(tree, &k)?;
+                }
+            }
+            let part = Partition::new("local", "u1", "default").unwrap();
+            tx.put("n.tok", &part.key(&[b"alpha\0", &7u64.to_be_bytes()]), &[0, 0, 0, 1, 0, 0, 0, 4, 0, 1, 0])?;
+            tx.put("n.tri", &part.key(&[b"alp\0", &7u64.to_be_bytes()]), &[0, 1, 0])
+        })
+        .unwrap();
+    assert_eq!(tree_keys(&store, super::index::DOC), 0);
+    let after = ask(&store);
+    assert_eq!(before, after);
+    assert!(before.iter().all(|r| !r["notes"].as_array().unwrap().is_empty()), "every query finds notes");
+    assert_eq!(tree_keys(&store, "n.tok") + tree_keys(&store, "n.tri"), 0, "the first layout is gone");
+    assert_eq!(tree_keys(&store, super::index::TRI_COUNT), counts);
+    assert!(tree_keys(&store, super::index::DOC) >= 3, "two partitions, 300 ids: several doc blocks");
+}

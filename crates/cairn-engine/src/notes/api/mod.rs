@@ -4,7 +4,7 @@
 //! (validation, `VERSION_CONFLICT`, `IDEMPOTENCY_CONFLICT`, `NOT_FOUND`) is a reply carrying
 //! `error` in DESIGN.md §3 terms and changes nothing; store failures are engine `Error`s.
 
-use super::{Fail, events, forget, handoff, list, write};
+use super::{Fail, events, forget, handoff, index, list, write};
 use crate::error::{Error, Result};
 use crate::knowledge::api::Caller;
 use crate::store::Store;
@@ -16,6 +16,8 @@ pub const VERBS: [&str; 7] =
 /// Runs `verb` for `caller` with the JSON `body`; returns the JSON reply. Reads run on a snapshot
 /// in the calling thread; writes wait until durable.
 pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
+    // A store written before the index took blocks is rebuilt before its first use.
+    index::upgrade(store)?;
     let outcome = match verb {
         "note_write" => write::run(store, caller, body),
         "note_list" => list::run(store, caller, body),
