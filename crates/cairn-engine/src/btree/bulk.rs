@@ -4,7 +4,7 @@
 //! Pages emptied by deletes are dropped; pages left under-full stay so (the single-key `remove`
 //! merges siblings; a run does not), which `compact` rewrites densely.
 
-use super::insert::{add_cell, patch, room_for, set_child};
+use super::insert::{add_cell, patch, remove_slot, room_for, set_cell, set_child, write_cell};
 use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, grow_root, store_split};
 use crate::error::Result;
 use crate::page::{NO_PAGE, Page, PageId};
@@ -62,22 +62,12 @@ fn merge_at(tx: &mut impl PageStore, id: PageId, run: Vec<Change>, m: &mut Merge
     let view = NodeView::new(id, &page)?;
     if view.is_leaf() {
         if run.len() <= FEW
-            && let Some(edits) = leaf_edits(id, &page, &run)?
+            && let Some(edited) = edit_leaf(id, &page, &run)?
         {
-            let mut old = Vec::new();
-            let moved = patch(tx, id, &page, |bytes| {
-                for edit in edits {
-                    match edit {
-                        Edit::Add { key, value, slot, at } => add_cell(bytes, slot, at, key, value),
-                        Edit::Overwrite { start, value, was } => {
-                            bytes[start..start + value.len()].copy_from_slice(value);
-                            old.push(was);
-                        }
-                    }
-                }
-            })?;
-            m.added += (run.len() - old.len()) as u64;
-            m.freed.extend(old);
+            let moved = patch(tx, id, &page, |bytes| bytes.copy_from_slice(&edited.bytes))?;
+            m.added += edited.added;
+            m.removed += edited.removed;
+            m.freed.extend(edited.freed);
             return Ok(vec![(Bytes::default(), moved)]);
         }
         let Node::Leaf(old) = Node::decode(id, &page)? else { unreachable!("checked to be a leaf") };
@@ -137,45 +127,72 @@ fn merge_at(tx: &mut impl PageStore, id: PageId, run: Vec<Change>, m: &mut Merge
 /// entry fits (most leaves of a large tree take one or two keys of a batch spread over it).
 const FEW: usize = 4;
 
-/// One change to a leaf page, made without decoding it.
-enum Edit<'e> {
-    /// A new key: its cell goes at offset `at`, its slot at `slot`.
-    Add { key: &'e [u8], value: &'e Value, slot: usize, at: usize },
-    /// A stored key whose inline value is replaced by one of the same length at `start`.
-    Overwrite { start: usize, value: &'e [u8], was: Value },
+/// A leaf page with a few changes made in a copy of its bytes.
+struct Edited {
+    bytes: Vec<u8>,
+    freed: Vec<Value>,
+    added: u64,
+    removed: u64,
 }
 
-/// When every change is a put of a new key whose cell fits the free space left by the ones
-/// before it, or of a stored key getting an inline value of its value's length: the edits, in
-/// the order to make them. `None` (a delete among them, or something that does not fit) sends
-/// the caller to the decode-and-merge path.
-fn leaf_edits<'e>(id: PageId, page: &Page, run: &'e [Change]) -> Result<Option<Vec<Edit<'e>>>> {
-    let mut edits = Vec::with_capacity(run.len());
-    // A copy to add cells to, made only when a later change must see an earlier one's cell.
-    let mut scratch: Option<Vec<u8>> = None;
-    for (i, (key, value)) in run.iter().enumerate() {
-        let Some(value) = value else { return Ok(None) };
-        let view = NodeView::new(id, scratch.as_deref().unwrap_or(page))?;
-        match view.search(key)? {
-            Err(slot) => {
+/// Applies `run` to a copy of leaf `page` without decoding it: a new key's cell goes into the
+/// free space, a stored key's inline value of the same length is overwritten, a value of another
+/// length gets a new cell its slot is pointed at, a delete drops its slot. A cell left unused is
+/// zeroed, so deleted data does not stay readable in the page; its space returns when the page
+/// is next re-encoded. `None` when a cell does not fit or the leaf would end empty: the caller
+/// decodes and merges (and frees an emptied page).
+fn edit_leaf(id: PageId, page: &Page, run: &[Change]) -> Result<Option<Edited>> {
+    let mut bytes = page.to_vec();
+    let mut out = Edited { bytes: Vec::new(), freed: Vec::new(), added: 0, removed: 0 };
+    for (key, change) in run {
+        let view = NodeView::new(id, &bytes)?;
+        match (view.search(key)?, change) {
+            (Err(slot), Some(value)) => {
                 let Some(at) = room_for(&view, key, value) else { return Ok(None) };
-                // Later entries see this one's cell, so their slots and the free space stay exact.
-                if i + 1 < run.len() {
-                    add_cell(scratch.get_or_insert_with(|| page.to_vec()), slot, at, key, value);
-                }
-                edits.push(Edit::Add { key, value, slot, at });
+                add_cell(&mut bytes, slot, at, key, value);
+                out.added += 1;
             }
-            Ok(found) => {
-                let Value::Inline(new) = value else { return Ok(None) };
-                let Ok((start, len)) = view.value_span(found)? else { return Ok(None) };
-                if len != new.len() {
+            (Err(_), None) => {}
+            (Ok(found), Some(value)) => {
+                let was = view.value(found)?;
+                match (view.value_span(found)?, value) {
+                    (Ok((start, len)), Value::Inline(new)) if len == new.len() => {
+                        bytes[start..start + len].copy_from_slice(new);
+                    }
+                    _ => {
+                        let Some(at) = room_for(&view, key, value) else { return Ok(None) };
+                        let (old_at, old_len) = (view.cell_offset(found), cell_len(&view, found)?);
+                        write_cell(&mut bytes, at, key, value);
+                        set_cell(&mut bytes, found, at);
+                        bytes[old_at..old_at + old_len].fill(0);
+                    }
+                }
+                out.freed.push(was);
+            }
+            (Ok(found), None) => {
+                if view.len() == 1 {
                     return Ok(None);
                 }
-                edits.push(Edit::Overwrite { start, value: new, was: view.value(found)? });
+                out.freed.push(view.value(found)?);
+                let (old_at, old_len) = (view.cell_offset(found), cell_len(&view, found)?);
+                remove_slot(&mut bytes, found);
+                bytes[old_at..old_at + old_len].fill(0);
+                out.removed += 1;
             }
         }
     }
-    Ok(Some(edits))
+    out.bytes = bytes;
+    Ok(Some(out))
+}
+
+/// Bytes of leaf cell `i`: its header, key and value (inline bytes or an overflow reference).
+fn cell_len(view: &NodeView<'_>, i: usize) -> Result<usize> {
+    let key = view.key(i)?.len();
+    Ok(6 + key
+        + match view.value_span(i)? {
+            Ok((_, len)) => len,
+            Err(_) => 8,
+        })
 }
 
 /// Changes under one child of a branch: its slot, its page and the changes.
@@ -230,6 +247,7 @@ fn merge_entries(old: Vec<(Bytes, Value)>, run: Vec<Change>, m: &mut Merged) -> 
 
 #[cfg(test)]
 mod tests {
+    use super::{Bytes, Node, NodeView, Value, edit_leaf};
     use crate::{Store, StoreOptions};
     use proptest::prelude::*;
     use std::collections::BTreeMap;
@@ -300,5 +318,43 @@ mod tests {
             let report = store.check().unwrap();
             prop_assert!(report.ok, "{:?}", report.problems);
         }
+    }
+
+    fn inline(v: &[u8]) -> Value {
+        Value::Inline(Bytes::Owned(v.to_vec()))
+    }
+
+    /// Deletes and replaces of another size made in place keep the order and leave none of the
+    /// old values' bytes in the page.
+    #[test]
+    fn a_leaf_edited_in_place_keeps_order_and_forgets_old_values() {
+        let entries: Vec<(Bytes, Value)> = (0..40u32)
+            .map(|i| {
+                let v = if i % 10 == 3 { format!("SECRET-{i:04}") } else { "plain".to_owned() };
+                (Bytes::Owned(key(i * 2)), inline(v.as_bytes()))
+            })
+            .collect();
+        let page = Node::Leaf(entries).encode(9, 1);
+        let run = vec![
+            (Bytes::Owned(key(6)), None),
+            (Bytes::Owned(key(7)), Some(inline(b"new key"))),
+            (Bytes::Owned(key(26)), Some(inline(b"a longer value than before"))),
+            (Bytes::Owned(key(999)), None),
+        ];
+        let edited = edit_leaf(9, &page, &run).unwrap().expect("fits in place");
+        assert_eq!((edited.added, edited.removed, edited.freed.len()), (1, 1, 2));
+        let bytes = &edited.bytes;
+        let view = NodeView::new(9, bytes).unwrap();
+        let keys: Vec<Vec<u8>> = (0..view.len()).map(|i| view.key(i).unwrap().to_vec()).collect();
+        let mut want: Vec<Vec<u8>> = (0..40).map(|i| key(i * 2)).filter(|k| *k != key(6)).collect();
+        want.push(key(7));
+        want.sort();
+        assert_eq!(keys, want);
+        let at = |k: &[u8]| view.inline_value(view.search(k).unwrap().unwrap()).unwrap().unwrap().to_vec();
+        assert_eq!(at(&key(26)), b"a longer value than before");
+        assert_eq!(at(&key(7)), b"new key");
+        assert_eq!(at(&key(46)), b"SECRET-0023");
+        let text = String::from_utf8_lossy(bytes);
+        assert!(!text.contains("SECRET-0003") && !text.contains("SECRET-0013"), "old values are zeroed");
     }
 }

@@ -91,8 +91,9 @@ fn replace_child(tx: &mut impl PageStore, id: PageId, page: &Page, key: &[u8], m
 
 /// Where a new leaf cell for `key` → `value` would go in the page of `view`: the offset of its
 /// first byte, when the cell and its slot fit in the free space between the slot array and the
-/// cells. Cells are packed at the end of the page (`Node::encode` and `add_cell` keep them so),
-/// so the free space is exactly what a re-encode would leave.
+/// lowest cell. `Node::encode` packs cells at the end of the page; an edit in place
+/// (`bulk::edit_leaf`) may leave a zeroed, unreferenced cell above the lowest, whose space a
+/// re-encode gives back.
 pub(super) fn room_for(view: &NodeView<'_>, key: &[u8], value: &Value) -> Option<usize> {
     let count = view.len();
     let lowest = (0..count).map(|i| view.cell_offset(i)).min().unwrap_or(PAGE_SIZE);
@@ -106,8 +107,30 @@ pub(super) fn add_cell(bytes: &mut [u8], slot: usize, at: usize, key: &[u8], val
     let count = crate::page::count(bytes);
     let slots = HEADER_LEN + 2 * slot;
     bytes.copy_within(slots..HEADER_LEN + 2 * count, slots + 2);
-    bytes[slots..slots + 2].copy_from_slice(&u16::try_from(at).expect("offsets fit a page").to_le_bytes());
     bytes[6..8].copy_from_slice(&u16::try_from(count + 1).expect("counts fit a page").to_le_bytes());
+    set_cell(bytes, slot, at);
+    write_cell(bytes, at, key, value);
+}
+
+/// Points slot `slot` of a leaf at the cell at `at`.
+pub(super) fn set_cell(bytes: &mut [u8], slot: usize, at: usize) {
+    let slots = HEADER_LEN + 2 * slot;
+    bytes[slots..slots + 2].copy_from_slice(&u16::try_from(at).expect("offsets fit a page").to_le_bytes());
+}
+
+/// Drops slot `slot` of a leaf (its cell stays where it is, unreferenced); the freed slot bytes
+/// at the end of the array are zeroed.
+pub(super) fn remove_slot(bytes: &mut [u8], slot: usize) {
+    let count = crate::page::count(bytes);
+    let slots = HEADER_LEN + 2 * slot;
+    let end = HEADER_LEN + 2 * count;
+    bytes.copy_within(slots + 2..end, slots);
+    bytes[end - 2..end].fill(0);
+    bytes[6..8].copy_from_slice(&u16::try_from(count - 1).expect("counts fit a page").to_le_bytes());
+}
+
+/// Writes a leaf cell for `key` → `value` at `at` (its slot is set apart).
+pub(super) fn write_cell(bytes: &mut [u8], at: usize, key: &[u8], value: &Value) {
     let key_len = u16::try_from(key.len()).expect("keys are checked against MAX_KEY_LEN");
     bytes[at..at + 2].copy_from_slice(&key_len.to_le_bytes());
     let body = at + 6 + key.len();

@@ -80,10 +80,16 @@ impl Partition {
     }
 
     /// Notes that `tx` writes into this partition, so a user's scopes can be listed (status) and
-    /// a whole user forgotten. Every write verb calls it; writing the same key again is cheap.
+    /// a whole user forgotten. Every write verb calls it; only the first write of a partition
+    /// writes its key.
     pub fn register(&self, tx: &mut crate::write::WriteTxn<'_>) -> Result<()> {
         let (tenant, user, scope) = self.parts();
-        tx.put(SCOPES, &user_scopes_prefix(tenant, user).into_iter().chain(scope.bytes()).collect::<Vec<u8>>(), &[])
+        let key: Vec<u8> = user_scopes_prefix(tenant, user).into_iter().chain(scope.bytes()).collect();
+        // Most writes land in a known partition: a lookup is cheaper than rewriting its leaf.
+        if tx.get(SCOPES, &key)?.is_some() {
+            return Ok(());
+        }
+        tx.put(SCOPES, &key, &[])
     }
 
     /// `prefix | parts...`: a key inside this partition.
