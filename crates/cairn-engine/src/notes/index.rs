@@ -263,10 +263,19 @@ pub(crate) fn upgrade(store: &Store) -> Result<()> {
         return Ok(());
     }
     store.write(|tx| {
-        for tree in OLD_TREES.into_iter().chain([TRI_COUNT]) {
-            for (key, _) in tx.prefix(tree, &[])? {
-                tx.delete(tree, &key)?;
-            }
+        // Another call may have rebuilt it between the snapshot and this transaction.
+        let mut stale = Vec::new();
+        for tree in OLD_TREES {
+            stale.extend(tx.prefix(tree, &[])?.into_iter().map(|(key, _)| (tree, key)));
+        }
+        if stale.is_empty() {
+            return Ok(());
+        }
+        for (tree, key) in stale {
+            tx.delete(tree, &key)?;
+        }
+        for (key, _) in tx.prefix(TRI_COUNT, &[])? {
+            tx.delete(TRI_COUNT, &key)?;
         }
         for (key, value) in tx.prefix(CUR, &[])? {
             let part = Partition::of_key(&key)?;
