@@ -12,14 +12,16 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::text::{FastMap, each_term, tokens};
+use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::text::{FastMap, Piece, each_word, tokens, word_term};
 use crate::{Error, Result, Snapshot, WriteTxn};
 
 use block::Posting;
 pub use keys::{DOC_TREE, MAX_PART_LEN, MAX_TERM_BYTES, POST_TREE, STATS_TREE};
 use keys::{
     PassageRecord, Segment, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
-    key_tail, part_prefix, post_key, prefix_end,
+    key_tail, part_prefix, prefix_end,
 };
 pub use merge::FANOUT;
 
@@ -40,12 +42,24 @@ pub struct Hit {
     pub matched: Vec<String>,
 }
 
+/// The block of `term` in value `value` of a segment's key (`Segment::key_of`): in a chunk,
+/// found by term; else the value itself.
+fn block_in<'v>(value: &'v [u8], chunked: bool, term: &[u8]) -> Result<Option<&'v [u8]>> {
+    if chunked { block::find_in_chunk(value, term) } else { Ok(Some(value)) }
+}
+
 /// Every posting of `term` in the partition with encoded prefix `prefix`, segment by segment.
 fn postings_of(snap: &Snapshot, prefix: &[u8], segments: &[Segment], term: &str) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
     for seg in segments {
-        let key = post_key(prefix, seg.first, term.as_bytes());
-        snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(()), |v| block::decode_into(v, &mut out)))??;
+        let (key, chunked) = seg.key_of(prefix, term.as_bytes());
+        snap.get_with(POST_TREE, &key, |value| match value {
+            Some(v) => match block_in(v, chunked, term.as_bytes())? {
+                Some(b) => block::decode_into(b, &mut out),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        })??;
     }
     Ok(out)
 }
@@ -64,8 +78,11 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     for term in terms {
         let mut postings = Vec::new();
         for seg in &segments {
-            if let Some(value) = tx.get(POST_TREE, &post_key(&prefix, seg.first, term.as_bytes()))? {
-                block::decode_into(&value, &mut postings)?;
+            let (key, chunked) = seg.key_of(&prefix, term.as_bytes());
+            if let Some(value) = tx.get(POST_TREE, &key)?
+                && let Some(b) = block_in(&value, chunked, term.as_bytes())?
+            {
+                block::decode_into(b, &mut postings)?;
             }
         }
         // A re-indexed passage lands in a later segment than its document's others: sort across them.
@@ -80,7 +97,7 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
 }
 
 /// A passage as the index sees it: its length in tokens and each distinct term's count, as
-/// (term id in the batch's `Vocab`, count) in term byte order.
+/// (term id in the batch's `Vocab`, count) in id order.
 #[derive(Debug, Clone)]
 struct Terms {
     len: u32,
@@ -89,10 +106,22 @@ struct Terms {
 
 /// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
 /// term on the writer thread indexes a vector instead of hashing strings.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Vocab {
     terms: Vec<String>,
     ids: FastMap<String, u32>,
+    /// Lowercased word → its term's id (`NO_TERM` for a stop word): text repeats its words, so
+    /// most words cost this one lookup instead of stop-word, script and stemming work.
+    words: FastMap<String, u32>,
+}
+
+/// A word without an index term (a stop word) in `Vocab::words`.
+const NO_TERM: u32 = u32::MAX;
+
+impl std::fmt::Debug for Vocab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vocab").field("terms", &self.terms.len()).field("words", &self.words.len()).finish()
+    }
 }
 
 impl Vocab {
@@ -107,12 +136,31 @@ impl Vocab {
         id
     }
 
-    /// Tokenizes `text` into its terms.
-    fn terms_of(&mut self, text: &str) -> Result<Terms> {
-        let mut ids: Vec<u32> = Vec::new();
-        each_term(text, |term, _, _| {
+    /// The id of word `word`'s term, or `NO_TERM`.
+    fn word_id(&mut self, stemmer: &Stemmer, word: &str) -> u32 {
+        if let Some(&id) = self.words.get(word) {
+            return id;
+        }
+        let mut id = NO_TERM;
+        word_term(stemmer, word, |term| {
             if let Some(term) = clean_term(term) {
-                ids.push(self.id(term));
+                id = self.id(term);
+            }
+        });
+        self.words.insert(word.to_owned(), id);
+        id
+    }
+
+    /// Tokenizes `text` into its terms.
+    fn terms_of(&mut self, stemmer: &Stemmer, text: &str) -> Result<Terms> {
+        let mut ids: Vec<u32> = Vec::new();
+        each_word(text, |piece, _, _| {
+            let id = match piece {
+                Piece::Word(word) => self.word_id(stemmer, word),
+                Piece::Term(term) => clean_term(term).map_or(NO_TERM, |t| self.id(t)),
+            };
+            if id != NO_TERM {
+                ids.push(id);
             }
         });
         let len = u32::try_from(ids.len())
@@ -125,7 +173,6 @@ impl Vocab {
                 _ => counts.push((id, 1)),
             }
         }
-        counts.sort_unstable_by(|a, b| self.terms[a.0 as usize].cmp(&self.terms[b.0 as usize]));
         Ok(Terms { len, counts })
     }
 }
@@ -140,6 +187,7 @@ pub struct Indexer {
     passages: BTreeMap<(u64, u32), Terms>,
     /// Texts tokenized ahead of the transaction (`prepare`), by text.
     prepared: FastMap<String, Terms>,
+    stemmer: Stemmer,
 }
 
 impl Indexer {
@@ -150,6 +198,7 @@ impl Indexer {
             vocab: Vocab::default(),
             passages: BTreeMap::new(),
             prepared: FastMap::default(),
+            stemmer: Stemmer::create(Algorithm::English),
         })
     }
 
@@ -158,7 +207,7 @@ impl Indexer {
     pub fn prepare<'t>(&mut self, texts: impl IntoIterator<Item = &'t str>) -> Result<()> {
         for text in texts {
             if !self.prepared.contains_key(text) {
-                let terms = self.vocab.terms_of(text)?;
+                let terms = self.vocab.terms_of(&self.stemmer, text)?;
                 self.prepared.insert(text.to_owned(), terms);
             }
         }
@@ -170,7 +219,7 @@ impl Indexer {
         // Taken, not copied: the same text twice in a batch is tokenized again the second time.
         let terms = match self.prepared.remove(text) {
             Some(t) => t,
-            None => self.vocab.terms_of(text)?,
+            None => self.vocab.terms_of(&self.stemmer, text)?,
         };
         self.passages.insert((doc, ordinal), terms);
         Ok(())
@@ -183,7 +232,9 @@ impl Indexer {
         if self.passages.is_empty() {
             return Ok(());
         }
-        let Indexer { prefix, vocab, passages, .. } = self;
+        let Indexer { prefix, vocab, passages, prepared, .. } = self;
+        // Freed now: it may hold texts prepared but never added.
+        drop(prepared);
         let old: Vec<(u64, u32, PassageRecord)> = passages
             .keys()
             .filter_map(|&(doc, ordinal)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
@@ -202,28 +253,34 @@ impl Indexer {
             }
         }
         let mut by_term: Vec<Vec<Posting>> = sizes.into_iter().map(Vec::with_capacity).collect();
+        let hashes: Vec<u16> = vocab.terms.iter().map(|t| keys::term_hash(t.as_bytes())).collect();
         let mut tokens_added: u64 = 0;
-        let mut names: Vec<&str> = Vec::new();
+        let mut mine: Vec<u16> = Vec::new();
         for (&(doc, ordinal), Terms { len, counts }) in &passages {
-            names.clear();
+            mine.clear();
             for &(id, tf) in counts {
                 by_term[id as usize].push(Posting { doc, ordinal, tf, len: *len });
-                names.push(&vocab.terms[id as usize]);
+                mine.push(hashes[id as usize]);
             }
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &names))?;
+            mine.sort_unstable();
+            mine.dedup();
+            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &mine))?;
             tokens_added += u64::from(*len);
         }
         // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
-        for (term, postings) in vocab.terms.iter().zip(&by_term) {
-            if !postings.is_empty() {
-                tx.put(POST_TREE, &post_key(&prefix, batch, term.as_bytes()), &block::encode(postings))?;
-            }
-        }
+        let blocks: Vec<(&[u8], Vec<u8>)> = vocab
+            .terms
+            .iter()
+            .zip(&by_term)
+            .filter(|(_, postings)| !postings.is_empty())
+            .map(|(term, postings)| (term.as_bytes(), block::encode(postings)))
+            .collect();
+        let buckets = merge::write_segment(tx, &prefix, batch, &blocks)?;
         let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
         stats.passages = (stats.passages + passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
         stats.tokens = (stats.tokens + tokens_added).checked_sub(removed.1).ok_or_else(underflow)?;
         stats.next_batch += 1;
-        stats.segments.push(Segment { first: batch, level: 0 });
+        stats.segments.push(Segment { first: batch, level: 0, buckets });
         merge::settle(tx, &prefix, &mut stats)?;
         write_stats(tx, &prefix, &stats)
     }
@@ -362,8 +419,11 @@ pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<
         if n >= cap {
             break;
         }
-        let key = post_key(&prefix, seg.first, term.as_bytes());
-        n += snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(0), block::count))??;
+        let (key, chunked) = seg.key_of(&prefix, term.as_bytes());
+        n += snap.get_with(POST_TREE, &key, |value| match value {
+            Some(v) => block_in(v, chunked, term.as_bytes())?.map_or(Ok(0), block::count),
+            None => Ok(0),
+        })??;
     }
     Ok(n.min(cap))
 }
@@ -390,34 +450,54 @@ fn query_terms(query: &str) -> Vec<String> {
 }
 
 /// Deletes the postings and records of passages (with their decoded records), rewriting each
-/// block they touch once. Returns (passages, tokens) removed; the totals are left to the caller.
+/// chunk (or block) they touch once. Returns (passages, tokens) removed; the totals are left to
+/// the caller.
 fn drop_passages(
     tx: &mut WriteTxn<'_>,
     prefix: &[u8],
     stats: &Stats,
     passages: &[(u64, u32, PassageRecord)],
 ) -> Result<(u64, u64)> {
-    let mut by_block: BTreeMap<(u64, &str), BTreeSet<(u64, u32)>> = BTreeMap::new();
+    // Key → (its segment, the places to take out of it).
+    let mut by_key: BTreeMap<Vec<u8>, (&Segment, BTreeSet<(u64, u32)>)> = BTreeMap::new();
     let mut tokens: u64 = 0;
     for (doc, ordinal, record) in passages {
-        let segment = stats.segment_of(record.batch)?;
-        for term in &record.terms {
-            by_block.entry((segment, term)).or_default().insert((*doc, *ordinal));
+        let seg = stats.segment_of(record.batch)?;
+        let keys: Vec<Vec<u8>> = if seg.buckets > 0 {
+            record.hashes.iter().map(|&h| keys::chunk_key(prefix, seg.first, seg.bucket(h))).collect()
+        } else if record.terms.len() >= record.hashes.len() {
+            record.terms.iter().map(|t| keys::post_key(prefix, seg.first, t.as_bytes())).collect()
+        } else {
+            return Err(Error::corrupt(None, "a full-text passage record names no terms for a segment of blocks"));
+        };
+        for key in keys {
+            by_key.entry(key).or_insert_with(|| (seg, BTreeSet::new())).1.insert((*doc, *ordinal));
         }
         tx.delete(DOC_TREE, &doc_key(prefix, *doc, *ordinal))?;
         tokens += u64::from(record.len);
     }
-    for ((segment, term), gone) in by_block {
-        let key = post_key(prefix, segment, term.as_bytes());
+    for (key, (seg, gone)) in by_key {
         let Some(value) = tx.get(POST_TREE, &key)? else {
-            return Err(Error::corrupt(None, format!("full-text segment {segment} lacks a passage's term")));
+            return Err(Error::corrupt(None, format!("full-text segment {} lacks a passage's postings", seg.first)));
         };
-        let mut postings = block::decode(&value)?;
-        postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
-        if postings.is_empty() {
+        // Every block of the chunk loses the places it holds (a place is in a segment once).
+        let mut kept: Vec<(&[u8], Vec<u8>)> = Vec::new();
+        for (term, bytes) in merge::entries_of(seg, prefix, &key, &value)? {
+            let mut postings = block::decode(bytes)?;
+            let before = postings.len();
+            postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
+            if postings.len() == before {
+                kept.push((term, bytes.to_vec()));
+            } else if !postings.is_empty() {
+                kept.push((term, block::encode(&postings)));
+            }
+        }
+        if kept.is_empty() {
             tx.delete(POST_TREE, &key)?;
+        } else if seg.buckets == 0 {
+            tx.put(POST_TREE, &key, &kept[0].1)?;
         } else {
-            tx.put(POST_TREE, &key, &block::encode(&postings))?;
+            tx.put(POST_TREE, &key, &block::encode_chunk(kept.iter().map(|(t, b)| (*t, b.as_slice()))))?;
         }
     }
     Ok((passages.len() as u64, tokens))
