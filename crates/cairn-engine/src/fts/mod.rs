@@ -6,18 +6,18 @@
 mod block;
 mod keys;
 mod merge;
+mod vocab;
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use rust_stemmers::{Algorithm, Stemmer};
-
-use crate::text::{FastMap, Piece, each_word, tokens, word_term};
+use crate::text::{FastMap, tokens};
 use crate::{Error, Result, Snapshot, WriteTxn};
 
 use block::Posting;
+use vocab::{Terms, Vocab};
 pub use keys::{DOC_TREE, MAX_PART_LEN, MAX_TERM_BYTES, POST_TREE, STATS_TREE};
 use keys::{
     PassageRecord, Segment, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
@@ -96,87 +96,6 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     Ok(found.unwrap_or_default())
 }
 
-/// A passage as the index sees it: its length in tokens and each distinct term's count, as
-/// (term id in the batch's `Vocab`, count) in id order.
-#[derive(Debug, Clone)]
-struct Terms {
-    len: u32,
-    counts: Vec<(u32, u32)>,
-}
-
-/// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
-/// term on the writer thread indexes a vector instead of hashing strings.
-#[derive(Default)]
-struct Vocab {
-    terms: Vec<String>,
-    ids: FastMap<String, u32>,
-    /// Lowercased word → its term's id (`NO_TERM` for a stop word): text repeats its words, so
-    /// most words cost this one lookup instead of stop-word, script and stemming work.
-    words: FastMap<String, u32>,
-}
-
-/// A word without an index term (a stop word) in `Vocab::words`.
-const NO_TERM: u32 = u32::MAX;
-
-impl std::fmt::Debug for Vocab {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Vocab").field("terms", &self.terms.len()).field("words", &self.words.len()).finish()
-    }
-}
-
-impl Vocab {
-    fn id(&mut self, term: &str) -> u32 {
-        if let Some(&id) = self.ids.get(term) {
-            return id;
-        }
-        // Fits: a batch holds at most 1 MiB of text, far fewer than u32::MAX terms.
-        let id = self.terms.len() as u32;
-        self.terms.push(term.to_owned());
-        self.ids.insert(term.to_owned(), id);
-        id
-    }
-
-    /// The id of word `word`'s term, or `NO_TERM`.
-    fn word_id(&mut self, stemmer: &Stemmer, word: &str) -> u32 {
-        if let Some(&id) = self.words.get(word) {
-            return id;
-        }
-        let mut id = NO_TERM;
-        word_term(stemmer, word, |term| {
-            if let Some(term) = clean_term(term) {
-                id = self.id(term);
-            }
-        });
-        self.words.insert(word.to_owned(), id);
-        id
-    }
-
-    /// Tokenizes `text` into its terms.
-    fn terms_of(&mut self, stemmer: &Stemmer, text: &str) -> Result<Terms> {
-        let mut ids: Vec<u32> = Vec::new();
-        each_word(text, |piece, _, _| {
-            let id = match piece {
-                Piece::Word(word) => self.word_id(stemmer, word),
-                Piece::Term(term) => clean_term(term).map_or(NO_TERM, |t| self.id(t)),
-            };
-            if id != NO_TERM {
-                ids.push(id);
-            }
-        });
-        let len = u32::try_from(ids.len())
-            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
-        ids.sort_unstable();
-        let mut counts: Vec<(u32, u32)> = Vec::new();
-        for id in ids {
-            match counts.last_mut() {
-                Some((last, n)) if *last == id => *n += 1,
-                _ => counts.push((id, 1)),
-            }
-        }
-        Ok(Terms { len, counts })
-    }
-}
-
 /// Passages gathered over one call and indexed together: the batch becomes a new segment, one
 /// block per distinct term, appended after the partition's older segments.
 pub struct Indexer {
@@ -187,7 +106,6 @@ pub struct Indexer {
     passages: BTreeMap<(u64, u32), Terms>,
     /// Texts tokenized ahead of the transaction (`prepare`), by text.
     prepared: FastMap<String, Terms>,
-    stemmer: Stemmer,
 }
 
 impl Indexer {
@@ -198,7 +116,6 @@ impl Indexer {
             vocab: Vocab::default(),
             passages: BTreeMap::new(),
             prepared: FastMap::default(),
-            stemmer: Stemmer::create(Algorithm::English),
         })
     }
 
@@ -207,7 +124,7 @@ impl Indexer {
     pub fn prepare<'t>(&mut self, texts: impl IntoIterator<Item = &'t str>) -> Result<()> {
         for text in texts {
             if !self.prepared.contains_key(text) {
-                let terms = self.vocab.terms_of(&self.stemmer, text)?;
+                let terms = self.vocab.terms_of(text)?;
                 self.prepared.insert(text.to_owned(), terms);
             }
         }
@@ -219,7 +136,7 @@ impl Indexer {
         // Taken, not copied: the same text twice in a batch is tokenized again the second time.
         let terms = match self.prepared.remove(text) {
             Some(t) => t,
-            None => self.vocab.terms_of(&self.stemmer, text)?,
+            None => self.vocab.terms_of(text)?,
         };
         self.passages.insert((doc, ordinal), terms);
         Ok(())
@@ -246,14 +163,14 @@ impl Indexer {
         let mut stats = read_stats(tx, &prefix)?;
         let removed = drop_passages(tx, &prefix, &stats, &old)?;
         let batch = stats.next_batch;
-        let mut sizes = vec![0_usize; vocab.terms.len()];
+        let mut sizes = vec![0_usize; vocab.len()];
         for terms in passages.values() {
             for &(id, _) in &terms.counts {
                 sizes[id as usize] += 1;
             }
         }
         let mut by_term: Vec<Vec<Posting>> = sizes.into_iter().map(Vec::with_capacity).collect();
-        let hashes: Vec<u16> = vocab.terms.iter().map(|t| keys::term_hash(t.as_bytes())).collect();
+        let hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
         let mut tokens_added: u64 = 0;
         let mut mine: Vec<u16> = Vec::new();
         for (&(doc, ordinal), Terms { len, counts }) in &passages {
@@ -269,8 +186,7 @@ impl Indexer {
         }
         // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
         let blocks: Vec<(&[u8], Vec<u8>)> = vocab
-            .terms
-            .iter()
+            .terms()
             .zip(&by_term)
             .filter(|(_, postings)| !postings.is_empty())
             .map(|(term, postings)| (term.as_bytes(), block::encode(postings)))
