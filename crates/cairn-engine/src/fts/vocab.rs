@@ -31,10 +31,116 @@ const NO_TERM: u32 = u32::MAX;
 /// can tell whether the table ids it cached are still the ones it saw.
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 
+/// Short words (most of any text) in an open-addressing map with the key inline: one cache line
+/// touched per lookup and no string compare call, instead of a pointer to chase to the key.
+/// Longer words go to `long`.
+struct WordMap {
+    /// A power of two, at most half full.
+    slots: Vec<Slot>,
+    short: usize,
+    long: FastMap<Box<str>, u32>,
+}
+
+/// A word of at most `INLINE` bytes, zero-padded, its length in the low byte of `tag` (0: empty)
+/// and high hash bits above it; `id` is its value.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    key: [u64; 2],
+    tag: u32,
+    id: u32,
+}
+
+/// The longest word kept inline.
+const INLINE: usize = 16;
+
+impl WordMap {
+    fn new() -> WordMap {
+        WordMap { slots: vec![Slot::default(); 1 << 12], short: 0, long: FastMap::default() }
+    }
+
+    fn len(&self) -> usize {
+        self.short + self.long.len()
+    }
+
+    /// The inline key of a short word, its tag and its home slot's hash.
+    fn key(word: &str) -> ([u64; 2], u32, u64) {
+        let mut buf = [0_u8; INLINE];
+        buf[..word.len()].copy_from_slice(word.as_bytes());
+        let key = [u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")), u64::from_le_bytes(buf[8..].try_into().expect("8 bytes"))];
+        // Folded multiplies (as `FastHasher`): every output bit depends on every input bit.
+        let mix = |h: u64, w: u64| {
+            let p = u128::from(h ^ w) * 0x9E37_79B9_7F4A_7C15_u128;
+            (p as u64) ^ ((p >> 64) as u64)
+        };
+        let hash = mix(mix(word.len() as u64, key[0]), key[1]);
+        // Truncation intended: the length in the low byte, 24 hash bits above it.
+        let tag = (word.len() as u32) | ((hash >> 40) as u32 & !0xFF);
+        (key, tag, hash)
+    }
+
+    fn get(&self, word: &str) -> Option<u32> {
+        if word.len() > INLINE || word.is_empty() {
+            return self.long.get(word).copied();
+        }
+        let (key, tag, hash) = Self::key(word);
+        let mask = self.slots.len() - 1;
+        // Truncation intended: the low bits pick the home slot.
+        let mut at = hash as usize & mask;
+        loop {
+            let slot = &self.slots[at];
+            if slot.tag == 0 {
+                return None;
+            }
+            if slot.tag == tag && slot.key == key {
+                return Some(slot.id);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Adds `word` (not in the map yet).
+    fn insert(&mut self, word: &str, id: u32) {
+        if word.len() > INLINE || word.is_empty() {
+            self.long.insert(word.into(), id);
+            return;
+        }
+        if 2 * (self.short + 1) > self.slots.len() {
+            let grown = vec![Slot::default(); 2 * self.slots.len()];
+            let old = std::mem::replace(&mut self.slots, grown);
+            for slot in old.into_iter().filter(|s| s.tag != 0) {
+                self.place(slot, Self::rehash(&slot));
+            }
+        }
+        let (key, tag, hash) = Self::key(word);
+        self.place(Slot { key, tag, id }, hash);
+        self.short += 1;
+    }
+
+    /// The hash of a stored slot's word.
+    fn rehash(slot: &Slot) -> u64 {
+        let mut buf = [0_u8; INLINE];
+        buf[..8].copy_from_slice(&slot.key[0].to_le_bytes());
+        buf[8..].copy_from_slice(&slot.key[1].to_le_bytes());
+        let len = (slot.tag & 0xFF) as usize;
+        // The bytes were a word's: valid UTF-8.
+        Self::key(std::str::from_utf8(&buf[..len]).expect("an inline word is UTF-8")).2
+    }
+
+    fn place(&mut self, slot: Slot, hash: u64) {
+        let mask = self.slots.len() - 1;
+        // Truncation intended: the low bits pick the home slot.
+        let mut at = hash as usize & mask;
+        while self.slots[at].tag != 0 {
+            at = (at + 1) & mask;
+        }
+        self.slots[at] = slot;
+    }
+}
+
 /// The words a thread has tokenized: word (or CJK term) → table id of its index term.
 struct Table {
     generation: u64,
-    words: FastMap<Box<str>, u32>,
+    words: WordMap,
     term_ids: FastMap<Box<str>, u32>,
     terms: Vec<Box<str>>,
 }
@@ -43,7 +149,7 @@ impl Table {
     fn new() -> Table {
         Table {
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
-            words: FastMap::default(),
+            words: WordMap::new(),
             term_ids: FastMap::default(),
             terms: Vec::new(),
         }
@@ -55,7 +161,7 @@ impl Table {
             Piece::Word(w) | Piece::Term(w) => w,
         };
         // Words and CJK terms never share a key: a word holds no CJK character, a CJK term only those.
-        if let Some(&id) = self.words.get(word) {
+        if let Some(id) = self.words.get(word) {
             return id;
         }
         let mut id = NO_TERM;
@@ -69,7 +175,7 @@ impl Table {
             Piece::Word(w) => word_term(&stemmer, w, &mut intern),
             Piece::Term(t) => intern(t),
         }
-        self.words.insert(word.into(), id);
+        self.words.insert(word, id);
         id
     }
 
@@ -205,6 +311,24 @@ mod tests {
         let mut out: Vec<(String, u32)> = t.counts.iter().map(|&(id, n)| (vocab.term(id as usize).to_owned(), n)).collect();
         out.sort();
         out
+    }
+
+    #[test]
+    fn word_maps_find_what_they_hold_short_and_long() {
+        let mut map = WordMap::new();
+        let words: Vec<String> = (0..20_000).map(|i| format!("w{i}{}", "x".repeat(i % 23))).collect();
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(map.get(w), None);
+            map.insert(w, i as u32);
+        }
+        assert_eq!(map.len(), words.len());
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(map.get(w), Some(i as u32), "{w}");
+        }
+        assert_eq!(map.get("w1xx"), None);
+        assert_eq!(map.get("é"), None);
+        map.insert("é", 7);
+        assert_eq!(map.get("é"), Some(7));
     }
 
     #[test]
