@@ -40,33 +40,37 @@ pub(super) fn settle(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &mut Stats) ->
     }
 }
 
+/// A term's block to write: (term, doc of its last posting, encoded block).
+pub(super) type Block<'a> = (&'a [u8], u64, Vec<u8>);
+
 /// Writes segment `first` from its terms' encoded blocks (each term once, in any order), spread
 /// over as many chunks as keep each near `CHUNK_BYTES`; returns that number of buckets.
-pub(super) fn write_segment(tx: &mut WriteTxn<'_>, prefix: &[u8], first: u64, blocks: &[(&[u8], Vec<u8>)]) -> Result<u32> {
-    let bytes: usize = blocks.iter().map(|(t, b)| t.len() + b.len() + 4).sum();
+pub(super) fn write_segment(tx: &mut WriteTxn<'_>, prefix: &[u8], first: u64, blocks: &[Block<'_>]) -> Result<u32> {
+    let bytes: usize = blocks.iter().map(|(t, _, b)| t.len() + b.len() + 8).sum();
     // Fits: clamped to the 65,536 values of a 16-bit hash.
     let buckets = (bytes / CHUNK_BYTES + 1).min(1 << 16) as u32;
     let seg = Segment { first, level: 0, buckets };
-    let mut by_bucket: Vec<Vec<(&[u8], &[u8])>> = vec![Vec::new(); buckets as usize];
-    for (term, block) in blocks {
-        by_bucket[seg.bucket(term_hash(term)) as usize].push((term, block));
+    let mut by_bucket: Vec<Vec<block::Entry<'_>>> = vec![Vec::new(); buckets as usize];
+    for (term, last, bytes) in blocks {
+        by_bucket[seg.bucket(term_hash(term)) as usize].push(block::Entry { term, last: *last, block: bytes });
     }
     for (bucket, mut entries) in by_bucket.into_iter().enumerate() {
         if entries.is_empty() {
             continue;
         }
-        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        entries.sort_unstable_by(|a, b| a.term.cmp(b.term));
         // Fits: at most 65,536 buckets.
         tx.put(POST_TREE, &chunk_key(prefix, first, bucket as u32), &block::encode_chunk(entries.into_iter()))?;
     }
     Ok(buckets)
 }
 
-/// The (term, block) entries of value `value` under `key`, a key of segment `seg`: a chunk's
-/// entries, or the one block of a segment of the layout before chunks.
-pub(super) fn entries_of<'v>(seg: &Segment, prefix: &[u8], key: &'v [u8], value: &'v [u8]) -> Result<Vec<(&'v [u8], &'v [u8])>> {
+/// The entries of value `value` under `key`, a key of segment `seg`: a chunk's entries, or the
+/// one block of a segment of the layout before chunks (decoded for its last doc).
+pub(super) fn entries_of<'v>(seg: &Segment, prefix: &[u8], key: &'v [u8], value: &'v [u8]) -> Result<Vec<block::Entry<'v>>> {
     if seg.buckets == 0 {
-        Ok(vec![(post_key_term(prefix, key)?, value)])
+        let last = block::decode(value)?.last().map_or(0, |p| p.doc);
+        Ok(vec![block::Entry { term: post_key_term(prefix, key)?, last, block: value }])
     } else {
         block::chunk_entries(value)
     }
@@ -80,29 +84,36 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
     let end = prefix_end(prefix);
     let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     let entries = tx.range(POST_TREE, Bound::Included(&start), end)?;
-    let mut by_term: FastMap<&[u8], Vec<Posting>> = FastMap::default();
+    // Each term's blocks, oldest segment first (keys are segment-major).
+    let mut by_term: FastMap<&[u8], Vec<(u64, &[u8])>> = FastMap::default();
     for (key, value) in &entries {
         let segment = post_key_segment(prefix, key)?;
         let at = merged.partition_point(|s| s.first <= segment);
         let seg = at.checked_sub(1).map(|i| &merged[i]).filter(|s| s.first == segment).ok_or_else(|| {
             Error::corrupt(None, format!("full-text posting key of segment {segment}, which the totals do not list"))
         })?;
-        for (term, bytes) in entries_of(seg, prefix, key, value)? {
-            block::decode_into(bytes, by_term.entry(term).or_default())?;
+        for e in entries_of(seg, prefix, key, value)? {
+            by_term.entry(e.term).or_default().push((e.last, e.block));
         }
         tx.erase(POST_TREE, key)?;
     }
-    let blocks: Vec<(&[u8], Vec<u8>)> = by_term
-        .into_iter()
-        .map(|(term, mut postings)| {
-            // A place is in one segment at most, so the union has each place once; blocks from
-            // different batches interleave in document order only when a passage was re-indexed
-            // (it keeps its doc), so sorting is mostly skipped.
-            if !block::sorted(&postings) {
-                postings.sort_unstable_by_key(|p| (p.doc, p.ordinal));
-            }
-            (term, block::encode(&postings))
-        })
-        .collect();
+    let mut blocks: Vec<Block<'_>> = Vec::with_capacity(by_term.len());
+    for (term, parts) in by_term {
+        let last = parts.last().map_or(0, |p| p.0);
+        // Batches take increasing doc ids, so blocks usually chain as they are; a re-indexed
+        // passage keeps its doc and lands in a later segment, and then the term's postings are
+        // decoded and sorted (a place is in one segment at most, so each is there once).
+        if let Some(joined) = block::concat(&parts)? {
+            blocks.push((term, last, joined));
+            continue;
+        }
+        let mut postings: Vec<Posting> = Vec::new();
+        for (_, bytes) in &parts {
+            block::decode_into(bytes, &mut postings)?;
+        }
+        postings.sort_unstable_by_key(|p| (p.doc, p.ordinal));
+        let last = postings.last().map_or(0, |p| p.doc);
+        blocks.push((term, last, block::encode(&postings)));
+    }
     write_segment(tx, prefix, first, &blocks)
 }

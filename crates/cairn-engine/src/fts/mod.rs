@@ -185,11 +185,10 @@ impl Indexer {
             tokens_added += u64::from(*len);
         }
         // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
-        let blocks: Vec<(&[u8], Vec<u8>)> = vocab
+        let blocks: Vec<merge::Block<'_>> = vocab
             .terms()
             .zip(&by_term)
-            .filter(|(_, postings)| !postings.is_empty())
-            .map(|(term, postings)| (term.as_bytes(), block::encode(postings)))
+            .filter_map(|(term, postings)| Some((term.as_bytes(), postings.last()?.doc, block::encode(postings))))
             .collect();
         let buckets = merge::write_segment(tx, &prefix, batch, &blocks)?;
         let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
@@ -397,23 +396,24 @@ fn drop_passages(
             return Err(Error::corrupt(None, format!("full-text segment {} lacks a passage's postings", seg.first)));
         };
         // Every block of the chunk loses the places it holds (a place is in a segment once).
-        let mut kept: Vec<(&[u8], Vec<u8>)> = Vec::new();
-        for (term, bytes) in merge::entries_of(seg, prefix, &key, &value)? {
-            let mut postings = block::decode(bytes)?;
+        let mut kept: Vec<merge::Block<'_>> = Vec::new();
+        for e in merge::entries_of(seg, prefix, &key, &value)? {
+            let mut postings = block::decode(e.block)?;
             let before = postings.len();
             postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
             if postings.len() == before {
-                kept.push((term, bytes.to_vec()));
-            } else if !postings.is_empty() {
-                kept.push((term, block::encode(&postings)));
+                kept.push((e.term, e.last, e.block.to_vec()));
+            } else if let Some(last) = postings.last() {
+                kept.push((e.term, last.doc, block::encode(&postings)));
             }
         }
         if kept.is_empty() {
             tx.delete(POST_TREE, &key)?;
         } else if seg.buckets == 0 {
-            tx.put(POST_TREE, &key, &kept[0].1)?;
+            tx.put(POST_TREE, &key, &kept[0].2)?;
         } else {
-            tx.put(POST_TREE, &key, &block::encode_chunk(kept.iter().map(|(t, b)| (*t, b.as_slice()))))?;
+            let entries = kept.iter().map(|(term, last, bytes)| block::Entry { term, last: *last, block: bytes });
+            tx.put(POST_TREE, &key, &block::encode_chunk(entries))?;
         }
     }
     Ok((passages.len() as u64, tokens))
