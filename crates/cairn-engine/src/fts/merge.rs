@@ -8,7 +8,9 @@
 use std::ops::Bound;
 
 use super::block::{self, Posting};
-use super::keys::{POST_TREE, Segment, Stats, chunk_key, post_key_segment, post_key_term, prefix_end, segment_prefix, term_hash};
+use super::keys::{
+    POST_TREE, Segment, Stats, chunk_key, post_key_segment, post_key_term, prefix_end, segment_prefix, term_hash,
+};
 use crate::text::FastMap;
 use crate::{Error, Result, WriteTxn};
 
@@ -67,7 +69,12 @@ pub(super) fn write_segment(tx: &mut WriteTxn<'_>, prefix: &[u8], first: u64, bl
 
 /// The entries of value `value` under `key`, a key of segment `seg`: a chunk's entries, or the
 /// one block of a segment of the layout before chunks (decoded for its last doc).
-pub(super) fn entries_of<'v>(seg: &Segment, prefix: &[u8], key: &'v [u8], value: &'v [u8]) -> Result<Vec<block::Entry<'v>>> {
+pub(super) fn entries_of<'v>(
+    seg: &Segment,
+    prefix: &[u8],
+    key: &'v [u8],
+    value: &'v [u8],
+) -> Result<Vec<block::Entry<'v>>> {
     if seg.buckets == 0 {
         let last = block::decode(value)?.last().map_or(0, |p| p.doc);
         Ok(vec![block::Entry { term: post_key_term(prefix, key)?, last, block: value }])

@@ -6,9 +6,9 @@
 mod block;
 mod keys;
 mod merge;
-mod vocab;
 #[cfg(test)]
 mod tests;
+mod vocab;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
@@ -17,13 +17,13 @@ use crate::text::{FastMap, tokens};
 use crate::{Error, Result, Snapshot, WriteTxn};
 
 use block::Posting;
-use vocab::{Terms, Vocab};
 pub use keys::{DOC_TREE, MAX_PART_LEN, MAX_TERM_BYTES, POST_TREE, STATS_TREE};
 use keys::{
     PassageRecord, Segment, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
     key_tail, part_prefix, prefix_end,
 };
 pub use merge::FANOUT;
+use vocab::{Terms, Vocab};
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -364,6 +364,9 @@ fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
+/// A set of passages, by `(doc, ordinal)`.
+type Places = BTreeSet<(u64, u32)>;
+
 /// Deletes the postings and records of passages (with their decoded records), rewriting each
 /// chunk (or block) they touch once. Returns (passages, tokens) removed; the totals are left to
 /// the caller.
@@ -374,7 +377,7 @@ fn drop_passages(
     passages: &[(u64, u32, PassageRecord)],
 ) -> Result<(u64, u64)> {
     // Key → (its segment, the places to take out of it).
-    let mut by_key: BTreeMap<Vec<u8>, (&Segment, BTreeSet<(u64, u32)>)> = BTreeMap::new();
+    let mut by_key: BTreeMap<Vec<u8>, (&Segment, Places)> = BTreeMap::new();
     let mut tokens: u64 = 0;
     for (doc, ordinal, record) in passages {
         let seg = stats.segment_of(record.batch)?;

@@ -66,7 +66,10 @@ impl WordMap {
     fn key(word: &str) -> ([u64; 2], u32, u64) {
         let mut buf = [0_u8; INLINE];
         buf[..word.len()].copy_from_slice(word.as_bytes());
-        let key = [u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")), u64::from_le_bytes(buf[8..].try_into().expect("8 bytes"))];
+        let key = [
+            u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")),
+            u64::from_le_bytes(buf[8..].try_into().expect("8 bytes")),
+        ];
         // Folded multiplies (as `FastHasher`): every output bit depends on every input bit.
         let mix = |h: u64, w: u64| {
             let p = u128::from(h ^ w) * 0x9E37_79B9_7F4A_7C15_u128;
@@ -308,7 +311,8 @@ mod tests {
     use super::*;
 
     fn terms(vocab: &Vocab, t: &Terms) -> Vec<(String, u32)> {
-        let mut out: Vec<(String, u32)> = t.counts.iter().map(|&(id, n)| (vocab.term(id as usize).to_owned(), n)).collect();
+        let mut out: Vec<(String, u32)> =
+            t.counts.iter().map(|&(id, n)| (vocab.term(id as usize).to_owned(), n)).collect();
         out.sort();
         out
     }

@@ -149,8 +149,8 @@ fn word_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// Whether UAX #29 keeps `prev mid next` in one word (WB6/7: letter (MidLetter | MidNumLet |
-/// Single_Quote) letter; WB11/12: digit (MidNum | MidNumLet | Single_Quote) digit).
+/// Whether UAX #29 keeps `prev mid next` in one word (WB6/7: letter (`MidLetter` | `MidNumLet` |
+/// `Single_Quote`) letter; WB11/12: digit (`MidNum` | `MidNumLet` | `Single_Quote`) digit).
 fn joins(prev: u8, mid: u8, next: u8) -> bool {
     (prev.is_ascii_alphabetic() && next.is_ascii_alphabetic() && matches!(mid, b':' | b'.' | b'\''))
         || (prev.is_ascii_digit() && next.is_ascii_digit() && matches!(mid, b',' | b';' | b'.' | b'\''))
@@ -343,24 +343,27 @@ mod tests {
             Piece::Term(t) => out.push(Token { term: t.to_owned(), start, end }),
             Piece::Word(w) => word_term(&stemmer, w, |t| out.push(Token { term: t.to_owned(), start, end })),
         };
-        let mut pos = 0;
+        // Maximal CJK / non-CJK runs, each cut on its own, as `each_word` does.
         let mut run = String::new();
         let mut run_start = 0;
-        let mut run_cjk = None;
-        for c in text.chars().chain(std::iter::once('\0')) {
-            let cjk = is_cjk(c);
-            if c == '\0' || run_cjk.is_some_and(|r| r != cjk) {
-                if run_cjk == Some(true) {
-                    bigrams(&run, run_start, &mut emit);
-                } else if run_cjk == Some(false) {
-                    unicode_words(&run, run_start, &mut lower, &mut emit);
+        let mut run_cjk: Option<bool> = None;
+        let chars: Vec<char> = text.chars().collect();
+        for pos in 0..=chars.len() {
+            let c = chars.get(pos).copied();
+            let cjk = c.map(is_cjk);
+            if c.is_none() || run_cjk.is_some_and(|r| Some(r) != cjk) {
+                match run_cjk {
+                    Some(true) => bigrams(&run, run_start, &mut emit),
+                    Some(false) => unicode_words(&run, run_start, &mut lower, &mut emit),
+                    None => {}
                 }
                 run.clear();
                 run_start = pos;
             }
-            run_cjk = Some(cjk);
-            run.push(c);
-            pos += 1;
+            if let Some(c) = c {
+                run_cjk = cjk;
+                run.push(c);
+            }
         }
         out
     }
