@@ -10,7 +10,7 @@ use crate::{Error, Result};
 
 /// One passage holding a term: where it is, how often the term occurs there, and the passage's
 /// length in tokens (so scoring needs no lookup per hit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Posting {
     pub doc: u64,
     pub ordinal: u32,
@@ -51,18 +51,24 @@ fn get_u32(bytes: &[u8], at: &mut usize) -> Result<u32> {
 
 /// Encodes postings sorted by `(doc, ordinal)`, each place once.
 pub fn encode(postings: &[Posting]) -> Vec<u8> {
-    debug_assert!(postings.windows(2).all(|w| (w[0].doc, w[0].ordinal) < (w[1].doc, w[1].ordinal)));
     let mut out = Vec::with_capacity(2 + postings.len() * 5);
-    put_varint(&mut out, postings.len() as u64);
+    encode_into(postings, &mut out);
+    out
+}
+
+/// Encodes postings sorted by `(doc, ordinal)`, each place once, appending to `out` (one buffer
+/// for a whole segment's blocks).
+pub fn encode_into(postings: &[Posting], out: &mut Vec<u8>) {
+    debug_assert!(postings.windows(2).all(|w| (w[0].doc, w[0].ordinal) < (w[1].doc, w[1].ordinal)));
+    put_varint(out, postings.len() as u64);
     let mut prev = 0;
     for p in postings {
-        put_varint(&mut out, p.doc - prev);
-        put_varint(&mut out, u64::from(p.ordinal));
-        put_varint(&mut out, u64::from(p.tf));
-        put_varint(&mut out, u64::from(p.len));
+        put_varint(out, p.doc - prev);
+        put_varint(out, u64::from(p.ordinal));
+        put_varint(out, u64::from(p.tf));
+        put_varint(out, u64::from(p.len));
         prev = p.doc;
     }
-    out
 }
 
 /// How many postings a block holds, read from its first bytes only.
@@ -177,6 +183,12 @@ pub fn find_in_chunk<'a>(bytes: &'a [u8], term: &[u8]) -> Result<Option<&'a [u8]
 /// when merging segments, whose batches took increasing doc ids), so only the first delta of each
 /// changes. `None` when they do not chain (a re-indexed passage keeps its old doc).
 pub fn concat(parts: &[(u64, &[u8])]) -> Result<Option<Vec<u8>>> {
+    let mut out = Vec::new();
+    Ok(concat_into(parts, &mut out)?.then_some(out))
+}
+
+/// `concat`, appending to `out`; `false` (and `out` unchanged) when the blocks do not chain.
+pub fn concat_into(parts: &[(u64, &[u8])], out: &mut Vec<u8>) -> Result<bool> {
     // Per part: (posting count, offset of its first delta, first doc, offset after it).
     let mut heads = Vec::with_capacity(parts.len());
     let mut total: u64 = 0;
@@ -187,23 +199,23 @@ pub fn concat(parts: &[(u64, &[u8])]) -> Result<Option<Vec<u8>>> {
         let body = at;
         let first = get_varint(block, &mut at)?;
         if i > 0 && first <= parts[i - 1].0 {
-            return Ok(None);
+            return Ok(false);
         }
         total = total.checked_add(n).ok_or_else(bad)?;
         size += block.len();
         heads.push((body, first, at));
     }
-    let mut out = Vec::with_capacity(size);
-    put_varint(&mut out, total);
+    out.reserve(size);
+    put_varint(out, total);
     for (i, (&(_, block), &(body, first, after))) in parts.iter().zip(&heads).enumerate() {
         if i == 0 {
             out.extend_from_slice(&block[body..]);
         } else {
-            put_varint(&mut out, first - parts[i - 1].0);
+            put_varint(out, first - parts[i - 1].0);
             out.extend_from_slice(&block[after..]);
         }
     }
-    Ok(Some(out))
+    Ok(true)
 }
 
 /// Decodes a block.

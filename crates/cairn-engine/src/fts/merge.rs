@@ -43,7 +43,7 @@ pub(super) fn settle(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &mut Stats) ->
 }
 
 /// A term's block to write: (term, doc of its last posting, encoded block).
-pub(super) type Block<'a> = (&'a [u8], u64, Vec<u8>);
+pub(super) type Block<'a> = (&'a [u8], u64, &'a [u8]);
 
 /// Writes segment `first` from its terms' encoded blocks (each term once, in any order), spread
 /// over as many chunks as keep each near `CHUNK_BYTES`; returns that number of buckets.
@@ -83,6 +83,12 @@ pub(super) fn entries_of<'v>(
     }
 }
 
+/// A merged term's block: one segment's, kept as it is, or written into the merge's buffer.
+enum Made<'a> {
+    Kept(&'a [u8]),
+    New(std::ops::Range<usize>),
+}
+
 /// Rewrites the newest segments `merged` (nothing follows them in the partition) as one segment
 /// named by the first of them; returns its number of buckets.
 fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Result<u32> {
@@ -104,14 +110,21 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
         }
         tx.erase(POST_TREE, key)?;
     }
-    let mut blocks: Vec<Block<'_>> = Vec::with_capacity(by_term.len());
+    // New blocks go into one buffer; a term found in one segment only keeps its block as it is.
+    let mut arena: Vec<u8> = Vec::new();
+    let mut made: Vec<(&[u8], u64, Made<'_>)> = Vec::with_capacity(by_term.len());
     for (term, parts) in by_term {
         let last = parts.last().map_or(0, |p| p.0);
+        if let [(_, only)] = parts.as_slice() {
+            made.push((term, last, Made::Kept(only)));
+            continue;
+        }
         // Batches take increasing doc ids, so blocks usually chain as they are; a re-indexed
         // passage keeps its doc and lands in a later segment, and then the term's postings are
         // decoded and sorted (a place is in one segment at most, so each is there once).
-        if let Some(joined) = block::concat(&parts)? {
-            blocks.push((term, last, joined));
+        let start = arena.len();
+        if block::concat_into(&parts, &mut arena)? {
+            made.push((term, last, Made::New(start..arena.len())));
             continue;
         }
         let mut postings: Vec<Posting> = Vec::new();
@@ -120,7 +133,15 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
         }
         postings.sort_unstable_by_key(|p| (p.doc, p.ordinal));
         let last = postings.last().map_or(0, |p| p.doc);
-        blocks.push((term, last, block::encode(&postings)));
+        block::encode_into(&postings, &mut arena);
+        made.push((term, last, Made::New(start..arena.len())));
     }
+    let blocks: Vec<Block<'_>> = made
+        .into_iter()
+        .map(|(term, last, made)| match made {
+            Made::Kept(bytes) => (term, last, bytes),
+            Made::New(range) => (term, last, &arena[range]),
+        })
+        .collect();
     write_segment(tx, prefix, first, &blocks)
 }

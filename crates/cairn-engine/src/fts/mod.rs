@@ -163,20 +163,28 @@ impl Indexer {
         let mut stats = read_stats(tx, &prefix)?;
         let removed = drop_passages(tx, &prefix, &stats, &old)?;
         let batch = stats.next_batch;
-        let mut sizes = vec![0_usize; vocab.len()];
+        // Postings grouped by term id in one vector (a counting sort): term `id`'s are at
+        // `starts[id]..starts[id + 1]`.
+        let mut starts = vec![0_usize; vocab.len() + 1];
         for terms in passages.values() {
             for &(id, _) in &terms.counts {
-                sizes[id as usize] += 1;
+                starts[id as usize + 1] += 1;
             }
         }
-        let mut by_term: Vec<Vec<Posting>> = sizes.into_iter().map(Vec::with_capacity).collect();
+        for id in 0..vocab.len() {
+            starts[id + 1] += starts[id];
+        }
+        let mut fill = starts.clone();
+        let mut grouped = vec![Posting::default(); starts[vocab.len()]];
         let hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
         let mut tokens_added: u64 = 0;
         let mut mine: Vec<u16> = Vec::new();
         for (&(doc, ordinal), Terms { len, counts }) in &passages {
             mine.clear();
             for &(id, tf) in counts {
-                by_term[id as usize].push(Posting { doc, ordinal, tf, len: *len });
+                let at = &mut fill[id as usize];
+                grouped[*at] = Posting { doc, ordinal, tf, len: *len };
+                *at += 1;
                 mine.push(hashes[id as usize]);
             }
             mine.sort_unstable();
@@ -184,12 +192,20 @@ impl Indexer {
             tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &mine))?;
             tokens_added += u64::from(*len);
         }
-        // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
-        let blocks: Vec<merge::Block<'_>> = vocab
-            .terms()
-            .zip(&by_term)
-            .filter_map(|(term, postings)| Some((term.as_bytes(), postings.last()?.doc, block::encode(postings))))
-            .collect();
+        // Passages were visited in (doc, ordinal) order, so each term's postings are sorted. All
+        // blocks are encoded into one buffer.
+        let mut arena: Vec<u8> = Vec::with_capacity(grouped.len() * 6);
+        let mut spans: Vec<(usize, u64, std::ops::Range<usize>)> = Vec::with_capacity(vocab.len());
+        for id in 0..vocab.len() {
+            let postings = &grouped[starts[id]..starts[id + 1]];
+            if let Some(last) = postings.last() {
+                let start = arena.len();
+                block::encode_into(postings, &mut arena);
+                spans.push((id, last.doc, start..arena.len()));
+            }
+        }
+        let blocks: Vec<merge::Block<'_>> =
+            spans.into_iter().map(|(id, last, range)| (vocab.term(id).as_bytes(), last, &arena[range])).collect();
         let buckets = merge::write_segment(tx, &prefix, batch, &blocks)?;
         let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
         stats.passages = (stats.passages + passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
@@ -399,15 +415,15 @@ fn drop_passages(
             return Err(Error::corrupt(None, format!("full-text segment {} lacks a passage's postings", seg.first)));
         };
         // Every block of the chunk loses the places it holds (a place is in a segment once).
-        let mut kept: Vec<merge::Block<'_>> = Vec::new();
+        let mut kept: Vec<(&[u8], u64, std::borrow::Cow<'_, [u8]>)> = Vec::new();
         for e in merge::entries_of(seg, prefix, &key, &value)? {
             let mut postings = block::decode(e.block)?;
             let before = postings.len();
             postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
             if postings.len() == before {
-                kept.push((e.term, e.last, e.block.to_vec()));
+                kept.push((e.term, e.last, e.block.into()));
             } else if let Some(last) = postings.last() {
-                kept.push((e.term, last.doc, block::encode(&postings)));
+                kept.push((e.term, last.doc, block::encode(&postings).into()));
             }
         }
         if kept.is_empty() {
