@@ -10,6 +10,7 @@ mod merge;
 mod tests;
 mod vocab;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
@@ -164,18 +165,18 @@ impl Indexer {
         let removed = drop_passages(tx, &prefix, &stats, &old)?;
         let batch = stats.next_batch;
         // Postings grouped by term id in one vector (a counting sort): term `id`'s are at
-        // `starts[id]..starts[id + 1]`.
-        let mut starts = vec![0_usize; vocab.len() + 1];
+        // `offsets[id]..offsets[id + 1]`.
+        let mut offsets = vec![0_usize; vocab.len() + 1];
         for terms in passages.values() {
             for &(id, _) in &terms.counts {
-                starts[id as usize + 1] += 1;
+                offsets[id as usize + 1] += 1;
             }
         }
         for id in 0..vocab.len() {
-            starts[id + 1] += starts[id];
+            offsets[id + 1] += offsets[id];
         }
-        let mut fill = starts.clone();
-        let mut grouped = vec![Posting::default(); starts[vocab.len()]];
+        let mut fill = offsets.clone();
+        let mut grouped = vec![Posting::default(); offsets[vocab.len()]];
         let hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
         let mut tokens_added: u64 = 0;
         let mut mine: Vec<u16> = Vec::new();
@@ -197,7 +198,7 @@ impl Indexer {
         let mut arena: Vec<u8> = Vec::with_capacity(grouped.len() * 6);
         let mut spans: Vec<(usize, u64, std::ops::Range<usize>)> = Vec::with_capacity(vocab.len());
         for id in 0..vocab.len() {
-            let postings = &grouped[starts[id]..starts[id + 1]];
+            let postings = &grouped[offsets[id]..offsets[id + 1]];
             if let Some(last) = postings.last() {
                 let start = arena.len();
                 block::encode_into(postings, &mut arena);
@@ -380,6 +381,9 @@ fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
+/// A block left in a chunk by `drop_passages`: (term, last doc, block as it was or re-encoded).
+type Kept<'a> = (&'a [u8], u64, Cow<'a, [u8]>);
+
 /// A set of passages, by `(doc, ordinal)`.
 type Places = BTreeSet<(u64, u32)>;
 
@@ -415,7 +419,7 @@ fn drop_passages(
             return Err(Error::corrupt(None, format!("full-text segment {} lacks a passage's postings", seg.first)));
         };
         // Every block of the chunk loses the places it holds (a place is in a segment once).
-        let mut kept: Vec<(&[u8], u64, std::borrow::Cow<'_, [u8]>)> = Vec::new();
+        let mut kept: Vec<Kept<'_>> = Vec::new();
         for e in merge::entries_of(seg, prefix, &key, &value)? {
             let mut postings = block::decode(e.block)?;
             let before = postings.len();

@@ -21,8 +21,8 @@ pub(super) struct Terms {
     pub counts: Vec<(u32, u32)>,
 }
 
-/// Words a thread's table holds before it starts over (a few MiB).
-const TABLE_WORDS: usize = 1 << 17;
+/// Words a thread's table holds before it starts over (its map then takes 3 MiB at most).
+const TABLE_WORDS: usize = 1 << 16;
 
 /// No term: a stop word, or a term that `clean_term` refuses.
 const NO_TERM: u32 = u32::MAX;
