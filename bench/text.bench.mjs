@@ -4,6 +4,9 @@
 //   query    p50/p95 of 2–3 word queries, top 8: Cairn `context` (hops 0: full-text channel, fusion,
 //            grounding, cited passages); SQLite `MATCH … ORDER BY rank LIMIT 8` (OR of the words).
 // Size: CAIRN_BENCH_PASSAGES (default 100,000); queries CAIRN_BENCH_QUERIES (1,000).
+// Beside wall time, each ingest's CPU time (user + system, every thread of this process, from
+// process.cpuUsage) per passage: on a shared machine it says what each side costs when wall time
+// says mostly how busy the machine was.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +38,7 @@ async function timeQueries(run) {
 
 async function cairn(dir) {
   const store = await Store.open(dir);
+  const cpu = process.cpuUsage();
   const t = performance.now();
   let next = 0;
   async function worker() {
@@ -48,6 +52,7 @@ async function cairn(dir) {
   }
   await Promise.all(Array.from({ length: 4 }, worker));
   const ingestSeconds = (performance.now() - t) / 1000;
+  const ingestCpuSeconds = cpuSeconds(process.cpuUsage(cpu));
   const query = await timeQueries(async (question) => {
     const reply = await store.knowledge('context', CALLER, { question, hops: 0, k: 8 });
     if (reply.error) throw new Error(`context refused: ${JSON.stringify(reply.error)}`);
@@ -55,7 +60,12 @@ async function cairn(dir) {
   });
   const check = await store.check();
   await store.close();
-  return { ingestSeconds, query, checkOk: check.ok };
+  return { ingestSeconds, ingestCpuSeconds, query, checkOk: check.ok };
+}
+
+/** Seconds of CPU in a `process.cpuUsage` difference (microseconds of user and system time). */
+function cpuSeconds({ user, system }) {
+  return (user + system) / 1e6;
 }
 
 function sqlite(dir) {
@@ -67,9 +77,11 @@ function sqlite(dir) {
   const many = db.transaction((rows) => {
     for (const r of rows) insert.run(r);
   });
+  const cpu = process.cpuUsage();
   const t = performance.now();
   for (let i = 0; i < PASSAGES; i += BATCH) many(passages.slice(i, i + BATCH));
   const ingestSeconds = (performance.now() - t) / 1000;
+  const ingestCpuSeconds = cpuSeconds(process.cpuUsage(cpu));
   const search = db.prepare('SELECT rowid, rank FROM p WHERE p MATCH ? ORDER BY rank LIMIT 8');
   return timeQueries(
     async (q) =>
@@ -81,7 +93,7 @@ function sqlite(dir) {
       ).length,
   ).then((query) => {
     db.close();
-    return { ingestSeconds, query };
+    return { ingestSeconds, ingestCpuSeconds, query };
   });
 }
 
@@ -97,6 +109,11 @@ try {
     ['', 'cairn', 'sqlite fts5'],
     [
       ['ingest (passages/s)', fmt(PASSAGES / c.ingestSeconds), fmt(PASSAGES / s.ingestSeconds)],
+      [
+        'ingest CPU (µs a passage, all threads)',
+        fmt((c.ingestCpuSeconds * 1e6) / PASSAGES, 1),
+        fmt((s.ingestCpuSeconds * 1e6) / PASSAGES, 1),
+      ],
       [
         'query p50 / p95 (ms)',
         `${fmt(c.query.p50, 3)} / ${fmt(c.query.p95, 3)}`,

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 
 /// One passage holding a term: where it is, how often the term occurs there, and the passage's
 /// length in tokens (so scoring needs no lookup per hit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Posting {
     pub doc: u64,
     pub ordinal: u32,
@@ -51,18 +51,24 @@ fn get_u32(bytes: &[u8], at: &mut usize) -> Result<u32> {
 
 /// Encodes postings sorted by `(doc, ordinal)`, each place once.
 pub fn encode(postings: &[Posting]) -> Vec<u8> {
-    debug_assert!(postings.windows(2).all(|w| (w[0].doc, w[0].ordinal) < (w[1].doc, w[1].ordinal)));
     let mut out = Vec::with_capacity(2 + postings.len() * 5);
-    put_varint(&mut out, postings.len() as u64);
+    encode_into(postings, &mut out);
+    out
+}
+
+/// Encodes postings sorted by `(doc, ordinal)`, each place once, appending to `out` (one buffer
+/// for a whole segment's blocks).
+pub fn encode_into(postings: &[Posting], out: &mut Vec<u8>) {
+    debug_assert!(postings.windows(2).all(|w| (w[0].doc, w[0].ordinal) < (w[1].doc, w[1].ordinal)));
+    put_varint(out, postings.len() as u64);
     let mut prev = 0;
     for p in postings {
-        put_varint(&mut out, p.doc - prev);
-        put_varint(&mut out, u64::from(p.ordinal));
-        put_varint(&mut out, u64::from(p.tf));
-        put_varint(&mut out, u64::from(p.len));
+        put_varint(out, p.doc - prev);
+        put_varint(out, u64::from(p.ordinal));
+        put_varint(out, u64::from(p.tf));
+        put_varint(out, u64::from(p.len));
         prev = p.doc;
     }
-    out
 }
 
 /// How many postings a block holds, read from its first bytes only.
@@ -93,6 +99,120 @@ pub fn decode_into(bytes: &[u8], out: &mut Vec<Posting>) -> Result<()> {
     Ok(())
 }
 
+/// One term's block in a chunk, with the doc of its last posting (so merging can chain blocks
+/// without decoding them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry<'a> {
+    pub term: &'a [u8],
+    pub last: u64,
+    pub block: &'a [u8],
+}
+
+/// A chunk: the blocks of many terms of one segment, packed into one value, so writing or merging a
+/// segment puts a few dozen values instead of one key per term (as FTS5's leaves do).
+/// Value: `count varint | count × (term length varint | term | last doc varint | block length
+/// varint | block)`, terms strictly ascending.
+pub fn encode_chunk<'a>(entries: impl ExactSizeIterator<Item = Entry<'a>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_varint(&mut out, entries.len() as u64);
+    for e in entries {
+        put_varint(&mut out, e.term.len() as u64);
+        out.extend_from_slice(e.term);
+        put_varint(&mut out, e.last);
+        put_varint(&mut out, e.block.len() as u64);
+        out.extend_from_slice(e.block);
+    }
+    out
+}
+
+/// Reads the entry at `*at` of a chunk.
+fn chunk_entry<'a>(bytes: &'a [u8], at: &mut usize) -> Result<Entry<'a>> {
+    let take = |at: &mut usize| -> Result<&'a [u8]> {
+        let n = usize::try_from(get_varint(bytes, at)?).map_err(|_| bad())?;
+        let end = at.checked_add(n).ok_or_else(bad)?;
+        let out = bytes.get(*at..end).ok_or_else(bad)?;
+        *at = end;
+        Ok(out)
+    };
+    let term = take(at)?;
+    let last = get_varint(bytes, at)?;
+    let block = take(at)?;
+    Ok(Entry { term, last, block })
+}
+
+/// Every entry of a chunk, in term order. Total: malformed bytes (or terms out of order) give
+/// `STORE_CORRUPT`, never a panic.
+pub fn chunk_entries(bytes: &[u8]) -> Result<Vec<Entry<'_>>> {
+    let mut at = 0;
+    let n = get_varint(bytes, &mut at)?;
+    // Each entry takes at least 4 bytes: a count beyond that is damage, not a size to reserve.
+    if n > (bytes.len() / 4) as u64 {
+        return Err(bad());
+    }
+    let mut out: Vec<Entry<'_>> = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let e = chunk_entry(bytes, &mut at)?;
+        if e.term.is_empty() || out.last().is_some_and(|last| last.term >= e.term) {
+            return Err(bad());
+        }
+        out.push(e);
+    }
+    if at != bytes.len() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+/// The block of `term` in a chunk, if it holds one (a scan that stops past the term).
+pub fn find_in_chunk<'a>(bytes: &'a [u8], term: &[u8]) -> Result<Option<&'a [u8]>> {
+    let mut at = 0;
+    let n = get_varint(bytes, &mut at)?;
+    for _ in 0..n {
+        let e = chunk_entry(bytes, &mut at)?;
+        match e.term.cmp(term) {
+            std::cmp::Ordering::Less => {}
+            std::cmp::Ordering::Equal => return Ok(Some(e.block)),
+            std::cmp::Ordering::Greater => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+/// Appends the blocks `parts` (with their last docs), in order, to `out` as one block, without
+/// decoding them: possible when each block's first doc is past the last doc of the one before
+/// (the usual case when merging segments, whose batches took increasing doc ids), so only the
+/// first delta of each changes. `false` (and `out` unchanged) when they do not chain (a
+/// re-indexed passage keeps its old doc).
+pub fn concat_into(parts: &[(u64, &[u8])], out: &mut Vec<u8>) -> Result<bool> {
+    // Per part: (posting count, offset of its first delta, first doc, offset after it).
+    let mut heads = Vec::with_capacity(parts.len());
+    let mut total: u64 = 0;
+    let mut size = 10;
+    for (i, &(_, block)) in parts.iter().enumerate() {
+        let mut at = 0;
+        let n = get_varint(block, &mut at)?;
+        let body = at;
+        let first = get_varint(block, &mut at)?;
+        if i > 0 && first <= parts[i - 1].0 {
+            return Ok(false);
+        }
+        total = total.checked_add(n).ok_or_else(bad)?;
+        size += block.len();
+        heads.push((body, first, at));
+    }
+    out.reserve(size);
+    put_varint(out, total);
+    for (i, (&(_, block), &(body, first, after))) in parts.iter().zip(&heads).enumerate() {
+        if i == 0 {
+            out.extend_from_slice(&block[body..]);
+        } else {
+            put_varint(out, first - parts[i - 1].0);
+            out.extend_from_slice(&block[after..]);
+        }
+    }
+    Ok(true)
+}
+
 /// Decodes a block.
 pub fn decode(bytes: &[u8]) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
@@ -120,5 +240,50 @@ mod tests {
         assert!(decode(&[bytes.as_slice(), &[0]].concat()).is_err());
         assert!(decode(&[0xff; 12]).is_err());
         assert_eq!(decode(&encode(&[])).unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn chunks_round_trip_find_their_terms_and_reject_garbage() {
+        let a = encode(&[Posting { doc: 1, ordinal: 0, tf: 1, len: 3 }]);
+        let b = encode(&[Posting { doc: 2, ordinal: 1, tf: 2, len: 5 }, Posting { doc: 9, ordinal: 0, tf: 1, len: 1 }]);
+        let entries = vec![Entry { term: b"apple", last: 1, block: &a }, Entry { term: b"pear", last: 9, block: &b }];
+        let chunk = encode_chunk(entries.iter().copied());
+        assert_eq!(chunk_entries(&chunk).unwrap(), entries);
+        assert_eq!(find_in_chunk(&chunk, b"pear").unwrap(), Some(b.as_slice()));
+        assert_eq!(find_in_chunk(&chunk, b"apple").unwrap(), Some(a.as_slice()));
+        for absent in [&b"a"[..], b"banana", b"zebra", b"pea"] {
+            assert_eq!(find_in_chunk(&chunk, absent).unwrap(), None);
+        }
+        for cut in 0..chunk.len() {
+            assert!(chunk_entries(&chunk[..cut]).is_err(), "a chunk cut at {cut} decodes");
+        }
+        let unordered = encode_chunk([entries[1], entries[0]].into_iter());
+        assert!(chunk_entries(&unordered).is_err());
+        assert!(chunk_entries(&[0xff; 9]).is_err());
+        assert!(chunk_entries(&[]).is_err());
+        assert!(chunk_entries(&encode_chunk(std::iter::empty())).unwrap().is_empty());
+    }
+
+    #[test]
+    fn blocks_that_chain_concatenate_to_their_union() {
+        let p = |doc: u64, ordinal: u32| Posting { doc, ordinal, tf: 1 + ordinal, len: 7 };
+        let a = vec![p(3, 0), p(3, 2), p(200, 1)];
+        let b = vec![p(201, 0)];
+        let c = vec![p(1_000_000, 4), p(1_000_001, 0)];
+        let (ea, eb, ec) = (encode(&a), encode(&b), encode(&c));
+        let concat = |parts: &[(u64, &[u8])]| {
+            let mut out = vec![7];
+            concat_into(parts, &mut out).unwrap().then(|| out[1..].to_vec()).or_else(|| {
+                assert_eq!(out, [7], "a refused concatenation leaves the buffer as it was");
+                None
+            })
+        };
+        let joined = concat(&[(200, &ea), (201, &eb), (1_000_001, &ec)]).unwrap();
+        assert_eq!(decode(&joined).unwrap(), [a.clone(), b.clone(), c].concat());
+        assert_eq!(concat(&[(200, &ea)]).unwrap(), ea);
+        // A block starting at or before the doc the previous one ends on does not chain.
+        let back = encode(&[p(200, 5)]);
+        assert_eq!(concat(&[(200, &ea), (200, &back)]), None);
+        assert_eq!(concat(&[(201, &eb), (200, &ea)]), None);
     }
 }

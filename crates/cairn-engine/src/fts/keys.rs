@@ -5,15 +5,21 @@
 
 use crate::{Error, Result};
 
-/// Postings: `part | segment u64 BE | term 0x00` → a posting block (`block.rs`): the term's
-/// postings from one segment (a run of consecutive indexing batches, named by its first).
-/// Segment-major, so a new batch's blocks land together after every older segment.
+/// Postings: `part | segment u64 BE | bucket u32 BE` → a chunk (`block.rs`): the posting blocks
+/// of every term of one segment (a run of consecutive indexing batches, named by its first) whose
+/// `term_hash` falls in that bucket. Segment-major, so a new batch's chunks land together after
+/// every older segment. A segment written before chunks (its `buckets` is 0) keeps one block per
+/// term under `part | segment u64 BE | term 0x00`.
 pub const POST_TREE: &str = "fts.post";
 /// Passages: `part | doc u64 BE | ordinal u32 BE` →
-/// `batch u64 LE | length u32 LE | count u32 LE | (len u16 LE | term)*`.
+/// `batch u64 LE | length u32 LE | (count | HASHED) u32 LE | count × term hash u16 LE` (the
+/// distinct hashes of its terms, ascending); a record written before chunks has
+/// `count u32 LE | (len u16 LE | term)*` instead.
 pub const DOC_TREE: &str = "fts.doc";
 /// Partition totals and segments: `part` → `passages u64 LE | tokens u64 LE | next batch u64 LE |
-/// count u32 LE | count × (first batch u64 LE | level u8)`; absent when the partition is empty.
+/// (count | HASHED) u32 LE | count × (first batch u64 LE | level u8 | buckets u32 LE)`; absent
+/// when the partition is empty. Totals written before chunks have `count u32 LE | count × (first
+/// batch u64 LE | level u8)` (every segment one block per term).
 pub const STATS_TREE: &str = "fts.stats";
 
 /// The longest partition prefix accepted, so every key stays within the engine's key limit
@@ -76,6 +82,37 @@ pub fn post_key_term<'k>(prefix: &[u8], key: &'k [u8]) -> Result<&'k [u8]> {
     }
 }
 
+/// The high bit of a count that marks the chunked layout (a count of the layout before never
+/// reaches it).
+pub const HASHED: u32 = 1 << 31;
+
+/// A term's hash, which picks its bucket in every chunked segment (`hash % buckets`) and is what
+/// a passage record keeps of its terms. Part of the format: FNV-1a, folded to 16 bits.
+pub fn term_hash(term: &[u8]) -> u16 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in term {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    // Truncation intended: the fold of both halves.
+    ((h >> 16) ^ h) as u16
+}
+
+/// `prefix | segment | bucket`: the key of one chunk.
+pub fn chunk_key(prefix: &[u8], segment: u64, bucket: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(prefix.len() + 12);
+    out.extend_from_slice(prefix);
+    out.extend_from_slice(&segment.to_be_bytes());
+    out.extend_from_slice(&bucket.to_be_bytes());
+    out
+}
+
+/// The segment of a posting key of the partition with encoded prefix `prefix`.
+pub fn post_key_segment(prefix: &[u8], key: &[u8]) -> Result<u64> {
+    key.get(prefix.len()..prefix.len() + 8)
+        .map(|b| u64::from_be_bytes(b.try_into().expect("8 bytes")))
+        .ok_or_else(|| Error::corrupt(None, "full-text posting key is malformed"))
+}
+
 /// `prefix | doc`: the prefix of every passage of a document.
 pub fn doc_prefix(prefix: &[u8], doc: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(prefix.len() + 12);
@@ -103,17 +140,16 @@ pub fn key_tail(key: &[u8]) -> Result<(u64, u32)> {
 }
 
 /// A passage's value: the batch that indexed it (its segment holds its postings), its token count
-/// and its distinct terms.
-pub fn encode_doc(batch: u64, len: u32, terms: &[&str]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + terms.iter().map(|t| 2 + t.len()).sum::<usize>());
+/// and the distinct hashes of its terms (ascending), which name the chunks holding its postings
+/// in any segment.
+pub fn encode_doc(batch: u64, len: u32, hashes: &[u16]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + 2 * hashes.len());
     out.extend_from_slice(&batch.to_le_bytes());
     out.extend_from_slice(&len.to_le_bytes());
-    // Fits: a passage's distinct terms are at most its tokens, counted in u32.
-    out.extend_from_slice(&(terms.len() as u32).to_le_bytes());
-    for term in terms {
-        // Fits: terms are at most MAX_TERM_BYTES long.
-        out.extend_from_slice(&(term.len() as u16).to_le_bytes());
-        out.extend_from_slice(term.as_bytes());
+    // Fits: at most 65,536 distinct hashes, far below HASHED.
+    out.extend_from_slice(&(hashes.len() as u32 | HASHED).to_le_bytes());
+    for h in hashes {
+        out.extend_from_slice(&h.to_le_bytes());
     }
     out
 }
@@ -123,16 +159,34 @@ pub fn encode_doc(batch: u64, len: u32, terms: &[&str]) -> Vec<u8> {
 pub struct PassageRecord {
     pub batch: u64,
     pub len: u32,
+    /// The distinct hashes of its terms, ascending (computed from `terms` for a record of the
+    /// layout before chunks).
+    pub hashes: Vec<u16>,
+    /// Its distinct terms: only in a record of the layout before chunks, whose passage may still
+    /// sit in a segment of one block per term.
     pub terms: Vec<String>,
 }
 
-/// Decodes a passage's value. Total: malformed bytes give `STORE_CORRUPT`, never a panic.
+/// Decodes a passage's value (either layout). Total: malformed bytes give `STORE_CORRUPT`,
+/// never a panic.
 pub fn decode_doc(value: &[u8]) -> Result<PassageRecord> {
     let bad = || Error::corrupt(None, "full-text passage record is malformed");
     let take = |at: usize, n: usize| value.get(at..at + n).ok_or_else(bad);
     let batch = u64::from_le_bytes(take(0, 8)?.try_into().expect("8 bytes"));
     let len = u32::from_le_bytes(take(8, 4)?.try_into().expect("4 bytes"));
     let count = u32::from_le_bytes(take(12, 4)?.try_into().expect("4 bytes"));
+    if count & HASHED != 0 {
+        let n = (count & !HASHED) as usize;
+        if value.len() != 16 + 2 * n {
+            return Err(bad());
+        }
+        let hashes: Vec<u16> =
+            value[16..].chunks_exact(2).map(|c| u16::from_le_bytes(c.try_into().expect("2 bytes"))).collect();
+        if hashes.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad());
+        }
+        return Ok(PassageRecord { batch, len, hashes, terms: Vec::new() });
+    }
     let mut at = 16;
     let mut terms = Vec::new();
     for _ in 0..count {
@@ -144,7 +198,10 @@ pub fn decode_doc(value: &[u8]) -> Result<PassageRecord> {
     if at != value.len() {
         return Err(bad());
     }
-    Ok(PassageRecord { batch, len, terms })
+    let mut hashes: Vec<u16> = terms.iter().map(|t| term_hash(t.as_bytes())).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    Ok(PassageRecord { batch, len, hashes, terms })
 }
 
 /// A run of consecutive indexing batches whose postings are stored together, one block per
@@ -154,6 +211,26 @@ pub struct Segment {
     pub first: u64,
     /// 0 for one batch; a merge of `FANOUT` segments of level `l` has level `l + 1`.
     pub level: u8,
+    /// How many chunks its terms are spread over (by `term_hash`); 0 for a segment of the layout
+    /// before chunks, one block per term.
+    pub buckets: u32,
+}
+
+impl Segment {
+    /// The key under which this segment keeps `term`'s postings, and whether its value is a chunk
+    /// (else a block of that term alone).
+    pub fn key_of(&self, prefix: &[u8], term: &[u8]) -> (Vec<u8>, bool) {
+        if self.buckets == 0 {
+            (post_key(prefix, self.first, term), false)
+        } else {
+            (chunk_key(prefix, self.first, self.bucket(term_hash(term))), true)
+        }
+    }
+
+    /// The bucket of terms with hash `hash` (in a chunked segment).
+    pub fn bucket(&self, hash: u16) -> u32 {
+        u32::from(hash) % self.buckets.max(1)
+    }
 }
 
 /// A partition's totals and segments.
@@ -170,43 +247,51 @@ pub struct Stats {
 
 impl Stats {
     /// The segment holding the postings written by batch `batch`.
-    pub fn segment_of(&self, batch: u64) -> Result<u64> {
+    pub fn segment_of(&self, batch: u64) -> Result<&Segment> {
         let at = self.segments.partition_point(|s| s.first <= batch);
         match at.checked_sub(1) {
-            Some(i) if batch < self.next_batch => Ok(self.segments[i].first),
+            Some(i) if batch < self.next_batch => Ok(&self.segments[i]),
             _ => Err(Error::corrupt(None, format!("full-text batch {batch} is in no segment"))),
         }
     }
 }
 
-/// `passages u64 LE | tokens u64 LE | next batch u64 LE | count u32 LE | count × (first u64 LE | level u8)`.
+/// `passages u64 LE | tokens u64 LE | next batch u64 LE | (count | HASHED) u32 LE |
+/// count × (first u64 LE | level u8 | buckets u32 LE)`.
 pub fn encode_stats(s: &Stats) -> Vec<u8> {
-    let mut out = Vec::with_capacity(28 + 9 * s.segments.len());
+    let mut out = Vec::with_capacity(28 + 13 * s.segments.len());
     out.extend_from_slice(&s.passages.to_le_bytes());
     out.extend_from_slice(&s.tokens.to_le_bytes());
     out.extend_from_slice(&s.next_batch.to_le_bytes());
     // Fits: merging keeps a partition to a few dozen segments.
-    out.extend_from_slice(&(s.segments.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(s.segments.len() as u32 | HASHED).to_le_bytes());
     for seg in &s.segments {
         out.extend_from_slice(&seg.first.to_le_bytes());
         out.push(seg.level);
+        out.extend_from_slice(&seg.buckets.to_le_bytes());
     }
     out
 }
 
-/// Decodes a partition's totals, checking that the segments are in order below the next batch.
+/// Decodes a partition's totals (either layout), checking that the segments are in order below
+/// the next batch.
 pub fn decode_stats(value: &[u8]) -> Result<Stats> {
     let bad = || Error::corrupt(None, "full-text stats are malformed");
     let word = |at: usize| value.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
     let (passages, tokens, next_batch) =
         (word(0).ok_or_else(bad)?, word(8).ok_or_else(bad)?, word(16).ok_or_else(bad)?);
     let count = value.get(24..28).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).ok_or_else(bad)?;
-    if value.len() != 28 + 9 * count as usize {
+    let width = if count & HASHED == 0 { 9 } else { 13 };
+    if value.len() != 28 + width * (count & !HASHED) as usize {
         return Err(bad());
     }
     let segments: Vec<Segment> = value[28..]
-        .chunks_exact(9)
-        .map(|c| Segment { first: u64::from_le_bytes(c[..8].try_into().expect("8 bytes")), level: c[8] })
+        .chunks_exact(width)
+        .map(|c| Segment {
+            first: u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
+            level: c[8],
+            buckets: c.get(9..13).map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes"))),
+        })
         .collect();
     if segments.windows(2).any(|w| w[0].first >= w[1].first) || segments.last().is_some_and(|s| s.first >= next_batch) {
         return Err(bad());

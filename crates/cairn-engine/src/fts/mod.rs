@@ -8,20 +8,23 @@ mod keys;
 mod merge;
 #[cfg(test)]
 mod tests;
+mod vocab;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::text::{FastMap, each_term, tokens};
+use crate::text::{FastMap, tokens};
 use crate::{Error, Result, Snapshot, WriteTxn};
 
 use block::Posting;
 pub use keys::{DOC_TREE, MAX_PART_LEN, MAX_TERM_BYTES, POST_TREE, STATS_TREE};
 use keys::{
     PassageRecord, Segment, Stats, clean_term, decode_doc, decode_stats, doc_key, doc_prefix, encode_doc, encode_stats,
-    key_tail, part_prefix, post_key, prefix_end,
+    key_tail, part_prefix, prefix_end,
 };
 pub use merge::FANOUT;
+use vocab::{Terms, Vocab};
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -40,12 +43,24 @@ pub struct Hit {
     pub matched: Vec<String>,
 }
 
+/// The block of `term` in value `value` of a segment's key (`Segment::key_of`): in a chunk,
+/// found by term; else the value itself.
+fn block_in<'v>(value: &'v [u8], chunked: bool, term: &[u8]) -> Result<Option<&'v [u8]>> {
+    if chunked { block::find_in_chunk(value, term) } else { Ok(Some(value)) }
+}
+
 /// Every posting of `term` in the partition with encoded prefix `prefix`, segment by segment.
 fn postings_of(snap: &Snapshot, prefix: &[u8], segments: &[Segment], term: &str) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
     for seg in segments {
-        let key = post_key(prefix, seg.first, term.as_bytes());
-        snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(()), |v| block::decode_into(v, &mut out)))??;
+        let (key, chunked) = seg.key_of(prefix, term.as_bytes());
+        snap.get_with(POST_TREE, &key, |value| match value {
+            Some(v) => match block_in(v, chunked, term.as_bytes())? {
+                Some(b) => block::decode_into(b, &mut out),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        })??;
     }
     Ok(out)
 }
@@ -64,8 +79,11 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     for term in terms {
         let mut postings = Vec::new();
         for seg in &segments {
-            if let Some(value) = tx.get(POST_TREE, &post_key(&prefix, seg.first, term.as_bytes()))? {
-                block::decode_into(&value, &mut postings)?;
+            let (key, chunked) = seg.key_of(&prefix, term.as_bytes());
+            if let Some(value) = tx.get(POST_TREE, &key)?
+                && let Some(b) = block_in(&value, chunked, term.as_bytes())?
+            {
+                block::decode_into(b, &mut postings)?;
             }
         }
         // A re-indexed passage lands in a later segment than its document's others: sort across them.
@@ -77,57 +95,6 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
         });
     }
     Ok(found.unwrap_or_default())
-}
-
-/// A passage as the index sees it: its length in tokens and each distinct term's count, as
-/// (term id in the batch's `Vocab`, count) in term byte order.
-#[derive(Debug, Clone)]
-struct Terms {
-    len: u32,
-    counts: Vec<(u32, u32)>,
-}
-
-/// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
-/// term on the writer thread indexes a vector instead of hashing strings.
-#[derive(Debug, Default)]
-struct Vocab {
-    terms: Vec<String>,
-    ids: FastMap<String, u32>,
-}
-
-impl Vocab {
-    fn id(&mut self, term: &str) -> u32 {
-        if let Some(&id) = self.ids.get(term) {
-            return id;
-        }
-        // Fits: a batch holds at most 1 MiB of text, far fewer than u32::MAX terms.
-        let id = self.terms.len() as u32;
-        self.terms.push(term.to_owned());
-        self.ids.insert(term.to_owned(), id);
-        id
-    }
-
-    /// Tokenizes `text` into its terms.
-    fn terms_of(&mut self, text: &str) -> Result<Terms> {
-        let mut ids: Vec<u32> = Vec::new();
-        each_term(text, |term, _, _| {
-            if let Some(term) = clean_term(term) {
-                ids.push(self.id(term));
-            }
-        });
-        let len = u32::try_from(ids.len())
-            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
-        ids.sort_unstable();
-        let mut counts: Vec<(u32, u32)> = Vec::new();
-        for id in ids {
-            match counts.last_mut() {
-                Some((last, n)) if *last == id => *n += 1,
-                _ => counts.push((id, 1)),
-            }
-        }
-        counts.sort_unstable_by(|a, b| self.terms[a.0 as usize].cmp(&self.terms[b.0 as usize]));
-        Ok(Terms { len, counts })
-    }
 }
 
 /// Passages gathered over one call and indexed together: the batch becomes a new segment, one
@@ -183,7 +150,9 @@ impl Indexer {
         if self.passages.is_empty() {
             return Ok(());
         }
-        let Indexer { prefix, vocab, passages, .. } = self;
+        let Indexer { prefix, vocab, passages, prepared, .. } = self;
+        // Freed now: it may hold texts prepared but never added.
+        drop(prepared);
         let old: Vec<(u64, u32, PassageRecord)> = passages
             .keys()
             .filter_map(|&(doc, ordinal)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
@@ -195,35 +164,55 @@ impl Indexer {
         let mut stats = read_stats(tx, &prefix)?;
         let removed = drop_passages(tx, &prefix, &stats, &old)?;
         let batch = stats.next_batch;
-        let mut sizes = vec![0_usize; vocab.terms.len()];
+        // Postings grouped by term id in one vector (a counting sort): term `id`'s are at
+        // `offsets[id]..offsets[id + 1]`.
+        let mut offsets = vec![0_usize; vocab.len() + 1];
         for terms in passages.values() {
             for &(id, _) in &terms.counts {
-                sizes[id as usize] += 1;
+                offsets[id as usize + 1] += 1;
             }
         }
-        let mut by_term: Vec<Vec<Posting>> = sizes.into_iter().map(Vec::with_capacity).collect();
+        for id in 0..vocab.len() {
+            offsets[id + 1] += offsets[id];
+        }
+        let mut fill = offsets.clone();
+        let mut grouped = vec![Posting::default(); offsets[vocab.len()]];
+        let hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
         let mut tokens_added: u64 = 0;
-        let mut names: Vec<&str> = Vec::new();
+        let mut mine: Vec<u16> = Vec::new();
         for (&(doc, ordinal), Terms { len, counts }) in &passages {
-            names.clear();
+            mine.clear();
             for &(id, tf) in counts {
-                by_term[id as usize].push(Posting { doc, ordinal, tf, len: *len });
-                names.push(&vocab.terms[id as usize]);
+                let at = &mut fill[id as usize];
+                grouped[*at] = Posting { doc, ordinal, tf, len: *len };
+                *at += 1;
+                mine.push(hashes[id as usize]);
             }
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &names))?;
+            mine.sort_unstable();
+            mine.dedup();
+            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &mine))?;
             tokens_added += u64::from(*len);
         }
-        // Passages were visited in (doc, ordinal) order, so each term's postings are sorted.
-        for (term, postings) in vocab.terms.iter().zip(&by_term) {
-            if !postings.is_empty() {
-                tx.put(POST_TREE, &post_key(&prefix, batch, term.as_bytes()), &block::encode(postings))?;
+        // Passages were visited in (doc, ordinal) order, so each term's postings are sorted. All
+        // blocks are encoded into one buffer.
+        let mut arena: Vec<u8> = Vec::with_capacity(grouped.len() * 6);
+        let mut spans: Vec<(usize, u64, std::ops::Range<usize>)> = Vec::with_capacity(vocab.len());
+        for id in 0..vocab.len() {
+            let postings = &grouped[offsets[id]..offsets[id + 1]];
+            if let Some(last) = postings.last() {
+                let start = arena.len();
+                block::encode_into(postings, &mut arena);
+                spans.push((id, last.doc, start..arena.len()));
             }
         }
+        let blocks: Vec<merge::Block<'_>> =
+            spans.into_iter().map(|(id, last, range)| (vocab.term(id).as_bytes(), last, &arena[range])).collect();
+        let buckets = merge::write_segment(tx, &prefix, batch, &blocks)?;
         let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
         stats.passages = (stats.passages + passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
         stats.tokens = (stats.tokens + tokens_added).checked_sub(removed.1).ok_or_else(underflow)?;
         stats.next_batch += 1;
-        stats.segments.push(Segment { first: batch, level: 0 });
+        stats.segments.push(Segment { first: batch, level: 0, buckets });
         merge::settle(tx, &prefix, &mut stats)?;
         write_stats(tx, &prefix, &stats)
     }
@@ -362,8 +351,11 @@ pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<
         if n >= cap {
             break;
         }
-        let key = post_key(&prefix, seg.first, term.as_bytes());
-        n += snap.get_with(POST_TREE, &key, |value| value.map_or(Ok(0), block::count))??;
+        let (key, chunked) = seg.key_of(&prefix, term.as_bytes());
+        n += snap.get_with(POST_TREE, &key, |value| match value {
+            Some(v) => block_in(v, chunked, term.as_bytes())?.map_or(Ok(0), block::count),
+            None => Ok(0),
+        })??;
     }
     Ok(n.min(cap))
 }
@@ -389,35 +381,62 @@ fn query_terms(query: &str) -> Vec<String> {
     out
 }
 
+/// A block left in a chunk by `drop_passages`: (term, last doc, block as it was or re-encoded).
+type Kept<'a> = (&'a [u8], u64, Cow<'a, [u8]>);
+
+/// A set of passages, by `(doc, ordinal)`.
+type Places = BTreeSet<(u64, u32)>;
+
 /// Deletes the postings and records of passages (with their decoded records), rewriting each
-/// block they touch once. Returns (passages, tokens) removed; the totals are left to the caller.
+/// chunk (or block) they touch once. Returns (passages, tokens) removed; the totals are left to
+/// the caller.
 fn drop_passages(
     tx: &mut WriteTxn<'_>,
     prefix: &[u8],
     stats: &Stats,
     passages: &[(u64, u32, PassageRecord)],
 ) -> Result<(u64, u64)> {
-    let mut by_block: BTreeMap<(u64, &str), BTreeSet<(u64, u32)>> = BTreeMap::new();
+    // Key → (its segment, the places to take out of it).
+    let mut by_key: BTreeMap<Vec<u8>, (&Segment, Places)> = BTreeMap::new();
     let mut tokens: u64 = 0;
     for (doc, ordinal, record) in passages {
-        let segment = stats.segment_of(record.batch)?;
-        for term in &record.terms {
-            by_block.entry((segment, term)).or_default().insert((*doc, *ordinal));
+        let seg = stats.segment_of(record.batch)?;
+        let keys: Vec<Vec<u8>> = if seg.buckets > 0 {
+            record.hashes.iter().map(|&h| keys::chunk_key(prefix, seg.first, seg.bucket(h))).collect()
+        } else if record.terms.len() >= record.hashes.len() {
+            record.terms.iter().map(|t| keys::post_key(prefix, seg.first, t.as_bytes())).collect()
+        } else {
+            return Err(Error::corrupt(None, "a full-text passage record names no terms for a segment of blocks"));
+        };
+        for key in keys {
+            by_key.entry(key).or_insert_with(|| (seg, BTreeSet::new())).1.insert((*doc, *ordinal));
         }
         tx.delete(DOC_TREE, &doc_key(prefix, *doc, *ordinal))?;
         tokens += u64::from(record.len);
     }
-    for ((segment, term), gone) in by_block {
-        let key = post_key(prefix, segment, term.as_bytes());
+    for (key, (seg, gone)) in by_key {
         let Some(value) = tx.get(POST_TREE, &key)? else {
-            return Err(Error::corrupt(None, format!("full-text segment {segment} lacks a passage's term")));
+            return Err(Error::corrupt(None, format!("full-text segment {} lacks a passage's postings", seg.first)));
         };
-        let mut postings = block::decode(&value)?;
-        postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
-        if postings.is_empty() {
+        // Every block of the chunk loses the places it holds (a place is in a segment once).
+        let mut kept: Vec<Kept<'_>> = Vec::new();
+        for e in merge::entries_of(seg, prefix, &key, &value)? {
+            let mut postings = block::decode(e.block)?;
+            let before = postings.len();
+            postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));
+            if postings.len() == before {
+                kept.push((e.term, e.last, e.block.into()));
+            } else if let Some(last) = postings.last() {
+                kept.push((e.term, last.doc, block::encode(&postings).into()));
+            }
+        }
+        if kept.is_empty() {
             tx.delete(POST_TREE, &key)?;
+        } else if seg.buckets == 0 {
+            tx.put(POST_TREE, &key, &kept[0].2)?;
         } else {
-            tx.put(POST_TREE, &key, &block::encode(&postings))?;
+            let entries = kept.iter().map(|(term, last, bytes)| block::Entry { term, last: *last, block: bytes });
+            tx.put(POST_TREE, &key, &block::encode_chunk(entries))?;
         }
     }
     Ok((passages.len() as u64, tokens))

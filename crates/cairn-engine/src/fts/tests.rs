@@ -170,7 +170,13 @@ fn partitions_never_see_each_other() {
 
     let (count, _) = store.write(|tx| remove_partition(tx, b"a")).unwrap();
     assert_eq!(count, 1);
-    assert_eq!(keys_of(&store, b"ab"), 3 + 5 + 1, "three passages, five postings, one totals entry");
+    // Three passages, one totals entry and the chunks of one segment (its four terms' blocks
+    // spread by hash), all still there.
+    let snap = store.snapshot().unwrap();
+    let chunks = snap.prefix(POST_TREE, &part_prefix(b"ab").unwrap()).unwrap().count();
+    assert!((1..=4).contains(&chunks), "{chunks} chunks");
+    assert_eq!(keys_of(&store, b"ab"), 3 + chunks + 1);
+    assert_eq!(ids(&find(&store, b"ab", "walnut bread cake rye")).len(), 3);
 }
 
 #[test]
@@ -206,34 +212,148 @@ fn long_terms_are_cut_alike_on_both_sides() {
     assert!(hits[0].matched[0].len() <= MAX_TERM_BYTES);
 }
 
+/// A passage record of the layout before chunks: its distinct terms.
+fn legacy_doc(batch: u64, len: u32, terms: &[&str]) -> Vec<u8> {
+    let mut out = [&batch.to_le_bytes()[..], &len.to_le_bytes(), &(terms.len() as u32).to_le_bytes()].concat();
+    for term in terms {
+        out.extend_from_slice(&(term.len() as u16).to_le_bytes());
+        out.extend_from_slice(term.as_bytes());
+    }
+    out
+}
+
+/// Totals of the layout before chunks: 9 bytes a segment.
+fn legacy_stats(passages: u64, tokens: u64, next_batch: u64, segments: &[(u64, u8)]) -> Vec<u8> {
+    let mut out = [&passages.to_le_bytes()[..], &tokens.to_le_bytes(), &next_batch.to_le_bytes()].concat();
+    out.extend_from_slice(&(segments.len() as u32).to_le_bytes());
+    for (first, level) in segments {
+        out.extend_from_slice(&first.to_le_bytes());
+        out.push(*level);
+    }
+    out
+}
+
 #[test]
 fn passage_records_decode_and_reject_garbage() {
-    let value = keys::encode_doc(9, 3, &["a", "bc"]);
-    let want = keys::PassageRecord { batch: 9, len: 3, terms: vec!["a".to_owned(), "bc".to_owned()] };
+    let value = keys::encode_doc(9, 3, &[2, 7]);
+    let want = keys::PassageRecord { batch: 9, len: 3, hashes: vec![2, 7], terms: Vec::new() };
     assert_eq!(decode_doc(&value).unwrap(), want);
     for cut in 0..value.len() {
         assert!(decode_doc(&value[..cut]).is_err());
     }
     assert!(decode_doc(&[value.as_slice(), &[0]].concat()).is_err());
+    assert!(decode_doc(&keys::encode_doc(9, 3, &[7, 2])).is_err(), "hashes out of order");
+    // A record of the layout before chunks: its terms, and their hashes.
+    let old = legacy_doc(9, 3, &["a", "bc"]);
+    let mut hashes = vec![keys::term_hash(b"a"), keys::term_hash(b"bc")];
+    hashes.sort_unstable();
+    let want = keys::PassageRecord { batch: 9, len: 3, hashes, terms: vec!["a".to_owned(), "bc".to_owned()] };
+    assert_eq!(decode_doc(&old).unwrap(), want);
+    for cut in 0..old.len() {
+        assert!(decode_doc(&old[..cut]).is_err());
+    }
     assert!(keys::decode_stats(&[0; 27]).is_err());
-    let segments = vec![keys::Segment { first: 0, level: 1 }, keys::Segment { first: 8, level: 0 }];
+    let segments =
+        vec![keys::Segment { first: 0, level: 1, buckets: 3 }, keys::Segment { first: 8, level: 0, buckets: 0 }];
     let stats = keys::Stats { passages: 1, tokens: 2, next_batch: 9, segments };
     let bytes = keys::encode_stats(&stats);
     assert_eq!(keys::decode_stats(&bytes).unwrap(), stats);
     for cut in 0..bytes.len() {
         assert!(keys::decode_stats(&bytes[..cut]).is_err());
     }
+    // Totals of the layout before chunks decode with every segment one block per term.
+    let old = keys::decode_stats(&legacy_stats(1, 2, 9, &[(0, 1), (8, 0)])).unwrap();
+    assert_eq!(old.segments.iter().map(|s| (s.first, s.level, s.buckets)).collect::<Vec<_>>(), [(0, 1, 0), (8, 0, 0)]);
     // Segments out of order, or one at or past the next batch, are damage.
     let mut swapped = stats.clone();
     swapped.segments.reverse();
     assert!(keys::decode_stats(&keys::encode_stats(&swapped)).is_err());
     let past = keys::Stats { next_batch: 8, ..stats.clone() };
     assert!(keys::decode_stats(&keys::encode_stats(&past)).is_err());
-    assert_eq!(stats.segment_of(7).unwrap(), 0);
-    assert_eq!(stats.segment_of(8).unwrap(), 8);
+    assert_eq!(stats.segment_of(7).unwrap().first, 0);
+    assert_eq!(stats.segment_of(8).unwrap().first, 8);
     assert!(stats.segment_of(9).is_err());
     assert_eq!(keys::prefix_end(&[1, 0xFF]), Some(vec![2]));
     assert_eq!(keys::prefix_end(&[0xFF, 0xFF]), None);
+}
+
+#[test]
+fn a_partition_of_the_layout_before_chunks_is_searched_merged_and_emptied() {
+    let (_dir, store) = open();
+    let part: &[u8] = b"old";
+    let prefix = part_prefix(part).unwrap();
+    // Two old segments (batches 0 and 1), one block per term, written as the layout before did.
+    let old: Vec<(u64, u64, u32, &str)> =
+        vec![(0, 1, 0, "apple river"), (0, 2, 0, "river stone stone"), (1, 3, 0, "apple frost")];
+    let mut model = Model::new();
+    let p = prefix.clone();
+    let rows = old.clone();
+    store
+        .write(move |tx| {
+            let mut blocks: BTreeMap<(u64, String), Vec<block::Posting>> = BTreeMap::new();
+            let mut total = 0;
+            for (batch, doc, ordinal, text) in &rows {
+                let terms: Vec<String> = tokens(text).into_iter().map(|t| t.term).collect();
+                let len = terms.len() as u32;
+                total += u64::from(len);
+                let mut distinct = terms.clone();
+                distinct.sort();
+                distinct.dedup();
+                for term in &distinct {
+                    let tf = terms.iter().filter(|t| *t == term).count() as u32;
+                    blocks.entry((*batch, term.clone())).or_default().push(block::Posting {
+                        doc: *doc,
+                        ordinal: *ordinal,
+                        tf,
+                        len,
+                    });
+                }
+                let names: Vec<&str> = distinct.iter().map(String::as_str).collect();
+                tx.put(DOC_TREE, &keys::doc_key(&p, *doc, *ordinal), &legacy_doc(*batch, len, &names))?;
+            }
+            for ((batch, term), postings) in &blocks {
+                tx.put(POST_TREE, &keys::post_key(&p, *batch, term.as_bytes()), &block::encode(postings))?;
+            }
+            tx.put(STATS_TREE, &p, &legacy_stats(rows.len() as u64, total, 2, &[(0, 0), (1, 0)]))
+        })
+        .unwrap();
+    for (_, doc, ordinal, text) in &old {
+        model.insert((0, *doc, *ordinal), (*text).to_owned());
+    }
+    let check = |model: &Model| {
+        let snap = store.snapshot().unwrap();
+        for query in ["apple", "river", "stone", "frost", "apple river frost"] {
+            let got = search(&snap, part, query, 100).unwrap();
+            let want = brute_force(model, 0, query);
+            assert_eq!(ids(&got), want.iter().map(|(at, _)| *at).collect::<Vec<_>>(), "query {query}");
+        }
+    };
+    check(&model);
+    // Removing from an old segment, then adding batches until the old segments are merged.
+    assert!(store.write(move |tx| remove_passage(tx, part, 2, 0)).unwrap().0);
+    model.remove(&(0, 2, 0));
+    check(&model);
+    for i in 0..FANOUT as u64 {
+        let text = format!("river {}", WORDS[i as usize % WORDS.len()]);
+        model.insert((0, 10 + i, 0), text.clone());
+        store.write(move |tx| index_passage(tx, part, 10 + i, 0, &text)).unwrap();
+        check(&model);
+    }
+    assert_eq!(segments_of(&store, part)[0], (0, 1), "the old segments were merged");
+    // An old record whose passage now sits in a chunked segment is removed through its terms' hashes.
+    assert!(store.write(move |tx| remove_passage(tx, part, 1, 0)).unwrap().0);
+    model.remove(&(0, 1, 0));
+    check(&model);
+    let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
+    store
+        .write(move |tx| {
+            for doc in docs {
+                remove_doc(tx, part, doc)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(keys_of(&store, part), 0);
 }
 
 // --- property: the index agrees with brute-force BM25 over a model of the live passages ---

@@ -14,7 +14,7 @@ pub use fast_hash::{FastHasher, FastMap};
 pub use link::{Linker, Mention, mentions_name};
 pub use names::{LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold};
 pub use sentences::{ABBREVIATIONS, Sentence, sentences};
-pub use tokenize::{STOP_WORDS, Token, each_term, is_stop_word, tokens};
+pub use tokenize::{Piece, STOP_WORDS, Token, each_term, each_word, is_stop_word, tokens, word_term};
 
 /// The text between code points `start` (inclusive) and `end` (exclusive), or `None` when the range
 /// is reversed or runs past the end. Used to verify stored spans before they are quoted.

@@ -48,6 +48,30 @@ pub fn tokens(text: &str) -> Vec<Token> {
 /// tokenizing bounds ingest).
 pub fn each_term(text: &str, mut f: impl FnMut(&str, usize, usize)) {
     let stemmer = Stemmer::create(Algorithm::English);
+    each_word(text, |piece, start, end| match piece {
+        Piece::Term(term) => f(term, start, end),
+        Piece::Word(word) => word_term(&stemmer, word, |term| f(term, start, end)),
+    });
+}
+
+/// What `each_word` finds: a lowercased word, whose index term (`word_term`) depends on nothing
+/// else, or a finished term (a CJK bigram or lone character).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Word(&'a str),
+    Term(&'a str),
+}
+
+/// Calls `f` with each word (lowercased, stop words still in) and CJK term of `text` and its
+/// code-point span, in order. A caller that sees the same words again and again (an indexer)
+/// memoises `word_term` by word, so a repeated word costs one map lookup.
+pub fn each_word(text: &str, mut f: impl FnMut(Piece<'_>, usize, usize)) {
+    let mut lower = String::new();
+    // The common case first: no CJK character at all (ASCII text never holds one).
+    if text.is_ascii() || !text.chars().any(is_cjk) {
+        words(text, 0, &mut lower, &mut f);
+        return;
+    }
     // Split into maximal CJK and non-CJK runs: (is CJK, byte start, code-point start).
     let mut runs: Vec<(bool, usize, usize)> = Vec::new();
     for (pos, (byte, c)) in text.char_indices().enumerate() {
@@ -56,33 +80,114 @@ pub fn each_term(text: &str, mut f: impl FnMut(&str, usize, usize)) {
             runs.push((cjk, byte, pos));
         }
     }
-    let mut lower = String::new();
     for (k, &(cjk, byte, pos)) in runs.iter().enumerate() {
         let end_byte = runs.get(k + 1).map_or(text.len(), |run| run.1);
         let run = &text[byte..end_byte];
         if cjk {
             bigrams(run, pos, &mut f);
         } else {
-            words(run, pos, &stemmer, &mut lower, &mut f);
+            words(run, pos, &mut lower, &mut f);
         }
     }
 }
 
-fn bigrams(run: &str, base: usize, f: &mut impl FnMut(&str, usize, usize)) {
+/// Calls `f` with the index term of lowercased `word` (as `each_word` yields it), unless it is a
+/// stop word: Latin-script words are stemmed (memoised per thread), others kept as they are.
+pub fn word_term(stemmer: &Stemmer, word: &str, f: impl FnOnce(&str)) {
+    if is_stop_word(word) {
+        return;
+    }
+    if is_latin_word(word) {
+        with_stem(stemmer, word, f);
+    } else {
+        f(word);
+    }
+}
+
+fn bigrams(run: &str, base: usize, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
     let chars: Vec<char> = run.chars().collect();
     if chars.len() == 1 {
-        f(run, base, base + 1);
+        f(Piece::Term(run), base, base + 1);
         return;
     }
     let mut pair = String::new();
     for (i, two) in chars.windows(2).enumerate() {
         pair.clear();
         pair.extend(two);
-        f(&pair, base + i, base + i + 2);
+        f(Piece::Term(&pair), base + i, base + i + 2);
     }
 }
 
-fn words(run: &str, base: usize, stemmer: &Stemmer, lower: &mut String, f: &mut impl FnMut(&str, usize, usize)) {
+/// The words of a non-CJK run. UAX #29 never joins a character to a following ASCII space, nor
+/// an ASCII space to a following ASCII character other than a space, so the run is cut at its
+/// spaces: an ASCII stretch goes through `ascii_words` (the same words, without Unicode tables),
+/// any other through `unicode_words` with the space before it (a combining mark after a space
+/// belongs to it).
+fn words(run: &str, base: usize, lower: &mut String, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
+    let bytes = run.as_bytes();
+    let mut at = 0;
+    let mut pos = base;
+    while at < bytes.len() {
+        let end = bytes[at..].iter().position(|&b| b == b' ').map_or(bytes.len(), |i| at + i);
+        let piece = &run[at..end];
+        if piece.is_ascii() {
+            ascii_words(piece, pos, lower, f);
+            pos += piece.len();
+        } else {
+            let from = if at > 0 { at - 1 } else { at };
+            unicode_words(&run[from..end], pos - (at - from), lower, f);
+            pos += piece.chars().count();
+        }
+        // The space.
+        at = end + 1;
+        pos += 1;
+    }
+}
+
+/// UAX #29 word classes of the ASCII characters that can be part of a word.
+fn word_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether UAX #29 keeps `prev mid next` in one word (WB6/7: letter (`MidLetter` | `MidNumLet` |
+/// `Single_Quote`) letter; WB11/12: digit (`MidNum` | `MidNumLet` | `Single_Quote`) digit).
+fn joins(prev: u8, mid: u8, next: u8) -> bool {
+    (prev.is_ascii_alphabetic() && next.is_ascii_alphabetic() && matches!(mid, b':' | b'.' | b'\''))
+        || (prev.is_ascii_digit() && next.is_ascii_digit() && matches!(mid, b',' | b';' | b'.' | b'\''))
+}
+
+/// The words of an ASCII stretch, as UAX #29 cuts them: runs of letters, digits and `_`
+/// (WB5, 8–10, 13a/b), joined across one middle character by `joins`.
+fn ascii_words(piece: &str, base: usize, lower: &mut String, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
+    let b = piece.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !word_char(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        loop {
+            if i < b.len() && word_char(b[i]) {
+                i += 1;
+            } else if i + 1 < b.len() && joins(b[i - 1], b[i], b[i + 1]) {
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        let word = &b[start..i];
+        if word.iter().any(u8::is_ascii_alphanumeric) {
+            lower.clear();
+            lower.push_str(&piece[start..i]);
+            lower.make_ascii_lowercase();
+            f(Piece::Word(lower.as_str()), base + start, base + i);
+        }
+    }
+}
+
+fn unicode_words(run: &str, base: usize, lower: &mut String, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
     let mut pos = base;
     for word in run.split_word_bounds() {
         let len = word.chars().count();
@@ -94,13 +199,7 @@ fn words(run: &str, base: usize, stemmer: &Stemmer, lower: &mut String, f: &mut 
             } else {
                 lower.push_str(&word.to_lowercase());
             }
-            if !is_stop_word(lower) {
-                if is_latin_word(lower) {
-                    with_stem(stemmer, lower, |term| f(term, pos, pos + len));
-                } else {
-                    f(lower, pos, pos + len);
-                }
-            }
+            f(Piece::Word(lower.as_str()), pos, pos + len);
         }
         pos += len;
     }
@@ -235,10 +334,60 @@ mod tests {
         assert!(tokens(" ... !? ").is_empty());
     }
 
+    /// The terms of `tokens` as UAX #29 alone cuts them (no ASCII fast path), for comparison.
+    fn reference(text: &str) -> Vec<Token> {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let mut out = Vec::new();
+        let mut lower = String::new();
+        let mut emit = |piece: Piece<'_>, start: usize, end: usize| match piece {
+            Piece::Term(t) => out.push(Token { term: t.to_owned(), start, end }),
+            Piece::Word(w) => word_term(&stemmer, w, |t| out.push(Token { term: t.to_owned(), start, end })),
+        };
+        // Maximal CJK / non-CJK runs, each cut on its own, as `each_word` does.
+        let mut run = String::new();
+        let mut run_start = 0;
+        let mut run_cjk: Option<bool> = None;
+        let chars: Vec<char> = text.chars().collect();
+        for pos in 0..=chars.len() {
+            let c = chars.get(pos).copied();
+            let cjk = c.map(is_cjk);
+            if c.is_none() || run_cjk.is_some_and(|r| Some(r) != cjk) {
+                match run_cjk {
+                    Some(true) => bigrams(&run, run_start, &mut emit),
+                    Some(false) => unicode_words(&run, run_start, &mut lower, &mut emit),
+                    None => {}
+                }
+                run.clear();
+                run_start = pos;
+            }
+            if let Some(c) = c {
+                run_cjk = cjk;
+                run.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn ascii_fast_path_cuts_words_as_uax29_does() {
+        for text in [
+            "can't stop: a:b a.b.c 1.2.3 1,000;2 x_1 _ __a a_ 'quoted' 3.14. e.g. U.S.A. a'b'c a..b 1..2",
+            "mixed caf\u{e9}'s na\u{ef}ve \u{301}x a \u{301} b\u{2019}s \u{3000} x\t\ty\r\nz",
+            "tail. a1b2 1a.b 1.a a.1 ::: ,1 1, ;1",
+        ] {
+            assert_eq!(tokens(text), reference(text), "{text:?}");
+        }
+    }
+
     proptest! {
         #[test]
         fn tokens_never_panic_and_slice_back(text in any::<String>()) {
             check(&text, &tokens(&text));
+        }
+
+        #[test]
+        fn ascii_fast_path_matches_uax29(text in "[aZ9_:.',;\"\\- \t\n\u{e9}\u{301}\u{2019}\u{3000}\u{a0}東]{0,40}") {
+            prop_assert_eq!(tokens(&text), reference(&text));
         }
     }
 }

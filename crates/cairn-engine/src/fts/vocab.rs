@@ -1,0 +1,364 @@
+//! A batch's vocabulary: the distinct terms of the passages an `Indexer` gathers, each named by a
+//! small id, found through a per-thread table of the words seen so far. Tokenizing bounds ingest,
+//! and text repeats its words (Zipf): a word seen before costs one map lookup and one array read,
+//! instead of stop-word, script and stemming work and a map of the batch's term strings.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::keys::clean_term;
+use crate::Result;
+use crate::error::Error;
+use crate::text::{FastMap, Piece, each_word, word_term};
+
+/// A passage as the index sees it: its length in tokens and each distinct term's count, as
+/// (term id in the batch's `Vocab`, count) in id order.
+#[derive(Debug, Clone)]
+pub(super) struct Terms {
+    pub len: u32,
+    pub counts: Vec<(u32, u32)>,
+}
+
+/// Words a thread's table holds before it starts over (its map then takes 3 MiB at most).
+const TABLE_WORDS: usize = 1 << 16;
+
+/// No term: a stop word, or a term that `clean_term` refuses.
+const NO_TERM: u32 = u32::MAX;
+
+/// Tables are numbered from one counter, and renumbered when they start over, so a `Vocab`
+/// can tell whether the table ids it cached are still the ones it saw.
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
+
+/// Short words (most of any text) in an open-addressing map with the key inline: one cache line
+/// touched per lookup and no string compare call, instead of a pointer to chase to the key.
+/// Longer words go to `long`.
+struct WordMap {
+    /// A power of two, at most half full.
+    slots: Vec<Slot>,
+    short: usize,
+    long: FastMap<Box<str>, u32>,
+}
+
+/// A word of at most `INLINE` bytes, zero-padded, its length in the low byte of `tag` (0: empty)
+/// and high hash bits above it; `id` is its value.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    key: [u64; 2],
+    tag: u32,
+    id: u32,
+}
+
+/// The longest word kept inline.
+const INLINE: usize = 16;
+
+impl WordMap {
+    fn new() -> WordMap {
+        WordMap { slots: vec![Slot::default(); 1 << 12], short: 0, long: FastMap::default() }
+    }
+
+    fn len(&self) -> usize {
+        self.short + self.long.len()
+    }
+
+    /// The inline key of a short word, its tag and its home slot's hash.
+    fn key(word: &str) -> ([u64; 2], u32, u64) {
+        let mut buf = [0_u8; INLINE];
+        buf[..word.len()].copy_from_slice(word.as_bytes());
+        let key = [
+            u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")),
+            u64::from_le_bytes(buf[8..].try_into().expect("8 bytes")),
+        ];
+        // Folded multiplies (as `FastHasher`): every output bit depends on every input bit.
+        let mix = |h: u64, w: u64| {
+            let p = u128::from(h ^ w) * 0x9E37_79B9_7F4A_7C15_u128;
+            (p as u64) ^ ((p >> 64) as u64)
+        };
+        let hash = mix(mix(word.len() as u64, key[0]), key[1]);
+        // Truncation intended: the length in the low byte, 24 hash bits above it.
+        let tag = (word.len() as u32) | ((hash >> 40) as u32 & !0xFF);
+        (key, tag, hash)
+    }
+
+    fn get(&self, word: &str) -> Option<u32> {
+        if word.len() > INLINE || word.is_empty() {
+            return self.long.get(word).copied();
+        }
+        let (key, tag, hash) = Self::key(word);
+        let mask = self.slots.len() - 1;
+        // Truncation intended: the low bits pick the home slot.
+        let mut at = hash as usize & mask;
+        loop {
+            let slot = &self.slots[at];
+            if slot.tag == 0 {
+                return None;
+            }
+            if slot.tag == tag && slot.key == key {
+                return Some(slot.id);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Adds `word` (not in the map yet).
+    fn insert(&mut self, word: &str, id: u32) {
+        if word.len() > INLINE || word.is_empty() {
+            self.long.insert(word.into(), id);
+            return;
+        }
+        if 2 * (self.short + 1) > self.slots.len() {
+            let grown = vec![Slot::default(); 2 * self.slots.len()];
+            let old = std::mem::replace(&mut self.slots, grown);
+            for slot in old.into_iter().filter(|s| s.tag != 0) {
+                self.place(slot, Self::rehash(&slot));
+            }
+        }
+        let (key, tag, hash) = Self::key(word);
+        self.place(Slot { key, tag, id }, hash);
+        self.short += 1;
+    }
+
+    /// The hash of a stored slot's word.
+    fn rehash(slot: &Slot) -> u64 {
+        let mut buf = [0_u8; INLINE];
+        buf[..8].copy_from_slice(&slot.key[0].to_le_bytes());
+        buf[8..].copy_from_slice(&slot.key[1].to_le_bytes());
+        let len = (slot.tag & 0xFF) as usize;
+        // The bytes were a word's: valid UTF-8.
+        Self::key(std::str::from_utf8(&buf[..len]).expect("an inline word is UTF-8")).2
+    }
+
+    fn place(&mut self, slot: Slot, hash: u64) {
+        let mask = self.slots.len() - 1;
+        // Truncation intended: the low bits pick the home slot.
+        let mut at = hash as usize & mask;
+        while self.slots[at].tag != 0 {
+            at = (at + 1) & mask;
+        }
+        self.slots[at] = slot;
+    }
+}
+
+/// The words a thread has tokenized: word (or CJK term) → table id of its index term.
+struct Table {
+    generation: u64,
+    words: WordMap,
+    term_ids: FastMap<Box<str>, u32>,
+    terms: Vec<Box<str>>,
+}
+
+impl Table {
+    fn new() -> Table {
+        Table {
+            generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
+            words: WordMap::new(),
+            term_ids: FastMap::default(),
+            terms: Vec::new(),
+        }
+    }
+
+    /// The table id of `piece`'s term, or `NO_TERM`.
+    fn lookup(&mut self, piece: Piece<'_>) -> u32 {
+        let word = match piece {
+            Piece::Word(w) | Piece::Term(w) => w,
+        };
+        // Words and CJK terms never share a key: a word holds no CJK character, a CJK term only those.
+        if let Some(id) = self.words.get(word) {
+            return id;
+        }
+        let mut id = NO_TERM;
+        let stemmer = Stemmer::create(Algorithm::English);
+        let mut intern = |term: &str| {
+            if let Some(term) = clean_term(term) {
+                id = self.intern(term);
+            }
+        };
+        match piece {
+            Piece::Word(w) => word_term(&stemmer, w, &mut intern),
+            Piece::Term(t) => intern(t),
+        }
+        self.words.insert(word, id);
+        id
+    }
+
+    /// The table id of term `term` (already cleaned), added if new.
+    fn intern(&mut self, term: &str) -> u32 {
+        if let Some(&t) = self.term_ids.get(term) {
+            return t;
+        }
+        // Fits: the table starts over long before u32::MAX.
+        let t = self.terms.len() as u32;
+        self.terms.push(term.into());
+        self.term_ids.insert(term.into(), t);
+        t
+    }
+}
+
+thread_local! {
+    static TABLE: RefCell<Table> = RefCell::new(Table::new());
+}
+
+/// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
+/// term on the writer thread indexes a vector instead of hashing strings. The terms share one
+/// string (two allocations for the batch, freed on the writer thread).
+#[derive(Default)]
+pub(super) struct Vocab {
+    arena: String,
+    /// Term id → its byte range in `arena`.
+    spans: Vec<(u32, u32)>,
+    /// The table (`Table::generation`) that `by_table` maps from.
+    generation: u64,
+    /// Table id → this batch's id + 1 (0: not in this batch yet).
+    by_table: Vec<u32>,
+}
+
+impl std::fmt::Debug for Vocab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vocab").field("terms", &self.spans.len()).finish_non_exhaustive()
+    }
+}
+
+impl Vocab {
+    /// The number of distinct terms.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Term `id`.
+    pub fn term(&self, id: usize) -> &str {
+        let (start, end) = self.spans[id];
+        &self.arena[start as usize..end as usize]
+    }
+
+    /// The terms, by id.
+    pub fn terms(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|id| self.term(id))
+    }
+
+    /// This batch's id for the term of table id `t` of `table`.
+    fn id(&mut self, table: &Table, t: u32) -> u32 {
+        let at = t as usize;
+        if at >= self.by_table.len() {
+            self.by_table.resize(table.terms.len(), 0);
+        }
+        match self.by_table[at] {
+            0 => {
+                // Fits: a batch holds at most 1 MiB of text (a few for an import), far below u32::MAX.
+                let id = self.spans.len() as u32;
+                let start = self.arena.len() as u32;
+                self.arena.push_str(&table.terms[at]);
+                self.spans.push((start, self.arena.len() as u32));
+                self.by_table[at] = id + 1;
+                id
+            }
+            known => known - 1,
+        }
+    }
+
+    /// Points `by_table` at `table` (another thread's, or the same one started over): this
+    /// batch's terms are interned there and mapped again.
+    fn follow(&mut self, table: &mut Table) {
+        self.generation = table.generation;
+        self.by_table.clear();
+        for id in 0..self.spans.len() {
+            let (start, end) = self.spans[id];
+            let t = table.intern(&self.arena[start as usize..end as usize]) as usize;
+            if t >= self.by_table.len() {
+                self.by_table.resize(t + 1, 0);
+            }
+            // Fits: see `id`.
+            self.by_table[t] = id as u32 + 1;
+        }
+    }
+
+    /// Tokenizes `text` into its terms.
+    pub fn terms_of(&mut self, text: &str) -> Result<Terms> {
+        let mut ids: Vec<u32> = Vec::with_capacity(text.len() / 5);
+        TABLE.with(|table| {
+            let mut table = table.borrow_mut();
+            // Starting over happens between texts only, and renumbers the table.
+            if table.words.len() >= TABLE_WORDS {
+                *table = Table::new();
+            }
+            if self.generation != table.generation {
+                self.follow(&mut table);
+            }
+            each_word(text, |piece, _, _| {
+                let t = table.lookup(piece);
+                if t != NO_TERM {
+                    ids.push(self.id(&table, t));
+                }
+            });
+        });
+        let len = u32::try_from(ids.len())
+            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
+        ids.sort_unstable();
+        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
+        for id in ids {
+            match counts.last_mut() {
+                Some((last, n)) if *last == id => *n += 1,
+                _ => counts.push((id, 1)),
+            }
+        }
+        counts.shrink_to_fit();
+        Ok(Terms { len, counts })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(vocab: &Vocab, t: &Terms) -> Vec<(String, u32)> {
+        let mut out: Vec<(String, u32)> =
+            t.counts.iter().map(|&(id, n)| (vocab.term(id as usize).to_owned(), n)).collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn word_maps_find_what_they_hold_short_and_long() {
+        let mut map = WordMap::new();
+        let words: Vec<String> = (0..20_000).map(|i| format!("w{i}{}", "x".repeat(i % 23))).collect();
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(map.get(w), None);
+            map.insert(w, i as u32);
+        }
+        assert_eq!(map.len(), words.len());
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(map.get(w), Some(i as u32), "{w}");
+        }
+        assert_eq!(map.get("w1xx"), None);
+        assert_eq!(map.get("é"), None);
+        map.insert("é", 7);
+        assert_eq!(map.get("é"), Some(7));
+    }
+
+    #[test]
+    fn a_batch_keeps_one_id_per_term_across_threads_and_table_restarts() {
+        let mut vocab = Vocab::default();
+        let first = vocab.terms_of("Running runners ran, the runs run!").unwrap();
+        assert_eq!(first.len, 5);
+        assert_eq!(terms(&vocab, &first), [("ran".to_owned(), 1), ("run".to_owned(), 3), ("runner".to_owned(), 1)]);
+        // The same batch continued on another thread (another table), then after this thread's
+        // table started over: a term already in the batch keeps its id.
+        let (vocab, second) = std::thread::spawn(move || {
+            let t = vocab.terms_of("run 東京 runner").unwrap();
+            (vocab, t)
+        })
+        .join()
+        .unwrap();
+        let mut vocab = vocab;
+        TABLE.with(|t| *t.borrow_mut() = Table::new());
+        let third = vocab.terms_of("ran runs").unwrap();
+        assert_eq!(vocab.len(), 4, "{:?}", vocab.terms().collect::<Vec<_>>());
+        let id = |term: &str| vocab.terms().position(|t| t == term).unwrap() as u32;
+        assert!(second.counts.contains(&(id("run"), 1)) && second.counts.contains(&(id("東京"), 1)));
+        assert_eq!(third.counts, {
+            let mut c = vec![(id("ran"), 1), (id("run"), 1)];
+            c.sort_unstable();
+            c
+        });
+    }
+}
