@@ -6,6 +6,7 @@
 //! postings in ascending `(doc, ordinal)`; the first doc delta is from 0, each later one from the
 //! previous posting's doc (0 when two passages share a document).
 
+use crate::varint;
 use crate::{Error, Result};
 
 /// One passage holding a term: where it is, how often the term occurs there, and the passage's
@@ -18,31 +19,13 @@ pub struct Posting {
     pub len: u32,
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        // Truncation intended: the low 7 bits with the continuation bit.
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 fn bad() -> Error {
     Error::corrupt(None, "a full-text posting block is malformed")
 }
 
 /// Reads a varint at `*at`, advancing it.
 fn get_varint(bytes: &[u8], at: &mut usize) -> Result<u64> {
-    let mut v: u64 = 0;
-    for shift in (0..64).step_by(7) {
-        let b = *bytes.get(*at).ok_or_else(bad)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
-    Err(bad())
+    varint::get(bytes, at, "a full-text posting block")
 }
 
 fn get_u32(bytes: &[u8], at: &mut usize) -> Result<u32> {
@@ -60,13 +43,13 @@ pub fn encode(postings: &[Posting]) -> Vec<u8> {
 /// for a whole segment's blocks).
 pub fn encode_into(postings: &[Posting], out: &mut Vec<u8>) {
     debug_assert!(postings.windows(2).all(|w| (w[0].doc, w[0].ordinal) < (w[1].doc, w[1].ordinal)));
-    put_varint(out, postings.len() as u64);
+    varint::put(out, postings.len() as u64);
     let mut prev = 0;
     for p in postings {
-        put_varint(out, p.doc - prev);
-        put_varint(out, u64::from(p.ordinal));
-        put_varint(out, u64::from(p.tf));
-        put_varint(out, u64::from(p.len));
+        varint::put(out, p.doc - prev);
+        varint::put(out, u64::from(p.ordinal));
+        varint::put(out, u64::from(p.tf));
+        varint::put(out, u64::from(p.len));
         prev = p.doc;
     }
 }
@@ -114,12 +97,12 @@ pub struct Entry<'a> {
 /// varint | block)`, terms strictly ascending.
 pub fn encode_chunk<'a>(entries: impl ExactSizeIterator<Item = Entry<'a>>) -> Vec<u8> {
     let mut out = Vec::new();
-    put_varint(&mut out, entries.len() as u64);
+    varint::put(&mut out, entries.len() as u64);
     for e in entries {
-        put_varint(&mut out, e.term.len() as u64);
+        varint::put(&mut out, e.term.len() as u64);
         out.extend_from_slice(e.term);
-        put_varint(&mut out, e.last);
-        put_varint(&mut out, e.block.len() as u64);
+        varint::put(&mut out, e.last);
+        varint::put(&mut out, e.block.len() as u64);
         out.extend_from_slice(e.block);
     }
     out
@@ -201,12 +184,12 @@ pub fn concat_into(parts: &[(u64, &[u8])], out: &mut Vec<u8>) -> Result<bool> {
         heads.push((body, first, at));
     }
     out.reserve(size);
-    put_varint(out, total);
+    varint::put(out, total);
     for (i, (&(_, block), &(body, first, after))) in parts.iter().zip(&heads).enumerate() {
         if i == 0 {
             out.extend_from_slice(&block[body..]);
         } else {
-            put_varint(out, first - parts[i - 1].0);
+            varint::put(out, first - parts[i - 1].0);
             out.extend_from_slice(&block[after..]);
         }
     }
