@@ -3,6 +3,10 @@
 //! context (2 hops) latency by name. A measurement, not a test (about a minute in release):
 //! `cargo run -p cairn-engine --release --example knowledge_scale`.
 
+// The allocator the binding uses, so these measurements match the product.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::{Caller, call};
 use cairn_engine::{Store, StoreOptions};

@@ -6,6 +6,10 @@
 //! `SAME` repeats the first query of each kind (CPU caches hot: what memory traffic costs);
 //! `CACHE_MB` the store's page cache (default 64); `CAS` the number of CAS writes (default 2000).
 
+// The allocator the binding uses, so these measurements match the product.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
 use cairn_engine::notes::api::call;

@@ -6,6 +6,10 @@
 
 #![allow(clippy::cast_precision_loss, reason = "rates and sizes printed for a person, far below 2^52")]
 
+// The allocator the binding uses, so these measurements match the product.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::{Caller, call};
 use cairn_engine::{Store, StoreOptions};
