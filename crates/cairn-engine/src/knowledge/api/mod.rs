@@ -10,6 +10,7 @@ mod delete_user;
 mod export;
 mod forget;
 mod import;
+mod load;
 mod recall;
 mod relate;
 mod remember;
@@ -65,6 +66,7 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
         "forget" => forget::run(store, caller, body)?,
         "export" => export::run(store, caller, body)?,
         "import" => import::run(store, caller, body)?,
+        "load" => load::run(store, caller, body)?,
         "delete_user" => delete_user::run(store, caller, body)?,
         other => return Err(Error::InvalidArgument(format!("unknown knowledge verb {other:?}"))),
     };
