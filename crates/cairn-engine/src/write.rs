@@ -334,7 +334,12 @@ impl<'a> WriteTxn<'a> {
         let mut t = self.tree(tree);
         let mut run: Vec<btree::Change> = Vec::with_capacity(entries.len());
         for (key, value) in entries {
-            let stored = btree::write_value(self, &key, &value)?;
+            // A value that fits in its leaf moves there as it is, uncopied.
+            let stored = if btree::fits_inline(&key, value.len()) {
+                Value::Inline(btree::Bytes::from(value))
+            } else {
+                btree::write_value(self, &key, &value)?
+            };
             run.push((btree::Bytes::from(key), Some(stored)));
         }
         let merged = btree::merge_sorted(self, t.root, run)?;

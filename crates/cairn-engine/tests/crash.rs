@@ -73,11 +73,8 @@ fn changes(rng: &mut StdRng) -> Changes {
 /// Puts into one tree with distinct keys in key order, some values large.
 fn sorted_run(rng: &mut StdRng) -> Changes {
     let tree = rng.random_range(0..TREES.len());
-    let mut run: Vec<(usize, Vec<u8>, Option<Vec<u8>>)> = changes(rng)
-        .into_iter()
-        .chain(changes(rng))
-        .filter_map(|(_, k, v)| v.map(|v| (tree, k, Some(v))))
-        .collect();
+    let mut run: Vec<(usize, Vec<u8>, Option<Vec<u8>>)> =
+        changes(rng).into_iter().chain(changes(rng)).filter_map(|(_, k, v)| v.map(|v| (tree, k, Some(v)))).collect();
     run.sort_by(|a, b| a.1.cmp(&b.1));
     run.dedup_by(|a, b| a.1 == b.1);
     if run.is_empty() {

@@ -17,15 +17,14 @@ use super::trees::{
     read_next_id, rel_key, write_next_id,
 };
 use crate::error::Result;
-use crate::history::{AGENT, EVENT, TARGET, agent_prefix, target_prefix};
+use crate::history::{AGENT, EVENT, TARGET, agent_prefix};
 use crate::knowledge::export::MAX_LIMIT;
-use crate::text::fold;
+use crate::text::{FastMap, fold};
 use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// One line as the fast path reads it: every field optional, strings borrowed where they can be.
 /// A line that does not fit this shape goes to `import`, which names the field at fault.
@@ -96,6 +95,10 @@ struct NewFact {
     agent: u32,
 }
 
+/// A fact's identity for deduplication: from, to (entity indexes), folded type index, and for an
+/// ended fact its (recorded, ended) times.
+type Triple = (usize, usize, u32, Option<(i64, i64)>);
+
 /// What a history event is about.
 #[derive(Clone, Copy)]
 enum Written {
@@ -110,21 +113,23 @@ pub(crate) struct Plan {
     entities: Vec<NewEntity>,
     facts: Vec<NewFact>,
     /// Source ids → local entity / fact index (the `k.import_map` entries).
-    entity_map: HashMap<u64, usize>,
-    fact_map: HashMap<u64, usize>,
+    entity_map: FastMap<u64, usize>,
+    fact_map: FastMap<u64, usize>,
     /// Folded name → local entity index.
-    names: HashMap<String, usize>,
+    names: FastMap<String, usize>,
     /// `(from, to, folded type, version)` → local fact index: one fact per live triple, and per
     /// ended version (`(recorded_at, ended_at)`), as `import` matches stored ones.
-    triples: HashMap<(usize, usize, u32, Option<(i64, i64)>), usize>,
+    triples: FastMap<Triple, usize>,
     /// Relation types as sent (trimmed) → their spelling and folded indexes: a graph has few
     /// types and many facts, so each is folded once.
-    types: HashMap<String, (u32, u32)>,
+    types: FastMap<String, (u32, u32)>,
     spellings: Vec<String>,
     folded_types: Vec<String>,
-    folded_index: HashMap<String, usize>,
+    folded_index: FastMap<String, usize>,
     agents: Vec<String>,
-    agent_index: HashMap<String, u32>,
+    agent_index: FastMap<String, u32>,
+    /// The last fact time parsed, and its value.
+    last_time: Option<(String, i64)>,
     written: Vec<Written>,
     /// Lines for `import`, by line index.
     rest: Vec<(usize, Value)>,
@@ -170,11 +175,13 @@ fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
         .flatten();
     let Some(cut) = cut else { return parse(0, body) };
     let (head, tail) = (&body[..cut], &body[cut + 1..]);
+    // Counting a megabyte of bytes once; a crate for it would buy nothing measurable here.
+    #[allow(clippy::naive_bytecount, reason = "one pass over the first half, next to parsing it")]
     let tail_first = head.iter().filter(|&&b| b == b'\n').count() + 1;
     std::thread::scope(|s| {
         let later = s.spawn(|| parse(tail_first, tail));
         let mut lines = parse(0, head);
-        lines.extend(later.join().expect("parsing lines does not panic"));
+        lines.extend(later.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         lines
     })
 }
@@ -185,19 +192,21 @@ impl Plan {
     /// gives none.
     pub(crate) fn read(body: &[u8], agent: &str, now: i64) -> Plan {
         let mut plan = Plan::default();
-        let mut facts: Vec<(usize, &[u8], Line<'_>)> = Vec::new();
-        for (index, raw, line) in parse_lines(body) {
+        let parsed = parse_lines(body);
+        let mut facts: Vec<usize> = Vec::new();
+        for (at, (index, raw, line)) in parsed.iter().enumerate() {
+            let (index, raw) = (*index, *raw);
             let Some(line) = line else {
                 plan.hand_over(index, raw);
                 continue;
             };
             match line.kind.as_deref() {
                 Some("entity") => {
-                    if plan.entity(&line, now).is_err() {
+                    if plan.entity(line, now).is_err() {
                         plan.hand_over(index, raw);
                     }
                 }
-                Some("fact") => facts.push((index, raw, line)),
+                Some("fact") => facts.push(at),
                 Some("header") => match serde_json::from_slice::<Map<String, Value>>(raw) {
                     Ok(r) => {
                         if let Err(reason) = check_header(&r) {
@@ -210,9 +219,10 @@ impl Plan {
             }
         }
         // Entities first, then facts, whatever the order of the lines (as `import` does).
-        for (index, raw, line) in facts {
-            if plan.fact(&line, agent).is_err() {
-                plan.hand_over(index, raw);
+        for at in facts {
+            let (index, raw, line) = &parsed[at];
+            if line.as_ref().is_none_or(|line| plan.fact(line, agent).is_err()) {
+                plan.hand_over(*index, raw);
             }
         }
         plan
@@ -340,7 +350,15 @@ impl Plan {
             return Ok(());
         }
         let rel_type = r.rel_type.as_deref().filter(|t| fits(t)).ok_or(())?;
-        let recorded_at = time(r.recorded_at.as_ref())?.ok_or(())?;
+        let recorded_at = match (&r.recorded_at, &self.last_time) {
+            // An export's facts often share their time: parse each distinct one once in a row.
+            (Some(s), Some((have, ms))) if s.as_ref() == have => *ms,
+            _ => {
+                let ms = time(r.recorded_at.as_ref())?.ok_or(())?;
+                self.last_time = r.recorded_at.as_ref().map(|s| (s.to_string(), ms));
+                ms
+            }
+        };
         let ended_at = time(r.ended_at.as_ref())?;
         let (label, prov_agent) = match &r.provenance {
             None => (None, None),
@@ -432,142 +450,216 @@ fn push_u64(out: &mut Vec<u8>, n: u64) {
     out.extend_from_slice(&digits[at..]);
 }
 
-/// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done.
-pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: &str, now: i64) -> Result<Imported> {
-    let Plan { entities, facts, entity_map, fact_map, written, rest, spellings, folded_types, agents, mut out, .. } =
-        plan;
-    let base = read_next_id(tx)?;
-    let ne = entities.len() as u64;
-    let nf = facts.len() as u64;
-    let entity_id = |i: usize| base + i as u64;
-    let fact_id = |i: usize| base + ne + i as u64;
-    let first_event = base + ne + nf;
-    write_next_id(tx, first_event + written.len() as u64)?;
+/// A run of one tree: (key, value) pairs.
+type Run = Vec<(Vec<u8>, Vec<u8>)>;
 
-    let generation = names_gen_in(tx, part)?;
-    let ent = entities
+/// How the plan's local indexes become ids: entities from `base`, then facts, then events.
+#[derive(Clone, Copy)]
+struct Ids {
+    base: u64,
+    entities: u64,
+    facts: u64,
+}
+
+impl Ids {
+    fn entity(self, i: usize) -> u64 {
+        self.base + i as u64
+    }
+    fn fact(self, i: usize) -> u64 {
+        self.base + self.entities + i as u64
+    }
+    fn event(self, k: usize) -> u64 {
+        self.base + self.entities + self.facts + k as u64
+    }
+}
+
+/// `k.ent`, `k.ent_name` and `k.names_log` (one name generation per entity after `generation`).
+fn entity_runs(part: &Partition, plan: &Plan, ids: Ids, generation: u64) -> [Run; 3] {
+    let ent = plan
+        .entities
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let id = entity_id(i);
             let record = Entity {
-                id,
+                id: ids.entity(i),
                 name: e.name.clone(),
                 types: e.types.clone(),
                 attributes: e.attributes.clone(),
                 recorded_at: e.recorded_at,
             };
-            (ent_key(part, id), encode(&record))
+            (ent_key(part, record.id), encode(&record))
         })
         .collect();
-    put_run(tx, ENT, ent)?;
-    let mut by_name: Vec<(&str, u64)> = entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), entity_id(i))).collect();
+    let mut by_name: Vec<(&str, u64)> =
+        plan.entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), ids.entity(i))).collect();
     by_name.sort_unstable();
-    put_run(tx, ENT_NAME, by_name.into_iter().map(|(folded, id)| (name_key(part, folded, id), Vec::new())).collect())?;
-    if !entities.is_empty() {
-        // One name generation per entity, as creating them one by one would leave.
-        tx.put(NAMES_GEN, part.prefix(), &(generation + ne).to_be_bytes())?;
-        let log = (0..entities.len())
-            .map(|i| (part.key(&[&(generation + 1 + i as u64).to_be_bytes()]), entity_id(i).to_be_bytes().to_vec()))
-            .collect();
-        put_run(tx, NAMES_LOG, log)?;
-    }
+    let names = by_name.into_iter().map(|(folded, id)| (name_key(part, folded, id), Vec::new())).collect();
+    let log = (0..plan.entities.len())
+        .map(|i| (part.key(&[&(generation + 1 + i as u64).to_be_bytes()]), ids.entity(i).to_be_bytes().to_vec()))
+        .collect();
+    [ent, names, log]
+}
 
-    let rel = facts
+/// `k.rel`: the relation records.
+fn relation_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+    plan.facts
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let id = fact_id(i);
             let record = Relation {
-                id,
-                from: entity_id(f.from),
-                to: entity_id(f.to),
-                rel_type: spellings[f.spelling as usize].clone(),
+                id: ids.fact(i),
+                from: ids.entity(f.from),
+                to: ids.entity(f.to),
+                rel_type: plan.spellings[f.spelling as usize].clone(),
                 attributes: f.attributes.clone(),
                 valid_from: f.valid_from.clone(),
                 valid_to: f.valid_to.clone(),
                 recorded_at: f.recorded_at,
                 ended_at: f.ended_at,
                 source: f.source.clone(),
-                agent: agents[f.agent as usize].clone(),
+                agent: plan.agents[f.agent as usize].clone(),
             };
-            (rel_key(part, id), encode(&record))
+            (rel_key(part, record.id), encode(&record))
         })
-        .collect();
-    put_run(tx, REL, rel)?;
-    // Adjacency sorts by (entity, direction, folded type, relation id).
-    let mut adj: Vec<(u64, u8, &str, u64)> = Vec::with_capacity(facts.len() * 2);
-    for (i, f) in facts.iter().enumerate() {
-        let ty = folded_types[f.folded_type as usize].as_str();
-        adj.push((entity_id(f.from), OUT, ty, fact_id(i)));
-        adj.push((entity_id(f.to), IN, ty, fact_id(i)));
+        .collect()
+}
+
+/// `k.adj`: both ends of every fact, sorted by (entity, direction, folded type, relation id).
+fn adjacency_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+    let mut adj: Vec<(u64, u8, &str, u64)> = Vec::with_capacity(plan.facts.len() * 2);
+    for (i, f) in plan.facts.iter().enumerate() {
+        let ty = plan.folded_types[f.folded_type as usize].as_str();
+        adj.push((ids.entity(f.from), OUT, ty, ids.fact(i)));
+        adj.push((ids.entity(f.to), IN, ty, ids.fact(i)));
     }
     adj.sort_unstable();
-    put_run(tx, ADJ, adj.into_iter().map(|(e, dir, ty, id)| (adj_key(part, e, dir, ty, id), Vec::new())).collect())?;
+    adj.into_iter().map(|(e, dir, ty, id)| (adj_key(part, e, dir, ty, id), Vec::new())).collect()
+}
 
-    let mut map: Vec<(u8, u64, u64)> = Vec::with_capacity(entity_map.len() + fact_map.len());
-    map.extend(entity_map.iter().map(|(&s, &at)| (ENTITY, s, entity_id(at))));
-    map.extend(fact_map.iter().map(|(&s, &at)| (FACT, s, fact_id(at))));
+/// `k.import_map`: every source id read, to its local id.
+fn map_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+    let mut map: Vec<(u8, u64, u64)> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
+    map.extend(plan.entity_map.iter().map(|(&s, &at)| (ENTITY, s, ids.entity(at))));
+    map.extend(plan.fact_map.iter().map(|(&s, &at)| (FACT, s, ids.fact(at))));
     map.sort_unstable();
-    put_run(tx, IMPORT_MAP, map.into_iter().map(|(kind, s, local)| (map_key(part, kind, s), local.to_be_bytes().to_vec())).collect())?;
+    map.into_iter().map(|(kind, s, local)| (map_key(part, kind, s), local.to_be_bytes().to_vec())).collect()
+}
 
-    // One `import` event per record stored, in the order `import` would record them.
-    let quoted = |s: &str| serde_json::to_string(s).expect("strings serialise");
-    let agent_json = quoted(agent);
-    let targets: Vec<(&'static str, String)> = written
-        .iter()
-        .map(|w| match *w {
-            Written::Entity(i) => ("entity", entities[i].name.clone()),
+/// `h.event`, `h.target` and `h.agent`: one `import` event per record stored, in the order
+/// `import` records them, as `history::record` would write it (`after: {id}`).
+fn event_runs(part: &Partition, plan: &Plan, ids: Ids, agent: &str, now: i64) -> [Run; 3] {
+    let (entities, facts) = (&plan.entities, &plan.facts);
+    let agent_json = serde_json::to_string(agent).expect("strings serialise");
+    let at = now.to_string();
+    let by_agent = agent_prefix(part, agent);
+    let n = plan.written.len();
+    let (mut events, mut by_target, mut agents) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for (k, w) in plan.written.iter().enumerate() {
+        let seq = ids.event(k).to_be_bytes();
+        // The `h.target` key, `part | family \0 target \0 | seq`, is built first: the target
+        // (an entity's name, or a fact's `from \0 type \0 to`) is read back from it.
+        let (family, id): (&str, u64) = match *w {
+            Written::Entity(i) => ("entity", ids.entity(i)),
+            Written::Fact(i) => ("fact", ids.fact(i)),
+        };
+        let mut key = Vec::with_capacity(part.prefix().len() + 96);
+        key.extend_from_slice(part.prefix());
+        key.extend_from_slice(family.as_bytes());
+        key.push(0);
+        let from = key.len();
+        match *w {
+            Written::Entity(i) => key.extend_from_slice(entities[i].name.as_bytes()),
             Written::Fact(i) => {
                 let f = &facts[i];
-                let ty = &spellings[f.spelling as usize];
-                ("fact", format!("{}\0{ty}\0{}", entities[f.from].name, entities[f.to].name))
+                key.extend_from_slice(entities[f.from].name.as_bytes());
+                key.push(0);
+                key.extend_from_slice(plan.spellings[f.spelling as usize].as_bytes());
+                key.push(0);
+                key.extend_from_slice(entities[f.to].name.as_bytes());
             }
-        })
-        .collect();
-    let events = written
-        .iter()
-        .zip(&targets)
-        .enumerate()
-        .map(|(k, (w, (family, target)))| {
-            let seq = first_event + k as u64;
-            let id = match *w {
-                Written::Entity(i) => entity_id(i),
-                Written::Fact(i) => fact_id(i),
-            };
-            // `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`,
-            // the fields `history::record` writes, in its order.
-            let mut event = Vec::with_capacity(112 + target.len() + agent_json.len());
-            event.extend_from_slice(b"{\"seq\":");
-            push_u64(&mut event, seq);
-            event.extend_from_slice(b",\"family\":\"");
-            event.extend_from_slice(family.as_bytes());
-            event.extend_from_slice(b"\",\"target\":");
-            serde_json::to_writer(&mut event, target).expect("strings serialise");
-            event.extend_from_slice(b",\"op\":\"import\",\"agent\":");
-            event.extend_from_slice(agent_json.as_bytes());
-            event.extend_from_slice(b",\"at\":");
-            event.extend_from_slice(now.to_string().as_bytes());
-            event.extend_from_slice(b",\"after\":{\"id\":\"");
-            push_u64(&mut event, id);
-            event.extend_from_slice(b"\"}}");
-            (part.key(&[&seq.to_be_bytes()]), event)
-        })
-        .collect();
-    put_run(tx, EVENT, events)?;
-    let mut by_target: Vec<(&str, &str, u64)> =
-        targets.iter().enumerate().map(|(k, (family, target))| (*family, target.as_str(), first_event + k as u64)).collect();
-    by_target.sort_unstable();
-    let by_target = by_target
-        .into_iter()
-        .map(|(family, target, seq)| ([target_prefix(part, family, target), seq.to_be_bytes().to_vec()].concat(), Vec::new()))
-        .collect();
-    put_run(tx, TARGET, by_target)?;
-    let by_agent = agent_prefix(part, agent);
-    let agents_run = (0..written.len() as u64)
-        .map(|k| ([by_agent.as_slice(), &(first_event + k).to_be_bytes()].concat(), Vec::new()))
-        .collect();
-    put_run(tx, AGENT, agents_run)?;
+        }
+        let target = std::str::from_utf8(&key[from..]).expect("names and types are text");
+        // `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`:
+        // `Event`'s fields in its order, as `serde_json` writes them.
+        let mut event = Vec::with_capacity(112 + target.len() + agent_json.len());
+        event.extend_from_slice(b"{\"seq\":");
+        push_u64(&mut event, ids.event(k));
+        event.extend_from_slice(b",\"family\":\"");
+        event.extend_from_slice(family.as_bytes());
+        event.extend_from_slice(b"\",\"target\":");
+        serde_json::to_writer(&mut event, target).expect("strings serialise");
+        event.extend_from_slice(b",\"op\":\"import\",\"agent\":");
+        event.extend_from_slice(agent_json.as_bytes());
+        event.extend_from_slice(b",\"at\":");
+        event.extend_from_slice(at.as_bytes());
+        event.extend_from_slice(b",\"after\":{\"id\":\"");
+        push_u64(&mut event, id);
+        event.extend_from_slice(b"\"}}");
+        key.push(0);
+        key.extend_from_slice(&seq);
+        events.push((part.key(&[&seq]), event));
+        by_target.push((key, Vec::new()));
+        agents.push(([by_agent.as_slice(), &seq].concat(), Vec::new()));
+    }
+    // Key order without comparing the keys themselves (scattered in memory, so each comparison
+    // would miss the cache twice): entity events by name, then fact events by (from, type, to),
+    // each name and type by its rank in byte order, ties by sequence. `put_run` checks the
+    // result in one pass (a name holding a NUL byte may order differently once encoded).
+    let rank = |names: Vec<&str>| -> Vec<u32> {
+        let mut order: Vec<u32> = (0..index_u32(names.len())).collect();
+        order.sort_unstable_by_key(|&i| names[i as usize]);
+        let mut rank = vec![0u32; names.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = index_u32(r);
+        }
+        rank
+    };
+    let name_rank = rank(entities.iter().map(|e| e.name.as_str()).collect());
+    let type_rank = rank(plan.spellings.iter().map(String::as_str).collect());
+    let order_key = |k: usize| -> (u8, u32, u32, u32, usize) {
+        match plan.written[k] {
+            Written::Entity(i) => (0, name_rank[i], 0, 0, k),
+            Written::Fact(i) => {
+                let f = &facts[i];
+                (1, name_rank[f.from], type_rank[f.spelling as usize], name_rank[f.to], k)
+            }
+        }
+    };
+    let mut order: Vec<(u8, u32, u32, u32, usize)> = (0..n).map(order_key).collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<(Vec<u8>, Vec<u8>)>> = by_target.into_iter().map(Some).collect();
+    let by_target = order.into_iter().map(|o| slots[o.4].take().expect("each event once")).collect();
+    [events, by_target, agents]
+}
+
+/// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. The
+/// relation records and events are encoded on a second thread while this one builds and merges
+/// the other runs (the writer thread would otherwise do all of it alone).
+pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: &str, now: i64) -> Result<Imported> {
+    let base = read_next_id(tx)?;
+    let ids = Ids { base, entities: plan.entities.len() as u64, facts: plan.facts.len() as u64 };
+    write_next_id(tx, ids.event(plan.written.len()))?;
+    let generation = names_gen_in(tx, part)?;
+    let plan_ref = &plan;
+    std::thread::scope(|s| -> Result<()> {
+        let helper = s.spawn(move || (relation_run(part, plan_ref, ids), event_runs(part, plan_ref, ids, agent, now)));
+        let [ent, names, log] = entity_runs(part, plan_ref, ids, generation);
+        put_run(tx, ENT, ent)?;
+        put_run(tx, ENT_NAME, names)?;
+        if ids.entities > 0 {
+            // One name generation per entity, as creating them one by one would leave.
+            tx.put(NAMES_GEN, part.prefix(), &(generation + ids.entities).to_be_bytes())?;
+            put_run(tx, NAMES_LOG, log)?;
+        }
+        put_run(tx, ADJ, adjacency_run(part, plan_ref, ids))?;
+        put_run(tx, IMPORT_MAP, map_run(part, plan_ref, ids))?;
+        let (rel, [events, targets, agents]) = helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        put_run(tx, REL, rel)?;
+        put_run(tx, EVENT, events)?;
+        put_run(tx, TARGET, targets)?;
+        put_run(tx, AGENT, agents)
+    })?;
+    let Plan { rest, mut out, .. } = plan;
     // The records the fast path left: through `import`, a page at a time.
     for chunk in rest.chunks(MAX_LIMIT) {
         let records: Vec<Value> = chunk.iter().map(|(_, v)| v.clone()).collect();

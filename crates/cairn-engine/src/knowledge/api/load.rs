@@ -26,7 +26,11 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         // The fast path recorded its own events; these are the records `import` stored.
         for (family, target, id) in &done.written {
             let after = json!({ "id": id.to_string() });
-            record(tx, &caller, Change { family, target, op: "import", before: None, after: Some(after), patch: None })?;
+            record(
+                tx,
+                &caller,
+                Change { family, target, op: "import", before: None, after: Some(after), patch: None },
+            )?;
         }
         Ok(Some(done))
     })?;
@@ -46,4 +50,3 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         "not_reproduced": done.not_reproduced,
     }))
 }
-
