@@ -65,9 +65,8 @@ async function timeQueries(run) {
 async function cairnLoad(dir) {
   const file = join(dir, 'graph.jsonl');
   const at = new Date().toISOString();
-  const lines = [];
-  ents.forEach((e, i) => lines.push(JSON.stringify({ kind: 'entity', id: String(i), name: e.name, types: [e.type] })));
-  rels.forEach((r, i) =>
+  const lines = ents.map((e, i) => JSON.stringify({ kind: 'entity', id: String(i), name: e.name, types: [e.type] }));
+  for (const [i, r] of rels.entries()) {
     lines.push(
       JSON.stringify({
         kind: 'fact',
@@ -79,8 +78,8 @@ async function cairnLoad(dir) {
         type: r.type,
         recorded_at: at,
       }),
-    ),
-  );
+    );
+  }
   writeFileSync(file, `${lines.join('\n')}\n`);
   const store = await Store.open(join(dir, 'store'));
   const t = performance.now();
