@@ -96,4 +96,26 @@ describe('knowledge verbs through the binding', () => {
     const err = await rejection(store.knowledge('context', me, { question: 'x', hops: 9 }));
     expect(String(err)).toMatch(/hops/);
   });
+  it('loads an export as JSON lines into an empty scope, and refuses a scope holding knowledge', async () => {
+    await store.knowledge('remember', me, {
+      facts: {
+        entities: [{ name: 'Acme', type: 'company' }],
+        relations: [{ source: 'Priya Raman', target: 'Acme', type: 'works_at' }],
+      },
+    });
+    const page = (await store.knowledge('export', me, {})) as { records: unknown[] };
+    const lines = Buffer.from(page.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const copy = { ...me, scope: 'copy' };
+    const loaded = await store.load(copy, lines);
+    expect(loaded.imported).toEqual({ entities: 2, facts: 1, documents: 0 });
+    expect(loaded.skipped).toEqual([]);
+    const recall = (await store.knowledge('recall', copy, { subject: 'acme' })) as {
+      state: string;
+      facts: Array<{ subject: string; relation: string }>;
+    };
+    expect(recall.state).toBe('answered');
+    expect(recall.facts.map((f) => `${f.subject} ${f.relation}`)).toEqual(['Priya Raman works_at']);
+    const again = (await store.load(copy, lines)) as { error?: { code: string } };
+    expect(again.error?.code).toBe('VALIDATION_ERROR');
+  });
 });

@@ -50,3 +50,20 @@ export async function callKnowledge(
   const reply = await inner.knowledge(verb, { ...who, now }, request).catch(rethrow);
   return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
 }
+
+/**
+ * Loads a whole export into an empty scope in one transaction (the engine's `load`): `lines` is
+ * the export's records as JSON lines, one record a line, and crosses to the engine as they are.
+ * The reply is `import`'s (`imported`, `unchanged`, `skipped` by line index, `not_reproduced`); a
+ * scope that already holds knowledge is refused with `error.code` `VALIDATION_ERROR`.
+ */
+export async function loadKnowledge(
+  inner: BindingStore,
+  caller: Caller,
+  lines: Uint8Array,
+): Promise<Record<string, unknown>> {
+  const { now = Date.now(), ...who } = caller;
+  const body = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
+  const reply = await inner.knowledge('load', { ...who, now }, body).catch(rethrow);
+  return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
+}

@@ -9,7 +9,7 @@ import { loadNative } from '../native/loader.js';
 import type { WriteBatch } from './batch.js';
 import { type Bytes, toBytes } from './bytes.js';
 import { coded, rethrow } from './errors.js';
-import { type Caller, callKnowledge, type KnowledgeVerb } from './knowledge.js';
+import { type Caller, callKnowledge, type KnowledgeVerb, loadKnowledge } from './knowledge.js';
 import { callNotes, type NotesVerb } from './notes.js';
 import { pointRead } from './point-read.js';
 import { type Entry, type RangeOptions, scan } from './scan.js';
@@ -90,6 +90,14 @@ export class Store {
    */
   knowledge(verb: KnowledgeVerb, caller: Caller, body: unknown): Promise<Record<string, unknown>> {
     return callKnowledge(this.inner, verb, caller, body);
+  }
+
+  /**
+   * Bulk-loads a whole export (JSON lines, one record a line) into the empty scope of `caller` in
+   * one transaction (see `loadKnowledge`): what an operator fills a scope from a file with.
+   */
+  load(caller: Caller, lines: Uint8Array): Promise<Record<string, unknown>> {
+    return loadKnowledge(this.inner, caller, lines);
   }
 
   /**

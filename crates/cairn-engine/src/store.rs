@@ -207,6 +207,7 @@ impl Store {
             group_pending: BTreeMap::new(),
             group_pending_bytes: 0,
             settling: false,
+            group_unlogged: false,
         };
         let registry = Registry::new(Arc::new(Version { txn: meta.txn, trees: core.trees.clone(), file: page_file }));
         let counters = Arc::new(Counters::default());
@@ -617,6 +618,12 @@ impl Writer {
                     return Err(e);
                 }
                 self.core.settle()?;
+                if std::mem::take(&mut self.core.group_unlogged) {
+                    // A bulk run is in no redo record: the group becomes durable as a whole by a
+                    // checkpoint (pages, then meta), and its records need not be logged.
+                    self.core.flush_pages()?;
+                    return self.checkpoint_inner();
+                }
                 self.core.flush_pages()?;
                 let refs: Vec<(u64, &[u8])> = records.iter().map(|(t, p)| (*t, p.as_slice())).collect();
                 self.core.wal.append(&refs)?;

@@ -131,13 +131,15 @@ impl Wal {
             buf.extend_from_slice(payload);
         }
         let end = self.pos + buf.len() as u64;
+        self.file.write_all_at(&buf, self.pos).map_err(|e| Error::io("appending to the log", e))?;
         if end > self.allocated {
+            // The records themselves extend the file; only the slack after them is zero-filled
+            // (a large group would otherwise write its bytes twice, zeros first).
             let new_alloc = end.next_multiple_of(GROWTH);
-            let zeros = vec![0u8; (new_alloc - self.allocated) as usize];
-            self.file.write_all_at(&zeros, self.allocated).map_err(|e| Error::io("growing the log", e))?;
+            let zeros = vec![0u8; (new_alloc - end) as usize];
+            self.file.write_all_at(&zeros, end).map_err(|e| Error::io("growing the log", e))?;
             self.allocated = new_alloc;
         }
-        self.file.write_all_at(&buf, self.pos).map_err(|e| Error::io("appending to the log", e))?;
         self.pos = end;
         Ok(())
     }

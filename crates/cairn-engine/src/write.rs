@@ -40,6 +40,9 @@ pub(crate) struct Core {
     /// Set while `settle` merges: still set once it has returned means the merge broke off,
     /// leaving the group's trees half-merged, so the group must fail.
     pub(crate) settling: bool,
+    /// A committed sub-transaction of the group wrote runs that are in no redo record
+    /// (`WriteTxn::put_sorted`): the group is made durable by a checkpoint, not by the log.
+    pub(crate) group_unlogged: bool,
 }
 
 /// Changes waiting for their tree, by key: a put (`Some`) or a delete (`None`).
@@ -107,6 +110,8 @@ pub struct WriteTxn<'a> {
     pending: BTreeMap<String, Pending>,
     /// Bytes of keys and values in `pending`.
     pending_bytes: usize,
+    /// This transaction wrote runs that are not in `log` (see `put_sorted`).
+    unlogged: bool,
 }
 
 /// Pending changes are merged into their trees once they hold this many bytes.
@@ -159,6 +164,7 @@ impl<'a> WriteTxn<'a> {
             log: Vec::new(),
             pending: BTreeMap::new(),
             pending_bytes: 0,
+            unlogged: false,
         }
     }
 
@@ -299,6 +305,53 @@ impl<'a> WriteTxn<'a> {
         Ok(())
     }
 
+    /// Puts every entry of `entries` (sorted by key, keys distinct) in `tree`, merged into the
+    /// tree in one pass at once (after every older change of the tree) instead of staged key by
+    /// key, so a bulk loader's millions of keys cost one walk of the tree, each touched page
+    /// written once. The entries go in no redo record: the group this transaction commits in is
+    /// made durable by a checkpoint (its pages and a new meta page, written and synced before any
+    /// write of the group is acknowledged) instead of by the log, so a bulk load writes its bytes
+    /// once, not twice. A crash before that checkpoint loses the whole group, none of which was
+    /// acknowledged; the log never holds part of it.
+    pub fn put_sorted(&mut self, tree: &str, entries: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+        validate_tree_name(tree)?;
+        if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
+            return Err(crate::error::Error::InvalidArgument(format!(
+                "a sorted run for {tree} must be sorted by key with distinct keys"
+            )));
+        }
+        for (key, value) in &entries {
+            validate_key(key)?;
+            validate_value(value)?;
+        }
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.unlogged = true;
+        // Older changes first: the group's waiting ones, then this transaction's own.
+        self.core.settle()?;
+        self.flush_tree(tree)?;
+        let mut t = self.tree(tree);
+        let mut run: Vec<btree::Change> = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            // A value that fits in its leaf moves there as it is, uncopied.
+            let stored = if btree::fits_inline(&key, value.len()) {
+                Value::Inline(btree::Bytes::from(value))
+            } else {
+                btree::write_value(self, &key, &value)?
+            };
+            run.push((btree::Bytes::from(key), Some(stored)));
+        }
+        let merged = btree::merge_sorted(self, t.root, run)?;
+        for old in &merged.freed {
+            btree::free_value(self, old)?;
+        }
+        t.len = t.len + merged.added - merged.removed;
+        t.root = merged.root;
+        self.trees.insert(tree.to_owned(), t);
+        Ok(())
+    }
+
     /// Applies every operation of a batch in order.
     pub fn apply(&mut self, batch: &Batch) -> Result<()> {
         for op in &batch.ops {
@@ -367,6 +420,17 @@ impl<'a> WriteTxn<'a> {
         overlay(self.pending.get(tree), stored, start, within)
     }
 
+    /// The first key of `tree` that starts with `prefix`, including this transaction's writes
+    /// (which are merged into the tree first), reading no value and nothing past it.
+    pub(crate) fn first_with_prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<Option<Vec<u8>>> {
+        validate_tree_name(tree)?;
+        self.core.settle()?;
+        self.flush_tree(tree)?;
+        let root = self.tree(tree).root;
+        let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
+        Ok(cursor.next(self)?.map(|(k, _)| k).filter(|k| k.starts_with(prefix)))
+    }
+
     /// Entries in `tree`, including this transaction's writes.
     pub fn tree_len(&mut self, tree: &str) -> Result<u64> {
         validate_tree_name(tree)?;
@@ -394,7 +458,7 @@ impl<'a> WriteTxn<'a> {
 
     /// Whether this transaction changed anything.
     pub(crate) fn is_empty(&self) -> bool {
-        self.log.is_empty()
+        self.log.is_empty() && !self.unlogged
     }
 
     /// Keeps this sub-transaction's changes in the group (what is still pending waits in the
@@ -410,6 +474,7 @@ impl<'a> WriteTxn<'a> {
             }
         }
         core.group_pending_bytes += self.pending_bytes;
+        core.group_unlogged |= self.unlogged;
         for id in self.freed {
             if self.fresh.contains(&id) || core.group_fresh.contains(&id) {
                 // Never visible to a reader or on disk: reusable at once.

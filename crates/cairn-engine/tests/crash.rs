@@ -1,5 +1,5 @@
 //! Crash simulation on `FaultFs`: each randomized scenario (commits, some with large values,
-//! group commits, checkpoints forced by a tiny `checkpoint_bytes`, explicit checkpoints and
+//! group commits, sorted runs written outside the log (`put_sorted`, made durable by a checkpoint), checkpoints forced by a tiny `checkpoint_bytes`, explicit checkpoints and
 //! reopens) is run once to count its I/O points, then once per point with the power failing at
 //! that point. Every crash image (each `CrashMode`) must reopen to the last acknowledged commit,
 //! or to that plus some of the commits in flight, with `check()` clean, and must then accept and
@@ -28,6 +28,8 @@ type Changes = Vec<(usize, Vec<u8>, Option<Vec<u8>>)>;
 #[derive(Debug, Clone)]
 enum Step {
     Commit(Changes),
+    /// Puts into one tree, sorted and distinct, written as one run (`WriteTxn::put_sorted`).
+    Sorted(Changes),
     /// Batches submitted together, so they may share one group commit.
     Group(Vec<Changes>),
     Checkpoint,
@@ -68,11 +70,25 @@ fn changes(rng: &mut StdRng) -> Changes {
         .collect()
 }
 
+/// Puts into one tree with distinct keys in key order, some values large.
+fn sorted_run(rng: &mut StdRng) -> Changes {
+    let tree = rng.random_range(0..TREES.len());
+    let mut run: Vec<(usize, Vec<u8>, Option<Vec<u8>>)> =
+        changes(rng).into_iter().chain(changes(rng)).filter_map(|(_, k, v)| v.map(|v| (tree, k, Some(v)))).collect();
+    run.sort_by(|a, b| a.1.cmp(&b.1));
+    run.dedup_by(|a, b| a.1 == b.1);
+    if run.is_empty() {
+        run.push((tree, b"k0000".to_vec(), Some(value(rng.random(), 10))));
+    }
+    run
+}
+
 fn scenario(seed: u64) -> Scenario {
     let mut rng = StdRng::seed_from_u64(seed);
     let steps = (0..rng.random_range(5..10))
         .map(|_| match rng.random_range(0..13) {
-            0..=6 => Step::Commit(changes(&mut rng)),
+            0..=4 => Step::Commit(changes(&mut rng)),
+            5 | 6 => Step::Sorted(sorted_run(&mut rng)),
             7 | 8 => Step::Group((0..rng.random_range(2..4)).map(|_| changes(&mut rng)).collect()),
             9 | 10 => Step::Checkpoint,
             11 => Step::Reopen,
@@ -121,7 +137,7 @@ fn states(sc: &Scenario) -> Vec<(Oracle, u64)> {
     let mut out = vec![(Oracle::new(), 0)];
     for step in &sc.steps {
         let commits = match step {
-            Step::Commit(c) => vec![c.clone()],
+            Step::Commit(c) | Step::Sorted(c) => vec![c.clone()],
             Step::Group(g) => g.clone(),
             _ => continue,
         };
@@ -162,6 +178,19 @@ fn run(fs: &FaultFs, sc: &Scenario) -> Outcome {
     for (i, step) in sc.steps.iter().enumerate() {
         let stop = |e: &Error| Some(format!("step {i} {}: {e}", step_name(step)));
         match step {
+            Step::Sorted(c) => {
+                let tree = TREES[c[0].0];
+                let run: Vec<(Vec<u8>, Vec<u8>)> =
+                    c.iter().map(|(_, k, v)| (k.clone(), v.clone().expect("a run holds puts"))).collect();
+                match store.write(move |tx| tx.put_sorted(tree, run)) {
+                    Ok(_) => out.acked += 1,
+                    Err(e) => {
+                        out.in_flight = 1;
+                        out.stopped = stop(&e);
+                        return out;
+                    }
+                }
+            }
             Step::Commit(c) => match store.apply(batch(c)) {
                 Ok(_) => out.acked += 1,
                 Err(e) => {
@@ -235,6 +264,7 @@ fn run(fs: &FaultFs, sc: &Scenario) -> Outcome {
 fn step_name(step: &Step) -> String {
     match step {
         Step::Commit(c) => format!("commit of {} changes", c.len()),
+        Step::Sorted(c) => format!("sorted run of {} puts", c.len()),
         Step::Group(g) => format!("group of {} batches", g.len()),
         Step::Checkpoint => "checkpoint".into(),
         Step::Reopen => "reopen".into(),
@@ -347,6 +377,7 @@ fn crash_everywhere(sc: &Scenario) -> (Vec<Failure>, u64) {
                 };
                 match step {
                     Step::Commit(c) => eprintln!("step {i}: commit [{}]", show_changes(c)),
+                    Step::Sorted(c) => eprintln!("step {i}: sorted run [{}]", show_changes(c)),
                     Step::Group(g) => {
                         eprintln!(
                             "step {i}: group {}",

@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 
 /// `part | kind byte | source id` → local id.
 pub(crate) const IMPORT_MAP: &str = "k.import_map";
-const ENTITY: u8 = b'e';
-const FACT: u8 = b'f';
+pub(crate) const ENTITY: u8 = b'e';
+pub(crate) const FACT: u8 = b'f';
 const DOCUMENT: u8 = b'd';
 
 /// Records stored or changed, by kind.
@@ -59,7 +59,7 @@ pub struct Imported {
     pub written: Vec<(&'static str, String, u64)>,
 }
 
-fn map_key(part: &Partition, kind: u8, source: u64) -> Vec<u8> {
+pub(crate) fn map_key(part: &Partition, kind: u8, source: u64) -> Vec<u8> {
     part.key(&[&[kind], &source.to_be_bytes()])
 }
 
@@ -485,7 +485,7 @@ fn import_document(
     Ok(Ok(()))
 }
 
-fn check_header(r: &Map<String, Value>) -> Field<()> {
+pub(crate) fn check_header(r: &Map<String, Value>) -> Field<()> {
     if r.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(format!("format: must be {FORMAT:?}"));
     }

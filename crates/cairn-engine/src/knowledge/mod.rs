@@ -20,6 +20,9 @@ mod forget;
 mod graph;
 mod import;
 pub mod limits;
+mod load;
+#[cfg(test)]
+mod load_tests;
 mod ontology;
 mod part;
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod delete_user;
 mod export;
 mod forget;
 mod import;
+mod load;
 mod recall;
 mod relate;
 mod remember;
@@ -54,7 +55,8 @@ pub const VERBS: [&str; 9] =
     ["status", "remember", "relate", "recall", "context", "forget", "export", "import", "delete_user"];
 
 /// Runs `verb` for `caller` with the JSON `body`; returns the JSON reply. Reads run on a snapshot
-/// in the calling thread; writes wait until durable.
+/// in the calling thread; writes wait until durable. Besides `VERBS`, `load` fills an empty scope
+/// from a whole export; its body is the export's JSON lines, not a JSON document (`load.rs`).
 pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
     let reply = match verb {
         "status" => status::run(store, caller, body)?,
@@ -65,6 +67,7 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
         "forget" => forget::run(store, caller, body)?,
         "export" => export::run(store, caller, body)?,
         "import" => import::run(store, caller, body)?,
+        "load" => load::run(store, caller, body)?,
         "delete_user" => delete_user::run(store, caller, body)?,
         other => return Err(Error::InvalidArgument(format!("unknown knowledge verb {other:?}"))),
     };

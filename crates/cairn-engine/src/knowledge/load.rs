@@ -1,0 +1,685 @@
+//! Bulk load: a whole export (JSON lines, one record a line) into an empty partition, in one
+//! transaction. It is `import` for the operator who fills a scope from a file, as a graph
+//! database's `COPY FROM` is: entity and fact records are checked, deduplicated and numbered in
+//! memory, every tree's keys are built and sorted once, and each tree takes its run in one merge
+//! (`WriteTxn::put_sorted`), so the cost is one pass over the data instead of one B+tree walk per
+//! key. The result is what `import` of the same records would store: the same records, indexes,
+//! id map, name generations and one `import` history event per record stored. Records the fast
+//! path does not take (documents, facts citing documents, anything malformed) go through `import`
+//! itself afterwards in the same transaction, so they are stored, or skipped with its reasons.
+
+use super::graph::{Entity, MAX_NAME_LEN, Relation, Source};
+use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import, map_key};
+use super::part::Partition;
+use super::records::encode;
+use super::trees::{
+    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, adj_key, ent_key, name_key, names_gen_in,
+    read_next_id, rel_key, write_next_id,
+};
+use crate::error::Result;
+use crate::history::{AGENT, EVENT, TARGET, agent_prefix};
+use crate::knowledge::export::MAX_LIMIT;
+use crate::text::{FastMap, fold};
+use crate::time::parse_iso_ms;
+use crate::write::WriteTxn;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// One line as the fast path reads it: every field optional, strings borrowed where they can be.
+/// A line that does not fit this shape goes to `import`, which names the field at fault.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    types: Option<Vec<String>>,
+    attributes: Option<Map<String, Value>>,
+    #[serde(borrow)]
+    recorded_at: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    ended_at: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    from: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    to: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    from_name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    to_name: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "type")]
+    rel_type: Option<Cow<'a, str>>,
+    valid_from: Option<String>,
+    valid_to: Option<String>,
+    #[serde(borrow)]
+    agent: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    provenance: Option<ProvenanceLine<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ProvenanceLine<'a> {
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    label: Option<String>,
+    #[serde(borrow)]
+    agent: Option<Cow<'a, str>>,
+}
+
+/// An entity to store; its id is `base + index`.
+struct NewEntity {
+    name: String,
+    folded: String,
+    types: Vec<String>,
+    attributes: Map<String, Value>,
+    recorded_at: i64,
+}
+
+/// A fact to store; its id is `base + entities + index`.
+struct NewFact {
+    from: usize,
+    to: usize,
+    /// Index into `Plan::spellings` (the type as stored) and `Plan::folded_types`.
+    spelling: u32,
+    folded_type: u32,
+    attributes: Map<String, Value>,
+    valid_from: Option<String>,
+    valid_to: Option<String>,
+    recorded_at: i64,
+    ended_at: Option<i64>,
+    source: Source,
+    /// Index into `Plan::agents`.
+    agent: u32,
+}
+
+/// A fact's identity for deduplication: from, to (entity indexes), folded type index, and for an
+/// ended fact its (recorded, ended) times.
+type Triple = (usize, usize, u32, Option<(i64, i64)>);
+
+/// What a history event is about.
+#[derive(Clone, Copy)]
+enum Written {
+    Entity(usize),
+    Fact(usize),
+}
+
+/// Everything decided before the write: what to store, in what order its events come, and the
+/// lines left for `import`.
+#[derive(Default)]
+pub(crate) struct Plan {
+    entities: Vec<NewEntity>,
+    facts: Vec<NewFact>,
+    /// Source ids → local entity / fact index (the `k.import_map` entries).
+    entity_map: FastMap<u64, usize>,
+    fact_map: FastMap<u64, usize>,
+    /// Folded name → local entity index.
+    names: FastMap<String, usize>,
+    /// `(from, to, folded type, version)` → local fact index: one fact per live triple, and per
+    /// ended version (`(recorded_at, ended_at)`), as `import` matches stored ones.
+    triples: FastMap<Triple, usize>,
+    /// Relation types as sent (trimmed) → their spelling and folded indexes: a graph has few
+    /// types and many facts, so each is folded once.
+    types: FastMap<String, (u32, u32)>,
+    spellings: Vec<String>,
+    folded_types: Vec<String>,
+    folded_index: FastMap<String, usize>,
+    agents: Vec<String>,
+    agent_index: FastMap<String, u32>,
+    /// The last fact time parsed, and its value.
+    last_time: Option<(String, i64)>,
+    written: Vec<Written>,
+    /// Lines for `import`, by line index.
+    rest: Vec<(usize, Value)>,
+    pub(crate) out: Imported,
+}
+
+/// `Ok(None)`: absent; `Err(())`: present but not a valid id or time (the line goes to `import`).
+fn source_id(s: Option<&Cow<'_, str>>) -> std::result::Result<Option<u64>, ()> {
+    s.map(|s| s.parse::<u64>().map_err(|_| ())).transpose()
+}
+
+fn time(s: Option<&Cow<'_, str>>) -> std::result::Result<Option<i64>, ()> {
+    s.map(|s| parse_iso_ms(s).ok_or(())).transpose()
+}
+
+/// An index into one of the plan's small tables (types, agents): far below `u32::MAX`.
+fn index_u32(at: usize) -> u32 {
+    u32::try_from(at).expect("fewer than 2^32 relation types and agents")
+}
+
+/// A name the fast path stores as given: 1..=1 KiB after trimming.
+fn fits(name: &str) -> bool {
+    let len = name.trim().len();
+    len > 0 && len <= MAX_NAME_LEN
+}
+
+/// One line of the body: its index, bytes, and its fast-path reading (`None`: not that shape).
+type Parsed<'a> = (usize, &'a [u8], Option<Line<'a>>);
+
+/// Parses the lines of `body` in order, blank ones left out; a large body in two halves at once
+/// (JSON parsing is most of reading a load, and each line parses alone).
+fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
+    fn parse(first: usize, part: &[u8]) -> Vec<Parsed<'_>> {
+        part.split(|&b| b == b'\n')
+            .enumerate()
+            .filter(|(_, raw)| !raw.iter().all(u8::is_ascii_whitespace))
+            .map(|(i, raw)| (first + i, raw, serde_json::from_slice::<Line<'_>>(raw).ok()))
+            .collect()
+    }
+    const PARALLEL_FROM: usize = 1 << 20;
+    let cut = (body.len() >= PARALLEL_FROM)
+        .then(|| body[body.len() / 2..].iter().position(|&b| b == b'\n').map(|at| body.len() / 2 + at))
+        .flatten();
+    let Some(cut) = cut else { return parse(0, body) };
+    let (head, tail) = (&body[..cut], &body[cut + 1..]);
+    // Counting a megabyte of bytes once; a crate for it would buy nothing measurable here.
+    #[allow(clippy::naive_bytecount, reason = "one pass over the first half, next to parsing it")]
+    let tail_first = head.iter().filter(|&&b| b == b'\n').count() + 1;
+    std::thread::scope(|s| {
+        let later = s.spawn(|| parse(tail_first, tail));
+        let mut lines = parse(0, head);
+        lines.extend(later.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        lines
+    })
+}
+
+impl Plan {
+    /// Reads `body` (JSON lines; blank lines are ignored but keep their index) for `agent`, the
+    /// provenance agent of facts that name none, at `now`, the time of entities whose record
+    /// gives none.
+    pub(crate) fn read(body: &[u8], agent: &str, now: i64) -> Plan {
+        let mut plan = Plan::default();
+        let parsed = parse_lines(body);
+        let mut facts: Vec<usize> = Vec::new();
+        for (at, (index, raw, line)) in parsed.iter().enumerate() {
+            let (index, raw) = (*index, *raw);
+            let Some(line) = line else {
+                plan.hand_over(index, raw);
+                continue;
+            };
+            match line.kind.as_deref() {
+                Some("entity") => {
+                    if plan.entity(line, now).is_err() {
+                        plan.hand_over(index, raw);
+                    }
+                }
+                Some("fact") => facts.push(at),
+                Some("header") => match serde_json::from_slice::<Map<String, Value>>(raw) {
+                    Ok(r) => {
+                        if let Err(reason) = check_header(&r) {
+                            plan.out.skipped.push(Skipped { index, reason });
+                        }
+                    }
+                    Err(_) => plan.hand_over(index, raw),
+                },
+                _ => plan.hand_over(index, raw),
+            }
+        }
+        // Entities first, then facts, whatever the order of the lines (as `import` does).
+        for at in facts {
+            let (index, raw, line) = &parsed[at];
+            if line.as_ref().is_none_or(|line| plan.fact(line, agent).is_err()) {
+                plan.hand_over(*index, raw);
+            }
+        }
+        plan
+    }
+
+    /// Leaves line `index` to `import` (or skips it, if it is not JSON at all).
+    fn hand_over(&mut self, index: usize, raw: &[u8]) {
+        match serde_json::from_slice::<Value>(raw) {
+            Ok(v) => self.rest.push((index, v)),
+            Err(e) => self.out.skipped.push(Skipped { index, reason: format!("record: not JSON ({e})") }),
+        }
+    }
+
+    /// The entity a record names, by source id, then by folded name, else created with no types
+    /// at `recorded_at` (the id is mapped either way); and whether it was created. `None` when it
+    /// names none.
+    fn resolve(&mut self, source: Option<u64>, name: Option<&str>, recorded_at: i64) -> Option<(usize, bool)> {
+        if let Some(&at) = source.and_then(|s| self.entity_map.get(&s)) {
+            return Some((at, false));
+        }
+        let name = name.map(str::trim).filter(|n| !n.is_empty())?;
+        let folded = fold(name);
+        let (at, created) = if let Some(&at) = self.names.get(&folded) {
+            (at, false)
+        } else {
+            self.entities.push(NewEntity {
+                name: name.to_owned(),
+                folded: folded.clone(),
+                types: Vec::new(),
+                attributes: Map::new(),
+                recorded_at,
+            });
+            self.names.insert(folded, self.entities.len() - 1);
+            (self.entities.len() - 1, true)
+        };
+        if let Some(s) = source {
+            self.entity_map.insert(s, at);
+        }
+        Some((at, created))
+    }
+
+    /// An entity record, as `import` stores it: found or created, then its types added (once
+    /// each, up to folding), its attributes set, and the earliest `recorded_at` kept. `Err` leaves
+    /// the record to `import` (checked before anything is decided for it).
+    fn entity(&mut self, r: &Line<'_>, now: i64) -> std::result::Result<(), ()> {
+        let name = r.name.as_deref().filter(|n| fits(n)).ok_or(())?;
+        let source = source_id(r.id.as_ref())?;
+        let recorded_at = time(r.recorded_at.as_ref())?;
+        let types = r.types.as_deref().unwrap_or_default();
+        if !types.iter().all(|t| fits(t)) {
+            return Err(());
+        }
+        // An id mapped to another name: `import` resolves it its own way.
+        if let Some(&at) = source.and_then(|s| self.entity_map.get(&s))
+            && self.entities[at].folded != fold(name.trim())
+        {
+            return Err(());
+        }
+        let (at, created) = self.resolve(source, Some(name), recorded_at.unwrap_or(now)).ok_or(())?;
+        let e = &mut self.entities[at];
+        let mut changed = created;
+        for t in types {
+            let ft = fold(t);
+            if !e.types.iter().any(|have| have.eq_ignore_ascii_case(t) || fold(have) == ft) {
+                e.types.push(t.trim().to_owned());
+                changed = true;
+            }
+        }
+        if let Some(attributes) = &r.attributes {
+            for (k, v) in attributes {
+                if e.attributes.get(k) != Some(v) {
+                    e.attributes.insert(k.clone(), v.clone());
+                    changed = true;
+                }
+            }
+        }
+        if let Some(t) = recorded_at
+            && t < e.recorded_at
+        {
+            e.recorded_at = t;
+            changed = true;
+        }
+        if changed {
+            self.out.imported.entities += 1;
+            self.written.push(Written::Entity(at));
+        } else {
+            self.out.unchanged.entities += 1;
+        }
+        Ok(())
+    }
+
+    /// The spelling and folded indexes of relation type `t` (trimmed).
+    fn rel_type(&mut self, t: &str) -> (u32, u32) {
+        if let Some(&ids) = self.types.get(t) {
+            return ids;
+        }
+        let folded = fold(t);
+        let next = self.folded_types.len();
+        let f = *self.folded_index.entry(folded.clone()).or_insert(next);
+        if f == next {
+            self.folded_types.push(folded);
+        }
+        self.spellings.push(t.to_owned());
+        let ids = (index_u32(self.spellings.len() - 1), index_u32(f));
+        self.types.insert(t.to_owned(), ids);
+        ids
+    }
+
+    /// The index of `agent` in `agents`.
+    fn agent(&mut self, agent: &str) -> u32 {
+        if let Some(&at) = self.agent_index.get(agent) {
+            return at;
+        }
+        let at = index_u32(self.agents.len());
+        self.agents.push(agent.to_owned());
+        self.agent_index.insert(agent.to_owned(), at);
+        at
+    }
+
+    /// A fact record citing no document, as `import` stores it. `Err` leaves it to `import`.
+    fn fact(&mut self, r: &Line<'_>, agent: &str) -> std::result::Result<(), ()> {
+        let source = source_id(r.id.as_ref())?.ok_or(())?;
+        if self.fact_map.contains_key(&source) {
+            self.out.unchanged.facts += 1;
+            return Ok(());
+        }
+        let rel_type = r.rel_type.as_deref().filter(|t| fits(t)).ok_or(())?;
+        let recorded_at = match (&r.recorded_at, &self.last_time) {
+            // An export's facts often share their time: parse each distinct one once in a row.
+            (Some(s), Some((have, ms))) if s.as_ref() == have => *ms,
+            _ => {
+                let ms = time(r.recorded_at.as_ref())?.ok_or(())?;
+                self.last_time = r.recorded_at.as_ref().map(|s| (s.to_string(), ms));
+                ms
+            }
+        };
+        let ended_at = time(r.ended_at.as_ref())?;
+        let (label, prov_agent) = match &r.provenance {
+            None => (None, None),
+            Some(p) if matches!(p.kind.as_deref(), None | Some("asserted")) => (p.label.clone(), p.agent.as_deref()),
+            Some(_) => return Err(()),
+        };
+        // Both ends must be resolvable before either is created.
+        let ends = [(&r.from, &r.from_name), (&r.to, &r.to_name)];
+        let mut sources = [None, None];
+        for (i, (id, name)) in ends.iter().enumerate() {
+            sources[i] = source_id(id.as_ref()).ok().flatten();
+            let known = sources[i].is_some_and(|s| self.entity_map.contains_key(&s));
+            let named = name.as_deref().is_some_and(fits);
+            if !known && !named {
+                return Err(());
+            }
+        }
+        let mut at = [0usize; 2];
+        for (i, (_, name)) in ends.iter().enumerate() {
+            let (e, created) = self.resolve(sources[i], name.as_deref(), recorded_at).ok_or(())?;
+            if created {
+                // Recorded but not counted, as `import` does for an end it creates.
+                self.written.push(Written::Entity(e));
+            }
+            at[i] = e;
+        }
+        let (spelling, folded_type) = self.rel_type(rel_type.trim());
+        let version = ended_at.map(|end| (recorded_at, end));
+        let triple = (at[0], at[1], folded_type, version);
+        if let Some(&have) = self.triples.get(&triple) {
+            self.fact_map.insert(source, have);
+            self.out.unchanged.facts += 1;
+            return Ok(());
+        }
+        let agent = self.agent(prov_agent.or(r.agent.as_deref()).unwrap_or(agent));
+        self.facts.push(NewFact {
+            from: at[0],
+            to: at[1],
+            spelling,
+            folded_type,
+            attributes: r.attributes.clone().unwrap_or_default(),
+            valid_from: r.valid_from.clone(),
+            valid_to: r.valid_to.clone(),
+            recorded_at,
+            ended_at,
+            source: Source::Asserted { label },
+            agent,
+        });
+        let local = self.facts.len() - 1;
+        self.triples.insert(triple, local);
+        self.fact_map.insert(source, local);
+        self.out.imported.facts += 1;
+        self.written.push(Written::Fact(local));
+        Ok(())
+    }
+}
+
+/// Whether `part` holds no entity, fact or document (what `load` requires).
+pub(crate) fn is_empty(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<bool> {
+    for tree in [ENT, REL, DOC] {
+        if tx.first_with_prefix(tree, part.prefix())?.is_some() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Hands `run` to `tree` in one merge. Runs are built in key order (ids ascend with the index,
+/// other keys are sorted as tuples before they are encoded), so the sort here only checks it in
+/// one pass, except where a name holding a NUL byte orders differently once encoded.
+fn put_run(tx: &mut WriteTxn<'_>, tree: &str, mut run: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+    run.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    tx.put_sorted(tree, run)
+}
+
+/// Appends `n` to `out` in decimal.
+fn push_u64(out: &mut Vec<u8>, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// A run of one tree: (key, value) pairs.
+type Run = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// How the plan's local indexes become ids: entities from `base`, then facts, then events.
+#[derive(Clone, Copy)]
+struct Ids {
+    base: u64,
+    entities: u64,
+    facts: u64,
+}
+
+impl Ids {
+    fn entity(self, i: usize) -> u64 {
+        self.base + i as u64
+    }
+    fn fact(self, i: usize) -> u64 {
+        self.base + self.entities + i as u64
+    }
+    fn event(self, k: usize) -> u64 {
+        self.base + self.entities + self.facts + k as u64
+    }
+}
+
+/// `k.ent`, `k.ent_name` and `k.names_log` (one name generation per entity after `generation`).
+fn entity_runs(part: &Partition, plan: &Plan, ids: Ids, generation: u64) -> [Run; 3] {
+    let ent = plan
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let record = Entity {
+                id: ids.entity(i),
+                name: e.name.clone(),
+                types: e.types.clone(),
+                attributes: e.attributes.clone(),
+                recorded_at: e.recorded_at,
+            };
+            (ent_key(part, record.id), encode(&record))
+        })
+        .collect();
+    let mut by_name: Vec<(&str, u64)> =
+        plan.entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), ids.entity(i))).collect();
+    by_name.sort_unstable();
+    let names = by_name.into_iter().map(|(folded, id)| (name_key(part, folded, id), Vec::new())).collect();
+    let log = (0..plan.entities.len())
+        .map(|i| (part.key(&[&(generation + 1 + i as u64).to_be_bytes()]), ids.entity(i).to_be_bytes().to_vec()))
+        .collect();
+    [ent, names, log]
+}
+
+/// `k.rel`: the relation records.
+fn relation_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+    plan.facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let record = Relation {
+                id: ids.fact(i),
+                from: ids.entity(f.from),
+                to: ids.entity(f.to),
+                rel_type: plan.spellings[f.spelling as usize].clone(),
+                attributes: f.attributes.clone(),
+                valid_from: f.valid_from.clone(),
+                valid_to: f.valid_to.clone(),
+                recorded_at: f.recorded_at,
+                ended_at: f.ended_at,
+                source: f.source.clone(),
+                agent: plan.agents[f.agent as usize].clone(),
+            };
+            (rel_key(part, record.id), encode(&record))
+        })
+        .collect()
+}
+
+/// `k.adj`: both ends of every fact, sorted by (entity, direction, folded type, relation id).
+fn adjacency_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+    let mut adj: Vec<(u64, u8, &str, u64)> = Vec::with_capacity(plan.facts.len() * 2);
+    for (i, f) in plan.facts.iter().enumerate() {
+        let ty = plan.folded_types[f.folded_type as usize].as_str();
+        adj.push((ids.entity(f.from), OUT, ty, ids.fact(i)));
+        adj.push((ids.entity(f.to), IN, ty, ids.fact(i)));
+    }
+    adj.sort_unstable();
+    adj.into_iter().map(|(e, dir, ty, id)| (adj_key(part, e, dir, ty, id), Vec::new())).collect()
+}
+
+/// `k.import_map`: every source id read, to its local id.
+fn map_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+    let mut map: Vec<(u8, u64, u64)> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
+    map.extend(plan.entity_map.iter().map(|(&s, &at)| (ENTITY, s, ids.entity(at))));
+    map.extend(plan.fact_map.iter().map(|(&s, &at)| (FACT, s, ids.fact(at))));
+    map.sort_unstable();
+    map.into_iter().map(|(kind, s, local)| (map_key(part, kind, s), local.to_be_bytes().to_vec())).collect()
+}
+
+/// `h.event`, `h.target` and `h.agent`: one `import` event per record stored, in the order
+/// `import` records them, as `history::record` would write it (`after: {id}`).
+fn event_runs(part: &Partition, plan: &Plan, ids: Ids, agent: &str, now: i64) -> [Run; 3] {
+    let (entities, facts) = (&plan.entities, &plan.facts);
+    let agent_json = serde_json::to_string(agent).expect("strings serialise");
+    let at = now.to_string();
+    let by_agent = agent_prefix(part, agent);
+    let n = plan.written.len();
+    let (mut events, mut by_target, mut agents) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for (k, w) in plan.written.iter().enumerate() {
+        let seq = ids.event(k).to_be_bytes();
+        // The `h.target` key, `part | family \0 target \0 | seq`, is built first: the target
+        // (an entity's name, or a fact's `from \0 type \0 to`) is read back from it.
+        let (family, id): (&str, u64) = match *w {
+            Written::Entity(i) => ("entity", ids.entity(i)),
+            Written::Fact(i) => ("fact", ids.fact(i)),
+        };
+        let mut key = Vec::with_capacity(part.prefix().len() + 96);
+        key.extend_from_slice(part.prefix());
+        key.extend_from_slice(family.as_bytes());
+        key.push(0);
+        let from = key.len();
+        match *w {
+            Written::Entity(i) => key.extend_from_slice(entities[i].name.as_bytes()),
+            Written::Fact(i) => {
+                let f = &facts[i];
+                key.extend_from_slice(entities[f.from].name.as_bytes());
+                key.push(0);
+                key.extend_from_slice(plan.spellings[f.spelling as usize].as_bytes());
+                key.push(0);
+                key.extend_from_slice(entities[f.to].name.as_bytes());
+            }
+        }
+        let target = std::str::from_utf8(&key[from..]).expect("names and types are text");
+        // `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`:
+        // `Event`'s fields in its order, as `serde_json` writes them.
+        let mut event = Vec::with_capacity(112 + target.len() + agent_json.len());
+        event.extend_from_slice(b"{\"seq\":");
+        push_u64(&mut event, ids.event(k));
+        event.extend_from_slice(b",\"family\":\"");
+        event.extend_from_slice(family.as_bytes());
+        event.extend_from_slice(b"\",\"target\":");
+        serde_json::to_writer(&mut event, target).expect("strings serialise");
+        event.extend_from_slice(b",\"op\":\"import\",\"agent\":");
+        event.extend_from_slice(agent_json.as_bytes());
+        event.extend_from_slice(b",\"at\":");
+        event.extend_from_slice(at.as_bytes());
+        event.extend_from_slice(b",\"after\":{\"id\":\"");
+        push_u64(&mut event, id);
+        event.extend_from_slice(b"\"}}");
+        key.push(0);
+        key.extend_from_slice(&seq);
+        events.push((part.key(&[&seq]), event));
+        by_target.push((key, Vec::new()));
+        agents.push(([by_agent.as_slice(), &seq].concat(), Vec::new()));
+    }
+    // Key order without comparing the keys themselves (scattered in memory, so each comparison
+    // would miss the cache twice): entity events by name, then fact events by (from, type, to),
+    // each name and type by its rank in byte order, ties by sequence. `put_run` checks the
+    // result in one pass (a name holding a NUL byte may order differently once encoded).
+    let rank = |names: Vec<&str>| -> Vec<u32> {
+        let mut order: Vec<u32> = (0..index_u32(names.len())).collect();
+        order.sort_unstable_by_key(|&i| names[i as usize]);
+        let mut rank = vec![0u32; names.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = index_u32(r);
+        }
+        rank
+    };
+    let name_rank = rank(entities.iter().map(|e| e.name.as_str()).collect());
+    let type_rank = rank(plan.spellings.iter().map(String::as_str).collect());
+    let order_key = |k: usize| -> (u8, u32, u32, u32, usize) {
+        match plan.written[k] {
+            Written::Entity(i) => (0, name_rank[i], 0, 0, k),
+            Written::Fact(i) => {
+                let f = &facts[i];
+                (1, name_rank[f.from], type_rank[f.spelling as usize], name_rank[f.to], k)
+            }
+        }
+    };
+    let mut order: Vec<(u8, u32, u32, u32, usize)> = (0..n).map(order_key).collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<(Vec<u8>, Vec<u8>)>> = by_target.into_iter().map(Some).collect();
+    let by_target = order.into_iter().map(|o| slots[o.4].take().expect("each event once")).collect();
+    [events, by_target, agents]
+}
+
+/// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. The
+/// relation records and events are encoded on a second thread while this one builds and merges
+/// the other runs (the writer thread would otherwise do all of it alone).
+pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: &str, now: i64) -> Result<Imported> {
+    let base = read_next_id(tx)?;
+    let ids = Ids { base, entities: plan.entities.len() as u64, facts: plan.facts.len() as u64 };
+    write_next_id(tx, ids.event(plan.written.len()))?;
+    let generation = names_gen_in(tx, part)?;
+    let plan_ref = &plan;
+    std::thread::scope(|s| -> Result<()> {
+        let helper = s.spawn(move || (relation_run(part, plan_ref, ids), event_runs(part, plan_ref, ids, agent, now)));
+        let [ent, names, log] = entity_runs(part, plan_ref, ids, generation);
+        put_run(tx, ENT, ent)?;
+        put_run(tx, ENT_NAME, names)?;
+        if ids.entities > 0 {
+            // One name generation per entity, as creating them one by one would leave.
+            tx.put(NAMES_GEN, part.prefix(), &(generation + ids.entities).to_be_bytes())?;
+            put_run(tx, NAMES_LOG, log)?;
+        }
+        put_run(tx, ADJ, adjacency_run(part, plan_ref, ids))?;
+        put_run(tx, IMPORT_MAP, map_run(part, plan_ref, ids))?;
+        let (rel, [events, targets, agents]) = helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        put_run(tx, REL, rel)?;
+        put_run(tx, EVENT, events)?;
+        put_run(tx, TARGET, targets)?;
+        put_run(tx, AGENT, agents)
+    })?;
+    let Plan { rest, mut out, .. } = plan;
+    // The records the fast path left: through `import`, a page at a time.
+    for chunk in rest.chunks(MAX_LIMIT) {
+        let records: Vec<Value> = chunk.iter().map(|(_, v)| v.clone()).collect();
+        let done = import(tx, part, &records, agent, now)?;
+        let line = |i: usize| chunk[i].0;
+        out.imported.entities += done.imported.entities;
+        out.imported.facts += done.imported.facts;
+        out.imported.documents += done.imported.documents;
+        out.unchanged.entities += done.unchanged.entities;
+        out.unchanged.facts += done.unchanged.facts;
+        out.unchanged.documents += done.unchanged.documents;
+        out.skipped.extend(done.skipped.into_iter().map(|s| Skipped { index: line(s.index), reason: s.reason }));
+        for mut n in done.not_reproduced {
+            if let Some(i) = n.get("index").and_then(Value::as_u64).and_then(|i| usize::try_from(i).ok()) {
+                n["index"] = Value::from(line(i));
+            }
+            out.not_reproduced.push(n);
+        }
+        out.written.extend(done.written);
+    }
+    out.skipped.sort_by_key(|s| s.index);
+    Ok(out)
+}

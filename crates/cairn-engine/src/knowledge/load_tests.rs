@@ -1,0 +1,174 @@
+//! `load` through the verb: it stores what `import` of the same records stores (records, history,
+//! counts, skip reasons), refuses a scope that holds knowledge without changing anything, and
+//! what it stores survives a reopen with a clean check.
+
+use super::Partition;
+use super::api::call;
+use super::exchange_tests::seeded;
+use super::testing_api::{caller, export_pages, normalized, verb};
+use crate::history::{EVENT, Event};
+use crate::store::{Store, StoreOptions};
+use serde_json::{Value, json};
+
+fn lines(records: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in records {
+        out.extend_from_slice(&serde_json::to_vec(r).unwrap());
+        out.push(b'\n');
+    }
+    out
+}
+
+fn load(store: &Store, part: &Partition, body: &[u8]) -> Value {
+    serde_json::from_slice(&call(store, "load", &caller(part, 9_000), body).unwrap()).unwrap()
+}
+
+/// The `import` events of `part`, as (family, target, after), sorted.
+fn import_events(store: &Store, part: &Partition) -> Vec<(String, String, Value)> {
+    let snap = store.snapshot().unwrap();
+    let mut out: Vec<(String, String, Value)> = snap
+        .prefix(EVENT, part.prefix())
+        .unwrap()
+        .map(|item| serde_json::from_slice::<Event>(&item.unwrap().1).unwrap())
+        .filter(|e| e.op == "import")
+        .map(|e| (e.family, e.target, e.after.unwrap()))
+        .collect();
+    out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    out
+}
+
+#[test]
+fn a_load_stores_what_import_of_the_same_records_stores() {
+    let (_dir, store, part) = seeded();
+    let records = export_pages(&store, &part, 5000).concat();
+    let loaded = Partition::new("local", "u1", "loaded").unwrap();
+    let imported = Partition::new("local", "u1", "imported").unwrap();
+    let by_load = load(&store, &loaded, &lines(&records));
+    let by_import = verb(&store, &caller(&imported, 9_000), "import", &json!({"records": records})).unwrap();
+    assert_eq!(by_load, by_import, "the same counts, skips and notes");
+    assert_eq!(by_load["imported"], json!({"entities": 4, "facts": 3, "documents": 1}), "{by_load}");
+    let exported = |p: &Partition| normalized(&export_pages(&store, p, 5000).concat());
+    assert_eq!(exported(&loaded), exported(&imported));
+    assert_eq!(exported(&loaded), normalized(&records), "the copy exports as the source did");
+    // One `import` event per record stored, naming it as `import` does; `after` holds its id.
+    let (from_load, from_import) = (import_events(&store, &loaded), import_events(&store, &imported));
+    let names = |events: &[(String, String, Value)]| -> Vec<(String, String)> {
+        // A document is named by its local id, which differs between the two copies.
+        events.iter().map(|(f, t, _)| (f.clone(), if f == "document" { String::new() } else { t.clone() })).collect()
+    };
+    assert_eq!(names(&from_load), names(&from_import));
+    let fact = from_load.iter().find(|(f, t, _)| f == "fact" && t == "Jonas Weber\0works_at\0Globex").unwrap();
+    let id = fact.2["id"].as_str().unwrap().to_owned();
+    let rec = verb(&store, &caller(&loaded, 9_500), "recall", &json!({"subject": "jonas weber"})).unwrap();
+    assert_eq!(rec["state"], json!("answered"), "found through the name index: {rec}");
+    let live = rec["facts"].as_array().unwrap().iter().find(|f| f["object"] == json!("Globex")).unwrap();
+    assert_eq!(live["id"], json!(id), "the event's id is the stored fact's");
+    let rec_imported = verb(&store, &caller(&imported, 9_500), "recall", &json!({"subject": "jonas weber"})).unwrap();
+    assert_eq!(rec["facts"].as_array().unwrap().len(), rec_imported["facts"].as_array().unwrap().len());
+    // As of before the ended fact ended, the copy answers as the source does.
+    let then = json!({"subject": "Jonas Weber", "as_of": 3_150});
+    let at = |p: &Partition| verb(&store, &caller(p, 9_500), "recall", &then).unwrap()["facts"].clone();
+    let objects =
+        |facts: Value| -> Vec<Value> { facts.as_array().unwrap().iter().map(|f| f["object"].clone()).collect() };
+    assert_eq!(objects(at(&loaded)), objects(at(&part)));
+}
+
+#[test]
+fn a_scope_holding_knowledge_is_refused_and_nothing_changes() {
+    let (_dir, store, part) = seeded();
+    let records = export_pages(&store, &part, 5000).concat();
+    let counter = || store.snapshot().unwrap().get(crate::knowledge::trees::SEQ, b"id").unwrap();
+    let (before, events) = (counter(), import_events(&store, &part).len());
+    let reply = load(&store, &part, &lines(&records));
+    assert_eq!(reply["error"]["code"], json!("VALIDATION_ERROR"), "{reply}");
+    assert_eq!(counter(), before, "not even an id was taken");
+    assert_eq!(import_events(&store, &part).len(), events);
+    // A second load into a scope the first one filled is refused the same way.
+    let copy = Partition::new("local", "u1", "copy").unwrap();
+    assert!(load(&store, &copy, &lines(&records)).get("error").is_none());
+    let again = load(&store, &copy, &lines(&records));
+    assert_eq!(again["error"]["code"], json!("VALIDATION_ERROR"), "{again}");
+}
+
+#[test]
+fn bad_lines_are_skipped_by_line_with_imports_reasons() {
+    let (_dir, store, _part) = crate::knowledge::testing::fresh();
+    let at = "2024-01-01T00:00:00.000Z";
+    let good_fact = json!({"kind": "fact", "id": "20", "from": "10", "to": "99", "to_name": "Berlin",
+        "type": "lives_in", "recorded_at": at, "provenance": {"kind": "asserted", "label": "chat", "agent": "x"}});
+    let records = [
+        json!({"kind": "header", "format": "cairn.export", "version": 2}),
+        json!({"kind": "entity", "id": "11"}),
+        json!({"kind": "entity", "id": "10", "name": "Priya", "types": ["person"], "recorded_at": at}),
+        json!({"kind": "fact", "id": "21", "from": "10", "to": "11", "type": "knows"}),
+        good_fact.clone(),
+        good_fact,
+        json!({"kind": "fact", "id": "22", "from": "404", "to": "10", "type": "knows", "recorded_at": at}),
+        json!({"kind": "note", "key": "k"}),
+        json!({"kind": "entity", "id": "12", "name": "Acme", "attributes": "big"}),
+    ];
+    let mut body = lines(&records[..2]);
+    body.extend_from_slice(b"\n  \nnot json\n");
+    body.extend_from_slice(&lines(&records[2..]));
+    let loaded = Partition::new("local", "u1", "loaded").unwrap();
+    let reply = load(&store, &loaded, &body);
+    let imported = Partition::new("local", "u1", "imported").unwrap();
+    let by_import = verb(&store, &caller(&imported, 9_000), "import", &json!({"records": records})).unwrap();
+    assert_eq!(reply["imported"], by_import["imported"]);
+    assert_eq!(reply["unchanged"], by_import["unchanged"]);
+    assert_eq!(reply["imported"], json!({"entities": 1, "facts": 1, "documents": 0}), "{reply}");
+    // Lines count from 0 with blank ones included; the import's indexes count records.
+    let skipped = |r: &Value| -> Vec<(u64, String)> {
+        r["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["index"].as_u64().unwrap(), s["reason"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let line_of_record = [0, 1, 5, 6, 7, 8, 9, 10, 11];
+    let expected: Vec<(u64, String)> =
+        skipped(&by_import).into_iter().map(|(i, why)| (line_of_record[i as usize], why)).collect();
+    let mut got = skipped(&reply);
+    let not_json = got.iter().position(|(i, _)| *i == 4).expect("the line that is not JSON is skipped");
+    assert!(got.remove(not_json).1.starts_with("record: not JSON"));
+    assert_eq!(got, expected);
+    assert_eq!(got.iter().map(|(i, _)| *i).collect::<Vec<_>>(), vec![0, 1, 6, 9, 10, 11], "{reply}");
+    let exported = |p: &Partition| normalized(&export_pages(&store, p, 5000).concat());
+    assert_eq!(exported(&loaded), exported(&imported));
+}
+
+#[test]
+fn a_loaded_scope_survives_a_reopen_and_checks_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = Partition::new("local", "u1", "default").unwrap();
+    let mut body = Vec::new();
+    for i in 0..3000 {
+        let e = json!({"kind": "entity", "id": i.to_string(), "name": format!("Node {i}"), "types": ["node"]});
+        body.extend_from_slice(format!("{e}\n").as_bytes());
+    }
+    for i in 0..6000 {
+        let f = json!({"kind": "fact", "id": (10_000 + i).to_string(), "from": (i % 3000).to_string(),
+            "to": ((i % 3000 + 1 + i / 3000 * 1000) % 3000).to_string(), "type": "links", "recorded_at": "2024-01-01T00:00:00.000Z"});
+        body.extend_from_slice(format!("{f}\n").as_bytes());
+    }
+    {
+        let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+        let reply = load(&store, &part, &body);
+        assert_eq!(reply["imported"], json!({"entities": 3000, "facts": 6000, "documents": 0}), "{reply}");
+        assert!(store.check().unwrap().ok);
+        // Dropped without `close`: the load was made durable when it was acknowledged.
+        std::mem::forget(store);
+    }
+    // What a process killed now leaves: the files as they are (the handle still holds the lock).
+    let copy = tempfile::tempdir().unwrap();
+    for file in [crate::store::DATA_FILE, crate::store::WAL_FILE] {
+        std::fs::copy(dir.path().join(file), copy.path().join(file)).unwrap();
+    }
+    let store = Store::open(copy.path(), StoreOptions::default()).unwrap();
+    let check = store.check().unwrap();
+    assert!(check.ok, "{check:?}");
+    let rec = verb(&store, &caller(&part, 9_500), "recall", &json!({"subject": "node 1", "k": 100})).unwrap();
+    assert_eq!(rec["state"], json!("answered"), "{rec}");
+    assert_eq!(rec["facts"].as_array().unwrap().len(), 4, "two out, two in: {rec}");
+}
