@@ -5,6 +5,10 @@
 //! `cargo run -p cairn-engine --release --example graph_bulk [entities] [remember|load]`; `load`
 //! sends the same graph as one export file (JSON lines) to the `load` verb instead.
 
+// The allocator the binding uses, so these measurements match the product.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::{Caller, call};
 use cairn_engine::{Store, StoreOptions};
