@@ -269,7 +269,7 @@ impl<'a> WriteTxn<'a> {
     /// Merges the pending changes of `tree` into it.
     fn flush_tree(&mut self, tree: &str) -> Result<()> {
         let Some(changes) = self.pending.remove(tree) else { return Ok(()) };
-        let mut t = self.tree(tree);
+        let t = self.tree(tree);
         let mut run: Vec<btree::Change> = Vec::with_capacity(changes.len());
         for (key, change) in changes {
             self.pending_bytes -= key.len() + change.as_ref().map_or(0, Vec::len);
@@ -296,13 +296,7 @@ impl<'a> WriteTxn<'a> {
             }
             None => return Ok(()),
         };
-        for old in &merged.freed {
-            btree::free_value(self, old)?;
-        }
-        t.len = t.len + merged.added - merged.removed;
-        t.root = merged.root;
-        self.trees.insert(tree.to_owned(), t);
-        Ok(())
+        self.adopt(tree, t, &merged)
     }
 
     /// Puts every entry of `entries` (sorted by key, keys distinct) in `tree`, merged into the
@@ -331,7 +325,7 @@ impl<'a> WriteTxn<'a> {
         // Older changes first: the group's waiting ones, then this transaction's own.
         self.core.settle()?;
         self.flush_tree(tree)?;
-        let mut t = self.tree(tree);
+        let t = self.tree(tree);
         let mut run: Vec<btree::Change> = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             // A value that fits in its leaf moves there as it is, uncopied.
@@ -343,6 +337,13 @@ impl<'a> WriteTxn<'a> {
             run.push((btree::Bytes::from(key), Some(stored)));
         }
         let merged = btree::merge_sorted(self, t.root, run)?;
+        self.adopt(tree, t, &merged)
+    }
+
+    /// Makes `merged` (the result of merging changes into `tree`, whose root was `t`) the tree:
+    /// frees the overflow chains of the values it replaced or deleted, records the new root and
+    /// count.
+    fn adopt(&mut self, tree: &str, mut t: TreeRoot, merged: &btree::Merged) -> Result<()> {
         for old in &merged.freed {
             btree::free_value(self, old)?;
         }
