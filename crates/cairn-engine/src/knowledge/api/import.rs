@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::history::{Change, record};
 use crate::knowledge::import;
 use crate::store::Store;
+use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
@@ -23,14 +24,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         if !done.written.is_empty() {
             caller.part.register(tx)?;
         }
-        for (family, target, id) in &done.written {
-            let after = json!({ "id": id.to_string() });
-            record(
-                tx,
-                &caller,
-                Change { family, target, op: "import", before: None, after: Some(after), patch: None },
-            )?;
-        }
+        record_imported(tx, &caller, &done.written)?;
         Ok(done)
     })?;
     Ok(json!({
@@ -39,4 +33,17 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         "skipped": done.skipped,
         "not_reproduced": done.not_reproduced,
     }))
+}
+
+/// One history event (op `import`) for each record an import or a load stored or changed.
+pub(super) fn record_imported(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    written: &[(&'static str, String, u64)],
+) -> Result<()> {
+    for (family, target, id) in written {
+        let after = json!({ "id": id.to_string() });
+        record(tx, caller, Change { family, target, op: "import", before: None, after: Some(after), patch: None })?;
+    }
+    Ok(())
 }

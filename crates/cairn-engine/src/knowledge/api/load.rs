@@ -7,7 +7,6 @@
 
 use super::{Caller, Refusal};
 use crate::error::Result;
-use crate::history::{Change, record};
 use crate::knowledge::load::{self, Plan};
 use crate::store::Store;
 use serde_json::{Value, json};
@@ -24,14 +23,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         part.register(tx)?;
         let done = load::store(tx, part, plan, &caller.agent, caller.now)?;
         // The fast path recorded its own events; these are the records `import` stored.
-        for (family, target, id) in &done.written {
-            let after = json!({ "id": id.to_string() });
-            record(
-                tx,
-                &caller,
-                Change { family, target, op: "import", before: None, after: Some(after), patch: None },
-            )?;
-        }
+        super::import::record_imported(tx, &caller, &done.written)?;
         Ok(Some(done))
     })?;
     let Some(done) = done else {
