@@ -12,6 +12,7 @@ mod scan;
 mod snapshot;
 mod store;
 mod types;
+mod verb_pool;
 
 // mimalloc instead of the system allocator: the engine's write path makes many short-lived
 // allocations (transaction buffers, keys, page images), and measured on the notes and full-text

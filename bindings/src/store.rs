@@ -10,7 +10,7 @@ use napi::Env;
 use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
-use crate::error::{Failure, guard, to_napi};
+use crate::error::{Failure, guard, guard_failure, to_napi};
 use crate::job::Job;
 use crate::reply::Reply;
 use crate::scan::{Scan, copy_into, scan_job, tree_name};
@@ -19,6 +19,7 @@ use crate::types::{
     BindingBackupReport, BindingCaller, BindingCheckReport, BindingCompactOptions, BindingCompactReport, BindingStats,
     BindingStoreOptions,
 };
+use crate::verb_pool;
 
 /// An open store directory. Obtained from `openStore`; closed by `close()`.
 #[napi]
@@ -67,10 +68,10 @@ impl BindingStore {
         let (deferred, promise) = env.create_deferred()?;
         let reply = Reply::new(deferred);
         match guard(|| Batch::decode(batch)) {
-            Err(failure) => reply.send(Err(failure)),
+            Err(failure) => reply.send(Err(failure), |txn: u64| txn.to_string()),
             Ok(batch) => {
                 let done = Box::new(move |result: cairn_engine::Result<u64>| {
-                    reply.send(result.map_err(Failure::from));
+                    reply.send(result.map_err(Failure::from), |txn: u64| txn.to_string());
                 });
                 // A panic inside `submit` drops `done`, whose `Reply` then rejects the promise.
                 let _ = catch_unwind(AssertUnwindSafe(|| self.store.submit(batch, done)));
@@ -137,26 +138,36 @@ impl BindingStore {
     /// Runs the knowledge verb `verb` (`status`, `remember`, …) for `caller` with a JSON `body`;
     /// resolves with the JSON reply. Off the event loop; a write resolves once durable.
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn knowledge(&self, verb: String, caller: BindingCaller, body: Buffer) -> AsyncTask<Job<Buffer>> {
+    pub fn knowledge<'env>(
+        &self,
+        env: &'env Env,
+        verb: String,
+        caller: BindingCaller,
+        body: Buffer,
+    ) -> napi::Result<Object<'env>> {
         let store = self.store.clone();
-        AsyncTask::new(Job::new(move || {
+        run_verb(env, move || {
             let caller = caller.into_engine()?;
-            let reply = guard(|| cairn_engine::knowledge::api::call(&store, &verb, &caller, &body))?;
-            Ok(reply.into())
-        }))
+            guard(|| cairn_engine::knowledge::api::call(&store, &verb, &caller, &body))
+        })
     }
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
     /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; resolves with the JSON
     /// reply. Off the event loop; a write resolves once durable.
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn notes(&self, verb: String, caller: BindingCaller, body: Buffer) -> AsyncTask<Job<Buffer>> {
+    pub fn notes<'env>(
+        &self,
+        env: &'env Env,
+        verb: String,
+        caller: BindingCaller,
+        body: Buffer,
+    ) -> napi::Result<Object<'env>> {
         let store = self.store.clone();
-        AsyncTask::new(Job::new(move || {
+        run_verb(env, move || {
             let caller = caller.into_engine()?;
-            let reply = guard(|| cairn_engine::notes::api::call(&store, &verb, &caller, &body))?;
-            Ok(reply.into())
-        }))
+            guard(|| cairn_engine::notes::api::call(&store, &verb, &caller, &body))
+        })
     }
 
     /// Counters of the open store.
@@ -172,4 +183,12 @@ impl BindingStore {
         let store = self.store.clone();
         AsyncTask::new(Job::new(move || guard(|| store.close())))
     }
+}
+
+/// Runs one JSON verb on the verb pool (see `verb_pool.rs`); its promise resolves with the reply.
+fn run_verb(env: &Env, verb: impl FnOnce() -> Result<Vec<u8>, Failure> + Send + 'static) -> napi::Result<Object<'_>> {
+    let (deferred, promise) = env.create_deferred()?;
+    let reply = Reply::new(deferred);
+    verb_pool::spawn(move || reply.send(guard_failure(verb), Buffer::from));
+    Ok(promise)
 }
