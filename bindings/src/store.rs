@@ -145,11 +145,7 @@ impl BindingStore {
         caller: BindingCaller,
         body: Buffer,
     ) -> napi::Result<Object<'env>> {
-        let store = self.store.clone();
-        run_verb(env, move || {
-            let caller = caller.into_engine()?;
-            guard(|| cairn_engine::knowledge::api::call(&store, &verb, &caller, &body))
-        })
+        self.run_verb(env, cairn_engine::knowledge::api::call, verb, caller, body)
     }
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
@@ -163,11 +159,7 @@ impl BindingStore {
         caller: BindingCaller,
         body: Buffer,
     ) -> napi::Result<Object<'env>> {
-        let store = self.store.clone();
-        run_verb(env, move || {
-            let caller = caller.into_engine()?;
-            guard(|| cairn_engine::notes::api::call(&store, &verb, &caller, &body))
-        })
+        self.run_verb(env, cairn_engine::notes::api::call, verb, caller, body)
     }
 
     /// Counters of the open store.
@@ -185,10 +177,29 @@ impl BindingStore {
     }
 }
 
-/// Runs one JSON verb on the verb pool (see `verb_pool.rs`); its promise resolves with the reply.
-fn run_verb(env: &Env, verb: impl FnOnce() -> Result<Vec<u8>, Failure> + Send + 'static) -> napi::Result<Object<'_>> {
-    let (deferred, promise) = env.create_deferred()?;
-    let reply = Reply::new(deferred);
-    verb_pool::spawn(move || reply.send(guard_failure(verb), Buffer::from));
-    Ok(promise)
+/// The engine's entry point of one family of JSON verbs.
+type VerbCall = fn(&Store, &str, &cairn_engine::knowledge::api::Caller, &[u8]) -> cairn_engine::Result<Vec<u8>>;
+
+impl BindingStore {
+    /// Runs one JSON verb on the verb pool (see `verb_pool.rs`); its promise resolves with the reply.
+    fn run_verb<'env>(
+        &self,
+        env: &'env Env,
+        call: VerbCall,
+        verb: String,
+        caller: BindingCaller,
+        body: Buffer,
+    ) -> napi::Result<Object<'env>> {
+        let store = self.store.clone();
+        let (deferred, promise) = env.create_deferred()?;
+        let reply = Reply::new(deferred);
+        verb_pool::spawn(move || {
+            let result = guard_failure(|| {
+                let caller = caller.into_engine()?;
+                guard(|| call(&store, &verb, &caller, &body))
+            });
+            reply.send(result, Buffer::from);
+        });
+        Ok(promise)
+    }
 }
