@@ -33,11 +33,11 @@ function callerOf(id: Identity): Caller {
   return { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent };
 }
 
-/** Runs a knowledge verb as `id`; a refusal or store failure throws an ApiError. */
-export async function knowledge(store: Store, verb: KnowledgeVerb, id: Identity, body: object): Promise<Reply> {
+/** The reply of one engine call; a refusal or store failure throws an ApiError. */
+async function settle(call: () => Promise<Reply>): Promise<Reply> {
   let reply: Reply;
   try {
-    reply = await store.knowledge(verb, callerOf(id), body);
+    reply = await call();
   } catch (err) {
     throw storeFailure(err);
   }
@@ -46,15 +46,12 @@ export async function knowledge(store: Store, verb: KnowledgeVerb, id: Identity,
   return reply;
 }
 
+/** Runs a knowledge verb as `id`; a refusal or store failure throws an ApiError. */
+export function knowledge(store: Store, verb: KnowledgeVerb, id: Identity, body: object): Promise<Reply> {
+  return settle(() => store.knowledge(verb, callerOf(id), body));
+}
+
 /** Runs a notes-engine verb as `id`; a refusal or store failure throws an ApiError. */
-export async function notes(store: Store, verb: NotesVerb, id: Identity, body: object): Promise<Reply> {
-  let reply: Reply;
-  try {
-    reply = await store.notes(verb, callerOf(id), body);
-  } catch (err) {
-    throw storeFailure(err);
-  }
-  const refused = refusal(reply);
-  if (refused !== null) throw refused;
-  return reply;
+export function notes(store: Store, verb: NotesVerb, id: Identity, body: object): Promise<Reply> {
+  return settle(() => store.notes(verb, callerOf(id), body));
 }

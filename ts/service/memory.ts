@@ -1,3 +1,7 @@
+import type { z } from 'zod';
+
+import type { KnowledgeVerb } from '../engine/knowledge.js';
+import type { NotesVerb } from '../engine/notes.js';
 import { ApiError } from '../protocol/errors.js';
 import {
   AuditInput,
@@ -28,8 +32,27 @@ import { type HistoryTarget, runQuery } from './query.js';
 
 type Reply = Record<string, unknown>;
 
-function identify<T extends { user_id?: string | undefined; scope?: string | undefined }>(p: Principal, input: T) {
+type Identified = { user_id?: string | undefined; scope?: string | undefined };
+type ServiceFn = (svc: Service, p: Principal, raw: unknown) => Promise<Reply>;
+
+function identify<T extends Identified>(p: Principal, input: T) {
   return resolveIdentity(p, input);
+}
+
+/** A knowledge verb served as sent: the input validated, its identity resolved, the rest passed on. */
+function knowledgeVerb<S extends z.ZodType<Identified>>(verb: KnowledgeVerb, schema: S): ServiceFn {
+  return (svc, p, raw) => {
+    const input = parseInput(schema, raw);
+    return knowledge(svc.store, verb, identify(p, input), engineBody(input));
+  };
+}
+
+/** A notes-engine verb served as sent, with the node's private-notes policy added. */
+function notesVerb<S extends z.ZodType<Identified>>(verb: NotesVerb, schema: S): ServiceFn {
+  return (svc, p, raw) => {
+    const input = parseInput(schema, raw);
+    return notes(svc.store, verb, identify(p, input), notesBody(svc, input));
+  };
 }
 
 /**
@@ -78,22 +101,13 @@ export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Pr
 }
 
 /** memory_remember: stores text and/or facts in the caller's scope. */
-export async function memoryRemember(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(RememberInput, raw);
-  return knowledge(svc.store, 'remember', identify(p, input), engineBody(input));
-}
+export const memoryRemember = knowledgeVerb('remember', RememberInput);
 
 /** memory_relate: one typed edge; `replaces` ends the subject's other edges of that type. */
-export async function memoryRelate(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(RelateInput, raw);
-  return knowledge(svc.store, 'relate', identify(p, input), engineBody(input));
-}
+export const memoryRelate = knowledgeVerb('relate', RelateInput);
 
 /** memory_recall: everything about one entity, with citations and a `state`. */
-export async function memoryRecall(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(RecallInput, raw);
-  return knowledge(svc.store, 'recall', identify(p, input), engineBody(input));
-}
+export const memoryRecall = knowledgeVerb('recall', RecallInput);
 
 /**
  * memory_context: ranked, cited items with a grounding verdict. The caller's visible notes that
@@ -177,16 +191,10 @@ export async function memoryForget(svc: Service, p: Principal, raw: unknown): Pr
 }
 
 /** memory_export: one page of the caller's scope; `next` is the cursor of the following page. */
-export async function memoryExport(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(ExportInput, raw);
-  return knowledge(svc.store, 'export', identify(p, input), engineBody(input));
-}
+export const memoryExport = knowledgeVerb('export', ExportInput);
 
 /** memory_import: records of an export page into the caller's scope. */
-export async function memoryImport(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(ImportInput, raw);
-  return knowledge(svc.store, 'import', identify(p, input), engineBody(input));
-}
+export const memoryImport = knowledgeVerb('import', ImportInput);
 
 /** delete_user: every scope of the caller's user. */
 export async function deleteUser(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
@@ -199,10 +207,7 @@ export async function deleteUser(svc: Service, p: Principal, raw: unknown): Prom
 }
 
 /** audit: the calling agent's own events, paged (served by the notes engine). */
-export async function audit(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(AuditInput, raw);
-  return notes(svc.store, 'audit', identify(p, input), notesBody(svc, input));
-}
+export const audit = notesVerb('audit', AuditInput);
 
 /** The notes engine's body: the request without identity, plus the node's private-notes policy. */
 function notesBody(svc: Service, input: object): Record<string, unknown> {
@@ -210,37 +215,22 @@ function notesBody(svc: Service, input: object): Record<string, unknown> {
 }
 
 /** memory_note_write: one note version (CAS with `expectedVersion`, retries with `idempotencyKey`). */
-export async function memoryNoteWrite(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(NoteWriteInput, raw);
-  return notes(svc.store, 'note_write', identify(p, input), notesBody(svc, input));
-}
+export const memoryNoteWrite = notesVerb('note_write', NoteWriteInput);
 
 /** memory_note_list: the caller's visible notes, by filters or query, paged by a bound cursor. */
-export async function memoryNoteList(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(NoteListInput, raw);
-  return notes(svc.store, 'note_list', identify(p, input), notesBody(svc, input));
-}
+export const memoryNoteList = notesVerb('note_list', NoteListInput);
 
 /** memory_history: the events of one note, entity or fact. */
-export async function memoryHistory(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(HistoryInput, raw);
-  return notes(svc.store, 'history', identify(p, input), notesBody(svc, input));
-}
+export const memoryHistory = notesVerb('history', HistoryInput);
 
 /** memory_handoff_create: a handoff capsule on a task. */
-export async function memoryHandoffCreate(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(HandoffCreateInput, raw);
-  return notes(svc.store, 'handoff_create', identify(p, input), notesBody(svc, input));
-}
+export const memoryHandoffCreate = notesVerb('handoff_create', HandoffCreateInput);
 
 /** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to the caller. */
-export async function memoryHandoffResume(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const input = parseInput(HandoffResumeInput, raw);
-  return notes(svc.store, 'handoff_resume', identify(p, input), notesBody(svc, input));
-}
+export const memoryHandoffResume = notesVerb('handoff_resume', HandoffResumeInput);
 
 /** The service function of each verb, as both adapters call it. */
-export const SERVICES: Record<string, (svc: Service, p: Principal, raw: unknown) => Promise<Reply>> = {
+export const SERVICES: Record<string, ServiceFn> = {
   status: memoryStatus,
   remember: memoryRemember,
   relate: memoryRelate,
