@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use cairn_engine::{Batch, Store};
 use napi::Env;
-use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Object, Uint8ArraySlice};
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
 use crate::error::{Failure, guard, to_napi};
@@ -148,15 +148,40 @@ impl BindingStore {
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
     /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; resolves with the JSON
-    /// reply. Off the event loop; a write resolves once durable.
+    /// reply, a write once durable. `note_write` is validated and worked out on this thread and
+    /// queued at once, in call order, like `write` (no pool thread waits for its fsync, so writes
+    /// in flight share one); the other verbs run on the libuv pool.
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn notes(&self, verb: String, caller: BindingCaller, body: Buffer) -> AsyncTask<Job<Buffer>> {
+    pub fn notes<'env>(
+        &self,
+        env: &'env Env,
+        verb: String,
+        caller: BindingCaller,
+        body: Buffer,
+    ) -> napi::Result<Either<Object<'env>, AsyncTask<Job<Buffer>>>> {
+        if verb == "note_write" {
+            let (deferred, promise) = env.create_deferred()?;
+            let reply: Reply<Buffer> = Reply::new(deferred);
+            match caller.into_engine() {
+                Err(failure) => reply.send_json(Err(failure)),
+                Ok(caller) => {
+                    let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
+                        reply.send_json(result.map_err(Failure::from));
+                    });
+                    // A panic drops `done`, whose `Reply` then rejects the promise.
+                    let _ = catch_unwind(AssertUnwindSafe(|| {
+                        cairn_engine::notes::api::submit_write(&self.store, &caller, &body, done);
+                    }));
+                }
+            }
+            return Ok(Either::A(promise));
+        }
         let store = self.store.clone();
-        AsyncTask::new(Job::new(move || {
+        Ok(Either::B(AsyncTask::new(Job::new(move || {
             let caller = caller.into_engine()?;
             let reply = guard(|| cairn_engine::notes::api::call(&store, &verb, &caller, &body))?;
             Ok(reply.into())
-        }))
+        }))))
     }
 
     /// Counters of the open store.

@@ -167,7 +167,7 @@ impl Assemble<'_> {
             self.at_gram += 1;
         }
         let gram = self.grams.get(self.at_gram).filter(|g| g.blk == blk);
-        let top = 127 - mask.leading_zeros();
+        let top = mask.checked_ilog2().unwrap_or(0);
         for entry in block::entries(doc) {
             let (slot, payload) = entry?;
             if u32::from(slot) > top {

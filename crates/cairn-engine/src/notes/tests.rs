@@ -820,3 +820,46 @@ fn a_store_indexed_one_key_per_posting_is_rebuilt_into_blocks_on_first_use() {
     assert_eq!(tree(&store, super::index::TRI_COUNT), counts, "trigram counts are rebuilt once");
     assert!(tree_keys(&store, super::index::DOC) >= 3, "two partitions, 300 ids: several doc blocks");
 }
+
+#[test]
+fn submitted_writes_answer_without_a_waiting_thread_and_keep_their_checks() {
+    let (_d, store) = fresh();
+    let me = agent("claude");
+    assert_eq!(run(&store, &me, "note_write", &json!({"key": "k", "value": 1, "kind": "user_fact"}))["version"], 1);
+    // Eight writes in flight at once from one thread, all expecting version 1: one wins.
+    let (tx, rx) = std::sync::mpsc::channel();
+    for i in 0..8 {
+        let tx = tx.clone();
+        let body = serde_json::to_vec(&json!({"key": "k", "value": i, "expectedVersion": 1})).unwrap();
+        super::api::submit_write(
+            &store,
+            &me,
+            &body,
+            Box::new(move |reply| tx.send(serde_json::from_slice::<Value>(&reply.unwrap()).unwrap()).unwrap()),
+        );
+    }
+    // A refusal before the writer and one in it arrive the same way.
+    let (bad, conflict) = (json!({"key": "k", "value": null}), json!({"key": "k", "value": 0, "expectedVersion": 9}));
+    for body in [bad, conflict] {
+        let tx = tx.clone();
+        let body = serde_json::to_vec(&body).unwrap();
+        super::api::submit_write(
+            &store,
+            &me,
+            &body,
+            Box::new(move |reply| tx.send(serde_json::from_slice::<Value>(&reply.unwrap()).unwrap()).unwrap()),
+        );
+    }
+    drop(tx);
+    let replies: Vec<Value> = rx.iter().collect();
+    assert_eq!(replies.len(), 10);
+    let won: Vec<&Value> = replies.iter().filter(|r| r.get("error").is_none()).collect();
+    assert_eq!(won.len(), 1, "{replies:?}");
+    assert_eq!(won[0]["version"], 2);
+    assert_eq!(replies.iter().filter(|r| r["error"]["code"] == "VERSION_CONFLICT").count(), 8);
+    assert_eq!(replies.iter().filter(|r| r["error"]["code"] == "VALIDATION_ERROR").count(), 1);
+    let listed = run(&store, &me, "note_list", &json!({"key": "k"}));
+    assert_eq!(listed["notes"][0]["version"], 2);
+    let history = run(&store, &me, "history", &json!({"key": "k"}));
+    assert_eq!(history["events"].as_array().unwrap().len(), 2, "one event per write that happened");
+}

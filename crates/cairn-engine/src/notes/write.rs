@@ -15,6 +15,7 @@ use crate::write::WriteTxn;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
 
 /// `part | agent \0 | idempotency key` → `{hash, receipt}`: the first receipt of a retried write.
 pub(crate) const IDEM: &str = "n.idem";
@@ -150,6 +151,32 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     let prepared = prepare(store, caller, &req)?;
     let caller = caller.clone();
     store.write(move |tx| apply(tx, &caller, &req, prepared))?.0
+}
+
+/// `run` without waiting: parses and prepares on this thread, queues the write, and hands its
+/// outcome to `done` on the writer thread once durable (or failed, having changed nothing).
+pub(crate) fn submit(store: &Store, caller: &Caller, body: &[u8], done: Box<dyn FnOnce(Outcome<Value>) + Send>) {
+    let ready = parse(caller, body).and_then(|req| Ok((prepare(store, caller, &req)?, req)));
+    let (prepared, req) = match ready {
+        Ok(ready) => ready,
+        Err(fail) => return done(Err(fail)),
+    };
+    let caller = caller.clone();
+    let slot = Arc::new(Mutex::new(None));
+    let out = Arc::clone(&slot);
+    store.submit_fn(
+        Box::new(move |tx| {
+            let outcome = apply(tx, &caller, &req, prepared)?;
+            *out.lock().expect("result slot") = Some(outcome);
+            Ok(())
+        }),
+        Box::new(move |result| {
+            done(match result {
+                Ok(_) => slot.lock().expect("result slot").take().expect("a committed write has an outcome"),
+                Err(e) => Err(e.into()),
+            });
+        }),
+    );
 }
 
 /// The costly part of a write worked out on the caller's thread from the note as it stands
@@ -313,24 +340,21 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepar
         let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
         (prev, value, old, new, None)
     };
-    let built = match built {
-        Some(built) => {
-            part.register(tx)?;
-            built
-        }
-        None => {
-            let kind = match check(req, prev.as_ref(), &value) {
-                Ok(kind) => kind,
-                Err(refusal) => return Ok(Err(refusal)),
-            };
-            // Nothing is written above this line.
-            part.register(tx)?;
-            let id = match &prev {
-                Some(p) => p.id,
-                None => crate::knowledge::next_id(tx)?,
-            };
-            compose(req, caller, prev.as_ref(), &value, kind, id)
-        }
+    let built = if let Some(built) = built {
+        part.register(tx)?;
+        built
+    } else {
+        let kind = match check(req, prev.as_ref(), &value) {
+            Ok(kind) => kind,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        // Nothing is written above this line.
+        part.register(tx)?;
+        let id = match &prev {
+            Some(p) => p.id,
+            None => crate::knowledge::next_id(tx)?,
+        };
+        compose(req, caller, prev.as_ref(), &value, kind, id)
     };
     let old = prev.as_ref().zip(old_postings.as_ref());
     index::replace(tx, part, old, (&built.note, &new_postings))?;

@@ -28,6 +28,25 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
         "handoff_resume" => handoff::resume(store, caller, body),
         other => return Err(Error::InvalidArgument(format!("unknown notes verb {other:?}"))),
     };
+    reply(outcome)
+}
+
+/// What `done` of `submit_write` receives: the JSON reply, or the store's failure.
+pub type WriteDone = Box<dyn FnOnce(Result<Vec<u8>>) + Send>;
+
+/// `call` of `note_write` without waiting for it: validates and works the write out on this
+/// thread, queues it on the store's writer (in call order), and hands `done` the JSON reply once
+/// the write is durable (or refused, having changed nothing), on the writer thread. No thread
+/// waits for the write, so any number can be in flight and share one fsync.
+pub fn submit_write(store: &Store, caller: &Caller, body: &[u8], done: WriteDone) {
+    if let Err(e) = index::upgrade(store) {
+        return done(Err(e));
+    }
+    write::submit(store, caller, body, Box::new(move |outcome| done(reply(outcome))));
+}
+
+/// A verb's outcome as its JSON reply: a refusal is a reply too.
+fn reply(outcome: super::Outcome<serde_json::Value>) -> Result<Vec<u8>> {
     let reply = match outcome {
         Ok(reply) => reply,
         Err(Fail::Refused(refusal)) => refusal.reply(),
