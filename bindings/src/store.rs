@@ -4,6 +4,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cairn_engine::{Batch, Store};
 use napi::Env;
@@ -24,6 +26,31 @@ use crate::types::{
 #[napi]
 pub struct BindingStore {
     store: Store,
+    /// `note_write`s on the libuv pool that hold their thread until durable (see `notes`).
+    pool_writes: Arc<AtomicUsize>,
+}
+
+/// How many `note_write`s may hold a pool thread until durable; past that, a write is queued
+/// without waiting. Waiting on the pool answers a lone writer sooner (the promise settles from
+/// the pool's completion, which costs less than a settle from the writer thread), while writes
+/// past this many would keep the pool's threads (four by default) from reads and from joining
+/// the writer's next group commit.
+const POOL_WRITES: usize = 2;
+
+/// Counts a `note_write` in `BindingStore::pool_writes` while it lives.
+struct PoolWrite(Arc<AtomicUsize>);
+
+impl PoolWrite {
+    fn enter(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        PoolWrite(Arc::clone(count))
+    }
+}
+
+impl Drop for PoolWrite {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Opens (creating if needed) the store in `dir`, taking its lock and running recovery.
@@ -33,7 +60,7 @@ pub fn open_store(dir: String, options: Option<BindingStoreOptions>) -> AsyncTas
         let opts =
             options.map_or_else(|| Ok(cairn_engine::StoreOptions::default()), BindingStoreOptions::into_engine)?;
         let store = guard(|| Store::open(&dir, opts))?;
-        Ok(BindingStore { store })
+        Ok(BindingStore { store, pool_writes: Arc::default() })
     }))
 }
 
@@ -148,9 +175,11 @@ impl BindingStore {
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
     /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; resolves with the JSON
-    /// reply, a write once durable. `note_write` is validated and worked out on this thread and
-    /// queued at once, in call order, like `write` (no pool thread waits for its fsync, so writes
-    /// in flight share one); the other verbs run on the libuv pool.
+    /// reply, a write once durable. Off the event loop, on the libuv pool. While `POOL_WRITES`
+    /// writes are waiting there, a further `note_write` holds its pool thread only while it is
+    /// validated and worked out: it is then queued and its promise settled from the writer
+    /// thread, like `write`'s, so writes in flight share a group commit and reads do not queue
+    /// behind writes waiting for theirs.
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn notes<'env>(
         &self,
@@ -159,25 +188,30 @@ impl BindingStore {
         caller: BindingCaller,
         body: Buffer,
     ) -> napi::Result<Either<Object<'env>, AsyncTask<Job<Buffer>>>> {
-        if verb == "note_write" {
+        if verb == "note_write" && self.pool_writes.load(Ordering::Relaxed) >= POOL_WRITES {
             let (deferred, promise) = env.create_deferred()?;
             let reply: Reply<Buffer> = Reply::new(deferred);
-            match caller.into_engine() {
-                Err(failure) => reply.send_json(Err(failure)),
-                Ok(caller) => {
-                    let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
-                        reply.send_json(result.map_err(Failure::from));
-                    });
-                    // A panic drops `done`, whose `Reply` then rejects the promise.
-                    let _ = catch_unwind(AssertUnwindSafe(|| {
-                        cairn_engine::notes::api::submit_write(&self.store, &caller, &body, done);
-                    }));
-                }
-            }
+            let store = self.store.clone();
+            // The job itself always succeeds (its own promise is dropped unobserved): every
+            // outcome, a panic included (which drops `reply`, rejecting), settles `promise`.
+            env.spawn(Job::new(move || {
+                let _ = catch_unwind(AssertUnwindSafe(move || match caller.into_engine() {
+                    Err(failure) => reply.send_json(Err(failure)),
+                    Ok(caller) => {
+                        let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
+                            reply.send_json(result.map_err(Failure::from));
+                        });
+                        cairn_engine::notes::api::submit_write(&store, &caller, &body, done);
+                    }
+                }));
+                Ok(())
+            }))?;
             return Ok(Either::A(promise));
         }
         let store = self.store.clone();
+        let counted = (verb == "note_write").then(|| PoolWrite::enter(&self.pool_writes));
         Ok(Either::B(AsyncTask::new(Job::new(move || {
+            let _counted = counted;
             let caller = caller.into_engine()?;
             let reply = guard(|| cairn_engine::notes::api::call(&store, &verb, &caller, &body))?;
             Ok(reply.into())
