@@ -382,12 +382,8 @@ mod tests {
             assert_eq!(got, want, "prefix {:?}", String::from_utf8_lossy(prefix));
         }
         for (start, prefix) in [(&b"b/003000"[..], &b"b/"[..]), (b"b/", b"b/"), (b"b/9", b"b/"), (b"a/0059", b"")] {
-            let want: Vec<(Vec<u8>, Vec<u8>)> = snap
-                .prefix("t", prefix)
-                .unwrap()
-                .map(Result::unwrap)
-                .filter(|(k, _)| k.as_slice() >= start)
-                .collect();
+            let want: Vec<(Vec<u8>, Vec<u8>)> =
+                snap.prefix("t", prefix).unwrap().map(Result::unwrap).filter(|(k, _)| k.as_slice() >= start).collect();
             let mut got = Vec::new();
             snap.scan_from("t", start, prefix, |k, v| {
                 got.push((k.to_vec(), v.to_vec()));

@@ -7,11 +7,11 @@
 
 use super::cursor::{Binding, u64_position};
 use super::fields::{Fields, limit, short_name};
-use super::{index, lookup};
 use super::record::{CUR, Identity, KINDS, NoteRecord, VER, Visibility, check_key};
 use super::search::{Features, Query, features, fuse};
 use super::visibility::Viewer;
 use super::{Outcome, invalid};
+use super::{index, lookup};
 use crate::error::Error;
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
