@@ -104,6 +104,58 @@ pub(crate) fn record_encoded(
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])
 }
 
+/// An event encoded ahead of its transaction (off the writer thread), complete but for the
+/// sequence number the transaction gives it; `record_prepared` stores what `record` would.
+#[derive(Debug, Clone)]
+pub(crate) struct PreparedEvent {
+    family: String,
+    target: String,
+    /// The event as `record` encodes it, with sequence number 0.
+    json: Vec<u8>,
+}
+
+/// How an event's encoding starts when its sequence number is 0 (`seq` is its first field).
+const SEQ_ZERO: &[u8] = b"{\"seq\":0";
+
+/// Encodes the event `record` would append for `change` by `caller`, but for its sequence number.
+pub(crate) fn prepare(caller: &Caller, change: Change<'_>) -> PreparedEvent {
+    let event = Event {
+        seq: 0,
+        family: change.family.to_owned(),
+        target: change.target.to_owned(),
+        op: change.op.to_owned(),
+        agent: caller.agent.clone(),
+        at: caller.now,
+        before: change.before,
+        after: change.after,
+        patch: change.patch,
+    };
+    let json = serde_json::to_vec(&event).expect("events serialise");
+    PreparedEvent { family: event.family, target: event.target, json }
+}
+
+/// The bytes of a prepared event given sequence number `seq`.
+fn stamp(json: &[u8], seq: u64) -> Vec<u8> {
+    debug_assert!(json.starts_with(SEQ_ZERO), "a prepared event starts with its sequence number");
+    let rest = &json[SEQ_ZERO.len()..];
+    let mut out = Vec::with_capacity(json.len() + 20);
+    out.extend_from_slice(b"{\"seq\":");
+    out.extend_from_slice(seq.to_string().as_bytes());
+    out.extend_from_slice(rest);
+    out
+}
+
+/// `record` for an event `prepare` encoded (by the same caller); returns its sequence number.
+pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &PreparedEvent) -> Result<u64> {
+    let seq = crate::knowledge::next_id(tx)?;
+    let part = &caller.part;
+    let seq_be = seq.to_be_bytes();
+    tx.put(EVENT, &part.key(&[&seq_be]), &stamp(&event.json, seq))?;
+    tx.put(TARGET, &[target_prefix(part, &event.family, &event.target), seq_be.to_vec()].concat(), &[])?;
+    tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
+    Ok(seq)
+}
+
 /// Appends one event for `change` in the caller's transaction; returns its sequence number.
 pub fn record(tx: &mut WriteTxn<'_>, caller: &Caller, change: Change<'_>) -> Result<u64> {
     let seq = crate::knowledge::next_id(tx)?;
@@ -124,4 +176,44 @@ pub fn record(tx: &mut WriteTxn<'_>, caller: &Caller, change: Change<'_>) -> Res
     tx.put(TARGET, &[target_prefix(part, change.family, change.target), seq_be.to_vec()].concat(), &[])?;
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
     Ok(seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_prepared_event_stamped_is_the_event_record_encodes() {
+        let caller = Caller {
+            part: Partition::new("local", "u1", "default").unwrap(),
+            agent: "claude \"q\"".into(),
+            now: 1_700_000_000_123,
+        };
+        for seq in [0, 7, 1 << 40, u64::MAX] {
+            for (before, patch) in [(None, None), (Some(json!({"a": 1})), Some(json!({"k": "v", "n": [1, 2]})))] {
+                let change = Change {
+                    family: "note",
+                    target: "key\0user\0",
+                    op: "replace",
+                    before,
+                    after: Some(json!({"value": {"text": "é"}})),
+                    patch,
+                };
+                let want = serde_json::to_vec(&Event {
+                    seq,
+                    family: change.family.to_owned(),
+                    target: change.target.to_owned(),
+                    op: change.op.to_owned(),
+                    agent: caller.agent.clone(),
+                    at: caller.now,
+                    before: change.before.clone(),
+                    after: change.after.clone(),
+                    patch: change.patch.clone(),
+                })
+                .unwrap();
+                assert_eq!(stamp(&prepare(&caller, change).json, seq), want, "seq {seq}");
+            }
+        }
+    }
 }

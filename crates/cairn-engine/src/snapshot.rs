@@ -223,8 +223,21 @@ impl Snapshot {
         &self,
         tree: &str,
         prefix: &[u8],
+        f: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_from(tree, prefix, prefix, f)
+    }
+
+    /// `scan_prefix` from the first key at or past `start` (which must start with `prefix`)
+    /// rather than from the first key with `prefix`.
+    pub(crate) fn scan_from(
+        &self,
+        tree: &str,
+        start: &[u8],
+        prefix: &[u8],
         mut f: impl FnMut(&[u8], &[u8]) -> Result<bool>,
     ) -> Result<()> {
+        debug_assert!(start.starts_with(prefix), "a scan starts inside its prefix");
         let root = self.root(tree)?;
         if root == NO_PAGE {
             return Ok(());
@@ -237,16 +250,16 @@ impl Snapshot {
             let page = file.read(id)?;
             let view = NodeView::new(id, &page)?;
             if !view.is_leaf() {
-                let slot = if seeking { view.child_slot(prefix)? } else { 0 };
+                let slot = if seeking { view.child_slot(start)? } else { 0 };
                 let child = view.child(slot)?;
                 path.push((id, page.clone(), slot));
                 id = child;
                 continue;
             }
-            let from = if seeking { view.search(prefix)?.unwrap_or_else(|i| i) } else { 0 };
+            let from = if seeking { view.search(start)?.unwrap_or_else(|i| i) } else { 0 };
             seeking = false;
-            // Keys are sorted and the first is at or past `prefix`: when the last one starts with
-            // it, every one between does.
+            // Keys are sorted and the first is at or past `start`, so past `prefix`: when the last
+            // one starts with `prefix`, every one between does.
             let whole = view.len() > 0 && view.key(view.len() - 1)?.starts_with(prefix);
             for i in from..view.len() {
                 let (key, value) = match inline_cell(&page, view.cell_offset(i), view.len()) {
@@ -346,7 +359,7 @@ mod tests {
     use crate::{Batch, Store, StoreOptions};
 
     #[test]
-    fn scan_prefix_lends_what_prefix_yields_across_leaves_and_stops_when_asked() {
+    fn scan_prefix_and_scan_from_lend_what_prefix_yields_across_leaves_and_stop_when_asked() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
         let mut b = Batch::default();
@@ -367,6 +380,17 @@ mod tests {
             })
             .unwrap();
             assert_eq!(got, want, "prefix {:?}", String::from_utf8_lossy(prefix));
+        }
+        for (start, prefix) in [(&b"b/003000"[..], &b"b/"[..]), (b"b/", b"b/"), (b"b/9", b"b/"), (b"a/0059", b"")] {
+            let want: Vec<(Vec<u8>, Vec<u8>)> =
+                snap.prefix("t", prefix).unwrap().map(Result::unwrap).filter(|(k, _)| k.as_slice() >= start).collect();
+            let mut got = Vec::new();
+            snap.scan_from("t", start, prefix, |k, v| {
+                got.push((k.to_vec(), v.to_vec()));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(got, want, "from {:?}", String::from_utf8_lossy(start));
         }
         let mut seen = 0;
         snap.scan_prefix("t", b"b/", |_, _| {

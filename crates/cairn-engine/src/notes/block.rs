@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 use crate::varint;
 use crate::write::WriteTxn;
 
-const BLOCK_BITS: u32 = 7;
+/// Bits of a note id that pick its slot in a block.
+pub(crate) const BLOCK_BITS: u32 = 7;
 const SLOT_MASK: u64 = (1 << BLOCK_BITS) - 1;
 
 /// The block of a note id, big-endian (key order is id order).
@@ -24,11 +25,30 @@ pub(crate) fn slot_of(id: u64) -> u8 {
     u8::try_from(id & SLOT_MASK).expect("seven bits")
 }
 
-/// The note id of `slot` in the block whose key ends with `key`'s last eight bytes.
-pub(crate) fn id_at(key: &[u8], slot: u8) -> Result<u64> {
+/// The block number in the last eight bytes of a posting key.
+pub(crate) fn block_at(key: &[u8]) -> Result<u64> {
     let at = key.len().checked_sub(8).ok_or_else(|| damaged("key"))?;
-    let block = u64::from_be_bytes(key[at..].try_into().expect("8 bytes"));
-    Ok((block << BLOCK_BITS) | u64::from(slot))
+    Ok(u64::from_be_bytes(key[at..].try_into().expect("8 bytes")))
+}
+
+/// The note id of `slot` in block number `block`.
+pub(crate) fn id_in(block: u64, slot: u8) -> u64 {
+    (block << BLOCK_BITS) | u64::from(slot)
+}
+
+/// The slots present in a block value, as bits.
+pub(crate) fn slots(value: &[u8]) -> Result<u128> {
+    let mut bits = 0u128;
+    let mut at = 0;
+    // Trigram postings carry no payload: `slot 0` pairs, read without the general decoder.
+    while let [slot, 0, ..] = value[at..] {
+        bits |= 1u128 << (slot & 127);
+        at += 2;
+    }
+    for entry in entries(&value[at..]) {
+        bits |= 1u128 << (entry?.0 & 127);
+    }
+    Ok(bits)
 }
 
 fn damaged(what: &str) -> Error {
@@ -138,7 +158,7 @@ mod tests {
     fn ids_map_to_blocks_and_back() {
         for id in [0, 1, 127, 128, 129, 1 << 40, u64::MAX] {
             let key = [&b"prefix\0"[..], &block_of(id)].concat();
-            assert_eq!(id_at(&key, slot_of(id)).unwrap(), id);
+            assert_eq!(id_in(block_at(&key).unwrap(), slot_of(id)), id);
         }
         assert_eq!(block_of(127), block_of(0));
         assert_ne!(block_of(128), block_of(127));

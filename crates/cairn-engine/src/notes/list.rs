@@ -7,11 +7,11 @@
 
 use super::cursor::{Binding, u64_position};
 use super::fields::{Fields, limit, short_name};
-use super::index;
 use super::record::{CUR, Identity, KINDS, NoteRecord, VER, Visibility, check_key};
 use super::search::{Features, Query, features, fuse};
 use super::visibility::Viewer;
 use super::{Outcome, invalid};
+use super::{index, lookup};
 use crate::error::Error;
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
@@ -134,6 +134,7 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         None => 0,
     };
     let query = Query::new(text);
+    let end = offset.saturating_add(req.limit);
     // Current notes rank from the index; `as_of` reads, short queries (a substring test) and
     // queries within one key (a few notes) scan. Either way candidates come in note id order,
     // which ties keep.
@@ -143,8 +144,8 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             viewer.sees_parts(m.visibility, m.owner, m.private) && req.admits_parts(None, m.visibility, m.owner, kind)
         };
         let (ids, docs): (Vec<u64>, Vec<Features>) =
-            index::lookup(&snap, &caller.part, &query, &admit)?.into_iter().map(|h| (h.id, h.features)).unzip();
-        let ranked = fuse(&query, &docs);
+            lookup::lookup(&snap, &caller.part, &query, &admit)?.into_iter().map(|h| (h.id, h.features)).unzip();
+        let ranked = fuse(&query, &docs, end);
         (Found::Indexed(ids), ranked)
     } else {
         let mut notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
@@ -153,19 +154,18 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             .collect();
         notes.sort_by_key(|n| n.id);
         let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search_text())).collect();
-        let ranked = fuse(&query, &docs);
+        let ranked = fuse(&query, &docs, end);
         (Found::Read(notes), ranked)
     };
     let mut page = Vec::new();
-    for r in ranked.iter().skip(offset).take(req.limit) {
+    for r in ranked.best.iter().skip(offset).take(req.limit) {
         let mut note = notes.render(r.index, &snap, &caller.part)?;
         let ranks: Map<String, Value> = r.ranks().map(|(c, k)| (c.to_owned(), json!(k))).collect();
         let channels: Vec<&str> = r.ranks().map(|(c, _)| c).collect();
         note["receipt"] = json!({ "channels": channels, "ranks": ranks, "score": r.score });
         page.push(note);
     }
-    let end = offset.saturating_add(req.limit);
-    let next = (ranked.len() > end).then(|| binding.cursor(&[&[AT_OFFSET][..], &(end as u64).to_be_bytes()].concat()));
+    let next = (ranked.total > end).then(|| binding.cursor(&[&[AT_OFFSET][..], &(end as u64).to_be_bytes()].concat()));
     Ok(json!({ "notes": page, "nextCursor": next }))
 }
 

@@ -14,6 +14,7 @@ mod forget;
 mod handoff;
 mod index;
 mod list;
+mod lookup;
 mod merge;
 mod record;
 mod search;

@@ -152,9 +152,32 @@ impl Ranked {
 /// The channels' names, in `Ranked::by_channel` order.
 const CHANNELS: [&str; 2] = ["token", "trigram"];
 
-/// The candidates that match `query`, best first.
+/// The matches of `fuse`: the best first, and how many there are in all.
+pub(crate) struct Fused {
+    /// The best `keep` matches (all, when fewer), best first.
+    pub best: Vec<Ranked>,
+    /// How many candidates match.
+    pub total: usize,
+}
+
+/// A sort key that orders by `score` descending, then by `index` ascending: `score` is positive
+/// and finite, so its bits order like its value.
+fn key(score: f64, index: usize) -> u128 {
+    debug_assert!(score > 0.0 && score.is_finite());
+    (u128::from(!score.to_bits()) << 64) | index as u128
+}
+
+/// The candidate index in a `key`.
+#[allow(clippy::cast_possible_truncation)] // the low 64 bits hold an index
+fn index_of(key: u128) -> usize {
+    key as u64 as usize
+}
+
+/// The candidates that match `query`, the best `keep` of them ranked, best first. Every match is
+/// ranked in each channel (a rank depends on all of them), but only the best `keep` are put in
+/// fused order: a page needs no more.
 #[allow(clippy::cast_precision_loss)] // counts and ranks are far below 2^52
-pub(crate) fn fuse(query: &Query, docs: &[Features]) -> Vec<Ranked> {
+pub(crate) fn fuse(query: &Query, docs: &[Features], keep: usize) -> Fused {
     let token_hit = |f: &Features| f.tf.iter().any(|&t| t > 0);
     let trigram_share = |f: &Features| {
         if query.grams.is_empty() {
@@ -168,38 +191,57 @@ pub(crate) fn fuse(query: &Query, docs: &[Features]) -> Vec<Ranked> {
         (0..docs.len()).filter(|&i| token_hit(&docs[i]) || trigram_share(&docs[i]) > 0.0).collect();
     let n = matching.len() as f64;
     // Lengths are known for notes that hold a query term (the index keeps them on term postings).
-    let lens: Vec<f64> = matching.iter().filter(|&&i| token_hit(&docs[i])).map(|&i| f64::from(docs[i].len)).collect();
-    let avg = (lens.iter().sum::<f64>() / (lens.len() as f64).max(1.0)).max(1.0);
-    let df: Vec<f64> =
-        (0..query.terms.len()).map(|t| matching.iter().filter(|&&i| docs[i].tf[t] > 0).count() as f64).collect();
+    let (sum, count) = matching
+        .iter()
+        .filter(|&&i| token_hit(&docs[i]))
+        .fold((0.0, 0.0), |(s, c), &i| (s + f64::from(docs[i].len), c + 1.0));
+    let avg = (sum / f64::max(count, 1.0)).max(1.0);
+    let idf: Vec<f64> = (0..query.terms.len())
+        .map(|t| {
+            let d = matching.iter().filter(|&&i| docs[i].tf[t] > 0).count() as f64;
+            ((n - d + 0.5) / (d + 0.5) + 1.0).ln()
+        })
+        .collect();
     let bm25 = |f: &Features| -> f64 {
         f.tf.iter()
-            .zip(&df)
+            .zip(&idf)
             .filter(|(tf, _)| **tf > 0)
-            .map(|(&tf, &d)| {
+            .map(|(&tf, &idf)| {
                 let tf = f64::from(tf);
-                let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
                 idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * f64::from(f.len) / avg))
             })
             .sum()
     };
-    // By candidate position (a vector, not a map: positions are dense); sorts are unstable as
-    // every comparison ends on the position, so the order is total and the same as a stable sort.
-    let mut fused: Vec<Option<Ranked>> = vec![None; docs.len()];
-    let mut hits: Vec<(usize, f64)> = Vec::with_capacity(matching.len());
+    // Per candidate position, its 1-based rank in each channel (0: not found there).
+    let mut ranks: Vec<[u32; 2]> = vec![[0; 2]; docs.len()];
+    let mut keys: Vec<u128> = Vec::with_capacity(matching.len());
     for (channel, score) in [&bm25 as &dyn Fn(&Features) -> f64, &trigram_share].into_iter().enumerate() {
-        hits.clear();
-        hits.extend(matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0));
-        hits.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (pos, &(index, _)) in hits.iter().enumerate() {
-            let entry = fused[index].get_or_insert(Ranked { index, by_channel: [0; 2], score: 0.0 });
-            entry.by_channel[channel] = pos + 1;
-            entry.score += 1.0 / (RRF_K + (pos + 1) as f64);
+        keys.clear();
+        keys.extend(matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0).map(|(i, s)| key(s, i)));
+        keys.sort_unstable();
+        for (pos, &k) in keys.iter().enumerate() {
+            ranks[index_of(k)][channel] = u32::try_from(pos + 1).unwrap_or(u32::MAX);
         }
     }
-    let mut out: Vec<Ranked> = fused.into_iter().flatten().collect();
-    out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-    out
+    let rrf = |r: u32| if r == 0 { 0.0 } else { 1.0 / (RRF_K + f64::from(r)) };
+    keys.clear();
+    keys.extend(matching.iter().map(|&i| key(0.0 + rrf(ranks[i][0]) + rrf(ranks[i][1]), i)));
+    let total = keys.len();
+    if keep < total {
+        keys.select_nth_unstable(keep);
+        keys.truncate(keep);
+    }
+    keys.sort_unstable();
+    let best = keys
+        .iter()
+        .map(|&k| {
+            let index = index_of(k);
+            let by_channel = ranks[index].map(|r| r as usize);
+            let score = 0.0 + rrf(ranks[index][0]) + rrf(ranks[index][1]);
+            Ranked { index, by_channel, score }
+        })
+        .collect();
+    Fused { best, total }
 }
 
 /// `fuse` over texts, as the scan path of `note_list` does it (the tests' reference).
@@ -207,7 +249,7 @@ pub(crate) fn fuse(query: &Query, docs: &[Features]) -> Vec<Ranked> {
 pub(crate) fn rank(query: &str, texts: &[String]) -> Vec<Ranked> {
     let q = Query::new(query);
     let docs: Vec<Features> = texts.iter().map(|t| features(&q, t)).collect();
-    fuse(&q, &docs)
+    fuse(&q, &docs, usize::MAX).best
 }
 
 #[cfg(test)]
@@ -249,6 +291,79 @@ mod tests {
         let few = rank("alpha beta", &texts(&["alpha one", "beta two alpha"]));
         let many = rank("alpha beta", &texts(&["alpha one", "beta two alpha", "zzz", "yyy", "xxx"]));
         assert_eq!(few, many);
+    }
+
+    /// The fusion as it was before it kept only a page in order: every match fused and sorted
+    /// with comparators. `fuse` must agree with it exactly.
+    #[allow(clippy::cast_precision_loss)]
+    fn fuse_by_sorting_everything(query: &Query, docs: &[Features]) -> Vec<Ranked> {
+        let token_hit = |f: &Features| f.tf.iter().any(|&t| t > 0);
+        let trigram_share = |f: &Features| {
+            let share = f64::from(f.grams) / query.grams.len() as f64;
+            if share >= MIN_TRIGRAM_SHARE { share } else { 0.0 }
+        };
+        let matching: Vec<usize> =
+            (0..docs.len()).filter(|&i| token_hit(&docs[i]) || trigram_share(&docs[i]) > 0.0).collect();
+        let n = matching.len() as f64;
+        let lens: Vec<f64> =
+            matching.iter().filter(|&&i| token_hit(&docs[i])).map(|&i| f64::from(docs[i].len)).collect();
+        let avg = (lens.iter().sum::<f64>() / (lens.len() as f64).max(1.0)).max(1.0);
+        let df: Vec<f64> =
+            (0..query.terms.len()).map(|t| matching.iter().filter(|&&i| docs[i].tf[t] > 0).count() as f64).collect();
+        let bm25 = |f: &Features| -> f64 {
+            f.tf.iter()
+                .zip(&df)
+                .filter(|(tf, _)| **tf > 0)
+                .map(|(&tf, &d)| {
+                    let tf = f64::from(tf);
+                    let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
+                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * f64::from(f.len) / avg))
+                })
+                .sum()
+        };
+        let mut fused: Vec<Option<Ranked>> = vec![None; docs.len()];
+        for (channel, score) in [&bm25 as &dyn Fn(&Features) -> f64, &trigram_share].into_iter().enumerate() {
+            let mut hits: Vec<(usize, f64)> =
+                matching.iter().map(|&i| (i, score(&docs[i]))).filter(|(_, s)| *s > 0.0).collect();
+            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (pos, &(index, _)) in hits.iter().enumerate() {
+                let entry = fused[index].get_or_insert(Ranked { index, by_channel: [0; 2], score: 0.0 });
+                entry.by_channel[channel] = pos + 1;
+                entry.score += 1.0 / (RRF_K + (pos + 1) as f64);
+            }
+        }
+        let mut out: Vec<Ranked> = fused.into_iter().flatten().collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        out
+    }
+
+    #[test]
+    fn a_page_of_the_fusion_equals_the_head_of_the_full_ranking() {
+        use rand::{Rng, SeedableRng, rngs::StdRng};
+        let mut rng = StdRng::seed_from_u64(7);
+        for round in 0..300 {
+            let words = ["alpha", "bravo", "charlie", "delta"];
+            let terms = rng.random_range(1..=words.len());
+            let query = Query::new(&words[..terms].join(" "));
+            let g = u32::try_from(query.grams.len()).unwrap();
+            let n = rng.random_range(0..400);
+            // Few distinct values, so that ties (which the order of candidates breaks) abound.
+            let docs: Vec<Features> = (0..n)
+                .map(|_| {
+                    let mut tf = Counts::zeros(query.terms.len());
+                    for c in tf.iter_mut() {
+                        *c = if rng.random_bool(0.3) { rng.random_range(1..4) } else { 0 };
+                    }
+                    Features { tf, len: rng.random_range(1..12), grams: rng.random_range(0..=g), substring: false }
+                })
+                .collect();
+            let all = fuse_by_sorting_everything(&query, &docs);
+            for keep in [0, 1, 3, 10, 25, n, usize::MAX] {
+                let page = fuse(&query, &docs, keep);
+                assert_eq!(page.total, all.len(), "round {round}");
+                assert_eq!(page.best, all[..keep.min(all.len())], "round {round}, keep {keep}");
+            }
+        }
     }
 
     #[test]

@@ -153,15 +153,20 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
 }
 
 /// The costly part of a write worked out on the caller's thread from the note as it stands
-/// before the write: its postings, the value the write gives it, and that value's postings. The
-/// store has one writer thread; it uses these if the note is still as read (the usual case),
-/// else works them out again itself.
+/// before the write: its postings, the value the write gives it, that value's postings and, for
+/// a note that exists, the new version with its encoding, event and receipt. The store has one
+/// writer thread; it uses these if the note is still as read (the usual case), else works them
+/// out again itself.
 struct Prepared {
     /// The note's stored bytes as read (`None`: no such note).
     stored: Option<Vec<u8>>,
+    /// `stored`, decoded.
+    prev: Option<NoteRecord>,
     old: Option<Postings>,
     value: Value,
     new: Postings,
+    /// The write against `prev`, when `prev` exists and the write passes its checks.
+    built: Option<Built>,
 }
 
 fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
@@ -170,26 +175,21 @@ fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
     let value = new_value(req, prev.as_ref());
     let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
     let new = Postings::of(&req.id.key, &value);
-    Ok(Prepared { stored, old, value, new })
+    let built = prev.as_ref().and_then(|p| {
+        let kind = check(req, Some(p), &value).ok()?;
+        Some(compose(req, caller, Some(p), &value, kind, p.id))
+    });
+    Ok(Prepared { stored, prev, old, value, new, built })
 }
 
-impl Prepared {
-    /// The value the write gives the note, and the postings before and after: these if the note
-    /// (`stored`, decoded as `prev`) is still as `prepare` read it, else worked out again.
-    fn take(
-        self,
-        req: &Request,
-        stored: Option<&Vec<u8>>,
-        prev: Option<&NoteRecord>,
-    ) -> (Value, Option<Postings>, Postings) {
-        if stored == self.stored.as_ref() {
-            return (self.value, self.old, self.new);
-        }
-        // Another write changed the note since `prepare` read it.
-        let value = new_value(req, prev);
-        let new = Postings::of(&req.id.key, &value);
-        (value, prev.map(|p| Postings::of(&p.key, &p.value)), new)
-    }
+/// A write worked out against one state of its note: the new version, its encoding, its event
+/// and the receipt.
+struct Built {
+    note: NoteRecord,
+    /// `note` encoded, as `CUR` and `VER` hold it.
+    bytes: Vec<u8>,
+    event: history::PreparedEvent,
+    receipt: Value,
 }
 
 /// The value a write gives a note that holds `prev`.
@@ -203,6 +203,85 @@ fn new_value(req: &Request, prev: Option<&NoteRecord>) -> Value {
 
 fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
     caller.part.key(&[caller.agent.as_bytes(), b"\0", key.as_bytes()])
+}
+
+/// The refusals of a write that would give the note now holding `prev` (none: absent) `value`;
+/// when there is none, the kind the new version has.
+fn check(req: &Request, prev: Option<&NoteRecord>, value: &Value) -> Outcome<String> {
+    let current = prev.map_or(0, |p| p.version);
+    if let Some(expected) = req.expected
+        && expected != current
+    {
+        return Err(refuse(
+            "VERSION_CONFLICT",
+            format!("expectedVersion {expected} but the note is at version {current}"),
+            vec![json!({ "currentVersion": current })],
+        ));
+    }
+    let Some(kind) = req.kind.clone().or_else(|| prev.map(|p| p.kind.clone())) else {
+        return Err(invalid("kind", "is required when creating a note"));
+    };
+    let size = serde_json::to_vec(value).expect("JSON serialises").len();
+    if size > MAX_VALUE_BYTES {
+        return Err(invalid("value", format_args!("the merged value is {size} bytes; at most {MAX_VALUE_BYTES}")));
+    }
+    Ok(kind)
+}
+
+/// The new version (note id `id`, kind `kind`, as `check` allowed) of the note holding `prev`.
+fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Value, kind: String, id: u64) -> Built {
+    // Confidence describes the value: a replace without it clears it, a merge keeps it.
+    let (confidence, confidence_basis) = match (&req.confidence, req.mode, prev) {
+        (Some((c, b)), _, _) => (*c, b.clone()),
+        (None, Mode::Merge, Some(p)) => (p.confidence, p.confidence_basis.clone()),
+        (None, _, _) => (None, None),
+    };
+    let (evolution, op) = match (prev, req.mode) {
+        (None, _) => ("created", "create"),
+        (Some(_), Mode::Replace) => ("replaced", "replace"),
+        (Some(_), Mode::Merge) => ("merged", "merge"),
+    };
+    let current = prev.map_or(0, |p| p.version);
+    let note = NoteRecord {
+        id,
+        key: req.id.key.clone(),
+        visibility: req.id.visibility.as_str().to_owned(),
+        owner: req.id.owner.clone(),
+        value: value.clone(),
+        kind,
+        private: req.private.or(prev.map(|p| p.private)).unwrap_or(false),
+        version: current + 1,
+        supersedes: prev.map(|p| p.version),
+        confidence,
+        confidence_basis,
+        agent: caller.agent.clone(),
+        created_at: prev.map_or(caller.now, |p| p.created_at),
+        updated_at: caller.now,
+    };
+    let target = req.id.encode();
+    let event = history::prepare(
+        caller,
+        Change {
+            family: "note",
+            target: &target,
+            op,
+            before: prev.map(NoteRecord::render),
+            after: Some(note.render()),
+            patch: Some(req.input.clone()),
+        },
+    );
+    let mut receipt = json!({
+        "id": id.to_string(),
+        "key": note.key,
+        "version": note.version,
+        "evolution": evolution,
+        "supersedes": note.supersedes,
+        "visibility": note.visibility,
+    });
+    if let Some(t) = req.id.task_id() {
+        receipt["taskId"] = json!(t);
+    }
+    Built { bytes: note.encode(), note, event, receipt }
 }
 
 /// The write itself; refuses before it changes anything.
@@ -224,86 +303,40 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepar
     }
     let cur_key = req.id.cur_key(part);
     let stored = tx.get(CUR, &cur_key)?;
-    let prev = stored.as_deref().map(NoteRecord::decode).transpose()?;
-    let current = prev.as_ref().map_or(0, |p| p.version);
-    if let Some(expected) = req.expected
-        && expected != current
-    {
-        return Ok(Err(refuse(
-            "VERSION_CONFLICT",
-            format!("expectedVersion {expected} but the note is at version {current}"),
-            vec![json!({ "currentVersion": current })],
-        )));
-    }
-    let Some(kind) = req.kind.clone().or_else(|| prev.as_ref().map(|p| p.kind.clone())) else {
-        return Ok(Err(invalid("kind", "is required when creating a note")));
+    // The note as `prepare` read it (the usual case), or as another write has left it since.
+    let (prev, value, old_postings, new_postings, built) = if stored == prepared.stored {
+        (prepared.prev, prepared.value, prepared.old, prepared.new, prepared.built)
+    } else {
+        let prev = stored.as_deref().map(NoteRecord::decode).transpose()?;
+        let value = new_value(req, prev.as_ref());
+        let new = Postings::of(&req.id.key, &value);
+        let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
+        (prev, value, old, new, None)
     };
-    let (value, old_postings, new_postings) = prepared.take(req, stored.as_ref(), prev.as_ref());
-    let size = serde_json::to_vec(&value).expect("JSON serialises").len();
-    if size > MAX_VALUE_BYTES {
-        return Ok(Err(invalid("value", format_args!("the merged value is {size} bytes; at most {MAX_VALUE_BYTES}"))));
-    }
-    // Confidence describes the value: a replace without it clears it, a merge keeps it.
-    let (confidence, confidence_basis) = match (&req.confidence, req.mode, &prev) {
-        (Some((c, b)), _, _) => (*c, b.clone()),
-        (None, Mode::Merge, Some(p)) => (p.confidence, p.confidence_basis.clone()),
-        (None, _, _) => (None, None),
-    };
-    let (evolution, op) = match (&prev, req.mode) {
-        (None, _) => ("created", "create"),
-        (Some(_), Mode::Replace) => ("replaced", "replace"),
-        (Some(_), Mode::Merge) => ("merged", "merge"),
-    };
-    // Nothing is written above this line.
-    part.register(tx)?;
-    let id = match &prev {
-        Some(p) => p.id,
-        None => crate::knowledge::next_id(tx)?,
-    };
-    let note = NoteRecord {
-        id,
-        key: req.id.key.clone(),
-        visibility: req.id.visibility.as_str().to_owned(),
-        owner: req.id.owner.clone(),
-        value,
-        kind,
-        private: req.private.or(prev.as_ref().map(|p| p.private)).unwrap_or(false),
-        version: current + 1,
-        supersedes: prev.as_ref().map(|p| p.version),
-        confidence,
-        confidence_basis,
-        agent: caller.agent.clone(),
-        created_at: prev.as_ref().map_or(caller.now, |p| p.created_at),
-        updated_at: caller.now,
+    let built = if let Some(built) = built {
+        part.register(tx)?;
+        built
+    } else {
+        let kind = match check(req, prev.as_ref(), &value) {
+            Ok(kind) => kind,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        // Nothing is written above this line.
+        part.register(tx)?;
+        let id = match &prev {
+            Some(p) => p.id,
+            None => crate::knowledge::next_id(tx)?,
+        };
+        compose(req, caller, prev.as_ref(), &value, kind, id)
     };
     let old = prev.as_ref().zip(old_postings.as_ref());
-    index::replace(tx, part, old, (&note, &new_postings))?;
-    tx.put(CUR, &cur_key, &note.encode())?;
-    tx.put(VER, &req.id.ver_key(part, note.version), &note.encode())?;
-    let target = req.id.encode();
-    let change = Change {
-        family: "note",
-        target: &target,
-        op,
-        before: prev.as_ref().map(NoteRecord::render),
-        after: Some(note.render()),
-        patch: Some(req.input.clone()),
-    };
-    history::record(tx, caller, change)?;
-    let mut receipt = json!({
-        "id": id.to_string(),
-        "key": note.key,
-        "version": note.version,
-        "evolution": evolution,
-        "supersedes": note.supersedes,
-        "visibility": note.visibility,
-    });
-    if let Some(t) = req.id.task_id() {
-        receipt["taskId"] = json!(t);
-    }
+    index::replace(tx, part, old, (&built.note, &new_postings))?;
+    tx.put(CUR, &cur_key, &built.bytes)?;
+    tx.put(VER, &req.id.ver_key(part, built.note.version), &built.bytes)?;
+    history::record_prepared(tx, caller, &built.event)?;
     if let Some((ikey, hash)) = &req.idempotency {
-        let stored = json!({ "hash": hash, "receipt": receipt });
+        let stored = json!({ "hash": hash, "receipt": built.receipt });
         tx.put(IDEM, &idem_key(caller, ikey), &serde_json::to_vec(&stored).expect("JSON serialises"))?;
     }
-    Ok(Ok(receipt))
+    Ok(Ok(built.receipt))
 }

@@ -28,6 +28,11 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
         "handoff_resume" => handoff::resume(store, caller, body),
         other => return Err(Error::InvalidArgument(format!("unknown notes verb {other:?}"))),
     };
+    reply(outcome)
+}
+
+/// A verb's outcome as its JSON reply: a refusal is a reply too.
+fn reply(outcome: super::Outcome<serde_json::Value>) -> Result<Vec<u8>> {
     let reply = match outcome {
         Ok(reply) => reply,
         Err(Fail::Refused(refusal)) => refusal.reply(),
