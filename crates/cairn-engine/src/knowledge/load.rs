@@ -128,8 +128,6 @@ pub(crate) struct Plan {
     folded_index: FastMap<String, usize>,
     agents: Vec<String>,
     agent_index: FastMap<String, u32>,
-    /// The last fact time parsed, and its value.
-    last_time: Option<(String, i64)>,
     written: Vec<Written>,
     /// Lines for `import`, by line index.
     rest: Vec<(usize, Value)>,
@@ -156,39 +154,188 @@ fn fits(name: &str) -> bool {
     len > 0 && len <= MAX_NAME_LEN
 }
 
-/// One line of the body: its index, bytes, and its fast-path reading (`None`: not that shape).
-type Parsed<'a> = (usize, &'a [u8], Option<Line<'a>>);
+/// An entity line as the parse threads leave it: checked, its id and time read, its name and
+/// types folded (everything that needs no other line).
+struct EntityRec<'a> {
+    source: Option<u64>,
+    name: Cow<'a, str>,
+    folded: String,
+    /// The types as sent, each with its folded form.
+    types: Vec<(String, String)>,
+    attributes: Option<Map<String, Value>>,
+    recorded_at: Option<i64>,
+}
 
-/// Parses the lines of `body` in order, blank ones left out; a large body in two halves at once
-/// (JSON parsing is most of reading a load, and each line parses alone).
-fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
-    fn parse(first: usize, part: &[u8]) -> Vec<Parsed<'_>> {
-        // Sized once: growing a vector of a few hundred MB moves it and has the kernel zero
-        // fresh memory at every doubling.
-        #[allow(clippy::naive_bytecount, reason = "one pass over the bytes about to be parsed")]
-        let mut out = Vec::with_capacity(part.iter().filter(|&&b| b == b'\n').count() + 1);
-        out.extend(
-            part.split(|&b| b == b'\n')
-                .enumerate()
-                .filter(|(_, raw)| !raw.iter().all(u8::is_ascii_whitespace))
-                .map(|(i, raw)| (first + i, raw, serde_json::from_slice::<Line<'_>>(raw).ok())),
-        );
-        out
+/// One end of a fact line: the entity id and name it gives.
+struct End<'a> {
+    id: Option<u64>,
+    name: Option<Cow<'a, str>>,
+}
+
+/// The rarely set parts of a fact line, boxed so the common line stays small.
+struct FactExtra {
+    attributes: Map<String, Value>,
+    valid_from: Option<String>,
+    valid_to: Option<String>,
+}
+
+/// A fact line as the parse threads leave it (the line-local checks done, ids and times read).
+struct FactRec<'a> {
+    source: u64,
+    /// The line fails a check of its own (type, times, provenance): unless its id was read
+    /// before, it goes to `import`.
+    bad: bool,
+    rel_type: Cow<'a, str>,
+    recorded_at: i64,
+    ended_at: Option<i64>,
+    ends: [End<'a>; 2],
+    label: Option<String>,
+    agent: Option<Cow<'a, str>>,
+    extra: Option<Box<FactExtra>>,
+}
+
+/// A line that is neither an entity nor a fact the fast path reads.
+#[derive(Clone, Copy)]
+enum Other {
+    Header,
+    /// For `import` (or skipped, if not JSON).
+    HandOver,
+}
+
+/// The lines of part of the body, by kind, each with its index and bytes. The vectors are sized
+/// once: growing one of a few hundred MB moves it and has the kernel zero fresh memory at every
+/// doubling, which measured as much as the parsing.
+struct Parsed<'a> {
+    entities: Vec<(usize, &'a [u8], EntityRec<'a>)>,
+    /// `None`: a fact line without a valid id.
+    facts: Vec<(usize, &'a [u8], Option<FactRec<'a>>)>,
+    others: Vec<(usize, &'a [u8], Other)>,
+}
+
+impl<'a> EntityRec<'a> {
+    fn read(r: Line<'a>) -> Option<Self> {
+        let name = r.name.filter(|n| fits(n))?;
+        let source = source_id(r.id.as_ref()).ok()?;
+        let recorded_at = time(r.recorded_at.as_ref()).ok()?;
+        let types = r.types.unwrap_or_default();
+        if !types.iter().all(|t| fits(t)) {
+            return None;
+        }
+        let types = types
+            .into_iter()
+            .map(|t| {
+                let folded = fold(&t);
+                (t, folded)
+            })
+            .collect();
+        Some(EntityRec { source, folded: fold(name.trim()), name, types, attributes: r.attributes, recorded_at })
     }
+}
+
+impl<'a> FactRec<'a> {
+    /// `None` when the line has no valid id; `last` caches the last time read (an export's facts
+    /// often share theirs).
+    fn read(r: Line<'a>, last: &mut Option<(Cow<'a, str>, i64)>) -> Option<Self> {
+        let source = source_id(r.id.as_ref()).ok().flatten()?;
+        let mut bad = !r.rel_type.as_deref().is_some_and(fits);
+        let recorded_at = match (&r.recorded_at, &*last) {
+            (Some(s), Some((have, ms))) if s == have => *ms,
+            (Some(s), _) => match parse_iso_ms(s) {
+                Some(ms) => {
+                    *last = Some((s.clone(), ms));
+                    ms
+                }
+                None => {
+                    bad = true;
+                    0
+                }
+            },
+            (None, _) => {
+                bad = true;
+                0
+            }
+        };
+        let ended_at = time(r.ended_at.as_ref()).unwrap_or_else(|()| {
+            bad = true;
+            None
+        });
+        let (label, prov_agent) = match r.provenance {
+            None => (None, None),
+            Some(p) if matches!(p.kind.as_deref(), None | Some("asserted")) => (p.label, p.agent),
+            Some(_) => {
+                bad = true;
+                (None, None)
+            }
+        };
+        let end = |id: Option<Cow<'a, str>>, name| End { id: source_id(id.as_ref()).ok().flatten(), name };
+        let extra = (r.attributes.as_ref().is_some_and(|a| !a.is_empty())
+            || r.valid_from.is_some()
+            || r.valid_to.is_some())
+        .then(|| {
+            Box::new(FactExtra {
+                attributes: r.attributes.unwrap_or_default(),
+                valid_from: r.valid_from,
+                valid_to: r.valid_to,
+            })
+        });
+        Some(FactRec {
+            source,
+            bad,
+            rel_type: r.rel_type.unwrap_or_default(),
+            recorded_at,
+            ended_at,
+            ends: [end(r.from, r.from_name), end(r.to, r.to_name)],
+            label,
+            agent: prov_agent.or(r.agent),
+            extra,
+        })
+    }
+}
+
+/// Parses the lines of `body` (the first at index `first`), blank ones left out.
+fn parse_part(first: usize, part: &[u8]) -> Parsed<'_> {
+    #[allow(clippy::naive_bytecount, reason = "one pass over the bytes about to be parsed")]
+    let n = part.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut out = Parsed { entities: Vec::with_capacity(n), facts: Vec::with_capacity(n), others: Vec::new() };
+    let mut last = None;
+    for (i, raw) in part.split(|&b| b == b'\n').enumerate() {
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let index = first + i;
+        let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else {
+            out.others.push((index, raw, Other::HandOver));
+            continue;
+        };
+        match line.kind.as_deref() {
+            Some("entity") => match EntityRec::read(line) {
+                Some(rec) => out.entities.push((index, raw, rec)),
+                None => out.others.push((index, raw, Other::HandOver)),
+            },
+            Some("fact") => out.facts.push((index, raw, FactRec::read(line, &mut last))),
+            Some("header") => out.others.push((index, raw, Other::Header)),
+            _ => out.others.push((index, raw, Other::HandOver)),
+        }
+    }
+    out
+}
+
+/// Parses the lines of `body` in order; a large body in two halves at once (JSON parsing is most
+/// of reading a load, and each line parses alone).
+fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
     const PARALLEL_FROM: usize = 1 << 20;
     let cut = (body.len() >= PARALLEL_FROM)
         .then(|| body[body.len() / 2..].iter().position(|&b| b == b'\n').map(|at| body.len() / 2 + at))
         .flatten();
-    let Some(cut) = cut else { return parse(0, body) };
+    let Some(cut) = cut else { return vec![parse_part(0, body)] };
     let (head, tail) = (&body[..cut], &body[cut + 1..]);
     // Counting a megabyte of bytes once; a crate for it would buy nothing measurable here.
     #[allow(clippy::naive_bytecount, reason = "one pass over the first half, next to parsing it")]
     let tail_first = head.iter().filter(|&&b| b == b'\n').count() + 1;
     std::thread::scope(|s| {
-        let later = s.spawn(|| parse(tail_first, tail));
-        let mut lines = parse(0, head);
-        lines.extend(later.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        lines
+        let later = s.spawn(|| parse_part(tail_first, tail));
+        let first = parse_part(0, head);
+        vec![first, later.join().unwrap_or_else(|p| std::panic::resume_unwind(p))]
     })
 }
 
@@ -198,37 +345,48 @@ impl Plan {
     /// gives none.
     pub(crate) fn read(body: &[u8], agent: &str, now: i64) -> Plan {
         let mut plan = Plan::default();
-        let parsed = parse_lines(body);
-        let mut facts: Vec<usize> = Vec::new();
-        for (at, (index, raw, line)) in parsed.iter().enumerate() {
-            let (index, raw) = (*index, *raw);
-            let Some(line) = line else {
-                plan.hand_over(index, raw);
-                continue;
-            };
-            match line.kind.as_deref() {
-                Some("entity") => {
-                    if plan.entity(line, now).is_err() {
-                        plan.hand_over(index, raw);
-                    }
-                }
-                Some("fact") => facts.push(at),
-                Some("header") => match serde_json::from_slice::<Map<String, Value>>(raw) {
-                    Ok(r) => {
-                        if let Err(reason) = check_header(&r) {
-                            plan.out.skipped.push(Skipped { index, reason });
+        let parts = parse_lines(body);
+        let entities: usize = parts.iter().map(|p| p.entities.len()).sum();
+        let facts: usize = parts.iter().map(|p| p.facts.len()).sum();
+        plan.entities.reserve(entities);
+        plan.names.reserve(entities);
+        plan.entity_map.reserve(entities);
+        plan.facts.reserve(facts);
+        plan.fact_map.reserve(facts);
+        plan.triples.reserve(facts);
+        plan.written.reserve(entities + facts);
+        // Entities first, then facts, whatever the order of the lines (as `import` does); the
+        // lines left to `import` go in line order, those of the first pass before the facts'.
+        let mut handed: Vec<(usize, &[u8])> = Vec::new();
+        let mut fact_lines = Vec::with_capacity(parts.len());
+        for part in parts {
+            for (index, raw, other) in part.others {
+                match other {
+                    Other::Header => match serde_json::from_slice::<Map<String, Value>>(raw) {
+                        Ok(r) => {
+                            if let Err(reason) = check_header(&r) {
+                                plan.out.skipped.push(Skipped { index, reason });
+                            }
                         }
-                    }
-                    Err(_) => plan.hand_over(index, raw),
-                },
-                _ => plan.hand_over(index, raw),
+                        Err(_) => handed.push((index, raw)),
+                    },
+                    Other::HandOver => handed.push((index, raw)),
+                }
             }
+            for (index, raw, rec) in part.entities {
+                if plan.entity(rec, now).is_err() {
+                    handed.push((index, raw));
+                }
+            }
+            fact_lines.push(part.facts);
         }
-        // Entities first, then facts, whatever the order of the lines (as `import` does).
-        for at in facts {
-            let (index, raw, line) = &parsed[at];
-            if line.as_ref().is_none_or(|line| plan.fact(line, agent).is_err()) {
-                plan.hand_over(*index, raw);
+        handed.sort_unstable_by_key(|(index, _)| *index);
+        for (index, raw) in handed {
+            plan.hand_over(index, raw);
+        }
+        for (index, raw, rec) in fact_lines.into_iter().flatten() {
+            if rec.is_none_or(|rec| plan.fact(rec, agent).is_err()) {
+                plan.hand_over(index, raw);
             }
         }
         plan
@@ -242,15 +400,21 @@ impl Plan {
         }
     }
 
-    /// The entity a record names, by source id, then by folded name, else created with no types
-    /// at `recorded_at` (the id is mapped either way); and whether it was created. `None` when it
-    /// names none.
-    fn resolve(&mut self, source: Option<u64>, name: Option<&str>, recorded_at: i64) -> Option<(usize, bool)> {
+    /// The entity a record names, by source id, then by folded name (`folded`, given or worked
+    /// out), else created with no types at `recorded_at` (the id is mapped either way); and
+    /// whether it was created. `None` when it names none.
+    fn resolve(
+        &mut self,
+        source: Option<u64>,
+        name: Option<&str>,
+        folded: Option<String>,
+        recorded_at: i64,
+    ) -> Option<(usize, bool)> {
         if let Some(&at) = source.and_then(|s| self.entity_map.get(&s)) {
             return Some((at, false));
         }
         let name = name.map(str::trim).filter(|n| !n.is_empty())?;
-        let folded = fold(name);
+        let folded = folded.unwrap_or_else(|| fold(name));
         let (at, created) = if let Some(&at) = self.names.get(&folded) {
             (at, false)
         } else {
@@ -273,39 +437,32 @@ impl Plan {
     /// An entity record, as `import` stores it: found or created, then its types added (once
     /// each, up to folding), its attributes set, and the earliest `recorded_at` kept. `Err` leaves
     /// the record to `import` (checked before anything is decided for it).
-    fn entity(&mut self, r: &Line<'_>, now: i64) -> std::result::Result<(), ()> {
-        let name = r.name.as_deref().filter(|n| fits(n)).ok_or(())?;
-        let source = source_id(r.id.as_ref())?;
-        let recorded_at = time(r.recorded_at.as_ref())?;
-        let types = r.types.as_deref().unwrap_or_default();
-        if !types.iter().all(|t| fits(t)) {
-            return Err(());
-        }
+    fn entity(&mut self, r: EntityRec<'_>, now: i64) -> std::result::Result<(), ()> {
         // An id mapped to another name: `import` resolves it its own way.
-        if let Some(&at) = source.and_then(|s| self.entity_map.get(&s))
-            && self.entities[at].folded != fold(name.trim())
+        if let Some(&at) = r.source.and_then(|s| self.entity_map.get(&s))
+            && self.entities[at].folded != r.folded
         {
             return Err(());
         }
-        let (at, created) = self.resolve(source, Some(name), recorded_at.unwrap_or(now)).ok_or(())?;
+        let (at, created) =
+            self.resolve(r.source, Some(&r.name), Some(r.folded), r.recorded_at.unwrap_or(now)).ok_or(())?;
         let e = &mut self.entities[at];
         let mut changed = created;
-        for t in types {
-            let ft = fold(t);
-            if !e.types.iter().any(|have| have.eq_ignore_ascii_case(t) || fold(have) == ft) {
+        for (t, ft) in &r.types {
+            if !e.types.iter().any(|have| have.eq_ignore_ascii_case(t) || fold(have) == *ft) {
                 e.types.push(t.trim().to_owned());
                 changed = true;
             }
         }
-        if let Some(attributes) = &r.attributes {
+        if let Some(attributes) = r.attributes {
             for (k, v) in attributes {
-                if e.attributes.get(k) != Some(v) {
-                    e.attributes.insert(k.clone(), v.clone());
+                if e.attributes.get(&k) != Some(&v) {
+                    e.attributes.insert(k, v);
                     changed = true;
                 }
             }
         }
-        if let Some(t) = recorded_at
+        if let Some(t) = r.recorded_at
             && t < e.recorded_at
         {
             e.recorded_at = t;
@@ -349,73 +506,59 @@ impl Plan {
     }
 
     /// A fact record citing no document, as `import` stores it. `Err` leaves it to `import`.
-    fn fact(&mut self, r: &Line<'_>, agent: &str) -> std::result::Result<(), ()> {
-        let source = source_id(r.id.as_ref())?.ok_or(())?;
-        if self.fact_map.contains_key(&source) {
+    fn fact(&mut self, r: FactRec<'_>, agent: &str) -> std::result::Result<(), ()> {
+        if self.fact_map.contains_key(&r.source) {
             self.out.unchanged.facts += 1;
             return Ok(());
         }
-        let rel_type = r.rel_type.as_deref().filter(|t| fits(t)).ok_or(())?;
-        let recorded_at = match (&r.recorded_at, &self.last_time) {
-            // An export's facts often share their time: parse each distinct one once in a row.
-            (Some(s), Some((have, ms))) if s.as_ref() == have => *ms,
-            _ => {
-                let ms = time(r.recorded_at.as_ref())?.ok_or(())?;
-                self.last_time = r.recorded_at.as_ref().map(|s| (s.to_string(), ms));
-                ms
-            }
-        };
-        let ended_at = time(r.ended_at.as_ref())?;
-        let (label, prov_agent) = match &r.provenance {
-            None => (None, None),
-            Some(p) if matches!(p.kind.as_deref(), None | Some("asserted")) => (p.label.clone(), p.agent.as_deref()),
-            Some(_) => return Err(()),
-        };
+        if r.bad {
+            return Err(());
+        }
         // Both ends must be resolvable before either is created.
-        let ends = [(&r.from, &r.from_name), (&r.to, &r.to_name)];
-        let mut sources = [None, None];
-        for (i, (id, name)) in ends.iter().enumerate() {
-            sources[i] = source_id(id.as_ref()).ok().flatten();
-            let known = sources[i].is_some_and(|s| self.entity_map.contains_key(&s));
-            let named = name.as_deref().is_some_and(fits);
-            if !known && !named {
+        for end in &r.ends {
+            let known = end.id.is_some_and(|s| self.entity_map.contains_key(&s));
+            if !known && !end.name.as_deref().is_some_and(fits) {
                 return Err(());
             }
         }
         let mut at = [0usize; 2];
-        for (i, (_, name)) in ends.iter().enumerate() {
-            let (e, created) = self.resolve(sources[i], name.as_deref(), recorded_at).ok_or(())?;
+        for (i, end) in r.ends.iter().enumerate() {
+            let (e, created) = self.resolve(end.id, end.name.as_deref(), None, r.recorded_at).ok_or(())?;
             if created {
                 // Recorded but not counted, as `import` does for an end it creates.
                 self.written.push(Written::Entity(e));
             }
             at[i] = e;
         }
-        let (spelling, folded_type) = self.rel_type(rel_type.trim());
-        let version = ended_at.map(|end| (recorded_at, end));
+        let (spelling, folded_type) = self.rel_type(r.rel_type.trim());
+        let version = r.ended_at.map(|end| (r.recorded_at, end));
         let triple = (at[0], at[1], folded_type, version);
         if let Some(&have) = self.triples.get(&triple) {
-            self.fact_map.insert(source, have);
+            self.fact_map.insert(r.source, have);
             self.out.unchanged.facts += 1;
             return Ok(());
         }
-        let agent = self.agent(prov_agent.or(r.agent.as_deref()).unwrap_or(agent));
+        let agent = self.agent(r.agent.as_deref().unwrap_or(agent));
+        let (attributes, valid_from, valid_to) = match r.extra {
+            Some(x) => (x.attributes, x.valid_from, x.valid_to),
+            None => (Map::new(), None, None),
+        };
         self.facts.push(NewFact {
             from: at[0],
             to: at[1],
             spelling,
             folded_type,
-            attributes: r.attributes.clone().unwrap_or_default(),
-            valid_from: r.valid_from.clone(),
-            valid_to: r.valid_to.clone(),
-            recorded_at,
-            ended_at,
-            source: Source::Asserted { label },
+            attributes,
+            valid_from,
+            valid_to,
+            recorded_at: r.recorded_at,
+            ended_at: r.ended_at,
+            source: Source::Asserted { label: r.label },
             agent,
         });
         let local = self.facts.len() - 1;
         self.triples.insert(triple, local);
-        self.fact_map.insert(source, local);
+        self.fact_map.insert(r.source, local);
         self.out.imported.facts += 1;
         self.written.push(Written::Fact(local));
         Ok(())
