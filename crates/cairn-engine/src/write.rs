@@ -340,6 +340,20 @@ impl<'a> WriteTxn<'a> {
         self.adopt(tree, t, &merged)
     }
 
+    /// Starts a run of puts into `tree` given in key order, for a bulk loader. Into an empty tree
+    /// with `ordered` (the caller vouches its keys come ascending and distinct), leaf pages are
+    /// built as the entries come (`btree::Packer`) and none of the run is held in memory; else
+    /// the entries are gathered, sorted and merged by `put_sorted`. Either way the run goes in no
+    /// redo record and its group is made durable by a checkpoint (see `put_sorted`).
+    pub(crate) fn sorted_run(&mut self, tree: &str, ordered: bool) -> Result<SortedRun<'_, 'a>> {
+        validate_tree_name(tree)?;
+        self.unlogged = true;
+        self.core.settle()?;
+        self.flush_tree(tree)?;
+        let packer = (ordered && self.tree(tree).root == NO_PAGE).then(btree::Packer::new);
+        Ok(SortedRun { tx: self, tree: tree.to_owned(), packer, held: Vec::new(), last: None })
+    }
+
     /// Makes `merged` (the result of merging changes into `tree`, whose root was `t`) the tree:
     /// frees the overflow chains of the values it replaced or deleted, records the new root and
     /// count.
@@ -611,5 +625,58 @@ pub(crate) fn catalog_put(s: &mut CoreStore<'_>, root: PageId, name: &str, t: Op
             Ok(root)
         }
         None => Ok(btree::remove(s, root, name.as_bytes())?.map_or(root, |(r, _)| r)),
+    }
+}
+
+/// A run of puts into one tree in key order (see `WriteTxn::sorted_run`); `finish` makes it part
+/// of the tree.
+pub(crate) struct SortedRun<'t, 'a> {
+    tx: &'t mut WriteTxn<'a>,
+    tree: String,
+    /// Building the tree page by page (it was empty).
+    packer: Option<btree::Packer>,
+    /// Entries gathered for `put_sorted` (the tree held keys, or the order was not vouched for).
+    held: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The last key packed, to refuse one out of order.
+    last: Option<Vec<u8>>,
+}
+
+impl SortedRun<'_, '_> {
+    /// Adds an entry after those before it.
+    pub(crate) fn push(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        validate_value(value)?;
+        let Some(packer) = &mut self.packer else {
+            self.held.push((key.to_vec(), value.to_vec()));
+            return Ok(());
+        };
+        match &mut self.last {
+            Some(last) if key <= last.as_slice() => {
+                return Err(crate::error::Error::InvalidArgument(format!(
+                    "a sorted run for {} must be sorted by key with distinct keys",
+                    self.tree
+                )));
+            }
+            Some(last) => {
+                last.clear();
+                last.extend_from_slice(key);
+            }
+            None => self.last = Some(key.to_vec()),
+        }
+        packer.push(self.tx, key, value)
+    }
+
+    /// Makes the run part of its tree.
+    pub(crate) fn finish(self) -> Result<()> {
+        let SortedRun { tx, tree, packer, mut held, .. } = self;
+        let Some(packer) = packer else {
+            held.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            return tx.put_sorted(&tree, held);
+        };
+        let (root, len) = packer.finish(tx)?;
+        if len > 0 {
+            tx.trees.insert(tree, TreeRoot { root, len });
+        }
+        Ok(())
     }
 }

@@ -9,7 +9,7 @@ mod node;
 mod overflow;
 mod remove;
 
-pub(crate) use bulk::{Change, Merged, merge_sorted};
+pub(crate) use bulk::{Change, Merged, Packer, merge_sorted};
 pub(crate) use bytes::Bytes;
 pub(crate) use cursor::Cursor;
 pub(crate) use insert::insert;

@@ -9,12 +9,10 @@
 //! itself afterwards in the same transaction, so they are stored, or skipped with its reasons.
 
 use super::graph::{Entity, MAX_NAME_LEN, Relation, Source};
-use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import, map_key};
+use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
 use super::part::Partition;
-use super::records::encode;
 use super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, adj_key, ent_key, name_key, names_gen_in,
-    read_next_id, rel_key, write_next_id,
+    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, names_gen_in, read_next_id, write_next_id,
 };
 use crate::error::Result;
 use crate::history::{AGENT, EVENT, TARGET, agent_prefix};
@@ -575,14 +573,6 @@ pub(crate) fn is_empty(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<bool> 
     Ok(true)
 }
 
-/// Hands `run` to `tree` in one merge. Runs are built in key order (ids ascend with the index,
-/// other keys are sorted as tuples before they are encoded), so the sort here only checks it in
-/// one pass, except where a name holding a NUL byte orders differently once encoded.
-fn put_run(tx: &mut WriteTxn<'_>, tree: &str, mut run: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
-    run.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    tx.put_sorted(tree, run)
-}
-
 /// Appends `n` to `out` in decimal.
 fn push_u64(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
@@ -598,9 +588,6 @@ fn push_u64(out: &mut Vec<u8>, n: u64) {
     }
     out.extend_from_slice(&digits[at..]);
 }
-
-/// A run of one tree: (key, value) pairs.
-type Run = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// How the plan's local indexes become ids: entities from `base`, then facts, then events.
 #[derive(Clone, Copy)]
@@ -622,59 +609,103 @@ impl Ids {
     }
 }
 
+/// Reusable key and value buffers: one entry is built at a time and handed to its run.
+#[derive(Default)]
+struct Buf {
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl Buf {
+    /// Starts the key with `part`'s prefix and clears the value.
+    fn start(&mut self, part: &Partition) {
+        self.key.clear();
+        self.key.extend_from_slice(part.prefix());
+        self.value.clear();
+    }
+}
+
+/// Whether a name or relation type holds a NUL byte: keys then may not order as the tuples they
+/// are built from are sorted, and those runs are sorted by their encoded keys instead.
+fn holds_nul(plan: &Plan) -> bool {
+    let nul = |s: &str| s.as_bytes().contains(&0);
+    plan.entities.iter().any(|e| nul(&e.name) || nul(&e.folded))
+        || plan.spellings.iter().any(|t| nul(t))
+        || plan.folded_types.iter().any(|t| nul(t))
+}
+
 /// `k.ent`, `k.ent_name` and `k.names_log` (one name generation per entity after `generation`).
-fn entity_runs(part: &Partition, plan: &Plan, ids: Ids, generation: u64) -> [Run; 3] {
-    let ent = plan
-        .entities
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let record = Entity {
-                id: ids.entity(i),
-                name: e.name.clone(),
-                types: e.types.clone(),
-                attributes: e.attributes.clone(),
-                recorded_at: e.recorded_at,
-            };
-            (ent_key(part, record.id), encode(&record))
-        })
-        .collect();
+fn entity_runs(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, generation: u64, ordered: bool) -> Result<()> {
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(ENT, true)?;
+    for (i, e) in plan.entities.iter().enumerate() {
+        let record = Entity {
+            id: ids.entity(i),
+            name: e.name.clone(),
+            types: e.types.clone(),
+            attributes: e.attributes.clone(),
+            recorded_at: e.recorded_at,
+        };
+        b.start(part);
+        b.key.extend_from_slice(&record.id.to_be_bytes());
+        serde_json::to_writer(&mut b.value, &record).expect("records serialise");
+        run.push(&b.key, &b.value)?;
+    }
+    run.finish()?;
     let mut by_name: Vec<(&str, u64)> =
         plan.entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), ids.entity(i))).collect();
     by_name.sort_unstable();
-    let names = by_name.into_iter().map(|(folded, id)| (name_key(part, folded, id), Vec::new())).collect();
-    let log = (0..plan.entities.len())
-        .map(|i| (part.key(&[&(generation + 1 + i as u64).to_be_bytes()]), ids.entity(i).to_be_bytes().to_vec()))
-        .collect();
-    [ent, names, log]
+    let mut run = tx.sorted_run(ENT_NAME, ordered)?;
+    for (folded, id) in by_name {
+        b.start(part);
+        b.key.extend_from_slice(folded.as_bytes());
+        b.key.push(0);
+        b.key.extend_from_slice(&id.to_be_bytes());
+        run.push(&b.key, &[])?;
+    }
+    run.finish()?;
+    if ids.entities > 0 {
+        // One name generation per entity, as creating them one by one would leave.
+        tx.put(NAMES_GEN, part.prefix(), &(generation + ids.entities).to_be_bytes())?;
+        let mut run = tx.sorted_run(NAMES_LOG, true)?;
+        for i in 0..plan.entities.len() {
+            b.start(part);
+            b.key.extend_from_slice(&(generation + 1 + i as u64).to_be_bytes());
+            run.push(&b.key, &ids.entity(i).to_be_bytes())?;
+        }
+        run.finish()?;
+    }
+    Ok(())
 }
 
 /// `k.rel`: the relation records.
-fn relation_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
-    plan.facts
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let record = Relation {
-                id: ids.fact(i),
-                from: ids.entity(f.from),
-                to: ids.entity(f.to),
-                rel_type: plan.spellings[f.spelling as usize].clone(),
-                attributes: f.attributes.clone(),
-                valid_from: f.valid_from.clone(),
-                valid_to: f.valid_to.clone(),
-                recorded_at: f.recorded_at,
-                ended_at: f.ended_at,
-                source: f.source.clone(),
-                agent: plan.agents[f.agent as usize].clone(),
-            };
-            (rel_key(part, record.id), encode(&record))
-        })
-        .collect()
+fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(REL, true)?;
+    for (i, f) in plan.facts.iter().enumerate() {
+        let record = Relation {
+            id: ids.fact(i),
+            from: ids.entity(f.from),
+            to: ids.entity(f.to),
+            rel_type: plan.spellings[f.spelling as usize].clone(),
+            attributes: f.attributes.clone(),
+            valid_from: f.valid_from.clone(),
+            valid_to: f.valid_to.clone(),
+            recorded_at: f.recorded_at,
+            ended_at: f.ended_at,
+            source: f.source.clone(),
+            agent: plan.agents[f.agent as usize].clone(),
+        };
+        b.start(part);
+        b.key.extend_from_slice(&record.id.to_be_bytes());
+        serde_json::to_writer(&mut b.value, &record).expect("records serialise");
+        run.push(&b.key, &b.value)?;
+    }
+    run.finish()
 }
 
 /// `k.adj`: both ends of every fact, sorted by (entity, direction, folded type, relation id).
-fn adjacency_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+fn adjacency_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, ordered: bool) -> Result<()> {
     let mut adj: Vec<(u64, u8, &str, u64)> = Vec::with_capacity(plan.facts.len() * 2);
     for (i, f) in plan.facts.iter().enumerate() {
         let ty = plan.folded_types[f.folded_type as usize].as_str();
@@ -682,78 +713,141 @@ fn adjacency_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
         adj.push((ids.entity(f.to), IN, ty, ids.fact(i)));
     }
     adj.sort_unstable();
-    adj.into_iter().map(|(e, dir, ty, id)| (adj_key(part, e, dir, ty, id), Vec::new())).collect()
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(ADJ, ordered)?;
+    for (e, dir, ty, id) in adj {
+        b.start(part);
+        b.key.extend_from_slice(&e.to_be_bytes());
+        b.key.push(dir);
+        b.key.extend_from_slice(ty.as_bytes());
+        b.key.push(0);
+        b.key.extend_from_slice(&id.to_be_bytes());
+        run.push(&b.key, &[])?;
+    }
+    run.finish()
 }
 
 /// `k.import_map`: every source id read, to its local id.
-fn map_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+fn map_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
     let mut map: Vec<(u8, u64, u64)> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
     map.extend(plan.entity_map.iter().map(|(&s, &at)| (ENTITY, s, ids.entity(at))));
     map.extend(plan.fact_map.iter().map(|(&s, &at)| (FACT, s, ids.fact(at))));
     map.sort_unstable();
-    map.into_iter().map(|(kind, s, local)| (map_key(part, kind, s), local.to_be_bytes().to_vec())).collect()
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(IMPORT_MAP, true)?;
+    for (kind, s, local) in map {
+        b.start(part);
+        b.key.push(kind);
+        b.key.extend_from_slice(&s.to_be_bytes());
+        run.push(&b.key, &local.to_be_bytes())?;
+    }
+    run.finish()
 }
 
-/// `h.event`, `h.target` and `h.agent`: one `import` event per record stored, in the order
-/// `import` records them, as `history::record` would write it (`after: {id}`).
-fn event_runs(part: &Partition, plan: &Plan, ids: Ids, agent: &str, now: i64) -> [Run; 3] {
-    let (entities, facts) = (&plan.entities, &plan.facts);
-    let agent_json = serde_json::to_string(agent).expect("strings serialise");
-    let at = now.to_string();
-    let by_agent = agent_prefix(part, agent);
-    let n = plan.written.len();
-    let (mut events, mut by_target, mut agents) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    for (k, w) in plan.written.iter().enumerate() {
-        let seq = ids.event(k).to_be_bytes();
-        // The `h.target` key, `part | family \0 target \0 | seq`, is built first: the target
-        // (an entity's name, or a fact's `from \0 type \0 to`) is read back from it.
-        let (family, id): (&str, u64) = match *w {
-            Written::Entity(i) => ("entity", ids.entity(i)),
-            Written::Fact(i) => ("fact", ids.fact(i)),
-        };
-        let mut key = Vec::with_capacity(part.prefix().len() + 96);
-        key.extend_from_slice(part.prefix());
-        key.extend_from_slice(family.as_bytes());
-        key.push(0);
-        let from = key.len();
-        match *w {
-            Written::Entity(i) => key.extend_from_slice(entities[i].name.as_bytes()),
+/// The history events of a load: one `import` event per record stored, in the order `import`
+/// records them, as `history::record` would write it (`after: {id}`).
+struct Events<'p> {
+    part: &'p Partition,
+    plan: &'p Plan,
+    ids: Ids,
+    agent_json: String,
+    at: String,
+}
+
+impl Events<'_> {
+    /// Event `k`'s family and record id.
+    fn what(&self, k: usize) -> (&'static str, u64) {
+        match self.plan.written[k] {
+            Written::Entity(i) => ("entity", self.ids.entity(i)),
+            Written::Fact(i) => ("fact", self.ids.fact(i)),
+        }
+    }
+
+    /// Appends event `k`'s target: an entity's name, or a fact's `from \0 type \0 to`.
+    fn target(&self, k: usize, out: &mut Vec<u8>) {
+        let entities = &self.plan.entities;
+        match self.plan.written[k] {
+            Written::Entity(i) => out.extend_from_slice(entities[i].name.as_bytes()),
             Written::Fact(i) => {
-                let f = &facts[i];
-                key.extend_from_slice(entities[f.from].name.as_bytes());
-                key.push(0);
-                key.extend_from_slice(plan.spellings[f.spelling as usize].as_bytes());
-                key.push(0);
-                key.extend_from_slice(entities[f.to].name.as_bytes());
+                let f = &self.plan.facts[i];
+                out.extend_from_slice(entities[f.from].name.as_bytes());
+                out.push(0);
+                out.extend_from_slice(self.plan.spellings[f.spelling as usize].as_bytes());
+                out.push(0);
+                out.extend_from_slice(entities[f.to].name.as_bytes());
             }
         }
-        let target = std::str::from_utf8(&key[from..]).expect("names and types are text");
-        // `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`:
-        // `Event`'s fields in its order, as `serde_json` writes them.
-        let mut event = Vec::with_capacity(112 + target.len() + agent_json.len());
+    }
+
+    /// The `h.target` key of event `k`: `part | family \0 target \0 | seq`.
+    fn target_key(&self, k: usize, b: &mut Buf) {
+        b.start(self.part);
+        b.key.extend_from_slice(self.what(k).0.as_bytes());
+        b.key.push(0);
+        self.target(k, &mut b.key);
+        b.key.push(0);
+        b.key.extend_from_slice(&self.ids.event(k).to_be_bytes());
+    }
+
+    /// The `h.event` entry of event k:
+    /// `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`,
+    /// `Event`'s fields in its order, as `serde_json` writes them.
+    fn event(&self, k: usize, b: &mut Buf, scratch: &mut Vec<u8>) {
+        let (family, id) = self.what(k);
+        let seq = self.ids.event(k);
+        b.start(self.part);
+        b.key.extend_from_slice(&seq.to_be_bytes());
+        scratch.clear();
+        self.target(k, scratch);
+        let target = std::str::from_utf8(scratch).expect("names and types are text");
+        let event = &mut b.value;
         event.extend_from_slice(b"{\"seq\":");
-        push_u64(&mut event, ids.event(k));
+        push_u64(event, seq);
         event.extend_from_slice(b",\"family\":\"");
         event.extend_from_slice(family.as_bytes());
         event.extend_from_slice(b"\",\"target\":");
-        serde_json::to_writer(&mut event, target).expect("strings serialise");
+        serde_json::to_writer(&mut *event, target).expect("strings serialise");
         event.extend_from_slice(b",\"op\":\"import\",\"agent\":");
-        event.extend_from_slice(agent_json.as_bytes());
+        event.extend_from_slice(self.agent_json.as_bytes());
         event.extend_from_slice(b",\"at\":");
-        event.extend_from_slice(at.as_bytes());
+        event.extend_from_slice(self.at.as_bytes());
         event.extend_from_slice(b",\"after\":{\"id\":\"");
-        push_u64(&mut event, id);
+        push_u64(event, id);
         event.extend_from_slice(b"\"}}");
-        key.push(0);
-        key.extend_from_slice(&seq);
-        events.push((part.key(&[&seq]), event));
-        by_target.push((key, Vec::new()));
-        agents.push(([by_agent.as_slice(), &seq].concat(), Vec::new()));
     }
+}
+
+/// `h.event`, `h.target` and `h.agent` for every event of the load.
+fn event_runs(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    plan: &Plan,
+    ids: Ids,
+    (agent, now): (&str, i64),
+    ordered: bool,
+) -> Result<()> {
+    let ev = Events { part, plan, ids, agent_json: serde_json::to_string(agent).expect("strings serialise"), at: now.to_string() };
+    let n = plan.written.len();
+    let (mut b, mut scratch) = (Buf::default(), Vec::new());
+    let mut run = tx.sorted_run(EVENT, true)?;
+    for k in 0..n {
+        ev.event(k, &mut b, &mut scratch);
+        run.push(&b.key, &b.value)?;
+    }
+    run.finish()?;
+    let by_agent = agent_prefix(part, agent);
+    let mut run = tx.sorted_run(AGENT, true)?;
+    for k in 0..n {
+        b.key.clear();
+        b.key.extend_from_slice(&by_agent);
+        b.key.extend_from_slice(&ids.event(k).to_be_bytes());
+        run.push(&b.key, &[])?;
+    }
+    run.finish()?;
     // Key order without comparing the keys themselves (scattered in memory, so each comparison
     // would miss the cache twice): entity events by name, then fact events by (from, type, to),
-    // each name and type by its rank in byte order, ties by sequence. `put_run` checks the
-    // result in one pass (a name holding a NUL byte may order differently once encoded).
+    // each name and type by its rank in byte order, ties by sequence. Where a name holds a NUL
+    // byte (`ordered` false) the run sorts the encoded keys instead.
     let rank = |names: Vec<&str>| -> Vec<u32> {
         let mut order: Vec<u32> = (0..index_u32(names.len())).collect();
         order.sort_unstable_by_key(|&i| names[i as usize]);
@@ -763,51 +857,41 @@ fn event_runs(part: &Partition, plan: &Plan, ids: Ids, agent: &str, now: i64) ->
         }
         rank
     };
-    let name_rank = rank(entities.iter().map(|e| e.name.as_str()).collect());
+    let name_rank = rank(plan.entities.iter().map(|e| e.name.as_str()).collect());
     let type_rank = rank(plan.spellings.iter().map(String::as_str).collect());
     let order_key = |k: usize| -> (u8, u32, u32, u32, usize) {
         match plan.written[k] {
             Written::Entity(i) => (0, name_rank[i], 0, 0, k),
             Written::Fact(i) => {
-                let f = &facts[i];
+                let f = &plan.facts[i];
                 (1, name_rank[f.from], type_rank[f.spelling as usize], name_rank[f.to], k)
             }
         }
     };
     let mut order: Vec<(u8, u32, u32, u32, usize)> = (0..n).map(order_key).collect();
     order.sort_unstable();
-    let mut slots: Vec<Option<(Vec<u8>, Vec<u8>)>> = by_target.into_iter().map(Some).collect();
-    let by_target = order.into_iter().map(|o| slots[o.4].take().expect("each event once")).collect();
-    [events, by_target, agents]
+    let mut run = tx.sorted_run(TARGET, ordered)?;
+    for o in order {
+        ev.target_key(o.4, &mut b);
+        run.push(&b.key, &[])?;
+    }
+    run.finish()
 }
 
-/// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. The
-/// relation records and events are encoded on a second thread while this one builds and merges
-/// the other runs (the writer thread would otherwise do all of it alone).
+/// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. Each
+/// tree's entries are built one at a time, in key order, into its run (`WriteTxn::sorted_run`:
+/// into an empty tree, pages are packed as the entries come), so no run is held in memory.
 pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: &str, now: i64) -> Result<Imported> {
     let base = read_next_id(tx)?;
     let ids = Ids { base, entities: plan.entities.len() as u64, facts: plan.facts.len() as u64 };
     write_next_id(tx, ids.event(plan.written.len()))?;
     let generation = names_gen_in(tx, part)?;
-    let plan_ref = &plan;
-    std::thread::scope(|s| -> Result<()> {
-        let helper = s.spawn(move || (relation_run(part, plan_ref, ids), event_runs(part, plan_ref, ids, agent, now)));
-        let [ent, names, log] = entity_runs(part, plan_ref, ids, generation);
-        put_run(tx, ENT, ent)?;
-        put_run(tx, ENT_NAME, names)?;
-        if ids.entities > 0 {
-            // One name generation per entity, as creating them one by one would leave.
-            tx.put(NAMES_GEN, part.prefix(), &(generation + ids.entities).to_be_bytes())?;
-            put_run(tx, NAMES_LOG, log)?;
-        }
-        put_run(tx, ADJ, adjacency_run(part, plan_ref, ids))?;
-        put_run(tx, IMPORT_MAP, map_run(part, plan_ref, ids))?;
-        let (rel, [events, targets, agents]) = helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        put_run(tx, REL, rel)?;
-        put_run(tx, EVENT, events)?;
-        put_run(tx, TARGET, targets)?;
-        put_run(tx, AGENT, agents)
-    })?;
+    let ordered = !holds_nul(&plan);
+    entity_runs(tx, part, &plan, ids, generation, ordered)?;
+    adjacency_run(tx, part, &plan, ids, ordered)?;
+    map_run(tx, part, &plan, ids)?;
+    relation_run(tx, part, &plan, ids)?;
+    event_runs(tx, part, &plan, ids, (agent, now), ordered)?;
     let Plan { rest, mut out, .. } = plan;
     // The records the fast path left: through `import`, a page at a time.
     for chunk in rest.chunks(MAX_LIMIT) {
