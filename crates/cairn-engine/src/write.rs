@@ -43,6 +43,9 @@ pub(crate) struct Core {
     /// A committed sub-transaction of the group wrote runs that are in no redo record
     /// (`WriteTxn::put_sorted`): the group is made durable by a checkpoint, not by the log.
     pub(crate) group_unlogged: bool,
+    /// A background write of pages failed while a transaction staged its final pages
+    /// (`write_final`): pages of earlier commits may not be in the file, so the group must fail.
+    pub(crate) write_back_failed: bool,
 }
 
 /// Changes waiting for their tree, by key: a put (`Some`) or a delete (`None`).
@@ -145,6 +148,19 @@ impl PageStore for WriteTxn<'_> {
         {
             self.undo.push((id, old));
         }
+    }
+    fn write_final(&mut self, pages: Vec<(PageId, Page)>) -> Result<()> {
+        // Staged for the file now, not held until commit: a bulk load's pages then reach the
+        // file in the background as they are built and their memory is reused, where holding a
+        // few hundred MB of them cost more in fresh memory than building them. Safe before the
+        // commit: these pages were free in every durable state and in every snapshot, the group
+        // holding them becomes durable only by a checkpoint (which writes them first), and a
+        // rollback leaves them unreferenced.
+        // A failed background write surfaces here; it fails the transaction and the group.
+        debug_assert!(pages.iter().all(|(id, _)| self.fresh.contains(id)), "only fresh pages are final");
+        let staged = self.core.file.stage(pages);
+        self.core.write_back_failed |= staged.is_err();
+        staged
     }
     fn txn(&self) -> u64 {
         self.txn

@@ -65,11 +65,16 @@ pub(crate) struct Packer {
     fill: usize,
     pieces: Pieces,
     count: u64,
+    /// Leaves encoded and not yet handed to the store (`PageStore::write_final`, in batches).
+    done: Vec<(PageId, Page)>,
 }
+
+/// Leaves handed to the store at once.
+const FINAL_BATCH: usize = 256;
 
 impl Packer {
     pub(crate) fn new() -> Self {
-        Packer { entries: Vec::new(), fill: 0, pieces: Vec::new(), count: 0 }
+        Packer { entries: Vec::new(), fill: 0, pieces: Vec::new(), count: 0, done: Vec::new() }
     }
 
     /// Adds the entry after every one before it (the caller keeps keys ascending and distinct).
@@ -92,7 +97,10 @@ impl Packer {
         let Node::Leaf(mut entries) = node else { unreachable!("built as a leaf") };
         // The first key separates this leaf from the one before (the first leaf needs none).
         let sep = if self.pieces.is_empty() { Bytes::default() } else { entries.swap_remove(0).0 };
-        tx.write(id, page);
+        self.done.push((id, page));
+        if self.done.len() == FINAL_BATCH {
+            tx.write_final(std::mem::take(&mut self.done))?;
+        }
         self.pieces.push((sep, id));
         entries.clear();
         // The vector is kept for the next page, so its memory is reused, not fresh.
@@ -107,6 +115,7 @@ impl Packer {
         if !self.entries.is_empty() {
             self.flush(tx)?;
         }
+        tx.write_final(std::mem::take(&mut self.done))?;
         Ok((grow_root(tx, self.pieces)?, self.count))
     }
 }
