@@ -342,6 +342,16 @@ impl<'a> WriteTxn<'a> {
         self.core.settle()?;
         self.flush_tree(tree)?;
         let t = self.tree(tree);
+        if t.root == NO_PAGE {
+            // A new tree is packed page by page, its leaves sent on towards the file at once.
+            let mut packer = btree::Packer::new();
+            for (key, value) in &entries {
+                packer.push(self, key, value)?;
+            }
+            let (root, len) = packer.finish(self)?;
+            self.trees.insert(tree.to_owned(), TreeRoot { root, len });
+            return Ok(());
+        }
         let mut run: Vec<btree::Change> = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             // A value that fits in its leaf moves there as it is, uncopied.
