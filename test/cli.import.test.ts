@@ -42,8 +42,26 @@ const RECORDS = [
   { kind: 'entity', id: '1', name: 'Priya Raman', types: ['person'] },
   { kind: 'entity', id: '2', name: 'Globex', types: ['company'] },
   { kind: 'entity', id: '3', name: 'Berlin', types: ['city'] },
-  { kind: 'fact', id: '10', from: '1', to: '2', from_name: 'Priya Raman', to_name: 'Globex', type: 'works_at', recorded_at: AT },
-  { kind: 'fact', id: '11', from: '2', to: '3', from_name: 'Globex', to_name: 'Berlin', type: 'located_in', recorded_at: AT },
+  {
+    kind: 'fact',
+    id: '10',
+    from: '1',
+    to: '2',
+    from_name: 'Priya Raman',
+    to_name: 'Globex',
+    type: 'works_at',
+    recorded_at: AT,
+  },
+  {
+    kind: 'fact',
+    id: '11',
+    from: '2',
+    to: '3',
+    from_name: 'Globex',
+    to_name: 'Berlin',
+    type: 'located_in',
+    recorded_at: AT,
+  },
 ];
 
 function exportFile(lines: string[]): string {

@@ -27,17 +27,13 @@ export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: S
       { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT },
       (_req, body, done) => done(null, body),
     );
-    scoped.post(
-      '/v1/admin/import',
-      { onRequest: adminHook(tokens), bodyLimit: IMPORT_BODY_LIMIT },
-      async (req) => {
-        const q = parseInput(ImportQuery, req.query);
-        const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope });
-        if (!Buffer.isBuffer(req.body)) {
-          throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'the body is an export file: send it as application/x-ndjson');
-        }
-        return importLines(svc.store, { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent }, req.body);
-      },
-    );
+    scoped.post('/v1/admin/import', { onRequest: adminHook(tokens), bodyLimit: IMPORT_BODY_LIMIT }, async (req) => {
+      const q = parseInput(ImportQuery, req.query);
+      const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope });
+      if (!Buffer.isBuffer(req.body)) {
+        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'the body is an export file: send it as application/x-ndjson');
+      }
+      return importLines(svc.store, { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent }, req.body);
+    });
   });
 }

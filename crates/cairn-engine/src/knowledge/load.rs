@@ -1,12 +1,16 @@
 //! Bulk load: a whole export (JSON lines, one record a line) into an empty partition, in one
 //! transaction. It is `import` for the operator who fills a scope from a file, as a graph
-//! database's `COPY FROM` is: entity and fact records are checked, deduplicated and numbered in
-//! memory, every tree's keys are built and sorted once, and each tree takes its run in one merge
-//! (`WriteTxn::put_sorted`), so the cost is one pass over the data instead of one B+tree walk per
-//! key. The result is what `import` of the same records would store: the same records, indexes,
-//! id map, name generations and one `import` history event per record stored. Records the fast
-//! path does not take (documents, facts citing documents, anything malformed) go through `import`
-//! itself afterwards in the same transaction, so they are stored, or skipped with its reasons.
+//! database's `COPY FROM` is: lines are parsed on two threads into compact records, entity and
+//! fact records are checked, deduplicated and numbered in memory, and each tree's entries are
+//! built one at a time in key order into one run (`WriteTxn::sorted_run`: into an empty tree the
+//! leaf pages are packed as the entries come and sent on to the file, so no run is held in
+//! memory), so the cost is one pass over the data instead of one B+tree walk per key. Memory is
+//! what this path is shaped by: on the machines measured, fresh memory (the kernel zeroing it)
+//! cost more than parsing or page building. The result is what `import` of the same records
+//! would store: the same records, indexes, id map, name generations and one `import` history
+//! event per record stored. Records the fast path does not take (documents, facts citing
+//! documents, anything malformed) go through `import` itself afterwards in the same transaction,
+//! so they are stored, or skipped with its reasons.
 
 use super::graph::{Entity, MAX_NAME_LEN, Relation, Source};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
@@ -266,16 +270,15 @@ impl<'a> FactRec<'a> {
             }
         };
         let end = |id: Option<Cow<'a, str>>, name| End { id: source_id(id.as_ref()).ok().flatten(), name };
-        let extra = (r.attributes.as_ref().is_some_and(|a| !a.is_empty())
-            || r.valid_from.is_some()
-            || r.valid_to.is_some())
-        .then(|| {
-            Box::new(FactExtra {
-                attributes: r.attributes.unwrap_or_default(),
-                valid_from: r.valid_from,
-                valid_to: r.valid_to,
-            })
-        });
+        let extra =
+            (r.attributes.as_ref().is_some_and(|a| !a.is_empty()) || r.valid_from.is_some() || r.valid_to.is_some())
+                .then(|| {
+                    Box::new(FactExtra {
+                        attributes: r.attributes.unwrap_or_default(),
+                        valid_from: r.valid_from,
+                        valid_to: r.valid_to,
+                    })
+                });
         Some(FactRec {
             source,
             bad,
@@ -635,7 +638,14 @@ fn holds_nul(plan: &Plan) -> bool {
 }
 
 /// `k.ent`, `k.ent_name` and `k.names_log` (one name generation per entity after `generation`).
-fn entity_runs(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, generation: u64, ordered: bool) -> Result<()> {
+fn entity_runs(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    plan: &Plan,
+    ids: Ids,
+    generation: u64,
+    ordered: bool,
+) -> Result<()> {
     let mut b = Buf::default();
     let mut run = tx.sorted_run(ENT, true)?;
     for (i, e) in plan.entities.iter().enumerate() {
@@ -826,7 +836,13 @@ fn event_runs(
     (agent, now): (&str, i64),
     ordered: bool,
 ) -> Result<()> {
-    let ev = Events { part, plan, ids, agent_json: serde_json::to_string(agent).expect("strings serialise"), at: now.to_string() };
+    let ev = Events {
+        part,
+        plan,
+        ids,
+        agent_json: serde_json::to_string(agent).expect("strings serialise"),
+        at: now.to_string(),
+    };
     let n = plan.written.len();
     let (mut b, mut scratch) = (Buf::default(), Vec::new());
     let mut run = tx.sorted_run(EVENT, true)?;

@@ -196,7 +196,8 @@ fn a_load_into_a_new_store_packs_trees_that_import_would_fill_alike() {
             records.push(json!({"kind": "entity", "id": "300000", "name": "Nul\u{0}Name", "types": ["odd"]}));
             // (Not beside a name it extends: `import` then takes one for the other, a known quirk of
             // its name lookup with NUL bytes that the fast path does not share.)
-            records.push(json!({"kind": "fact", "id": "300002", "from": "300000", "to": "100001", "type": "is\u{0}near",
+            records
+                .push(json!({"kind": "fact", "id": "300002", "from": "300000", "to": "100001", "type": "is\u{0}near",
                 "recorded_at": "2024-01-01T00:00:00.000Z"}));
         }
         let (_a, by_load_store, p) = crate::knowledge::testing::fresh();
@@ -214,8 +215,8 @@ fn a_load_into_a_new_store_packs_trees_that_import_would_fill_alike() {
             let check = s.check().unwrap();
             assert!(check.ok, "nul {nul}: {check:?}");
         }
-        let rec = verb(&by_load_store, &caller(&p, 9_500), "recall", &json!({"subject": "Bulk 00007", "k": 100}))
-            .unwrap();
+        let rec =
+            verb(&by_load_store, &caller(&p, 9_500), "recall", &json!({"subject": "Bulk 00007", "k": 100})).unwrap();
         assert_eq!(rec["state"], json!("answered"), "{rec}");
     }
 }
