@@ -241,22 +241,12 @@ impl<'a> FactRec<'a> {
         let source = source_id(r.id.as_ref()).ok().flatten()?;
         let mut bad = !r.rel_type.as_deref().is_some_and(fits);
         let recorded_at = match (&r.recorded_at, &*last) {
-            (Some(s), Some((have, ms))) if s == have => *ms,
-            (Some(s), _) => match parse_iso_ms(s) {
-                Some(ms) => {
-                    *last = Some((s.clone(), ms));
-                    ms
-                }
-                None => {
-                    bad = true;
-                    0
-                }
-            },
-            (None, _) => {
-                bad = true;
-                0
-            }
+            (Some(s), Some((have, ms))) if s == have => Some(*ms),
+            (Some(s), _) => parse_iso_ms(s).inspect(|&ms| *last = Some((s.clone(), ms))),
+            (None, _) => None,
         };
+        bad |= recorded_at.is_none();
+        let recorded_at = recorded_at.unwrap_or_default();
         let ended_at = time(r.ended_at.as_ref()).unwrap_or_else(|()| {
             bad = true;
             None
