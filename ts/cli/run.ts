@@ -3,6 +3,7 @@ import { VERSION } from '../server/node.js';
 import { openApiDocument } from '../server/openapi.js';
 import { EXIT_FAILED, runCheck } from './check.js';
 import { resolveDataDir } from './data-dir.js';
+import { runImport } from './import.js';
 import { runInit } from './init.js';
 import { runMcp } from './mcp.js';
 import { runServe } from './serve.js';
@@ -18,6 +19,9 @@ Usage:
   cairn token revoke ID                   revoke a token
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
   cairn check [--data-dir DIR] [--json]   check the store's integrity
+  cairn import FILE [--user ID] [--scope S] [--json]
+                                          an export file (JSON lines) into a scope: a bulk load
+                                          when it is empty, else matched record by record
   cairn openapi                           print the HTTP API's OpenAPI document
   cairn --help                            show this help
 
@@ -25,7 +29,7 @@ Options:
   --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
   --json           print one JSON object
 
-While a node runs, token commands go through its admin API with $CAIRN_ADMIN_TOKEN.
+While a node runs, token and import commands go through its admin API with $CAIRN_ADMIN_TOKEN.
 Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
 
@@ -64,6 +68,15 @@ export async function run(argv: string[]): Promise<number> {
       scopes: values.scope,
       role: values.role,
       id: rest[1],
+    });
+  }
+  if (command === 'import' && rest.length === 1 && rest[0] !== undefined) {
+    return runImport({
+      dataDir,
+      file: rest[0],
+      json: values.json ?? false,
+      user: values.user,
+      scopes: values.scope,
     });
   }
   if (command === 'mcp' && rest.length === 0) return runMcp({ dataDir, url: values.url });

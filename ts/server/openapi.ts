@@ -80,6 +80,20 @@ export function openApiDocument(version: string): Record<string, unknown> {
       responses: { '200': json({ type: 'object' }), ...ERRORS },
     },
   };
+  paths['/v1/admin/import'] = {
+    post: {
+      summary: 'Import an export file (admin): a bulk load into an empty scope, else import page by page',
+      parameters: [
+        { name: 'user', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'scope', in: 'query', required: false, schema: { type: 'string' } },
+      ],
+      requestBody: {
+        required: true,
+        content: { 'application/x-ndjson': { schema: { type: 'string', description: 'export records, one a line' } } },
+      },
+      responses: { '200': json({ type: 'object' }), ...ERRORS },
+    },
+  };
   return {
     openapi: '3.1.0',
     info: { title: 'Cairn', version, description: 'A local-first memory layer for AI agents' },

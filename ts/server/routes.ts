@@ -9,6 +9,7 @@ import { resolveIdentity } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
 import { adminHook, authHook, principalOf } from './auth.js';
 import { DOCS_HTML } from './docs-page.js';
+import { registerImportRoute } from './import-route.js';
 import { openApiDocument } from './openapi.js';
 
 /** Paths OAuth clients probe; Cairn uses bearer tokens, so they are plain JSON 404s, before auth. */
@@ -70,4 +71,5 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
     if (revoked === null) throw new ApiError('NOT_FOUND', 'no token has that id');
     return { revoked };
   });
+  registerImportRoute(app, tokens, svc);
 }

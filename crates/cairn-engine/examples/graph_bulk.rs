@@ -2,8 +2,11 @@
 //! relations in calls of 5,000, four calls in flight, as `bench/graph.bench.mjs` sends them.
 //! Prints wall time, items/s and the writer thread's CPU time (steadier than wall time on a
 //! shared machine). A measurement, not a test:
-//! `cargo run -p cairn-engine --release --example graph_bulk [entities] [remember|load]`; `load`
-//! sends the same graph as one export file (JSON lines) to the `load` verb instead.
+//! `cargo run -p cairn-engine --release --example graph_bulk [entities] [remember|load|load-full]`;
+//! `load` sends the same graph as one export file (JSON lines, records shaped as the bench's) to
+//! the `load` verb instead, `load-full` with every field an export writes. With
+//! `GRAPH_BULK_READY=FILE` a load creates FILE and waits 2 s before its clock starts (attach a
+//! profiler then).
 
 // The allocator the binding uses, so these measurements match the product.
 #[global_allocator]
@@ -107,21 +110,37 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
     let caller = Caller { part: Partition::new("local", "bench", "graph").unwrap(), agent: "bench".into(), now: 1 };
-    if std::env::args().nth(2).as_deref() == Some("load") {
+    let mode = std::env::args().nth(2);
+    if let Some(mode @ ("load" | "load-full")) = mode.as_deref() {
+        let full = mode == "load-full";
+        let at = "2026-01-01T00:00:00.000Z";
         let mut lines = String::new();
         for e in 0..entities {
-            let r = json!({"kind": "entity", "id": e.to_string(), "name": name(e), "types": [TYPES[e % 5]],
-                "attributes": {}, "recorded_at": "2026-01-01T00:00:00.000Z"});
+            let r = if full {
+                json!({"kind": "entity", "id": e.to_string(), "name": name(e), "types": [TYPES[e % 5]],
+                    "attributes": {}, "recorded_at": at})
+            } else {
+                json!({"kind": "entity", "id": e.to_string(), "name": name(e), "types": [TYPES[e % 5]]})
+            };
             lines += &r.to_string();
             lines.push('\n');
         }
         for (i, (s, t, ty)) in rels.iter().enumerate() {
-            let r = json!({"kind": "fact", "id": (entities + i).to_string(), "from": s.to_string(), "to": t.to_string(),
-                "from_name": name(*s), "to_name": name(*t), "type": ty, "attributes": {}, "valid_from": null,
-                "valid_to": null, "recorded_at": "2026-01-01T00:00:00.000Z",
-                "provenance": {"kind": "asserted", "label": null, "agent": "bench"}});
+            let mut r = json!({"kind": "fact", "id": (entities + i).to_string(), "from": s.to_string(),
+                "to": t.to_string(), "from_name": name(*s), "to_name": name(*t), "type": ty, "recorded_at": at});
+            if full {
+                r["attributes"] = json!({});
+                r["valid_from"] = Value::Null;
+                r["valid_to"] = Value::Null;
+                r["provenance"] = json!({"kind": "asserted", "label": null, "agent": "bench"});
+            }
             lines += &r.to_string();
             lines.push('\n');
+        }
+        if let Ok(ready) = std::env::var("GRAPH_BULK_READY") {
+            // A profiler attaches now, so it sees the load and not the generation.
+            std::fs::write(&ready, b"").unwrap();
+            std::thread::sleep(std::time::Duration::from_secs(2));
         }
         let started = Instant::now();
         let w0 = writer_cpu_seconds();
@@ -134,12 +153,15 @@ fn main() {
         assert_eq!((facts, reply["skipped"].clone()), (relations as u64, json!([])), "{reply}");
         #[allow(clippy::cast_precision_loss, reason = "a count of items")]
         let items = (entities + relations) as f64;
+        let on_disk: u64 = std::fs::read_dir(dir.path()).unwrap().map(|f| f.unwrap().metadata().unwrap().len()).sum();
         println!(
-            "load of {} MB: {wall:.2}s = {:.0} items/s; writer cpu {:.2}s; process cpu of the load {:.2}s",
+            "load of {} MB: {wall:.2}s = {:.0} items/s; writer cpu {:.2}s; process cpu of the load {:.2}s; \
+             store {} MB",
             lines.len() >> 20,
             items / wall,
             w1 - w0,
-            cpu_seconds() - p0
+            cpu_seconds() - p0,
+            on_disk >> 20
         );
         return;
     }

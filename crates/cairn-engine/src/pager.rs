@@ -194,16 +194,22 @@ impl PageFile {
     }
 }
 
+/// Pages gathered into one write at most: a run of consecutive pages goes out in writes of this
+/// many, so the buffer stays small and is reused (a buffer grown to a whole batch, hundreds of
+/// MB after a bulk load, is fresh memory the kernel must zero first, which cost more than the
+/// write itself).
+const PAGES_PER_WRITE: usize = 64;
+
 /// Writes pages to `file` at their places (not synced), runs of consecutive pages in one write.
 fn write_pages(file: &dyn VfsFile, pages: &mut [(PageId, Page)]) -> Result<()> {
     pages.sort_unstable_by_key(|(id, _)| *id);
     let mut i = 0;
-    let mut buf = Vec::new();
+    let mut buf = Vec::with_capacity(pages.len().min(PAGES_PER_WRITE) * PAGE_SIZE);
     while i < pages.len() {
         let start = pages[i].0;
         let mut j = i;
         buf.clear();
-        while j < pages.len() && pages[j].0 == start + (j - i) as u64 {
+        while j < pages.len() && j - i < PAGES_PER_WRITE && pages[j].0 == start + (j - i) as u64 {
             buf.extend_from_slice(&pages[j].1);
             j += 1;
         }

@@ -208,6 +208,7 @@ impl Store {
             group_pending_bytes: 0,
             settling: false,
             group_unlogged: false,
+            write_back_failed: false,
         };
         let registry = Registry::new(Arc::new(Version { txn: meta.txn, trees: core.trees.clone(), file: page_file }));
         let counters = Arc::new(Counters::default());
@@ -606,6 +607,8 @@ impl Writer {
             results.push((done, res));
             if self.core.settling {
                 broken = Some(Error::Failed("merging a group's writes into their trees broke off".into()));
+            } else if std::mem::take(&mut self.core.write_back_failed) {
+                broken = Some(Error::Failed("writing pages back to the data file failed".into()));
             } else if self.core.group_pending_bytes > PENDING_LIMIT
                 && let Err(e) = self.core.settle()
             {

@@ -43,6 +43,9 @@ pub(crate) struct Core {
     /// A committed sub-transaction of the group wrote runs that are in no redo record
     /// (`WriteTxn::put_sorted`): the group is made durable by a checkpoint, not by the log.
     pub(crate) group_unlogged: bool,
+    /// A background write of pages failed while a transaction staged its final pages
+    /// (`write_final`): pages of earlier commits may not be in the file, so the group must fail.
+    pub(crate) write_back_failed: bool,
 }
 
 /// Changes waiting for their tree, by key: a put (`Some`) or a delete (`None`).
@@ -145,6 +148,19 @@ impl PageStore for WriteTxn<'_> {
         {
             self.undo.push((id, old));
         }
+    }
+    fn write_final(&mut self, pages: Vec<(PageId, Page)>) -> Result<()> {
+        // Staged for the file now, not held until commit: a bulk load's pages then reach the
+        // file in the background as they are built and their memory is reused, where holding a
+        // few hundred MB of them cost more in fresh memory than building them. Safe before the
+        // commit: these pages were free in every durable state and in every snapshot, the group
+        // holding them becomes durable only by a checkpoint (which writes them first), and a
+        // rollback leaves them unreferenced.
+        // A failed background write surfaces here; it fails the transaction and the group.
+        debug_assert!(pages.iter().all(|(id, _)| self.fresh.contains(id)), "only fresh pages are final");
+        let staged = self.core.file.stage(pages);
+        self.core.write_back_failed |= staged.is_err();
+        staged
     }
     fn txn(&self) -> u64 {
         self.txn
@@ -326,6 +342,16 @@ impl<'a> WriteTxn<'a> {
         self.core.settle()?;
         self.flush_tree(tree)?;
         let t = self.tree(tree);
+        if t.root == NO_PAGE {
+            // A new tree is packed page by page, its leaves sent on towards the file at once.
+            let mut packer = btree::Packer::new();
+            for (key, value) in &entries {
+                packer.push(self, key, value)?;
+            }
+            let (root, len) = packer.finish(self)?;
+            self.trees.insert(tree.to_owned(), TreeRoot { root, len });
+            return Ok(());
+        }
         let mut run: Vec<btree::Change> = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             // A value that fits in its leaf moves there as it is, uncopied.
@@ -338,6 +364,20 @@ impl<'a> WriteTxn<'a> {
         }
         let merged = btree::merge_sorted(self, t.root, run)?;
         self.adopt(tree, t, &merged)
+    }
+
+    /// Starts a run of puts into `tree` given in key order, for a bulk loader. Into an empty tree
+    /// with `ordered` (the caller vouches its keys come ascending and distinct), leaf pages are
+    /// built as the entries come (`btree::Packer`) and none of the run is held in memory; else
+    /// the entries are gathered, sorted and merged by `put_sorted`. Either way the run goes in no
+    /// redo record and its group is made durable by a checkpoint (see `put_sorted`).
+    pub(crate) fn sorted_run(&mut self, tree: &str, ordered: bool) -> Result<SortedRun<'_, 'a>> {
+        validate_tree_name(tree)?;
+        self.unlogged = true;
+        self.core.settle()?;
+        self.flush_tree(tree)?;
+        let packer = (ordered && self.tree(tree).root == NO_PAGE).then(btree::Packer::new);
+        Ok(SortedRun { tx: self, tree: tree.to_owned(), packer, held: Vec::new(), last: None })
     }
 
     /// Makes `merged` (the result of merging changes into `tree`, whose root was `t`) the tree:
@@ -611,5 +651,58 @@ pub(crate) fn catalog_put(s: &mut CoreStore<'_>, root: PageId, name: &str, t: Op
             Ok(root)
         }
         None => Ok(btree::remove(s, root, name.as_bytes())?.map_or(root, |(r, _)| r)),
+    }
+}
+
+/// A run of puts into one tree in key order (see `WriteTxn::sorted_run`); `finish` makes it part
+/// of the tree.
+pub(crate) struct SortedRun<'t, 'a> {
+    tx: &'t mut WriteTxn<'a>,
+    tree: String,
+    /// Building the tree page by page (it was empty).
+    packer: Option<btree::Packer>,
+    /// Entries gathered for `put_sorted` (the tree held keys, or the order was not vouched for).
+    held: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The last key packed, to refuse one out of order.
+    last: Option<Vec<u8>>,
+}
+
+impl SortedRun<'_, '_> {
+    /// Adds an entry after those before it.
+    pub(crate) fn push(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        validate_value(value)?;
+        let Some(packer) = &mut self.packer else {
+            self.held.push((key.to_vec(), value.to_vec()));
+            return Ok(());
+        };
+        match &mut self.last {
+            Some(last) if key <= last.as_slice() => {
+                return Err(crate::error::Error::InvalidArgument(format!(
+                    "a sorted run for {} must be sorted by key with distinct keys",
+                    self.tree
+                )));
+            }
+            Some(last) => {
+                last.clear();
+                last.extend_from_slice(key);
+            }
+            None => self.last = Some(key.to_vec()),
+        }
+        packer.push(self.tx, key, value)
+    }
+
+    /// Makes the run part of its tree.
+    pub(crate) fn finish(self) -> Result<()> {
+        let SortedRun { tx, tree, packer, mut held, .. } = self;
+        let Some(packer) = packer else {
+            held.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            return tx.put_sorted(&tree, held);
+        };
+        let (root, len) = packer.finish(tx)?;
+        if len > 0 {
+            tx.trees.insert(tree, TreeRoot { root, len });
+        }
+        Ok(())
     }
 }

@@ -5,7 +5,7 @@
 //! merges siblings; a run does not), which `compact` rewrites densely.
 
 use super::insert::{add_cell, patch, remove_slot, room_for, set_cell, set_child, write_cell};
-use super::{Bytes, Node, NodeView, PageStore, Pieces, Value, grow_root, store_split};
+use super::{Bytes, CAPACITY, Node, NodeView, PageStore, Pieces, Value, grow_root, leaf_entry_size, store_split};
 use crate::error::Result;
 use crate::page::{NO_PAGE, Page, PageId};
 
@@ -53,6 +53,71 @@ pub(crate) fn merge_sorted(tx: &mut impl PageStore, root: PageId, run: Vec<Chang
     }
     m.root = root;
     Ok(m)
+}
+
+/// Builds a new tree from entries given in key order, one leaf page at a time: each page is
+/// filled (as an append fills them), encoded and written as soon as the next entry would not fit,
+/// then the branch levels are stacked over the leaves. Only one page's entries are held at once,
+/// so a bulk load's runs need not be built in memory first (fresh memory costs the kernel's
+/// zeroing, which measured more than the page building itself).
+pub(crate) struct Packer {
+    entries: Vec<(Bytes, Value)>,
+    fill: usize,
+    pieces: Pieces,
+    count: u64,
+    /// Leaves encoded and not yet handed to the store (`PageStore::write_final`, in batches).
+    done: Vec<(PageId, Page)>,
+}
+
+/// Leaves handed to the store at once.
+const FINAL_BATCH: usize = 256;
+
+impl Packer {
+    pub(crate) fn new() -> Self {
+        Packer { entries: Vec::new(), fill: 0, pieces: Vec::new(), count: 0, done: Vec::new() }
+    }
+
+    /// Adds the entry after every one before it (the caller keeps keys ascending and distinct).
+    pub(crate) fn push(&mut self, tx: &mut impl PageStore, key: &[u8], value: &[u8]) -> Result<()> {
+        let value = super::write_value(tx, key, value)?;
+        let size = leaf_entry_size(key, &value);
+        if !self.entries.is_empty() && self.fill + size > CAPACITY {
+            self.flush(tx)?;
+        }
+        self.fill += size;
+        self.count += 1;
+        self.entries.push((Bytes::from(key), value));
+        Ok(())
+    }
+
+    fn flush(&mut self, tx: &mut impl PageStore) -> Result<()> {
+        let id = tx.alloc()?;
+        let node = Node::Leaf(std::mem::take(&mut self.entries));
+        let page = node.encode(id, tx.txn());
+        let Node::Leaf(mut entries) = node else { unreachable!("built as a leaf") };
+        // The first key separates this leaf from the one before (the first leaf needs none).
+        let sep = if self.pieces.is_empty() { Bytes::default() } else { entries.swap_remove(0).0 };
+        self.done.push((id, page));
+        if self.done.len() == FINAL_BATCH {
+            tx.write_final(std::mem::take(&mut self.done))?;
+        }
+        self.pieces.push((sep, id));
+        entries.clear();
+        // The vector is kept for the next page, so its memory is reused, not fresh.
+        self.entries = entries;
+        self.fill = 0;
+        Ok(())
+    }
+
+    /// Writes the last leaf and the branch levels; returns the root (`NO_PAGE` when no entry
+    /// came) and the number of entries.
+    pub(crate) fn finish(mut self, tx: &mut impl PageStore) -> Result<(PageId, u64)> {
+        if !self.entries.is_empty() {
+            self.flush(tx)?;
+        }
+        tx.write_final(std::mem::take(&mut self.done))?;
+        Ok((grow_root(tx, self.pieces)?, self.count))
+    }
 }
 
 /// Applies `run` (all of whose keys belong under page `id`) to the subtree at `id`; returns the

@@ -9,7 +9,7 @@ mod node;
 mod overflow;
 mod remove;
 
-pub(crate) use bulk::{Change, Merged, merge_sorted};
+pub(crate) use bulk::{Change, Merged, Packer, merge_sorted};
 pub(crate) use bytes::Bytes;
 pub(crate) use cursor::Cursor;
 pub(crate) use insert::insert;
@@ -37,6 +37,15 @@ pub(crate) trait PageStore: PageSource {
     /// Whether `id` was allocated in the current sub-transaction and may be rewritten in place.
     fn is_fresh(&self, id: PageId) -> bool;
     fn write(&mut self, id: PageId, page: Page);
+    /// Writes pages freshly allocated in this sub-transaction that it will not change again
+    /// (a packed tree's leaves): a store may send them on towards the file at once instead of
+    /// holding them until commit.
+    fn write_final(&mut self, pages: Vec<(PageId, Page)>) -> Result<()> {
+        for (id, page) in pages {
+            self.write(id, page);
+        }
+        Ok(())
+    }
     fn txn(&self) -> u64;
 }
 

@@ -1,20 +1,22 @@
 //! Bulk load: a whole export (JSON lines, one record a line) into an empty partition, in one
 //! transaction. It is `import` for the operator who fills a scope from a file, as a graph
-//! database's `COPY FROM` is: entity and fact records are checked, deduplicated and numbered in
-//! memory, every tree's keys are built and sorted once, and each tree takes its run in one merge
-//! (`WriteTxn::put_sorted`), so the cost is one pass over the data instead of one B+tree walk per
-//! key. The result is what `import` of the same records would store: the same records, indexes,
-//! id map, name generations and one `import` history event per record stored. Records the fast
-//! path does not take (documents, facts citing documents, anything malformed) go through `import`
-//! itself afterwards in the same transaction, so they are stored, or skipped with its reasons.
+//! database's `COPY FROM` is: lines are parsed on two threads into compact records, entity and
+//! fact records are checked, deduplicated and numbered in memory, and each tree's entries are
+//! built one at a time in key order into one run (`WriteTxn::sorted_run`: into an empty tree the
+//! leaf pages are packed as the entries come and sent on to the file, so no run is held in
+//! memory), so the cost is one pass over the data instead of one B+tree walk per key. Memory is
+//! what this path is shaped by: on the machines measured, fresh memory (the kernel zeroing it)
+//! cost more than parsing or page building. The result is what `import` of the same records
+//! would store: the same records, indexes, id map, name generations and one `import` history
+//! event per record stored. Records the fast path does not take (documents, facts citing
+//! documents, anything malformed) go through `import` itself afterwards in the same transaction,
+//! so they are stored, or skipped with its reasons.
 
 use super::graph::{Entity, MAX_NAME_LEN, Relation, Source};
-use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import, map_key};
+use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
 use super::part::Partition;
-use super::records::encode;
 use super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, adj_key, ent_key, name_key, names_gen_in,
-    read_next_id, rel_key, write_next_id,
+    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, names_gen_in, read_next_id, write_next_id,
 };
 use crate::error::Result;
 use crate::history::{AGENT, EVENT, TARGET, agent_prefix};
@@ -128,8 +130,6 @@ pub(crate) struct Plan {
     folded_index: FastMap<String, usize>,
     agents: Vec<String>,
     agent_index: FastMap<String, u32>,
-    /// The last fact time parsed, and its value.
-    last_time: Option<(String, i64)>,
     written: Vec<Written>,
     /// Lines for `import`, by line index.
     rest: Vec<(usize, Value)>,
@@ -156,33 +156,177 @@ fn fits(name: &str) -> bool {
     len > 0 && len <= MAX_NAME_LEN
 }
 
-/// One line of the body: its index, bytes, and its fast-path reading (`None`: not that shape).
-type Parsed<'a> = (usize, &'a [u8], Option<Line<'a>>);
+/// An entity line as the parse threads leave it: checked, its id and time read, its name and
+/// types folded (everything that needs no other line).
+struct EntityRec<'a> {
+    source: Option<u64>,
+    name: Cow<'a, str>,
+    folded: String,
+    /// The types as sent, each with its folded form.
+    types: Vec<(String, String)>,
+    attributes: Option<Map<String, Value>>,
+    recorded_at: Option<i64>,
+}
 
-/// Parses the lines of `body` in order, blank ones left out; a large body in two halves at once
-/// (JSON parsing is most of reading a load, and each line parses alone).
-fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
-    fn parse(first: usize, part: &[u8]) -> Vec<Parsed<'_>> {
-        part.split(|&b| b == b'\n')
-            .enumerate()
-            .filter(|(_, raw)| !raw.iter().all(u8::is_ascii_whitespace))
-            .map(|(i, raw)| (first + i, raw, serde_json::from_slice::<Line<'_>>(raw).ok()))
-            .collect()
+/// One end of a fact line: the entity id and name it gives.
+struct End<'a> {
+    id: Option<u64>,
+    name: Option<Cow<'a, str>>,
+}
+
+/// The rarely set parts of a fact line, boxed so the common line stays small.
+struct FactExtra {
+    attributes: Map<String, Value>,
+    valid_from: Option<String>,
+    valid_to: Option<String>,
+}
+
+/// A fact line as the parse threads leave it (the line-local checks done, ids and times read).
+struct FactRec<'a> {
+    source: u64,
+    /// The line fails a check of its own (type, times, provenance): unless its id was read
+    /// before, it goes to `import`.
+    bad: bool,
+    rel_type: Cow<'a, str>,
+    recorded_at: i64,
+    ended_at: Option<i64>,
+    ends: [End<'a>; 2],
+    label: Option<String>,
+    agent: Option<Cow<'a, str>>,
+    extra: Option<Box<FactExtra>>,
+}
+
+/// A line that is neither an entity nor a fact the fast path reads.
+#[derive(Clone, Copy)]
+enum Other {
+    Header,
+    /// For `import` (or skipped, if not JSON).
+    HandOver,
+}
+
+/// The lines of part of the body, by kind, each with its index and bytes. The vectors are sized
+/// once: growing one of a few hundred MB moves it and has the kernel zero fresh memory at every
+/// doubling, which measured as much as the parsing.
+struct Parsed<'a> {
+    entities: Vec<(usize, &'a [u8], EntityRec<'a>)>,
+    /// `None`: a fact line without a valid id.
+    facts: Vec<(usize, &'a [u8], Option<FactRec<'a>>)>,
+    others: Vec<(usize, &'a [u8], Other)>,
+}
+
+impl<'a> EntityRec<'a> {
+    fn read(r: Line<'a>) -> Option<Self> {
+        let name = r.name.filter(|n| fits(n))?;
+        let source = source_id(r.id.as_ref()).ok()?;
+        let recorded_at = time(r.recorded_at.as_ref()).ok()?;
+        let types = r.types.unwrap_or_default();
+        if !types.iter().all(|t| fits(t)) {
+            return None;
+        }
+        let types = types
+            .into_iter()
+            .map(|t| {
+                let folded = fold(&t);
+                (t, folded)
+            })
+            .collect();
+        Some(EntityRec { source, folded: fold(name.trim()), name, types, attributes: r.attributes, recorded_at })
     }
+}
+
+impl<'a> FactRec<'a> {
+    /// `None` when the line has no valid id; `last` caches the last time read (an export's facts
+    /// often share theirs).
+    fn read(r: Line<'a>, last: &mut Option<(Cow<'a, str>, i64)>) -> Option<Self> {
+        let source = source_id(r.id.as_ref()).ok().flatten()?;
+        let mut bad = !r.rel_type.as_deref().is_some_and(fits);
+        let recorded_at = match (&r.recorded_at, &*last) {
+            (Some(s), Some((have, ms))) if s == have => Some(*ms),
+            (Some(s), _) => parse_iso_ms(s).inspect(|&ms| *last = Some((s.clone(), ms))),
+            (None, _) => None,
+        };
+        bad |= recorded_at.is_none();
+        let recorded_at = recorded_at.unwrap_or_default();
+        let ended_at = time(r.ended_at.as_ref()).unwrap_or_else(|()| {
+            bad = true;
+            None
+        });
+        let (label, prov_agent) = match r.provenance {
+            None => (None, None),
+            Some(p) if matches!(p.kind.as_deref(), None | Some("asserted")) => (p.label, p.agent),
+            Some(_) => {
+                bad = true;
+                (None, None)
+            }
+        };
+        let end = |id: Option<Cow<'a, str>>, name| End { id: source_id(id.as_ref()).ok().flatten(), name };
+        let extra =
+            (r.attributes.as_ref().is_some_and(|a| !a.is_empty()) || r.valid_from.is_some() || r.valid_to.is_some())
+                .then(|| {
+                    Box::new(FactExtra {
+                        attributes: r.attributes.unwrap_or_default(),
+                        valid_from: r.valid_from,
+                        valid_to: r.valid_to,
+                    })
+                });
+        Some(FactRec {
+            source,
+            bad,
+            rel_type: r.rel_type.unwrap_or_default(),
+            recorded_at,
+            ended_at,
+            ends: [end(r.from, r.from_name), end(r.to, r.to_name)],
+            label,
+            agent: prov_agent.or(r.agent),
+            extra,
+        })
+    }
+}
+
+/// Parses the lines of `body` (the first at index `first`), blank ones left out.
+fn parse_part(first: usize, part: &[u8]) -> Parsed<'_> {
+    #[allow(clippy::naive_bytecount, reason = "one pass over the bytes about to be parsed")]
+    let n = part.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut out = Parsed { entities: Vec::with_capacity(n), facts: Vec::with_capacity(n), others: Vec::new() };
+    let mut last = None;
+    for (i, raw) in part.split(|&b| b == b'\n').enumerate() {
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let index = first + i;
+        let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else {
+            out.others.push((index, raw, Other::HandOver));
+            continue;
+        };
+        match line.kind.as_deref() {
+            Some("entity") => match EntityRec::read(line) {
+                Some(rec) => out.entities.push((index, raw, rec)),
+                None => out.others.push((index, raw, Other::HandOver)),
+            },
+            Some("fact") => out.facts.push((index, raw, FactRec::read(line, &mut last))),
+            Some("header") => out.others.push((index, raw, Other::Header)),
+            _ => out.others.push((index, raw, Other::HandOver)),
+        }
+    }
+    out
+}
+
+/// Parses the lines of `body` in order; a large body in two halves at once (JSON parsing is most
+/// of reading a load, and each line parses alone).
+fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
     const PARALLEL_FROM: usize = 1 << 20;
     let cut = (body.len() >= PARALLEL_FROM)
         .then(|| body[body.len() / 2..].iter().position(|&b| b == b'\n').map(|at| body.len() / 2 + at))
         .flatten();
-    let Some(cut) = cut else { return parse(0, body) };
+    let Some(cut) = cut else { return vec![parse_part(0, body)] };
     let (head, tail) = (&body[..cut], &body[cut + 1..]);
     // Counting a megabyte of bytes once; a crate for it would buy nothing measurable here.
     #[allow(clippy::naive_bytecount, reason = "one pass over the first half, next to parsing it")]
     let tail_first = head.iter().filter(|&&b| b == b'\n').count() + 1;
     std::thread::scope(|s| {
-        let later = s.spawn(|| parse(tail_first, tail));
-        let mut lines = parse(0, head);
-        lines.extend(later.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        lines
+        let later = s.spawn(|| parse_part(tail_first, tail));
+        let first = parse_part(0, head);
+        vec![first, later.join().unwrap_or_else(|p| std::panic::resume_unwind(p))]
     })
 }
 
@@ -192,37 +336,48 @@ impl Plan {
     /// gives none.
     pub(crate) fn read(body: &[u8], agent: &str, now: i64) -> Plan {
         let mut plan = Plan::default();
-        let parsed = parse_lines(body);
-        let mut facts: Vec<usize> = Vec::new();
-        for (at, (index, raw, line)) in parsed.iter().enumerate() {
-            let (index, raw) = (*index, *raw);
-            let Some(line) = line else {
-                plan.hand_over(index, raw);
-                continue;
-            };
-            match line.kind.as_deref() {
-                Some("entity") => {
-                    if plan.entity(line, now).is_err() {
-                        plan.hand_over(index, raw);
-                    }
-                }
-                Some("fact") => facts.push(at),
-                Some("header") => match serde_json::from_slice::<Map<String, Value>>(raw) {
-                    Ok(r) => {
-                        if let Err(reason) = check_header(&r) {
-                            plan.out.skipped.push(Skipped { index, reason });
+        let parts = parse_lines(body);
+        let entities: usize = parts.iter().map(|p| p.entities.len()).sum();
+        let facts: usize = parts.iter().map(|p| p.facts.len()).sum();
+        plan.entities.reserve(entities);
+        plan.names.reserve(entities);
+        plan.entity_map.reserve(entities);
+        plan.facts.reserve(facts);
+        plan.fact_map.reserve(facts);
+        plan.triples.reserve(facts);
+        plan.written.reserve(entities + facts);
+        // Entities first, then facts, whatever the order of the lines (as `import` does); the
+        // lines left to `import` go in line order, those of the first pass before the facts'.
+        let mut handed: Vec<(usize, &[u8])> = Vec::new();
+        let mut fact_lines = Vec::with_capacity(parts.len());
+        for part in parts {
+            for (index, raw, other) in part.others {
+                match other {
+                    Other::Header => match serde_json::from_slice::<Map<String, Value>>(raw) {
+                        Ok(r) => {
+                            if let Err(reason) = check_header(&r) {
+                                plan.out.skipped.push(Skipped { index, reason });
+                            }
                         }
-                    }
-                    Err(_) => plan.hand_over(index, raw),
-                },
-                _ => plan.hand_over(index, raw),
+                        Err(_) => handed.push((index, raw)),
+                    },
+                    Other::HandOver => handed.push((index, raw)),
+                }
             }
+            for (index, raw, rec) in part.entities {
+                if plan.entity(rec, now).is_err() {
+                    handed.push((index, raw));
+                }
+            }
+            fact_lines.push(part.facts);
         }
-        // Entities first, then facts, whatever the order of the lines (as `import` does).
-        for at in facts {
-            let (index, raw, line) = &parsed[at];
-            if line.as_ref().is_none_or(|line| plan.fact(line, agent).is_err()) {
-                plan.hand_over(*index, raw);
+        handed.sort_unstable_by_key(|(index, _)| *index);
+        for (index, raw) in handed {
+            plan.hand_over(index, raw);
+        }
+        for (index, raw, rec) in fact_lines.into_iter().flatten() {
+            if rec.is_none_or(|rec| plan.fact(rec, agent).is_err()) {
+                plan.hand_over(index, raw);
             }
         }
         plan
@@ -236,15 +391,21 @@ impl Plan {
         }
     }
 
-    /// The entity a record names, by source id, then by folded name, else created with no types
-    /// at `recorded_at` (the id is mapped either way); and whether it was created. `None` when it
-    /// names none.
-    fn resolve(&mut self, source: Option<u64>, name: Option<&str>, recorded_at: i64) -> Option<(usize, bool)> {
+    /// The entity a record names, by source id, then by folded name (`folded`, given or worked
+    /// out), else created with no types at `recorded_at` (the id is mapped either way); and
+    /// whether it was created. `None` when it names none.
+    fn resolve(
+        &mut self,
+        source: Option<u64>,
+        name: Option<&str>,
+        folded: Option<String>,
+        recorded_at: i64,
+    ) -> Option<(usize, bool)> {
         if let Some(&at) = source.and_then(|s| self.entity_map.get(&s)) {
             return Some((at, false));
         }
         let name = name.map(str::trim).filter(|n| !n.is_empty())?;
-        let folded = fold(name);
+        let folded = folded.unwrap_or_else(|| fold(name));
         let (at, created) = if let Some(&at) = self.names.get(&folded) {
             (at, false)
         } else {
@@ -267,39 +428,32 @@ impl Plan {
     /// An entity record, as `import` stores it: found or created, then its types added (once
     /// each, up to folding), its attributes set, and the earliest `recorded_at` kept. `Err` leaves
     /// the record to `import` (checked before anything is decided for it).
-    fn entity(&mut self, r: &Line<'_>, now: i64) -> std::result::Result<(), ()> {
-        let name = r.name.as_deref().filter(|n| fits(n)).ok_or(())?;
-        let source = source_id(r.id.as_ref())?;
-        let recorded_at = time(r.recorded_at.as_ref())?;
-        let types = r.types.as_deref().unwrap_or_default();
-        if !types.iter().all(|t| fits(t)) {
-            return Err(());
-        }
+    fn entity(&mut self, r: EntityRec<'_>, now: i64) -> std::result::Result<(), ()> {
         // An id mapped to another name: `import` resolves it its own way.
-        if let Some(&at) = source.and_then(|s| self.entity_map.get(&s))
-            && self.entities[at].folded != fold(name.trim())
+        if let Some(&at) = r.source.and_then(|s| self.entity_map.get(&s))
+            && self.entities[at].folded != r.folded
         {
             return Err(());
         }
-        let (at, created) = self.resolve(source, Some(name), recorded_at.unwrap_or(now)).ok_or(())?;
+        let (at, created) =
+            self.resolve(r.source, Some(&r.name), Some(r.folded), r.recorded_at.unwrap_or(now)).ok_or(())?;
         let e = &mut self.entities[at];
         let mut changed = created;
-        for t in types {
-            let ft = fold(t);
-            if !e.types.iter().any(|have| have.eq_ignore_ascii_case(t) || fold(have) == ft) {
+        for (t, ft) in &r.types {
+            if !e.types.iter().any(|have| have.eq_ignore_ascii_case(t) || fold(have) == *ft) {
                 e.types.push(t.trim().to_owned());
                 changed = true;
             }
         }
-        if let Some(attributes) = &r.attributes {
+        if let Some(attributes) = r.attributes {
             for (k, v) in attributes {
-                if e.attributes.get(k) != Some(v) {
-                    e.attributes.insert(k.clone(), v.clone());
+                if e.attributes.get(&k) != Some(&v) {
+                    e.attributes.insert(k, v);
                     changed = true;
                 }
             }
         }
-        if let Some(t) = recorded_at
+        if let Some(t) = r.recorded_at
             && t < e.recorded_at
         {
             e.recorded_at = t;
@@ -343,73 +497,59 @@ impl Plan {
     }
 
     /// A fact record citing no document, as `import` stores it. `Err` leaves it to `import`.
-    fn fact(&mut self, r: &Line<'_>, agent: &str) -> std::result::Result<(), ()> {
-        let source = source_id(r.id.as_ref())?.ok_or(())?;
-        if self.fact_map.contains_key(&source) {
+    fn fact(&mut self, r: FactRec<'_>, agent: &str) -> std::result::Result<(), ()> {
+        if self.fact_map.contains_key(&r.source) {
             self.out.unchanged.facts += 1;
             return Ok(());
         }
-        let rel_type = r.rel_type.as_deref().filter(|t| fits(t)).ok_or(())?;
-        let recorded_at = match (&r.recorded_at, &self.last_time) {
-            // An export's facts often share their time: parse each distinct one once in a row.
-            (Some(s), Some((have, ms))) if s.as_ref() == have => *ms,
-            _ => {
-                let ms = time(r.recorded_at.as_ref())?.ok_or(())?;
-                self.last_time = r.recorded_at.as_ref().map(|s| (s.to_string(), ms));
-                ms
-            }
-        };
-        let ended_at = time(r.ended_at.as_ref())?;
-        let (label, prov_agent) = match &r.provenance {
-            None => (None, None),
-            Some(p) if matches!(p.kind.as_deref(), None | Some("asserted")) => (p.label.clone(), p.agent.as_deref()),
-            Some(_) => return Err(()),
-        };
+        if r.bad {
+            return Err(());
+        }
         // Both ends must be resolvable before either is created.
-        let ends = [(&r.from, &r.from_name), (&r.to, &r.to_name)];
-        let mut sources = [None, None];
-        for (i, (id, name)) in ends.iter().enumerate() {
-            sources[i] = source_id(id.as_ref()).ok().flatten();
-            let known = sources[i].is_some_and(|s| self.entity_map.contains_key(&s));
-            let named = name.as_deref().is_some_and(fits);
-            if !known && !named {
+        for end in &r.ends {
+            let known = end.id.is_some_and(|s| self.entity_map.contains_key(&s));
+            if !known && !end.name.as_deref().is_some_and(fits) {
                 return Err(());
             }
         }
         let mut at = [0usize; 2];
-        for (i, (_, name)) in ends.iter().enumerate() {
-            let (e, created) = self.resolve(sources[i], name.as_deref(), recorded_at).ok_or(())?;
+        for (i, end) in r.ends.iter().enumerate() {
+            let (e, created) = self.resolve(end.id, end.name.as_deref(), None, r.recorded_at).ok_or(())?;
             if created {
                 // Recorded but not counted, as `import` does for an end it creates.
                 self.written.push(Written::Entity(e));
             }
             at[i] = e;
         }
-        let (spelling, folded_type) = self.rel_type(rel_type.trim());
-        let version = ended_at.map(|end| (recorded_at, end));
+        let (spelling, folded_type) = self.rel_type(r.rel_type.trim());
+        let version = r.ended_at.map(|end| (r.recorded_at, end));
         let triple = (at[0], at[1], folded_type, version);
         if let Some(&have) = self.triples.get(&triple) {
-            self.fact_map.insert(source, have);
+            self.fact_map.insert(r.source, have);
             self.out.unchanged.facts += 1;
             return Ok(());
         }
-        let agent = self.agent(prov_agent.or(r.agent.as_deref()).unwrap_or(agent));
+        let agent = self.agent(r.agent.as_deref().unwrap_or(agent));
+        let (attributes, valid_from, valid_to) = match r.extra {
+            Some(x) => (x.attributes, x.valid_from, x.valid_to),
+            None => (Map::new(), None, None),
+        };
         self.facts.push(NewFact {
             from: at[0],
             to: at[1],
             spelling,
             folded_type,
-            attributes: r.attributes.clone().unwrap_or_default(),
-            valid_from: r.valid_from.clone(),
-            valid_to: r.valid_to.clone(),
-            recorded_at,
-            ended_at,
-            source: Source::Asserted { label },
+            attributes,
+            valid_from,
+            valid_to,
+            recorded_at: r.recorded_at,
+            ended_at: r.ended_at,
+            source: Source::Asserted { label: r.label },
             agent,
         });
         let local = self.facts.len() - 1;
         self.triples.insert(triple, local);
-        self.fact_map.insert(source, local);
+        self.fact_map.insert(r.source, local);
         self.out.imported.facts += 1;
         self.written.push(Written::Fact(local));
         Ok(())
@@ -424,14 +564,6 @@ pub(crate) fn is_empty(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<bool> 
         }
     }
     Ok(true)
-}
-
-/// Hands `run` to `tree` in one merge. Runs are built in key order (ids ascend with the index,
-/// other keys are sorted as tuples before they are encoded), so the sort here only checks it in
-/// one pass, except where a name holding a NUL byte orders differently once encoded.
-fn put_run(tx: &mut WriteTxn<'_>, tree: &str, mut run: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
-    run.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    tx.put_sorted(tree, run)
 }
 
 /// Appends `n` to `out` in decimal.
@@ -449,9 +581,6 @@ fn push_u64(out: &mut Vec<u8>, n: u64) {
     }
     out.extend_from_slice(&digits[at..]);
 }
-
-/// A run of one tree: (key, value) pairs.
-type Run = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// How the plan's local indexes become ids: entities from `base`, then facts, then events.
 #[derive(Clone, Copy)]
@@ -473,59 +602,110 @@ impl Ids {
     }
 }
 
+/// Reusable key and value buffers: one entry is built at a time and handed to its run.
+#[derive(Default)]
+struct Buf {
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl Buf {
+    /// Starts the key with `part`'s prefix and clears the value.
+    fn start(&mut self, part: &Partition) {
+        self.key.clear();
+        self.key.extend_from_slice(part.prefix());
+        self.value.clear();
+    }
+}
+
+/// Whether a name or relation type holds a NUL byte: keys then may not order as the tuples they
+/// are built from are sorted, and those runs are sorted by their encoded keys instead.
+fn holds_nul(plan: &Plan) -> bool {
+    let nul = |s: &str| s.as_bytes().contains(&0);
+    plan.entities.iter().any(|e| nul(&e.name) || nul(&e.folded))
+        || plan.spellings.iter().any(|t| nul(t))
+        || plan.folded_types.iter().any(|t| nul(t))
+}
+
 /// `k.ent`, `k.ent_name` and `k.names_log` (one name generation per entity after `generation`).
-fn entity_runs(part: &Partition, plan: &Plan, ids: Ids, generation: u64) -> [Run; 3] {
-    let ent = plan
-        .entities
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let record = Entity {
-                id: ids.entity(i),
-                name: e.name.clone(),
-                types: e.types.clone(),
-                attributes: e.attributes.clone(),
-                recorded_at: e.recorded_at,
-            };
-            (ent_key(part, record.id), encode(&record))
-        })
-        .collect();
+fn entity_runs(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    plan: &Plan,
+    ids: Ids,
+    generation: u64,
+    ordered: bool,
+) -> Result<()> {
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(ENT, true)?;
+    for (i, e) in plan.entities.iter().enumerate() {
+        let record = Entity {
+            id: ids.entity(i),
+            name: e.name.clone(),
+            types: e.types.clone(),
+            attributes: e.attributes.clone(),
+            recorded_at: e.recorded_at,
+        };
+        b.start(part);
+        b.key.extend_from_slice(&record.id.to_be_bytes());
+        serde_json::to_writer(&mut b.value, &record).expect("records serialise");
+        run.push(&b.key, &b.value)?;
+    }
+    run.finish()?;
     let mut by_name: Vec<(&str, u64)> =
         plan.entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), ids.entity(i))).collect();
     by_name.sort_unstable();
-    let names = by_name.into_iter().map(|(folded, id)| (name_key(part, folded, id), Vec::new())).collect();
-    let log = (0..plan.entities.len())
-        .map(|i| (part.key(&[&(generation + 1 + i as u64).to_be_bytes()]), ids.entity(i).to_be_bytes().to_vec()))
-        .collect();
-    [ent, names, log]
+    let mut run = tx.sorted_run(ENT_NAME, ordered)?;
+    for (folded, id) in by_name {
+        b.start(part);
+        b.key.extend_from_slice(folded.as_bytes());
+        b.key.push(0);
+        b.key.extend_from_slice(&id.to_be_bytes());
+        run.push(&b.key, &[])?;
+    }
+    run.finish()?;
+    if ids.entities > 0 {
+        // One name generation per entity, as creating them one by one would leave.
+        tx.put(NAMES_GEN, part.prefix(), &(generation + ids.entities).to_be_bytes())?;
+        let mut run = tx.sorted_run(NAMES_LOG, true)?;
+        for i in 0..plan.entities.len() {
+            b.start(part);
+            b.key.extend_from_slice(&(generation + 1 + i as u64).to_be_bytes());
+            run.push(&b.key, &ids.entity(i).to_be_bytes())?;
+        }
+        run.finish()?;
+    }
+    Ok(())
 }
 
 /// `k.rel`: the relation records.
-fn relation_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
-    plan.facts
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let record = Relation {
-                id: ids.fact(i),
-                from: ids.entity(f.from),
-                to: ids.entity(f.to),
-                rel_type: plan.spellings[f.spelling as usize].clone(),
-                attributes: f.attributes.clone(),
-                valid_from: f.valid_from.clone(),
-                valid_to: f.valid_to.clone(),
-                recorded_at: f.recorded_at,
-                ended_at: f.ended_at,
-                source: f.source.clone(),
-                agent: plan.agents[f.agent as usize].clone(),
-            };
-            (rel_key(part, record.id), encode(&record))
-        })
-        .collect()
+fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(REL, true)?;
+    for (i, f) in plan.facts.iter().enumerate() {
+        let record = Relation {
+            id: ids.fact(i),
+            from: ids.entity(f.from),
+            to: ids.entity(f.to),
+            rel_type: plan.spellings[f.spelling as usize].clone(),
+            attributes: f.attributes.clone(),
+            valid_from: f.valid_from.clone(),
+            valid_to: f.valid_to.clone(),
+            recorded_at: f.recorded_at,
+            ended_at: f.ended_at,
+            source: f.source.clone(),
+            agent: plan.agents[f.agent as usize].clone(),
+        };
+        b.start(part);
+        b.key.extend_from_slice(&record.id.to_be_bytes());
+        serde_json::to_writer(&mut b.value, &record).expect("records serialise");
+        run.push(&b.key, &b.value)?;
+    }
+    run.finish()
 }
 
 /// `k.adj`: both ends of every fact, sorted by (entity, direction, folded type, relation id).
-fn adjacency_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+fn adjacency_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, ordered: bool) -> Result<()> {
     let mut adj: Vec<(u64, u8, &str, u64)> = Vec::with_capacity(plan.facts.len() * 2);
     for (i, f) in plan.facts.iter().enumerate() {
         let ty = plan.folded_types[f.folded_type as usize].as_str();
@@ -533,78 +713,147 @@ fn adjacency_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
         adj.push((ids.entity(f.to), IN, ty, ids.fact(i)));
     }
     adj.sort_unstable();
-    adj.into_iter().map(|(e, dir, ty, id)| (adj_key(part, e, dir, ty, id), Vec::new())).collect()
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(ADJ, ordered)?;
+    for (e, dir, ty, id) in adj {
+        b.start(part);
+        b.key.extend_from_slice(&e.to_be_bytes());
+        b.key.push(dir);
+        b.key.extend_from_slice(ty.as_bytes());
+        b.key.push(0);
+        b.key.extend_from_slice(&id.to_be_bytes());
+        run.push(&b.key, &[])?;
+    }
+    run.finish()
 }
 
 /// `k.import_map`: every source id read, to its local id.
-fn map_run(part: &Partition, plan: &Plan, ids: Ids) -> Run {
+fn map_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
     let mut map: Vec<(u8, u64, u64)> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
     map.extend(plan.entity_map.iter().map(|(&s, &at)| (ENTITY, s, ids.entity(at))));
     map.extend(plan.fact_map.iter().map(|(&s, &at)| (FACT, s, ids.fact(at))));
     map.sort_unstable();
-    map.into_iter().map(|(kind, s, local)| (map_key(part, kind, s), local.to_be_bytes().to_vec())).collect()
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(IMPORT_MAP, true)?;
+    for (kind, s, local) in map {
+        b.start(part);
+        b.key.push(kind);
+        b.key.extend_from_slice(&s.to_be_bytes());
+        run.push(&b.key, &local.to_be_bytes())?;
+    }
+    run.finish()
 }
 
-/// `h.event`, `h.target` and `h.agent`: one `import` event per record stored, in the order
-/// `import` records them, as `history::record` would write it (`after: {id}`).
-fn event_runs(part: &Partition, plan: &Plan, ids: Ids, agent: &str, now: i64) -> [Run; 3] {
-    let (entities, facts) = (&plan.entities, &plan.facts);
-    let agent_json = serde_json::to_string(agent).expect("strings serialise");
-    let at = now.to_string();
-    let by_agent = agent_prefix(part, agent);
-    let n = plan.written.len();
-    let (mut events, mut by_target, mut agents) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    for (k, w) in plan.written.iter().enumerate() {
-        let seq = ids.event(k).to_be_bytes();
-        // The `h.target` key, `part | family \0 target \0 | seq`, is built first: the target
-        // (an entity's name, or a fact's `from \0 type \0 to`) is read back from it.
-        let (family, id): (&str, u64) = match *w {
-            Written::Entity(i) => ("entity", ids.entity(i)),
-            Written::Fact(i) => ("fact", ids.fact(i)),
-        };
-        let mut key = Vec::with_capacity(part.prefix().len() + 96);
-        key.extend_from_slice(part.prefix());
-        key.extend_from_slice(family.as_bytes());
-        key.push(0);
-        let from = key.len();
-        match *w {
-            Written::Entity(i) => key.extend_from_slice(entities[i].name.as_bytes()),
+/// The history events of a load: one `import` event per record stored, in the order `import`
+/// records them, as `history::record` would write it (`after: {id}`).
+struct Events<'p> {
+    part: &'p Partition,
+    plan: &'p Plan,
+    ids: Ids,
+    agent_json: String,
+    at: String,
+}
+
+impl Events<'_> {
+    /// Event `k`'s family and record id.
+    fn what(&self, k: usize) -> (&'static str, u64) {
+        match self.plan.written[k] {
+            Written::Entity(i) => ("entity", self.ids.entity(i)),
+            Written::Fact(i) => ("fact", self.ids.fact(i)),
+        }
+    }
+
+    /// Appends event `k`'s target: an entity's name, or a fact's `from \0 type \0 to`.
+    fn target(&self, k: usize, out: &mut Vec<u8>) {
+        let entities = &self.plan.entities;
+        match self.plan.written[k] {
+            Written::Entity(i) => out.extend_from_slice(entities[i].name.as_bytes()),
             Written::Fact(i) => {
-                let f = &facts[i];
-                key.extend_from_slice(entities[f.from].name.as_bytes());
-                key.push(0);
-                key.extend_from_slice(plan.spellings[f.spelling as usize].as_bytes());
-                key.push(0);
-                key.extend_from_slice(entities[f.to].name.as_bytes());
+                let f = &self.plan.facts[i];
+                out.extend_from_slice(entities[f.from].name.as_bytes());
+                out.push(0);
+                out.extend_from_slice(self.plan.spellings[f.spelling as usize].as_bytes());
+                out.push(0);
+                out.extend_from_slice(entities[f.to].name.as_bytes());
             }
         }
-        let target = std::str::from_utf8(&key[from..]).expect("names and types are text");
-        // `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`:
-        // `Event`'s fields in its order, as `serde_json` writes them.
-        let mut event = Vec::with_capacity(112 + target.len() + agent_json.len());
+    }
+
+    /// The `h.target` key of event `k`: `part | family \0 target \0 | seq`.
+    fn target_key(&self, k: usize, b: &mut Buf) {
+        b.start(self.part);
+        b.key.extend_from_slice(self.what(k).0.as_bytes());
+        b.key.push(0);
+        self.target(k, &mut b.key);
+        b.key.push(0);
+        b.key.extend_from_slice(&self.ids.event(k).to_be_bytes());
+    }
+
+    /// The `h.event` entry of event k:
+    /// `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`,
+    /// `Event`'s fields in its order, as `serde_json` writes them.
+    fn event(&self, k: usize, b: &mut Buf, scratch: &mut Vec<u8>) {
+        let (family, id) = self.what(k);
+        let seq = self.ids.event(k);
+        b.start(self.part);
+        b.key.extend_from_slice(&seq.to_be_bytes());
+        scratch.clear();
+        self.target(k, scratch);
+        let target = std::str::from_utf8(scratch).expect("names and types are text");
+        let event = &mut b.value;
         event.extend_from_slice(b"{\"seq\":");
-        push_u64(&mut event, ids.event(k));
+        push_u64(event, seq);
         event.extend_from_slice(b",\"family\":\"");
         event.extend_from_slice(family.as_bytes());
         event.extend_from_slice(b"\",\"target\":");
-        serde_json::to_writer(&mut event, target).expect("strings serialise");
+        serde_json::to_writer(&mut *event, target).expect("strings serialise");
         event.extend_from_slice(b",\"op\":\"import\",\"agent\":");
-        event.extend_from_slice(agent_json.as_bytes());
+        event.extend_from_slice(self.agent_json.as_bytes());
         event.extend_from_slice(b",\"at\":");
-        event.extend_from_slice(at.as_bytes());
+        event.extend_from_slice(self.at.as_bytes());
         event.extend_from_slice(b",\"after\":{\"id\":\"");
-        push_u64(&mut event, id);
+        push_u64(event, id);
         event.extend_from_slice(b"\"}}");
-        key.push(0);
-        key.extend_from_slice(&seq);
-        events.push((part.key(&[&seq]), event));
-        by_target.push((key, Vec::new()));
-        agents.push(([by_agent.as_slice(), &seq].concat(), Vec::new()));
     }
+}
+
+/// `h.event`, `h.target` and `h.agent` for every event of the load.
+fn event_runs(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    plan: &Plan,
+    ids: Ids,
+    (agent, now): (&str, i64),
+    ordered: bool,
+) -> Result<()> {
+    let ev = Events {
+        part,
+        plan,
+        ids,
+        agent_json: serde_json::to_string(agent).expect("strings serialise"),
+        at: now.to_string(),
+    };
+    let n = plan.written.len();
+    let (mut b, mut scratch) = (Buf::default(), Vec::new());
+    let mut run = tx.sorted_run(EVENT, true)?;
+    for k in 0..n {
+        ev.event(k, &mut b, &mut scratch);
+        run.push(&b.key, &b.value)?;
+    }
+    run.finish()?;
+    let by_agent = agent_prefix(part, agent);
+    let mut run = tx.sorted_run(AGENT, true)?;
+    for k in 0..n {
+        b.key.clear();
+        b.key.extend_from_slice(&by_agent);
+        b.key.extend_from_slice(&ids.event(k).to_be_bytes());
+        run.push(&b.key, &[])?;
+    }
+    run.finish()?;
     // Key order without comparing the keys themselves (scattered in memory, so each comparison
     // would miss the cache twice): entity events by name, then fact events by (from, type, to),
-    // each name and type by its rank in byte order, ties by sequence. `put_run` checks the
-    // result in one pass (a name holding a NUL byte may order differently once encoded).
+    // each name and type by its rank in byte order, ties by sequence. Where a name holds a NUL
+    // byte (`ordered` false) the run sorts the encoded keys instead.
     let rank = |names: Vec<&str>| -> Vec<u32> {
         let mut order: Vec<u32> = (0..index_u32(names.len())).collect();
         order.sort_unstable_by_key(|&i| names[i as usize]);
@@ -614,51 +863,41 @@ fn event_runs(part: &Partition, plan: &Plan, ids: Ids, agent: &str, now: i64) ->
         }
         rank
     };
-    let name_rank = rank(entities.iter().map(|e| e.name.as_str()).collect());
+    let name_rank = rank(plan.entities.iter().map(|e| e.name.as_str()).collect());
     let type_rank = rank(plan.spellings.iter().map(String::as_str).collect());
     let order_key = |k: usize| -> (u8, u32, u32, u32, usize) {
         match plan.written[k] {
             Written::Entity(i) => (0, name_rank[i], 0, 0, k),
             Written::Fact(i) => {
-                let f = &facts[i];
+                let f = &plan.facts[i];
                 (1, name_rank[f.from], type_rank[f.spelling as usize], name_rank[f.to], k)
             }
         }
     };
     let mut order: Vec<(u8, u32, u32, u32, usize)> = (0..n).map(order_key).collect();
     order.sort_unstable();
-    let mut slots: Vec<Option<(Vec<u8>, Vec<u8>)>> = by_target.into_iter().map(Some).collect();
-    let by_target = order.into_iter().map(|o| slots[o.4].take().expect("each event once")).collect();
-    [events, by_target, agents]
+    let mut run = tx.sorted_run(TARGET, ordered)?;
+    for o in order {
+        ev.target_key(o.4, &mut b);
+        run.push(&b.key, &[])?;
+    }
+    run.finish()
 }
 
-/// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. The
-/// relation records and events are encoded on a second thread while this one builds and merges
-/// the other runs (the writer thread would otherwise do all of it alone).
+/// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. Each
+/// tree's entries are built one at a time, in key order, into its run (`WriteTxn::sorted_run`:
+/// into an empty tree, pages are packed as the entries come), so no run is held in memory.
 pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: &str, now: i64) -> Result<Imported> {
     let base = read_next_id(tx)?;
     let ids = Ids { base, entities: plan.entities.len() as u64, facts: plan.facts.len() as u64 };
     write_next_id(tx, ids.event(plan.written.len()))?;
     let generation = names_gen_in(tx, part)?;
-    let plan_ref = &plan;
-    std::thread::scope(|s| -> Result<()> {
-        let helper = s.spawn(move || (relation_run(part, plan_ref, ids), event_runs(part, plan_ref, ids, agent, now)));
-        let [ent, names, log] = entity_runs(part, plan_ref, ids, generation);
-        put_run(tx, ENT, ent)?;
-        put_run(tx, ENT_NAME, names)?;
-        if ids.entities > 0 {
-            // One name generation per entity, as creating them one by one would leave.
-            tx.put(NAMES_GEN, part.prefix(), &(generation + ids.entities).to_be_bytes())?;
-            put_run(tx, NAMES_LOG, log)?;
-        }
-        put_run(tx, ADJ, adjacency_run(part, plan_ref, ids))?;
-        put_run(tx, IMPORT_MAP, map_run(part, plan_ref, ids))?;
-        let (rel, [events, targets, agents]) = helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        put_run(tx, REL, rel)?;
-        put_run(tx, EVENT, events)?;
-        put_run(tx, TARGET, targets)?;
-        put_run(tx, AGENT, agents)
-    })?;
+    let ordered = !holds_nul(&plan);
+    entity_runs(tx, part, &plan, ids, generation, ordered)?;
+    adjacency_run(tx, part, &plan, ids, ordered)?;
+    map_run(tx, part, &plan, ids)?;
+    relation_run(tx, part, &plan, ids)?;
+    event_runs(tx, part, &plan, ids, (agent, now), ordered)?;
     let Plan { rest, mut out, .. } = plan;
     // The records the fast path left: through `import`, a page at a time.
     for chunk in rest.chunks(MAX_LIMIT) {

@@ -172,3 +172,51 @@ fn a_loaded_scope_survives_a_reopen_and_checks_clean() {
     assert_eq!(rec["state"], json!("answered"), "{rec}");
     assert_eq!(rec["facts"].as_array().unwrap().len(), 4, "two out, two in: {rec}");
 }
+
+/// Into a new store every tree is empty, so a load packs each one page by page
+/// (`btree::Packer`): the result is what `import` of the same records stores, multi-level trees
+/// included, and checks clean; with a name holding a NUL byte too (those runs are sorted by their
+/// encoded keys instead).
+#[test]
+fn a_load_into_a_new_store_packs_trees_that_import_would_fill_alike() {
+    let (_dir, source, part) = seeded();
+    let mut records = export_pages(&source, &part, 5000).concat();
+    for i in 0..2000 {
+        let name = format!("Bulk {:05}", (i * 7919) % 2000);
+        records.push(json!({"kind": "entity", "id": (100_000 + i).to_string(), "name": name, "types": ["node"]}));
+    }
+    for i in 0..2000 {
+        records.push(json!({"kind": "fact", "id": (200_000 + i).to_string(), "from": (100_000 + i).to_string(),
+            "to": (100_000 + (i * 7) % 2000).to_string(), "type": if i % 3 == 0 { "links" } else { "cites" },
+            "recorded_at": "2024-01-01T00:00:00.000Z"}));
+    }
+    for nul in [false, true] {
+        let mut records = records.clone();
+        if nul {
+            records.push(json!({"kind": "entity", "id": "300000", "name": "Nul\u{0}Name", "types": ["odd"]}));
+            // (Not beside a name it extends: `import` then takes one for the other, a known quirk of
+            // its name lookup with NUL bytes that the fast path does not share.)
+            records
+                .push(json!({"kind": "fact", "id": "300002", "from": "300000", "to": "100001", "type": "is\u{0}near",
+                "recorded_at": "2024-01-01T00:00:00.000Z"}));
+        }
+        let (_a, by_load_store, p) = crate::knowledge::testing::fresh();
+        let (_b, by_import_store, q) = crate::knowledge::testing::fresh();
+        let by_load = load(&by_load_store, &p, &lines(&records));
+        let by_import = verb(&by_import_store, &caller(&q, 9_000), "import", &json!({"records": records})).unwrap();
+        assert_eq!(by_load, by_import, "nul {nul}");
+        let exported = |s: &Store, p: &Partition| normalized(&export_pages(s, p, 5000).concat());
+        assert_eq!(exported(&by_load_store, &p), exported(&by_import_store, &q), "nul {nul}");
+        let names = |events: Vec<(String, String, Value)>| -> Vec<(String, String)> {
+            events.into_iter().filter(|(f, _, _)| f != "document").map(|(f, t, _)| (f, t)).collect()
+        };
+        assert_eq!(names(import_events(&by_load_store, &p)), names(import_events(&by_import_store, &q)));
+        for s in [&by_load_store, &by_import_store] {
+            let check = s.check().unwrap();
+            assert!(check.ok, "nul {nul}: {check:?}");
+        }
+        let rec =
+            verb(&by_load_store, &caller(&p, 9_500), "recall", &json!({"subject": "Bulk 00007", "k": 100})).unwrap();
+        assert_eq!(rec["state"], json!("answered"), "{rec}");
+    }
+}

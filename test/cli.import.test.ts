@@ -1,0 +1,161 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { tempDir } from './helpers.js';
+
+// `cairn import FILE`: an export file into an empty scope (bulk load), into one holding knowledge
+// (matched by import, nothing duplicated), with bad lines named by line, and through a running
+// node's admin API with the admin token.
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const exec = promisify(execFile);
+const ADMIN = 'cairn_import-test-admin-0123456789abcdefghijklmnop';
+let dir: string;
+let cleanup: () => Promise<void>;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir('cli-import'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  await cleanup();
+});
+
+async function cairn(args: string[], env: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const AT = '2026-01-01T00:00:00.000Z';
+const RECORDS = [
+  { kind: 'entity', id: '1', name: 'Priya Raman', types: ['person'] },
+  { kind: 'entity', id: '2', name: 'Globex', types: ['company'] },
+  { kind: 'entity', id: '3', name: 'Berlin', types: ['city'] },
+  {
+    kind: 'fact',
+    id: '10',
+    from: '1',
+    to: '2',
+    from_name: 'Priya Raman',
+    to_name: 'Globex',
+    type: 'works_at',
+    recorded_at: AT,
+  },
+  {
+    kind: 'fact',
+    id: '11',
+    from: '2',
+    to: '3',
+    from_name: 'Globex',
+    to_name: 'Berlin',
+    type: 'located_in',
+    recorded_at: AT,
+  },
+];
+
+function exportFile(lines: string[]): string {
+  const file = join(dir, 'export.jsonl');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+interface Imported {
+  mode: string;
+  imported: Record<string, number>;
+  unchanged: Record<string, number>;
+  skipped: { index: number; reason: string }[];
+}
+
+it('loads a file into an empty scope, then matches it record by record when run again', async () => {
+  const file = exportFile(RECORDS.map((r) => JSON.stringify(r)));
+  const store = join(dir, 'store');
+  const first = await cairn(['import', file, '--data-dir', store, '--scope', 'proj', '--json']);
+  expect(first.code, first.stderr).toBe(0);
+  const a = JSON.parse(first.stdout) as Imported;
+  expect(a.mode).toBe('load');
+  expect(a.imported).toEqual({ entities: 3, facts: 2, documents: 0 });
+  expect(a.skipped).toEqual([]);
+  const again = await cairn(['import', file, '--data-dir', store, '--scope', 'proj', '--json']);
+  expect(again.code, again.stderr).toBe(0);
+  const b = JSON.parse(again.stdout) as Imported;
+  expect(b.mode).toBe('import');
+  expect(b.imported).toEqual({ entities: 0, facts: 0, documents: 0 });
+  expect(b.unchanged).toEqual({ entities: 3, facts: 2, documents: 0 });
+  expect((await cairn(['check', '--data-dir', store])).code).toBe(0);
+});
+
+it('names bad lines by line, exits 1, and refuses bad usage with 2', async () => {
+  const lines = RECORDS.map((r) => JSON.stringify(r));
+  lines.splice(1, 0, '{"kind": "entity", "name": ');
+  const file = exportFile(lines);
+  const store = join(dir, 'store');
+  for (const scope of ['empty', 'again']) {
+    // The first run loads (empty scope); the second matches (the scope then holds knowledge).
+    const r = await cairn(['import', file, '--data-dir', store, '--scope', 'bad', '--json']);
+    expect(r.code, `${scope}: ${r.stderr}`).toBe(1);
+    const out = JSON.parse(r.stdout) as Imported;
+    expect(out.skipped.map((s) => s.index)).toEqual([1]);
+    expect(out.skipped[0]?.reason).toMatch(/^record: not JSON/);
+  }
+  const human = await cairn(['import', file, '--data-dir', store, '--scope', 'bad']);
+  expect(human.stdout).toContain('line 2: record: not JSON');
+  expect((await cairn(['import', join(dir, 'missing.jsonl'), '--data-dir', store])).code).toBe(2);
+  expect((await cairn(['import', file, '--data-dir', store, '--scope', 'a:b'])).code).toBe(2);
+});
+
+it('goes through the running node with the admin token', async () => {
+  const file = exportFile(RECORDS.map((r) => JSON.stringify(r)));
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  let url = '';
+  for (let i = 0; i < 100 && url === ''; i++) {
+    if (existsSync(join(dir, 'node.json'))) {
+      url = (JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { url: string }).url;
+    } else {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  expect(url).not.toBe('');
+  const noToken = await cairn(['import', file, '--data-dir', dir], { CAIRN_ADMIN_TOKEN: '' });
+  expect(noToken.code).toBe(1);
+  expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
+  const r = await cairn(['import', file, '--data-dir', dir, '--user', 'ann', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(r.code, r.stderr).toBe(0);
+  expect((JSON.parse(r.stdout) as Imported).imported).toEqual({ entities: 3, facts: 2, documents: 0 });
+  // The records are ann's, in scope `default`: recall finds them through the memory API.
+  const recall = await fetch(`${url}/v1/memory/recall`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ user_id: 'ann', subject: 'Priya Raman' }),
+  });
+  const reply = (await recall.json()) as { state: string; facts: { relation: string }[] };
+  expect(reply.state).toBe('answered');
+  expect(reply.facts.map((f) => f.relation)).toContain('works_at');
+  // A request without a token is refused, and a JSON body is not an export file.
+  const plain = await fetch(`${url}/v1/admin/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  expect(plain.status).toBe(415);
+  const denied = await fetch(`${url}/v1/admin/import`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-ndjson' },
+    body: readFileSync(file),
+  });
+  expect(denied.status).toBe(401);
+});

@@ -1,0 +1,87 @@
+import type { Caller } from '../engine/knowledge.js';
+import type { Store } from '../engine/store.js';
+import { ApiError } from '../protocol/errors.js';
+import { storeFailure } from './engine.js';
+
+/** Records per `import` call when a file goes through `import` (the verb's per-call limit). */
+const PAGE = 5000;
+
+type Counts = { entities: number; facts: number; documents: number };
+
+/** What importing a file did: `import`'s reply, plus which path took the file. */
+export interface FileImported {
+  /** `load`: the scope was empty and the file went in as one bulk transaction; `import`: it
+   * held knowledge, and the records were matched against it a page at a time. */
+  mode: 'load' | 'import';
+  imported: Counts;
+  unchanged: Counts;
+  /** By line index (from 0; blank lines count). */
+  skipped: { index: number; reason: string }[];
+  not_reproduced: Record<string, unknown>[];
+}
+
+function refusalOf(reply: Record<string, unknown>): ApiError | null {
+  const err = reply.error as { code?: string; message?: string; details?: unknown[] } | undefined;
+  if (err === undefined) return null;
+  return new ApiError('VALIDATION_ERROR', err.message ?? 'refused', Array.isArray(err.details) ? err.details : []);
+}
+
+async function engine<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw storeFailure(err);
+  }
+}
+
+/**
+ * Imports an export file (JSON lines, one record a line) into the scope of `caller`: into an
+ * empty scope by the engine's bulk `load` (one transaction: all of it or nothing), else through
+ * `import` a page of 5,000 records at a time, which matches what is stored instead of
+ * duplicating it (each page commits alone; running the file again finishes an interrupted one).
+ * `skipped` and `not_reproduced` count lines from 0 either way.
+ */
+export async function importLines(store: Store, caller: Caller, lines: Uint8Array): Promise<FileImported> {
+  const loaded = await engine(() => store.load(caller, lines));
+  if (loaded.error === undefined) return { mode: 'load', ...(loaded as Omit<FileImported, 'mode'>) };
+  // `load` refuses only a scope that holds knowledge; anything else it would have skipped.
+  const out: FileImported = {
+    mode: 'import',
+    imported: { entities: 0, facts: 0, documents: 0 },
+    unchanged: { entities: 0, facts: 0, documents: 0 },
+    skipped: [],
+    not_reproduced: [],
+  };
+  const text = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength).toString('utf8');
+  let page: { index: number; record: unknown }[] = [];
+  const flush = async () => {
+    if (page.length === 0) return;
+    const at = page.map((p) => p.index);
+    const reply = await engine(() => store.knowledge('import', caller, { records: page.map((p) => p.record) }));
+    const refused = refusalOf(reply);
+    if (refused !== null) throw refused;
+    const r = reply as Omit<FileImported, 'mode'>;
+    for (const k of ['entities', 'facts', 'documents'] as const) {
+      out.imported[k] += r.imported[k];
+      out.unchanged[k] += r.unchanged[k];
+    }
+    for (const s of r.skipped) out.skipped.push({ index: at[s.index] ?? s.index, reason: s.reason });
+    for (const n of r.not_reproduced) {
+      out.not_reproduced.push(typeof n.index === 'number' ? { ...n, index: at[n.index] ?? n.index } : n);
+    }
+    page = [];
+  };
+  for (const [index, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    try {
+      page.push({ index, record: JSON.parse(line) });
+    } catch (err) {
+      out.skipped.push({ index, reason: `record: not JSON (${err instanceof Error ? err.message : String(err)})` });
+      continue;
+    }
+    if (page.length === PAGE) await flush();
+  }
+  await flush();
+  out.skipped.sort((a, b) => a.index - b.index);
+  return out;
+}
