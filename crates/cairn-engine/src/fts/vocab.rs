@@ -3,7 +3,7 @@
 //! and text repeats its words (Zipf): a word seen before costs one map lookup and one array read,
 //! instead of stop-word, script and stemming work and a map of the batch's term strings.
 
-use std::cell::RefCell;
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -140,7 +140,7 @@ impl WordMap {
     }
 }
 
-/// The words a thread has tokenized: word (or CJK term) → table id of its index term.
+/// The words tokenized so far, by every thread: word (or CJK term) → table id of its index term.
 struct Table {
     generation: u64,
     words: WordMap,
@@ -158,15 +158,19 @@ impl Table {
         }
     }
 
-    /// The table id of `piece`'s term, or `NO_TERM`.
-    fn lookup(&mut self, piece: Piece<'_>) -> u32 {
-        let word = match piece {
-            Piece::Word(w) | Piece::Term(w) => w,
-        };
+    /// The table id of `piece`'s term (or `NO_TERM`) if the table holds its word.
+    fn get(&self, piece: Piece<'_>) -> Option<u32> {
+        let (Piece::Word(word) | Piece::Term(word)) = piece;
         // Words and CJK terms never share a key: a word holds no CJK character, a CJK term only those.
-        if let Some(id) = self.words.get(word) {
+        self.words.get(word)
+    }
+
+    /// The table id of `piece`'s term, or `NO_TERM`; a word not seen before is stemmed and added.
+    fn lookup(&mut self, piece: Piece<'_>) -> u32 {
+        if let Some(id) = self.get(piece) {
             return id;
         }
+        let (Piece::Word(word) | Piece::Term(word)) = piece;
         let mut id = NO_TERM;
         let stemmer = Stemmer::create(Algorithm::English);
         let mut intern = |term: &str| {
@@ -195,9 +199,45 @@ impl Table {
     }
 }
 
-thread_local! {
-    static TABLE: RefCell<Table> = RefCell::new(Table::new());
+/// Words of a text that the table did not hold, kept (they may be lowercased copies that
+/// `each_word` lends only for the call) until the write lock is taken.
+#[derive(Default)]
+struct Unseen {
+    text: String,
+    /// (is a CJK term, end in `text`), in order.
+    ends: Vec<(bool, usize)>,
 }
+
+impl Unseen {
+    fn push(&mut self, piece: Piece<'_>) {
+        let (Piece::Word(w) | Piece::Term(w)) = piece;
+        self.text.push_str(w);
+        self.ends.push((matches!(piece, Piece::Term(_)), self.text.len()));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(term, end)| {
+            let s = &self.text[start..end];
+            start = end;
+            if term { Piece::Term(s) } else { Piece::Word(s) }
+        })
+    }
+}
+
+/// One table for every thread: the callers tokenizing in parallel share one copy of the hot words
+/// in cache, and stem each word once, instead of once a thread. Lookups take the read lock once
+/// a passage; the words a passage adds take the write lock once after it.
+static TABLE: RwLock<Option<Table>> = RwLock::new(None);
 
 /// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
 /// term on the writer thread indexes a vector instead of hashing strings. The terms share one
@@ -272,25 +312,58 @@ impl Vocab {
         }
     }
 
+    /// Looks every word of `text` up in `table` (which `by_table` follows): the ids of the words
+    /// it holds go to `ids`, the others to `unseen`.
+    fn read_pass(&mut self, table: &Table, text: &str, ids: &mut Vec<u32>, unseen: &mut Unseen) {
+        each_word(text, |piece, _, _| match table.get(piece) {
+            Some(NO_TERM) => {}
+            Some(t) => ids.push(self.id(table, t)),
+            None => unseen.push(piece),
+        });
+    }
+
     /// Tokenizes `text` into its terms.
     pub fn terms_of(&mut self, text: &str) -> Result<Terms> {
         let mut ids: Vec<u32> = Vec::with_capacity(text.len() / 5);
-        TABLE.with(|table| {
-            let mut table = table.borrow_mut();
+        // Words the table does not hold yet, added after the read pass (rare once text repeats).
+        let mut unseen = Unseen::default();
+        {
+            let guard = TABLE.read().expect("word table lock");
+            match guard.as_ref() {
+                Some(table) if table.words.len() < TABLE_WORDS => {
+                    if self.generation == table.generation {
+                        self.read_pass(table, text, &mut ids, &mut unseen);
+                    } else {
+                        // `follow` interns: done under the write lock below, with every word.
+                        unseen.clear();
+                        ids.clear();
+                        self.generation = 0;
+                    }
+                }
+                _ => self.generation = 0,
+            }
+        }
+        if self.generation == 0 || !unseen.is_empty() {
+            let mut guard = TABLE.write().expect("word table lock");
             // Starting over happens between texts only, and renumbers the table.
-            if table.words.len() >= TABLE_WORDS {
-                *table = Table::new();
+            if guard.as_ref().is_none_or(|t| t.words.len() >= TABLE_WORDS) {
+                *guard = Some(Table::new());
             }
+            let table = guard.as_mut().expect("a table was just made");
             if self.generation != table.generation {
-                self.follow(&mut table);
+                // Another table than the read pass saw (or none): every word again, in this one.
+                self.follow(table);
+                ids.clear();
+                unseen.clear();
+                each_word(text, |piece, _, _| unseen.push(piece));
             }
-            each_word(text, |piece, _, _| {
+            for piece in unseen.pieces() {
                 let t = table.lookup(piece);
                 if t != NO_TERM {
-                    ids.push(self.id(&table, t));
+                    ids.push(self.id(table, t));
                 }
-            });
-        });
+            }
+        }
         let len = u32::try_from(ids.len())
             .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
         ids.sort_unstable();
@@ -350,7 +423,7 @@ mod tests {
         .join()
         .unwrap();
         let mut vocab = vocab;
-        TABLE.with(|t| *t.borrow_mut() = Table::new());
+        *TABLE.write().unwrap() = Some(Table::new());
         let third = vocab.terms_of("ran runs").unwrap();
         assert_eq!(vocab.len(), 4, "{:?}", vocab.terms().collect::<Vec<_>>());
         let id = |term: &str| vocab.terms().position(|t| t == term).unwrap() as u32;
