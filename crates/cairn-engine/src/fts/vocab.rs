@@ -434,4 +434,37 @@ mod tests {
             c
         });
     }
+
+    #[test]
+    fn threads_sharing_the_table_get_the_terms_one_thread_gets_while_it_starts_over() {
+        let text = |i: usize| format!("Running runner{i} ran {} the runs of w{} 東京", "x".repeat(i % 20), i * 7);
+        let alone: Vec<Vec<(String, u32)>> = (0..400)
+            .map(|i| {
+                let mut v = Vocab::default();
+                let t = v.terms_of(&text(i)).unwrap();
+                terms(&v, &t)
+            })
+            .collect();
+        // Four threads at once, each one batch over the same texts, with the table started over
+        // now and then (as a full table does): every passage keeps its terms.
+        let threads: Vec<_> = (0..4)
+            .map(|k| {
+                std::thread::spawn(move || {
+                    let mut v = Vocab::default();
+                    let mut out = Vec::new();
+                    for i in 0..400 {
+                        if k == 0 && i % 50 == 0 {
+                            *TABLE.write().unwrap() = Some(Table::new());
+                        }
+                        let t = v.terms_of(&text(i)).unwrap();
+                        out.push(terms(&v, &t));
+                    }
+                    out
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), alone);
+        }
+    }
 }
