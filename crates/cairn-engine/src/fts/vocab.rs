@@ -1,7 +1,8 @@
 //! A batch's vocabulary: the distinct terms of the passages an `Indexer` gathers, each named by a
-//! small id, found through a per-thread table of the words seen so far. Tokenizing bounds ingest,
-//! and text repeats its words (Zipf): a word seen before costs one map lookup and one array read,
-//! instead of stop-word, script and stemming work and a map of the batch's term strings.
+//! small id, found through one table (shared by every thread) of the words seen so far.
+//! Tokenizing bounds ingest, and text repeats its words (Zipf): a word seen before costs one map
+//! lookup and one array read, instead of stop-word, script and stemming work and a map of the
+//! batch's term strings.
 
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,7 +22,7 @@ pub(super) struct Terms {
     pub counts: Vec<(u32, u32)>,
 }
 
-/// Words a thread's table holds before it starts over (its map then takes 3 MiB at most).
+/// Words the table holds before it starts over (its map then takes 3 MiB at most).
 const TABLE_WORDS: usize = 1 << 16;
 
 /// No term: a stop word, or a term that `clean_term` refuses.
@@ -334,12 +335,12 @@ impl Vocab {
                     if self.generation == table.generation {
                         self.read_pass(table, text, &mut ids, &mut unseen);
                     } else {
-                        // `follow` interns: done under the write lock below, with every word.
-                        unseen.clear();
-                        ids.clear();
+                        // A table this batch has not followed yet: `follow` interns, so it and
+                        // every word of the text wait for the write lock below.
                         self.generation = 0;
                     }
                 }
+                // No table yet, or a full one: made anew under the write lock below.
                 _ => self.generation = 0,
             }
         }
