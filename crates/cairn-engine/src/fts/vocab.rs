@@ -313,71 +313,83 @@ impl Vocab {
         }
     }
 
-    /// Looks every word of `text` up in `table` (which `by_table` follows): the ids of the words
-    /// it holds go to `ids`, the others to `unseen`.
-    fn read_pass(&mut self, table: &Table, text: &str, ids: &mut Vec<u32>, unseen: &mut Unseen) {
-        each_word(text, |piece, _, _| match table.get(piece) {
-            Some(NO_TERM) => {}
-            Some(t) => ids.push(self.id(table, t)),
-            None => unseen.push(piece),
-        });
+    /// Each distinct table id of `tids` (a passage's terms, as table ids) as (this batch's id,
+    /// count), in batch id order. Sorted first, so `by_table` and the table's terms are read in
+    /// order, once a distinct term, not at random once a word.
+    fn count(&mut self, table: &Table, tids: &mut [u32]) -> Vec<(u32, u32)> {
+        tids.sort_unstable();
+        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(tids.len());
+        for &t in tids.iter() {
+            match counts.last_mut() {
+                Some((last, n)) if *last == t => *n += 1,
+                _ => counts.push((t, 1)),
+            }
+        }
+        for c in &mut counts {
+            c.0 = self.id(table, c.0);
+        }
+        counts.sort_unstable_by_key(|c| c.0);
+        counts.shrink_to_fit();
+        counts
     }
 
     /// Tokenizes `text` into its terms.
     pub fn terms_of(&mut self, text: &str) -> Result<Terms> {
-        let mut ids: Vec<u32> = Vec::with_capacity(text.len() / 5);
+        // The table ids of the text's terms, one a token.
+        let mut tids: Vec<u32> = Vec::with_capacity(text.len() / 5);
         // Words the table does not hold yet, added after the read pass (rare once text repeats).
         let mut unseen = Unseen::default();
-        {
+        let read = {
             let guard = TABLE.read().expect("word table lock");
             match guard.as_ref() {
-                Some(table) if table.words.len() < TABLE_WORDS => {
-                    if self.generation == table.generation {
-                        self.read_pass(table, text, &mut ids, &mut unseen);
-                    } else {
-                        // A table this batch has not followed yet: `follow` interns, so it and
-                        // every word of the text wait for the write lock below.
-                        self.generation = 0;
+                Some(table) if table.words.len() < TABLE_WORDS && self.generation == table.generation => {
+                    read_pass(table, text, &mut tids, &mut unseen);
+                    unseen.is_empty().then(|| self.count(table, &mut tids))
+                }
+                // No table yet, a full one, or one this batch has not followed (`follow` interns):
+                // all under the write lock below.
+                _ => None,
+            }
+        };
+        let counts = match read {
+            Some(counts) => counts,
+            None => {
+                let mut guard = TABLE.write().expect("word table lock");
+                // Starting over happens between texts only, and renumbers the table.
+                if guard.as_ref().is_none_or(|t| t.words.len() >= TABLE_WORDS) {
+                    *guard = Some(Table::new());
+                }
+                let table = guard.as_mut().expect("a table was just made");
+                if self.generation != table.generation {
+                    // Another table than the read pass saw (or none): every word again, in this one.
+                    self.follow(table);
+                    tids.clear();
+                    unseen.clear();
+                    each_word(text, |piece, _, _| unseen.push(piece));
+                }
+                for piece in unseen.pieces() {
+                    let t = table.lookup(piece);
+                    if t != NO_TERM {
+                        tids.push(t);
                     }
                 }
-                // No table yet, or a full one: made anew under the write lock below.
-                _ => self.generation = 0,
+                self.count(table, &mut tids)
             }
-        }
-        if self.generation == 0 || !unseen.is_empty() {
-            let mut guard = TABLE.write().expect("word table lock");
-            // Starting over happens between texts only, and renumbers the table.
-            if guard.as_ref().is_none_or(|t| t.words.len() >= TABLE_WORDS) {
-                *guard = Some(Table::new());
-            }
-            let table = guard.as_mut().expect("a table was just made");
-            if self.generation != table.generation {
-                // Another table than the read pass saw (or none): every word again, in this one.
-                self.follow(table);
-                ids.clear();
-                unseen.clear();
-                each_word(text, |piece, _, _| unseen.push(piece));
-            }
-            for piece in unseen.pieces() {
-                let t = table.lookup(piece);
-                if t != NO_TERM {
-                    ids.push(self.id(table, t));
-                }
-            }
-        }
-        let len = u32::try_from(ids.len())
+        };
+        let len = u32::try_from(tids.len())
             .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
-        ids.sort_unstable();
-        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
-        for id in ids {
-            match counts.last_mut() {
-                Some((last, n)) if *last == id => *n += 1,
-                _ => counts.push((id, 1)),
-            }
-        }
-        counts.shrink_to_fit();
         Ok(Terms { len, counts })
     }
+}
+
+/// Looks every word of `text` up in `table`: the table ids of the words it holds go to `tids`
+/// (none for a stop word), the others to `unseen`.
+fn read_pass(table: &Table, text: &str, tids: &mut Vec<u32>, unseen: &mut Unseen) {
+    each_word(text, |piece, _, _| match table.get(piece) {
+        Some(NO_TERM) => {}
+        Some(t) => tids.push(t),
+        None => unseen.push(piece),
+    });
 }
 
 #[cfg(test)]
