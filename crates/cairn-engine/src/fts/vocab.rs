@@ -351,30 +351,29 @@ impl Vocab {
                 _ => None,
             }
         };
-        let counts = match read {
-            Some(counts) => counts,
-            None => {
-                let mut guard = TABLE.write().expect("word table lock");
-                // Starting over happens between texts only, and renumbers the table.
-                if guard.as_ref().is_none_or(|t| t.words.len() >= TABLE_WORDS) {
-                    *guard = Some(Table::new());
-                }
-                let table = guard.as_mut().expect("a table was just made");
-                if self.generation != table.generation {
-                    // Another table than the read pass saw (or none): every word again, in this one.
-                    self.follow(table);
-                    tids.clear();
-                    unseen.clear();
-                    each_word(text, |piece, _, _| unseen.push(piece));
-                }
-                for piece in unseen.pieces() {
-                    let t = table.lookup(piece);
-                    if t != NO_TERM {
-                        tids.push(t);
-                    }
-                }
-                self.count(table, &mut tids)
+        let counts = if let Some(counts) = read {
+            counts
+        } else {
+            let mut guard = TABLE.write().expect("word table lock");
+            // Starting over happens between texts only, and renumbers the table.
+            if guard.as_ref().is_none_or(|t| t.words.len() >= TABLE_WORDS) {
+                *guard = Some(Table::new());
             }
+            let table = guard.as_mut().expect("a table was just made");
+            if self.generation != table.generation {
+                // Another table than the read pass saw (or none): every word again, in this one.
+                self.follow(table);
+                tids.clear();
+                unseen.clear();
+                each_word(text, |piece, _, _| unseen.push(piece));
+            }
+            for piece in unseen.pieces() {
+                let t = table.lookup(piece);
+                if t != NO_TERM {
+                    tids.push(t);
+                }
+            }
+            self.count(table, &mut tids)
         };
         let len = u32::try_from(tids.len())
             .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
