@@ -97,50 +97,46 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     Ok(found.unwrap_or_default())
 }
 
+/// A passage's text tokenized ahead of the transaction that indexes it (`Indexer::tokenize`, on
+/// the caller's thread), so the store's single writer thread only files its terms.
+#[derive(Debug)]
+pub struct Tokenized(Terms);
+
 /// Passages gathered over one call and indexed together: the batch becomes a new segment, one
 /// block per distinct term, appended after the partition's older segments.
 pub struct Indexer {
     prefix: Vec<u8>,
     vocab: Vocab,
-    /// `(doc, ordinal)` → the passage's terms (a later `add` of the same place replaces an
-    /// earlier one).
-    passages: BTreeMap<(u64, u32), Terms>,
-    /// Texts tokenized ahead of the transaction (`prepare`), by text.
-    prepared: FastMap<String, Terms>,
+    /// `(doc, ordinal)` → the passage's terms, and whether the place is known to hold nothing
+    /// indexed yet (a document created in this transaction); a later `add` of the same place
+    /// replaces an earlier one.
+    passages: BTreeMap<(u64, u32), (Terms, bool)>,
 }
 
 impl Indexer {
     /// A batch for partition `part`.
     pub fn new(part: &[u8]) -> Result<Indexer> {
-        Ok(Indexer {
-            prefix: part_prefix(part)?,
-            vocab: Vocab::default(),
-            passages: BTreeMap::new(),
-            prepared: FastMap::default(),
-        })
+        Ok(Indexer { prefix: part_prefix(part)?, vocab: Vocab::default(), passages: BTreeMap::new() })
     }
 
-    /// Tokenizes `texts` now, so that `add`ing them later (inside the write transaction, on the
-    /// store's single writer thread) only looks them up: the writer's time is what bounds ingest.
-    pub fn prepare<'t>(&mut self, texts: impl IntoIterator<Item = &'t str>) -> Result<()> {
-        for text in texts {
-            if !self.prepared.contains_key(text) {
-                let terms = self.vocab.terms_of(text)?;
-                self.prepared.insert(text.to_owned(), terms);
-            }
-        }
-        Ok(())
+    /// Tokenizes `text` for this batch now (before the write transaction, off the store's single
+    /// writer thread, whose time is what bounds ingest); `add_tokenized` files it later.
+    pub fn tokenize(&mut self, text: &str) -> Result<Tokenized> {
+        self.vocab.terms_of(text).map(Tokenized)
     }
 
     /// Adds passage `ordinal` of `doc`, replacing what is indexed there when the batch is written.
     pub fn add(&mut self, doc: u64, ordinal: u32, text: &str) -> Result<()> {
-        // Taken, not copied: the same text twice in a batch is tokenized again the second time.
-        let terms = match self.prepared.remove(text) {
-            Some(t) => t,
-            None => self.vocab.terms_of(text)?,
-        };
-        self.passages.insert((doc, ordinal), terms);
+        let terms = self.vocab.terms_of(text)?;
+        self.passages.insert((doc, ordinal), (terms, false));
         Ok(())
+    }
+
+    /// `add` for a passage this batch tokenized (`tokenize`). `fresh`: nothing is indexed at
+    /// `(doc, ordinal)` before this batch (the document was created in this transaction), so
+    /// `finish` need not look for a record to replace there.
+    pub fn add_tokenized(&mut self, doc: u64, ordinal: u32, passage: Tokenized, fresh: bool) {
+        self.passages.insert((doc, ordinal), (passage.0, fresh));
     }
 
     /// Writes the batch: removes what was indexed at each place, then writes a new segment (one
@@ -150,12 +146,11 @@ impl Indexer {
         if self.passages.is_empty() {
             return Ok(());
         }
-        let Indexer { prefix, vocab, passages, prepared, .. } = self;
-        // Freed now: it may hold texts prepared but never added.
-        drop(prepared);
+        let Indexer { prefix, vocab, passages } = self;
         let old: Vec<(u64, u32, PassageRecord)> = passages
-            .keys()
-            .filter_map(|&(doc, ordinal)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
+            .iter()
+            .filter(|(_, (_, fresh))| !fresh)
+            .filter_map(|(&(doc, ordinal), _)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
                 Ok(Some(value)) => Some(decode_doc(&value).map(|r| (doc, ordinal, r))),
                 Ok(None) => None,
                 Err(e) => Some(Err(e)),
@@ -167,7 +162,7 @@ impl Indexer {
         // Postings grouped by term id in one vector (a counting sort): term `id`'s are at
         // `offsets[id]..offsets[id + 1]`.
         let mut offsets = vec![0_usize; vocab.len() + 1];
-        for terms in passages.values() {
+        for (terms, _) in passages.values() {
             for &(id, _) in &terms.counts {
                 offsets[id as usize + 1] += 1;
             }
@@ -180,7 +175,7 @@ impl Indexer {
         let hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
         let mut tokens_added: u64 = 0;
         let mut mine: Vec<u16> = Vec::new();
-        for (&(doc, ordinal), Terms { len, counts }) in &passages {
+        for (&(doc, ordinal), (Terms { len, counts }, _)) in &passages {
             mine.clear();
             for &(id, tf) in counts {
                 let at = &mut fill[id as usize];

@@ -115,6 +115,40 @@ fn reindexing_replaces_the_passage() {
 }
 
 #[test]
+fn passages_tokenized_ahead_on_other_threads_index_as_added_ones() {
+    let texts = ["Copper kettles boil", "the iron kettle rusts", "kettle kettle copper", "東京 copper"];
+    let (_a, added) = open();
+    let (_b, ahead) = open();
+    let rows: Vec<(u64, u32, &str)> = texts.iter().enumerate().map(|(i, t)| (i as u64 + 1, 0, *t)).collect();
+    index(&added, b"p", &rows);
+    // Tokenized by four threads (one batch handed from thread to thread), filed as fresh places.
+    let mut batch = Indexer::new(b"p").unwrap();
+    let mut tokenized = Vec::new();
+    for text in texts {
+        let (b, t) = std::thread::spawn(move || {
+            let t = batch.tokenize(text).unwrap();
+            (batch, t)
+        })
+        .join()
+        .unwrap();
+        batch = b;
+        tokenized.push(t);
+    }
+    ahead
+        .write(move |tx| {
+            for (i, t) in tokenized.into_iter().enumerate() {
+                batch.add_tokenized(i as u64 + 1, 0, t, true);
+            }
+            batch.finish(tx)
+        })
+        .unwrap();
+    for query in ["kettle", "copper", "iron rust", "東京", "boiling kettles"] {
+        assert_eq!(find(&added, b"p", query), find(&ahead, b"p", query), "{query}");
+    }
+    assert_eq!(stats_of(&added, b"p"), stats_of(&ahead, b"p"));
+}
+
+#[test]
 fn removing_passages_docs_and_partitions_leaves_no_key() {
     let (_dir, store) = open();
     index(&store, b"p", &[(1, 0, "amber falcon"), (1, 1, "amber heron"), (2, 0, "amber owl")]);

@@ -1,9 +1,10 @@
 //! A batch's vocabulary: the distinct terms of the passages an `Indexer` gathers, each named by a
-//! small id, found through a per-thread table of the words seen so far. Tokenizing bounds ingest,
-//! and text repeats its words (Zipf): a word seen before costs one map lookup and one array read,
-//! instead of stop-word, script and stemming work and a map of the batch's term strings.
+//! small id, found through one table (shared by every thread) of the words seen so far.
+//! Tokenizing bounds ingest, and text repeats its words (Zipf): a word seen before costs one map
+//! lookup and one array read, instead of stop-word, script and stemming work and a map of the
+//! batch's term strings.
 
-use std::cell::RefCell;
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -21,7 +22,7 @@ pub(super) struct Terms {
     pub counts: Vec<(u32, u32)>,
 }
 
-/// Words a thread's table holds before it starts over (its map then takes 3 MiB at most).
+/// Words the table holds before it starts over (its map then takes 3 MiB at most).
 const TABLE_WORDS: usize = 1 << 16;
 
 /// No term: a stop word, or a term that `clean_term` refuses.
@@ -140,7 +141,7 @@ impl WordMap {
     }
 }
 
-/// The words a thread has tokenized: word (or CJK term) → table id of its index term.
+/// The words tokenized so far, by every thread: word (or CJK term) → table id of its index term.
 struct Table {
     generation: u64,
     words: WordMap,
@@ -158,15 +159,19 @@ impl Table {
         }
     }
 
-    /// The table id of `piece`'s term, or `NO_TERM`.
-    fn lookup(&mut self, piece: Piece<'_>) -> u32 {
-        let word = match piece {
-            Piece::Word(w) | Piece::Term(w) => w,
-        };
+    /// The table id of `piece`'s term (or `NO_TERM`) if the table holds its word.
+    fn get(&self, piece: Piece<'_>) -> Option<u32> {
+        let (Piece::Word(word) | Piece::Term(word)) = piece;
         // Words and CJK terms never share a key: a word holds no CJK character, a CJK term only those.
-        if let Some(id) = self.words.get(word) {
+        self.words.get(word)
+    }
+
+    /// The table id of `piece`'s term, or `NO_TERM`; a word not seen before is stemmed and added.
+    fn lookup(&mut self, piece: Piece<'_>) -> u32 {
+        if let Some(id) = self.get(piece) {
             return id;
         }
+        let (Piece::Word(word) | Piece::Term(word)) = piece;
         let mut id = NO_TERM;
         let stemmer = Stemmer::create(Algorithm::English);
         let mut intern = |term: &str| {
@@ -195,9 +200,45 @@ impl Table {
     }
 }
 
-thread_local! {
-    static TABLE: RefCell<Table> = RefCell::new(Table::new());
+/// Words of a text that the table did not hold, kept (they may be lowercased copies that
+/// `each_word` lends only for the call) until the write lock is taken.
+#[derive(Default)]
+struct Unseen {
+    text: String,
+    /// (is a CJK term, end in `text`), in order.
+    ends: Vec<(bool, usize)>,
 }
+
+impl Unseen {
+    fn push(&mut self, piece: Piece<'_>) {
+        let (Piece::Word(w) | Piece::Term(w)) = piece;
+        self.text.push_str(w);
+        self.ends.push((matches!(piece, Piece::Term(_)), self.text.len()));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(term, end)| {
+            let s = &self.text[start..end];
+            start = end;
+            if term { Piece::Term(s) } else { Piece::Word(s) }
+        })
+    }
+}
+
+/// One table for every thread: the callers tokenizing in parallel share one copy of the hot words
+/// in cache, and stem each word once, instead of once a thread. Lookups take the read lock once
+/// a passage; the words a passage adds take the write lock once after it.
+static TABLE: RwLock<Option<Table>> = RwLock::new(None);
 
 /// The distinct terms of one batch, each named by a small id, so grouping a batch's postings by
 /// term on the writer thread indexes a vector instead of hashing strings. The terms share one
@@ -272,38 +313,82 @@ impl Vocab {
         }
     }
 
-    /// Tokenizes `text` into its terms.
-    pub fn terms_of(&mut self, text: &str) -> Result<Terms> {
-        let mut ids: Vec<u32> = Vec::with_capacity(text.len() / 5);
-        TABLE.with(|table| {
-            let mut table = table.borrow_mut();
-            // Starting over happens between texts only, and renumbers the table.
-            if table.words.len() >= TABLE_WORDS {
-                *table = Table::new();
-            }
-            if self.generation != table.generation {
-                self.follow(&mut table);
-            }
-            each_word(text, |piece, _, _| {
-                let t = table.lookup(piece);
-                if t != NO_TERM {
-                    ids.push(self.id(&table, t));
-                }
-            });
-        });
-        let len = u32::try_from(ids.len())
-            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
-        ids.sort_unstable();
-        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
-        for id in ids {
+    /// Each distinct table id of `tids` (a passage's terms, as table ids) as (this batch's id,
+    /// count), in batch id order. Sorted first, so `by_table` and the table's terms are read in
+    /// order, once a distinct term, not at random once a word.
+    fn count(&mut self, table: &Table, tids: &mut [u32]) -> Vec<(u32, u32)> {
+        tids.sort_unstable();
+        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(tids.len());
+        for &t in tids.iter() {
             match counts.last_mut() {
-                Some((last, n)) if *last == id => *n += 1,
-                _ => counts.push((id, 1)),
+                Some((last, n)) if *last == t => *n += 1,
+                _ => counts.push((t, 1)),
             }
         }
+        for c in &mut counts {
+            c.0 = self.id(table, c.0);
+        }
+        counts.sort_unstable_by_key(|c| c.0);
         counts.shrink_to_fit();
+        counts
+    }
+
+    /// Tokenizes `text` into its terms.
+    pub fn terms_of(&mut self, text: &str) -> Result<Terms> {
+        // The table ids of the text's terms, one a token.
+        let mut tids: Vec<u32> = Vec::with_capacity(text.len() / 5);
+        // Words the table does not hold yet, added after the read pass (rare once text repeats).
+        let mut unseen = Unseen::default();
+        let read = {
+            let guard = TABLE.read().expect("word table lock");
+            match guard.as_ref() {
+                Some(table) if table.words.len() < TABLE_WORDS && self.generation == table.generation => {
+                    read_pass(table, text, &mut tids, &mut unseen);
+                    unseen.is_empty().then(|| self.count(table, &mut tids))
+                }
+                // No table yet, a full one, or one this batch has not followed (`follow` interns):
+                // all under the write lock below.
+                _ => None,
+            }
+        };
+        let counts = if let Some(counts) = read {
+            counts
+        } else {
+            let mut guard = TABLE.write().expect("word table lock");
+            // Starting over happens between texts only, and renumbers the table.
+            if guard.as_ref().is_none_or(|t| t.words.len() >= TABLE_WORDS) {
+                *guard = Some(Table::new());
+            }
+            let table = guard.as_mut().expect("a table was just made");
+            if self.generation != table.generation {
+                // Another table than the read pass saw (or none): every word again, in this one.
+                self.follow(table);
+                tids.clear();
+                unseen.clear();
+                each_word(text, |piece, _, _| unseen.push(piece));
+            }
+            for piece in unseen.pieces() {
+                let t = table.lookup(piece);
+                if t != NO_TERM {
+                    tids.push(t);
+                }
+            }
+            self.count(table, &mut tids)
+        };
+        let len = u32::try_from(tids.len())
+            .map_err(|_| Error::InvalidArgument("passage has more than u32::MAX tokens".into()))?;
         Ok(Terms { len, counts })
     }
+}
+
+/// Looks every word of `text` up in `table`: the table ids of the words it holds go to `tids`
+/// (none for a stop word), the others to `unseen`.
+fn read_pass(table: &Table, text: &str, tids: &mut Vec<u32>, unseen: &mut Unseen) {
+    each_word(text, |piece, _, _| match table.get(piece) {
+        Some(NO_TERM) => {}
+        Some(t) => tids.push(t),
+        None => unseen.push(piece),
+    });
 }
 
 #[cfg(test)]
@@ -350,7 +435,7 @@ mod tests {
         .join()
         .unwrap();
         let mut vocab = vocab;
-        TABLE.with(|t| *t.borrow_mut() = Table::new());
+        *TABLE.write().unwrap() = Some(Table::new());
         let third = vocab.terms_of("ran runs").unwrap();
         assert_eq!(vocab.len(), 4, "{:?}", vocab.terms().collect::<Vec<_>>());
         let id = |term: &str| vocab.terms().position(|t| t == term).unwrap() as u32;
@@ -360,5 +445,38 @@ mod tests {
             c.sort_unstable();
             c
         });
+    }
+
+    #[test]
+    fn threads_sharing_the_table_get_the_terms_one_thread_gets_while_it_starts_over() {
+        let text = |i: usize| format!("Running runner{i} ran {} the runs of w{} 東京", "x".repeat(i % 20), i * 7);
+        let alone: Vec<Vec<(String, u32)>> = (0..400)
+            .map(|i| {
+                let mut v = Vocab::default();
+                let t = v.terms_of(&text(i)).unwrap();
+                terms(&v, &t)
+            })
+            .collect();
+        // Four threads at once, each one batch over the same texts, with the table started over
+        // now and then (as a full table does): every passage keeps its terms.
+        let threads: Vec<_> = (0..4)
+            .map(|k| {
+                std::thread::spawn(move || {
+                    let mut v = Vocab::default();
+                    let mut out = Vec::new();
+                    for i in 0..400 {
+                        if k == 0 && i % 50 == 0 {
+                            *TABLE.write().unwrap() = Some(Table::new());
+                        }
+                        let t = v.terms_of(&text(i)).unwrap();
+                        out.push(terms(&v, &t));
+                    }
+                    out
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), alone);
+        }
     }
 }

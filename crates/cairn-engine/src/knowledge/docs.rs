@@ -78,8 +78,11 @@ pub fn remember_text(
         return Ok(Remembered { doc_id, already: true, passages: 0, mentions: Vec::new(), unlinked: Vec::new() });
     }
     let linker = partition_linker(tx, part)?;
-    let chunks = chunk_text(text).into_iter().map(|p| (p, Vec::new())).collect();
-    let doc = NewDocument { text, label, date, now, about: None };
+    let chunks = chunk_text(text)
+        .into_iter()
+        .map(|passage| NewPassage { passage, given: Vec::new(), tokenized: None })
+        .collect();
+    let doc = NewDocument { text, label, date, now, about: None, hash: &hash };
     let mut index = fts::Indexer::new(part.raw())?;
     let stored = store_document(tx, part, &doc, chunks, &mut index, &|passage: &str| {
         linker.find(passage).into_iter().map(|m| m.entity).collect()
@@ -98,6 +101,19 @@ pub(crate) struct NewDocument<'a> {
     /// The entity the document is about (its label names it): its mention links are marked
     /// `ABOUT`, so a reader finds an entity's own passages before the many that merely name it.
     pub about: Option<u64>,
+    /// Its `hash_key` (computed by the caller, off the writer thread where it can be).
+    pub hash: &'a [u8],
+}
+
+/// A passage of a document about to be stored.
+#[derive(Debug)]
+pub(crate) struct NewPassage {
+    /// Its span of the document's text, and its text.
+    pub passage: Passage,
+    /// Entities it is linked to whatever `link` finds.
+    pub given: Vec<u64>,
+    /// Its terms, when the caller tokenized it before the transaction (for the same `Indexer`).
+    pub tokenized: Option<fts::Tokenized>,
 }
 
 /// The value of a mention link from a passage to the entity its document is about.
@@ -111,7 +127,7 @@ pub(crate) fn store_document(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     doc: &NewDocument<'_>,
-    passages: Vec<(Passage, Vec<u64>)>,
+    passages: Vec<NewPassage>,
     index: &mut fts::Indexer,
     link: &dyn Fn(&str) -> Vec<u64>,
 ) -> Result<Remembered> {
@@ -124,14 +140,19 @@ pub(crate) fn store_document(
         ingested_at: doc.now,
     };
     tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&record))?;
-    tx.put(DOC_HASH, &hash_key(part, doc.text, doc.date), &doc_id.to_be_bytes())?;
+    tx.put(DOC_HASH, doc.hash, &doc_id.to_be_bytes())?;
     let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
-    for (ordinal, (passage, given)) in passages.into_iter().enumerate() {
+    for (ordinal, NewPassage { passage, given, tokenized }) in passages.into_iter().enumerate() {
         let ordinal = u32::try_from(ordinal).map_err(|_| Error::InvalidArgument("too many passages".into()))?;
         let span = PassageSpan { start: passage.start, end: passage.end };
         let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
-        index.add(doc_id, ordinal, &passage.text)?;
+        // The document is new (its id fresh from the counter): no passage of it is indexed yet.
+        let terms = match tokenized {
+            Some(t) => t,
+            None => index.tokenize(&passage.text)?,
+        };
+        index.add_tokenized(doc_id, ordinal, terms, true);
         let mut entities: Vec<u64> = link(&passage.text);
         entities.extend(given);
         entities.sort_unstable();
@@ -150,14 +171,9 @@ pub(crate) fn store_document(
     Ok(out)
 }
 
-/// The id of the document stored with this text and date, if any.
-pub(crate) fn stored_doc(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    text: &str,
-    date: Option<&str>,
-) -> Result<Option<u64>> {
-    tx.get(DOC_HASH, &hash_key(part, text, date))?
+/// The id of the document stored with the text and date of `hash` (their `hash_key`), if any.
+pub(crate) fn stored_doc(tx: &mut WriteTxn<'_>, hash: &[u8]) -> Result<Option<u64>> {
+    tx.get(DOC_HASH, hash)?
         .map(|id| {
             id.as_slice()
                 .try_into()

@@ -10,7 +10,7 @@ use crate::fts;
 use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
-use crate::knowledge::docs::{NewDocument, store_document, stored_doc};
+use crate::knowledge::docs::{NewDocument, NewPassage, hash_key, store_document, stored_doc};
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
@@ -93,6 +93,10 @@ struct DocIn {
     passages: Vec<(Passage, Vec<String>)>,
     /// For a given passage, its index in the request: an unlinked one is reported by it.
     given: Option<usize>,
+    /// Work done before the transaction, off the writer thread: the document's `hash_key` and
+    /// each passage's terms (empty until `run` fills them).
+    hash: Vec<u8>,
+    tokenized: Vec<fts::Tokenized>,
 }
 
 fn name(field: &str, value: &str) -> Result<()> {
@@ -213,12 +217,24 @@ fn check(req: &Request) -> Result<()> {
 fn text_of(req: &Request) -> (Text, Vec<Value>) {
     if let Some(c) = &req.content {
         let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
-        return (Text::Some(vec![DocIn { text: c.clone(), passages, given: None }]), Vec::new());
+        return (
+            Text::Some(vec![DocIn { text: c.clone(), passages, given: None, hash: Vec::new(), tokenized: Vec::new() }]),
+            Vec::new(),
+        );
     }
     if let Some(ms) = &req.messages {
         let turns: Vec<(&str, &str)> = ms.iter().map(|m| (m.role.trim(), m.content.as_str())).collect();
         let passages = chunk_messages(&turns).into_iter().map(|p| (p, Vec::new())).collect();
-        return (Text::Some(vec![DocIn { text: messages_text(&turns), passages, given: None }]), Vec::new());
+        return (
+            Text::Some(vec![DocIn {
+                text: messages_text(&turns),
+                passages,
+                given: None,
+                hash: Vec::new(),
+                tokenized: Vec::new(),
+            }]),
+            Vec::new(),
+        );
     }
     let Some(ps) = &req.passages else { return (Text::None, Vec::new()) };
     // Each given passage is a document of its own: addressable (forget `passage`), stored once
@@ -236,7 +252,13 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
             continue;
         }
         let passage = Passage { start: 0, end: body.chars().count(), text: body.to_owned() };
-        docs.push(DocIn { text: body.to_owned(), passages: vec![(passage, p.mentions.clone())], given: Some(i) });
+        docs.push(DocIn {
+            text: body.to_owned(),
+            passages: vec![(passage, p.mentions.clone())],
+            given: Some(i),
+            hash: Vec::new(),
+            tokenized: Vec::new(),
+        });
     }
     if docs.is_empty() { (Text::None, rejected) } else { (Text::Some(docs), rejected) }
 }
@@ -319,7 +341,7 @@ fn store_text(
     index: &mut fts::Indexer,
     done: &mut Done,
 ) -> Result<()> {
-    let DocIn { text, passages, given } = doc_in;
+    let DocIn { text, passages, given, hash, tokenized } = doc_in;
     let part = &caller.part;
     let label = req.source.as_deref();
     let date = req.date.as_deref();
@@ -327,6 +349,7 @@ fn store_text(
     let call_linker = Linker::new(sent.iter().map(|e| (e.id, e.name.as_str())));
     let about = labelled(tx, part, names, sent, label)?;
     let mut linked = Vec::with_capacity(passages.len());
+    let mut tokenized = tokenized.into_iter();
     for (passage, mentions) in passages {
         let mut ids: Vec<u64> = Vec::new();
         let stored = names.as_ref().map(|n| n.find(&passage.text)).unwrap_or_default();
@@ -341,9 +364,9 @@ fn store_text(
             ids.push(upsert(tx, caller, &bare(m), done)?.id);
         }
         ids.extend(about);
-        linked.push((passage, ids));
+        linked.push(NewPassage { passage, given: ids, tokenized: tokenized.next() });
     }
-    let doc = NewDocument { text: &text, label, date, now: caller.now, about };
+    let doc = NewDocument { text: &text, label, date, now: caller.now, about, hash: &hash };
     let stored = store_document(tx, part, &doc, linked, index, &|_| Vec::new())?;
     done.docs.push((stored.doc_id, text.clone()));
     done.passages += stored.passages;
@@ -419,7 +442,7 @@ fn write(
     }
     if let Text::Some(docs) = text {
         for d in docs {
-            if let Some(existing) = stored_doc(tx, part, &d.text, req.date.as_deref())? {
+            if let Some(existing) = stored_doc(tx, &d.hash)? {
                 done.docs.push((existing, d.text));
             } else {
                 store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut index, &mut done)?;
@@ -438,7 +461,7 @@ fn write(
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Request = parse("remember", body)?;
     check(&req)?;
-    let (text, rejected) = text_of(&req);
+    let (mut text, rejected) = text_of(&req);
     let had_text = !matches!(text, Text::None);
     if !had_text && req.facts.is_none() {
         // Every passage was refused: nothing to store.
@@ -447,8 +470,11 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     // One index batch for the call (each term's postings from all its passages in one block),
     // tokenized here rather than on the writer thread.
     let mut index = fts::Indexer::new(caller.part.raw())?;
-    if let Text::Some(docs) = &text {
-        index.prepare(docs.iter().flat_map(|d| d.passages.iter().map(|(p, _)| p.text.as_str())))?;
+    if let Text::Some(docs) = &mut text {
+        for d in docs {
+            d.hash = hash_key(&caller.part, &d.text, req.date.as_deref());
+            d.tokenized = d.passages.iter().map(|(p, _)| index.tokenize(&p.text)).collect::<Result<_>>()?;
+        }
     }
     // The facts' per-item work (folding, attributes, history patches), likewise.
     let entities = req.facts.iter().flat_map(|f| &f.entities).map(EntityIn::view);
