@@ -81,7 +81,16 @@ fn check_name(name: &str, what: &str) -> Result<String> {
     if trimmed.is_empty() || trimmed.len() > MAX_NAME_LEN {
         return Err(Error::InvalidArgument(format!("{what} must be 1..={MAX_NAME_LEN} bytes, got {}", trimmed.len())));
     }
+    if has_control(trimmed) {
+        return Err(Error::InvalidArgument(format!("{what} must not contain control characters")));
+    }
     Ok(fold(trimmed))
+}
+
+/// Whether `s` holds a control character (U+0000–U+001F, U+007F), which the node refuses in names:
+/// a NUL would also split the `name \0 …` keys, so one name could be taken for another it extends.
+pub(crate) fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c < ' ' || c == '\u{7f}')
 }
 
 fn find_id(tx: &mut WriteTxn<'_>, part: &Partition, folded: &str) -> Result<Option<u64>> {

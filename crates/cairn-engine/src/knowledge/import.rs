@@ -11,7 +11,7 @@
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, hash_key};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT};
 use super::forget::entity_in;
-use super::graph::{Entity, Relation, Source, upsert_entity};
+use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{
@@ -125,7 +125,7 @@ fn resolve_entity(
     {
         return Ok(Some((decode(&bytes, "entity")?, false)));
     }
-    let Some(name) = name.filter(|n| !n.trim().is_empty()) else { return Ok(None) };
+    let Some(name) = name.filter(|n| !n.trim().is_empty() && !has_control(n)) else { return Ok(None) };
     let found = match entity_in(tx, part, name)? {
         Some(e) => (e, false),
         None => upsert_entity(tx, part, name, &[], &Map::new(), recorded_at)?,
@@ -146,6 +146,9 @@ fn import_entity(
     let Some(name) = r.get("name").and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else {
         return Ok(Err("name: must be a non-empty string".into()));
     };
+    if has_control(name) {
+        return Ok(Err("name: must not contain control characters".into()));
+    }
     let source = if r.contains_key("id") {
         match id_field(r, "id") {
             Ok(id) => Some(id),
@@ -290,6 +293,9 @@ fn import_fact(
     let Some(rel_type) = r.get("type").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
         return Ok(Err("type: must be a non-empty string".into()));
     };
+    if has_control(rel_type) {
+        return Ok(Err("type: must not contain control characters".into()));
+    }
     let recorded_at = match time_field(r, "recorded_at") {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(Err("recorded_at: required".into())),

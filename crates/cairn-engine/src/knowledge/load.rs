@@ -12,7 +12,7 @@
 //! documents, anything malformed) go through `import` itself afterwards in the same transaction,
 //! so they are stored, or skipped with its reasons.
 
-use super::graph::{Entity, MAX_NAME_LEN, Relation, Source};
+use super::graph::{Entity, MAX_NAME_LEN, Relation, Source, has_control};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
 use super::part::Partition;
 use super::trees::{
@@ -150,10 +150,11 @@ fn index_u32(at: usize) -> u32 {
     u32::try_from(at).expect("fewer than 2^32 relation types and agents")
 }
 
-/// A name the fast path stores as given: 1..=1 KiB after trimming.
+/// A name the fast path stores as given: 1..=1 KiB after trimming, no control characters (the
+/// others go to `import`, which refuses them).
 fn fits(name: &str) -> bool {
     let len = name.trim().len();
-    len > 0 && len <= MAX_NAME_LEN
+    len > 0 && len <= MAX_NAME_LEN && !has_control(name)
 }
 
 /// An entity line as the parse threads leave it: checked, its id and time read, its name and
@@ -404,7 +405,7 @@ impl Plan {
         if let Some(&at) = source.and_then(|s| self.entity_map.get(&s)) {
             return Some((at, false));
         }
-        let name = name.map(str::trim).filter(|n| !n.is_empty())?;
+        let name = name.map(str::trim).filter(|n| !n.is_empty() && !has_control(n))?;
         let folded = folded.unwrap_or_else(|| fold(name));
         let (at, created) = if let Some(&at) = self.names.get(&folded) {
             (at, false)
