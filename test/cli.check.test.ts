@@ -1,14 +1,9 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { Store, WriteBatch } from '../ts/index.js';
-import { tempDir } from './helpers.js';
+import { cairn, tempDir } from './helpers.js';
 
 // The CLI as users run it: the built `dist/cli/main.js`, in its own process.
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const run = promisify(execFile);
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -20,16 +15,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await cleanup();
 });
-
-async function cairn(args: string[], env: NodeJS.ProcessEnv = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 async function seed(path: string): Promise<void> {
   const store = await Store.open(path);

@@ -1,19 +1,15 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
-import { tempDir } from './helpers.js';
+import { CLI, cairn, tempDir } from './helpers.js';
 
 // `cairn import FILE`: an export file into an empty scope (bulk load), into one holding knowledge
 // (matched by import, nothing duplicated), with bad lines named by line, and through a running
 // node's admin API with the admin token.
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const exec = promisify(execFile);
 const ADMIN = 'cairn_import-test-admin-0123456789abcdefghijklmnop';
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -26,16 +22,6 @@ afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
   await cleanup();
 });
-
-async function cairn(args: string[], env: NodeJS.ProcessEnv = {}) {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 const AT = '2026-01-01T00:00:00.000Z';
 const RECORDS = [

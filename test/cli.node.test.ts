@@ -1,20 +1,16 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
-import { tempDir } from './helpers.js';
+import { CLI, cairn, tempDir } from './helpers.js';
 
 // The CLI as users run it: init, tokens (directly and through a running node), serve's lifecycle,
 // and `cairn mcp` starting a node in the background.
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const exec = promisify(execFile);
 let dir: string;
 let cleanup: () => Promise<void>;
 const children: ChildProcess[] = [];
@@ -26,16 +22,6 @@ afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
   await cleanup();
 });
-
-async function cairn(args: string[], env: NodeJS.ProcessEnv = {}) {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 /** Starts `cairn serve` on a free port and waits for its node.json. */
 async function serve(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<{ child: ChildProcess; url: string }> {

@@ -1,6 +1,27 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** The CLI as users run it: the built `dist/cli/main.js`. */
+export const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const exec = promisify(execFile);
+
+/** Runs `cairn ...args` in its own process; its exit code and output, whether it succeeded or not. */
+export async function cairn(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
 
 /** A fresh temporary directory and a function that removes it. */
 export async function tempDir(label: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {

@@ -158,24 +158,7 @@ pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &Pr
 
 /// Appends one event for `change` in the caller's transaction; returns its sequence number.
 pub fn record(tx: &mut WriteTxn<'_>, caller: &Caller, change: Change<'_>) -> Result<u64> {
-    let seq = crate::knowledge::next_id(tx)?;
-    let event = Event {
-        seq,
-        family: change.family.to_owned(),
-        target: change.target.to_owned(),
-        op: change.op.to_owned(),
-        agent: caller.agent.clone(),
-        at: caller.now,
-        before: change.before,
-        after: change.after,
-        patch: change.patch,
-    };
-    let part = &caller.part;
-    let seq_be = seq.to_be_bytes();
-    tx.put(EVENT, &part.key(&[&seq_be]), &serde_json::to_vec(&event).expect("events serialise"))?;
-    tx.put(TARGET, &[target_prefix(part, change.family, change.target), seq_be.to_vec()].concat(), &[])?;
-    tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
-    Ok(seq)
+    record_prepared(tx, caller, &prepare(caller, change))
 }
 
 #[cfg(test)]
