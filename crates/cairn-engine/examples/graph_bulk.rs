@@ -12,6 +12,9 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::{Caller, call};
 use cairn_engine::{Store, StoreOptions};
@@ -143,11 +146,11 @@ fn main() {
             std::thread::sleep(std::time::Duration::from_secs(2));
         }
         let started = Instant::now();
-        let w0 = writer_cpu_seconds();
-        let p0 = cpu_seconds();
+        let w0 = cpu::writer_seconds();
+        let p0 = cpu::process_seconds();
         let reply: Value = serde_json::from_slice(&call(&store, "load", &caller, lines.as_bytes()).unwrap()).unwrap();
         let wall = started.elapsed().as_secs_f64();
-        let w1 = writer_cpu_seconds();
+        let w1 = cpu::writer_seconds();
         // A triple drawn twice is one live relation (the second is `unchanged`), as in remember.
         let facts = reply["imported"]["facts"].as_u64().unwrap() + reply["unchanged"]["facts"].as_u64().unwrap();
         assert_eq!((facts, reply["skipped"].clone()), (relations as u64, json!([])), "{reply}");
@@ -160,19 +163,19 @@ fn main() {
             lines.len() >> 20,
             items / wall,
             w1 - w0,
-            cpu_seconds() - p0,
+            cpu::process_seconds() - p0,
             on_disk >> 20
         );
         return;
     }
     let started = Instant::now();
-    let w0 = writer_cpu_seconds();
+    let w0 = cpu::writer_seconds();
     run_pool(&store, &caller, &ent_bodies);
     let ent_wall = started.elapsed().as_secs_f64();
-    let w1 = writer_cpu_seconds();
+    let w1 = cpu::writer_seconds();
     run_pool(&store, &caller, &rel_bodies);
     let wall = started.elapsed().as_secs_f64();
-    let w2 = writer_cpu_seconds();
+    let w2 = cpu::writer_seconds();
     #[allow(clippy::cast_precision_loss, reason = "a count of items")]
     let items = (entities + relations) as f64;
     println!(
@@ -183,28 +186,6 @@ fn main() {
         w2 - w1,
         items / wall,
         w2 - w0,
-        cpu_seconds()
+        cpu::process_seconds()
     );
-}
-
-/// CPU time (user + system) this process has used so far.
-fn cpu_seconds() -> f64 {
-    stat_cpu_seconds(&std::fs::read_to_string("/proc/self/stat").unwrap())
-}
-
-/// CPU time of the store's writer thread (`cairn-writer`), which every write goes through.
-fn writer_cpu_seconds() -> f64 {
-    for task in std::fs::read_dir("/proc/self/task").unwrap() {
-        let dir = task.unwrap().path();
-        if std::fs::read_to_string(dir.join("comm")).unwrap().trim() == "cairn-writer" {
-            return stat_cpu_seconds(&std::fs::read_to_string(dir.join("stat")).unwrap());
-        }
-    }
-    0.0
-}
-
-fn stat_cpu_seconds(stat: &str) -> f64 {
-    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap().split(' ').collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    ticks / 100.0
 }

@@ -10,6 +10,9 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
 use cairn_engine::notes::api::call;
@@ -121,8 +124,8 @@ fn main() {
             &json!({ "key": n["key"], "value": value, "expectedVersion": version }),
         );
     };
-    let cpu0 = cpu_seconds();
-    let writer0 = writer_cpu_seconds();
+    let cpu0 = cpu::process_seconds();
+    let writer0 = cpu::writer_seconds();
     let n_cas: usize = std::env::var("CAS").map_or(2000, |v| v.parse().unwrap());
     let t = Instant::now();
     let next = AtomicUsize::new(0);
@@ -140,8 +143,8 @@ fn main() {
         }
     });
     let took = t.elapsed();
-    let cpu = cpu_seconds() - cpu0;
-    let writer = writer_cpu_seconds() - writer0;
+    let cpu = cpu::process_seconds() - cpu0;
+    let writer = cpu::writer_seconds() - writer0;
     let n = f64::from(u32::try_from(n_cas).unwrap());
     println!(
         "CAS 8 threads: {n_cas} in {took:?} = {:.0}/s, {:.0} us of CPU each ({:.0} us on the writer thread)",
@@ -170,27 +173,4 @@ fn main() {
     // Over the queries run: with ONLY_KIND, a third of `n_queries`.
     let ran: u32 = by_kind.iter().map(|k| k.1).sum();
     println!("all: mean {:?} = {:.0}/s", total / ran.max(1), f64::from(ran) / total.as_secs_f64());
-}
-
-/// CPU time (user + system) this process has used so far, from `/proc/self/stat`: a measure
-/// that other work on the machine disturbs less than wall time.
-fn cpu_seconds() -> f64 {
-    stat_cpu_seconds(&std::fs::read_to_string("/proc/self/stat").unwrap())
-}
-
-/// CPU time of the store's writer thread (`cairn-writer`), which every write goes through.
-fn writer_cpu_seconds() -> f64 {
-    for task in std::fs::read_dir("/proc/self/task").unwrap() {
-        let dir = task.unwrap().path();
-        if std::fs::read_to_string(dir.join("comm")).unwrap().trim() == "cairn-writer" {
-            return stat_cpu_seconds(&std::fs::read_to_string(dir.join("stat")).unwrap());
-        }
-    }
-    0.0
-}
-
-fn stat_cpu_seconds(stat: &str) -> f64 {
-    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap().split(' ').collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    ticks / 100.0
 }

@@ -16,6 +16,9 @@ unsafe extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
 }
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::{Caller, call};
 use cairn_engine::{Store, StoreOptions};
@@ -40,7 +43,7 @@ fn main() {
     let caller = Caller { part: Partition::new("local", "bench", "text").unwrap(), agent: "bench".into(), now: 1 };
     let next = AtomicUsize::new(0);
     // CPU spent before the ingest (reading and parsing the passages file) is not the ingest's.
-    let (writer_before, all_before) = cpu_seconds();
+    let (writer_before, all_before) = (cpu::writer_seconds(), cpu::process_seconds());
     let started = Instant::now();
     let mut lap = Instant::now();
     let done = AtomicUsize::new(0);
@@ -79,7 +82,7 @@ fn main() {
     });
     let secs = started.elapsed().as_secs_f64();
     eprintln!("ingest: {} passages in {secs:.2}s = {:.0}/s", passages.len(), passages.len() as f64 / secs);
-    let (writer, all) = cpu_seconds();
+    let (writer, all) = (cpu::writer_seconds(), cpu::process_seconds());
     let (writer, all) = (writer - writer_before, all - all_before);
     let per = |s: f64| s * 1e6 / passages.len() as f64;
     eprintln!(
@@ -98,27 +101,4 @@ fn main() {
     eprintln!("context p50 {:.3} ms, p95 {:.3} ms", took[took.len() / 2], took[took.len() * 95 / 100]);
     let size: u64 = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
     eprintln!("store files: {:.1} MB", size as f64 / 1e6);
-}
-
-/// CPU seconds (user + system) of the store's writer thread and of the whole process so far, from
-/// `/proc` (Linux; zeros elsewhere).
-fn cpu_seconds() -> (f64, f64) {
-    let ticks = |stat: &str| -> f64 {
-        // Fields after the parenthesised name: utime and stime are the 12th and 13th.
-        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        f.get(11).and_then(|u| u.parse::<f64>().ok()).unwrap_or(0.0)
-            + f.get(12).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0)
-    };
-    let all = std::fs::read_to_string("/proc/self/stat").map_or(0.0, |s| ticks(&s)) / 100.0;
-    let mut writer = 0.0;
-    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
-        for t in tasks.flatten() {
-            let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-            if name.trim() == "cairn-writer" {
-                writer += std::fs::read_to_string(t.path().join("stat")).map_or(0.0, |s| ticks(&s)) / 100.0;
-            }
-        }
-    }
-    (writer, all)
 }

@@ -1,0 +1,27 @@
+//! CPU time from `/proc` (Linux; zeros elsewhere), shared by the examples: on a shared machine it
+//! says what a run cost when wall time says mostly how busy the machine was.
+
+use std::fs::{read_dir, read_to_string};
+
+/// CPU seconds (user + system) this process has used so far.
+pub fn process_seconds() -> f64 {
+    read_to_string("/proc/self/stat").map_or(0.0, |s| stat_seconds(&s))
+}
+
+/// CPU seconds of the store's writer thread (`cairn-writer`), which every write goes through.
+pub fn writer_seconds() -> f64 {
+    let Ok(tasks) = read_dir("/proc/self/task") else { return 0.0 };
+    tasks
+        .flatten()
+        .filter(|t| read_to_string(t.path().join("comm")).is_ok_and(|name| name.trim() == "cairn-writer"))
+        .map(|t| read_to_string(t.path().join("stat")).map_or(0.0, |s| stat_seconds(&s)))
+        .sum()
+}
+
+/// utime + stime of a `stat` line: the 12th and 13th fields after the parenthesised name.
+fn stat_seconds(stat: &str) -> f64 {
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (field(11) + field(12)) / 100.0
+}
