@@ -1,8 +1,10 @@
-// The floor of one MCP tool call with the official SDK on both ends, nothing of Cairn's: the SDK's
-// Streamable HTTP server transport on bare node:http, a tool that returns a fixed ~2 KB reply, and
-// the SDK client over a keep-alive agent, in one process as bench/node.bench.mjs runs Cairn. What
-// it prints bounds from below any MCP server built on the SDK here. Not part of `npm run bench`:
-// `node bench/mcp-floor.mjs` (CAIRN_BENCH_CALLS, default 3,000).
+// The floor of one MCP tool call with the official SDK on both ends and nothing else of Cairn's: a
+// tool that returns a fixed ~2 KB reply from the SDK's `Server` on bare node:http, called by the SDK
+// client over a keep-alive agent, in one process as bench/node.bench.mjs runs Cairn. Twice: under
+// the SDK's StreamableHTTPServerTransport (JSON replies), and under the session channel the node
+// uses instead (dist/server/mcp-session.js; docs/design/node.md says why). What it prints bounds
+// from below any MCP server built that way here. Not part of `npm run bench`:
+// `npm run build && node bench/mcp-floor.mjs` (CAIRN_BENCH_CALLS, default 3,000).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 
@@ -12,6 +14,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
+import { JsonSession } from '../dist/server/mcp-session.js';
 import { keepAliveFetch } from './lib/keepalive-fetch.mjs';
 import { percentile } from './lib/report.mjs';
 
@@ -26,42 +29,74 @@ const fact = (i) => ({
 });
 const body = { facts: Array.from({ length: 6 }, (_, i) => fact(i)) };
 
-const server = new Server({ name: 'floor', version: '1' }, { capabilities: { tools: {} } });
-server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
-server.setRequestHandler(CallToolRequestSchema, async () => ({
-  content: [{ type: 'text', text: JSON.stringify(body) }],
-  structuredContent: body,
-}));
-const transport = new StreamableHTTPServerTransport({
-  sessionIdGenerator: () => randomUUID(),
-  enableJsonResponse: true,
-});
-await server.connect(transport);
-const listener = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => transport.handleRequest(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks)) : undefined));
-});
-await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve));
-
-const client = new Client({ name: 'floor', version: '1' });
-const url = new URL(`http://127.0.0.1:${listener.address().port}/mcp`);
-await client.connect(new StreamableHTTPClientTransport(url, { fetch: keepAliveFetch }));
-const call = () => client.callTool({ name: 'recall', arguments: { subject: 'Ada Lovelace' } });
-for (let i = 0; i < 300; i++) await call();
-const times = [];
-const cpu = process.cpuUsage();
-for (let i = 0; i < CALLS; i++) {
-  const t = performance.now();
-  await call();
-  times.push(performance.now() - t);
+function toolServer() {
+  const server = new Server({ name: 'floor', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+  server.setRequestHandler(CallToolRequestSchema, async () => ({
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: body,
+  }));
+  return server;
 }
-const used = process.cpuUsage(cpu);
-console.log(
-  `SDK client + SDK server, keep-alive, one call at a time: p50 ${percentile(times, 50).toFixed(3)} ms, ` +
-    `p95 ${percentile(times, 95).toFixed(3)} ms, ${((used.user + used.system) / CALLS).toFixed(0)} µs of CPU a call`,
-);
-await client.close();
-// The keep-alive agent holds its sockets open: end them so the process exits.
-listener.closeAllConnections();
-listener.close();
+
+/** A listener whose POST bodies go to the SDK transport. */
+async function sdkTransport() {
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: true,
+  });
+  await toolServer().connect(transport);
+  return (req, res, parsed) => transport.handleRequest(req, res, parsed);
+}
+
+/** A listener whose POST bodies go to one JsonSession (a single session, no header checks). */
+async function jsonSession() {
+  const session = new JsonSession(randomUUID());
+  await toolServer().connect(session);
+  return async (req, res, parsed) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405).end();
+      return;
+    }
+    const replies = await session.exchange(Array.isArray(parsed) ? parsed : [parsed], {});
+    if (replies.length === 0) {
+      res.writeHead(202).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session.sessionId });
+    res.end(JSON.stringify(replies.length === 1 ? replies[0] : replies));
+  };
+}
+
+async function floor(name, handler) {
+  const listener = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => handler(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks)) : undefined));
+  });
+  await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const client = new Client({ name: 'floor', version: '1' });
+  const url = new URL(`http://127.0.0.1:${listener.address().port}/mcp`);
+  await client.connect(new StreamableHTTPClientTransport(url, { fetch: keepAliveFetch }));
+  const call = () => client.callTool({ name: 'recall', arguments: { subject: 'Ada Lovelace' } });
+  for (let i = 0; i < 300; i++) await call();
+  const times = [];
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now();
+    await call();
+    times.push(performance.now() - t);
+  }
+  const used = process.cpuUsage(cpu);
+  console.log(
+    `SDK client + SDK Server on ${name}, keep-alive, one call at a time: p50 ${percentile(times, 50).toFixed(3)} ms, ` +
+      `p95 ${percentile(times, 95).toFixed(3)} ms, ${((used.user + used.system) / CALLS).toFixed(0)} µs of CPU a call`,
+  );
+  await client.close();
+  // The keep-alive agent holds its sockets open: end them so the listener closes.
+  listener.closeAllConnections();
+  listener.close();
+}
+
+await floor('the SDK transport', await sdkTransport());
+await floor("Cairn's JsonSession", await jsonSession());
