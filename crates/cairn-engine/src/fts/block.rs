@@ -95,8 +95,11 @@ pub struct Entry<'a> {
 /// segment puts a few dozen values instead of one key per term (as FTS5's leaves do).
 /// Value: `count varint | count × (term length varint | term | last doc varint | block length
 /// varint | block)`, terms strictly ascending.
-pub fn encode_chunk<'a>(entries: impl ExactSizeIterator<Item = Entry<'a>>) -> Vec<u8> {
-    let mut out = Vec::new();
+pub fn encode_chunk<'a>(entries: impl ExactSizeIterator<Item = Entry<'a>> + Clone) -> Vec<u8> {
+    // Sized first (each entry's lengths and last doc take at most 30 bytes of varints), so the
+    // chunk is one allocation.
+    let size: usize = entries.clone().map(|e| e.term.len() + e.block.len() + 30).sum();
+    let mut out = Vec::with_capacity(size + 10);
     varint::put(&mut out, entries.len() as u64);
     for e in entries {
         varint::put(&mut out, e.term.len() as u64);

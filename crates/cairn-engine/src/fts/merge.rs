@@ -97,8 +97,12 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
     let end = prefix_end(prefix);
     let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     let entries = tx.range(POST_TREE, Bound::Included(&start), end)?;
+    // The merged blocks are no larger than the chunks they come from: one allocation for them
+    // all, where growing the buffer by doubling took fresh (kernel-zeroed) pages at each step.
+    let bytes: usize = entries.iter().map(|(_, v)| v.len()).sum();
     // Each term's blocks, oldest segment first (keys are segment-major).
     let mut by_term: FastMap<&[u8], Vec<(u64, &[u8])>> = FastMap::default();
+    by_term.reserve(bytes / 64);
     for (key, value) in &entries {
         let segment = post_key_segment(prefix, key)?;
         let at = merged.partition_point(|s| s.first <= segment);
@@ -111,7 +115,7 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
         tx.erase(POST_TREE, key)?;
     }
     // New blocks go into one buffer; a term found in one segment only keeps its block as it is.
-    let mut arena: Vec<u8> = Vec::new();
+    let mut arena: Vec<u8> = Vec::with_capacity(bytes);
     let mut made: Vec<(&[u8], u64, Made<'_>)> = Vec::with_capacity(by_term.len());
     for (term, parts) in by_term {
         let last = parts.last().map_or(0, |p| p.0);

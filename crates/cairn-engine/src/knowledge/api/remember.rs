@@ -10,7 +10,7 @@ use crate::fts;
 use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
-use crate::knowledge::docs::{NewDocument, NewPassage, hash_key, store_document, stored_doc};
+use crate::knowledge::docs::{DocHash, NewDocument, NewPassage, hash_key, store_document, stored_doc};
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
@@ -95,7 +95,7 @@ struct DocIn {
     given: Option<usize>,
     /// Work done before the transaction, off the writer thread: the document's `hash_key` and
     /// each passage's terms (empty until `run` fills them).
-    hash: Vec<u8>,
+    hash: DocHash,
     tokenized: Vec<fts::Tokenized>,
 }
 
@@ -218,7 +218,7 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
     if let Some(c) = &req.content {
         let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
         return (
-            Text::Some(vec![DocIn { text: c.clone(), passages, given: None, hash: Vec::new(), tokenized: Vec::new() }]),
+            Text::Some(vec![DocIn { text: c.clone(), passages, given: None, hash: DocHash::default(), tokenized: Vec::new() }]),
             Vec::new(),
         );
     }
@@ -230,7 +230,7 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
                 text: messages_text(&turns),
                 passages,
                 given: None,
-                hash: Vec::new(),
+                hash: DocHash::default(),
                 tokenized: Vec::new(),
             }]),
             Vec::new(),
@@ -256,7 +256,7 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
             text: body.to_owned(),
             passages: vec![(passage, p.mentions.clone())],
             given: Some(i),
-            hash: Vec::new(),
+            hash: DocHash::default(),
             tokenized: Vec::new(),
         });
     }
@@ -441,8 +441,8 @@ fn write(
         }
     }
     if let Text::Some(docs) = text {
-        for d in docs {
-            if let Some(existing) = stored_doc(tx, &d.hash)? {
+        for mut d in docs {
+            if let Some(existing) = stored_doc(tx, part, &mut d.hash, &d.text, req.date.as_deref())? {
                 done.docs.push((existing, d.text));
             } else {
                 store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut index, &mut done)?;
