@@ -199,6 +199,19 @@ pub fn concat_into(parts: &[(u64, &[u8])], out: &mut Vec<u8>) -> Result<bool> {
     Ok(true)
 }
 
+/// Appends `block` with every posting's doc raised by `base`: only the first delta (from 0)
+/// changes, the others are differences. A block laid out with a batch's local doc numbers
+/// (`Indexer::prepare`) becomes the block of the docs the transaction assigned.
+pub fn rebase_into(block: &[u8], base: u64, out: &mut Vec<u8>) -> Result<()> {
+    let mut at = 0;
+    let n = get_varint(block, &mut at)?;
+    let first = get_varint(block, &mut at)?;
+    varint::put(out, n);
+    varint::put(out, first.checked_add(base).ok_or_else(bad)?);
+    out.extend_from_slice(&block[at..]);
+    Ok(())
+}
+
 /// Decodes a block.
 pub fn decode(bytes: &[u8]) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
@@ -209,6 +222,16 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Posting>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rebased_block_is_the_block_of_the_raised_docs() {
+        let local = [Posting { doc: 0, ordinal: 0, tf: 2, len: 9 }, Posting { doc: 3, ordinal: 1, tf: 1, len: 4 }];
+        let raised: Vec<Posting> = local.iter().map(|p| Posting { doc: p.doc + 1_000, ..*p }).collect();
+        let mut out = Vec::new();
+        rebase_into(&encode(&local), 1_000, &mut out).unwrap();
+        assert_eq!(out, encode(&raised));
+        assert!(rebase_into(&[], 1, &mut Vec::new()).is_err());
+    }
 
     #[test]
     fn blocks_round_trip_and_reject_garbage() {

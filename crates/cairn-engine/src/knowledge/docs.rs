@@ -156,7 +156,7 @@ pub fn remember_text(
         .into_iter()
         .map(|passage| NewPassage { passage, given: Vec::new(), tokenized: None })
         .collect();
-    let doc = NewDocument { text, label, date, now, about: None, hash: &hash };
+    let doc = NewDocument { text, label, date, now, about: None, id: None, hash: &hash };
     let mut index = fts::Indexer::new(part.raw())?;
     let stored = store_document(tx, part, &doc, chunks, &mut index, &|passage: &str| {
         linker.find(passage).into_iter().map(|m| m.entity).collect()
@@ -175,6 +175,8 @@ pub(crate) struct NewDocument<'a> {
     /// The entity the document is about (its label names it): its mention links are marked
     /// `ABOUT`, so a reader finds an entity's own passages before the many that merely name it.
     pub about: Option<u64>,
+    /// The id reserved for it (`trees::reserve_ids`), else it takes the next.
+    pub id: Option<u64>,
     /// Its `hash_key` (computed by the caller, off the writer thread where it can be), as
     /// `stored_doc` left it.
     pub hash: &'a DocHash,
@@ -206,7 +208,10 @@ pub(crate) fn store_document(
     index: &mut fts::Indexer,
     link: &dyn Fn(&str) -> Vec<u64>,
 ) -> Result<Remembered> {
-    let doc_id = next_id(tx)?;
+    let doc_id = match doc.id {
+        Some(id) => id,
+        None => next_id(tx)?,
+    };
     let record = Document {
         id: doc_id,
         text: doc.text.to_owned(),

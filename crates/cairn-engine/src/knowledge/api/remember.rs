@@ -16,6 +16,7 @@ use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
 use crate::knowledge::upsert_entity;
+use crate::knowledge::trees::{read_next_id, write_next_id};
 use crate::knowledge::wire::{check_date, id};
 use crate::store::Store;
 use crate::text::{
@@ -97,6 +98,8 @@ struct DocIn {
     /// each passage's terms (empty until `run` fills them).
     hash: DocHash,
     tokenized: Vec<fts::Tokenized>,
+    /// The id reserved for it in the transaction (the call's documents take consecutive ids).
+    id: Option<u64>,
 }
 
 fn name(field: &str, value: &str) -> Result<()> {
@@ -218,7 +221,8 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
     if let Some(c) = &req.content {
         let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
         return (
-            Text::Some(vec![DocIn { text: c.clone(), passages, given: None, hash: DocHash::default(), tokenized: Vec::new() }]),
+            Text::Some(vec![DocIn { text: c.clone(), passages, given: None, hash: DocHash::default(),
+                id: None, tokenized: Vec::new() }]),
             Vec::new(),
         );
     }
@@ -231,6 +235,7 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
                 passages,
                 given: None,
                 hash: DocHash::default(),
+                id: None,
                 tokenized: Vec::new(),
             }]),
             Vec::new(),
@@ -257,6 +262,7 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
             passages: vec![(passage, p.mentions.clone())],
             given: Some(i),
             hash: DocHash::default(),
+                id: None,
             tokenized: Vec::new(),
         });
     }
@@ -341,7 +347,7 @@ fn store_text(
     index: &mut fts::Indexer,
     done: &mut Done,
 ) -> Result<()> {
-    let DocIn { text, passages, given, hash, tokenized } = doc_in;
+    let DocIn { text, passages, given, hash, tokenized, id: reserved } = doc_in;
     let part = &caller.part;
     let label = req.source.as_deref();
     let date = req.date.as_deref();
@@ -366,7 +372,7 @@ fn store_text(
         ids.extend(about);
         linked.push(NewPassage { passage, given: ids, tokenized: tokenized.next() });
     }
-    let doc = NewDocument { text: &text, label, date, now: caller.now, about, hash: &hash };
+    let doc = NewDocument { text: &text, label, date, now: caller.now, about, id: reserved, hash: &hash };
     let stored = store_document(tx, part, &doc, linked, index, &|_| Vec::new())?;
     done.docs.push((stored.doc_id, text.clone()));
     done.passages += stored.passages;
@@ -441,7 +447,13 @@ fn write(
         }
     }
     if let Text::Some(docs) = text {
-        for mut d in docs {
+        // The call's documents take consecutive ids, in the call's order, so the full-text
+        // segment laid out before the transaction (`Indexer::prepare`, by position) holds. One
+        // stored before leaves its id unused.
+        let first = read_next_id(tx)?;
+        write_next_id(tx, first + docs.len() as u64)?;
+        for (at, mut d) in (first..).zip(docs) {
+            d.id = Some(at);
             if let Some(existing) = stored_doc(tx, part, &mut d.hash, &d.text, req.date.as_deref())? {
                 done.docs.push((existing, d.text));
             } else {
@@ -471,10 +483,17 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     // tokenized here rather than on the writer thread.
     let mut index = fts::Indexer::new(caller.part.raw())?;
     if let Text::Some(docs) = &mut text {
-        for d in docs {
+        for d in docs.iter_mut() {
             d.hash = hash_key(&caller.part, &d.text, req.date.as_deref());
             d.tokenized = d.passages.iter().map(|(p, _)| index.tokenize(&p.text)).collect::<Result<_>>()?;
         }
+        // The segment laid out here too, by each passage's position (document in the call,
+        // ordinal); the transaction raises those to the ids it reserves.
+        let places: Vec<(u64, u32, &fts::Tokenized)> = (0_u64..)
+            .zip(docs.iter())
+            .flat_map(|(at, d)| (0_u32..).zip(&d.tokenized).map(move |(ordinal, t)| (at, ordinal, t)))
+            .collect();
+        index.prepare(&places);
     }
     // The facts' per-item work (folding, attributes, history patches), likewise.
     let entities = req.facts.iter().flat_map(|f| &f.entities).map(EntityIn::view);
