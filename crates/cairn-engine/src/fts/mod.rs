@@ -118,7 +118,7 @@ struct Built {
 
 /// Groups the postings of `places` (`(doc, ordinal, terms)`, in ascending `(doc, ordinal)`) by
 /// term id of `vocab`, with a counting sort, and encodes each term's block.
-fn build<'t>(vocab: &Vocab, places: &[(u64, u32, &'t Terms)]) -> Built {
+fn build(vocab: &Vocab, places: &[(u64, u32, &Terms)]) -> Built {
     // Term `id`'s postings are at `offsets[id]..offsets[id + 1]` of `grouped`.
     let mut offsets = vec![0_usize; vocab.len() + 1];
     for (_, _, terms) in places {
@@ -130,7 +130,27 @@ fn build<'t>(vocab: &Vocab, places: &[(u64, u32, &'t Terms)]) -> Built {
         offsets[id + 1] += offsets[id];
     }
     let mut fill = offsets.clone();
-    let mut grouped = vec![Posting::default(); offsets[vocab.len()]];
+    GROUPED.with_borrow_mut(|grouped| {
+        grouped.clear();
+        grouped.resize(offsets[vocab.len()], Posting::default());
+        build_grouped(vocab, places, &offsets, &mut fill, grouped)
+    })
+}
+
+thread_local! {
+    /// `build`'s postings grouped by term, kept between batches: a batch's take a megabyte or
+    /// two, which a fresh allocation each time took as new pages for the kernel to zero.
+    static GROUPED: std::cell::RefCell<Vec<Posting>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `build` past the counts: fills `grouped` (sized) by term and encodes the blocks.
+fn build_grouped(
+    vocab: &Vocab,
+    places: &[(u64, u32, &Terms)],
+    offsets: &[usize],
+    fill: &mut [usize],
+    grouped: &mut [Posting],
+) -> Built {
     let term_hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
     let mut tokens: u64 = 0;
     let mut hashes = Vec::with_capacity(places.len());

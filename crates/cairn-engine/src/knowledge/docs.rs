@@ -73,7 +73,7 @@ pub(crate) fn hash_key(part: &Partition, text: &str, date: Option<&str>) -> DocH
 
 /// The ids of a `DOC_HASH8` value (u64 BE each).
 fn hash_ids(value: &[u8]) -> Result<impl Iterator<Item = u64> + '_> {
-    if value.is_empty() || value.len() % 8 != 0 {
+    if value.is_empty() || !value.len().is_multiple_of(8) {
         return Err(Error::corrupt(None, "a document hash entry is not a list of 8-byte ids"));
     }
     Ok(value.chunks_exact(8).map(|c| u64::from_be_bytes(c.try_into().expect("8 bytes"))))
@@ -117,7 +117,13 @@ pub(crate) fn add_hash(tx: &mut WriteTxn<'_>, hash: &DocHash, id: u64) -> Result
 }
 
 /// Takes document `id` (stored with `text` and `date`) out of the document index.
-pub(crate) fn remove_hash(tx: &mut WriteTxn<'_>, part: &Partition, text: &str, date: Option<&str>, id: u64) -> Result<()> {
+pub(crate) fn remove_hash(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    text: &str,
+    date: Option<&str>,
+    id: u64,
+) -> Result<()> {
     let hash = hash_key(part, text, date);
     if let Some(value) = tx.get(DOC_HASH8, &hash.key)? {
         let kept: Vec<u8> = hash_ids(&value)?.filter(|&have| have != id).flat_map(u64::to_be_bytes).collect();
@@ -361,7 +367,13 @@ mod tests {
         let (_dir, store, part) = fresh();
         let p = part.clone();
         // As a store written before `DOC_HASH8` holds it: the full digest and date as the key.
-        let old = Document { id: 500, text: "Old text.".into(), label: None, date: Some("2024-01-01".into()), ingested_at: 1 };
+        let old = Document {
+            id: 500,
+            text: "Old text.".into(),
+            label: None,
+            date: Some("2024-01-01".into()),
+            ingested_at: 1,
+        };
         let old_key = p.key(&[&Sha256::digest(old.text.as_bytes()), b"2024-01-01"]);
         let k = old_key.clone();
         store

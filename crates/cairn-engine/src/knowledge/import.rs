@@ -14,9 +14,7 @@ use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
 use super::part::Partition;
 use super::records::{decode, encode};
-use super::trees::{
-    ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key,
-};
+use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, char_slice, fold};

@@ -15,8 +15,8 @@ use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_i
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
-use crate::knowledge::upsert_entity;
 use crate::knowledge::trees::{read_next_id, write_next_id};
+use crate::knowledge::upsert_entity;
 use crate::knowledge::wire::{check_date, id};
 use crate::store::Store;
 use crate::text::{
@@ -221,8 +221,14 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
     if let Some(c) = &req.content {
         let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
         return (
-            Text::Some(vec![DocIn { text: c.clone(), passages, given: None, hash: DocHash::default(),
-                id: None, tokenized: Vec::new() }]),
+            Text::Some(vec![DocIn {
+                text: c.clone(),
+                passages,
+                given: None,
+                hash: DocHash::default(),
+                id: None,
+                tokenized: Vec::new(),
+            }]),
             Vec::new(),
         );
     }
@@ -262,7 +268,7 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
             passages: vec![(passage, p.mentions.clone())],
             given: Some(i),
             hash: DocHash::default(),
-                id: None,
+            id: None,
             tokenized: Vec::new(),
         });
     }

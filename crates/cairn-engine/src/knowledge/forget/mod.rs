@@ -26,8 +26,7 @@ use super::graph::Relation;
 use super::part::Partition;
 use super::records::decode;
 use super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix, rel_key,
-    trailing_id,
+    ADJ, DOC, ENT, ENT_NAME, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix, rel_key, trailing_id,
 };
 use crate::error::Result;
 use crate::fts;
