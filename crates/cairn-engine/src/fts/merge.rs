@@ -71,12 +71,26 @@ pub(super) fn layout(blocks: &[Block<'_>]) -> (u32, Vec<(u32, Vec<u32>)>) {
         // Fits: a segment holds far fewer than u32::MAX terms.
         by_bucket[seg.bucket(term_hash(term)) as usize].push(i as u32);
     }
+    // Each term's first 8 bytes as a big-endian integer (zero-padded) order terms as their bytes
+    // do, but for ties: sorting compares integers and only ties compare the terms.
+    let heads: Vec<u64> = blocks
+        .iter()
+        .map(|(term, _, _)| {
+            let mut head = [0_u8; 8];
+            let n = term.len().min(8);
+            head[..n].copy_from_slice(&term[..n]);
+            u64::from_be_bytes(head)
+        })
+        .collect();
     let chunks = by_bucket
         .into_iter()
         .enumerate()
         .filter(|(_, members)| !members.is_empty())
         .map(|(bucket, mut members)| {
-            members.sort_unstable_by(|&a, &b| blocks[a as usize].0.cmp(blocks[b as usize].0));
+            members.sort_unstable_by(|&a, &b| {
+                let (a, b) = (a as usize, b as usize);
+                heads[a].cmp(&heads[b]).then_with(|| blocks[a].0.cmp(blocks[b].0))
+            });
             // Fits: at most 65,536 buckets.
             (bucket as u32, members)
         })
