@@ -112,8 +112,18 @@ pub struct Tokenized {
 struct Built {
     arena: Vec<u8>,
     blocks: Vec<(u32, u64, std::ops::Range<usize>)>,
-    hashes: Vec<Vec<u16>>,
+    /// Every passage's hashes, one run after another; passage `i`'s end at `hash_ends[i]`.
+    hashes: Vec<u16>,
+    hash_ends: Vec<usize>,
     tokens: u64,
+}
+
+impl Built {
+    /// The distinct term hashes of each passage, in the places' order.
+    fn passage_hashes(&self) -> impl Iterator<Item = &[u16]> {
+        let starts = std::iter::once(0).chain(self.hash_ends.iter().copied());
+        starts.zip(&self.hash_ends).map(|(start, &end)| &self.hashes[start..end])
+    }
 }
 
 /// Groups the postings of `places` (`(doc, ordinal, terms)`, in ascending `(doc, ordinal)`) by
@@ -153,18 +163,28 @@ fn build_grouped(
 ) -> Built {
     let term_hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
     let mut tokens: u64 = 0;
-    let mut hashes = Vec::with_capacity(places.len());
+    let mut hashes: Vec<u16> = Vec::with_capacity(grouped.len());
+    let mut hash_ends: Vec<usize> = Vec::with_capacity(places.len());
     for &(doc, ordinal, Terms { len, counts }) in places {
-        let mut mine: Vec<u16> = Vec::with_capacity(counts.len());
+        let start = hashes.len();
         for &(id, tf) in counts {
             let at = &mut fill[id as usize];
             grouped[*at] = Posting { doc, ordinal, tf, len: *len };
             *at += 1;
-            mine.push(term_hashes[id as usize]);
+            hashes.push(term_hashes[id as usize]);
         }
+        let mine = &mut hashes[start..];
         mine.sort_unstable();
-        mine.dedup();
-        hashes.push(mine);
+        // Distinct hashes to the front of the passage's run, the rest cut off.
+        let mut kept = 0;
+        for i in 0..mine.len() {
+            if i == 0 || mine[i] != mine[kept - 1] {
+                mine[kept] = mine[i];
+                kept += 1;
+            }
+        }
+        hashes.truncate(start + kept);
+        hash_ends.push(hashes.len());
         tokens += u64::from(*len);
     }
     // Places come in (doc, ordinal) order, so each term's postings are sorted. All blocks are
@@ -180,7 +200,7 @@ fn build_grouped(
             blocks.push((id as u32, last.doc, start..arena.len()));
         }
     }
-    Built { arena, blocks, hashes, tokens }
+    Built { arena, blocks, hashes, hash_ends, tokens }
 }
 
 /// A batch's segment laid out before its transaction (`Indexer::prepare`), with the batch's own
@@ -284,52 +304,65 @@ impl Indexer {
     /// block per term) and one record per passage, adjusts the partition's totals, and merges the
     /// newest segments when `FANOUT` of them share a level.
     pub fn finish(self, tx: &mut WriteTxn<'_>) -> Result<()> {
-        if self.passages.is_empty() {
-            return Ok(());
+        self.finish_spent(tx).map(drop)
+    }
+
+    /// `finish`, handing the batch's buffers back so that the thread that made them (the
+    /// caller's, which tokenized and laid out the batch) frees them, not the writer: memory
+    /// freed on another thread than its own returns to its allocator late, and the allocating
+    /// thread meanwhile takes fresh pages, which the kernel zeroes.
+    pub fn finish_spent(self, tx: &mut WriteTxn<'_>) -> Result<Spent> {
+        if !self.passages.is_empty() {
+            match self.prepared_base() {
+                Some(base) => self.write_prepared(tx, base)?,
+                None => self.write_built(tx)?,
+            }
         }
-        if let Some(base) = self.prepared_base() {
-            return self.finish_prepared(tx, base);
-        }
+        Ok(Spent { _batch: self })
+    }
+
+    /// `finish` building the segment in the transaction.
+    fn write_built(&self, tx: &mut WriteTxn<'_>) -> Result<()> {
         let Indexer { prefix, vocab, passages, .. } = self;
         let old: Vec<(u64, u32, PassageRecord)> = passages
             .iter()
             .filter(|(_, (_, fresh, _))| !fresh)
-            .filter_map(|(&(doc, ordinal), _)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
+            .filter_map(|(&(doc, ordinal), _)| match tx.get(DOC_TREE, &doc_key(prefix, doc, ordinal)) {
                 Ok(Some(value)) => Some(decode_doc(&value).map(|r| (doc, ordinal, r))),
                 Ok(None) => None,
                 Err(e) => Some(Err(e)),
             })
             .collect::<Result<_>>()?;
-        let stats = read_stats(tx, &prefix)?;
-        let removed = drop_passages(tx, &prefix, &stats, &old)?;
+        let stats = read_stats(tx, prefix)?;
+        let removed = drop_passages(tx, prefix, &stats, &old)?;
         let batch = stats.next_batch;
         let places: Vec<(u64, u32, &Terms)> =
             passages.iter().map(|(&(doc, ordinal), (terms, _, _))| (doc, ordinal, terms)).collect();
-        let built = build(&vocab, &places);
-        for (&(doc, ordinal, terms), mine) in places.iter().zip(&built.hashes) {
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, terms.len, mine))?;
+        let built = build(vocab, &places);
+        for (&(doc, ordinal, terms), mine) in places.iter().zip(built.passage_hashes()) {
+            tx.put(DOC_TREE, &doc_key(prefix, doc, ordinal), &encode_doc(batch, terms.len, mine))?;
         }
         let blocks: Vec<merge::Block<'_>> = built
             .blocks
             .iter()
             .map(|(id, last, range)| (vocab.term(*id as usize).as_bytes(), *last, &built.arena[range.clone()]))
             .collect();
-        let buckets = merge::write_segment(tx, &prefix, batch, &blocks)?;
+        let buckets = merge::write_segment(tx, prefix, batch, &blocks)?;
         let tokens = built.tokens;
         let count = passages.len() as u64;
-        close_batch(tx, &prefix, stats, (count, tokens), removed, buckets)
+        close_batch(tx, prefix, stats, (count, tokens), removed, buckets)
     }
 
     /// `finish` for a batch whose segment `prepare` laid out, at docs `base + local doc`: the
     /// passages are fresh (no record to replace), so it writes their records, the chunks with
     /// each block raised by `base`, and the totals.
-    fn finish_prepared(self, tx: &mut WriteTxn<'_>, base: u64) -> Result<()> {
+    fn write_prepared(&self, tx: &mut WriteTxn<'_>, base: u64) -> Result<()> {
         let Indexer { prefix, vocab, passages, prepared, .. } = self;
-        let Prepared { built, buckets, chunks, .. } = prepared.expect("checked by prepared_base");
-        let stats = read_stats(tx, &prefix)?;
+        let Prepared { built, buckets, chunks, .. } = prepared.as_ref().expect("checked by prepared_base");
+        let stats = read_stats(tx, prefix)?;
         let batch = stats.next_batch;
-        for ((&(doc, ordinal), (terms, _, _)), mine) in passages.iter().zip(&built.hashes) {
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, terms.len, mine))?;
+        for ((&(doc, ordinal), (terms, _, _)), mine) in passages.iter().zip(built.passage_hashes()) {
+            tx.put(DOC_TREE, &doc_key(prefix, doc, ordinal), &encode_doc(batch, terms.len, mine))?;
         }
         let mut raised: Vec<u8> = Vec::with_capacity(built.arena.len() + 10 * built.blocks.len());
         let mut spans = Vec::with_capacity(built.blocks.len());
@@ -347,11 +380,16 @@ impl Indexer {
                     block: &raised[spans[i as usize].clone()],
                 }
             });
-            tx.put(POST_TREE, &keys::chunk_key(&prefix, batch, bucket), &block::encode_chunk(entries))?;
+            tx.put(POST_TREE, &keys::chunk_key(prefix, batch, *bucket), &block::encode_chunk(entries))?;
         }
         let count = passages.len() as u64;
-        close_batch(tx, &prefix, stats, (count, built.tokens), (0, 0), buckets)
+        close_batch(tx, prefix, stats, (count, built.tokens), (0, 0), *buckets)
     }
+}
+
+/// A written batch's buffers (`Indexer::finish_spent`), freed where it is dropped.
+pub struct Spent {
+    _batch: Indexer,
 }
 
 /// `base + local`, if it fits.

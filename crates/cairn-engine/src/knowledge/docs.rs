@@ -133,7 +133,10 @@ pub(crate) fn remove_hash(
             tx.put(DOC_HASH8, &hash.key, &kept)?;
         }
     }
-    tx.delete(DOC_HASH, &hash.old)?;
+    // The layout before files one document a key: taken out only if it is this one.
+    if tx.get(DOC_HASH, &hash.old)?.is_some_and(|v| v == id.to_be_bytes()) {
+        tx.delete(DOC_HASH, &hash.old)?;
+    }
     Ok(())
 }
 

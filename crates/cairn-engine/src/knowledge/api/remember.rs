@@ -285,6 +285,8 @@ struct Done {
     docs: Vec<(u64, String)>,
     changed: bool,
     unlinked: Vec<u32>,
+    /// The full-text batch's buffers, freed on the calling thread that made them.
+    spent: Option<fts::Spent>,
 }
 
 fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done) -> Result<Entity> {
@@ -466,7 +468,7 @@ fn write(
                 store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut index, &mut done)?;
             }
         }
-        index.finish(tx)?;
+        done.spent = Some(index.finish_spent(tx)?);
     }
     let relations = facts.map_or(&[][..], |f| &f.relations);
     let label = req.source.as_ref();
