@@ -90,6 +90,14 @@ fn main() {
         per(writer),
         per(all)
     );
+    // The calling threads have exited: their CPU is what the live threads do not account for.
+    let live = cpu::by_thread();
+    let mut named = 0.0;
+    for (name, secs) in &live {
+        eprintln!("  thread {name}: {secs:.2}s ({:.1} us a passage, whole run)", per(*secs));
+        named += secs;
+    }
+    eprintln!("  callers (exited): {:.1} us a passage", per(cpu::process_seconds() - named));
     let mut took = Vec::new();
     for q in &queries {
         let t = Instant::now();

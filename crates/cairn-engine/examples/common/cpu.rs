@@ -18,6 +18,18 @@ pub fn writer_seconds() -> f64 {
         .sum()
 }
 
+/// CPU seconds of each live thread of this process, summed by thread name (`comm`).
+#[allow(dead_code, reason = "not every example breaks its CPU down by thread")]
+pub fn by_thread() -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(tasks) = read_dir("/proc/self/task") else { return out };
+    for t in tasks.flatten() {
+        let name = read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_owned();
+        *out.entry(name).or_insert(0.0) += read_to_string(t.path().join("stat")).map_or(0.0, |s| stat_seconds(&s));
+    }
+    out
+}
+
 /// utime + stime of a `stat` line: the 12th and 13th fields after the parenthesised name.
 fn stat_seconds(stat: &str) -> f64 {
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);

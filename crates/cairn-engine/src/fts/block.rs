@@ -95,8 +95,11 @@ pub struct Entry<'a> {
 /// segment puts a few dozen values instead of one key per term (as FTS5's leaves do).
 /// Value: `count varint | count × (term length varint | term | last doc varint | block length
 /// varint | block)`, terms strictly ascending.
-pub fn encode_chunk<'a>(entries: impl ExactSizeIterator<Item = Entry<'a>>) -> Vec<u8> {
-    let mut out = Vec::new();
+pub fn encode_chunk<'a>(entries: impl ExactSizeIterator<Item = Entry<'a>> + Clone) -> Vec<u8> {
+    // Sized first (each entry's lengths and last doc take at most 30 bytes of varints), so the
+    // chunk is one allocation.
+    let size: usize = entries.clone().map(|e| e.term.len() + e.block.len() + 30).sum();
+    let mut out = Vec::with_capacity(size + 10);
     varint::put(&mut out, entries.len() as u64);
     for e in entries {
         varint::put(&mut out, e.term.len() as u64);
@@ -196,6 +199,19 @@ pub fn concat_into(parts: &[(u64, &[u8])], out: &mut Vec<u8>) -> Result<bool> {
     Ok(true)
 }
 
+/// Appends `block` with every posting's doc raised by `base`: only the first delta (from 0)
+/// changes, the others are differences. A block laid out with a batch's local doc numbers
+/// (`Indexer::prepare`) becomes the block of the docs the transaction assigned.
+pub fn rebase_into(block: &[u8], base: u64, out: &mut Vec<u8>) -> Result<()> {
+    let mut at = 0;
+    let n = get_varint(block, &mut at)?;
+    let first = get_varint(block, &mut at)?;
+    varint::put(out, n);
+    varint::put(out, first.checked_add(base).ok_or_else(bad)?);
+    out.extend_from_slice(&block[at..]);
+    Ok(())
+}
+
 /// Decodes a block.
 pub fn decode(bytes: &[u8]) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
@@ -206,6 +222,16 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Posting>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rebased_block_is_the_block_of_the_raised_docs() {
+        let local = [Posting { doc: 0, ordinal: 0, tf: 2, len: 9 }, Posting { doc: 3, ordinal: 1, tf: 1, len: 4 }];
+        let raised: Vec<Posting> = local.iter().map(|p| Posting { doc: p.doc + 1_000, ..*p }).collect();
+        let mut out = Vec::new();
+        rebase_into(&encode(&local), 1_000, &mut out).unwrap();
+        assert_eq!(out, encode(&raised));
+        assert!(rebase_into(&[], 1, &mut Vec::new()).is_err());
+    }
 
     #[test]
     fn blocks_round_trip_and_reject_garbage() {

@@ -48,23 +48,54 @@ pub(super) type Block<'a> = (&'a [u8], u64, &'a [u8]);
 /// Writes segment `first` from its terms' encoded blocks (each term once, in any order), spread
 /// over as many chunks as keep each near `CHUNK_BYTES`; returns that number of buckets.
 pub(super) fn write_segment(tx: &mut WriteTxn<'_>, prefix: &[u8], first: u64, blocks: &[Block<'_>]) -> Result<u32> {
+    let (buckets, chunks) = layout(blocks);
+    for (bucket, members) in chunks {
+        let entries = members.iter().map(|&i| {
+            let (term, last, bytes) = blocks[i as usize];
+            block::Entry { term, last, block: bytes }
+        });
+        tx.put(POST_TREE, &chunk_key(prefix, first, bucket), &block::encode_chunk(entries))?;
+    }
+    Ok(buckets)
+}
+
+/// The chunks of a segment: `(buckets, [(bucket, indexes into blocks, by term)])`, empty buckets
+/// left out; as many buckets as keep each chunk near `CHUNK_BYTES`.
+pub(super) fn layout(blocks: &[Block<'_>]) -> (u32, Vec<(u32, Vec<u32>)>) {
     let bytes: usize = blocks.iter().map(|(t, _, b)| t.len() + b.len() + 8).sum();
     // Fits: clamped to the 65,536 values of a 16-bit hash.
     let buckets = (bytes / CHUNK_BYTES + 1).min(1 << 16) as u32;
-    let seg = Segment { first, level: 0, buckets };
-    let mut by_bucket: Vec<Vec<block::Entry<'_>>> = vec![Vec::new(); buckets as usize];
-    for (term, last, bytes) in blocks {
-        by_bucket[seg.bucket(term_hash(term)) as usize].push(block::Entry { term, last: *last, block: bytes });
+    let seg = Segment { first: 0, level: 0, buckets };
+    let mut by_bucket: Vec<Vec<u32>> = vec![Vec::new(); buckets as usize];
+    for (i, (term, _, _)) in blocks.iter().enumerate() {
+        // Fits: a segment holds far fewer than u32::MAX terms.
+        by_bucket[seg.bucket(term_hash(term)) as usize].push(i as u32);
     }
-    for (bucket, mut entries) in by_bucket.into_iter().enumerate() {
-        if entries.is_empty() {
-            continue;
-        }
-        entries.sort_unstable_by(|a, b| a.term.cmp(b.term));
-        // Fits: at most 65,536 buckets.
-        tx.put(POST_TREE, &chunk_key(prefix, first, bucket as u32), &block::encode_chunk(entries.into_iter()))?;
-    }
-    Ok(buckets)
+    // Each term's first 8 bytes as a big-endian integer (zero-padded) order terms as their bytes
+    // do, but for ties: sorting compares integers and only ties compare the terms.
+    let heads: Vec<u64> = blocks
+        .iter()
+        .map(|(term, _, _)| {
+            let mut head = [0_u8; 8];
+            let n = term.len().min(8);
+            head[..n].copy_from_slice(&term[..n]);
+            u64::from_be_bytes(head)
+        })
+        .collect();
+    let chunks = by_bucket
+        .into_iter()
+        .enumerate()
+        .filter(|(_, members)| !members.is_empty())
+        .map(|(bucket, mut members)| {
+            members.sort_unstable_by(|&a, &b| {
+                let (a, b) = (a as usize, b as usize);
+                heads[a].cmp(&heads[b]).then_with(|| blocks[a].0.cmp(blocks[b].0))
+            });
+            // Fits: at most 65,536 buckets.
+            (bucket as u32, members)
+        })
+        .collect();
+    (buckets, chunks)
 }
 
 /// The entries of value `value` under `key`, a key of segment `seg`: a chunk's entries, or the
@@ -97,8 +128,12 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
     let end = prefix_end(prefix);
     let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     let entries = tx.range(POST_TREE, Bound::Included(&start), end)?;
+    // The merged blocks are no larger than the chunks they come from: one allocation for them
+    // all, where growing the buffer by doubling took fresh (kernel-zeroed) pages at each step.
+    let bytes: usize = entries.iter().map(|(_, v)| v.len()).sum();
     // Each term's blocks, oldest segment first (keys are segment-major).
     let mut by_term: FastMap<&[u8], Vec<(u64, &[u8])>> = FastMap::default();
+    by_term.reserve(bytes / 64);
     for (key, value) in &entries {
         let segment = post_key_segment(prefix, key)?;
         let at = merged.partition_point(|s| s.first <= segment);
@@ -111,7 +146,7 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
         tx.erase(POST_TREE, key)?;
     }
     // New blocks go into one buffer; a term found in one segment only keeps its block as it is.
-    let mut arena: Vec<u8> = Vec::new();
+    let mut arena: Vec<u8> = Vec::with_capacity(bytes);
     let mut made: Vec<(&[u8], u64, Made<'_>)> = Vec::with_capacity(by_term.len());
     for (term, parts) in by_term {
         let last = parts.last().map_or(0, |p| p.0);

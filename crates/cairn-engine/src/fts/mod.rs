@@ -100,35 +100,182 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
 /// A passage's text tokenized ahead of the transaction that indexes it (`Indexer::tokenize`, on
 /// the caller's thread), so the store's single writer thread only files its terms.
 #[derive(Debug)]
-pub struct Tokenized(Terms);
+pub struct Tokenized {
+    terms: Terms,
+    /// Its number in the batch that tokenized it: `prepare` names passages by it.
+    serial: u64,
+}
+
+/// A batch's postings grouped by term and encoded, for the places given: one block per term
+/// (term id, doc of its last posting, its bytes in `arena`), each passage's distinct term hashes
+/// (sorted, in the places' order), and the tokens they hold.
+struct Built {
+    arena: Vec<u8>,
+    blocks: Vec<(u32, u64, std::ops::Range<usize>)>,
+    /// Every passage's hashes, one run after another; passage `i`'s end at `hash_ends[i]`.
+    hashes: Vec<u16>,
+    hash_ends: Vec<usize>,
+    tokens: u64,
+}
+
+impl Built {
+    /// The distinct term hashes of each passage, in the places' order.
+    fn passage_hashes(&self) -> impl Iterator<Item = &[u16]> {
+        let starts = std::iter::once(0).chain(self.hash_ends.iter().copied());
+        starts.zip(&self.hash_ends).map(|(start, &end)| &self.hashes[start..end])
+    }
+}
+
+/// Groups the postings of `places` (`(doc, ordinal, terms)`, in ascending `(doc, ordinal)`) by
+/// term id of `vocab`, with a counting sort, and encodes each term's block.
+fn build(vocab: &Vocab, places: &[(u64, u32, &Terms)]) -> Built {
+    // Term `id`'s postings are at `offsets[id]..offsets[id + 1]` of `grouped`.
+    let mut offsets = vec![0_usize; vocab.len() + 1];
+    for (_, _, terms) in places {
+        for &(id, _) in &terms.counts {
+            offsets[id as usize + 1] += 1;
+        }
+    }
+    for id in 0..vocab.len() {
+        offsets[id + 1] += offsets[id];
+    }
+    let mut fill = offsets.clone();
+    GROUPED.with_borrow_mut(|grouped| {
+        grouped.clear();
+        grouped.resize(offsets[vocab.len()], Posting::default());
+        build_grouped(vocab, places, &offsets, &mut fill, grouped)
+    })
+}
+
+thread_local! {
+    /// `build`'s postings grouped by term, kept between batches: a batch's take a megabyte or
+    /// two, which a fresh allocation each time took as new pages for the kernel to zero.
+    static GROUPED: std::cell::RefCell<Vec<Posting>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `build` past the counts: fills `grouped` (sized) by term and encodes the blocks.
+fn build_grouped(
+    vocab: &Vocab,
+    places: &[(u64, u32, &Terms)],
+    offsets: &[usize],
+    fill: &mut [usize],
+    grouped: &mut [Posting],
+) -> Built {
+    let term_hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
+    let mut tokens: u64 = 0;
+    let mut hashes: Vec<u16> = Vec::with_capacity(grouped.len());
+    let mut hash_ends: Vec<usize> = Vec::with_capacity(places.len());
+    for &(doc, ordinal, Terms { len, counts }) in places {
+        let start = hashes.len();
+        for &(id, tf) in counts {
+            let at = &mut fill[id as usize];
+            grouped[*at] = Posting { doc, ordinal, tf, len: *len };
+            *at += 1;
+            hashes.push(term_hashes[id as usize]);
+        }
+        let mine = &mut hashes[start..];
+        mine.sort_unstable();
+        // Distinct hashes to the front of the passage's run, the rest cut off.
+        let mut kept = 0;
+        for i in 0..mine.len() {
+            if i == 0 || mine[i] != mine[kept - 1] {
+                mine[kept] = mine[i];
+                kept += 1;
+            }
+        }
+        hashes.truncate(start + kept);
+        hash_ends.push(hashes.len());
+        tokens += u64::from(*len);
+    }
+    // Places come in (doc, ordinal) order, so each term's postings are sorted. All blocks are
+    // encoded into one buffer.
+    let mut arena: Vec<u8> = Vec::with_capacity(grouped.len() * 6);
+    let mut blocks = Vec::with_capacity(vocab.len());
+    for id in 0..vocab.len() {
+        let postings = &grouped[offsets[id]..offsets[id + 1]];
+        if let Some(last) = postings.last() {
+            let start = arena.len();
+            block::encode_into(postings, &mut arena);
+            // Fits: a batch's vocabulary is far below u32::MAX terms.
+            blocks.push((id as u32, last.doc, start..arena.len()));
+        }
+    }
+    Built { arena, blocks, hashes, hash_ends, tokens }
+}
+
+/// A batch's segment laid out before its transaction (`Indexer::prepare`), with the batch's own
+/// doc numbers (0, 1, … in the call's order): the transaction only raises them to the ids it
+/// assigned and copies the chunks.
+struct Prepared {
+    /// Each passage's (serial, local doc, ordinal), in ascending (local doc, ordinal).
+    places: Vec<(u64, u64, u32)>,
+    built: Built,
+    buckets: u32,
+    /// The non-empty chunks: (bucket, indexes into `built.blocks`, by term).
+    chunks: Vec<(u32, Vec<u32>)>,
+}
 
 /// Passages gathered over one call and indexed together: the batch becomes a new segment, one
 /// block per distinct term, appended after the partition's older segments.
 pub struct Indexer {
     prefix: Vec<u8>,
     vocab: Vocab,
-    /// `(doc, ordinal)` → the passage's terms, and whether the place is known to hold nothing
-    /// indexed yet (a document created in this transaction); a later `add` of the same place
-    /// replaces an earlier one.
-    passages: BTreeMap<(u64, u32), (Terms, bool)>,
+    /// `(doc, ordinal)` → the passage's terms, whether the place is known to hold nothing
+    /// indexed yet (a document created in this transaction), and its serial if it was tokenized
+    /// ahead; a later `add` of the same place replaces an earlier one.
+    passages: BTreeMap<(u64, u32), (Terms, bool, Option<u64>)>,
+    /// Serials handed out by `tokenize`.
+    serials: u64,
+    prepared: Option<Prepared>,
 }
 
 impl Indexer {
     /// A batch for partition `part`.
     pub fn new(part: &[u8]) -> Result<Indexer> {
-        Ok(Indexer { prefix: part_prefix(part)?, vocab: Vocab::default(), passages: BTreeMap::new() })
+        Ok(Indexer {
+            prefix: part_prefix(part)?,
+            vocab: Vocab::default(),
+            passages: BTreeMap::new(),
+            serials: 0,
+            prepared: None,
+        })
     }
 
     /// Tokenizes `text` for this batch now (before the write transaction, off the store's single
     /// writer thread, whose time is what bounds ingest); `add_tokenized` files it later.
     pub fn tokenize(&mut self, text: &str) -> Result<Tokenized> {
-        self.vocab.terms_of(text).map(Tokenized)
+        let terms = self.vocab.terms_of(text)?;
+        self.serials += 1;
+        Ok(Tokenized { terms, serial: self.serials })
+    }
+
+    /// Lays the segment out ahead of the transaction (on the caller's thread), for passages
+    /// `places` (`(local doc, ordinal, passage)`, in ascending `(local doc, ordinal)`) that the
+    /// transaction will add as fresh places of docs `base + local doc` for one `base`. `finish`
+    /// uses the layout when the passages added are exactly these, at such docs, and otherwise
+    /// builds the segment itself, so the result never depends on it.
+    pub fn prepare(&mut self, places: &[(u64, u32, &Tokenized)]) {
+        if places.windows(2).any(|w| (w[0].0, w[0].1) >= (w[1].0, w[1].1)) {
+            return;
+        }
+        let by_term: Vec<(u64, u32, &Terms)> = places.iter().map(|&(doc, o, t)| (doc, o, &t.terms)).collect();
+        let built = build(&self.vocab, &by_term);
+        let blocks: Vec<merge::Block<'_>> = built
+            .blocks
+            .iter()
+            .map(|(id, last, range)| (self.vocab.term(*id as usize).as_bytes(), *last, &built.arena[range.clone()]))
+            .collect();
+        // A raised doc can lengthen each block's first delta by up to 9 bytes: the layout's sizes
+        // are estimates either way.
+        let (buckets, chunks) = merge::layout(&blocks);
+        let places = places.iter().map(|&(doc, o, t)| (t.serial, doc, o)).collect();
+        self.prepared = Some(Prepared { places, built, buckets, chunks });
     }
 
     /// Adds passage `ordinal` of `doc`, replacing what is indexed there when the batch is written.
     pub fn add(&mut self, doc: u64, ordinal: u32, text: &str) -> Result<()> {
         let terms = self.vocab.terms_of(text)?;
-        self.passages.insert((doc, ordinal), (terms, false));
+        self.passages.insert((doc, ordinal), (terms, false, None));
         Ok(())
     }
 
@@ -136,81 +283,138 @@ impl Indexer {
     /// `(doc, ordinal)` before this batch (the document was created in this transaction), so
     /// `finish` need not look for a record to replace there.
     pub fn add_tokenized(&mut self, doc: u64, ordinal: u32, passage: Tokenized, fresh: bool) {
-        self.passages.insert((doc, ordinal), (passage.0, fresh));
+        self.passages.insert((doc, ordinal), (passage.terms, fresh, Some(passage.serial)));
+    }
+
+    /// The doc ids of the prepared layout are `base + local doc` for the `base` returned, when
+    /// the passages added are exactly the prepared ones, all fresh.
+    fn prepared_base(&self) -> Option<u64> {
+        let prepared = self.prepared.as_ref()?;
+        let &(_, local, _) = prepared.places.first()?;
+        let (&(doc, _), _) = self.passages.first_key_value()?;
+        let base = doc.checked_sub(local)?;
+        let same = self.passages.len() == prepared.places.len()
+            && self.passages.iter().zip(&prepared.places).all(|((&(doc, ordinal), (_, fresh, serial)), p)| {
+                *fresh && *serial == Some(p.0) && local_plus(base, p.1) == Some(doc) && ordinal == p.2
+            });
+        same.then_some(base)
     }
 
     /// Writes the batch: removes what was indexed at each place, then writes a new segment (one
     /// block per term) and one record per passage, adjusts the partition's totals, and merges the
     /// newest segments when `FANOUT` of them share a level.
     pub fn finish(self, tx: &mut WriteTxn<'_>) -> Result<()> {
-        if self.passages.is_empty() {
-            return Ok(());
+        self.finish_spent(tx).map(drop)
+    }
+
+    /// `finish`, handing the batch's buffers back so that the thread that made them (the
+    /// caller's, which tokenized and laid out the batch) frees them, not the writer: memory
+    /// freed on another thread than its own returns to its allocator late, and the allocating
+    /// thread meanwhile takes fresh pages, which the kernel zeroes.
+    pub fn finish_spent(self, tx: &mut WriteTxn<'_>) -> Result<Spent> {
+        if !self.passages.is_empty() {
+            match self.prepared_base() {
+                Some(base) => self.write_prepared(tx, base)?,
+                None => self.write_built(tx)?,
+            }
         }
-        let Indexer { prefix, vocab, passages } = self;
+        Ok(Spent { _batch: self })
+    }
+
+    /// `finish` building the segment in the transaction.
+    fn write_built(&self, tx: &mut WriteTxn<'_>) -> Result<()> {
+        let Indexer { prefix, vocab, passages, .. } = self;
         let old: Vec<(u64, u32, PassageRecord)> = passages
             .iter()
-            .filter(|(_, (_, fresh))| !fresh)
-            .filter_map(|(&(doc, ordinal), _)| match tx.get(DOC_TREE, &doc_key(&prefix, doc, ordinal)) {
+            .filter(|(_, (_, fresh, _))| !fresh)
+            .filter_map(|(&(doc, ordinal), _)| match tx.get(DOC_TREE, &doc_key(prefix, doc, ordinal)) {
                 Ok(Some(value)) => Some(decode_doc(&value).map(|r| (doc, ordinal, r))),
                 Ok(None) => None,
                 Err(e) => Some(Err(e)),
             })
             .collect::<Result<_>>()?;
-        let mut stats = read_stats(tx, &prefix)?;
-        let removed = drop_passages(tx, &prefix, &stats, &old)?;
+        let stats = read_stats(tx, prefix)?;
+        let removed = drop_passages(tx, prefix, &stats, &old)?;
         let batch = stats.next_batch;
-        // Postings grouped by term id in one vector (a counting sort): term `id`'s are at
-        // `offsets[id]..offsets[id + 1]`.
-        let mut offsets = vec![0_usize; vocab.len() + 1];
-        for (terms, _) in passages.values() {
-            for &(id, _) in &terms.counts {
-                offsets[id as usize + 1] += 1;
-            }
+        let places: Vec<(u64, u32, &Terms)> =
+            passages.iter().map(|(&(doc, ordinal), (terms, _, _))| (doc, ordinal, terms)).collect();
+        let built = build(vocab, &places);
+        for (&(doc, ordinal, terms), mine) in places.iter().zip(built.passage_hashes()) {
+            tx.put(DOC_TREE, &doc_key(prefix, doc, ordinal), &encode_doc(batch, terms.len, mine))?;
         }
-        for id in 0..vocab.len() {
-            offsets[id + 1] += offsets[id];
-        }
-        let mut fill = offsets.clone();
-        let mut grouped = vec![Posting::default(); offsets[vocab.len()]];
-        let hashes: Vec<u16> = vocab.terms().map(|t| keys::term_hash(t.as_bytes())).collect();
-        let mut tokens_added: u64 = 0;
-        let mut mine: Vec<u16> = Vec::new();
-        for (&(doc, ordinal), (Terms { len, counts }, _)) in &passages {
-            mine.clear();
-            for &(id, tf) in counts {
-                let at = &mut fill[id as usize];
-                grouped[*at] = Posting { doc, ordinal, tf, len: *len };
-                *at += 1;
-                mine.push(hashes[id as usize]);
-            }
-            mine.sort_unstable();
-            mine.dedup();
-            tx.put(DOC_TREE, &doc_key(&prefix, doc, ordinal), &encode_doc(batch, *len, &mine))?;
-            tokens_added += u64::from(*len);
-        }
-        // Passages were visited in (doc, ordinal) order, so each term's postings are sorted. All
-        // blocks are encoded into one buffer.
-        let mut arena: Vec<u8> = Vec::with_capacity(grouped.len() * 6);
-        let mut spans: Vec<(usize, u64, std::ops::Range<usize>)> = Vec::with_capacity(vocab.len());
-        for id in 0..vocab.len() {
-            let postings = &grouped[offsets[id]..offsets[id + 1]];
-            if let Some(last) = postings.last() {
-                let start = arena.len();
-                block::encode_into(postings, &mut arena);
-                spans.push((id, last.doc, start..arena.len()));
-            }
-        }
-        let blocks: Vec<merge::Block<'_>> =
-            spans.into_iter().map(|(id, last, range)| (vocab.term(id).as_bytes(), last, &arena[range])).collect();
-        let buckets = merge::write_segment(tx, &prefix, batch, &blocks)?;
-        let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
-        stats.passages = (stats.passages + passages.len() as u64).checked_sub(removed.0).ok_or_else(underflow)?;
-        stats.tokens = (stats.tokens + tokens_added).checked_sub(removed.1).ok_or_else(underflow)?;
-        stats.next_batch += 1;
-        stats.segments.push(Segment { first: batch, level: 0, buckets });
-        merge::settle(tx, &prefix, &mut stats)?;
-        write_stats(tx, &prefix, &stats)
+        let blocks: Vec<merge::Block<'_>> = built
+            .blocks
+            .iter()
+            .map(|(id, last, range)| (vocab.term(*id as usize).as_bytes(), *last, &built.arena[range.clone()]))
+            .collect();
+        let buckets = merge::write_segment(tx, prefix, batch, &blocks)?;
+        let tokens = built.tokens;
+        let count = passages.len() as u64;
+        close_batch(tx, prefix, stats, (count, tokens), removed, buckets)
     }
+
+    /// `finish` for a batch whose segment `prepare` laid out, at docs `base + local doc`: the
+    /// passages are fresh (no record to replace), so it writes their records, the chunks with
+    /// each block raised by `base`, and the totals.
+    fn write_prepared(&self, tx: &mut WriteTxn<'_>, base: u64) -> Result<()> {
+        let Indexer { prefix, vocab, passages, prepared, .. } = self;
+        let Prepared { built, buckets, chunks, .. } = prepared.as_ref().expect("checked by prepared_base");
+        let stats = read_stats(tx, prefix)?;
+        let batch = stats.next_batch;
+        for ((&(doc, ordinal), (terms, _, _)), mine) in passages.iter().zip(built.passage_hashes()) {
+            tx.put(DOC_TREE, &doc_key(prefix, doc, ordinal), &encode_doc(batch, terms.len, mine))?;
+        }
+        let mut raised: Vec<u8> = Vec::with_capacity(built.arena.len() + 10 * built.blocks.len());
+        let mut spans = Vec::with_capacity(built.blocks.len());
+        for (_, _, range) in &built.blocks {
+            let start = raised.len();
+            block::rebase_into(&built.arena[range.clone()], base, &mut raised)?;
+            spans.push(start..raised.len());
+        }
+        for (bucket, members) in chunks {
+            let entries = members.iter().map(|&i| {
+                let (id, last, _) = &built.blocks[i as usize];
+                block::Entry {
+                    term: vocab.term(*id as usize).as_bytes(),
+                    last: last + base,
+                    block: &raised[spans[i as usize].clone()],
+                }
+            });
+            tx.put(POST_TREE, &keys::chunk_key(prefix, batch, *bucket), &block::encode_chunk(entries))?;
+        }
+        let count = passages.len() as u64;
+        close_batch(tx, prefix, stats, (count, built.tokens), (0, 0), *buckets)
+    }
+}
+
+/// A written batch's buffers (`Indexer::finish_spent`), freed where it is dropped.
+pub struct Spent {
+    _batch: Indexer,
+}
+
+/// `base + local`, if it fits.
+fn local_plus(base: u64, local: u64) -> Option<u64> {
+    base.checked_add(local)
+}
+
+/// Adds a written batch (`added` and `removed` as (passages, tokens)) and its segment of
+/// `buckets` chunks to the partition's totals `stats`, merges, and stores the totals.
+fn close_batch(
+    tx: &mut WriteTxn<'_>,
+    prefix: &[u8],
+    mut stats: Stats,
+    added: (u64, u64),
+    removed: (u64, u64),
+    buckets: u32,
+) -> Result<()> {
+    let underflow = || Error::corrupt(None, "full-text totals are smaller than the passages they count");
+    let batch = stats.next_batch;
+    stats.passages = (stats.passages + added.0).checked_sub(removed.0).ok_or_else(underflow)?;
+    stats.tokens = (stats.tokens + added.1).checked_sub(removed.1).ok_or_else(underflow)?;
+    stats.next_batch += 1;
+    stats.segments.push(Segment { first: batch, level: 0, buckets });
+    merge::settle(tx, prefix, &mut stats)?;
+    write_stats(tx, prefix, &stats)
 }
 
 /// Indexes passage `ordinal` of `doc` in partition `part`, replacing what was indexed there before.

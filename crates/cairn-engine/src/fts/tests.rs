@@ -148,6 +148,90 @@ fn passages_tokenized_ahead_on_other_threads_index_as_added_ones() {
     assert_eq!(stats_of(&added, b"p"), stats_of(&ahead, b"p"));
 }
 
+/// Every entry of the three full-text trees inside `part`.
+fn entries_of(store: &Store, part: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let snap = store.snapshot().unwrap();
+    let prefix = part_prefix(part).unwrap();
+    [POST_TREE, DOC_TREE, STATS_TREE]
+        .iter()
+        .flat_map(|tree| snap.prefix(tree, &prefix).unwrap().map(Result::unwrap).collect::<Vec<_>>())
+        .collect()
+}
+
+/// Indexes `places` (`(local doc, ordinal, text)`) as fresh places of docs `base + local doc`
+/// in one batch, laid out ahead (`prepare`) or not; with `skip`, the passages of that local doc
+/// are tokenized and laid out but not added (a document stored before). Returns whether
+/// `finish` took the layout.
+fn index_ahead(store: &Store, base: u64, places: &[(u64, u32, &str)], prepare: bool, skip: Option<u64>) -> bool {
+    let mut batch = Indexer::new(b"p").unwrap();
+    let tokenized: Vec<Tokenized> = places.iter().map(|(_, _, t)| batch.tokenize(t).unwrap()).collect();
+    if prepare {
+        let laid: Vec<(u64, u32, &Tokenized)> =
+            places.iter().zip(&tokenized).map(|(&(doc, ordinal, _), t)| (doc, ordinal, t)).collect();
+        batch.prepare(&laid);
+    }
+    let places: Vec<(u64, u32)> = places.iter().map(|&(doc, ordinal, _)| (doc, ordinal)).collect();
+    let (took, _) = store
+        .write(move |tx| {
+            for ((doc, ordinal), t) in places.into_iter().zip(tokenized) {
+                if Some(doc) != skip {
+                    batch.add_tokenized(base + doc, ordinal, t, true);
+                }
+            }
+            let took = batch.prepared_base() == Some(base);
+            batch.finish(tx)?;
+            Ok(took)
+        })
+        .unwrap();
+    took
+}
+
+#[test]
+fn a_segment_laid_out_before_the_transaction_is_the_one_built_in_it() {
+    let places = [
+        (0, 0, "Copper kettles boil over the amber fire"),
+        (0, 1, "the iron kettle rusts"),
+        (1, 0, "kettle kettle copper heron"),
+        (2, 0, "東京 copper falcon"),
+        (2, 1, "amber falcon and amber heron"),
+        (3, 0, "owls"),
+    ];
+    let queries = ["kettle", "copper", "iron rust", "東京", "amber heron", "falcon owl"];
+    // Docs 40.. take one byte as a first delta, as local docs 0.. do: the bytes are the same.
+    for (base, same_bytes) in [(40_u64, true), (1 << 40, false)] {
+        let (_a, built) = open();
+        let (_b, laid) = open();
+        for store in [&built, &laid] {
+            index(store, b"p", &[(1, 0, "an older copper kettle"), (2, 0, "an older amber owl")]);
+        }
+        assert!(!index_ahead(&built, base, &places, false, None));
+        assert!(index_ahead(&laid, base, &places, true, None), "the layout is taken");
+        for query in queries {
+            assert_eq!(find(&built, b"p", query), find(&laid, b"p", query), "{query}");
+        }
+        assert_eq!(stats_of(&built, b"p"), stats_of(&laid, b"p"));
+        if same_bytes {
+            assert_eq!(entries_of(&built, b"p"), entries_of(&laid, b"p"));
+        }
+        // Removal reads the records the layout wrote.
+        for store in [&built, &laid] {
+            store.write(move |tx| remove_doc(tx, b"p", base + 2)).unwrap();
+        }
+        assert_eq!(find(&built, b"p", "falcon"), find(&laid, b"p", "falcon"));
+        assert!(find(&laid, b"p", "falcon").is_empty());
+    }
+    // A document left out (stored before): the layout no longer matches, the batch is built in
+    // the transaction, and the result is the same.
+    let (_a, built) = open();
+    let (_b, laid) = open();
+    assert!(!index_ahead(&built, 7, &places, false, Some(1)));
+    assert!(!index_ahead(&laid, 7, &places, true, Some(1)), "a layout of other passages is not taken");
+    for query in queries {
+        assert_eq!(find(&built, b"p", query), find(&laid, b"p", query), "{query}");
+    }
+    assert_eq!(entries_of(&built, b"p"), entries_of(&laid, b"p"));
+}
+
 #[test]
 fn removing_passages_docs_and_partitions_leaves_no_key() {
     let (_dir, store) = open();

@@ -5,7 +5,7 @@
 use super::graph::entities_in;
 use super::part::Partition;
 use super::records::{decode, encode};
-use super::trees::{DOC, DOC_HASH, MENTION, MENTIONED, PSG, next_id};
+use super::trees::{DOC, DOC_HASH, DOC_HASH8, MENTION, MENTIONED, PSG, next_id};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, Passage, char_slice, chunk_text, mentions_name};
@@ -49,9 +49,95 @@ pub struct Remembered {
     pub unlinked: Vec<u32>,
 }
 
-pub(crate) fn hash_key(part: &Partition, text: &str, date: Option<&str>) -> Vec<u8> {
+/// Where the document index files a document's text and date (`hash_key`), computed off the
+/// writer thread where it can be. Keys are short (`DOC_HASH8`: 8 bytes of digest, no date), so a
+/// leaf holds several times more of them and a commit's random inserts dirty fewer pages; a short
+/// key may be shared by different texts, so a match is confirmed against the stored document.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DocHash {
+    /// `part | first 8 bytes of sha256(sha256(text) | date)` in `DOC_HASH8`.
+    key: Vec<u8>,
+    /// `part | sha256(text) | date` in `DOC_HASH`, the layout before (still read, never written).
+    old: Vec<u8>,
+    /// The ids filed under `key` when `stored_doc` last looked (none found matching), so adding
+    /// the new document needs no second look-up.
+    seen: Vec<u8>,
+}
+
+pub(crate) fn hash_key(part: &Partition, text: &str, date: Option<&str>) -> DocHash {
     let digest = Sha256::digest(text.as_bytes());
-    part.key(&[&digest, date.unwrap_or("").as_bytes()])
+    let date = date.unwrap_or("").as_bytes();
+    let short = Sha256::new().chain_update(digest).chain_update(date).finalize();
+    DocHash { key: part.key(&[&short[..8]]), old: part.key(&[&digest, date]), seen: Vec::new() }
+}
+
+/// The ids of a `DOC_HASH8` value (u64 BE each).
+fn hash_ids(value: &[u8]) -> Result<impl Iterator<Item = u64> + '_> {
+    if value.is_empty() || !value.len().is_multiple_of(8) {
+        return Err(Error::corrupt(None, "a document hash entry is not a list of 8-byte ids"));
+    }
+    Ok(value.chunks_exact(8).map(|c| u64::from_be_bytes(c.try_into().expect("8 bytes"))))
+}
+
+/// The id of the document of `part` stored with exactly `text` and `date` (whose `hash_key` is
+/// `hash`), if any. Remembers what it saw under the key for `add_hash`.
+pub(crate) fn stored_doc(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    hash: &mut DocHash,
+    text: &str,
+    date: Option<&str>,
+) -> Result<Option<u64>> {
+    hash.seen = tx.get(DOC_HASH8, &hash.key)?.unwrap_or_default();
+    if !hash.seen.is_empty() {
+        for id in hash_ids(&hash.seen)? {
+            let Some(bytes) = tx.get(DOC, &part.key(&[&id.to_be_bytes()]))? else { continue };
+            let d: Document = decode(&bytes, "document")?;
+            if d.text == text && d.date.as_deref() == date {
+                return Ok(Some(id));
+            }
+        }
+    }
+    // A store written before the short keys: its documents are filed by full digest (exact).
+    tx.get(DOC_HASH, &hash.old)?
+        .map(|id| {
+            id.as_slice()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))
+        })
+        .transpose()
+}
+
+/// Files document `id` under `hash`, after `stored_doc` found no document with its text and date.
+pub(crate) fn add_hash(tx: &mut WriteTxn<'_>, hash: &DocHash, id: u64) -> Result<()> {
+    let mut ids = hash.seen.clone();
+    ids.extend_from_slice(&id.to_be_bytes());
+    tx.put(DOC_HASH8, &hash.key, &ids)
+}
+
+/// Takes document `id` (stored with `text` and `date`) out of the document index.
+pub(crate) fn remove_hash(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    text: &str,
+    date: Option<&str>,
+    id: u64,
+) -> Result<()> {
+    let hash = hash_key(part, text, date);
+    if let Some(value) = tx.get(DOC_HASH8, &hash.key)? {
+        let kept: Vec<u8> = hash_ids(&value)?.filter(|&have| have != id).flat_map(u64::to_be_bytes).collect();
+        if kept.is_empty() {
+            tx.delete(DOC_HASH8, &hash.key)?;
+        } else if kept.len() != value.len() {
+            tx.put(DOC_HASH8, &hash.key, &kept)?;
+        }
+    }
+    // The layout before files one document a key: taken out only if it is this one.
+    if tx.get(DOC_HASH, &hash.old)?.is_some_and(|v| v == id.to_be_bytes()) {
+        tx.delete(DOC_HASH, &hash.old)?;
+    }
+    Ok(())
 }
 
 /// Stores `text` as a document of `part`, with its passages, full-text postings and mentions, in
@@ -70,11 +156,8 @@ pub fn remember_text(
             text.len()
         )));
     }
-    let hash = hash_key(part, text, date);
-    if let Some(id) = tx.get(DOC_HASH, &hash)? {
-        let doc_id = u64::from_be_bytes(
-            id.as_slice().try_into().map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))?,
-        );
+    let mut hash = hash_key(part, text, date);
+    if let Some(doc_id) = stored_doc(tx, part, &mut hash, text, date)? {
         return Ok(Remembered { doc_id, already: true, passages: 0, mentions: Vec::new(), unlinked: Vec::new() });
     }
     let linker = partition_linker(tx, part)?;
@@ -82,7 +165,7 @@ pub fn remember_text(
         .into_iter()
         .map(|passage| NewPassage { passage, given: Vec::new(), tokenized: None })
         .collect();
-    let doc = NewDocument { text, label, date, now, about: None, hash: &hash };
+    let doc = NewDocument { text, label, date, now, about: None, id: None, hash: &hash };
     let mut index = fts::Indexer::new(part.raw())?;
     let stored = store_document(tx, part, &doc, chunks, &mut index, &|passage: &str| {
         linker.find(passage).into_iter().map(|m| m.entity).collect()
@@ -101,8 +184,11 @@ pub(crate) struct NewDocument<'a> {
     /// The entity the document is about (its label names it): its mention links are marked
     /// `ABOUT`, so a reader finds an entity's own passages before the many that merely name it.
     pub about: Option<u64>,
-    /// Its `hash_key` (computed by the caller, off the writer thread where it can be).
-    pub hash: &'a [u8],
+    /// The id reserved for it (`trees::reserve_ids`), else it takes the next.
+    pub id: Option<u64>,
+    /// Its `hash_key` (computed by the caller, off the writer thread where it can be), as
+    /// `stored_doc` left it.
+    pub hash: &'a DocHash,
 }
 
 /// A passage of a document about to be stored.
@@ -122,7 +208,7 @@ pub(crate) const ABOUT: &[u8] = &[1];
 /// Stores `doc` with the given passages (spans into its text), each linked to the entities
 /// `link` finds in it and to the entity ids given with it; adds them to `index` for full text
 /// (the caller finishes it, so a call's documents share its blocks). The caller has checked that
-/// the same text and date are not stored yet (`hash_key`).
+/// the same text and date are not stored yet (`stored_doc` with `doc.hash`).
 pub(crate) fn store_document(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -131,7 +217,10 @@ pub(crate) fn store_document(
     index: &mut fts::Indexer,
     link: &dyn Fn(&str) -> Vec<u64>,
 ) -> Result<Remembered> {
-    let doc_id = next_id(tx)?;
+    let doc_id = match doc.id {
+        Some(id) => id,
+        None => next_id(tx)?,
+    };
     let record = Document {
         id: doc_id,
         text: doc.text.to_owned(),
@@ -140,7 +229,7 @@ pub(crate) fn store_document(
         ingested_at: doc.now,
     };
     tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&record))?;
-    tx.put(DOC_HASH, doc.hash, &doc_id.to_be_bytes())?;
+    add_hash(tx, doc.hash, doc_id)?;
     let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
     for (ordinal, NewPassage { passage, given, tokenized }) in passages.into_iter().enumerate() {
         let ordinal = u32::try_from(ordinal).map_err(|_| Error::InvalidArgument("too many passages".into()))?;
@@ -169,18 +258,6 @@ pub(crate) fn store_document(
         out.passages += 1;
     }
     Ok(out)
-}
-
-/// The id of the document stored with the text and date of `hash` (their `hash_key`), if any.
-pub(crate) fn stored_doc(tx: &mut WriteTxn<'_>, hash: &[u8]) -> Result<Option<u64>> {
-    tx.get(DOC_HASH, hash)?
-        .map(|id| {
-            id.as_slice()
-                .try_into()
-                .map(u64::from_be_bytes)
-                .map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))
-        })
-        .transpose()
 }
 
 /// The text of a stored passage, sliced from its document; `None` when it is gone.
@@ -254,6 +331,72 @@ mod tests {
         let (other_date, _) = store.write(move |tx| remember_text(tx, &p, TEXT, None, Some("2025-01-01"), 4)).unwrap();
         assert!(!other_date.already);
         assert_ne!(other_date.doc_id, first.doc_id);
+    }
+
+    #[test]
+    fn texts_sharing_a_short_hash_key_are_told_apart_by_their_stored_text() {
+        let (_dir, store, part) = fresh();
+        let p = part.clone();
+        let (first, _) = store.write(move |tx| remember_text(tx, &p, "First text.", None, None, 1)).unwrap();
+        let a = first.doc_id;
+        // A collision of 8 digest bytes, forged: the second text's key already files the first.
+        let second_key = hash_key(&part, "Second text.", None).key;
+        let k = second_key.clone();
+        store.write(move |tx| tx.put(DOC_HASH8, &k, &a.to_be_bytes())).unwrap();
+        let p = part.clone();
+        let (second, _) = store.write(move |tx| remember_text(tx, &p, "Second text.", None, None, 2)).unwrap();
+        assert!(!second.already, "a different text under the same key is a new document");
+        let b = second.doc_id;
+        assert_ne!(a, b);
+        let filed = store.snapshot().unwrap().get(DOC_HASH8, &second_key).unwrap().unwrap();
+        assert_eq!(filed, [a.to_be_bytes(), b.to_be_bytes()].concat(), "both ids kept under the key");
+        for (text, id) in [("Second text.", b), ("First text.", a)] {
+            let p = part.clone();
+            let (again, _) = store.write(move |tx| remember_text(tx, &p, text, None, None, 3)).unwrap();
+            assert_eq!((again.already, again.doc_id), (true, id), "{text}");
+        }
+        // Taking the first out leaves the second filed alone.
+        let p = part.clone();
+        store.write(move |tx| remove_hash(tx, &p, "Second text.", None, a)).unwrap();
+        let filed = store.snapshot().unwrap().get(DOC_HASH8, &second_key).unwrap().unwrap();
+        assert_eq!(filed, b.to_be_bytes());
+        let p = part.clone();
+        store.write(move |tx| remove_hash(tx, &p, "Second text.", None, b)).unwrap();
+        assert!(store.snapshot().unwrap().get(DOC_HASH8, &second_key).unwrap().is_none(), "an emptied key goes");
+    }
+
+    #[test]
+    fn a_document_filed_in_the_layout_before_short_keys_is_found_and_removed() {
+        let (_dir, store, part) = fresh();
+        let p = part.clone();
+        // As a store written before `DOC_HASH8` holds it: the full digest and date as the key.
+        let old = Document {
+            id: 500,
+            text: "Old text.".into(),
+            label: None,
+            date: Some("2024-01-01".into()),
+            ingested_at: 1,
+        };
+        let old_key = p.key(&[&Sha256::digest(old.text.as_bytes()), b"2024-01-01"]);
+        let k = old_key.clone();
+        store
+            .write(move |tx| {
+                tx.put(DOC, &p.key(&[&500_u64.to_be_bytes()]), &encode(&old))?;
+                tx.put(DOC_HASH, &k, &500_u64.to_be_bytes())
+            })
+            .unwrap();
+        let remember = |now| {
+            let p = part.clone();
+            store.write(move |tx| remember_text(tx, &p, "Old text.", None, Some("2024-01-01"), now)).unwrap().0
+        };
+        let again = remember(2);
+        assert_eq!((again.already, again.doc_id), (true, 500));
+        let p = part.clone();
+        store.write(move |tx| remove_hash(tx, &p, "Old text.", Some("2024-01-01"), 500)).unwrap();
+        assert!(store.snapshot().unwrap().get(DOC_HASH, &old_key).unwrap().is_none());
+        let fresh_doc = remember(3);
+        assert!(!fresh_doc.already, "once removed, the text is new again");
+        assert_ne!(fresh_doc.doc_id, 500);
     }
 
     #[test]

@@ -8,15 +8,13 @@
 //! fact citing a document not imported yet reserves that document's local id, which the document
 //! takes when it comes. History is kept: recorded, ended and ingested times are the exported ones.
 
-use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, hash_key};
+use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT};
 use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
 use super::part::Partition;
 use super::records::{decode, encode};
-use super::trees::{
-    ADJ, DOC, DOC_HASH, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key,
-};
+use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, char_slice, fold};
@@ -448,11 +446,8 @@ fn import_document(
         };
         spans.push((ordinal, PassageSpan { start, end }));
     }
-    let hash = hash_key(part, text, date.as_deref());
-    if let Some(have) = tx.get(DOC_HASH, &hash)? {
-        let have = u64::from_be_bytes(
-            have.as_slice().try_into().map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))?,
-        );
+    let mut hash = hash_key(part, text, date.as_deref());
+    if let Some(have) = stored_doc(tx, part, &mut hash, text, date.as_deref())? {
         if let Some(reserved) = reserved {
             repoint_citations(tx, part, reserved, have)?;
         }
@@ -466,7 +461,7 @@ fn import_document(
     };
     let doc = Document { id, text: text.to_owned(), label, date, ingested_at };
     tx.put(DOC, &part.key(&[&id.to_be_bytes()]), &encode(&doc))?;
-    tx.put(DOC_HASH, &hash, &id.to_be_bytes())?;
+    add_hash(tx, &hash, id)?;
     if linker.is_none() {
         let names = super::graph::entities_in(tx, part)?;
         *linker = Some(Linker::new(names.iter().map(|e| (e.id, e.name.as_str()))));

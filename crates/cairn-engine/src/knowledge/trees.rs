@@ -17,8 +17,12 @@ pub(crate) const ADJ: &str = "k.adj";
 
 /// `part | doc id` → document record.
 pub(crate) const DOC: &str = "k.doc";
-/// `part | sha256(text) | date` → doc id: the same text with the same date is stored once.
+/// `part | sha256(text) | date` → doc id: the document index of stores written before
+/// `DOC_HASH8`, still read (and emptied by forgetting), never added to.
 pub(crate) const DOC_HASH: &str = "k.doc_hash";
+/// `part | first 8 bytes of sha256(sha256(text) | date)` → the ids (u64 BE each) of the documents
+/// filed there: the same text with the same date is stored once (`docs::stored_doc`).
+pub(crate) const DOC_HASH8: &str = "k.doc_hash8";
 /// `part | doc id | ordinal` → passage span.
 pub(crate) const PSG: &str = "k.psg";
 /// `part | entity id | doc id | ordinal` → (): the passages that mention an entity.

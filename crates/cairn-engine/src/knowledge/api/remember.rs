@@ -10,11 +10,12 @@ use crate::fts;
 use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
-use crate::knowledge::docs::{NewDocument, NewPassage, hash_key, store_document, stored_doc};
+use crate::knowledge::docs::{DocHash, NewDocument, NewPassage, hash_key, store_document, stored_doc};
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
+use crate::knowledge::trees::{read_next_id, write_next_id};
 use crate::knowledge::upsert_entity;
 use crate::knowledge::wire::{check_date, id};
 use crate::store::Store;
@@ -95,8 +96,10 @@ struct DocIn {
     given: Option<usize>,
     /// Work done before the transaction, off the writer thread: the document's `hash_key` and
     /// each passage's terms (empty until `run` fills them).
-    hash: Vec<u8>,
+    hash: DocHash,
     tokenized: Vec<fts::Tokenized>,
+    /// The id reserved for it in the transaction (the call's documents take consecutive ids).
+    id: Option<u64>,
 }
 
 fn name(field: &str, value: &str) -> Result<()> {
@@ -218,7 +221,14 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
     if let Some(c) = &req.content {
         let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
         return (
-            Text::Some(vec![DocIn { text: c.clone(), passages, given: None, hash: Vec::new(), tokenized: Vec::new() }]),
+            Text::Some(vec![DocIn {
+                text: c.clone(),
+                passages,
+                given: None,
+                hash: DocHash::default(),
+                id: None,
+                tokenized: Vec::new(),
+            }]),
             Vec::new(),
         );
     }
@@ -230,7 +240,8 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
                 text: messages_text(&turns),
                 passages,
                 given: None,
-                hash: Vec::new(),
+                hash: DocHash::default(),
+                id: None,
                 tokenized: Vec::new(),
             }]),
             Vec::new(),
@@ -256,7 +267,8 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
             text: body.to_owned(),
             passages: vec![(passage, p.mentions.clone())],
             given: Some(i),
-            hash: Vec::new(),
+            hash: DocHash::default(),
+            id: None,
             tokenized: Vec::new(),
         });
     }
@@ -273,6 +285,8 @@ struct Done {
     docs: Vec<(u64, String)>,
     changed: bool,
     unlinked: Vec<u32>,
+    /// The full-text batch's buffers, freed on the calling thread that made them.
+    spent: Option<fts::Spent>,
 }
 
 fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done) -> Result<Entity> {
@@ -341,7 +355,7 @@ fn store_text(
     index: &mut fts::Indexer,
     done: &mut Done,
 ) -> Result<()> {
-    let DocIn { text, passages, given, hash, tokenized } = doc_in;
+    let DocIn { text, passages, given, hash, tokenized, id: reserved } = doc_in;
     let part = &caller.part;
     let label = req.source.as_deref();
     let date = req.date.as_deref();
@@ -366,7 +380,7 @@ fn store_text(
         ids.extend(about);
         linked.push(NewPassage { passage, given: ids, tokenized: tokenized.next() });
     }
-    let doc = NewDocument { text: &text, label, date, now: caller.now, about, hash: &hash };
+    let doc = NewDocument { text: &text, label, date, now: caller.now, about, id: reserved, hash: &hash };
     let stored = store_document(tx, part, &doc, linked, index, &|_| Vec::new())?;
     done.docs.push((stored.doc_id, text.clone()));
     done.passages += stored.passages;
@@ -441,14 +455,20 @@ fn write(
         }
     }
     if let Text::Some(docs) = text {
-        for d in docs {
-            if let Some(existing) = stored_doc(tx, &d.hash)? {
+        // The call's documents take consecutive ids, in the call's order, so the full-text
+        // segment laid out before the transaction (`Indexer::prepare`, by position) holds. One
+        // stored before leaves its id unused.
+        let first = read_next_id(tx)?;
+        write_next_id(tx, first + docs.len() as u64)?;
+        for (at, mut d) in (first..).zip(docs) {
+            d.id = Some(at);
+            if let Some(existing) = stored_doc(tx, part, &mut d.hash, &d.text, req.date.as_deref())? {
                 done.docs.push((existing, d.text));
             } else {
                 store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut index, &mut done)?;
             }
         }
-        index.finish(tx)?;
+        done.spent = Some(index.finish_spent(tx)?);
     }
     let relations = facts.map_or(&[][..], |f| &f.relations);
     let label = req.source.as_ref();
@@ -471,10 +491,17 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     // tokenized here rather than on the writer thread.
     let mut index = fts::Indexer::new(caller.part.raw())?;
     if let Text::Some(docs) = &mut text {
-        for d in docs {
+        for d in docs.iter_mut() {
             d.hash = hash_key(&caller.part, &d.text, req.date.as_deref());
             d.tokenized = d.passages.iter().map(|(p, _)| index.tokenize(&p.text)).collect::<Result<_>>()?;
         }
+        // The segment laid out here too, by each passage's position (document in the call,
+        // ordinal); the transaction raises those to the ids it reserves.
+        let places: Vec<(u64, u32, &fts::Tokenized)> = (0_u64..)
+            .zip(docs.iter())
+            .flat_map(|(at, d)| (0_u32..).zip(&d.tokenized).map(move |(ordinal, t)| (at, ordinal, t)))
+            .collect();
+        index.prepare(&places);
     }
     // The facts' per-item work (folding, attributes, history patches), likewise.
     let entities = req.facts.iter().flat_map(|f| &f.entities).map(EntityIn::view);

@@ -21,13 +21,12 @@ pub use passage::forget_document;
 pub use source::forget_source;
 pub use subject::{Forgot, forget_subject};
 
-use super::docs::{Document, PassageSpan, hash_key};
+use super::docs::{Document, PassageSpan, add_hash, hash_key, remove_hash, stored_doc};
 use super::graph::Relation;
 use super::part::Partition;
 use super::records::decode;
 use super::trees::{
-    ADJ, DOC, DOC_HASH, ENT, ENT_NAME, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix, rel_key,
-    trailing_id,
+    ADJ, DOC, ENT, ENT_NAME, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix, rel_key, trailing_id,
 };
 use crate::error::Result;
 use crate::fts;
@@ -149,7 +148,7 @@ pub(crate) fn remove_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: &Doc
     }
     // Postings of passages whose span record was already gone (none expected) go too.
     fts::remove_doc(tx, part.raw(), doc.id)?;
-    tx.delete(DOC_HASH, &hash_key(part, &doc.text, doc.date.as_deref()))?;
+    remove_hash(tx, part, &doc.text, doc.date.as_deref(), doc.id)?;
     tx.delete(DOC, &doc_prefix)?;
     Ok(passages)
 }
@@ -176,9 +175,12 @@ pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spa
         .enumerate()
         .map(|(i, c)| if c != '\n' && spans.iter().any(|s| s.start <= i && i < s.end) { ' ' } else { c })
         .collect();
-    tx.delete(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()))?;
+    remove_hash(tx, part, &d.text, d.date.as_deref(), doc)?;
     d.text = text;
-    tx.put(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()), &doc.to_be_bytes())?;
+    let mut hash = hash_key(part, &d.text, d.date.as_deref());
+    // Looked up first so that `add_hash` keeps any other document filed under the same key.
+    stored_doc(tx, part, &mut hash, &d.text, d.date.as_deref())?;
+    add_hash(tx, &hash, doc)?;
     tx.put(DOC, &key, &super::records::encode(&d))?;
     Ok(())
 }

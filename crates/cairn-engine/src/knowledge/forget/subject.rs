@@ -3,13 +3,13 @@
 //! Other passages of its documents stay (they say other things), as do the other entities the
 //! forgotten passages named.
 
-use super::super::docs::{Document, PassageSpan, hash_key, passage_text};
+use super::super::docs::{Document, PassageSpan, passage_text, remove_hash};
 use super::super::graph::{Entity, Relation, entities_in};
 use super::super::part::Partition;
 use super::super::recall::SUGGESTIONS;
 use super::super::records::decode;
 use super::super::trees::{
-    ADJ, DOC, DOC_HASH, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
+    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
     name_prefix, rel_key, trailing_id,
 };
 use crate::error::{Error, Result};
@@ -136,7 +136,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         let doc_key = part.key(&[&doc.to_be_bytes()]);
         if let Some(bytes) = tx.get(DOC, &doc_key)? {
             let d: Document = decode(&bytes, "document")?;
-            tx.delete(DOC_HASH, &hash_key(part, &d.text, d.date.as_deref()))?;
+            remove_hash(tx, part, &d.text, d.date.as_deref(), doc)?;
             tx.delete(DOC, &doc_key)?;
             removed_docs.push(doc);
             documents += 1;
@@ -155,6 +155,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
 mod tests {
     use super::*;
     use crate::knowledge::testing::{assertion, fresh, seeded_with};
+    use crate::knowledge::trees::{DOC_HASH, DOC_HASH8};
     use crate::knowledge::{Recall, When, recall, relate, remember_text};
     use crate::store::Store;
     use serde_json::Map;
@@ -192,7 +193,7 @@ mod tests {
             panic!("Acme stays")
         };
         assert_eq!(facts.len(), 1, "only Jonas's relation is left");
-        for tree in [DOC, DOC_HASH, PSG, MENTION, MENTIONED] {
+        for tree in [DOC, DOC_HASH, DOC_HASH8, PSG, MENTION, MENTIONED] {
             assert_eq!(snap.prefix(tree, part.prefix()).unwrap().count(), 0, "{tree} kept forgotten data");
         }
         for tree in [fts::POST_TREE, fts::DOC_TREE] {

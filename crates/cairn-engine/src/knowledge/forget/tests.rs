@@ -239,7 +239,7 @@ fn all_empties_the_scope_and_nothing_else() {
         .unwrap();
     let reply = forget(&store, &part, &json!({"all": true}));
     assert_eq!(reply["forgotten"], json!({"entities": 4, "facts": 3, "documents": 2, "passages": 2, "attributes": 2}));
-    for tree in [ENT, REL, DOC, PSG, "k.future", "k.ent_name", "k.adj", "k.mention", "k.doc_hash"] {
+    for tree in [ENT, REL, DOC, PSG, "k.future", "k.ent_name", "k.adj", "k.mention", "k.doc_hash", "k.doc_hash8"] {
         assert_eq!(tree_count(&store, tree, &part), 0, "{tree}");
     }
     assert_eq!(tree_count(&store, "k.names_gen", &part), 1);
