@@ -159,7 +159,25 @@ impl BindingStore {
         caller: BindingCaller,
         body: Buffer,
     ) -> napi::Result<Object<'env>> {
-        self.run_verb(env, cairn_engine::notes::api::call, verb, caller, body)
+        let store = self.store.clone();
+        let (deferred, promise) = env.create_deferred()?;
+        let reply = Reply::new(deferred);
+        verb_pool::spawn(move || {
+            let caller = match guard_failure(|| caller.into_engine()) {
+                Ok(caller) => caller,
+                Err(failure) => return reply.send::<Vec<u8>>(Err(failure), Buffer::from),
+            };
+            // A write answers from the engine's syncer thread once durable, so this pool thread
+            // is free as soon as the write is queued. A panic drops `done`, whose `Reply` then
+            // rejects the promise.
+            let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
+                reply.send(result.map_err(Failure::from), Buffer::from);
+            });
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                cairn_engine::notes::api::submit(&store, &verb, &caller, &body, done);
+            }));
+        });
+        Ok(promise)
     }
 
     /// Counters of the open store.

@@ -31,6 +31,23 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
     reply(outcome)
 }
 
+/// Where `submit` sends a verb's JSON reply (or its store failure).
+pub type Answer = Box<dyn FnOnce(Result<Vec<u8>>) + Send>;
+
+/// As `call`, answering through `done` instead of returning. A `note_write` is worked out on the
+/// calling thread and queued for the writer, and the calling thread is free at once: `done` runs
+/// on the store's syncer thread once the write is durable (or has failed), so no thread waits
+/// for the fsync. Every other verb runs on the calling thread and answers before this returns.
+pub fn submit(store: &Store, verb: &str, caller: &Caller, body: &[u8], done: Answer) {
+    if verb != "note_write" {
+        return done(call(store, verb, caller, body));
+    }
+    if let Err(e) = index::upgrade(store) {
+        return done(Err(e));
+    }
+    write::submit(store, caller, body, Box::new(move |outcome| done(reply(outcome))));
+}
+
 /// A verb's outcome as its JSON reply: a refusal is a reply too.
 fn reply(outcome: super::Outcome<serde_json::Value>) -> Result<Vec<u8>> {
     let reply = match outcome {
