@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use cairn_engine::{Batch, Store};
 use napi::Env;
-use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Object, Uint8ArraySlice};
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
 use crate::error::{Failure, guard, guard_failure, to_napi};
@@ -149,16 +149,35 @@ impl BindingStore {
     }
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
-    /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; resolves with the JSON
-    /// reply. Off the event loop; a write resolves once durable.
-    #[napi(ts_return_type = "Promise<Buffer>")]
+    /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; answers the JSON reply.
+    /// A quick call (`notes::api::quick`: a small write, a list of one key) is worked out on the
+    /// event loop, cheaper than the thread hop: a list answers the reply at once, a write a
+    /// promise settled once it is durable. Anything else runs on the verb pool and answers a
+    /// promise; a write resolves once durable.
+    #[napi(ts_return_type = "Promise<Buffer> | Buffer")]
     pub fn notes<'env>(
         &self,
         env: &'env Env,
         verb: String,
         caller: BindingCaller,
         body: Buffer,
-    ) -> napi::Result<Object<'env>> {
+    ) -> napi::Result<Either<Buffer, Object<'env>>> {
+        use cairn_engine::notes::api;
+        if api::quick(&verb, &body) {
+            let caller = to_napi(*env, caller.into_engine())?;
+            if verb != "note_write" {
+                return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, &body)))
+                    .map(|reply| Either::A(Buffer::from(reply)));
+            }
+            let (deferred, promise) = env.create_deferred()?;
+            let reply = Reply::new(deferred);
+            let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
+                reply.send(result.map_err(Failure::from), Buffer::from);
+            });
+            // A panic drops `done`, whose `Reply` then rejects the promise.
+            let _ = catch_unwind(AssertUnwindSafe(|| api::submit(&self.store, &verb, &caller, &body, done)));
+            return Ok(Either::B(promise));
+        }
         let store = self.store.clone();
         let (deferred, promise) = env.create_deferred()?;
         let reply = Reply::new(deferred);
@@ -173,11 +192,9 @@ impl BindingStore {
             let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
                 reply.send(result.map_err(Failure::from), Buffer::from);
             });
-            let _ = catch_unwind(AssertUnwindSafe(|| {
-                cairn_engine::notes::api::submit(&store, &verb, &caller, &body, done);
-            }));
+            let _ = catch_unwind(AssertUnwindSafe(|| api::submit(&store, &verb, &caller, &body, done)));
         });
-        Ok(promise)
+        Ok(Either::B(promise))
     }
 
     /// Counters of the open store.

@@ -31,6 +31,33 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
     reply(outcome)
 }
 
+/// Bodies above this many bytes are never `quick`.
+const QUICK_BODY: usize = 4096;
+
+/// Whether the call is cheap enough to run on the caller's event loop instead of a thread of
+/// its own (a thread hop and a wake-up there and back cost more than the work): a `note_list` of
+/// one `key`'s current notes (no `query`, no `as_of`: a few records read from a snapshot), or a
+/// `note_write` of a small body (parsed and worked out here; the writer answers it later through
+/// `submit`). A body that does not parse is not quick: the verb reports the error.
+#[must_use]
+pub fn quick(verb: &str, body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        key: Option<serde::de::IgnoredAny>,
+        query: Option<serde::de::IgnoredAny>,
+        as_of: Option<serde::de::IgnoredAny>,
+    }
+    if body.len() > QUICK_BODY {
+        return false;
+    }
+    match verb {
+        "note_write" => true,
+        "note_list" => serde_json::from_slice::<Peek>(body)
+            .is_ok_and(|p| p.key.is_some() && p.query.is_none() && p.as_of.is_none()),
+        _ => false,
+    }
+}
+
 /// Where `submit` sends a verb's JSON reply (or its store failure).
 pub type Answer = Box<dyn FnOnce(Result<Vec<u8>>) + Send>;
 
