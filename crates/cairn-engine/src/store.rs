@@ -1,4 +1,5 @@
-//! The store: opening and recovery, the writer thread with group commit, checkpoints, and the
+//! The store: opening and recovery, the writer thread with pipelined group commit (the syncer,
+//! `syncer.rs`, makes each group durable while the writer fills the next), checkpoints, and the
 //! public entry points.
 
 use crate::batch::Batch;
@@ -289,8 +290,9 @@ impl Store {
         }
     }
 
-    /// Queues a write; `done` runs on the writer thread once the write is durable (with its txn
-    /// id) or has failed (having changed nothing).
+    /// Queues a write; `done` runs once the write is durable (with its txn id), on the syncer
+    /// thread, or has failed (having changed nothing). Keep it short: later acknowledgements
+    /// wait for it.
     pub fn submit_fn(&self, f: WriteFn, done: Done) {
         if let Err(Request::Write(_, done)) = self.send(Request::Write(f, done)) {
             done(Err(Error::Closed));
@@ -500,10 +502,10 @@ impl Writer {
         loop {
             let req = match &open {
                 None => next_request(rx, !self.syncer.busy()),
-                Some(g) => match rx.try_recv() {
+                Some(_) => match rx.try_recv() {
                     Ok(r) => Some(r),
                     Err(mpsc::TryRecvError::Disconnected) => None,
-                    Err(mpsc::TryRecvError::Empty) if g.results.len() >= MAX_GROUP || self.syncer.idle_or_wake() => {
+                    Err(mpsc::TryRecvError::Empty) if self.syncer.idle_or_wake() => {
                         let g = open.take().expect("a group is open");
                         self.end_group(g);
                         self.maybe_checkpoint();
@@ -527,6 +529,12 @@ impl Writer {
                 Some(Request::Write(f, done)) => {
                     let g = open.get_or_insert_with(|| self.begin_group());
                     self.apply_write(g, f, done);
+                    if g.results.len() >= MAX_GROUP {
+                        // Full: the syncer takes it after the group it is syncing.
+                        let g = open.take().expect("a group is open");
+                        self.end_group(g);
+                        self.maybe_checkpoint();
+                    }
                 }
             }
         }

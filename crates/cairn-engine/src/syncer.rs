@@ -13,7 +13,8 @@
 use crate::error::{Error, Result};
 use crate::snapshot::{Registry, Version};
 use crate::vfs::VfsFile;
-use std::sync::atomic::Ordering;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -24,12 +25,12 @@ pub(crate) type Done = Box<dyn FnOnce(Result<u64>) + Send>;
 /// The counters the syncer keeps current (the store's `Stats`).
 #[derive(Default)]
 pub(crate) struct Counters {
-    pub(crate) commits: std::sync::atomic::AtomicU64,
-    pub(crate) groups: std::sync::atomic::AtomicU64,
-    pub(crate) checkpoints: std::sync::atomic::AtomicU64,
-    pub(crate) wal_bytes: std::sync::atomic::AtomicU64,
-    pub(crate) page_count: std::sync::atomic::AtomicU64,
-    pub(crate) free_pages: std::sync::atomic::AtomicU64,
+    pub(crate) commits: AtomicU64,
+    pub(crate) groups: AtomicU64,
+    pub(crate) checkpoints: AtomicU64,
+    pub(crate) wal_bytes: AtomicU64,
+    pub(crate) page_count: AtomicU64,
+    pub(crate) free_pages: AtomicU64,
 }
 
 /// Gauges as of a group's end, published with its version.
@@ -151,8 +152,13 @@ impl Drop for Syncer {
 
 fn fail_all(acks: Vec<(Done, Result<u64>)>, why: &str) {
     for (done, res) in acks {
-        done(res.and_then(|_| Err(Error::Failed(why.to_owned()))));
+        answer(done, res.and_then(|_| Err(Error::Failed(why.to_owned()))));
     }
+}
+
+/// Calls a caller's `done`; one that panics must not stop the thread every later group needs.
+fn answer(done: Done, res: Result<u64>) {
+    let _ = catch_unwind(AssertUnwindSafe(|| done(res)));
 }
 
 fn run(
@@ -187,7 +193,7 @@ fn run(
                         counters.groups.fetch_add(1, Ordering::Relaxed);
                     }
                     for (done, res) in g.acks {
-                        done(res);
+                        answer(done, res);
                     }
                 }
             }
