@@ -150,10 +150,10 @@ impl BindingStore {
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
     /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; answers the JSON reply.
-    /// A quick call (`notes::api::quick`: a small write, a list of one key) is worked out on the
-    /// event loop, cheaper than the thread hop: a list answers the reply at once, a write a
-    /// promise settled once it is durable. Anything else runs on the verb pool and answers a
-    /// promise; a write resolves once durable.
+    /// A quick call (`notes::api::quick`: a list of one key) runs on the event loop, cheaper than
+    /// the thread hop, and answers the reply itself. Anything else runs on the verb pool and
+    /// answers a promise; a write resolves once durable (settled from the engine's syncer thread,
+    /// holding no pool thread meanwhile).
     #[napi(ts_return_type = "Promise<Buffer> | Buffer")]
     pub fn notes<'env>(
         &self,
@@ -165,18 +165,8 @@ impl BindingStore {
         use cairn_engine::notes::api;
         if api::quick(&verb, &body) {
             let caller = to_napi(*env, caller.into_engine())?;
-            if verb != "note_write" {
-                return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, &body)))
-                    .map(|reply| Either::A(Buffer::from(reply)));
-            }
-            let (deferred, promise) = env.create_deferred()?;
-            let reply = Reply::new(deferred);
-            let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
-                reply.send(result.map_err(Failure::from), Buffer::from);
-            });
-            // A panic drops `done`, whose `Reply` then rejects the promise.
-            let _ = catch_unwind(AssertUnwindSafe(|| api::submit(&self.store, &verb, &caller, &body, done)));
-            return Ok(Either::B(promise));
+            return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, &body)))
+                .map(|reply| Either::A(Buffer::from(reply)));
         }
         let store = self.store.clone();
         let (deferred, promise) = env.create_deferred()?;
