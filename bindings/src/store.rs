@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use cairn_engine::{Batch, Store};
 use napi::Env;
-use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Object, Uint8ArraySlice};
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
 use crate::error::{Failure, guard, guard_failure, to_napi};
@@ -149,17 +149,42 @@ impl BindingStore {
     }
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
-    /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; resolves with the JSON
-    /// reply. Off the event loop; a write resolves once durable.
-    #[napi(ts_return_type = "Promise<Buffer>")]
+    /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; answers the JSON reply.
+    /// A quick call (`notes::api::quick`: a list of one key) runs on the event loop, cheaper than
+    /// the thread hop, and answers the reply itself. Anything else runs on the verb pool and
+    /// answers a promise; a write resolves once durable (settled from the engine's syncer thread,
+    /// holding no pool thread meanwhile).
+    #[napi(ts_return_type = "Promise<Buffer> | Buffer")]
     pub fn notes<'env>(
         &self,
         env: &'env Env,
         verb: String,
         caller: BindingCaller,
         body: Buffer,
-    ) -> napi::Result<Object<'env>> {
-        self.run_verb(env, cairn_engine::notes::api::call, verb, caller, body)
+    ) -> napi::Result<Either<Buffer, Object<'env>>> {
+        use cairn_engine::notes::api;
+        if api::quick(&verb, &body) {
+            let caller = to_napi(*env, caller.into_engine())?;
+            return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, &body)))
+                .map(|reply| Either::A(Buffer::from(reply)));
+        }
+        let store = self.store.clone();
+        let (deferred, promise) = env.create_deferred()?;
+        let reply = Reply::new(deferred);
+        verb_pool::spawn(move || {
+            let caller = match guard_failure(|| caller.into_engine()) {
+                Ok(caller) => caller,
+                Err(failure) => return reply.send::<Vec<u8>>(Err(failure), Buffer::from),
+            };
+            // A write answers from the engine's syncer thread once durable, so this pool thread
+            // is free as soon as the write is queued. A panic drops `done`, whose `Reply` then
+            // rejects the promise.
+            let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
+                reply.send(result.map_err(Failure::from), Buffer::from);
+            });
+            let _ = catch_unwind(AssertUnwindSafe(|| api::submit(&store, &verb, &caller, &body, done)));
+        });
+        Ok(Either::B(promise))
     }
 
     /// Counters of the open store.

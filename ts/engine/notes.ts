@@ -27,6 +27,12 @@ export async function callNotes(
 ): Promise<Record<string, unknown>> {
   const request = Buffer.from(JSON.stringify(body ?? {}));
   const { now = Date.now(), ...who } = caller;
-  const reply = await inner.notes(verb, { ...who, now }, request).catch(rethrow);
+  let reply: Buffer;
+  try {
+    // A quick call (a list of one key) answers at once; the rest answer a promise.
+    reply = await inner.notes(verb, { ...who, now }, request);
+  } catch (err) {
+    rethrow(err);
+  }
   return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
 }

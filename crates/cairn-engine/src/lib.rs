@@ -15,6 +15,7 @@ mod page;
 mod pager;
 mod snapshot;
 mod store;
+mod syncer;
 mod time;
 mod varint;
 mod wal;

@@ -1,4 +1,5 @@
-//! The store: opening and recovery, the writer thread with group commit, checkpoints, and the
+//! The store: opening and recovery, the writer thread with pipelined group commit (the syncer,
+//! `syncer.rs`, makes each group durable while the writer fills the next), checkpoints, and the
 //! public entry points.
 
 use crate::batch::Batch;
@@ -12,6 +13,7 @@ use crate::meta::Meta;
 use crate::page::{NO_PAGE, PageId};
 use crate::pager::PageFile;
 use crate::snapshot::{Registry, Snapshot, TreeRoot, Version};
+use crate::syncer::{Counters, Done, Gauges, Group, Syncer};
 use crate::vfs::{DirLock, LockError, StdFs, Vfs};
 use crate::wal::{self, Wal};
 use crate::write::{Core, CoreStore, PENDING_LIMIT, WriteTxn, catalog_put, decode_catalog_value};
@@ -19,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -86,22 +88,26 @@ pub struct Stats {
     pub checkpoints: u64,
 }
 
-#[derive(Default)]
-struct Counters {
-    commits: AtomicU64,
-    groups: AtomicU64,
-    checkpoints: AtomicU64,
-    wal_bytes: AtomicU64,
-    page_count: AtomicU64,
-    free_pages: AtomicU64,
-}
-
-type Done = Box<dyn FnOnce(Result<u64>) + Send>;
 type WriteFn = Box<dyn FnOnce(&mut WriteTxn<'_>) -> Result<()> + Send>;
 
 enum Request {
     Write(WriteFn, Done),
     Run(Box<dyn FnOnce(&mut Writer) + Send>),
+    /// From the syncer: it has finished what it held, so the writer can hand it the open group.
+    Idle,
+    /// From `close`: finish what is queued and stop (the syncer holds a sender too, so the queue
+    /// never disconnects while the writer runs).
+    Close,
+}
+
+/// A group the writer is filling while the syncer makes the previous one durable: writes run as
+/// sub-transactions, not yet logged.
+struct OpenGroup {
+    results: Vec<(Done, Result<u64>)>,
+    records: Vec<(u64, Vec<u8>)>,
+    /// Why every further write of the group fails: the store had stopped when it began, or a
+    /// merge of the group's waiting changes broke off (the group cannot be trusted).
+    broken: Option<Error>,
 }
 
 struct Shared {
@@ -133,6 +139,8 @@ pub(crate) struct Writer {
     meta_sequence: u64,
     store_id: u64,
     failed: Option<String>,
+    /// Makes logged groups durable and acknowledges them while the next group is applied.
+    syncer: Syncer,
 }
 
 fn io(context: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -193,6 +201,7 @@ impl Store {
             freelist::load(&*page_file, meta.freelist_head, meta.freelist_len, meta.page_count)?;
         let trees = load_catalog(&page_file, meta.catalog_root)?;
         let wal_file = vfs.open(&dir.join(WAL_FILE), true).map_err(io("opening the log"))?;
+        let log = wal_file.clone();
         let (wal, records) = Wal::open(wal_file, meta.store_id)?;
         let core = Core {
             alloc: Allocator::new(meta.page_count, file_len / PAGE_SIZE as u64, reusable, list_pages),
@@ -212,6 +221,12 @@ impl Store {
         };
         let registry = Registry::new(Arc::new(Version { txn: meta.txn, trees: core.trees.clone(), file: page_file }));
         let counters = Arc::new(Counters::default());
+        let (tx, rx) = mpsc::channel();
+        let idle = tx.clone();
+        let wake = Box::new(move || {
+            // The writer gone (closing) needs no wake-up.
+            let _ = idle.send(Request::Idle);
+        });
         let mut writer = Writer {
             core,
             dir: dir.clone(),
@@ -224,10 +239,10 @@ impl Store {
             meta_sequence: meta.sequence,
             store_id: meta.store_id,
             failed: None,
+            syncer: Syncer::start(log, registry.clone(), counters.clone(), wake)?,
         };
         writer.recover(records)?;
         writer.publish();
-        let (tx, rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("cairn-writer".into())
             .spawn(move || writer.run(&rx))
@@ -275,8 +290,9 @@ impl Store {
         }
     }
 
-    /// Queues a write; `done` runs on the writer thread once the write is durable (with its txn
-    /// id) or has failed (having changed nothing).
+    /// Queues a write; `done` runs once the write is durable (with its txn id), on the syncer
+    /// thread, or has failed (having changed nothing). Keep it short: later acknowledgements
+    /// wait for it.
     pub fn submit_fn(&self, f: WriteFn, done: Done) {
         if let Err(Request::Write(_, done)) = self.send(Request::Write(f, done)) {
             done(Err(Error::Closed));
@@ -392,7 +408,10 @@ impl Store {
 impl Shared {
     fn close(&self) -> Result<()> {
         let sender = self.queue.lock().expect("queue lock").take();
-        drop(sender);
+        if let Some(sender) = sender {
+            // A writer that has already stopped (it failed to start a thread) ignores it.
+            let _ = sender.send(Request::Close);
+        }
         let handle = self.writer.lock().expect("writer lock").take();
         let result = match handle {
             Some(h) => h.join().unwrap_or_else(|p| Err(Error::Panicked(panic_message(&*p)))),
@@ -458,10 +477,12 @@ pub(crate) fn load_catalog(file: &PageFile, root: PageId) -> Result<BTreeMap<Str
 /// polling saves a sleep and a wake-up, which cost tens of microseconds each on a virtual machine.
 const POLL_BEFORE_SLEEP: std::time::Duration = std::time::Duration::from_micros(100);
 
-/// The next request, polling briefly before blocking; `None` once every sender is gone.
-fn next_request(rx: &Receiver<Request>) -> Option<Request> {
+/// The next request, polling briefly before blocking when `poll` (the syncer is free, so the
+/// next write would be logged at once; while it syncs, a write waits for it anyway); `None` once
+/// every sender is gone.
+fn next_request(rx: &Receiver<Request>, poll: bool) -> Option<Request> {
     let start = std::time::Instant::now();
-    while start.elapsed() < POLL_BEFORE_SLEEP {
+    while poll && start.elapsed() < POLL_BEFORE_SLEEP {
         match rx.try_recv() {
             Ok(r) => return Some(r),
             Err(mpsc::TryRecvError::Disconnected) => return None,
@@ -473,43 +494,63 @@ fn next_request(rx: &Receiver<Request>) -> Option<Request> {
 
 impl Writer {
     fn run(mut self, rx: &Receiver<Request>) -> Result<()> {
-        let mut carry = None;
+        // Writes join the open group until the queue is empty and the syncer is free to take it
+        // (or it is full): a group applied while the last one syncs waits for that sync anyway,
+        // so it takes every write that comes meanwhile, and the syncer is never idle while
+        // there is a write to log.
+        let mut open: Option<OpenGroup> = None;
         loop {
-            let req = match carry.take() {
-                Some(r) => r,
-                None => match next_request(rx) {
-                    Some(r) => r,
-                    None => break,
+            let req = match &open {
+                None => next_request(rx, !self.syncer.busy()),
+                Some(_) => match rx.try_recv() {
+                    Ok(r) => Some(r),
+                    Err(mpsc::TryRecvError::Disconnected) => None,
+                    Err(mpsc::TryRecvError::Empty) if self.syncer.idle_or_wake() => {
+                        let g = open.take().expect("a group is open");
+                        self.end_group(g);
+                        self.maybe_checkpoint();
+                        continue;
+                    }
+                    // The next write, or the syncer saying it is free.
+                    Err(mpsc::TryRecvError::Empty) => rx.recv().ok(),
                 },
             };
             match req {
-                Request::Run(f) => f(&mut self),
-                Request::Write(f, done) => {
-                    let mut group = vec![(f, done)];
-                    while group.len() < MAX_GROUP {
-                        match rx.try_recv() {
-                            Ok(Request::Write(f, d)) => group.push((f, d)),
-                            Ok(other) => {
-                                carry = Some(other);
-                                break;
-                            }
-                            Err(_) => break,
-                        }
+                None | Some(Request::Close) => break,
+                Some(Request::Idle) => {}
+                Some(Request::Run(f)) => {
+                    if let Some(g) = open.take() {
+                        self.end_group(g);
                     }
-                    self.commit_group(group);
-                    self.maybe_checkpoint();
+                    // Maintenance sees (and checkpoints) only durable, published state.
+                    self.syncer.drain();
+                    f(&mut self);
+                }
+                Some(Request::Write(f, done)) => {
+                    let g = open.get_or_insert_with(|| self.begin_group());
+                    self.apply_write(g, f, done);
+                    if g.results.len() >= MAX_GROUP {
+                        // Full: the syncer takes it after the group it is syncing.
+                        let g = open.take().expect("a group is open");
+                        self.end_group(g);
+                        self.maybe_checkpoint();
+                    }
                 }
             }
         }
-        if self.failed.is_some() {
+        if let Some(g) = open.take() {
+            self.end_group(g);
+        }
+        self.syncer.drain();
+        if self.ensure_ok().is_err() {
             return Ok(());
         }
         self.checkpoint()
     }
 
     fn ensure_ok(&self) -> Result<()> {
-        match &self.failed {
-            Some(m) => Err(Error::Failed(m.clone())),
+        match self.failed.clone().or_else(|| self.syncer.failed()) {
+            Some(m) => Err(Error::Failed(m)),
             None => Ok(()),
         }
     }
@@ -549,108 +590,135 @@ impl Writer {
         Ok(())
     }
 
+    /// Makes the writer's state the one readers see (only when nothing is in the syncer's hands:
+    /// at open, after a checkpoint or a compaction).
     fn publish(&mut self) {
-        let c = &self.counters;
-        c.page_count.store(self.core.alloc.page_count, Ordering::Relaxed);
-        c.free_pages.store(self.core.alloc.free_count(), Ordering::Relaxed);
-        c.wal_bytes.store(self.core.wal.used(), Ordering::Relaxed);
-        self.registry.publish(Arc::new(Version {
-            txn: self.core.last_txn,
-            trees: self.core.trees.clone(),
-            file: self.core.file.clone(),
-        }));
+        let (version, gauges) = self.version();
+        self.counters.set(gauges);
+        self.registry.publish(version);
     }
 
-    /// Runs a group of writes, each as its own sub-transaction, then makes the successful ones
-    /// durable with one log sync and acknowledges every caller.
-    fn commit_group(&mut self, group: Vec<(WriteFn, Done)>) {
-        if let Err(e) = self.ensure_ok() {
-            for (_, done) in group {
-                done(Err(Error::Failed(e.to_string())));
+    /// The writer's state as a version for readers, with its gauges.
+    fn version(&self) -> (Arc<Version>, Gauges) {
+        let version =
+            Arc::new(Version { txn: self.core.last_txn, trees: self.core.trees.clone(), file: self.core.file.clone() });
+        let gauges = Gauges {
+            page_count: self.core.alloc.page_count,
+            free_pages: self.core.alloc.free_count(),
+            wal_bytes: self.core.wal.used(),
+        };
+        (version, gauges)
+    }
+
+    /// Starts a group: pages no reader needs any more become reusable.
+    fn begin_group(&mut self) -> OpenGroup {
+        let broken = self.ensure_ok().err();
+        if broken.is_none() {
+            let released = self.core.alloc.release(self.registry.oldest());
+            // Released pages staged but not yet written never need writing: no durable meta and
+            // no reader reaches them any more.
+            self.core.file.discard(&released);
+        }
+        OpenGroup { results: Vec::new(), records: Vec::new(), broken }
+    }
+
+    /// Runs one write as a sub-transaction of the open group (an error or panic rolls back only
+    /// it); its caller is answered when the group ends.
+    fn apply_write(&mut self, g: &mut OpenGroup, f: WriteFn, done: Done) {
+        if let Some(e) = &g.broken {
+            g.results.push((done, Err(Error::Failed(e.to_string()))));
+            return;
+        }
+        let txn = self.core.last_txn + 1;
+        let mut tx = WriteTxn::new(&mut self.core, txn);
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
+        let res = match outcome {
+            Ok(Ok(())) if tx.is_empty() => {
+                tx.rollback();
+                Ok(txn - 1)
+            }
+            Ok(Ok(())) => {
+                g.records.push((txn, tx.commit()));
+                Ok(txn)
+            }
+            Ok(Err(e)) => {
+                tx.rollback();
+                Err(e)
+            }
+            Err(p) => {
+                tx.rollback();
+                Err(Error::Panicked(panic_message(&*p)))
+            }
+        };
+        g.results.push((done, res));
+        if self.core.settling {
+            g.broken = Some(Error::Failed("merging a group's writes into their trees broke off".into()));
+        } else if std::mem::take(&mut self.core.write_back_failed) {
+            g.broken = Some(Error::Failed("writing pages back to the data file failed".into()));
+        } else if self.core.group_pending_bytes > PENDING_LIMIT
+            && let Err(e) = self.core.settle()
+        {
+            g.broken = Some(e);
+        }
+    }
+
+    /// Ends a group: merges its changes into their trees, appends its records to the log and
+    /// hands it to the syncer, which makes it durable with one log sync, publishes it and
+    /// acknowledges every caller; meanwhile this thread fills the next group.
+    fn end_group(&mut self, g: OpenGroup) {
+        let OpenGroup { results, records, broken } = g;
+        if records.is_empty() && broken.is_none() {
+            // Nothing to log, but the answers may rest on groups still syncing: they wait for
+            // those (and go straight out when none is).
+            if self.syncer.busy() {
+                self.syncer.send(Group { version: None, commits: 0, acks: results });
+            } else {
+                for (done, res) in results {
+                    done(res);
+                }
             }
             return;
         }
-        let released = self.core.alloc.release(self.registry.oldest());
-        // Released pages staged but not yet written never need writing: no durable meta and no
-        // reader reaches them any more.
-        self.core.file.discard(&released);
-        let mut results = Vec::with_capacity(group.len());
-        let mut records: Vec<(u64, Vec<u8>)> = Vec::new();
-        // A merge of the group's waiting changes that broke off: the group cannot be trusted.
-        let mut broken: Option<Error> = None;
-        for (f, done) in group {
-            if let Some(e) = &broken {
-                results.push((done, Err(Error::Failed(e.to_string()))));
-                continue;
+        let logged = (|| {
+            if let Some(e) = broken {
+                return Err(e);
             }
-            let txn = self.core.last_txn + 1;
-            let mut tx = WriteTxn::new(&mut self.core, txn);
-            let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
-            let res = match outcome {
-                Ok(Ok(())) if tx.is_empty() => {
-                    tx.rollback();
-                    Ok(txn - 1)
-                }
-                Ok(Ok(())) => {
-                    records.push((txn, tx.commit()));
-                    Ok(txn)
-                }
-                Ok(Err(e)) => {
-                    tx.rollback();
-                    Err(e)
-                }
-                Err(p) => {
-                    tx.rollback();
-                    Err(Error::Panicked(panic_message(&*p)))
-                }
-            };
-            results.push((done, res));
-            if self.core.settling {
-                broken = Some(Error::Failed("merging a group's writes into their trees broke off".into()));
-            } else if std::mem::take(&mut self.core.write_back_failed) {
-                broken = Some(Error::Failed("writing pages back to the data file failed".into()));
-            } else if self.core.group_pending_bytes > PENDING_LIMIT
-                && let Err(e) = self.core.settle()
-            {
-                broken = Some(e);
-            }
-        }
-        if !records.is_empty() || broken.is_some() {
-            let durable = (|| {
-                if let Some(e) = broken {
-                    return Err(e);
-                }
-                self.core.settle()?;
-                if std::mem::take(&mut self.core.group_unlogged) {
-                    // A bulk run is in no redo record: the group becomes durable as a whole by a
-                    // checkpoint (pages, then meta), and its records need not be logged.
-                    self.core.flush_pages()?;
-                    return self.checkpoint_inner();
-                }
+            self.core.settle()?;
+            if std::mem::take(&mut self.core.group_unlogged) {
+                // A bulk run is in no redo record: the group becomes durable as a whole by a
+                // checkpoint (pages, then meta), and its records need not be logged. The
+                // checkpoint writes a meta at this group's txn, so every earlier group must be
+                // durable first.
+                self.syncer.drain();
+                self.ensure_ok()?;
                 self.core.flush_pages()?;
-                let refs: Vec<(u64, &[u8])> = records.iter().map(|(t, p)| (*t, p.as_slice())).collect();
-                self.core.wal.append(&refs)?;
-                self.core.wal.sync()
-            })();
-            match durable {
-                Ok(()) => {
-                    self.counters.commits.fetch_add(records.len() as u64, Ordering::Relaxed);
-                    self.counters.groups.fetch_add(1, Ordering::Relaxed);
-                    self.publish();
-                }
-                Err(e) => {
-                    self.fail(&e);
-                    let msg = e.to_string();
-                    for (_, res) in &mut results {
-                        if res.is_ok() {
-                            *res = Err(Error::Failed(msg.clone()));
-                        }
-                    }
+                self.checkpoint_inner()?;
+                return Ok(false);
+            }
+            self.core.flush_pages()?;
+            let refs: Vec<(u64, &[u8])> = records.iter().map(|(t, p)| (*t, p.as_slice())).collect();
+            self.core.wal.append(&refs)?;
+            Ok(true)
+        })();
+        match logged {
+            Ok(true) => {
+                let commits = records.len() as u64;
+                self.syncer.send(Group { version: Some(self.version()), commits, acks: results });
+            }
+            Ok(false) => {
+                self.counters.commits.fetch_add(records.len() as u64, Ordering::Relaxed);
+                self.counters.groups.fetch_add(1, Ordering::Relaxed);
+                for (done, res) in results {
+                    done(res);
                 }
             }
-        }
-        for (done, res) in results {
-            done(res);
+            Err(e) => {
+                self.fail(&e);
+                let msg = e.to_string();
+                for (done, res) in results {
+                    done(res.and_then(|_| Err(Error::Failed(msg.clone()))));
+                }
+            }
         }
     }
 
@@ -665,6 +733,8 @@ impl Writer {
 
     /// Makes the data file hold every committed transaction durably, then resets the log.
     pub(crate) fn checkpoint(&mut self) -> Result<()> {
+        // The meta written is the writer's state: every group before it must be durable.
+        self.syncer.drain();
         self.ensure_ok()?;
         let r = self.checkpoint_inner();
         if let Err(e) = &r {
@@ -849,6 +919,65 @@ mod tests {
         let copy = Store::open(backup.path().join("b"), opts()).unwrap();
         assert_eq!(copy.get("t", &key(2999)).unwrap().unwrap(), b"round4");
         assert!(copy.check().unwrap().ok);
+    }
+
+    #[test]
+    fn concurrent_writers_see_their_acknowledged_writes_and_keep_them() {
+        // Groups are applied while the one before syncs; an acknowledgement still means the
+        // write is durable and published, so a read right after it sees it.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        let threads: Vec<_> = (0..8u32)
+            .map(|t| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    for i in 0..100u32 {
+                        let k = key(t * 1000 + i);
+                        let v = format!("{t}-{i}").into_bytes();
+                        let (k2, v2) = (k.clone(), v.clone());
+                        store.write(move |tx| tx.put("t", &k2, &v2)).unwrap();
+                        assert_eq!(store.get("t", &k).unwrap(), Some(v), "an acknowledged write is visible");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let stats = store.stats();
+        assert_eq!(stats.commits, 800);
+        assert!(stats.groups <= stats.commits);
+        store.close().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        assert_eq!(store.snapshot().unwrap().tree_len("t").unwrap(), 800);
+        assert!(store.check().unwrap().ok);
+    }
+
+    #[test]
+    fn a_failed_log_sync_acknowledges_nothing_and_publishes_nothing() {
+        use crate::vfs::fault::{FaultFs, PointKind};
+        // Crash at each of the next few I/O points of one write: at the log append, or at the
+        // log sync (which now runs on the syncer thread). Either way the write fails, readers
+        // never see it, and the store refuses later writes.
+        let mut sync_failed = false;
+        for k in 0..4 {
+            let fs = FaultFs::new();
+            let store = Store::open("/s", StoreOptions { vfs: Arc::new(fs.clone()), ..opts() }).unwrap();
+            store.write(|tx| tx.put("t", b"a", b"1")).unwrap();
+            fs.crash_after(fs.points() + k);
+            let res = store.write(|tx| tx.put("t", b"b", b"2"));
+            let Some(point) = fs.crash_point() else {
+                assert!(res.is_ok(), "no crash came, so the write is durable");
+                continue;
+            };
+            assert!(res.is_err(), "a write whose log I/O failed at {point:?} was acknowledged");
+            sync_failed |= point.kind == PointKind::Sync;
+            assert_eq!(store.get("t", b"b").unwrap(), None, "a write that is not durable was published");
+            assert_eq!(store.get("t", b"a").unwrap(), Some(b"1".to_vec()));
+            assert_eq!(store.write(|tx| tx.put("t", b"c", b"3")).unwrap_err().code(), "STORE_FAILED");
+            let _ = store.close();
+        }
+        assert!(sync_failed, "one of the crash points was the log sync");
     }
 
     #[test]

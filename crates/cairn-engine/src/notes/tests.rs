@@ -820,3 +820,50 @@ fn a_store_indexed_one_key_per_posting_is_rebuilt_into_blocks_on_first_use() {
     assert_eq!(tree(&store, super::index::TRI_COUNT), counts, "trigram counts are rebuilt once");
     assert!(tree_keys(&store, super::index::DOC) >= 3, "two partitions, 300 ids: several doc blocks");
 }
+
+/// `api::submit` as the binding calls it: the reply arrives through the callback.
+fn submit(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
+    let (tx, rx) = std::sync::mpsc::channel();
+    super::api::submit(
+        store,
+        verb,
+        caller,
+        &serde_json::to_vec(body).unwrap(),
+        Box::new(move |reply| tx.send(reply).unwrap()),
+    );
+    serde_json::from_slice(&rx.recv().unwrap().unwrap()).unwrap()
+}
+
+#[test]
+fn submitted_writes_answer_once_durable_and_race_like_called_ones() {
+    let (_dir, store) = fresh();
+    let a = agent("a");
+    let created = submit(&store, &a, "note_write", &json!({"key": "k", "value": {"x": 1}, "kind": "user_fact"}));
+    assert_eq!(created["version"], 1);
+    assert_eq!(created["evolution"], "created");
+    // Answered means published: a read right after sees it.
+    assert_eq!(keys(&run(&store, &a, "note_list", &json!({"key": "k"}))), ["k"]);
+    // Eight writers with the same expectedVersion: exactly one wins.
+    let replies = race(&store, 8, |store, t| {
+        submit(store, &agent("a"), "note_write", &json!({"key": "k", "value": {"x": t}, "expectedVersion": 1}))
+    });
+    let won = replies.iter().filter(|r| r.get("error").is_none()).count();
+    assert_eq!(won, 1, "{replies:?}");
+    assert!(replies.iter().filter(|r| r.get("error").is_some()).all(|r| code(r) == "VERSION_CONFLICT"));
+    // A refusal before the writer, and a verb other than a write, answer through the callback too.
+    assert_eq!(code(&submit(&store, &a, "note_write", &json!({"key": "k"}))), "VALIDATION_ERROR");
+    assert_eq!(submit(&store, &a, "note_list", &json!({"key": "k"}))["notes"][0]["version"], 2);
+}
+
+#[test]
+fn quick_calls_are_lists_of_one_key() {
+    use super::api::quick;
+    assert!(!quick("note_write", br#"{"key":"k","value":1}"#), "a write goes to a thread");
+    assert!(!quick("note_list", &[b' '; 5000]), "a large body goes to a thread");
+    assert!(quick("note_list", br#"{"key":"k","limit":1}"#));
+    assert!(!quick("note_list", br#"{"key":"k","query":"x"}"#), "a query ranks: not quick");
+    assert!(!quick("note_list", br#"{"key":"k","as_of":5}"#), "as_of reads versions: not quick");
+    assert!(!quick("note_list", br#"{"kind":"user_fact"}"#), "no key: may scan many notes");
+    assert!(!quick("note_list", b"not json"));
+    assert!(!quick("history", br#"{"key":"k"}"#));
+}

@@ -15,6 +15,7 @@ use crate::write::WriteTxn;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
 
 /// `part | agent \0 | idempotency key` → `{hash, receipt}`: the first receipt of a retried write.
 pub(crate) const IDEM: &str = "n.idem";
@@ -150,6 +151,37 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     let prepared = prepare(store, caller, &req)?;
     let caller = caller.clone();
     store.write(move |tx| apply(tx, &caller, &req, prepared))?.0
+}
+
+/// Runs `note_write` for `caller` without waiting for it: the request is parsed and worked out
+/// here, then queued for the writer; `done` gets the outcome once the write is durable (on the
+/// store's syncer thread), or at once when the request is refused before it reaches the writer.
+pub(crate) fn submit(store: &Store, caller: &Caller, body: &[u8], done: Box<dyn FnOnce(Outcome<Value>) + Send>) {
+    let req = match parse(caller, body) {
+        Ok(req) => req,
+        Err(fail) => return done(Err(fail)),
+    };
+    let prepared = match prepare(store, caller, &req) {
+        Ok(prepared) => prepared,
+        Err(e) => return done(Err(e.into())),
+    };
+    let caller = caller.clone();
+    // The writer leaves the outcome here; `done` reads it once the group is durable.
+    let slot: Arc<Mutex<Option<Outcome<Value>>>> = Arc::new(Mutex::new(None));
+    let out = slot.clone();
+    store.submit_fn(
+        Box::new(move |tx| {
+            let outcome = apply(tx, &caller, &req, prepared)?;
+            *out.lock().expect("outcome slot") = Some(outcome);
+            Ok(())
+        }),
+        Box::new(move |result| {
+            done(match result {
+                Ok(_) => slot.lock().expect("outcome slot").take().expect("a committed write left its outcome"),
+                Err(e) => Err(e.into()),
+            });
+        }),
+    );
 }
 
 /// The costly part of a write worked out on the caller's thread from the note as it stands

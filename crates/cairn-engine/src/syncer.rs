@@ -1,0 +1,217 @@
+//! The log syncer: the thread that makes logged groups durable, publishes them and acknowledges
+//! their callers, so the writer thread applies the next group while the last one's `fdatasync`
+//! runs (a pipelined group commit).
+//!
+//! The writer appends a group's records to the log, then hands the group here. The syncer takes
+//! every group handed to it so far, syncs the log once (one `fdatasync` covers every record
+//! appended before it started), then in order publishes the newest of their versions to readers
+//! and acknowledges their callers. So a reader never sees a group before it is durable, and a
+//! caller is never answered before its write, and every write its result may depend on, is
+//! durable. A failed sync stops the store: that batch and every later one fail, none of them
+//! acknowledged as durable.
+
+use crate::error::{Error, Result};
+use crate::snapshot::{Registry, Version};
+use crate::vfs::VfsFile;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// A caller's acknowledgement.
+pub(crate) type Done = Box<dyn FnOnce(Result<u64>) + Send>;
+
+/// The counters the syncer keeps current (the store's `Stats`).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) commits: AtomicU64,
+    pub(crate) groups: AtomicU64,
+    pub(crate) checkpoints: AtomicU64,
+    pub(crate) wal_bytes: AtomicU64,
+    pub(crate) page_count: AtomicU64,
+    pub(crate) free_pages: AtomicU64,
+}
+
+/// Gauges as of a group's end, published with its version.
+#[derive(Clone, Copy)]
+pub(crate) struct Gauges {
+    pub(crate) page_count: u64,
+    pub(crate) free_pages: u64,
+    pub(crate) wal_bytes: u64,
+}
+
+impl Counters {
+    pub(crate) fn set(&self, g: Gauges) {
+        self.page_count.store(g.page_count, Ordering::Relaxed);
+        self.free_pages.store(g.free_pages, Ordering::Relaxed);
+        self.wal_bytes.store(g.wal_bytes, Ordering::Relaxed);
+    }
+}
+
+/// A group handed to the syncer.
+pub(crate) struct Group {
+    /// The state after the group, to publish once it is durable; `None` when the group logged
+    /// nothing (its callers still wait for the groups before it, whose state they saw).
+    pub(crate) version: Option<(Arc<Version>, Gauges)>,
+    /// Transactions the group logged.
+    pub(crate) commits: u64,
+    /// Each caller with what to answer once the group is durable.
+    pub(crate) acks: Vec<(Done, Result<u64>)>,
+}
+
+#[derive(Default)]
+struct Progress {
+    /// Groups finished (acknowledged or failed).
+    finished: u64,
+    /// Why the store stopped, once a sync failed.
+    failed: Option<String>,
+    /// The writer waits to hand over its open group: call `wake` when this batch is finished.
+    wake_wanted: bool,
+}
+
+/// The writer's handle on the syncer thread.
+pub(crate) struct Syncer {
+    queue: Option<Sender<Group>>,
+    thread: Option<JoinHandle<()>>,
+    progress: Arc<(Mutex<Progress>, Condvar)>,
+    /// Groups handed over.
+    sent: u64,
+}
+
+impl Syncer {
+    /// Starts the thread that syncs `log`.
+    /// Starts the thread that syncs `log`; it calls `wake` when it is free again after the writer
+    /// asked (`idle_or_wake`).
+    pub(crate) fn start(
+        log: Arc<dyn VfsFile>,
+        registry: Arc<Registry>,
+        counters: Arc<Counters>,
+        wake: Box<dyn Fn() + Send>,
+    ) -> Result<Syncer> {
+        let (tx, rx) = mpsc::channel();
+        let progress = Arc::new((Mutex::new(Progress::default()), Condvar::new()));
+        let p = progress.clone();
+        let thread = std::thread::Builder::new()
+            .name("cairn-syncer".into())
+            .spawn(move || run(&rx, &*log, &registry, &counters, &p, &*wake))
+            .map_err(|e| Error::io("starting the log syncer thread", e))?;
+        Ok(Syncer { queue: Some(tx), thread: Some(thread), progress, sent: 0 })
+    }
+
+    /// Whether groups handed over are not finished yet.
+    pub(crate) fn busy(&self) -> bool {
+        self.progress.0.lock().expect("syncer lock").finished < self.sent
+    }
+
+    /// Whether every group handed over is finished; if not, the syncer calls its `wake` once
+    /// it is (checked and asked under one lock, so the wake-up cannot be missed).
+    pub(crate) fn idle_or_wake(&self) -> bool {
+        let mut p = self.progress.0.lock().expect("syncer lock");
+        if p.finished >= self.sent {
+            return true;
+        }
+        p.wake_wanted = true;
+        false
+    }
+
+    /// Hands a group over. If the thread is gone (it cannot be while the writer lives), the
+    /// callers are answered with an error.
+    pub(crate) fn send(&mut self, group: Group) {
+        let Some(queue) = &self.queue else { return fail_all(group.acks, "the log syncer stopped") };
+        match queue.send(group) {
+            Ok(()) => self.sent += 1,
+            Err(mpsc::SendError(group)) => fail_all(group.acks, "the log syncer stopped"),
+        }
+    }
+
+    /// Waits until every group handed over is finished (before anything that needs the durable
+    /// state to be the writer's: a checkpoint, maintenance, close).
+    pub(crate) fn drain(&self) {
+        let (lock, cv) = &*self.progress;
+        let mut p = lock.lock().expect("syncer lock");
+        while p.finished < self.sent {
+            p = cv.wait(p).expect("syncer lock");
+        }
+    }
+
+    /// Why a sync failed, if one did.
+    pub(crate) fn failed(&self) -> Option<String> {
+        self.progress.0.lock().expect("syncer lock").failed.clone()
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        drop(self.queue.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn fail_all(acks: Vec<(Done, Result<u64>)>, why: &str) {
+    for (done, res) in acks {
+        answer(done, res.and_then(|_| Err(Error::Failed(why.to_owned()))));
+    }
+}
+
+/// Calls a caller's `done`; one that panics must not stop the thread every later group needs.
+fn answer(done: Done, res: Result<u64>) {
+    let _ = catch_unwind(AssertUnwindSafe(|| done(res)));
+}
+
+fn run(
+    rx: &Receiver<Group>,
+    log: &dyn VfsFile,
+    registry: &Registry,
+    counters: &Counters,
+    progress: &(Mutex<Progress>, Condvar),
+    wake: &dyn Fn(),
+) {
+    while let Ok(first) = rx.recv() {
+        let mut groups = vec![first];
+        groups.extend(rx.try_iter());
+        let failed = progress.0.lock().expect("syncer lock").failed.clone();
+        let synced = match failed {
+            Some(why) => Err(why),
+            None if groups.iter().any(|g| g.version.is_some()) => {
+                log.sync_data().map_err(|e| Error::io("syncing the log", e).to_string())
+            }
+            None => Ok(()),
+        };
+        let n = groups.len() as u64;
+        match synced {
+            Ok(()) => {
+                if let Some((version, gauges)) = groups.iter().rev().find_map(|g| g.version.clone()) {
+                    counters.set(gauges);
+                    registry.publish(version);
+                }
+                for g in groups {
+                    if g.version.is_some() {
+                        counters.commits.fetch_add(g.commits, Ordering::Relaxed);
+                        counters.groups.fetch_add(1, Ordering::Relaxed);
+                    }
+                    for (done, res) in g.acks {
+                        answer(done, res);
+                    }
+                }
+            }
+            Err(why) => {
+                progress.0.lock().expect("syncer lock").failed.get_or_insert_with(|| why.clone());
+                for g in groups {
+                    fail_all(g.acks, &why);
+                }
+            }
+        }
+        let (lock, cv) = progress;
+        let mut p = lock.lock().expect("syncer lock");
+        p.finished += n;
+        let woken = std::mem::take(&mut p.wake_wanted);
+        drop(p);
+        cv.notify_all();
+        if woken {
+            wake();
+        }
+    }
+}
