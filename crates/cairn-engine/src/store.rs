@@ -961,44 +961,49 @@ mod tests {
         assert!(store.check().unwrap().ok);
     }
 
-    #[test]
-    fn a_failed_log_sync_acknowledges_nothing_and_publishes_nothing() {
+    /// Opens a store on a faulty file system, writes one key, then runs `writes` with the I/O
+    /// failing at each of the next few points in turn (the log append, the log sync, ...):
+    /// `writes` checks what its writes answered and published. After a failure the store refuses
+    /// later writes; one of the points must have been the log sync.
+    fn at_each_log_failure(writes: impl Fn(&crate::vfs::fault::FaultFs, &Store)) {
         use crate::vfs::fault::{FaultFs, PointKind};
-        // Crash at each of the next few I/O points of one write: at the log append, or at the
-        // log sync (which now runs on the syncer thread). Either way the write fails, readers
-        // never see it, and the store refuses later writes.
         let mut sync_failed = false;
         for k in 0..4 {
             let fs = FaultFs::new();
             let store = Store::open("/s", StoreOptions { vfs: Arc::new(fs.clone()), ..opts() }).unwrap();
             store.write(|tx| tx.put("t", b"a", b"1")).unwrap();
             fs.crash_after(fs.points() + k);
-            let res = store.write(|tx| tx.put("t", b"b", b"2"));
-            let Some(point) = fs.crash_point() else {
-                assert!(res.is_ok(), "no crash came, so the write is durable");
-                continue;
-            };
-            assert!(res.is_err(), "a write whose log I/O failed at {point:?} was acknowledged");
-            sync_failed |= point.kind == PointKind::Sync;
-            assert_eq!(store.get("t", b"b").unwrap(), None, "a write that is not durable was published");
-            assert_eq!(store.get("t", b"a").unwrap(), Some(b"1".to_vec()));
-            assert_eq!(store.write(|tx| tx.put("t", b"c", b"3")).unwrap_err().code(), "STORE_FAILED");
+            writes(&fs, &store);
+            if let Some(point) = fs.crash_point() {
+                sync_failed |= point.kind == PointKind::Sync;
+                assert_eq!(store.get("t", b"a").unwrap(), Some(b"1".to_vec()));
+                assert_eq!(store.write(|tx| tx.put("t", b"c", b"3")).unwrap_err().code(), "STORE_FAILED");
+            }
             let _ = store.close();
         }
         assert!(sync_failed, "one of the crash points was the log sync");
     }
 
     #[test]
+    fn a_failed_log_sync_acknowledges_nothing_and_publishes_nothing() {
+        // One write (synced on the writer, `finish_here`): whether its log append or its sync
+        // fails, it is not acknowledged and readers never see it.
+        at_each_log_failure(|fs, store| {
+            let res = store.write(|tx| tx.put("t", b"b", b"2"));
+            let Some(point) = fs.crash_point() else {
+                assert!(res.is_ok(), "no crash came, so the write is durable");
+                return;
+            };
+            assert!(res.is_err(), "a write whose log I/O failed at {point:?} was acknowledged");
+            assert_eq!(store.get("t", b"b").unwrap(), None, "a write that is not durable was published");
+        });
+    }
+
+    #[test]
     fn a_failed_log_sync_of_a_group_of_writes_acknowledges_none_of_them() {
-        use crate::vfs::fault::{FaultFs, PointKind};
-        // As above for writes queued together, which form groups of more than one write and go
-        // to the syncer thread (a lone write is synced on the writer, `finish_here`).
-        let mut sync_failed = false;
-        for k in 0..4 {
-            let fs = FaultFs::new();
-            let store = Store::open("/s", StoreOptions { vfs: Arc::new(fs.clone()), ..opts() }).unwrap();
-            store.write(|tx| tx.put("t", b"a", b"1")).unwrap();
-            fs.crash_after(fs.points() + k);
+        // Writes queued together form groups of more than one write, which the syncer thread
+        // syncs: each is published exactly when it is acknowledged.
+        at_each_log_failure(|fs, store| {
             let (tx, rx) = std::sync::mpsc::channel();
             for i in 0..8u32 {
                 let tx = tx.clone();
@@ -1011,18 +1016,14 @@ mod tests {
             assert_eq!(acked.len(), 8, "every write is answered");
             let Some(point) = fs.crash_point() else {
                 assert!(acked.iter().all(|ok| *ok), "no crash came, so every write is durable");
-                continue;
+                return;
             };
-            sync_failed |= point.kind == PointKind::Sync;
             for (i, ok) in acked.iter().enumerate() {
                 let seen = store.get("t", &key(u32::try_from(i).unwrap())).unwrap().is_some();
                 assert_eq!(seen, *ok, "write {i}: published exactly when acknowledged (crash at {point:?})");
             }
             assert!(!acked[7], "the last write cannot be durable once the log failed before it");
-            assert_eq!(store.write(|tx| tx.put("t", b"c", b"3")).unwrap_err().code(), "STORE_FAILED");
-            let _ = store.close();
-        }
-        assert!(sync_failed, "one of the crash points was the log sync");
+        });
     }
 
     #[test]

@@ -218,34 +218,18 @@ fn check(req: &Request) -> Result<()> {
 
 /// The text to store and the passages refused because a mention is absent from their text.
 fn text_of(req: &Request) -> (Text, Vec<Value>) {
+    // One document of `text`, cut into `spans`, with no mentions to check.
+    let one = |text: String, spans: Vec<_>| {
+        let passages = spans.into_iter().map(|p| (p, Vec::new())).collect();
+        let doc = DocIn { text, passages, given: None, hash: DocHash::default(), id: None, tokenized: Vec::new() };
+        (Text::Some(vec![doc]), Vec::new())
+    };
     if let Some(c) = &req.content {
-        let passages = chunk_text(c).into_iter().map(|p| (p, Vec::new())).collect();
-        return (
-            Text::Some(vec![DocIn {
-                text: c.clone(),
-                passages,
-                given: None,
-                hash: DocHash::default(),
-                id: None,
-                tokenized: Vec::new(),
-            }]),
-            Vec::new(),
-        );
+        return one(c.clone(), chunk_text(c));
     }
     if let Some(ms) = &req.messages {
         let turns: Vec<(&str, &str)> = ms.iter().map(|m| (m.role.trim(), m.content.as_str())).collect();
-        let passages = chunk_messages(&turns).into_iter().map(|p| (p, Vec::new())).collect();
-        return (
-            Text::Some(vec![DocIn {
-                text: messages_text(&turns),
-                passages,
-                given: None,
-                hash: DocHash::default(),
-                id: None,
-                tokenized: Vec::new(),
-            }]),
-            Vec::new(),
-        );
+        return one(messages_text(&turns), chunk_messages(&turns));
     }
     let Some(ps) = &req.passages else { return (Text::None, Vec::new()) };
     // Each given passage is a document of its own: addressable (forget `passage`), stored once
