@@ -87,6 +87,11 @@ impl WordMap {
             return self.long.get(word).copied();
         }
         let (key, tag, hash) = Self::key(word);
+        self.get_short(key, tag, hash)
+    }
+
+    /// `get` for a short word, by its `key`.
+    fn get_short(&self, key: [u64; 2], tag: u32, hash: u64) -> Option<u32> {
         let mask = self.slots.len() - 1;
         // Truncation intended: the low bits pick the home slot.
         let mut at = hash as usize & mask;
@@ -382,13 +387,63 @@ impl Vocab {
 }
 
 /// Looks every word of `text` up in `table`: the table ids of the words it holds go to `tids`
-/// (none for a stop word), the others to `unseen`.
+/// (none for a stop word), the others to `unseen`. The order of `tids` does not matter (they
+/// are counted), so short words are cut out first and looked up after, all in one tight loop:
+/// the table is megabytes and its words are reached at random, so each lookup is a cache miss,
+/// and a loop of independent lookups lets the core wait for many at once instead of one a word
+/// between tokenizing steps.
 fn read_pass(table: &Table, text: &str, tids: &mut Vec<u32>, unseen: &mut Unseen) {
-    each_word(text, |piece, _, _| match table.get(piece) {
-        Some(NO_TERM) => {}
-        Some(t) => tids.push(t),
-        None => unseen.push(piece),
+    PENDING.with_borrow_mut(|pending| {
+        pending.clear();
+        each_word(text, |piece, _, _| {
+            let (Piece::Word(word) | Piece::Term(word)) = piece;
+            if word.is_empty() || word.len() > INLINE {
+                match table.get(piece) {
+                    Some(NO_TERM) => {}
+                    Some(t) => tids.push(t),
+                    None => unseen.push(piece),
+                }
+            } else {
+                let (key, tag, hash) = WordMap::key(word);
+                pending.push(Pending { key, tag, hash, cjk: matches!(piece, Piece::Term(_)) });
+            }
+        });
+        for p in pending.iter() {
+            match table.words.get_short(p.key, p.tag, p.hash) {
+                Some(NO_TERM) => {}
+                Some(t) => tids.push(t),
+                None => p.with_piece(|piece| unseen.push(piece)),
+            }
+        }
     });
+}
+
+/// A short word of a text waiting for its lookup (`read_pass`): its `WordMap::key`, and whether
+/// it is a CJK term.
+#[derive(Clone, Copy)]
+struct Pending {
+    key: [u64; 2],
+    tag: u32,
+    hash: u64,
+    cjk: bool,
+}
+
+impl Pending {
+    /// Calls `f` with the word as `each_word` gave it.
+    fn with_piece(&self, f: impl FnOnce(Piece<'_>)) {
+        let mut buf = [0_u8; INLINE];
+        buf[..8].copy_from_slice(&self.key[0].to_le_bytes());
+        buf[8..].copy_from_slice(&self.key[1].to_le_bytes());
+        let len = (self.tag & 0xFF) as usize;
+        // The bytes were a word's: valid UTF-8.
+        let word = std::str::from_utf8(&buf[..len]).expect("a short word is UTF-8");
+        f(if self.cjk { Piece::Term(word) } else { Piece::Word(word) });
+    }
+}
+
+thread_local! {
+    /// `read_pass`'s words, kept between texts.
+    static PENDING: std::cell::RefCell<Vec<Pending>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 #[cfg(test)]
