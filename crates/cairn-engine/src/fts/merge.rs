@@ -59,12 +59,23 @@ pub(super) fn write_segment(tx: &mut WriteTxn<'_>, prefix: &[u8], first: u64, bl
     Ok(buckets)
 }
 
+/// The number of buckets of a segment of about `bytes`: the power of two nearest to the count
+/// that keeps each chunk near `CHUNK_BYTES`. Powers of two nest (`h % 2^k` follows from
+/// `h % 2^(k+j)`), so a merge gathers each output chunk's terms from a known few input chunks
+/// (`merge_nested`) instead of through a map of every term.
+pub(super) fn bucket_count(bytes: usize) -> u32 {
+    let n = (bytes / CHUNK_BYTES + 1).min(1 << 16);
+    let up = n.next_power_of_two();
+    let nearest = if up - n > n - up / 2 { up / 2 } else { up };
+    // Fits: at most 65,536, the values of a 16-bit hash.
+    nearest as u32
+}
+
 /// The chunks of a segment: `(buckets, [(bucket, indexes into blocks, by term)])`, empty buckets
-/// left out; as many buckets as keep each chunk near `CHUNK_BYTES`.
+/// left out; `bucket_count` buckets.
 pub(super) fn layout(blocks: &[Block<'_>]) -> (u32, Vec<(u32, Vec<u32>)>) {
     let bytes: usize = blocks.iter().map(|(t, _, b)| t.len() + b.len() + 8).sum();
-    // Fits: clamped to the 65,536 values of a 16-bit hash.
-    let buckets = (bytes / CHUNK_BYTES + 1).min(1 << 16) as u32;
+    let buckets = bucket_count(bytes);
     let seg = Segment { first: 0, level: 0, buckets };
     let mut by_bucket: Vec<Vec<u32>> = vec![Vec::new(); buckets as usize];
     for (i, (term, _, _)) in blocks.iter().enumerate() {
@@ -131,6 +142,12 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
     // The merged blocks are no larger than the chunks they come from: one allocation for them
     // all, where growing the buffer by doubling took fresh (kernel-zeroed) pages at each step.
     let bytes: usize = entries.iter().map(|(_, v)| v.len()).sum();
+    if let Some(smallest) = nested(merged) {
+        for (key, _) in &entries {
+            tx.erase(POST_TREE, key)?;
+        }
+        return merge_nested(tx, prefix, merged, &entries, (smallest, bytes));
+    }
     // Each term's blocks, oldest segment first (keys are segment-major).
     let mut by_term: FastMap<&[u8], Vec<(u64, &[u8])>> = FastMap::default();
     by_term.reserve(bytes / 64);
@@ -179,4 +196,107 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
         })
         .collect();
     write_segment(tx, prefix, first, &blocks)
+}
+
+/// The smallest bucket count of segments `merged` when every one is a power of two (so every
+/// count is a multiple of it): the segments `merge_nested` can merge.
+fn nested(merged: &[Segment]) -> Option<u32> {
+    merged.iter().all(|s| s.buckets.is_power_of_two()).then(|| merged.iter().map(|s| s.buckets).min()).flatten()
+}
+
+/// One input block of a term in `merge_nested`: (term, its segment's place in the merge, doc of
+/// its last posting, block).
+type Part<'a> = (&'a [u8], usize, u64, &'a [u8]);
+
+/// `merge_newest` for segments whose bucket counts are powers of two, the smallest `smallest`:
+/// the terms of hash `h` are, in every segment, in a bucket congruent to `h % smallest`, and so
+/// are they in the merged segment (its count a power of two no smaller). Each such class of
+/// chunks is merged on its own: its entries sorted by term (then by segment, oldest first), each
+/// term's blocks chained, and the terms dealt to their output chunks in order. No map of every
+/// term, and no second sort for the layout.
+fn merge_nested(
+    tx: &mut WriteTxn<'_>,
+    prefix: &[u8],
+    merged: &[Segment],
+    chunks: &[(Vec<u8>, Vec<u8>)],
+    (smallest, bytes): (u32, usize),
+) -> Result<u32> {
+    let buckets = bucket_count(bytes).max(smallest);
+    let classes = smallest as usize;
+    // Each class's chunks, as (segment's place, value).
+    let mut by_class: Vec<Vec<(usize, &[u8])>> = vec![Vec::new(); classes];
+    for (key, value) in chunks {
+        let segment = post_key_segment(prefix, key)?;
+        let at = merged.partition_point(|s| s.first <= segment);
+        let place = at.checked_sub(1).filter(|&i| merged[i].first == segment).ok_or_else(|| {
+            Error::corrupt(None, format!("full-text posting key of segment {segment}, which the totals do not list"))
+        })?;
+        let bucket = key
+            .get(prefix.len() + 8..)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_be_bytes)
+            .filter(|&b| b < merged[place].buckets)
+            .ok_or_else(|| Error::corrupt(None, "full-text chunk key is malformed"))?;
+        by_class[(bucket % smallest) as usize].push((place, value.as_slice()));
+    }
+    let per_class = (buckets / smallest) as usize;
+    let mut parts: Vec<Part<'_>> = Vec::new();
+    let mut arena: Vec<u8> = Vec::new();
+    let mut made: Vec<(&[u8], u64, std::ops::Range<usize>)> = Vec::new();
+    let mut outputs: Vec<Vec<usize>> = vec![Vec::new(); per_class];
+    let mut postings: Vec<Posting> = Vec::new();
+    let mut chain: Vec<(u64, &[u8])> = Vec::new();
+    for (class, members) in by_class.iter().enumerate() {
+        parts.clear();
+        for &(place, value) in members {
+            for e in block::chunk_entries(value)? {
+                parts.push((e.term, place, e.last, e.block));
+            }
+        }
+        parts.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+        arena.clear();
+        made.clear();
+        for same in parts.chunk_by(|a, b| a.0 == b.0) {
+            let (term, _, last, only) = same[same.len() - 1];
+            let start = arena.len();
+            if same.len() == 1 {
+                arena.extend_from_slice(only);
+            } else {
+                chain.clear();
+                chain.extend(same.iter().map(|&(_, _, last, b)| (last, b)));
+                if !block::concat_into(&chain, &mut arena)? {
+                    // A re-indexed passage keeps its doc in a later segment: decode and sort.
+                    postings.clear();
+                    for (_, b) in &chain {
+                        block::decode_into(b, &mut postings)?;
+                    }
+                    postings.sort_unstable_by_key(|p| (p.doc, p.ordinal));
+                    block::encode_into(&postings, &mut arena);
+                    let last = postings.last().map_or(0, |p| p.doc);
+                    made.push((term, last, start..arena.len()));
+                    continue;
+                }
+            }
+            made.push((term, last, start..arena.len()));
+        }
+        // Deal the terms (in order) to the class's output chunks: bucket `class + i * smallest`.
+        for out in &mut outputs {
+            out.clear();
+        }
+        for (i, (term, _, _)) in made.iter().enumerate() {
+            let bucket = u32::from(term_hash(term)) % buckets;
+            outputs[(bucket / smallest) as usize].push(i);
+        }
+        for (i, members) in outputs.iter().enumerate() {
+            if members.is_empty() {
+                continue;
+            }
+            let entries =
+                members.iter().map(|&m| block::Entry { term: made[m].0, last: made[m].1, block: &arena[made[m].2.clone()] });
+            // Fits: below `buckets`, at most 65,536.
+            let bucket = class as u32 + i as u32 * smallest;
+            tx.put(POST_TREE, &chunk_key(prefix, merged[0].first, bucket), &block::encode_chunk(entries))?;
+        }
+    }
+    Ok(buckets)
 }

@@ -705,3 +705,84 @@ fn segments_merge_by_level_and_search_stays_exact() {
         .unwrap();
     assert_eq!(keys_of(&store, part), 0);
 }
+
+/// Spreads the newest segment of `part` over `buckets` chunks, as a build before bucket counts
+/// were powers of two could have.
+fn rebucket(store: &Store, part: &[u8], buckets: u32) {
+    let part = part.to_vec();
+    store
+        .write(move |tx| {
+            let prefix = part_prefix(&part)?;
+            let mut stats = read_stats(tx, &prefix)?;
+            let seg = stats.segments.last_mut().unwrap();
+            let mut all: Vec<(Vec<u8>, u64, Vec<u8>)> = Vec::new();
+            for (key, value) in tx.prefix(POST_TREE, &keys::segment_prefix(&prefix, seg.first))? {
+                for e in block::chunk_entries(&value)? {
+                    all.push((e.term.to_vec(), e.last, e.block.to_vec()));
+                }
+                tx.delete(POST_TREE, &key)?;
+            }
+            all.sort();
+            seg.buckets = buckets;
+            for bucket in 0..buckets {
+                let mine: Vec<_> = all.iter().filter(|(t, _, _)| seg.bucket(keys::term_hash(t)) == bucket).collect();
+                if !mine.is_empty() {
+                    let entries = mine.iter().map(|(term, last, block)| block::Entry { term, last: *last, block });
+                    tx.put(POST_TREE, &keys::chunk_key(&prefix, seg.first, bucket), &block::encode_chunk(entries))?;
+                }
+            }
+            write_stats(tx, &prefix, &stats)
+        })
+        .unwrap();
+}
+
+#[test]
+fn segments_of_any_bucket_count_merge_with_the_others() {
+    let (_dir, store) = open();
+    let part: &[u8] = b"t\0u\0s2\0";
+    let mut model = Model::new();
+    // `FANOUT` batches, the first spread over 3 buckets (not a power of two), the others over
+    // powers of two: the merge takes the map of terms, not the nested classes, and nothing is lost.
+    for batch in 0..FANOUT as u64 {
+        let texts: Vec<(u64, u32, String)> = (0..4_u64)
+            .map(|i| {
+                let words: Vec<&str> =
+                    (0..5).map(|k| WORDS[((batch * 7 + i * 3 + k) % WORDS.len() as u64) as usize]).collect();
+                (batch * 4 + i, 0, words.join(" "))
+            })
+            .collect();
+        for (d, o, text) in &texts {
+            model.insert((0, *d, *o), text.clone());
+        }
+        store
+            .write(move |tx| {
+                let mut index = Indexer::new(part)?;
+                for (d, o, text) in &texts {
+                    index.add(*d, *o, text)?;
+                }
+                index.finish(tx)
+            })
+            .unwrap();
+        if batch == 0 {
+            rebucket(&store, part, 3);
+        }
+    }
+    assert_eq!(segments_of(&store, part), [(0, 1)], "the batches were merged");
+    let snap = store.snapshot().unwrap();
+    for query in WORDS {
+        let got = search(&snap, part, query, 1000).unwrap();
+        let want = brute_force(&model, 0, query);
+        assert_eq!(ids(&got), want.iter().map(|(at, _)| *at).collect::<Vec<_>>(), "query {query}");
+    }
+}
+
+#[test]
+fn bucket_counts_are_powers_of_two_near_the_chunk_size() {
+    use merge::{CHUNK_BYTES, bucket_count};
+    assert_eq!(bucket_count(0), 1);
+    assert_eq!(bucket_count(CHUNK_BYTES * 5), 8, "6 lies as near 4 as 8: a tie goes up");
+    assert_eq!(bucket_count(CHUNK_BYTES * 49), 64);
+    assert_eq!(bucket_count(CHUNK_BYTES * 40), 32);
+    assert_eq!(bucket_count(usize::MAX / 2), 1 << 16);
+    assert!((0..5000).map(|k| bucket_count(k * 97)).all(u32::is_power_of_two));
+}
