@@ -67,8 +67,13 @@ pub enum Piece<'a> {
 /// memoises `word_term` by word, so a repeated word costs one map lookup.
 pub fn each_word(text: &str, mut f: impl FnMut(Piece<'_>, usize, usize)) {
     let mut lower = String::new();
-    // The common case first: no CJK character at all (ASCII text never holds one).
-    if text.is_ascii() || !text.chars().any(is_cjk) {
+    // The common case first: ASCII text, whose words `ascii_words` cuts in one pass (a space is
+    // never inside a word, so cutting at spaces first changes nothing).
+    if text.is_ascii() {
+        ascii_words(text, 0, &mut lower, &mut f);
+        return;
+    }
+    if !text.chars().any(is_cjk) {
         words(text, 0, &mut lower, &mut f);
         return;
     }
