@@ -25,14 +25,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // here because the crate's own declarations need its `extended` feature and one more dependency.
 unsafe extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-    // glibc's `prctl` (variadic in C; every argument is a machine word here).
-    fn prctl(
-        option: std::ffi::c_int,
-        arg2: std::ffi::c_ulong,
-        arg3: std::ffi::c_ulong,
-        arg4: std::ffi::c_ulong,
-        arg5: std::ffi::c_ulong,
-    ) -> std::ffi::c_int;
+    // glibc's `prctl(int option, ...)`.
+    fn prctl(option: std::ffi::c_int, ...) -> std::ffi::c_int;
 }
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 /// `PR_SET_THP_DISABLE` of `<linux/prctl.h>`.
@@ -57,8 +51,9 @@ fn keep_freed_memory() {
 /// (the usual default) nothing else here asked for huge pages. A failure is ignored: it only
 /// leaves the kernel's default.
 fn no_huge_pages() {
+    let (on, unused): (std::ffi::c_ulong, std::ffi::c_ulong) = (1, 0);
     // SAFETY: a plain system call with integer arguments that changes no memory.
-    unsafe { prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    unsafe { prctl(PR_SET_THP_DISABLE, on, unused, unused, unused) };
 }
 
 use napi::bindgen_prelude::Object;

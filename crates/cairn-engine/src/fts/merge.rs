@@ -291,8 +291,11 @@ fn merge_nested(
             if members.is_empty() {
                 continue;
             }
-            let entries =
-                members.iter().map(|&m| block::Entry { term: made[m].0, last: made[m].1, block: &arena[made[m].2.clone()] });
+            let entries = members.iter().map(|&m| block::Entry {
+                term: made[m].0,
+                last: made[m].1,
+                block: &arena[made[m].2.clone()],
+            });
             // Fits: below `buckets`, at most 65,536.
             let bucket = class as u32 + i as u32 * smallest;
             tx.put(POST_TREE, &chunk_key(prefix, merged[0].first, bucket), &block::encode_chunk(entries))?;
