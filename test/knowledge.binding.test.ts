@@ -96,6 +96,36 @@ describe('knowledge verbs through the binding', () => {
     const err = await rejection(store.knowledge('context', me, { question: 'x', hops: 9 }));
     expect(String(err)).toMatch(/hops/);
   });
+  it('remembers passages whose texts cross beside the JSON as it remembers them inside it', async () => {
+    const passages = [
+      { text: 'Jonas Weber runs the Berlin office 🎉 "quoted" \\ back\nslash.', mentions: ['Jonas Weber'], key: 'a' },
+      { text: 'The canteen serves soup.', mentions: ['Jonas'] },
+      { text: 'Zürich has a lake.', mentions: [] },
+    ];
+    const other = { ...me, scope: 'other' };
+    const split = await store.knowledge('remember', me, { passages, date: '2024-05-01' });
+    // A passage that is not a plain object sends the whole body as JSON (the path before).
+    const asJson = await store.knowledge('remember', other, {
+      passages: [...passages.slice(0, 2), Object.assign(Object.create({ inherited: 1 }), passages[2])],
+      date: '2024-05-01',
+    });
+    expect(split.stored).toEqual({ entities: 1, relations: 0, passages: 2 });
+    expect(split.rejected).toEqual(asJson.rejected);
+    expect(split.stored).toEqual(asJson.stored);
+    const question = { question: 'Who runs the Berlin office?' };
+    const a = (await store.knowledge('context', me, question)) as { items: Array<{ text: string }> };
+    const b = (await store.knowledge('context', other, question)) as { items: Array<{ text: string }> };
+    expect(a.items.map((i) => i.text)).toEqual(b.items.map((i) => i.text));
+    expect(a.items.map((i) => i.text)).toContain(passages[0]?.text);
+    expect((await store.knowledge('remember', me, { passages, date: '2024-05-01' })).already).toBe(true);
+    // Text that is not well-formed UTF-16 still goes as JSON, and is refused by field as before.
+    const err = await rejection(store.knowledge('remember', me, { passages: [{ text: 'a\ud800b', mentions: [] }] }));
+    expect(String(err)).toMatch(/remember/);
+    // A text that is not a string is refused by the engine as before.
+    const bad = await rejection(store.knowledge('remember', me, { passages: [{ text: 5, mentions: [] }] }));
+    expect(String(bad)).toMatch(/remember/);
+  });
+
   it('loads an export as JSON lines into an empty scope, and refuses a scope holding knowledge', async () => {
     await store.knowledge('remember', me, {
       facts: {

@@ -148,6 +148,24 @@ impl BindingStore {
         self.run_verb(env, cairn_engine::knowledge::api::call, verb, caller, body)
     }
 
+    /// `knowledge` for a `remember` whose passages' texts come as `texts` (`texts[i]` the text of
+    /// `passages[i]`, whose `text` in `body` is a placeholder): strings cross N-API directly, not
+    /// encoded into the JSON body and parsed back (`knowledge::api::call_with_texts`).
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn knowledge_texts<'env>(
+        &self,
+        env: &'env Env,
+        verb: String,
+        caller: BindingCaller,
+        body: Buffer,
+        texts: Vec<String>,
+    ) -> napi::Result<Object<'env>> {
+        let call = move |store: &Store, verb: &str, caller: &cairn_engine::knowledge::api::Caller, body: &[u8]| {
+            cairn_engine::knowledge::api::call_with_texts(store, verb, caller, body, texts)
+        };
+        self.run_verb(env, call, verb, caller, body)
+    }
+
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
     /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; answers the JSON reply.
     /// A quick call (`notes::api::quick`: a list of one key) runs on the event loop, cheaper than
@@ -202,15 +220,15 @@ impl BindingStore {
     }
 }
 
-/// The engine's entry point of one family of JSON verbs.
-type VerbCall = fn(&Store, &str, &cairn_engine::knowledge::api::Caller, &[u8]) -> cairn_engine::Result<Vec<u8>>;
-
 impl BindingStore {
-    /// Runs one JSON verb on the verb pool (see `verb_pool.rs`); its promise resolves with the reply.
+    /// Runs one JSON verb on the verb pool (see `verb_pool.rs`) through `call`, the engine's entry
+    /// point of its family of verbs; its promise resolves with the reply.
     fn run_verb<'env>(
         &self,
         env: &'env Env,
-        call: VerbCall,
+        call: impl FnOnce(&Store, &str, &cairn_engine::knowledge::api::Caller, &[u8]) -> cairn_engine::Result<Vec<u8>>
+        + Send
+        + 'static,
         verb: String,
         caller: BindingCaller,
         body: Buffer,

@@ -45,10 +45,45 @@ export async function callKnowledge(
   caller: Caller,
   body: unknown,
 ): Promise<Record<string, unknown>> {
-  const request = Buffer.from(JSON.stringify(body ?? {}));
   const { now = Date.now(), ...who } = caller;
-  const reply = await inner.knowledge(verb, { ...who, now }, request).catch(rethrow);
+  const split = verb === 'remember' ? splitTexts(body) : undefined;
+  const reply = await (split
+    ? inner.knowledgeTexts(verb, { ...who, now }, Buffer.from(JSON.stringify(split.body)), split.texts)
+    : inner.knowledge(verb, { ...who, now }, Buffer.from(JSON.stringify(body ?? {})))
+  ).catch(rethrow);
   return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
+}
+
+/** `String.prototype.isWellFormed` (Node 20 has it; the ES2023 library types do not). */
+function isWellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** A plain object (what `JSON.stringify` writes as its own fields, no `toJSON`). */
+function isPlain(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && !('toJSON' in value);
+}
+
+/**
+ * A `remember` body whose passages' texts can cross to the engine beside the JSON instead of
+ * inside it (`knowledgeTexts`): the body with each text left empty, and the texts in order.
+ * Encoding the texts into JSON was most of this thread's work on a passage ingest. Only when
+ * every passage is a plain object with a well-formed string `text` (a lone surrogate would be
+ * escaped in JSON and refused by the engine, but replaced crossing N-API), so the engine sees
+ * exactly what the JSON would have carried; otherwise `undefined`, and the body goes as JSON.
+ */
+function splitTexts(body: unknown): { body: Record<string, unknown>; texts: string[] } | undefined {
+  if (!isPlain(body) || !Array.isArray(body.passages) || body.passages.length === 0) return undefined;
+  const texts: string[] = [];
+  const passages: Record<string, unknown>[] = [];
+  for (const p of body.passages as unknown[]) {
+    if (!isPlain(p) || typeof p.text !== 'string' || !isWellFormed(p.text)) return undefined;
+    texts.push(p.text);
+    passages.push({ ...p, text: '' });
+  }
+  return { body: { ...body, passages }, texts };
 }
 
 /**

@@ -74,6 +74,23 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
     Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))
 }
 
+/// `call` for a `remember` whose passages' texts come beside the body instead of inside it:
+/// `texts[i]` is the text of `passages[i]` (whose `text` in `body` is a placeholder, replaced).
+/// The reply is `call`'s for the body with the texts in place. A binding uses it to hand over
+/// many texts without encoding them into JSON and parsing them back, which was most of the
+/// JavaScript thread's work on a passage ingest.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for another verb, a body without `passages`, or a count of texts that is
+/// not the number of passages; else as `call`.
+pub fn call_with_texts(store: &Store, verb: &str, caller: &Caller, body: &[u8], texts: Vec<String>) -> Result<Vec<u8>> {
+    if verb != "remember" {
+        return Err(Error::InvalidArgument(format!("texts beside the body are for remember, not {verb:?}")));
+    }
+    let reply = remember::run_with_texts(store, caller, body, Some(texts))?;
+    Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))
+}
+
 /// Parses a request body into the verb's request type; a mismatch names the field.
 pub(crate) fn parse<T: DeserializeOwned>(verb: &str, body: &[u8]) -> Result<T> {
     serde_json::from_slice(body).map_err(|e| Error::InvalidArgument(format!("{verb}: {e}")))

@@ -463,7 +463,28 @@ fn write(
 }
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
-    let req: Request = parse("remember", body)?;
+    run_with_texts(store, caller, body, None)
+}
+
+/// `run`, with each passage's text taken from `texts` (same order) when given, in place of the
+/// placeholder the body holds.
+pub(super) fn run_with_texts(store: &Store, caller: &Caller, body: &[u8], texts: Option<Vec<String>>) -> Result<Value> {
+    let mut req: Request = parse("remember", body)?;
+    if let Some(texts) = texts {
+        let Some(passages) = req.passages.as_mut() else {
+            return Err(Error::InvalidArgument("remember: texts were sent beside a body without passages".into()));
+        };
+        if passages.len() != texts.len() {
+            return Err(Error::InvalidArgument(format!(
+                "remember: {} texts were sent for {} passages",
+                texts.len(),
+                passages.len()
+            )));
+        }
+        for (p, text) in passages.iter_mut().zip(texts) {
+            p.text = text;
+        }
+    }
     check(&req)?;
     let (mut text, rejected) = text_of(&req);
     let had_text = !matches!(text, Text::None);
@@ -678,6 +699,49 @@ mod tests {
         refused(&json!({"content": 5}), "remember");
         let rel = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_from": "soon"}});
         refused(&json!({"facts": {"relations": [rel]}}), "facts.relations[0].attributes.valid_from");
+    }
+
+    #[test]
+    fn texts_sent_beside_the_body_store_what_texts_inside_it_store() {
+        let inline = json!({"passages": [
+            {"text": "Jonas Weber runs the Berlin office.", "mentions": ["Jonas Weber"], "key": "a"},
+            {"text": "The canteen serves soup.", "mentions": ["Jonas"]},
+        ], "date": "2024-05-01"});
+        let beside = json!({"passages": [
+            {"text": "", "mentions": ["Jonas Weber"], "key": "a"},
+            {"text": "", "mentions": ["Jonas"]},
+        ], "date": "2024-05-01"});
+        let texts = || vec!["Jonas Weber runs the Berlin office.".to_owned(), "The canteen serves soup.".to_owned()];
+        let (_a, store_a, _) = fresh();
+        let (_b, store_b, _) = fresh();
+        let want = call(&store_a, &caller(1), "remember", &inline).unwrap();
+        let body = serde_json::to_vec(&beside).unwrap();
+        let got = super::super::call_with_texts(&store_b, "remember", &caller(1), &body, texts()).unwrap();
+        assert_eq!(serde_json::from_slice::<Value>(&got).unwrap(), want);
+        assert_eq!(tree_sizes(&store_b), tree_sizes(&store_a));
+        let question = json!({"question": "Who runs the Berlin office?"});
+        assert_eq!(
+            call(&store_b, &caller(2), "context", &question).unwrap(),
+            call(&store_a, &caller(2), "context", &question).unwrap()
+        );
+        // Again: `already`, as for the same texts inline.
+        let again = super::super::call_with_texts(&store_b, "remember", &caller(3), &body, texts()).unwrap();
+        assert_eq!(serde_json::from_slice::<Value>(&again).unwrap()["already"], json!(true));
+        // A count of texts other than the passages', or another verb, is refused and changes nothing.
+        let (_c, store_c, _) = fresh();
+        for (verb, texts) in [("remember", vec!["one".to_owned()]), ("relate", texts())] {
+            let err = super::super::call_with_texts(&store_c, verb, &caller(1), &body, texts).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+        }
+        let facts = serde_json::to_vec(&json!({"facts": {"entities": [{"name": "Acme"}]}})).unwrap();
+        let err = super::super::call_with_texts(&store_c, "remember", &caller(1), &facts, texts()).unwrap_err();
+        assert!(err.to_string().contains("without passages"), "{err}");
+        // A placeholder left empty fails the passage's check as an empty text does.
+        let err =
+            super::super::call_with_texts(&store_c, "remember", &caller(1), &body, vec![String::new(), "x".into()])
+                .unwrap_err();
+        assert!(err.to_string().contains("passages[0].text"), "{err}");
+        assert_eq!(tree_sizes(&store_c), (0, 0, 0));
     }
 
     #[test]
