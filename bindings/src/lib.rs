@@ -48,8 +48,10 @@ fn keep_freed_memory() {
 /// it while the engine reaches its heap a few pages at a time: on the passage ingest bench
 /// (100k passages) zeroing huge pages cost about 6 µs of CPU a passage (11%) and a third of the
 /// wall time. It applies to the whole process, Node's heap included; where THP is `madvise`
-/// (the usual default) nothing else here asked for huge pages. A failure is ignored: it only
-/// leaves the kernel's default.
+/// (the usual default) nothing else here asked for huge pages. The price: queries take more TLB
+/// misses on 4 KiB pages (`context` p50 on the text bench ~10% slower, still about half of
+/// FTS5's; `docs/design/fts.md`, session 8). A failure is ignored: it only leaves the kernel's
+/// default.
 fn no_huge_pages() {
     let (on, unused): (std::ffi::c_ulong, std::ffi::c_ulong) = (1, 0);
     // SAFETY: a plain system call with integer arguments that changes no memory.
