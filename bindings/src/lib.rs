@@ -25,12 +25,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // here because the crate's own declarations need its `extended` feature and one more dependency.
 unsafe extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-    // glibc's `prctl(int option, ...)`.
-    fn prctl(option: std::ffi::c_int, ...) -> std::ffi::c_int;
 }
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
-/// `PR_SET_THP_DISABLE` of `<linux/prctl.h>`.
-const PR_SET_THP_DISABLE: std::ffi::c_int = 41;
 
 /// Tells mimalloc never to hand freed memory back to the OS. With the default (purge after 1 s)
 /// the write path's large short-lived buffers (a call's passages, a group's pages and log
@@ -40,22 +36,6 @@ const PR_SET_THP_DISABLE: std::ffi::c_int = 41;
 fn keep_freed_memory() {
     // SAFETY: a plain C call that sets an integer option; mimalloc is this library's allocator.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
-}
-
-/// Turns transparent huge pages off for this process, as mimalloc does itself when told
-/// `MIMALLOC_ALLOW_THP=0` (too late to tell it here: its arena is mapped, and asked for huge
-/// pages, before this library's code runs). The first touch of a huge page zeroes all 2 MiB of
-/// it while the engine reaches its heap a few pages at a time: on the passage ingest bench
-/// (100k passages) zeroing huge pages cost about 6 µs of CPU a passage (11%) and a third of the
-/// wall time. It applies to the whole process, Node's heap included; where THP is `madvise`
-/// (the usual default) nothing else here asked for huge pages. The price: queries take more TLB
-/// misses on 4 KiB pages (`context` p50 on the text bench ~10% slower, still about half of
-/// FTS5's; `docs/design/fts.md`, session 8). A failure is ignored: it only leaves the kernel's
-/// default.
-fn no_huge_pages() {
-    let (on, unused): (std::ffi::c_ulong, std::ffi::c_ulong) = (1, 0);
-    // SAFETY: a plain system call with integer arguments that changes no memory.
-    unsafe { prctl(PR_SET_THP_DISABLE, on, unused, unused, unused) };
 }
 
 use napi::bindgen_prelude::Object;
@@ -82,6 +62,5 @@ pub fn check_cpu(_exports: Object) -> napi::Result<()> {
         }
     }
     keep_freed_memory();
-    no_huge_pages();
     Ok(())
 }

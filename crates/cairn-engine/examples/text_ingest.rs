@@ -12,10 +12,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 // As the binding sets it (bindings/src/lib.rs `keep_freed_memory`): freed memory stays with
 // mimalloc instead of going back to the OS (`mi_option_purge_delay`, index 15, = -1).
-// and, as it also does, no transparent huge pages for the process (`PR_SET_THP_DISABLE`, 41).
 unsafe extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-    fn prctl(option: std::ffi::c_int, ...) -> std::ffi::c_int;
 }
 
 #[path = "common/cpu.rs"]
@@ -34,9 +32,6 @@ const THREADS: usize = 4;
 fn main() {
     // SAFETY: a plain C call that sets an integer option of the allocator in use.
     unsafe { mi_option_set(15, -1) };
-    let (on, unused): (std::ffi::c_ulong, std::ffi::c_ulong) = (1, 0);
-    // SAFETY: a plain system call with integer arguments that changes no memory.
-    unsafe { prctl(41, on, unused, unused, unused) };
     let file = std::env::var("CAIRN_TEXT_FILE").unwrap_or_else(|_| "/tmp/text-passages.json".into());
     let data: Value = serde_json::from_slice(&std::fs::read(&file).expect("the passages file")).unwrap();
     let limit: usize = std::env::var("CAIRN_BENCH_PASSAGES").map_or(100_000, |v| v.parse().unwrap());
