@@ -141,6 +141,8 @@ pub(crate) struct Writer {
     failed: Option<String>,
     /// Makes logged groups durable and acknowledges them while the next group is applied.
     syncer: Syncer,
+    /// Whether the last logged group held one write (a caller writing one at a time).
+    last_lone: bool,
 }
 
 fn io(context: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -240,6 +242,7 @@ impl Store {
             store_id: meta.store_id,
             failed: None,
             syncer: Syncer::start(log, registry.clone(), counters.clone(), wake)?,
+            last_lone: true,
         };
         writer.recover(records)?;
         writer.publish();
@@ -500,9 +503,9 @@ impl Writer {
         // there is a write to log.
         let mut open: Option<OpenGroup> = None;
         loop {
-            let req = match &open {
+            let req = match &mut open {
                 None => next_request(rx, !self.syncer.busy()),
-                Some(_) => match rx.try_recv() {
+                Some(g) => match rx.try_recv() {
                     Ok(r) => Some(r),
                     Err(mpsc::TryRecvError::Disconnected) => None,
                     Err(mpsc::TryRecvError::Empty) if self.syncer.idle_or_wake() => {
@@ -511,8 +514,14 @@ impl Writer {
                         self.maybe_checkpoint();
                         continue;
                     }
-                    // The next write, or the syncer saying it is free.
-                    Err(mpsc::TryRecvError::Empty) => rx.recv().ok(),
+                    // The syncer is busy: merge what the group holds so far into its trees now,
+                    // while the log syncs, not once the syncer is free (when the merge would
+                    // hold up the next sync); then wait for the next write, or the syncer
+                    // saying it is free.
+                    Err(mpsc::TryRecvError::Empty) => {
+                        self.settle_early(g);
+                        rx.recv().ok()
+                    }
                 },
             };
             match req {
@@ -662,6 +671,17 @@ impl Writer {
         }
     }
 
+    /// Merges the open group's waiting changes into their trees before the group ends (its later
+    /// writes rewrite the pages this wrote in place: they are the group's own); a merge that
+    /// fails fails the group, as in `apply_write`.
+    fn settle_early(&mut self, g: &mut OpenGroup) {
+        if g.broken.is_none()
+            && let Err(e) = self.core.settle()
+        {
+            g.broken = Some(e);
+        }
+    }
+
     /// Ends a group: merges its changes into their trees, appends its records to the log and
     /// hands it to the syncer, which makes it durable with one log sync, publishes it and
     /// acknowledges every caller; meanwhile this thread fills the next group.
@@ -707,7 +727,11 @@ impl Writer {
                 // A lone write with the syncer idle: nothing to overlap its sync with, so no
                 // hand-over (see `finish_here`); a caller writing one at a time pays no more
                 // than before the syncer existed.
-                if commits == 1 && !self.syncer.busy() {
+                // Only when the group before was lone too: among concurrent writers a lone group
+                // is a bubble, and syncing it here would stop the writer applying the writes
+                // that come meanwhile (the syncer would sit idle while they wait).
+                let lone = std::mem::replace(&mut self.last_lone, commits == 1);
+                if commits == 1 && lone && !self.syncer.busy() {
                     self.syncer.finish_here(group);
                 } else {
                     self.syncer.send(group);
@@ -893,6 +917,35 @@ mod tests {
         assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
         let report = store.check().unwrap();
         assert!(report.ok, "{:?}", report.problems);
+    }
+
+    #[test]
+    fn the_bytes_waiting_in_a_group_fall_back_to_zero_when_it_settles() {
+        // Writes of one group that change the same key: the count of what waits for `settle`
+        // must not outgrow what waits (past `PENDING_LIMIT` every later write settled alone).
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let before = store.stats();
+        for i in 0..100u32 {
+            let tx = tx.clone();
+            store.submit_fn(
+                Box::new(move |t| {
+                    if i == 0 {
+                        // Holds the writer so that the others queue and join its group.
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    t.put("t", b"k", &i.to_le_bytes())
+                }),
+                Box::new(move |r| tx.send(r.is_ok()).unwrap()),
+            );
+        }
+        assert!((0..100).all(|_| rx.recv().unwrap()));
+        let after = store.stats();
+        assert!(after.groups - before.groups < 10, "the writes shared groups");
+        let waiting = store.run(|w| Ok(w.core.group_pending_bytes)).unwrap();
+        assert_eq!(waiting, 0);
+        assert_eq!(store.get("t", b"k").unwrap().unwrap(), 99u32.to_le_bytes());
     }
 
     #[test]

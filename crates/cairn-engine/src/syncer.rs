@@ -64,9 +64,11 @@ pub(crate) struct Group {
 struct Progress {
     /// Groups finished (acknowledged or failed).
     finished: u64,
+    /// Groups synced and published (or failed), their callers perhaps not all answered yet.
+    synced: u64,
     /// Why the store stopped, once a sync failed.
     failed: Option<String>,
-    /// The writer waits to hand over its open group: call `wake` when this batch is finished.
+    /// The writer waits to hand over its open group: call `wake` when this batch is synced.
     wake_wanted: bool,
 }
 
@@ -111,7 +113,7 @@ impl Syncer {
     /// microseconds each on a virtual machine, with no sync to overlap anyway.
     pub(crate) fn finish_here(&self, group: Group) {
         debug_assert!(!self.busy(), "finish_here while the syncer holds groups");
-        finish(vec![group], &*self.log, &self.registry, &self.counters, &self.progress);
+        finish(vec![group], &*self.log, &self.registry, &self.counters, &self.progress, || {});
     }
 
     /// Whether groups handed over are not finished yet.
@@ -119,11 +121,12 @@ impl Syncer {
         self.progress.0.lock().expect("syncer lock").finished < self.sent
     }
 
-    /// Whether every group handed over is finished; if not, the syncer calls its `wake` once
-    /// it is (checked and asked under one lock, so the wake-up cannot be missed).
+    /// Whether every group handed over is synced, so the syncer takes the next group as soon as
+    /// it has answered their callers; if not, the syncer calls its `wake` once it is (checked
+    /// and asked under one lock, so the wake-up cannot be missed).
     pub(crate) fn idle_or_wake(&self) -> bool {
         let mut p = self.progress.0.lock().expect("syncer lock");
-        if p.finished >= self.sent {
+        if p.synced >= self.sent {
             return true;
         }
         p.wake_wanted = true;
@@ -188,27 +191,33 @@ fn run(
         let mut groups = vec![first];
         groups.extend(rx.try_iter());
         let n = groups.len() as u64;
-        finish(groups, log, registry, counters, progress);
+        // The writer may end its next group once these are synced: it is logged and handed over
+        // while their callers are answered, and synced right after.
+        let synced = || {
+            let mut p = progress.0.lock().expect("syncer lock");
+            p.synced += n;
+            if std::mem::take(&mut p.wake_wanted) {
+                drop(p);
+                wake();
+            }
+        };
+        finish(groups, log, registry, counters, progress, synced);
         let (lock, cv) = progress;
-        let mut p = lock.lock().expect("syncer lock");
-        p.finished += n;
-        let woken = std::mem::take(&mut p.wake_wanted);
-        drop(p);
+        lock.lock().expect("syncer lock").finished += n;
         cv.notify_all();
-        if woken {
-            wake();
-        }
     }
 }
 
-/// Syncs the log once for `groups` (in txn order), then publishes the newest of their versions
-/// and answers their callers; a failed sync (or an earlier one) fails them all and stops the store.
+/// Syncs the log once for `groups` (in txn order), then publishes the newest of their versions,
+/// calls `on_synced` and answers their callers; a failed sync (or an earlier one) fails them all and
+/// stops the store.
 fn finish(
     groups: Vec<Group>,
     log: &dyn VfsFile,
     registry: &Registry,
     counters: &Counters,
     progress: &(Mutex<Progress>, Condvar),
+    on_synced: impl FnOnce(),
 ) {
     let failed = progress.0.lock().expect("syncer lock").failed.clone();
     let synced = match failed {
@@ -224,6 +233,7 @@ fn finish(
                 counters.set(gauges);
                 registry.publish(version);
             }
+            on_synced();
             for g in groups {
                 if g.version.is_some() {
                     counters.commits.fetch_add(g.commits, Ordering::Relaxed);
@@ -236,6 +246,7 @@ fn finish(
         }
         Err(why) => {
             progress.0.lock().expect("syncer lock").failed.get_or_insert_with(|| why.clone());
+            on_synced();
             for g in groups {
                 fail_all(g.acks, &why);
             }

@@ -35,7 +35,7 @@ pub(crate) struct Core {
     /// Changes of the group's committed sub-transactions not yet in their trees, by tree and key
     /// (the latest change of a key winning). Later sub-transactions read through them.
     pub(crate) group_pending: BTreeMap<String, Pending>,
-    /// Roughly the bytes of `group_pending` (a key changed twice counts twice).
+    /// The bytes of the keys and values in `group_pending`.
     pub(crate) group_pending_bytes: usize,
     /// Set while `settle` merges: still set once it has returned means the merge broke off,
     /// leaving the group's trees half-merged, so the group must fail.
@@ -76,6 +76,7 @@ impl Core {
         tx.pending = pending;
         tx.pending_bytes = bytes;
         tx.flush()?;
+        debug_assert_eq!(tx.pending_bytes, 0, "the group's count is what waited");
         let log = tx.commit();
         debug_assert!(log.is_empty(), "settling writes no redo record");
         self.settling = false;
@@ -506,15 +507,26 @@ impl<'a> WriteTxn<'a> {
     /// group's buffer for `Core::settle`); returns its redo record.
     pub(crate) fn commit(self) -> Vec<u8> {
         let core = self.core;
+        core.group_pending_bytes += self.pending_bytes;
         for (tree, changes) in self.pending {
             match core.group_pending.get_mut(&tree) {
-                Some(waiting) => waiting.extend(changes),
+                Some(waiting) => {
+                    // A change that replaces an earlier one of the group takes its place in the
+                    // count too: counted twice, the count would outgrow what waits, never fall
+                    // back to zero at `settle`, and once past `PENDING_LIMIT` make every later
+                    // write of the store settle the whole group on its own.
+                    for (key, change) in changes {
+                        let size = key.len();
+                        if let Some(old) = waiting.insert(key, change) {
+                            core.group_pending_bytes -= size + old.map_or(0, |v| v.len());
+                        }
+                    }
+                }
                 None => {
                     core.group_pending.insert(tree, changes);
                 }
             }
         }
-        core.group_pending_bytes += self.pending_bytes;
         core.group_unlogged |= self.unlogged;
         for id in self.freed {
             if self.fresh.contains(&id) || core.group_fresh.contains(&id) {

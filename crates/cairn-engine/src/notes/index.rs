@@ -18,14 +18,14 @@
 
 use super::block::{self, block_of};
 use super::record::{CUR, KINDS, NoteRecord, Visibility, search_text};
-use super::search::grams;
+use super::search::{packed_grams, unpack_gram};
 use crate::error::{Error, Result};
 use crate::knowledge::Partition;
 use crate::store::Store;
 use crate::text::tokens;
 use crate::varint;
 use crate::write::WriteTxn;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 pub(crate) const TERM: &str = "n.term";
 pub(crate) const GRAM: &str = "n.gram";
@@ -93,7 +93,8 @@ pub(crate) fn id_key(part: &Partition, id: u64) -> Vec<u8> {
 pub(crate) struct Postings {
     tf: HashMap<String, u32>,
     len: u32,
-    grams: BTreeSet<String>,
+    /// Packed (`search::packed_grams`): sorted and distinct.
+    grams: Vec<u64>,
 }
 
 impl Postings {
@@ -105,7 +106,7 @@ impl Postings {
         for t in all.into_iter().filter(|t| !t.term.contains('\0')) {
             *tf.entry(t.term).or_default() += 1;
         }
-        Postings { tf, len, grams: grams(&text) }
+        Postings { tf, len, grams: packed_grams(&text) }
     }
 
     fn of_note(note: &NoteRecord) -> Postings {
@@ -141,7 +142,7 @@ pub(crate) fn replace(
     if old.is_none() {
         tx.put(IDS, &id_key(part, id), new.identity().encode().as_bytes())?;
     }
-    let empty = (HashMap::new(), BTreeSet::new());
+    let empty = (HashMap::new(), Vec::new());
     let (old_tf, old_len, old_grams, old_meta) = match old {
         Some((prev, p)) => (&p.tf, p.len, &p.grams, Some(meta(prev))),
         None => (&empty.0, 0, &empty.1, None),
@@ -161,19 +162,30 @@ pub(crate) fn replace(
     let gram_key = |g: &str| part.key(&[g.as_bytes(), b"\0", &blk]);
     // A note keeps its id across versions, so old and new are both sampled or both not.
     let counted = sampled(new);
-    for g in old_grams.difference(grams) {
-        block::set(tx, GRAM, &gram_key(g), id, None)?;
+    for g in difference(old_grams, grams) {
+        let g = unpack_gram(g);
+        block::set(tx, GRAM, &gram_key(&g), id, None)?;
         if counted {
-            count(tx, part, g, -1)?;
+            count(tx, part, &g, -1)?;
         }
     }
-    for g in grams.difference(old_grams) {
-        block::set(tx, GRAM, &gram_key(g), id, Some(&[]))?;
+    for g in difference(grams, old_grams) {
+        let g = unpack_gram(g);
+        block::set(tx, GRAM, &gram_key(&g), id, Some(&[]))?;
         if counted {
-            count(tx, part, g, 1)?;
+            count(tx, part, &g, 1)?;
         }
     }
     Ok(())
+}
+
+/// The items of `a` not in `b` (both sorted and distinct), in order.
+fn difference<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = u64> + 'a {
+    let mut rest = b.iter().peekable();
+    a.iter().copied().filter(move |x| {
+        while rest.next_if(|y| **y < *x).is_some() {}
+        rest.peek() != Some(&x)
+    })
 }
 
 /// Adds `delta` to the note count of trigram `g` (saturating at 0; a zero count is deleted).
@@ -202,7 +214,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     for term in tf.keys() {
         block::set(tx, TERM, &part.key(&[term.as_bytes(), b"\0", &blk]), id, None)?;
     }
-    for g in grams {
+    for g in grams.into_iter().map(unpack_gram) {
         block::set(tx, GRAM, &part.key(&[g.as_bytes(), b"\0", &blk]), id, None)?;
         if sampled(note) {
             count(tx, part, &g, -1)?;

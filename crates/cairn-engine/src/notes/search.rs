@@ -59,6 +59,32 @@ pub(crate) fn grams(text: &str) -> BTreeSet<String> {
     chars.windows(3).filter(|w| !w.contains(&'\0')).map(|w| w.iter().collect()).collect()
 }
 
+/// The trigrams of a text as `grams` cuts them, each packed in a `u64` (`pack_gram`), sorted
+/// and distinct: a write cuts them for the old and the new version of its note and stores only
+/// the difference, and numbers spare that the allocation of a string per trigram.
+pub(crate) fn packed_grams(text: &str) -> Vec<u64> {
+    let chars: Vec<char> = text.to_lowercase().chars().take(GRAM_CHARS).collect();
+    let mut packed: Vec<u64> =
+        chars.windows(3).filter(|w| !w.contains(&'\0')).map(|w| pack_gram([w[0], w[1], w[2]])).collect();
+    packed.sort_unstable();
+    packed.dedup();
+    packed
+}
+
+/// A trigram as a number: its chars' code points (21 bits each) from the high end, so numeric
+/// order is the order of the trigrams' UTF-8 strings.
+fn pack_gram(g: [char; 3]) -> u64 {
+    (u64::from(g[0]) << 42) | (u64::from(g[1]) << 21) | u64::from(g[2])
+}
+
+/// The trigram a `pack_gram` number stands for.
+pub(crate) fn unpack_gram(packed: u64) -> String {
+    [packed >> 42, (packed >> 21) & 0x1f_ffff, packed & 0x1f_ffff]
+        .into_iter()
+        .map(|c| u32::try_from(c).ok().and_then(char::from_u32).expect("a packed trigram holds chars"))
+        .collect()
+}
+
 /// What the channels need to know of one note.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Features {
@@ -258,6 +284,17 @@ mod tests {
 
     fn texts(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn packed_trigrams_are_the_trigrams_in_order() {
+        for text in ["Editor THEME dark #12", "ümlaut straße 東京タワー 🦀🦀🦀x", "a\0bcd\0e", "ab", "", "aaaaaa"]
+        {
+            let packed = packed_grams(text);
+            let strings: Vec<String> = grams(text).into_iter().collect();
+            assert_eq!(packed.iter().map(|g| unpack_gram(*g)).collect::<Vec<_>>(), strings, "{text:?}");
+            assert!(packed.windows(2).all(|w| w[0] < w[1]), "sorted and distinct: {text:?}");
+        }
     }
 
     #[test]
