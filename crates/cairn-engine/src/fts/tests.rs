@@ -640,6 +640,22 @@ fn segments_of(store: &Store, part: &[u8]) -> Vec<(u64, u8)> {
     keys::decode_stats(&value).unwrap().segments.iter().map(|s| (s.first, s.level)).collect()
 }
 
+/// Indexes `texts` (doc, ordinal, text) in one transaction and records them in `model`.
+fn index_batch(store: &Store, part: &'static [u8], model: &mut Model, texts: Vec<(u64, u32, String)>) {
+    for (d, o, text) in &texts {
+        model.insert((0, *d, *o), text.clone());
+    }
+    store
+        .write(move |tx| {
+            let mut index = Indexer::new(part)?;
+            for (d, o, text) in &texts {
+                index.add(*d, *o, text)?;
+            }
+            index.finish(tx)
+        })
+        .unwrap();
+}
+
 #[test]
 fn segments_merge_by_level_and_search_stays_exact() {
     let (_dir, store) = open();
@@ -659,18 +675,7 @@ fn segments_merge_by_level_and_search_stays_exact() {
             let words: Vec<&str> = (0..=draw(6)).map(|_| WORDS[draw(WORDS.len() as u64) as usize]).collect();
             texts.push((draw(40), draw(3) as u32, words.join(" ")));
         }
-        for (d, o, text) in &texts {
-            model.insert((0, *d, *o), text.clone());
-        }
-        store
-            .write(move |tx| {
-                let mut index = Indexer::new(part)?;
-                for (d, o, text) in &texts {
-                    index.add(*d, *o, text)?;
-                }
-                index.finish(tx)
-            })
-            .unwrap();
+        index_batch(&store, part, &mut model, texts);
         if batch % 5 == 4 {
             let (doc, ordinal) = (draw(40), draw(3) as u32);
             let was = model.remove(&(0, doc, ordinal)).is_some();
@@ -751,18 +756,7 @@ fn segments_of_any_bucket_count_merge_with_the_others() {
                 (batch * 4 + i, 0, words.join(" "))
             })
             .collect();
-        for (d, o, text) in &texts {
-            model.insert((0, *d, *o), text.clone());
-        }
-        store
-            .write(move |tx| {
-                let mut index = Indexer::new(part)?;
-                for (d, o, text) in &texts {
-                    index.add(*d, *o, text)?;
-                }
-                index.finish(tx)
-            })
-            .unwrap();
+        index_batch(&store, part, &mut model, texts);
         if batch == 0 {
             rebucket(&store, part, 3);
         }
