@@ -1,10 +1,9 @@
-// The floor of one MCP tool call with the official SDK on both ends and nothing else of Cairn's: a
-// tool that returns a fixed ~2 KB reply from the SDK's `Server` on bare node:http, called by the SDK
-// client over a keep-alive agent, in one process as bench/node.bench.mjs runs Cairn. Twice: under
-// the SDK's StreamableHTTPServerTransport (JSON replies), and under the session channel the node
-// uses instead (dist/server/mcp-session.js; docs/design/node.md says why). What it prints bounds
-// from below any MCP server built that way here. Not part of `npm run bench`:
-// `npm run build && node bench/mcp-floor.mjs` (CAIRN_BENCH_CALLS, default 3,000).
+// The floor of one MCP tool call with the official SDK on both ends and nothing of Cairn's: the SDK's
+// Streamable HTTP server transport (JSON replies, as the node runs it) on bare node:http, a tool
+// that returns a fixed ~2 KB reply from the SDK's `Server`, called by the SDK client over a
+// keep-alive agent, in one process as bench/node.bench.mjs runs Cairn. What it prints bounds from
+// below any MCP server built that way here. Not part of `npm run bench`: `node bench/mcp-floor.mjs`
+// (CAIRN_BENCH_CALLS, default 3,000).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 
@@ -14,7 +13,6 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { JsonSession } from '../dist/server/mcp-session.js';
 import { keepAliveFetch } from './lib/keepalive-fetch.mjs';
 import { percentile } from './lib/report.mjs';
 
@@ -49,25 +47,6 @@ async function sdkTransport() {
   return (req, res, parsed) => transport.handleRequest(req, res, parsed);
 }
 
-/** A listener whose POST bodies go to one JsonSession (a single session, no header checks). */
-async function jsonSession() {
-  const session = new JsonSession(randomUUID());
-  await toolServer().connect(session);
-  return async (req, res, parsed) => {
-    if (req.method !== 'POST') {
-      res.writeHead(405).end();
-      return;
-    }
-    const replies = await session.exchange(Array.isArray(parsed) ? parsed : [parsed], {});
-    if (replies.length === 0) {
-      res.writeHead(202).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session.sessionId });
-    res.end(JSON.stringify(replies.length === 1 ? replies[0] : replies));
-  };
-}
-
 async function floor(name, handler) {
   const listener = http.createServer((req, res) => {
     const chunks = [];
@@ -99,4 +78,3 @@ async function floor(name, handler) {
 }
 
 await floor('the SDK transport', await sdkTransport());
-await floor("Cairn's JsonSession", await jsonSession());

@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  isInitializeRequest,
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Tokens } from '../auth/tokens.js';
@@ -15,7 +12,6 @@ import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { sendError } from './errors.js';
-import { DuplicateRequestId, JsonSession, SessionClosed } from './mcp-session.js';
 import { toolServer } from './mcp-tools.js';
 
 /** Bounds on MCP sessions: how many at once and how long one may sit idle. */
@@ -25,47 +21,36 @@ export interface SessionLimits {
 }
 
 interface Session {
-  transport: JsonSession;
+  transport: StreamableHTTPServerTransport;
   server: Server;
   /** The token that opened it: only that token may use it. */
   tokenId: string;
   lastSeen: number;
+  /** Ids of the requests whose replies are still owed in this session. */
+  inFlight: Set<RequestId>;
 }
 
-/** The most messages one POST may batch (the SDK transport's limit). */
-const MAX_BATCH = 100;
-
-/** A request the transport refuses before any message reaches the server. */
-class Refused {
-  constructor(
-    readonly status: number,
-    readonly code: number,
-    readonly message: string,
-  ) {}
-
-  send(reply: FastifyReply) {
-    const error = { code: this.code, message: this.message };
-    return reply.code(this.status).type('application/json').send({ jsonrpc: '2.0', error, id: null });
-  }
+function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-/** The messages of a POST body, one or a batch; null when any is not a JSON-RPC message. */
-function messagesOf(body: unknown): JSONRPCMessage[] | null {
-  const raw = Array.isArray(body) ? body : [body];
-  const out: JSONRPCMessage[] = [];
-  for (const m of raw) {
-    const parsed = JSONRPCMessageSchema.safeParse(m);
-    if (!parsed.success) return null;
-    out.push(parsed.data);
+/** The ids of the requests (not notifications or replies) in a POST body, one message or a batch. */
+function requestIds(body: unknown): RequestId[] {
+  const ids: RequestId[] = [];
+  for (const m of Array.isArray(body) ? body : [body]) {
+    if (typeof m !== 'object' || m === null || !('method' in m) || !('id' in m)) continue;
+    const id = (m as { id: unknown }).id;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
   }
-  return out;
+  return ids;
 }
 
 /**
- * MCP over Streamable HTTP at `/v1/mcp`, answering each POST with JSON (no server push stream):
- * one tool server per session, bound to the token that opened it, evicted when idle or when the
- * cap is reached (least recently used). The HTTP rules are the transport specification's, as the
- * SDK's StreamableHTTPServerTransport applies them; `JsonSession` says why it is not used here.
+ * MCP over Streamable HTTP at `/v1/mcp`: the SDK's transport in its JSON-response form and a tool
+ * server per session, bound to the token that opened it, evicted when idle or when the cap is
+ * reached (least recently used). The transport applies the protocol's HTTP rules; this adds the
+ * token binding, the bounds, and a refusal of a request id already waiting for its reply in the
+ * session (the transport would route both replies to the later request and leave the first open).
  */
 export function registerMcp(
   app: FastifyInstance,
@@ -102,97 +87,64 @@ export function registerMcp(
     return p;
   };
 
-  const open = async (tokenId: string): Promise<Session> => {
-    if (sessions.size >= limits.maxSessions) {
-      const oldest = [...sessions.entries()].sort((a, b) => a[1].lastSeen - b[1].lastSeen)[0];
-      if (oldest !== undefined) close(oldest[0]);
-    }
+  /**
+   * A transport for a request that names no session: it becomes a session only if the transport
+   * accepts the request as an initialize (the cap is applied then, so refused requests evict
+   * nobody); otherwise it answers the refusal and is dropped.
+   */
+  const open = async (tokenId: string): Promise<StreamableHTTPServerTransport> => {
     const server = toolServer(svc, version, principalFromExtra, (err) => app.log.error({ err }, 'tool failed'));
-    const transport = new JsonSession(randomUUID());
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        if (sessions.size >= limits.maxSessions) {
+          const oldest = [...sessions.entries()].sort((a, b) => a[1].lastSeen - b[1].lastSeen)[0];
+          if (oldest !== undefined) close(oldest[0]);
+        }
+        sessions.set(id, { transport, server, tokenId, lastSeen: Date.now(), inFlight: new Set() });
+      },
+      onsessionclosed: (id) => close(id),
+    });
     await server.connect(transport);
-    const session = { transport, server, tokenId, lastSeen: Date.now() };
-    sessions.set(transport.sessionId, session);
-    return session;
+    return transport;
   };
 
-  /** The session a request names, or why it cannot be used. */
-  const sessionOf = (req: FastifyRequest, p: Principal): Session | Refused => {
-    const sid = req.headers['mcp-session-id'];
-    if (typeof sid !== 'string') {
-      return new Refused(400, -32000, 'Bad Request: send an initialize request, or an Mcp-Session-Id header');
-    }
-    const s = sessions.get(sid);
-    // Another token's session looks exactly like one that does not exist.
-    if (s === undefined || s.tokenId !== p.token.id) return new Refused(404, -32001, 'Session not found');
-    const version = req.headers['mcp-protocol-version'];
-    if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
-      const supported = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
-      return new Refused(
-        400,
-        -32000,
-        `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${supported})`,
-      );
-    }
-    s.lastSeen = Date.now();
-    return s;
-  };
-
-  const post = async (req: FastifyRequest, reply: FastifyReply) => {
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const p = principalOf(req);
-    const accept = req.headers.accept ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return new Refused(
-        406,
-        -32000,
-        'Not Acceptable: Client must accept both application/json and text/event-stream',
-      ).send(reply);
-    }
-    if (Array.isArray(req.body) && req.body.length > MAX_BATCH) {
-      return new Refused(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`).send(reply);
-    }
-    const messages = messagesOf(req.body);
-    if (messages === null) return new Refused(400, -32700, 'Parse error: Invalid JSON-RPC message').send(reply);
-    let session: Session;
-    if (messages.some(isInitializeRequest)) {
-      if (req.headers['mcp-session-id'] !== undefined) {
-        return new Refused(400, -32600, 'Invalid Request: Server already initialized').send(reply);
+    const sid = req.headers['mcp-session-id'];
+    let transport: StreamableHTTPServerTransport;
+    if (typeof sid === 'string') {
+      const s = sessions.get(sid);
+      // Another token's session looks exactly like one that does not exist.
+      if (s === undefined || s.tokenId !== p.token.id) return rpcError(reply, 404, -32001, 'Session not found');
+      s.lastSeen = Date.now();
+      const ids = requestIds(req.body);
+      const taken = ids.find((id, i) => s.inFlight.has(id) || ids.indexOf(id) !== i);
+      if (taken !== undefined) {
+        const what = `request id ${JSON.stringify(taken)} is already in flight in this session`;
+        return rpcError(reply, 400, -32600, `Invalid Request: ${what}`);
       }
-      if (messages.length > 1) {
-        return new Refused(400, -32600, 'Invalid Request: Only one initialization request is allowed').send(reply);
-      }
-      session = await open(p.token.id);
+      for (const id of ids) s.inFlight.add(id);
+      reply.raw.once('close', () => {
+        for (const id of ids) s.inFlight.delete(id);
+      });
+      transport = s.transport;
+    } else if (req.method === 'POST') {
+      transport = await open(p.token.id);
     } else {
-      const s = sessionOf(req, p);
-      if (s instanceof Refused) return s.send(reply);
-      session = s;
+      return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
-    const authInfo: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
-    let replies: JSONRPCMessage[];
-    try {
-      replies = await session.transport.exchange(messages, { authInfo });
-    } catch (err) {
-      if (err instanceof SessionClosed) return new Refused(404, -32001, err.message).send(reply);
-      if (err instanceof DuplicateRequestId) return new Refused(400, -32600, err.message).send(reply);
-      throw err;
-    }
-    if (replies.length === 0) return reply.code(202).send();
-    return reply
-      .code(200)
-      .header('mcp-session-id', session.transport.sessionId)
-      .type('application/json')
-      .send(JSON.stringify(replies.length === 1 ? replies[0] : replies));
-  };
-
-  const remove = async (req: FastifyRequest, reply: FastifyReply) => {
-    const s = sessionOf(req, principalOf(req));
-    if (s instanceof Refused) return s.send(reply);
-    close(s.transport.sessionId);
-    return reply.code(200).send();
+    const auth: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
+    (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
+    reply.hijack();
+    await transport.handleRequest(req.raw, reply.raw, req.body);
+    return reply;
   };
 
   const onRequest = authHook(tokens);
-  app.post('/v1/mcp', { onRequest }, post);
-  app.delete('/v1/mcp', { onRequest }, remove);
+  app.post('/v1/mcp', { onRequest }, handle);
+  app.delete('/v1/mcp', { onRequest }, handle);
   // No server-initiated push stream: say so before asking for a token, so clients fall back cleanly.
   app.get('/v1/mcp', (_req, reply) => {
     reply.header('Allow', 'POST, DELETE');
