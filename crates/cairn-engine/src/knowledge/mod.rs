@@ -11,6 +11,7 @@ mod context;
 mod cursor;
 mod derive;
 mod docs;
+pub(crate) mod event_view;
 #[cfg(test)]
 mod exchange_properties;
 #[cfg(test)]

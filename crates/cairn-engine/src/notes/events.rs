@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::history::{AGENT, EVENT, Event, TARGET, agent_prefix, target_prefix};
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
+use crate::knowledge::event_view;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::time::iso_ms;
@@ -145,6 +146,16 @@ fn redaction(snap: &Snapshot, part: &Partition, event: &Event, private: bool) ->
     Ok(None)
 }
 
+/// A write's input as the caller sent it: without what the node adds to every body
+/// (`allowPrivate`, its private-notes policy).
+fn without_node_fields(patch: &Value) -> Value {
+    let mut patch = patch.clone();
+    if let Some(fields) = patch.as_object_mut() {
+        fields.remove("allowPrivate");
+    }
+    patch
+}
+
 /// An event as replies show it (DESIGN.md §2): ids as strings, times in ISO 8601.
 fn render(event: &Event, redacted: Option<&str>) -> Value {
     let mut out = json!({
@@ -154,9 +165,9 @@ fn render(event: &Event, redacted: Option<&str>) -> Value {
         "op": event.op,
         "agent": event.agent,
         "at": iso_ms(event.at),
-        "before": event.before,
-        "after": event.after,
-        "patch": event.patch,
+        "before": event.before.as_ref().map(|v| event_view::payload(&event.family, v)),
+        "after": event.after.as_ref().map(|v| event_view::payload(&event.family, v)),
+        "patch": event.patch.as_ref().map(without_node_fields),
     });
     if let Some(why) = redacted {
         out["before"] = Value::Null;
