@@ -91,6 +91,16 @@ describe.each(VERB_ROUTES)('$method $path', (route) => {
   });
 });
 
+describe('a token limited to scopes', () => {
+  it('works in its first scope when a request names none (whoami, status)', async () => {
+    const who = await t.call('GET', '/v1/whoami', { token: scoped });
+    expect(who.status).toBe(200);
+    expect(who.body).toMatchObject({ scope: 'project-x' });
+    const status = await t.call('GET', '/v1/memory/status', { token: scoped });
+    expect(status.status).toBe(200);
+  });
+});
+
 describe('admin routes', () => {
   it.each(ROUTES.filter((r) => r.path.startsWith('/v1/admin')))(
     '$method $path needs an admin token (403 for an agent token)',

@@ -32,7 +32,8 @@ function checkHeader(name: string, value: string | undefined): void {
 /**
  * The identity of one call: tenant and agent from the token; user from `X-Cairn-User` (a different
  * body `user_id` is refused), else `user_id`, else the token's user, else `default`; scope from the
- * body, else `X-Cairn-Scope`, else `default`. A user or scope the token does not allow → FORBIDDEN.
+ * body, else `X-Cairn-Scope`, else the first scope of a token limited to scopes, else `default`. A
+ * user or scope the token does not allow → FORBIDDEN.
  */
 export function resolveIdentity(p: Principal, body: { user_id?: string | undefined; scope?: string | undefined }) {
   checkHeader('X-Cairn-User', p.headerUser);
@@ -43,7 +44,7 @@ export function resolveIdentity(p: Principal, body: { user_id?: string | undefin
     ]);
   }
   const user = p.headerUser ?? body.user_id ?? p.token.user ?? 'default';
-  const scope = body.scope ?? p.headerScope ?? 'default';
+  const scope = body.scope ?? p.headerScope ?? p.token.scopes?.[0] ?? 'default';
   if (p.token.user !== undefined && user !== p.token.user) {
     throw new ApiError('FORBIDDEN', 'this token may not act for that user');
   }
