@@ -76,6 +76,34 @@ describe('memory_context with notes', () => {
   });
 });
 
+describe('task notes in memory_context and memory_query', () => {
+  it('compete only when the request names the task, as note_list shows them', async () => {
+    const w = await post(ann, 'note_write', {
+      key: 'migration.plan',
+      value: 'xylophone tundra rollout on friday',
+      kind: 'task_state',
+      visibility: 'task',
+      taskId: 'TT-1',
+    });
+    expect(w.status).toBe(200);
+    const question = 'xylophone tundra rollout';
+    const isTaskNote = (i: Record<string, unknown>) =>
+      (i.note as { key?: string } | undefined)?.key === 'migration.plan';
+    const without = await post(ann, 'context', { question });
+    expect((without.body.items as Record<string, unknown>[]).some(isTaskNote)).toBe(false);
+    const withTask = await post(ann, 'context', { question, taskId: 'TT-1' });
+    expect(withTask.status).toBe(200);
+    expect((withTask.body.items as Record<string, unknown>[]).find(isTaskNote)).toMatchObject({
+      note: { visibility: 'task', taskId: 'TT-1' },
+    });
+    const otherTask = await post(ann, 'context', { question, taskId: 'TT-2' });
+    expect((otherTask.body.items as Record<string, unknown>[]).some(isTaskNote)).toBe(false);
+    const q = await post(ann, 'query', { query: question, taskId: 'TT-1' });
+    expect(q.status).toBe(200);
+    expect(JSON.stringify(q.body.evidence)).toContain('migration.plan');
+  });
+});
+
 describe('memory_query', () => {
   it('splits, runs each step as the caller, fuses evidence and packs it', async () => {
     const r = await post(ann, 'query', {

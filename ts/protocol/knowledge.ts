@@ -88,6 +88,7 @@ export const ContextInput = z.strictObject({
   valid_at: IsoDate.optional(),
   compact: z.boolean().optional(),
   includePrivate: z.boolean().optional().describe('Let your private notes compete too (when the node allows them)'),
+  taskId: text(256).optional().describe("Let the task's notes (visibility task) compete too"),
   tokenBudget: z.int().min(32).max(1_000_000).optional(),
   maxItems: z.int().min(1).max(100).optional(),
   purpose: z.enum(['general', 'coding', 'research', 'browser']).optional(),

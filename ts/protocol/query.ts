@@ -28,6 +28,7 @@ export const QueryInput = z.strictObject({
   as_of: IsoDate.optional(),
   valid_at: IsoDate.optional(),
   includePrivate: z.boolean().optional(),
+  taskId: text(256).optional().describe("Let the task's notes (visibility task) compete in each step"),
   tokenBudget: z.int().min(32).max(1_000_000).optional(),
   maxItems: z.int().min(1).max(100).optional(),
   purpose: z.enum(['general', 'coding', 'research', 'browser']).optional(),

@@ -117,12 +117,13 @@ export const memoryRecall = knowledgeVerb('recall', RecallInput);
  */
 export async function memoryContext(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(ContextInput, raw);
-  const { tokenBudget, maxItems, purpose, includePrivate, ...rest } = input;
+  const { tokenBudget, maxItems, purpose, includePrivate, taskId, ...rest } = input;
   const id = identify(p, rest);
   const k = rest.k ?? 8;
   const noteQuery: Record<string, unknown> = { query: rest.question, limit: k };
   if (rest.as_of !== undefined) noteQuery.as_of = rest.as_of;
   if (includePrivate !== undefined) noteQuery.includePrivate = includePrivate;
+  if (taskId !== undefined) noteQuery.taskId = taskId;
   const [reply, listed] = await Promise.all([
     knowledge(svc.store, 'context', id, engineBody(rest)),
     notes(svc.store, 'note_list', id, notesBody(svc, noteQuery)),
@@ -150,9 +151,9 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
 export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(QueryInput, raw);
   identify(p, input); // refuses a forbidden user or scope before any step runs
-  const { user_id, scope, hops, k, as_of, valid_at, includePrivate } = input;
+  const { user_id, scope, hops, k, as_of, valid_at, includePrivate, taskId } = input;
   const identityFields = { ...(user_id === undefined ? {} : { user_id }), ...(scope === undefined ? {} : { scope }) };
-  const stepBody = { ...identityFields, hops, k, as_of, valid_at, includePrivate };
+  const stepBody = { ...identityFields, hops, k, as_of, valid_at, includePrivate, taskId };
   return runQuery(
     {
       query: input.query,
