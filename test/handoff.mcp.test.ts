@@ -120,4 +120,19 @@ describe('handoff between two MCP clients with different tokens', () => {
       await b.close();
     }
   });
+
+  it('takes an expiry given as a date alone, as its first instant (UTC)', async () => {
+    const a = await mcpClient(t.url, tokenA);
+    try {
+      const made = await tool(a, 'memory_handoff_create', {
+        taskId: 'DAY-1',
+        summary: 'until then',
+        expiresAt: '2099-01-01',
+      });
+      expect(made.isError).toBe(false);
+      expect(made.body.expiresAt).toBe('2099-01-01T00:00:00.000Z');
+    } finally {
+      await a.close();
+    }
+  });
 });

@@ -49,6 +49,14 @@ describe('tools', () => {
     }
     expect(tools.find((x) => x.name === 'memory_forget')?.annotations?.destructiveHint).toBe(true);
     expect(tools.find((x) => x.name === 'memory_recall')?.annotations?.readOnlyHint).toBe(true);
+    // Repeating these with the same arguments leaves more behind (a version, a capsule, an edge).
+    const idempotent = (name: string) => tools.find((x) => x.name === name)?.annotations?.idempotentHint;
+    expect(['memory_note_write', 'memory_handoff_create', 'memory_relate'].map(idempotent)).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(['memory_remember', 'memory_forget', 'memory_import'].map(idempotent)).toEqual([true, true, true]);
   });
 
   it('answers ping', async () => {

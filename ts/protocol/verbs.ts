@@ -89,11 +89,15 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'Ranked, cited items to answer a `question` from: facts, passages and entities reached from the names and ' +
       'types the question mentions. Read `grounding.verdict` before answering: `grounded` — one cited item covers ' +
-      'the question, answer from it and cite; `related` — items touch the question but `uncovered` words are not ' +
-      'supported, say what is missing; `nothing_stored` — say you do not know; never answer beyond the items. ' +
+      'the question, answer from it and cite; `grounded_by_meaning` — covered in meaning, not word for word, cite ' +
+      'and say so; `related` — items touch the question but `uncovered` words are not supported, say what is ' +
+      'missing; `uncited` — only entities or notes answer, no quoted source, say it is unverified; ' +
+      '`nothing_stored` — say you do not know; `could_not_judge` — the question was too vague, ask. Never answer ' +
+      'beyond the items. ' +
       'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of`, `valid_at`, `compact`, and a context pack ' +
       'with `tokenBudget`/`maxItems`/`purpose` that returns ready-to-use `context` text within the budget. Your ' +
-      'notes that match the question compete with facts and passages (`kind: "note"`).',
+      'notes that match the question compete with facts and passages (`kind: "note"`; with `taskId`, that ' +
+      "task's notes too).",
   },
   {
     verb: 'query',

@@ -8,6 +8,12 @@ import type { Principal } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
 import { toApiError } from './errors.js';
 
+/**
+ * Writes that leave more behind when repeated with the same arguments: another version of the
+ * note (without an `idempotencyKey`), another capsule, an edge asserted again (it may restore one).
+ */
+const REPEATS_CHANGE = new Set(['relate', 'note_write', 'handoff_create']);
+
 /** The tools as `tools/list` shows them: one per verb that has a tool name. */
 export function toolList() {
   return VERBS.filter((v) => v.tool !== null).map((v) => ({
@@ -19,7 +25,7 @@ export function toolList() {
       title: v.title,
       readOnlyHint: !v.writes,
       destructiveHint: v.verb === 'forget',
-      idempotentHint: v.verb !== 'relate',
+      idempotentHint: !REPEATS_CHANGE.has(v.verb),
       openWorldHint: false,
     },
   }));

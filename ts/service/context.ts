@@ -33,10 +33,12 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   return r.data;
 }
 
-/** The body the engine gets: identity fields removed, `as_of` turned into milliseconds. */
+/** The body the engine gets: identity fields removed, `as_of` turned into milliseconds, `expiresAt` into a date-time. */
 export function engineBody(input: object): Record<string, unknown> {
   const { user_id: _u, scope: _s, ...rest } = input as Record<string, unknown>;
   if (typeof rest.as_of === 'string') rest.as_of = isoToMs(rest.as_of);
+  // The engine reads a handoff's expiry as an RFC 3339 date-time; a date alone is its first instant (UTC).
+  if (typeof rest.expiresAt === 'string') rest.expiresAt = new Date(isoToMs(rest.expiresAt)).toISOString();
   return rest;
 }
 
