@@ -70,7 +70,7 @@ const CASES: Case[] = [
     body: { fact: { id: 7 } },
     status: 422,
     code: 'VALIDATION_ERROR',
-    field: 'fact',
+    field: 'fact.id',
   },
   {
     name: 'id beyond 2^64-1',
@@ -268,6 +268,7 @@ it.each(CASES)('$name → $status $code', async (c) => {
   expect(r.body.error?.code).toBe(c.code);
   expect(typeof r.body.error?.message).toBe('string');
   if (c.field !== undefined) expect(r.body.error?.details).toContainEqual(expect.objectContaining({ field: c.field }));
+  for (const d of (r.body.error?.details ?? []) as { message?: unknown }[]) expect(typeof d.message).toBe('string');
   expect(await t.txn()).toBe(before);
 });
 
@@ -275,7 +276,8 @@ it('a bad cursor is refused naming `cursor` and changes nothing (engine-validate
   const before = await t.txn();
   const r = await t.call('POST', '/v1/memory/export', { body: { cursor: 'not-a-cursor!' } });
   expect(r.status).toBe(422);
-  expect(r.body.error?.message).toMatch(/cursor/);
+  expect(r.body.error?.message).toMatch(/^cursor/);
+  expect(r.body.error?.details).toEqual([{ field: 'cursor', message: expect.any(String) }]);
   expect(await t.txn()).toBe(before);
 });
 

@@ -55,11 +55,23 @@ export function isErrorCode(code: unknown): code is ErrorCode {
 }
 
 /**
+ * The issues to report for one zod issue: for a value that matched none of a union's shapes, the
+ * issues of the shape it came closest to (fewest issues), at their full path, so `{id: 7}` for
+ * `{id} | {from, to, type}` names `fact.id` rather than "fact: Invalid input".
+ */
+function closest(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+  const best = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
+  if (best.length === 0) return [issue];
+  return best.flatMap((sub) => closest({ ...sub, path: [...issue.path, ...sub.path] } as z.core.$ZodIssue));
+}
+
+/**
  * A zod failure as VALIDATION_ERROR: the message names the first field, and every issue is in
  * `details` as `{field, message}` (field is the dotted zod path; `(body)` for the whole body).
  */
 export function validationError(error: z.ZodError): ApiError {
-  const details = error.issues.map((i) => {
+  const details = error.issues.flatMap(closest).map((i) => {
     // An unknown field is named itself, not the object that holds it.
     const path = i.code === 'unrecognized_keys' ? [...i.path, i.keys[0] ?? ''] : i.path;
     const message = i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message;

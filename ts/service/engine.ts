@@ -19,11 +19,23 @@ function refusal(reply: Reply): ApiError | null {
   return new ApiError(code, typeof err.message === 'string' ? err.message : code, details);
 }
 
+/**
+ * The engine's refusal of an argument as DESIGN §3's validation error: its messages name the field
+ * first (`cursor: …`, `attributes.valid_from must be …`), so that is the detail's field, and the
+ * engine's "invalid argument: " prefix is dropped.
+ */
+function invalidArgument(message: string): ApiError {
+  const text = message.replace(/^invalid argument: /, '');
+  const field = /^([A-Za-z_][\w.]*)(?::| must| is | holds| has)/.exec(text)?.[1] ?? '(body)';
+  const detail = text.startsWith(`${field}: `) ? text.slice(field.length + 2) : text;
+  return new ApiError('VALIDATION_ERROR', text, [{ field, message: detail }]);
+}
+
 /** A store failure in the product's terms; internals stay in the log, never in the reply. */
 export function storeFailure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof StoreError) {
-    if (err.code === 'INVALID_ARGUMENT') return new ApiError('VALIDATION_ERROR', err.message);
+    if (err.code === 'INVALID_ARGUMENT') return invalidArgument(err.message);
     if (err.code === 'STORE_CLOSED') return new ApiError('UNAVAILABLE', 'the node is shutting down');
   }
   return new ApiError('INTERNAL', 'internal error');

@@ -52,12 +52,13 @@ impl From<Refusal> for Fail {
 /// A verb's outcome inside this module.
 pub(crate) type Outcome<T> = std::result::Result<T, Fail>;
 
-/// A `VALIDATION_ERROR` naming `field`; details carry `{field}` so a client can point at it.
+/// A `VALIDATION_ERROR` naming `field`; details carry `{field, message}` (DESIGN §3) so a client can point at it.
 pub(crate) fn invalid(field: &str, message: impl std::fmt::Display) -> Fail {
+    let message = message.to_string();
     Fail::Refused(Refusal {
         code: "VALIDATION_ERROR",
         message: format!("{field}: {message}"),
-        details: vec![json!({ "field": field })],
+        details: vec![json!({ "field": field, "message": message })],
     })
 }
 

@@ -148,6 +148,7 @@ fn every_bad_input_is_refused_by_field_and_changes_nothing() {
         let reply = run(&store, &a, "note_write", &body);
         assert_eq!(code(&reply), "VALIDATION_ERROR", "{body}");
         assert_eq!(reply["error"]["details"][0]["field"], field, "{body} → {reply}");
+        assert!(reply["error"]["details"][0]["message"].is_string(), "{body} → {reply}");
         assert!(reply["error"]["message"].as_str().unwrap().starts_with(field), "{reply}");
     }
     assert!(keys(&run(&store, &a, "note_list", &json!({}))).is_empty());
