@@ -89,6 +89,18 @@ describe('fusion and pack', () => {
     expect(buildPack([fact, decision], { purpose: 'general' }).items[0]).toBe(fact);
     expect(buildPack([fact, decision], { purpose: 'coding' }).items[0]).toBe(decision);
   });
+
+  it('lines carry the source and date of facts and passages; an omitted note is a note', () => {
+    const fact = { kind: 'fact', id: '1', text: 'Ana lives in Paris', source_date: '2020-01-01', score: 0.03 };
+    const passage = { kind: 'passage', doc_id: '5', text: 'Ana moved.', date: '2023-03-01', score: 0.02 };
+    const note = { kind: 'note', note: { id: '9', kind: 'user_fact' }, text: 'x'.repeat(400), score: 0.01 };
+    const p = buildPack([fact, passage, note], { tokenBudget: 60 });
+    expect(p.context.split('\n').slice(1)).toEqual([
+      '[1] Ana lives in Paris (2020-01-01)',
+      '[2] Ana moved. (2023-03-01)',
+    ]);
+    expect(p.omitted).toEqual([expect.objectContaining({ kind: 'note', id: '9', reason: 'token_budget' })]);
+  });
 });
 
 /** Deps whose steps answer from a table, with a controllable clock. */

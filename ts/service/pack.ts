@@ -68,7 +68,9 @@ function line(n: number, item: Item): string {
   const text = typeof item.text === 'string' ? item.text : JSON.stringify(item.text ?? '');
   const citation = item.citation as { source?: { name?: unknown } } | undefined | null;
   const from = typeof citation?.source?.name === 'string' ? ` — ${citation.source.name}` : '';
-  const date = typeof item.source_date === 'string' ? ` (${item.source_date})` : '';
+  // A fact's date is `source_date`, a passage's `date` (DESIGN.md reply shapes).
+  const when = [item.source_date, item.date].find((d) => typeof d === 'string');
+  const date = when === undefined ? '' : ` (${when})`;
   const note = item.kind === 'note' ? ` (note, ${packKind(item)})` : '';
   return `[${n}] ${text}${note}${from}${date}`;
 }
@@ -102,7 +104,12 @@ export function buildPack(items: Item[], opts: PackOptions) {
     const l = line(kept.length + 1, item);
     const lineBytes = Buffer.byteLength(`\n${l}`, 'utf8');
     const cost = estimateTokens(`\n${l}`);
-    const base = { rank: i + 1, kind: packKind(item), id: itemId(item), tokens: cost };
+    const base = {
+      rank: i + 1,
+      kind: typeof item.kind === 'string' ? item.kind : 'item',
+      id: itemId(item),
+      tokens: cost,
+    };
     if (opts.maxItems !== undefined && kept.length >= opts.maxItems) {
       omitted.push({ ...base, reason: 'max_items' });
       return;
