@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 
 import type { Tokens } from '../auth/tokens.js';
@@ -27,13 +27,18 @@ export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: S
       { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT },
       (_req, body, done) => done(null, body),
     );
-    scoped.post('/v1/admin/import', { onRequest: adminHook(tokens), bodyLimit: IMPORT_BODY_LIMIT }, async (req) => {
-      const q = parseInput(ImportQuery, req.query);
-      const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope });
-      if (!Buffer.isBuffer(req.body)) {
+    // Checked before any body parser runs, so a JSON body is refused as the wrong type, not as bad JSON.
+    const ndjsonOnly = async (req: FastifyRequest) => {
+      if (!/^application\/x-ndjson\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'the body is an export file: send it as application/x-ndjson');
       }
-      return importLines(svc.store, { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent }, req.body);
+    };
+    const onRequest = [adminHook(tokens), ndjsonOnly];
+    scoped.post('/v1/admin/import', { onRequest, bodyLimit: IMPORT_BODY_LIMIT }, async (req) => {
+      const q = parseInput(ImportQuery, req.query);
+      const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope });
+      const lines = req.body as Buffer;
+      return importLines(svc.store, { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent }, lines);
     });
   });
 }
