@@ -1,7 +1,11 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { Store, WriteBatch } from '../ts/index.js';
-import { cairn, tempDir } from './helpers.js';
+import { CLI, cairn, tempDir } from './helpers.js';
 
 // The CLI as users run it: the built `dist/cli/main.js`, in its own process.
 
@@ -71,5 +75,28 @@ it('says who holds a locked store', async () => {
     expect(stderr).toContain(`pid ${process.pid}`);
   } finally {
     await store.close();
+  }
+});
+
+it('checks the store of a running node through its admin API', async () => {
+  await seed(dir);
+  const admin = 'cairn_check-test-admin-0123456789abcdefghijklmnop';
+  const node = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: admin },
+    stdio: 'ignore',
+  });
+  try {
+    for (let i = 0; i < 100 && !existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+    const noToken = await cairn(['check', '--data-dir', dir], { CAIRN_ADMIN_TOKEN: '' });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
+    const { code, stdout, stderr } = await cairn(['check', '--data-dir', dir, '--json'], { CAIRN_ADMIN_TOKEN: admin });
+    expect(code, stderr).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({ ok: true, dataDir: dir, problems: [] });
+    expect(report.trees).toEqual(expect.arrayContaining([{ name: 'notes', entries: 2 }]));
+  } finally {
+    node.kill('SIGTERM');
+    await new Promise((r) => node.once('exit', r));
   }
 });

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 
 import { StoreError } from '../engine/errors.js';
 import { type CheckReport, Store } from '../engine/store.js';
+import { findRunningNode } from '../server/node.js';
+import { adminCall } from './admin-client.js';
 
 /** Exit codes of `cairn check`: clean, problems found, could not check. */
 export const EXIT_OK = 0;
@@ -15,9 +17,24 @@ export interface CheckOutcome {
   stderr: string;
 }
 
+/** The report of the store in `dataDir`: from the node that holds it, else by opening it. */
+async function checkReport(dataDir: string): Promise<CheckReport> {
+  const node = findRunningNode(dataDir);
+  if (node !== null) {
+    return (await adminCall(node, process.env.CAIRN_ADMIN_TOKEN, 'GET', '/v1/admin/check')) as unknown as CheckReport;
+  }
+  const store = await Store.open(dataDir);
+  try {
+    return await store.check();
+  } finally {
+    await store.close();
+  }
+}
+
 /**
- * Opens the store in `dataDir`, runs the integrity checker and renders its report, as text or
- * (with `json`) as one JSON object. Never creates a store that is not there.
+ * Runs the integrity checker on the store in `dataDir` (through the node that holds it, if one
+ * runs: DESIGN.md §4) and renders its report, as text or (with `json`) as one JSON object. Never
+ * creates a store that is not there.
  */
 export async function runCheck(dataDir: string, json: boolean): Promise<CheckOutcome> {
   if (!existsSync(dataDir)) {
@@ -25,12 +42,7 @@ export async function runCheck(dataDir: string, json: boolean): Promise<CheckOut
   }
   let report: CheckReport;
   try {
-    const store = await Store.open(dataDir);
-    try {
-      report = await store.check();
-    } finally {
-      await store.close();
-    }
+    report = await checkReport(dataDir);
   } catch (err) {
     const code = err instanceof StoreError ? ` [${err.code}]` : '';
     const message = err instanceof Error ? err.message : String(err);

@@ -80,6 +80,12 @@ export function openApiDocument(version: string): Record<string, unknown> {
       responses: { '200': json({ type: 'object' }), ...ERRORS },
     },
   };
+  paths['/v1/admin/check'] = {
+    get: {
+      summary: "The integrity report of the node's store (admin): what `cairn check` prints",
+      responses: { '200': json({ type: 'object' }), ...ERRORS },
+    },
+  };
   paths['/v1/admin/import'] = {
     post: {
       summary: 'Import an export file (admin): a bulk load into an empty scope, else import page by page',

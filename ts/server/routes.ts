@@ -71,5 +71,7 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
     if (revoked === null) throw new ApiError('NOT_FOUND', 'no token has that id');
     return { revoked };
   });
+  // The integrity report of the store this node holds (`cairn check` while a node runs).
+  app.get('/v1/admin/check', admin, async () => svc.store.check());
   registerImportRoute(app, tokens, svc);
 }
