@@ -56,4 +56,5 @@ pub use import::{ImportCounts, Imported, Skipped, import};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};
+pub(crate) use import::IMPORT_MAP;
 pub(crate) use trees::next_id;
