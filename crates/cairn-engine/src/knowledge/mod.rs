@@ -12,6 +12,8 @@ mod cursor;
 mod derive;
 mod docs;
 #[cfg(test)]
+mod exchange_notes_tests;
+#[cfg(test)]
 mod exchange_properties;
 #[cfg(test)]
 mod exchange_tests;
@@ -52,9 +54,9 @@ pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
     upsert_entity,
 };
+pub(crate) use import::IMPORT_MAP;
 pub use import::{ImportCounts, Imported, Skipped, import};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};
-pub(crate) use import::IMPORT_MAP;
 pub(crate) use trees::next_id;

@@ -19,7 +19,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         Some(Value::Bool(b)) => Ok(*b),
         Some(_) => Err(Error::InvalidArgument(format!("{field}: must be true or false"))),
     };
-    let private = flag("allowPrivate")? && flag("includePrivate")?;
+    let (allow, include) = (flag("allowPrivate")?, flag("includePrivate")?);
+    let private = allow && include;
     let cursor = match req.get("cursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(c)) => Some(c.as_str()),
