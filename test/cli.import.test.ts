@@ -138,7 +138,13 @@ it('goes through the running node with the admin token', async () => {
   expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
   const r = await cairn(['import', file, '--data-dir', dir, '--user', 'ann', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
   expect(r.code, r.stderr).toBe(0);
-  expect((JSON.parse(r.stdout) as Imported).imported).toEqual({ entities: 3, facts: 2, documents: 0, notes: 0, handoffs: 0 });
+  expect((JSON.parse(r.stdout) as Imported).imported).toEqual({
+    entities: 3,
+    facts: 2,
+    documents: 0,
+    notes: 0,
+    handoffs: 0,
+  });
   // The records are ann's, in scope `default`: recall finds them through the memory API.
   const recall = await fetch(`${url}/v1/memory/recall`, {
     method: 'POST',

@@ -39,9 +39,7 @@ async function exportAll(scope: string, includePrivate: boolean): Promise<Rec[]>
 
 /** Records without store-local ids and export stamps, sorted, so two scopes' exports compare. */
 function normalized(records: Rec[]): string[] {
-  return records
-    .map(({ id: _id, exported_at: _at, scope: _scope, ...rest }) => JSON.stringify(rest))
-    .sort();
+  return records.map(({ id: _id, exported_at: _at, scope: _scope, ...rest }) => JSON.stringify(rest)).sort();
 }
 
 it('exports notes and handoffs, private notes only when asked for', async () => {

@@ -177,7 +177,7 @@ fn bad_note_and_handoff_records_are_skipped_by_field() {
 fn load_takes_notes_and_handoffs_into_an_empty_scope() {
     let (_dir, store, part) = seeded();
     let records = export_pages(&store, &part, 5000).concat();
-    let lines: String = records.iter().map(|r| format!("{r}\n")).collect();
+    let lines = records.iter().map(Value::to_string).collect::<Vec<_>>().join("\n");
     let target = Partition::new("local", "u1", "loaded").unwrap();
     let who = caller(&target, 60_000);
     let reply: Value =

@@ -73,6 +73,45 @@ struct Gone {
     notes: BTreeSet<(usize, usize)>,
 }
 
+/// Applies a note or handoff step `i` as `who`, keeping `gone.notes` up to date.
+fn notes_step(
+    store: &Store,
+    who: &super::api::Caller,
+    step: &Step,
+    i: usize,
+    gone: &mut Gone,
+) -> Result<(), TestCaseError> {
+    let now = who.now;
+    match *step {
+        Step::Note { key, vis, value, private } => {
+            let mut body = note_id(key, vis);
+            body["value"] = json!({"v": value, "step": i});
+            body["kind"] = json!("user_fact");
+            body["private"] = json!(private);
+            body["allowPrivate"] = json!(true);
+            let reply = notes_verb(store, who, "note_write", &body);
+            prop_assert!(reply.get("error").is_none(), "{}", reply);
+            gone.notes.remove(&(key, vis));
+        }
+        Step::ForgetNote(key, vis) => {
+            let reply = notes_verb(store, who, "note_forget", &note_id(key, vis));
+            if reply["state"] == "forgotten" {
+                gone.notes.insert((key, vis));
+            }
+        }
+        Step::Handoff { task, expires } => {
+            let mut body = json!({"taskId": format!("t{task}"), "summary": format!("left at step {i}")});
+            if expires {
+                body["expiresAt"] = json!(crate::time::iso_ms(now + 1));
+            }
+            let reply = notes_verb(store, who, "handoff_create", &body);
+            prop_assert!(reply.get("id").is_some(), "{}", reply);
+        }
+        _ => unreachable!("only note and handoff steps come here"),
+    }
+    Ok(())
+}
+
 /// Applies `steps` to `part`; returns the model of what is gone.
 fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCaseError> {
     let mut gone = Gone::default();
@@ -146,29 +185,8 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
                     }
                 }
             }
-            Step::Note { key, vis, value, private } => {
-                let mut body = note_id(key, vis);
-                body["value"] = json!({"v": value, "step": i});
-                body["kind"] = json!("user_fact");
-                body["private"] = json!(private);
-                body["allowPrivate"] = json!(true);
-                let reply = notes_verb(store, &who, "note_write", &body);
-                prop_assert!(reply.get("error").is_none(), "{}", reply);
-                gone.notes.remove(&(key, vis));
-            }
-            Step::ForgetNote(key, vis) => {
-                let reply = notes_verb(store, &who, "note_forget", &note_id(key, vis));
-                if reply["state"] == "forgotten" {
-                    gone.notes.insert((key, vis));
-                }
-            }
-            Step::Handoff { task, expires } => {
-                let mut body = json!({"taskId": format!("t{task}"), "summary": format!("left at step {i}")});
-                if expires {
-                    body["expiresAt"] = json!(crate::time::iso_ms(now + 1));
-                }
-                let reply = notes_verb(store, &who, "handoff_create", &body);
-                prop_assert!(reply.get("id").is_some(), "{}", reply);
+            step @ (Step::Note { .. } | Step::ForgetNote(..) | Step::Handoff { .. }) => {
+                notes_step(store, &who, &step, i, &mut gone)?;
             }
             Step::ForgetAll => {
                 let reply = verb(store, &who, "forget", &json!({"all": true})).unwrap();

@@ -8,9 +8,11 @@ use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, export};
 use crate::store::Store;
 use serde_json::{Map, Value, json};
 
+/// The fields an export request may carry (`allowPrivate` is the node's policy, not the caller's).
+const FIELDS: [&str; 4] = ["cursor", "limit", "includePrivate", "allowPrivate"];
+
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Map<String, Value> = super::parse("export", body)?;
-    const FIELDS: [&str; 4] = ["cursor", "limit", "includePrivate", "allowPrivate"];
     if let Some(field) = req.keys().find(|k| !FIELDS.contains(&k.as_str())) {
         return Err(Error::InvalidArgument(format!("{field}: export takes only {}", FIELDS.join(", "))));
     }
