@@ -70,15 +70,32 @@ it('loads a file into an empty scope, then matches it record by record when run 
   expect(first.code, first.stderr).toBe(0);
   const a = JSON.parse(first.stdout) as Imported;
   expect(a.mode).toBe('load');
-  expect(a.imported).toEqual({ entities: 3, facts: 2, documents: 0 });
+  expect(a.imported).toEqual({ entities: 3, facts: 2, documents: 0, notes: 0, handoffs: 0 });
   expect(a.skipped).toEqual([]);
   const again = await cairn(['import', file, '--data-dir', store, '--scope', 'proj', '--json']);
   expect(again.code, again.stderr).toBe(0);
   const b = JSON.parse(again.stdout) as Imported;
   expect(b.mode).toBe('import');
-  expect(b.imported).toEqual({ entities: 0, facts: 0, documents: 0 });
-  expect(b.unchanged).toEqual({ entities: 3, facts: 2, documents: 0 });
+  expect(b.imported).toEqual({ entities: 0, facts: 0, documents: 0, notes: 0, handoffs: 0 });
+  expect(b.unchanged).toEqual({ entities: 3, facts: 2, documents: 0, notes: 0, handoffs: 0 });
   expect((await cairn(['check', '--data-dir', store])).code).toBe(0);
+});
+
+it('takes note and handoff records, by load into an empty scope and by import again', async () => {
+  const extra = [
+    { kind: 'note', id: '20', key: 'editor', value: 'helix', noteKind: 'user_preference', version: 3, agent: 'x' },
+    { kind: 'handoff', id: '21', taskId: 'release', summary: 'docs left', from: 'x', createdAt: AT },
+  ];
+  const file = exportFile([...RECORDS, ...extra].map((r) => JSON.stringify(r)));
+  const store = join(dir, 'store');
+  const first = await cairn(['import', file, '--data-dir', store, '--json']);
+  expect(first.code, first.stderr).toBe(0);
+  const a = JSON.parse(first.stdout) as Imported;
+  expect(a.mode).toBe('load');
+  expect(a.imported).toEqual({ entities: 3, facts: 2, documents: 0, notes: 1, handoffs: 1 });
+  const again = await cairn(['import', file, '--data-dir', store]);
+  expect(again.code, again.stderr).toBe(0);
+  expect(again.stdout).toContain('unchanged: 3 entities, 2 facts, 0 documents, 1 notes, 1 handoffs');
 });
 
 it('names bad lines by line, exits 1, and refuses bad usage with 2', async () => {
@@ -121,7 +138,13 @@ it('goes through the running node with the admin token', async () => {
   expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
   const r = await cairn(['import', file, '--data-dir', dir, '--user', 'ann', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
   expect(r.code, r.stderr).toBe(0);
-  expect((JSON.parse(r.stdout) as Imported).imported).toEqual({ entities: 3, facts: 2, documents: 0 });
+  expect((JSON.parse(r.stdout) as Imported).imported).toEqual({
+    entities: 3,
+    facts: 2,
+    documents: 0,
+    notes: 0,
+    handoffs: 0,
+  });
   // The records are ann's, in scope `default`: recall finds them through the memory API.
   const recall = await fetch(`${url}/v1/memory/recall`, {
     method: 'POST',

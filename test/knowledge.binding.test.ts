@@ -137,7 +137,7 @@ describe('knowledge verbs through the binding', () => {
     const lines = Buffer.from(page.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
     const copy = { ...me, scope: 'copy' };
     const loaded = await store.load(copy, lines);
-    expect(loaded.imported).toEqual({ entities: 2, facts: 1, documents: 0 });
+    expect(loaded.imported).toEqual({ entities: 2, facts: 1, documents: 0, notes: 0, handoffs: 0 });
     expect(loaded.skipped).toEqual([]);
     const recall = (await store.knowledge('recall', copy, { subject: 'acme' })) as {
       state: string;

@@ -38,7 +38,8 @@ async function throughNode(url: string, token: string, user: string, scope: stri
 }
 
 function summary(r: FileImported): string {
-  const n = (c: FileImported['imported']) => `${c.entities} entities, ${c.facts} facts, ${c.documents} documents`;
+  const n = (c: FileImported['imported']) =>
+    `${c.entities} entities, ${c.facts} facts, ${c.documents} documents, ${c.notes} notes, ${c.handoffs} handoffs`;
   const lines = [
     `${r.mode === 'load' ? 'loaded into an empty scope' : 'imported into a scope holding knowledge'}`,
     `imported: ${n(r.imported)}`,

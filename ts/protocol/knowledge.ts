@@ -130,6 +130,10 @@ export const ExportInput = z.strictObject({
   ...identityFields,
   cursor: text(4 * KiB).optional(),
   limit: z.int().min(1).max(5000).optional(),
+  includePrivate: z
+    .boolean()
+    .optional()
+    .describe('Export private notes too (when the node allows them); otherwise the header counts them as withheld'),
 });
 
 /** memory_import: records from an export page, into the caller's scope. */

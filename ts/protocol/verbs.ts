@@ -133,9 +133,12 @@ export const VERBS: readonly VerbSpec[] = [
     writes: false,
     input: ExportInput,
     description:
-      'One page of the scope as JSON records (header, entities, facts with provenance and ended state, documents). ' +
-      'Pass the reply’s `next` as `cursor` to get the following page; `next: null` means done. `limit` records per ' +
-      'page (default 500, max 5000).',
+      'One page of the scope as JSON records: header, entities, facts with provenance and ended state, documents ' +
+      'with their live passages, notes (current version of every note of the scope, any visibility or task; the ' +
+      'note’s own kind is `noteKind`) and handoffs (expired ones too). Private notes only with `includePrivate` when ' +
+      'the node allows them; otherwise the header’s `withheld.private_notes` counts them. Pass the reply’s `next` ' +
+      'as `cursor` to get the following page; `next: null` means done. `limit` records per page (default 500, max ' +
+      '5000).',
   },
   {
     verb: 'import',
@@ -144,8 +147,10 @@ export const VERBS: readonly VerbSpec[] = [
     writes: true,
     input: ImportInput,
     description:
-      'Load `records` from a memory_export page into this scope. Pages may come in any order and twice without ' +
-      'duplicates; history is kept. The reply counts what was imported and lists `skipped` and `not_reproduced`.',
+      'Load `records` from a memory_export page (header, entity, fact, document, note, handoff) into this scope. ' +
+      'Pages may come in any order and twice without duplicates; history is kept. A note already holding the same ' +
+      'value is unchanged; a different value becomes the next version here. The reply counts what was imported ' +
+      'and unchanged by kind and lists `skipped` (index and reason) and `not_reproduced`.',
   },
   {
     verb: 'note_write',

@@ -6,7 +6,13 @@ import { storeFailure } from './engine.js';
 /** Records per `import` call when a file goes through `import` (the verb's per-call limit). */
 const PAGE = 5000;
 
-type Counts = { entities: number; facts: number; documents: number };
+type Counts = { entities: number; facts: number; documents: number; notes: number; handoffs: number };
+
+const KINDS = ['entities', 'facts', 'documents', 'notes', 'handoffs'] as const;
+
+function zero(): Counts {
+  return { entities: 0, facts: 0, documents: 0, notes: 0, handoffs: 0 };
+}
 
 /** What importing a file did: `import`'s reply, plus which path took the file. */
 export interface FileImported {
@@ -47,8 +53,8 @@ export async function importLines(store: Store, caller: Caller, lines: Uint8Arra
   // `load` refuses only a scope that holds knowledge; anything else it would have skipped.
   const out: FileImported = {
     mode: 'import',
-    imported: { entities: 0, facts: 0, documents: 0 },
-    unchanged: { entities: 0, facts: 0, documents: 0 },
+    imported: zero(),
+    unchanged: zero(),
     skipped: [],
     not_reproduced: [],
   };
@@ -61,7 +67,7 @@ export async function importLines(store: Store, caller: Caller, lines: Uint8Arra
     const refused = refusalOf(reply);
     if (refused !== null) throw refused;
     const r = reply as Omit<FileImported, 'mode'>;
-    for (const k of ['entities', 'facts', 'documents'] as const) {
+    for (const k of KINDS) {
       out.imported[k] += r.imported[k];
       out.unchanged[k] += r.unchanged[k];
     }

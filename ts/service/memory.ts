@@ -191,8 +191,18 @@ export async function memoryForget(svc: Service, p: Principal, raw: unknown): Pr
   return knowledge(svc.store, 'forget', id, engineBody(input));
 }
 
-/** memory_export: one page of the caller's scope; `next` is the cursor of the following page. */
-export const memoryExport = knowledgeVerb('export', ExportInput);
+/**
+ * memory_export: one page of the caller's scope; `next` is the cursor of the following page. The
+ * node's private-notes policy goes with it: private notes leave only when it allows them and the
+ * caller asks (`includePrivate`).
+ */
+export async function memoryExport(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(ExportInput, raw);
+  return knowledge(svc.store, 'export', identify(p, input), {
+    ...engineBody(input),
+    allowPrivate: svc.node.allowPrivate,
+  });
+}
 
 /** memory_import: records of an export page into the caller's scope. */
 export const memoryImport = knowledgeVerb('import', ImportInput);

@@ -1,10 +1,11 @@
 //! Property tests of forgetting and of export/import over random histories: whatever form a forget
 //! takes, what it removed never comes back through entity lookup, recall (at any `as_of`),
 //! context, full text or export until it is written again; and export → import (pages in any
-//! order, some twice) into an empty scope → export gives the same records.
+//! order, some twice) into an empty scope → export gives the same records, notes (every
+//! visibility, private ones, several versions) and handoffs (expired ones too) included.
 
 use super::testing::{assertion, fresh};
-use super::testing_api::{caller, export_pages, normalized, verb};
+use super::testing_api::{caller, export_pages, normalized, notes_verb, verb};
 use super::{Assertion, Partition, Recall, Source, When, context, entity_by_name, recall, relate, remember_text};
 use crate::fts;
 use crate::store::Store;
@@ -16,6 +17,8 @@ use std::fmt::Write as _;
 const NAMES: [&str; 5] = ["Priya Raman", "Acme", "Berlin", "Jonas Weber", "Globex"];
 const TYPES: [&str; 3] = ["works_at", "located_in", "knows"];
 const LABELS: [&str; 3] = ["mail", "chat", "notes"];
+const KEYS: [&str; 3] = ["editor", "plan", "style"];
+const VISIBILITIES: [&str; 3] = ["user", "task", "agent"];
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -25,6 +28,18 @@ enum Step {
     ForgetFact(usize, usize, usize),
     ForgetSource(usize),
     ForgetAll,
+    Note { key: usize, vis: usize, value: usize, private: bool },
+    ForgetNote(usize, usize),
+    Handoff { task: usize, expires: bool },
+}
+
+/// The identity fields of note `key` with visibility `vis`.
+fn note_id(key: usize, vis: usize) -> Value {
+    let mut body = json!({"key": KEYS[key], "visibility": VISIBILITIES[vis]});
+    if VISIBILITIES[vis] == "task" {
+        body["taskId"] = json!("t1");
+    }
+    body
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -36,6 +51,10 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..NAMES.len(), 0..NAMES.len(), 0..TYPES.len()).prop_map(|(a, b, t)| Step::ForgetFact(a, b, t)),
         1 => (0..LABELS.len()).prop_map(Step::ForgetSource),
         1 => Just(Step::ForgetAll),
+        3 => (0..KEYS.len(), 0..VISIBILITIES.len(), 0..4usize, any::<bool>())
+            .prop_map(|(key, vis, value, private)| Step::Note { key, vis, value, private }),
+        1 => (0..KEYS.len(), 0..VISIBILITIES.len()).prop_map(|(k, v)| Step::ForgetNote(k, v)),
+        1 => (0..2usize, any::<bool>()).prop_map(|(task, expires)| Step::Handoff { task, expires }),
     ]
 }
 
@@ -50,6 +69,47 @@ struct Gone {
     topics: BTreeSet<String>,
     /// (from, type, to) facts forgotten and not asserted since.
     facts: BTreeSet<(usize, usize, usize)>,
+    /// (key, visibility) notes forgotten and not written since.
+    notes: BTreeSet<(usize, usize)>,
+}
+
+/// Applies a note or handoff step `i` as `who`, keeping `gone.notes` up to date.
+fn notes_step(
+    store: &Store,
+    who: &super::api::Caller,
+    step: &Step,
+    i: usize,
+    gone: &mut Gone,
+) -> Result<(), TestCaseError> {
+    let now = who.now;
+    match *step {
+        Step::Note { key, vis, value, private } => {
+            let mut body = note_id(key, vis);
+            body["value"] = json!({"v": value, "step": i});
+            body["kind"] = json!("user_fact");
+            body["private"] = json!(private);
+            body["allowPrivate"] = json!(true);
+            let reply = notes_verb(store, who, "note_write", &body);
+            prop_assert!(reply.get("error").is_none(), "{}", reply);
+            gone.notes.remove(&(key, vis));
+        }
+        Step::ForgetNote(key, vis) => {
+            let reply = notes_verb(store, who, "note_forget", &note_id(key, vis));
+            if reply["state"] == "forgotten" {
+                gone.notes.insert((key, vis));
+            }
+        }
+        Step::Handoff { task, expires } => {
+            let mut body = json!({"taskId": format!("t{task}"), "summary": format!("left at step {i}")});
+            if expires {
+                body["expiresAt"] = json!(crate::time::iso_ms(now + 1));
+            }
+            let reply = notes_verb(store, who, "handoff_create", &body);
+            prop_assert!(reply.get("id").is_some(), "{}", reply);
+        }
+        _ => unreachable!("only note and handoff steps come here"),
+    }
+    Ok(())
 }
 
 /// Applies `steps` to `part`; returns the model of what is gone.
@@ -125,6 +185,9 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
                     }
                 }
             }
+            step @ (Step::Note { .. } | Step::ForgetNote(..) | Step::Handoff { .. }) => {
+                notes_step(store, &who, &step, i, &mut gone)?;
+            }
             Step::ForgetAll => {
                 let reply = verb(store, &who, "forget", &json!({"all": true})).unwrap();
                 if reply["state"] == "forgotten" {
@@ -164,6 +227,10 @@ fn check(store: &Store, part: &Partition, gone: &Gone, now: i64) -> Result<(), T
         }
         let quoted = exported.iter().any(|r| r["kind"] == "document" && r["text"].as_str().unwrap().contains(NAMES[n]));
         prop_assert!(!quoted, "{} is exported in a document", NAMES[n]);
+    }
+    for &(key, vis) in &gone.notes {
+        let is_it = |r: &Value| r["kind"] == "note" && r["key"] == KEYS[key] && r["visibility"] == VISIBILITIES[vis];
+        prop_assert!(!exported.iter().any(is_it), "forgotten note {} ({}) is exported", KEYS[key], VISIBILITIES[vis]);
     }
     for topic in &gone.topics {
         prop_assert!(fts::search(&snap, part.raw(), topic, 5).unwrap().is_empty(), "full text finds {topic}");
@@ -228,7 +295,7 @@ proptest! {
         let copied = export_pages(&store, &target, 5000).concat();
         prop_assert_eq!(normalized(&copied), normalized(&pages.concat()));
         let reply = verb(&store, &who, "import", &json!({"records": pages.concat()})).unwrap();
-        prop_assert_eq!(&reply["imported"], &json!({"entities": 0, "facts": 0, "documents": 0}), "{}", reply);
+        prop_assert_eq!(&reply["imported"], &json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}), "{}", reply);
         prop_assert!(store.check().unwrap().ok);
     }
 }

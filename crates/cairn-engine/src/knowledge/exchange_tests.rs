@@ -129,7 +129,7 @@ fn export_then_import_in_any_page_order_twice_gives_the_same_records() {
     let pages = export_pages(&store, &part, 2);
     let target = Partition::new("local", "u1", "restored").unwrap();
     let who = caller(&target, 50_000);
-    let mut imported = json!({"entities": 0, "facts": 0, "documents": 0});
+    let mut imported = json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0});
     for page in pages.iter().rev() {
         let reply = verb(&store, &who, "import", &json!({"records": page})).unwrap();
         assert_eq!(reply["skipped"], json!([]), "{reply}");
@@ -142,7 +142,11 @@ fn export_then_import_in_any_page_order_twice_gives_the_same_records() {
     assert_eq!(imported["documents"], 1);
     for page in &pages {
         let reply = verb(&store, &who, "import", &json!({"records": page})).unwrap();
-        assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0}), "{reply}");
+        assert_eq!(
+            reply["imported"],
+            json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}),
+            "{reply}"
+        );
     }
     assert_eq!(normalized(&all_records(&store, &target)), normalized(&pages.concat()));
     // The ended fact ends again at its exported time, and reads as of then see it.
@@ -208,7 +212,7 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
         {"kind": "fact", "id": "5", "from_name": "A", "to_name": "B", "type": "knows", "recorded_at": "2024-01-01T00:00:00.000Z", "provenance": {"kind": "rumour"}},
         doc(json!([{"start": 0, "end": 99}])),
         doc(json!([])),
-        {"kind": "note", "key": "k"},
+        {"kind": "handoff", "summary": "no task"},
     ]);
     let reply = verb(&store, &who, "import", &json!({"records": records})).unwrap();
     let reasons: Vec<(u64, String)> = reply["skipped"]
@@ -231,11 +235,11 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
             (7, "provenance.kind"),
             (8, "passages[0]"),
             (9, "passages"),
-            (10, "kind")
+            (10, "taskId")
         ],
         "{reasons:?}"
     );
-    assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0}));
+    assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}));
     let snap = store.snapshot().unwrap();
     assert_eq!(snap.prefix(super::trees::ENT, part.prefix()).unwrap().count(), 0);
     assert_eq!(snap.prefix(super::part::SCOPES, b"").unwrap().count(), 0, "nothing imported registers no scope");

@@ -1,8 +1,11 @@
 //! Export of a partition as JSON records, paged. The record kinds are walked in the order of
 //! `KINDS`, each by one function over its own tree in key order, so a page boundary is always
-//! `(kind, last key)` and the cursor (`cursor.rs`) names exactly that. Later kinds (notes,
-//! handoffs) slot in by adding an entry. Only live data is exported: forgotten records are gone
-//! from the trees, and a document lists only the passages it still has.
+//! `(kind, last key)` and the cursor (`cursor.rs`) names exactly that. Notes and handoffs come
+//! last, their records made by the notes engine (`notes::exchange`, `notes::handoff_exchange`).
+//! Only live data is exported: forgotten records are gone from the trees, and a document lists
+//! only the passages it still has. Private notes are exported only when asked for (`private`:
+//! the node allows private notes and the caller sends `includePrivate`); otherwise the header
+//! counts them in `withheld.private_notes`, so an export never looks complete when it is not.
 
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
@@ -11,6 +14,7 @@ use super::part::Partition;
 use super::records::decode;
 use super::trees::{DOC, ENT, PSG, REL, ent_key};
 use crate::error::{Error, Result};
+use crate::notes;
 use crate::snapshot::Snapshot;
 use crate::time::iso_ms;
 use serde_json::{Value, json};
@@ -23,8 +27,9 @@ pub const FORMAT_VERSION: u64 = 1;
 pub const DEFAULT_LIMIT: usize = 500;
 pub const MAX_LIMIT: usize = 5000;
 
-/// Turns one stored value of a kind's tree into its export record.
-type ToRecord = fn(&Snapshot, &Partition, &[u8]) -> Result<Value>;
+/// Turns one stored value of a kind's tree into its export record (`None`: not exported, as a
+/// private note not asked for); the flag says whether private notes are asked for.
+type ToRecord = fn(&Snapshot, &Partition, &[u8], bool) -> Result<Option<Value>>;
 
 /// One record kind: its name and, for kinds stored one record per key, the tree it walks and the
 /// function that turns a stored value into an export record.
@@ -34,12 +39,22 @@ struct Kind {
 }
 
 /// The kinds in export order. The header has no tree: it is one record, first.
-const KINDS: [Kind; 4] = [
+const KINDS: [Kind; 6] = [
     Kind { name: "header", walk: None },
     Kind { name: "entity", walk: Some((ENT, entity_record)) },
     Kind { name: "fact", walk: Some((REL, fact_record)) },
     Kind { name: "document", walk: Some((DOC, document_record)) },
+    Kind { name: "note", walk: Some((notes::exchange::TREE, note_record)) },
+    Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, handoff_record)) },
 ];
+
+fn note_record(_snap: &Snapshot, _part: &Partition, value: &[u8], private: bool) -> Result<Option<Value>> {
+    notes::exchange::record(value, private)
+}
+
+fn handoff_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
+    notes::handoff_exchange::record(value).map(Some)
+}
 
 /// The names of the kinds, in export order.
 #[must_use]
@@ -47,23 +62,23 @@ pub fn kind_names() -> Vec<&'static str> {
     KINDS.iter().map(|k| k.name).collect()
 }
 
-fn entity_record(_snap: &Snapshot, _part: &Partition, value: &[u8]) -> Result<Value> {
+fn entity_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
     let e: Entity = decode(value, "entity")?;
-    Ok(json!({
+    Ok(Some(json!({
         "kind": "entity",
         "id": e.id.to_string(),
         "name": e.name,
         "types": e.types,
         "attributes": e.attributes,
         "recorded_at": iso_ms(e.recorded_at),
-    }))
+    })))
 }
 
 fn entity_name(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<String>> {
     snap.get(ENT, &ent_key(part, id))?.map(|b| decode::<Entity>(&b, "entity").map(|e| e.name)).transpose()
 }
 
-fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8]) -> Result<Value> {
+fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
     let r: Relation = decode(value, "relation")?;
     let provenance = match &r.source {
         Source::Asserted { label } => json!({ "kind": "asserted", "label": label, "agent": r.agent }),
@@ -89,10 +104,10 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8]) -> Result<Value>
     if let Some(ended) = r.ended_at {
         record["ended_at"] = json!(iso_ms(ended));
     }
-    Ok(record)
+    Ok(Some(record))
 }
 
-fn document_record(snap: &Snapshot, part: &Partition, value: &[u8]) -> Result<Value> {
+fn document_record(snap: &Snapshot, part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
     let d: Document = decode(value, "document")?;
     let doc_prefix = part.key(&[&d.id.to_be_bytes()]);
     let mut passages = Vec::new();
@@ -106,7 +121,7 @@ fn document_record(snap: &Snapshot, part: &Partition, value: &[u8]) -> Result<Va
         let span: PassageSpan = decode(&value, "passage")?;
         passages.push(json!({ "ordinal": ordinal, "start": span.start, "end": span.end }));
     }
-    Ok(json!({
+    Ok(Some(json!({
         "kind": "document",
         "id": d.id.to_string(),
         "text": d.text,
@@ -114,7 +129,7 @@ fn document_record(snap: &Snapshot, part: &Partition, value: &[u8]) -> Result<Va
         "date": d.date,
         "ingested_at": iso_ms(d.ingested_at),
         "passages": passages,
-    }))
+    })))
 }
 
 /// One page of an export.
@@ -125,8 +140,16 @@ pub struct Page {
     pub next: Option<String>,
 }
 
-/// Up to `limit` records of `part` from `cursor` (the start when `None`); `now` stamps the header.
-pub fn export(snap: &Snapshot, part: &Partition, cursor: Option<&str>, limit: usize, now: i64) -> Result<Page> {
+/// Up to `limit` records of `part` from `cursor` (the start when `None`); `now` stamps the header;
+/// `private`: private notes are exported (else withheld and counted in the header).
+pub fn export(
+    snap: &Snapshot,
+    part: &Partition,
+    cursor: Option<&str>,
+    limit: usize,
+    now: i64,
+    private: bool,
+) -> Result<Page> {
     if limit == 0 || limit > MAX_LIMIT {
         return Err(Error::InvalidArgument(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
     }
@@ -144,6 +167,7 @@ pub fn export(snap: &Snapshot, part: &Partition, cursor: Option<&str>, limit: us
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
             let (_, _, scope) = part.parts();
+            let withheld = if private { 0 } else { notes::exchange::private_count(snap, part)? };
             records.push(json!({
                 "kind": "header",
                 "format": FORMAT,
@@ -151,6 +175,7 @@ pub fn export(snap: &Snapshot, part: &Partition, cursor: Option<&str>, limit: us
                 "scope": scope,
                 "exported_at": iso_ms(now),
                 "kinds": kind_names(),
+                "withheld": { "private_notes": withheld },
             }));
             at += 1;
             after = Vec::new();
@@ -166,7 +191,9 @@ pub fn export(snap: &Snapshot, part: &Partition, cursor: Option<&str>, limit: us
                 // More of this kind remains: continue after the last key returned.
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
-            records.push(record(snap, part, &value)?);
+            if let Some(r) = record(snap, part, &value, private)? {
+                records.push(r);
+            }
             after = suffix.to_vec();
         }
         at += 1;

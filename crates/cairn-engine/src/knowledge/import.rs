@@ -7,9 +7,11 @@
 //! entity is stored then, and its own record fills in types and attributes when it arrives); a
 //! fact citing a document not imported yet reserves that document's local id, which the document
 //! takes when it comes. History is kept: recorded, ended and ingested times are the exported ones.
+//! Notes and handoffs go last, each by the notes engine's rules (`notes::exchange`,
+//! `notes::handoff_exchange`), which record their own history events.
 
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
-use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT};
+use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
 use super::part::Partition;
@@ -35,6 +37,19 @@ pub struct ImportCounts {
     pub entities: u64,
     pub facts: u64,
     pub documents: u64,
+    pub notes: u64,
+    pub handoffs: u64,
+}
+
+impl ImportCounts {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &ImportCounts) {
+        self.entities += other.entities;
+        self.facts += other.facts;
+        self.documents += other.documents;
+        self.notes += other.notes;
+        self.handoffs += other.handoffs;
+    }
 }
 
 /// A record not imported, by its index in the request, and why.
@@ -503,7 +518,7 @@ pub fn import(tx: &mut WriteTxn<'_>, part: &Partition, records: &[Value], agent:
         return Err(Error::InvalidArgument(format!("records: at most {MAX_LIMIT} per call, got {}", records.len())));
     }
     let mut out = Imported::default();
-    let mut by_kind: [Vec<(usize, &Map<String, Value>)>; 3] = Default::default();
+    let mut by_kind: [Vec<(usize, &Map<String, Value>)>; 5] = Default::default();
     for (index, record) in records.iter().enumerate() {
         let Some(r) = record.as_object() else {
             out.skipped.push(Skipped { index, reason: "record: must be an object".into() });
@@ -519,13 +534,11 @@ pub fn import(tx: &mut WriteTxn<'_>, part: &Partition, records: &[Value], agent:
             Some("entity") => 0,
             Some("fact") => 1,
             Some("document") => 2,
-            Some(kind @ ("note" | "handoff")) => {
-                let reason = format!("kind: {kind} records are imported by the notes engine");
-                out.skipped.push(Skipped { index, reason });
-                continue;
-            }
+            Some("note") => 3,
+            Some("handoff") => 4,
             _ => {
-                out.skipped.push(Skipped { index, reason: "kind: must be header, entity, fact or document".into() });
+                let reason = format!("kind: must be one of {}", kind_names().join(", "));
+                out.skipped.push(Skipped { index, reason });
                 continue;
             }
         };
@@ -553,6 +566,17 @@ pub fn import(tx: &mut WriteTxn<'_>, part: &Partition, records: &[Value], agent:
         }
     }
     passages.finish(tx)?;
+    // Notes and handoffs stand alone: no other record refers to them.
+    for &(index, r) in &by_kind[3] {
+        if let Err(reason) = crate::notes::exchange::import(tx, part, r, agent, now, &mut out)? {
+            out.skipped.push(Skipped { index, reason });
+        }
+    }
+    for &(index, r) in &by_kind[4] {
+        if let Err(reason) = crate::notes::handoff_exchange::import(tx, part, r, agent, now, &mut out)? {
+            out.skipped.push(Skipped { index, reason });
+        }
+    }
     for (index, doc) in citing {
         if tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))?.is_none() {
             out.not_reproduced.push(serde_json::json!({

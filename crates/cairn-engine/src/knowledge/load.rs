@@ -8,7 +8,7 @@
 //! what this path is shaped by: on the machines measured, fresh memory (the kernel zeroing it)
 //! cost more than parsing or page building. The result is what `import` of the same records
 //! would store: the same records, indexes, id map, name generations and one `import` history
-//! event per record stored. Records the fast path does not take (documents, facts citing
+//! event per record stored. Records the fast path does not take (documents, notes, handoffs, facts citing
 //! documents, anything malformed) go through `import` itself afterwards in the same transaction,
 //! so they are stored, or skipped with its reasons.
 
@@ -905,12 +905,8 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
         let records: Vec<Value> = chunk.iter().map(|(_, v)| v.clone()).collect();
         let done = import(tx, part, &records, agent, now)?;
         let line = |i: usize| chunk[i].0;
-        out.imported.entities += done.imported.entities;
-        out.imported.facts += done.imported.facts;
-        out.imported.documents += done.imported.documents;
-        out.unchanged.entities += done.unchanged.entities;
-        out.unchanged.facts += done.unchanged.facts;
-        out.unchanged.documents += done.unchanged.documents;
+        out.imported.add(&done.imported);
+        out.unchanged.add(&done.unchanged);
         out.skipped.extend(done.skipped.into_iter().map(|s| Skipped { index: line(s.index), reason: s.reason }));
         for mut n in done.not_reproduced {
             if let Some(i) = n.get("index").and_then(Value::as_u64).and_then(|i| usize::try_from(i).ok()) {

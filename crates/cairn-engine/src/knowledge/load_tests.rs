@@ -46,7 +46,11 @@ fn a_load_stores_what_import_of_the_same_records_stores() {
     let by_load = load(&store, &loaded, &lines(&records));
     let by_import = verb(&store, &caller(&imported, 9_000), "import", &json!({"records": records})).unwrap();
     assert_eq!(by_load, by_import, "the same counts, skips and notes");
-    assert_eq!(by_load["imported"], json!({"entities": 4, "facts": 3, "documents": 1}), "{by_load}");
+    assert_eq!(
+        by_load["imported"],
+        json!({"entities": 4, "facts": 3, "documents": 1, "notes": 0, "handoffs": 0}),
+        "{by_load}"
+    );
     let exported = |p: &Partition| normalized(&export_pages(&store, p, 5000).concat());
     assert_eq!(exported(&loaded), exported(&imported));
     assert_eq!(exported(&loaded), normalized(&records), "the copy exports as the source did");
@@ -116,7 +120,11 @@ fn bad_lines_are_skipped_by_line_with_imports_reasons() {
     let by_import = verb(&store, &caller(&imported, 9_000), "import", &json!({"records": records})).unwrap();
     assert_eq!(reply["imported"], by_import["imported"]);
     assert_eq!(reply["unchanged"], by_import["unchanged"]);
-    assert_eq!(reply["imported"], json!({"entities": 1, "facts": 1, "documents": 0}), "{reply}");
+    assert_eq!(
+        reply["imported"],
+        json!({"entities": 1, "facts": 1, "documents": 0, "notes": 0, "handoffs": 0}),
+        "{reply}"
+    );
     // Lines count from 0 with blank ones included; the import's indexes count records.
     let skipped = |r: &Value| -> Vec<(u64, String)> {
         r["skipped"]
@@ -155,7 +163,11 @@ fn a_loaded_scope_survives_a_reopen_and_checks_clean() {
     {
         let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
         let reply = load(&store, &part, &body);
-        assert_eq!(reply["imported"], json!({"entities": 3000, "facts": 6000, "documents": 0}), "{reply}");
+        assert_eq!(
+            reply["imported"],
+            json!({"entities": 3000, "facts": 6000, "documents": 0, "notes": 0, "handoffs": 0}),
+            "{reply}"
+        );
         assert!(store.check().unwrap().ok);
         // Dropped without `close`: the load was made durable when it was acknowledged.
         std::mem::forget(store);

@@ -13,6 +13,8 @@ mod derive;
 mod docs;
 pub(crate) mod event_view;
 #[cfg(test)]
+mod exchange_notes_tests;
+#[cfg(test)]
 mod exchange_properties;
 #[cfg(test)]
 mod exchange_tests;
@@ -53,6 +55,7 @@ pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
     upsert_entity,
 };
+pub(crate) use import::IMPORT_MAP;
 pub use import::{ImportCounts, Imported, Skipped, import};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;

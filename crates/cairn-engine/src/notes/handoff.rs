@@ -4,15 +4,18 @@
 //! caller. An expired capsule is never returned; the reply says it expired and when.
 //!
 //! Trees: `n.hand` `part | taskId \0 | id BE` → capsule; `n.hand_to` `part | to \0 | id BE` → taskId.
-//! Ids come from the store's counter, so the newest capsule of a task is the last key.
+//! Ids come from the store's counter; the newest capsule of a task is the one left last (`createdAt`,
+//! then id: an imported capsule keeps its time but takes a new id).
 
 use super::fields::{Fields, limit, short_name};
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::history::{self, Change};
+use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
 use crate::store::Store;
 use crate::time::{iso_ms, parse_rfc3339};
+use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -30,27 +33,27 @@ pub const MAX_ITEM_BYTES: usize = 4096;
 /// Largest capsule, serialised.
 pub const MAX_CAPSULE_BYTES: usize = 64 * 1024;
 
-const LISTS: [&str; 4] = ["decisions", "nextSteps", "artifacts", "blockers"];
+pub(super) const LISTS: [&str; 4] = ["decisions", "nextSteps", "artifacts", "blockers"];
 
 /// A capsule as stored (times in ms).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Capsule {
-    id: u64,
-    task_id: String,
-    summary: String,
-    status: Option<String>,
+pub(super) struct Capsule {
+    pub(super) id: u64,
+    pub(super) task_id: String,
+    pub(super) summary: String,
+    pub(super) status: Option<String>,
     /// `decisions`, `nextSteps`, `artifacts`, `blockers`, in that order.
-    lists: [Vec<Value>; 4],
+    pub(super) lists: [Vec<Value>; 4],
     /// The agent that left it.
-    from: String,
-    to: Option<String>,
-    created_at: i64,
-    expires_at: Option<i64>,
+    pub(super) from: String,
+    pub(super) to: Option<String>,
+    pub(super) created_at: i64,
+    pub(super) expires_at: Option<i64>,
 }
 
 impl Capsule {
-    fn render(&self) -> Value {
+    pub(super) fn render(&self) -> Value {
         let mut out = json!({
             "id": self.id.to_string(),
             "taskId": self.task_id,
@@ -75,7 +78,7 @@ impl Capsule {
         self.expires_at.is_some_and(|at| at <= now)
     }
 
-    fn decode(bytes: &[u8]) -> Result<Capsule> {
+    pub(super) fn decode(bytes: &[u8]) -> Result<Capsule> {
         serde_json::from_slice(bytes).map_err(|e| Error::corrupt(None, format!("a handoff capsule: {e}")))
     }
 }
@@ -100,6 +103,17 @@ fn list(f: &mut Fields, name: &str) -> Outcome<Vec<Value>> {
         }
     }
     Ok(items)
+}
+
+/// Stores `capsule` (its id given) under its task, and under its addressee when it has one.
+pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
+    let id_be = capsule.id.to_be_bytes();
+    let record = serde_json::to_vec(capsule).expect("JSON serialises");
+    tx.put(HAND, &part.key(&[capsule.task_id.as_bytes(), b"\0", &id_be]), &record)?;
+    if let Some(to) = &capsule.to {
+        tx.put(HAND_TO, &part.key(&[to.as_bytes(), b"\0", &id_be]), capsule.task_id.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Runs `handoff_create` for `caller`.
@@ -153,12 +167,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     let (capsule, _) = store.write(move |tx| {
         caller.part.register(tx)?;
         capsule.id = crate::knowledge::next_id(tx)?;
-        let id_be = capsule.id.to_be_bytes();
-        let record = serde_json::to_vec(&capsule).expect("JSON serialises");
-        tx.put(HAND, &caller.part.key(&[capsule.task_id.as_bytes(), b"\0", &id_be]), &record)?;
-        if let Some(to) = &capsule.to {
-            tx.put(HAND_TO, &caller.part.key(&[to.as_bytes(), b"\0", &id_be]), capsule.task_id.as_bytes())?;
-        }
+        put(tx, &caller.part, &capsule)?;
         let change = Change {
             family: "handoff",
             target: &capsule.task_id,
@@ -181,6 +190,12 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     Ok(reply)
 }
 
+/// Orders capsules oldest first by when they were left (then id). Ids follow creation here, but
+/// an imported capsule takes a new id whenever its page arrives, so time decides which is newest.
+fn newest_last(capsules: &mut [Capsule]) {
+    capsules.sort_by_key(|c| (c.created_at, c.id));
+}
+
 /// Runs `handoff_resume` for `caller`.
 pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
@@ -200,23 +215,21 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
             let (k, task) = kv?;
             keys.push(part.key(&[&task, b"\0", &k[k.len() - 8..]]));
         }
-        let mut handoffs = Vec::new();
-        for key in keys.iter().rev() {
-            if handoffs.len() == limit {
-                break;
-            }
+        let mut capsules = Vec::with_capacity(keys.len());
+        for key in &keys {
             let bytes = snap.get(HAND, key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
-            let capsule = Capsule::decode(&bytes)?;
-            if !capsule.expired(caller.now) {
-                handoffs.push(capsule.render());
-            }
+            capsules.push(Capsule::decode(&bytes)?);
         }
+        newest_last(&mut capsules);
+        let handoffs: Vec<Value> =
+            capsules.iter().rev().filter(|c| !c.expired(caller.now)).take(limit).map(Capsule::render).collect();
         return Ok(json!({ "state": "listed", "handoffs": handoffs }));
     };
     let mut capsules: Vec<Capsule> = Vec::new();
     for kv in snap.prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]))? {
         capsules.push(Capsule::decode(&kv?.1)?);
     }
+    newest_last(&mut capsules);
     let newer_expired: Vec<&Capsule> = capsules.iter().rev().take_while(|c| c.expired(caller.now)).collect();
     let skipped: Vec<Value> = newer_expired
         .iter()

@@ -1,4 +1,6 @@
-//! `memory_export`: `{cursor?, limit?}` → `{records, next}` (see `knowledge::export`).
+//! `memory_export`: `{cursor?, limit?, includePrivate?}` → `{records, next}` (see
+//! `knowledge::export`). The node adds its policy as `allowPrivate`; private notes are exported
+//! only when it is true and the caller sends `includePrivate: true`.
 
 use super::Caller;
 use crate::error::{Error, Result};
@@ -6,11 +8,21 @@ use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, export};
 use crate::store::Store;
 use serde_json::{Map, Value, json};
 
+/// The fields an export request may carry (`allowPrivate` is the node's policy, not the caller's).
+const FIELDS: [&str; 4] = ["cursor", "limit", "includePrivate", "allowPrivate"];
+
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Map<String, Value> = super::parse("export", body)?;
-    if let Some(field) = req.keys().find(|k| !["cursor", "limit"].contains(&k.as_str())) {
-        return Err(Error::InvalidArgument(format!("{field}: export takes only cursor and limit")));
+    if let Some(field) = req.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(Error::InvalidArgument(format!("{field}: export takes only {}", FIELDS.join(", "))));
     }
+    let flag = |field: &str| match req.get(field) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(Error::InvalidArgument(format!("{field}: must be true or false"))),
+    };
+    let (allow, include) = (flag("allowPrivate")?, flag("includePrivate")?);
+    let private = allow && include;
     let cursor = match req.get("cursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(c)) => Some(c.as_str()),
@@ -25,6 +37,6 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         }
     };
     let snap = store.snapshot()?;
-    let page = export(&snap, &caller.part, cursor, limit, caller.now)?;
+    let page = export(&snap, &caller.part, cursor, limit, caller.now, private)?;
     Ok(json!({ "records": page.records, "next": page.next }))
 }

@@ -37,14 +37,14 @@ fn forget(store: &Store, part: &Partition, body: &Value) -> Value {
 
 fn doc_id(store: &Store, part: &Partition, label: &str) -> u64 {
     let snap = store.snapshot().unwrap();
-    let page = export(&snap, part, None, 100, 0).unwrap();
+    let page = export(&snap, part, None, 100, 0, false).unwrap();
     let doc = page.records.iter().find(|r| r["kind"] == "document" && r["label"] == label).expect("document");
     doc["id"].as_str().unwrap().parse().unwrap()
 }
 
 fn exported_text(store: &Store, part: &Partition) -> String {
     let snap = store.snapshot().unwrap();
-    serde_json::to_string(&export(&snap, part, None, 1000, 0).unwrap().records).unwrap()
+    serde_json::to_string(&export(&snap, part, None, 1000, 0, false).unwrap().records).unwrap()
 }
 
 fn tree_count(store: &Store, tree: &str, part: &Partition) -> usize {
@@ -248,7 +248,7 @@ fn all_empties_the_scope_and_nothing_else() {
     let snap = store.snapshot().unwrap();
     assert!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().is_empty());
     assert_eq!(fts::search(&snap, other.raw(), "lighthouse", 5).unwrap().len(), 1, "another scope is untouched");
-    let page = export(&snap, &part, None, 100, 0).unwrap();
+    let page = export(&snap, &part, None, 100, 0, false).unwrap();
     assert_eq!(page.records.len(), 1, "only the header is left: {:?}", page.records);
     assert_eq!(forget(&store, &part, &json!({"all": true})), json!({"state": "already_forgotten"}));
 }

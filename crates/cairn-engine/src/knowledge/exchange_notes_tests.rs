@@ -1,0 +1,190 @@
+//! Notes and handoffs through `export` / `import` / `load`: their records and fields, private
+//! notes withheld unless asked for, the round trip into an empty scope, import twice is once, a
+//! changed value as the next version with its event, and resume after an import in any order.
+
+use super::Partition;
+use super::testing::fresh;
+use super::testing_api::{caller, export_pages, normalized, notes_verb, verb};
+use crate::store::Store;
+use serde_json::{Value, json};
+
+/// Four notes (user, task, agent, private) and two handoffs (one expired by `now` 10,000).
+fn seeded() -> (tempfile::TempDir, Store, Partition) {
+    let (dir, store, part) = fresh();
+    let who = caller(&part, 1_000);
+    let writes = [
+        json!({"key": "editor", "value": {"name": "vim"}, "kind": "user_preference"}),
+        json!({"key": "plan", "value": "step 2", "kind": "task_state", "visibility": "task", "taskId": "t1",
+               "confidence": 0.5, "confidenceBasis": "agent_inferred"}),
+        json!({"key": "mine", "value": [1, 2], "kind": "decision", "visibility": "agent"}),
+        json!({"key": "secret", "value": "x", "kind": "user_fact", "private": true, "allowPrivate": true}),
+    ];
+    for body in &writes {
+        assert!(notes_verb(&store, &who, "note_write", body).get("error").is_none());
+    }
+    let later = caller(&part, 2_000);
+    notes_verb(&store, &later, "note_write", &json!({"key": "editor", "value": {"name": "helix"}}));
+    for (at, body) in [
+        (3_000, json!({"taskId": "t1", "summary": "first", "expiresAt": "1970-01-01T00:00:05.000Z"})),
+        (4_000, json!({"taskId": "t1", "summary": "second", "nextSteps": ["ship"], "to": "codex"})),
+    ] {
+        assert!(notes_verb(&store, &caller(&part, at), "handoff_create", &body).get("id").is_some());
+    }
+    (dir, store, part)
+}
+
+fn of_kind<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    records.iter().filter(|r| r["kind"] == kind).collect()
+}
+
+#[test]
+fn notes_and_handoffs_are_exported_with_their_fields() {
+    let (_dir, store, part) = seeded();
+    let who = caller(&part, 10_000);
+    let plain = verb(&store, &who, "export", &json!({})).unwrap();
+    let records = plain["records"].as_array().unwrap();
+    assert_eq!(records[0]["kinds"], json!(["header", "entity", "fact", "document", "note", "handoff"]));
+    assert_eq!(records[0]["withheld"], json!({"private_notes": 1}));
+    let notes = of_kind(records, "note");
+    assert_eq!(notes.iter().map(|n| n["key"].as_str().unwrap()).collect::<Vec<_>>(), ["editor", "mine", "plan"]);
+    let editor = notes[0];
+    assert_eq!(editor["value"], json!({"name": "helix"}));
+    assert_eq!((&editor["version"], &editor["noteKind"]), (&json!(2), &json!("user_preference")));
+    assert_eq!(
+        (&editor["createdAt"], &editor["updatedAt"]),
+        (&json!("1970-01-01T00:00:01.000Z"), &json!("1970-01-01T00:00:02.000Z"))
+    );
+    assert!(editor["id"].is_string());
+    assert_eq!(
+        (&notes[1]["visibility"], &notes[1]["owner"], &notes[1]["agent"]),
+        (&json!("agent"), &json!("a"), &json!("a"))
+    );
+    assert_eq!((&notes[2]["taskId"], &notes[2]["confidence"]), (&json!("t1"), &json!(0.5)));
+    assert_eq!(notes[2]["confidenceBasis"], "agent_inferred");
+    let handoffs = of_kind(records, "handoff");
+    assert_eq!(handoffs.len(), 2, "expired capsules are exported too");
+    assert_eq!(handoffs[0]["expiresAt"], "1970-01-01T00:00:05.000Z");
+    assert_eq!((&handoffs[1]["nextSteps"], &handoffs[1]["to"]), (&json!(["ship"]), &json!("codex")));
+    assert!(handoffs.iter().all(|h| h["id"].as_str().is_some_and(|id| id.parse::<u64>().is_ok())));
+    // Private notes need both the node's policy and the caller's ask.
+    for (body, private) in [
+        (json!({"includePrivate": true}), false),
+        (json!({"allowPrivate": true}), false),
+        (json!({"allowPrivate": true, "includePrivate": true}), true),
+    ] {
+        let page = verb(&store, &who, "export", &body).unwrap();
+        let records = page["records"].as_array().unwrap();
+        assert_eq!(of_kind(records, "note").iter().any(|n| n["key"] == "secret"), private, "{body}");
+        assert_eq!(records[0]["withheld"]["private_notes"], json!(u64::from(!private)), "{body}");
+    }
+    assert_eq!(verb(&store, &who, "export", &json!({"includePrivate": "yes"})), Err("INVALID_ARGUMENT"));
+}
+
+#[test]
+fn notes_and_handoffs_round_trip_in_any_page_order_and_twice_is_once() {
+    let (_dir, store, part) = seeded();
+    let pages = export_pages(&store, &part, 2);
+    let target = Partition::new("local", "u1", "restored").unwrap();
+    let who = caller(&target, 50_000);
+    let mut imported = (0, 0);
+    for page in pages.iter().rev() {
+        let reply = verb(&store, &who, "import", &json!({"records": page})).unwrap();
+        assert_eq!(reply["skipped"], json!([]), "{reply}");
+        imported.0 += reply["imported"]["notes"].as_u64().unwrap();
+        imported.1 += reply["imported"]["handoffs"].as_u64().unwrap();
+    }
+    assert_eq!(imported, (4, 2));
+    // Versions and times are the exported ones: the copy exports as the source does.
+    assert_eq!(normalized(&export_pages(&store, &target, 5000).concat()), normalized(&pages.concat()));
+    for page in &pages {
+        let reply = verb(&store, &who, "import", &json!({"records": page})).unwrap();
+        assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}));
+    }
+    let reply = verb(&store, &who, "import", &json!({"records": pages.concat()})).unwrap();
+    assert_eq!(reply["unchanged"]["notes"], 4);
+    assert_eq!(reply["unchanged"]["handoffs"], 2);
+    // Into the scope it came from, nothing is new either.
+    let reply = verb(&store, &caller(&part, 50_000), "import", &json!({"records": pages.concat()})).unwrap();
+    assert_eq!((&reply["imported"]["notes"], &reply["imported"]["handoffs"]), (&json!(0), &json!(0)), "{reply}");
+    // The imported notes read and resume as the source's do.
+    let reader = caller(&target, 10_000);
+    let listed = notes_verb(&store, &reader, "note_list", &json!({"query": "helix"}));
+    assert_eq!(listed["notes"][0]["key"], "editor", "{listed}");
+    let resumed = notes_verb(&store, &reader, "handoff_resume", &json!({"taskId": "t1"}));
+    assert_eq!(resumed["handoff"]["summary"], "second", "{resumed}");
+    assert!(store.check().unwrap().ok);
+}
+
+#[test]
+fn a_changed_value_is_the_next_version_and_an_old_page_never_rolls_back() {
+    let (_dir, store, part) = seeded();
+    let records = export_pages(&store, &part, 5000).concat();
+    let editor: Vec<Value> = records.iter().filter(|r| r["key"] == "editor").cloned().collect();
+    let target = Partition::new("local", "u1", "copy").unwrap();
+    let who = caller(&target, 20_000);
+    notes_verb(&store, &who, "note_write", &json!({"key": "editor", "value": "emacs", "kind": "user_preference"}));
+    let reply = verb(&store, &who, "import", &json!({"records": editor})).unwrap();
+    assert_eq!(reply["imported"]["notes"], 1, "{reply}");
+    let note = &notes_verb(&store, &who, "note_list", &json!({"key": "editor"}))["notes"][0];
+    assert_eq!(
+        (&note["value"], &note["version"], &note["supersedes"]),
+        (&json!({"name": "helix"}), &json!(2), &json!(1))
+    );
+    assert_eq!(note["updatedAt"], "1970-01-01T00:00:20.000Z", "a new version here is stamped when it is imported");
+    let events = notes_verb(&store, &who, "history", &json!({"key": "editor"}));
+    let last = events["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((&last["op"], &last["before"]["value"]), (&json!("import"), &json!("emacs")), "{events}");
+    // The copy moves on; the same page again leaves it where it is.
+    notes_verb(&store, &who, "note_write", &json!({"key": "editor", "value": "nano"}));
+    let reply = verb(&store, &who, "import", &json!({"records": editor})).unwrap();
+    assert_eq!((&reply["imported"]["notes"], &reply["unchanged"]["notes"]), (&json!(0), &json!(1)), "{reply}");
+    let note = &notes_verb(&store, &who, "note_list", &json!({"key": "editor"}))["notes"][0];
+    assert_eq!((&note["value"], &note["version"]), (&json!("nano"), &json!(3)));
+}
+
+#[test]
+fn bad_note_and_handoff_records_are_skipped_by_field() {
+    let (_dir, store, part) = fresh();
+    let who = caller(&part, 9);
+    let records = json!([
+        {"kind": "note", "key": "k"},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "gossip"},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "visibility": "task"},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "id": 5},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "updatedAt": "soon"},
+        {"kind": "handoff", "summary": "x"},
+        {"kind": "handoff", "taskId": "t", "summary": " "},
+        {"kind": "handoff", "taskId": "t", "summary": "s", "blockers": [3]},
+    ]);
+    let reply = verb(&store, &who, "import", &json!({"records": records})).unwrap();
+    let starts: Vec<String> = reply["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{} {}", s["index"], s["reason"].as_str().unwrap().split(':').next().unwrap()))
+        .collect();
+    assert_eq!(
+        starts,
+        ["0 value", "1 noteKind", "2 taskId", "3 id", "4 updatedAt", "5 taskId", "6 summary", "7 blockers[0]"],
+        "{reply}"
+    );
+    assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}));
+    let snap = store.snapshot().unwrap();
+    assert_eq!(snap.prefix(super::part::SCOPES, b"").unwrap().count(), 0, "nothing imported registers no scope");
+}
+
+#[test]
+fn load_takes_notes_and_handoffs_into_an_empty_scope() {
+    let (_dir, store, part) = seeded();
+    let records = export_pages(&store, &part, 5000).concat();
+    let lines = records.iter().map(Value::to_string).collect::<Vec<_>>().join("\n");
+    let target = Partition::new("local", "u1", "loaded").unwrap();
+    let who = caller(&target, 60_000);
+    let reply: Value =
+        serde_json::from_slice(&super::api::call(&store, "load", &who, lines.as_bytes()).unwrap()).unwrap();
+    assert_eq!(reply["skipped"], json!([]), "{reply}");
+    assert_eq!((&reply["imported"]["notes"], &reply["imported"]["handoffs"]), (&json!(4), &json!(2)), "{reply}");
+    assert_eq!(normalized(&export_pages(&store, &target, 5000).concat()), normalized(&records));
+    let events = notes_verb(&store, &who, "history", &json!({"key": "plan", "visibility": "task", "taskId": "t1"}));
+    assert_eq!(events["events"][0]["op"], "import", "{events}");
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { startTestNode, type TestNode } from './node.js';
+
+// memory_export / memory_import carry notes and handoffs over HTTP: the header lists the kinds,
+// private notes leave only when the node allows them and the caller asks (else they are counted
+// as withheld), and export → import into an empty scope → export gives the same records, with a
+// second import changing nothing.
+
+let t: TestNode;
+type Rec = Record<string, unknown>;
+
+beforeAll(async () => {
+  t = await startTestNode({ allowPrivate: true });
+  const notes = [
+    { key: 'editor', value: { name: 'helix' }, kind: 'user_preference' },
+    { key: 'plan', value: 'ship on friday', kind: 'task_state', visibility: 'task', taskId: 'release' },
+    { key: 'mine', value: [1, 2], kind: 'decision', visibility: 'agent' },
+    { key: 'secret', value: 'pin 1234', kind: 'user_fact', private: true },
+  ];
+  for (const body of notes) expect((await t.call('POST', '/v1/memory/note_write', { body })).status).toBe(200);
+  const handoff = { taskId: 'release', summary: 'tests pass, docs left', nextSteps: ['write docs'] };
+  expect((await t.call('POST', '/v1/memory/handoff_create', { body: handoff })).status).toBe(200);
+});
+afterAll(() => t.stop());
+
+async function exportAll(scope: string, includePrivate: boolean): Promise<Rec[]> {
+  const out: Rec[] = [];
+  let cursor: string | null = null;
+  do {
+    const body: Rec = { scope, limit: 2, includePrivate, ...(cursor === null ? {} : { cursor }) };
+    const r = await t.call('POST', '/v1/memory/export', { body });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    out.push(...(r.body.records as Rec[]));
+    cursor = r.body.next as string | null;
+  } while (cursor !== null);
+  return out;
+}
+
+/** Records without store-local ids and export stamps, sorted, so two scopes' exports compare. */
+function normalized(records: Rec[]): string[] {
+  return records.map(({ id: _id, exported_at: _at, scope: _scope, ...rest }) => JSON.stringify(rest)).sort();
+}
+
+it('exports notes and handoffs, private notes only when asked for', async () => {
+  const plain = await exportAll('default', false);
+  expect(plain[0]).toMatchObject({
+    kind: 'header',
+    kinds: ['header', 'entity', 'fact', 'document', 'note', 'handoff'],
+    withheld: { private_notes: 1 },
+  });
+  const notes = plain.filter((r) => r.kind === 'note');
+  expect(notes.map((n) => n.key)).toEqual(['editor', 'mine', 'plan']);
+  expect(notes[2]).toMatchObject({ noteKind: 'task_state', visibility: 'task', taskId: 'release', version: 1 });
+  const handoffs = plain.filter((r) => r.kind === 'handoff');
+  expect(handoffs).toHaveLength(1);
+  expect(handoffs[0]).toMatchObject({ taskId: 'release', summary: 'tests pass, docs left', nextSteps: ['write docs'] });
+  expect(handoffs[0]?.id).toMatch(/^\d+$/);
+  const all = await exportAll('default', true);
+  expect(all[0]).toMatchObject({ withheld: { private_notes: 0 } });
+  expect(all.filter((r) => r.kind === 'note').map((n) => n.key)).toContain('secret');
+});
+
+it('round trips into an empty scope, and a second import changes nothing', async () => {
+  const records = await exportAll('default', true);
+  const first = await t.call('POST', '/v1/memory/import', { body: { scope: 'copy', records } });
+  expect(first.status).toBe(200);
+  expect(first.body.skipped).toEqual([]);
+  expect(first.body.imported).toEqual({ entities: 0, facts: 0, documents: 0, notes: 4, handoffs: 1 });
+  expect(normalized(await exportAll('copy', true))).toEqual(normalized(records));
+  const again = await t.call('POST', '/v1/memory/import', { body: { scope: 'copy', records } });
+  expect(again.body.imported).toEqual({ entities: 0, facts: 0, documents: 0, notes: 0, handoffs: 0 });
+  expect(again.body.unchanged).toMatchObject({ notes: 4, handoffs: 1 });
+  const resumed = await t.call('POST', '/v1/memory/handoff_resume', { body: { scope: 'copy', taskId: 'release' } });
+  expect(resumed.body).toMatchObject({ state: 'resumed', handoff: { summary: 'tests pass, docs left' } });
+});
+
+it('skips a bad note record by its field', async () => {
+  const records = [{ kind: 'note', key: 'k', value: 1, noteKind: 'gossip' }];
+  const r = await t.call('POST', '/v1/memory/import', { body: { scope: 'bad', records } });
+  expect(r.status).toBe(200);
+  expect(r.body.skipped).toEqual([{ index: 0, reason: expect.stringMatching(/^noteKind: /) }]);
+});
