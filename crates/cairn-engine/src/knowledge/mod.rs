@@ -35,6 +35,7 @@ mod testing;
 #[cfg(test)]
 mod testing_api;
 mod trees;
+mod valid;
 pub mod wire;
 
 pub use crate::time::{iso_ms, parse_iso_ms};

@@ -11,7 +11,8 @@ use crate::knowledge::citation::Citer;
 use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with};
 use crate::knowledge::graph::{Direction, Source, entity_by_id};
 use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
-use crate::knowledge::wire::{self, FoundBy, check_date};
+use crate::knowledge::valid;
+use crate::knowledge::wire::{self, FoundBy};
 use crate::knowledge::{MAX_HOPS, When};
 use crate::store::Store;
 use serde::Deserialize;
@@ -41,10 +42,8 @@ fn check(req: &Request) -> Result<Ask> {
     if !(1..=100).contains(&k) {
         return Err(Error::InvalidArgument(format!("k must be 1..=100, got {k}")));
     }
-    if let Some(v) = &req.valid_at {
-        check_date("valid_at", v)?;
-    }
-    Ok(Ask { hops, k, when: When { as_of: req.as_of, valid_at: req.valid_at.clone() } })
+    let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
+    Ok(Ask { hops, k, when: When { as_of: req.as_of, valid_at } })
 }
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
