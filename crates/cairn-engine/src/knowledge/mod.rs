@@ -36,6 +36,8 @@ mod testing;
 mod testing_api;
 mod trees;
 mod valid;
+#[cfg(test)]
+mod valid_properties;
 pub mod wire;
 
 pub use crate::time::{iso_ms, parse_iso_ms};

@@ -689,6 +689,12 @@ mod tests {
         refused(&json!({"content": 5}), "remember");
         let rel = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_from": "soon"}});
         refused(&json!({"facts": {"relations": [rel]}}), "facts.relations[0].attributes.valid_from");
+        let ok = json!({"source": "a", "target": "b", "type": "t"});
+        let inverted = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_to": "2023-01-01"}});
+        refused(
+            &json!({"facts": {"relations": [ok, inverted]}, "date": "2024-01-01"}),
+            "facts.relations[1].attributes.valid_to",
+        );
     }
 
     #[test]
