@@ -220,6 +220,9 @@ mod tests {
         let before =
             call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse", "as_of": 9})).unwrap();
         assert_eq!(before["items"], json!([]), "as_of before the write sees nothing: {before}");
+        assert_eq!(before["coverage"]["full_text"], json!(0), "nor counts a passage ingested later: {before}");
+        let now = call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse"})).unwrap();
+        assert!(now["coverage"]["full_text"].as_u64().unwrap() > 0, "{now}");
         let mut other = caller(20);
         other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
         assert_eq!(
