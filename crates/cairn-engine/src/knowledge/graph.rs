@@ -253,8 +253,10 @@ impl Relation {
 
 /// Records `a.from` → `a.to` of type `a.rel_type`, creating missing entities. Asserting a live
 /// relation again (same ends, same type up to case) merges the given attributes into the stored
-/// one. With `replaces`, the subject's other live relations of that type end now (and are kept);
-/// asserting an ended relation again stores it anew and names the one it restores.
+/// one. With `replaces`, the subject's other relations of that type true at the assertion's
+/// `valid_from` (else now) end there in valid time and now in transaction time (and are kept);
+/// asserting an ended relation again stores it anew and names the one it restores. The rules are
+/// `replace_in_valid_time`'s.
 pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i64) -> Result<Related> {
     let (from_entity, _) = upsert_entity(tx, part, a.from, &[], &Map::new(), now)?;
     let (to_entity, _) = upsert_entity(tx, part, a.to, &[], &Map::new(), now)?;

@@ -1,7 +1,8 @@
 //! `memory_relate`: one typed edge `from` → `to`, missing entities created. `replaces: true` ends
-//! the subject's other live edges of that type (kept for `as_of`/`valid_at` reads), and asserting
-//! an ended edge again restores it. An assertion dated before a live edge it would replace is
-//! older news: it is kept in history, valid until the newer edge starts, and ends nothing.
+//! the subject's other edges of that type at the call's date in valid time (kept for `as_of` and
+//! `valid_at` reads), and asserting an ended edge again restores it from that date. An assertion
+//! dated before edges that start later is older news: it is kept in history, valid until the
+//! first of them starts, and ends none of them (knowledge-verbs.md "Valid time").
 
 use super::{Caller, parse};
 use crate::error::{Error, Result};
