@@ -64,7 +64,8 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'Assert one typed relation `from` → `to` (e.g. from "Priya Raman", type "works_at", to "Acme"); missing ' +
       'entities are created. `attributes` may carry `valid_from`/`valid_to`. `replaces: true` ends the subject’s ' +
-      'other relations of that type (history is kept; re-asserting an old one restores it). Reuse relation type ' +
+      'other relations of that type at `date` (else now), so `valid_at` still finds them before it (history is ' +
+      'kept; re-asserting an old one restores it from `date`). Reuse relation type ' +
       'spellings from memory_status. The reply lists the relation and what was `ended` or `restored`.',
   },
   {

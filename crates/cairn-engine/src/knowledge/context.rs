@@ -295,7 +295,7 @@ pub(crate) fn context_with(
         .collect();
     let full_text: Vec<(u64, u32)> =
         fts::search(snap, part.raw(), question, k * 3)?.into_iter().map(|h| (h.doc, h.ordinal)).collect();
-    let coverage = Coverage {
+    let mut coverage = Coverage {
         seeds: seed_ids.len(),
         reached: order.len(),
         facts: graph.len(),
@@ -346,6 +346,10 @@ pub(crate) fn context_with(
             let Some(item) = passage_item(snap, part, &mut docs, (doc, ordinal), seed, when.as_of)? else { continue };
             rank += 1;
             add(&mut fused, (1, doc, ordinal), item, channel, rank);
+        }
+        if channel == Channel::FullText {
+            // Full-text hits count once their document is known at `as_of` (and still stored).
+            coverage.full_text = rank;
         }
     }
     let mut items: Vec<Item> = fused.into_values().collect();

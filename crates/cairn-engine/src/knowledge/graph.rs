@@ -9,9 +9,11 @@ use super::trees::{
     ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, bump_names, ent_key, name_key, name_prefix, next_id,
     rel_key, trailing_id,
 };
+use super::valid;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::text::fold;
+use crate::time::iso_ms;
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -214,6 +216,9 @@ pub struct Related {
     pub ended: Vec<u64>,
     /// An ended relation with the same ends and type that this assertion brings back.
     pub restored: Option<u64>,
+    /// With `replaces`: edges of the type that start later in valid time than this assertion;
+    /// it is older news, stored ended, true until the first of them starts.
+    pub superseded_by: Vec<u64>,
 }
 
 impl Relation {
@@ -223,19 +228,35 @@ impl Relation {
         self.recorded_at <= as_of && self.ended_at.is_none_or(|end| end > as_of)
     }
 
-    /// Whether the relation was true at `date` (ISO 8601, compared as text: give dates in one
-    /// format). An open end is unbounded.
+    /// The start of its valid time as an instant (ms); `None` is unbounded.
     #[must_use]
-    pub fn valid_at(&self, date: &str) -> bool {
-        self.valid_from.as_deref().is_none_or(|from| from <= date)
-            && self.valid_to.as_deref().is_none_or(|to| date < to)
+    pub fn valid_start(&self) -> Option<i64> {
+        self.valid_from.as_deref().and_then(valid::bound)
+    }
+
+    /// The end of its valid time as the store read it at `as_of` (now when `None`), an instant
+    /// (ms); `None` is unbounded. An edge ended without a `valid_to` (stores written before
+    /// `replaces` set one) was true until it was ended.
+    #[must_use]
+    pub fn valid_end(&self, as_of: Option<i64>) -> Option<i64> {
+        let ended = self.ended_at.filter(|&end| as_of.is_none_or(|t| end <= t));
+        self.valid_to.as_deref().and_then(valid::bound).or(ended)
+    }
+
+    /// Whether the relation was true at instant `at` (ms), half-open `[valid_from, valid_to)`,
+    /// as the store read it at `as_of`.
+    #[must_use]
+    pub fn valid_at(&self, at: i64, as_of: Option<i64>) -> bool {
+        self.valid_start().is_none_or(|from| from <= at) && self.valid_end(as_of).is_none_or(|end| at < end)
     }
 }
 
 /// Records `a.from` → `a.to` of type `a.rel_type`, creating missing entities. Asserting a live
 /// relation again (same ends, same type up to case) merges the given attributes into the stored
-/// one. With `replaces`, the subject's other live relations of that type end now (and are kept);
-/// asserting an ended relation again stores it anew and names the one it restores.
+/// one. With `replaces`, the subject's other relations of that type true at the assertion's
+/// `valid_from` (else now) end there in valid time and now in transaction time (and are kept);
+/// asserting an ended relation again stores it anew and names the one it restores. The rules are
+/// `replace_in_valid_time`'s.
 pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i64) -> Result<Related> {
     let (from_entity, _) = upsert_entity(tx, part, a.from, &[], &Map::new(), now)?;
     let (to_entity, _) = upsert_entity(tx, part, a.to, &[], &Map::new(), now)?;
@@ -267,54 +288,63 @@ pub(crate) fn relate_ids(
     now: i64,
     ids: &mut dyn FnMut(&mut WriteTxn<'_>) -> Result<u64>,
 ) -> Result<(Related, Option<Vec<u8>>)> {
-    let valid = |key: &str| a.attributes.get(key).and_then(Value::as_str).map(str::to_owned);
     let out_prefix = part.key(&[&from.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
-    let mut same_live = None;
-    let mut restored = None;
-    let mut ended = Vec::new();
+    let mut records = Vec::new();
     for (key, _) in tx.prefix(ADJ, &out_prefix)? {
         let rel_id = trailing_id(&key)?;
         let bytes = tx
             .get(REL, &rel_key(part, rel_id))?
             .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
-        let mut rel: Relation = decode(&bytes, "relation")?;
-        match (rel.to == to, rel.ended_at.is_none()) {
-            (true, true) => same_live = Some(rel),
-            (true, false) => restored = Some(rel.id),
-            (false, true) if a.replaces => {
-                rel.ended_at = Some(now);
-                tx.put(REL, &rel_key(part, rel_id), &encode(&rel))?;
-                ended.push(rel_id);
-            }
-            (false, _) => {}
-        }
+        records.push(decode::<Relation>(&bytes, "relation")?);
     }
-    if let Some(mut rel) = same_live {
+    let mut attributes = a.attributes.clone();
+    let plan = if a.replaces { replace_in_valid_time(&mut attributes, records, to, now) } else { plain(records, to) };
+    let mut ended = Vec::new();
+    for mut rel in plan.end {
+        rel.ended_at = rel.ended_at.or(Some(now));
+        tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
+        ended.push(rel.id);
+    }
+    let superseded_by = plan.newer;
+    if let Some(mut rel) = plan.same {
         let before = rel.clone();
-        for (k, v) in a.attributes {
-            rel.attributes.insert(k.clone(), v.clone());
+        if rel.ended_at.is_none() {
+            let valid = |key: &str| a.attributes.get(key).and_then(Value::as_str).map(str::to_owned);
+            for (k, v) in a.attributes {
+                rel.attributes.insert(k.clone(), v.clone());
+            }
+            // Under `replaces` the edge is already true at the asserted start: it keeps its own.
+            rel.valid_from =
+                if a.replaces { before.valid_from.clone() } else { valid("valid_from").or(rel.valid_from) };
+            rel.attributes.remove("valid_from");
+            if let Some(from) = &rel.valid_from {
+                rel.attributes.insert("valid_from".into(), Value::String(from.clone()));
+            }
+            rel.valid_to = valid("valid_to").or(rel.valid_to);
         }
-        rel.valid_from = valid("valid_from").or(rel.valid_from);
-        rel.valid_to = valid("valid_to").or(rel.valid_to);
         let mut written = None;
         if rel != before {
             let bytes = encode(&rel);
             tx.put(REL, &rel_key(part, rel.id), &bytes)?;
             written = Some(bytes);
         }
-        return Ok((Related { relation: rel, created: false, ended, restored: None }, written));
+        let related = Related { relation: rel, created: false, ended, restored: None, superseded_by };
+        return Ok((related, written));
     }
     let id = ids(tx)?;
+    let text = |key: &str| attributes.get(key).and_then(Value::as_str).map(str::to_owned);
+    let older = !superseded_by.is_empty();
     let rel = Relation {
         id,
         from,
         to,
         rel_type: a.rel_type.trim().to_owned(),
-        attributes: a.attributes.clone(),
-        valid_from: valid("valid_from"),
-        valid_to: valid("valid_to"),
+        valid_from: text("valid_from"),
+        valid_to: text("valid_to"),
+        attributes,
         recorded_at: now,
-        ended_at: None,
+        // Older news is history from the start: never live, still read by `valid_at`.
+        ended_at: older.then_some(now),
         source: a.source,
         agent: a.agent.to_owned(),
     };
@@ -322,7 +352,86 @@ pub(crate) fn relate_ids(
     tx.put(REL, &rel_key(part, id), &bytes)?;
     tx.put(ADJ, &adj_key(part, rel.from, OUT, folded_type, id), &[])?;
     tx.put(ADJ, &adj_key(part, rel.to, IN, folded_type, id), &[])?;
-    Ok((Related { relation: rel, created: true, ended, restored }, Some(bytes)))
+    let related = Related { relation: rel, created: true, ended, restored: plan.restored, superseded_by };
+    Ok((related, Some(bytes)))
+}
+
+/// What an assertion does to the subject's edges of its type.
+#[derive(Default)]
+struct Plan {
+    /// An edge to the same target that already says it: merged into (when live), else kept as is.
+    same: Option<Relation>,
+    /// Edges that end, as they are to be stored (`ended_at` is set when they are written).
+    end: Vec<Relation>,
+    /// An ended edge to the same target that the new edge brings back.
+    restored: Option<u64>,
+    /// Edges starting later in valid time: the assertion is older news.
+    newer: Vec<u64>,
+}
+
+/// Without `replaces`: a live edge to the same target is merged into; else an ended one is
+/// restored by a new edge.
+fn plain(records: Vec<Relation>, to: u64) -> Plan {
+    let mut plan = Plan::default();
+    for rel in records.into_iter().filter(|r| r.to == to) {
+        if rel.ended_at.is_none() {
+            plan.same = Some(rel);
+        } else {
+            plan.restored = Some(rel.id);
+        }
+    }
+    plan
+}
+
+/// The valid-time rules of `replaces` (knowledge-verbs.md "Valid time"). The assertion starts at
+/// its `valid_from` (`now` when it has none, which it then gets). Every edge of the type from the
+/// subject is read as its interval:
+/// - starting later: newer; the assertion is older news, ends (`valid_to`) when the first newer
+///   edge starts (unless it ends sooner) and is stored ended;
+/// - true at the start, to another target: it ends there (`valid_to` = the start) and is ended;
+/// - true at the start, to the same target: the assertion is already stated; nothing new is stored;
+/// - over before the start, to the same target: the new edge restores it (a live one is ended,
+///   keeping its interval).
+fn replace_in_valid_time(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Plan {
+    let given = attributes.get("valid_from").and_then(Value::as_str).map(|s| (s.to_owned(), valid::bound(s)));
+    let (at, start) = match given {
+        Some((text, Some(ms))) => (text, ms),
+        _ => (iso_ms(now), now),
+    };
+    attributes.insert("valid_from".into(), Value::String(at.clone()));
+    let mut plan = Plan::default();
+    let mut newer: Vec<Relation> = Vec::new();
+    let mut over = Vec::new();
+    for rel in records {
+        let covers = rel.valid_end(None).is_none_or(|end| end > start);
+        match (rel.valid_start(), rel.to == to, covers) {
+            (Some(from), _, _) if from > start => newer.push(rel),
+            (_, false, true) => plan.end.push(Relation { valid_to: Some(at.clone()), ..rel }),
+            (_, true, true) => plan.same = Some(rel),
+            (_, true, false) if rel.ended_at.is_none() => {
+                plan.restored = Some(rel.id);
+                over.push(rel);
+            }
+            (_, true, false) => plan.restored = Some(rel.id),
+            (_, false, false) => {}
+        }
+    }
+    if let Some(first) = newer.iter().filter_map(|r| Some((r.valid_start()?, r))).min_by_key(|(ms, _)| *ms) {
+        let own_end = attributes.get("valid_to").and_then(Value::as_str).and_then(valid::bound);
+        if own_end.is_none_or(|end| end > first.0) {
+            let spelled = first.1.valid_from.clone().unwrap_or_default();
+            attributes.insert("valid_to".into(), Value::String(spelled));
+        }
+    }
+    plan.newer = newer.iter().map(|r| r.id).collect();
+    if plan.same.is_some() || !plan.newer.is_empty() {
+        plan.restored = None;
+    } else {
+        // A live edge to the same target whose interval is over ends as it is, so the new
+        // live edge is the only one (a relation is unique while live).
+        plan.end.extend(over);
+    }
+    plan
 }
 
 /// The entity with `id` in `part`, as of `snap`.
@@ -343,26 +452,6 @@ pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Res
 /// The relation with `id` in `part`, including `tx`'s own writes.
 pub(crate) fn relation_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Option<Relation>> {
     tx.get(REL, &rel_key(part, id))?.map(|b| decode(&b, "relation")).transpose()
-}
-
-/// The live outbound relations of `entity` whose folded type is `folded_type`, including `tx`'s
-/// own writes.
-pub(crate) fn live_out_of_type(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    entity: u64,
-    folded_type: &str,
-) -> Result<Vec<Relation>> {
-    let prefix = part.key(&[&entity.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
-    let mut out = Vec::new();
-    for (key, _) in tx.prefix(ADJ, &prefix)? {
-        if let Some(rel) = relation_in(tx, part, trailing_id(&key)?)?
-            && rel.ended_at.is_none()
-        {
-            out.push(rel);
-        }
-    }
-    Ok(out)
 }
 
 /// The entity whose folded name is `name`'s, including `tx`'s own writes.
@@ -490,10 +579,12 @@ mod tests {
             source: Source::Asserted { label: None },
             agent: "a".into(),
         };
-        assert!(!rel.valid_at("2023-12-31"));
-        assert!(rel.valid_at("2024-01-01"));
-        assert!(rel.valid_at("2024-12-31"));
-        assert!(!rel.valid_at("2025-01-01"));
+        let at = |date: &str| rel.valid_at(valid::instant(date).unwrap(), None);
+        assert!(!at("2023-12-31"));
+        assert!(at("2024-01-01"));
+        assert!(at("2024-12-31T23:59:59.999Z"));
+        assert!(!at("2025-01-01"));
+        assert!(!at("2024-12-31T23:00:00-01:00"), "the same instant as 2025-01-01 midnight UTC");
     }
 
     fn attrs(v: Value) -> Map<String, Value> {

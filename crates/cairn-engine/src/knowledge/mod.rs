@@ -38,6 +38,9 @@ mod testing;
 #[cfg(test)]
 mod testing_api;
 mod trees;
+mod valid;
+#[cfg(test)]
+mod valid_properties;
 pub mod wire;
 
 pub use crate::time::{iso_ms, parse_iso_ms};

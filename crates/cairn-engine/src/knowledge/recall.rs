@@ -14,11 +14,11 @@ use crate::text::{LookupOptions, MatchKind, NameIndex};
 pub const SUGGESTIONS: usize = 3;
 
 /// Which moment a recall reads: `as_of` (transaction time, ms: what the store knew then) and
-/// `valid_at` (valid time, ISO 8601: what was true then). Both unset: what is known and live now.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `valid_at` (valid time, ms: what was true then). Both unset: what is known and live now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct When {
     pub as_of: Option<i64>,
-    pub valid_at: Option<String>,
+    pub valid_at: Option<i64>,
 }
 
 /// The answer to a recall.
@@ -69,16 +69,28 @@ pub(crate) fn facts_of(
     Ok((facts, derived))
 }
 
-/// The relations touching `entity` that `when` sees.
+/// The relations touching `entity` that `when` sees: without `valid_at`, those live (now, or at
+/// `as_of`); with it, every edge recorded by then (live or ended: an ended edge is history, true
+/// over its interval) whose valid time holds that instant.
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
     Ok(neighbours(snap, part, entity)?
         .into_iter()
-        .filter(|n| match when.as_of {
-            Some(t) => n.relation.known_at(t),
-            None => n.relation.ended_at.is_none(),
+        .filter(|n| sees(&n.relation, when))
+        .map(|mut n| {
+            // Read as of a moment, an edge ended later was not ended yet.
+            n.relation.ended_at = n.relation.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));
+            n
         })
-        .filter(|n| when.valid_at.as_deref().is_none_or(|d| n.relation.valid_at(d)))
         .collect())
+}
+
+/// Whether a read at `when` sees `rel` (see `live_neighbours`).
+pub(crate) fn sees(rel: &graph::Relation, when: &When) -> bool {
+    match (when.as_of, when.valid_at) {
+        (None, None) => rel.ended_at.is_none(),
+        (Some(t), None) => rel.known_at(t),
+        (as_of, Some(at)) => as_of.is_none_or(|t| rel.recorded_at <= t) && rel.valid_at(at, as_of),
+    }
 }
 
 #[cfg(test)]
@@ -148,8 +160,9 @@ mod tests {
         assert_eq!(now.len(), 1);
         assert_eq!(before.len(), 1);
         assert_ne!(now, before, "as_of before the replacement sees the old employer");
-        assert!(employers(When { as_of: None, valid_at: Some("2025-01-01".into()) }).is_empty());
-        assert_eq!(employers(When { as_of: None, valid_at: Some("2025-07-01".into()) }), now);
+        let at = |date: &str| When { as_of: None, valid_at: super::super::valid::instant(date) };
+        assert_eq!(employers(at("2025-01-01")), before, "the replaced employer was true until the new one started");
+        assert_eq!(employers(at("2025-07-01")), now);
     }
 
     #[test]

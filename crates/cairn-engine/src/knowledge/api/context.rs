@@ -11,7 +11,8 @@ use crate::knowledge::citation::Citer;
 use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with};
 use crate::knowledge::graph::{Direction, Source, entity_by_id};
 use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
-use crate::knowledge::wire::{self, FoundBy, check_date};
+use crate::knowledge::valid;
+use crate::knowledge::wire::{self, FoundBy};
 use crate::knowledge::{MAX_HOPS, When};
 use crate::store::Store;
 use serde::Deserialize;
@@ -41,10 +42,8 @@ fn check(req: &Request) -> Result<Ask> {
     if !(1..=100).contains(&k) {
         return Err(Error::InvalidArgument(format!("k must be 1..=100, got {k}")));
     }
-    if let Some(v) = &req.valid_at {
-        check_date("valid_at", v)?;
-    }
-    Ok(Ask { hops, k, when: When { as_of: req.as_of, valid_at: req.valid_at.clone() } })
+    let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
+    Ok(Ask { hops, k, when: When { as_of: req.as_of, valid_at } })
 }
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
@@ -221,6 +220,9 @@ mod tests {
         let before =
             call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse", "as_of": 9})).unwrap();
         assert_eq!(before["items"], json!([]), "as_of before the write sees nothing: {before}");
+        assert_eq!(before["coverage"]["full_text"], json!(0), "nor counts a passage ingested later: {before}");
+        let now = call(&store, &caller(20), "context", &json!({"question": "Priya Raman lighthouse"})).unwrap();
+        assert!(now["coverage"]["full_text"].as_u64().unwrap() > 0, "{now}");
         let mut other = caller(20);
         other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
         assert_eq!(

@@ -11,7 +11,8 @@ use crate::knowledge::citation::Citer;
 use crate::knowledge::graph::{self, Entity, Source, entity_by_id, relation_by_id};
 use crate::knowledge::limits::{MAX_NAME_LEN, MAX_RECALL_K, RECALL_K};
 use crate::knowledge::recall::{facts_of, live_neighbours};
-use crate::knowledge::wire::{self, FoundBy, check_date};
+use crate::knowledge::valid;
+use crate::knowledge::wire::{self, FoundBy};
 use crate::knowledge::{MAX_HOPS, Neighbour};
 use crate::knowledge::{SUGGESTIONS, When};
 use crate::snapshot::Snapshot;
@@ -85,9 +86,6 @@ fn check(req: &Request) -> Result<usize> {
             return Err(Error::InvalidArgument(format!("attribute.key must be 1..={MAX_NAME_LEN} bytes")));
         }
         _ => {}
-    }
-    if let Some(v) = &req.valid_at {
-        check_date("valid_at", v)?;
     }
     let k = req.k.unwrap_or(RECALL_K);
     if !(1..=MAX_RECALL_K).contains(&k) {
@@ -233,8 +231,9 @@ fn stored_fact(citer: &mut Citer<'_>, n: &Neighbour, ends: (&str, &str), by: &Fo
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Request = parse("recall", body)?;
     let k = check(&req)?;
+    let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
     let snap = store.snapshot()?;
-    let when = When { as_of: req.as_of, valid_at: req.valid_at.clone() };
+    let when = When { as_of: req.as_of, valid_at };
     let (subject, how, others) = match resolve(store, &snap, caller, &req)? {
         Ok(found) => found,
         Err(reply) => return Ok(reply),

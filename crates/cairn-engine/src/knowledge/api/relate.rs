@@ -1,7 +1,8 @@
 //! `memory_relate`: one typed edge `from` → `to`, missing entities created. `replaces: true` ends
-//! the subject's other live edges of that type (kept for `as_of`/`valid_at` reads), and asserting
-//! an ended edge again restores it. An assertion dated before a live edge it would replace is
-//! older news: it is kept in history, valid until the newer edge starts, and ends nothing.
+//! the subject's other edges of that type at the call's date in valid time (kept for `as_of` and
+//! `valid_at` reads), and asserting an ended edge again restores it from that date. An assertion
+//! dated before edges that start later is older news: it is kept in history, valid until the
+//! first of them starts, and ends none of them (knowledge-verbs.md "Valid time").
 
 use super::{Caller, parse};
 use crate::error::{Error, Result};
@@ -10,6 +11,7 @@ use crate::knowledge::citation::Citer;
 use crate::knowledge::graph::{self, Assertion, Direction, Relation, Source, entity_by_id, relation_by_id};
 use crate::knowledge::limits::MAX_NAME_LEN;
 use crate::knowledge::relate;
+use crate::knowledge::valid::check_interval;
 use crate::knowledge::wire::{self, FoundBy, check_date};
 use crate::store::Store;
 use crate::text::fold;
@@ -48,14 +50,7 @@ fn check(req: &Request) -> Result<()> {
     if let Some(d) = &req.date {
         check_date("date", d)?;
     }
-    for key in ["valid_from", "valid_to"] {
-        match req.attributes.as_ref().and_then(|a| a.get(key)) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => check_date(&format!("attributes.{key}"), s)?,
-            Some(_) => return Err(Error::InvalidArgument(format!("attributes.{key} must be an ISO 8601 string"))),
-        }
-    }
-    Ok(())
+    check_interval("attributes", req.attributes.as_ref(), req.date.as_deref())
 }
 
 /// What the write did.
@@ -76,28 +71,6 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
     if let Some(d) = &req.date {
         attrs.entry("valid_from").or_insert_with(|| Value::String(d.clone()));
     }
-    let mut replaces = req.replaces;
-    let mut newer = Vec::new();
-    if let (true, Some(from)) = (replaces, attrs.get("valid_from").and_then(Value::as_str).map(str::to_owned))
-        && let Some(subject) = graph::entity_id_in(tx, part, &req.from)?
-    {
-        let target = graph::entity_id_in(tx, part, &req.to)?;
-        let starts: Vec<(String, u64)> = graph::live_out_of_type(tx, part, subject, &fold(req.rel_type.trim()))?
-            .into_iter()
-            .filter(|r| Some(r.to) != target)
-            .filter_map(|r| r.valid_from.clone().filter(|v| v.as_str() > from.as_str()).map(|v| (v, r.id)))
-            .collect();
-        if let Some(first) = starts.iter().map(|(v, _)| v.clone()).min() {
-            // Older than what is stored: history, valid until the newer edge starts.
-            replaces = false;
-            newer = starts.into_iter().map(|(_, id)| id).collect();
-            let ends_at = match attrs.get("valid_to").and_then(Value::as_str) {
-                Some(to) if to < first.as_str() => to.to_owned(),
-                _ => first,
-            };
-            attrs.insert("valid_to".into(), Value::String(ends_at));
-        }
-    }
     let a = Assertion {
         from: &req.from,
         to: &req.to,
@@ -105,7 +78,7 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         attributes: &attrs,
         source: Source::Asserted { label: req.source.clone() },
         agent: &caller.agent,
-        replaces,
+        replaces: req.replaces,
     };
     let missing: Vec<&str> = [req.from.as_str(), req.to.as_str()]
         .into_iter()
@@ -155,7 +128,7 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         created: related.created,
         ended: related.ended,
         restored: related.restored.into_iter().collect(),
-        newer,
+        newer: related.superseded_by,
     })
 }
 
@@ -251,6 +224,123 @@ mod tests {
         assert_eq!(at("2024-06-01"), vec!["Acme"]);
         assert_eq!(at("2025-06-01"), vec!["Globex"]);
         assert!(at("2022-06-01").is_empty());
+    }
+
+    /// The objects `recall` answers for `subject` at `valid_at` (`None`: a plain recall).
+    fn objects_at(store: &crate::store::Store, subject: &str, valid_at: Option<&str>) -> Vec<String> {
+        let mut body = json!({"subject": subject});
+        if let Some(at) = valid_at {
+            body["valid_at"] = json!(at);
+        }
+        let r = call(store, &caller(1_000), "recall", &body).unwrap();
+        r["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn valid_at_answers_the_interval_the_user_stated() {
+        // The audit's calls (issue 3 item 6): Paris from 2020, Berlin from 2023, Paris again
+        // from 2025, then older news: Rome from 2010.
+        let (_dir, store, _part) = fresh();
+        let relate = |at: i64, body: serde_json::Value| call(&store, &caller(at), "relate", &body).unwrap();
+        let paris = relate(
+            10,
+            json!({"from": "Ana", "to": "Paris", "type": "lives_in", "attributes": {"valid_from": "2020-01-01"}}),
+        );
+        let berlin = relate(
+            20,
+            json!({"from": "Ana", "to": "Berlin", "type": "lives_in", "replaces": true, "date": "2023-03-01"}),
+        );
+        assert_eq!(berlin["ended"][0]["id"], paris["fact"]["id"]);
+        assert_eq!(berlin["ended"][0]["valid_to"], json!("2023-03-01"), "ended in valid time at the call's date");
+        assert_eq!(berlin["ended"][0]["ended_at"], json!("1970-01-01T00:00:00.020Z"), "and in transaction time now");
+        assert_eq!(objects_at(&store, "Ana", Some("2021-06-01")), vec!["Paris"]);
+        assert_eq!(objects_at(&store, "Ana", Some("2024-01-01")), vec!["Berlin"]);
+        let back = relate(
+            30,
+            json!({"from": "Ana", "to": "Paris", "type": "lives_in", "replaces": true, "date": "2025-01-01"}),
+        );
+        assert_eq!(back["restored"][0]["id"], paris["fact"]["id"]);
+        assert_eq!(back["fact"]["valid_from"], json!("2025-01-01"), "restored from the call's date");
+        assert_eq!(back["ended"][0]["valid_to"], json!("2025-01-01"));
+        let rome = relate(
+            40,
+            json!({"from": "Ana", "to": "Rome", "type": "lives_in", "replaces": true, "date": "2010-01-01"}),
+        );
+        assert_eq!(rome["ended"], json!([]), "older news ends nothing");
+        assert_eq!(rome["fact"]["valid_to"], json!("2020-01-01"), "it ends when Paris starts");
+        assert_eq!(rome["fact"]["ended_at"], json!("1970-01-01T00:00:00.040Z"), "stored as history, not live");
+        assert_eq!(rome["superseded_by"].as_array().unwrap().len(), 3);
+        for (at, want) in [
+            ("2009-12-31", vec![]),
+            ("2015-06-01", vec!["Rome"]),
+            ("2021-06-01", vec!["Paris"]),
+            ("2023-02-28T23:59:59.999Z", vec!["Paris"]),
+            ("2023-03-01", vec!["Berlin"]),
+            ("2024-01-01", vec!["Berlin"]),
+            ("2026-01-01", vec!["Paris"]),
+        ] {
+            assert_eq!(objects_at(&store, "Ana", Some(at)), want, "valid_at {at}");
+        }
+        assert_eq!(objects_at(&store, "Ana", None), vec!["Paris"], "only the restored Paris is live");
+        let then = call(&store, &caller(50), "recall", &json!({"subject": "Ana", "as_of": 25})).unwrap();
+        assert_eq!(then["facts"][0]["object"], json!("Berlin"));
+        assert_eq!(then["facts"][0].get("ended_at"), None, "as known at 25, Berlin had not ended");
+    }
+
+    #[test]
+    fn restating_what_is_already_true_changes_no_interval() {
+        let (_dir, store, _part) = fresh();
+        let relate = |at: i64, body: serde_json::Value| call(&store, &caller(at), "relate", &body).unwrap();
+        let lives =
+            |to: &str, date: &str| json!({"from": "Ana", "to": to, "type": "lives_in", "replaces": true, "date": date});
+        let first = relate(10, lives("Paris", "2020-01-01"));
+        relate(20, lives("Berlin", "2023-01-01"));
+        let again = relate(30, lives("Paris", "2021-01-01"));
+        assert_eq!(again["created"], json!(false), "Paris in 2021 is already stated");
+        assert_eq!(again["fact"]["id"], first["fact"]["id"]);
+        assert_eq!(objects_at(&store, "Ana", Some("2022-01-01")), vec!["Paris"]);
+        assert_eq!(objects_at(&store, "Ana", Some("2024-01-01")), vec!["Berlin"]);
+        let live = relate(40, lives("Berlin", "2024-01-01"));
+        assert_eq!(live["fact"]["valid_from"], json!("2023-01-01"), "a live edge keeps its own start");
+        assert_eq!(objects_at(&store, "Ana", Some("2023-06-01")), vec!["Berlin"]);
+    }
+
+    #[test]
+    fn valid_times_compare_as_instants_across_zones() {
+        let (_dir, store, _part) = fresh();
+        let attributes = json!({"valid_from": "2024-01-01T10:00:00+05:00", "valid_to": "2024-01-01T12:00:00+05:00"});
+        let r = call(
+            &store,
+            &caller(10),
+            "relate",
+            &json!({"from": "Zed", "to": "Tokyo", "type": "visits", "attributes": attributes}),
+        )
+        .unwrap();
+        assert_eq!(r["fact"]["valid_from"], json!("2024-01-01T10:00:00+05:00"), "the user's spelling is kept");
+        for (at, n) in [
+            ("2024-01-01T06:00:00Z", 1),
+            ("2024-01-01T11:00:00+05:00", 1),
+            ("2024-01-01T04:59:59Z", 0),
+            ("2024-01-01T05:00:00Z", 1),
+            ("2024-01-01T07:00:00Z", 0),
+            ("2024-01-01", 0),
+        ] {
+            assert_eq!(objects_at(&store, "Zed", Some(at)).len(), n, "valid_at {at}");
+        }
+    }
+
+    #[test]
+    fn an_interval_ending_before_it_starts_is_refused_naming_valid_to() {
+        let (_dir, store, _part) = fresh();
+        for body in [
+            json!({"from": "a", "to": "b", "type": "t", "attributes": {"valid_from": "2024-01-01", "valid_to": "2023-01-01"}}),
+            json!({"from": "a", "to": "b", "type": "t", "date": "2024-01-01", "attributes": {"valid_to": "2023-01-01"}}),
+        ] {
+            let err = call(&store, &caller(1), "relate", &body).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT");
+            assert!(err.to_string().contains("attributes.valid_to"), "{err}");
+        }
+        assert_eq!(store.snapshot().unwrap().tree_len(crate::knowledge::trees::ENT).unwrap_or(0), 0);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::knowledge::limits::{
 };
 use crate::knowledge::trees::{read_next_id, write_next_id};
 use crate::knowledge::upsert_entity;
+use crate::knowledge::valid::check_interval;
 use crate::knowledge::wire::{check_date, id};
 use crate::store::Store;
 use crate::text::{
@@ -110,17 +111,6 @@ fn name(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-fn valid_time(field: &str, attrs: Option<&Map<String, Value>>) -> Result<()> {
-    for key in ["valid_from", "valid_to"] {
-        match attrs.and_then(|a| a.get(key)) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => check_date(&format!("{field}.{key}"), s)?,
-            Some(_) => return Err(Error::InvalidArgument(format!("{field}.{key} must be an ISO 8601 string"))),
-        }
-    }
-    Ok(())
-}
-
 /// Every check of the request that needs no store, so a refusal changes nothing.
 fn check(req: &Request) -> Result<()> {
     let forms = [req.content.is_some(), req.messages.is_some(), req.passages.is_some()];
@@ -210,7 +200,7 @@ fn check(req: &Request) -> Result<()> {
             name(&format!("facts.relations[{i}].source"), &r.source)?;
             name(&format!("facts.relations[{i}].target"), &r.target)?;
             name(&format!("facts.relations[{i}].type"), &r.rel_type)?;
-            valid_time(&format!("facts.relations[{i}].attributes"), r.attributes.as_ref())?;
+            check_interval(&format!("facts.relations[{i}].attributes"), r.attributes.as_ref(), req.date.as_deref())?;
         }
     }
     Ok(())
@@ -699,6 +689,12 @@ mod tests {
         refused(&json!({"content": 5}), "remember");
         let rel = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_from": "soon"}});
         refused(&json!({"facts": {"relations": [rel]}}), "facts.relations[0].attributes.valid_from");
+        let ok = json!({"source": "a", "target": "b", "type": "t"});
+        let inverted = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_to": "2023-01-01"}});
+        refused(
+            &json!({"facts": {"relations": [ok, inverted]}, "date": "2024-01-01"}),
+            "facts.relations[1].attributes.valid_to",
+        );
     }
 
     #[test]

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { startTestNode, type TestNode } from './node.js';
+
+// Valid time over HTTP, with the calls of the black-box audit (issue 3 item 6): `replaces` ends
+// the other edge in valid time at the call's date, a restore starts a new interval, older news
+// ends when the newer starts, and valid_at compares instants, not text.
+
+let t: TestNode;
+beforeAll(async () => {
+  t = await startTestNode();
+});
+afterAll(() => t.stop());
+
+const relate = async (body: Record<string, unknown>) => {
+  const r = await t.call('POST', '/v1/memory/relate', { body });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body as { fact: Record<string, unknown>; ended: Record<string, unknown>[]; restored: { id: string }[] };
+};
+
+const objects = async (subject: string, extra: Record<string, unknown> = {}) => {
+  const r = await t.call('POST', '/v1/memory/recall', { body: { subject, ...extra } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return ((r.body.facts ?? []) as { object: string }[]).map((f) => f.object);
+};
+
+describe('replaces in valid time', () => {
+  it('answers the intervals the user stated, in any order of calls', async () => {
+    const paris = await relate({
+      from: 'Ana',
+      to: 'Paris',
+      type: 'lives_in',
+      attributes: { valid_from: '2020-01-01' },
+    });
+    const berlin = await relate({ from: 'Ana', to: 'Berlin', type: 'lives_in', replaces: true, date: '2023-03-01' });
+    expect(berlin.ended.map((f) => f.id)).toEqual([paris.fact.id]);
+    expect(berlin.ended[0]?.valid_to).toBe('2023-03-01');
+    expect(typeof berlin.ended[0]?.ended_at).toBe('string');
+    expect(await objects('Ana', { valid_at: '2021-06-01' })).toEqual(['Paris']);
+
+    const back = await relate({ from: 'Ana', to: 'Paris', type: 'lives_in', replaces: true, date: '2025-01-01' });
+    expect(back.restored.map((f) => f.id)).toEqual([paris.fact.id]);
+    expect(back.fact.valid_from).toBe('2025-01-01');
+    const rome = await relate({ from: 'Ana', to: 'Rome', type: 'lives_in', replaces: true, date: '2010-01-01' });
+    expect(rome.ended).toEqual([]);
+    expect(rome.fact.valid_to).toBe('2020-01-01');
+
+    expect(await objects('Ana', { valid_at: '2015-01-01' })).toEqual(['Rome']);
+    expect(await objects('Ana', { valid_at: '2021-06-01' })).toEqual(['Paris']);
+    expect(await objects('Ana', { valid_at: '2024-01-01' })).toEqual(['Berlin']);
+    expect(await objects('Ana', { valid_at: '2026-01-01' })).toEqual(['Paris']);
+    expect(await objects('Ana')).toEqual(['Paris']);
+  });
+});
+
+describe('valid_at compares instants', () => {
+  it('reads the same instant in two zones alike', async () => {
+    await relate({
+      from: 'Zed',
+      to: 'Tokyo',
+      type: 'visits',
+      attributes: { valid_from: '2024-01-01T10:00:00+05:00', valid_to: '2024-01-01T12:00:00+05:00' },
+    });
+    expect(await objects('Zed', { valid_at: '2024-01-01T06:00:00Z' })).toEqual(['Tokyo']);
+    expect(await objects('Zed', { valid_at: '2024-01-01T11:00:00+05:00' })).toEqual(['Tokyo']);
+    expect(await objects('Zed', { valid_at: '2024-01-01T07:00:00Z' })).toEqual([]);
+  });
+
+  it('refuses an interval that ends before it starts, naming valid_to, and writes nothing', async () => {
+    const before = await t.txn();
+    const r = await t.call('POST', '/v1/memory/relate', {
+      body: {
+        from: 'Zoe',
+        to: 'Oslo',
+        type: 'visits',
+        attributes: { valid_from: '2024-01-01', valid_to: '2023-01-01' },
+      },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.error?.code).toBe('VALIDATION_ERROR');
+    expect(r.body.error?.message).toContain('valid_to');
+    expect(await t.txn()).toBe(before);
+  });
+});
