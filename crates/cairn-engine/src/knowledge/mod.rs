@@ -48,6 +48,7 @@ pub use forget::{
     Counts, FactRef, Forgot, Kept, Outcome, UserDeleted, delete_user, forget_attribute, forget_document, forget_fact,
     forget_scope, forget_source, forget_subject, subject_outcome,
 };
+pub(crate) use forget::entity_in;
 pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
     upsert_entity,
