@@ -227,3 +227,5 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod scope_tests;
