@@ -1,8 +1,10 @@
 //! Property tests of forgetting and of export/import over random histories: whatever form a forget
 //! takes, what it removed never comes back through entity lookup, recall (at any `as_of`),
-//! context, full text or export until it is written again; and export → import (pages in any
-//! order, some twice) into an empty scope → export gives the same records.
+//! context, full text, export or the audit until it is written again, and notes and handoffs of
+//! a forgotten scope never come back through the notes verbs (`notes_model`); and export →
+//! import (pages in any order, some twice) into an empty scope → export gives the same records.
 
+use super::notes_model::{NoteStep, NotesModel, note_step};
 use super::testing::{assertion, fresh};
 use super::testing_api::{caller, export_pages, normalized, verb};
 use super::{Assertion, Partition, Recall, Source, When, context, entity_by_name, recall, relate, remember_text};
@@ -25,6 +27,7 @@ enum Step {
     ForgetFact(usize, usize, usize),
     ForgetSource(usize),
     ForgetAll,
+    Notes(NoteStep),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -36,6 +39,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..NAMES.len(), 0..NAMES.len(), 0..TYPES.len()).prop_map(|(a, b, t)| Step::ForgetFact(a, b, t)),
         1 => (0..LABELS.len()).prop_map(Step::ForgetSource),
         1 => Just(Step::ForgetAll),
+        3 => note_step().prop_map(Step::Notes),
     ]
 }
 
@@ -55,6 +59,7 @@ struct Gone {
 /// Applies `steps` to `part`; returns the model of what is gone.
 fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCaseError> {
     let mut gone = Gone::default();
+    let mut notes = NotesModel::default();
     // Topic word and names of each remembered text, with its label.
     let mut texts: Vec<(String, Vec<usize>, usize)> = Vec::new();
     for (i, s) in steps.iter().enumerate() {
@@ -125,9 +130,12 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
                     }
                 }
             }
+            Step::Notes(step) => notes.apply(store, part, i, now, &step),
             Step::ForgetAll => {
                 let reply = verb(store, &who, "forget", &json!({"all": true})).unwrap();
+                prop_assert!(!notes.holds_any() || reply["state"] == "forgotten", "notes stored, yet: {}", reply);
                 if reply["state"] == "forgotten" {
+                    notes.forget_all();
                     gone.entities.extend(0..NAMES.len());
                     gone.unquoted.extend(0..NAMES.len());
                     gone.topics.extend(texts.iter().map(|(t, _, _)| t.clone()));
@@ -140,6 +148,7 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
             }
         }
         check(store, part, &gone, now)?;
+        notes.check(store, part)?;
     }
     Ok(gone)
 }
@@ -148,7 +157,10 @@ fn check(store: &Store, part: &Partition, gone: &Gone, now: i64) -> Result<(), T
     let snap = store.snapshot().unwrap();
     let exported = export_pages(store, part, 7).concat();
     let text = serde_json::to_string(&exported).unwrap();
+    let audit = crate::notes::api::call(store, "audit", &caller(part, now), br#"{"limit": 100}"#).unwrap();
+    let audit = String::from_utf8(audit).unwrap().to_lowercase();
     for &n in &gone.entities {
+        prop_assert!(!audit.contains(&NAMES[n].to_lowercase()), "the audit names forgotten {}: {}", NAMES[n], audit);
         prop_assert!(entity_by_name(&snap, part, NAMES[n]).unwrap().is_none(), "{} came back", NAMES[n]);
         prop_assert!(context(&snap, part, NAMES[n], 2, 20).unwrap().seeds.is_empty(), "{} seeds a context", NAMES[n]);
         prop_assert!(

@@ -23,6 +23,8 @@ pub mod limits;
 mod load;
 #[cfg(test)]
 mod load_tests;
+#[cfg(test)]
+mod notes_model;
 mod ontology;
 mod part;
 #[cfg(test)]
