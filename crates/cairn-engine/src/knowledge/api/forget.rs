@@ -9,8 +9,8 @@ use super::{Caller, Refusal};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
 use crate::knowledge::{
-    FactRef, Outcome, entity_in, forget_attribute, forget_document, forget_fact, forget_scope, forget_source, forget_subject,
-    subject_outcome,
+    FactRef, Outcome, entity_in, forget_attribute, forget_document, forget_fact, forget_scope, forget_source,
+    forget_subject, subject_outcome,
 };
 use crate::store::Store;
 use crate::write::WriteTxn;

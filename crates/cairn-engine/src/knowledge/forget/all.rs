@@ -53,8 +53,7 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
         handoffs: notes.handoffs,
     };
     if counts.is_empty() {
-        let forgot_before =
-            notes.forgot_before || count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0;
+        let forgot_before = notes.forgot_before || count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0;
         return Ok(if forgot_before {
             Outcome::AlreadyForgotten
         } else {

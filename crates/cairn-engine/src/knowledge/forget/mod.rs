@@ -226,6 +226,6 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod scope_tests;
+#[cfg(test)]
+mod tests;

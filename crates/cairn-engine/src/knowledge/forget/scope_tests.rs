@@ -40,7 +40,8 @@ fn reachable(store: &Store, part: &Partition, keys: &[&str], tasks: &[&str]) -> 
         seen.push(notes(store, &c, "handoff_resume", &json!({})));
         for key in keys {
             for (visibility, task) in [("user", None), ("agent", None), ("task", Some(tasks[0]))] {
-                let mut body = json!({"key": key, "visibility": visibility, "allowPrivate": true, "includePrivate": true});
+                let mut body =
+                    json!({"key": key, "visibility": visibility, "allowPrivate": true, "includePrivate": true});
                 if let Some(t) = task {
                     body["taskId"] = json!(t);
                 }
@@ -66,7 +67,12 @@ fn fill(store: &Store, part: &Partition) {
         notes(store, &c, "note_write", &body);
     }
     notes(store, &c, "note_forget", &json!({"key": "pkgone"}));
-    notes(store, &c, "handoff_create", &json!({"taskId": "PK", "summary": "capsule epsilon", "nextSteps": ["zeta"], "to": "codex"}));
+    notes(
+        store,
+        &c,
+        "handoff_create",
+        &json!({"taskId": "PK", "summary": "capsule epsilon", "nextSteps": ["zeta"], "to": "codex"}),
+    );
     knowledge(store, &c, "remember", &founded());
 }
 

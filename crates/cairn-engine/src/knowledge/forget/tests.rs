@@ -87,7 +87,10 @@ fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
     let (_dir, store, part) = seeded();
     let reply = forget(&store, &part, &json!({"subject": "priya raman"}));
     assert_eq!(reply["state"], "forgotten");
-    assert_eq!(reply["forgotten"], json!({"entities": 1, "facts": 1, "documents": 1, "passages": 1, "attributes": 0, "notes": 0, "handoffs": 0}));
+    assert_eq!(
+        reply["forgotten"],
+        json!({"entities": 1, "facts": 1, "documents": 1, "passages": 1, "attributes": 0, "notes": 0, "handoffs": 0})
+    );
     assert_eq!(reply["kept"][0]["what"], "entities", "Acme is named in the passage and stays");
     let snap = store.snapshot().unwrap();
     assert!(entity_by_name(&snap, &part, "Priya Raman").unwrap().is_none());
@@ -100,7 +103,10 @@ fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
     assert_eq!(events.len(), 1, "one event per forget that removed something");
     assert_eq!(events[0].target, "subject", "the forget event names the form, not the forgotten name");
     let event = serde_json::to_string(&events[0]).unwrap();
-    assert!(!event.to_lowercase().contains("priya") && !event.contains("lighthouse"), "the event holds content: {event}");
+    assert!(
+        !event.to_lowercase().contains("priya") && !event.contains("lighthouse"),
+        "the event holds content: {event}"
+    );
 }
 
 #[test]
@@ -196,7 +202,10 @@ fn a_document_goes_with_passages_postings_and_links_and_facts_from_it_are_kept()
 fn a_source_takes_its_documents_and_the_facts_from_it() {
     let (_dir, store, part) = seeded();
     let reply = forget(&store, &part, &json!({"source": "mail"}));
-    assert_eq!(reply["forgotten"], json!({"entities": 0, "facts": 1, "documents": 1, "passages": 1, "attributes": 0, "notes": 0, "handoffs": 0}));
+    assert_eq!(
+        reply["forgotten"],
+        json!({"entities": 0, "facts": 1, "documents": 1, "passages": 1, "attributes": 0, "notes": 0, "handoffs": 0})
+    );
     let chat = forget(&store, &part, &json!({"source": "chat"}));
     assert_eq!(chat["forgotten"]["facts"], 1, "asserted facts with that label go too: {chat}");
     let text = exported_text(&store, &part);
@@ -238,7 +247,10 @@ fn all_empties_the_scope_and_nothing_else() {
         })
         .unwrap();
     let reply = forget(&store, &part, &json!({"all": true}));
-    assert_eq!(reply["forgotten"], json!({"entities": 4, "facts": 3, "documents": 2, "passages": 2, "attributes": 2, "notes": 0, "handoffs": 0}));
+    assert_eq!(
+        reply["forgotten"],
+        json!({"entities": 4, "facts": 3, "documents": 2, "passages": 2, "attributes": 2, "notes": 0, "handoffs": 0})
+    );
     for tree in [ENT, REL, DOC, PSG, "k.future", "k.ent_name", "k.adj", "k.mention", "k.doc_hash", "k.doc_hash8"] {
         assert_eq!(tree_count(&store, tree, &part), 0, "{tree}");
     }
