@@ -42,7 +42,10 @@ describe('forgetting leaves nothing behind', () => {
   it('forget {all} takes the notes, handoffs and history of the scope, and counts them', async () => {
     const scope = { scope: 'pack' };
     await post('remember', { ...scope, content: 'Ada Quist ships the packer.' });
-    expect((await post('note_write', { ...scope, key: 'pknote', value: { text: 'zephyrine plan' }, kind: 'decision' })).status).toBe(200);
+    expect(
+      (await post('note_write', { ...scope, key: 'pknote', value: { text: 'zephyrine plan' }, kind: 'decision' }))
+        .status,
+    ).toBe(200);
     const made = await post('handoff_create', { ...scope, taskId: 'PK', summary: 'capsule quokkaline' });
     expect(made.status).toBe(200);
     const reply = await post('forget', { ...scope, all: true });
@@ -66,8 +69,12 @@ describe('forgetting leaves nothing behind', () => {
   it('delete_user takes notes, handoffs and note history of every scope', async () => {
     const u9 = { 'x-cairn-user': 'u9' };
     for (const scope of ['default', 'side']) {
-      expect((await post('note_write', { scope, key: 'u9note', value: 'marzipanic', kind: 'user_fact' }, u9)).status).toBe(200);
-      expect((await post('handoff_create', { scope, taskId: 'U9', summary: 'capsule velvetish' }, u9)).status).toBe(200);
+      expect(
+        (await post('note_write', { scope, key: 'u9note', value: 'marzipanic', kind: 'user_fact' }, u9)).status,
+      ).toBe(200);
+      expect((await post('handoff_create', { scope, taskId: 'U9', summary: 'capsule velvetish' }, u9)).status).toBe(
+        200,
+      );
     }
     await post('remember', { content: 'Odile Varga wrote the u9 manual.' }, u9);
     const reply = await post('delete_user', { confirm: true }, u9);
