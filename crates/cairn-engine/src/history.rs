@@ -156,6 +156,16 @@ pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &Pr
     Ok(seq)
 }
 
+/// Removes `event` of `part` from the history and both its indexes (a forget takes the events of
+/// what it forgets with it: their targets and values spell the forgotten data).
+pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, event: &Event) -> Result<()> {
+    let seq = event.seq.to_be_bytes();
+    tx.delete(EVENT, &part.key(&[&seq]))?;
+    tx.delete(TARGET, &[target_prefix(part, &event.family, &event.target), seq.to_vec()].concat())?;
+    tx.delete(AGENT, &[agent_prefix(part, &event.agent), seq.to_vec()].concat())?;
+    Ok(())
+}
+
 /// Appends one event for `change` in the caller's transaction; returns its sequence number.
 pub fn record(tx: &mut WriteTxn<'_>, caller: &Caller, change: Change<'_>) -> Result<u64> {
     record_prepared(tx, caller, &prepare(caller, change))

@@ -1,11 +1,13 @@
 //! Property tests of forgetting and of export/import over random histories: whatever form a forget
 //! takes, what it removed never comes back through entity lookup, recall (at any `as_of`),
-//! context, full text or export until it is written again; and export → import (pages in any
-//! order, some twice) into an empty scope → export gives the same records, notes (every
-//! visibility, private ones, several versions) and handoffs (expired ones too) included.
+//! context, full text, export or the audit until it is written again, and notes and handoffs of
+//! a forgotten scope never come back through the notes verbs or an export (`notes_model`); and
+//! export → import (pages in any order, some twice) into an empty scope → export gives the same
+//! records, notes (every visibility, private ones) and handoffs included.
 
+use super::notes_model::{NoteStep, NotesModel, note_step};
 use super::testing::{assertion, fresh};
-use super::testing_api::{caller, export_pages, normalized, notes_verb, verb};
+use super::testing_api::{caller, export_pages, normalized, verb};
 use super::{Assertion, Partition, Recall, Source, When, context, entity_by_name, recall, relate, remember_text};
 use crate::fts;
 use crate::store::Store;
@@ -17,8 +19,6 @@ use std::fmt::Write as _;
 const NAMES: [&str; 5] = ["Priya Raman", "Acme", "Berlin", "Jonas Weber", "Globex"];
 const TYPES: [&str; 3] = ["works_at", "located_in", "knows"];
 const LABELS: [&str; 3] = ["mail", "chat", "notes"];
-const KEYS: [&str; 3] = ["editor", "plan", "style"];
-const VISIBILITIES: [&str; 3] = ["user", "task", "agent"];
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -28,18 +28,7 @@ enum Step {
     ForgetFact(usize, usize, usize),
     ForgetSource(usize),
     ForgetAll,
-    Note { key: usize, vis: usize, value: usize, private: bool },
-    ForgetNote(usize, usize),
-    Handoff { task: usize, expires: bool },
-}
-
-/// The identity fields of note `key` with visibility `vis`.
-fn note_id(key: usize, vis: usize) -> Value {
-    let mut body = json!({"key": KEYS[key], "visibility": VISIBILITIES[vis]});
-    if VISIBILITIES[vis] == "task" {
-        body["taskId"] = json!("t1");
-    }
-    body
+    Notes(NoteStep),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -51,10 +40,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..NAMES.len(), 0..NAMES.len(), 0..TYPES.len()).prop_map(|(a, b, t)| Step::ForgetFact(a, b, t)),
         1 => (0..LABELS.len()).prop_map(Step::ForgetSource),
         1 => Just(Step::ForgetAll),
-        3 => (0..KEYS.len(), 0..VISIBILITIES.len(), 0..4usize, any::<bool>())
-            .prop_map(|(key, vis, value, private)| Step::Note { key, vis, value, private }),
-        1 => (0..KEYS.len(), 0..VISIBILITIES.len()).prop_map(|(k, v)| Step::ForgetNote(k, v)),
-        1 => (0..2usize, any::<bool>()).prop_map(|(task, expires)| Step::Handoff { task, expires }),
+        3 => note_step().prop_map(Step::Notes),
     ]
 }
 
@@ -69,52 +55,12 @@ struct Gone {
     topics: BTreeSet<String>,
     /// (from, type, to) facts forgotten and not asserted since.
     facts: BTreeSet<(usize, usize, usize)>,
-    /// (key, visibility) notes forgotten and not written since.
-    notes: BTreeSet<(usize, usize)>,
-}
-
-/// Applies a note or handoff step `i` as `who`, keeping `gone.notes` up to date.
-fn notes_step(
-    store: &Store,
-    who: &super::api::Caller,
-    step: &Step,
-    i: usize,
-    gone: &mut Gone,
-) -> Result<(), TestCaseError> {
-    let now = who.now;
-    match *step {
-        Step::Note { key, vis, value, private } => {
-            let mut body = note_id(key, vis);
-            body["value"] = json!({"v": value, "step": i});
-            body["kind"] = json!("user_fact");
-            body["private"] = json!(private);
-            body["allowPrivate"] = json!(true);
-            let reply = notes_verb(store, who, "note_write", &body);
-            prop_assert!(reply.get("error").is_none(), "{}", reply);
-            gone.notes.remove(&(key, vis));
-        }
-        Step::ForgetNote(key, vis) => {
-            let reply = notes_verb(store, who, "note_forget", &note_id(key, vis));
-            if reply["state"] == "forgotten" {
-                gone.notes.insert((key, vis));
-            }
-        }
-        Step::Handoff { task, expires } => {
-            let mut body = json!({"taskId": format!("t{task}"), "summary": format!("left at step {i}")});
-            if expires {
-                body["expiresAt"] = json!(crate::time::iso_ms(now + 1));
-            }
-            let reply = notes_verb(store, who, "handoff_create", &body);
-            prop_assert!(reply.get("id").is_some(), "{}", reply);
-        }
-        _ => unreachable!("only note and handoff steps come here"),
-    }
-    Ok(())
 }
 
 /// Applies `steps` to `part`; returns the model of what is gone.
 fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCaseError> {
     let mut gone = Gone::default();
+    let mut notes = NotesModel::default();
     // Topic word and names of each remembered text, with its label.
     let mut texts: Vec<(String, Vec<usize>, usize)> = Vec::new();
     for (i, s) in steps.iter().enumerate() {
@@ -185,12 +131,12 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
                     }
                 }
             }
-            step @ (Step::Note { .. } | Step::ForgetNote(..) | Step::Handoff { .. }) => {
-                notes_step(store, &who, &step, i, &mut gone)?;
-            }
+            Step::Notes(step) => notes.apply(store, part, i, now, &step),
             Step::ForgetAll => {
                 let reply = verb(store, &who, "forget", &json!({"all": true})).unwrap();
+                prop_assert!(!notes.holds_any() || reply["state"] == "forgotten", "notes stored, yet: {}", reply);
                 if reply["state"] == "forgotten" {
+                    notes.forget_all();
                     gone.entities.extend(0..NAMES.len());
                     gone.unquoted.extend(0..NAMES.len());
                     gone.topics.extend(texts.iter().map(|(t, _, _)| t.clone()));
@@ -203,6 +149,7 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
             }
         }
         check(store, part, &gone, now)?;
+        notes.check(store, part)?;
     }
     Ok(gone)
 }
@@ -211,7 +158,10 @@ fn check(store: &Store, part: &Partition, gone: &Gone, now: i64) -> Result<(), T
     let snap = store.snapshot().unwrap();
     let exported = export_pages(store, part, 7).concat();
     let text = serde_json::to_string(&exported).unwrap();
+    let audit = crate::notes::api::call(store, "audit", &caller(part, now), br#"{"limit": 100}"#).unwrap();
+    let audit = String::from_utf8(audit).unwrap().to_lowercase();
     for &n in &gone.entities {
+        prop_assert!(!audit.contains(&NAMES[n].to_lowercase()), "the audit names forgotten {}: {}", NAMES[n], audit);
         prop_assert!(entity_by_name(&snap, part, NAMES[n]).unwrap().is_none(), "{} came back", NAMES[n]);
         prop_assert!(context(&snap, part, NAMES[n], 2, 20).unwrap().seeds.is_empty(), "{} seeds a context", NAMES[n]);
         prop_assert!(
@@ -227,10 +177,6 @@ fn check(store: &Store, part: &Partition, gone: &Gone, now: i64) -> Result<(), T
         }
         let quoted = exported.iter().any(|r| r["kind"] == "document" && r["text"].as_str().unwrap().contains(NAMES[n]));
         prop_assert!(!quoted, "{} is exported in a document", NAMES[n]);
-    }
-    for &(key, vis) in &gone.notes {
-        let is_it = |r: &Value| r["kind"] == "note" && r["key"] == KEYS[key] && r["visibility"] == VISIBILITIES[vis];
-        prop_assert!(!exported.iter().any(is_it), "forgotten note {} ({}) is exported", KEYS[key], VISIBILITIES[vis]);
     }
     for topic in &gone.topics {
         prop_assert!(fts::search(&snap, part.raw(), topic, 5).unwrap().is_empty(), "full text finds {topic}");

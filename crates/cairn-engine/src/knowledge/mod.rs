@@ -26,6 +26,8 @@ pub mod limits;
 mod load;
 #[cfg(test)]
 mod load_tests;
+#[cfg(test)]
+mod notes_model;
 mod ontology;
 mod part;
 #[cfg(test)]
@@ -50,6 +52,7 @@ pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text}
 pub use export::{
     DEFAULT_LIMIT as EXPORT_DEFAULT_LIMIT, FORMAT as EXPORT_FORMAT, MAX_LIMIT as EXPORT_MAX_LIMIT, Page, export,
 };
+pub(crate) use forget::entity_in;
 pub use forget::{
     Counts, FactRef, Forgot, Kept, Outcome, UserDeleted, delete_user, forget_attribute, forget_document, forget_fact,
     forget_scope, forget_source, forget_subject, subject_outcome,

@@ -18,6 +18,7 @@ mod index;
 mod list;
 mod lookup;
 mod merge;
+mod purge;
 mod record;
 mod search;
 #[cfg(test)]
@@ -27,6 +28,7 @@ mod write;
 
 pub use crate::time::{iso_ms, parse_rfc3339};
 pub use merge::merge;
+pub(crate) use purge::forget_partition;
 
 use crate::error::Error;
 use crate::knowledge::api::Refusal;

@@ -1,9 +1,10 @@
 //! `delete_user`: forgets every scope the caller's tenant and user ever wrote (DESIGN.md §1: a
 //! user's memory can be removed whole). Reply: `{state, scopes: [{scope, forgotten}]}`; again →
 //! `already_forgotten`; a user with nothing stored → `NOT_FOUND`. The scope of the caller's
-//! partition is ignored. Notes and handoffs belong to the notes engine, which the node calls too.
-//! The scope list is not re-registered (that would list a scope of a deleted user); the one
-//! `forget` event lands in the caller's partition as the audit of the deletion.
+//! partition is ignored. Each scope goes whole (`forget_scope`): knowledge, notes, handoffs and
+//! their history, each counted in its `forgotten`. The scope list is not re-registered (that
+//! would list a scope of a deleted user); the one `forget` event lands in the caller's partition
+//! as the audit of the deletion.
 
 use super::{Caller, Refusal};
 use crate::error::Result;

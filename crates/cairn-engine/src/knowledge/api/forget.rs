@@ -2,17 +2,18 @@
 //! `attribute`, `all`. Forgotten → `{state: "forgotten", forgotten: counts, kept}`; forgotten
 //! before → `{state: "already_forgotten"}`; never stored → a `NOT_FOUND` refusal (with "did you
 //! mean" names of the caller's partition for a subject). Each forget that removes something
-//! appends one `forget` event naming the target, never its content. (`note` goes to the notes
+//! appends one `forget` event naming the form and the counts, never what it forgot. (`note` goes to the notes
 //! engine: the node routes it there.)
 
 use super::{Caller, Refusal};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
 use crate::knowledge::{
-    FactRef, Outcome, forget_attribute, forget_document, forget_fact, forget_scope, forget_source, forget_subject,
-    subject_outcome,
+    FactRef, Outcome, entity_in, forget_attribute, forget_document, forget_fact, forget_scope, forget_source,
+    forget_subject, subject_outcome,
 };
 use crate::store::Store;
+use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
 
 /// The forms, in the order errors list them.
@@ -91,16 +92,16 @@ pub(super) fn parse_form(body: &[u8]) -> Result<Form> {
     })
 }
 
-/// The history target naming what a form forgets (names and ids only).
-fn target(form: &Form) -> String {
+/// The history target of a forget: the form only. The forgotten names and ids are left out, and
+/// so is any hash of them (a hash of a name confirms a guess): forgotten data is unreachable.
+fn target(form: &Form) -> &'static str {
     match form {
-        Form::Subject(name) => format!("subject:{name}"),
-        Form::Fact(FactRef::Id(id)) => format!("fact:{id}"),
-        Form::Fact(FactRef::Ends { from, to, rel_type }) => format!("fact:{from}\0{rel_type}\0{to}"),
-        Form::Passage(doc) => format!("passage:{doc}"),
-        Form::Source(label) => format!("source:{label}"),
-        Form::Attribute { subject, key } => format!("attribute:{subject}\0{key}"),
-        Form::All => "all".into(),
+        Form::Subject(_) => "subject",
+        Form::Fact(_) => "fact",
+        Form::Passage(_) => "passage",
+        Form::Source(_) => "source",
+        Form::Attribute { .. } => "attribute",
+        Form::All => "all",
     }
 }
 
@@ -116,6 +117,22 @@ pub(super) fn reply(outcome: Outcome) -> Value {
         }
         .reply(),
     }
+}
+
+/// The entity keeps its history with the forgotten key taken out of it; this event, on the
+/// entity's own target, says there that an attribute went (how many, never which), so the
+/// entity's history does not change silently.
+fn attribute_event(tx: &mut WriteTxn<'_>, caller: &Caller, subject: &str) -> Result<()> {
+    let Some(entity) = entity_in(tx, &caller.part, subject)? else { return Ok(()) };
+    let change = Change {
+        family: "entity",
+        target: &entity.name,
+        op: "forget_attribute",
+        before: None,
+        after: Some(json!({ "forgotten": { "attributes": 1 } })),
+        patch: None,
+    };
+    record(tx, caller, change).map(|_| ())
 }
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
@@ -135,13 +152,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             part.register(tx)?;
             let change = Change {
                 family: "forget",
-                target: &target(&form),
+                target: target(&form),
                 op: "forget",
                 before: None,
                 after: Some(json!({ "forgotten": counts })),
                 patch: None,
             };
             record(tx, &caller, change)?;
+            if let Form::Attribute { subject, .. } = &form {
+                attribute_event(tx, &caller, subject)?;
+            }
         }
         Ok(outcome)
     })?;

@@ -1,8 +1,9 @@
 //! Forgetting a whole scope (`all: true`) and a whole user (`delete_user`). A scope goes as a set
 //! of prefix deletes: every key of the partition in every knowledge tree (`k.*`, whatever later
-//! work adds there), its full-text postings and totals, and the knowledge events of its history
-//! (their before/after hold the content). Events of notes and handoffs belong to the notes
-//! engine, which the node calls for those; `forget` events stay as the audit of what went.
+//! work adds there), its full-text postings and totals, every note (each version, every
+//! visibility, private ones too) and handoff (`notes::forget_partition`), and every event of its
+//! history, of every family: their targets and values spell what went. The verb then appends
+//! one `forget` event (`all`, with the counts) as the record that the scope was forgotten.
 
 use super::super::graph::Entity;
 use super::super::part::{Partition, SCOPES, user_scopes_prefix};
@@ -11,7 +12,7 @@ use super::super::trees::{DOC, ENT, FORGOTTEN, PSG, REL, SEQ};
 use super::{Counts, Outcome, TOMBSTONE, bury};
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::history::{EVENT, Event, agent_prefix, target_prefix};
+use crate::history::{EVENT, Event};
 use crate::write::WriteTxn;
 use sha2::{Digest, Sha256};
 
@@ -21,43 +22,38 @@ use sha2::{Digest, Sha256};
 /// again and make a cache built at that value look current.
 const KEEP: [&str; 4] = [SEQ, SCOPES, TOMBSTONE, "k.names_gen"];
 
-/// History families this module purges with a scope: the knowledge model's own.
-const KNOWLEDGE_FAMILIES: [&str; 4] = ["entity", "fact", "document", "attribute"];
-
 fn count(tx: &mut WriteTxn<'_>, tree: &str, part: &Partition) -> Result<u64> {
     Ok(tx.prefix(tree, part.prefix())?.len() as u64)
 }
 
-/// Removes the knowledge events of `part` from the history trees.
+/// Removes every event of `part`, of every family, from the history and its indexes.
 fn purge_history(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<()> {
-    for (key, bytes) in tx.prefix(EVENT, part.prefix())? {
-        let event: Event = decode(&bytes, "history event")?;
-        if !KNOWLEDGE_FAMILIES.contains(&event.family.as_str()) {
-            continue;
-        }
-        let seq = event.seq.to_be_bytes();
-        tx.delete(EVENT, &key)?;
-        tx.delete(crate::history::TARGET, &[target_prefix(part, &event.family, &event.target), seq.to_vec()].concat())?;
-        tx.delete(crate::history::AGENT, &[agent_prefix(part, &event.agent), seq.to_vec()].concat())?;
+    for (_, bytes) in tx.prefix(EVENT, part.prefix())? {
+        crate::history::remove(tx, part, &decode::<Event>(&bytes, "history event")?)?;
     }
     Ok(())
 }
 
-/// Forgets everything of the knowledge model in `part`.
+/// Forgets everything of `part`: knowledge, notes, handoffs and their history.
 pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result<Outcome> {
     let mut attributes = 0;
     for (_, bytes) in tx.prefix(ENT, part.prefix())? {
         attributes += decode::<Entity>(&bytes, "entity")?.attributes.len() as u64;
     }
+    // Notes go first (their count is taken before their keys go); if nothing at all was stored,
+    // nothing was deleted, so the early answers below change nothing.
+    let notes = crate::notes::forget_partition(tx, part)?;
     let counts = Counts {
         entities: count(tx, ENT, part)?,
         facts: count(tx, REL, part)?,
         documents: count(tx, DOC, part)?,
         passages: count(tx, PSG, part)?,
         attributes,
+        notes: notes.notes,
+        handoffs: notes.handoffs,
     };
     if counts.is_empty() {
-        let forgot_before = count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0;
+        let forgot_before = notes.forgot_before || count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0;
         return Ok(if forgot_before {
             Outcome::AlreadyForgotten
         } else {

@@ -40,7 +40,8 @@ use sha2::{Digest, Sha256};
 /// `k.forgotten`) remember here that something went, so forgetting it again is "already".
 pub(crate) const TOMBSTONE: &str = "k.tombstone";
 
-/// How many records of each kind a forget removed.
+/// How many records of each kind a forget removed. Notes and handoffs go only with a whole
+/// scope (`all`, `delete_user`); a single note goes through `note_forget`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     pub entities: u64,
@@ -48,6 +49,9 @@ pub struct Counts {
     pub documents: u64,
     pub passages: u64,
     pub attributes: u64,
+    /// Current notes, each with every version.
+    pub notes: u64,
+    pub handoffs: u64,
 }
 
 impl Counts {
@@ -210,7 +214,7 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
                 facts: u64::from(relations),
                 documents: u64::from(documents),
                 passages: u64::from(passages),
-                attributes: 0,
+                ..Counts::default()
             };
             Outcome::Forgotten { counts, kept }
         }
@@ -221,5 +225,7 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
     }
 }
 
+#[cfg(test)]
+mod scope_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,180 @@
+//! Forgetting leaves nothing behind: the history and audit of a forgotten subject, and the notes,
+//! handoffs and events of a forgotten scope or user, through the verbs as the node calls them.
+
+use crate::knowledge::Partition;
+use crate::knowledge::api::{Caller, call};
+use crate::knowledge::testing::fresh;
+use crate::store::Store;
+use serde_json::{Value, json};
+
+fn who(part: &Partition, agent: &str, now: i64) -> Caller {
+    Caller { part: part.clone(), agent: agent.into(), now }
+}
+
+fn knowledge(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
+    serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap()
+}
+
+fn notes(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
+    let bytes = crate::notes::api::call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap();
+    let reply: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
+    reply
+}
+
+/// Every way a reader of `part` could reach a note, a handoff or an event: lists with private
+/// reads and each task, each handoff, the history of each key and visibility, and the audit of
+/// each agent.
+fn reachable(store: &Store, part: &Partition, keys: &[&str], tasks: &[&str]) -> String {
+    let mut seen = Vec::new();
+    for agent in ["claude", "codex"] {
+        let c = who(part, agent, 9_000);
+        let private = json!({"allowPrivate": true, "includePrivate": true});
+        seen.push(notes(store, &c, "note_list", &private));
+        seen.push(notes(store, &c, "audit", &private));
+        for task in tasks {
+            let body = json!({"allowPrivate": true, "includePrivate": true, "taskId": task});
+            seen.push(notes(store, &c, "note_list", &body));
+            seen.push(notes(store, &c, "handoff_resume", &json!({"taskId": task})));
+        }
+        seen.push(notes(store, &c, "handoff_resume", &json!({})));
+        for key in keys {
+            for (visibility, task) in [("user", None), ("agent", None), ("task", Some(tasks[0]))] {
+                let mut body =
+                    json!({"key": key, "visibility": visibility, "allowPrivate": true, "includePrivate": true});
+                if let Some(t) = task {
+                    body["taskId"] = json!(t);
+                }
+                seen.push(notes(store, &c, "history", &body));
+            }
+        }
+    }
+    serde_json::to_string(&seen).unwrap()
+}
+
+/// Writes, in `part` as `claude`, a user note, a private note, an agent note, a task note (two
+/// versions), a handoff and some knowledge.
+fn fill(store: &Store, part: &Partition) {
+    let c = who(part, "claude", 1_000);
+    for body in [
+        json!({"key": "pknote", "value": {"text": "secret plan alpha"}, "kind": "decision", "idempotencyKey": "i1"}),
+        json!({"key": "pkgone", "value": "omega", "kind": "decision"}),
+        json!({"key": "pkprivate", "value": "hidden beta", "kind": "user_fact", "private": true, "allowPrivate": true}),
+        json!({"key": "pkmine", "value": "gamma", "kind": "task_state", "visibility": "agent"}),
+        json!({"key": "pktask", "value": "delta one", "kind": "task_state", "visibility": "task", "taskId": "PK"}),
+        json!({"key": "pktask", "value": "delta two", "kind": "task_state", "visibility": "task", "taskId": "PK"}),
+    ] {
+        notes(store, &c, "note_write", &body);
+    }
+    notes(store, &c, "note_forget", &json!({"key": "pkgone"}));
+    notes(
+        store,
+        &c,
+        "handoff_create",
+        &json!({"taskId": "PK", "summary": "capsule epsilon", "nextSteps": ["zeta"], "to": "codex"}),
+    );
+    knowledge(store, &c, "remember", &founded());
+}
+
+/// The audit's example: a sentence and the relation it states.
+fn founded() -> Value {
+    json!({
+        "content": "Marcus Feld founded Nimbus Labs in Oslo.",
+        "facts": {"relations": [{"source": "Marcus Feld", "target": "Nimbus Labs", "type": "founded"}]},
+    })
+}
+
+/// Every notes tree a filled scope writes to.
+const NOTES_TREES: [&str; 11] =
+    ["n.cur", "n.ver", "n.idem", "n.forgotten", "n.term", "n.gram", "n.doc", "n.tric", "n.id", "n.hand", "n.hand_to"];
+
+const WORDS: [&str; 8] = ["pknote", "pkprivate", "pkmine", "pktask", "alpha", "beta", "epsilon", "Marcus"];
+
+#[test]
+fn a_forgotten_subject_leaves_no_trace_in_history_or_audit() {
+    let (_dir, store, part) = fresh();
+    let c = who(&part, "claude", 1_000);
+    knowledge(&store, &c, "remember", &founded());
+    knowledge(&store, &c, "relate", &json!({"from": "Marcus Feld", "to": "Oslo", "type": "lives_in"}));
+    assert!(reachable(&store, &part, &[], &["PK"]).contains("Marcus"), "the events name him before the forget");
+    let gone = knowledge(&store, &who(&part, "claude", 2_000), "forget", &json!({"subject": "Marcus Feld"}));
+    assert_eq!(gone["state"], "forgotten", "{gone}");
+    let audit = serde_json::to_string(&notes(&store, &c, "audit", &json!({}))).unwrap();
+    assert!(!audit.contains("Marcus") && !audit.contains("marcus"), "the audit spells the forgotten fact: {audit}");
+    assert!(audit.contains("Nimbus Labs"), "the entity that stays keeps its events: {audit}");
+    for body in [
+        json!({"subject": "Marcus Feld"}),
+        json!({"fact": {"from": "Marcus Feld", "to": "Nimbus Labs", "type": "founded"}}),
+        json!({"fact": {"from": "Marcus Feld", "to": "Oslo", "type": "lives_in"}}),
+    ] {
+        assert_eq!(notes(&store, &c, "history", &body)["events"], json!([]), "{body}");
+    }
+    let again = knowledge(&store, &c, "forget", &json!({"subject": "Marcus Feld"}));
+    assert_eq!(again, json!({"state": "already_forgotten"}));
+}
+
+#[test]
+fn forgetting_a_scope_takes_its_notes_handoffs_and_history() {
+    let (_dir, store, _) = fresh();
+    let pack = Partition::new("local", "u1", "pack").unwrap();
+    let other = Partition::new("local", "u1", "other").unwrap();
+    fill(&store, &pack);
+    fill(&store, &other);
+    let before = reachable(&store, &pack, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
+    assert!(WORDS.iter().all(|w| before.contains(w)), "every word is reachable before: {before}");
+    let reply = knowledge(&store, &who(&pack, "codex", 5_000), "forget", &json!({"all": true}));
+    assert_eq!(reply["state"], "forgotten", "{reply}");
+    assert_eq!((reply["forgotten"]["notes"].as_u64(), reply["forgotten"]["handoffs"].as_u64()), (Some(4), Some(1)));
+    assert_eq!(reply["kept"], json!([]));
+    let after = reachable(&store, &pack, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
+    for w in WORDS {
+        assert!(!after.contains(w), "{w} is reachable after forget all: {after}");
+    }
+    let snap = store.snapshot().unwrap();
+    for tree in NOTES_TREES {
+        assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 0, "{tree} keeps keys of the forgotten scope");
+    }
+    for tree in ["h.event", "h.target", "h.agent"] {
+        assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 1, "{tree}: only the forget event may stay");
+    }
+    let audit = notes(&store, &who(&pack, "codex", 6_000), "audit", &json!({}));
+    assert_eq!(audit["events"][0]["target"], "all", "the record that the scope was forgotten stays");
+    let untouched = reachable(&store, &other, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
+    assert!(WORDS.iter().all(|w| untouched.contains(w)), "another scope is untouched");
+    let again = knowledge(&store, &who(&pack, "codex", 7_000), "forget", &json!({"all": true}));
+    assert_eq!(again, json!({"state": "already_forgotten"}));
+}
+
+#[test]
+fn a_scope_holding_only_notes_is_forgotten_not_missing() {
+    let (_dir, store, part) = fresh();
+    let c = who(&part, "claude", 1_000);
+    notes(&store, &c, "note_write", &json!({"key": "only", "value": 1, "kind": "decision"}));
+    let reply = knowledge(&store, &c, "forget", &json!({"all": true}));
+    assert_eq!(reply["forgotten"]["notes"], 1, "{reply}");
+    assert_eq!(notes(&store, &c, "note_list", &json!({}))["notes"], json!([]));
+}
+
+#[test]
+fn delete_user_takes_notes_handoffs_and_history_of_every_scope() {
+    let (_dir, store, _) = fresh();
+    let home = Partition::new("local", "u9", "default").unwrap();
+    let work = Partition::new("local", "u9", "work").unwrap();
+    let neighbour = Partition::new("local", "u1", "default").unwrap();
+    for p in [&home, &work, &neighbour] {
+        fill(&store, p);
+    }
+    let reply = knowledge(&store, &who(&work, "claude", 5_000), "delete_user", &json!({"confirm": true}));
+    assert_eq!(reply["state"], "forgotten", "{reply}");
+    for scope in reply["scopes"].as_array().unwrap() {
+        assert_eq!((scope["forgotten"]["notes"].as_u64(), scope["forgotten"]["handoffs"].as_u64()), (Some(4), Some(1)));
+    }
+    for p in [&home, &work] {
+        let after = reachable(&store, p, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
+        for w in WORDS {
+            assert!(!after.contains(w), "{w} is reachable after delete_user: {after}");
+        }
+    }
+    let untouched = reachable(&store, &neighbour, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
+    assert!(WORDS.iter().all(|w| untouched.contains(w)), "another user is untouched");
+}
