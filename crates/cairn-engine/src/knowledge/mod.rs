@@ -5,6 +5,7 @@
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
 pub mod api;
+mod attribute_time;
 mod cache;
 mod citation;
 mod context;

@@ -6,6 +6,7 @@
 
 use super::{Caller, parse};
 use crate::error::{Error, Result};
+use crate::knowledge::attribute_time::attributes_when;
 use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
 use crate::knowledge::graph::{self, Entity, Source, entity_by_id, relation_by_id};
@@ -283,9 +284,10 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let by = FoundBy { seed: &subject.name, hops: d.basis.len(), reasoning: Some(reasoning) };
         out.push(wire::derived_fact(d, (&ends.0, &ends.1), &base, &citation, &by));
     }
+    let shown = Entity { attributes: attributes_when(&snap, &caller.part, &subject, &when)?, ..subject.clone() };
     let mut reply = json!({
         "state": "answered",
-        "subject": wire::entity(&subject),
+        "subject": wire::entity(&shown),
         "facts": out,
         "omitted": total.saturating_sub(k),
         "seeding": { "matched": how, "query": req.subject, "name": subject.name },
@@ -398,6 +400,33 @@ mod tests {
         let two = call(&store, &caller(6), "recall", &json!({"subject": "Priya"})).unwrap();
         assert_eq!(two["state"], json!("could_not_judge"));
         assert_eq!(two["candidates"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn attributes_answer_as_of_and_valid_at_from_the_entity_history() {
+        let (_dir, store, _part) = fresh();
+        // Writes in September 2026 (ms), about 2022, 2024, and (no date) when written.
+        let t = 1_790_000_000_000_i64;
+        let kai = |role: &str, date: &str| json!({"facts": {"entities": [{"name": "Kai Moss", "type": "person", "attributes": {"role": role}}]}, "date": date});
+        call(&store, &caller(t), "remember", &kai("intern", "2022-01-01")).unwrap();
+        call(&store, &caller(t + 1_000), "remember", &kai("engineer", "2024-01-01")).unwrap();
+        let team = json!({"facts": {"entities": [{"name": "Kai Moss", "attributes": {"team": "infra"}}]}});
+        call(&store, &caller(t + 2_000), "remember", &team).unwrap();
+        let attrs = |body: serde_json::Value| {
+            call(&store, &caller(t + 3_000), "recall", &body).unwrap()["subject"]["attributes"].clone()
+        };
+        assert_eq!(attrs(json!({"subject": "Kai Moss"})), json!({"role": "engineer", "team": "infra"}));
+        assert_eq!(attrs(json!({"subject": "Kai Moss", "as_of": t + 500})), json!({"role": "intern"}));
+        assert_eq!(attrs(json!({"subject": "Kai Moss", "as_of": t + 1_500})), json!({"role": "engineer"}));
+        let at = |v: &str| attrs(json!({"subject": "Kai Moss", "valid_at": v}));
+        assert_eq!(at("2021-06-01"), json!({}));
+        assert_eq!(at("2023-06-01"), json!({"role": "intern"}));
+        assert_eq!(at("2025-01-01T00:00:00+01:00"), json!({"role": "engineer"}));
+        // Sent without a date, the team is true from when it was written.
+        assert_eq!(at("2027-01-01"), json!({"role": "engineer", "team": "infra"}));
+        // What the store knew after the first write, as true in 2025: only the intern role.
+        let both = attrs(json!({"subject": "Kai Moss", "as_of": t + 500, "valid_at": "2025-01-01"}));
+        assert_eq!(both, json!({"role": "intern"}));
     }
 
     #[test]

@@ -263,7 +263,9 @@ struct Done {
     spent: Option<fts::Spent>,
 }
 
-fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done) -> Result<Entity> {
+/// Stores `e` (created, or merged into the entity of that name); `date` is the call's, kept in the
+/// history event so the attributes it sets have a valid time (`attribute_time.rs`).
+fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, date: Option<&str>, done: &mut Done) -> Result<Entity> {
     let part = &caller.part;
     let before = entity_by_name_in(tx, part, &e.name)?;
     if let Some(b) = &before
@@ -279,7 +281,10 @@ fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, done: &mut Done)
     if created || before.as_ref() != Some(&entity) {
         done.changed = true;
         done.entities += u64::from(created);
-        let patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
+        let mut patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
+        if let Some(d) = date {
+            patch["date"] = json!(d);
+        }
         let change = Change {
             family: "entity",
             target: &entity.name,
@@ -349,7 +354,7 @@ fn store_text(
         }
         ids.extend(call_linker.find(&passage.text).into_iter().map(|m| m.entity));
         for m in &mentions {
-            ids.push(upsert(tx, caller, &bare(m), done)?.id);
+            ids.push(upsert(tx, caller, &bare(m), date, done)?.id);
         }
         ids.extend(about);
         linked.push(NewPassage { passage, given: ids, tokenized: tokenized.next() });
@@ -411,7 +416,8 @@ fn write(
     let entities = facts.map_or(&[][..], |f| &f.entities);
     let views: Vec<EntityView<'_>> = entities.iter().map(EntityIn::view).collect();
     let (mut sent, created) = {
-        let mut merge = |tx: &mut WriteTxn<'_>, i: usize| upsert(tx, caller, &entities[i], &mut done);
+        let date = req.date.as_deref();
+        let mut merge = |tx: &mut WriteTxn<'_>, i: usize| upsert(tx, caller, &entities[i], date, &mut done);
         remember_facts::store_entities(tx, caller, facts_in, &views, &mut merge)?
     };
     done.entities += created;
@@ -419,7 +425,8 @@ fn write(
     let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
     // Each endpoint is resolved (created if new) once, by id; its relations reuse it.
     let ends = {
-        let mut create = |tx: &mut WriteTxn<'_>, n: &str| Ok(upsert(tx, caller, &bare(n), &mut done)?.id);
+        let date = req.date.as_deref();
+        let mut create = |tx: &mut WriteTxn<'_>, n: &str| Ok(upsert(tx, caller, &bare(n), date, &mut done)?.id);
         remember_facts::resolve(tx, caller, facts_in, &mut create)?
     };
     if matches!(text, Text::Some(_)) {

@@ -76,7 +76,11 @@ pub(super) fn prepare<'a>(
 ) -> Facts {
     let mut facts = Facts::default();
     for e in entities {
-        let patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
+        let mut patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
+        if let Some(d) = date {
+            // The valid time of the attributes it sets (`attribute_time.rs`).
+            patch["date"] = json!(d);
+        }
         facts.entities.push(PreparedEntity {
             folded: fold(e.name.trim()),
             patch: serde_json::to_vec(&patch).expect("patches serialise"),

@@ -1,0 +1,81 @@
+//! An entity's attributes as of a time (`as_of`: what the store knew then) and as true at an
+//! instant (`valid_at`), read from the entity's history: every write that set attributes left an
+//! `entity` event with the attributes it sent (`patch`, or the whole record for an import) and,
+//! since valid time was kept for them, the call's `date`. Per key, the value is the one of the
+//! latest write known by `as_of` (commit order) or, with `valid_at`, of the write with the latest
+//! start at or before the instant (its `date`, else when it was written; a later write wins a
+//! tie), the rule relations follow (`valid.rs`). A forgotten attribute is gone from those events
+//! too (forget-export.md), so it never comes back through a read in the past.
+
+use super::graph::Entity;
+use super::recall::When;
+use super::{Partition, valid};
+use crate::error::{Error, Result};
+use crate::history::{EVENT, Event, TARGET, target_prefix};
+use crate::snapshot::Snapshot;
+use serde_json::{Map, Value};
+
+/// `entity`'s attributes at `when`; its current ones when `when` names no time.
+pub fn attributes_when(snap: &Snapshot, part: &Partition, entity: &Entity, when: &When) -> Result<Map<String, Value>> {
+    if when.as_of.is_none() && when.valid_at.is_none() {
+        return Ok(entity.attributes.clone());
+    }
+    // Per key: (order, value) of the write that wins so far.
+    let mut best: Map<String, Value> = Map::new();
+    let mut order: std::collections::HashMap<String, (i64, u64)> = std::collections::HashMap::new();
+    let prefix = target_prefix(part, "entity", &entity.name);
+    for kv in snap.prefix(TARGET, &prefix)? {
+        let (k, _) = kv?;
+        let tail: [u8; 8] = k[k.len() - 8..].try_into().map_err(|_| Error::corrupt(None, "a history key is short"))?;
+        let seq = u64::from_be_bytes(tail);
+        let Some(bytes) = snap.get(EVENT, &part.key(&[&seq.to_be_bytes()]))? else { continue };
+        let event: Event =
+            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("history event {seq}: {e}")))?;
+        if when.as_of.is_some_and(|t| event.at > t) || !same_entity(&event, entity.id) {
+            continue;
+        }
+        let start = start_of(&event);
+        if when.valid_at.is_some_and(|v| start > v) {
+            continue;
+        }
+        let rank = if when.valid_at.is_some() { (start, seq) } else { (0, seq) };
+        for (key, value) in sent_attributes(&event) {
+            if order.get(&key).is_none_or(|&r| r < rank) {
+                order.insert(key.clone(), rank);
+                best.insert(key, value);
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// Whether `event` wrote the entity `id` (a name forgotten and stored again is another entity);
+/// an import's record spells the id as a string.
+fn same_entity(event: &Event, id: u64) -> bool {
+    match event.after.as_ref().and_then(|a| a.get("id")) {
+        Some(Value::Number(n)) => n.as_u64() == Some(id),
+        Some(Value::String(s)) => s.parse() == Ok(id),
+        _ => false,
+    }
+}
+
+/// When what `event` says became true: the call's `date`, else when it was written.
+fn start_of(event: &Event) -> i64 {
+    event
+        .patch
+        .as_ref()
+        .and_then(|p| p.get("date"))
+        .and_then(Value::as_str)
+        .and_then(valid::instant)
+        .unwrap_or(event.at)
+}
+
+/// The attributes `event` set: those the call sent, or the whole record for a write that sent
+/// none of its own (an import).
+fn sent_attributes(event: &Event) -> Map<String, Value> {
+    let from = |v: Option<&Value>| v.and_then(|v| v.get("attributes")).and_then(Value::as_object).cloned();
+    match event.op.as_str() {
+        "create" | "merge" => from(event.patch.as_ref()).unwrap_or_default(),
+        _ => from(event.after.as_ref()).unwrap_or_default(),
+    }
+}
