@@ -12,7 +12,7 @@ use napi_derive::napi;
 
 use crate::error::{Failure, guard, guard_failure, to_napi};
 use crate::job::Job;
-use crate::reply::Reply;
+use crate::reply::{self, Reply};
 use crate::scan::{Scan, copy_into, scan_job, tree_name};
 use crate::snapshot::BindingSnapshot;
 use crate::types::{
@@ -67,10 +67,10 @@ impl BindingStore {
     pub fn write<'env>(&self, env: &'env Env, batch: &[u8]) -> napi::Result<Object<'env>> {
         let (reply, promise) = Reply::new(env)?;
         match guard(|| Batch::decode(batch)) {
-            Err(failure) => reply.send(Err(failure), |txn: u64| txn.to_string()),
+            Err(failure) => reply.send(Err(failure), reply::txn),
             Ok(batch) => {
                 let done = Box::new(move |result: cairn_engine::Result<u64>| {
-                    reply.send(result.map_err(Failure::from), |txn: u64| txn.to_string());
+                    reply.send(result.map_err(Failure::from), reply::txn);
                 });
                 // A panic inside `submit` drops `done`, whose `Reply` then rejects the promise.
                 let _ = catch_unwind(AssertUnwindSafe(|| self.store.submit(batch, done)));
@@ -194,7 +194,7 @@ impl BindingStore {
                 Ok(caller) => caller,
                 Err(failure) => {
                     verb_pool::finishing();
-                    return reply.send::<Vec<u8>>(Err(failure), Buffer::from);
+                    return reply.send(Err(failure), reply::bytes);
                 }
             };
             // A write answers from the engine's syncer thread once durable, so this pool thread
@@ -202,7 +202,7 @@ impl BindingStore {
             // rejects the promise. A read answers here, on the pool thread (`finishing`).
             let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
                 verb_pool::finishing();
-                reply.send(result.map_err(Failure::from), Buffer::from);
+                reply.send(result.map_err(Failure::from), reply::bytes);
             });
             let _ = catch_unwind(AssertUnwindSafe(|| api::submit(&store, &verb, &caller, &body, done)));
         });
@@ -249,7 +249,7 @@ impl BindingStore {
                 guard(|| call(&store, &verb, &caller, &body))
             });
             verb_pool::finishing();
-            reply.send(result, Buffer::from);
+            reply.send(result, reply::bytes);
         });
         Ok(promise)
     }
