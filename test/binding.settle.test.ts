@@ -38,13 +38,25 @@ async function run(mode: 'close' | 'open'): Promise<{ code: number | null; lines
   return { code: code as number | null, lines: out.trim().split('\n'), stderr };
 }
 
-const EXPECTED = [/^write \d+$/, /^writes 64$/, /^knowledge object$/, /^note 1$/, /^lists 16$/, /^refused VERSION_CONFLICT$/, /^end$/];
+const EXPECTED = [
+  /^write \d+$/,
+  /^writes 64$/,
+  /^knowledge object$/,
+  /^note 1$/,
+  /^lists 16$/,
+  /^refused VERSION_CONFLICT$/,
+  /^end$/,
+];
 
-it.each(['close', 'open'] as const)('settles every call and lets the process exit (store left %s)', async (mode) => {
-  const { code, lines, stderr } = await run(mode);
-  expect(stderr).toBe('');
-  expect(lines).toHaveLength(EXPECTED.length);
-  lines.forEach((line, i) => expect(line).toMatch(EXPECTED[i] as RegExp));
-  // Killed by the timer (null) when something kept the loop alive; 13 when a pending call did not.
-  expect(code).toBe(0);
-}, 30_000);
+it.each(['close', 'open'] as const)(
+  'settles every call and lets the process exit (store left %s)',
+  async (mode) => {
+    const { code, lines, stderr } = await run(mode);
+    expect(stderr).toBe('');
+    expect(lines).toHaveLength(EXPECTED.length);
+    for (const [i, line] of lines.entries()) expect(line).toMatch(EXPECTED[i] as RegExp);
+    // Killed by the timer (null) when something kept the loop alive; 13 when a pending call did not.
+    expect(code).toBe(0);
+  },
+  30_000,
+);

@@ -165,7 +165,12 @@ impl Completions {
 /// The threadsafe function's callback, on the JavaScript thread: settles every queued promise.
 /// `env` is null when Node empties the threadsafe function's queue while tearing down, and then
 /// the promises are gone.
-unsafe extern "C" fn drain(env: sys::napi_env, _js_callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+unsafe extern "C" fn drain(
+    env: sys::napi_env,
+    _js_callback: sys::napi_value,
+    context: *mut c_void,
+    _data: *mut c_void,
+) {
     if env.is_null() {
         return;
     }
@@ -226,7 +231,12 @@ fn plain_error(env: sys::napi_env) -> sys::napi_value {
     // SAFETY: on the JavaScript thread; a null result (if these fail too) is passed on, and N-API
     // refuses it without crashing.
     unsafe {
-        sys::napi_create_string_utf8(env, message.as_ptr(), isize::try_from(message.count_bytes()).unwrap_or(0), &raw mut text);
+        sys::napi_create_string_utf8(
+            env,
+            message.as_ptr(),
+            isize::try_from(message.count_bytes()).unwrap_or(0),
+            &raw mut text,
+        );
         sys::napi_create_error(env, ptr::null_mut(), text, &raw mut error);
     }
     error

@@ -37,8 +37,7 @@ struct State {
     threads: usize,
 }
 
-static STATE: Mutex<State> =
-    Mutex::new(State { jobs: VecDeque::new(), idle: 0, asleep: 0, woken: 0, threads: 0 });
+static STATE: Mutex<State> = Mutex::new(State { jobs: VecDeque::new(), idle: 0, asleep: 0, woken: 0, threads: 0 });
 static READY: Condvar = Condvar::new();
 
 thread_local! {
