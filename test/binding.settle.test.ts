@@ -42,6 +42,7 @@ const EXPECTED = [
   /^write \d+$/,
   /^writes 64$/,
   /^knowledge object$/,
+  /^verb threads 1$/,
   /^note 1$/,
   /^lists 16$/,
   /^refused VERSION_CONFLICT$/,

@@ -14,6 +14,7 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
@@ -102,7 +103,9 @@ fn work() {
             }
             drop(s);
             BUSY.set(true);
-            job();
+            // Jobs catch their own panics; this keeps the counts true if one ever does not (its
+            // `Reply`, dropped by the unwinding, rejects with `STORE_PANIC`).
+            let _ = catch_unwind(AssertUnwindSafe(job));
             // Counted idle already when the job called `finishing()`.
             let counted = !BUSY.replace(false);
             s = lock();
