@@ -5,6 +5,7 @@
 // The exported functions are called from JavaScript, where `#[must_use]` cannot reach.
 #![allow(clippy::must_use_candidate)]
 
+mod completion;
 mod error;
 mod job;
 mod reply;

@@ -12,7 +12,7 @@ use napi_derive::napi;
 
 use crate::error::{Failure, guard, guard_failure, to_napi};
 use crate::job::Job;
-use crate::reply::Reply;
+use crate::reply::{self, Reply};
 use crate::scan::{Scan, copy_into, scan_job, tree_name};
 use crate::snapshot::BindingSnapshot;
 use crate::types::{
@@ -65,13 +65,12 @@ impl BindingStore {
     /// Commits one encoded batch (see `batch.rs`); resolves with its transaction id once durable.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn write<'env>(&self, env: &'env Env, batch: &[u8]) -> napi::Result<Object<'env>> {
-        let (deferred, promise) = env.create_deferred()?;
-        let reply = Reply::new(deferred);
+        let (reply, promise) = Reply::new(env)?;
         match guard(|| Batch::decode(batch)) {
-            Err(failure) => reply.send(Err(failure), |txn: u64| txn.to_string()),
+            Err(failure) => reply.send(Err(failure), reply::txn),
             Ok(batch) => {
                 let done = Box::new(move |result: cairn_engine::Result<u64>| {
-                    reply.send(result.map_err(Failure::from), |txn: u64| txn.to_string());
+                    reply.send(result.map_err(Failure::from), reply::txn);
                 });
                 // A panic inside `submit` drops `done`, whose `Reply` then rejects the promise.
                 let _ = catch_unwind(AssertUnwindSafe(|| self.store.submit(batch, done)));
@@ -143,9 +142,9 @@ impl BindingStore {
         env: &'env Env,
         verb: String,
         caller: BindingCaller,
-        body: Buffer,
+        body: &[u8],
     ) -> napi::Result<Object<'env>> {
-        self.run_verb(env, cairn_engine::knowledge::api::call, verb, caller, body)
+        self.run_verb(env, cairn_engine::knowledge::api::call, verb, caller, body.to_vec())
     }
 
     /// `knowledge` for a `remember` whose passages' texts come as `texts` (`texts[i]` the text of
@@ -157,13 +156,13 @@ impl BindingStore {
         env: &'env Env,
         verb: String,
         caller: BindingCaller,
-        body: Buffer,
+        body: &[u8],
         texts: Vec<String>,
     ) -> napi::Result<Object<'env>> {
         let call = move |store: &Store, verb: &str, caller: &cairn_engine::knowledge::api::Caller, body: &[u8]| {
             cairn_engine::knowledge::api::call_with_texts(store, verb, caller, body, texts)
         };
-        self.run_verb(env, call, verb, caller, body)
+        self.run_verb(env, call, verb, caller, body.to_vec())
     }
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
@@ -178,27 +177,32 @@ impl BindingStore {
         env: &'env Env,
         verb: String,
         caller: BindingCaller,
-        body: Buffer,
+        body: &[u8],
     ) -> napi::Result<Either<Buffer, Object<'env>>> {
         use cairn_engine::notes::api;
-        if api::quick(&verb, &body) {
+        if api::quick(&verb, body) {
             let caller = to_napi(*env, caller.into_engine())?;
-            return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, &body)))
+            return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, body)))
                 .map(|reply| Either::A(Buffer::from(reply)));
         }
         let store = self.store.clone();
-        let (deferred, promise) = env.create_deferred()?;
-        let reply = Reply::new(deferred);
+        // A copy, not the caller's `Buffer`: see `run_verb`.
+        let body = body.to_vec();
+        let (reply, promise) = Reply::new(env)?;
         verb_pool::spawn(move || {
             let caller = match guard_failure(|| caller.into_engine()) {
                 Ok(caller) => caller,
-                Err(failure) => return reply.send::<Vec<u8>>(Err(failure), Buffer::from),
+                Err(failure) => {
+                    verb_pool::finishing();
+                    return reply.send(Err(failure), reply::bytes);
+                }
             };
             // A write answers from the engine's syncer thread once durable, so this pool thread
             // is free as soon as the write is queued. A panic drops `done`, whose `Reply` then
-            // rejects the promise.
+            // rejects the promise. A read answers here, on the pool thread (`finishing`).
             let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {
-                reply.send(result.map_err(Failure::from), Buffer::from);
+                verb_pool::finishing();
+                reply.send(result.map_err(Failure::from), reply::bytes);
             });
             let _ = catch_unwind(AssertUnwindSafe(|| api::submit(&store, &verb, &caller, &body, done)));
         });
@@ -223,6 +227,10 @@ impl BindingStore {
 impl BindingStore {
     /// Runs one JSON verb on the verb pool (see `verb_pool.rs`) through `call`, the engine's entry
     /// point of its family of verbs; its promise resolves with the reply.
+    ///
+    /// `body` is a copy made on the JavaScript thread. A napi `Buffer` argument holds a reference
+    /// that, dropped on a pool thread, napi-rs hands back to the loop through a threadsafe function
+    /// of its own: a second wake-up of the loop per call, dearer than copying a request body.
     fn run_verb<'env>(
         &self,
         env: &'env Env,
@@ -231,17 +239,17 @@ impl BindingStore {
         + 'static,
         verb: String,
         caller: BindingCaller,
-        body: Buffer,
+        body: Vec<u8>,
     ) -> napi::Result<Object<'env>> {
         let store = self.store.clone();
-        let (deferred, promise) = env.create_deferred()?;
-        let reply = Reply::new(deferred);
+        let (reply, promise) = Reply::new(env)?;
         verb_pool::spawn(move || {
             let result = guard_failure(|| {
                 let caller = caller.into_engine()?;
                 guard(|| call(&store, &verb, &caller, &body))
             });
-            reply.send(result, Buffer::from);
+            verb_pool::finishing();
+            reply.send(result, reply::bytes);
         });
         Ok(promise)
     }

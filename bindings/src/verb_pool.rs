@@ -3,11 +3,18 @@
 //! and with eight agents writing at once it made groups of at most four. This pool grows a thread
 //! whenever every thread is busy (up to `MAX_THREADS`) and lets one go after `IDLE_EXIT` unused.
 //!
+//! A job that is about to answer calls `finishing()` first, so its thread counts as free before
+//! JavaScript can see the answer and ask again: otherwise a caller making one call after another
+//! found the thread still busy and started a new one, and calls rotated over several threads.
+//! A thread is only woken (a futex syscall) when one is asleep and not already woken for a job.
+//!
 //! Hand-written rather than a crate: `threadpool` has a fixed size, which is the cap this removes,
 //! and a tokio runtime's blocking pool adds a hop through its scheduler to every call, which the
 //! one-at-a-time path would pay.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
@@ -21,14 +28,23 @@ const IDLE_EXIT: Duration = Duration::from_secs(10);
 
 struct State {
     jobs: VecDeque<Job>,
-    /// Threads waiting for a job.
+    /// Threads without a job: asleep, or about to look at `jobs` before sleeping.
     idle: usize,
+    /// Threads asleep on `READY`.
+    asleep: usize,
+    /// Sleepers woken for a job that have not woken up yet.
+    woken: usize,
     /// Threads alive.
     threads: usize,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { jobs: VecDeque::new(), idle: 0, threads: 0 });
+static STATE: Mutex<State> = Mutex::new(State { jobs: VecDeque::new(), idle: 0, asleep: 0, woken: 0, threads: 0 });
 static READY: Condvar = Condvar::new();
+
+thread_local! {
+    /// Set on a pool thread while it runs a job that has not called `finishing()`.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
 
 // A job never runs under the lock and jobs catch their own panics, so a poisoned lock still
 // guards consistent state.
@@ -40,7 +56,8 @@ fn lock() -> MutexGuard<'static, State> {
 pub fn spawn(job: impl FnOnce() + Send + 'static) {
     let mut s = lock();
     s.jobs.push_back(Box::new(job));
-    // Each idle thread takes one queued job when it wakes: start a thread for any job beyond them.
+    // Each idle thread takes one queued job before it sleeps or when it wakes: start a thread for
+    // any job beyond them.
     if s.jobs.len() > s.idle && s.threads < MAX_THREADS {
         if thread::Builder::new().name("cairn-verb".into()).spawn(work).is_ok() {
             s.threads += 1;
@@ -52,24 +69,65 @@ pub fn spawn(job: impl FnOnce() + Send + 'static) {
             return;
         }
     }
+    // A thread that is idle but awake looks at `jobs` before it sleeps: wake a sleeper only when
+    // the jobs outnumber the awake idle threads and the sleepers already woken.
+    let awake_idle = s.idle - s.asleep;
+    let wake = s.asleep > s.woken && s.jobs.len() > awake_idle + s.woken;
+    if wake {
+        s.woken += 1;
+    }
     drop(s);
-    READY.notify_one();
+    if wake {
+        READY.notify_one();
+    }
+}
+
+/// Called by a job on a pool thread just before it answers: its thread counts as idle from here,
+/// so a call JavaScript makes on seeing the answer does not start another thread. The job must
+/// do nothing long after this. Anywhere else (the writer or syncer thread answering a write) it
+/// does nothing.
+pub fn finishing() {
+    if BUSY.replace(false) {
+        lock().idle += 1;
+    }
 }
 
 fn work() {
     let mut s = lock();
+    // A new thread is counted busy (see `spawn`) until it finds no job.
+    let mut idle = false;
     loop {
         if let Some(job) = s.jobs.pop_front() {
+            if idle {
+                s.idle -= 1;
+            }
             drop(s);
-            job();
+            BUSY.set(true);
+            // Jobs catch their own panics; this keeps the counts true if one ever does not (its
+            // `Reply`, dropped by the unwinding, rejects with `STORE_PANIC`).
+            let _ = catch_unwind(AssertUnwindSafe(job));
+            // Counted idle already when the job called `finishing()`.
+            let counted = !BUSY.replace(false);
             s = lock();
+            if !counted {
+                s.idle += 1;
+            }
+            idle = true;
             continue;
         }
-        s.idle += 1;
+        if !idle {
+            s.idle += 1;
+            idle = true;
+        }
+        s.asleep += 1;
         let (guard, wait) = READY.wait_timeout(s, IDLE_EXIT).unwrap_or_else(PoisonError::into_inner);
         s = guard;
-        s.idle -= 1;
+        s.asleep -= 1;
+        // Whoever wakes, one pending wake-up is spent (a spurious wake-up may spend another's; the
+        // count only decides whether to notify, and the queue is checked under the lock).
+        s.woken = s.woken.saturating_sub(1);
         if wait.timed_out() && s.jobs.is_empty() {
+            s.idle -= 1;
             s.threads -= 1;
             return;
         }
