@@ -81,3 +81,29 @@ it('skips a bad note record by its field', async () => {
   expect(r.status).toBe(200);
   expect(r.body.skipped).toEqual([{ index: 0, reason: expect.stringMatching(/^noteKind: /) }]);
 });
+
+it("an agent's own notes leave and come back only with its token, or an admin's", async () => {
+  const claude = (await t.token({ agent: 'claude', user: 'ann' })).token;
+  const codex = (await t.token({ agent: 'codex', user: 'ann' })).token;
+  const note = { key: 'scratch', value: 'claude only', kind: 'decision', visibility: 'agent' };
+  expect((await t.call('POST', '/v1/memory/note_write', { token: claude, body: note })).status).toBe(200);
+  const keys = async (token: string | undefined, body: Rec) => {
+    const r = await t.call('POST', '/v1/memory/export', { ...(token === undefined ? {} : { token }), body });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return (r.body.records as Rec[]).filter((x) => x.kind === 'note').map((x) => x.key);
+  };
+  expect(await keys(claude, {})).toContain('scratch');
+  expect(await keys(codex, {})).not.toContain('scratch');
+  expect(await keys(undefined, { user_id: 'ann' })).toContain('scratch');
+  // codex may not write claude's agent note by import, nor set the node's own flag itself.
+  const forged = { ...note, kind: 'note', noteKind: 'decision', value: 'codex was here', owner: 'claude', version: 1 };
+  const r = await t.call('POST', '/v1/memory/import', { token: codex, body: { records: [forged] } });
+  expect(r.body.skipped).toEqual([{ index: 0, reason: 'owner: an agent note is imported by its own agent only' }]);
+  const sneaky = await t.call('POST', '/v1/memory/import', {
+    token: codex,
+    body: { records: [forged], allAgents: true },
+  });
+  expect(sneaky.status).toBe(422);
+  const list = await t.call('POST', '/v1/memory/note_list', { token: claude, body: { key: 'scratch' } });
+  expect((list.body.notes as Rec[])[0]?.value).toBe('claude only');
+});

@@ -63,7 +63,10 @@ export async function importLines(store: Store, caller: Caller, lines: Uint8Arra
   const flush = async () => {
     if (page.length === 0) return;
     const at = page.map((p) => p.index);
-    const reply = await engine(() => store.knowledge('import', caller, { records: page.map((p) => p.record) }));
+    // An operator's file (the admin route, or the store's owner): every agent's notes go in.
+    const reply = await engine(() =>
+      store.knowledge('import', caller, { records: page.map((p) => p.record), allAgents: true }),
+    );
     const refused = refusalOf(reply);
     if (refused !== null) throw refused;
     const r = reply as Omit<FileImported, 'mode'>;

@@ -194,18 +194,29 @@ export async function memoryForget(svc: Service, p: Principal, raw: unknown): Pr
 /**
  * memory_export: one page of the caller's scope; `next` is the cursor of the following page. The
  * node's private-notes policy goes with it: private notes leave only when it allows them and the
- * caller asks (`includePrivate`).
+ * caller asks (`includePrivate`). Agent-visibility notes leave only with their own agent's token,
+ * or an admin's.
  */
 export async function memoryExport(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(ExportInput, raw);
   return knowledge(svc.store, 'export', identify(p, input), {
     ...engineBody(input),
     allowPrivate: svc.node.allowPrivate,
+    allAgents: p.token.role === 'admin',
   });
 }
 
-/** memory_import: records of an export page into the caller's scope. */
-export const memoryImport = knowledgeVerb('import', ImportInput);
+/**
+ * memory_import: records of an export page into the caller's scope. An agent's agent-visibility
+ * notes are its own: only an admin token imports (or exports) those of other agents.
+ */
+export async function memoryImport(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(ImportInput, raw);
+  return knowledge(svc.store, 'import', identify(p, input), {
+    ...engineBody(input),
+    allAgents: p.token.role === 'admin',
+  });
+}
 
 /** delete_user: every scope of the caller's user. */
 export async function deleteUser(svc: Service, p: Principal, raw: unknown): Promise<Reply> {

@@ -188,3 +188,31 @@ fn load_takes_notes_and_handoffs_into_an_empty_scope() {
     let events = notes_verb(&store, &who, "history", &json!({"key": "plan", "visibility": "task", "taskId": "t1"}));
     assert_eq!(events["events"][0]["op"], "import", "{events}");
 }
+
+#[test]
+fn an_agent_note_is_exported_and_imported_by_its_own_agent_or_an_admin_only() {
+    let (_dir, store, part) = seeded();
+    let other = super::api::Caller { agent: "b".into(), ..caller(&part, 10_000) };
+    let keys = |reply: &Value| -> Vec<String> {
+        of_kind(reply["records"].as_array().unwrap(), "note")
+            .iter()
+            .map(|n| n["key"].as_str().unwrap().into())
+            .collect()
+    };
+    // Agent `a`'s note `mine` (visibility agent) is a's alone.
+    let theirs = verb(&store, &other, "export", &json!({})).unwrap();
+    assert_eq!(keys(&theirs), ["editor", "plan"]);
+    let admin = verb(&store, &other, "export", &json!({"allAgents": true})).unwrap();
+    assert_eq!(keys(&admin), ["editor", "mine", "plan"]);
+    // Importing a's note as b is refused by name and changes nothing; as an admin it is written.
+    let forged = json!({"kind": "note", "key": "mine", "value": "overwritten", "noteKind": "decision",
+                        "visibility": "agent", "owner": "a", "agent": "a", "version": 1});
+    let reply = verb(&store, &other, "import", &json!({"records": [forged.clone()]})).unwrap();
+    assert_eq!(reply["skipped"][0]["reason"], json!("owner: an agent note is imported by its own agent only"));
+    let mine = notes_verb(&store, &caller(&part, 11_000), "note_list", &json!({"key": "mine"}));
+    assert_eq!(mine["notes"][0]["value"], json!([1, 2]));
+    let reply = verb(&store, &other, "import", &json!({"records": [forged], "allAgents": true})).unwrap();
+    assert_eq!(reply["skipped"], json!([]));
+    let mine = notes_verb(&store, &caller(&part, 11_000), "note_list", &json!({"key": "mine"}));
+    assert_eq!(mine["notes"][0]["value"], json!("overwritten"));
+}

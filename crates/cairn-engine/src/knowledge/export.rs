@@ -27,9 +27,17 @@ pub const FORMAT_VERSION: u64 = 1;
 pub const DEFAULT_LIMIT: usize = 500;
 pub const MAX_LIMIT: usize = 5000;
 
+/// Whose export this is: whether private notes are asked for (`allowPrivate && includePrivate`),
+/// and the agent whose agent-visibility notes it may carry (`None`: every agent's, for an admin).
+#[derive(Debug, Clone, Copy)]
+pub struct Reader<'a> {
+    pub private: bool,
+    pub agent: Option<&'a str>,
+}
+
 /// Turns one stored value of a kind's tree into its export record (`None`: not exported, as a
-/// private note not asked for); the flag says whether private notes are asked for.
-type ToRecord = fn(&Snapshot, &Partition, &[u8], bool) -> Result<Option<Value>>;
+/// private note not asked for or another agent's note).
+type ToRecord = fn(&Snapshot, &Partition, &[u8], &Reader<'_>) -> Result<Option<Value>>;
 
 /// One record kind: its name and, for kinds stored one record per key, the tree it walks and the
 /// function that turns a stored value into an export record.
@@ -48,11 +56,11 @@ const KINDS: [Kind; 6] = [
     Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, handoff_record)) },
 ];
 
-fn note_record(_snap: &Snapshot, _part: &Partition, value: &[u8], private: bool) -> Result<Option<Value>> {
-    notes::exchange::record(value, private)
+fn note_record(_snap: &Snapshot, _part: &Partition, value: &[u8], reader: &Reader<'_>) -> Result<Option<Value>> {
+    notes::exchange::record(value, reader.private, reader.agent)
 }
 
-fn handoff_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
+fn handoff_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
     notes::handoff_exchange::record(value).map(Some)
 }
 
@@ -62,7 +70,7 @@ pub fn kind_names() -> Vec<&'static str> {
     KINDS.iter().map(|k| k.name).collect()
 }
 
-fn entity_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
+fn entity_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
     let e: Entity = decode(value, "entity")?;
     Ok(Some(json!({
         "kind": "entity",
@@ -78,7 +86,7 @@ fn entity_name(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<Stri
     snap.get(ENT, &ent_key(part, id))?.map(|b| decode::<Entity>(&b, "entity").map(|e| e.name)).transpose()
 }
 
-fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
+fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
     let r: Relation = decode(value, "relation")?;
     let provenance = match &r.source {
         Source::Asserted { label } => json!({ "kind": "asserted", "label": label, "agent": r.agent }),
@@ -107,7 +115,7 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _private: bool) 
     Ok(Some(record))
 }
 
-fn document_record(snap: &Snapshot, part: &Partition, value: &[u8], _private: bool) -> Result<Option<Value>> {
+fn document_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
     let d: Document = decode(value, "document")?;
     let doc_prefix = part.key(&[&d.id.to_be_bytes()]);
     let mut passages = Vec::new();
@@ -141,14 +149,14 @@ pub struct Page {
 }
 
 /// Up to `limit` records of `part` from `cursor` (the start when `None`); `now` stamps the header;
-/// `private`: private notes are exported (else withheld and counted in the header).
+/// `reader` says which notes it may carry (private ones withheld are counted in the header).
 pub fn export(
     snap: &Snapshot,
     part: &Partition,
     cursor: Option<&str>,
     limit: usize,
     now: i64,
-    private: bool,
+    reader: &Reader<'_>,
 ) -> Result<Page> {
     if limit == 0 || limit > MAX_LIMIT {
         return Err(Error::InvalidArgument(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
@@ -167,7 +175,7 @@ pub fn export(
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
             let (_, _, scope) = part.parts();
-            let withheld = if private { 0 } else { notes::exchange::private_count(snap, part)? };
+            let withheld = if reader.private { 0 } else { notes::exchange::private_count(snap, part, reader.agent)? };
             records.push(json!({
                 "kind": "header",
                 "format": FORMAT,
@@ -191,7 +199,7 @@ pub fn export(
                 // More of this kind remains: continue after the last key returned.
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
-            if let Some(r) = record(snap, part, &value, private)? {
+            if let Some(r) = record(snap, part, &value, reader)? {
                 records.push(r);
             }
             after = suffix.to_vec();

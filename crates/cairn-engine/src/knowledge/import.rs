@@ -512,8 +512,15 @@ pub(crate) fn check_header(r: &Map<String, Value>) -> Field<()> {
 }
 
 /// Imports `records` into `part`; `agent` is the provenance agent of facts that name none, `now`
-/// the time of entities whose record gives none.
-pub fn import(tx: &mut WriteTxn<'_>, part: &Partition, records: &[Value], agent: &str, now: i64) -> Result<Imported> {
+/// the time of entities whose record gives none; `all_agents` (an admin's import, or a load) may
+/// write agent notes of other agents.
+pub fn import(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    records: &[Value],
+    (agent, all_agents): (&str, bool),
+    now: i64,
+) -> Result<Imported> {
     if records.len() > MAX_LIMIT {
         return Err(Error::InvalidArgument(format!("records: at most {MAX_LIMIT} per call, got {}", records.len())));
     }
@@ -568,7 +575,7 @@ pub fn import(tx: &mut WriteTxn<'_>, part: &Partition, records: &[Value], agent:
     passages.finish(tx)?;
     // Notes and handoffs stand alone: no other record refers to them.
     for &(index, r) in &by_kind[3] {
-        if let Err(reason) = crate::notes::exchange::import(tx, part, r, agent, now, &mut out)? {
+        if let Err(reason) = crate::notes::exchange::import(tx, part, r, (agent, all_agents), now, &mut out)? {
             out.skipped.push(Skipped { index, reason });
         }
     }

@@ -31,10 +31,17 @@ pub(crate) const TREE: &str = CUR;
 /// | version BE` → empty.
 const NOTE: u8 = b'n';
 
-/// The export record of a stored current note; `None` for a private note not asked for.
-pub(crate) fn record(value: &[u8], private: bool) -> Result<Option<Value>> {
+/// Whether `agent` (`None`: an admin, every agent) may see `note` for an export or import: an
+/// agent-visibility note belongs to its owner alone (DESIGN.md §1).
+fn owned_by(note: &NoteRecord, agent: Option<&str>) -> bool {
+    note.visibility() != Visibility::Agent || agent.is_none_or(|a| note.owner == a)
+}
+
+/// The export record of a stored current note; `None` for a private note not asked for, or an
+/// agent note of an agent other than `agent`.
+pub(crate) fn record(value: &[u8], private: bool, agent: Option<&str>) -> Result<Option<Value>> {
     let note = NoteRecord::decode(value)?;
-    if note.private && !private {
+    if (note.private && !private) || !owned_by(&note, agent) {
         return Ok(None);
     }
     let mut r = json!({
@@ -66,11 +73,13 @@ pub(crate) fn record(value: &[u8], private: bool) -> Result<Option<Value>> {
     Ok(Some(r))
 }
 
-/// How many current notes of `part` are private (the header's count of withheld notes).
-pub(crate) fn private_count(snap: &Snapshot, part: &Partition) -> Result<u64> {
+/// How many current notes of `part` that `agent` may export are private (the header's count of
+/// withheld notes; another agent's notes are not the reader's to count).
+pub(crate) fn private_count(snap: &Snapshot, part: &Partition, agent: Option<&str>) -> Result<u64> {
     let mut n = 0;
     for kv in snap.prefix(CUR, part.prefix())? {
-        if NoteRecord::decode(&kv?.1)?.private {
+        let note = NoteRecord::decode(&kv?.1)?;
+        if note.private && owned_by(&note, agent) {
             n += 1;
         }
     }
@@ -185,12 +194,13 @@ fn seen_key(part: &Partition, id: &Identity, source: u64, version: u64) -> Vec<u
     part.key(&[&[NOTE], id.encode().as_bytes(), b"\0", &source.to_be_bytes(), &version.to_be_bytes()])
 }
 
-/// Imports one `note` record into `part` as `agent` at `now`.
+/// Imports one `note` record into `part` as `agent` at `now`; `all_agents` (an admin's import)
+/// lets it write agent notes of other agents, which an agent's own import may not.
 pub(crate) fn import(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     r: &Map<String, Value>,
-    agent: &str,
+    (agent, all_agents): (&str, bool),
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<()>> {
@@ -198,6 +208,9 @@ pub(crate) fn import(
         Ok(n) => n,
         Err(e) => return Ok(Err(e)),
     };
+    if !owned_by(&note, (!all_agents).then_some(agent)) {
+        return Ok(Err("owner: an agent note is imported by its own agent only".into()));
+    }
     let source = match source_id(r) {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),

@@ -4,12 +4,12 @@
 
 use super::Caller;
 use crate::error::{Error, Result};
-use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, export};
+use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, Reader, export};
 use crate::store::Store;
 use serde_json::{Map, Value, json};
 
 /// The fields an export request may carry (`allowPrivate` is the node's policy, not the caller's).
-const FIELDS: [&str; 4] = ["cursor", "limit", "includePrivate", "allowPrivate"];
+const FIELDS: [&str; 5] = ["cursor", "limit", "includePrivate", "allowPrivate", "allAgents"];
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Map<String, Value> = super::parse("export", body)?;
@@ -22,7 +22,9 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         Some(_) => Err(Error::InvalidArgument(format!("{field}: must be true or false"))),
     };
     let (allow, include) = (flag("allowPrivate")?, flag("includePrivate")?);
-    let private = allow && include;
+    // `allAgents` comes from the node (an admin token), never from a client.
+    let agent = (!flag("allAgents")?).then_some(caller.agent.as_str());
+    let reader = Reader { private: allow && include, agent };
     let cursor = match req.get("cursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(c)) => Some(c.as_str()),
@@ -37,6 +39,6 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         }
     };
     let snap = store.snapshot()?;
-    let page = export(&snap, &caller.part, cursor, limit, caller.now, private)?;
+    let page = export(&snap, &caller.part, cursor, limit, caller.now, &reader)?;
     Ok(json!({ "records": page.records, "next": page.next }))
 }

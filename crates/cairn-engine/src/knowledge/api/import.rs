@@ -12,15 +12,21 @@ use serde_json::{Map, Value, json};
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let mut req: Map<String, Value> = super::parse("import", body)?;
-    if let Some(field) = req.keys().find(|k| k.as_str() != "records") {
+    if let Some(field) = req.keys().find(|k| !matches!(k.as_str(), "records" | "allAgents")) {
         return Err(Error::InvalidArgument(format!("{field}: import takes only records")));
     }
+    // `allAgents` comes from the node (an admin token), never from a client.
+    let all_agents = match req.remove("allAgents") {
+        None | Some(Value::Null | Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(_) => return Err(Error::InvalidArgument("allAgents: must be true or false".into())),
+    };
     let Some(Value::Array(records)) = req.remove("records") else {
         return Err(Error::InvalidArgument("records: must be an array of exported records".into()));
     };
     let caller = caller.clone();
     let (done, _) = store.write(move |tx| {
-        let done = import(tx, &caller.part, &records, &caller.agent, caller.now)?;
+        let done = import(tx, &caller.part, &records, (&caller.agent, all_agents), caller.now)?;
         if !done.written.is_empty() {
             caller.part.register(tx)?;
         }
