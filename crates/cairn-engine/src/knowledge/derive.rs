@@ -120,6 +120,7 @@ mod tests {
 
     fn rel(id: u64, from: u64, to: u64, t: &str) -> Relation {
         Relation {
+            shortened: None,
             id,
             from,
             to,

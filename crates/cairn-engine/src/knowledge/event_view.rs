@@ -67,6 +67,7 @@ mod tests {
         assert_eq!(shown["id"], json!("89"));
         assert_eq!(shown["recorded_at"], json!("1970-01-01T00:00:00.000Z"));
         let r = Relation {
+            shortened: None,
             id: 97,
             from: 91,
             to: 89,

@@ -60,6 +60,16 @@ pub struct Relation {
     pub source: Source,
     /// The agent that wrote it (from its token, never from a model).
     pub agent: String,
+    /// Set when a `replaces` ended it and moved its `valid_to` to the replacing start: the
+    /// `valid_to` it had until then, which an `as_of` read before the end sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortened: Option<Shortened>,
+}
+
+/// A relation's valid end before a `replaces` shortened it (`None`: unbounded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shortened {
+    pub valid_to: Option<String>,
 }
 
 /// Which end of a relation an entity is.
@@ -240,7 +250,18 @@ impl Relation {
     #[must_use]
     pub fn valid_end(&self, as_of: Option<i64>) -> Option<i64> {
         let ended = self.ended_at.filter(|&end| as_of.is_none_or(|t| end <= t));
-        self.valid_to.as_deref().and_then(valid::bound).or(ended)
+        self.valid_to_at(as_of).and_then(valid::bound).or(ended)
+    }
+
+    /// `valid_to` as the store read it at `as_of` (now when `None`): before a `replaces` ended
+    /// the relation, the one it had then.
+    #[must_use]
+    pub fn valid_to_at(&self, as_of: Option<i64>) -> Option<&str> {
+        let end_unknown = as_of.is_some_and(|t| self.ended_at.is_some_and(|end| end > t));
+        match &self.shortened {
+            Some(s) if end_unknown => s.valid_to.as_deref(),
+            _ => self.valid_to.as_deref(),
+        }
     }
 
     /// Whether the relation was true at instant `at` (ms), half-open `[valid_from, valid_to)`,
@@ -335,6 +356,7 @@ pub(crate) fn relate_ids(
     let text = |key: &str| attributes.get(key).and_then(Value::as_str).map(str::to_owned);
     let older = !superseded_by.is_empty();
     let rel = Relation {
+        shortened: None,
         id,
         from,
         to,
@@ -406,7 +428,10 @@ fn replace_in_valid_time(attributes: &mut Map<String, Value>, records: Vec<Relat
         let covers = rel.valid_end(None).is_none_or(|end| end > start);
         match (rel.valid_start(), rel.to == to, covers) {
             (Some(from), _, _) if from > start => newer.push(rel),
-            (_, false, true) => plan.end.push(Relation { valid_to: Some(at.clone()), ..rel }),
+            (_, false, true) => {
+                let shortened = rel.shortened.clone().or_else(|| Some(Shortened { valid_to: rel.valid_to.clone() }));
+                plan.end.push(Relation { valid_to: Some(at.clone()), shortened, ..rel });
+            }
             (_, true, true) => plan.same = Some(rel),
             (_, true, false) if rel.ended_at.is_none() => {
                 plan.restored = Some(rel.id);
@@ -567,6 +592,7 @@ mod tests {
     #[test]
     fn valid_time_bounds_are_half_open() {
         let rel = Relation {
+            shortened: None,
             id: 1,
             from: 1,
             to: 2,

@@ -357,6 +357,7 @@ fn import_fact(
     }
     let id = next_id(tx)?;
     let rel = Relation {
+        shortened: None,
         id,
         from: ends[0],
         to: ends[1],

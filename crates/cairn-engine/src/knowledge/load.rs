@@ -685,6 +685,7 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
     let mut run = tx.sorted_run(REL, true)?;
     for (i, f) in plan.facts.iter().enumerate() {
         let record = Relation {
+            shortened: None,
             id: ids.fact(i),
             from: ids.entity(f.from),
             to: ids.entity(f.to),

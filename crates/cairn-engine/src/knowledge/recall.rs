@@ -77,7 +77,8 @@ pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, wh
         .into_iter()
         .filter(|n| sees(&n.relation, when))
         .map(|mut n| {
-            // Read as of a moment, an edge ended later was not ended yet.
+            // Read as of a moment, an edge ended later was not ended (nor shortened) yet.
+            n.relation.valid_to = n.relation.valid_to_at(when.as_of).map(str::to_owned);
             n.relation.ended_at = n.relation.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));
             n
         })

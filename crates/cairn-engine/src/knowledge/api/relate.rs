@@ -98,11 +98,22 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
     });
     for &ended in &related.ended {
         if let Some(rel) = graph::relation_in(tx, part, ended)? {
+            // Filed under the ended fact's own target, so its history shows how it ended.
+            let name = |tx: &mut WriteTxn<'_>, id: u64| -> Result<String> {
+                Ok(graph::entity_in(tx, part, id)?.map_or_else(|| id.to_string(), |e| e.name))
+            };
+            let own = format!("{}\0{}\0{}", name(tx, rel.from)?, rel.rel_type, name(tx, rel.to)?);
+            let before = Relation {
+                valid_to: rel.shortened.as_ref().map_or_else(|| rel.valid_to.clone(), |s| s.valid_to.clone()),
+                ended_at: rel.ended_at.filter(|&end| end != caller.now),
+                shortened: None,
+                ..rel.clone()
+            };
             let change = Change {
                 family: "fact",
-                target: &target,
+                target: &own,
                 op: "end",
-                before: None,
+                before: Some(serde_json::to_value(&before).expect("relations serialise")),
                 after: Some(serde_json::to_value(&rel).expect("relations serialise")),
                 patch: Some(patch.clone()),
             };
@@ -234,6 +245,38 @@ mod tests {
         }
         let r = call(store, &caller(1_000), "recall", &body).unwrap();
         r["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn as_of_before_a_replace_reads_the_end_known_then_and_the_ended_fact_keeps_its_history() {
+        // The re-audit's calls: Oslo from 2019; later, Bergen replaces it from 2024.
+        let (_dir, store, _part) = fresh();
+        let relate = |at: i64, body: serde_json::Value| call(&store, &caller(at), "relate", &body).unwrap();
+        relate(
+            10,
+            json!({"from": "Kim", "to": "Oslo", "type": "lives_in", "attributes": {"valid_from": "2019-01-01"}}),
+        );
+        relate(20, json!({"from": "Kim", "to": "Bergen", "type": "lives_in", "replaces": true, "date": "2024-01-01"}));
+        let read = |body: serde_json::Value| call(&store, &caller(30), "recall", &body).unwrap()["facts"].clone();
+        let then = read(json!({"subject": "Kim", "as_of": 15}));
+        assert_eq!((&then[0]["object"], &then[0]["valid_to"]), (&json!("Oslo"), &json!(null)), "{then}");
+        assert!(then[0].get("ended_at").is_none(), "{then}");
+        let then_2025 = read(json!({"subject": "Kim", "as_of": 15, "valid_at": "2025-06-01"}));
+        assert_eq!(then_2025[0]["object"], json!("Oslo"), "at 15 Oslo had no end: {then_2025}");
+        let now_2025 = read(json!({"subject": "Kim", "valid_at": "2025-06-01"}));
+        assert_eq!(now_2025[0]["object"], json!("Bergen"), "{now_2025}");
+        let history = crate::notes::api::call(
+            &store,
+            "history",
+            &caller(30),
+            br#"{"fact": {"from": "Kim", "to": "Oslo", "type": "lives_in"}}"#,
+        )
+        .unwrap();
+        let history: serde_json::Value = serde_json::from_slice(&history).unwrap();
+        let events = history["events"].as_array().unwrap();
+        assert_eq!(events.iter().map(|e| e["op"].as_str().unwrap()).collect::<Vec<_>>(), ["assert", "end"]);
+        assert_eq!(events[1]["before"]["valid_to"], json!(null));
+        assert_eq!(events[1]["after"]["valid_to"], json!("2024-01-01"));
     }
 
     #[test]
