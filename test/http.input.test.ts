@@ -219,6 +219,21 @@ const CASES: Case[] = [
     field: 'cursor',
   },
   {
+    name: 'a relation whose valid_to is before its valid_from (engine-checked)',
+    verb: 'remember',
+    body: {
+      facts: {
+        entities: [],
+        relations: [
+          { source: 'a', target: 'b', type: 't', attributes: { valid_from: '2024-02-01', valid_to: '2024-01-01' } },
+        ],
+      },
+    },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'facts.relations.0.attributes.valid_to',
+  },
+  {
     name: 'import records not an array',
     verb: 'import',
     body: { records: {} },

@@ -26,8 +26,10 @@ function refusal(reply: Reply): ApiError | null {
  */
 function invalidArgument(message: string): ApiError {
   const text = message.replace(/^invalid argument: /, '');
-  const field = /^([A-Za-z_][\w.]*)(?::| must| is | holds| has)/.exec(text)?.[1] ?? '(body)';
-  const detail = text.startsWith(`${field}: `) ? text.slice(field.length + 2) : text;
+  const named = /^([A-Za-z_][\w.[\]]*)(?::| must| is | holds| has)/.exec(text)?.[1];
+  const detail = named !== undefined && text.startsWith(`${named}: `) ? text.slice(named.length + 2) : text;
+  // `facts.relations[0].attributes.valid_to` is spelled as zod paths are: `facts.relations.0.…`.
+  const field = named?.replace(/\[(\d+)\]/g, '.$1') ?? '(body)';
   return new ApiError('VALIDATION_ERROR', text, [{ field, message: detail }]);
 }
 
