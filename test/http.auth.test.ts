@@ -99,6 +99,15 @@ describe('a token limited to scopes', () => {
     const status = await t.call('GET', '/v1/memory/status', { token: scoped });
     expect(status.status).toBe(200);
   });
+
+  it('GET status reads its fields from the query string, as strictly as a body', async () => {
+    const mine = await t.call('GET', '/v1/memory/status?scope=project-x', { token: scoped });
+    expect(mine.status).toBe(200);
+    expect(mine.body.ontology).toBeDefined();
+    expect((await t.call('GET', '/v1/memory/status?scope=other', { token: scoped })).status).toBe(403);
+    const bogus = await t.call('GET', '/v1/memory/status?bogus=1', { token: scoped });
+    expect([bogus.status, bogus.body.error?.details]).toEqual([422, [expect.objectContaining({ field: 'bogus' })]]);
+  });
 });
 
 describe('admin routes', () => {

@@ -47,7 +47,8 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   for (const spec of VERBS) {
     const run = SERVICES[spec.verb];
     if (run === undefined) continue;
-    const handler = (req: FastifyRequest) => run(svc, principalOf(req), req.method === 'GET' ? {} : req.body);
+    // A GET (status) takes its fields from the query string: `?scope=S` asks for that scope's ontology.
+    const handler = (req: FastifyRequest) => run(svc, principalOf(req), req.method === 'GET' ? req.query : req.body);
     app.post(`/v1/memory/${spec.verb}`, { onRequest }, handler);
     if (spec.verb === 'status') app.get('/v1/memory/status', { onRequest }, handler);
   }
