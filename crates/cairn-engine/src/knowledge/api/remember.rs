@@ -253,6 +253,8 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
 #[derive(Default)]
 struct Done {
     entities: u64,
+    /// Entities stored before that this call changed (types or attributes merged in).
+    updated: u64,
     relations: u64,
     passages: u32,
     /// The call's documents, new or stored before, with their text (for relation provenance).
@@ -281,6 +283,7 @@ fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, date: Option<&st
     if created || before.as_ref() != Some(&entity) {
         done.changed = true;
         done.entities += u64::from(created);
+        done.updated += u64::from(!created);
         let mut patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
         if let Some(d) = date {
             patch["date"] = json!(d);
@@ -525,6 +528,7 @@ pub(super) fn run_with_texts(store: &Store, caller: &Caller, body: &[u8], texts:
 fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
     let mut out = json!({
         "stored": { "entities": done.entities, "relations": done.relations, "passages": done.passages },
+        "updated": { "entities": done.updated },
         "already": already,
         "extraction": "explicit",
         "linking": "linked",
@@ -575,6 +579,10 @@ mod tests {
         assert_eq!(again["already"], json!(true));
         assert_eq!(again["doc_id"], r["doc_id"]);
         assert_eq!(again["stored"], json!({"entities": 0, "relations": 0, "passages": 0}));
+        assert_eq!(again["updated"], json!({"entities": 0}));
+        let role = json!({"facts": {"entities": [{"name": "Priya Raman", "attributes": {"role": "lead"}}]}});
+        let changed = call(&store, &caller(25), "remember", &role).unwrap();
+        assert_eq!((&changed["stored"]["entities"], &changed["updated"]), (&json!(0), &json!({"entities": 1})));
         assert_eq!(tree_sizes(&store), (2, 1, 1));
         let recalled = call(&store, &caller(30), "recall", &json!({"subject": "Priya"})).unwrap();
         let fact = &recalled["facts"][0];
