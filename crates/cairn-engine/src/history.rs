@@ -7,9 +7,10 @@
 //! `part | agent \0 | seq` → () for the audit of one caller's own writes. `seq` comes from the
 //! store's id counter, so events sort in commit order.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
+use crate::snapshot::Snapshot;
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -154,6 +155,30 @@ pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &Pr
     tx.put(TARGET, &[target_prefix(part, &event.family, &event.target), seq_be.to_vec()].concat(), &[])?;
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
     Ok(seq)
+}
+
+/// The sequence number an index key (`h.target`, `h.agent`) ends with.
+pub(crate) fn seq_of(key: &[u8]) -> Result<u64> {
+    let tail =
+        key.len().checked_sub(8).map(|at| &key[at..]).ok_or_else(|| Error::corrupt(None, "a history key is short"))?;
+    Ok(u64::from_be_bytes(tail.try_into().expect("eight bytes")))
+}
+
+/// The event `seq` of `part` that an index names: missing or undecodable is corruption.
+pub(crate) fn indexed_event(snap: &Snapshot, part: &Partition, seq: u64) -> Result<Event> {
+    let bytes = snap
+        .get(EVENT, &part.key(&[&seq.to_be_bytes()]))?
+        .ok_or_else(|| Error::corrupt(None, format!("history event {seq} is indexed but missing")))?;
+    serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("history event {seq}: {e}")))
+}
+
+/// Every event of one target (`family`, `target`) of `part`, in commit order.
+pub(crate) fn events_of(snap: &Snapshot, part: &Partition, family: &str, target: &str) -> Result<Vec<Event>> {
+    let mut events = Vec::new();
+    for kv in snap.prefix(TARGET, &target_prefix(part, family, target))? {
+        events.push(indexed_event(snap, part, seq_of(&kv?.0)?)?);
+    }
+    Ok(events)
 }
 
 /// Removes `event` of `part` from the history and both its indexes (a forget takes the events of

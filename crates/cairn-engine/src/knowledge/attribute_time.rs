@@ -10,8 +10,8 @@
 use super::graph::Entity;
 use super::recall::When;
 use super::{Partition, valid};
-use crate::error::{Error, Result};
-use crate::history::{EVENT, Event, TARGET, target_prefix};
+use crate::error::Result;
+use crate::history::{Event, events_of};
 use crate::snapshot::Snapshot;
 use serde_json::{Map, Value};
 
@@ -23,14 +23,7 @@ pub fn attributes_when(snap: &Snapshot, part: &Partition, entity: &Entity, when:
     // Per key: (order, value) of the write that wins so far.
     let mut best: Map<String, Value> = Map::new();
     let mut order: std::collections::HashMap<String, (i64, u64)> = std::collections::HashMap::new();
-    let prefix = target_prefix(part, "entity", &entity.name);
-    for kv in snap.prefix(TARGET, &prefix)? {
-        let (k, _) = kv?;
-        let tail: [u8; 8] = k[k.len() - 8..].try_into().map_err(|_| Error::corrupt(None, "a history key is short"))?;
-        let seq = u64::from_be_bytes(tail);
-        let Some(bytes) = snap.get(EVENT, &part.key(&[&seq.to_be_bytes()]))? else { continue };
-        let event: Event =
-            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("history event {seq}: {e}")))?;
+    for event in events_of(snap, part, "entity", &entity.name)? {
         if when.as_of.is_some_and(|t| event.at > t) || !same_entity(&event, entity.id) {
             continue;
         }
@@ -38,7 +31,7 @@ pub fn attributes_when(snap: &Snapshot, part: &Partition, entity: &Entity, when:
         if when.valid_at.is_some_and(|v| start > v) {
             continue;
         }
-        let rank = if when.valid_at.is_some() { (start, seq) } else { (0, seq) };
+        let rank = if when.valid_at.is_some() { (start, event.seq) } else { (0, event.seq) };
         for (key, value) in sent_attributes(&event) {
             if order.get(&key).is_none_or(|&r| r < rank) {
                 order.insert(key.clone(), rank);

@@ -13,7 +13,7 @@ use super::fields::{Fields, limit};
 use super::record::{FORGOTTEN, Identity, Visibility};
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
-use crate::history::{AGENT, EVENT, Event, TARGET, agent_prefix, target_prefix};
+use crate::history::{AGENT, Event, TARGET, agent_prefix, indexed_event, seq_of, target_prefix};
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
 use crate::knowledge::event_view;
@@ -107,18 +107,13 @@ fn page(
         if !k.starts_with(prefix) || seqs.len() > limit {
             break;
         }
-        let tail: [u8; 8] = k[k.len() - 8..].try_into().map_err(|_| Error::corrupt(None, "a history key is short"))?;
-        seqs.push(u64::from_be_bytes(tail));
+        seqs.push(seq_of(&k)?);
     }
     let more = seqs.len() > limit;
     seqs.truncate(limit);
     let mut events = Vec::with_capacity(seqs.len());
     for seq in &seqs {
-        let bytes = snap
-            .get(EVENT, &caller.part.key(&[&seq.to_be_bytes()]))?
-            .ok_or_else(|| Error::corrupt(None, format!("history event {seq} is indexed but missing")))?;
-        let event: Event =
-            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("history event {seq}: {e}")))?;
+        let event = indexed_event(snap, &caller.part, *seq)?;
         let redacted = redaction(snap, &caller.part, &event, private)?;
         events.push(render(&event, redacted));
     }
