@@ -3,6 +3,7 @@ import { VERSION } from '../server/node.js';
 import { openApiDocument } from '../server/openapi.js';
 import { EXIT_FAILED, runCheck } from './check.js';
 import { resolveDataDir } from './data-dir.js';
+import { runDatabase } from './database.js';
 import { runImport } from './import.js';
 import { runInit } from './init.js';
 import { runMcp } from './mcp.js';
@@ -18,7 +19,12 @@ Usage:
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
   cairn token revoke ID                   revoke a token
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
-  cairn check [--data-dir DIR] [--json]   check the store's integrity
+  cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
+  cairn database backup DEST [--json]     an online, consistent copy of the store into DEST
+  cairn database restore SRC [--json]     a backup into an empty data dir, checked before it is used
+  cairn database compact [--purge] [--json]
+                                          rewrite the store compactly; --purge also zeroes the
+                                          freed space and the log, erasing forgotten data from disk
   cairn import FILE [--user ID] [--scope S] [--json]
                                           an export file (JSON lines) into a scope: a bulk load
                                           when it is empty, else matched record by record
@@ -29,7 +35,8 @@ Options:
   --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
   --json           print one JSON object
 
-While a node runs, token and import commands go through its admin API with $CAIRN_ADMIN_TOKEN.
+While a node runs, token, import, check, backup and compact go through its admin API with
+$CAIRN_ADMIN_TOKEN (restore refuses: stop the node first).
 Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
 
@@ -79,6 +86,9 @@ export async function run(argv: string[]): Promise<number> {
       scopes: values.scope,
     });
   }
+  if (command === 'database' && rest[0] !== undefined && rest.length <= 2) {
+    return runDatabase(rest[0], { dataDir, json: values.json ?? false, purge: values.purge ?? false, path: rest[1] });
+  }
   if (command === 'mcp' && rest.length === 0) return runMcp({ dataDir, url: values.url });
   if (command === 'openapi' && rest.length === 0) {
     process.stdout.write(`${JSON.stringify(openApiDocument(VERSION), null, 2)}\n`);
@@ -95,6 +105,7 @@ function parse(argv: string[]) {
     options: {
       'data-dir': { type: 'string' },
       json: { type: 'boolean' },
+      purge: { type: 'boolean' },
       host: { type: 'string' },
       port: { type: 'string' },
       url: { type: 'string' },
