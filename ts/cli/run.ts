@@ -4,6 +4,7 @@ import { openApiDocument } from '../server/openapi.js';
 import { EXIT_FAILED, runCheck } from './check.js';
 import { resolveDataDir } from './data-dir.js';
 import { runDatabase } from './database.js';
+import { runExport } from './export.js';
 import { runImport } from './import.js';
 import { runInit } from './init.js';
 import { runMcp } from './mcp.js';
@@ -25,9 +26,14 @@ Usage:
   cairn database compact [--purge] [--json]
                                           rewrite the store compactly; --purge also zeroes the
                                           freed space and the log, erasing forgotten data from disk
-  cairn import FILE [--user ID] [--scope S] [--json]
-                                          an export file (JSON lines) into a scope: a bulk load
-                                          when it is empty, else matched record by record
+  cairn export DIR [--user ID] [--scope S] [--json]
+                                          a scope as a Memory Package: manifest.json (sha256
+                                          digests) and records.jsonl, into an empty DIR
+  cairn import PATH [--user ID] [--scope S] [--json]
+                                          a Memory Package, verified first, into an empty scope
+                                          (default: the one it came from); or an export file
+                                          (JSON lines): a bulk load into an empty scope, else
+                                          matched record by record
   cairn openapi                           print the HTTP API's OpenAPI document
   cairn --help                            show this help
 
@@ -35,7 +41,7 @@ Options:
   --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
   --json           print one JSON object
 
-While a node runs, token, import, check, backup and compact go through its admin API with
+While a node runs, token, export, import, check, backup and compact go through its admin API with
 $CAIRN_ADMIN_TOKEN (restore refuses: stop the node first).
 Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
@@ -85,6 +91,9 @@ export async function run(argv: string[]): Promise<number> {
       user: values.user,
       scopes: values.scope,
     });
+  }
+  if (command === 'export' && rest.length === 1 && rest[0] !== undefined) {
+    return runExport({ dataDir, dir: rest[0], json: values.json ?? false, user: values.user, scopes: values.scope });
   }
   if (command === 'database' && rest[0] !== undefined && rest.length <= 2) {
     return runDatabase(rest[0], { dataDir, json: values.json ?? false, purge: values.purge ?? false, path: rest[1] });
