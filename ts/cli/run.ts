@@ -2,8 +2,10 @@ import { parseArgs } from 'node:util';
 import { VERSION } from '../server/node.js';
 import { openApiDocument } from '../server/openapi.js';
 import { EXIT_FAILED, runCheck } from './check.js';
+import { runConnect } from './connect.js';
 import { resolveDataDir } from './data-dir.js';
 import { runDatabase } from './database.js';
+import { runDoctor } from './doctor.js';
 import { runExport } from './export.js';
 import { runImport } from './import.js';
 import { runInit } from './init.js';
@@ -19,6 +21,11 @@ Usage:
   cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
   cairn token revoke ID                   revoke a token
+  cairn connect claude|codex|cursor|claude-desktop|trae [--force] [--name N] [--config FILE]
+                [--url URL] [--user ID] [--json]
+                                          make a token for that agent and write the client's MCP
+                                          config (a backup first; --force replaces an entry)
+  cairn doctor [--json]                   say what is not ready: runtime, store, node, clients
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
   cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
   cairn database backup DEST [--json]     an online, consistent copy of the store into DEST
@@ -92,6 +99,19 @@ export async function run(argv: string[]): Promise<number> {
       scopes: values.scope,
     });
   }
+  if (command === 'connect' && rest.length === 1 && rest[0] !== undefined) {
+    return runConnect({
+      dataDir,
+      client: rest[0],
+      json: values.json ?? false,
+      force: values.force ?? false,
+      name: values.name,
+      config: values.config,
+      url: values.url,
+      user: values.user,
+    });
+  }
+  if (command === 'doctor' && rest.length === 0) return runDoctor(dataDir, values.json ?? false);
   if (command === 'export' && rest.length === 1 && rest[0] !== undefined) {
     return runExport({ dataDir, dir: rest[0], json: values.json ?? false, user: values.user, scopes: values.scope });
   }
@@ -115,6 +135,9 @@ function parse(argv: string[]) {
       'data-dir': { type: 'string' },
       json: { type: 'boolean' },
       purge: { type: 'boolean' },
+      force: { type: 'boolean' },
+      name: { type: 'string' },
+      config: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       url: { type: 'string' },
