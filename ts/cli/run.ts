@@ -5,6 +5,7 @@ import { EXIT_FAILED, runCheck } from './check.js';
 import { runConnect } from './connect.js';
 import { resolveDataDir } from './data-dir.js';
 import { runDatabase } from './database.js';
+import { runDemo } from './demo.js';
 import { runDoctor } from './doctor.js';
 import { runExport } from './export.js';
 import { runImport } from './import.js';
@@ -25,6 +26,8 @@ Usage:
                 [--url URL] [--user ID] [--json]
                                           make a token for that agent and write the client's MCP
                                           config (a backup first; --force replaces an entry)
+  cairn demo                              two agent processes share memory over MCP, on a
+                                          temporary store deleted afterwards
   cairn doctor [--json]                   say what is not ready: runtime, store, node, clients
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
   cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
@@ -111,6 +114,7 @@ export async function run(argv: string[]): Promise<number> {
       user: values.user,
     });
   }
+  if (command === 'demo' && rest.length === 0) return runDemo();
   if (command === 'doctor' && rest.length === 0) return runDoctor(dataDir, values.json ?? false);
   if (command === 'export' && rest.length === 1 && rest[0] !== undefined) {
     return runExport({ dataDir, dir: rest[0], json: values.json ?? false, user: values.user, scopes: values.scope });
