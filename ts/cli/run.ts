@@ -11,6 +11,7 @@ import { runExport } from './export.js';
 import { runImport } from './import.js';
 import { runInit } from './init.js';
 import { runMcp } from './mcp.js';
+import { runMemories } from './memories.js';
 import { runServe } from './serve.js';
 import { runToken } from './token.js';
 
@@ -29,6 +30,10 @@ Usage:
   cairn demo                              two agent processes share memory over MCP, on a
                                           temporary store deleted afterwards
   cairn doctor [--json]                   say what is not ready: runtime, store, node, clients
+  cairn memories list [--kind K] [--query Q] [--visibility V] [--task T] [--json]
+  cairn memories show|history|forget KEY [--visibility V] [--task T] [--json]
+                                          the notes of a scope (--user, --scope; on the store
+                                          directly, --agent for an agent's own notes)
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
   cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
   cairn database backup DEST [--json]     an online, consistent copy of the store into DEST
@@ -115,6 +120,20 @@ export async function run(argv: string[]): Promise<number> {
     });
   }
   if (command === 'demo' && rest.length === 0) return runDemo();
+  if (command === 'memories' && rest[0] !== undefined && rest.length <= 2) {
+    return runMemories(rest[0], {
+      dataDir,
+      json: values.json ?? false,
+      key: rest[1],
+      user: values.user,
+      scopes: values.scope,
+      agent: values.agent,
+      kind: values.kind,
+      visibility: values.visibility,
+      task: values.task,
+      query: values.query,
+    });
+  }
   if (command === 'doctor' && rest.length === 0) return runDoctor(dataDir, values.json ?? false);
   if (command === 'export' && rest.length === 1 && rest[0] !== undefined) {
     return runExport({ dataDir, dir: rest[0], json: values.json ?? false, user: values.user, scopes: values.scope });
@@ -142,6 +161,10 @@ function parse(argv: string[]) {
       force: { type: 'boolean' },
       name: { type: 'string' },
       config: { type: 'string' },
+      kind: { type: 'string' },
+      visibility: { type: 'string' },
+      task: { type: 'string' },
+      query: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       url: { type: 'string' },
