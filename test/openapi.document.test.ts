@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
+import { runInNewContext } from 'node:vm';
 
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ERROR_STATUS } from '../ts/protocol/errors.js';
 import { VERBS } from '../ts/protocol/verbs.js';
+import { DOCS_HTML } from '../ts/server/docs-page.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // The OpenAPI document a node serves: the one committed in docs/, valid OpenAPI 3.1, listing
@@ -113,5 +115,36 @@ describe('the OpenAPI document', () => {
         }
       }
     }
+  });
+});
+
+/** A DOM element as far as the docs page's script uses one. */
+class FakeElement {
+  textContent = '';
+  className = '';
+  readonly children: FakeElement[] = [];
+  append(...children: FakeElement[]) {
+    this.children.push(...children);
+  }
+  text(): string {
+    return [this.textContent, ...this.children.map((c) => c.text())].join('\n');
+  }
+}
+
+describe('the docs page', () => {
+  it('renders every operation with its request body, its reply schema and its other statuses', async () => {
+    const script = /<script>([\s\S]*)<\/script>/.exec(DOCS_HTML)?.[1] ?? '';
+    const root = new FakeElement();
+    const document = { createElement: () => new FakeElement(), getElementById: () => root };
+    const fetch = async () => ({ json: async () => structuredClone(doc) });
+    runInNewContext(script, { document, fetch });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The script clears the root before rendering, and writes into it only when it fails.
+    expect(root.textContent).toBe('');
+    const text = root.text();
+    for (const path of Object.keys(doc.paths)) expect(text).toContain(path);
+    expect(text).toContain('export records, one a line'); // the JSON-lines body of /v1/admin/import
+    expect(text).toContain('"RecallReply"');
+    expect(text).toContain('409 — VERSION_CONFLICT');
   });
 });
