@@ -165,6 +165,10 @@ async function scenario(agent: string) {
   await call('GET', '/v1/admin/tokens');
   await call('DELETE', `/v1/admin/tokens/${made.body.id}`, { as: '/v1/admin/tokens/{id}' });
   await call('DELETE', '/v1/admin/tokens/000000000000', { as: '/v1/admin/tokens/{id}' });
+  // A DELETE reads a body when it is sent one.
+  const plain = { body: 'x', headers: { 'content-type': 'text/plain' } };
+  await call('DELETE', '/v1/admin/tokens/000000000000', { ...plain, as: '/v1/admin/tokens/{id}' });
+  await call('DELETE', '/v1/mcp', plain);
 }
 
 /** An MCP session: initialize, a tool call, then its end. */
@@ -187,6 +191,9 @@ async function mcp() {
   });
   await call('DELETE', '/v1/mcp', { headers: session });
   await call('DELETE', '/v1/mcp', { headers: session });
+  await call('DELETE', '/v1/mcp', { headers });
+  await call('POST', '/v1/mcp', { headers, body: '{not json', as: '/v1/mcp' });
+  await call('POST', '/v1/mcp', { headers, body: { jsonrpc: '2.0', id: 3, method: 'tools/list' } });
 }
 
 beforeAll(async () => {

@@ -75,5 +75,16 @@ export const JsonRpcMessage = z.object({
   error: z.object({ code: z.int(), message: z.string(), data: z.unknown().optional() }).optional(),
 });
 
+/** A JSON-RPC 2.0 request or notification (no `id`) of MCP, e.g. `initialize`, `tools/call`. */
+export const JsonRpcRequest = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.int()]).optional(),
+  method: z.string(),
+  params: z.unknown().optional(),
+});
+
+/** What `POST /v1/mcp` reads: a JSON-RPC message (request, notification or reply) or a batch. */
+export const McpRequest = z.union([JsonRpcRequest, JsonRpcMessage, z.array(z.union([JsonRpcRequest, JsonRpcMessage]))]);
+
 /** What `POST /v1/mcp` answers a request (or a batch of them) with. */
 export const McpReply = z.union([JsonRpcMessage, z.array(JsonRpcMessage)]);

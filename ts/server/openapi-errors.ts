@@ -33,12 +33,12 @@ export const ROUTE_ERRORS = {
   mcpGet: [...LIMITED, 'METHOD_NOT_ALLOWED'],
   /** A GET with a token; identity headers (and a query string) are checked. */
   tokenGet: [...TOKEN, 'VALIDATION_ERROR'],
-  /** A route with a token and no input (admin GETs, DELETE /v1/mcp). */
+  /** A GET with a token and no input (the admin GETs). */
   token: TOKEN,
-  /** A route with a body. */
+  /** A route that reads a body: every POST, and a DELETE that is sent one. */
   body: [...TOKEN, ...BODY],
-  /** DELETE /v1/admin/tokens/{id}: no such token. */
-  revoke: [...TOKEN, 'NOT_FOUND'],
+  /** DELETE /v1/admin/tokens/{id}: also no such token. */
+  revoke: [...TOKEN, ...BODY, 'NOT_FOUND'],
 } satisfies Record<string, ErrorCode[]>;
 
 /** What the verbs add to `body`: the engine's refusals. */

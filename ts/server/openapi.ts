@@ -8,6 +8,7 @@ import {
   HealthReply,
   JsonRpcMessage,
   McpReply,
+  McpRequest,
   TokenCreateReply,
   TokenListReply,
   TokenRevokeReply,
@@ -162,7 +163,7 @@ function mcpPath(): Record<string, unknown> {
     post: {
       summary: 'MCP over Streamable HTTP (JSON-RPC)',
       parameters: IDENTITY_HEADERS,
-      requestBody: { required: true, ...json(replyRef(McpReply)) },
+      requestBody: { required: true, ...json(replyRef(McpRequest)) },
       responses: {
         ...ok('The JSON-RPC reply (Mcp-Session-Id names the session after initialize)', McpReply),
         '202': { description: 'A notification or reply was accepted' },
@@ -178,7 +179,7 @@ function mcpPath(): Record<string, unknown> {
         '200': { description: 'The session ended' },
         '400': rpcError('No Mcp-Session-Id (JSON-RPC error)'),
         '404': rpcError('Session not found (JSON-RPC error)'),
-        ...errorResponses(ROUTE_ERRORS.token),
+        ...errorResponses(ROUTE_ERRORS.body),
       },
     },
     get: {
