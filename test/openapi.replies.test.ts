@@ -98,6 +98,7 @@ async function scenario(agent: string) {
     { subject: 'Nobody At All' },
     { attribute: { key: 'email', value: 'p@example.com' } },
     { subject: 'Berlin', compact: true, as_of: '2030-01-01', valid_at: '2024-06-01' },
+    { subject: 'the' },
   ]) {
     await verb('recall', { scope: s, ...body });
   }
@@ -114,12 +115,14 @@ async function scenario(agent: string) {
     { question: 'green tea', taskId: 't1' },
     { question: 'Where is Acme located?', tokenBudget: 40, purpose: 'coding' },
     { question: 'Zebra quantum chromodynamics?' },
+    { question: 'Priya Raman salary' },
     { question: 'the' },
   ]) {
     await verb('context', { scope: s, ...body });
   }
   await verb('query', { scope: s, query: 'Where does Priya work and where is Berlin located?', includeHistory: true });
   await verb('query', { scope: s, query: 'x', subqueries: ['Acme', 'Zebra'], maxSteps: 1, maxItems: 1 });
+  await verb('query', { scope: s, query: 'Where does Priya work and where is Acme?', timeoutMs: 1 });
   await verb('note_list', { scope: s });
   await verb('note_list', { scope: s, query: 'tea', taskId: 't1' });
   await verb('note_list', { scope: s, limit: 1 });
@@ -130,6 +133,15 @@ async function scenario(agent: string) {
   await verb('handoff_create', { ...handoff, nextSteps: [{ do: 'b' }], expiresAt: '2099-01-01', to: 'claude' });
   await verb('handoff_resume', { scope: s, taskId: 't1' });
   await verb('handoff_resume', { scope: s, taskId: 'no-such-task' });
+  // A task whose newest handoff has expired, and one whose newest expired over an older live one
+  // (an expiry must be in the future when it is written, so these expire a moment later).
+  const soon = new Date(Date.now() + 1000).toISOString();
+  await verb('handoff_create', { scope: s, taskId: 't2', summary: 'stale', expiresAt: soon });
+  await verb('handoff_create', { scope: s, taskId: 't3', summary: 'live', expiresAt: '2099-01-01' });
+  await verb('handoff_create', { scope: s, taskId: 't3', summary: 'stale', expiresAt: soon });
+  await new Promise((resolve) => setTimeout(resolve, Date.parse(soon) - Date.now() + 100));
+  await verb('handoff_resume', { scope: s, taskId: 't2' });
+  await verb('handoff_resume', { scope: s, taskId: 't3' });
   await verb('handoff_resume', { scope: s }, { token: agent });
   await verb('audit', { scope: s, limit: 3 });
   await verb('export', { scope: s, limit: 3 });
@@ -244,6 +256,33 @@ describe('real replies against the OpenAPI document', () => {
   it('saw the refusals the document promises: 401, 403, 404, 409, 415, 422', () => {
     const statuses = new Set(seen.map((s) => s.status));
     for (const s of [401, 403, 404, 405, 409, 415, 422]) expect(statuses).toContain(s);
+  });
+
+  it('saw the reply variants the schemas describe', () => {
+    const field = (path: string, get: (b: Record<string, unknown>) => unknown) =>
+      new Set(
+        seen.filter((x) => x.path === path && x.status === 200).map((x) => get(x.body as Record<string, unknown>)),
+      );
+    expect(field('/v1/memory/recall', (b) => b.state)).toEqual(
+      new Set(['answered', 'nothing_stored', 'could_not_judge']),
+    );
+    const verdicts = field('/v1/memory/context', (b) => (b.grounding as { verdict: string }).verdict);
+    for (const v of ['grounded', 'related', 'nothing_stored', 'could_not_judge']) expect(verdicts).toContain(v);
+    const kinds = new Set(
+      seen
+        .filter((x) => x.path === '/v1/memory/context' && x.status === 200)
+        .flatMap((x) => ((x.body as { items: { kind: string }[] }).items ?? []).map((i) => i.kind)),
+    );
+    expect(kinds).toEqual(new Set(['fact', 'passage', 'entity', 'note']));
+    const resumed = field('/v1/memory/handoff_resume', (b) => b.state);
+    expect(resumed).toEqual(new Set(['resumed', 'expired', 'none', 'listed']));
+    expect(seen.some((x) => (x.body as { skippedExpired?: unknown }).skippedExpired !== undefined)).toBe(true);
+    const forgot = field('/v1/memory/forget', (b) => b.state);
+    expect(forgot).toEqual(new Set(['forgotten', 'already_forgotten']));
+    const records = field('/v1/memory/export', (b) => (b.records as { kind: string }[]).map((r) => r.kind).join());
+    for (const k of ['header', 'entity', 'fact', 'document', 'note', 'handoff']) {
+      expect([...records].join(), k).toContain(k);
+    }
   });
 
   it.each(VERBS.map((v) => v.verb))('POST /v1/memory/%s: each 200 validates, open and closed', (name) => {
