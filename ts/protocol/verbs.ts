@@ -14,6 +14,25 @@ import {
 } from './knowledge.js';
 import { HandoffCreateInput, HandoffResumeInput, HistoryInput, NoteListInput, NoteWriteInput } from './notes.js';
 import { QueryInput } from './query.js';
+import {
+  ContextReply,
+  DeleteUserReply,
+  ExportReply,
+  ForgetReply,
+  ImportReply,
+  QueryReply,
+  RecallReply,
+  RelateReply,
+  RememberReply,
+  StatusReply,
+} from './replies-knowledge.js';
+import {
+  HandoffCreateReply,
+  HandoffResumeReply,
+  HistoryReply,
+  NoteListReply,
+  NoteWriteReply,
+} from './replies-notes.js';
 
 /** One verb as every adapter sees it: its input schema and the description a model reads. */
 export interface VerbSpec {
@@ -24,6 +43,8 @@ export interface VerbSpec {
   title: string;
   description: string;
   input: z.ZodType;
+  /** The shape of its 200 reply (DESIGN.md "Reply shapes"), in the OpenAPI document. */
+  reply: z.ZodType;
   /** Whether the verb changes the store (MCP `readOnlyHint` is the opposite). */
   writes: boolean;
 }
@@ -36,6 +57,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Memory status',
     writes: false,
     input: StatusInput,
+    reply: StatusReply,
     description:
       'Health of the memory node and what it can do (retrieval channels, budgets, whether meaning search is armed), ' +
       'and the scopes you have written with their counts. Send `scope` to also get that scope’s ontology: entity ' +
@@ -48,6 +70,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Remember',
     writes: true,
     input: RememberInput,
+    reply: RememberReply,
     description:
       'Store knowledge. Send one of: `content` (raw text, cut into passages), `messages` ([{role, content}] of a ' +
       'conversation), `passages` ([{text, mentions}], each mention must occur in its text), and/or `facts` ' +
@@ -61,6 +84,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Relate two entities',
     writes: true,
     input: RelateInput,
+    reply: RelateReply,
     description:
       'Assert one typed relation `from` → `to` (e.g. from "Priya Raman", type "works_at", to "Acme"); missing ' +
       'entities are created. `attributes` may carry `valid_from`/`valid_to`. `replaces: true` ends the subject’s ' +
@@ -74,6 +98,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Recall an entity',
     writes: false,
     input: RecallInput,
+    reply: RecallReply,
     description:
       'Everything stored about one entity: send `subject` (a name; near spellings and a word of a longer name match) ' +
       'or `attribute` {key, value}. Returns facts in both directions, each with a `citation` (source and the quoted ' +
@@ -87,6 +112,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Context for a question',
     writes: false,
     input: ContextInput,
+    reply: ContextReply,
     description:
       'Ranked, cited items to answer a `question` from: facts, passages and entities reached from the names and ' +
       'types the question mentions. Read `grounding.verdict` before answering: `grounded` — one cited item covers ' +
@@ -106,6 +132,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Multi-step query',
     writes: false,
     input: QueryInput,
+    reply: QueryReply,
     description:
       'A question with several parts ("who leads X and where is Y"): split on conjunctions, or send `subqueries`; ' +
       'each part runs as a memory_context, and the evidence is fused and packed. Read `sufficiency` first: ' +
@@ -120,6 +147,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Forget',
     writes: true,
     input: ForgetInput,
+    reply: ForgetReply,
     description:
       'Erase memory. Send exactly one of: `subject` (an exact entity name: the entity, its facts and the passages ' +
       'naming it), `fact` ({from, to, type} or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
@@ -133,6 +161,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Export a scope',
     writes: false,
     input: ExportInput,
+    reply: ExportReply,
     description:
       'One page of the scope as JSON records: header, entities, facts with provenance and ended state, documents ' +
       'with their live passages, notes (current version of every note of the scope, any visibility or task; the ' +
@@ -147,6 +176,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Import records',
     writes: true,
     input: ImportInput,
+    reply: ImportReply,
     description:
       'Load `records` from a memory_export page (header, entity, fact, document, note, handoff) into this scope. ' +
       'Pages may come in any order and twice without duplicates; history is kept. A note already holding the same ' +
@@ -159,6 +189,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Write a note',
     writes: true,
     input: NoteWriteInput,
+    reply: NoteWriteReply,
     description:
       'Save a small structured note under a `key`: a user preference, a user fact, task state or a decision ' +
       '(`kind`), with `value` any JSON. `visibility`: `user` (default, every agent of this user), `task` (needs ' +
@@ -173,6 +204,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'List notes',
     writes: false,
     input: NoteListInput,
+    reply: NoteListReply,
     description:
       'Current notes you may see, filtered by `key`, `kind`, `visibility`, `taskId`, or found by `query` (each ' +
       'item then has a retrieval receipt). `limit` ≤ 100; pass `nextCursor` back as `cursor` for more with the ' +
@@ -184,6 +216,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'History',
     writes: false,
     input: HistoryInput,
+    reply: HistoryReply,
     description:
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
       'entity (`subject`) or one fact (`fact: {from, to, type}`), oldest first, with before/after values and ' +
@@ -195,6 +228,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Hand off a task',
     writes: true,
     input: HandoffCreateInput,
+    reply: HandoffCreateReply,
     description:
       'Leave a handoff capsule on `taskId` for the next agent: `summary`, `status`, `decisions`, `nextSteps`, ' +
       '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601) and `to` (an agent name). Call it before you ' +
@@ -206,6 +240,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Resume a task',
     writes: false,
     input: HandoffResumeInput,
+    reply: HandoffResumeReply,
     description:
       'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `expired` says when it ' +
       'expired; `none` if there is none). Without `taskId`, the unexpired handoffs addressed to you. Call it ' +
@@ -217,6 +252,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Delete a user',
     writes: true,
     input: DeleteUserInput,
+    reply: DeleteUserReply,
     description: 'Erase every scope of the caller’s user (send `confirm: true`). HTTP only.',
   },
   {
@@ -225,6 +261,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Audit',
     writes: false,
     input: AuditInput,
+    reply: HistoryReply,
     description: 'The calling agent’s own write events, newest first, paged by `cursor`. HTTP only.',
   },
 ];

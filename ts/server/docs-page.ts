@@ -28,9 +28,27 @@ fetch('/v1/openapi.json').then((r) => r.json()).then((doc) => {
       const h = el('h2'); const m = el('span', method); m.className = 'm'; h.append(m, el('code', path));
       root.append(h, el('p', op.summary || ''));
       if (op.description) root.append(el('p', op.description));
-      if (op.requestBody) {
-        const d = el('details'); d.append(el('summary', 'Request body schema'));
-        d.append(el('pre', JSON.stringify(op.requestBody.content['application/json'].schema, null, 2)));
+      // A body or reply in any media type (the import route reads JSON lines); a $ref shows its component.
+      const shown = (content) => {
+        const media = Object.values(content || {})[0];
+        const schema = media && media.schema;
+        if (!schema) return null;
+        const ref = typeof schema.$ref === 'string' ? schema.$ref.split('/').pop() : null;
+        return JSON.stringify(ref ? { [ref]: doc.components.schemas[ref] } : schema, null, 2);
+      };
+      for (const [label, content] of [
+        ['Request body schema', op.requestBody && op.requestBody.content],
+        ['Reply schema (200)', op.responses && op.responses['200'] && op.responses['200'].content],
+      ]) {
+        const text = shown(content);
+        if (text === null) continue;
+        const d = el('details'); d.append(el('summary', label)); d.append(el('pre', text));
+        root.append(d);
+      }
+      const other = Object.entries(op.responses || {}).filter(([s]) => s !== '200');
+      if (other.length > 0) {
+        const d = el('details'); d.append(el('summary', 'Other statuses: ' + other.map(([s]) => s).join(', ')));
+        for (const [s, r] of other) d.append(el('p', s + ' — ' + (r.description || '')));
         root.append(d);
       }
     }

@@ -1,6 +1,22 @@
+import type { z } from 'zod';
+
 import { TokenCreateInput } from '../protocol/admin.js';
 import { jsonSchemaOf } from '../protocol/json-schema.js';
+import {
+  AdminImportReply,
+  CheckReply,
+  HealthReply,
+  JsonRpcMessage,
+  McpReply,
+  McpRequest,
+  TokenCreateReply,
+  TokenListReply,
+  TokenRevokeReply,
+  WhoamiReply,
+} from '../protocol/replies-node.js';
 import { VERBS } from '../protocol/verbs.js';
+import { errorResponses, ROUTE_ERRORS, VERB_ERRORS } from './openapi-errors.js';
+import { replyComponents, replyRef } from './reply-schemas.js';
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -18,88 +34,167 @@ const ERROR_SCHEMA = {
   },
 };
 
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
-
-const ERRORS = {
-  '401': errorResponse('UNAUTHENTICATED: no, unknown or revoked token'),
-  '403': errorResponse('FORBIDDEN: user, scope or role not allowed by the token'),
-  '404': errorResponse('NOT_FOUND'),
-  '413': errorResponse('PAYLOAD_TOO_LARGE'),
-  '422': errorResponse('VALIDATION_ERROR: details name the field'),
-  '429': errorResponse('RATE_LIMITED'),
-  '500': errorResponse('INTERNAL'),
-};
-
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+
+/** A 200 reply of the shape `schema` (a component of `reply-schemas.ts`). */
+const ok = (description: string, schema: z.ZodType) => ({ '200': { description, ...json(replyRef(schema)) } });
+
 const IDENTITY_HEADERS = [
   { name: 'X-Cairn-User', in: 'header', required: false, schema: { type: 'string' }, description: 'User; wins' },
   { name: 'X-Cairn-Scope', in: 'header', required: false, schema: { type: 'string' }, description: 'Default scope' },
 ];
 
-/** The OpenAPI 3.1 document of the HTTP API, generated from the same zod schemas as the tools. */
-export function openApiDocument(version: string): Record<string, unknown> {
+/** `GET /v1/memory/status` reads its fields from the query string. */
+const STATUS_QUERY = [
+  { name: 'scope', in: 'query', required: false, schema: { type: 'string' }, description: 'Also return its ontology' },
+  { name: 'user_id', in: 'query', required: false, schema: { type: 'string' } },
+];
+
+/** The memory verbs: `POST /v1/memory/<verb>` (and `GET` for status). */
+function verbPaths(): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const spec of VERBS) {
-    const op = {
+    const reply = ok('The verb’s reply (DESIGN.md §2 “Reply shapes”)', spec.reply);
+    const responses = { ...reply, ...errorResponses([...ROUTE_ERRORS.body, ...(VERB_ERRORS[spec.verb] ?? [])]) };
+    const post = {
       operationId: spec.tool ?? spec.verb,
       summary: spec.title,
       description: spec.description,
       parameters: IDENTITY_HEADERS,
       requestBody: { required: true, ...json(jsonSchemaOf(spec.input)) },
-      responses: { '200': { description: 'The verb’s reply (DESIGN.md §2)', ...json({ type: 'object' }) }, ...ERRORS },
+      responses,
     };
-    paths[`/v1/memory/${spec.verb}`] =
-      spec.verb === 'status' ? { post: op, get: { ...op, requestBody: undefined } } : { post: op };
+    paths[`/v1/memory/${spec.verb}`] = { post };
+    if (spec.verb === 'status') {
+      const get = {
+        operationId: `${post.operationId}_get`,
+        summary: post.summary,
+        description: `${post.description} The fields come from the query string.`,
+        parameters: [...IDENTITY_HEADERS, ...STATUS_QUERY],
+        responses: { ...reply, ...errorResponses(ROUTE_ERRORS.tokenGet) },
+      };
+      paths['/v1/memory/status'] = { get, post };
+    }
   }
-  paths['/health'] = {
-    get: { summary: 'Liveness (no token)', security: [], responses: { '200': { description: 'ok' } } },
-  };
-  paths['/v1/whoami'] = {
-    get: { summary: 'The identity this token and these headers resolve to', responses: { '200': json({}) } },
-  };
-  paths['/v1/mcp'] = {
-    post: { summary: 'MCP over Streamable HTTP (JSON-RPC)', responses: { '200': { description: 'JSON-RPC' } } },
-    delete: { summary: 'End an MCP session', responses: { '200': { description: 'ended' } } },
-    get: { summary: 'No push stream: 405 Allow: POST, DELETE', security: [], responses: { '405': ERRORS['401'] } },
-  };
-  paths['/v1/admin/tokens'] = {
-    get: { summary: 'List tokens (admin)', responses: { '200': json({ type: 'object' }), ...ERRORS } },
-    post: {
-      summary: 'Create a token (admin); the token is shown once',
-      requestBody: { required: true, ...json(jsonSchemaOf(TokenCreateInput)) },
-      responses: { '200': json({ type: 'object' }), ...ERRORS },
-    },
-  };
-  paths['/v1/admin/tokens/{id}'] = {
-    delete: {
-      summary: 'Revoke a token (admin)',
-      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-      responses: { '200': json({ type: 'object' }), ...ERRORS },
-    },
-  };
-  paths['/v1/admin/check'] = {
-    get: {
-      summary: "The integrity report of the node's store (admin): what `cairn check` prints",
-      responses: { '200': json({ type: 'object' }), ...ERRORS },
-    },
-  };
-  paths['/v1/admin/import'] = {
-    post: {
-      summary: 'Import an export file (admin): a bulk load into an empty scope, else import page by page',
-      parameters: [
-        { name: 'user', in: 'query', required: false, schema: { type: 'string' } },
-        { name: 'scope', in: 'query', required: false, schema: { type: 'string' } },
-      ],
-      requestBody: {
-        required: true,
-        content: { 'application/x-ndjson': { schema: { type: 'string', description: 'export records, one a line' } } },
+  return paths;
+}
+
+/** The node's own routes: health, the API description, whoami, MCP and the admin routes. */
+function nodePaths(): Record<string, unknown> {
+  const admin = (summary: string, rest: Record<string, unknown>) => ({ summary, ...rest });
+  return {
+    '/health': {
+      get: {
+        summary: 'Liveness (no token)',
+        security: [],
+        responses: { ...ok('The node is up', HealthReply), ...errorResponses(ROUTE_ERRORS.open) },
       },
-      responses: { '200': json({ type: 'object' }), ...ERRORS },
+    },
+    '/v1/openapi.json': {
+      get: {
+        summary: 'This document (no token)',
+        security: [],
+        responses: {
+          '200': { description: 'The OpenAPI 3.1 document of this node', ...json({ type: 'object' }) },
+          ...errorResponses(ROUTE_ERRORS.open),
+        },
+      },
+    },
+    '/docs': {
+      get: {
+        summary: 'A readable rendering of this document (no token; static HTML, no CDN)',
+        security: [],
+        responses: {
+          '200': { description: 'The docs page', content: { 'text/html': { schema: { type: 'string' } } } },
+          ...errorResponses(ROUTE_ERRORS.open),
+        },
+      },
+    },
+    '/v1/whoami': {
+      get: {
+        summary: 'The identity this token and these headers resolve to',
+        parameters: IDENTITY_HEADERS,
+        responses: { ...ok('The resolved identity', WhoamiReply), ...errorResponses(ROUTE_ERRORS.tokenGet) },
+      },
+    },
+    '/v1/mcp': mcpPath(),
+    '/v1/admin/tokens': {
+      get: admin('List tokens (admin)', {
+        responses: { ...ok('Every token, oldest first', TokenListReply), ...errorResponses(ROUTE_ERRORS.token) },
+      }),
+      post: admin('Create a token (admin); the token is shown once', {
+        requestBody: { required: true, ...json(jsonSchemaOf(TokenCreateInput)) },
+        responses: { ...ok('The new token', TokenCreateReply), ...errorResponses(ROUTE_ERRORS.body) },
+      }),
+    },
+    '/v1/admin/tokens/{id}': {
+      delete: admin('Revoke a token (admin)', {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { ...ok('The revoked token', TokenRevokeReply), ...errorResponses(ROUTE_ERRORS.revoke) },
+      }),
+    },
+    '/v1/admin/check': {
+      get: admin("The integrity report of the node's store (admin): what `cairn check` prints", {
+        responses: { ...ok('The report', CheckReply), ...errorResponses(ROUTE_ERRORS.token) },
+      }),
+    },
+    '/v1/admin/import': {
+      post: admin('Import an export file (admin): a bulk load into an empty scope, else import page by page', {
+        parameters: [
+          { name: 'user', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'scope', in: 'query', required: false, schema: { type: 'string' } },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-ndjson': { schema: { type: 'string', description: 'export records, one a line' } },
+          },
+        },
+        responses: { ...ok('What was imported', AdminImportReply), ...errorResponses(ROUTE_ERRORS.body) },
+      }),
     },
   };
+}
+
+/** `/v1/mcp`: MCP over Streamable HTTP; its protocol errors are JSON-RPC errors, not Error. */
+function mcpPath(): Record<string, unknown> {
+  const rpcError = (description: string) => ({ description, ...json(replyRef(JsonRpcMessage)) });
+  return {
+    post: {
+      summary: 'MCP over Streamable HTTP (JSON-RPC)',
+      parameters: IDENTITY_HEADERS,
+      requestBody: { required: true, ...json(replyRef(McpRequest)) },
+      responses: {
+        ...ok('The JSON-RPC reply (Mcp-Session-Id names the session after initialize)', McpReply),
+        '202': { description: 'A notification or reply was accepted' },
+        '400': rpcError('Not a valid MCP request (JSON-RPC error)'),
+        '404': rpcError('Session not found: unknown, ended, or opened with another token (JSON-RPC error)'),
+        '406': rpcError('Accept must allow application/json and text/event-stream (JSON-RPC error)'),
+        ...errorResponses(ROUTE_ERRORS.body),
+      },
+    },
+    delete: {
+      summary: 'End an MCP session (Mcp-Session-Id)',
+      responses: {
+        '200': { description: 'The session ended' },
+        '400': rpcError('No Mcp-Session-Id (JSON-RPC error)'),
+        '404': rpcError('Session not found (JSON-RPC error)'),
+        ...errorResponses(ROUTE_ERRORS.body),
+      },
+    },
+    get: {
+      summary: 'No push stream: 405 Allow: POST, DELETE',
+      security: [],
+      responses: errorResponses(ROUTE_ERRORS.mcpGet),
+    },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API: request bodies from the verbs' zod input schemas,
+ * replies from the zod reply schemas (`reply-schemas.ts`), errors by route (`openapi-errors.ts`).
+ */
+export function openApiDocument(version: string): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'Cairn', version, description: 'A local-first memory layer for AI agents' },
@@ -107,8 +202,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: { Error: ERROR_SCHEMA },
+      schemas: { Error: ERROR_SCHEMA, ...replyComponents() },
     },
-    paths,
+    paths: { ...verbPaths(), ...nodePaths() },
   };
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 
 import type { Tokens } from '../auth/tokens.js';
 import { TokenCreateInput } from '../protocol/admin.js';
 import { ApiError } from '../protocol/errors.js';
+import type { HealthReply, TokenCreateReply, WhoamiReply } from '../protocol/replies-node.js';
 import { VERBS } from '../protocol/verbs.js';
 import { parseInput, type Service } from '../service/context.js';
 import { resolveIdentity } from '../service/identity.js';
@@ -29,7 +31,10 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   const onRequest = authHook(tokens);
   const open = { config: { rateLimit: false } };
 
-  app.get('/health', open, () => ({ status: 'ok', version: svc.node.version, profile: svc.node.profile }));
+  app.get('/health', open, () => {
+    const reply: z.infer<typeof HealthReply> = { status: 'ok', version: svc.node.version, profile: svc.node.profile };
+    return reply;
+  });
   const doc = openApiDocument(svc.node.version);
   app.get('/v1/openapi.json', open, () => doc);
   app.get('/docs', open, (_req, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
@@ -42,7 +47,13 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   app.get('/v1/whoami', { onRequest }, (req) => {
     const p = principalOf(req);
     const id = resolveIdentity(p, {});
-    return { ...id, role: p.token.role, token: { id: p.token.id }, scopes: p.token.scopes ?? null };
+    const reply: z.infer<typeof WhoamiReply> = {
+      ...id,
+      role: p.token.role,
+      token: { id: p.token.id },
+      scopes: p.token.scopes ?? null,
+    };
+    return reply;
   });
 
   for (const spec of VERBS) {
@@ -59,7 +70,7 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   app.post('/v1/admin/tokens', admin, async (req) => {
     const input = parseInput(TokenCreateInput, req.body);
     const { token, record } = await tokens.create({ ...input, tenant: principalOf(req).token.tenant });
-    return {
+    const reply: z.infer<typeof TokenCreateReply> = {
       token,
       id: record.id,
       agent: record.agent,
@@ -67,6 +78,7 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
       scopes: record.scopes ?? null,
       role: record.role,
     };
+    return reply;
   });
   app.delete<{ Params: { id: string } }>('/v1/admin/tokens/:id', admin, async (req) => {
     const revoked = await tokens.revoke(req.params.id);

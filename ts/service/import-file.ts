@@ -1,12 +1,16 @@
+import type { z } from 'zod';
+
 import type { Caller } from '../engine/knowledge.js';
 import type { Store } from '../engine/store.js';
 import { ApiError } from '../protocol/errors.js';
+import type { AdminImportReply } from '../protocol/replies-node.js';
+import type { KindCounts } from '../protocol/reply-parts.js';
 import { storeFailure } from './engine.js';
 
 /** Records per `import` call when a file goes through `import` (the verb's per-call limit). */
 const PAGE = 5000;
 
-type Counts = { entities: number; facts: number; documents: number; notes: number; handoffs: number };
+type Counts = z.infer<typeof KindCounts>;
 
 const KINDS = ['entities', 'facts', 'documents', 'notes', 'handoffs'] as const;
 
@@ -14,17 +18,13 @@ function zero(): Counts {
   return { entities: 0, facts: 0, documents: 0, notes: 0, handoffs: 0 };
 }
 
-/** What importing a file did: `import`'s reply, plus which path took the file. */
-export interface FileImported {
-  /** `load`: the scope was empty and the file went in as one bulk transaction; `import`: it
-   * held knowledge, and the records were matched against it a page at a time. */
-  mode: 'load' | 'import';
-  imported: Counts;
-  unchanged: Counts;
-  /** By line index (from 0; blank lines count). */
-  skipped: { index: number; reason: string }[];
-  not_reproduced: Record<string, unknown>[];
-}
+/**
+ * What importing a file did (the reply schema's type): `import`'s reply, plus which path took the
+ * file: `load` when the scope was empty and the file went in as one bulk transaction, `import`
+ * when it held knowledge and the records were matched against it a page at a time. `skipped`
+ * indexes are line indexes (from 0; blank lines count).
+ */
+export type FileImported = z.infer<typeof AdminImportReply>;
 
 function refusalOf(reply: Record<string, unknown>): ApiError | null {
   const err = reply.error as { code?: string; message?: string; details?: unknown[] } | undefined;

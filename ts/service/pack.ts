@@ -1,3 +1,7 @@
+import type { z } from 'zod';
+
+import type { PackBudget, PackOmitted } from '../protocol/reply-items.js';
+
 /** The token estimator of context packs: ceil(UTF-8 bytes / 4). */
 export const ESTIMATOR = 'utf8_bytes_v1';
 
@@ -38,17 +42,11 @@ export const PREFERENCE_WEIGHT = 1.5;
 
 type Item = Record<string, unknown>;
 
-/** Why an item is not in the pack. */
-export type OmitReason = 'token_budget' | 'max_items';
+/** One omitted item: its rank in the input, what it was, and why it was left out (the reply schema's type). */
+export type Omitted = z.infer<typeof PackOmitted>;
 
-/** One omitted item: its rank in the input, what it was, and why it was left out. */
-export interface Omitted {
-  rank: number;
-  kind: string;
-  id: string | null;
-  tokens: number;
-  reason: OmitReason;
-}
+/** Why an item is not in the pack. */
+export type OmitReason = Omitted['reason'];
 
 /** The kind a purpose preference looks at: a note's own kind, else the item kind. */
 export function packKind(item: Item): string {
@@ -126,6 +124,11 @@ export function buildPack(items: Item[], opts: PackOptions) {
     context: lines.join('\n'),
     items: kept,
     omitted,
-    budget: { estimator: ESTIMATOR, limit: opts.tokenBudget ?? null, used: Math.ceil(bytes / 4), purpose },
+    budget: {
+      estimator: ESTIMATOR,
+      limit: opts.tokenBudget ?? null,
+      used: Math.ceil(bytes / 4),
+      purpose,
+    } satisfies z.infer<typeof PackBudget>,
   };
 }

@@ -1,4 +1,7 @@
+import type { z } from 'zod';
+
 import type { ApiError } from '../protocol/errors.js';
+import type { QueryReply } from '../protocol/replies-knowledge.js';
 import { type Evidence, fuseSteps } from './fusion.js';
 import { buildPack, type PackOptions } from './pack.js';
 import { type Plan, plan } from './planner.js';
@@ -39,15 +42,8 @@ export interface QueryDeps {
   timer(ms: number): { fired: Promise<void>; cancel(): void };
 }
 
-/** One step as the reply reports it. */
-interface StepReport {
-  step: number;
-  question: string;
-  state: 'done' | 'timed_out' | 'skipped' | 'failed';
-  grounding?: string;
-  items?: number;
-  error?: { code: string; message: string };
-}
+/** One step as the reply reports it (the reply schema's type). */
+type StepReport = z.infer<typeof QueryReply>['steps'][number];
 
 const TIMEOUT: unique symbol = Symbol('timeout');
 

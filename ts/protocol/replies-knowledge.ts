@@ -1,0 +1,272 @@
+import { z } from 'zod';
+
+import { ContextItem, EvidenceItem, PackBudget, PackOmitted } from './reply-items.js';
+import {
+  AttributesOut,
+  Count,
+  Entity,
+  Fact,
+  Handoff,
+  HistoryEvent,
+  Id,
+  KindCounts,
+  Meaning,
+  Note,
+  SentDate,
+  Time,
+} from './reply-parts.js';
+
+// The 200 replies of the knowledge verbs (DESIGN.md §2 "Reply shapes"; the engine builds them,
+// `ts/service/memory.ts` adds the node's parts). Registered by name in `ts/server/reply-schemas.ts`.
+
+const TypeCounts = z.array(z.object({ type: z.string(), count: Count }));
+
+/** memory_status. */
+export const StatusReply = z.object({
+  node: z.object({ status: z.literal('ok'), version: z.string(), profile: z.string(), uptime_s: Count }),
+  capabilities: z.object({
+    channels: z.array(z.string()),
+    meaning: z.string(),
+    embedding: z.object({ state: z.string(), done: Count, pending: Count }),
+    budgets: z.object({
+      context: z.object({
+        k_max: Count,
+        k_default: Count,
+        hops_max: Count,
+        hops_default: Count,
+        estimator: z.string(),
+      }),
+      remember: z.object({
+        entities: Count,
+        relations: Count,
+        text_bytes: Count,
+        passages: Count,
+        passage_bytes: Count,
+        name_bytes: Count,
+      }),
+      export_page_max: Count,
+    }),
+  }),
+  identity: z.object({ user: z.string(), scope: z.string(), agent: z.string() }),
+  scope: z.object({ entities: Count, relations: Count, documents: Count, passages: Count }),
+  scopes: z.array(z.object({ scope: z.string(), entities: Count, relations: Count, documents: Count })),
+  ontology: z
+    .object({
+      entity_types: TypeCounts,
+      relation_types: TypeCounts,
+      largest_classes: TypeCounts,
+      spellings: z.array(z.string()).describe('Relation type spellings to reuse'),
+    })
+    .optional()
+    .describe('Only when a scope was named (field or header)'),
+});
+
+/** memory_remember. */
+export const RememberReply = z.object({
+  stored: z.object({ entities: Count, relations: Count, passages: Count }),
+  updated: z.object({ entities: Count }),
+  already: z.boolean().describe('true: this content with this date was stored before; nothing changed'),
+  extraction: z.string(),
+  linking: z.string(),
+  unlinked_passages: z.array(Count),
+  rejected: z.array(z.object({ passage: Count, key: z.string().nullable(), reason: z.string() })),
+  meaning: z.enum(['queued', 'not_armed']),
+  doc_id: Id.optional().describe('The first stored document'),
+  doc_ids: z.array(Id).optional().describe('Every stored document, when there are several'),
+});
+
+/** memory_relate. */
+export const RelateReply = z.object({
+  fact: Fact,
+  created: z.boolean(),
+  ended: z.array(Fact),
+  restored: z.array(Fact),
+  superseded_by: z.array(Fact).describe('Newer facts that already replace this one'),
+});
+
+/** memory_recall. */
+export const RecallReply = z.object({
+  state: z.enum(['answered', 'nothing_stored', 'could_not_judge']),
+  subject: Entity.nullable(),
+  facts: z.array(Fact),
+  omitted: Count.optional().describe('Facts beyond `k`'),
+  seeding: z.object({ matched: z.string().nullable(), query: z.string().nullable(), name: z.string().optional() }),
+  meaning: Meaning,
+  other_matches: z.array(z.object({ id: Id, name: z.string() })).optional(),
+  did_you_mean: z.array(z.string()).optional(),
+  why: z.string().optional().describe('With could_not_judge'),
+  candidates: z.array(z.string()).optional(),
+});
+
+/** memory_context; `context`, `omitted` and `budget` when a pack was asked for. */
+export const ContextReply = z.object({
+  state: z.enum(['answered', 'nothing_stored', 'could_not_judge']),
+  grounding: z.object({
+    verdict: z.enum(['grounded', 'grounded_by_meaning', 'related', 'uncited', 'nothing_stored', 'could_not_judge']),
+    uncovered: z.array(z.string()),
+  }),
+  items: z.array(ContextItem),
+  seeding: z.object({
+    seeds: z.array(z.object({ name: z.string(), id: Id, matched: z.string(), by: z.string() })),
+  }),
+  meaning: Meaning,
+  coverage: z.object({
+    seeds: Count,
+    reached: Count,
+    facts: Count,
+    mentioned: Count,
+    full_text: Count,
+    meaning: Count.nullable(),
+    hops: Count,
+    k: Count,
+  }),
+  context: z.string().optional(),
+  omitted: z.array(PackOmitted).optional(),
+  budget: PackBudget.optional(),
+});
+
+const Fallback = z.object({
+  reason: z.enum(['timeout', 'max_steps', 'unsupported_complexity']),
+  timeoutMs: Count.optional(),
+  completed: z.array(Count).optional(),
+  skipped: z.array(Count).optional(),
+  maxSteps: Count.optional(),
+  dropped: z.array(z.string()).optional(),
+  why: z.array(z.string()).optional(),
+});
+
+const StepError = z.object({ code: z.string(), message: z.string() });
+
+/** memory_query (docs/design/query.md). */
+export const QueryReply = z.object({
+  plan: z.object({
+    source: z.enum(['subqueries', 'split', 'whole']),
+    complexity: z.enum(['L0', 'L1', 'L2', 'L3']),
+    steps: z.array(z.string()),
+    dropped: z.array(z.string()),
+  }),
+  complexity: z.enum(['L0', 'L1', 'L2', 'L3']),
+  steps: z.array(
+    z.object({
+      step: z.int().min(1),
+      question: z.string(),
+      state: z.enum(['done', 'timed_out', 'skipped', 'failed']),
+      grounding: z.string().optional(),
+      items: Count.optional(),
+      error: StepError.optional(),
+    }),
+  ),
+  evidence: z.array(EvidenceItem),
+  sufficiency: z.enum(['sufficient', 'partial', 'insufficient']),
+  minEvidence: Count,
+  fallback: Fallback.nullable(),
+  fallbacks: z.array(Fallback),
+  context: z.string(),
+  items: z.array(EvidenceItem),
+  omitted: z.array(PackOmitted),
+  budget: PackBudget,
+  unsupported_complexity: z.array(z.string()).optional(),
+  history: z
+    .array(
+      z.object({
+        target: z.object({
+          kind: z.enum(['note', 'entity']),
+          key: z.string().optional(),
+          visibility: z.string().optional(),
+          taskId: z.string().optional(),
+          subject: z.string().optional(),
+        }),
+        events: z.array(HistoryEvent),
+        nextCursor: z.string().nullable().optional(),
+        error: StepError.optional(),
+      }),
+    )
+    .optional()
+    .describe('With includeHistory'),
+});
+
+const ForgetCounts = z.object({
+  entities: Count,
+  facts: Count,
+  documents: Count,
+  passages: Count,
+  attributes: Count,
+  notes: Count,
+  handoffs: Count,
+});
+
+/** memory_forget: counts for knowledge, the note's identity for `note`. */
+export const ForgetReply = z.object({
+  state: z.enum(['forgotten', 'already_forgotten']),
+  forgotten: ForgetCounts.optional(),
+  kept: z.array(z.object({ what: z.string(), count: Count, why: z.string() })).optional(),
+  note: z
+    .object({ key: z.string(), visibility: z.string(), taskId: z.string().optional(), versions: Count.optional() })
+    .optional(),
+});
+
+/** delete_user. */
+export const DeleteUserReply = z.object({
+  state: z.enum(['forgotten', 'already_forgotten']),
+  scopes: z.array(z.object({ scope: z.string(), forgotten: ForgetCounts })).optional(),
+});
+
+/** One record of an export page, by `kind`. */
+export const ExportRecord = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('header'),
+    format: z.literal('cairn.export'),
+    version: z.int(),
+    scope: z.string(),
+    exported_at: Time,
+    kinds: z.array(z.string()),
+    withheld: z.object({ private_notes: Count }),
+  }),
+  Entity.extend({ kind: z.literal('entity'), recorded_at: Time }),
+  z.object({
+    kind: z.literal('fact'),
+    id: Id,
+    from: Id,
+    to: Id,
+    from_name: z.string().nullable(),
+    to_name: z.string().nullable(),
+    type: z.string(),
+    attributes: AttributesOut,
+    valid_from: SentDate.nullable(),
+    valid_to: SentDate.nullable(),
+    recorded_at: Time,
+    ended_at: Time.optional(),
+    provenance: z.object({
+      kind: z.enum(['asserted', 'document']),
+      doc_id: Id.optional(),
+      label: z.string().nullable(),
+      agent: z.string(),
+    }),
+  }),
+  z.object({
+    kind: z.literal('document'),
+    id: Id,
+    text: z.string(),
+    label: z.string().nullable(),
+    date: SentDate.nullable(),
+    ingested_at: Time,
+    passages: z.array(z.object({ ordinal: Count, start: Count, end: Count })),
+  }),
+  Note.omit({ kind: true, supersedes: true }).extend({
+    kind: z.literal('note'),
+    noteKind: Note.shape.kind,
+    owner: z.string().optional().describe('The agent an agent-visibility note belongs to'),
+  }),
+  Handoff.extend({ kind: z.literal('handoff') }),
+]);
+
+/** memory_export: one page; `next` is the cursor of the following page, null when done. */
+export const ExportReply = z.object({ records: z.array(ExportRecord), next: z.string().nullable() });
+
+/** memory_import. */
+export const ImportReply = z.object({
+  imported: KindCounts,
+  unchanged: KindCounts,
+  skipped: z.array(z.object({ index: Count, reason: z.string() })),
+  not_reproduced: z.array(z.object({ index: Count, what: z.string(), why: z.string() })),
+});

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+import { Handoff, HistoryEvent, Id, Note, Receipt, Time } from './reply-parts.js';
+
+// The 200 replies of the notes and handoff verbs (DESIGN.md §2 "Reply shapes"; the notes engine
+// builds them). Registered by name in `ts/server/reply-schemas.ts`.
+
+const Cursor = z.string().nullable().describe('Pass back as `cursor` for the next page; null when done');
+
+/** memory_note_write: the receipt of the version written (or of the earlier one, on a retry). */
+export const NoteWriteReply = z.object({
+  id: Id,
+  key: z.string(),
+  version: z.int().min(1),
+  evolution: z.enum(['created', 'replaced', 'merged']),
+  supersedes: z.int().nullable(),
+  visibility: Note.shape.visibility,
+  taskId: z.string().optional(),
+});
+
+/** memory_note_list; with `query`, each note has its retrieval `receipt`. */
+export const NoteListReply = z.object({
+  notes: z.array(Note.extend({ receipt: Receipt.optional() })),
+  nextCursor: Cursor,
+});
+
+/** memory_history and audit: events oldest first (audit: newest first). */
+export const HistoryReply = z.object({ events: z.array(HistoryEvent), nextCursor: Cursor });
+
+/** memory_handoff_create. */
+export const HandoffCreateReply = z.object({
+  id: Id,
+  taskId: z.string(),
+  createdAt: Time,
+  expiresAt: Time.optional(),
+  to: z.string().optional(),
+});
+
+/**
+ * memory_handoff_resume: `resumed` (with `handoff`), `expired` (the newest expired one), `none`,
+ * or, without `taskId`, `listed` (the unexpired handoffs addressed to the caller).
+ */
+export const HandoffResumeReply = z.object({
+  state: z.enum(['resumed', 'expired', 'none', 'listed']),
+  handoff: Handoff.optional(),
+  skippedExpired: z.array(z.object({ id: Id, expiredAt: Time })).optional(),
+  handoffs: z.array(Handoff).optional(),
+  taskId: z.string().optional(),
+  id: Id.optional(),
+  expiredAt: Time.optional(),
+});

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+import { Citation, Count, Entity, Fact, Id, Receipt, SentDate, Time } from './reply-parts.js';
+
+// The ranked items of memory_context and memory_query (DESIGN.md "item (context)") and the
+// context pack built from them (`ts/service/pack.ts` builds exactly these).
+
+/** Where two ranked lists were fused (knowledge items and notes): present only when notes matched. */
+const Fused = z.object({ list: z.enum(['knowledge', 'notes']), rank: z.int().min(1), score: z.number() });
+
+/** What every ranked item carries: its text, score, the channels that found it and its rank in each. */
+const ranked = {
+  text: z.string(),
+  score: z.number(),
+  channels: z.array(z.string()).describe('seed, graph, mentions, full_text, meaning; note_token, note_trigram'),
+  ranks: z.record(z.string(), z.int()),
+  seed: z.string().nullable().describe('The seed entity the item was reached from'),
+  fused: Fused.optional(),
+};
+
+/** The identity of the note a note item shows. */
+const NoteRef = z.object({
+  id: Id,
+  key: z.string(),
+  kind: z.string(),
+  visibility: z.string(),
+  taskId: z.string().optional(),
+  version: z.int().min(1),
+  agent: z.string(),
+  updatedAt: Time,
+});
+
+/** The four kinds of item, each with `extra` fields (query evidence adds the steps that found it). */
+function itemOf<E extends z.ZodRawShape>(extra: E) {
+  return z.discriminatedUnion('kind', [
+    Fact.extend({ kind: z.literal('fact'), ...ranked, ...extra }),
+    z.object({
+      kind: z.literal('passage'),
+      doc_id: Id,
+      ordinal: Count,
+      source: z.string().nullable(),
+      date: SentDate.nullable(),
+      citation: Citation.nullable(),
+      ...ranked,
+      ...extra,
+    }),
+    Entity.extend({ kind: z.literal('entity'), citation: z.null(), ...ranked, ...extra }),
+    z.object({ kind: z.literal('note'), citation: Citation, receipt: Receipt, note: NoteRef, ...ranked, ...extra }),
+  ]);
+}
+
+/** A memory_context item: a fact, a passage, an entity or a note of the caller. */
+export const ContextItem = itemOf({});
+
+/** A memory_query evidence item: a context item with the steps that found it and its rank in each. */
+export const EvidenceItem = itemOf({
+  steps: z.array(z.int().min(1)),
+  stepRanks: z.record(z.string(), z.int().min(1)).describe('step number → rank in that step'),
+});
+
+/** An item left out of a context pack, and why. */
+export const PackOmitted = z.object({
+  rank: z.int().min(1),
+  kind: z.string(),
+  id: Id.nullable(),
+  tokens: Count,
+  reason: z.enum(['token_budget', 'max_items']),
+});
+
+/** What a context pack spent: estimated tokens (`utf8_bytes_v1` = ceil(bytes / 4)) of `context`. */
+export const PackBudget = z.object({
+  estimator: z.literal('utf8_bytes_v1'),
+  limit: Count.nullable(),
+  used: Count,
+  purpose: z.enum(['general', 'coding', 'research', 'browser']),
+});
