@@ -40,7 +40,11 @@ async function seed(dir: string): Promise<void> {
     });
     expect(r.error).toBeUndefined();
     for (const v of ['dark', 'light']) {
-      const n = await store.notes('note_write', caller, { key: 'editor.theme', value: { theme: v }, kind: 'user_preference' });
+      const n = await store.notes('note_write', caller, {
+        key: 'editor.theme',
+        value: { theme: v },
+        kind: 'user_preference',
+      });
       expect(n.error).toBeUndefined();
     }
   } finally {
@@ -80,7 +84,9 @@ it('exports a scope as a package and imports it into another store, only into an
     format: 'cairn.memory-package',
     version: 1,
     source: { user: 'ann', scope: 'work' },
-    files: [{ name: 'records.jsonl', bytes: records.length, sha256: createHash('sha256').update(records).digest('hex') }],
+    files: [
+      { name: 'records.jsonl', bytes: records.length, sha256: createHash('sha256').update(records).digest('hex') },
+    ],
   });
 
   const copy = join(root, 'copy');

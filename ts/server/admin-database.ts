@@ -1,20 +1,10 @@
-import { isAbsolute } from 'node:path';
-
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-
 import type { Tokens } from '../auth/tokens.js';
 import { StoreError } from '../engine/errors.js';
+import { BackupInput, CompactInput } from '../protocol/admin.js';
 import { ApiError } from '../protocol/errors.js';
 import { parseInput, type Service } from '../service/context.js';
 import { adminHook } from './auth.js';
-
-const BackupInput = z
-  .object({
-    dest: z.string().min(1).max(4096).refine(isAbsolute, 'an absolute path on the node’s machine (the CLI sends one)'),
-  })
-  .strict();
-const CompactInput = z.object({ purge: z.boolean().optional() }).strict();
 
 /**
  * The store maintenance `cairn database backup|compact` runs through while a node holds the
