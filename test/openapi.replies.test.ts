@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { VERBS } from '../ts/protocol/verbs.js';
@@ -154,6 +156,10 @@ async function scenario(agent: string) {
   await call('POST', `/v1/admin/import?scope=${s}-file`, { body: lines, headers: ndjson });
   await call('POST', `/v1/admin/import?scope=${s}-file`, { body: lines, headers: ndjson });
   await call('POST', '/v1/admin/import', { body: {} });
+  await call('POST', `/v1/admin/import?scope=${s}-file&empty=true`, { body: lines, headers: ndjson });
+  await call('POST', '/v1/admin/database/backup', { body: { dest: join(t.dataDir, 'backup') } });
+  await call('POST', '/v1/admin/database/backup', { body: { dest: 'relative' } });
+  await call('POST', '/v1/admin/database/compact', { body: { purge: true } });
   await verb('forget', { scope: s, subject: 'Bob' });
   await verb('forget', { scope: s, subject: 'Bob' });
   await verb('forget', { scope: s, subject: 'Priyaa Ramann' });

@@ -1,9 +1,11 @@
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 import { Store } from '../engine/store.js';
 import { Name256 } from '../protocol/fields.js';
 import { findRunningNode } from '../server/node.js';
 import { type FileImported, importLines } from '../service/import-file.js';
+import { type Manifest, PackageError, readPackage } from './package.js';
 
 /** Arguments of `cairn import FILE`. */
 export interface ImportArgs {
@@ -23,8 +25,8 @@ function fail(message: string, code = 1): number {
 }
 
 /** Sends the file to a running node's admin import route. */
-async function throughNode(url: string, token: string, user: string, scope: string, body: Buffer) {
-  const res = await fetch(`${url}/v1/admin/import?${new URLSearchParams({ user, scope })}`, {
+async function throughNode(url: string, token: string, query: Record<string, string>, body: Buffer) {
+  const res = await fetch(`${url}/v1/admin/import?${new URLSearchParams(query)}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
     body,
@@ -52,16 +54,35 @@ function summary(r: FileImported): string {
 }
 
 /**
- * `cairn import FILE [--user ID] [--scope S]`: an export file (JSON lines) into a scope (default
- * user and scope `default`): a bulk load when the scope is empty, else `import` page by page.
+ * `cairn import PATH [--user ID] [--scope S]`. A Memory Package directory (`cairn export`) is
+ * verified in full first (manifest, sizes, sha256 digests, every record) and goes only into an
+ * empty scope, by default the one it came from. An export file (JSON lines) goes into a scope
+ * (default user and scope `default`): a bulk load when the scope is empty, else `import` page by
+ * page.
  * Through the running node's admin API (`CAIRN_ADMIN_TOKEN`) when a node holds the store, else on
  * the store directly. Exit 0 when every line was taken, 1 when some were skipped or it failed,
  * 2 on bad usage.
  */
 export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if ((a.scopes?.length ?? 0) > 1) return fail('--scope: give one scope', 2);
-  const user = a.user ?? 'default';
-  const scope = a.scopes?.[0] ?? 'default';
+  let body: Buffer;
+  let pkg: Manifest | null = null;
+  try {
+    if (statSync(a.file).isDirectory()) {
+      try {
+        ({ manifest: pkg, lines: body } = readPackage(a.file));
+      } catch (err) {
+        if (!(err instanceof PackageError)) throw err;
+        return fail(`${a.file}: the package does not verify, nothing was stored: ${err.message}`);
+      }
+    } else {
+      body = await readFile(a.file);
+    }
+  } catch (err) {
+    return fail(`${a.file}: ${err instanceof Error ? err.message : String(err)}`, 2);
+  }
+  const user = a.user ?? pkg?.source.user ?? 'default';
+  const scope = a.scopes?.[0] ?? pkg?.source.scope ?? 'default';
   for (const [flag, value] of [
     ['--user', user],
     ['--scope', scope],
@@ -69,12 +90,7 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     const r = Name256.safeParse(value);
     if (!r.success) return fail(`${flag}: ${r.error.issues[0]?.message ?? 'invalid'}`, 2);
   }
-  let body: Buffer;
-  try {
-    body = await readFile(a.file);
-  } catch (err) {
-    return fail(`${a.file}: ${err instanceof Error ? err.message : String(err)}`, 2);
-  }
+  const emptyOnly = pkg !== null;
   let result: FileImported;
   try {
     const node = findRunningNode(a.dataDir);
@@ -83,11 +99,11 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
       if (token === undefined || token === '') {
         return fail(`a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`);
       }
-      result = await throughNode(node.url, token, user, scope, body);
+      result = await throughNode(node.url, token, { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) }, body);
     } else {
       const store = await Store.open(a.dataDir);
       try {
-        result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body);
+        result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { emptyOnly });
       } finally {
         await store.close();
       }

@@ -2,10 +2,16 @@ import { parseArgs } from 'node:util';
 import { VERSION } from '../server/node.js';
 import { openApiDocument } from '../server/openapi.js';
 import { EXIT_FAILED, runCheck } from './check.js';
+import { runConnect } from './connect.js';
 import { resolveDataDir } from './data-dir.js';
+import { runDatabase } from './database.js';
+import { runDemo } from './demo.js';
+import { runDoctor } from './doctor.js';
+import { runExport } from './export.js';
 import { runImport } from './import.js';
 import { runInit } from './init.js';
 import { runMcp } from './mcp.js';
+import { runMemories } from './memories.js';
 import { runServe } from './serve.js';
 import { runToken } from './token.js';
 
@@ -17,11 +23,32 @@ Usage:
   cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
   cairn token revoke ID                   revoke a token
+  cairn connect claude|codex|cursor|claude-desktop|trae [--force] [--name N] [--config FILE]
+                [--url URL] [--user ID] [--json]
+                                          make a token for that agent and write the client's MCP
+                                          config (a backup first; --force replaces an entry)
+  cairn demo                              two agent processes share memory over MCP, on a
+                                          temporary store deleted afterwards
+  cairn doctor [--json]                   say what is not ready: runtime, store, node, clients
+  cairn memories list [--kind K] [--query Q] [--visibility V] [--task T] [--json]
+  cairn memories show|history|forget KEY [--visibility V] [--task T] [--json]
+                                          the notes of a scope (--user, --scope; on the store
+                                          directly, --agent for an agent's own notes)
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
-  cairn check [--data-dir DIR] [--json]   check the store's integrity
-  cairn import FILE [--user ID] [--scope S] [--json]
-                                          an export file (JSON lines) into a scope: a bulk load
-                                          when it is empty, else matched record by record
+  cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
+  cairn database backup DEST [--json]     an online, consistent copy of the store into DEST
+  cairn database restore SRC [--json]     a backup into an empty data dir, checked before it is used
+  cairn database compact [--purge] [--json]
+                                          rewrite the store compactly; --purge also zeroes the
+                                          freed space and the log, erasing forgotten data from disk
+  cairn export DIR [--user ID] [--scope S] [--json]
+                                          a scope as a Memory Package: manifest.json (sha256
+                                          digests) and records.jsonl, into an empty DIR
+  cairn import PATH [--user ID] [--scope S] [--json]
+                                          a Memory Package, verified first, into an empty scope
+                                          (default: the one it came from); or an export file
+                                          (JSON lines): a bulk load into an empty scope, else
+                                          matched record by record
   cairn openapi                           print the HTTP API's OpenAPI document
   cairn --help                            show this help
 
@@ -29,7 +56,8 @@ Options:
   --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
   --json           print one JSON object
 
-While a node runs, token and import commands go through its admin API with $CAIRN_ADMIN_TOKEN.
+While a node runs, token, export, import, check, backup and compact go through its admin API with
+$CAIRN_ADMIN_TOKEN (restore refuses: stop the node first).
 Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
 
@@ -79,6 +107,40 @@ export async function run(argv: string[]): Promise<number> {
       scopes: values.scope,
     });
   }
+  if (command === 'connect' && rest.length === 1 && rest[0] !== undefined) {
+    return runConnect({
+      dataDir,
+      client: rest[0],
+      json: values.json ?? false,
+      force: values.force ?? false,
+      name: values.name,
+      config: values.config,
+      url: values.url,
+      user: values.user,
+    });
+  }
+  if (command === 'demo' && rest.length === 0) return runDemo();
+  if (command === 'memories' && rest[0] !== undefined && rest.length <= 2) {
+    return runMemories(rest[0], {
+      dataDir,
+      json: values.json ?? false,
+      key: rest[1],
+      user: values.user,
+      scopes: values.scope,
+      agent: values.agent,
+      kind: values.kind,
+      visibility: values.visibility,
+      task: values.task,
+      query: values.query,
+    });
+  }
+  if (command === 'doctor' && rest.length === 0) return runDoctor(dataDir, values.json ?? false);
+  if (command === 'export' && rest.length === 1 && rest[0] !== undefined) {
+    return runExport({ dataDir, dir: rest[0], json: values.json ?? false, user: values.user, scopes: values.scope });
+  }
+  if (command === 'database' && rest[0] !== undefined && rest.length <= 2) {
+    return runDatabase(rest[0], { dataDir, json: values.json ?? false, purge: values.purge ?? false, path: rest[1] });
+  }
   if (command === 'mcp' && rest.length === 0) return runMcp({ dataDir, url: values.url });
   if (command === 'openapi' && rest.length === 0) {
     process.stdout.write(`${JSON.stringify(openApiDocument(VERSION), null, 2)}\n`);
@@ -95,6 +157,14 @@ function parse(argv: string[]) {
     options: {
       'data-dir': { type: 'string' },
       json: { type: 'boolean' },
+      purge: { type: 'boolean' },
+      force: { type: 'boolean' },
+      name: { type: 'string' },
+      config: { type: 'string' },
+      kind: { type: 'string' },
+      visibility: { type: 'string' },
+      task: { type: 'string' },
+      query: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       url: { type: 'string' },

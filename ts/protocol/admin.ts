@@ -1,3 +1,5 @@
+import { isAbsolute } from 'node:path';
+
 import { z } from 'zod';
 
 import { Scope, UserId } from './fields.js';
@@ -13,4 +15,19 @@ export const TokenCreateInput = z.strictObject({
   user: UserId.optional(),
   scopes: z.array(Scope).max(256).optional(),
   role: z.enum(['admin', 'agent']).optional(),
+});
+
+/** POST /v1/admin/database/backup: where on the node's machine the copy goes. */
+export const BackupInput = z.strictObject({
+  dest: z
+    .string()
+    .min(1)
+    .max(4096)
+    .refine(isAbsolute, 'an absolute path on the node’s machine (the CLI sends one)')
+    .describe('A directory that holds no store yet (created if missing)'),
+});
+
+/** POST /v1/admin/database/compact. */
+export const CompactInput = z.strictObject({
+  purge: z.boolean().optional().describe('Also zero the freed space and the log: forgotten data leaves the disk'),
 });

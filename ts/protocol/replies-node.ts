@@ -67,6 +67,22 @@ export const AdminImportReply = z.object({
   not_reproduced: z.array(z.record(z.string(), z.unknown())),
 });
 
+/** POST /v1/admin/database/backup: what the online backup copied. */
+export const BackupReply = z.object({
+  dest: z.string(),
+  txn: z.string().describe('The transaction the copy is consistent at (decimal string)'),
+  pages: z.int(),
+  bytes: z.int(),
+});
+
+/** POST /v1/admin/database/compact: what the compaction changed. */
+export const CompactReply = z.object({
+  purge: z.boolean(),
+  pagesBefore: z.int(),
+  pagesAfter: z.int(),
+  bytesZeroed: z.int().describe('Bytes of freed space and log zeroed (0 without purge)'),
+});
+
 /** A JSON-RPC 2.0 message of MCP (`POST /v1/mcp`): a result or an error for a request `id`. */
 export const JsonRpcMessage = z.object({
   jsonrpc: z.literal('2.0'),

@@ -12,12 +12,15 @@ import { adminHook, principalOf } from './auth.js';
 /** The largest export file the node takes in one request. */
 export const IMPORT_BODY_LIMIT = 1024 * 1024 * 1024;
 
-const ImportQuery = z.object({ user: Name256.optional(), scope: Name256.optional() }).strict();
+const ImportQuery = z
+  .object({ user: Name256.optional(), scope: Name256.optional(), empty: z.enum(['true', 'false']).optional() })
+  .strict();
 
 /**
- * `POST /v1/admin/import?user=U&scope=S` (admin token): the body is an export file, JSON lines
+ * `POST /v1/admin/import?user=U&scope=S[&empty=true]` (admin token): the body is an export file, JSON lines
  * (`application/x-ndjson`), imported into that user's scope (`importLines`: a bulk load when the
- * scope is empty, else `import` page by page). What `cairn import FILE` calls while a node runs.
+ * scope is empty, else `import` page by page; with `empty=true`, only into an empty scope). What
+ * `cairn import` calls while a node runs.
  */
 export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: Service) {
   void app.register(async (scoped) => {
@@ -38,7 +41,8 @@ export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: S
       const q = parseInput(ImportQuery, req.query);
       const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope });
       const lines = req.body as Buffer;
-      return importLines(svc.store, { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent }, lines);
+      const caller = { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent };
+      return importLines(svc.store, caller, lines, { emptyOnly: q.empty === 'true' });
     });
   });
 }

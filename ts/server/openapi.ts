@@ -1,10 +1,12 @@
 import type { z } from 'zod';
 
-import { TokenCreateInput } from '../protocol/admin.js';
+import { BackupInput, CompactInput, TokenCreateInput } from '../protocol/admin.js';
 import { jsonSchemaOf } from '../protocol/json-schema.js';
 import {
   AdminImportReply,
+  BackupReply,
   CheckReply,
+  CompactReply,
   HealthReply,
   JsonRpcMessage,
   McpReply,
@@ -138,11 +140,30 @@ function nodePaths(): Record<string, unknown> {
         responses: { ...ok('The report', CheckReply), ...errorResponses(ROUTE_ERRORS.token) },
       }),
     },
+    '/v1/admin/database/backup': {
+      post: admin('An online, consistent backup of the store into a directory on the node’s machine (admin)', {
+        requestBody: { required: true, ...json(jsonSchemaOf(BackupInput)) },
+        responses: { ...ok('What was copied', BackupReply), ...errorResponses(ROUTE_ERRORS.body) },
+      }),
+    },
+    '/v1/admin/database/compact': {
+      post: admin('Rewrite the store compactly; with purge, zero freed space and the log (admin)', {
+        requestBody: { required: true, ...json(jsonSchemaOf(CompactInput)) },
+        responses: { ...ok('What the compaction changed', CompactReply), ...errorResponses(ROUTE_ERRORS.body) },
+      }),
+    },
     '/v1/admin/import': {
       post: admin('Import an export file (admin): a bulk load into an empty scope, else import page by page', {
         parameters: [
           { name: 'user', in: 'query', required: false, schema: { type: 'string' } },
           { name: 'scope', in: 'query', required: false, schema: { type: 'string' } },
+          {
+            name: 'empty',
+            in: 'query',
+            required: false,
+            description: '`true`: only into an empty scope (a Memory Package); a scope holding anything is refused',
+            schema: { type: 'string', enum: ['true', 'false'] },
+          },
         ],
         requestBody: {
           required: true,

@@ -9,6 +9,7 @@ import { VERBS } from '../protocol/verbs.js';
 import { parseInput, type Service } from '../service/context.js';
 import { resolveIdentity } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
+import { registerDatabaseRoutes } from './admin-database.js';
 import { adminHook, authHook, principalOf } from './auth.js';
 import { DOCS_HTML } from './docs-page.js';
 import { registerImportRoute } from './import-route.js';
@@ -87,4 +88,5 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   // The integrity report of the store this node holds (`cairn check` while a node runs).
   app.get('/v1/admin/check', admin, async () => svc.store.check());
   registerImportRoute(app, tokens, svc);
+  registerDatabaseRoutes(app, tokens, svc);
 }

@@ -40,16 +40,41 @@ async function engine<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+function notEmpty(): ApiError {
+  return new ApiError(
+    'VALIDATION_ERROR',
+    'the target scope is not empty: a Memory Package goes only into an empty one',
+    [{ field: 'scope', message: 'not empty' }],
+  );
+}
+
+/** Whether the scope of `caller` holds nothing an export would carry (every agent's, private too). */
+async function isEmpty(store: Store, caller: Caller): Promise<boolean> {
+  const body = { limit: 1, allAgents: true, allowPrivate: true, includePrivate: true };
+  const page = await engine(() => store.knowledge('export', caller, body));
+  const refused = refusalOf(page);
+  if (refused !== null) throw refused;
+  return page.next === null;
+}
+
 /**
  * Imports an export file (JSON lines, one record a line) into the scope of `caller`: into an
  * empty scope by the engine's bulk `load` (one transaction: all of it or nothing), else through
  * `import` a page of 5,000 records at a time, which matches what is stored instead of
  * duplicating it (each page commits alone; running the file again finishes an interrupted one).
- * `skipped` and `not_reproduced` count lines from 0 either way.
+ * `skipped` and `not_reproduced` count lines from 0 either way. With `emptyOnly` (a Memory
+ * Package) a scope holding anything is refused, and nothing is stored.
  */
-export async function importLines(store: Store, caller: Caller, lines: Uint8Array): Promise<FileImported> {
+export async function importLines(
+  store: Store,
+  caller: Caller,
+  lines: Uint8Array,
+  opts: { emptyOnly?: boolean } = {},
+): Promise<FileImported> {
+  if (opts.emptyOnly === true && !(await isEmpty(store, caller))) throw notEmpty();
   const loaded = await engine(() => store.load(caller, lines));
   if (loaded.error === undefined) return { mode: 'load', ...(loaded as Omit<FileImported, 'mode'>) };
+  if (opts.emptyOnly === true) throw notEmpty();
   // `load` refuses only a scope that holds knowledge; anything else it would have skipped.
   const out: FileImported = {
     mode: 'import',

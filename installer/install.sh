@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Installs a built Cairn checkout as a system service (DESIGN.md §4): the app under a prefix, a
+# dedicated system user, a data directory on ext4 or xfs, the admin token in an env file only root
+# reads, a hardened systemd unit, and a SUCCESS banner with the token once the node answers.
+# `--dry-run` prints every step and changes nothing (no root needed).
+#
+#   sudo installer/install.sh [--dry-run] [--prefix /opt/cairn] [--data-dir /var/lib/cairn]
+#                             [--user cairn] [--host 127.0.0.1] [--port 4000]
+set -euo pipefail
+
+PREFIX=/opt/cairn
+DATA_DIR=/var/lib/cairn
+SERVICE_USER=cairn
+HOST=127.0.0.1
+PORT=4000
+DRY_RUN=0
+ENV_DIR=/etc/cairn
+ENV_FILE=$ENV_DIR/cairn.env
+UNIT_FILE=/etc/systemd/system/cairn.service
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+die() { echo "install.sh: $*" >&2; exit 1; }
+usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) DRY_RUN=1 ;;
+    --prefix) PREFIX=${2:?--prefix needs a path}; shift ;;
+    --data-dir) DATA_DIR=${2:?--data-dir needs a path}; shift ;;
+    --user) SERVICE_USER=${2:?--user needs a name}; shift ;;
+    --host) HOST=${2:?--host needs an address}; shift ;;
+    --port) PORT=${2:?--port needs a number}; shift ;;
+    -h|--help) usage ;;
+    *) echo "install.sh: unknown option $1" >&2; usage ;;
+  esac
+  shift
+done
+case "$PREFIX$DATA_DIR" in *[[:space:]]*) die "paths with spaces are not supported" ;; esac
+[[ "$PREFIX" == /* && "$DATA_DIR" == /* ]] || die "--prefix and --data-dir must be absolute paths"
+[[ "$PORT" =~ ^[0-9]+$ && "$PORT" -ge 1 && "$PORT" -le 65535 ]] || die "--port must be 1-65535"
+[[ "$SERVICE_USER" =~ ^[a-z_][a-z0-9_-]*$ ]] || die "--user must be a plain user name"
+
+step=0
+say() { step=$((step + 1)); echo "[$step] $*"; }
+# Runs a command, or in a dry run shows it.
+run() {
+  if [ "$DRY_RUN" = 1 ]; then printf '    would run:'; printf ' %q' "$@"; echo; else "$@"; fi
+}
+# Writes stdin to a file with a mode and owner, or in a dry run shows it.
+put() {
+  local file=$1 mode=$2 owner=$3 body
+  body=$(cat)
+  if [ "$DRY_RUN" = 1 ]; then
+    echo "    would write $file (mode $mode, owner $owner):"
+    sed 's/^/      | /' <<<"$body"
+  else
+    install -m "$mode" -o "${owner%%:*}" -g "${owner##*:}" /dev/null "$file"
+    printf '%s\n' "$body" >"$file"
+  fi
+}
+
+say "checks"
+if [ "$DRY_RUN" = 0 ] && [ "$(id -u)" != 0 ]; then die "run as root (sudo), or --dry-run to see the steps"; fi
+command -v systemctl >/dev/null || die "systemd (systemctl) is required"
+NODE=$(command -v node) || die "Node.js 20 or later is required (node not found)"
+NODE_MAJOR=$("$NODE" -p 'process.versions.node.split(".")[0]')
+[ "$NODE_MAJOR" -ge 20 ] || die "Node.js 20 or later is required (found $("$NODE" --version))"
+case "$NODE" in
+  /root/*|/home/*) die "node is $NODE, inside a home directory the service user cannot reach; install a system Node.js (e.g. /usr/bin/node)" ;;
+esac
+[ -f "$SRC/dist/cli/main.js" ] && [ -f "$SRC/ts/native/cairn.linux-x64-gnu.node" ] ||
+  die "$SRC is not built: run npm install there first"
+echo "    node $NODE ($("$NODE" --version)); app from $SRC"
+
+# The store's durability rests on fsync semantics checked on ext4 and xfs.
+probe=$DATA_DIR
+while [ ! -e "$probe" ]; do probe=$(dirname "$probe"); done
+FSTYPE=$( (findmnt -no FSTYPE --target "$probe" 2>/dev/null || stat -f -c %T "$probe") | head -n1)
+case "$FSTYPE" in
+  ext4|xfs) echo "    data dir $DATA_DIR is on $FSTYPE" ;;
+  *) die "the data dir $DATA_DIR would be on $FSTYPE; Cairn's store needs ext4 or xfs (choose --data-dir)" ;;
+esac
+
+say "the app in $PREFIX (dist, production node_modules, the native engine)"
+run mkdir -p "$PREFIX"
+run cp -a "$SRC/package.json" "$SRC/package-lock.json" "$SRC/dist" "$SRC/docs" "$SRC/node_modules" "$PREFIX/"
+run cp "$SRC/ts/native/cairn.linux-x64-gnu.node" "$PREFIX/dist/native/"
+run npm prune --omit=dev --ignore-scripts --no-audit --no-fund --prefix "$PREFIX"
+run chown -R root:root "$PREFIX"
+
+say "the system user $SERVICE_USER"
+if id -u "$SERVICE_USER" >/dev/null 2>&1; then
+  echo "    exists"
+else
+  run useradd --system --home-dir "$DATA_DIR" --no-create-home --shell /usr/sbin/nologin "$SERVICE_USER"
+fi
+
+say "the data dir $DATA_DIR (0700, owned by $SERVICE_USER)"
+run mkdir -p "$DATA_DIR"
+run chown "$SERVICE_USER:$SERVICE_USER" "$DATA_DIR"
+run chmod 0700 "$DATA_DIR"
+
+say "the admin token in $ENV_FILE (0600, root only; systemd reads it before dropping privileges)"
+TOKEN=
+if [ -f "$ENV_FILE" ]; then
+  TOKEN=$(sed -n 's/^CAIRN_ADMIN_TOKEN=//p' "$ENV_FILE" 2>/dev/null || true)
+  [ -n "$TOKEN" ] && echo "    keeps the token already there"
+fi
+if [ -z "$TOKEN" ]; then
+  TOKEN=cairn_$("$NODE" -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64url"))')
+fi
+SHOWN_TOKEN=$TOKEN
+[ "$DRY_RUN" = 1 ] && SHOWN_TOKEN='cairn_<generated at install>'
+run mkdir -p "$ENV_DIR"
+run chmod 0700 "$ENV_DIR"
+put "$ENV_FILE" 0600 root:root <<EOF
+CAIRN_ADMIN_TOKEN=$SHOWN_TOKEN
+CAIRN_DATA_DIR=$DATA_DIR
+CAIRN_HOST=$HOST
+CAIRN_PORT=$PORT
+EOF
+
+say "the systemd unit $UNIT_FILE"
+put "$UNIT_FILE" 0644 root:root <<EOF
+[Unit]
+Description=Cairn memory node
+Documentation=file://$PREFIX/docs/operations.md
+After=network.target
+
+[Service]
+Type=simple
+User=$SERVICE_USER
+Group=$SERVICE_USER
+EnvironmentFile=$ENV_FILE
+ExecStart=$NODE $PREFIX/dist/cli/main.js serve
+Restart=on-failure
+RestartSec=2
+TimeoutStopSec=30
+UMask=0077
+NoNewPrivileges=true
+ProtectSystem=strict
+ProtectHome=true
+PrivateTmp=true
+ReadWritePaths=$DATA_DIR
+
+[Install]
+WantedBy=multi-user.target
+EOF
+
+say "start the service"
+run systemctl daemon-reload
+run systemctl enable --now cairn.service
+URL="http://$HOST:$PORT"
+[ "$HOST" = 0.0.0.0 ] && URL="http://127.0.0.1:$PORT"
+if [ "$DRY_RUN" = 0 ]; then
+  for _ in $(seq 1 60); do
+    if "$NODE" -e "fetch('$URL/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then break; fi
+    sleep 0.5
+  done
+  "$NODE" -e "fetch('$URL/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" ||
+    die "the service did not answer at $URL/health: see journalctl -u cairn"
+fi
+
+if [ "$DRY_RUN" = 1 ]; then
+  echo
+  echo "dry run: nothing was changed"
+  exit 0
+fi
+cat <<EOF
+
+SUCCESS: Cairn runs as the systemd service cairn at $URL (MCP: $URL/v1/mcp).
+  admin token (shown once here; kept in $ENV_FILE):
+    $TOKEN
+  make agent tokens:  CAIRN_ADMIN_TOKEN=... $NODE $PREFIX/dist/cli/main.js token create --agent NAME --data-dir $DATA_DIR
+  logs:               journalctl -u cairn
+EOF

@@ -1,0 +1,187 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { parse as parseToml } from 'smol-toml';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { CLI, cairn, tempDir } from './helpers.js';
+
+// `cairn connect CLIENT` as users run it, with HOME (and XDG_CONFIG_HOME) in a temporary
+// directory: the client's config gets an entry that reaches the node, a backup is taken first, and
+// an existing entry is only replaced with --force.
+
+let root: string;
+let cleanup: () => Promise<void>;
+let env: NodeJS.ProcessEnv;
+let data: string;
+const children: ChildProcess[] = [];
+const ADMIN = 'cairn_connect-test-admin-token-0123456789abcdef';
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir('cli-connect'));
+  data = join(root, 'data');
+  const home = join(root, 'home');
+  env = { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CODEX_HOME: join(home, '.codex') };
+  mkdirSync(join(root, 'home'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  await cleanup();
+});
+
+const run = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+  cairn([...args, '--data-dir', data], { ...env, ...extra });
+
+async function tokens(): Promise<{ agent: string }[]> {
+  const r = await run(['token', 'list', '--json']);
+  return (JSON.parse(r.stdout) as { tokens: { agent: string }[] }).tokens;
+}
+
+it('writes Claude Code an HTTP entry with its own token, keeping what the file held', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  const file = join(root, 'home', '.claude.json');
+  writeFileSync(file, JSON.stringify({ theme: 'dark', mcpServers: { other: { command: 'x' } } }));
+  const r = await run(['connect', 'claude', '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  const report = JSON.parse(r.stdout) as { backup: string; file: string; transport: string };
+  expect(report).toMatchObject({ file, transport: 'http' });
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  expect(doc.theme).toBe('dark');
+  expect(doc.mcpServers.other).toEqual({ command: 'x' });
+  expect(doc.mcpServers.cairn).toMatchObject({ type: 'http', url: 'http://127.0.0.1:4000/v1/mcp' });
+  expect(doc.mcpServers.cairn.headers.Authorization).toMatch(/^Bearer cairn_/);
+  expect(JSON.parse(readFileSync(report.backup, 'utf8')).mcpServers).toEqual({ other: { command: 'x' } });
+  expect((await tokens()).map((t) => t.agent)).toContain('claude');
+
+  // Again: refused, nothing changed, no new token; with --force it is replaced.
+  const before = readFileSync(file, 'utf8');
+  const count = (await tokens()).length;
+  const again = await run(['connect', 'claude']);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain('--force');
+  expect(readFileSync(file, 'utf8')).toBe(before);
+  expect((await tokens()).length).toBe(count);
+  const forced = await run(['connect', 'claude', '--force']);
+  expect(forced.code, forced.stderr).toBe(0);
+  expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers.cairn.headers).not.toEqual(doc.mcpServers.cairn.headers);
+});
+
+it('creates a new config readable by its owner only, and refuses a file that is not JSON', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  const r = await run(['connect', 'cursor']);
+  expect(r.code, r.stderr).toBe(0);
+  const file = join(root, 'home', '.cursor', 'mcp.json');
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers.cairn.url).toBe('http://127.0.0.1:4000/v1/mcp');
+
+  const broken = join(root, 'broken.json');
+  writeFileSync(broken, '{ not json');
+  const bad = await run(['connect', 'cursor', '--config', broken]);
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toContain('not valid JSON');
+  expect(readFileSync(broken, 'utf8')).toBe('{ not json');
+  const unknown = await run(['connect', 'emacs']);
+  expect(unknown.code).toBe(2);
+});
+
+it('adds a stdio table to Codex config.toml, keeping comments, and replaces it with --force', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  const dir = join(root, 'home', '.codex');
+  mkdirSync(dir);
+  const file = join(dir, 'config.toml');
+  writeFileSync(file, '# my settings\nmodel = "o4"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n');
+  expect((await run(['connect', 'codex'])).code).toBe(0);
+  const text = readFileSync(file, 'utf8');
+  expect(text.startsWith('# my settings\nmodel = "o4"\n')).toBe(true);
+  const doc = parseToml(text) as {
+    mcp_servers: Record<string, { command: string; args: string[]; env: Record<string, string> }>;
+  };
+  expect(doc.mcp_servers.docs).toEqual({ command: 'docs-mcp' });
+  const entry = doc.mcp_servers.cairn;
+  expect(entry?.command).toBe(process.execPath);
+  expect(entry?.args.slice(1)).toEqual(['mcp', '--data-dir', data]);
+  expect(existsSync(entry?.args[0] ?? '')).toBe(true);
+  expect(entry?.env.CAIRN_TOKEN).toMatch(/^cairn_/);
+
+  expect((await run(['connect', 'codex'])).code).toBe(1);
+  expect((await run(['connect', 'codex', '--force'])).code).toBe(0);
+  const replaced = readFileSync(file, 'utf8');
+  expect(replaced.match(/\[mcp_servers\."?cairn"?\]/g)).toHaveLength(1);
+  const after = parseToml(replaced) as typeof doc;
+  expect(after.mcp_servers.cairn?.env.CAIRN_TOKEN).not.toBe(entry?.env.CAIRN_TOKEN);
+  expect(after.mcp_servers.docs).toEqual({ command: 'docs-mcp' });
+  expect(readdirSync(dir).filter((f) => f.includes('cairn-backup'))).toHaveLength(2);
+});
+
+it('gives Claude Desktop a stdio entry that an MCP client can start and use, through a running node', async () => {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const r = await run(['connect', 'claude-desktop'], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(r.code, r.stderr).toBe(0);
+  const file = join(root, 'home', '.config', 'Claude', 'claude_desktop_config.json');
+  const entry = JSON.parse(readFileSync(file, 'utf8')).mcpServers.cairn as {
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+  };
+  // Started the way the desktop client starts it: that command, those args, that env, nothing else.
+  const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env: entry.env, cwd: root });
+  const client = new Client({ name: 'desktop-test', version: '1' });
+  await client.connect(transport);
+  try {
+    const who = await client.callTool({ name: 'memory_recall', arguments: { subject: 'Nobody Known' } });
+    expect(who.isError).toBeFalsy();
+    expect((who.structuredContent as { state: string }).state).toBe('nothing_stored');
+  } finally {
+    await client.close();
+  }
+});
+
+it('doctor says what is not ready, and is satisfied once a client is connected to a running node', async () => {
+  const none = await run(['doctor', '--json']);
+  expect(none.code).toBe(1);
+  const first = JSON.parse(none.stdout) as { ok: boolean; findings: { check: string; state: string }[] };
+  expect(first.findings.find((f) => f.check === 'store')?.state).toBe('problem');
+
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const url = (JSON.parse(readFileSync(join(data, 'node.json'), 'utf8')) as { url: string }).url;
+  expect((await run(['connect', 'cursor', '--url', url], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  expect((await run(['connect', 'codex'], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  const ready = await run(['doctor', '--json']);
+  expect(ready.code, ready.stdout).toBe(0);
+  const states = Object.fromEntries(
+    (JSON.parse(ready.stdout) as { findings: { check: string; state: string }[] }).findings.map((f) => [
+      f.check,
+      f.state,
+    ]),
+  );
+  expect(states).toMatchObject({
+    store: 'ok',
+    node: 'ok',
+    'client cursor': 'ok',
+    'client codex': 'ok',
+    'client claude': 'note',
+  });
+
+  // A revoked token is a problem the doctor names.
+  const list = JSON.parse((await run(['token', 'list', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN })).stdout) as {
+    tokens: { id: string; agent: string }[];
+  };
+  const cursor = list.tokens.find((t) => t.agent === 'cursor');
+  expect((await run(['token', 'revoke', cursor?.id ?? ''], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  const broken = await run(['doctor']);
+  expect(broken.code).toBe(1);
+  expect(broken.stdout).toMatch(/problem\s+client cursor: .*refuses its token/);
+});

@@ -1,0 +1,160 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { Store } from '../ts/index.js';
+import { CLI, cairn, tempDir } from './helpers.js';
+
+// `cairn export DIR` / `cairn import DIR`: a scope as a Memory Package (manifest with sha256
+// digests + JSON lines), verified in full before anything is stored, only into an empty scope.
+
+let root: string;
+let cleanup: () => Promise<void>;
+const children: ChildProcess[] = [];
+const ADMIN = 'cairn_package-test-admin-token-0123456789abcdef';
+const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'test' };
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir('cli-pkg'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  await cleanup();
+});
+
+async function seed(dir: string): Promise<void> {
+  const store = await Store.open(dir);
+  try {
+    const r = await store.knowledge('remember', caller, {
+      content: 'Priya Raman works at Acme Robotics.',
+      facts: {
+        entities: [
+          { name: 'Priya Raman', type: 'person' },
+          { name: 'Acme Robotics', type: 'company' },
+        ],
+        relations: [{ source: 'Priya Raman', target: 'Acme Robotics', type: 'works_at' }],
+      },
+    });
+    expect(r.error).toBeUndefined();
+    for (const v of ['dark', 'light']) {
+      const n = await store.notes('note_write', caller, {
+        key: 'editor.theme',
+        value: { theme: v },
+        kind: 'user_preference',
+      });
+      expect(n.error).toBeUndefined();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** What a user reads back from `dir`: the fact and the note. */
+async function readBack(dir: string) {
+  const store = await Store.open(dir);
+  try {
+    const recall = (await store.knowledge('recall', caller, { subject: 'Priya Raman' })) as {
+      facts: { relation: string; object: string }[];
+    };
+    const notes = (await store.notes('note_list', caller, { key: 'editor.theme' })) as {
+      notes: { value: unknown; version: number }[];
+    };
+    return {
+      facts: recall.facts.map((f) => `${f.relation} ${f.object}`),
+      notes: notes.notes.map((n) => ({ value: n.value, version: n.version })),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+it('exports a scope as a package and imports it into another store, only into an empty scope', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const pkg = join(root, 'pkg');
+  const out = await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data, '--json']);
+  expect(out.code, out.stderr).toBe(0);
+  expect(readdirSync(pkg).sort()).toEqual(['manifest.json', 'records.jsonl']);
+  const manifest = JSON.parse(readFileSync(join(pkg, 'manifest.json'), 'utf8'));
+  const records = readFileSync(join(pkg, 'records.jsonl'));
+  expect(manifest).toMatchObject({
+    format: 'cairn.memory-package',
+    version: 1,
+    source: { user: 'ann', scope: 'work' },
+    files: [
+      { name: 'records.jsonl', bytes: records.length, sha256: createHash('sha256').update(records).digest('hex') },
+    ],
+  });
+
+  const copy = join(root, 'copy');
+  const imported = await cairn(['import', pkg, '--data-dir', copy, '--json']);
+  expect(imported.code, imported.stderr).toBe(0);
+  expect(JSON.parse(imported.stdout)).toMatchObject({ mode: 'load', skipped: [] });
+  const original = await readBack(data);
+  expect(original.facts).toContain('works_at Acme Robotics');
+  expect(await readBack(copy)).toEqual(original);
+
+  const again = await cairn(['import', pkg, '--data-dir', copy]);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain('not empty');
+  expect(await readBack(copy)).toEqual(original);
+});
+
+it('refuses a tampered package before anything is stored', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const pkg = join(root, 'pkg');
+  expect((await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data])).code).toBe(0);
+  const file = join(pkg, 'records.jsonl');
+  const original = readFileSync(file, 'utf8');
+  writeFileSync(file, original.replaceAll('Acme Robotics', 'Evil Corp'));
+  const target = join(root, 'target');
+  const tampered = await cairn(['import', pkg, '--data-dir', target]);
+  expect(tampered.code).toBe(1);
+  expect(tampered.stderr).toContain('does not verify');
+  expect(existsSync(target)).toBe(false);
+
+  writeFileSync(file, original);
+  const manifest = JSON.parse(readFileSync(join(pkg, 'manifest.json'), 'utf8'));
+  writeFileSync(join(pkg, 'manifest.json'), JSON.stringify({ ...manifest, format: 'other' }));
+  const wrongFormat = await cairn(['import', pkg, '--data-dir', target]);
+  expect(wrongFormat.code).toBe(1);
+  expect(wrongFormat.stderr).toContain('format');
+  expect(existsSync(target)).toBe(false);
+});
+
+it('exports and imports through a running node', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN, CAIRN_ALLOW_PRIVATE: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const env = { CAIRN_ADMIN_TOKEN: ADMIN };
+  const pkg = join(root, 'pkg');
+  const out = await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data], env);
+  expect(out.code, out.stderr).toBe(0);
+  // Into another scope of the running node's store, then refused into a scope that holds data.
+  const into = await cairn(['import', pkg, '--scope', 'copy', '--data-dir', data, '--json'], env);
+  expect(into.code, into.stderr).toBe(0);
+  expect(JSON.parse(into.stdout)).toMatchObject({ mode: 'load' });
+  const refused = await cairn(['import', pkg, '--data-dir', data], env);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain('not empty');
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  const copy = await Store.open(data);
+  try {
+    const r = (await copy.knowledge('recall', { ...caller, scope: 'copy' }, { subject: 'Priya Raman' })) as {
+      facts: { object: string }[];
+    };
+    expect(r.facts.map((f) => f.object)).toContain('Acme Robotics');
+  } finally {
+    await copy.close();
+  }
+});

@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { expect, it } from 'vitest';
+
+// installer/install.sh: what it would do, shown by --dry-run, which changes nothing and needs no
+// root; and its refusals, which come before any step.
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SCRIPT = join(ROOT, 'installer', 'install.sh');
+
+async function install(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)('bash', [SCRIPT, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+it('--dry-run prints every step of the service install and changes nothing', async () => {
+  // Beside the checkout, which sits on the machine's real disk (ext4 here).
+  const data = join(ROOT, '.installer-test', 'data');
+  const r = await install(['--dry-run', '--data-dir', data, '--prefix', '/opt/cairn-test', '--port', '4711']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toMatch(/data dir .* is on (ext4|xfs)/);
+  expect(r.stdout).toContain('would run: useradd --system');
+  expect(r.stdout).toContain(`would run: chmod 0700 ${data}`);
+  expect(r.stdout).toMatch(/would write \/etc\/cairn\/cairn\.env \(mode 0600, owner root:root\)/);
+  expect(r.stdout).toContain('| CAIRN_PORT=4711');
+  expect(r.stdout).toContain('| User=cairn');
+  expect(r.stdout).toContain('| EnvironmentFile=/etc/cairn/cairn.env');
+  expect(r.stdout).toMatch(/\| ExecStart=\S+ \/opt\/cairn-test\/dist\/cli\/main\.js serve/);
+  expect(r.stdout).toContain(`| ReadWritePaths=${data}`);
+  expect(r.stdout).toContain('would run: systemctl enable --now cairn.service');
+  expect(r.stdout).toContain('dry run: nothing was changed');
+  expect(r.stdout).not.toMatch(/CAIRN_ADMIN_TOKEN=cairn_[A-Za-z0-9_-]{20,}/);
+  expect(existsSync(join(ROOT, '.installer-test'))).toBe(false);
+  expect(existsSync('/opt/cairn-test')).toBe(false);
+});
+
+it('refuses bad options before any step', async () => {
+  for (const [args, message] of [
+    [['--dry-run', '--port', '70000'], '--port must be 1-65535'],
+    [['--dry-run', '--data-dir', 'relative/dir'], 'must be absolute paths'],
+    [['--dry-run', '--user', 'Bad User'], 'plain user name'],
+    [['--dry-run', '--frobnicate'], 'unknown option'],
+  ] as const) {
+    const r = await install([...args]);
+    expect(r.code, args.join(' ')).not.toBe(0);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).not.toContain('[2]');
+  }
+});

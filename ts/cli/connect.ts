@@ -1,0 +1,199 @@
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { parse as parseToml } from 'smol-toml';
+
+import { Tokens } from '../auth/tokens.js';
+import { Store } from '../engine/store.js';
+import { TokenCreateInput } from '../protocol/admin.js';
+import { findRunningNode } from '../server/node.js';
+import { adminCall } from './admin-client.js';
+import { CLIENTS, type ClientName, clientSpec, type Entry, jsonEntry, tomlEntry } from './clients.js';
+
+/** Arguments of `cairn connect CLIENT`. */
+export interface ConnectArgs {
+  dataDir: string;
+  client: string;
+  json: boolean;
+  force: boolean;
+  /** The name of the server entry (default `cairn`). */
+  name?: string | undefined;
+  /** Another config file than the client's usual one. */
+  config?: string | undefined;
+  /** The node's URL for HTTP clients (default: the running node's, else http://127.0.0.1:4000). */
+  url?: string | undefined;
+  user?: string | undefined;
+}
+
+class Refused extends Error {}
+
+/** This CLI's entry point as stdio clients will start it: a real path, never a temporary one. */
+export function cliPath(): string {
+  const path = realpathSync(fileURLToPath(new URL('./main.js', import.meta.url)));
+  // npx runs packages it fetched from a cache it may clear at any time.
+  if (/[\\/]_npx[\\/]/.test(path) || /[\\/]\.npm[\\/]/.test(path)) {
+    throw new Refused(
+      `this cairn runs from npx's temporary cache (${path}); a client config must not point there: install ` +
+        'Cairn for good (a checkout with npm install, or npm install -g) and run connect from that install',
+    );
+  }
+  return path;
+}
+
+/** A token for agent `agent`, made through the running node (admin token) or on the store. */
+async function agentToken(a: ConnectArgs, agent: string, env: NodeJS.ProcessEnv) {
+  const input = { agent, ...(a.user === undefined ? {} : { user: a.user }) };
+  const node = findRunningNode(a.dataDir);
+  if (node !== null) {
+    const made = await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/admin/tokens', input);
+    return { token: String(made.token), id: String(made.id), url: node.url };
+  }
+  if (!existsSync(join(a.dataDir, 'data.cairn'))) {
+    throw new Refused(`no store at ${a.dataDir}: run \`cairn init\` (or \`cairn serve\`) first`);
+  }
+  const store = await Store.open(a.dataDir);
+  try {
+    const { token, record } = await new Tokens(store).create(input);
+    return { token, id: record.id, url: null };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The config file's new text with `entry` under `name`; refuses to replace one without `force`. */
+function edit(
+  file: string,
+  format: 'json' | 'toml',
+  text: string | null,
+  name: string,
+  entry: Entry,
+  force: boolean,
+): string {
+  try {
+    return editText(format, text, name, entry, force);
+  } catch (err) {
+    throw err instanceof Refused ? new Refused(`${file}: ${err.message}`) : err;
+  }
+}
+
+function editText(format: 'json' | 'toml', text: string | null, name: string, entry: Entry, force: boolean): string {
+  if (format === 'json') {
+    let doc: Record<string, unknown>;
+    try {
+      doc = text === null || text.trim() === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+    } catch (err) {
+      throw new Refused(`not valid JSON (${err instanceof Error ? err.message : String(err)}); fix or move it first`);
+    }
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Refused('not a JSON object');
+    const servers = (doc.mcpServers ?? {}) as Record<string, unknown>;
+    if (typeof servers !== 'object' || Array.isArray(servers)) throw new Refused('its mcpServers is not an object');
+    if (name in servers && !force) throw new Refused(`it already has an MCP server named ${name}; --force replaces it`);
+    return `${JSON.stringify({ ...doc, mcpServers: { ...servers, [name]: jsonEntry(entry) } }, null, 2)}\n`;
+  }
+  if (entry.kind !== 'stdio') throw new Error('TOML clients take stdio entries');
+  const before = text ?? '';
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(before);
+  } catch (err) {
+    throw new Refused(`not valid TOML (${err instanceof Error ? err.message : String(err)}); fix or move it first`);
+  }
+  const servers = (doc.mcp_servers ?? {}) as Record<string, unknown>;
+  let kept = before;
+  if (name in servers) {
+    if (!force) throw new Refused(`it already has an MCP server named ${name}; --force replaces it`);
+    kept = withoutTable(before, name);
+  }
+  // Appended as text, so the user's comments and layout stay as they were.
+  const after = `${kept}${kept === '' || kept.endsWith('\n\n') ? '' : kept.endsWith('\n') ? '\n' : '\n\n'}${tomlEntry(name, entry)}`;
+  const check = (parseToml(after).mcp_servers as Record<string, Record<string, unknown>> | undefined)?.[name];
+  if (check?.command !== entry.command) {
+    throw new Refused(`its ${name} server is defined in a way connect cannot replace; remove it by hand first`);
+  }
+  return after;
+}
+
+/** `text` without the table `[mcp_servers.NAME]` and its sub-tables. */
+function withoutTable(text: string, name: string): string {
+  const quoted = (k: string) => `(?:${k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}|"${k}"|'${k}')`;
+  const own = new RegExp(`^\\s*\\[\\s*mcp_servers\\s*\\.\\s*${quoted(name)}\\s*(\\.[^\\]]*)?\\]\\s*(#.*)?$`);
+  const out: string[] = [];
+  let skipping = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*\[/.test(line)) skipping = own.test(line);
+    if (!skipping) out.push(line);
+  }
+  return out.join('\n');
+}
+
+/**
+ * `cairn connect CLIENT [--force] [--name N] [--config FILE] [--url URL] [--user ID]`: makes a token
+ * for the agent CLIENT and writes CLIENT's MCP config to reach this node (DESIGN.md §4): a backup
+ * of the file first, no entry of the same name replaced without `--force`, stdio entries pointing
+ * at this install's CLI by its real path (never npx's temporary cache).
+ */
+export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (!(CLIENTS as readonly string[]).includes(a.client)) {
+    process.stderr.write(`cairn connect: give one of ${CLIENTS.join(', ')}\n`);
+    return 2;
+  }
+  const valid = TokenCreateInput.safeParse({ agent: a.client, ...(a.user === undefined ? {} : { user: a.user }) });
+  if (!valid.success) {
+    process.stderr.write(`cairn connect: --user: ${valid.error.issues[0]?.message ?? 'invalid'}\n`);
+    return 2;
+  }
+  const spec = clientSpec(a.client as ClientName, env);
+  const file = a.config ?? spec.file;
+  const name = a.name ?? 'cairn';
+  try {
+    const text = existsSync(file) ? readFileSync(file, 'utf8') : null;
+    const command = process.execPath;
+    const cli = spec.transport === 'stdio' ? cliPath() : '';
+    // Checked before a token is made: a refusal leaves neither a token nor a changed file.
+    const probe: Entry =
+      spec.transport === 'http'
+        ? { kind: 'http', url: 'http://127.0.0.1/v1/mcp', token: 'probe', httpType: spec.httpType }
+        : { kind: 'stdio', command, args: [cli], token: 'probe' };
+    edit(file, spec.format, text, name, probe, a.force);
+
+    const made = await agentToken(a, spec.name, env);
+    const base = (a.url ?? made.url ?? `http://127.0.0.1:${env.CAIRN_PORT ?? '4000'}`).replace(/\/+$/, '');
+    const entry: Entry =
+      spec.transport === 'http'
+        ? { kind: 'http', url: `${base}/v1/mcp`, token: made.token, httpType: spec.httpType }
+        : { kind: 'stdio', command, args: [cli, 'mcp', '--data-dir', a.dataDir], token: made.token };
+    const next = edit(file, spec.format, text, name, entry, a.force);
+    let backup: string | null = null;
+    if (text !== null) {
+      backup = `${file}.cairn-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      copyFileSync(file, backup);
+    }
+    mkdirSync(dirname(file), { recursive: true });
+    // The file holds a token: a new one is the user's alone; an existing one keeps its mode.
+    const mode = text === null ? 0o600 : statSync(file).mode & 0o777;
+    const tmp = `${file}.cairn-tmp-${process.pid}`;
+    writeFileSync(tmp, next, { mode });
+    renameSync(tmp, file);
+    const report = { client: spec.name, file, backup, name, transport: spec.transport, tokenId: made.id };
+    process.stdout.write(
+      a.json
+        ? `${JSON.stringify(report)}\n`
+        : `connected ${spec.name}: ${name} (${spec.transport}) in ${file}${backup === null ? '' : ` (backup: ${backup})`}; ` +
+            `token id ${made.id} for agent ${spec.name}. Restart ${spec.name} to load it.\n`,
+    );
+    return 0;
+  } catch (err) {
+    process.stderr.write(`cairn connect ${a.client}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return err instanceof Refused ? 1 : 2;
+  }
+}

@@ -1,0 +1,164 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { parse as parseToml } from 'smol-toml';
+
+import { missingCpuFlags } from '../native/cpu.js';
+import { findRunningNode } from '../server/node.js';
+import { CLIENTS, clientSpec } from './clients.js';
+
+/** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */
+export interface Finding {
+  check: string;
+  state: 'ok' | 'problem' | 'note';
+  detail: string;
+}
+
+async function get(url: string, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url, {
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(3000),
+  });
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+}
+
+function runtime(): Finding[] {
+  const major = Number(process.versions.node.split('.')[0]);
+  const out: Finding[] = [
+    major >= 20
+      ? { check: 'node', state: 'ok', detail: `Node ${process.versions.node}` }
+      : { check: 'node', state: 'problem', detail: `Node ${process.versions.node}; Cairn needs Node 20 or later` },
+  ];
+  if (process.platform === 'linux' && process.arch === 'x64') {
+    const missing = missingCpuFlags(readFileSync('/proc/cpuinfo', 'utf8'));
+    out.push(
+      missing.length === 0
+        ? { check: 'cpu', state: 'ok', detail: 'AVX2, FMA, SSE4.2 and PCLMULQDQ present' }
+        : { check: 'cpu', state: 'problem', detail: `this CPU lacks ${missing.join(', ')}; the engine cannot load` },
+    );
+  }
+  return out;
+}
+
+/** The store and the node serving it; returns the node's URL when one answers. */
+async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): Promise<string | null> {
+  if (!existsSync(join(dataDir, 'data.cairn'))) {
+    out.push({ check: 'store', state: 'problem', detail: `no store at ${dataDir}: run \`cairn init\`` });
+    return null;
+  }
+  out.push({ check: 'store', state: 'ok', detail: dataDir });
+  const node = findRunningNode(dataDir);
+  if (node === null) {
+    out.push({
+      check: 'node',
+      state: 'note',
+      detail: 'no node runs on this store: `cairn serve` (stdio clients start one when they need it)',
+    });
+    return null;
+  }
+  try {
+    const health = await get(`${node.url}/health`);
+    out.push({
+      check: 'node',
+      state: health.status === 200 ? 'ok' : 'problem',
+      detail: `${node.url} (pid ${node.pid}) answers /health ${health.status}${health.status === 200 ? `, version ${String(health.body.version)}, profile ${String(health.body.profile)}` : ''}`,
+    });
+  } catch (err) {
+    out.push({
+      check: 'node',
+      state: 'problem',
+      detail: `${node.url} (pid ${node.pid}) does not answer: ${String(err)}`,
+    });
+    return null;
+  }
+  const token = env.CAIRN_TOKEN;
+  if (token !== undefined && token !== '') {
+    const who = await get(`${node.url}/v1/whoami`, token);
+    out.push(
+      who.status === 200
+        ? {
+            check: 'CAIRN_TOKEN',
+            state: 'ok',
+            detail: `agent ${String(who.body.agent)}, user ${String(who.body.user)}`,
+          }
+        : { check: 'CAIRN_TOKEN', state: 'problem', detail: `the node refuses it (${who.status})` },
+    );
+  }
+  return node.url;
+}
+
+type Servers = Record<string, Record<string, unknown>>;
+
+/** Each client's config: connected or not, and whether its entry would reach this node. */
+async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.ProcessEnv, out: Finding[]) {
+  for (const name of CLIENTS) {
+    const spec = clientSpec(name, env);
+    const check = `client ${name}`;
+    if (!existsSync(spec.file)) {
+      out.push({ check, state: 'note', detail: `not connected (no ${spec.file}; \`cairn connect ${name}\`)` });
+      continue;
+    }
+    let servers: Servers;
+    try {
+      const text = readFileSync(spec.file, 'utf8');
+      const doc = spec.format === 'json' ? JSON.parse(text) : parseToml(text);
+      servers = ((spec.format === 'json' ? doc.mcpServers : doc.mcp_servers) ?? {}) as Servers;
+    } catch (err) {
+      out.push({ check, state: 'problem', detail: `${spec.file} does not parse: ${String(err)}` });
+      continue;
+    }
+    const entry = servers.cairn;
+    if (entry === undefined) {
+      out.push({ check, state: 'note', detail: `no cairn server in ${spec.file} (\`cairn connect ${name}\`)` });
+      continue;
+    }
+    out.push(await judge(check, entry, dataDir, nodeUrl));
+  }
+}
+
+async function judge(
+  check: string,
+  entry: Record<string, unknown>,
+  dataDir: string,
+  nodeUrl: string | null,
+): Promise<Finding> {
+  const say = (state: Finding['state'], detail: string): Finding => ({ check, state, detail });
+  if (typeof entry.url === 'string') {
+    const auth = (entry.headers as Record<string, string> | undefined)?.Authorization ?? '';
+    if (nodeUrl === null) return say('note', `${entry.url}: no node runs here to try it`);
+    if (!entry.url.startsWith(nodeUrl))
+      return say('problem', `points at ${entry.url}, but the node runs at ${nodeUrl}`);
+    const who = await get(`${nodeUrl}/v1/whoami`, auth.replace(/^Bearer /, ''));
+    return who.status === 200
+      ? say('ok', `${entry.url} as agent ${String(who.body.agent)}`)
+      : say('problem', `${entry.url}: the node refuses its token (${who.status})`);
+  }
+  const args = Array.isArray(entry.args) ? (entry.args as string[]) : [];
+  const command = String(entry.command ?? '');
+  const script = args[0] ?? '';
+  if (!existsSync(command)) return say('problem', `its command ${command} does not exist`);
+  if (!existsSync(script) || /[\\/]_npx[\\/]/.test(script)) {
+    return say('problem', `it starts ${script}, which is missing or in npx's temporary cache`);
+  }
+  const at = args.indexOf('--data-dir');
+  if (at >= 0 && args[at + 1] !== dataDir)
+    return say('note', `stdio, for the store at ${args[at + 1]} (not ${dataDir})`);
+  return say('ok', `stdio: ${command} ${args.join(' ')}`);
+}
+
+/**
+ * `cairn doctor [--json]` (DESIGN.md §4): says what is not ready — runtime, CPU, store, node,
+ * `CAIRN_TOKEN`, and each MCP client's config. Exit 0 when nothing is a problem, else 1.
+ */
+export async function runDoctor(dataDir: string, json: boolean, env: NodeJS.ProcessEnv = process.env) {
+  const findings = runtime();
+  const nodeUrl = await store(dataDir, env, findings);
+  await clients(dataDir, nodeUrl, env, findings);
+  const problems = findings.filter((f) => f.state === 'problem').length;
+  if (json) process.stdout.write(`${JSON.stringify({ ok: problems === 0, findings })}\n`);
+  else {
+    for (const f of findings) process.stdout.write(`${f.state.padEnd(7)} ${f.check}: ${f.detail}\n`);
+    process.stdout.write(problems === 0 ? 'ready\n' : `${problems} problem${problems === 1 ? '' : 's'}\n`);
+  }
+  return problems === 0 ? 0 : 1;
+}

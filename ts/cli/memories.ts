@@ -1,0 +1,151 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { Caller } from '../engine/knowledge.js';
+import type { NotesVerb } from '../engine/notes.js';
+import { Store } from '../engine/store.js';
+import { HistoryInput, NoteListInput } from '../protocol/notes.js';
+import { findRunningNode } from '../server/node.js';
+import { adminCall } from './admin-client.js';
+import { CLI_AGENT } from './import.js';
+
+/** Arguments of `cairn memories list|show|history|forget`. */
+export interface MemoriesArgs {
+  dataDir: string;
+  json: boolean;
+  key?: string | undefined;
+  user?: string | undefined;
+  scopes?: string[] | undefined;
+  agent?: string | undefined;
+  kind?: string | undefined;
+  visibility?: string | undefined;
+  task?: string | undefined;
+  query?: string | undefined;
+}
+
+type Body = Record<string, unknown>;
+
+class Usage extends Error {}
+
+/** Runs a notes verb: through the running node with the admin token, or on the store directly. */
+type Call = (verb: NotesVerb, body: Body) => Promise<Body>;
+
+async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call: Call) => Promise<T>): Promise<T> {
+  const user = a.user ?? 'default';
+  const scope = a.scopes?.[0] ?? 'default';
+  const node = findRunningNode(a.dataDir);
+  if (node !== null) {
+    if (a.agent !== undefined) throw new Usage('--agent: a running node acts as its admin token’s agent');
+    const admin = env.CAIRN_ADMIN_TOKEN;
+    return fn(async (verb, body) =>
+      // Over HTTP a note is forgotten by memory_forget's `note` form.
+      verb === 'note_forget'
+        ? adminCall(node, admin, 'POST', '/v1/memory/forget', { note: body, user_id: user, scope })
+        : adminCall(node, admin, 'POST', `/v1/memory/${verb}`, { ...body, user_id: user, scope }),
+    );
+  }
+  if (!existsSync(join(a.dataDir, 'data.cairn'))) throw new Usage(`no store at ${a.dataDir}`);
+  const store = await Store.open(a.dataDir);
+  const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
+  try {
+    return await fn(async (verb, body) => {
+      // The operator owns the store: private notes are theirs to see.
+      const reply = await store.notes(verb, caller, { ...body, allowPrivate: true });
+      const err = reply.error as { code?: string; message?: string } | undefined;
+      if (err !== undefined) throw new Error(`${err.code ?? 'refused'}: ${err.message ?? ''}`);
+      return reply;
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+/** The note's address fields the verbs share. */
+function address(a: MemoriesArgs): Body {
+  return {
+    ...(a.visibility === undefined ? {} : { visibility: a.visibility }),
+    ...(a.task === undefined ? {} : { taskId: a.task }),
+  };
+}
+
+function checked<T extends { safeParse: (v: unknown) => { success: boolean; error?: { issues: unknown[] } } }>(
+  schema: T,
+  body: Body,
+): Body {
+  const r = schema.safeParse(body);
+  if (!r.success) {
+    const i = r.error?.issues[0] as { path?: (string | number)[]; message?: string } | undefined;
+    throw new Usage(`${String(i?.path?.[0] ?? 'input')}: ${i?.message ?? 'invalid'}`);
+  }
+  return body;
+}
+
+const line = (n: Body) =>
+  `${String(n.key)}  v${String(n.version)}  ${String(n.kind)}  ${String(n.visibility)}${n.taskId === undefined ? '' : `:${String(n.taskId)}`}  ${String(n.agent)}  ${String(n.updatedAt ?? '')}  ${JSON.stringify(n.value).slice(0, 80)}`;
+
+/**
+ * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4): the notes of a user's
+ * scope as an operator reads them. Through the running node's API with the admin token when a node
+ * holds the store, else on the store as agent `--agent` (default `cli`; agent-visibility notes are
+ * their agent's). Exit 0 done, 1 refused or failed (a key that is not there), 2 bad usage.
+ */
+export async function runMemories(sub: string, a: MemoriesArgs, env = process.env): Promise<number> {
+  const out = (value: Body, text: string) => process.stdout.write(a.json ? `${JSON.stringify(value)}\n` : text);
+  try {
+    if ((a.scopes?.length ?? 0) > 1) throw new Usage('--scope: give one scope');
+    if (sub === 'list' && a.key === undefined) {
+      const filters: Body = {
+        ...address(a),
+        ...(a.kind === undefined ? {} : { kind: a.kind }),
+        ...(a.query === undefined ? {} : { query: a.query }),
+      };
+      checked(NoteListInput, filters);
+      const notes = await withCaller(a, env, async (call) => {
+        const all: Body[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await call('note_list', { ...filters, limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+          all.push(...((page.notes ?? []) as Body[]));
+          cursor = (page.nextCursor as string | null | undefined) ?? undefined;
+        } while (cursor !== undefined);
+        return all;
+      });
+      out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
+      return 0;
+    }
+    if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
+      throw new Usage('give list, or show|history|forget KEY (see cairn --help)');
+    }
+    const key = a.key;
+    const body = checked(HistoryInput, { key, ...address(a) });
+    if (sub === 'show') {
+      const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
+      const notes = (r.notes ?? []) as Body[];
+      if (notes.length === 0) throw new Error(`no note with key ${key} here`);
+      out({ notes }, `${notes.map((n) => JSON.stringify(n, null, 2)).join('\n')}\n`);
+      return 0;
+    }
+    if (sub === 'history') {
+      const events = await withCaller(a, env, async (call) => {
+        const all: Body[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await call('history', { ...body, ...(cursor === undefined ? {} : { cursor }) });
+          all.push(...((page.events ?? []) as Body[]));
+          cursor = (page.nextCursor as string | null | undefined) ?? undefined;
+        } while (cursor !== undefined);
+        return all;
+      });
+      if (events.length === 0) throw new Error(`no history for key ${key} here`);
+      const text = events.map((e) => `${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`).join('\n');
+      out({ events }, `${text}\n`);
+      return 0;
+    }
+    const r = await withCaller(a, env, (call) => call('note_forget', body));
+    out(r, `${String(r.state ?? 'forgotten')}: ${key}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`cairn memories ${sub}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return err instanceof Usage ? 2 : 1;
+  }
+}
