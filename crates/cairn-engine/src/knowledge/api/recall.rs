@@ -234,7 +234,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let k = check(&req)?;
     let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
     let snap = store.snapshot()?;
-    let when = When { as_of: req.as_of, valid_at };
+    let when = When::of_request(req.as_of, valid_at, caller.now);
     let (subject, how, others) = match resolve(store, &snap, caller, &req)? {
         Ok(found) => found,
         Err(reply) => return Ok(reply),
@@ -301,7 +301,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use serde_json::json;
 
     #[test]
@@ -354,7 +354,7 @@ mod tests {
             {"source": "Acme HQ", "target": "Berlin", "type": "located_in"},
         ]}});
         call(&store, &caller(5), "remember", &body).unwrap();
-        let r = call(&store, &caller(6), "recall", &json!({"subject": "priya"})).unwrap();
+        let r = call(&store, &caller(TODAY), "recall", &json!({"subject": "priya"})).unwrap();
         assert_eq!(r["state"], json!("answered"));
         assert_eq!(r["subject"]["name"], json!("Priya Raman"));
         assert_eq!(r["seeding"]["matched"], json!("word"));
@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(derived["rule"], json!("inverse"));
         assert_eq!(derived["rests_on"], json!([facts[0]["id"].clone()]));
         assert_citations_slice(&store, &part, &r);
-        let room = call(&store, &caller(7), "recall", &json!({"subject": "Room 4", "compact": true})).unwrap();
+        let room = call(&store, &caller(TODAY), "recall", &json!({"subject": "Room 4", "compact": true})).unwrap();
         let chain = room["facts"].as_array().unwrap().iter().find(|f| f["rule"] == json!("transitive")).unwrap();
         assert_eq!(chain["object"], json!("Berlin"));
         assert_eq!(chain["rests_on"].as_array().unwrap().len(), 2);
