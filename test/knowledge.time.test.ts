@@ -112,3 +112,34 @@ describe('a plain read means now', () => {
     expect(await facts({ valid_at: '2099-06-01' })).toEqual(['Jonas Weber manages Priya Raman']);
   });
 });
+
+describe('attributes in time', () => {
+  it('recall by attribute and context entity items use the values of as_of / valid_at', async () => {
+    const lena = (role: string, date: string) => ({
+      facts: { entities: [{ name: 'Lena Hart', type: 'person', attributes: { role } }] },
+      date,
+    });
+    for (const body of [lena('intern', '2022-01-01'), lena('engineer', '2024-01-01')]) {
+      const r = await t.call('POST', '/v1/memory/remember', { body });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    const byRole = async (value: string, extra: Record<string, unknown> = {}) => {
+      const r = await t.call('POST', '/v1/memory/recall', { body: { attribute: { key: 'role', value }, ...extra } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as { state: string; subject: { name: string; attributes: Record<string, unknown> } | null };
+    };
+    expect((await byRole('intern')).state).toBe('nothing_stored');
+    const then = await byRole('intern', { valid_at: '2023-01-01' });
+    expect(then.subject?.name).toBe('Lena Hart');
+    expect(then.subject?.attributes).toEqual({ role: 'intern' });
+    expect((await byRole('engineer', { valid_at: '2023-01-01' })).state).toBe('nothing_stored');
+
+    const entity = async (extra: Record<string, unknown>) => {
+      const r = await t.call('POST', '/v1/memory/context', { body: { question: 'Who is Lena Hart?', ...extra } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return (r.body.items as { kind: string; attributes?: Record<string, unknown> }[]).find((i) => i.kind === 'entity');
+    };
+    expect((await entity({}))?.attributes).toEqual({ role: 'engineer' });
+    expect((await entity({ valid_at: '2023-01-01' }))?.attributes).toEqual({ role: 'intern' });
+  });
+});

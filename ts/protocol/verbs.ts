@@ -190,7 +190,8 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
       'entity (`subject`) or one fact (`fact: {from, to, type}`), oldest first, with before/after values and ' +
-      'the agent that wrote them. Paged by `cursor`.',
+      'the agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). ' +
+      'Paged by `cursor`.',
   },
   {
     verb: 'handoff_create',
