@@ -88,7 +88,13 @@ describe('a plain read means now', () => {
   // later. Without as_of and valid_at, recall and context answer what is known and true now.
   it('shows older news true today and hides a fact that starts later, which valid_at then finds', async () => {
     await relate({ from: 'Jonas Weber', to: 'Priya Raman', type: 'manages', replaces: true, date: '2099-01-01' });
-    const kai = await relate({ from: 'Jonas Weber', to: 'Kai Moss', type: 'manages', replaces: true, date: '2020-01-01' });
+    const kai = await relate({
+      from: 'Jonas Weber',
+      to: 'Kai Moss',
+      type: 'manages',
+      replaces: true,
+      date: '2020-01-01',
+    });
     expect(kai.fact.valid_to).toBe('2099-01-01');
     expect(typeof kai.fact.ended_at).toBe('string');
 
@@ -137,7 +143,9 @@ describe('attributes in time', () => {
     const entity = async (extra: Record<string, unknown>) => {
       const r = await t.call('POST', '/v1/memory/context', { body: { question: 'Who is Lena Hart?', ...extra } });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      return (r.body.items as { kind: string; attributes?: Record<string, unknown> }[]).find((i) => i.kind === 'entity');
+      return (r.body.items as { kind: string; attributes?: Record<string, unknown> }[]).find(
+        (i) => i.kind === 'entity',
+      );
     };
     expect((await entity({}))?.attributes).toEqual({ role: 'engineer' });
     expect((await entity({ valid_at: '2023-01-01' }))?.attributes).toEqual({ role: 'intern' });

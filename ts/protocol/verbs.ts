@@ -229,7 +229,7 @@ export const VERBS: readonly VerbSpec[] = [
     title: 'Audit',
     writes: false,
     input: AuditInput,
-    description: 'The calling agent’s own write events, newest first, paged by `cursor`. HTTP only.',
+    description: 'The calling agent’s own write events, oldest first, paged by `cursor`. HTTP only.',
   },
 ];
 

@@ -56,7 +56,8 @@ fn derived_facts_rest_on_what_is_true_now() {
     let (_dir, store) = seeded();
     let recall = |body: Value| call(&store, &caller(TODAY), "recall", &body).unwrap();
     let kai = recall(json!({"subject": "Kai Moss"}));
-    let derived: Vec<&Value> = kai["facts"].as_array().unwrap().iter().filter(|f| f["derived"] == json!(true)).collect();
+    let derived: Vec<&Value> =
+        kai["facts"].as_array().unwrap().iter().filter(|f| f["derived"] == json!(true)).collect();
     assert_eq!(derived.len(), 1, "{kai}");
     assert_eq!((&derived[0]["relation"], &derived[0]["object"]), (&json!("managed_by"), &json!("Jonas Weber")));
     assert_eq!(derived[0]["rests_on"], json!([kai["facts"][0]["id"].clone()]));

@@ -65,7 +65,11 @@ mod tests {
     #[test]
     fn composite_targets_are_split_into_fields_and_no_reply_holds_a_nul() {
         let cases = [
-            ("fact", "Marcus Feld\0founded\0Nimbus Labs", json!({"from": "Marcus Feld", "type": "founded", "to": "Nimbus Labs"})),
+            (
+                "fact",
+                "Marcus Feld\0founded\0Nimbus Labs",
+                json!({"from": "Marcus Feld", "type": "founded", "to": "Nimbus Labs"}),
+            ),
             ("note", "deploy\0task\0T-7", json!({"key": "deploy", "visibility": "task", "taskId": "T-7"})),
             ("note", "prefs\0user\0", json!({"key": "prefs", "visibility": "user"})),
             ("note", "mine\0agent\0claude", json!({"key": "mine", "visibility": "agent"})),
@@ -73,7 +77,11 @@ mod tests {
             ("document", "17", json!({"doc_id": "17"})),
             ("handoff", "T-7", json!({"taskId": "T-7"})),
             ("forget", "attribute", json!({"form": "attribute"})),
-            ("forget", "attribute:Ivo Petrov\0eyes", json!({"form": "attribute", "subject": "Ivo Petrov", "key": "eyes"})),
+            (
+                "forget",
+                "attribute:Ivo Petrov\0eyes",
+                json!({"form": "attribute", "subject": "Ivo Petrov", "key": "eyes"}),
+            ),
             ("forget", "fact:A\0knows\0B", json!({"form": "fact", "from": "A", "type": "knows", "to": "B"})),
             ("forget", "subject:Ivo Petrov", json!({"form": "subject", "subject": "Ivo Petrov"})),
             ("fact", "odd\0shape", json!({"parts": ["odd", "shape"]})),

@@ -167,7 +167,13 @@ type Found = (Entity, &'static str, Vec<Entity>);
 
 /// The entity the request names, how it matched and any other entities an attribute matched; or
 /// the whole reply when there is none to answer about (`nothing_stored`, `could_not_judge`).
-fn resolve(store: &Store, snap: &Snapshot, caller: &Caller, req: &Request, when: &When) -> Result<Result<Found, Value>> {
+fn resolve(
+    store: &Store,
+    snap: &Snapshot,
+    caller: &Caller,
+    req: &Request,
+    when: &When,
+) -> Result<Result<Found, Value>> {
     let exact = match &req.subject {
         // The common case is a name as stored: one point read, no name index.
         Some(query) => graph::entity_by_name(snap, &caller.part, query)?
