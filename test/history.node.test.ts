@@ -69,3 +69,29 @@ describe('history and audit events', () => {
     expect(Object.keys(event?.patch ?? {})).not.toContain('allowPrivate');
   });
 });
+
+describe('event targets', () => {
+  // The re-audit saw fact targets as "from\u0000type\u0000to": a reply carries no NUL; each
+  // target is an object naming it the way a request does, the same in history and audit.
+  it('are objects without NUL characters, alike in history and audit', async () => {
+    const remember = await post('remember', {
+      facts: { entities: [{ name: 'Ivo Petrov', type: 'person', attributes: { eyes: 'green', team: 'infra' } }] },
+    });
+    expect(remember.status).toBe(200);
+    expect((await post('forget', { attribute: { subject: 'Ivo Petrov', key: 'eyes' } })).status).toBe(200);
+
+    const ofFact = await post('history', { fact: { from: 'Priya Raman', to: 'Helios Corp', type: 'works_at' } });
+    const audit = await post('audit', { limit: 100 });
+    for (const r of [ofFact, audit, await post('history', { key: 'editor' })]) {
+      expect(r.status).toBe(200);
+      expect(JSON.stringify(r.body)).not.toContain('\\u0000');
+    }
+    const factTarget = { from: 'Priya Raman', type: 'works_at', to: 'Helios Corp' };
+    expect((ofFact.body.events as { target: unknown }[]).map((e) => e.target)).toEqual([factTarget]);
+    const targets = (audit.body.events as { family: string; target: unknown }[]).map((e) => [e.family, e.target]);
+    expect(targets).toContainEqual(['fact', factTarget]);
+    expect(targets).toContainEqual(['note', { key: 'editor', visibility: 'user' }]);
+    expect(targets).toContainEqual(['entity', { name: 'Ivo Petrov' }]);
+    expect(targets).toContainEqual(['forget', { form: 'attribute' }]);
+  });
+});

@@ -82,3 +82,72 @@ describe('valid_at compares instants', () => {
     expect(await t.txn()).toBe(before);
   });
 });
+
+describe('a plain read means now', () => {
+  // The re-audit's cases: a fact stored as older news that is true today, and one dated to start
+  // later. Without as_of and valid_at, recall and context answer what is known and true now.
+  it('shows older news true today and hides a fact that starts later, which valid_at then finds', async () => {
+    await relate({ from: 'Jonas Weber', to: 'Priya Raman', type: 'manages', replaces: true, date: '2099-01-01' });
+    const kai = await relate({
+      from: 'Jonas Weber',
+      to: 'Kai Moss',
+      type: 'manages',
+      replaces: true,
+      date: '2020-01-01',
+    });
+    expect(kai.fact.valid_to).toBe('2099-01-01');
+    expect(typeof kai.fact.ended_at).toBe('string');
+
+    expect(await objects('Jonas Weber')).toEqual(['Kai Moss']);
+    expect(await objects('Jonas Weber', { valid_at: '2099-06-01' })).toEqual(['Priya Raman']);
+    expect(await objects('Priya Raman')).toEqual([]);
+    const kaiRecall = await t.call('POST', '/v1/memory/recall', { body: { subject: 'Kai Moss' } });
+    const derived = (kaiRecall.body.facts as { derived?: boolean; relation: string; object: string }[]).filter(
+      (f) => f.derived,
+    );
+    expect(derived.map((f) => [f.relation, f.object])).toEqual([['managed_by', 'Jonas Weber']]);
+
+    const facts = async (extra: Record<string, unknown> = {}) => {
+      const r = await t.call('POST', '/v1/memory/context', {
+        body: { question: 'Who does Jonas Weber manage?', ...extra },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return (r.body.items as { kind: string; text: string }[]).filter((i) => i.kind === 'fact').map((i) => i.text);
+    };
+    expect(await facts()).toEqual(['Jonas Weber manages Kai Moss']);
+    expect(await facts({ valid_at: '2099-06-01' })).toEqual(['Jonas Weber manages Priya Raman']);
+  });
+});
+
+describe('attributes in time', () => {
+  it('recall by attribute and context entity items use the values of as_of / valid_at', async () => {
+    const lena = (role: string, date: string) => ({
+      facts: { entities: [{ name: 'Lena Hart', type: 'person', attributes: { role } }] },
+      date,
+    });
+    for (const body of [lena('intern', '2022-01-01'), lena('engineer', '2024-01-01')]) {
+      const r = await t.call('POST', '/v1/memory/remember', { body });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    const byRole = async (value: string, extra: Record<string, unknown> = {}) => {
+      const r = await t.call('POST', '/v1/memory/recall', { body: { attribute: { key: 'role', value }, ...extra } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as { state: string; subject: { name: string; attributes: Record<string, unknown> } | null };
+    };
+    expect((await byRole('intern')).state).toBe('nothing_stored');
+    const then = await byRole('intern', { valid_at: '2023-01-01' });
+    expect(then.subject?.name).toBe('Lena Hart');
+    expect(then.subject?.attributes).toEqual({ role: 'intern' });
+    expect((await byRole('engineer', { valid_at: '2023-01-01' })).state).toBe('nothing_stored');
+
+    const entity = async (extra: Record<string, unknown>) => {
+      const r = await t.call('POST', '/v1/memory/context', { body: { question: 'Who is Lena Hart?', ...extra } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return (r.body.items as { kind: string; attributes?: Record<string, unknown> }[]).find(
+        (i) => i.kind === 'entity',
+      );
+    };
+    expect((await entity({}))?.attributes).toEqual({ role: 'engineer' });
+    expect((await entity({ valid_at: '2023-01-01' }))?.attributes).toEqual({ role: 'intern' });
+  });
+});

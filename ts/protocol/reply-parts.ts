@@ -96,11 +96,31 @@ export const Receipt = z.object({
   score: z.number(),
 });
 
+/** What an event is about, shaped like the request that names it (never the stored key form). */
+export const EventTarget = z.union([
+  z.object({ key: z.string(), visibility: z.string(), taskId: z.string().optional() }).describe('a note'),
+  z.object({ name: z.string() }).describe('an entity'),
+  z.object({ from: z.string(), type: z.string(), to: z.string() }).describe('a fact'),
+  z.object({ doc_id: Id }).describe('a document'),
+  z.object({ taskId: z.string() }).describe('a handoff'),
+  z
+    .object({
+      form: z.string(),
+      subject: z.string().optional(),
+      key: z.string().optional(),
+      from: z.string().optional(),
+      type: z.string().optional(),
+      to: z.string().optional(),
+    })
+    .describe('a forget, by its form'),
+  z.object({ parts: z.array(z.string()) }).describe('a target of another shape, in its parts'),
+]);
+
 /** One immutable event of the history: who changed what, when, with the input. */
 export const HistoryEvent = z.object({
   seq: Id,
   family: z.string().describe('note, entity, fact, document, forget, handoff'),
-  target: z.string(),
+  target: EventTarget,
   op: z.string().describe('create, replace, merge, assert, end, restore, forget, import, …'),
   agent: z.string(),
   at: Time,

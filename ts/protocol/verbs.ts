@@ -103,8 +103,10 @@ export const VERBS: readonly VerbSpec[] = [
       'Everything stored about one entity: send `subject` (a name; near spellings and a word of a longer name match) ' +
       'or `attribute` {key, value}. Returns facts in both directions, each with a `citation` (source and the quoted ' +
       'sentence) and derived facts marked `derived: true`. Read `state` first: `answered` — use the facts and cite ' +
-      'them; `nothing_stored` — say you do not know, never invent; `could_not_judge` — see why. `as_of` (ISO time: ' +
-      'what was known then), `valid_at` (what was true then), `k` (max facts), `compact` (shorter citations).',
+      'them; `nothing_stored` — say you do not know, never invent; `could_not_judge` — see why. Without `as_of` ' +
+      'and `valid_at` the facts are what is known now and true now (one dated to start later is not yet true). ' +
+      '`as_of` (ISO time: what was known then), `valid_at` (what was true then, past or future), `k` (max ' +
+      'facts), `compact` (shorter citations).',
   },
   {
     verb: 'context',
@@ -121,7 +123,8 @@ export const VERBS: readonly VerbSpec[] = [
       'missing; `uncited` — only entities or notes answer, no quoted source, say it is unverified; ' +
       '`nothing_stored` — say you do not know; `could_not_judge` — the question was too vague, ask. Never answer ' +
       'beyond the items. ' +
-      'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of`, `valid_at`, `compact`, and a context pack ' +
+      'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of` (what was known then), `valid_at` (what ' +
+      'was true then; without both, facts are what is known and true now), `compact`, and a context pack ' +
       'with `tokenBudget`/`maxItems`/`purpose` that returns ready-to-use `context` text within the budget. Your ' +
       'notes that match the question compete with facts and passages (`kind: "note"`; with `taskId`, that ' +
       "task's notes too).",
@@ -220,7 +223,8 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
       'entity (`subject`) or one fact (`fact: {from, to, type}`), oldest first, with before/after values and ' +
-      'the agent that wrote them. Paged by `cursor`.',
+      'the agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). ' +
+      'Paged by `cursor`.',
   },
   {
     verb: 'handoff_create',
@@ -262,7 +266,7 @@ export const VERBS: readonly VerbSpec[] = [
     writes: false,
     input: AuditInput,
     reply: HistoryReply,
-    description: 'The calling agent’s own write events, newest first, paged by `cursor`. HTTP only.',
+    description: 'The calling agent’s own write events, oldest first, paged by `cursor`. HTTP only.',
   },
 ];
 

@@ -3,6 +3,7 @@
 //! reciprocal rank with a per-item explanation, plus a grounding verdict that says whether one
 //! item covers every content word of the question. Nothing is invented: no item, no answer.
 
+use super::attribute_time::attributes_when;
 use super::cache::Names;
 use super::docs::{Document, PassageSpan};
 use super::graph::{self, Entity, Neighbour};
@@ -267,7 +268,11 @@ pub(crate) fn context_with(
     if !(1..=100).contains(&k) || hops > MAX_HOPS {
         return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
     }
-    let seeding = seeds(snap, part, names, question, when.as_of)?;
+    let mut seeding = seeds(snap, part, names, question, when.as_of)?;
+    // Entity items show the attributes of the read's moment (its current ones for a plain read).
+    for s in &mut seeding {
+        s.entity.attributes = attributes_when(snap, part, &s.entity, when)?;
+    }
     let seed_ids: Vec<u64> = seeding.iter().map(|s| s.entity.id).collect();
     let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
 

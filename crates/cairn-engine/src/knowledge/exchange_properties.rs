@@ -189,7 +189,7 @@ fn check(store: &Store, part: &Partition, gone: &Gone, now: i64) -> Result<(), T
         prop_assert!(!exported.iter().any(is_it), "{} {} {} is exported", NAMES[a], TYPES[t], NAMES[b]);
         for as_of in [None, Some(now / 2), Some(now)] {
             if let Recall::Answered { facts, .. } =
-                recall(&snap, part, NAMES[a], &When { as_of, valid_at: None }).unwrap()
+                recall(&snap, part, NAMES[a], &When { as_of, valid_at: None, now: None }).unwrap()
             {
                 let back = facts.iter().any(|f| {
                     f.relation.rel_type == TYPES[t]

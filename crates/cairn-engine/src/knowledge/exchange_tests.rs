@@ -179,7 +179,7 @@ fn ended_facts_end_again_at_their_time() {
     let target = Partition::new("local", "u1", "copy").unwrap();
     verb(&store, &caller(&target, 9_000), "import", &json!({"records": records})).unwrap();
     let snap = store.snapshot().unwrap();
-    let when = |as_of| super::When { as_of: Some(as_of), valid_at: None };
+    let when = |as_of| super::When { as_of: Some(as_of), valid_at: None, now: None };
     let employer = |as_of| -> Vec<u64> {
         let super::Recall::Answered { facts, .. } = super::recall(&snap, &target, "Mara", &when(as_of)).unwrap() else {
             panic!("Mara is imported")

@@ -29,6 +29,8 @@ mod load;
 mod load_tests;
 #[cfg(test)]
 mod notes_model;
+#[cfg(test)]
+mod now_tests;
 mod ontology;
 mod part;
 #[cfg(test)]

@@ -14,11 +14,31 @@ use crate::text::{LookupOptions, MatchKind, NameIndex};
 pub const SUGGESTIONS: usize = 3;
 
 /// Which moment a recall reads: `as_of` (transaction time, ms: what the store knew then) and
-/// `valid_at` (valid time, ms: what was true then). Both unset: what is known and live now.
+/// `valid_at` (valid time, ms: what was true then). A request that names neither reads what is
+/// known now about what is true now: `now` (the call's time) stands for `valid_at`. All unset
+/// (engine callers): the live relations.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct When {
     pub as_of: Option<i64>,
     pub valid_at: Option<i64>,
+    /// The call's time, read as `valid_at` when neither `as_of` nor `valid_at` is given.
+    pub now: Option<i64>,
+}
+
+impl When {
+    /// The moment a request names (`as_of`, `valid_at`), read at `now`: a plain read (neither
+    /// given) means now in both times.
+    #[must_use]
+    pub fn of_request(as_of: Option<i64>, valid_at: Option<i64>, now: i64) -> When {
+        When { as_of, valid_at, now: Some(now) }
+    }
+
+    /// The valid-time instant relations are read at: `valid_at`, else now for a plain read.
+    /// An explicit `as_of` alone keeps its transaction-time reading (the edges live then).
+    #[must_use]
+    pub fn valid_instant(&self) -> Option<i64> {
+        self.valid_at.or(self.now.filter(|_| self.as_of.is_none()))
+    }
 }
 
 /// The answer to a recall.
@@ -69,9 +89,10 @@ pub(crate) fn facts_of(
     Ok((facts, derived))
 }
 
-/// The relations touching `entity` that `when` sees: without `valid_at`, those live (now, or at
-/// `as_of`); with it, every edge recorded by then (live or ended: an ended edge is history, true
-/// over its interval) whose valid time holds that instant.
+/// The relations touching `entity` that `when` sees: with a valid instant (`valid_at`, or now
+/// for a plain read), every edge recorded by `as_of` (or ever) whose valid time holds that
+/// instant, live or ended (an ended edge is history, true over its interval: stored as older
+/// news, it may be true today); with `as_of` alone, the edges live at that time.
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
     Ok(neighbours(snap, part, entity)?
         .into_iter()
@@ -87,7 +108,7 @@ pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, wh
 
 /// Whether a read at `when` sees `rel` (see `live_neighbours`).
 pub(crate) fn sees(rel: &graph::Relation, when: &When) -> bool {
-    match (when.as_of, when.valid_at) {
+    match (when.as_of, when.valid_instant()) {
         (None, None) => rel.ended_at.is_none(),
         (Some(t), None) => rel.known_at(t),
         (as_of, Some(at)) => as_of.is_none_or(|t| rel.recorded_at <= t) && rel.valid_at(at, as_of),
@@ -157,11 +178,11 @@ mod tests {
             facts.iter().filter(|f| f.relation.rel_type == "works_at").map(|f| f.relation.to.to_string()).collect()
         };
         let now = employers(When::default());
-        let before = employers(When { as_of: Some(10), valid_at: None });
+        let before = employers(When { as_of: Some(10), valid_at: None, now: None });
         assert_eq!(now.len(), 1);
         assert_eq!(before.len(), 1);
         assert_ne!(now, before, "as_of before the replacement sees the old employer");
-        let at = |date: &str| When { as_of: None, valid_at: super::super::valid::instant(date) };
+        let at = |date: &str| When { as_of: None, valid_at: super::super::valid::instant(date), now: None };
         assert_eq!(employers(at("2025-01-01")), before, "the replaced employer was true until the new one started");
         assert_eq!(employers(at("2025-07-01")), now);
     }

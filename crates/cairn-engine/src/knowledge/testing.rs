@@ -33,6 +33,10 @@ pub(crate) fn assertion<'a>(
     Assertion { from, to, rel_type, attributes, source: Source::Asserted { label: None }, agent, replaces: false }
 }
 
+/// A realistic call time (2026-05-28, ms) for reads whose dates must have passed: a plain read
+/// means what is true now, so a fact dated 2024 is not true at a call time of a few ms.
+pub(crate) const TODAY: i64 = 1_780_000_000_000;
+
 /// The caller `claude` in partition `local / u1 / default` at time `now` (ms).
 pub(crate) fn caller(now: i64) -> super::api::Caller {
     super::api::Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: "claude".into(), now }

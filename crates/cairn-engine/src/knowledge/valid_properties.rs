@@ -1,22 +1,24 @@
 //! Property test of valid time: whatever order the user states "the subject's `lives_in` is X
 //! from date D" (`relate` with `replaces`), `valid_at` answers the statement with the latest start
-//! at or before the instant (a later call winning a tie), exactly once, and a plain recall answers
-//! the statement with the latest start: the interval the user stated, not the order of the calls.
-//! Restating the place already in force at the stated date adds nothing (it was already said).
+//! at or before the instant (a later call winning a tie), exactly once, and a plain recall (no
+//! `as_of`, no `valid_at`) answers what `valid_at` = the call's time answers: what is true now, the
+//! interval the user stated, not the order of the calls. Restating the place already in force at
+//! the stated date adds nothing (it was already said).
 
-use super::testing::{call, caller, fresh};
+use super::testing::{TODAY, call, caller, fresh};
+use super::valid::instant;
 use proptest::prelude::*;
 use serde_json::json;
 
 const PLACES: [&str; 3] = ["Paris", "Berlin", "Rome"];
 
-/// The objects a recall of Ana answers (`valid_at` unset: a plain recall).
-fn answers(store: &crate::store::Store, valid_at: Option<String>) -> Vec<String> {
+/// The objects a recall of Ana at call time `now` answers (`valid_at` unset: a plain recall).
+fn answers(store: &crate::store::Store, now: i64, valid_at: Option<String>) -> Vec<String> {
     let mut body = json!({"subject": "Ana"});
     if let Some(at) = valid_at {
         body["valid_at"] = json!(at);
     }
-    let reply = call(store, &caller(1_000_000), "recall", &body).unwrap();
+    let reply = call(store, &caller(now), "recall", &body).unwrap();
     reply["facts"]
         .as_array()
         .map_or_else(Vec::new, |facts| facts.iter().map(|f| f["object"].as_str().unwrap().to_owned()).collect())
@@ -50,10 +52,14 @@ proptest! {
             let want: Vec<String> = in_force(&kept, year).into_iter().collect();
             for day in ["01-01", "06-15"] {
                 let at = format!("{}-{day}", 2010 + year);
-                prop_assert_eq!(answers(&store, Some(at.clone())), want.clone(), "valid_at {} after {:?}", at, said);
+                prop_assert_eq!(answers(&store, TODAY, Some(at.clone())), want.clone(), "valid_at {} after {:?}", at, said);
+                // Called at that instant, a plain recall means it: older news and dates yet to
+                // come read as they are true then, not as the calls were made.
+                let now = instant(&at).unwrap();
+                prop_assert_eq!(answers(&store, now, None), want.clone(), "plain recall at {} after {:?}", at, said);
             }
         }
         let last: Vec<String> = in_force(&kept, i32::MAX).into_iter().collect();
-        prop_assert_eq!(answers(&store, None), last, "live after {:?}", said);
+        prop_assert_eq!(answers(&store, TODAY, None), last, "today after {:?}", said);
     }
 }

@@ -9,6 +9,7 @@
 //! (`redacted: "forgotten"`): the trail of who did what stays, the forgotten data does not.
 
 use super::cursor::{Binding, u64_position};
+use super::event_target;
 use super::fields::{Fields, limit};
 use super::record::{FORGOTTEN, Identity, Visibility};
 use super::{Outcome, invalid};
@@ -156,7 +157,7 @@ fn render(event: &Event, redacted: Option<&str>) -> Value {
     let mut out = json!({
         "seq": event.seq.to_string(),
         "family": event.family,
-        "target": event.target,
+        "target": event_target::render(&event.family, &event.target),
         "op": event.op,
         "agent": event.agent,
         "at": iso_ms(event.at),

@@ -8,6 +8,7 @@
 pub mod api;
 mod block;
 mod cursor;
+mod event_target;
 mod events;
 pub(crate) mod exchange;
 mod fields;

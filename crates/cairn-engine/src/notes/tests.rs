@@ -569,6 +569,14 @@ fn history_pages_notes_entities_and_facts_in_order() {
     let fact = run(&store, &a, "history", &json!({"fact": {"from": "Priya", "to": "Acme", "type": "works_at"}}));
     assert_eq!(fact["events"][0]["op"], "assert");
     assert_eq!(fact["events"].as_array().unwrap().len(), 1);
+    // The stored target is `from \0 type \0 to`; a reply names it by fields and holds no NUL.
+    let shown = json!({"from": "Priya", "type": "works_at", "to": "Acme"});
+    assert_eq!(fact["events"][0]["target"], shown);
+    let audit = run(&store, &a, "audit", &json!({}));
+    assert!(audit["events"].as_array().unwrap().iter().any(|e| e["target"] == shown), "{audit}");
+    for reply in [&fact, &ent, &audit] {
+        assert!(!reply.to_string().contains("\\u0000"), "{reply}");
+    }
 }
 
 #[test]
@@ -586,11 +594,9 @@ fn audit_lists_the_callers_own_writes_only() {
         let page = run(&store, &a, "audit", &json!({"limit": 2, "cursor": cursor}));
         for e in page["events"].as_array().unwrap() {
             assert_eq!(e["agent"], "claude");
-            targets.push(format!(
-                "{}:{}",
-                e["family"].as_str().unwrap(),
-                e["target"].as_str().unwrap().split('\0').next().unwrap()
-            ));
+            let target = &e["target"];
+            let name = target.get("key").or_else(|| target.get("taskId")).and_then(Value::as_str).unwrap();
+            targets.push(format!("{}:{name}", e["family"].as_str().unwrap()));
         }
         cursor = page["nextCursor"].clone();
         if cursor.is_null() {

@@ -30,7 +30,7 @@ struct Request {
     compact: bool,
 }
 
-fn check(req: &Request) -> Result<Ask> {
+fn check(req: &Request, now: i64) -> Result<Ask> {
     if req.question.trim().is_empty() || req.question.len() > MAX_QUESTION_BYTES {
         return Err(Error::InvalidArgument(format!("question must be 1..={MAX_QUESTION_BYTES} bytes")));
     }
@@ -43,12 +43,12 @@ fn check(req: &Request) -> Result<Ask> {
         return Err(Error::InvalidArgument(format!("k must be 1..=100, got {k}")));
     }
     let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
-    Ok(Ask { hops, k, when: When { as_of: req.as_of, valid_at } })
+    Ok(Ask { hops, k, when: When::of_request(req.as_of, valid_at, now) })
 }
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Request = parse("context", body)?;
-    let ask = check(&req)?;
+    let ask = check(&req, caller.now)?;
     let snap = store.snapshot()?;
     let part = &caller.part;
     let names = cache::names(store.dir(), &snap, part)?;

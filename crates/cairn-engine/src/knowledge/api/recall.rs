@@ -167,7 +167,13 @@ type Found = (Entity, &'static str, Vec<Entity>);
 
 /// The entity the request names, how it matched and any other entities an attribute matched; or
 /// the whole reply when there is none to answer about (`nothing_stored`, `could_not_judge`).
-fn resolve(store: &Store, snap: &Snapshot, caller: &Caller, req: &Request) -> Result<Result<Found, Value>> {
+fn resolve(
+    store: &Store,
+    snap: &Snapshot,
+    caller: &Caller,
+    req: &Request,
+    when: &When,
+) -> Result<Result<Found, Value>> {
     let exact = match &req.subject {
         // The common case is a name as stored: one point read, no name index.
         Some(query) => graph::entity_by_name(snap, &caller.part, query)?
@@ -204,11 +210,18 @@ fn resolve(store: &Store, snap: &Snapshot, caller: &Caller, req: &Request) -> Re
         (first, matched(how), Vec::new())
     } else {
         let a = req.attribute.as_ref().expect("checked: subject or attribute");
-        let mut found: Vec<Entity> = graph::entities(snap, &caller.part)?
-            .into_iter()
-            .filter(|e| req.as_of.is_none_or(|t| e.recorded_at <= t))
-            .filter(|e| e.attributes.get(a.key.trim()).is_some_and(|v| same_value(v, &a.value)))
-            .collect();
+        // With `as_of` or `valid_at`, an entity matches by the values it had then (its history),
+        // and answers with them.
+        let mut found: Vec<Entity> = Vec::new();
+        for e in graph::entities(snap, &caller.part)? {
+            if req.as_of.is_some_and(|t| e.recorded_at > t) {
+                continue;
+            }
+            let attributes = attributes_when(snap, &caller.part, &e, when)?;
+            if attributes.get(a.key.trim()).is_some_and(|v| same_value(v, &a.value)) {
+                found.push(Entity { attributes, ..e });
+            }
+        }
         if found.is_empty() {
             return Ok(Err(answer_none(req, &[])));
         }
@@ -234,8 +247,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let k = check(&req)?;
     let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
     let snap = store.snapshot()?;
-    let when = When { as_of: req.as_of, valid_at };
-    let (subject, how, others) = match resolve(store, &snap, caller, &req)? {
+    let when = When::of_request(req.as_of, valid_at, caller.now);
+    let (subject, how, others) = match resolve(store, &snap, caller, &req, &when)? {
         Ok(found) => found,
         Err(reply) => return Ok(reply),
     };
@@ -301,7 +314,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use serde_json::json;
 
     #[test]
@@ -354,7 +367,7 @@ mod tests {
             {"source": "Acme HQ", "target": "Berlin", "type": "located_in"},
         ]}});
         call(&store, &caller(5), "remember", &body).unwrap();
-        let r = call(&store, &caller(6), "recall", &json!({"subject": "priya"})).unwrap();
+        let r = call(&store, &caller(TODAY), "recall", &json!({"subject": "priya"})).unwrap();
         assert_eq!(r["state"], json!("answered"));
         assert_eq!(r["subject"]["name"], json!("Priya Raman"));
         assert_eq!(r["seeding"]["matched"], json!("word"));
@@ -368,7 +381,7 @@ mod tests {
         assert_eq!(derived["rule"], json!("inverse"));
         assert_eq!(derived["rests_on"], json!([facts[0]["id"].clone()]));
         assert_citations_slice(&store, &part, &r);
-        let room = call(&store, &caller(7), "recall", &json!({"subject": "Room 4", "compact": true})).unwrap();
+        let room = call(&store, &caller(TODAY), "recall", &json!({"subject": "Room 4", "compact": true})).unwrap();
         let chain = room["facts"].as_array().unwrap().iter().find(|f| f["rule"] == json!("transitive")).unwrap();
         assert_eq!(chain["object"], json!("Berlin"));
         assert_eq!(chain["rests_on"].as_array().unwrap().len(), 2);
@@ -427,6 +440,39 @@ mod tests {
         // What the store knew after the first write, as true in 2025: only the intern role.
         let both = attrs(json!({"subject": "Kai Moss", "as_of": t + 500, "valid_at": "2025-01-01"}));
         assert_eq!(both, json!({"role": "intern"}));
+    }
+
+    #[test]
+    fn recall_by_attribute_and_context_entities_read_the_values_of_their_moment() {
+        let (_dir, store, _part) = fresh();
+        let t = 1_790_000_000_000_i64;
+        let kai = |role: &str, date: &str| json!({"facts": {"entities": [{"name": "Kai Moss", "type": "person", "attributes": {"role": role}}]}, "date": date});
+        call(&store, &caller(t), "remember", &kai("intern", "2022-01-01")).unwrap();
+        call(&store, &caller(t + 1_000), "remember", &kai("engineer", "2024-01-01")).unwrap();
+        let by_role = |role: &str, extra: serde_json::Value| {
+            let mut body = json!({"attribute": {"key": "role", "value": role}});
+            body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            call(&store, &caller(t + 2_000), "recall", &body).unwrap()
+        };
+        assert_eq!(by_role("intern", json!({}))["state"], json!("nothing_stored"), "Kai is an engineer now");
+        for when in [json!({"valid_at": "2023-01-01"}), json!({"as_of": t + 500})] {
+            let r = by_role("intern", when.clone());
+            assert_eq!(r["subject"]["name"], json!("Kai Moss"), "{when}: {r}");
+            assert_eq!(r["subject"]["attributes"], json!({"role": "intern"}), "{when}");
+            assert_eq!(by_role("engineer", when.clone())["state"], json!("nothing_stored"), "{when}");
+        }
+        assert_eq!(by_role("engineer", json!({"valid_at": "2025-01-01"}))["subject"]["name"], json!("Kai Moss"));
+        let entity_attrs = |extra: serde_json::Value| {
+            let mut body = json!({"question": "Who is Kai Moss?"});
+            body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let c = call(&store, &caller(t + 2_000), "context", &body).unwrap();
+            let items = c["items"].as_array().unwrap().clone();
+            items.into_iter().find(|i| i["kind"] == json!("entity")).unwrap()["attributes"].clone()
+        };
+        assert_eq!(entity_attrs(json!({})), json!({"role": "engineer"}));
+        assert_eq!(entity_attrs(json!({"valid_at": "2023-01-01"})), json!({"role": "intern"}));
+        assert_eq!(entity_attrs(json!({"as_of": t + 500})), json!({"role": "intern"}));
+        assert_eq!(entity_attrs(json!({"valid_at": "2021-01-01"})), json!({}));
     }
 
     #[test]

@@ -181,7 +181,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::testing::{call, caller, fresh};
+    use crate::knowledge::testing::{TODAY, call, caller, fresh};
     use serde_json::json;
 
     #[test]
@@ -243,7 +243,7 @@ mod tests {
         if let Some(at) = valid_at {
             body["valid_at"] = json!(at);
         }
-        let r = call(store, &caller(1_000), "recall", &body).unwrap();
+        let r = call(store, &caller(TODAY), "recall", &body).unwrap();
         r["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap().to_owned()).collect()
     }
 
@@ -324,7 +324,7 @@ mod tests {
         ] {
             assert_eq!(objects_at(&store, "Ana", Some(at)), want, "valid_at {at}");
         }
-        assert_eq!(objects_at(&store, "Ana", None), vec!["Paris"], "only the restored Paris is live");
+        assert_eq!(objects_at(&store, "Ana", None), vec!["Paris"], "today only the restored Paris is true");
         let then = call(&store, &caller(50), "recall", &json!({"subject": "Ana", "as_of": 25})).unwrap();
         assert_eq!(then["facts"][0]["object"], json!("Berlin"));
         assert_eq!(then["facts"][0].get("ended_at"), None, "as known at 25, Berlin had not ended");

@@ -547,7 +547,7 @@ fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use crate::knowledge::trees::{DOC, ENT, REL};
     use serde_json::{Value, json};
 
@@ -584,7 +584,7 @@ mod tests {
         let changed = call(&store, &caller(25), "remember", &role).unwrap();
         assert_eq!((&changed["stored"]["entities"], &changed["updated"]), (&json!(0), &json!({"entities": 1})));
         assert_eq!(tree_sizes(&store), (2, 1, 1));
-        let recalled = call(&store, &caller(30), "recall", &json!({"subject": "Priya"})).unwrap();
+        let recalled = call(&store, &caller(TODAY), "recall", &json!({"subject": "Priya"})).unwrap();
         let fact = &recalled["facts"][0];
         assert_eq!(fact["citation"]["source"]["kind"], json!("document"));
         assert_eq!(fact["citation"]["source"]["name"], json!("onboarding chat"));

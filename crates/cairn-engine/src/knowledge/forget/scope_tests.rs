@@ -138,7 +138,7 @@ fn forgetting_a_scope_takes_its_notes_handoffs_and_history() {
         assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 1, "{tree}: only the forget event may stay");
     }
     let audit = notes(&store, &who(&pack, "codex", 6_000), "audit", &json!({}));
-    assert_eq!(audit["events"][0]["target"], "all", "the record that the scope was forgotten stays");
+    assert_eq!(audit["events"][0]["target"], json!({"form": "all"}), "the record that the scope was forgotten stays");
     let untouched = reachable(&store, &other, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
     assert!(WORDS.iter().all(|w| untouched.contains(w)), "another scope is untouched");
     let again = knowledge(&store, &who(&pack, "codex", 7_000), "forget", &json!({"all": true}));

@@ -154,7 +154,7 @@ fn a_fact_goes_in_every_version_and_its_ends_stay() {
     assert_eq!(reply["forgotten"]["facts"], 2, "the ended and the restored version: {reply}");
     let snap = store.snapshot().unwrap();
     let Recall::Answered { facts, .. } =
-        recall(&snap, &part, "Priya Raman", &When { as_of: Some(5), valid_at: None }).unwrap()
+        recall(&snap, &part, "Priya Raman", &When { as_of: Some(5), valid_at: None, now: None }).unwrap()
     else {
         panic!("Priya stays")
     };
