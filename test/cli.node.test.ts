@@ -114,7 +114,7 @@ it('cairn mcp starts a node in the background when none runs', async () => {
     }),
   );
   try {
-    expect((await client.listTools()).tools.length).toBe(14);
+    expect((await client.listTools()).tools.length).toBe(15);
   } finally {
     await client.close();
     const node = JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { pid: number };

@@ -29,6 +29,7 @@ describe('tools', () => {
     expect(tools.map((x) => x.name)).toEqual([
       'memory_status',
       'memory_remember',
+      'memory_document',
       'memory_relate',
       'memory_recall',
       'memory_context',
@@ -56,7 +57,12 @@ describe('tools', () => {
       false,
       false,
     ]);
-    expect(['memory_remember', 'memory_forget', 'memory_import'].map(idempotent)).toEqual([true, true, true]);
+    expect(['memory_remember', 'memory_document', 'memory_forget', 'memory_import'].map(idempotent)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('answers ping', async () => {

@@ -36,7 +36,7 @@ afterAll(async () => {
 it('lists the node’s tools', async () => {
   const { tools } = await client.listTools();
   expect(tools.map((x) => x.name)).toContain('memory_context');
-  expect(tools).toHaveLength(14);
+  expect(tools).toHaveLength(15);
 });
 
 it('forwards a validation error as the same tool error JSON', async () => {

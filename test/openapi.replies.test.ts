@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { VERBS } from '../ts/protocol/verbs.js';
 import { replyComponents } from '../ts/server/reply-schemas.js';
+import { makePdf } from './fixtures/documents.js';
 import { ADMIN, type Reply, startTestNode, type TestNode } from './node.js';
 
 // Real replies of a real node, route by route, held to the OpenAPI document: each 200 body
@@ -53,6 +54,17 @@ async function scenario(agent: string) {
   await call('GET', '/docs', { token: null });
   const content = 'Priya Raman works at Acme. Acme is located in Berlin. Berlin is located in Germany.';
   const stored = await verb('remember', { scope: s, content, source: 'hr', date: '2024-01-01' });
+  const pdf = makePdf([
+    [
+      { text: 'Handbook', size: 18, y: 720 },
+      { text: 'Badges are issued on Mondays.', y: 690 },
+    ],
+  ]);
+  await verb('document', { scope: s, content_base64: pdf.toString('base64'), name: 'handbook.pdf' });
+  const long = Array.from({ length: 800 }, (_, i) => `Line ${i} of a long text.`).join('\n\n');
+  await verb('document', { scope: s, content_base64: Buffer.from(long).toString('base64'), name: 'long.txt' });
+  await verb('document', { scope: s, content_base64: 'AAECAw==', name: 'x.bin' });
+  await verb('document', { scope: s, content_base64: pdf.subarray(0, 100).toString('base64'), name: 'cut.pdf' });
   await verb('remember', { scope: s, content, source: 'hr', date: '2024-01-01' });
   await verb('remember', {
     scope: s,

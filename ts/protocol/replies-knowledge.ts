@@ -75,6 +75,36 @@ export const RememberReply = z.object({
   doc_ids: z.array(Id).optional().describe('Every stored document, when there are several'),
 });
 
+/** memory_document: what was read and stored. */
+export const DocumentReply = z.object({
+  doc_id: Id.optional().describe('The stored document (absent only when nothing was stored)'),
+  name: z.string(),
+  type: z.enum(['pdf', 'docx', 'html', 'text']).describe('Read from the leading bytes'),
+  already: z.boolean().describe('true: this text with this date was stored before; nothing changed'),
+  stored: z.object({ entities: Count, relations: Count, passages: Count }),
+  meaning: z.enum(['queued', 'not_armed']),
+  sizes: z.object({
+    bytes: Count.describe('The file, decoded'),
+    text_bytes: Count.describe('The extracted text, UTF-8'),
+    blocks: Count,
+    pages: Count.optional().describe('For a PDF'),
+  }),
+  text: z.string().optional().describe('The extracted text, when at most 16 KiB'),
+  blocks: z
+    .array(
+      z.object({
+        kind: z.enum(['paragraph', 'heading', 'list_item']),
+        text: z.string(),
+        page: Count.optional(),
+        paragraph: Count,
+        start: Count.describe('UTF-8 byte offset into `text`'),
+        end: Count,
+      }),
+    )
+    .optional()
+    .describe('Reading-order blocks, when the text is at most 16 KiB'),
+});
+
 /** memory_relate. */
 export const RelateReply = z.object({
   fact: Fact,

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-
+import { DocumentInput } from './document.js';
 import {
   AuditInput,
   ContextInput,
@@ -17,6 +17,7 @@ import { QueryInput } from './query.js';
 import {
   ContextReply,
   DeleteUserReply,
+  DocumentReply,
   ExportReply,
   ForgetReply,
   ImportReply,
@@ -77,6 +78,22 @@ export const VERBS: readonly VerbSpec[] = [
       '({entities:[{name,type}], relations:[{source,target,type}]}). Add `date` (ISO 8601: when it was said or true) ' +
       'and `source` (a label shown in citations). Sending the same content with the same date again changes nothing ' +
       '(`already: true`). The reply counts what was stored and lists `rejected` passages with the reason.',
+  },
+  {
+    verb: 'document',
+    tool: 'memory_document',
+    title: 'Remember a document',
+    writes: true,
+    input: DocumentInput,
+    reply: DocumentReply,
+    description:
+      'Store a file: `content_base64` (PDF, DOCX, HTML or UTF-8 text, at most 5,000,000 bytes decoded) and its ' +
+      '`name` (the citation source unless `source` is given); optional `date`. The type is read from the bytes, ' +
+      'never the name. Its text is extracted in reading order (paragraphs, headings, list items; PDF paragraphs ' +
+      'rebuilt from layout) and stored like `memory_remember` content, then found by recall and context with ' +
+      'citations. The reply has `doc_id`, the type, and the text with its blocks (page, paragraph, byte span) ' +
+      'when at most 16 KiB, else sizes. An unknown type is refused (415) before anything is stored; a truncated ' +
+      'or broken file is DOCUMENT_CORRUPT, an encrypted or scanned PDF DOCUMENT_NOT_READABLE.',
   },
   {
     verb: 'relate',

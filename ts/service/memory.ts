@@ -25,6 +25,7 @@ import {
 import { QueryInput } from '../protocol/query.js';
 import { engineBody, type Principal, parseInput, type Service } from './context.js';
 import { type ListedNote, mergeNotes } from './context-notes.js';
+import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { resolveIdentity } from './identity.js';
 import { buildPack } from './pack.js';
@@ -255,6 +256,7 @@ export const memoryHandoffResume = notesVerb('handoff_resume', HandoffResumeInpu
 export const SERVICES: Record<string, ServiceFn> = {
   status: memoryStatus,
   remember: memoryRemember,
+  document: memoryDocument,
   relate: memoryRelate,
   recall: memoryRecall,
   context: memoryContext,

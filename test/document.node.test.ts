@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { makeDocx, makePdf } from './fixtures/documents.js';
+import { mcpClient, toolJson } from './mcp-client.js';
+import { startTestNode, type TestNode } from './node.js';
+
+// memory_document through a real node: a file's type from its bytes, its text in reading order,
+// stored and found again with citations; refusals before anything is stored.
+
+let t: TestNode;
+let agent: string;
+
+beforeAll(async () => {
+  t = await startTestNode();
+  agent = (await t.token({ agent: 'claude' })).token;
+});
+afterAll(async () => t.stop());
+
+const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
+const doc = (scope: string, bytes: Buffer | string, name: string, extra: object = {}) =>
+  t.call('POST', '/v1/memory/document', { token: agent, body: { scope, content_base64: b64(bytes), name, ...extra } });
+
+const REPORT = makePdf([
+  [
+    { text: 'Quarterly Report', size: 20, y: 720 },
+    { text: 'Priya Raman leads the payments team at Acme Robotics. The refund', y: 690 },
+    { text: 'service ships on Friday after the load test passes.', y: 677 },
+    { text: 'Costs fell by a tenth this quarter.', y: 640 },
+  ],
+  [{ text: 'Appendix: the Oslo office opens in March.', y: 700 }],
+]);
+
+describe('reading', () => {
+  it('reads a PDF in reading order, rebuilding paragraphs from layout, and stores it for recall and context', async () => {
+    const r = await doc('pdf', REPORT, 'q3-report.pdf', { date: '2026-10-01' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({
+      type: 'pdf',
+      name: 'q3-report.pdf',
+      already: false,
+      sizes: { pages: 2, blocks: 4 },
+    });
+    expect(r.body.doc_id).toMatch(/^\d+$/);
+    const blocks = r.body.blocks as { kind: string; text: string; page: number; start: number; end: number }[];
+    expect(blocks.map((b) => [b.kind, b.page])).toEqual([
+      ['heading', 1],
+      ['paragraph', 1],
+      ['paragraph', 1],
+      ['paragraph', 2],
+    ]);
+    expect(blocks[1]?.text).toBe(
+      'Priya Raman leads the payments team at Acme Robotics. The refund service ships on Friday after the load test passes.',
+    );
+    const text = Buffer.from(r.body.text as string);
+    for (const b of blocks) expect(text.subarray(b.start, b.end).toString()).toBe(b.text);
+
+    const ctx = await t.call('POST', '/v1/memory/context', {
+      token: agent,
+      body: { scope: 'pdf', question: 'When does the refund service ship?', hops: 0 },
+    });
+    const item = (ctx.body.items as { text: string; citation: { source: { name: string } } }[])[0];
+    expect(item?.text).toContain('ships on Friday');
+    expect(item?.citation.source.name).toBe('q3-report.pdf');
+
+    const again = await doc('pdf', REPORT, 'q3-report.pdf', { date: '2026-10-01' });
+    expect(again.body).toMatchObject({ already: true, doc_id: r.body.doc_id });
+  });
+
+  it('reads DOCX headings, paragraphs and list items, HTML without its scripts, and plain text', async () => {
+    const docx = await makeDocx([
+      { text: 'Release plan', style: 'Heading1' },
+      { text: 'We ship the refund service on Friday.' },
+      { text: 'run the load test', list: true },
+      { text: 'tag the release', list: true },
+    ]);
+    const d = await doc('docx', docx, 'plan.docx');
+    expect(d.status, JSON.stringify(d.body)).toBe(200);
+    expect(d.body.type).toBe('docx');
+    expect((d.body.blocks as { kind: string; text: string }[]).map((b) => [b.kind, b.text])).toEqual([
+      ['heading', 'Release plan'],
+      ['paragraph', 'We ship the refund service on Friday.'],
+      ['list_item', 'run the load test'],
+      ['list_item', 'tag the release'],
+    ]);
+
+    const html =
+      '<!DOCTYPE html><html><head><title>x</title><style>p{}</style><script>var secret = 1;</script></head>' +
+      '<body><h2>Onboarding &amp; access</h2><p>Ask <b>Lin</b> for a badge.</p><ul><li>laptop</li><li>VPN</li></ul></body></html>';
+    const h = await doc('html', html, 'onboarding.html');
+    expect(h.body.type).toBe('html');
+    expect(h.body.text).toBe('Onboarding & access\n\nAsk Lin for a badge.\n\nlaptop\n\nVPN');
+
+    const txt = await doc('txt', '# Notes\n\nThe VPN needs a token.\n\n- one\n- two\n', 'notes.md');
+    expect(txt.body.type).toBe('text');
+    expect((txt.body.blocks as { kind: string }[]).map((b) => b.kind)).toEqual([
+      'heading',
+      'paragraph',
+      'list_item',
+      'list_item',
+    ]);
+  });
+
+  it('answers sizes only for a long document', async () => {
+    const long = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} of a long handbook about deployments.`).join(
+      '\n\n',
+    );
+    const r = await doc('long', long, 'handbook.txt');
+    expect(r.status).toBe(200);
+    expect(r.body.text).toBeUndefined();
+    expect(r.body.blocks).toBeUndefined();
+    expect(r.body.sizes).toMatchObject({ blocks: 400, text_bytes: Buffer.byteLength(long) });
+  });
+});
+
+describe('refusals change nothing', () => {
+  const cases: [string, Buffer | string, string, number, string][] = [
+    [
+      'a PNG named .txt',
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
+      'notes.txt',
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    ['a truncated PDF', REPORT.subarray(0, REPORT.length - 200), 'cut.pdf', 422, 'DOCUMENT_CORRUPT'],
+    [
+      'an encrypted PDF',
+      makePdf([[{ text: 'secret', y: 700 }]], { encrypted: true }),
+      'locked.pdf',
+      422,
+      'DOCUMENT_NOT_READABLE',
+    ],
+    ['a PDF without text', makePdf([[]]), 'scan.pdf', 422, 'DOCUMENT_NOT_READABLE'],
+  ];
+  for (const [label, bytes, name, status, code] of cases) {
+    it(`refuses ${label}`, async () => {
+      const before = await t.txn();
+      const r = await doc('refused', bytes, name);
+      expect(r.status).toBe(status);
+      expect(r.body.error?.code).toBe(code);
+      expect(r.body.error?.details).toEqual([{ field: 'content_base64', message: expect.any(String) }]);
+      expect(await t.txn()).toBe(before);
+    });
+  }
+
+  it('refuses a truncated DOCX and base64 that is not base64', async () => {
+    const docx = await makeDocx([{ text: 'Plan' }]);
+    const cut = await doc('refused', docx.subarray(0, docx.length - 40), 'cut.docx');
+    expect(cut.body.error?.code).toBe('DOCUMENT_CORRUPT');
+    const bad = await t.call('POST', '/v1/memory/document', {
+      token: agent,
+      body: { scope: 'refused', content_base64: 'not base64!', name: 'x.txt' },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error?.details).toEqual([{ field: 'content_base64', message: expect.any(String) }]);
+  });
+});
+
+it('is a tool over MCP, with refusals as tool errors', async () => {
+  const client = await mcpClient(t.url, agent);
+  try {
+    const ok = toolJson(
+      await client.callTool({
+        name: 'memory_document',
+        arguments: { scope: 'mcp', content_base64: b64('The badge office opens at nine.'), name: 'badge.txt' },
+      }),
+    );
+    expect(ok.isError).toBe(false);
+    expect(ok.body).toMatchObject({ type: 'text', text: 'The badge office opens at nine.' });
+    const refused = toolJson(
+      await client.callTool({
+        name: 'memory_document',
+        arguments: { scope: 'mcp', content_base64: b64(Buffer.from([0, 1, 2, 3])), name: 'x.bin' },
+      }),
+    );
+    expect(refused.isError).toBe(true);
+    expect((refused.body.error as { code: string }).code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  } finally {
+    await client.close();
+  }
+});

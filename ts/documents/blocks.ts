@@ -1,0 +1,34 @@
+/** A unit of a document's reading order. */
+export interface Block {
+  kind: 'paragraph' | 'heading' | 'list_item';
+  text: string;
+  /** 1-based page, for a PDF. */
+  page?: number;
+}
+
+/** A block placed in the extracted text. */
+export interface PlacedBlock extends Block {
+  /** 0-based, in reading order. */
+  paragraph: number;
+  /** UTF-8 byte offsets into the extracted text: [start, end). */
+  start: number;
+  end: number;
+}
+
+/** Whitespace runs inside a block become one space; blank blocks go. */
+export function clean(blocks: Block[]): Block[] {
+  return blocks.map((b) => ({ ...b, text: b.text.replace(/\s+/g, ' ').trim() })).filter((b) => b.text !== '');
+}
+
+/** The blocks joined by blank lines, and where each sits in that text (UTF-8 bytes). */
+export function place(blocks: Block[]): { text: string; blocks: PlacedBlock[] } {
+  const placed: PlacedBlock[] = [];
+  let bytes = 0;
+  for (const [paragraph, b] of blocks.entries()) {
+    if (paragraph > 0) bytes += 2;
+    const len = Buffer.byteLength(b.text);
+    placed.push({ ...b, paragraph, start: bytes, end: bytes + len });
+    bytes += len;
+  }
+  return { text: blocks.map((b) => b.text).join('\n\n'), blocks: placed };
+}

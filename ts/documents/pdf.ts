@@ -1,0 +1,127 @@
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+
+import { type Block, clean } from './blocks.js';
+import { DocumentError } from './errors.js';
+
+interface Item {
+  str: string;
+  x: number;
+  y: number;
+  size: number;
+  eol: boolean;
+}
+
+interface Line {
+  y: number;
+  size: number;
+  text: string;
+}
+
+/** A file cut short loses its last `%%EOF`; pdf.js would otherwise read what is left silently. */
+function truncated(buf: Buffer): boolean {
+  return buf.subarray(Math.max(0, buf.length - 1024)).indexOf('%%EOF') < 0;
+}
+
+/** The page's text items as lines, top to bottom, each left to right. */
+function lines(items: Item[]): Line[] {
+  const sorted = [...items].sort((a, b) => b.y - a.y || a.x - b.x);
+  const out: (Line & { items: Item[] })[] = [];
+  for (const it of sorted) {
+    const last = out[out.length - 1];
+    // Items on one baseline (within a third of the text size) make one line.
+    if (last !== undefined && Math.abs(last.y - it.y) <= Math.max(1, it.size / 3)) last.items.push(it);
+    else out.push({ y: it.y, size: it.size, text: '', items: [it] });
+  }
+  return out.map((l) => {
+    l.items.sort((a, b) => a.x - b.x);
+    const text = l.items.map((i) => i.str).join('');
+    return { y: l.y, size: Math.max(...l.items.map((i) => i.size)), text };
+  });
+}
+
+/**
+ * Paragraphs rebuilt from layout: a gap between lines well above the usual line spacing, or a
+ * change of text size, starts a new block; a line set clearly larger than the body text is a
+ * heading.
+ */
+function paragraphs(page: number, ls: Line[], bodySize: number): Block[] {
+  const blocks: Block[] = [];
+  let current: { kind: Block['kind']; parts: string[]; y: number; size: number } | null = null;
+  for (const l of ls) {
+    if (l.text.trim() === '') continue;
+    const heading = l.size >= bodySize * 1.25;
+    const gap = current === null ? 0 : current.y - l.y;
+    const fresh =
+      current === null ||
+      gap > Math.max(current.size, l.size) * 1.8 ||
+      Math.abs(current.size - l.size) > bodySize * 0.15 ||
+      heading !== (current.kind === 'heading') ||
+      /^\s*([•\u2022\-*]|\d+[.)])\s/.test(l.text);
+    if (fresh) {
+      if (current !== null) blocks.push({ kind: current.kind, text: current.parts.join(' '), page });
+      const item = /^\s*([•\u2022\-*]|\d+[.)])\s/.test(l.text);
+      current = { kind: heading ? 'heading' : item ? 'list_item' : 'paragraph', parts: [], y: l.y, size: l.size };
+    }
+    const c = current as NonNullable<typeof current>;
+    // A word hyphenated across lines is joined again.
+    const last = c.parts[c.parts.length - 1];
+    if (last?.endsWith('-') && /^[a-z]/.test(l.text)) c.parts[c.parts.length - 1] = last.slice(0, -1) + l.text;
+    else
+      c.parts.push(
+        c.kind === 'list_item' && c.parts.length === 0 ? l.text.replace(/^\s*([•\u2022\-*]|\d+[.)])\s+/, '') : l.text,
+      );
+    c.y = l.y;
+  }
+  if (current !== null) blocks.push({ kind: current.kind, text: current.parts.join(' '), page });
+  return blocks;
+}
+
+/** A PDF's text in reading order, page by page. Encrypted or text-less (scanned) PDFs are not
+ * readable; malformed or truncated ones are corrupt. */
+export async function pdfBlocks(bytes: Uint8Array): Promise<Block[]> {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (truncated(buf)) throw new DocumentError('DOCUMENT_CORRUPT', 'the PDF is truncated (no %%EOF at its end)');
+  let doc: Awaited<ReturnType<typeof getDocument>['promise']>;
+  try {
+    doc = await getDocument({ data: new Uint8Array(buf), isEvalSupported: false, verbosity: 0, stopAtErrors: true })
+      .promise;
+  } catch (err) {
+    const name = (err as { name?: string }).name;
+    if (name === 'PasswordException') {
+      throw new DocumentError('DOCUMENT_NOT_READABLE', 'the PDF is encrypted: send a copy without a password');
+    }
+    throw new DocumentError(
+      'DOCUMENT_CORRUPT',
+      `not a readable PDF: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  try {
+    const pages: { page: number; lines: Line[] }[] = [];
+    const sizes: number[] = [];
+    for (let n = 1; n <= doc.numPages; n++) {
+      const content = await (await doc.getPage(n)).getTextContent();
+      const items: Item[] = [];
+      for (const raw of content.items) {
+        if (!('str' in raw)) continue;
+        const [, , , d = 0, e = 0, f = 0] = raw.transform as number[];
+        items.push({ str: raw.str, x: e, y: f, size: Math.abs(d) || raw.height, eol: raw.hasEOL });
+        if (raw.str.trim() !== '') sizes.push(Math.abs(d) || raw.height);
+      }
+      pages.push({ page: n, lines: lines(items) });
+    }
+    if (sizes.length === 0) {
+      throw new DocumentError('DOCUMENT_NOT_READABLE', 'the PDF has no text layer (a scan?): nothing to read');
+    }
+    sizes.sort((a, b) => a - b);
+    const body = sizes[Math.floor(sizes.length / 2)] ?? 12;
+    return clean(pages.flatMap((p) => paragraphs(p.page, p.lines, body)));
+  } catch (err) {
+    if (err instanceof DocumentError) throw err;
+    throw new DocumentError(
+      'DOCUMENT_CORRUPT',
+      `the PDF breaks while read: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  } finally {
+    await doc.destroy();
+  }
+}

@@ -1,0 +1,33 @@
+/** The document types `memory_document` reads. */
+export type DocType = 'pdf' | 'docx' | 'html' | 'text';
+
+const PDF = Buffer.from('%PDF-');
+const ZIP = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** How far into a file its kind must show (a PDF header may follow a little junk). */
+const HEAD = 1024;
+
+/**
+ * The type of `bytes` from its leading bytes, never from a file name: a PDF header, a ZIP holding
+ * `word/document.xml` (DOCX), markup that opens as HTML, or text that is valid UTF-8 without NUL
+ * or other control bytes. Anything else is `null` (refused before anything is stored).
+ */
+export function sniff(bytes: Uint8Array): DocType | null {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf.subarray(0, HEAD).indexOf(PDF) >= 0) return 'pdf';
+  if (buf.subarray(0, 4).equals(ZIP)) return buf.indexOf('word/document.xml') >= 0 ? 'docx' : null;
+  const start = buf.subarray(0, 3).equals(BOM) ? 3 : 0;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(start));
+  } catch {
+    return null;
+  }
+  // Control characters other than tab, newline, form feed and carriage return mean binary data.
+  if (/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text)) return null;
+  const head = text.slice(0, HEAD).trimStart().toLowerCase();
+  if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>]|<!--[\s\S]*?-->\s*<(!doctype html|html))/.test(head)) {
+    return 'html';
+  }
+  return 'text';
+}
