@@ -7,6 +7,15 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /** How far into a file its kind must show (a PDF header may follow a little junk). */
 const HEAD = 1024;
 
+/** Control characters other than tab, newline, form feed and carriage return mean binary data. */
+function binary(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0c && c !== 0x0d) || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /**
  * The type of `bytes` from its leading bytes, never from a file name: a PDF header, a ZIP holding
  * `word/document.xml` (DOCX), markup that opens as HTML, or text that is valid UTF-8 without NUL
@@ -23,8 +32,7 @@ export function sniff(bytes: Uint8Array): DocType | null {
   } catch {
     return null;
   }
-  // Control characters other than tab, newline, form feed and carriage return mean binary data.
-  if (/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text)) return null;
+  if (binary(text)) return null;
   const head = text.slice(0, HEAD).trimStart().toLowerCase();
   if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>]|<!--[\s\S]*?-->\s*<(!doctype html|html))/.test(head)) {
     return 'html';
