@@ -12,7 +12,9 @@ import { runToken } from './token.js';
 const HELP = `cairn — a local-first memory layer for AI agents
 
 Usage:
-  cairn serve [--host H] [--port P]       run a node (default 127.0.0.1:4000; $CAIRN_HOST, $CAIRN_PORT)
+  cairn serve [--host H] [--port P] [--profile lite|team]
+                                          run a node (default 127.0.0.1:4000, lite; $CAIRN_HOST,
+                                          $CAIRN_PORT, $CAIRN_PROFILE; team is not built yet)
   cairn init [--json]                     create the store and print its admin token once
   cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
@@ -56,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const dataDir = resolveDataDir(values['data-dir']);
   if (command === 'serve' && rest.length === 0) {
-    return runServe({ dataDir, host: values.host, port: values.port });
+    return runServe({ dataDir, host: values.host, port: values.port, profile: values.profile });
   }
   if (command === 'init' && rest.length === 0) return runInit(dataDir, values.json ?? false);
   if (command === 'token' && rest[0] !== undefined && rest.length <= 2) {
@@ -97,6 +99,7 @@ function parse(argv: string[]) {
       json: { type: 'boolean' },
       host: { type: 'string' },
       port: { type: 'string' },
+      profile: { type: 'string' },
       url: { type: 'string' },
       agent: { type: 'string' },
       user: { type: 'string' },

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { buildApp } from './app.js';
 import { isLoopback, isWildcard } from './guard.js';
+import { privateDataDir } from './private-dir.js';
 
 /** The package version, shown in health, status and the MCP server info. */
 export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -81,7 +82,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const host = opts.host ?? '127.0.0.1';
   const loopback = isLoopback(host);
   const announce = opts.announce ?? ((l: string) => process.stderr.write(`${l}\n`));
-  mkdirSync(opts.dataDir, { recursive: true });
+  const dirWarning = privateDataDir(opts.dataDir);
   const store = await Store.open(opts.dataDir);
   let createdAdminToken: string | null = null;
   let app: FastifyInstance | undefined;
@@ -114,6 +115,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
       ...(opts.logStream === undefined ? {} : { logStream: opts.logStream }),
     });
+    if (dirWarning !== null) app.log.warn(dirWarning);
     await app.listen({ host, port });
     port = (app.server.address() as AddressInfo).port;
     // A wildcard bind is announced by its loopback address: the URL is for clients on this machine.
