@@ -139,3 +139,10 @@ it('cairn mcp reports at once a background node that failed (port in use), and i
     blocker.close();
   }
 });
+
+it('the help names this CLI by absolute path for a client config, never npx', async () => {
+  const r = await cairn(['--help']);
+  expect(r.stdout).toContain(`"args": ["${CLI}", "mcp"]`);
+  expect(r.stdout).toContain(`"command": "${process.execPath}"`);
+  expect(r.stdout).not.toMatch(/"npx"|npx cairn/);
+});

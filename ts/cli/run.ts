@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { VERSION } from '../server/node.js';
 import { openApiDocument } from '../server/openapi.js';
@@ -19,7 +20,10 @@ Usage:
   cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
   cairn token revoke ID                   revoke a token
-  cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
+  cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN); in a
+                                          client's config name this CLI by absolute path, not npx:
+                                          "command": "${process.execPath}",
+                                          "args": ["${fileURLToPath(new URL('./main.js', import.meta.url))}", "mcp"]
   cairn check [--data-dir DIR] [--json]   check the store's integrity
   cairn import FILE [--user ID] [--scope S] [--json]
                                           an export file (JSON lines) into a scope: a bulk load
