@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import { WriteBatch } from '../engine/batch.js';
 import type { Store } from '../engine/store.js';
+import { ApiError } from '../protocol/errors.js';
 
 /** The tree that holds token records, keyed by the SHA-256 of the token. */
 export const TOKEN_TREE = 'auth.tokens';
@@ -105,16 +106,25 @@ export class Tokens {
 
   /**
    * Revokes the token with public id `id`; returns its record, or null when no token has that
-   * id. Revoking twice keeps the first revocation time.
+   * id. Revoking twice keeps the first revocation time. The last live admin token of its tenant
+   * is not revoked: without one, nobody could administer the node again.
    */
   async revoke(id: string): Promise<TokenInfo | null> {
     const entries = await this.store.range(TOKEN_TREE);
-    for (const e of entries) {
-      const record = JSON.parse(e.value.toString('utf8')) as TokenRecord;
+    const records = entries.map((e) => ({ key: e.key, record: JSON.parse(e.value.toString('utf8')) as TokenRecord }));
+    for (const { key: entryKey, record } of records) {
       if (record.id !== id) continue;
       if (record.revokedAt === undefined) {
+        const live = (r: TokenRecord) => r.revokedAt === undefined && r.role === 'admin' && r.tenant === record.tenant;
+        if (record.role === 'admin' && !records.some((o) => o.record.id !== id && live(o.record))) {
+          throw new ApiError(
+            'VALIDATION_ERROR',
+            'id: this is the last admin token; create another admin token before revoking it',
+            [{ field: 'id', message: 'the last admin token' }],
+          );
+        }
         record.revokedAt = new Date().toISOString();
-        await this.store.write(new WriteBatch().put(TOKEN_TREE, e.key, JSON.stringify(record)));
+        await this.store.write(new WriteBatch().put(TOKEN_TREE, entryKey, JSON.stringify(record)));
       }
       return infoOf(record);
     }

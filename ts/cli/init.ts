@@ -1,6 +1,7 @@
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
+import { privateDataDir } from '../server/private-dir.js';
 
 /**
  * `cairn init`: creates the store and its admin token, printed once (`--json`:
@@ -13,6 +14,8 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
     process.stderr.write(`cairn init: a node is running on ${dataDir} (${running.url}); it is initialised\n`);
     return 1;
   }
+  const dirWarning = privateDataDir(dataDir);
+  if (dirWarning !== null) process.stderr.write(`cairn init: warning: ${dirWarning}\n`);
   const store = await Store.open(dataDir);
   try {
     const tokens = new Tokens(store);

@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
+import { protocolError } from '../server/mcp-tools.js';
 import { findRunningNode, VERSION } from '../server/node.js';
+import { NodeLink } from './mcp-link.js';
 
 /** Arguments of `cairn mcp`. */
 export interface McpArgs {
@@ -19,28 +19,58 @@ export interface McpArgs {
 
 const say = (line: string) => process.stderr.write(`cairn mcp: ${line}\n`);
 
-/** Starts `cairn serve` on `dataDir` in the background and waits (≤ 15 s) for its `node.json`. */
-async function startBackgroundNode(dataDir: string): Promise<string | null> {
-  mkdirSync(dataDir, { recursive: true });
-  const log = openSync(join(dataDir, 'node.log'), 'a');
+/** What was appended to the file open at `fd` after byte `from`, trimmed. */
+function readFrom(fd: number, from: number): string {
+  const size = fstatSync(fd).size;
+  const buf = Buffer.alloc(Math.max(0, Math.min(size - from, 4096)));
+  readSync(fd, buf, 0, buf.length, Math.max(from, size - buf.length));
+  return buf.toString('utf8').trim();
+}
+
+/**
+ * Starts `cairn serve` on `dataDir` in the background and waits (≤ 15 s) for its `node.json`.
+ * Resolves with its URL, or with the reason it did not start (its output, when it exited early).
+ */
+async function startBackgroundNode(dataDir: string): Promise<{ url: string } | { failed: string }> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const log = openSync(join(dataDir, 'node.log'), 'a+', 0o600);
+  const from = fstatSync(log).size;
   const main = fileURLToPath(new URL('./main.js', import.meta.url));
   const child = spawn(process.execPath, [main, 'serve', '--data-dir', dataDir], {
     detached: true,
     stdio: ['ignore', log, log],
   });
+  let exit: number | null | undefined;
+  child.once('exit', (code) => {
+    exit = code;
+  });
   child.unref();
-  for (let i = 0; i < 150; i++) {
-    const node = findRunningNode(dataDir);
-    if (node !== null) return node.url;
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    for (let i = 0; i < 150; i++) {
+      const node = findRunningNode(dataDir);
+      if (node !== null) return { url: node.url };
+      // A node that already failed (say, its port is taken) is reported at once, not after 15 s.
+      if (exit !== undefined) return { failed: readFrom(log, from) || `it exited with code ${exit}` };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { failed: 'it did not announce itself within 15 s' };
+  } finally {
+    closeSync(log);
   }
-  return null;
+}
+
+/** A protocol error from the node, passed on as the node sent it (without the client's prefix). */
+function unwrap(err: unknown): never {
+  if (err instanceof McpError) throw protocolError(err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data);
+  throw err;
 }
 
 /**
  * `cairn mcp`: an MCP server on stdio that forwards every request to a node over Streamable HTTP
  * (the node from `--url`, else the data dir's `node.json`, else one started in the background),
- * authenticated with `CAIRN_TOKEN`; `CAIRN_USER`/`CAIRN_SCOPE` become the identity headers.
+ * authenticated with `CAIRN_TOKEN`; `CAIRN_USER`/`CAIRN_SCOPE` become the identity headers. When
+ * the node loses the bridge's session (a restart, eviction at the session cap, the idle timeout),
+ * the bridge opens a new one and re-sends the request: the stdio client never sees it.
  */
 export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = env.CAIRN_TOKEN;
@@ -51,29 +81,39 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   let url = args.url ?? findRunningNode(args.dataDir)?.url;
   if (url === undefined) {
     say(`no node runs on ${args.dataDir}; starting one in the background (log: ${join(args.dataDir, 'node.log')})`);
-    url = (await startBackgroundNode(args.dataDir)) ?? undefined;
-    if (url === undefined) {
-      say(`the node did not start; run \`cairn serve --data-dir ${args.dataDir}\` and see its output`);
+    const started = await startBackgroundNode(args.dataDir);
+    if ('failed' in started) {
+      say(`the node did not start: ${started.failed}`);
+      say(`run \`cairn serve --data-dir ${args.dataDir}\` to see why`);
       return 1;
     }
+    url = started.url;
   }
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (env.CAIRN_USER) headers['x-cairn-user'] = env.CAIRN_USER;
   if (env.CAIRN_SCOPE) headers['x-cairn-scope'] = env.CAIRN_SCOPE;
-  const client = new Client({ name: 'cairn-mcp-bridge', version: VERSION });
+  let last = url;
+  // Without --url, a restarted node is found again through node.json (its port may change).
+  const link = new NodeLink({
+    url: () => {
+      last = args.url ?? findRunningNode(args.dataDir)?.url ?? last;
+      return last;
+    },
+    headers,
+  });
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL('/v1/mcp', url), { requestInit: { headers } }));
+    await link.connect();
   } catch (err) {
     say(`cannot reach the node at ${url}: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }
-  const instructions = client.getInstructions();
+  const instructions = link.instructions();
   const server = new Server(
     { name: 'cairn', title: 'Cairn memory', version: VERSION },
     { capabilities: { tools: { listChanged: false } }, ...(instructions === undefined ? {} : { instructions }) },
   );
-  server.setRequestHandler(ListToolsRequestSchema, (req) => client.listTools(req.params));
-  server.setRequestHandler(CallToolRequestSchema, (req) => client.callTool(req.params));
+  server.setRequestHandler(ListToolsRequestSchema, (req) => link.request((c) => c.listTools(req.params)).catch(unwrap));
+  server.setRequestHandler(CallToolRequestSchema, (req) => link.request((c) => c.callTool(req.params)).catch(unwrap));
   const done = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });
@@ -81,6 +121,6 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   // The SDK's stdio transport does not watch for end of input; the client closing stdin ends us.
   process.stdin.once('end', () => void server.close());
   await done;
-  await client.close().catch(() => undefined);
+  await link.close();
   return 0;
 }

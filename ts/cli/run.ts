@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { VERSION } from '../server/node.js';
 import { openApiDocument } from '../server/openapi.js';
@@ -18,7 +19,9 @@ import { runToken } from './token.js';
 const HELP = `cairn — a local-first memory layer for AI agents
 
 Usage:
-  cairn serve [--host H] [--port P]       run a node (default 127.0.0.1:4000; $CAIRN_HOST, $CAIRN_PORT)
+  cairn serve [--host H] [--port P] [--profile lite|team]
+                                          run a node (default 127.0.0.1:4000, lite; $CAIRN_HOST,
+                                          $CAIRN_PORT, $CAIRN_PROFILE; team is not built yet)
   cairn init [--json]                     create the store and print its admin token once
   cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
@@ -34,7 +37,10 @@ Usage:
   cairn memories show|history|forget KEY [--visibility V] [--task T] [--json]
                                           the notes of a scope (--user, --scope; on the store
                                           directly, --agent for an agent's own notes)
-  cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN)
+  cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN); in a
+                                          client's config name this CLI by absolute path, not npx:
+                                          "command": "${process.execPath}",
+                                          "args": ["${fileURLToPath(new URL('./main.js', import.meta.url))}", "mcp"]
   cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
   cairn database backup DEST [--json]     an online, consistent copy of the store into DEST
   cairn database restore SRC [--json]     a backup into an empty data dir, checked before it is used
@@ -84,7 +90,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const dataDir = resolveDataDir(values['data-dir']);
   if (command === 'serve' && rest.length === 0) {
-    return runServe({ dataDir, host: values.host, port: values.port });
+    return runServe({ dataDir, host: values.host, port: values.port, profile: values.profile });
   }
   if (command === 'init' && rest.length === 0) return runInit(dataDir, values.json ?? false);
   if (command === 'token' && rest[0] !== undefined && rest.length <= 2) {
@@ -167,6 +173,7 @@ function parse(argv: string[]) {
       query: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
+      profile: { type: 'string' },
       url: { type: 'string' },
       agent: { type: 'string' },
       user: { type: 'string' },

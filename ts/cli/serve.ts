@@ -5,6 +5,25 @@ export interface ServeArgs {
   dataDir: string;
   host: string | undefined;
   port: string | undefined;
+  profile: string | undefined;
+}
+
+/** The profiles DESIGN §4 names; only `lite` (the embedded engine) is built. */
+const PROFILES = ['lite', 'team'];
+
+/**
+ * Why the options cannot start a node, or null. Checked before anything is opened or created, so
+ * a refused start touches nothing.
+ */
+function refusal(profile: string, rateLimit: string | undefined): string | null {
+  if (!PROFILES.includes(profile)) return `--profile must be lite or team, got ${JSON.stringify(profile)}`;
+  if (profile === 'team') {
+    return 'the team profile (PostgreSQL) is not available in this version; run the lite profile (the default)';
+  }
+  if (rateLimit !== undefined && !/^[1-9]\d{0,8}$/.test(rateLimit)) {
+    return `CAIRN_RATE_LIMIT must be a whole number of requests per minute per token (1 or more), got ${JSON.stringify(rateLimit)}`;
+  }
+  return null;
 }
 
 /**
@@ -17,6 +36,11 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`cairn serve: --port must be 0–65535, got ${JSON.stringify(portText)}\n`);
+    return 2;
+  }
+  const refused = refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT);
+  if (refused !== null) {
+    process.stderr.write(`cairn serve: ${refused}\n`);
     return 2;
   }
   let node: Awaited<ReturnType<typeof startNode>>;

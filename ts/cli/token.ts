@@ -54,11 +54,12 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
           ? await adminCall(node, admin, 'POST', '/v1/admin/tokens', parsed.data)
           : await withTokens(a.dataDir, async (t) => {
               const { token, record } = await t.create(parsed.data);
-              return { token, id: record.id, agent: record.agent, user: record.user ?? null, role: record.role };
+              const { id, agent, user, scopes, role } = record;
+              return { token, id, agent, user: user ?? null, scopes: scopes ?? null, role };
             });
       process.stdout.write(
         a.json
-          ? `${JSON.stringify({ token: made.token, agent: made.agent, user: made.user ?? null, id: made.id })}\n`
+          ? `${JSON.stringify({ token: made.token, id: made.id, agent: made.agent, user: made.user ?? null, scopes: made.scopes ?? null, role: made.role })}\n`
           : `Token for agent ${String(made.agent)} (id ${String(made.id)}; shown once):\n  ${String(made.token)}\n`,
       );
       return 0;

@@ -18,6 +18,8 @@ export interface AppOptions {
   node: NodeInfo;
   /** Whether the bind address is loopback (Host/Origin must then name this machine). */
   loopback: boolean;
+  /** The bind address: accepted in `Host` (with the port) unless it is a wildcard. */
+  bind?: string;
   /** Extra `host:port` values accepted in `Host`/`Origin`. */
   allowedHosts?: string[];
   /** The port actually listened on (known after listen). */
@@ -73,7 +75,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   );
   app.addHook(
     'onRequest',
-    hostGuard({ loopback: opts.loopback, allowedHosts: opts.allowedHosts ?? [], port: opts.port }),
+    hostGuard({
+      loopback: opts.loopback,
+      allowedHosts: opts.allowedHosts ?? [],
+      port: opts.port,
+      ...(opts.bind === undefined ? {} : { bind: opts.bind }),
+    }),
   );
   await app.register(rateLimit, {
     global: true,

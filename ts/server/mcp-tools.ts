@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { jsonSchemaOf } from '../protocol/json-schema.js';
 import { VERBS } from '../protocol/verbs.js';
@@ -7,6 +7,14 @@ import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
 import { toApiError } from './errors.js';
+
+/**
+ * A JSON-RPC error for a request handler to throw. Not an `McpError`: that puts "MCP error CODE: "
+ * into its message, which the SDK sends as is and the client prefixes again.
+ */
+export function protocolError(code: number, message: string, data?: unknown): Error {
+  return Object.assign(new Error(message), { code, ...(data === undefined ? {} : { data }) });
+}
 
 /**
  * Writes that leave more behind when repeated with the same arguments: another version of the
@@ -65,7 +73,7 @@ export function toolServer(
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const spec = VERBS.find((v) => v.tool === req.params.name);
     const run = spec === undefined ? undefined : SERVICES[spec.verb];
-    if (run === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+    if (run === undefined) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
     try {
       return result(await run(svc, principalOf(extra), req.params.arguments ?? {}));
     } catch (err) {

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { buildApp } from './app.js';
-import { isLoopback } from './guard.js';
+import { isLoopback, isWildcard } from './guard.js';
+import { privateDataDir } from './private-dir.js';
 
 /** The package version, shown in health, status and the MCP server info. */
 export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -81,7 +82,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const host = opts.host ?? '127.0.0.1';
   const loopback = isLoopback(host);
   const announce = opts.announce ?? ((l: string) => process.stderr.write(`${l}\n`));
-  mkdirSync(opts.dataDir, { recursive: true });
+  const dirWarning = privateDataDir(opts.dataDir);
   const store = await Store.open(opts.dataDir);
   let createdAdminToken: string | null = null;
   let app: FastifyInstance | undefined;
@@ -105,6 +106,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       store,
       node: { version: VERSION, startedAt: Date.now(), profile: 'lite', allowPrivate: opts.allowPrivate ?? false },
       loopback,
+      bind: host,
       ...(opts.allowedHosts === undefined ? {} : { allowedHosts: opts.allowedHosts }),
       port: () => port,
       ...(opts.rateLimit === undefined ? {} : { rateLimit: opts.rateLimit }),
@@ -113,9 +115,12 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
       ...(opts.logStream === undefined ? {} : { logStream: opts.logStream }),
     });
+    if (dirWarning !== null) app.log.warn(dirWarning);
     await app.listen({ host, port });
     port = (app.server.address() as AddressInfo).port;
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    // A wildcard bind is announced by its loopback address: the URL is for clients on this machine.
+    const reach = isWildcard(host) ? (host.includes(':') ? '::1' : '127.0.0.1') : host.replace(/^\[|\]$/g, '');
+    const url = `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
     const file: NodeFile = { url, pid: process.pid, dataDir: opts.dataDir, startedAt: new Date().toISOString() };
     const nodeFile = join(opts.dataDir, NODE_FILE);
     writeFileSync(nodeFile, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });

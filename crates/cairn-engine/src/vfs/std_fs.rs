@@ -1,11 +1,17 @@
 //! The real file system.
 
 use super::{DirLock, LockError, Vfs, VfsFile};
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, DirBuilder, File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
+
+/// Mode of every file the store creates: the store holds memory in plaintext, so only its owner
+/// may read it, whatever the process umask allows.
+pub const FILE_MODE: u32 = 0o600;
+/// Mode of every directory the store creates.
+pub const DIR_MODE: u32 = 0o700;
 
 /// The operating system's file system.
 #[derive(Debug, Default, Clone, Copy)]
@@ -41,7 +47,8 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 
 impl Vfs for StdFs {
     fn open(&self, path: &Path, create: bool) -> io::Result<Arc<dyn VfsFile>> {
-        let file = OpenOptions::new().read(true).write(true).create(create).truncate(false).open(path)?;
+        let file =
+            OpenOptions::new().read(true).write(true).create(create).truncate(false).mode(FILE_MODE).open(path)?;
         if create && let Some(parent) = path.parent() {
             // A newly created file must survive a crash together with its directory entry.
             sync_dir(parent)?;
@@ -69,7 +76,7 @@ impl Vfs for StdFs {
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        fs::create_dir_all(path)
+        DirBuilder::new().recursive(true).mode(DIR_MODE).create(path)
     }
 
     fn lock_dir(&self, dir: &Path) -> Result<Box<dyn DirLock>, LockError> {
@@ -79,6 +86,7 @@ impl Vfs for StdFs {
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(FILE_MODE)
             .open(&path)
             .map_err(LockError::Io)?;
         match file.try_lock() {
@@ -97,5 +105,36 @@ impl Vfs for StdFs {
             }
             Err(TryLockError::Error(e)) => Err(LockError::Io(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Store, StoreOptions};
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    /// Under the usual umask (022) a plain create would make these 0644/0755.
+    #[test]
+    fn a_new_store_is_private_to_its_owner() {
+        let root = std::env::temp_dir().join(format!("cairn-vfs-mode-{}", std::process::id()));
+        let dir = root.join("a/b");
+        let store = Store::open(&dir, StoreOptions::default()).unwrap();
+        StdFs.open(&dir.join("extra"), true).unwrap();
+        assert_eq!(mode(&root.join("a")), DIR_MODE);
+        assert_eq!(mode(&dir), DIR_MODE);
+        let mut files = 0;
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            assert_eq!(mode(&path), FILE_MODE, "{}", path.display());
+            files += 1;
+        }
+        assert!(files >= 3, "data, wal, lock, extra: {files}");
+        drop(store);
+        fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -1,0 +1,148 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { CLI, cairn, tempDir } from './helpers.js';
+import { ADMIN, startTestNode } from './node.js';
+
+// What an operator meets running Cairn: private store files, refused profiles and settings,
+// the admin token that cannot be revoked last, and `cairn mcp` reporting a node that failed.
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir('cli-ops'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  await cleanup();
+});
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+it('init makes the data dir 0700 and every file in it 0600 under umask 022', async () => {
+  const store = join(dir, 'store');
+  expect(process.umask() & 0o077).toBe(0o022);
+  expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
+  expect(mode(store)).toBe(0o700);
+  for (const name of ['data.cairn', 'wal.cairn', 'LOCK']) expect(mode(join(store, name)), name).toBe(0o600);
+});
+
+it('an existing wider store: its files are tightened, the dir is left with a warning', async () => {
+  const store = join(dir, 'store');
+  mkdirSync(store, { mode: 0o755 });
+  chmodSync(store, 0o755);
+  expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
+  chmodSync(join(store, 'data.cairn'), 0o644);
+  const again = await cairn(['init', '--data-dir', store]);
+  expect(again.stderr).toContain(`chmod 700 ${store}`);
+  expect(mode(join(store, 'data.cairn'))).toBe(0o600);
+  expect(mode(store)).toBe(0o755);
+});
+
+it.each([
+  ['--profile team', ['--profile', 'team'], {}, 'team profile'],
+  ['CAIRN_PROFILE=team', [], { CAIRN_PROFILE: 'team' }, 'team profile'],
+  ['--profile bogus', ['--profile', 'bogus'], {}, '--profile must be lite or team'],
+  ['CAIRN_RATE_LIMIT=abc', [], { CAIRN_RATE_LIMIT: 'abc' }, 'CAIRN_RATE_LIMIT'],
+  ['CAIRN_RATE_LIMIT=0', [], { CAIRN_RATE_LIMIT: '0' }, 'CAIRN_RATE_LIMIT'],
+])('serve with %s refuses to start and touches nothing', async (_label, args, env, message) => {
+  const store = join(dir, 'store');
+  const r = await cairn(['serve', '--data-dir', store, '--port', '0', ...args], env);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(message);
+  expect(existsSync(store)).toBe(false);
+});
+
+it('serve --profile lite (and CAIRN_PROFILE=lite) starts; /health reports the profile', async () => {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0', '--profile', 'lite'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_PROFILE: 'lite', CAIRN_RATE_LIMIT: '50' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  let url: string | undefined;
+  for (let i = 0; i < 100 && url === undefined; i++) {
+    if (existsSync(join(dir, 'node.json')))
+      url = (JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { url: string }).url;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(url).toBeDefined();
+  expect(await (await fetch(`${url}/health`)).json()).toMatchObject({ status: 'ok', profile: 'lite' });
+  expect(mode(join(dir, 'node.json'))).toBe(0o600);
+});
+
+it('the last admin token cannot be revoked; with another admin token it can', async () => {
+  const init = await cairn(['init', '--data-dir', dir, '--json']);
+  const list = async () =>
+    (
+      JSON.parse((await cairn(['token', 'list', '--data-dir', dir, '--json'])).stdout) as {
+        tokens: { id: string; role: string; revokedAt?: string }[];
+      }
+    ).tokens;
+  expect(init.code).toBe(0);
+  const [first] = await list();
+  const refused = await cairn(['token', 'revoke', first?.id ?? '', '--data-dir', dir]);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain('last admin token');
+  expect((await list())[0]?.revokedAt).toBeUndefined();
+  const made = await cairn([
+    'token',
+    'create',
+    '--agent',
+    'ops',
+    '--role',
+    'admin',
+    '--scope',
+    'a',
+    '--data-dir',
+    dir,
+    '--json',
+  ]);
+  expect(JSON.parse(made.stdout)).toMatchObject({ agent: 'ops', role: 'admin', scopes: ['a'], user: null });
+  expect((await cairn(['token', 'revoke', first?.id ?? '', '--data-dir', dir])).code).toBe(0);
+});
+
+it('over HTTP the last admin token is refused with VALIDATION_ERROR naming id', async () => {
+  const t = await startTestNode();
+  try {
+    const tokens = (await t.call('GET', '/v1/admin/tokens')).body.tokens as { id: string; role: string }[];
+    const admin = tokens.find((x) => x.role === 'admin');
+    const r = await t.call('DELETE', `/v1/admin/tokens/${admin?.id}`);
+    expect(r.status).toBe(422);
+    expect(r.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'id' }] });
+    expect((await t.call('GET', '/v1/whoami', { token: ADMIN })).status).toBe(200);
+    const made = await t.call('POST', '/v1/admin/tokens', { body: { agent: 'agent-x' } });
+    expect((await t.call('DELETE', `/v1/admin/tokens/${made.body.id}`)).status).toBe(200);
+  } finally {
+    await t.stop();
+  }
+});
+
+it('cairn mcp reports at once a background node that failed (port in use), and its log is private', async () => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const started = Date.now();
+    const r = await cairn(['mcp', '--data-dir', dir], { CAIRN_TOKEN: 'x', CAIRN_PORT: String(port) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('EADDRINUSE');
+    expect(r.stderr).toContain(String(port));
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(mode(join(dir, 'node.log'))).toBe(0o600);
+  } finally {
+    blocker.close();
+  }
+});
+
+it('the help names this CLI by absolute path for a client config, never npx', async () => {
+  const r = await cairn(['--help']);
+  expect(r.stdout).toContain(`"args": ["${CLI}", "mcp"]`);
+  expect(r.stdout).toContain(`"command": "${process.execPath}"`);
+  expect(r.stdout).not.toMatch(/"npx"|npx cairn/);
+});

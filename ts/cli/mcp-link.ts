@@ -1,0 +1,107 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { VERSION } from '../server/node.js';
+
+/** How the bridge finds and reaches its node. */
+export interface LinkOptions {
+  /** The node's base URL now: re-read on every reconnect, since a restarted node may move. */
+  url: () => string;
+  headers: Record<string, string>;
+  /** How long a reconnect keeps retrying a node that refuses connections (default 15 s). */
+  retryMs?: number;
+}
+
+/** Whether `err` (or an error inside it) is a refused TCP connection: nothing reached the node. */
+function refused(err: unknown, depth = 0): boolean {
+  if (typeof err !== 'object' || err === null || depth > 4) return false;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (e.code === 'ECONNREFUSED') return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => refused(x, depth + 1))) return true;
+  return refused(e.cause, depth + 1);
+}
+
+/**
+ * Whether the node refused a request before running it because the session is gone (404: it
+ * restarted, evicted the session at its cap, or dropped it when idle; 503: it is shutting down),
+ * or could not be reached at all. Re-sending such a request on a new session runs it once.
+ */
+export function sessionLost(err: unknown): boolean {
+  if (err instanceof StreamableHTTPError) return err.code === 404 || err.code === 503;
+  return refused(err);
+}
+
+/**
+ * The bridge's MCP session with its node, renewed transparently: a request that fails because the
+ * session is lost opens a new session (retrying a node that is restarting for up to `retryMs`) and
+ * is sent once more. Concurrent failures share one reconnect.
+ */
+export class NodeLink {
+  private client: Client | undefined;
+  private opening: Promise<Client> | undefined;
+
+  constructor(private readonly opts: LinkOptions) {}
+
+  /** Opens the first session; throws when the node cannot be reached. */
+  async connect(): Promise<Client> {
+    this.client = await this.open();
+    return this.client;
+  }
+
+  /** The instructions the node sent when the first session opened. */
+  instructions(): string | undefined {
+    return this.client?.getInstructions();
+  }
+
+  /** Runs `fn` on the current session; on a lost session, once more on a new one. */
+  async request<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    const client = this.client ?? (await this.renew(undefined));
+    try {
+      return await fn(client);
+    } catch (err) {
+      if (!sessionLost(err)) throw err;
+      return fn(await this.renew(client));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client?.close().catch(() => undefined);
+  }
+
+  /**
+   * A new session replacing `stale`, unless another request already replaced it. The stale client
+   * is dropped, not closed: closing it would fail other requests still awaiting its replies, which
+   * then renew onto the new session themselves.
+   */
+  private renew(stale: Client | undefined): Promise<Client> {
+    if (this.client !== stale && this.client !== undefined) return Promise.resolve(this.client);
+    this.opening ??= this.reopen().finally(() => {
+      this.opening = undefined;
+    });
+    return this.opening;
+  }
+
+  private async reopen(): Promise<Client> {
+    const deadline = Date.now() + (this.opts.retryMs ?? 15_000);
+    for (;;) {
+      try {
+        const client = await this.open();
+        this.client = client;
+        return client;
+      } catch (err) {
+        if (!refused(err) || Date.now() >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  private async open(): Promise<Client> {
+    const url = this.opts.url();
+    const client = new Client({ name: 'cairn-mcp-bridge', version: VERSION });
+    const transport = new StreamableHTTPClientTransport(new URL('/v1/mcp', url), {
+      requestInit: { headers: this.opts.headers },
+    });
+    await client.connect(transport);
+    return client;
+  }
+}
