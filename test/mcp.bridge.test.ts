@@ -63,7 +63,7 @@ it('a call after the node restarted succeeds, and so do later ones', async () =>
   expect((await status(main)).isError).toBe(false);
   expect((await status(main)).isError).toBe(false);
   const { tools } = await main.client.listTools();
-  expect(tools).toHaveLength(14);
+  expect(tools).toHaveLength(15);
 });
 
 it('a call made while the node is down waits for it to come back', async () => {
