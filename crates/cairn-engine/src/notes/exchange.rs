@@ -1,17 +1,24 @@
 //! Notes in `memory_export` / `memory_import` (`knowledge::export` and `knowledge::import` walk
-//! and dispatch; the rules of notes live here). A `note` record is the current version of one
-//! note of the scope, whatever its visibility or task; a private note only when the export asks
-//! for private notes (`allowPrivate && includePrivate`), else the header counts it as withheld.
+//! and dispatch; the rules of notes live here). A `note` record is one note of the scope,
+//! whatever its visibility or task: its identity, its current version's fields, and `versions`,
+//! every earlier stored version (oldest first, each with its own number, value, kind, private
+//! flag, confidence, writer and times), so a copy keeps the note's history. A private note only
+//! when the export asks for private notes (`allowPrivate && includePrivate`), else the header
+//! counts it as withheld; a private earlier version of a note that is not private itself is left
+//! out of `versions` then, and counted too.
 //!
 //! Import matches a note by its identity (`key`, `visibility`, and the task id or owning agent).
-//! A note that is not here is created with the exported version number and times, so an export
-//! of the copy reads as the source. A note that holds the same content (value, kind, private,
-//! confidence) is `unchanged`, and so is one that a previous import already brought this exact
-//! exported version to (the copy has moved on since: an old page never rolls it back). Any other
-//! difference becomes the next version of the target's note (versions continue the target's:
-//! `expectedVersion` callers never see a number go back), stamped with the import time. Every
-//! note stored appends a `note` event with op `import`, before and after. Private notes are
-//! stored private whatever the policy: reads enforce it.
+//! A note that is not here is created with every exported version, numbers and times kept, one
+//! `note` event (op `import`) per version, stamped with the version's writer and time, so the
+//! copy's history, `as_of` reads and export read as the source's. A note here whose versions are
+//! the exported ones up to its current one takes the exported versions after it the same way
+//! (a later export of the same source); one that holds them all is `unchanged`. A note here with
+//! a history of its own compares the exported current version only: the same content (value,
+//! kind, private, confidence), or an exact version a previous import already brought
+//! (`k.import_map`: an old page never rolls the copy back), is `unchanged`; any other content
+//! becomes the next version of the target's note (`expectedVersion` callers never see a number
+//! go back), stamped with the import time and the importing agent. Private notes are stored
+//! private whatever the policy: reads enforce it.
 
 use super::index::{self, Postings};
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility, check_key};
@@ -29,7 +36,7 @@ pub(crate) const TREE: &str = CUR;
 
 /// `k.import_map` kind byte of an imported note version: `part | 'n' | identity \0 | source id BE
 /// | version BE` → empty.
-const NOTE: u8 = b'n';
+pub(crate) const NOTE: u8 = b'n';
 
 /// Whether `agent` (`None`: an admin, every agent) may see `note` for an export or import: an
 /// agent-visibility note belongs to its owner alone (DESIGN.md §1).
@@ -37,53 +44,90 @@ fn owned_by(note: &NoteRecord, agent: Option<&str>) -> bool {
     note.visibility() != Visibility::Agent || agent.is_none_or(|a| note.owner == a)
 }
 
-/// The export record of a stored current note; `None` for a private note not asked for, or an
-/// agent note of an agent other than `agent`.
-pub(crate) fn record(value: &[u8], private: bool, agent: Option<&str>) -> Result<Option<Value>> {
+/// The fields one version of a note holds (its identity aside), as export records name them.
+fn version_fields(note: &NoteRecord) -> Map<String, Value> {
+    let mut r = Map::new();
+    r.insert("value".into(), note.value.clone());
+    // `kind` names the record; the note's own kind travels as `noteKind`.
+    r.insert("noteKind".into(), json!(note.kind));
+    r.insert("private".into(), json!(note.private));
+    r.insert("version".into(), json!(note.version));
+    r.insert("agent".into(), json!(note.agent));
+    r.insert("createdAt".into(), json!(iso_ms(note.created_at)));
+    r.insert("updatedAt".into(), json!(iso_ms(note.updated_at)));
+    if let Some(c) = note.confidence {
+        r.insert("confidence".into(), json!(c));
+    }
+    if let Some(b) = &note.confidence_basis {
+        r.insert("confidenceBasis".into(), json!(b));
+    }
+    r
+}
+
+/// The stored versions of `note` before its current one, oldest first.
+fn earlier_versions(snap: &Snapshot, part: &Partition, note: &NoteRecord) -> Result<Vec<NoteRecord>> {
+    let mut out = Vec::new();
+    for kv in snap.prefix(VER, &note.identity().versions_prefix(part))? {
+        let v = NoteRecord::decode(&kv?.1)?;
+        if v.version < note.version {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// The export record of a stored current note with its earlier versions; `None` for a private
+/// note not asked for, or an agent note of an agent other than `agent`. Without `private`, the
+/// private earlier versions are left out (the header counts them).
+pub(crate) fn record(
+    snap: &Snapshot,
+    part: &Partition,
+    value: &[u8],
+    private: bool,
+    agent: Option<&str>,
+) -> Result<Option<Value>> {
     let note = NoteRecord::decode(value)?;
     if (note.private && !private) || !owned_by(&note, agent) {
         return Ok(None);
     }
-    let mut r = json!({
-        "kind": "note",
-        "id": note.id.to_string(),
-        "key": note.key,
-        "value": note.value,
-        // `kind` names the record; the note's own kind travels as `noteKind`.
-        "noteKind": note.kind,
-        "visibility": note.visibility,
-        "private": note.private,
-        "version": note.version,
-        "agent": note.agent,
-        "createdAt": iso_ms(note.created_at),
-        "updatedAt": iso_ms(note.updated_at),
-    });
+    let mut r = Map::new();
+    r.insert("kind".into(), json!("note"));
+    r.insert("id".into(), json!(note.id.to_string()));
+    r.insert("key".into(), json!(note.key));
+    r.insert("visibility".into(), json!(note.visibility));
     if let Some(t) = note.task_id() {
-        r["taskId"] = json!(t);
+        r.insert("taskId".into(), json!(t));
     }
     if note.visibility() == Visibility::Agent {
-        r["owner"] = json!(note.owner);
+        r.insert("owner".into(), json!(note.owner));
     }
-    if let Some(c) = note.confidence {
-        r["confidence"] = json!(c);
-    }
-    if let Some(b) = &note.confidence_basis {
-        r["confidenceBasis"] = json!(b);
-    }
-    Ok(Some(r))
+    r.extend(version_fields(&note));
+    let versions: Vec<Value> = earlier_versions(snap, part, &note)?
+        .iter()
+        .filter(|v| private || !v.private)
+        .map(|v| Value::Object(version_fields(v)))
+        .collect();
+    r.insert("versions".into(), Value::Array(versions));
+    Ok(Some(Value::Object(r)))
 }
 
-/// How many current notes of `part` that `agent` may export are private (the header's count of
-/// withheld notes; another agent's notes are not the reader's to count).
-pub(crate) fn private_count(snap: &Snapshot, part: &Partition, agent: Option<&str>) -> Result<u64> {
-    let mut n = 0;
+/// What an export without private reads leaves out of `part` (for `agent`; another agent's notes
+/// are not the reader's to count): private notes, and private earlier versions of the notes it
+/// carries.
+pub(crate) fn private_count(snap: &Snapshot, part: &Partition, agent: Option<&str>) -> Result<(u64, u64)> {
+    let (mut notes, mut versions) = (0, 0);
     for kv in snap.prefix(CUR, part.prefix())? {
         let note = NoteRecord::decode(&kv?.1)?;
-        if note.private && owned_by(&note, agent) {
-            n += 1;
+        if !owned_by(&note, agent) {
+            continue;
+        }
+        if note.private {
+            notes += 1;
+        } else {
+            versions += earlier_versions(snap, part, &note)?.iter().filter(|v| v.private).count() as u64;
         }
     }
-    Ok(n)
+    Ok((notes, versions))
 }
 
 /// A record field problem, as a skip reason naming the field.
@@ -181,6 +225,46 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
     })
 }
 
+/// The fields of one version (identity aside): what an entry of `versions` may hold.
+const VERSION_FIELDS: [&str; 9] =
+    ["value", "noteKind", "private", "version", "agent", "createdAt", "updatedAt", "confidence", "confidenceBasis"];
+
+/// Every version a record describes, oldest first: its `versions`, then its own fields (the
+/// current version). Numbers must increase; each entry is checked as a record is, its field
+/// named `versions[i].field`.
+fn parse_versions(r: &Map<String, Value>, agent: &str, now: i64) -> Field<Vec<NoteRecord>> {
+    let current = parse(r, agent, now)?;
+    let list = match r.get("versions") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(list)) => list.as_slice(),
+        Some(_) => return Err("versions: must be an array".into()),
+    };
+    let mut base = r.clone();
+    for field in VERSION_FIELDS.iter().chain(&["versions"]) {
+        base.remove(*field);
+    }
+    let mut out: Vec<NoteRecord> = Vec::with_capacity(list.len() + 1);
+    for (i, entry) in list.iter().enumerate() {
+        let Value::Object(fields) = entry else { return Err(format!("versions[{i}]: must be an object")) };
+        if !fields.contains_key("version") {
+            return Err(format!("versions[{i}].version: required"));
+        }
+        let mut m = base.clone();
+        m.extend(
+            fields.iter().filter(|(k, _)| VERSION_FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())),
+        );
+        let mut v = parse(&m, agent, now).map_err(|e| format!("versions[{i}].{e}"))?;
+        // The identity is the record's: an agent note's owner does not follow each writer.
+        v.owner.clone_from(&current.owner);
+        if out.last().map_or(0, |p| p.version) >= v.version || v.version >= current.version {
+            return Err(format!("versions[{i}].version: must increase, below the note's version {}", current.version));
+        }
+        out.push(v);
+    }
+    out.push(current);
+    Ok(out)
+}
+
 /// Whether two versions say the same thing (identity aside).
 fn same_content(a: &NoteRecord, b: &NoteRecord) -> bool {
     a.value == b.value
@@ -190,8 +274,69 @@ fn same_content(a: &NoteRecord, b: &NoteRecord) -> bool {
         && a.confidence_basis == b.confidence_basis
 }
 
+/// Whether a stored version is the exported one: same content, writer and time.
+fn same_version(here: &NoteRecord, exported: &NoteRecord) -> bool {
+    same_content(here, exported) && here.agent == exported.agent && here.updated_at == exported.updated_at
+}
+
 fn seen_key(part: &Partition, id: &Identity, source: u64, version: u64) -> Vec<u8> {
     part.key(&[&[NOTE], id.encode().as_bytes(), b"\0", &source.to_be_bytes(), &version.to_be_bytes()])
+}
+
+/// Who an imported version's event is stamped with: its writer, when the import is an admin's or
+/// the writer's own; else the importing agent (an agent's import does not write into another
+/// agent's audit).
+fn stamp(caller: &Caller, all_agents: bool, version: &NoteRecord, faithful: bool) -> Caller {
+    let own = all_agents || version.agent == caller.agent;
+    Caller {
+        part: caller.part.clone(),
+        agent: if faithful && own { version.agent.clone() } else { caller.agent.clone() },
+        now: if faithful { version.updated_at } else { caller.now },
+    }
+}
+
+/// Stores `versions` (ascending, numbered after `prev`'s) as note `id`, the last one current:
+/// each version record, one `note` event (op `import`) per version with the previous version
+/// as `before`, the import map entries of `source`, and the query index of the new current.
+/// `faithful`: the versions keep their writer and time in their events (see `stamp`).
+#[allow(clippy::too_many_arguments)] // one private step of `import`; a struct would only rename them
+fn store_versions(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    all_agents: bool,
+    id: u64,
+    prev: Option<&NoteRecord>,
+    versions: &[NoteRecord],
+    source: Option<u64>,
+    faithful: bool,
+) -> Result<()> {
+    let part = &caller.part;
+    part.register(tx)?;
+    let mut before = prev.cloned();
+    for v in versions {
+        let v = NoteRecord { id, ..v.clone() };
+        let identity = v.identity();
+        tx.put(VER, &identity.ver_key(part, v.version), &v.encode())?;
+        if let Some(s) = source {
+            tx.put(crate::knowledge::IMPORT_MAP, &seen_key(part, &identity, s, v.version), &[])?;
+        }
+        let target = identity.encode();
+        let change = Change {
+            family: "note",
+            target: &target,
+            op: "import",
+            before: before.as_ref().map(NoteRecord::render),
+            after: Some(v.render()),
+            patch: None,
+        };
+        history::record(tx, &stamp(caller, all_agents, &v, faithful), change)?;
+        before = Some(v);
+    }
+    let current = before.expect("at least one version is stored");
+    let old = prev.map(|p| Postings::of(&p.key, &p.value));
+    index::replace(tx, part, prev.zip(old.as_ref()), (&current, &Postings::of(&current.key, &current.value)))?;
+    tx.put(CUR, &current.identity().cur_key(part), &current.encode())?;
+    Ok(())
 }
 
 /// Imports one `note` record into `part` as `agent` at `now`; `all_agents` (an admin's import)
@@ -204,58 +349,66 @@ pub(crate) fn import(
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<()>> {
-    let mut note = match parse(r, agent, now) {
-        Ok(n) => n,
+    let versions = match parse_versions(r, agent, now) {
+        Ok(v) => v,
         Err(e) => return Ok(Err(e)),
     };
-    if !owned_by(&note, (!all_agents).then_some(agent)) {
+    let current = versions.last().expect("the record's own version").clone();
+    if !owned_by(&current, (!all_agents).then_some(agent)) {
         return Ok(Err("owner: an agent note is imported by its own agent only".into()));
     }
     let source = match source_id(r) {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
-    let identity = note.identity();
-    let seen = source.map(|s| seen_key(part, &identity, s, note.version));
-    let prev = tx.get(CUR, &identity.cur_key(part))?.as_deref().map(NoteRecord::decode).transpose()?;
-    if let Some(p) = &prev {
-        let imported_before = match &seen {
-            Some(k) => tx.get(crate::knowledge::IMPORT_MAP, k)?.is_some(),
-            None => false,
-        };
-        if same_content(p, &note) || imported_before {
-            out.unchanged.notes += 1;
-            return Ok(Ok(()));
-        }
-        // A new version of the note here: its number and time are the target's.
-        note.id = p.id;
-        note.version = p.version + 1;
-        note.supersedes = Some(p.version);
-        note.created_at = p.created_at;
-        note.updated_at = now.max(p.updated_at);
-    } else {
-        note.id = crate::knowledge::next_id(tx)?;
-    }
-    part.register(tx)?;
-    let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
-    index::replace(tx, part, prev.as_ref().zip(old.as_ref()), (&note, &Postings::of(&note.key, &note.value)))?;
-    let bytes = note.encode();
-    tx.put(CUR, &identity.cur_key(part), &bytes)?;
-    tx.put(VER, &identity.ver_key(part, note.version), &bytes)?;
-    if let Some(k) = &seen {
-        tx.put(crate::knowledge::IMPORT_MAP, k, &[])?;
-    }
     let caller = Caller { part: part.clone(), agent: agent.to_owned(), now };
-    let target = identity.encode();
-    let change = Change {
-        family: "note",
-        target: &target,
-        op: "import",
-        before: prev.as_ref().map(NoteRecord::render),
-        after: Some(note.render()),
-        patch: None,
+    let identity = current.identity();
+    let Some(p) = tx.get(CUR, &identity.cur_key(part))?.as_deref().map(NoteRecord::decode).transpose()? else {
+        let id = crate::knowledge::next_id(tx)?;
+        store_versions(tx, &caller, all_agents, id, None, &versions, source, true)?;
+        out.imported.notes += 1;
+        return Ok(Ok(()));
     };
-    history::record(tx, &caller, change)?;
+    // The note here holds the exported versions up to its current one: it takes those after.
+    let mut held = true;
+    for v in versions.iter().filter(|v| v.version <= p.version) {
+        let here = tx.get(VER, &identity.ver_key(part, v.version))?.as_deref().map(NoteRecord::decode).transpose()?;
+        if !here.is_some_and(|h| same_version(&h, v)) {
+            held = false;
+            break;
+        }
+    }
+    let after: Vec<NoteRecord> = versions.iter().filter(|v| v.version > p.version).cloned().collect();
+    if held && after.is_empty() {
+        out.unchanged.notes += 1;
+        return Ok(Ok(()));
+    }
+    if held && versions.iter().any(|v| v.version == p.version) {
+        store_versions(tx, &caller, all_agents, p.id, Some(&p), &after, source, true)?;
+        out.imported.notes += 1;
+        return Ok(Ok(()));
+    }
+    // A history of its own here: the exported current version only, as the next version here.
+    let imported_before = match source {
+        Some(s) => tx.get(crate::knowledge::IMPORT_MAP, &seen_key(part, &identity, s, current.version))?.is_some(),
+        None => false,
+    };
+    if same_content(&p, &current) || imported_before {
+        out.unchanged.notes += 1;
+        return Ok(Ok(()));
+    }
+    // A new version of the note here: its number and time are the target's.
+    let note = NoteRecord {
+        version: p.version + 1,
+        supersedes: Some(p.version),
+        created_at: p.created_at,
+        updated_at: now.max(p.updated_at),
+        ..current.clone()
+    };
+    store_versions(tx, &caller, all_agents, p.id, Some(&p), &[note], None, false)?;
+    if let Some(s) = source {
+        tx.put(crate::knowledge::IMPORT_MAP, &seen_key(part, &identity, s, current.version), &[])?;
+    }
     out.imported.notes += 1;
     Ok(Ok(()))
 }

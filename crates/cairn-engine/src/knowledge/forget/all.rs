@@ -2,8 +2,9 @@
 //! of prefix deletes: every key of the partition in every knowledge tree (`k.*`, whatever later
 //! work adds there), its full-text postings and totals, every note (each version, every
 //! visibility, private ones too) and handoff (`notes::forget_partition`), and every event of its
-//! history, of every family: their targets and values spell what went. The verb then appends
-//! one `forget` event (`all`, with the counts) as the record that the scope was forgotten.
+//! history, of every family: their targets and values spell what went; and its entry in the
+//! user's scope list (`k.scopes`), so status no longer lists it. The verb then appends one
+//! `forget` event (`all`, with the counts) as the record that the scope was forgotten.
 
 use super::super::graph::Entity;
 use super::super::part::{Partition, SCOPES, user_scopes_prefix};
@@ -70,6 +71,10 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
     }
     fts::remove_partition(tx, part.raw())?;
     purge_history(tx, part)?;
+    // A forgotten scope is no longer one of the user's scopes (status lists them); the next
+    // write to it registers it again.
+    let (tenant, user, scope) = part.parts();
+    tx.delete(SCOPES, &[user_scopes_prefix(tenant, user), scope.as_bytes().to_vec()].concat())?;
     bury(tx, part, "all", "", now)?;
     Ok(Outcome::Forgotten { counts, kept: Vec::new() })
 }
