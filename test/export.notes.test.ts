@@ -113,7 +113,13 @@ it('a note with several versions, by several agents, reads in the copy as in the
   const scope = 'versions';
   const values = ['draft', 'review', 'ship'];
   for (const [i, value] of values.entries()) {
-    const body = { scope, key: 'launch', value, kind: 'task_state', ...(i === 1 ? { confidence: 0.5 } : {}) };
+    const body = {
+      scope,
+      key: 'launch',
+      value,
+      kind: 'task_state',
+      ...(i === 1 ? { confidence: 0.5, confidenceBasis: 'agent_inferred' } : {}),
+    };
     const r = await t.call('POST', '/v1/memory/note_write', { token: writers[i % 2], body });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     await new Promise((r) => setTimeout(r, 5));
