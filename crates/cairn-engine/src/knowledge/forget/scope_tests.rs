@@ -201,4 +201,13 @@ fn a_forgotten_scope_leaves_the_status_list_until_written_again() {
     assert_eq!(listed_scopes(&store, &c), ["other"]);
     notes(&store, &who(&pack, "claude", 7_000), "note_write", &json!({"key": "back", "value": 1, "kind": "decision"}));
     assert_eq!(listed_scopes(&store, &c), ["other", "pack"], "a write lists it again");
+    // A user whose every scope was forgotten whole was forgotten before, not never stored.
+    for p in [&pack, &other] {
+        assert_eq!(knowledge(&store, &who(p, "claude", 8_000), "forget", &json!({"all": true}))["state"], "forgotten");
+    }
+    assert_eq!(listed_scopes(&store, &c), Vec::<String>::new());
+    let reply = knowledge(&store, &c, "delete_user", &json!({"confirm": true}));
+    assert_eq!(reply, json!({"state": "already_forgotten"}));
+    let stranger = who(&Partition::new("local", "u2", "default").unwrap(), "claude", 9_000);
+    assert_eq!(knowledge(&store, &stranger, "delete_user", &json!({"confirm": true}))["error"]["code"], "NOT_FOUND");
 }
