@@ -107,3 +107,55 @@ it("an agent's own notes leave and come back only with its token, or an admin's"
   const list = await t.call('POST', '/v1/memory/note_list', { token: claude, body: { key: 'scratch' } });
   expect((list.body.notes as Rec[])[0]?.value).toBe('claude only');
 });
+
+it('a note with several versions, by several agents, reads in the copy as in the source', async () => {
+  const writers = [(await t.token({ agent: 'claude' })).token, (await t.token({ agent: 'codex' })).token];
+  const scope = 'versions';
+  const values = ['draft', 'review', 'ship'];
+  for (const [i, value] of values.entries()) {
+    const body = {
+      scope,
+      key: 'launch',
+      value,
+      kind: 'task_state',
+      ...(i === 1 ? { confidence: 0.5, confidenceBasis: 'agent_inferred' } : {}),
+    };
+    const r = await t.call('POST', '/v1/memory/note_write', { token: writers[i % 2], body });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const pages: Rec[][] = [];
+  let cursor: string | null = null;
+  do {
+    const body: Rec = { scope, limit: 1, includePrivate: true, ...(cursor === null ? {} : { cursor }) };
+    const r = await t.call('POST', '/v1/memory/export', { body });
+    pages.push(r.body.records as Rec[]);
+    cursor = r.body.next as string | null;
+  } while (cursor !== null);
+  const note = pages.flat().find((r) => r.kind === 'note');
+  expect(((note?.versions ?? []) as Rec[]).map((v) => v.value)).toEqual(['draft', 'review']);
+  for (const records of pages.reverse()) {
+    const r = await t.call('POST', '/v1/memory/import', { body: { scope: 'versions-copy', records } });
+    expect(r.body.skipped).toEqual([]);
+  }
+  const read = async (s: string, verb: string, extra: Rec = {}) => {
+    const r = await t.call('POST', `/v1/memory/${verb}`, { body: { scope: s, key: 'launch', ...extra } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body;
+  };
+  const trail = async (s: string) =>
+    ((await read(s, 'history')).events as Rec[]).map((e) => {
+      const after = e.after as Rec;
+      return [e.agent, e.at, after.version, after.value, after.confidence];
+    });
+  const source = await trail(scope);
+  expect(source.map((e) => e[0])).toEqual(['claude', 'codex', 'claude']);
+  expect(await trail('versions-copy')).toEqual(source);
+  const times = source.map((e) => String(e[1]));
+  for (const as_of of [...times, new Date(Date.parse(times[0] as string) - 1).toISOString()]) {
+    const strip = (b: Rec) => (b.notes as Rec[]).map(({ id: _id, ...rest }) => rest);
+    expect(strip(await read('versions-copy', 'note_list', { as_of })), as_of).toEqual(
+      strip(await read(scope, 'note_list', { as_of })),
+    );
+  }
+});

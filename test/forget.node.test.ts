@@ -109,4 +109,55 @@ describe('forgetting leaves nothing behind', () => {
     const audit = await post('audit', scope);
     expect(`${history.text}${audit.text}`).not.toMatch(/eyes|grey/);
   });
+
+  it('a forgotten note leaves no event or record naming its key, whatever its visibility', async () => {
+    const scope = { scope: 'nf' };
+    for (const [key, where] of [
+      ['ulvenhalt-salary', {}],
+      ['brisquelle-salary', { visibility: 'task', taskId: 'T-nf' }],
+    ] as const) {
+      const write = (value: string) =>
+        post('note_write', { ...scope, ...where, key, value, kind: 'user_fact', idempotencyKey: `${key} ${value}` });
+      for (const value of ['first gorvane', 'second gorvane']) expect((await write(value)).status).toBe(200);
+      expect((await post('history', { ...scope, ...where, key })).text).toContain(key);
+      const gone = await post('forget', { ...scope, note: { ...where, key } });
+      expect(gone.body.state, gone.text).toBe('forgotten');
+      const reads = [
+        await post('history', { ...scope, ...where, key }),
+        await post('audit', scope),
+        await post('note_list', { ...scope, ...where }),
+        await post('note_list', { ...scope, ...where, key, as_of: new Date().toISOString() }),
+      ];
+      for (const r of reads) {
+        expect(r.status, r.text).toBe(200);
+        expect(r.text).not.toMatch(/ulvenhalt|brisquelle|gorvane/);
+      }
+      expect(reads[0]?.body.events).toEqual([]);
+      const audit = (reads[1]?.body.events ?? []) as { family: string; target: string }[];
+      expect(audit.filter((e) => e.family === 'forget').at(-1)).toMatchObject({ target: 'note', op: 'forget' });
+      expect((await post('forget', { ...scope, note: { ...where, key } })).body.state).toBe('already_forgotten');
+    }
+    // A write retried under its idempotency key writes the note anew instead of answering with
+    // the forgotten receipt.
+    const retry = { ...scope, key: 'ulvenhalt-salary', value: 'first gorvane', kind: 'user_fact' };
+    const again = await post('note_write', { ...retry, idempotencyKey: 'ulvenhalt-salary first gorvane' });
+    expect(again.body).toMatchObject({ version: 1, evolution: 'created' });
+  });
+
+  it('a scope forgotten whole is not listed by status until something is written to it again', async () => {
+    const listed = async () => {
+      const r = await t.call('GET', '/v1/memory/status', { token });
+      expect(r.status).toBe(200);
+      return (r.body.scopes as { scope: string }[]).map((s) => s.scope);
+    };
+    await post('remember', { scope: 'gone-scope', content: 'Tamsin Ure keeps the lighthouse.' });
+    await post('note_write', { scope: 'gone-scope', key: 'lamp', value: 'on', kind: 'user_fact' });
+    expect(await listed()).toContain('gone-scope');
+    expect((await post('forget', { scope: 'gone-scope', all: true })).body.state).toBe('forgotten');
+    expect(await listed()).not.toContain('gone-scope');
+    expect((await post('forget', { scope: 'gone-scope', all: true })).body.state).toBe('already_forgotten');
+    expect(await listed()).not.toContain('gone-scope');
+    await post('note_write', { scope: 'gone-scope', key: 'lamp', value: 'off', kind: 'user_fact' });
+    expect(await listed()).toContain('gone-scope');
+  });
 });

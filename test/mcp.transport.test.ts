@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { SERVICES } from '../ts/service/memory.js';
 import { ADMIN, startTestNode, type TestNode } from './node.js';
 
 // The Streamable HTTP rules of /v1/mcp as a raw HTTP client meets them: headers, sessions,
@@ -157,6 +158,56 @@ describe('/v1/mcp over raw HTTP', () => {
     expect((await post({ jsonrpc: '2.0', id: 6, method: 'ping' }, h)).json).toEqual({
       jsonrpc: '2.0',
       id: 6,
+      result: {},
+    });
+  });
+
+  it('refuses a request id that another POST of the session is still waiting on, and answers that POST', async () => {
+    const h = await session();
+    // Hold the first call inside the service until the second POST has been answered, so the two
+    // overlap whatever the machine's speed.
+    const status = SERVICES.status;
+    if (status === undefined) throw new Error('no status service');
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => {
+      entered = r;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    SERVICES.status = async (...args) => {
+      entered();
+      await gate;
+      return status(...args);
+    };
+    try {
+      const call = { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'memory_status', arguments: {} } };
+      const first = post(call, h);
+      await inside;
+      const second = await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, h);
+      expect(second.status).toBe(400);
+      expect(second.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+      expect(second.json.error.message).toContain('request id 9 is already in flight');
+      // Another id goes through meanwhile.
+      expect((await post({ jsonrpc: '2.0', id: 10, method: 'ping' }, h)).json).toEqual({
+        jsonrpc: '2.0',
+        id: 10,
+        result: {},
+      });
+      release();
+      const r = await first;
+      expect(r.status).toBe(200);
+      expect(r.json.id).toBe(9);
+      expect(r.json.result.structuredContent).toMatchObject({ node: { status: 'ok' } });
+    } finally {
+      release();
+      SERVICES.status = status;
+    }
+    // Once answered, the id is free again.
+    expect((await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, h)).json).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
       result: {},
     });
   });

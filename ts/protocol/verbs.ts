@@ -184,9 +184,10 @@ export const VERBS: readonly VerbSpec[] = [
     reply: ExportReply,
     description:
       'One page of the scope as JSON records: header, entities, facts with provenance and ended state, documents ' +
-      'with their live passages, notes (current version of every note of the scope, any visibility or task; the ' +
-      'note’s own kind is `noteKind`) and handoffs (expired ones too). Private notes only with `includePrivate` when ' +
-      'the node allows them; otherwise the header’s `withheld.private_notes` counts them. Pass the reply’s `next` ' +
+      'with their live passages, notes (every note of the scope, any visibility or task: its current version, the ' +
+      'note’s own kind as `noteKind`, and every earlier version in `versions`) and handoffs (expired ones too). ' +
+      'Private notes only with `includePrivate` when the node allows them; otherwise the header’s ' +
+      '`withheld.private_notes` (and `private_versions`) counts them. Pass the reply’s `next` ' +
       'as `cursor` to get the following page; `next: null` means done. `limit` records per page (default 500, max ' +
       '5000).',
   },

@@ -44,11 +44,17 @@ fn notes_and_handoffs_are_exported_with_their_fields() {
     let plain = verb(&store, &who, "export", &json!({})).unwrap();
     let records = plain["records"].as_array().unwrap();
     assert_eq!(records[0]["kinds"], json!(["header", "entity", "fact", "document", "note", "handoff"]));
-    assert_eq!(records[0]["withheld"], json!({"private_notes": 1}));
+    assert_eq!(records[0]["withheld"], json!({"private_notes": 1, "private_versions": 0}));
     let notes = of_kind(records, "note");
     assert_eq!(notes.iter().map(|n| n["key"].as_str().unwrap()).collect::<Vec<_>>(), ["editor", "mine", "plan"]);
     let editor = notes[0];
     assert_eq!(editor["value"], json!({"name": "helix"}));
+    assert_eq!(
+        editor["versions"],
+        json!([{"value": {"name": "vim"}, "noteKind": "user_preference", "private": false, "version": 1, "agent": "a",
+                "createdAt": "1970-01-01T00:00:01.000Z", "updatedAt": "1970-01-01T00:00:01.000Z"}]),
+        "every earlier version travels with the note"
+    );
     assert_eq!((&editor["version"], &editor["noteKind"]), (&json!(2), &json!("user_preference")));
     assert_eq!(
         (&editor["createdAt"], &editor["updatedAt"]),
@@ -152,6 +158,12 @@ fn bad_note_and_handoff_records_are_skipped_by_field() {
         {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "visibility": "task"},
         {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "id": 5},
         {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "updatedAt": "soon"},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "version": 2, "versions": [{"value": 0}]},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "version": 2,
+         "versions": [{"version": 1, "value": 0, "noteKind": "rumour"}]},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "version": 2,
+         "versions": [{"version": 1, "value": 0, "noteKind": "decision"}, {"version": 1, "value": 0, "noteKind": "decision"}]},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "versions": {}},
         {"kind": "handoff", "summary": "x"},
         {"kind": "handoff", "taskId": "t", "summary": " "},
         {"kind": "handoff", "taskId": "t", "summary": "s", "blockers": [3]},
@@ -165,7 +177,20 @@ fn bad_note_and_handoff_records_are_skipped_by_field() {
         .collect();
     assert_eq!(
         starts,
-        ["0 value", "1 noteKind", "2 taskId", "3 id", "4 updatedAt", "5 taskId", "6 summary", "7 blockers[0]"],
+        [
+            "0 value",
+            "1 noteKind",
+            "2 taskId",
+            "3 id",
+            "4 updatedAt",
+            "5 versions[0].version",
+            "6 versions[0].noteKind",
+            "7 versions[1].version",
+            "8 versions",
+            "9 taskId",
+            "10 summary",
+            "11 blockers[0]"
+        ],
         "{reply}"
     );
     assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}));
@@ -215,4 +240,111 @@ fn an_agent_note_is_exported_and_imported_by_its_own_agent_or_an_admin_only() {
     assert_eq!(reply["skipped"], json!([]));
     let mine = notes_verb(&store, &caller(&part, 11_000), "note_list", &json!({"key": "mine"}));
     assert_eq!(mine["notes"][0]["value"], json!("overwritten"));
+}
+
+/// The user-visible trail of a note: each event's writer, time and the version it left.
+fn trail(store: &Store, who: &super::api::Caller, key: &str) -> Vec<Value> {
+    let body = json!({"key": key, "allowPrivate": true, "includePrivate": true, "limit": 100});
+    let events = notes_verb(store, who, "history", &body);
+    events["events"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{events}"))
+        .iter()
+        .map(|e| json!([e["agent"], e["at"], e["after"]["version"], e["after"]["value"], e["after"]["confidence"]]))
+        .collect()
+}
+
+/// The note as `note_list` shows it at `as_of` (`None`: now), without the store-local id.
+fn read_at(store: &Store, who: &super::api::Caller, key: &str, as_of: Option<i64>) -> Value {
+    let mut body = json!({"key": key, "allowPrivate": true, "includePrivate": true});
+    if let Some(t) = as_of {
+        body["as_of"] = json!(t);
+    }
+    let mut notes = notes_verb(store, who, "note_list", &body)["notes"].clone();
+    for n in notes.as_array_mut().unwrap() {
+        n.as_object_mut().unwrap().remove("id");
+    }
+    notes
+}
+
+#[test]
+fn every_version_travels_so_history_and_as_of_read_as_at_the_source() {
+    let (_dir, store, part) = fresh();
+    let as_agent = |agent: &str, now: i64| super::api::Caller { agent: agent.into(), ..caller(&part, now) };
+    for (agent, now, body) in [
+        ("a", 1_000, json!({"key": "plan", "value": "draft", "kind": "task_state"})),
+        ("b", 2_000, json!({"key": "plan", "value": "review", "confidence": 0.4, "confidenceBasis": "agent_inferred"})),
+        ("a", 3_000, json!({"key": "plan", "value": "hush", "private": true, "allowPrivate": true})),
+        ("c", 4_000, json!({"key": "plan", "value": "ship", "private": false, "allowPrivate": true})),
+        ("a", 5_000, json!({"key": "solo", "value": 1, "kind": "decision"})),
+    ] {
+        let reply = notes_verb(&store, &as_agent(agent, now), "note_write", &body);
+        assert!(reply.get("error").is_none(), "{reply}");
+    }
+    // One record a page, imported last page first, by an admin (who may keep each writer).
+    let pages = export_pages(&store, &part, 1);
+    let target = Partition::new("local", "u1", "copy").unwrap();
+    let admin = caller(&target, 90_000);
+    for page in pages.iter().rev() {
+        let reply = verb(&store, &admin, "import", &json!({"records": page, "allAgents": true})).unwrap();
+        assert_eq!(reply["skipped"], json!([]), "{reply}");
+    }
+    let (src, copy) = (caller(&part, 100_000), caller(&target, 100_000));
+    for key in ["plan", "solo"] {
+        assert_eq!(trail(&store, &copy, key), trail(&store, &src, key), "{key}: the copy's history is the source's");
+        for t in [None, Some(500), Some(1_000), Some(1_500), Some(2_500), Some(3_000), Some(3_500), Some(4_500)] {
+            assert_eq!(read_at(&store, &copy, key, t), read_at(&store, &src, key, t), "{key} as of {t:?}");
+        }
+    }
+    assert_eq!(trail(&store, &copy, "plan").len(), 4);
+    assert_eq!(normalized(&export_pages(&store, &target, 5000).concat()), normalized(&pages.concat()));
+    // Twice is once; into the scope it came from, nothing is new.
+    for (who, into) in [(&admin, "copy"), (&caller(&part, 90_000), "source")] {
+        let reply = verb(&store, who, "import", &json!({"records": pages.concat(), "allAgents": true})).unwrap();
+        assert_eq!((&reply["imported"]["notes"], &reply["unchanged"]["notes"]), (&json!(0), &json!(2)), "{into}");
+    }
+    // The source moves on; its next export brings the copy the new version, as written there.
+    notes_verb(&store, &as_agent("b", 6_000), "note_write", &json!({"key": "plan", "value": "shipped"}));
+    let reply = verb(
+        &store,
+        &admin,
+        "import",
+        &json!({"records": export_pages(&store, &part, 5000).concat(), "allAgents": true}),
+    )
+    .unwrap();
+    assert_eq!((&reply["imported"]["notes"], &reply["unchanged"]["notes"]), (&json!(1), &json!(1)), "{reply}");
+    assert_eq!(trail(&store, &copy, "plan"), trail(&store, &src, "plan"));
+    assert_eq!(trail(&store, &copy, "plan").len(), 5);
+    // An agent's own import keeps every version, but stamps the events of other writers' versions
+    // with itself: it does not write into another agent's audit.
+    let mine = Partition::new("local", "u1", "mine").unwrap();
+    let reply = verb(&store, &caller(&mine, 95_000), "import", &json!({"records": pages.concat()})).unwrap();
+    assert_eq!(reply["skipped"], json!([]), "{reply}");
+    let agents: Vec<Value> = trail(&store, &caller(&mine, 100_000), "plan").iter().map(|e| e[0].clone()).collect();
+    assert_eq!(agents, [json!("a"), json!("a"), json!("a"), json!("a")]);
+    assert_eq!(read_at(&store, &caller(&mine, 1), "plan", Some(2_500)), read_at(&store, &src, "plan", Some(2_500)));
+    assert!(store.check().unwrap().ok);
+}
+
+#[test]
+fn a_private_earlier_version_leaves_only_when_asked_for_and_is_counted() {
+    let (_dir, store, part) = fresh();
+    let who = caller(&part, 1_000);
+    for body in [
+        json!({"key": "k", "value": "open", "kind": "user_fact"}),
+        json!({"key": "k", "value": "hush", "private": true, "allowPrivate": true}),
+        json!({"key": "k", "value": "open again", "private": false, "allowPrivate": true}),
+    ] {
+        assert!(notes_verb(&store, &who, "note_write", &body).get("error").is_none());
+    }
+    let plain = verb(&store, &who, "export", &json!({})).unwrap();
+    let records = plain["records"].as_array().unwrap();
+    assert_eq!(records[0]["withheld"], json!({"private_notes": 0, "private_versions": 1}));
+    let note = of_kind(records, "note")[0];
+    assert_eq!(note["versions"].as_array().unwrap().len(), 1);
+    assert!(!plain.to_string().contains("hush"), "{plain}");
+    let all = verb(&store, &who, "export", &json!({"allowPrivate": true, "includePrivate": true})).unwrap();
+    let note = of_kind(all["records"].as_array().unwrap(), "note")[0];
+    assert_eq!(note["versions"][1]["value"], "hush");
+    assert_eq!(all["records"][0]["withheld"], json!({"private_notes": 0, "private_versions": 0}));
 }

@@ -221,27 +221,54 @@ proptest! {
         order in any::<u64>(),
         again in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
     ) {
-        let (_dir, store, part) = fresh();
-        run(&store, &part, &steps)?;
-        let pages = export_pages(&store, &part, limit);
-        // A permutation of the pages from `order`, then some pages again.
-        let mut ids: Vec<usize> = (0..pages.len()).collect();
-        let mut seed = order;
-        for i in (1..ids.len()).rev() {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            ids.swap(i, usize::try_from(seed >> 33).unwrap() % (i + 1));
-        }
-        ids.extend(again.iter().map(|ix| ix.index(pages.len())));
-        let target = Partition::new("local", "u1", "copy").unwrap();
-        let who = caller(&target, 1_000_000);
-        for &i in &ids {
-            let reply = verb(&store, &who, "import", &json!({"records": pages[i]})).unwrap();
-            prop_assert_eq!(&reply["skipped"], &json!([]), "{}", reply);
-        }
-        let copied = export_pages(&store, &target, 5000).concat();
-        prop_assert_eq!(normalized(&copied), normalized(&pages.concat()));
-        let reply = verb(&store, &who, "import", &json!({"records": pages.concat()})).unwrap();
-        prop_assert_eq!(&reply["imported"], &json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}), "{}", reply);
-        prop_assert!(store.check().unwrap().ok);
+        round_trip(&steps, limit, order, &again)?;
     }
+
+    /// Notes written over and over (several versions each, private ones, by key and visibility,
+    /// some forgotten and written again) round-trip with every version.
+    #[test]
+    fn notes_round_trip_with_every_version(
+        steps in prop::collection::vec(note_step().prop_map(Step::Notes), 4..24),
+        limit in 1usize..4,
+        order in any::<u64>(),
+        again in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+    ) {
+        round_trip(&steps, limit, order, &again)?;
+    }
+}
+
+/// `steps` into a scope, exported `limit` records a page, imported into an empty scope in the
+/// order `order` picks and some pages (`again`) twice: the copy exports as the source, reads as
+/// the source (note histories and `as_of`), and a whole import again changes nothing.
+fn round_trip(steps: &[Step], limit: usize, order: u64, again: &[prop::sample::Index]) -> Result<(), TestCaseError> {
+    let (_dir, store, part) = fresh();
+    run(&store, &part, steps)?;
+    let pages = export_pages(&store, &part, limit);
+    // A permutation of the pages from `order`, then some pages again.
+    let mut ids: Vec<usize> = (0..pages.len()).collect();
+    let mut seed = order;
+    for i in (1..ids.len()).rev() {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        ids.swap(i, usize::try_from(seed >> 33).unwrap() % (i + 1));
+    }
+    ids.extend(again.iter().map(|ix| ix.index(pages.len())));
+    let target = Partition::new("local", "u1", "copy").unwrap();
+    let who = caller(&target, 1_000_000);
+    for &i in &ids {
+        let reply = verb(&store, &who, "import", &json!({"records": pages[i]})).unwrap();
+        prop_assert_eq!(&reply["skipped"], &json!([]), "{}", reply);
+    }
+    let copied = export_pages(&store, &target, 5000).concat();
+    prop_assert_eq!(normalized(&copied), normalized(&pages.concat()));
+    // Every version came along: the notes' histories and `as_of` reads are the source's.
+    prop_assert_eq!(NotesModel::reads(&store, &target, steps.len()), NotesModel::reads(&store, &part, steps.len()));
+    let reply = verb(&store, &who, "import", &json!({"records": pages.concat()})).unwrap();
+    prop_assert_eq!(
+        &reply["imported"],
+        &json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}),
+        "{}",
+        reply
+    );
+    prop_assert!(store.check().unwrap().ok);
+    Ok(())
 }

@@ -5,7 +5,8 @@
 //! Only live data is exported: forgotten records are gone from the trees, and a document lists
 //! only the passages it still has. Private notes are exported only when asked for (`private`:
 //! the node allows private notes and the caller sends `includePrivate`); otherwise the header
-//! counts them in `withheld.private_notes`, so an export never looks complete when it is not.
+//! counts them in `withheld.private_notes` (and private earlier versions of the notes it carries
+//! in `withheld.private_versions`), so an export never looks complete when it is not.
 
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
@@ -56,8 +57,8 @@ const KINDS: [Kind; 6] = [
     Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, handoff_record)) },
 ];
 
-fn note_record(_snap: &Snapshot, _part: &Partition, value: &[u8], reader: &Reader<'_>) -> Result<Option<Value>> {
-    notes::exchange::record(value, reader.private, reader.agent)
+fn note_record(snap: &Snapshot, part: &Partition, value: &[u8], reader: &Reader<'_>) -> Result<Option<Value>> {
+    notes::exchange::record(snap, part, value, reader.private, reader.agent)
 }
 
 fn handoff_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
@@ -175,7 +176,8 @@ pub fn export(
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
             let (_, _, scope) = part.parts();
-            let withheld = if reader.private { 0 } else { notes::exchange::private_count(snap, part, reader.agent)? };
+            let (notes, versions) =
+                if reader.private { (0, 0) } else { notes::exchange::private_count(snap, part, reader.agent)? };
             records.push(json!({
                 "kind": "header",
                 "format": FORMAT,
@@ -183,7 +185,7 @@ pub fn export(
                 "scope": scope,
                 "exported_at": iso_ms(now),
                 "kinds": kind_names(),
-                "withheld": { "private_notes": withheld },
+                "withheld": { "private_notes": notes, "private_versions": versions },
             }));
             at += 1;
             after = Vec::new();

@@ -7,7 +7,7 @@
 //! entity is stored then, and its own record fills in types and attributes when it arrives); a
 //! fact citing a document not imported yet reserves that document's local id, which the document
 //! takes when it comes. History is kept: recorded, ended and ingested times are the exported ones.
-//! Notes and handoffs go last, each by the notes engine's rules (`notes::exchange`,
+//! Notes and handoffs go last, each by the notes engine's rules (`notes::import`,
 //! `notes::handoff_exchange`), which record their own history events.
 
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
@@ -576,7 +576,7 @@ pub fn import(
     passages.finish(tx)?;
     // Notes and handoffs stand alone: no other record refers to them.
     for &(index, r) in &by_kind[3] {
-        if let Err(reason) = crate::notes::exchange::import(tx, part, r, (agent, all_agents), now, &mut out)? {
+        if let Err(reason) = crate::notes::import::import(tx, part, r, (agent, all_agents), now, &mut out)? {
             out.skipped.push(Skipped { index, reason });
         }
     }

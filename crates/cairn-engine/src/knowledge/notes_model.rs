@@ -137,4 +137,47 @@ impl NotesModel {
         }
         Ok(())
     }
+
+    /// What a reader sees of the notes of `part` over time: each key and visibility's history
+    /// (writer, time, version, value, private), and `note_list` (private and task `T1` notes
+    /// included, ids taken out: they are the store's) now and as of before, at and after each of
+    /// `steps` step times (`1_000 * (i + 1)`).
+    pub(super) fn reads(store: &Store, part: &Partition, steps: usize) -> Value {
+        let mut out = Vec::new();
+        for (key, key_name) in KEYS.iter().enumerate() {
+            for (visibility, visibility_name) in VISIBILITIES.iter().enumerate() {
+                let mut body = identity(key, visibility);
+                body["includePrivate"] = json!(true);
+                body["limit"] = json!(100);
+                let history = call(store, part, 1, "history", &body);
+                let trail: Vec<Value> = history["events"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{history}"))
+                    .iter()
+                    .map(|e| {
+                        let after = &e["after"];
+                        json!([e["agent"], e["at"], after["version"], after["value"], after["private"]])
+                    })
+                    .collect();
+                out.push(json!([key_name, visibility_name, trail]));
+            }
+        }
+        let times = (0..=steps).flat_map(|i| {
+            let t = 1_000 * i64::try_from(i).unwrap();
+            [t + 500, t + 1_000]
+        });
+        for as_of in times.map(Some).chain([None]) {
+            let mut body = json!({"allowPrivate": true, "includePrivate": true, "taskId": TASKS[0], "limit": 100});
+            if let Some(t) = as_of {
+                body["as_of"] = json!(t);
+            }
+            let mut list = call(store, part, 1, "note_list", &body);
+            let notes = list["notes"].as_array_mut().unwrap_or_else(|| panic!("{body}"));
+            for n in notes.iter_mut() {
+                n.as_object_mut().unwrap().remove("id");
+            }
+            out.push(json!([as_of, notes]));
+        }
+        Value::Array(out)
+    }
 }

@@ -5,8 +5,9 @@
 //! Notes keep their read rules in their history: another agent's agent-visible note has no
 //! history to read (its identity is built from the caller's own agent), a task note needs its
 //! `taskId`, and an event whose note was private shows no values unless private reads are allowed
-//! and asked for. Events written before a note was forgotten show no values either
-//! (`redacted: "forgotten"`): the trail of who did what stays, the forgotten data does not.
+//! and asked for. A forgotten note has no events left (`forget.rs` removes them); a store written
+//! before that kept them with their values stripped under a marker keyed by the identity, and
+//! those events still read as `redacted: "forgotten"`.
 
 use super::cursor::{Binding, u64_position};
 use super::event_target;
@@ -127,6 +128,7 @@ fn redaction(snap: &Snapshot, part: &Partition, event: &Event, private: bool) ->
     if event.family != "note" {
         return Ok(None);
     }
+    // Only markers of that older layout are keyed by the identity (the event's target).
     if let Some(forgot) = snap.get(FORGOTTEN, &part.key(&[event.target.as_bytes()]))? {
         let forgot = u64::from_be_bytes(
             forgot.as_slice().try_into().map_err(|_| Error::corrupt(None, "a forgotten-note marker is not 8 bytes"))?,

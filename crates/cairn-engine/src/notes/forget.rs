@@ -1,12 +1,14 @@
-//! `note_forget`: removes a note with every stored version, at once, in one transaction with its
-//! event. Like `memory_forget`: forgetting again answers `already_forgotten` (200), a note that
-//! never existed is `NOT_FOUND`. The note's earlier events stay in the history (it is immutable),
-//! but their values read as redacted from then on (`n.forgotten` keeps the forgetting event's
-//! sequence number; see `events`), and the forget strips the values from those stored events, so
-//! `cairn database compact --purge` can erase them from disk like the versions themselves.
+//! `note_forget`: removes a note with every stored version, at once, in one transaction. Like
+//! `memory_forget`: forgetting again answers `already_forgotten` (200), a note that never existed
+//! is `NOT_FOUND`. Nothing of the note stays readable: its events go from the history and both
+//! indexes (their target is the note's identity, which spells its key, and their values its
+//! content), and so do the idempotency records whose receipts name it and the import map entries
+//! of its versions. What stays is one `forget` event on target `note` with the counts, never the
+//! key, and a marker under a hash of the identity (`n.forgotten`) that answers `already_forgotten`.
 
 use super::fields::Fields;
 use super::record::{CUR, FORGOTTEN, Identity, NoteRecord, VER, Visibility};
+use super::write::IDEM;
 use super::{Outcome, index, invalid, refuse};
 use crate::error::{Error, Result};
 use crate::history::{self, Change, EVENT, Event, TARGET, target_prefix};
@@ -15,11 +17,11 @@ use crate::knowledge::api::Caller;
 use crate::store::Store;
 use crate::write::WriteTxn;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 /// Runs `note_forget` for `caller`.
 pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
-    let input = f.as_value();
     let key = f.string("key")?.ok_or_else(|| invalid("key", "is required"))?;
     let visibility = Visibility::parse(f.string("visibility")?.as_deref())?;
     let task_id = f.string("taskId")?;
@@ -28,17 +30,24 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     f.finish()?;
     let id = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
     let caller = caller.clone();
-    store.write(move |tx| apply(tx, &caller, &id, input))?.0
+    store.write(move |tx| apply(tx, &caller, &id))?.0
 }
 
-fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity, input: Value) -> Result<Outcome<Value>> {
+/// `part | sha256(identity)`: the forgotten-note marker. A hash, so the marker does not keep the
+/// key it stands for.
+pub(crate) fn marker_key(part: &Partition, id: &Identity) -> Vec<u8> {
+    part.key(&[&Sha256::digest(id.encode().as_bytes())])
+}
+
+fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity) -> Result<Outcome<Value>> {
     let part = &caller.part;
     let mut what = json!({ "key": id.key, "visibility": id.visibility.as_str() });
     if let Some(t) = id.task_id() {
         what["taskId"] = json!(t);
     }
     let Some(current) = tx.get(CUR, &id.cur_key(part))? else {
-        if tx.get(FORGOTTEN, &id.cur_key(part))?.is_some() {
+        // Markers written before they were hashed are keyed by the identity itself.
+        if tx.get(FORGOTTEN, &marker_key(part, id))?.is_some() || tx.get(FORGOTTEN, &id.cur_key(part))?.is_some() {
             return Ok(Ok(json!({ "state": "already_forgotten", "note": what })));
         }
         return Ok(Err(refuse(
@@ -55,32 +64,61 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity, input: Value) ->
     }
     index::remove(tx, part, &current)?;
     tx.delete(CUR, &id.cur_key(part))?;
-    // The event keeps which note and version went, not its value: forgotten data stays unreachable.
-    let target = id.encode();
-    let before = json!({ "id": current.id.to_string(), "key": current.key, "version": current.version });
-    let change =
-        Change { family: "note", target: &target, op: "forget", before: Some(before), after: None, patch: Some(input) };
-    strip_values(tx, part, &target)?;
+    tx.delete(FORGOTTEN, &id.cur_key(part))?;
+    let events = remove_events(tx, part, &id.encode())?;
+    remove_receipts(tx, part, id)?;
+    let imports = part.key(&[&[crate::notes::exchange::NOTE], id.encode().as_bytes(), b"\0"]);
+    for (k, _) in tx.prefix(crate::knowledge::IMPORT_MAP, &imports)? {
+        tx.delete(crate::knowledge::IMPORT_MAP, &k)?;
+    }
+    // The record that a forget happened names the form and the counts, as knowledge forgets do.
+    let counts = json!({ "notes": 1, "versions": versions.len(), "events": events });
+    let change = Change {
+        family: "forget",
+        target: "note",
+        op: "forget",
+        before: None,
+        after: Some(json!({ "forgotten": counts })),
+        patch: None,
+    };
     let seq = history::record(tx, caller, change)?;
-    tx.put(FORGOTTEN, &id.cur_key(part), &seq.to_be_bytes())?;
+    tx.put(FORGOTTEN, &marker_key(part, id), &seq.to_be_bytes())?;
     what["versions"] = json!(versions.len());
     Ok(Ok(json!({ "state": "forgotten", "note": what })))
 }
 
-/// Removes `before`, `after` and `patch` from every stored event of the note `target`: who did
-/// what and when stays, the values go.
-fn strip_values(tx: &mut WriteTxn<'_>, part: &Partition, target: &str) -> Result<()> {
-    for (k, _) in tx.prefix(TARGET, &target_prefix(part, "note", target))? {
+/// Removes every event of the note `target` (an encoded identity) from the history and both its
+/// indexes; returns how many went.
+fn remove_events(tx: &mut WriteTxn<'_>, part: &Partition, target: &str) -> Result<u64> {
+    let indexed = tx.prefix(TARGET, &target_prefix(part, "note", target))?;
+    for (k, _) in &indexed {
         let seq = &k[k.len() - 8..];
-        let key = part.key(&[seq]);
-        let Some(bytes) = tx.get(EVENT, &key)? else { continue };
-        let mut event: Event =
+        let Some(bytes) = tx.get(EVENT, &part.key(&[seq]))? else { continue };
+        let event: Event =
             serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("a history event: {e}")))?;
-        if event.before.is_none() && event.after.is_none() && event.patch.is_none() {
-            continue;
+        history::remove(tx, part, &event)?;
+    }
+    Ok(indexed.len() as u64)
+}
+
+/// Removes the idempotency records (`n.idem`, `part | agent \0 | key` → `{hash, receipt}`) whose
+/// receipt is a write of note `id`: a retried write would otherwise answer with the forgotten key.
+fn remove_receipts(tx: &mut WriteTxn<'_>, part: &Partition, id: &Identity) -> Result<()> {
+    for (k, v) in tx.prefix(IDEM, part.prefix())? {
+        let stored: Value =
+            serde_json::from_slice(&v).map_err(|e| Error::corrupt(None, format!("an idempotency record: {e}")))?;
+        let receipt = &stored["receipt"];
+        let writer = k[part.prefix().len()..].split(|b| *b == 0).next().unwrap_or_default();
+        let same = receipt["key"] == json!(id.key)
+            && receipt["visibility"] == json!(id.visibility.as_str())
+            && match id.visibility {
+                Visibility::User => true,
+                Visibility::Task => receipt["taskId"] == json!(id.owner),
+                Visibility::Agent => writer == id.owner.as_bytes(),
+            };
+        if same {
+            tx.delete(IDEM, &k)?;
         }
-        (event.before, event.after, event.patch) = (None, None, None);
-        tx.put(EVENT, &key, &serde_json::to_vec(&event).expect("events serialise"))?;
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ mod fields;
 mod forget;
 mod handoff;
 pub(crate) mod handoff_exchange;
+pub(crate) mod import;
 mod index;
 mod list;
 mod lookup;

@@ -1,7 +1,7 @@
 //! Forgetting every note and handoff of a partition, for `forget {all}` and `delete_user`: every
 //! key of the partition in every notes tree (`n.*`: current records, every version of every
-//! visibility, private ones too, the query index, ids, handoffs, idempotency records and
-//! forgotten-note markers, which spell keys), whatever later work adds there. The caller's
+//! visibility, private ones too, the query index, ids, handoffs, idempotency records, whose
+//! receipts spell keys, and forgotten-note markers), whatever later work adds there. The caller's
 //! transaction removes the history events with them.
 
 use super::handoff::HAND;

@@ -493,33 +493,43 @@ fn as_of_reads_the_versions_current_then() {
 fn forget_removes_every_version_and_is_idempotent() {
     let (_d, store) = fresh();
     let a = agent("claude");
-    run(&store, &a, "note_write", &note("k", json!("secret v1")));
-    run(&store, &a, "note_write", &note("k", json!("secret v2")));
+    let k = "marcus-salary";
+    run(&store, &a, "note_write", &with(note(k, json!("secret v1")), json!({"idempotencyKey": "w1"})));
+    run(&store, &a, "note_write", &note(k, json!("secret v2")));
+    run(&store, &a, "note_write", &note("kept", json!("other")));
     assert_eq!(code(&run(&store, &a, "note_forget", &json!({"key": "never"}))), "NOT_FOUND");
-    let gone = run(&store, &a, "note_forget", &json!({"key": "k"}));
-    assert_eq!(gone, json!({"state": "forgotten", "note": {"key": "k", "visibility": "user", "versions": 2}}));
-    assert_eq!(run(&store, &a, "note_forget", &json!({"key": "k"}))["state"], "already_forgotten");
-    assert!(keys(&run(&store, &a, "note_list", &json!({}))).is_empty());
-    assert!(keys(&run(&store, &a, "note_list", &json!({"as_of": T0 + 1}))).is_empty(), "no version survives");
-    let h = run(&store, &a, "history", &json!({"key": "k"}));
-    let ops: Vec<&str> = h["events"].as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap()).collect();
-    assert_eq!(ops, vec!["create", "replace", "forget"]);
-    assert!(!h.to_string().contains("secret"), "forgotten values are unreachable through history: {h}");
-    assert_eq!(h["events"][0]["redacted"], "forgotten");
-    // Nor through the store: no tree holds the value any more (compaction can then purge it).
+    let gone = run(&store, &a, "note_forget", &json!({"key": k}));
+    assert_eq!(gone, json!({"state": "forgotten", "note": {"key": k, "visibility": "user", "versions": 2}}));
+    assert_eq!(run(&store, &a, "note_forget", &json!({"key": k}))["state"], "already_forgotten");
+    assert_eq!(keys(&run(&store, &a, "note_list", &json!({}))), vec!["kept"]);
+    assert_eq!(keys(&run(&store, &a, "note_list", &json!({"as_of": T0 + 1}))), vec!["kept"], "no version survives");
+    // Its events go with it: the key is not spelled by the history, the audit or any stored byte.
+    assert_eq!(run(&store, &a, "history", &json!({"key": k}))["events"], json!([]));
+    let audit = run(&store, &a, "audit", &json!({}));
+    assert!(!audit.to_string().contains("marcus") && !audit.to_string().contains("secret"), "{audit}");
+    let ops: Vec<(&str, &str)> = audit["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["family"].as_str().unwrap(), e["target"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ops, vec![("note", "kept\0user\0"), ("forget", "note")], "what stays is the record of a forget");
+    assert_eq!(audit["events"][1]["after"], json!({"forgotten": {"notes": 1, "versions": 2, "events": 2}}));
     let snap = store.snapshot().unwrap();
     for tree in snap.trees().unwrap() {
         for kv in snap.prefix(&tree.name, &[]).unwrap() {
             let (k, v) = kv.unwrap();
-            assert!(!String::from_utf8_lossy(&[k, v].concat()).contains("secret"), "{} still holds it", tree.name);
+            let bytes = String::from_utf8_lossy(&[k, v].concat()).into_owned();
+            assert!(!bytes.contains("secret") && !bytes.contains("marcus"), "{} still holds it: {bytes:?}", tree.name);
         }
     }
-    // Written again, it starts over at version 1 and its new history is readable.
-    let again = run(&store, &a, "note_write", &with(note("k", json!("new")), json!({"expectedVersion": 0})));
-    assert_eq!(again["version"], 1);
-    let h = run(&store, &a, "history", &json!({"key": "k"}));
-    assert_eq!(h["events"][3]["after"]["value"], "new");
-    assert_eq!(code(&run(&store, &a, "note_forget", &json!({"key": "k", "visibility": "task"}))), "VALIDATION_ERROR");
+    // A retried write with the forgotten write's idempotency key writes again, as new.
+    let again = run(&store, &a, "note_write", &with(note(k, json!("new")), json!({"idempotencyKey": "w1"})));
+    assert_eq!(again["version"], 1, "{again}");
+    let h = run(&store, &a, "history", &json!({"key": k}));
+    assert_eq!(h["events"].as_array().unwrap().len(), 1);
+    assert_eq!(h["events"][0]["after"]["value"], "new");
+    assert_eq!(code(&run(&store, &a, "note_forget", &json!({"key": k, "visibility": "task"}))), "VALIDATION_ERROR");
 }
 
 #[test]

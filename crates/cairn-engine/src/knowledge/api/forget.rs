@@ -149,7 +149,10 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             Form::All => forget_scope(tx, part, now)?,
         };
         if let Outcome::Forgotten { counts, .. } = &outcome {
-            part.register(tx)?;
+            // A scope forgotten whole leaves the user's list of scopes (`forget_scope`).
+            if form != Form::All {
+                part.register(tx)?;
+            }
             let change = Change {
                 family: "forget",
                 target: target(&form),

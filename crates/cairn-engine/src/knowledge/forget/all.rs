@@ -2,8 +2,9 @@
 //! of prefix deletes: every key of the partition in every knowledge tree (`k.*`, whatever later
 //! work adds there), its full-text postings and totals, every note (each version, every
 //! visibility, private ones too) and handoff (`notes::forget_partition`), and every event of its
-//! history, of every family: their targets and values spell what went. The verb then appends
-//! one `forget` event (`all`, with the counts) as the record that the scope was forgotten.
+//! history, of every family: their targets and values spell what went; and its entry in the
+//! user's scope list (`k.scopes`), so status no longer lists it. The verb then appends one
+//! `forget` event (`all`, with the counts) as the record that the scope was forgotten.
 
 use super::super::graph::Entity;
 use super::super::part::{Partition, SCOPES, user_scopes_prefix};
@@ -70,14 +71,25 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
     }
     fts::remove_partition(tx, part.raw())?;
     purge_history(tx, part)?;
+    // A forgotten scope is no longer one of the user's scopes (status lists them); the next
+    // write to it registers it again.
+    let (tenant, user, scope) = part.parts();
+    tx.delete(SCOPES, &[user_scopes_prefix(tenant, user), scope.as_bytes().to_vec()].concat())?;
+    // The user's list may now be empty: `delete_user` then answers "already forgotten" from this.
+    tx.put(TOMBSTONE, &user_marker(b"scopes\0", tenant, user), &now.to_be_bytes())?;
     bury(tx, part, "all", "", now)?;
     Ok(Outcome::Forgotten { counts, kept: Vec::new() })
 }
 
+/// `tag | sha256(tenant \0 user \0)`: a tombstone of one user. Partition keys start with a length
+/// byte pair whose first byte is at most 3, so a key starting with a letter never collides with
+/// them.
+fn user_marker(tag: &[u8], tenant: &str, user: &str) -> Vec<u8> {
+    [tag, &Sha256::digest(user_scopes_prefix(tenant, user))].concat()
+}
+
 fn user_tombstone(tenant: &str, user: &str) -> Vec<u8> {
-    // Partition keys start with a length byte pair whose first byte is at most 3, so a key
-    // starting with `u` never collides with them.
-    [&b"user\0"[..], &Sha256::digest(user_scopes_prefix(tenant, user))].concat()
+    user_marker(b"user\0", tenant, user)
 }
 
 /// What `delete_user` did.
@@ -106,7 +118,9 @@ pub fn delete_user(tx: &mut WriteTxn<'_>, tenant: &str, user: &str, now: i64) ->
         scopes.push((scope, counts));
     }
     if scopes.is_empty() {
-        let gone_before = tx.get(TOMBSTONE, &user_tombstone(tenant, user))?.is_some();
+        // Deleted before, or every scope forgotten whole since (none is listed any more).
+        let gone_before = tx.get(TOMBSTONE, &user_tombstone(tenant, user))?.is_some()
+            || tx.get(TOMBSTONE, &user_marker(b"scopes\0", tenant, user))?.is_some();
         return Ok(if gone_before { UserDeleted::AlreadyForgotten } else { UserDeleted::NotFound });
     }
     tx.put(TOMBSTONE, &user_tombstone(tenant, user), &now.to_be_bytes())?;

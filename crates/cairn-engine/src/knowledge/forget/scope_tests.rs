@@ -178,3 +178,36 @@ fn delete_user_takes_notes_handoffs_and_history_of_every_scope() {
     let untouched = reachable(&store, &neighbour, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
     assert!(WORDS.iter().all(|w| untouched.contains(w)), "another user is untouched");
 }
+
+fn listed_scopes(store: &Store, caller: &Caller) -> Vec<String> {
+    let status = knowledge(store, caller, "status", &json!({}));
+    status["scopes"].as_array().unwrap().iter().map(|s| s["scope"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn a_forgotten_scope_leaves_the_status_list_until_written_again() {
+    let (_dir, store, _) = fresh();
+    let pack = Partition::new("local", "u1", "pack").unwrap();
+    let other = Partition::new("local", "u1", "other").unwrap();
+    fill(&store, &pack);
+    fill(&store, &other);
+    let c = who(&other, "claude", 5_000);
+    assert_eq!(listed_scopes(&store, &c), ["other", "pack"]);
+    let reply = knowledge(&store, &who(&pack, "claude", 5_000), "forget", &json!({"all": true}));
+    assert_eq!(reply["state"], "forgotten", "{reply}");
+    assert_eq!(listed_scopes(&store, &c), ["other"], "a forgotten scope is not listed");
+    let again = knowledge(&store, &who(&pack, "claude", 6_000), "forget", &json!({"all": true}));
+    assert_eq!(again, json!({"state": "already_forgotten"}));
+    assert_eq!(listed_scopes(&store, &c), ["other"]);
+    notes(&store, &who(&pack, "claude", 7_000), "note_write", &json!({"key": "back", "value": 1, "kind": "decision"}));
+    assert_eq!(listed_scopes(&store, &c), ["other", "pack"], "a write lists it again");
+    // A user whose every scope was forgotten whole was forgotten before, not never stored.
+    for p in [&pack, &other] {
+        assert_eq!(knowledge(&store, &who(p, "claude", 8_000), "forget", &json!({"all": true}))["state"], "forgotten");
+    }
+    assert_eq!(listed_scopes(&store, &c), Vec::<String>::new());
+    let reply = knowledge(&store, &c, "delete_user", &json!({"confirm": true}));
+    assert_eq!(reply, json!({"state": "already_forgotten"}));
+    let stranger = who(&Partition::new("local", "u2", "default").unwrap(), "claude", 9_000);
+    assert_eq!(knowledge(&store, &stranger, "delete_user", &json!({"confirm": true}))["error"]["code"], "NOT_FOUND");
+}
