@@ -250,7 +250,10 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     scope: z.string(),
     exported_at: Time,
     kinds: z.array(z.string()),
-    withheld: z.object({ private_notes: Count }),
+    withheld: z.object({
+      private_notes: Count,
+      private_versions: Count.describe('Private earlier versions of notes that did leave'),
+    }),
   }),
   Entity.extend({ kind: z.literal('entity'), recorded_at: Time }),
   z.object({
@@ -286,6 +289,21 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     kind: z.literal('note'),
     noteKind: Note.shape.kind,
     owner: z.string().optional().describe('The agent an agent-visibility note belongs to'),
+    versions: z
+      .array(
+        z.object({
+          value: z.unknown(),
+          noteKind: Note.shape.kind,
+          private: z.boolean(),
+          version: Count,
+          confidence: z.number().optional(),
+          confidenceBasis: z.string().optional(),
+          agent: z.string(),
+          createdAt: Time,
+          updatedAt: Time,
+        }),
+      )
+      .describe('Every earlier stored version, oldest first (the record itself is the current one)'),
   }),
   Handoff.extend({ kind: z.literal('handoff') }),
 ]);
