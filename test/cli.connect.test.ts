@@ -43,11 +43,14 @@ async function tokens(): Promise<{ agent: string }[]> {
 it('writes Claude Code an HTTP entry with its own token, keeping what the file held', async () => {
   expect((await run(['init'])).code).toBe(0);
   const file = join(root, 'home', '.claude.json');
-  writeFileSync(file, JSON.stringify({ theme: 'dark', mcpServers: { other: { command: 'x' } } }));
+  writeFileSync(file, JSON.stringify({ theme: 'dark', mcpServers: { other: { command: 'x' } } }), { mode: 0o644 });
   const r = await run(['connect', 'claude', '--json']);
   expect(r.code, r.stderr).toBe(0);
-  const report = JSON.parse(r.stdout) as { backup: string; file: string; transport: string };
-  expect(report).toMatchObject({ file, transport: 'http' });
+  const report = JSON.parse(r.stdout) as { backup: string; file: string; transport: string; tokenId: string };
+  expect(report).toMatchObject({ file, transport: 'http', madePrivate: true, revokedTokenId: null });
+  // It holds a token now: the file and its backup are the user's alone.
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  expect(statSync(report.backup).mode & 0o777).toBe(0o600);
   const doc = JSON.parse(readFileSync(file, 'utf8'));
   expect(doc.theme).toBe('dark');
   expect(doc.mcpServers.other).toEqual({ command: 'x' });
@@ -64,8 +67,14 @@ it('writes Claude Code an HTTP entry with its own token, keeping what the file h
   expect(again.stderr).toContain('--force');
   expect(readFileSync(file, 'utf8')).toBe(before);
   expect((await tokens()).length).toBe(count);
-  const forced = await run(['connect', 'claude', '--force']);
+  const forced = await run(['connect', 'claude', '--force', '--json']);
   expect(forced.code, forced.stderr).toBe(0);
+  // The replaced entry's token is revoked: a reconnect leaves no live credential behind.
+  expect(JSON.parse(forced.stdout)).toMatchObject({ revokedTokenId: report.tokenId });
+  const listed = JSON.parse((await run(['token', 'list', '--json'])).stdout) as {
+    tokens: { id: string; revokedAt?: string }[];
+  };
+  expect(listed.tokens.find((t) => t.id === report.tokenId)?.revokedAt).toEqual(expect.any(String));
   expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers.cairn.headers).not.toEqual(doc.mcpServers.cairn.headers);
 });
 
@@ -179,9 +188,19 @@ it('doctor says what is not ready, and is satisfied once a client is connected t
   const list = JSON.parse((await run(['token', 'list', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN })).stdout) as {
     tokens: { id: string; agent: string }[];
   };
-  const cursor = list.tokens.find((t) => t.agent === 'cursor');
-  expect((await run(['token', 'revoke', cursor?.id ?? ''], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  for (const agent of ['cursor', 'codex']) {
+    const id = list.tokens.find((t) => t.agent === agent)?.id ?? '';
+    expect((await run(['token', 'revoke', id], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  }
   const broken = await run(['doctor']);
   expect(broken.code).toBe(1);
   expect(broken.stdout).toMatch(/problem\s+client cursor: .*refuses its token/);
+  expect(broken.stdout).toMatch(/problem\s+client codex: stdio: the node refuses its CAIRN_TOKEN/);
+
+  // With the node stopped, an HTTP client cannot connect: that is a problem, not a note.
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  const down = await run(['doctor']);
+  expect(down.code).toBe(1);
+  expect(down.stdout).toMatch(/problem\s+client cursor: .*no node runs on this store/);
 });

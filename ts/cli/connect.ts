@@ -1,4 +1,5 @@
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -70,6 +71,44 @@ async function agentToken(a: ConnectArgs, agent: string, env: NodeJS.ProcessEnv)
   }
 }
 
+/** The token the entry `name` of the file holds now, if any (what `--force` replaces). */
+function replacedToken(format: 'json' | 'toml', text: string | null, name: string): string | null {
+  if (text === null) return null;
+  try {
+    const doc = format === 'json' ? JSON.parse(text) : parseToml(text);
+    const entry = (format === 'json' ? doc.mcpServers : doc.mcp_servers)?.[name] as Record<string, unknown> | undefined;
+    const bearer = (entry?.headers as Record<string, string> | undefined)?.Authorization?.replace(/^Bearer /, '');
+    const token = bearer ?? (entry?.env as Record<string, string> | undefined)?.CAIRN_TOKEN;
+    return typeof token === 'string' && token.startsWith('cairn_') ? token : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Revokes the token of an entry `--force` replaced, so a reconnect leaves no credential behind;
+ * returns its id, or null when it is not one of this store's live tokens.
+ */
+async function revokeReplaced(a: ConnectArgs, token: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const node = findRunningNode(a.dataDir);
+  if (node !== null) {
+    const who = await fetch(`${node.url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
+    if (!who.ok) return null;
+    const id = ((await who.json()) as { token?: { id?: string } }).token?.id;
+    if (id === undefined) return null;
+    await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
+    return id;
+  }
+  const store = await Store.open(a.dataDir);
+  try {
+    const tokens = new Tokens(store);
+    const record = tokens.verify(token);
+    return record === null ? null : ((await tokens.revoke(record.id))?.id ?? null);
+  } finally {
+    await store.close();
+  }
+}
+
 /** The config file's new text with `entry` under `name`; refuses to replace one without `force`. */
 function edit(
   file: string,
@@ -116,7 +155,15 @@ function editText(format: 'json' | 'toml', text: string | null, name: string, en
   }
   // Appended as text, so the user's comments and layout stay as they were.
   const after = `${kept}${kept === '' || kept.endsWith('\n\n') ? '' : kept.endsWith('\n') ? '\n' : '\n\n'}${tomlEntry(name, entry)}`;
-  const check = (parseToml(after).mcp_servers as Record<string, Record<string, unknown>> | undefined)?.[name];
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parseToml(after);
+  } catch {
+    throw new Refused(
+      'its mcp_servers is written in a form connect cannot add a table to (an inline table?); add the entry by hand',
+    );
+  }
+  const check = (parsed.mcp_servers as Record<string, Record<string, unknown>> | undefined)?.[name];
   if (check?.command !== entry.command) {
     throw new Refused(`its ${name} server is defined in a way connect cannot replace; remove it by hand first`);
   }
@@ -173,23 +220,36 @@ export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = proces
         ? { kind: 'http', url: `${base}/v1/mcp`, token: made.token, httpType: spec.httpType }
         : { kind: 'stdio', command, args: [cli, 'mcp', '--data-dir', a.dataDir], token: made.token };
     const next = edit(file, spec.format, text, name, entry, a.force);
+    const old = a.force ? replacedToken(spec.format, text, name) : null;
     let backup: string | null = null;
     if (text !== null) {
       backup = `${file}.cairn-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       copyFileSync(file, backup);
+      chmodSync(backup, 0o600);
     }
     mkdirSync(dirname(file), { recursive: true });
-    // The file holds a token: a new one is the user's alone; an existing one keeps its mode.
-    const mode = text === null ? 0o600 : statSync(file).mode & 0o777;
+    // The file now holds a token: it is the user's alone, whatever its mode was.
+    const widened = text !== null && (statSync(file).mode & 0o077) !== 0;
     const tmp = `${file}.cairn-tmp-${process.pid}`;
-    writeFileSync(tmp, next, { mode });
+    writeFileSync(tmp, next, { mode: 0o600 });
     renameSync(tmp, file);
-    const report = { client: spec.name, file, backup, name, transport: spec.transport, tokenId: made.id };
+    const revoked = old === null ? null : await revokeReplaced(a, old, env);
+    const report = {
+      client: spec.name,
+      file,
+      backup,
+      name,
+      transport: spec.transport,
+      tokenId: made.id,
+      revokedTokenId: revoked,
+      madePrivate: widened,
+    };
     process.stdout.write(
       a.json
         ? `${JSON.stringify(report)}\n`
         : `connected ${spec.name}: ${name} (${spec.transport}) in ${file}${backup === null ? '' : ` (backup: ${backup})`}; ` +
-            `token id ${made.id} for agent ${spec.name}. Restart ${spec.name} to load it.\n`,
+            `token id ${made.id} for agent ${spec.name}${revoked === null ? '' : `; the replaced entry's token ${revoked} revoked`}` +
+            `${widened ? `; ${file} was readable by others and is now 0600` : ''}. Restart ${spec.name} to load it.\n`,
     );
     return 0;
   } catch (err) {

@@ -26,8 +26,8 @@ function runtime(): Finding[] {
   const major = Number(process.versions.node.split('.')[0]);
   const out: Finding[] = [
     major >= 20
-      ? { check: 'node', state: 'ok', detail: `Node ${process.versions.node}` }
-      : { check: 'node', state: 'problem', detail: `Node ${process.versions.node}; Cairn needs Node 20 or later` },
+      ? { check: 'node.js', state: 'ok', detail: `Node ${process.versions.node}` }
+      : { check: 'node.js', state: 'problem', detail: `Node ${process.versions.node}; Cairn needs Node 20 or later` },
   ];
   if (process.platform === 'linux' && process.arch === 'x64') {
     const missing = missingCpuFlags(readFileSync('/proc/cpuinfo', 'utf8'));
@@ -125,7 +125,9 @@ async function judge(
   const say = (state: Finding['state'], detail: string): Finding => ({ check, state, detail });
   if (typeof entry.url === 'string') {
     const auth = (entry.headers as Record<string, string> | undefined)?.Authorization ?? '';
-    if (nodeUrl === null) return say('note', `${entry.url}: no node runs here to try it`);
+    if (nodeUrl === null) {
+      return say('problem', `${entry.url}: no node runs on this store, so this client cannot connect (cairn serve)`);
+    }
     if (!entry.url.startsWith(nodeUrl))
       return say('problem', `points at ${entry.url}, but the node runs at ${nodeUrl}`);
     const who = await get(`${nodeUrl}/v1/whoami`, auth.replace(/^Bearer /, ''));
@@ -141,9 +143,17 @@ async function judge(
     return say('problem', `it starts ${script}, which is missing or in npx's temporary cache`);
   }
   const at = args.indexOf('--data-dir');
-  if (at >= 0 && args[at + 1] !== dataDir)
+  if (at >= 0 && args[at + 1] !== dataDir) {
     return say('note', `stdio, for the store at ${args[at + 1]} (not ${dataDir})`);
-  return say('ok', `stdio: ${command} ${args.join(' ')}`);
+  }
+  const token = (entry.env as Record<string, string> | undefined)?.CAIRN_TOKEN;
+  if (typeof token !== 'string' || token === '') return say('problem', 'its entry sets no CAIRN_TOKEN');
+  // With no node running, `cairn mcp` starts one when the client needs it; its token is tried then.
+  if (nodeUrl === null) return say('ok', `stdio: ${command} ${args.join(' ')} (its token is tried once a node runs)`);
+  const who = await get(`${nodeUrl}/v1/whoami`, token);
+  return who.status === 200
+    ? say('ok', `stdio as agent ${String(who.body.agent)}: ${command} ${args.join(' ')}`)
+    : say('problem', `stdio: the node refuses its CAIRN_TOKEN (${who.status})`);
 }
 
 /**
