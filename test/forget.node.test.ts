@@ -134,7 +134,10 @@ describe('forgetting leaves nothing behind', () => {
       }
       expect(reads[0]?.body.events).toEqual([]);
       const audit = (reads[1]?.body.events ?? []) as { family: string; target: string }[];
-      expect(audit.filter((e) => e.family === 'forget').at(-1)).toMatchObject({ target: { form: 'note' }, op: 'forget' });
+      expect(audit.filter((e) => e.family === 'forget').at(-1)).toMatchObject({
+        target: { form: 'note' },
+        op: 'forget',
+      });
       expect((await post('forget', { ...scope, note: { ...where, key } })).body.state).toBe('already_forgotten');
     }
     // A write retried under its idempotency key writes the note anew instead of answering with
