@@ -66,6 +66,27 @@ describe('reading', () => {
     expect(again.body).toMatchObject({ already: true, doc_id: r.body.doc_id });
   });
 
+  it('reads two columns one after the other, under a title across both, with no words run together', async () => {
+    const left = ['The storage engine keeps a', 'write-ahead log and syncs it', 'once for a group of writes.'];
+    const right = ['The query planner picks the', 'cheapest index for every', 'lookup it serves.'];
+    // Drawn line by line across the page, as many PDF writers do.
+    const lines = [{ text: 'Atlas design notes for the whole team', size: 18, x: 56, y: 740 }];
+    left.forEach((text, i) => {
+      lines.push({ text, size: 11, x: 56, y: 700 - i * 13 });
+      lines.push({ text: right[i] ?? '', size: 11, x: 316, y: 700 - i * 13 });
+    });
+    // Two strings drawn with a gap between them are two words; low in the left column, they end it.
+    lines.push({ text: 'Costs', size: 11, x: 56, y: 600 }, { text: 'fell.', size: 11, x: 90, y: 600 });
+    const r = await doc('columns', makePdf([lines]), 'atlas.pdf');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect((r.body.blocks as { kind: string; text: string }[]).map((b) => [b.kind, b.text])).toEqual([
+      ['heading', 'Atlas design notes for the whole team'],
+      ['paragraph', 'The storage engine keeps a write-ahead log and syncs it once for a group of writes.'],
+      ['paragraph', 'Costs fell.'],
+      ['paragraph', 'The query planner picks the cheapest index for every lookup it serves.'],
+    ]);
+  });
+
   it('reads DOCX headings, paragraphs and list items, HTML without its scripts, and plain text', async () => {
     const docx = await makeDocx([
       { text: 'Release plan', style: 'Heading1' },

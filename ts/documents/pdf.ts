@@ -2,41 +2,11 @@ import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 import { type Block, clean } from './blocks.js';
 import { DocumentError } from './errors.js';
-
-interface Item {
-  str: string;
-  x: number;
-  y: number;
-  size: number;
-  eol: boolean;
-}
-
-interface Line {
-  y: number;
-  size: number;
-  text: string;
-}
+import { type Item, type Line, readingOrder } from './pdf-layout.js';
 
 /** A file cut short loses its last `%%EOF`; pdf.js would otherwise read what is left silently. */
 function truncated(buf: Buffer): boolean {
   return buf.subarray(Math.max(0, buf.length - 1024)).indexOf('%%EOF') < 0;
-}
-
-/** The page's text items as lines, top to bottom, each left to right. */
-function lines(items: Item[]): Line[] {
-  const sorted = [...items].sort((a, b) => b.y - a.y || a.x - b.x);
-  const out: (Line & { items: Item[] })[] = [];
-  for (const it of sorted) {
-    const last = out[out.length - 1];
-    // Items on one baseline (within a third of the text size) make one line.
-    if (last !== undefined && Math.abs(last.y - it.y) <= Math.max(1, it.size / 3)) last.items.push(it);
-    else out.push({ y: it.y, size: it.size, text: '', items: [it] });
-  }
-  return out.map((l) => {
-    l.items.sort((a, b) => a.x - b.x);
-    const text = l.items.map((i) => i.str).join('');
-    return { y: l.y, size: Math.max(...l.items.map((i) => i.size)), text };
-  });
 }
 
 /**
@@ -53,6 +23,8 @@ function paragraphs(page: number, ls: Line[], bodySize: number): Block[] {
     const gap = current === null ? 0 : current.y - l.y;
     const fresh =
       current === null ||
+      l.fresh ||
+      gap < 0 ||
       gap > Math.max(current.size, l.size) * 1.8 ||
       Math.abs(current.size - l.size) > bodySize * 0.15 ||
       heading !== (current.kind === 'heading') ||
@@ -102,12 +74,13 @@ export async function pdfBlocks(bytes: Uint8Array): Promise<Block[]> {
       const content = await (await doc.getPage(n)).getTextContent();
       const items: Item[] = [];
       for (const raw of content.items) {
-        if (!('str' in raw)) continue;
+        // Whitespace items (pdf.js puts one across every gap) carry no text: gaps are read from positions.
+        if (!('str' in raw) || raw.str.trim() === '') continue;
         const [, , , d = 0, e = 0, f = 0] = raw.transform as number[];
-        items.push({ str: raw.str, x: e, y: f, size: Math.abs(d) || raw.height, eol: raw.hasEOL });
+        items.push({ str: raw.str, x: e, y: f, width: raw.width, size: Math.abs(d) || raw.height });
         if (raw.str.trim() !== '') sizes.push(Math.abs(d) || raw.height);
       }
-      pages.push({ page: n, lines: lines(items) });
+      pages.push({ page: n, lines: readingOrder(items) });
     }
     if (sizes.length === 0) {
       throw new DocumentError('DOCUMENT_NOT_READABLE', 'the PDF has no text layer (a scan?): nothing to read');
