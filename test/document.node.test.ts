@@ -163,10 +163,36 @@ describe('refusals change nothing', () => {
     });
   }
 
+  it('reads XHTML as HTML, refuses RTF, and takes base64 as people paste it', async () => {
+    const xhtml =
+      '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><body><p>Hello <i>there</i>.</p></body></html>';
+    const x = await doc('paste', xhtml, 'page.xhtml');
+    expect(x.body).toMatchObject({ type: 'html', text: 'Hello there.' });
+    const rtf = await doc('refused', '{\\rtf1\\ansi Hello}', 'letter.rtf');
+    expect(rtf.status).toBe(415);
+    // MIME line breaks every 76 characters, and URL-safe base64 without padding.
+    const body = 'Wrapped base64 from the base64 tool. '.repeat(6);
+    const wrapped = b64(body).replace(/(.{76})/g, '$1\n');
+    const w = await t.call('POST', '/v1/memory/document', {
+      token: agent,
+      body: { scope: 'paste', content_base64: wrapped, name: 'wrapped.txt' },
+    });
+    expect(w.body.text).toBe(body.trim());
+    const url = Buffer.from('ümlauts? yes>').toString('base64url');
+    const u = await t.call('POST', '/v1/memory/document', {
+      token: agent,
+      body: { scope: 'paste', content_base64: url, name: 'url.txt' },
+    });
+    expect(u.body.text).toBe('ümlauts? yes>');
+  });
+
   it('refuses a truncated DOCX and base64 that is not base64', async () => {
     const docx = await makeDocx([{ text: 'Plan' }]);
     const cut = await doc('refused', docx.subarray(0, docx.length - 40), 'cut.docx');
     expect(cut.body.error?.code).toBe('DOCUMENT_CORRUPT');
+    expect(cut.body.error?.message).toBe(
+      'content_base64: not a readable DOCX: the ZIP container is truncated or damaged',
+    );
     const bad = await t.call('POST', '/v1/memory/document', {
       token: agent,
       body: { scope: 'refused', content_base64: 'not base64!', name: 'x.txt' },

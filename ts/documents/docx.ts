@@ -14,9 +14,13 @@ export async function docxBlocks(bytes: Uint8Array): Promise<Block[]> {
   try {
     ({ value: html } = await mammoth.convertToHtml({ buffer: Buffer.from(bytes) }));
   } catch (err) {
+    // The reader's own message names its XML parser's internals; say what is wrong in the file.
+    const zip = err instanceof Error && /zip|central directory/i.test(err.message);
     throw new DocumentError(
       'DOCUMENT_CORRUPT',
-      `not a readable DOCX: ${err instanceof Error ? err.message : String(err)}`,
+      zip
+        ? 'not a readable DOCX: the ZIP container is truncated or damaged'
+        : 'not a readable DOCX: its XML does not parse',
     );
   }
   return htmlBlocks(html);

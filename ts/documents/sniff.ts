@@ -33,7 +33,14 @@ export function sniff(bytes: Uint8Array): DocType | null {
     return null;
   }
   if (binary(text)) return null;
-  const head = text.slice(0, HEAD).trimStart().toLowerCase();
+  const head = text
+    .slice(0, HEAD)
+    .trimStart()
+    .toLowerCase()
+    // An XHTML page opens with an XML declaration before its doctype or <html>.
+    .replace(/^<\?xml[^>]*\?>\s*/, '');
+  // RTF is text on the wire but its words are wrapped in control words: not a type read here.
+  if (head.startsWith('{\\rtf')) return null;
   if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>]|<!--[\s\S]*?-->\s*<(!doctype html|html))/.test(head)) {
     return 'html';
   }

@@ -87,7 +87,8 @@ export const VERBS: readonly VerbSpec[] = [
     input: DocumentInput,
     reply: DocumentReply,
     description:
-      'Store a file: `content_base64` (PDF, DOCX, HTML or UTF-8 text, at most 5,000,000 bytes decoded) and its ' +
+      'Store a file: `content_base64` (PDF, DOCX, HTML or UTF-8 text, at most 5,000,000 bytes decoded, its text at ' +
+      'most 1 MiB) and its ' +
       '`name` (the citation source unless `source` is given); optional `date`. The type is read from the bytes, ' +
       'never the name. Its text is extracted in reading order (paragraphs, headings, list items; PDF paragraphs ' +
       'rebuilt from layout) and stored like `memory_remember` content, then found by recall and context with ' +

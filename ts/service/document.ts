@@ -2,7 +2,7 @@ import { DocumentError } from '../documents/errors.js';
 import type { Extracted } from '../documents/extract.js';
 import { extract } from '../documents/extract.js';
 import { sniff } from '../documents/sniff.js';
-import { DOCUMENT_MAX_BYTES, DocumentInput } from '../protocol/document.js';
+import { DOCUMENT_MAX_BYTES, DocumentInput, normalBase64 } from '../protocol/document.js';
 import { ApiError } from '../protocol/errors.js';
 import { type Principal, parseInput, type Service } from './context.js';
 import { knowledge } from './engine.js';
@@ -24,7 +24,7 @@ const field = (message: string) => [{ field: 'content_base64', message }];
  */
 export async function memoryDocument(svc: Service, p: Principal, raw: unknown): Promise<Record<string, unknown>> {
   const input = parseInput(DocumentInput, raw);
-  const bytes = Buffer.from(input.content_base64, 'base64');
+  const bytes = Buffer.from(normalBase64(input.content_base64), 'base64');
   if (bytes.length > DOCUMENT_MAX_BYTES) {
     throw new ApiError(
       'PAYLOAD_TOO_LARGE',
