@@ -62,6 +62,7 @@ put() {
 say "checks"
 if [ "$DRY_RUN" = 0 ] && [ "$(id -u)" != 0 ]; then die "run as root (sudo), or --dry-run to see the steps"; fi
 command -v systemctl >/dev/null || die "systemd (systemctl) is required"
+command -v npm >/dev/null || die "npm is required (it prunes the copied app to its production dependencies)"
 NODE=$(command -v node) || die "Node.js 20 or later is required (node not found)"
 NODE_MAJOR=$("$NODE" -p 'process.versions.node.split(".")[0]')
 [ "$NODE_MAJOR" -ge 20 ] || die "Node.js 20 or later is required (found $("$NODE" --version))"
@@ -105,6 +106,10 @@ TOKEN=
 if [ -f "$ENV_FILE" ]; then
   TOKEN=$(sed -n 's/^CAIRN_ADMIN_TOKEN=//p' "$ENV_FILE" 2>/dev/null || true)
   [ -n "$TOKEN" ] && echo "    keeps the token already there"
+fi
+if [ -z "$TOKEN" ] && [ -f "$DATA_DIR/data.cairn" ]; then
+  # The store has its own tokens; a new CAIRN_ADMIN_TOKEN would be ignored (it only seeds an empty store).
+  die "$DATA_DIR already holds a store: put its admin token in $ENV_FILE as CAIRN_ADMIN_TOKEN=... and run again"
 fi
 if [ -z "$TOKEN" ]; then
   TOKEN=cairn_$("$NODE" -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64url"))')
@@ -150,8 +155,13 @@ EOF
 say "start the service"
 run systemctl daemon-reload
 run systemctl enable --now cairn.service
-URL="http://$HOST:$PORT"
-[ "$HOST" = 0.0.0.0 ] && URL="http://127.0.0.1:$PORT"
+# The health check and the banner reach the node on loopback for a wildcard bind; IPv6 in brackets.
+case "$HOST" in
+  0.0.0.0) URL="http://127.0.0.1:$PORT" ;;
+  ::|'[::]') URL="http://[::1]:$PORT" ;;
+  *:*) URL="http://[${HOST#[}" && URL="${URL%]}]:$PORT" ;;
+  *) URL="http://$HOST:$PORT" ;;
+esac
 if [ "$DRY_RUN" = 0 ]; then
   for _ in $(seq 1 60); do
     if "$NODE" -e "fetch('$URL/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then break; fi

@@ -142,7 +142,7 @@ it('goes through a running node for backup and compact, and refuses restore unde
 
   const dest = join(root, 'backup');
   const noToken = await cairn(['database', 'backup', dest, '--data-dir', data], { CAIRN_ADMIN_TOKEN: '' });
-  expect(noToken.code).toBe(2);
+  expect(noToken.code).toBe(1);
   expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
 
   const env = { CAIRN_ADMIN_TOKEN: ADMIN };

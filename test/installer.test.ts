@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -54,5 +54,20 @@ it('refuses bad options before any step', async () => {
     expect(r.code, args.join(' ')).not.toBe(0);
     expect(r.stderr).toContain(message);
     expect(r.stdout).not.toContain('[2]');
+  }
+});
+
+it('refuses a data dir that already holds a store when no admin token for it is kept', async () => {
+  // A new CAIRN_ADMIN_TOKEN only seeds an empty store: printing one for a store with tokens would lie.
+  const data = join(ROOT, '.installer-test-store');
+  mkdirSync(data, { recursive: true });
+  writeFileSync(join(data, 'data.cairn'), 'a store');
+  try {
+    const r = await install(['--dry-run', '--data-dir', data]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('already holds a store');
+    expect(r.stdout).not.toContain('dry run: nothing was changed');
+  } finally {
+    rmSync(data, { recursive: true, force: true });
   }
 });

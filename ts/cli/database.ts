@@ -21,7 +21,7 @@ export interface DatabaseArgs {
   path?: string | undefined;
 }
 
-/** Thrown for a refusal the user fixes (exit 1), as opposed to bad usage (exit 2). */
+/** A refusal the user fixes, said as is. */
 class Refused extends Error {}
 
 function out(json: boolean, value: object, text: string) {
@@ -48,7 +48,8 @@ export async function runDatabase(sub: string, a: DatabaseArgs, env = process.en
   } catch (err) {
     const code = err instanceof StoreError ? ` [${err.code}]` : '';
     process.stderr.write(`cairn database ${sub}: ${err instanceof Error ? err.message : String(err)}${code}\n`);
-    return err instanceof Refused || err instanceof StoreError ? 1 : EXIT_FAILED;
+    // Anything refused or failed once the command was understood is 1; 2 is kept for bad usage.
+    return 1;
   }
   process.stderr.write(
     'cairn database: give check, backup DEST, restore SRC or compact [--purge] (see cairn --help)\n',

@@ -28,8 +28,8 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 async function writer(client: Client): Promise<boolean> {
   const stored = await call(client, 'memory_remember', {
     content:
-      'Priya Raman leads the payments team at Acme Robotics. The refund service ships on Friday after the ' +
-      'load test passes.',
+      'Priya Raman works at Acme Robotics, where she owns the refund service. The refund service ships on ' +
+      'Friday after the load test passes.',
     source: 'kickoff notes',
     facts: {
       entities: [
