@@ -24,6 +24,7 @@ beforeEach(async () => {
     { key: 'editor.theme', value: { theme: 'dark' }, kind: 'user_preference' },
     { key: 'editor.theme', value: { theme: 'light' }, kind: 'user_preference' },
     { key: 'release.plan', value: { freeze: 'friday' }, kind: 'task_state', visibility: 'task', taskId: 'REL-1' },
+    { key: 'scratch', value: { mine: true }, kind: 'user_fact', visibility: 'agent' },
   ]) {
     expect((await store.notes('note_write', caller, body)).error).toBeUndefined();
   }
@@ -40,8 +41,9 @@ const mem = (args: string[], env: NodeJS.ProcessEnv = {}) =>
 it('lists, shows, pages the history of and forgets a note on the store', async () => {
   const list = await mem(['list', '--json']);
   expect(list.code, list.stderr).toBe(0);
+  // Every note of the scope, whatever its visibility, task or agent.
   const keys = (JSON.parse(list.stdout) as { notes: { key: string }[] }).notes.map((n) => n.key);
-  expect(keys).toContain('editor.theme');
+  expect(keys.sort()).toEqual(['editor.theme', 'release.plan', 'scratch']);
   const text = await mem(['list']);
   expect(text.stdout).toMatch(/^editor\.theme {2}v2 {2}user_preference {2}user {2}claude .*"theme":"light"/m);
   const task = await mem(['list', '--visibility', 'task', '--task', 'REL-1', '--json']);
@@ -71,6 +73,9 @@ it('goes through a running node with the admin token', async () => {
   children.push(child);
   for (let i = 0; i < 100 && !existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
   const env = { CAIRN_ADMIN_TOKEN: ADMIN };
+  const all = await mem(['list', '--json'], env);
+  const listed = (JSON.parse(all.stdout) as { notes: { key: string }[] }).notes.map((n) => n.key);
+  expect(listed.sort()).toEqual(['editor.theme', 'release.plan', 'scratch']);
   const show = await mem(['show', 'editor.theme', '--json'], env);
   expect(show.code, show.stderr).toBe(0);
   expect((JSON.parse(show.stdout) as { notes: { value: unknown }[] }).notes[0]?.value).toEqual({ theme: 'light' });

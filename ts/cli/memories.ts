@@ -28,7 +28,7 @@ type Body = Record<string, unknown>;
 class Usage extends Error {}
 
 /** Runs a notes verb: through the running node with the admin token, or on the store directly. */
-type Call = (verb: NotesVerb, body: Body) => Promise<Body>;
+type Call = (verb: NotesVerb | 'export', body: Body) => Promise<Body>;
 
 async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call: Call) => Promise<T>): Promise<T> {
   const user = a.user ?? 'default';
@@ -49,8 +49,11 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
   const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
   try {
     return await fn(async (verb, body) => {
-      // The operator owns the store: private notes are theirs to see.
-      const reply = await store.notes(verb, caller, { ...body, allowPrivate: true });
+      // The operator owns the store: private notes, and every agent's, are theirs to see.
+      const reply =
+        verb === 'export'
+          ? await store.knowledge('export', caller, { ...body, allowPrivate: true, allAgents: true })
+          : await store.notes(verb, caller, { ...body, allowPrivate: true });
       const err = reply.error as { code?: string; message?: string } | undefined;
       if (err !== undefined) throw new Error(`${err.code ?? 'refused'}: ${err.message ?? ''}`);
       return reply;
@@ -80,12 +83,51 @@ function checked<T extends { safeParse: (v: unknown) => { success: boolean; erro
   return body;
 }
 
+/** Every note of the scope, whatever its visibility, task or agent (the export's note records),
+ * narrowed by `--kind`, `--visibility` and `--task`. */
+async function everyNote(call: Call, a: MemoriesArgs): Promise<Body[]> {
+  const all: Body[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await call('export', {
+      limit: 5000,
+      includePrivate: true,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    for (const r of (page.records ?? []) as Body[]) {
+      if (r.kind !== 'note') continue;
+      const { kind: _record, noteKind, versions: _versions, ...note } = r;
+      all.push({ ...note, kind: noteKind });
+    }
+    cursor = (page.next as string | null | undefined) ?? undefined;
+  } while (cursor !== undefined);
+  return all.filter(
+    (n) =>
+      (a.kind === undefined || n.kind === a.kind) &&
+      (a.visibility === undefined || n.visibility === a.visibility) &&
+      (a.task === undefined || n.taskId === a.task),
+  );
+}
+
+/** The notes a hybrid `--query` finds, every page. */
+async function byQuery(call: Call, filters: Body): Promise<Body[]> {
+  const all: Body[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await call('note_list', { ...filters, limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+    all.push(...((page.notes ?? []) as Body[]));
+    cursor = (page.nextCursor as string | null | undefined) ?? undefined;
+  } while (cursor !== undefined);
+  return all;
+}
+
 const line = (n: Body) =>
   `${String(n.key)}  v${String(n.version)}  ${String(n.kind)}  ${String(n.visibility)}${n.taskId === undefined ? '' : `:${String(n.taskId)}`}  ${String(n.agent)}  ${String(n.updatedAt ?? '')}  ${JSON.stringify(n.value).slice(0, 80)}`;
 
 /**
  * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4): the notes of a user's
- * scope as an operator reads them. Through the running node's API with the admin token when a node
+ * scope as an operator reads them. `list` shows every note (every visibility, task and agent,
+ * private ones too), or with `--query` what the hybrid search finds. Through the running node's API with the admin token when a node
  * holds the store, else on the store as agent `--agent` (default `cli`; agent-visibility notes are
  * their agent's). Exit 0 done, 1 refused or failed (a key that is not there), 2 bad usage.
  */
@@ -100,16 +142,9 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
         ...(a.query === undefined ? {} : { query: a.query }),
       };
       checked(NoteListInput, filters);
-      const notes = await withCaller(a, env, async (call) => {
-        const all: Body[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await call('note_list', { ...filters, limit: 100, ...(cursor === undefined ? {} : { cursor }) });
-          all.push(...((page.notes ?? []) as Body[]));
-          cursor = (page.nextCursor as string | null | undefined) ?? undefined;
-        } while (cursor !== undefined);
-        return all;
-      });
+      const notes = await withCaller(a, env, (call) =>
+        a.query === undefined ? everyNote(call, a) : byQuery(call, filters),
+      );
       out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
       return 0;
     }
