@@ -15,10 +15,14 @@ use crate::history::{Event, events_of};
 use crate::snapshot::Snapshot;
 use serde_json::{Map, Value};
 
-/// `entity`'s attributes at `when`; its current ones when `when` names no time.
+/// `entity`'s attributes at `when`: a plain read (neither `as_of` nor `valid_at`) means true now
+/// (`attributes_now`); with no time at all, its current ones.
 pub fn attributes_when(snap: &Snapshot, part: &Partition, entity: &Entity, when: &When) -> Result<Map<String, Value>> {
     if when.as_of.is_none() && when.valid_at.is_none() {
-        return Ok(entity.attributes.clone());
+        return match when.now {
+            Some(now) => attributes_now(snap, part, entity, now),
+            None => Ok(entity.attributes.clone()),
+        };
     }
     // Per key: (order, value) of the write that wins so far.
     let mut best: Map<String, Value> = Map::new();
@@ -40,6 +44,42 @@ pub fn attributes_when(snap: &Snapshot, part: &Partition, entity: &Entity, when:
         }
     }
     Ok(best)
+}
+
+/// The attributes true at `now`: the stored record (last write wins) corrected by its history
+/// where a write dated after `now` set a key. Per key the write with the latest start at or before
+/// `now` wins; a key only ever set by writes dated later is not true yet and is left out. A key with
+/// no event (written before attribute events kept their date, or by a bulk load) keeps the record's
+/// value, so the history only ever corrects the record.
+fn attributes_now(snap: &Snapshot, part: &Partition, entity: &Entity, now: i64) -> Result<Map<String, Value>> {
+    let mut out = entity.attributes.clone();
+    let mut best: std::collections::HashMap<String, ((i64, u64), Value)> = std::collections::HashMap::new();
+    let mut later: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for event in events_of(snap, part, "entity", &entity.name)? {
+        if !same_entity(&event, entity.id) {
+            continue;
+        }
+        let start = start_of(&event);
+        for (key, value) in sent_attributes(&event) {
+            if start > now {
+                later.insert(key);
+            } else if best.get(&key).is_none_or(|(rank, _)| *rank < (start, event.seq)) {
+                best.insert(key, ((start, event.seq), value));
+            }
+        }
+    }
+    for key in later {
+        if !best.contains_key(&key) {
+            out.remove(&key);
+        }
+    }
+    for (key, (_, value)) in best {
+        // Only keys the record still holds: a forgotten attribute stays forgotten.
+        if out.contains_key(&key) {
+            out.insert(key, value);
+        }
+    }
+    Ok(out)
 }
 
 /// Whether `event` wrote the entity `id` (a name forgotten and stored again is another entity);

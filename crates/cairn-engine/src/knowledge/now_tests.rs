@@ -91,3 +91,28 @@ fn context_facts_and_traversal_mean_now() {
     assert!(later.contains(&"Jonas Weber manages Priya Raman".to_owned()), "{later:?}");
     assert!(!later.iter().any(|t| t.contains("Kai")), "{later:?}");
 }
+
+#[test]
+fn a_plain_read_shows_the_attribute_values_true_now() {
+    let (_dir, store, _part) = fresh();
+    let write = |title: &str, date: &str| {
+        let body = json!({"facts": {"entities": [{"name": "Uma Slate", "type": "person", "attributes": {"title": title, "team": "core"}}]}, "date": date});
+        call(&store, &caller(TODAY - 1_000), "remember", &body).unwrap();
+    };
+    write("engineer", "2020-01-01");
+    // Stated after, true only from 2030.
+    let later = json!({"facts": {"entities": [{"name": "Uma Slate", "type": "person", "attributes": {"title": "director", "badge": "gold"}}]}, "date": "2030-01-01"});
+    call(&store, &caller(TODAY - 500), "remember", &later).unwrap();
+    let recall = |body: Value| call(&store, &caller(TODAY), "recall", &body).unwrap();
+    let uma = recall(json!({"subject": "Uma Slate"}));
+    assert_eq!(uma["subject"]["attributes"], json!({"title": "engineer", "team": "core"}), "{uma}");
+    let engineer = recall(json!({"attribute": {"key": "title", "value": "engineer"}}));
+    assert_eq!(engineer["subject"]["name"], json!("Uma Slate"), "{engineer}");
+    let director = recall(json!({"attribute": {"key": "title", "value": "director"}}));
+    assert_eq!(director["state"], json!("nothing_stored"), "{director}");
+    let then = recall(json!({"subject": "Uma Slate", "valid_at": "2031-01-01"}));
+    assert_eq!(then["subject"]["attributes"], json!({"title": "director", "team": "core", "badge": "gold"}), "{then}");
+    let ctx = call(&store, &caller(TODAY), "context", &json!({"question": "Uma Slate", "hops": 0})).unwrap();
+    let entity = ctx["items"].as_array().unwrap().iter().find(|i| i["kind"] == json!("entity")).cloned();
+    assert_eq!(entity.expect("an entity item")["attributes"]["title"], json!("engineer"), "{ctx}");
+}

@@ -507,13 +507,17 @@ fn forget_removes_every_version_and_is_idempotent() {
     assert_eq!(run(&store, &a, "history", &json!({"key": k}))["events"], json!([]));
     let audit = run(&store, &a, "audit", &json!({}));
     assert!(!audit.to_string().contains("marcus") && !audit.to_string().contains("secret"), "{audit}");
-    let ops: Vec<(&str, &str)> = audit["events"]
+    let ops: Vec<(&str, Value)> = audit["events"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["family"].as_str().unwrap(), e["target"].as_str().unwrap()))
+        .map(|e| (e["family"].as_str().unwrap(), e["target"].clone()))
         .collect();
-    assert_eq!(ops, vec![("note", "kept\0user\0"), ("forget", "note")], "what stays is the record of a forget");
+    assert_eq!(
+        ops,
+        vec![("note", json!({"key": "kept", "visibility": "user"})), ("forget", json!({"form": "note"}))],
+        "what stays is the record of a forget"
+    );
     assert_eq!(audit["events"][1]["after"], json!({"forgotten": {"notes": 1, "versions": 2, "events": 2}}));
     let snap = store.snapshot().unwrap();
     for tree in snap.trees().unwrap() {

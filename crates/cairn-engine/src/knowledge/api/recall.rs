@@ -217,6 +217,11 @@ fn resolve(
             if req.as_of.is_some_and(|t| e.recorded_at > t) {
                 continue;
             }
+            // A plain read: a write dated later can change a key's value but never drop the key, so
+            // only entities holding the key now need their history read.
+            if when.as_of.is_none() && when.valid_at.is_none() && !e.attributes.contains_key(a.key.trim()) {
+                continue;
+            }
             let attributes = attributes_when(snap, &caller.part, &e, when)?;
             if attributes.get(a.key.trim()).is_some_and(|v| same_value(v, &a.value)) {
                 found.push(Entity { attributes, ..e });
