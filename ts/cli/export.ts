@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 
 import { Store } from '../engine/store.js';
-import { Name256 } from '../protocol/fields.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
 import { CLI_AGENT } from './import.js';
 import { writePackage } from './package.js';
+import { userScopeProblem } from './user-scope.js';
 
 /** Arguments of `cairn export DIR`. */
 export interface ExportArgs {
@@ -49,13 +49,8 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
   if ((a.scopes?.length ?? 0) > 1) return fail('--scope: give one scope', 2);
   const user = a.user ?? 'default';
   const scope = a.scopes?.[0] ?? 'default';
-  for (const [flag, value] of [
-    ['--user', user],
-    ['--scope', scope],
-  ] as const) {
-    const r = Name256.safeParse(value);
-    if (!r.success) return fail(`${flag}: ${r.error.issues[0]?.message ?? 'invalid'}`, 2);
-  }
+  const problem = userScopeProblem(user, scope);
+  if (problem !== null) return fail(problem, 2);
   const dir = resolve(a.dir);
   try {
     const node = findRunningNode(a.dataDir);

@@ -2,10 +2,10 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 import { Store } from '../engine/store.js';
-import { Name256 } from '../protocol/fields.js';
 import { findRunningNode } from '../server/node.js';
 import { type FileImported, importLines } from '../service/import-file.js';
 import { type Manifest, PackageError, readPackage } from './package.js';
+import { userScopeProblem } from './user-scope.js';
 
 /** Arguments of `cairn import FILE`. */
 export interface ImportArgs {
@@ -83,13 +83,8 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   }
   const user = a.user ?? pkg?.source.user ?? 'default';
   const scope = a.scopes?.[0] ?? pkg?.source.scope ?? 'default';
-  for (const [flag, value] of [
-    ['--user', user],
-    ['--scope', scope],
-  ] as const) {
-    const r = Name256.safeParse(value);
-    if (!r.success) return fail(`${flag}: ${r.error.issues[0]?.message ?? 'invalid'}`, 2);
-  }
+  const problem = userScopeProblem(user, scope);
+  if (problem !== null) return fail(problem, 2);
   const emptyOnly = pkg !== null;
   let result: FileImported;
   try {
