@@ -223,9 +223,8 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     Ok(())
 }
 
-/// Rebuilds the index of a store written with the first layout (`OLD_TREES`) into posting
-/// blocks, in one transaction; a store already in blocks (or without notes) is left alone.
-pub(crate) fn upgrade(store: &Store) -> Result<()> {
+/// Whether the store's notes index needs no `upgrade`: nothing is left in the first layout.
+pub(crate) fn current(store: &Store) -> Result<bool> {
     let snap = store.snapshot()?;
     let mut old = false;
     for tree in OLD_TREES {
@@ -234,7 +233,13 @@ pub(crate) fn upgrade(store: &Store) -> Result<()> {
             Ok(false)
         })?;
     }
-    if !old {
+    Ok(!old)
+}
+
+/// Rebuilds the index of a store written with the first layout (`OLD_TREES`) into posting
+/// blocks, in one transaction; a store already in blocks (or without notes) is left alone.
+pub(crate) fn upgrade(store: &Store) -> Result<()> {
+    if current(store)? {
         return Ok(());
     }
     store.write(|tx| {

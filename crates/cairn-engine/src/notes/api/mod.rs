@@ -55,6 +55,16 @@ pub fn quick(verb: &str, body: &[u8]) -> bool {
         && serde_json::from_slice::<Peek>(body).is_ok_and(|p| p.key.is_some() && p.query.is_none() && p.as_of.is_none())
 }
 
+/// Whether `submit` may run `verb` on the caller's event loop when no other write is in flight:
+/// a `note_write` on a store whose index is current. Working a lone write out there (parsing,
+/// reading the note, building its version: tens of microseconds) spares it the hop to a pool
+/// thread; with writes in flight the pool spreads that work over the cores instead (see `quick`).
+/// A store still in the first index layout rebuilds it on its first write, never on the loop.
+#[must_use]
+pub fn quick_write(store: &Store, verb: &str) -> bool {
+    verb == "note_write" && index::current(store).unwrap_or(false)
+}
+
 /// Where `submit` sends a verb's JSON reply (or its store failure).
 pub type Answer = Box<dyn FnOnce(Result<Vec<u8>>) + Send>;
 
