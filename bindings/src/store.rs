@@ -5,7 +5,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use cairn_engine::{Batch, Store};
 use napi::Env;
@@ -29,6 +29,9 @@ pub struct BindingStore {
     store: Store,
     /// Note writes submitted and not yet answered (see `notes`).
     writes_in_flight: Arc<AtomicUsize>,
+    /// Set once the notes index is seen in its current layout, which a store never leaves: from
+    /// then on a lone write skips the check (`notes::api::submit` makes its own).
+    notes_index_current: AtomicBool,
 }
 
 /// One note write in flight, counted in `BindingStore::writes_in_flight` until answered or
@@ -55,7 +58,7 @@ pub fn open_store(dir: String, options: Option<BindingStoreOptions>) -> AsyncTas
         let opts =
             options.map_or_else(|| Ok(cairn_engine::StoreOptions::default()), BindingStoreOptions::into_engine)?;
         let store = guard(|| Store::open(&dir, opts))?;
-        Ok(BindingStore { store, writes_in_flight: Arc::default() })
+        Ok(BindingStore { store, writes_in_flight: Arc::default(), notes_index_current: AtomicBool::new(false) })
     }))
 }
 
@@ -208,7 +211,7 @@ impl BindingStore {
             return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, body)))
                 .map(|reply| Either::A(Buffer::from(reply)));
         }
-        if self.writes_in_flight.load(Ordering::Acquire) == 0 && api::quick_write(&self.store, &verb) {
+        if self.writes_in_flight.load(Ordering::Acquire) == 0 && self.lone_write(&verb) {
             return self.write_here(env, &verb, caller, body).map(Either::B);
         }
         let store = self.store.clone();
@@ -235,6 +238,20 @@ impl BindingStore {
             let _ = catch_unwind(AssertUnwindSafe(|| api::submit(&store, &verb, &caller, &body, done)));
         });
         Ok(Either::B(promise))
+    }
+
+    /// Whether `verb` may be worked out on the event loop (`notes::api::quick_write`), the index
+    /// check made only until it first passes.
+    fn lone_write(&self, verb: &str) -> bool {
+        if verb != "note_write" {
+            return false;
+        }
+        if self.notes_index_current.load(Ordering::Relaxed) {
+            return true;
+        }
+        let current = cairn_engine::notes::api::quick_write(&self.store, verb);
+        self.notes_index_current.store(current, Ordering::Relaxed);
+        current
     }
 
     /// Submits a lone note write from the event loop (`notes::api::quick_write`): it is parsed and
