@@ -40,7 +40,7 @@ export const NoteListInput = z.strictObject({
   key: Key.optional(),
   kind: Kind.optional(),
   visibility: Visibility.optional(),
-  taskId: TaskId.optional(),
+  taskId: TaskId.optional().describe("Only this task's notes (visibility task); not with visibility user or agent"),
   query: text(4 * KiB).optional(),
   limit: z.int().min(1).max(100).optional(),
   cursor: Cursor.optional(),

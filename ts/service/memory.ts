@@ -124,7 +124,9 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
   const noteQuery: Record<string, unknown> = { query: rest.question, limit: k };
   if (rest.as_of !== undefined) noteQuery.as_of = rest.as_of;
   if (includePrivate !== undefined) noteQuery.includePrivate = includePrivate;
-  if (taskId !== undefined) noteQuery.taskId = taskId;
+  // The task's notes compete beside the caller's others: `viewTaskId` widens what is visible,
+  // where note_list's `taskId` would filter to that task alone.
+  if (taskId !== undefined) noteQuery.viewTaskId = taskId;
   const [reply, listed] = await Promise.all([
     knowledge(svc.store, 'context', id, engineBody(rest)),
     notes(svc.store, 'note_list', id, notesBody(svc, noteQuery)),

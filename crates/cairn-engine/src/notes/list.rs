@@ -1,6 +1,9 @@
 //! `note_list`: the caller's visible notes (current, or as they stood at `as_of`), filtered by
 //! `key`, `kind`, `visibility` and `taskId`, optionally ranked by a hybrid `query`, paged by an
-//! opaque cursor bound to the whole request. Without `query` notes come in identity order
+//! opaque cursor bound to the whole request. `taskId` is a filter (DESIGN.md §2): only that task's
+//! notes, which naming it makes visible; `user` and `agent` notes have no task, so `taskId` with
+//! either visibility is refused. `viewTaskId` (not a verb field: `memory_context` sends it) only
+//! makes a task's notes visible beside the caller's others. Without `query` notes come in identity order
 //! (key, then visibility and owner), which is stable under concurrent writes, and the cursor holds
 //! the last identity returned; with `query` they come best first and the cursor holds an offset.
 //! A query over current notes reads the index (`index.rs`) and only the page's records.
@@ -29,6 +32,7 @@ struct Request {
     kind: Option<String>,
     visibility: Option<Visibility>,
     task_id: Option<String>,
+    view_task_id: Option<String>,
     query: Option<String>,
     as_of: Option<i64>,
     private: bool,
@@ -59,6 +63,16 @@ fn parse(body: &[u8]) -> Outcome<Request> {
     if visibility == Some(Visibility::Task) && task_id.is_none() {
         return Err(invalid("taskId", "is required to list task notes"));
     }
+    if let Some(v) = visibility
+        && v != Visibility::Task
+        && task_id.is_some()
+    {
+        return Err(invalid("taskId", format_args!("filters task notes; {} notes have no task", v.as_str())));
+    }
+    let view_task_id = f.string("viewTaskId")?;
+    if let Some(t) = &view_task_id {
+        short_name("viewTaskId", t)?;
+    }
     let query = f.string("query")?;
     if let Some(q) = &query
         && (q.trim().is_empty() || q.len() > 4096)
@@ -71,7 +85,7 @@ fn parse(body: &[u8]) -> Outcome<Request> {
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
     f.finish()?;
-    Ok(Request { key, kind, visibility, task_id, query, as_of, private, limit, cursor })
+    Ok(Request { key, kind, visibility, task_id, view_task_id, query, as_of, private, limit, cursor })
 }
 
 /// Runs `note_list` for `caller`.
@@ -82,11 +96,12 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         caller,
         &json!({
             "key": req.key, "kind": req.kind, "visibility": req.visibility.map(Visibility::as_str),
-            "taskId": req.task_id, "query": req.query, "as_of": req.as_of, "private": req.private,
+            "taskId": req.task_id, "viewTaskId": req.view_task_id, "query": req.query, "as_of": req.as_of, "private": req.private,
         }),
     );
     let position = req.cursor.as_deref().map(|c| binding.position(c)).transpose()?;
-    let viewer = Viewer { agent: &caller.agent, task_id: req.task_id.as_deref(), private: req.private };
+    let task_id = req.task_id.as_deref().or(req.view_task_id.as_deref());
+    let viewer = Viewer { agent: &caller.agent, task_id, private: req.private };
     let snap = store.snapshot()?;
     let Some(text) = &req.query else {
         let after = match position {
@@ -202,8 +217,7 @@ impl Request {
         self.key.as_ref().is_none_or(|k| key == Some(k.as_str()))
             && self.kind.as_ref().is_none_or(|k| k == kind)
             && self.visibility.is_none_or(|v| visibility == v)
-            && (self.visibility != Some(Visibility::Task)
-                || (visibility == Visibility::Task).then_some(owner) == self.task_id.as_deref())
+            && self.task_id.as_ref().is_none_or(|t| visibility == Visibility::Task && owner == t)
     }
 }
 

@@ -8,7 +8,7 @@ use crate::store::{Store, StoreOptions};
 use serde_json::{Value, json};
 use std::sync::{Arc, Barrier};
 
-/// A visibility case: reader, taskId, allowPrivate, includePrivate → the keys it sees.
+/// A visibility case: reader, the task it views, allowPrivate, includePrivate → the keys it sees.
 type Case<'a> = (&'a str, Option<&'a str>, bool, bool, Vec<&'a str>);
 
 const T0: i64 = 1_700_000_000_000;
@@ -327,7 +327,7 @@ fn visibility_matrix() {
         let body = with(with(note(key, json!(key)), extra), policy.clone());
         assert_eq!(run(&store, &writer, "note_write", &body)["version"], 1, "{key}");
     }
-    // (reader, taskId, allowPrivate, includePrivate) → visible keys, in identity order.
+    // (reader, viewTaskId, allowPrivate, includePrivate) → visible keys, in identity order.
     let cases: Vec<Case> = vec![
         ("claude", None, false, false, vec!["a", "u"]),
         ("claude", Some("T1"), false, false, vec!["a", "t", "u"]),
@@ -342,13 +342,13 @@ fn visibility_matrix() {
         ("codex", Some("T1"), true, true, vec!["t", "tp", "u", "up"]),
     ];
     for (reader, task, allow, include, want) in cases {
-        let body = json!({"taskId": task, "allowPrivate": allow, "includePrivate": include});
+        let body = json!({"viewTaskId": task, "allowPrivate": allow, "includePrivate": include});
         let got = keys(&run(&store, &agent(reader), "note_list", &body));
         assert_eq!(got, want, "{reader} {task:?} allow={allow} include={include}");
     }
     // Another user, or another scope of the same user, sees none of it.
     for other in [who("u2", "default", "claude", T0), who("u1", "other", "claude", T0)] {
-        let body = json!({"taskId": "T1", "allowPrivate": true, "includePrivate": true});
+        let body = json!({"viewTaskId": "T1", "allowPrivate": true, "includePrivate": true});
         assert!(keys(&run(&store, &other, "note_list", &body)).is_empty());
     }
     // Another agent's agent-visible note is not theirs to read, replace or forget: the same key
@@ -360,6 +360,75 @@ fn visibility_matrix() {
     assert_eq!(own["version"], 1, "a separate note");
     let filtered = run(&store, &agent("claude"), "note_list", &json!({"visibility": "task", "taskId": "T1"}));
     assert_eq!(keys(&filtered), vec!["t"], "visibility task with taskId filters to that task");
+}
+
+#[test]
+fn task_id_filters_to_that_tasks_notes() {
+    let (_d, store) = fresh();
+    let claude = agent("claude");
+    let policy = json!({"allowPrivate": true});
+    for (key, extra) in [
+        ("u", json!({})),
+        ("a", json!({"visibility": "agent"})),
+        ("t1-a", json!({"visibility": "task", "taskId": "T1"})),
+        ("t1-b", json!({"visibility": "task", "taskId": "T1", "kind": "decision"})),
+        ("t1-c", json!({"visibility": "task", "taskId": "T1"})),
+        ("t1-p", json!({"visibility": "task", "taskId": "T1", "private": true})),
+        ("t2", json!({"visibility": "task", "taskId": "T2"})),
+    ] {
+        let body = with(with(note(key, json!(format!("alpha {key}"))), extra), policy.clone());
+        assert_eq!(run(&store, &claude, "note_write", &body)["version"], 1, "{key}");
+    }
+    // An agent note of an agent named like the task is still no task note.
+    let named_t1 = with(note("owned-by-t1", json!("alpha")), json!({"visibility": "agent"}));
+    assert_eq!(run(&store, &agent("T1"), "note_write", &named_t1)["version"], 1);
+    let list = |caller: &Caller, body: Value| keys(&run(&store, caller, "note_list", &body));
+    // Alone, with `visibility: task`, by kind, scanned at `as_of`, and ranked by a query (both the
+    // index and the scan): only T1's notes, never the user or agent notes beside them.
+    let t1 = vec!["t1-a", "t1-b", "t1-c"];
+    assert_eq!(list(&claude, json!({"taskId": "T1"})), t1);
+    assert_eq!(list(&agent("T1"), json!({"taskId": "T1"})), t1);
+    assert_eq!(list(&agent("codex"), json!({"taskId": "T1", "visibility": "task"})), t1);
+    assert_eq!(list(&claude, json!({"taskId": "T1", "kind": "decision"})), vec!["t1-b"]);
+    assert_eq!(list(&claude, json!({"taskId": "T1", "as_of": T0 + 1})), t1);
+    assert_eq!(
+        list(&claude, json!({"taskId": "T1", "allowPrivate": true, "includePrivate": true})),
+        vec!["t1-a", "t1-b", "t1-c", "t1-p"]
+    );
+    assert_eq!(list(&claude, json!({"taskId": "T2"})), vec!["t2"]);
+    assert!(list(&claude, json!({"taskId": "T3"})).is_empty());
+    for q in ["alpha", "al"] {
+        let mut found = list(&claude, json!({"taskId": "T1", "query": q}));
+        found.sort();
+        assert_eq!(found, t1, "query {q}");
+    }
+    // `viewTaskId` (memory_context's) widens what is visible instead.
+    assert_eq!(list(&claude, json!({"viewTaskId": "T1"})), vec!["a", "t1-a", "t1-b", "t1-c", "u"]);
+    // A user or agent note has no task: naming one beside those visibilities is refused.
+    for visibility in ["user", "agent"] {
+        let reply = run(&store, &claude, "note_list", &json!({"taskId": "T1", "visibility": visibility}));
+        assert_eq!(code(&reply), "VALIDATION_ERROR", "{visibility}");
+        assert_eq!(reply["error"]["details"][0]["field"], "taskId");
+    }
+    // The cursor pages through T1's notes only, and is bound to the task it was given for.
+    let first = run(&store, &claude, "note_list", &json!({"taskId": "T1", "limit": 2}));
+    assert_eq!(keys(&first), vec!["t1-a", "t1-b"]);
+    let cursor = first["nextCursor"].as_str().unwrap();
+    let second = run(&store, &claude, "note_list", &json!({"taskId": "T1", "limit": 2, "cursor": cursor}));
+    assert_eq!(keys(&second), vec!["t1-c"]);
+    assert_eq!(second["nextCursor"], Value::Null);
+    for other in [json!({"taskId": "T2"}), json!({}), json!({"viewTaskId": "T1"})] {
+        let reply = run(&store, &claude, "note_list", &with(json!({"limit": 2, "cursor": cursor}), other.clone()));
+        assert_eq!(code(&reply), "VALIDATION_ERROR", "{other}");
+        assert_eq!(reply["error"]["details"][0]["field"], "cursor");
+    }
+    // Handoffs are their own records: a task's handoff resumes whatever its notes.
+    run(&store, &claude, "handoff_create", &json!({"taskId": "T1", "summary": "half done"}));
+    assert_eq!(
+        run(&store, &agent("codex"), "handoff_resume", &json!({"taskId": "T1"}))["handoff"]["summary"],
+        "half done"
+    );
+    assert_eq!(list(&claude, json!({"taskId": "T1"})), t1);
 }
 
 #[test]
