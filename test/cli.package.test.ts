@@ -82,7 +82,7 @@ it('exports a scope as a package and imports it into another store, only into an
   const records = readFileSync(join(pkg, 'records.jsonl'));
   expect(manifest).toMatchObject({
     format: 'cairn.memory-package',
-    version: 1,
+    version: 2,
     source: { user: 'ann', scope: 'work' },
     files: [
       { name: 'records.jsonl', bytes: records.length, sha256: createHash('sha256').update(records).digest('hex') },
@@ -101,6 +101,48 @@ it('exports a scope as a package and imports it into another store, only into an
   expect(again.code).toBe(1);
   expect(again.stderr).toContain('not empty');
   expect(await readBack(copy)).toEqual(original);
+});
+
+it('counts the records stored, header excluded, alike in the report and the manifest', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const pkg = join(root, 'pkg');
+  const out = await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data, '--json']);
+  expect(out.code, out.stderr).toBe(0);
+  const lines = readFileSync(join(pkg, 'records.jsonl'), 'utf8').trimEnd().split('\n');
+  expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ kind: 'header' });
+  const stored = lines.length - 1;
+  expect(stored).toBeGreaterThan(1);
+  const summary = JSON.parse(out.stdout) as { records: number; manifest: { files: { records: number }[] } };
+  expect(summary.records).toBe(stored);
+  const manifestFile = join(pkg, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  expect(manifest.files[0].records).toBe(stored);
+  expect(summary.manifest.files[0]?.records).toBe(stored);
+  const text = await cairn(['export', join(root, 'pkg2'), '--user', 'ann', '--scope', 'work', '--data-dir', data]);
+  expect(text.stdout).toBe(`exported ${stored} records of ann/work into ${join(root, 'pkg2')}\n`);
+
+  // A count that disagrees with the file is refused by name, nothing stored.
+  const edit = (m: object) => writeFileSync(manifestFile, JSON.stringify(m));
+  const target = join(root, 'target');
+  const file = (records: number) => [{ ...manifest.files[0], records }];
+  for (const [version, records, says] of [
+    [2, stored + 1, `holds ${stored} records besides the header, the manifest says ${stored + 1}`],
+    [1, stored, `holds ${stored + 1} records, header included, the manifest says ${stored}`],
+    [3, stored, 'version 3 is not one of 1, 2'],
+  ] as const) {
+    edit({ ...manifest, version, files: file(records) });
+    const refused = await cairn(['import', pkg, '--data-dir', target]);
+    expect(refused.code, `${version} ${records}`).toBe(1);
+    expect(refused.stderr).toContain('does not verify');
+    expect(refused.stderr).toContain(says);
+    expect(existsSync(target)).toBe(false);
+  }
+  // A version 1 package (written before, counting the header) still imports.
+  edit({ ...manifest, version: 1, files: file(stored + 1) });
+  const old = await cairn(['import', pkg, '--data-dir', target, '--json']);
+  expect(old.code, old.stderr).toBe(0);
+  expect(await readBack(target)).toEqual(await readBack(data));
 });
 
 it('refuses a tampered package before anything is stored', async () => {

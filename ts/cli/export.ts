@@ -4,7 +4,7 @@ import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
 import { CLI_AGENT } from './import.js';
-import { writePackage } from './package.js';
+import { stored, writePackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
 /** Arguments of `cairn export DIR`. */
@@ -82,7 +82,8 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
     }
     const manifest = writePackage(dir, records, { user, scope });
     const header = records[0] ?? {};
-    const summary = { dir, records: records.length - 1, withheld: header.withheld ?? null, manifest };
+    // The records stored, as the manifest counts them: the export header is not one.
+    const summary = { dir, records: stored(records), withheld: header.withheld ?? null, manifest };
     process.stdout.write(
       a.json ? `${JSON.stringify(summary)}\n` : `exported ${summary.records} records of ${user}/${scope} into ${dir}\n`,
     );
