@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -81,5 +81,80 @@ it('goes through a running node with the admin token', async () => {
   expect((JSON.parse(show.stdout) as { notes: { value: unknown }[] }).notes[0]?.value).toEqual({ theme: 'light' });
   expect((await mem(['forget', 'editor.theme'], env)).code).toBe(0);
   expect((await mem(['show', 'editor.theme'], env)).code).toBe(1);
-  expect((await mem(['list', '--agent', 'x'], env)).code).toBe(2);
+});
+
+/** Starts `cairn serve` on the test's data dir; its URL once it is up. */
+async function serve(): Promise<string> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  const file = join(dir, 'node.json');
+  for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+  return (JSON.parse(readFileSync(file, 'utf8')) as { url: string }).url;
+}
+
+it('reaches another agent’s agent-visibility note through a node with --agent, for the admin token only', async () => {
+  const url = await serve();
+  const env = { CAIRN_ADMIN_TOKEN: ADMIN };
+  const token = async (agent: string) => {
+    const r = await cairn(['token', 'create', '--agent', agent, '--user', 'ann', '--data-dir', dir, '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout) as { token: string }).token;
+  };
+  const [alpha, beta] = [await token('alpha'), await token('beta')];
+  const post = async (bearer: string, path: string, body: object) => {
+    const res = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scope: 'work', ...body }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const note = { key: 'alpha.secret', value: { plan: 'b' }, kind: 'decision', visibility: 'agent' };
+  expect((await post(alpha, '/v1/memory/note_write', note)).status).toBe(200);
+  const alphaSees = async () =>
+    ((await post(alpha, '/v1/memory/note_list', { key: 'alpha.secret' })).body.notes as { value: unknown }[]).map(
+      (n) => n.value,
+    );
+
+  // As its own agent the admin token cannot see it; as alpha it can.
+  expect((await mem(['show', 'alpha.secret'], env)).code).toBe(1);
+  const show = await mem(['show', 'alpha.secret', '--agent', 'alpha', '--json'], env);
+  expect(show.code, show.stderr).toBe(0);
+  expect((JSON.parse(show.stdout) as { notes: { value: unknown; agent: string }[] }).notes).toMatchObject([
+    { value: { plan: 'b' }, agent: 'alpha' },
+  ]);
+  const history = await mem(['history', 'alpha.secret', '--visibility', 'agent', '--agent', 'alpha', '--json'], env);
+  expect(history.code, history.stderr).toBe(0);
+  expect((JSON.parse(history.stdout) as { events: { op: string }[] }).events.map((e) => e.op)).toEqual(['create']);
+  expect((await mem(['show', 'alpha.secret', '--agent', 'beta'], env)).code).toBe(1);
+  expect((await mem(['show', 'alpha.secret', '--agent', 'not a name'], env)).stderr).toContain('VALIDATION_ERROR');
+
+  // Another agent's token is not the operator's: refused, and the note is untouched.
+  for (const args of [
+    ['show', 'alpha.secret', '--agent', 'alpha'],
+    ['forget', 'alpha.secret', '--visibility', 'agent', '--agent', 'alpha'],
+  ]) {
+    const refused = await mem(args, { CAIRN_ADMIN_TOKEN: beta });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('FORBIDDEN');
+  }
+  for (const bearer of [alpha, beta]) {
+    const r = await post(bearer, '/v1/admin/agents/alpha/memory/forget', {
+      user_id: 'ann',
+      note: { key: 'alpha.secret', visibility: 'agent' },
+    });
+    expect(r.status).toBe(403);
+    expect((r.body.error as { code: string }).code).toBe('FORBIDDEN');
+  }
+  expect(await alphaSees()).toEqual([{ plan: 'b' }]);
+  // Only note forms go through as another agent.
+  const knowledge = await post(ADMIN, '/v1/admin/agents/alpha/memory/forget', { user_id: 'ann', all: true });
+  expect(knowledge.status).toBe(422);
+
+  const forget = await mem(['forget', 'alpha.secret', '--visibility', 'agent', '--agent', 'alpha'], env);
+  expect(forget.code, forget.stderr).toBe(0);
+  expect(await alphaSees()).toEqual([]);
 });

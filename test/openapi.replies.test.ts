@@ -157,6 +157,26 @@ async function scenario(agent: string) {
   await verb('handoff_resume', { scope: s, taskId: 't2' });
   await verb('handoff_resume', { scope: s, taskId: 't3' });
   await verb('handoff_resume', { scope: s }, { token: agent });
+  // The note verbs run as another agent (admin): its agent-visibility note, and refusals.
+  const own = { scope: s, key: 'own', visibility: 'agent' };
+  await verb('note_write', { ...own, kind: 'decision', value: 'theirs' }, { token: agent });
+  const asClaude = (v: string, body: object, token?: string) =>
+    call('POST', `/v1/admin/agents/claude/memory/${v}`, {
+      body,
+      as: `/v1/admin/agents/{agent}/memory/${v}`,
+      ...(token === undefined ? {} : { token }),
+    });
+  await asClaude('note_list', { scope: s, key: 'own' });
+  await asClaude('history', { ...own });
+  await asClaude('history', { scope: s, subject: 'Priya Raman' });
+  await asClaude('note_list', { scope: s }, agent);
+  await asClaude('forget', { scope: s, note: { key: 'own', visibility: 'agent' } });
+  await asClaude('forget', { scope: s, note: { key: 'own', visibility: 'agent' } });
+  await asClaude('forget', { scope: s, note: { key: 'never', visibility: 'agent' } });
+  await call('POST', '/v1/admin/agents/not%20a%20name/memory/note_list', {
+    body: { scope: s },
+    as: '/v1/admin/agents/{agent}/memory/note_list',
+  });
   await verb('audit', { scope: s, limit: 3 });
   await verb('export', { scope: s, limit: 3 });
   const all = await verb('export', { scope: s, limit: 5000 });

@@ -35,13 +35,17 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
   const scope = a.scopes?.[0] ?? 'default';
   const node = findRunningNode(a.dataDir);
   if (node !== null) {
-    if (a.agent !== undefined) throw new Usage('--agent: a running node acts as its admin token’s agent');
     const admin = env.CAIRN_ADMIN_TOKEN;
+    // The admin token acts as its own agent; with `--agent` the note verbs run as that agent
+    // through the admin routes (the export behind `list` reads every agent's notes either way).
+    const base = a.agent === undefined ? '/v1/memory' : `/v1/admin/agents/${encodeURIComponent(a.agent)}/memory`;
     return fn(async (verb, body) =>
       // Over HTTP a note is forgotten by memory_forget's `note` form.
       verb === 'note_forget'
-        ? adminCall(node, admin, 'POST', '/v1/memory/forget', { note: body, user_id: user, scope })
-        : adminCall(node, admin, 'POST', `/v1/memory/${verb}`, { ...body, user_id: user, scope }),
+        ? adminCall(node, admin, 'POST', `${base}/forget`, { note: body, user_id: user, scope })
+        : verb === 'export'
+          ? adminCall(node, admin, 'POST', '/v1/memory/export', { ...body, user_id: user, scope })
+          : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope }),
     );
   }
   if (!existsSync(join(a.dataDir, 'data.cairn'))) throw new Usage(`no store at ${a.dataDir}`);
@@ -127,9 +131,10 @@ const line = (n: Body) =>
 /**
  * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4): the notes of a user's
  * scope as an operator reads them. `list` shows every note (every visibility, task and agent,
- * private ones too), or with `--query` what the hybrid search finds. Through the running node's API with the admin token when a node
- * holds the store, else on the store as agent `--agent` (default `cli`; agent-visibility notes are
- * their agent's). Exit 0 done, 1 refused or failed (a key that is not there), 2 bad usage.
+ * private ones too), or with `--query` what the hybrid search finds. Through the running node's API
+ * with the admin token when a node holds the store (as agent `--agent` through the admin routes
+ * when given), else on the store as agent `--agent` (default `cli`); agent-visibility notes are
+ * their agent's. Exit 0 done, 1 refused or failed (a key that is not there), 2 bad usage.
  */
 export async function runMemories(sub: string, a: MemoriesArgs, env = process.env): Promise<number> {
   const out = (value: Body, text: string) => process.stdout.write(a.json ? `${JSON.stringify(value)}\n` : text);

@@ -34,9 +34,9 @@ Usage:
                                           temporary store deleted afterwards
   cairn doctor [--json]                   say what is not ready: runtime, store, node, clients
   cairn memories list [--kind K] [--query Q] [--visibility V] [--task T] [--json]
-  cairn memories show|history|forget KEY [--visibility V] [--task T] [--json]
-                                          the notes of a scope (--user, --scope; on the store
-                                          directly, --agent for an agent's own notes)
+  cairn memories show|history|forget KEY [--visibility V] [--task T] [--agent NAME] [--json]
+                                          the notes of a scope (--user, --scope; --agent for an
+                                          agent's own notes, through a node with the admin token)
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN); in a
                                           client's config name this CLI by absolute path, not npx:
                                           "command": "${process.execPath}",

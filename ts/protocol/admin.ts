@@ -9,6 +9,16 @@ export const AgentName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-", at most 128, e.g. "claude"');
 
+/**
+ * The note operations an admin token may run as another agent (`POST
+ * /v1/admin/agents/{agent}/memory/<verb>`), each with the body field that keeps it to notes.
+ */
+export const AS_AGENT_VERBS = [
+  { verb: 'note_list', needs: null },
+  { verb: 'history', needs: 'key' },
+  { verb: 'forget', needs: 'note' },
+] as const;
+
 /** POST /v1/admin/tokens: a new token naming its agent, optionally fixed to a user and scopes. */
 export const TokenCreateInput = z.strictObject({
   agent: AgentName,

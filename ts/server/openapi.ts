@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 
-import { BackupInput, CompactInput, TokenCreateInput } from '../protocol/admin.js';
+import { AS_AGENT_VERBS, BackupInput, CompactInput, TokenCreateInput } from '../protocol/admin.js';
 import { jsonSchemaOf } from '../protocol/json-schema.js';
 import {
   AdminImportReply,
@@ -77,6 +77,29 @@ function verbPaths(): Record<string, unknown> {
       };
       paths['/v1/memory/status'] = { get, post };
     }
+  }
+  return paths;
+}
+
+/** `POST /v1/admin/agents/{agent}/memory/<verb>`: a note operation run as another agent (admin). */
+function asAgentPaths(): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  const agent = { name: 'agent', in: 'path', required: true, schema: { type: 'string' }, description: 'Act as' };
+  for (const { verb, needs } of AS_AGENT_VERBS) {
+    const spec = VERBS.find((v) => v.verb === verb);
+    if (spec === undefined) throw new Error(`${verb} is not a verb`);
+    const only = needs === null ? '' : ` (the \`${needs}\` form only)`;
+    paths[`/v1/admin/agents/{agent}/memory/${verb}`] = {
+      post: {
+        summary: `${spec.title} as another agent${only} (admin): reaches that agent's agent-visibility notes`,
+        parameters: [agent, ...IDENTITY_HEADERS],
+        requestBody: { required: true, ...json(jsonSchemaOf(spec.input)) },
+        responses: {
+          ...ok('The verb’s reply', spec.reply),
+          ...errorResponses([...ROUTE_ERRORS.body, ...(VERB_ERRORS[verb] ?? [])]),
+        },
+      },
+    };
   }
   return paths;
 }
@@ -225,6 +248,6 @@ export function openApiDocument(version: string): Record<string, unknown> {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Error: ERROR_SCHEMA, ...replyComponents() },
     },
-    paths: { ...verbPaths(), ...nodePaths() },
+    paths: { ...verbPaths(), ...nodePaths(), ...asAgentPaths() },
   };
 }

@@ -10,6 +10,7 @@ import { parseInput, type Service } from '../service/context.js';
 import { resolveIdentity } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
 import { registerDatabaseRoutes } from './admin-database.js';
+import { registerAdminNoteRoutes } from './admin-notes.js';
 import { adminHook, authHook, principalOf } from './auth.js';
 import { DOCS_HTML } from './docs-page.js';
 import { registerImportRoute } from './import-route.js';
@@ -89,4 +90,5 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   app.get('/v1/admin/check', admin, async () => svc.store.check());
   registerImportRoute(app, tokens, svc);
   registerDatabaseRoutes(app, tokens, svc);
+  registerAdminNoteRoutes(app, tokens, svc);
 }
