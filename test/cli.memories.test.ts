@@ -49,6 +49,14 @@ it('lists, shows, pages the history of and forgets a note on the store', async (
   const task = await mem(['list', '--visibility', 'task', '--task', 'REL-1', '--json']);
   expect((JSON.parse(task.stdout) as { notes: { key: string }[] }).notes.map((n) => n.key)).toEqual(['release.plan']);
 
+  // `--task` alone addresses the task's note, as `--visibility task --task` does.
+  const byTask = await mem(['show', 'release.plan', '--task', 'REL-1', '--json']);
+  expect(byTask.code, byTask.stderr).toBe(0);
+  expect((JSON.parse(byTask.stdout) as { notes: { value: unknown }[] }).notes[0]?.value).toEqual({ freeze: 'friday' });
+  const taskHistory = await mem(['history', 'release.plan', '--task', 'REL-1', '--json']);
+  expect(taskHistory.code, taskHistory.stderr).toBe(0);
+  expect((JSON.parse(taskHistory.stdout) as { events: { op: string }[] }).events.map((e) => e.op)).toEqual(['create']);
+
   const show = await mem(['show', 'editor.theme', '--json']);
   expect((JSON.parse(show.stdout) as { notes: { value: unknown }[] }).notes[0]?.value).toEqual({ theme: 'light' });
   const history = await mem(['history', 'editor.theme', '--json']);

@@ -67,10 +67,14 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
   }
 }
 
-/** The note's address fields the verbs share. */
+/**
+ * The note's address fields the verbs share. `--task` alone means a task note: only task notes
+ * have a task, and without `visibility` the verbs would look up the user-visibility note instead.
+ */
 function address(a: MemoriesArgs): Body {
+  const visibility = a.visibility ?? (a.task === undefined ? undefined : 'task');
   return {
-    ...(a.visibility === undefined ? {} : { visibility: a.visibility }),
+    ...(visibility === undefined ? {} : { visibility }),
     ...(a.task === undefined ? {} : { taskId: a.task }),
   };
 }
