@@ -121,6 +121,73 @@ describe('reading', () => {
     ]);
   });
 
+  it('stores no hidden DOCX text: not in the reply, the stored document, or context', async () => {
+    const docx = await makeDocx(
+      [
+        {
+          runs: [
+            { text: 'Nadia Okafor runs the Lisbon office.' },
+            { text: ' Her salary is 98000 euros.', hidden: true },
+          ],
+        },
+        {
+          runs: [
+            { text: 'The project is on track' },
+            { text: ' under codename Bluefin', style: 'Secret' },
+            { text: '.' },
+          ],
+        },
+        { text: 'Draft: layoffs are planned for May.', style: 'Note' },
+        { runs: [{ text: 'The office opens at nine.', hidden: 'off' }], style: 'Note' },
+      ],
+      [
+        { id: 'Secret', type: 'character', hidden: true },
+        { id: 'Draft', type: 'paragraph', hidden: true },
+        { id: 'Note', type: 'paragraph', basedOn: 'Draft' },
+      ],
+    );
+    const r = await doc('hidden', docx, 'staff.docx');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // Hidden directly, by a character style, by a paragraph style's base; `w:val="0"` shows again.
+    expect(r.body.text).toBe(
+      'Nadia Okafor runs the Lisbon office.\n\nThe project is on track.\n\nThe office opens at nine.',
+    );
+    const exported = await t.call('POST', '/v1/memory/export', { token: agent, body: { scope: 'hidden' } });
+    const stored = (exported.body.records as { kind: string; text?: string }[]).filter((x) => x.kind === 'document');
+    expect(stored.map((x) => x.text)).toEqual([r.body.text]);
+    for (const question of [
+      'What is the salary of Nadia Okafor?',
+      'What is codename Bluefin?',
+      'Are layoffs planned?',
+    ]) {
+      const ctx = await t.call('POST', '/v1/memory/context', { token: agent, body: { scope: 'hidden', question } });
+      expect(ctx.status).toBe(200);
+      // (the question's own words come back in `grounding.uncovered`: only the items are looked at)
+      expect(JSON.stringify(ctx.body.items)).not.toMatch(/98000|salary|Bluefin|layoffs/);
+    }
+  });
+
+  it('names a document sent again under another name as it is stored, not by the new name', async () => {
+    const first = await doc('renamed', 'The Lisbon office opens at nine.', 'hours.txt', { date: '2026-11-02' });
+    expect(first.body.source).toMatchObject({ kind: 'document', doc_id: first.body.doc_id, name: 'hours.txt' });
+    const again = await doc('renamed', 'The Lisbon office opens at nine.', 'copy of hours.txt', { date: '2026-11-02' });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ already: true, doc_id: first.body.doc_id, name: 'copy of hours.txt' });
+    // The stored label, which citations show, is the first one.
+    expect(again.body.source).toEqual(first.body.source);
+    const ctx = await t.call('POST', '/v1/memory/context', {
+      token: agent,
+      body: { scope: 'renamed', question: 'When does the Lisbon office open?' },
+    });
+    expect((ctx.body.items as { citation: { source: unknown } }[])[0]?.citation.source).toEqual(first.body.source);
+    // memory_remember answers the same way.
+    const remembered = await t.call('POST', '/v1/memory/remember', {
+      token: agent,
+      body: { scope: 'renamed', content: 'The Lisbon office opens at nine.', date: '2026-11-02', source: 'chat' },
+    });
+    expect(remembered.body).toMatchObject({ already: true, doc_id: first.body.doc_id, source: first.body.source });
+  });
+
   it('answers sizes only for a long document', async () => {
     const long = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} of a long handbook about deployments.`).join(
       '\n\n',

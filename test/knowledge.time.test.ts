@@ -151,3 +151,77 @@ describe('attributes in time', () => {
     expect((await entity({ valid_at: '2023-01-01' }))?.attributes).toEqual({ role: 'intern' });
   });
 });
+
+describe('a read whose time sees none of the facts', () => {
+  // The audit's case: a subject whose facts all lie outside the read's time answered `answered`
+  // with no facts and no hint. `outside_time` says how many there are and when to read instead.
+  it('says how many facts lie outside it and when, counting only the caller’s own', async () => {
+    const recall = async (body: Record<string, unknown>) => {
+      const r = await t.call('POST', '/v1/memory/recall', { body: { scope: 'hint', ...body } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as { state: string; facts: { object: string }[]; outside_time?: Record<string, unknown> };
+    };
+    const created = await t.call('POST', '/v1/memory/remember', {
+      body: { scope: 'hint', facts: { entities: [{ name: 'Mira Holm', type: 'person' }] } },
+    });
+    expect(created.status).toBe(200);
+    const beforeFacts = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 5));
+    await relate({
+      scope: 'hint',
+      from: 'Mira Holm',
+      to: 'Oslo',
+      type: 'moves_to',
+      attributes: { valid_from: '2999-01-01' },
+    });
+    await relate({
+      scope: 'hint',
+      from: 'Mira Holm',
+      to: 'Bergen',
+      type: 'visits',
+      attributes: { valid_from: '2990-05-01' },
+    });
+    // Another user's facts about the same name are not counted, nor named.
+    const bob = await t.call('POST', '/v1/memory/relate', {
+      body: {
+        scope: 'hint',
+        user_id: 'bob',
+        from: 'Mira Holm',
+        to: 'Rome',
+        type: 'visits',
+        attributes: { valid_from: '2950-01-01' },
+      },
+    });
+    expect(bob.status).toBe(200);
+
+    const plain = await recall({ subject: 'Mira Holm' });
+    expect(plain).toMatchObject({ state: 'answered', facts: [] });
+    expect(plain.outside_time).toEqual({ facts: 2, next_valid_from: '2990-05-01' });
+    const past = await recall({ subject: 'Mira Holm', valid_at: '2000-01-01' });
+    expect(past.outside_time).toEqual({ facts: 2, next_valid_from: '2990-05-01' });
+    // Read at the time it names, the facts show and the hint goes.
+    const then = await recall({ subject: 'Mira Holm', valid_at: '2990-05-01' });
+    expect(then.facts.map((f) => f.object)).toEqual(['Bergen']);
+    expect(then.outside_time).toBeUndefined();
+
+    const early = await recall({ subject: 'Mira Holm', as_of: beforeFacts });
+    expect(early).toMatchObject({ state: 'answered', facts: [] });
+    expect(early.outside_time?.facts).toBe(2);
+    expect(Date.parse(early.outside_time?.next_recorded_at as string)).toBeGreaterThan(Date.parse(beforeFacts));
+    const beforeAll = await recall({ subject: 'Mira Holm', as_of: '2000-01-01T00:00:00Z' });
+    expect(beforeAll).toMatchObject({ state: 'nothing_stored', outside_time: { facts: 2 } });
+
+    // No hint when the facts show, nor for a subject with none, nor for a name only another user holds.
+    expect((await recall({ subject: 'Oslo', valid_at: '3000-01-01' })).outside_time).toBeUndefined();
+    const alone = await t.call('POST', '/v1/memory/remember', {
+      body: { scope: 'hint', facts: { entities: [{ name: 'Lone Entity', type: 'thing' }] } },
+    });
+    expect(alone.status, JSON.stringify(alone.body)).toBe(200);
+    expect((await recall({ subject: 'Lone Entity' })).outside_time).toBeUndefined();
+    const bobOnly = await t.call('POST', '/v1/memory/recall', {
+      body: { scope: 'hint', subject: 'Rome', as_of: '2000-01-01T00:00:00Z' },
+    });
+    expect(bobOnly.body).toMatchObject({ state: 'nothing_stored' });
+    expect(bobOnly.body.outside_time).toBeUndefined();
+  });
+});

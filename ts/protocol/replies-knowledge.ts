@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ContextItem, EvidenceItem, PackBudget, PackOmitted } from './reply-items.js';
 import {
   AttributesOut,
+  CitationSource,
   Count,
   Entity,
   Fact,
@@ -73,6 +74,11 @@ export const RememberReply = z.object({
   meaning: z.enum(['queued', 'not_armed']),
   doc_id: Id.optional().describe('The first stored document'),
   doc_ids: z.array(Id).optional().describe('Every stored document, when there are several'),
+  source: CitationSource.optional().describe(
+    'The first document as stored and cited: with `already`, the label and time it was first stored with, ' +
+      'which may differ from this call’s `source`',
+  ),
+  sources: z.array(CitationSource).optional().describe('Each of `doc_ids` as stored and cited'),
 });
 
 /** memory_document: what was read and stored. */
@@ -81,6 +87,9 @@ export const DocumentReply = z.object({
   name: z.string(),
   type: z.enum(['pdf', 'docx', 'html', 'text']).describe('Read from the leading bytes'),
   already: z.boolean().describe('true: this text with this date was stored before; nothing changed'),
+  source: CitationSource.optional().describe(
+    'The document as stored and cited: with `already`, the label it was first stored with, not this `name`',
+  ),
   stored: z.object({ entities: Count, relations: Count, passages: Count }),
   meaning: z.enum(['queued', 'not_armed']),
   sizes: z.object({
@@ -126,6 +135,18 @@ export const RecallReply = z.object({
   did_you_mean: z.array(z.string()).optional(),
   why: z.string().optional().describe('With could_not_judge'),
   candidates: z.array(z.string()).optional(),
+  outside_time: z
+    .object({
+      facts: Count.describe('Stored facts of the subject this read’s time does not see'),
+      next_valid_from: SentDate.optional().describe('The earliest `valid_from` after the read’s instant'),
+      last_valid_to: SentDate.optional().describe('The latest `valid_to` at or before the read’s instant'),
+      next_recorded_at: Time.optional().describe('The first recording after `as_of`'),
+    })
+    .optional()
+    .describe(
+      'Only when no fact is shown but the subject has facts at other times (`answered`; or `nothing_stored` ' +
+        'for a subject first recorded after `as_of`): read again with `valid_at` or `as_of` to see them',
+    ),
 });
 
 /** memory_context; `context`, `omitted` and `budget` when a pack was asked for. */

@@ -77,7 +77,8 @@ export const VERBS: readonly VerbSpec[] = [
       'conversation), `passages` ([{text, mentions}], each mention must occur in its text), and/or `facts` ' +
       '({entities:[{name,type}], relations:[{source,target,type}]}). Add `date` (ISO 8601: when it was said or true) ' +
       'and `source` (a label shown in citations). Sending the same content with the same date again changes nothing ' +
-      '(`already: true`). The reply counts what was stored and lists `rejected` passages with the reason.',
+      '(`already: true`), whatever its `source`: the reply’s `source` names the document as stored, to cite. The ' +
+      'reply counts what was stored and lists `rejected` passages with the reason.',
   },
   {
     verb: 'document',
@@ -92,7 +93,8 @@ export const VERBS: readonly VerbSpec[] = [
       '`name` (the citation source unless `source` is given); optional `date`. The type is read from the bytes, ' +
       'never the name. Its text is extracted in reading order (paragraphs, headings, list items; PDF paragraphs ' +
       'rebuilt from layout) and stored like `memory_remember` content, then found by recall and context with ' +
-      'citations. The reply has `doc_id`, the type, and the text with its blocks (page, paragraph, byte span) ' +
+      'citations. Hidden DOCX text is not stored. The reply has `doc_id`, `source` (as stored: a file stored ' +
+      'before keeps its first name), the type, and the text with its blocks (page, paragraph, byte span) ' +
       'when at most 16 KiB, else sizes. An unknown type is refused (415) before anything is stored; a truncated ' +
       'or broken file is DOCUMENT_CORRUPT, an encrypted or scanned PDF DOCUMENT_NOT_READABLE.',
   },
@@ -123,6 +125,8 @@ export const VERBS: readonly VerbSpec[] = [
       'sentence) and derived facts marked `derived: true`. Read `state` first: `answered` — use the facts and cite ' +
       'them; `nothing_stored` — say you do not know, never invent; `could_not_judge` — see why. Without `as_of` ' +
       'and `valid_at` the facts are what is known now and true now (one dated to start later is not yet true). ' +
+      'No facts but `outside_time`: the subject has that many facts true or recorded at other times; read again ' +
+      'at its `next_valid_from`/`last_valid_to` (`valid_at`) or `next_recorded_at` (`as_of`). ' +
       '`as_of` (ISO time: what was known then), `valid_at` (what was true then, past or future), `k` (max ' +
       'facts), `compact` (shorter citations).',
   },

@@ -71,6 +71,8 @@ export async function memoryDocument(svc: Service, p: Principal, raw: unknown): 
     name: input.name,
     type,
     already: stored.already,
+    // As stored: a text stored before keeps its first label, whatever `name` this call sent.
+    ...(stored.source === undefined ? {} : { source: stored.source }),
     stored: stored.stored,
     meaning: stored.meaning,
     sizes: {

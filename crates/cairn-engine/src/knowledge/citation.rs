@@ -109,7 +109,13 @@ impl<'a> Citer<'a> {
 }
 
 fn source(doc: &Document) -> Value {
-    json!({ "kind": "document", "doc_id": id(doc.id), "name": doc.label, "ingested_at": iso_ms(doc.ingested_at) })
+    document_source(doc.id, doc.label.as_deref(), doc.ingested_at)
+}
+
+/// A citation's `source` for stored document `doc_id`: the label it was stored with (`name`)
+/// and when. `remember` answers with it too, so a caller cites a document as recall will.
+pub(crate) fn document_source(doc_id: u64, label: Option<&str>, ingested_at: i64) -> Value {
+    json!({ "kind": "document", "doc_id": id(doc_id), "name": label, "ingested_at": iso_ms(ingested_at) })
 }
 
 /// The code-point span of the sentence of `cited` that names both `names`, else the first that

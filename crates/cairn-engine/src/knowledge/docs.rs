@@ -109,6 +109,11 @@ pub(crate) fn stored_doc(
         .transpose()
 }
 
+/// The stored document `id` of `part`, read in the caller's transaction.
+pub(crate) fn document_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Option<Document>> {
+    tx.get(DOC, &part.key(&[&id.to_be_bytes()]))?.map(|bytes| decode(&bytes, "document")).transpose()
+}
+
 /// Files document `id` under `hash`, after `stored_doc` found no document with its text and date.
 pub(crate) fn add_hash(tx: &mut WriteTxn<'_>, hash: &DocHash, id: u64) -> Result<()> {
     let mut ids = hash.seen.clone();

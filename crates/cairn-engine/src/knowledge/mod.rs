@@ -32,6 +32,7 @@ mod notes_model;
 #[cfg(test)]
 mod now_tests;
 mod ontology;
+mod outside_time;
 mod part;
 #[cfg(test)]
 mod properties;

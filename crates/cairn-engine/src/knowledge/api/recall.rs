@@ -11,6 +11,7 @@ use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
 use crate::knowledge::graph::{self, Entity, Source, entity_by_id, relation_by_id};
 use crate::knowledge::limits::{MAX_NAME_LEN, MAX_RECALL_K, RECALL_K};
+use crate::knowledge::outside_time::outside_time;
 use crate::knowledge::recall::{facts_of, live_neighbours};
 use crate::knowledge::valid;
 use crate::knowledge::wire::{self, FoundBy};
@@ -247,6 +248,20 @@ fn stored_fact(citer: &mut Citer<'_>, n: &Neighbour, ends: (&str, &str), by: &Fo
     Ok(wire::fact(rel, ends, n.direction, source_date.as_deref(), &citation, by))
 }
 
+/// `reply` (no subject to answer about), with the `outside_time` hint when it is `nothing_stored`
+/// only because the subject, named exactly (any case), was first recorded after `as_of`.
+fn hint_missed(snap: &Snapshot, caller: &Caller, req: &Request, when: &When, mut reply: Value) -> Result<Value> {
+    if reply["state"] == "nothing_stored"
+        && req.as_of.is_some()
+        && let Some(query) = &req.subject
+        && let Some(later) = graph::entity_by_name(snap, &caller.part, query)?
+        && let Some(hint) = outside_time(snap, &caller.part, later.id, when)?
+    {
+        reply["outside_time"] = hint;
+    }
+    Ok(reply)
+}
+
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Request = parse("recall", body)?;
     let k = check(&req)?;
@@ -255,7 +270,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let when = When::of_request(req.as_of, valid_at, caller.now);
     let (subject, how, others) = match resolve(store, &snap, caller, &req, &when)? {
         Ok(found) => found,
-        Err(reply) => return Ok(reply),
+        Err(reply) => return hint_missed(&snap, caller, &req, &when, reply),
     };
     let (facts, derived) = facts_of(&snap, &caller.part, subject.id, &when)?;
     let mut citer = Citer::new(&snap, &caller.part, req.compact);
@@ -311,6 +326,11 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         "seeding": { "matched": how, "query": req.subject, "name": subject.name },
         "meaning": { "state": "not_armed" },
     });
+    if stored.is_empty()
+        && let Some(hint) = outside_time(&snap, &caller.part, subject.id, &when)?
+    {
+        reply["outside_time"] = hint;
+    }
     if !others.is_empty() {
         reply["other_matches"] = others.iter().map(|e| json!({ "id": wire::id(e.id), "name": e.name })).collect();
     }
@@ -321,6 +341,31 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 mod tests {
     use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use serde_json::json;
+
+    #[test]
+    fn a_read_whose_time_hides_every_fact_says_so() {
+        let (_dir, store, _part) = fresh();
+        let future = json!({"facts": {"relations": [
+            {"source": "Mara", "target": "Oslo", "type": "lives_in", "attributes": {"valid_from": "2999-01-01"}},
+            {"source": "Mara", "target": "Bergen", "type": "lives_in", "attributes": {"valid_from": "2990-01-01"}},
+        ]}});
+        call(&store, &caller(1_000), "remember", &future).unwrap();
+        let read = |body: serde_json::Value| call(&store, &caller(TODAY), "recall", &body).unwrap();
+        let plain = read(json!({"subject": "Mara"}));
+        assert_eq!((&plain["state"], &plain["facts"]), (&json!("answered"), &json!([])));
+        assert_eq!(plain["outside_time"], json!({"facts": 2, "next_valid_from": "2990-01-01"}));
+        // At a time the facts hold, they show and the hint does not.
+        let then = read(json!({"subject": "Mara", "valid_at": "2995-06-01"}));
+        assert_eq!(then["facts"].as_array().unwrap().len(), 1);
+        assert!(then.get("outside_time").is_none());
+        // `as_of` before anything of Mara was recorded: nothing stored then, and when it was.
+        let early = read(json!({"subject": "Mara", "as_of": 500}));
+        assert_eq!(early["state"], json!("nothing_stored"));
+        assert_eq!(early["outside_time"], json!({"facts": 2, "next_recorded_at": "1970-01-01T00:00:01.000Z"}));
+        // A subject with no facts at all has no hint.
+        call(&store, &caller(1_000), "remember", &json!({"facts": {"entities": [{"name": "Lone"}]}})).unwrap();
+        assert!(read(json!({"subject": "Lone"})).get("outside_time").is_none());
+    }
 
     #[test]
     fn hops_walk_beyond_the_subjects_own_facts_each_fact_once() {

@@ -10,7 +10,8 @@ use crate::fts;
 use crate::history::{Change, record};
 use crate::knowledge::Partition;
 use crate::knowledge::cache;
-use crate::knowledge::docs::{DocHash, NewDocument, NewPassage, hash_key, store_document, stored_doc};
+use crate::knowledge::citation::document_source;
+use crate::knowledge::docs::{DocHash, NewDocument, NewPassage, document_in, hash_key, store_document, stored_doc};
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
@@ -249,6 +250,17 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
     if docs.is_empty() { (Text::None, rejected) } else { (Text::Some(docs), rejected) }
 }
 
+/// A document of the call as it is stored. One stored before keeps the label and time it was
+/// first stored with: the same text and date under another `source` is not stored again, so the
+/// reply and the call's relations name it as citations will.
+struct CallDoc {
+    id: u64,
+    /// Its text, for relation provenance.
+    text: String,
+    label: Option<String>,
+    ingested_at: i64,
+}
+
 /// What the transaction did, for the reply.
 #[derive(Default)]
 struct Done {
@@ -257,8 +269,8 @@ struct Done {
     updated: u64,
     relations: u64,
     passages: u32,
-    /// The call's documents, new or stored before, with their text (for relation provenance).
-    docs: Vec<(u64, String)>,
+    /// The call's documents, new or stored before.
+    docs: Vec<CallDoc>,
     changed: bool,
     unlinked: Vec<u32>,
     /// The full-text batch's buffers, freed on the calling thread that made them.
@@ -364,7 +376,12 @@ fn store_text(
     }
     let doc = NewDocument { text: &text, label, date, now: caller.now, about, id: reserved, hash: &hash };
     let stored = store_document(tx, part, &doc, linked, index, &|_| Vec::new())?;
-    done.docs.push((stored.doc_id, text.clone()));
+    done.docs.push(CallDoc {
+        id: stored.doc_id,
+        text: text.clone(),
+        label: label.map(str::to_owned),
+        ingested_at: caller.now,
+    });
     done.passages += stored.passages;
     match given {
         Some(i) if !stored.unlinked.is_empty() => done.unlinked.push(u32::try_from(i).expect("at most 1,000 passages")),
@@ -386,14 +403,14 @@ fn store_text(
 
 /// Where a relation sent with text comes from: the call's document that names both its ends,
 /// else its source, else the first; `asserted` when the call stored no text.
-fn provenance(docs: &[(u64, String)], r: &RelationIn, label: Option<&String>) -> Source {
+fn provenance(docs: &[CallDoc], r: &RelationIn, label: Option<&String>) -> Source {
     let pick = docs
         .iter()
-        .find(|(_, t)| mentions_name(t, &r.source) && mentions_name(t, &r.target))
-        .or_else(|| docs.iter().find(|(_, t)| mentions_name(t, &r.source)))
+        .find(|d| mentions_name(&d.text, &r.source) && mentions_name(&d.text, &r.target))
+        .or_else(|| docs.iter().find(|d| mentions_name(&d.text, &r.source)))
         .or_else(|| docs.first());
     match pick {
-        Some((doc_id, _)) => Source::Document { doc_id: *doc_id, label: label.cloned() },
+        Some(d) => Source::Document { doc_id: d.id, label: d.label.clone() },
         None => Source::Asserted { label: label.cloned() },
     }
 }
@@ -447,7 +464,9 @@ fn write(
         for (at, mut d) in (first..).zip(docs) {
             d.id = Some(at);
             if let Some(existing) = stored_doc(tx, part, &mut d.hash, &d.text, req.date.as_deref())? {
-                done.docs.push((existing, d.text));
+                let doc = document_in(tx, part, existing)?
+                    .ok_or_else(|| Error::corrupt(None, format!("document {existing} is indexed but not stored")))?;
+                done.docs.push(CallDoc { id: existing, text: d.text, label: doc.label, ingested_at: doc.ingested_at });
             } else {
                 store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut index, &mut done)?;
             }
@@ -536,11 +555,14 @@ fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
         "rejected": rejected,
         "meaning": "not_armed",
     });
-    if let Some((first, _)) = done.docs.first() {
-        out["doc_id"] = id(*first);
+    let source = |d: &CallDoc| document_source(d.id, d.label.as_deref(), d.ingested_at);
+    if let Some(first) = done.docs.first() {
+        out["doc_id"] = id(first.id);
+        out["source"] = source(first);
     }
     if done.docs.len() > 1 {
-        out["doc_ids"] = done.docs.iter().map(|(d, _)| id(*d)).collect();
+        out["doc_ids"] = done.docs.iter().map(|d| id(d.id)).collect();
+        out["sources"] = done.docs.iter().map(source).collect();
     }
     out
 }
@@ -554,6 +576,25 @@ mod tests {
     fn tree_sizes(store: &crate::store::Store) -> (u64, u64, u64) {
         let snap = store.snapshot().unwrap();
         (snap.tree_len(ENT).unwrap_or(0), snap.tree_len(REL).unwrap_or(0), snap.tree_len(DOC).unwrap_or(0))
+    }
+
+    #[test]
+    fn the_same_text_under_another_source_answers_with_the_source_as_stored() {
+        let (_dir, store, _part) = fresh();
+        let text = |source: &str| {
+            json!({"content": "Ada Lovelace wrote the first program.", "date": "1843-01-01", "source": source,
+                "facts": {"relations": [{"source": "Ada Lovelace", "target": "first program", "type": "wrote"}]}})
+        };
+        let first = call(&store, &caller(10), "remember", &text("notes.txt")).unwrap();
+        assert_eq!(first["source"]["name"], json!("notes.txt"));
+        let again = call(&store, &caller(20), "remember", &text("copy.txt")).unwrap();
+        assert_eq!(again["already"], json!(true));
+        assert_eq!(again["doc_id"], first["doc_id"]);
+        // The reply names the document as stored (and cited), not the label this call sent.
+        assert_eq!(again["source"], first["source"]);
+        assert_eq!(again["source"]["name"], json!("notes.txt"));
+        let recalled = call(&store, &caller(TODAY), "recall", &json!({"subject": "Ada Lovelace"})).unwrap();
+        assert_eq!(recalled["facts"][0]["citation"]["source"], first["source"]);
     }
 
     #[test]

@@ -1,0 +1,57 @@
+//! The `outside_time` hint of a recall that shows none of its subject's facts: the subject has
+//! stored facts, but the read's time (`as_of`, `valid_at`, or now for a plain read) sees none of
+//! them. Without it such a reply (`answered`, no facts; or `nothing_stored` for a subject first
+//! recorded after `as_of`) cannot be told from a subject with no facts at all. It counts the
+//! hidden facts and names the nearest moments a read would see some: the next `valid_from` after
+//! the read's instant, the last `valid_to` at or before it, the next recording after `as_of`.
+//! It reads the subject's own partition only, like the recall it annotates.
+
+use super::graph::neighbours;
+use super::part::Partition;
+use super::recall::{When, sees};
+use super::wire::iso_ms;
+use crate::error::Result;
+use crate::snapshot::Snapshot;
+use serde_json::{Value, json};
+
+/// The hint for `entity` read at `when`, or `None` when the read hides none of its facts.
+pub(crate) fn outside_time(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Option<Value>> {
+    let hidden: Vec<_> = neighbours(snap, part, entity)?.into_iter().filter(|n| !sees(&n.relation, when)).collect();
+    if hidden.is_empty() {
+        return Ok(None);
+    }
+    let instant = when.valid_instant();
+    // Facts the store knew at the read's `as_of` (all, without one) but not true at its instant.
+    let known = hidden.iter().map(|n| &n.relation).filter(|r| when.as_of.is_none_or(|t| r.recorded_at <= t));
+    let mut next_from: Option<(i64, &str)> = None;
+    let mut last_to: Option<(i64, &str)> = None;
+    if let Some(at) = instant {
+        for r in known {
+            if let (Some(start), Some(text)) = (r.valid_start(), r.valid_from.as_deref())
+                && start > at
+                && next_from.is_none_or(|(best, _)| start < best)
+            {
+                next_from = Some((start, text));
+            }
+            if let (Some(end), Some(text)) = (r.valid_end(when.as_of), r.valid_to_at(when.as_of))
+                && end <= at
+                && last_to.is_none_or(|(best, _)| end > best)
+            {
+                last_to = Some((end, text));
+            }
+        }
+    }
+    let next_recorded =
+        when.as_of.and_then(|t| hidden.iter().map(|n| n.relation.recorded_at).filter(|&at| at > t).min());
+    let mut hint = json!({ "facts": hidden.len() });
+    if let Some((_, text)) = next_from {
+        hint["next_valid_from"] = json!(text);
+    }
+    if let Some((_, text)) = last_to {
+        hint["last_valid_to"] = json!(text);
+    }
+    if let Some(at) = next_recorded {
+        hint["next_recorded_at"] = json!(iso_ms(at));
+    }
+    Ok(Some(hint))
+}
