@@ -156,6 +156,46 @@ describe('memory_query', () => {
     expect((l3.body.evidence as unknown[]).length).toBeGreaterThan(0);
   });
 
+  it('explicit subqueries beyond maxSteps are dropped, named, and never sufficient', async () => {
+    const r = await post(ann, 'query', {
+      query: 'x',
+      subqueries: ['Priya Raman', 'Atlas', 'Berlin office'],
+      maxSteps: 2,
+      minEvidence: 1,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.plan).toMatchObject({ steps: ['Priya Raman', 'Atlas'], dropped: ['Berlin office'] });
+    expect(r.body.fallback).toMatchObject({ reason: 'max_steps', dropped: ['Berlin office'] });
+    expect(r.body.sufficiency).toBe('partial');
+  });
+
+  it('never splits inside a stored name, nor a name from its Chinese question', async () => {
+    const scope = 'names-and';
+    const w = await post(ann, 'remember', {
+      scope,
+      content: 'Johnson and Johnson is located in New Brunswick. Tom and Jerry are friends. Tom Lee 和 Ann Wu 结婚了。',
+      facts: {
+        entities: [
+          { name: 'Johnson and Johnson', type: 'company' },
+          { name: 'Tom and Jerry', type: 'show' },
+          { name: 'Tom Lee', type: 'person' },
+        ],
+        relations: [{ source: 'Johnson and Johnson', target: 'New Brunswick', type: 'located_in' }],
+      },
+    });
+    expect(w.status).toBe(200);
+    const steps = async (query: string) =>
+      ((await post(ann, 'query', { scope, query })).body.plan as { steps: string[] }).steps;
+    expect(await steps('Where is Johnson and Johnson located?')).toEqual(['Where is Johnson and Johnson located']);
+    expect(await steps('Are Tom and Jerry friends?')).toEqual(['Are Tom and Jerry friends']);
+    expect(await steps('Tom Lee 和谁结婚')).toEqual(['Tom Lee 和谁结婚']);
+    // A conjunction between two questions still splits, the name kept whole.
+    expect(await steps('Where is Johnson and Johnson and who are Tom and Jerry')).toEqual([
+      'Where is Johnson and Johnson',
+      'who are Tom and Jerry',
+    ]);
+  });
+
   it('refuses bad input naming the field, and a scope the token may not use, before any step', async () => {
     const bad = await post(ann, 'query', { query: 'x', maxSteps: 0 });
     expect(bad.status).toBe(422);
