@@ -76,6 +76,40 @@ describe('memory_context with notes', () => {
   });
 });
 
+describe('memory_context grounding over HTTP', () => {
+  it('judges content words only, in any accent, normalisation or script, and never says nothing_stored for "what is it?"', async () => {
+    const scope = 'grounding';
+    const w = await post(ann, 'remember', {
+      scope,
+      content:
+        'OSKAR BERG\u2019s shop opened in 2020. Malm\u00f6 has many bicycles. Rene\u0301 Dupont teaches in Lyon. 李明住在北京。',
+      facts: { relations: [{ source: 'Ren\u00e9 Dupont', target: 'Lyon', type: 'teaches_in' }] },
+    });
+    expect(w.status).toBe(200);
+    const grounding = async (question: string) => (await post(ann, 'context', { scope, question })).body.grounding;
+    for (const q of [
+      'When did Oskar Berg open his shop?',
+      'Please summarize everything about Oskar Berg’s shop',
+      'Malmo bicycles',
+      'Malmo\u0308 bicycles',
+      'Where does Ren\u00e9 Dupont teach?',
+      '李明住在北京吗',
+      '李明住在哪里？',
+    ]) {
+      expect(await grounding(q), q).toEqual({ verdict: 'grounded', uncovered: [] });
+    }
+    const recall = await post(ann, 'recall', { scope, subject: 'Ren\u00e9 Dupont' });
+    const citation = (recall.body.facts as { citation: { span: { text: string } | null } }[])[0]?.citation;
+    expect(citation?.span?.text).toBe('Rene\u0301 Dupont teaches in Lyon.');
+    const it = await post(ann, 'context', { scope, question: 'what is it?' });
+    expect(it.body).toMatchObject({
+      state: 'could_not_judge',
+      grounding: { verdict: 'could_not_judge' },
+      why: 'the question holds no content word to judge by',
+    });
+  });
+});
+
 describe('task notes in memory_context and memory_query', () => {
   it('compete only when the request names the task, as note_list shows them', async () => {
     const w = await post(ann, 'note_write', {
