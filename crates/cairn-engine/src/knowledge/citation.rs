@@ -114,7 +114,7 @@ fn source(doc: &Document) -> Value {
 
 /// The code-point span of the first sentence of `cited` that names both `names`: the sentence
 /// that states the fact. A sentence naming only one end states something else ("Priya Raman
-/// works at Acme Corp." for Priya married_to Tom), so there is then no quote.
+/// works at Acme Corp." for Priya `married_to` Tom), so there is then no quote.
 fn quote(cited: &Cited, names: (&str, &str)) -> Option<(usize, usize)> {
     let linker = Linker::new([(0, names.0), (1, names.1)]);
     let mentions = linker.find(&cited.doc.text);

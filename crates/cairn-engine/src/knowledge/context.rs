@@ -15,7 +15,7 @@ use super::trees::{DOC, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, char_slice, fold, is_stop_word, tokens};
+use crate::text::{LookupOptions, MatchKind, Token, char_slice, fold, is_cjk, is_stop_word, tokens};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -643,7 +643,7 @@ const CJK_FUNCTION_WORDS: &[&str] = &[
 /// Whether the question's word `t` is a function word: one of `FUNCTION_WORDS` (with a possessive
 /// `'s` dropped) or `QUESTION_WORDS`, or a CJK bigram touching a CJK function word (`cjk`: the
 /// question's code points that belong to one).
-fn is_function_word(question: &str, t: &crate::text::Token, cjk: &[bool]) -> bool {
+fn is_function_word(question: &str, t: &Token, cjk: &[bool]) -> bool {
     if QUESTION_WORDS.contains(&t.term.as_str()) {
         return true;
     }
@@ -659,7 +659,7 @@ fn is_function_word(question: &str, t: &crate::text::Token, cjk: &[bool]) -> boo
 fn cjk_function_chars(question: &str) -> Vec<bool> {
     let chars: Vec<char> = question.chars().collect();
     let mut marked = vec![false; chars.len()];
-    if !chars.iter().copied().any(crate::text::is_cjk) {
+    if !chars.iter().copied().any(is_cjk) {
         return marked;
     }
     for word in CJK_FUNCTION_WORDS {
