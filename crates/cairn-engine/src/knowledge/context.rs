@@ -15,7 +15,10 @@ use super::trees::{DOC, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, Token, char_slice, fold, is_cjk, is_stop_word, tokens};
+use crate::text::{
+    LookupOptions, MatchKind, Piece, Token, char_slice, each_word, fold, is_cjk, is_stop_word, tokens, word_term,
+};
+use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -673,10 +676,18 @@ fn cjk_function_chars(question: &str) -> Vec<bool> {
     marked
 }
 
-/// The matching terms of `text`: its index terms after `fold`, so case, accents and Unicode
-/// normalisation never decide coverage ("Malmo" and "Malmö", NFD and NFC, are one term).
+/// The matching terms of `text`: its index terms, each non-ASCII word through `fold` first, so
+/// case, accents and Unicode normalisation never decide coverage ("Malmo" and "Malmö", NFD and
+/// NFC, are one term). ASCII words fold to themselves, so only the others pay for it.
 fn match_terms(text: &str) -> Vec<String> {
-    tokens(&fold(text)).into_iter().map(|t| t.term).collect()
+    let stemmer = Stemmer::create(Algorithm::English);
+    let mut out = Vec::new();
+    each_word(text, |piece, _, _| match piece {
+        Piece::Term(term) => out.push(term.to_owned()),
+        Piece::Word(word) if word.is_ascii() => word_term(&stemmer, word, |term| out.push(term.to_owned())),
+        Piece::Word(word) => out.extend(tokens(&fold(word)).into_iter().map(|t| t.term)),
+    });
+    out
 }
 
 /// `Grounded` when one item's terms include every content term of the question; the uncovered
