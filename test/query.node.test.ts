@@ -76,6 +76,40 @@ describe('memory_context with notes', () => {
   });
 });
 
+describe('memory_context grounding over HTTP', () => {
+  it('judges content words only, in any accent, normalisation or script, and never says nothing_stored for "what is it?"', async () => {
+    const scope = 'grounding';
+    const w = await post(ann, 'remember', {
+      scope,
+      content:
+        'OSKAR BERG\u2019s shop opened in 2020. Malm\u00f6 has many bicycles. Rene\u0301 Dupont teaches in Lyon. 李明住在北京。',
+      facts: { relations: [{ source: 'Ren\u00e9 Dupont', target: 'Lyon', type: 'teaches_in' }] },
+    });
+    expect(w.status).toBe(200);
+    const grounding = async (question: string) => (await post(ann, 'context', { scope, question })).body.grounding;
+    for (const q of [
+      'When did Oskar Berg open his shop?',
+      'Please summarize everything about Oskar Berg’s shop',
+      'Malmo bicycles',
+      'Malmo\u0308 bicycles',
+      'Where does Ren\u00e9 Dupont teach?',
+      '李明住在北京吗',
+      '李明住在哪里？',
+    ]) {
+      expect(await grounding(q), q).toEqual({ verdict: 'grounded', uncovered: [] });
+    }
+    const recall = await post(ann, 'recall', { scope, subject: 'Ren\u00e9 Dupont' });
+    const citation = (recall.body.facts as { citation: { span: { text: string } | null } }[])[0]?.citation;
+    expect(citation?.span?.text).toBe('Rene\u0301 Dupont teaches in Lyon.');
+    const it = await post(ann, 'context', { scope, question: 'what is it?' });
+    expect(it.body).toMatchObject({
+      state: 'could_not_judge',
+      grounding: { verdict: 'could_not_judge' },
+      why: 'the question holds no content word to judge by',
+    });
+  });
+});
+
 describe('task notes in memory_context and memory_query', () => {
   it('compete only when the request names the task, as note_list shows them', async () => {
     const w = await post(ann, 'note_write', {
@@ -154,6 +188,46 @@ describe('memory_query', () => {
     const l3 = await post(ann, 'query', { query: 'how many projects does Priya Raman lead' });
     expect(l3.body).toMatchObject({ complexity: 'L3', unsupported_complexity: ['aggregation'] });
     expect((l3.body.evidence as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it('explicit subqueries beyond maxSteps are dropped, named, and never sufficient', async () => {
+    const r = await post(ann, 'query', {
+      query: 'x',
+      subqueries: ['Priya Raman', 'Atlas', 'Berlin office'],
+      maxSteps: 2,
+      minEvidence: 1,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.plan).toMatchObject({ steps: ['Priya Raman', 'Atlas'], dropped: ['Berlin office'] });
+    expect(r.body.fallback).toMatchObject({ reason: 'max_steps', dropped: ['Berlin office'] });
+    expect(r.body.sufficiency).toBe('partial');
+  });
+
+  it('never splits inside a stored name, nor a name from its Chinese question', async () => {
+    const scope = 'names-and';
+    const w = await post(ann, 'remember', {
+      scope,
+      content: 'Johnson and Johnson is located in New Brunswick. Tom and Jerry are friends. Tom Lee 和 Ann Wu 结婚了。',
+      facts: {
+        entities: [
+          { name: 'Johnson and Johnson', type: 'company' },
+          { name: 'Tom and Jerry', type: 'show' },
+          { name: 'Tom Lee', type: 'person' },
+        ],
+        relations: [{ source: 'Johnson and Johnson', target: 'New Brunswick', type: 'located_in' }],
+      },
+    });
+    expect(w.status).toBe(200);
+    const steps = async (query: string) =>
+      ((await post(ann, 'query', { scope, query })).body.plan as { steps: string[] }).steps;
+    expect(await steps('Where is Johnson and Johnson located?')).toEqual(['Where is Johnson and Johnson located']);
+    expect(await steps('Are Tom and Jerry friends?')).toEqual(['Are Tom and Jerry friends']);
+    expect(await steps('Tom Lee 和谁结婚')).toEqual(['Tom Lee 和谁结婚']);
+    // A conjunction between two questions still splits, the name kept whole.
+    expect(await steps('Where is Johnson and Johnson and who are Tom and Jerry')).toEqual([
+      'Where is Johnson and Johnson',
+      'who are Tom and Jerry',
+    ]);
   });
 
   it('refuses bad input naming the field, and a scope the token may not use, before any step', async () => {

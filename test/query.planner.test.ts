@@ -24,6 +24,19 @@ describe('planner', () => {
     expect(splitQuery('张三和李四')).toEqual(['张三', '李四']);
     // 世界和平: splitting at 和 would leave 平 alone, so the query stays whole.
     expect(splitQuery('世界和平')).toEqual(['世界和平']);
+    // 和 before a question word is "with": the name stays with its question.
+    expect(splitQuery('Tom Lee 和谁结婚')).toEqual(['Tom Lee 和谁结婚']);
+  });
+
+  it('never cuts inside a stored name it is given', () => {
+    expect(splitQuery('Where is Johnson and Johnson located?', ['Johnson and Johnson'])).toEqual([
+      'Where is Johnson and Johnson located',
+    ]);
+    expect(splitQuery('Are tom and jerry friends or foes', ['Tom and Jerry'])).toEqual([
+      'Are tom and jerry friends',
+      'foes',
+    ]);
+    expect(splitQuery('Are Tom and Jerry friends?')).toEqual(['Are Tom', 'Jerry friends']);
   });
 
   it('explicit subqueries come first, in order, without duplicates; maxSteps drops the rest (L3)', () => {

@@ -156,6 +156,7 @@ export const ContextReply = z.object({
     verdict: z.enum(['grounded', 'grounded_by_meaning', 'related', 'uncited', 'nothing_stored', 'could_not_judge']),
     uncovered: z.array(z.string()),
   }),
+  why: z.string().optional().describe('With could_not_judge: why the question cannot be judged'),
   items: z.array(ContextItem),
   seeding: z.object({
     seeds: z.array(z.object({ name: z.string(), id: Id, matched: z.string(), by: z.string() })),

@@ -169,6 +169,18 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
     },
     {
       context: (question) => memoryContext(svc, p, { ...stepBody, question }),
+      names: async (question) => {
+        // The names the engine's linker finds whole in the query (its exact and case seeds).
+        const body = engineBody({ question, hops: 0, k: 1, as_of });
+        const reply = await knowledge(svc.store, 'context', identify(p, identityFields), body);
+        const seeds = ((reply.seeding as { seeds?: unknown } | undefined)?.seeds ?? []) as {
+          matched?: unknown;
+          by?: unknown;
+        }[];
+        return seeds
+          .filter((s) => (s.matched === 'exact' || s.matched === 'case') && typeof s.by === 'string')
+          .map((s) => s.by as string);
+      },
       history: (target: HistoryTarget) => {
         const { kind: _kind, ...which } = target;
         return memoryHistory(svc, p, { ...identityFields, ...which, limit: 20, includePrivate });

@@ -20,8 +20,11 @@ export interface Plan {
  * "and then" is covered by "and" (the "then" left at the start of a part is trimmed).
  */
 const EN_CONJUNCTIONS = ['as well as', 'and also', 'and then', 'and', 'or', 'then', 'also'];
-/** Chinese conjunctions, longest first (以及 before 及 is not listed: 及 alone is too common). */
-const ZH_CONJUNCTIONS = ['以及', '并且', '或者', '然后', '还有', '和'];
+/**
+ * Chinese conjunctions, longest first (以及 before 及 is not listed: 及 alone is too common). 和
+ * before a question word is "with" ("Tom Lee 和谁结婚": whom did Tom Lee marry), not "and".
+ */
+const ZH_CONJUNCTIONS = ['以及', '并且', '或者', '然后', '还有', '和(?![谁什哪何几])'];
 /** Sentence and clause separators that always split. */
 const SEPARATORS = /[;；?？\n]+/u;
 /** Leading words a split part may keep from its conjunction ("… and then X" → "X"). */
@@ -56,8 +59,30 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
 }
 
-/** The parts of a query split at separators and conjunctions, in order, each trimmed. */
-export function splitQuery(query: string): string[] {
+/** Stands for the `i`th protected name while a query is split: no conjunction or separator in it. */
+const mask = (i: number) => `\uE000name${i}\uE000`;
+const MASKED = /\uE000name(\d+)\uE000/gu;
+
+/**
+ * The parts of a query split at separators and conjunctions, in order, each trimmed. `names`
+ * (stored entity names the query holds) are never cut: "Johnson and Johnson" stays whole.
+ */
+export function splitQuery(query: string, names: string[] = []): string[] {
+  // Longest first, so a name holding a shorter one is protected whole.
+  const kept = [...new Set(names)].filter((n) => n.trim() !== '').sort((a, b) => b.length - a.length);
+  const originals: string[] = [];
+  let masked = query;
+  for (const name of kept) {
+    masked = masked.replace(new RegExp(escapeRegExp(name), 'giu'), (found) => {
+      originals.push(found);
+      return mask(originals.length - 1);
+    });
+  }
+  const unmask = (part: string) => part.replace(MASKED, (m, i: string) => originals[Number(i)] ?? m);
+  return split(masked).map(unmask);
+}
+
+function split(query: string): string[] {
   let parts = query
     .split(SEPARATORS)
     .map((s) => s.trim())
@@ -83,13 +108,13 @@ function words(s: string): number {
 
 /**
  * The plan of a query: explicit `subqueries` first (in order, duplicates removed); otherwise the
- * query split on conjunctions; at most `maxSteps` steps (the rest are `dropped`). Complexity: L3
+ * query split on conjunctions, never inside one of `names`; at most `maxSteps` steps (the rest are `dropped`). Complexity: L3
  * when parts were dropped or the query asks for comparison, counting or explanation; else L2 for
  * several steps, L0 for one short lookup (≤ 4 words, no question word), L1 otherwise.
  */
-export function plan(query: string, subqueries: string[] | undefined, maxSteps: number): Plan {
+export function plan(query: string, subqueries: string[] | undefined, maxSteps: number, names: string[] = []): Plan {
   const explicit = subqueries !== undefined && subqueries.length > 0;
-  const raw = explicit ? subqueries.map((s) => s.trim()).filter((s) => s !== '') : splitQuery(query);
+  const raw = explicit ? subqueries.map((s) => s.trim()).filter((s) => s !== '') : splitQuery(query, names);
   const parts = [...new Set(raw.length === 0 ? [query.trim()] : raw)];
   const source = explicit ? 'subqueries' : parts.length > 1 ? 'split' : 'whole';
   const steps = parts.slice(0, maxSteps);

@@ -4,7 +4,7 @@ import type { ApiError } from '../protocol/errors.js';
 import type { QueryReply } from '../protocol/replies-knowledge.js';
 import { type Evidence, fuseSteps } from './fusion.js';
 import { buildPack, type PackOptions } from './pack.js';
-import { type Plan, plan } from './planner.js';
+import { type Plan, plan, splitQuery } from './planner.js';
 
 type Reply = Record<string, unknown>;
 type Item = Record<string, unknown>;
@@ -36,6 +36,8 @@ export type HistoryTarget =
 export interface QueryDeps {
   /** One memory_context for a step's question. */
   context(question: string): Promise<Reply>;
+  /** The stored entity names `query` holds, so the planner never splits inside one. */
+  names?(query: string): Promise<string[]>;
   /** The events of one target. */
   history(target: HistoryTarget): Promise<Reply>;
   /** A timer that fires after `ms` unless cancelled (a fake in tests). */
@@ -47,9 +49,13 @@ type StepReport = z.infer<typeof QueryReply>['steps'][number];
 
 const TIMEOUT: unique symbol = Symbol('timeout');
 
-/** sufficient: enough evidence and every step ran and was grounded; insufficient: nothing found. */
-function sufficiency(evidence: number, minEvidence: number, reports: StepReport[]): string {
+/**
+ * sufficient: enough evidence, nothing dropped, and every step ran and was grounded; insufficient:
+ * nothing found. A part dropped beyond `maxSteps` was never asked, so the answer is at most partial.
+ */
+function sufficiency(evidence: number, minEvidence: number, reports: StepReport[], dropped: number): string {
   if (evidence === 0) return 'insufficient';
+  if (dropped > 0) return 'partial';
   const allGrounded = reports.every(
     (r) => r.state === 'done' && (r.grounding === 'grounded' || r.grounding === 'grounded_by_meaning'),
   );
@@ -96,7 +102,11 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
   const maxSteps = req.maxSteps ?? QUERY_DEFAULTS.maxSteps;
   const timeoutMs = req.timeoutMs ?? QUERY_DEFAULTS.timeoutMs;
   const minEvidence = req.minEvidence ?? QUERY_DEFAULTS.minEvidence;
-  const p: Plan = plan(req.query, req.subqueries, maxSteps);
+  const explicit = req.subqueries !== undefined && req.subqueries.length > 0;
+  // Only a query the planner would split needs to know which names it must not cut.
+  const splits = !explicit && deps.names !== undefined && splitQuery(req.query).length > 1;
+  const names = splits && deps.names !== undefined ? await deps.names(req.query) : [];
+  const p: Plan = plan(req.query, req.subqueries, maxSteps, names);
   let timedOut = false;
   const clock = deps.timer(timeoutMs);
   const deadline = clock.fired.then((): typeof TIMEOUT => {
@@ -151,7 +161,7 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
     complexity: p.complexity,
     steps: reports,
     evidence,
-    sufficiency: sufficiency(evidence.length, minEvidence, reports),
+    sufficiency: sufficiency(evidence.length, minEvidence, reports, p.dropped.length),
     minEvidence,
     fallback: fallbacks[0] ?? null,
     fallbacks,

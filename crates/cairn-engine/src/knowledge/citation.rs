@@ -118,8 +118,9 @@ pub(crate) fn document_source(doc_id: u64, label: Option<&str>, ingested_at: i64
     json!({ "kind": "document", "doc_id": id(doc_id), "name": label, "ingested_at": iso_ms(ingested_at) })
 }
 
-/// The code-point span of the sentence of `cited` that names both `names`, else the first that
-/// names the first of them.
+/// The code-point span of the first sentence of `cited` that names both `names`: the sentence
+/// that states the fact. A sentence naming only one end states something else ("Priya Raman
+/// works at Acme Corp." for Priya `married_to` Tom), so there is then no quote.
 fn quote(cited: &Cited, names: (&str, &str)) -> Option<(usize, usize)> {
     let linker = Linker::new([(0, names.0), (1, names.1)]);
     let mentions = linker.find(&cited.doc.text);
@@ -128,19 +129,12 @@ fn quote(cited: &Cited, names: (&str, &str)) -> Option<(usize, usize)> {
         let i = sentences.partition_point(|&(_, end)| end <= at);
         sentences.get(i).filter(|&&(start, _)| start <= at).copied()
     };
-    let mut first_subject = None;
     let mut seen: HashMap<(usize, usize), u8> = HashMap::new();
     for m in &mentions {
         let Some(s) = sentence_of(m.start) else { continue };
-        let bits = seen.entry(s).or_insert(0);
-        *bits |= if m.entity == 0 { 1 } else { 2 };
-        if m.entity == 0 {
-            first_subject.get_or_insert(s);
-        }
+        *seen.entry(s).or_insert(0) |= if m.entity == 0 { 1 } else { 2 };
     }
-    let mut both: Vec<(usize, usize)> = seen.into_iter().filter(|&(_, b)| b == 3).map(|(s, _)| s).collect();
-    both.sort_unstable();
-    both.first().copied().or(first_subject)
+    seen.into_iter().filter(|&(_, b)| b == 3).map(|(s, _)| s).min()
 }
 
 #[cfg(test)]
@@ -153,12 +147,22 @@ mod tests {
     }
 
     #[test]
-    fn the_quote_is_the_sentence_naming_both_ends_else_the_subject() {
+    fn the_quote_is_the_sentence_naming_both_ends_or_none() {
         let c = cited("Priya 🎉 is here. Ünal met Priya at Acme. Acme is big.");
         let (s, e) = quote(&c, ("Priya", "Acme")).unwrap();
         assert_eq!(char_slice(&c.doc.text, s, e), Some("Ünal met Priya at Acme."));
-        let (s, e) = quote(&c, ("Priya", "Globex")).unwrap();
-        assert_eq!(char_slice(&c.doc.text, s, e), Some("Priya 🎉 is here."));
+        // A sentence naming the subject alone does not state the fact.
+        assert_eq!(quote(&c, ("Priya", "Globex")), None);
         assert_eq!(quote(&c, ("Zed", "Acme")), None);
+        let c = cited("Priya Raman works at Acme Corp. She is married to Tom Lee.");
+        assert_eq!(quote(&c, ("Priya Raman", "Tom Lee")), None);
+    }
+
+    #[test]
+    fn names_are_found_in_decomposed_text() {
+        let c = cited("Rene\u{301} Dupont teaches in Lyon. He was born in Malmo\u{308}.");
+        let (s, e) = quote(&c, ("Ren\u{e9} Dupont", "Lyon")).unwrap();
+        assert_eq!(char_slice(&c.doc.text, s, e), Some("Rene\u{301} Dupont teaches in Lyon."));
+        assert!(quote(&c, ("He", "Malm\u{f6}")).is_some());
     }
 }

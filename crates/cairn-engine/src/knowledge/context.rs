@@ -15,7 +15,10 @@ use super::trees::{DOC, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, char_slice, fold, is_stop_word, tokens};
+use crate::text::{
+    LookupOptions, MatchKind, Piece, Token, char_slice, each_word, fold, is_cjk, is_stop_word, tokens, word_term,
+};
+use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -360,7 +363,12 @@ pub(crate) fn context_with(
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
-    let grounding = grounding(question, &items);
+    // A fact covers the type words its ends were seeded by ("companies" → Acme, a company).
+    let mut type_words: HashMap<u64, Vec<&str>> = HashMap::new();
+    for s in seeding.iter().filter(|s| s.matched == "type") {
+        type_words.entry(s.entity.id).or_default().push(&s.by);
+    }
+    let grounding = grounding(question, &items, &type_words);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, seeds, seeding, coverage })
@@ -470,26 +478,256 @@ const QUESTION_WORDS: &[&str] = &[
     "were", "s",
 ];
 
+/// Function words of questions and requests, lowercased as the question spells them (not
+/// stemmed): pronouns, determiners and quantifiers, auxiliaries, question words, and politeness
+/// and request words. They shape what is asked, not what it is about, so no item must cover them.
+/// Sorted, for binary search.
+const FUNCTION_WORDS: &[&str] = &[
+    "about",
+    "all",
+    "am",
+    "any",
+    "anyone",
+    "anything",
+    "been",
+    "being",
+    "can",
+    "could",
+    "describe",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "each",
+    "else",
+    "ever",
+    "every",
+    "everyone",
+    "everything",
+    "explain",
+    "find",
+    "give",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "know",
+    "let",
+    "list",
+    "many",
+    "may",
+    "me",
+    "might",
+    "mine",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "need",
+    "our",
+    "ours",
+    "please",
+    "shall",
+    "she",
+    "should",
+    "show",
+    "so",
+    "some",
+    "someone",
+    "something",
+    "summarise",
+    "summarize",
+    "tell",
+    "than",
+    "them",
+    "themselves",
+    "those",
+    "us",
+    "very",
+    "want",
+    "we",
+    "were",
+    "what",
+    "whatever",
+    "when",
+    "where",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "would",
+    "you",
+    "your",
+    "yours",
+];
+
+/// Chinese and Japanese particles, question words, copulas and request words: a CJK bigram of
+/// the question that touches one of them ("京吗", "在哪", "はど", "すか") is not content.
+const CJK_FUNCTION_WORDS: &[&str] = &[
+    // Chinese.
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "嘛",
+    "呀",
+    "么",
+    "哪里",
+    "哪儿",
+    "哪",
+    "什么",
+    "谁",
+    "怎么",
+    "怎样",
+    "为什么",
+    "多少",
+    "几",
+    "是否",
+    "是",
+    "的",
+    "了",
+    "在",
+    "请",
+    "告诉",
+    "我",
+    // Japanese.
+    "は",
+    "が",
+    "を",
+    "に",
+    "で",
+    "と",
+    "も",
+    "の",
+    "へ",
+    "や",
+    "か",
+    "ね",
+    "よ",
+    "です",
+    "ます",
+    "でした",
+    "ました",
+    "どこ",
+    "だれ",
+    "誰",
+    "なに",
+    "いつ",
+    "どう",
+    "どの",
+    "どれ",
+    "どんな",
+    "あります",
+    "ある",
+    "います",
+    "いる",
+    "ください",
+    "教えて",
+];
+
+/// Whether the question's word `t` is a function word: one of `FUNCTION_WORDS` (with a possessive
+/// `'s` dropped) or `QUESTION_WORDS`, or a CJK bigram touching a CJK function word (`cjk`: the
+/// question's code points that belong to one).
+fn is_function_word(question: &str, t: &Token, cjk: &[bool]) -> bool {
+    if QUESTION_WORDS.contains(&t.term.as_str()) {
+        return true;
+    }
+    if (t.start..t.end).any(|i| cjk.get(i).copied().unwrap_or(false)) {
+        return true;
+    }
+    let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_lowercase().replace('\u{2019}', "'");
+    let word = word.strip_suffix("'s").unwrap_or(&word);
+    FUNCTION_WORDS.binary_search(&word).is_ok()
+}
+
+/// The question's code points that belong to a CJK function word.
+fn cjk_function_chars(question: &str) -> Vec<bool> {
+    let chars: Vec<char> = question.chars().collect();
+    let mut marked = vec![false; chars.len()];
+    if !chars.iter().copied().any(is_cjk) {
+        return marked;
+    }
+    for word in CJK_FUNCTION_WORDS {
+        let w: Vec<char> = word.chars().collect();
+        for at in 0..chars.len().saturating_sub(w.len() - 1) {
+            if chars[at..at + w.len()] == w[..] {
+                marked[at..at + w.len()].iter_mut().for_each(|m| *m = true);
+            }
+        }
+    }
+    marked
+}
+
+/// The matching terms of `text`: its index terms, each non-ASCII word through `fold` first, so
+/// case, accents and Unicode normalisation never decide coverage ("Malmo" and "Malmö", NFD and
+/// NFC, are one term). ASCII words fold to themselves, so only the others pay for it.
+fn match_terms(text: &str) -> Vec<String> {
+    let stemmer = Stemmer::create(Algorithm::English);
+    let mut out = Vec::new();
+    each_word(text, |piece, _, _| match piece {
+        Piece::Term(term) => out.push(term.to_owned()),
+        Piece::Word(word) if word.is_ascii() => word_term(&stemmer, word, |term| out.push(term.to_owned())),
+        Piece::Word(word) => out.extend(tokens(&fold(word)).into_iter().map(|t| t.term)),
+    });
+    out
+}
+
 /// `Grounded` when one item's terms include every content term of the question; the uncovered
-/// terms are reported in the question's own spelling.
-fn grounding(question: &str, items: &[Item]) -> Grounding {
-    let asked = tokens(question);
+/// terms are reported in the question's own spelling. A fact also covers the type words its ends
+/// were seeded by (`type_words`). A question with no content word cannot be judged, whatever
+/// was found.
+fn grounding(question: &str, items: &[Item], type_words: &HashMap<u64, Vec<&str>>) -> Grounding {
+    let cjk = cjk_function_chars(question);
+    // Each content word of the question with its matching term(s).
+    let mut asked: Vec<(String, Vec<String>)> = Vec::new();
+    for t in tokens(question) {
+        if is_function_word(question, &t, &cjk) {
+            continue;
+        }
+        let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
+        let terms = match_terms(&word);
+        if !terms.is_empty() {
+            asked.push((word, terms));
+        }
+    }
     if asked.is_empty() {
         return Grounding::CouldNotJudge;
     }
     if items.is_empty() {
         return Grounding::NothingStored;
     }
-    let wanted: BTreeSet<String> =
-        asked.iter().map(|t| t.term.clone()).filter(|t| !QUESTION_WORDS.contains(&t.as_str())).collect();
-    if wanted.is_empty() {
-        return if items.is_empty() { Grounding::NothingStored } else { Grounding::Grounded };
-    }
-    let mut best: Option<BTreeSet<String>> = None;
+    let wanted: BTreeSet<&String> = asked.iter().flat_map(|(_, terms)| terms).collect();
+    let mut best: Option<BTreeSet<&String>> = None;
     for item in items {
         // `works_at` covers "work": relation types read as words.
-        let have: BTreeSet<String> = tokens(&item.text.replace('_', " ")).into_iter().map(|t| t.term).collect();
-        let missing: BTreeSet<String> = wanted.difference(&have).cloned().collect();
+        let mut have: BTreeSet<String> = match_terms(&item.text.replace('_', " ")).into_iter().collect();
+        let ends = match &item.kind {
+            ItemKind::Fact { relation, .. } => vec![relation.from, relation.to],
+            ItemKind::Entity { entity } => vec![entity.id],
+            ItemKind::Passage { .. } => Vec::new(),
+        };
+        for word in ends.iter().filter_map(|id| type_words.get(id)).flatten() {
+            have.extend(match_terms(word));
+        }
+        let missing: BTreeSet<&String> = wanted.iter().copied().filter(|t| !have.contains(*t)).collect();
         if missing.is_empty() {
             return Grounding::Grounded;
         }
@@ -499,10 +737,9 @@ fn grounding(question: &str, items: &[Item]) -> Grounding {
     }
     let missing = best.unwrap_or_default();
     let mut uncovered: Vec<String> = Vec::new();
-    for t in &asked {
-        let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
-        if missing.contains(&t.term) && !uncovered.contains(&word) {
-            uncovered.push(word);
+    for (word, terms) in &asked {
+        if terms.iter().any(|t| missing.contains(t)) && !uncovered.contains(word) {
+            uncovered.push(word.clone());
         }
     }
     Grounding::Related { uncovered }

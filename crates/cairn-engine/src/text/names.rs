@@ -41,7 +41,7 @@ pub fn fold(name: &str) -> String {
 
 /// The combining marks that `fold` drops: the generic diacritic blocks (Combining Diacritical Marks
 /// and its extended and supplement blocks, marks for symbols, half marks).
-fn is_diacritic(c: char) -> bool {
+pub(super) fn is_diacritic(c: char) -> bool {
     matches!(c as u32, 0x300..=0x36F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
 }
 
@@ -343,10 +343,27 @@ impl NameIndex {
 }
 
 /// Whether a folded query may match by the looser rules (word of a name, near, prefix): at least 3
-/// code points (2 if it holds CJK), with a word that is not a stop word.
+/// code points (2 if it holds CJK), with a word that is neither a stop word nor a common word.
 fn is_significant(folded: &str, len: usize, words: &[&str]) -> bool {
     let min = if folded.chars().any(is_cjk) { 2 } else { 3 };
-    len >= min && words.iter().any(|w| !is_stop_word(w))
+    len >= min && words.iter().any(|w| !is_common_word(w))
+}
+
+/// Short everyday English words that begin or end many names ("New York", "Old Trafford", "Big
+/// Ben", "North Sea"): in a question they are almost always the plain word ("the new manager"), so
+/// alone they never name anything by a loose rule. Sorted, for binary search.
+const COMMON_WORDS: &[&str] = &[
+    "all", "any", "bad", "best", "big", "black", "blue", "east", "few", "first", "free", "full", "gold", "good",
+    "great", "green", "high", "just", "last", "late", "left", "less", "little", "long", "low", "main", "many", "more",
+    "most", "much", "new", "next", "north", "now", "old", "one", "only", "open", "other", "own", "real", "red",
+    "right", "same", "small", "some", "south", "top", "true", "two", "very", "west", "white", "whole", "young",
+];
+
+/// Whether folded `word` is a stop word or a short common word (`COMMON_WORDS`): a word that never
+/// matches a name alone by a loose rule.
+#[must_use]
+pub fn is_common_word(word: &str) -> bool {
+    is_stop_word(word) || COMMON_WORDS.binary_search(&word).is_ok()
 }
 
 fn score(how: MatchKind, query_len: usize, name_len: usize) -> f32 {
@@ -594,7 +611,7 @@ mod tests {
 
     #[test]
     fn short_and_common_words_never_match_alone() {
-        let idx = index(&["The", "The Who", "Thea", "Them", "Al", "Al Gore", "Bank of the West", "Ali"]);
+        let idx = index(&["The", "The Who", "Thea", "Them", "Al", "Al Gore", "Bank of the Pines", "Ali", "New York"]);
         assert_eq!(found(&idx, "the", ALL), [("The".into(), MatchKind::CaseFolded)]);
         assert_eq!(found(&idx, "THE", ALL), [("The".into(), MatchKind::CaseFolded)]);
         assert_eq!(found(&idx, "Al", ALL), [("Al".into(), MatchKind::Exact)]);
@@ -603,7 +620,11 @@ mod tests {
         assert_eq!(found(&idx, "  ", ALL), []);
         assert!(idx.did_you_mean("the", 5).is_empty());
         // A stop word inside a longer query is fine.
-        assert_eq!(kind_of(&idx, "of the West", "Bank of the West"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "of the Pines", "Bank of the Pines"), Some(MatchKind::WordOfName));
+        // A short common word never names a longer name ("the new manager" is not New York).
+        assert_eq!(found(&idx, "new", ALL), []);
+        assert_eq!(found(&idx, "New", ALL), []);
+        assert_eq!(kind_of(&idx, "York", "New York"), Some(MatchKind::WordOfName));
         assert_eq!(kind_of(&idx, "Gore", "Al Gore"), Some(MatchKind::WordOfName));
     }
 
@@ -785,7 +806,7 @@ mod tests {
                     let q = fold(query);
                     if q == fold(name) {
                         assert!(matches!(hit, Some(MatchKind::Exact | MatchKind::CaseFolded)));
-                    } else if q.chars().count() >= 3 && !is_stop_word(&q) {
+                    } else if q.chars().count() >= 3 && !is_common_word(&q) {
                         assert_eq!(hit, Some(MatchKind::WordOfName), "{query} / {name}");
                     }
                 }

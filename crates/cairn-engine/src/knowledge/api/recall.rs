@@ -19,10 +19,11 @@ use crate::knowledge::{MAX_HOPS, Neighbour};
 use crate::knowledge::{SUGGESTIONS, When};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
-use crate::text::{LookupOptions, MatchKind, fold, tokens};
+use crate::text::{LookupOptions, MatchKind, fold, is_common_word, tokens};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
+use unicode_segmentation::UnicodeSegmentation;
 
 #[derive(Debug, Deserialize)]
 struct Request {
@@ -196,7 +197,7 @@ fn resolve(
             }
         }
         let Some((first, how, _)) = hits.first().cloned() else {
-            if tokens(query).is_empty() {
+            if tokens(query).is_empty() || fold(query).unicode_words().all(is_common_word) {
                 return Ok(Err(could_not_judge(req, "the subject is only short or common words", &[])));
             }
             return Ok(Err(answer_none(req, &did_you_mean(snap, caller, &names, query)?)));
@@ -340,7 +341,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 #[cfg(test)]
 mod tests {
     use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn a_read_whose_time_hides_every_fact_says_so() {
@@ -443,6 +444,29 @@ mod tests {
     }
 
     #[test]
+    fn a_citation_quotes_only_a_sentence_that_states_the_fact() {
+        let (_dir, store, part) = fresh();
+        let body = json!({
+            "content": "Priya Raman works at Acme Corp. She is married to Tom Lee. Tom Lee and Priya Raman wed in 2019.",
+            "facts": {"relations": [
+                {"source": "Priya Raman", "target": "Tom Lee", "type": "married_to"},
+                {"source": "Priya Raman", "target": "Globex", "type": "works_at"},
+            ]},
+        });
+        call(&store, &caller(1), "remember", &body).unwrap();
+        let r = call(&store, &caller(2), "recall", &json!({"subject": "Tom Lee"})).unwrap();
+        for f in r["facts"].as_array().unwrap() {
+            assert_eq!(f["citation"]["span"]["text"], json!("Tom Lee and Priya Raman wed in 2019."), "{f}");
+        }
+        // No sentence names Globex: no quote, and says why, never "Priya Raman works at Acme Corp.".
+        let r = call(&store, &caller(2), "recall", &json!({"subject": "Globex"})).unwrap();
+        let f = &r["facts"][0];
+        assert_eq!(f["citation"]["span"], Value::Null, "{f}");
+        assert_eq!(f["citation"]["span_state"], json!("not_quoted"), "{f}");
+        assert_citations_slice(&store, &part, &r);
+    }
+
+    #[test]
     fn misses_suggest_only_own_names_and_common_words_cannot_be_judged() {
         let (_dir, store, _part) = fresh();
         call(&store, &caller(1), "relate", &json!({"from": "Priya Raman", "to": "Acme", "type": "works_at"})).unwrap();
@@ -459,6 +483,13 @@ mod tests {
         );
         let the = call(&store, &caller(4), "recall", &json!({"subject": "the"})).unwrap();
         assert_eq!(the["state"], json!("could_not_judge"));
+        // A short common word never names a longer name alone: "new" is not New York.
+        call(&store, &caller(4), "relate", &json!({"from": "New York", "to": "USA", "type": "located_in"})).unwrap();
+        let new = call(&store, &caller(4), "recall", &json!({"subject": "new"})).unwrap();
+        assert_eq!(new["state"], json!("could_not_judge"), "{new}");
+        assert_eq!(new["why"], json!("the subject is only short or common words"));
+        let york = call(&store, &caller(4), "recall", &json!({"subject": "York"})).unwrap();
+        assert_eq!(york["subject"]["name"], json!("New York"));
         call(&store, &caller(5), "relate", &json!({"from": "Priya Shah", "to": "Globex", "type": "works_at"})).unwrap();
         let two = call(&store, &caller(6), "recall", &json!({"subject": "Priya"})).unwrap();
         assert_eq!(two["state"], json!("could_not_judge"));
