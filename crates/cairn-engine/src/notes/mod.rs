@@ -16,7 +16,7 @@ mod forget;
 mod handoff;
 pub(crate) mod handoff_exchange;
 pub(crate) mod import;
-mod index;
+pub(crate) mod index;
 mod list;
 mod lookup;
 mod merge;
