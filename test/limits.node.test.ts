@@ -79,7 +79,11 @@ describe('past the limits', () => {
   it('refuses each naming the field', async () => {
     const long = 'N'.repeat(1025);
     await refused('relate', { scope: 'past', from: long, to: 'b', type: 't' }, 'from');
-    await refused('remember', { scope: 'past', facts: { entities: [{ name: long }] } }, 'facts.entities.0.name');
+    await refused(
+      'remember',
+      { scope: 'past', facts: { entities: [{ name: long, type: 'x' }] } },
+      'facts.entities.0.name',
+    );
     await refused('note_write', { scope: 'past', key: 'k', value: 'v'.repeat(65 * 1024), kind: 'decision' }, 'value');
     await refused('recall', { user_id: 'u'.repeat(257), subject: 'x' }, 'user_id');
   });

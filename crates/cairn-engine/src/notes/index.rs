@@ -14,7 +14,8 @@
 //! counts changed, not every posting. `n.id` `part | id u64 BE` → identity leads from a hit to
 //! its record, read only for the notes of the page. Postings carry the note's id (which it
 //! keeps across versions), not its identity. Terms and trigrams hold no NUL, so `term \0`
-//! prefixes are unambiguous.
+//! prefixes are unambiguous; a term too long for its key is keyed by its head and a digest
+//! (`term_prefix`).
 
 use super::block::{self, block_of};
 use super::record::{CUR, KINDS, NoteRecord, Visibility, search_text};
