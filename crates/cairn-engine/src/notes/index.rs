@@ -88,12 +88,16 @@ pub(crate) fn decode_meta(b: &[u8]) -> Result<Meta<'_>> {
 /// unbroken token: a JWT, base64, a long URL) is kept as its head and a digest
 /// (`key_text::fit`), so it still matches exactly.
 pub(crate) fn term_prefix(part: &Partition, term: &str) -> Vec<u8> {
-    part.key(&[&fit(term, part.prefix().len() + 1 + 8), b"\0"])
+    part.key(&[&keyed_term(part, term), b"\0"])
 }
 
 /// `part | term \0 | block`: one posting block of a term.
-fn term_key(part: &Partition, term: &str, blk: &[u8; 8]) -> Vec<u8> {
-    [term_prefix(part, term), blk.to_vec()].concat()
+fn term_key(part: &Partition, term: &str, blk: [u8; 8]) -> Vec<u8> {
+    part.key(&[&keyed_term(part, term), b"\0", &blk])
+}
+
+fn keyed_term<'a>(part: &Partition, term: &'a str) -> std::borrow::Cow<'a, [u8]> {
+    fit(term, part.prefix().len() + 1 + 8)
 }
 
 /// `part | id BE`: where `IDS` keeps a note's identity.
@@ -164,7 +168,7 @@ pub(crate) fn replace(
     if old_meta.as_ref() != Some(&new_meta) || old_len != *len {
         block::set(tx, DOC, &part.key(&[&blk]), id, Some(&doc_payload(*len, &new_meta)))?;
     }
-    let term_key = |term: &str| term_key(part, term, &blk);
+    let term_key = |term: &str| term_key(part, term, blk);
     for term in old_tf.keys().filter(|t| !tf.contains_key(*t)) {
         block::set(tx, TERM, &term_key(term), id, None)?;
     }
@@ -226,7 +230,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     block::set(tx, DOC, &part.key(&[&blk]), id, None)?;
     let Postings { tf, grams, .. } = Postings::of_note(note);
     for term in tf.keys() {
-        block::set(tx, TERM, &term_key(part, term, &blk), id, None)?;
+        block::set(tx, TERM, &term_key(part, term, blk), id, None)?;
     }
     for g in grams.into_iter().map(unpack_gram) {
         block::set(tx, GRAM, &part.key(&[g.as_bytes(), b"\0", &blk]), id, None)?;
