@@ -83,7 +83,7 @@ describe('knowledge verbs through the binding', () => {
     expect(passage?.channels).toContain('mentions');
 
     const status = (await store.knowledge('status', me, {})) as { scope: Record<string, number> };
-    expect(status.scope).toEqual({ entities: 3, relations: 2, documents: 1, passages: 1 });
+    expect(status.scope).toEqual({ entities: 3, relations: 2, documents: 1, passages: 1, notes: 0, handoffs: 0 });
   });
 
   it('keeps users apart and refuses bad input by field', async () => {

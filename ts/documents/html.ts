@@ -46,11 +46,30 @@ const BLOCK = new Set([
 /** Elements whose text is not the document's. */
 const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg', 'math', 'iframe', 'object']);
 
+/** An inline style that keeps an element from being shown. */
+const HIDING_STYLE =
+  /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse))\s*(?:!important\s*)?(?=;|$)/i;
+
+/**
+ * Whether an element and everything in it is hidden from a reader, so its text is not the
+ * document's: the `hidden` attribute (but `until-found`, which find-in-page reveals),
+ * `aria-hidden="true"`, or an inline style `display: none` / `visibility: hidden`. Stylesheets and
+ * scripts are not run, so text hidden only by a class stays.
+ */
+function hides(attribs: Record<string, string>): boolean {
+  const hidden = attribs.hidden;
+  if (hidden !== undefined && hidden.trim().toLowerCase() !== 'until-found') return true;
+  if (attribs['aria-hidden']?.trim().toLowerCase() === 'true') return true;
+  return HIDING_STYLE.test(attribs.style ?? '');
+}
+
 /** HTML in reading order: paragraphs, headings (h1–h6) and list items, entities decoded. */
 export function htmlBlocks(html: string): Block[] {
   const blocks: Block[] = [];
   const open: string[] = [];
-  let skipping = 0;
+  // Where in `open` the outermost element whose text is skipped sits (-1: none): an element
+  // closed implicitly with its parent ends the skip too.
+  let skipFrom = -1;
   let text = '';
   const kind = (): Block['kind'] => {
     for (let i = open.length - 1; i >= 0; i--) {
@@ -67,19 +86,19 @@ export function htmlBlocks(html: string): Block[] {
   };
   const parser = new Parser(
     {
-      onopentag(name) {
-        if (SKIP.has(name)) skipping++;
+      onopentag(name, attribs) {
         if (BLOCK.has(name)) flush();
+        if (skipFrom < 0 && (SKIP.has(name) || hides(attribs))) skipFrom = open.length;
         open.push(name);
       },
       ontext(chunk) {
-        if (skipping === 0) text += chunk;
+        if (skipFrom < 0) text += chunk;
       },
       onclosetag(name) {
         if (BLOCK.has(name)) flush();
         const at = open.lastIndexOf(name);
         if (at >= 0) open.length = at;
-        if (SKIP.has(name)) skipping = Math.max(0, skipping - 1);
+        if (skipFrom >= open.length) skipFrom = -1;
       },
     },
     { decodeEntities: true, lowerCaseTags: true },

@@ -66,6 +66,11 @@ export function text(maxBytes: number, min = 1) {
     .refine((s) => utf8Bytes(s) <= maxBytes, `at most ${maxBytes} bytes`);
 }
 
+/** Text that must say something (a question, a query): like `text`, and not only whitespace. */
+export function words(maxBytes: number) {
+  return text(maxBytes).refine((s) => s.trim() !== '', 'must not be blank: ask with at least one word');
+}
+
 /** A name (entity, type, key): like `text`, without control characters. */
 export function name(maxBytes: number) {
   return text(maxBytes).refine((s) => !CONTROL.test(s), 'must not contain control characters');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { Attributes, Id, IsoDate, identityFields, name, text } from './fields.js';
+import { Attributes, Id, IsoDate, identityFields, name, text, words } from './fields.js';
 
 // One strict schema per knowledge verb (DESIGN.md §2): the single source of the MCP tool input,
 // the HTTP body check, the OpenAPI document and the TS types. Unknown fields are refused.
@@ -81,7 +81,7 @@ export const RecallInput = z
 /** memory_context: ranked, cited items for a question, with a grounding verdict. */
 export const ContextInput = z.strictObject({
   ...identityFields,
-  question: text(4 * KiB),
+  question: words(4 * KiB),
   hops: z.int().min(0).max(3).optional(),
   k: z.int().min(1).max(100).optional(),
   as_of: IsoDate.optional(),

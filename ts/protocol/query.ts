@@ -1,17 +1,17 @@
 import { z } from 'zod';
 
-import { IsoDate, identityFields, text } from './fields.js';
+import { IsoDate, identityFields, text, words } from './fields.js';
 
 const KiB = 1024;
 
 /** memory_query: bounded multi-step retrieval (docs/design/query.md). */
 export const QueryInput = z.strictObject({
   ...identityFields,
-  query: text(4 * KiB).describe(
+  query: words(4 * KiB).describe(
     'The question; split on conjunctions (and, or, then, also, 以及, 或者 …) when no subqueries',
   ),
   subqueries: z
-    .array(text(4 * KiB))
+    .array(words(4 * KiB))
     .min(1)
     .max(16)
     .optional()

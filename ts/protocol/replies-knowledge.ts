@@ -49,8 +49,24 @@ export const StatusReply = z.object({
     }),
   }),
   identity: z.object({ user: z.string(), scope: z.string(), agent: z.string() }),
-  scope: z.object({ entities: Count, relations: Count, documents: Count, passages: Count }),
-  scopes: z.array(z.object({ scope: z.string(), entities: Count, relations: Count, documents: Count })),
+  scope: z.object({
+    entities: Count,
+    relations: Count,
+    documents: Count,
+    passages: Count,
+    notes: Count.describe('Current notes you may read (user, task and your own agent notes; private ones aside)'),
+    handoffs: Count.describe('Unexpired handoffs'),
+  }),
+  scopes: z.array(
+    z.object({
+      scope: z.string(),
+      entities: Count,
+      relations: Count,
+      documents: Count,
+      notes: Count,
+      handoffs: Count,
+    }),
+  ),
   ontology: z
     .object({
       entity_types: TypeCounts,

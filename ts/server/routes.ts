@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import type { z } from 'zod';
 
 import type { Tokens } from '../auth/tokens.js';
@@ -13,6 +13,7 @@ import { registerDatabaseRoutes } from './admin-database.js';
 import { registerAdminNoteRoutes } from './admin-notes.js';
 import { adminHook, authHook, principalOf } from './auth.js';
 import { DOCS_HTML } from './docs-page.js';
+import { sendError } from './errors.js';
 import { registerImportRoute } from './import-route.js';
 import { openApiDocument } from './openapi.js';
 
@@ -26,6 +27,9 @@ const OAUTH_PATHS = [
   '/.well-known/openid-configuration/*',
   '/register',
 ];
+
+/** Methods no memory verb route takes (GET and HEAD are status's). */
+const OTHER_METHODS: HTTPMethods[] = ['PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** The memory verbs, health, whoami, the API description, and the admin token routes. */
 export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Tokens) {
@@ -62,8 +66,21 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
     if (run === undefined) continue;
     // A GET (status) takes its fields from the query string: `?scope=S` asks for that scope's ontology.
     const handler = (req: FastifyRequest) => run(svc, principalOf(req), req.method === 'GET' ? req.query : req.body);
-    app.post(`/v1/memory/${spec.verb}`, { onRequest }, handler);
-    if (spec.verb === 'status') app.get('/v1/memory/status', { onRequest }, handler);
+    const url = `/v1/memory/${spec.verb}`;
+    app.post(url, { onRequest }, handler);
+    const readable = spec.verb === 'status';
+    if (readable) app.get(url, { onRequest }, handler);
+    // Any other method is 405 naming the ones that work, before auth, as on /v1/mcp.
+    const allow = readable ? 'GET, POST' : 'POST';
+    app.route({
+      method: readable ? OTHER_METHODS : ['GET', 'HEAD', ...OTHER_METHODS],
+      url,
+      ...open,
+      handler: (req, reply) => {
+        reply.header('Allow', allow);
+        return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}`));
+      },
+    });
   }
 
   const admin = { onRequest: adminHook(tokens) };

@@ -8,6 +8,7 @@
 //! store's id counter, so events sort in commit order.
 
 use crate::error::{Error, Result};
+use crate::key_text::fit;
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
 use crate::snapshot::Snapshot;
@@ -52,14 +53,16 @@ pub struct Change<'a> {
     pub patch: Option<Value>,
 }
 
-/// `part | family \0 target \0`: the prefix of one target's events.
+/// `part | family \0 target \0`: the prefix of one target's events (a target too long for the
+/// key is kept as its head and a digest, `key_text::fit`).
 pub(crate) fn target_prefix(part: &Partition, family: &str, target: &str) -> Vec<u8> {
-    part.key(&[family.as_bytes(), b"\0", target.as_bytes(), b"\0"])
+    let target = fit(target, part.prefix().len() + family.len() + 2 + 8);
+    part.key(&[family.as_bytes(), b"\0", &target, b"\0"])
 }
 
 /// `part | agent \0`: the prefix of one agent's events.
 pub(crate) fn agent_prefix(part: &Partition, agent: &str) -> Vec<u8> {
-    part.key(&[agent.as_bytes(), b"\0"])
+    part.key(&[&fit(agent, part.prefix().len() + 1 + 8), b"\0"])
 }
 
 /// A change whose `after` and `patch` are JSON already encoded (a bulk writer encodes the patch

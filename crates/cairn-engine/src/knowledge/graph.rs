@@ -6,8 +6,8 @@
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{
-    ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, bump_names, ent_key, name_key, name_prefix, next_id,
-    rel_key, trailing_id,
+    ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key, name_prefix,
+    next_id, rel_key, trailing_id,
 };
 use super::valid;
 use crate::error::{Error, Result};
@@ -309,7 +309,7 @@ pub(crate) fn relate_ids(
     now: i64,
     ids: &mut dyn FnMut(&mut WriteTxn<'_>) -> Result<u64>,
 ) -> Result<(Related, Option<Vec<u8>>)> {
-    let out_prefix = part.key(&[&from.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    let out_prefix = adj_type_prefix(part, from, OUT, folded_type);
     let mut records = Vec::new();
     for (key, _) in tx.prefix(ADJ, &out_prefix)? {
         let rel_id = trailing_id(&key)?;

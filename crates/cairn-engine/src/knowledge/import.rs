@@ -340,7 +340,7 @@ fn import_fact(
     };
     let folded_type = fold(rel_type.trim());
     // The same fact stored here already (live with live, or the same ended version) is reused.
-    let out_prefix = part.key(&[&ends[0].to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    let out_prefix = super::trees::adj_type_prefix(part, ends[0], OUT, &folded_type);
     for (key, _) in tx.prefix(ADJ, &out_prefix)? {
         let Some(bytes) = tx.get(REL, &rel_key(part, super::trees::trailing_id(&key)?))? else { continue };
         let have: Relation = decode(&bytes, "relation")?;

@@ -16,10 +16,12 @@ use super::graph::{Entity, MAX_NAME_LEN, Relation, Source, has_control};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
 use super::part::Partition;
 use super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, names_gen_in, read_next_id, write_next_id,
+    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in, read_next_id,
+    write_next_id,
 };
 use crate::error::Result;
-use crate::history::{AGENT, EVENT, TARGET, agent_prefix};
+use crate::history::{AGENT, EVENT, TARGET, agent_prefix, target_prefix};
+use crate::key_text;
 use crate::knowledge::export::MAX_LIMIT;
 use crate::text::{FastMap, fold};
 use crate::time::parse_iso_ms;
@@ -619,13 +621,19 @@ impl Buf {
     }
 }
 
-/// Whether a name or relation type holds a NUL byte: keys then may not order as the tuples they
-/// are built from are sorted, and those runs are sorted by their encoded keys instead.
-fn holds_nul(plan: &Plan) -> bool {
+/// Whether a name or relation type holds a NUL byte, or may be too long for a key to hold whole
+/// (`key_text::fit`): keys then may not order as the tuples they are built from are sorted, and
+/// those runs are sorted by their encoded keys instead.
+fn out_of_order(part: &Partition, plan: &Plan) -> bool {
     let nul = |s: &str| s.as_bytes().contains(&0);
+    let longest = |it: &mut dyn Iterator<Item = &str>| it.map(str::len).max().unwrap_or(0);
+    let name = longest(&mut plan.entities.iter().flat_map(|e| [e.name.as_str(), e.folded.as_str()]));
+    let ty = longest(&mut plan.spellings.iter().chain(&plan.folded_types).map(String::as_str));
+    // The longest key a load writes is a fact's history target: `fact \0 from \0 type \0 to \0 | seq`.
     plan.entities.iter().any(|e| nul(&e.name) || nul(&e.folded))
         || plan.spellings.iter().any(|t| nul(t))
         || plan.folded_types.iter().any(|t| nul(t))
+        || !key_text::fits(2 * name + ty, part.prefix().len() + 4 + 4 + 8)
 }
 
 /// `k.ent`, `k.ent_name` and `k.names_log` (one name generation per entity after `generation`).
@@ -659,7 +667,7 @@ fn entity_runs(
     let mut run = tx.sorted_run(ENT_NAME, ordered)?;
     for (folded, id) in by_name {
         b.start(part);
-        b.key.extend_from_slice(folded.as_bytes());
+        b.key.extend_from_slice(&keyed_name(part, folded));
         b.key.push(0);
         b.key.extend_from_slice(&id.to_be_bytes());
         run.push(&b.key, &[])?;
@@ -721,7 +729,7 @@ fn adjacency_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids,
         b.start(part);
         b.key.extend_from_slice(&e.to_be_bytes());
         b.key.push(dir);
-        b.key.extend_from_slice(ty.as_bytes());
+        b.key.extend_from_slice(&keyed_type(part, ty));
         b.key.push(0);
         b.key.extend_from_slice(&id.to_be_bytes());
         run.push(&b.key, &[])?;
@@ -781,13 +789,14 @@ impl Events<'_> {
         }
     }
 
-    /// The `h.target` key of event `k`: `part | family \0 target \0 | seq`.
-    fn target_key(&self, k: usize, b: &mut Buf) {
-        b.start(self.part);
-        b.key.extend_from_slice(self.what(k).0.as_bytes());
-        b.key.push(0);
-        self.target(k, &mut b.key);
-        b.key.push(0);
+    /// The `h.target` key of event `k`: `part | family \0 target \0 | seq`, the target as
+    /// `history::target_prefix` keeps it (`scratch` holds it on the way).
+    fn target_key(&self, k: usize, b: &mut Buf, scratch: &mut Vec<u8>) {
+        scratch.clear();
+        self.target(k, scratch);
+        let target = std::str::from_utf8(scratch).expect("names and types are text");
+        b.key.clear();
+        b.key.extend_from_slice(&target_prefix(self.part, self.what(k).0, target));
         b.key.extend_from_slice(&self.ids.event(k).to_be_bytes());
     }
 
@@ -880,7 +889,7 @@ fn event_runs(
     order.sort_unstable();
     let mut run = tx.sorted_run(TARGET, ordered)?;
     for o in order {
-        ev.target_key(o.4, &mut b);
+        ev.target_key(o.4, &mut b, &mut scratch);
         run.push(&b.key, &[])?;
     }
     run.finish()
@@ -894,7 +903,7 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
     let ids = Ids { base, entities: plan.entities.len() as u64, facts: plan.facts.len() as u64 };
     write_next_id(tx, ids.event(plan.written.len()))?;
     let generation = names_gen_in(tx, part)?;
-    let ordered = !holds_nul(&plan);
+    let ordered = !out_of_order(part, &plan);
     entity_runs(tx, part, &plan, ids, generation, ordered)?;
     adjacency_run(tx, part, &plan, ids, ordered)?;
     map_run(tx, part, &plan, ids)?;

@@ -28,6 +28,8 @@ mod load;
 #[cfg(test)]
 mod load_tests;
 #[cfg(test)]
+mod long_keys_tests;
+#[cfg(test)]
 mod notes_model;
 #[cfg(test)]
 mod now_tests;

@@ -2,17 +2,20 @@
 
 use super::part::Partition;
 use crate::error::{Error, Result};
+use crate::key_text::fit;
 use crate::write::WriteTxn;
+use std::borrow::Cow;
 
 /// One counter per store: the next id.
 pub(crate) const SEQ: &str = "k.seq";
 /// `part | entity id` → entity record.
 pub(crate) const ENT: &str = "k.ent";
-/// `part | folded name \0 | entity id` → ().
+/// `part | folded name \0 | entity id` → () (a name too long for the key is kept as its head and
+/// a digest: `keyed_name`).
 pub(crate) const ENT_NAME: &str = "k.ent_name";
 /// `part | relation id` → relation record.
 pub(crate) const REL: &str = "k.rel";
-/// `part | entity id | direction | folded type \0 | relation id` → ().
+/// `part | entity id | direction | folded type \0 | relation id` → () (`keyed_type`).
 pub(crate) const ADJ: &str = "k.adj";
 
 /// `part | doc id` → document record.
@@ -119,12 +122,23 @@ pub(crate) fn ent_key(part: &Partition, id: u64) -> Vec<u8> {
     part.key(&[&id.to_be_bytes()])
 }
 
+/// A folded name as `ENT_NAME` keys hold it (`key_text::fit`: a name too long for the key is
+/// kept as its head and a digest).
+pub(crate) fn keyed_name<'a>(part: &Partition, folded: &'a str) -> Cow<'a, [u8]> {
+    fit(folded, part.prefix().len() + 1 + 8)
+}
+
 pub(crate) fn name_prefix(part: &Partition, folded: &str) -> Vec<u8> {
-    part.key(&[folded.as_bytes(), b"\0"])
+    part.key(&[&keyed_name(part, folded), b"\0"])
 }
 
 pub(crate) fn name_key(part: &Partition, folded: &str, id: u64) -> Vec<u8> {
-    part.key(&[folded.as_bytes(), b"\0", &id.to_be_bytes()])
+    part.key(&[&keyed_name(part, folded), b"\0", &id.to_be_bytes()])
+}
+
+/// `part | folded name` in `FORGOTTEN`.
+pub(crate) fn forgotten_key(part: &Partition, folded: &str) -> Vec<u8> {
+    part.key(&[&fit(folded, part.prefix().len())])
 }
 
 pub(crate) fn rel_key(part: &Partition, id: u64) -> Vec<u8> {
@@ -135,8 +149,18 @@ pub(crate) fn adj_prefix(part: &Partition, entity: u64) -> Vec<u8> {
     part.key(&[&entity.to_be_bytes()])
 }
 
+/// A folded relation type as `ADJ` keys hold it (see `keyed_name`).
+pub(crate) fn keyed_type<'a>(part: &Partition, folded_type: &'a str) -> Cow<'a, [u8]> {
+    fit(folded_type, part.prefix().len() + 8 + 1 + 1 + 8)
+}
+
+/// `part | entity id | direction | folded type \0`: one entity's relations of one type one way.
+pub(crate) fn adj_type_prefix(part: &Partition, entity: u64, dir: u8, folded_type: &str) -> Vec<u8> {
+    part.key(&[&entity.to_be_bytes(), &[dir], &keyed_type(part, folded_type), b"\0"])
+}
+
 pub(crate) fn adj_key(part: &Partition, entity: u64, dir: u8, folded_type: &str, rel: u64) -> Vec<u8> {
-    part.key(&[&entity.to_be_bytes(), &[dir], folded_type.as_bytes(), b"\0", &rel.to_be_bytes()])
+    part.key(&[&entity.to_be_bytes(), &[dir], &keyed_type(part, folded_type), b"\0", &rel.to_be_bytes()])
 }
 
 /// The id at the end of a key.

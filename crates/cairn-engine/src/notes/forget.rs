@@ -84,7 +84,9 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity) -> Result<Outcom
     let seq = history::record(tx, caller, change)?;
     tx.put(FORGOTTEN, &marker_key(part, id), &seq.to_be_bytes())?;
     what["versions"] = json!(versions.len());
-    Ok(Ok(json!({ "state": "forgotten", "note": what })))
+    // Counted as every form of memory_forget counts; a note takes nothing else with it.
+    let forgotten = crate::knowledge::Counts { notes: 1, ..crate::knowledge::Counts::default() };
+    Ok(Ok(json!({ "state": "forgotten", "forgotten": forgotten, "kept": [], "note": what })))
 }
 
 /// Removes every event of the note `target` (an encoded identity) from the history and both its

@@ -74,7 +74,7 @@ impl Capsule {
         out
     }
 
-    fn expired(&self, now: i64) -> bool {
+    pub(super) fn expired(&self, now: i64) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
     }
 

@@ -14,12 +14,14 @@
 //! counts changed, not every posting. `n.id` `part | id u64 BE` → identity leads from a hit to
 //! its record, read only for the notes of the page. Postings carry the note's id (which it
 //! keeps across versions), not its identity. Terms and trigrams hold no NUL, so `term \0`
-//! prefixes are unambiguous.
+//! prefixes are unambiguous; a term too long for its key is keyed by its head and a digest
+//! (`term_prefix`).
 
 use super::block::{self, block_of};
 use super::record::{CUR, KINDS, NoteRecord, Visibility, search_text};
 use super::search::{packed_grams, unpack_gram};
 use crate::error::{Error, Result};
+use crate::key_text::fit;
 use crate::knowledge::Partition;
 use crate::store::Store;
 use crate::text::tokens;
@@ -80,6 +82,22 @@ pub(crate) fn decode_meta(b: &[u8]) -> Result<Meta<'_>> {
     };
     let owner = std::str::from_utf8(owner).map_err(|_| bad())?;
     Ok(Meta { private: *private != 0, kind: *kind, visibility, owner })
+}
+
+/// `part | term \0`: the prefix of a term's posting blocks. A term too long for the key (one
+/// unbroken token: a JWT, base64, a long URL) is kept as its head and a digest
+/// (`key_text::fit`), so it still matches exactly.
+pub(crate) fn term_prefix(part: &Partition, term: &str) -> Vec<u8> {
+    part.key(&[&keyed_term(part, term), b"\0"])
+}
+
+/// `part | term \0 | block`: one posting block of a term.
+fn term_key(part: &Partition, term: &str, blk: [u8; 8]) -> Vec<u8> {
+    part.key(&[&keyed_term(part, term), b"\0", &blk])
+}
+
+fn keyed_term<'a>(part: &Partition, term: &'a str) -> std::borrow::Cow<'a, [u8]> {
+    fit(term, part.prefix().len() + 1 + 8)
 }
 
 /// `part | id BE`: where `IDS` keeps a note's identity.
@@ -150,7 +168,7 @@ pub(crate) fn replace(
     if old_meta.as_ref() != Some(&new_meta) || old_len != *len {
         block::set(tx, DOC, &part.key(&[&blk]), id, Some(&doc_payload(*len, &new_meta)))?;
     }
-    let term_key = |term: &str| part.key(&[term.as_bytes(), b"\0", &blk]);
+    let term_key = |term: &str| term_key(part, term, blk);
     for term in old_tf.keys().filter(|t| !tf.contains_key(*t)) {
         block::set(tx, TERM, &term_key(term), id, None)?;
     }
@@ -212,7 +230,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     block::set(tx, DOC, &part.key(&[&blk]), id, None)?;
     let Postings { tf, grams, .. } = Postings::of_note(note);
     for term in tf.keys() {
-        block::set(tx, TERM, &part.key(&[term.as_bytes(), b"\0", &blk]), id, None)?;
+        block::set(tx, TERM, &term_key(part, term, blk), id, None)?;
     }
     for g in grams.into_iter().map(unpack_gram) {
         block::set(tx, GRAM, &part.key(&[g.as_bytes(), b"\0", &blk]), id, None)?;

@@ -5,7 +5,7 @@
 //! so a common word costs a pass over its blocks rather than a merge of sorted lists per term.
 
 use super::block::{self, block_at, id_in};
-use super::index::{DOC, GRAM, Meta, SAMPLE, TERM, TRI_COUNT, decode_count, decode_meta};
+use super::index::{DOC, GRAM, Meta, SAMPLE, TERM, TRI_COUNT, decode_count, decode_meta, term_prefix};
 use super::search::{Counts, Features, Query, min_grams};
 use crate::error::Result;
 use crate::knowledge::Partition;
@@ -84,7 +84,7 @@ pub(crate) fn lookup(
     let mut terms: Vec<Vec<(u64, u32)>> = Vec::with_capacity(query.terms.len());
     for term in &query.terms {
         let mut list = Vec::new();
-        snap.scan_prefix(TERM, &part.key(&[term.as_bytes(), b"\0"]), |k, v| {
+        snap.scan_prefix(TERM, &term_prefix(part, term), |k, v| {
             let blk = block_at(k)?;
             for entry in block::entries(v) {
                 let (slot, payload) = entry?;

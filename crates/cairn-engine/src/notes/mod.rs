@@ -7,6 +7,7 @@
 
 pub mod api;
 mod block;
+mod count;
 mod cursor;
 mod event_target;
 mod events;
@@ -16,7 +17,7 @@ mod forget;
 mod handoff;
 pub(crate) mod handoff_exchange;
 pub(crate) mod import;
-mod index;
+pub(crate) mod index;
 mod list;
 mod lookup;
 mod merge;
@@ -29,6 +30,7 @@ mod visibility;
 mod write;
 
 pub use crate::time::{iso_ms, parse_rfc3339};
+pub(crate) use count::{live_handoffs, visible_notes};
 pub use merge::merge;
 pub(crate) use purge::forget_partition;
 

@@ -568,7 +568,12 @@ fn forget_removes_every_version_and_is_idempotent() {
     run(&store, &a, "note_write", &note("kept", json!("other")));
     assert_eq!(code(&run(&store, &a, "note_forget", &json!({"key": "never"}))), "NOT_FOUND");
     let gone = run(&store, &a, "note_forget", &json!({"key": k}));
-    assert_eq!(gone, json!({"state": "forgotten", "note": {"key": k, "visibility": "user", "versions": 2}}));
+    let forgotten =
+        json!({"entities": 0, "facts": 0, "documents": 0, "passages": 0, "attributes": 0, "notes": 1, "handoffs": 0});
+    assert_eq!(
+        gone,
+        json!({"state": "forgotten", "forgotten": forgotten, "kept": [], "note": {"key": k, "visibility": "user", "versions": 2}})
+    );
     assert_eq!(run(&store, &a, "note_forget", &json!({"key": k}))["state"], "already_forgotten");
     assert_eq!(keys(&run(&store, &a, "note_list", &json!({}))), vec!["kept"]);
     assert_eq!(keys(&run(&store, &a, "note_list", &json!({"as_of": T0 + 1}))), vec!["kept"], "no version survives");

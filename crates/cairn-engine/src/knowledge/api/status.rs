@@ -1,11 +1,13 @@
 //! `memory_status`, the partition-level part: counts of the caller's scope, its ontology summary,
-//! and every scope this tenant and user has written, with counts.
+//! and every scope this tenant and user has written, with counts (notes and handoffs among them,
+//! as `notes::count` counts them for the caller).
 
 use super::{Caller, parse};
 use crate::error::Result;
 use crate::knowledge::part::{Partition, SCOPES, user_scopes_prefix};
 use crate::knowledge::trees::{DOC, PSG};
 use crate::knowledge::{TypeCount, ontology};
+use crate::notes::{live_handoffs, visible_notes};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use serde::Deserialize;
@@ -32,8 +34,13 @@ fn types(list: &[TypeCount]) -> Vec<Value> {
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let _: Request = if body.iter().all(u8::is_ascii_whitespace) { Request::default() } else { parse("status", body)? };
+    // The notes counts read the index's layout of blocks; a store written before it is rebuilt first.
+    crate::notes::index::upgrade(store)?;
     let snap = store.snapshot()?;
     let part = &caller.part;
+    let notes = |p: &Partition| -> Result<(u64, u64)> {
+        Ok((visible_notes(&snap, p, &caller.agent)?, live_handoffs(&snap, p, caller.now)?))
+    };
     let o = ontology(&snap, part)?;
     let (tenant, user, _) = part.parts();
     let prefix = user_scopes_prefix(tenant, user);
@@ -43,19 +50,25 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let scope = String::from_utf8_lossy(&key[prefix.len()..]).into_owned();
         let p = Partition::new(tenant, user, &scope)?;
         let summary = ontology(&snap, &p)?;
+        let (notes, handoffs) = notes(&p)?;
         scopes.push(json!({
             "scope": scope,
             "entities": summary.entities,
             "relations": summary.relations,
             "documents": count(&snap, DOC, &p)?,
+            "notes": notes,
+            "handoffs": handoffs,
         }));
     }
+    let (notes, handoffs) = notes(part)?;
     Ok(json!({
         "scope": {
             "entities": o.entities,
             "relations": o.relations,
             "documents": count(&snap, DOC, part)?,
             "passages": count(&snap, PSG, part)?,
+            "notes": notes,
+            "handoffs": handoffs,
         },
         "ontology": {
             "entity_types": types(&o.entity_types),
@@ -86,16 +99,59 @@ mod tests {
         other_user.part = crate::knowledge::Partition::new("local", "u2", "secret").unwrap();
         call(&store, &other_user, "relate", &json!({"from": "c", "to": "d", "type": "t"})).unwrap();
         let s = call(&store, &caller(4), "status", &json!({})).unwrap();
-        assert_eq!(s["scope"], json!({"entities": 2, "relations": 1, "documents": 1, "passages": 1}));
+        assert_eq!(
+            s["scope"],
+            json!({"entities": 2, "relations": 1, "documents": 1, "passages": 1, "notes": 0, "handoffs": 0})
+        );
         assert_eq!(s["ontology"]["entity_types"], json!([{"type": "Company", "count": 1}]));
         assert_eq!(s["ontology"]["relation_types"], json!([{"type": "located_in", "count": 1}]));
         assert_eq!(
             s["scopes"],
             json!([
-                {"scope": "default", "entities": 2, "relations": 1, "documents": 1},
-                {"scope": "project-x", "entities": 2, "relations": 1, "documents": 0},
+                {"scope": "default", "entities": 2, "relations": 1, "documents": 1, "notes": 0, "handoffs": 0},
+                {"scope": "project-x", "entities": 2, "relations": 1, "documents": 0, "notes": 0, "handoffs": 0},
             ]),
             "another user's scope is never listed"
         );
+    }
+
+    #[test]
+    fn a_scope_of_notes_and_handoffs_counts_what_the_caller_may_read() {
+        let (_dir, store, _part) = fresh();
+        let at = |agent: &str, now: i64| {
+            let mut c = caller(now);
+            c.part = crate::knowledge::Partition::new("local", "u1", "notes-only").unwrap();
+            c.agent = agent.into();
+            c
+        };
+        let write = |agent: &str, body: serde_json::Value| {
+            let reply =
+                crate::notes::api::call(&store, "note_write", &at(agent, 1_000), &serde_json::to_vec(&body).unwrap());
+            let reply = String::from_utf8(reply.unwrap()).unwrap();
+            assert!(!reply.contains("\"error\""), "{reply}");
+        };
+        write("claude", json!({"key": "lang", "value": "en", "kind": "user_preference"}));
+        write("claude", json!({"key": "plan", "value": 1, "kind": "task_state", "visibility": "task", "taskId": "T"}));
+        write("claude", json!({"key": "mine", "value": 1, "kind": "decision", "visibility": "agent"}));
+        write("codex", json!({"key": "theirs", "value": 1, "kind": "decision", "visibility": "agent"}));
+        write(
+            "claude",
+            json!({"key": "secret", "value": 1, "kind": "user_fact", "private": true, "allowPrivate": true}),
+        );
+        let handoff = |body: serde_json::Value| {
+            crate::notes::api::call(&store, "handoff_create", &at("codex", 1_000), &serde_json::to_vec(&body).unwrap())
+                .unwrap()
+        };
+        handoff(json!({"taskId": "T", "summary": "next"}));
+        handoff(json!({"taskId": "T", "summary": "soon gone", "expiresAt": "1970-01-01T00:00:02Z"}));
+        let s = call(&store, &at("claude", 5_000), "status", &json!({})).unwrap();
+        let counts = json!({"entities": 0, "relations": 0, "documents": 0, "notes": 3, "handoffs": 1});
+        let listed = s["scopes"].as_array().unwrap().iter().find(|x| x["scope"] == "notes-only").unwrap().clone();
+        assert_eq!(
+            listed,
+            json!({"scope": "notes-only", "entities": 0, "relations": 0, "documents": 0, "notes": 3, "handoffs": 1})
+        );
+        assert_eq!(s["scope"]["notes"], counts["notes"], "user, task and own agent notes; not another's, not private");
+        assert_eq!(s["scope"]["handoffs"], counts["handoffs"], "the expired one is not counted");
     }
 }

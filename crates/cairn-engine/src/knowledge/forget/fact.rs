@@ -5,7 +5,7 @@
 use super::super::graph::{Entity, Relation};
 use super::super::part::Partition;
 use super::super::records::decode;
-use super::super::trees::{ADJ, ENT, OUT, REL, ent_key, rel_key, trailing_id};
+use super::super::trees::{ADJ, ENT, OUT, REL, adj_type_prefix, ent_key, rel_key, trailing_id};
 use super::{Counts, Kept, Outcome, Strip, bury, entity_in, fact_target, missing, remove_relation, strip_events};
 use crate::error::Result;
 use crate::text::fold;
@@ -52,7 +52,7 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
             (f, t, fold(rel_type.trim()), target)
         }
     };
-    let out_prefix = part.key(&[&from.to_be_bytes(), &[OUT], folded_type.as_bytes(), b"\0"]);
+    let out_prefix = adj_type_prefix(part, from, OUT, &folded_type);
     let mut versions = Vec::new();
     for (key, _) in tx.prefix(ADJ, &out_prefix)? {
         if let Some(bytes) = tx.get(REL, &rel_key(part, trailing_id(&key)?))? {

@@ -1,13 +1,14 @@
 //! Forgetting a document by id (the `passage` form): the document, every passage of it, their
 //! full-text postings and mention links, and its content hash (so remembering the same text again
 //! stores it anew). Facts whose provenance is the document stay and are reported as kept: they
-//! were asserted as facts; forgetting the `source` label removes them too.
+//! were asserted as facts; forgetting the `source` label removes them too. The entities its
+//! passages named stay as well (they are stored in their own right) and are reported as kept.
 
 use super::super::docs::Document;
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
-use super::super::trees::{DOC, REL};
+use super::super::trees::{DOC, MENTIONED, REL, trailing_id};
 use super::{Counts, Kept, Outcome, Strip, bury, missing, remove_document, strip_events};
 use crate::error::Result;
 use crate::write::WriteTxn;
@@ -19,6 +20,12 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
         return missing(tx, part, "passage", &target, format!("no document has id {doc}"));
     };
     let document: Document = decode(&bytes, "document")?;
+    let mut named: Vec<u64> = Vec::new();
+    for (link, _) in tx.prefix(MENTIONED, &part.key(&[&doc.to_be_bytes()]))? {
+        named.push(trailing_id(&link)?);
+    }
+    named.sort_unstable();
+    named.dedup();
     let passages = remove_document(tx, part, &document)?;
     bury(tx, part, "passage", &target, now)?;
     strip_events(tx, part, &Strip::Documents(&[doc]))?;
@@ -35,6 +42,13 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
             what: "facts",
             count: citing,
             why: "facts taken from this document stay (their citation has no span now); forget the source to remove them",
+        });
+    }
+    if !named.is_empty() {
+        kept.push(Kept {
+            what: "entities",
+            count: named.len() as u64,
+            why: "named in a forgotten passage but stored in their own right; forget the subject to remove one",
         });
     }
     Ok(Outcome::Forgotten { counts: Counts { documents: 1, passages, ..Counts::default() }, kept })

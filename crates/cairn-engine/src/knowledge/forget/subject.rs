@@ -10,7 +10,7 @@ use super::super::recall::SUGGESTIONS;
 use super::super::records::decode;
 use super::super::trees::{
     ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
-    name_prefix, rel_key, trailing_id,
+    forgotten_key, name_prefix, rel_key, trailing_id,
 };
 use crate::error::{Error, Result};
 use crate::fts;
@@ -48,7 +48,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         return Err(Error::InvalidArgument("subject must not be empty".into()));
     }
     let Some((name_key, _)) = tx.prefix(ENT_NAME, &name_prefix(part, &folded))?.into_iter().next() else {
-        if tx.get(FORGOTTEN, &part.key(&[folded.as_bytes()]))?.is_some() {
+        if tx.get(FORGOTTEN, &forgotten_key(part, &folded))?.is_some() {
             return Ok(Forgot::AlreadyForgotten);
         }
         let names = entities_in(tx, part)?;
@@ -144,7 +144,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     }
     tx.delete(ENT, &ent_key(part, entity))?;
     tx.delete(ENT_NAME, &name_key)?;
-    tx.put(FORGOTTEN, &part.key(&[folded.as_bytes()]), &now.to_be_bytes())?;
+    tx.put(FORGOTTEN, &forgotten_key(part, &folded), &now.to_be_bytes())?;
     super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
     super::strip_events(tx, part, &super::Strip::Documents(&removed_docs))?;
     kept_entities.sort_unstable();

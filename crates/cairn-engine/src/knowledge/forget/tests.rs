@@ -190,6 +190,8 @@ fn a_document_goes_with_passages_postings_and_links_and_facts_from_it_are_kept()
     assert_eq!(reply["forgotten"]["documents"], 1);
     assert_eq!(reply["forgotten"]["passages"], 1);
     assert_eq!(reply["kept"][0]["what"], "facts");
+    assert_eq!(reply["kept"][1]["what"], "entities", "Jonas Weber and Berlin are named in it and stay: {reply}");
+    assert_eq!(reply["kept"][1]["count"], 2);
     let snap = store.snapshot().unwrap();
     assert!(fts::search(&snap, part.raw(), "harbour", 5).unwrap().is_empty());
     assert_eq!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().len(), 1);

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { startTestNode, type TestNode } from './node.js';
+
+// The contract's limits through a real node: what is within them is stored and found again
+// exactly (whatever keys the engine builds from it), what is past them is refused naming the
+// field and changes nothing; blank questions name their own field; a memory route asked with
+// another method says which ones it takes.
+
+let t: TestNode;
+let agent: string;
+
+beforeAll(async () => {
+  t = await startTestNode();
+  agent = (await t.token({ agent: 'claude' })).token;
+});
+afterAll(async () => t.stop());
+
+const P = (verb: string, body: unknown) => t.call('POST', `/v1/memory/${verb}`, { token: agent, body });
+
+async function refused(verb: string, body: unknown, field: string) {
+  const before = await t.txn();
+  const r = await P(verb, body);
+  expect(r.status, JSON.stringify(r.body)).toBe(422);
+  expect(r.body.error?.code).toBe('VALIDATION_ERROR');
+  expect(((r.body.error?.details ?? []) as { field: string }[]).map((d) => d.field)).toContain(field);
+  expect(await t.txn(), 'a refusal writes nothing').toBe(before);
+  return r.body.error;
+}
+
+describe('within the limits', () => {
+  it('stores a note that is one long unbroken token and finds it by that token', async () => {
+    const jwt = (last: string) => `${'eyJhbGciOiJIUzI1NiJ9.'.repeat(80)}${last}`;
+    for (const [key, last] of [
+      ['big', 'a'],
+      ['big2', 'b'],
+    ] as const) {
+      const r = await P('note_write', { scope: 'nl', key, value: { a: jwt(last) }, kind: 'decision' });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    const list = await P('note_list', { scope: 'nl', query: jwt('b') });
+    expect(list.status).toBe(200);
+    expect((list.body.notes as { key: string }[])[0]?.key).toBe('big2');
+  });
+
+  it('relates two 800-byte names and recalls the edge from either end', async () => {
+    const [from, to] = ['A'.repeat(800), 'B'.repeat(800)];
+    const r = await P('relate', { scope: 'kb3', from, to, type: 'knows' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.created).toBe(true);
+    expect((await P('relate', { scope: 'kb3', from, to, type: 'knows' })).body.created).toBe(false);
+    const recall = await P('recall', { scope: 'kb3', subject: to });
+    expect(recall.body.state).toBe('answered');
+    expect((recall.body.facts as { subject: string; relation: string }[]).map((f) => [f.subject, f.relation])).toEqual([
+      [from, 'knows'],
+    ]);
+    const history = await P('history', { scope: 'kb3', fact: { from, to, type: 'knows' } });
+    expect((history.body.events as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it('stores a 1 KiB name in a 256-byte user and scope, recalls and forgets it', async () => {
+    const [user_id, scope] = ['u'.repeat(256), 's'.repeat(256)];
+    const name = 'Priya Raman '.repeat(86).slice(0, 1024).trim();
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(1024);
+    const r = await P('remember', {
+      user_id,
+      scope,
+      facts: { entities: [{ name, type: 'person' }], relations: [{ source: name, target: 'Lund', type: 'lives_in' }] },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const recall = await P('recall', { user_id, scope, subject: name });
+    expect((recall.body.subject as { name: string }).name).toBe(name);
+    expect((await P('forget', { user_id, scope, subject: name })).body.state).toBe('forgotten');
+    expect((await P('forget', { user_id, scope, subject: name })).body.state).toBe('already_forgotten');
+  });
+});
+
+describe('past the limits', () => {
+  it('refuses each naming the field', async () => {
+    const long = 'N'.repeat(1025);
+    await refused('relate', { scope: 'past', from: long, to: 'b', type: 't' }, 'from');
+    await refused(
+      'remember',
+      { scope: 'past', facts: { entities: [{ name: long, type: 'x' }] } },
+      'facts.entities.0.name',
+    );
+    await refused('note_write', { scope: 'past', key: 'k', value: 'v'.repeat(65 * 1024), kind: 'decision' }, 'value');
+    await refused('recall', { user_id: 'u'.repeat(257), subject: 'x' }, 'user_id');
+  });
+});
+
+describe('blank questions', () => {
+  it('name their own field with a clear message', async () => {
+    const ctx = await refused('context', { question: '   ' }, 'question');
+    expect(ctx?.message).toMatch(/blank/);
+    const query = await refused('query', { query: ' \n ' }, 'query');
+    expect(query?.message).toMatch(/blank/);
+    await refused('query', { query: 'Priya', subqueries: ['Priya', '  '] }, 'subqueries.1');
+  });
+});
+
+describe('methods', () => {
+  it.each([
+    ['GET', 'recall', 'POST'],
+    ['PUT', 'remember', 'POST'],
+    ['DELETE', 'note_write', 'POST'],
+    ['PATCH', 'status', 'GET, POST'],
+  ])('%s /v1/memory/%s is 405 with Allow: %s, before auth', async (method, verb, allow) => {
+    for (const token of [agent, null]) {
+      const r = await t.call(method, `/v1/memory/${verb}`, { token });
+      expect(r.status).toBe(405);
+      expect(r.headers.get('allow')).toBe(allow);
+      expect(r.body.error?.code).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+
+  it('leaves unknown verbs 404', async () => {
+    expect((await t.call('GET', '/v1/memory/nonsense', { token: agent })).status).toBe(404);
+  });
+});
