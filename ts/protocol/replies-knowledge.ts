@@ -307,6 +307,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     valid_to: SentDate.nullable(),
     recorded_at: Time,
     ended_at: Time.optional(),
+    source_date: SentDate.optional().describe("When it was said (the call's date), when that is not valid_from"),
     provenance: z.object({
       kind: z.enum(['asserted', 'document']),
       doc_id: Id.optional(),

@@ -78,6 +78,7 @@ mod tests {
             recorded_at: 1_000,
             ended_at: Some(2_000),
             source: Source::Document { doc_id: 95, label: None },
+            source_date: None,
             agent: "alice".into(),
         };
         let shown = payload("fact", &serde_json::to_value(&r).unwrap());

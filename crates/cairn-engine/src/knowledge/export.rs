@@ -113,6 +113,9 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
     if let Some(ended) = r.ended_at {
         record["ended_at"] = json!(iso_ms(ended));
     }
+    if let Some(said) = &r.source_date {
+        record["source_date"] = json!(said);
+    }
     Ok(Some(record))
 }
 

@@ -64,6 +64,10 @@ pub struct Relation {
     /// `valid_to` it had until then, which an `as_of` read before the end sees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shortened: Option<Shortened>,
+    /// When it was said (the call's `date`), kept when that is not its `valid_from`: a
+    /// `valid_from` given beside a `date` says when it became true, the `date` when it was stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_date: Option<String>,
 }
 
 /// A relation's valid end before a `replaces` shortened it (`None`: unbounded).
@@ -214,6 +218,8 @@ pub struct Assertion<'a> {
     pub agent: &'a str,
     /// End the subject's other live relations of this type (they stay in history).
     pub replaces: bool,
+    /// The call's `date`, when it gave one.
+    pub date: Option<&'a str>,
 }
 
 /// What `relate` did.
@@ -224,8 +230,12 @@ pub struct Related {
     pub created: bool,
     /// Relations ended by `replaces`.
     pub ended: Vec<u64>,
-    /// An ended relation with the same ends and type that this assertion brings back.
+    /// An ended relation with the same ends and type that this assertion brings back: `relation`
+    /// is it, live again under its own id (its earlier life is kept as an ended copy).
     pub restored: Option<u64>,
+    /// The stored version this call merged into or restored (`None` when it created one); equal
+    /// to `relation` when the call changed nothing.
+    pub before: Option<Relation>,
     /// With `replaces`: edges of the type that start later in valid time than this assertion;
     /// it is older news, stored ended, true until the first of them starts.
     pub superseded_by: Vec<u64>,
@@ -275,9 +285,10 @@ impl Relation {
 /// Records `a.from` → `a.to` of type `a.rel_type`, creating missing entities. Asserting a live
 /// relation again (same ends, same type up to case) merges the given attributes into the stored
 /// one. With `replaces`, the subject's other relations of that type true at the assertion's
-/// `valid_from` (else now) end there in valid time and now in transaction time (and are kept);
-/// asserting an ended relation again stores it anew and names the one it restores. The rules are
-/// `replace_in_valid_time`'s.
+/// `valid_from` (else now) end there in valid time and now in transaction time (and are kept).
+/// Asserting an ended relation again restores it: live again under its id from the assertion's
+/// start, its earlier life kept as an ended copy so `as_of` and `valid_at` reads still see it. The
+/// rules are `plain`'s and `replace_in_valid_time`'s.
 pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i64) -> Result<Related> {
     let (from_entity, _) = upsert_entity(tx, part, a.from, &[], &Map::new(), now)?;
     let (to_entity, _) = upsert_entity(tx, part, a.to, &[], &Map::new(), now)?;
@@ -319,7 +330,11 @@ pub(crate) fn relate_ids(
         records.push(decode::<Relation>(&bytes, "relation")?);
     }
     let mut attributes = a.attributes.clone();
-    let plan = if a.replaces { replace_in_valid_time(&mut attributes, records, to, now) } else { plain(records, to) };
+    let plan = if a.replaces {
+        replace_in_valid_time(&mut attributes, records, to, now)
+    } else {
+        plain(&mut attributes, records, to, now)
+    };
     let mut ended = Vec::new();
     for mut rel in plan.end {
         rel.ended_at = rel.ended_at.or(Some(now));
@@ -349,19 +364,33 @@ pub(crate) fn relate_ids(
             tx.put(REL, &rel_key(part, rel.id), &bytes)?;
             written = Some(bytes);
         }
-        let related = Related { relation: rel, created: false, ended, restored: None, superseded_by };
+        let related =
+            Related { relation: rel, created: false, ended, restored: None, superseded_by, before: Some(before) };
         return Ok((related, written));
     }
-    let id = ids(tx)?;
+    let restored = plan.restored;
+    if let Some(old) = &restored {
+        // The earlier life stays as history under a new id; the fact itself lives on under its own.
+        let copy = Relation { id: ids(tx)?, ended_at: old.ended_at.or(Some(now)), ..old.clone() };
+        tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
+        tx.put(ADJ, &adj_key(part, copy.from, OUT, folded_type, copy.id), &[])?;
+        tx.put(ADJ, &adj_key(part, copy.to, IN, folded_type, copy.id), &[])?;
+    }
+    let id = match &restored {
+        Some(old) => old.id,
+        None => ids(tx)?,
+    };
     let text = |key: &str| attributes.get(key).and_then(Value::as_str).map(str::to_owned);
     let older = !superseded_by.is_empty();
+    let valid_from = text("valid_from");
     let rel = Relation {
         shortened: None,
         id,
         from,
         to,
         rel_type: a.rel_type.trim().to_owned(),
-        valid_from: text("valid_from"),
+        source_date: a.date.filter(|&d| valid_from.as_deref() != Some(d)).map(str::to_owned),
+        valid_from,
         valid_to: text("valid_to"),
         attributes,
         recorded_at: now,
@@ -372,9 +401,18 @@ pub(crate) fn relate_ids(
     };
     let bytes = encode(&rel);
     tx.put(REL, &rel_key(part, id), &bytes)?;
-    tx.put(ADJ, &adj_key(part, rel.from, OUT, folded_type, id), &[])?;
-    tx.put(ADJ, &adj_key(part, rel.to, IN, folded_type, id), &[])?;
-    let related = Related { relation: rel, created: true, ended, restored: plan.restored, superseded_by };
+    if restored.is_none() {
+        tx.put(ADJ, &adj_key(part, rel.from, OUT, folded_type, id), &[])?;
+        tx.put(ADJ, &adj_key(part, rel.to, IN, folded_type, id), &[])?;
+    }
+    let related = Related {
+        relation: rel,
+        created: restored.is_none(),
+        ended,
+        restored: restored.as_ref().map(|r| r.id),
+        superseded_by,
+        before: restored,
+    };
     Ok((related, Some(bytes)))
 }
 
@@ -385,24 +423,46 @@ struct Plan {
     same: Option<Relation>,
     /// Edges that end, as they are to be stored (`ended_at` is set when they are written).
     end: Vec<Relation>,
-    /// An ended edge to the same target that the new edge brings back.
-    restored: Option<u64>,
+    /// An edge to the same target whose interval is over, which the assertion brings back.
+    restored: Option<Relation>,
     /// Edges starting later in valid time: the assertion is older news.
     newer: Vec<u64>,
 }
 
-/// Without `replaces`: a live edge to the same target is merged into; else an ended one is
-/// restored by a new edge.
-fn plain(records: Vec<Relation>, to: u64) -> Plan {
+/// Without `replaces`: a live edge to the same target is merged into. Else the ended ones are read
+/// at the assertion's start (its `valid_from`, else now): one true there already states it
+/// (nothing changes); else the latest one over by then is restored from that start.
+fn plain(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Plan {
     let mut plan = Plan::default();
+    let mut ended = Vec::new();
     for rel in records.into_iter().filter(|r| r.to == to) {
         if rel.ended_at.is_none() {
             plan.same = Some(rel);
-        } else {
-            plan.restored = Some(rel.id);
+            return plan;
         }
+        ended.push(rel);
+    }
+    if ended.is_empty() {
+        return plan;
+    }
+    let given = attributes.get("valid_from").and_then(Value::as_str).and_then(valid::bound);
+    let start = given.unwrap_or(now);
+    if let Some(stated) = ended.iter().find(|r| r.valid_at(start, None)) {
+        plan.same = Some(stated.clone());
+        return plan;
+    }
+    plan.restored = latest(ended.into_iter().filter(|r| r.valid_end(None).is_some_and(|end| end <= start)));
+    if plan.restored.is_some() && given.is_none() {
+        // Restored from now: without a start it would also claim its earlier, ended interval.
+        attributes.insert("valid_from".into(), Value::String(iso_ms(now)));
     }
     plan
+}
+
+/// Of the edges to one target, the one whose life is the latest: the live one, else the last
+/// ended (an earlier life kept as a copy by a restore ended no later, and was recorded earlier).
+fn latest(edges: impl Iterator<Item = Relation>) -> Option<Relation> {
+    edges.max_by_key(|r| (r.ended_at.unwrap_or(i64::MAX), r.recorded_at, std::cmp::Reverse(r.id)))
 }
 
 /// The valid-time rules of `replaces` (knowledge-verbs.md "Valid time"). The assertion starts at
@@ -412,8 +472,8 @@ fn plain(records: Vec<Relation>, to: u64) -> Plan {
 ///   edge starts (unless it ends sooner) and is stored ended;
 /// - true at the start, to another target: it ends there (`valid_to` = the start) and is ended;
 /// - true at the start, to the same target: the assertion is already stated; nothing new is stored;
-/// - over before the start, to the same target: the new edge restores it (a live one is ended,
-///   keeping its interval).
+/// - over before the start, to the same target: the assertion restores the latest such edge (its
+///   earlier life, live or ended, is kept as an ended copy).
 fn replace_in_valid_time(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Plan {
     let given = attributes.get("valid_from").and_then(Value::as_str).map(|s| (s.to_owned(), valid::bound(s)));
     let (at, start) = match given {
@@ -433,11 +493,7 @@ fn replace_in_valid_time(attributes: &mut Map<String, Value>, records: Vec<Relat
                 plan.end.push(Relation { valid_to: Some(at.clone()), shortened, ..rel });
             }
             (_, true, true) => plan.same = Some(rel),
-            (_, true, false) if rel.ended_at.is_none() => {
-                plan.restored = Some(rel.id);
-                over.push(rel);
-            }
-            (_, true, false) => plan.restored = Some(rel.id),
+            (_, true, false) => over.push(rel),
             (_, false, false) => {}
         }
     }
@@ -449,12 +505,8 @@ fn replace_in_valid_time(attributes: &mut Map<String, Value>, records: Vec<Relat
         }
     }
     plan.newer = newer.iter().map(|r| r.id).collect();
-    if plan.same.is_some() || !plan.newer.is_empty() {
-        plan.restored = None;
-    } else {
-        // A live edge to the same target whose interval is over ends as it is, so the new
-        // live edge is the only one (a relation is unique while live).
-        plan.end.extend(over);
+    if plan.same.is_none() && plan.newer.is_empty() {
+        plan.restored = latest(over.into_iter());
     }
     plan
 }
@@ -568,7 +620,7 @@ mod tests {
         assert_eq!(globex.ended, vec![acme.relation.id]);
         assert_eq!(back.ended, vec![globex.relation.id]);
         assert_eq!(back.restored, Some(acme.relation.id));
-        assert!(back.created && back.relation.id != acme.relation.id);
+        assert!(!back.created && back.relation.id == acme.relation.id, "the ended fact itself is live again");
         let snap = store.snapshot().unwrap();
         let priya = entity_by_name(&snap, &part, "Priya").unwrap().unwrap();
         let all = neighbours(&snap, &part, priya.id).unwrap();
@@ -604,6 +656,7 @@ mod tests {
             ended_at: None,
             source: Source::Asserted { label: None },
             agent: "a".into(),
+            source_date: None,
         };
         let at = |date: &str| rel.valid_at(valid::instant(date).unwrap(), None);
         assert!(!at("2023-12-31"));

@@ -322,6 +322,10 @@ fn import_fact(
         (Ok(f), Ok(t)) => (f, t),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
+    let source_date = match opt_str(r, "source_date") {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
     let attributes = match attrs_field(r) {
         Ok(a) => a,
         Err(e) => return Ok(Err(e)),
@@ -371,6 +375,7 @@ fn import_fact(
         agent: prov_agent
             .or_else(|| r.get("agent").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or_else(|| agent.to_owned()),
+        source_date,
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;

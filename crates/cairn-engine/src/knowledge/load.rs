@@ -705,6 +705,7 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
             ended_at: f.ended_at,
             source: f.source.clone(),
             agent: plan.agents[f.agent as usize].clone(),
+            source_date: None,
         };
         b.start(part);
         b.key.extend_from_slice(&record.id.to_be_bytes());

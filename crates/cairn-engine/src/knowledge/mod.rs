@@ -12,6 +12,7 @@ mod context;
 mod cursor;
 mod derive;
 mod docs;
+pub(crate) mod event_names;
 pub(crate) mod event_view;
 #[cfg(test)]
 mod exchange_notes_tests;

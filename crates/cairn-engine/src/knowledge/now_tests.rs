@@ -41,14 +41,18 @@ fn a_plain_recall_shows_older_news_true_today_and_hides_what_starts_later() {
     let (_dir, store) = seeded();
     let recall = |body: Value| call(&store, &caller(TODAY), "recall", &body).unwrap();
     let jonas = recall(json!({"subject": "Jonas Weber"}));
-    assert_eq!(facts(&jonas), vec![triple("Jonas Weber", "manages", "Kai Moss")], "{jonas}");
+    // Each stored fact comes with its inverse reading, derived from the same end.
+    let kai = vec![triple("Jonas Weber", "manages", "Kai Moss"), triple("Kai Moss", "managed_by", "Jonas Weber")];
+    assert_eq!(facts(&jonas), kai, "{jonas}");
     // Priya's manager starts in 2030: not true today, true with valid_at then.
     assert_eq!(facts(&recall(json!({"subject": "Priya Raman"}))), vec![]);
     let later = recall(json!({"subject": "Jonas Weber", "valid_at": "2031-01-01"}));
-    assert_eq!(facts(&later), vec![triple("Jonas Weber", "manages", "Priya Raman")]);
+    let priya =
+        vec![triple("Jonas Weber", "manages", "Priya Raman"), triple("Priya Raman", "managed_by", "Jonas Weber")];
+    assert_eq!(facts(&later), priya);
     // Explicit `as_of` alone keeps its transaction-time reading: the edge live then.
     let as_of = recall(json!({"subject": "Jonas Weber", "as_of": TODAY}));
-    assert_eq!(facts(&as_of), vec![triple("Jonas Weber", "manages", "Priya Raman")]);
+    assert_eq!(facts(&as_of), priya);
 }
 
 #[test]

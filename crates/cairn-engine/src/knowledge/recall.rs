@@ -8,7 +8,9 @@ use super::graph::{self, Direction, Entity, Neighbour, neighbours};
 use super::part::Partition;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, NameIndex};
+use crate::text::{LookupOptions, MatchKind, NameIndex, fold};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 
 /// How many "did you mean" names a miss offers (DESIGN.md §2: up to three).
 pub const SUGGESTIONS: usize = 3;
@@ -76,16 +78,22 @@ pub(crate) fn facts_of(
     when: &When,
 ) -> Result<(Vec<Neighbour>, Vec<Derived>)> {
     let facts = live_neighbours(snap, part, subject, when)?;
+    let mut seen: HashMap<u64, Vec<Neighbour>> = HashMap::from([(subject, facts.clone())]);
+    let mut side = |entity: u64, direction: Direction| -> Result<Vec<graph::Relation>> {
+        let all = match seen.entry(entity) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => slot.insert(live_neighbours(snap, part, entity, when)?),
+        };
+        Ok(all.iter().filter(|n| n.direction == direction).map(|n| n.relation.clone()).collect())
+    };
     let mut derived = derive::around(subject, &facts);
-    derived.extend(derive::chains(subject, |entity| {
-        Ok::<_, Error>(
-            live_neighbours(snap, part, entity, when)?
-                .into_iter()
-                .filter(|n| n.direction == Direction::Outbound)
-                .map(|n| n.relation)
-                .collect(),
-        )
-    })?);
+    derived.extend(derive::chains(subject, |e| side(e, Direction::Outbound))?);
+    derived.extend(derive::chains_into(subject, |e| side(e, Direction::Inbound))?);
+    // A derived reading that is also stored (both directions of a symmetric type, say) is shown
+    // once, as the stored fact.
+    let mut stated: HashSet<(u64, u64, String)> =
+        facts.iter().map(|n| (n.relation.from, n.relation.to, fold(&n.relation.rel_type))).collect();
+    derived.retain(|d| stated.insert((d.from, d.to, fold(&d.rel_type))));
     Ok((facts, derived))
 }
 

@@ -30,7 +30,16 @@ pub(crate) fn assertion<'a>(
     attributes: &'a Map<String, Value>,
     agent: &'a str,
 ) -> Assertion<'a> {
-    Assertion { from, to, rel_type, attributes, source: Source::Asserted { label: None }, agent, replaces: false }
+    Assertion {
+        from,
+        to,
+        rel_type,
+        attributes,
+        source: Source::Asserted { label: None },
+        agent,
+        replaces: false,
+        date: None,
+    }
 }
 
 /// A realistic call time (2026-05-28, ms) for reads whose dates must have passed: a plain read

@@ -76,7 +76,7 @@ pub fn fact(
         "valid_from": rel.valid_from,
         "valid_to": rel.valid_to,
         "recorded_at": iso_ms(rel.recorded_at),
-        "source_date": source_date.map(str::to_owned).or_else(|| rel.valid_from.clone()),
+        "source_date": source_date.or(rel.source_date.as_deref()).or(rel.valid_from.as_deref()),
         "agent": rel.agent,
         "citation": citation,
         "found_by": found_by(by),
@@ -106,7 +106,7 @@ pub fn derived_fact(d: &Derived, names: (&str, &str), base: &Relation, citation:
         "valid_from": base.valid_from,
         "valid_to": base.valid_to,
         "recorded_at": iso_ms(base.recorded_at),
-        "source_date": base.valid_from,
+        "source_date": base.source_date.as_ref().or(base.valid_from.as_ref()),
         "citation": citation,
         "found_by": found_by(by),
     })

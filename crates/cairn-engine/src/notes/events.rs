@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::history::{AGENT, Event, TARGET, agent_prefix, indexed_event, seq_of, target_prefix};
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
-use crate::knowledge::event_view;
+use crate::knowledge::{event_names, event_view};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::time::iso_ms;
@@ -37,16 +37,18 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
     f.finish()?;
-    let (family, target) = match (key, subject, fact) {
+    let snap = store.snapshot()?;
+    let (family, target, also) = match (key, subject, fact) {
         (Some(key), None, None) => {
             let visibility = Visibility::parse(visibility.as_deref())?;
-            ("note", Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?.encode())
+            ("note", Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?.encode(), None)
         }
         (None, Some(subject), None) => {
             if subject.is_empty() {
                 return Err(invalid("subject", "must not be empty"));
             }
-            ("entity", subject)
+            let stored = event_names::entity(&snap, &caller.part, &subject)?;
+            ("entity", subject, stored)
         }
         (None, None, Some(mut fact)) => {
             let mut part = |name: &str| -> Outcome<String> {
@@ -58,15 +60,19 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
             };
             let (from, to, rel) = (part("from")?, part("to")?, part("type")?);
             fact.finish()?;
-            ("fact", format!("{from}\0{rel}\0{to}"))
+            let stored = event_names::fact(&snap, &caller.part, (&from, &rel, &to))?;
+            ("fact", format!("{from}\0{rel}\0{to}"), stored)
         }
         _ => return Err(invalid("key", "give exactly one of key, subject or fact")),
     };
-    let binding = Binding::new("history", caller, &json!({ "family": family, "target": target, "private": private }));
+    // The events are filed under the stored spelling; ones filed under the spelling asked for
+    // (by writers before that) are read too.
+    let mut targets = vec![target];
+    targets.extend(also.filter(|stored| *stored != targets[0]));
+    let binding = Binding::new("history", caller, &json!({ "family": family, "target": targets, "private": private }));
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
-    let snap = store.snapshot()?;
-    let prefix = target_prefix(&caller.part, family, &target);
-    page(&snap, caller, TARGET, &prefix, after, limit, private, &binding)
+    let prefixes: Vec<Vec<u8>> = targets.iter().map(|t| target_prefix(&caller.part, family, t)).collect();
+    page(&snap, caller, TARGET, &prefixes, after, limit, private, &binding)
 }
 
 /// Runs `audit` for `caller`: its own events, oldest first.
@@ -80,7 +86,7 @@ pub(crate) fn audit(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Valu
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
     let snap = store.snapshot()?;
     let prefix = agent_prefix(&caller.part, &caller.agent);
-    page(&snap, caller, AGENT, &prefix, after, limit, private, &binding)
+    page(&snap, caller, AGENT, &[prefix], after, limit, private, &binding)
 }
 
 /// `allowPrivate && includePrivate`.
@@ -89,28 +95,34 @@ fn read_private(f: &mut Fields) -> Outcome<bool> {
     Ok(f.bool("includePrivate")?.unwrap_or(false) && allow)
 }
 
-/// One page of the index `tree` under `prefix` (keys end in a sequence number), after `after`.
+/// One page of the index `tree` under `prefixes` (keys end in a sequence number), after `after`:
+/// the events under any of them, in sequence order.
 #[allow(clippy::too_many_arguments)] // one private helper shared by two verbs; a struct would only rename them
 fn page(
     snap: &Snapshot,
     caller: &Caller,
     tree: &str,
-    prefix: &[u8],
+    prefixes: &[Vec<u8>],
     after: Option<u64>,
     limit: usize,
     private: bool,
     binding: &Binding,
 ) -> Outcome<Value> {
-    let start = after.map_or_else(|| prefix.to_vec(), |s| [prefix, &s.to_be_bytes()].concat());
-    let bound = if after.is_some() { Bound::Excluded(start.as_slice()) } else { Bound::Included(start.as_slice()) };
     let mut seqs = Vec::with_capacity(limit + 1);
-    for kv in snap.range(tree, bound, Bound::Unbounded)? {
-        let (k, _) = kv?;
-        if !k.starts_with(prefix) || seqs.len() > limit {
-            break;
+    for prefix in prefixes {
+        let start = after.map_or_else(|| prefix.clone(), |s| [prefix, &s.to_be_bytes()[..]].concat());
+        let bound = if after.is_some() { Bound::Excluded(start.as_slice()) } else { Bound::Included(start.as_slice()) };
+        for (taken, kv) in snap.range(tree, bound, Bound::Unbounded)?.enumerate() {
+            let (k, _) = kv?;
+            if !k.starts_with(prefix) || taken > limit {
+                break;
+            }
+            seqs.push(seq_of(&k)?);
         }
-        seqs.push(seq_of(&k)?);
     }
+    seqs.sort_unstable();
+    seqs.dedup();
+    seqs.truncate(limit + 1);
     let more = seqs.len() > limit;
     seqs.truncate(limit);
     let mut events = Vec::with_capacity(seqs.len());

@@ -409,6 +409,39 @@ mod tests {
     }
 
     #[test]
+    fn derived_facts_show_from_the_object_end_too() {
+        // The audit's calls (finding 5): Room 4 part_of Wing B, Wing B part_of Main Hall.
+        let (_dir, store, part) = fresh();
+        let relate = |from: &str, to: &str, t: &str| {
+            call(&store, &caller(5), "relate", &json!({"from": from, "to": to, "type": t})).unwrap()["fact"]["id"]
+                .clone()
+        };
+        let room = relate("Room 4", "Wing B", "part_of");
+        let wing = relate("Wing B", "Main Hall", "part_of");
+        let manages = relate("Jonas", "Priya", "manages");
+        let r = call(&store, &caller(TODAY), "recall", &json!({"subject": "Main Hall"})).unwrap();
+        let facts = r["facts"].as_array().unwrap();
+        let chain = facts.iter().find(|f| f["derived"] == json!(true)).unwrap_or_else(|| panic!("derived: {r}"));
+        assert_eq!(
+            (&chain["subject"], &chain["relation"], &chain["object"]),
+            (&json!("Room 4"), &json!("part_of"), &json!("Main Hall"))
+        );
+        assert_eq!(chain["rule"], json!("transitive"));
+        assert_eq!(chain["rests_on"], json!([room, wing]), "in chain order");
+        assert_eq!(chain["citation"]["source"]["kind"], json!("asserted"));
+        assert_eq!(facts.len(), 2, "the stored inbound edge and the chain: {r}");
+        // An inverse read from the end that states it: Jonas manages Priya, so Priya is managed_by Jonas.
+        let jonas = call(&store, &caller(TODAY), "recall", &json!({"subject": "Jonas"})).unwrap();
+        let inverse = jonas["facts"].as_array().unwrap().iter().find(|f| f["derived"] == json!(true)).unwrap();
+        assert_eq!(
+            (&inverse["subject"], &inverse["relation"], &inverse["object"]),
+            (&json!("Priya"), &json!("managed_by"), &json!("Jonas"))
+        );
+        assert_eq!(inverse["rests_on"], json!([manages]));
+        assert_citations_slice(&store, &part, &r);
+    }
+
+    #[test]
     fn a_subject_is_answered_with_cited_stored_and_derived_facts() {
         let (_dir, store, part) = fresh();
         let text = "Jonas Weber 👋 manages Priya Raman since März. Room 4 is in Acme HQ. Acme HQ is in Berlin.";

@@ -79,6 +79,7 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         source: Source::Asserted { label: req.source.clone() },
         agent: &caller.agent,
         replaces: req.replaces,
+        date: req.date.as_deref(),
     };
     let missing: Vec<&str> = [req.from.as_str(), req.to.as_str()]
         .into_iter()
@@ -91,17 +92,19 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
             record(tx, caller, Change { family: "entity", target: &e.name, op: "create", after, ..Change::default() })?;
         }
     }
-    let target = format!("{}\0{}\0{}", req.from.trim(), related.relation.rel_type, req.to.trim());
+    // Every event of a fact is filed under its ends' stored names and its stored type, which is
+    // how `memory_history` finds them however a call spells them.
+    let name = |tx: &mut WriteTxn<'_>, id: u64| -> Result<String> {
+        Ok(graph::entity_in(tx, part, id)?.map_or_else(|| id.to_string(), |e| e.name))
+    };
+    let rel = &related.relation;
+    let target = format!("{}\0{}\0{}", name(tx, rel.from)?, rel.rel_type, name(tx, rel.to)?);
     let patch = json!({
         "from": req.from, "to": req.to, "type": req.rel_type, "attributes": req.attributes,
         "replaces": req.replaces, "date": req.date, "source": req.source,
     });
     for &ended in &related.ended {
         if let Some(rel) = graph::relation_in(tx, part, ended)? {
-            // Filed under the ended fact's own target, so its history shows how it ended.
-            let name = |tx: &mut WriteTxn<'_>, id: u64| -> Result<String> {
-                Ok(graph::entity_in(tx, part, id)?.map_or_else(|| id.to_string(), |e| e.name))
-            };
             let own = format!("{}\0{}\0{}", name(tx, rel.from)?, rel.rel_type, name(tx, rel.to)?);
             let before = Relation {
                 valid_to: rel.shortened.as_ref().map_or_else(|| rel.valid_to.clone(), |s| s.valid_to.clone()),
@@ -121,19 +124,22 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         }
     }
     let op = match (related.created, related.restored.is_some()) {
-        (true, true) => "restore",
-        (true, false) => "assert",
-        (false, _) => "merge",
+        (true, _) => "assert",
+        (false, true) => "restore",
+        (false, false) => "merge",
     };
-    let change = Change {
-        family: "fact",
-        target: &target,
-        op,
-        before: None,
-        after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
-        patch: Some(patch),
-    };
-    record(tx, caller, change)?;
+    // Saying again what is stored changes nothing, so it is no event.
+    if related.before.as_ref() != Some(&related.relation) {
+        let change = Change {
+            family: "fact",
+            target: &target,
+            op,
+            before: related.before.as_ref().map(|b| serde_json::to_value(b).expect("relations serialise")),
+            after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
+            patch: Some(patch),
+        };
+        record(tx, caller, change)?;
+    }
     Ok(Done {
         relation: related.relation,
         created: related.created,
@@ -303,6 +309,7 @@ mod tests {
             json!({"from": "Ana", "to": "Paris", "type": "lives_in", "replaces": true, "date": "2025-01-01"}),
         );
         assert_eq!(back["restored"][0]["id"], paris["fact"]["id"]);
+        assert_eq!((&back["created"], &back["fact"]["id"]), (&json!(false), &paris["fact"]["id"]), "{back}");
         assert_eq!(back["fact"]["valid_from"], json!("2025-01-01"), "restored from the call's date");
         assert_eq!(back["ended"][0]["valid_to"], json!("2025-01-01"));
         let rome = relate(
@@ -328,6 +335,161 @@ mod tests {
         let then = call(&store, &caller(50), "recall", &json!({"subject": "Ana", "as_of": 25})).unwrap();
         assert_eq!(then["facts"][0]["object"], json!("Berlin"));
         assert_eq!(then["facts"][0].get("ended_at"), None, "as known at 25, Berlin had not ended");
+    }
+
+    /// The ops of the history of the fact `from` -`type`-> `to`, and its events.
+    fn fact_history(store: &crate::store::Store, from: &str, rel_type: &str, to: &str) -> Vec<serde_json::Value> {
+        let body = json!({"fact": {"from": from, "to": to, "type": rel_type}});
+        let reply =
+            crate::notes::api::call(store, "history", &caller(TODAY), &serde_json::to_vec(&body).unwrap()).unwrap();
+        let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+        reply["events"].as_array().unwrap().clone()
+    }
+
+    fn sorted(mut v: Vec<String>) -> Vec<String> {
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn re_asserting_an_ended_edge_restores_that_fact_once() {
+        // The audit's calls (finding 6): Oslo, Bergen replacing it, then Oslo again, undated.
+        let (_dir, store, _part) = fresh();
+        let day = 86_400_000;
+        let relate = |at: i64, body: serde_json::Value| call(&store, &caller(at), "relate", &body).unwrap();
+        let oslo = relate(TODAY - 3 * day, json!({"from": "Cy", "to": "Oslo", "type": "lives_in"}));
+        relate(TODAY - 2 * day, json!({"from": "Cy", "to": "Bergen", "type": "lives_in", "replaces": true}));
+        let back = relate(TODAY - day, json!({"from": "Cy", "to": "Oslo", "type": "lives_in"}));
+        assert_eq!(back["created"], json!(false), "{back}");
+        assert_eq!(back["fact"]["id"], oslo["fact"]["id"], "the same fact, not a duplicate");
+        assert_eq!(back["restored"].as_array().unwrap().len(), 1);
+        assert_eq!(back["restored"][0]["id"], oslo["fact"]["id"]);
+        assert_eq!(back["restored"][0].get("ended_at"), None, "restored is live again: {back}");
+        assert_eq!(back["fact"]["valid_to"], json!(null));
+        assert_eq!(sorted(objects_at(&store, "Cy", None)), ["Bergen", "Oslo"], "no replaces: Bergen stays");
+        assert_eq!(objects_at(&store, "Cy", Some("2020-01-01")), ["Oslo"], "once, as it was then");
+        let between = crate::time::iso_ms(TODAY - day - day / 2);
+        assert_eq!(objects_at(&store, "Cy", Some(&between)), ["Bergen"]);
+        let then = call(&store, &caller(TODAY), "recall", &json!({"subject": "Cy", "as_of": TODAY - day - 1})).unwrap();
+        assert_eq!(then["facts"].as_array().unwrap().len(), 1, "as known before the restore: {then}");
+        assert_eq!(then["facts"][0]["object"], json!("Bergen"));
+        let events = fact_history(&store, "Cy", "lives_in", "Oslo");
+        let ops: Vec<&str> = events.iter().map(|e| e["op"].as_str().unwrap()).collect();
+        assert_eq!(ops, ["assert", "end", "restore"]);
+        assert!(!events[2]["before"]["ended_at"].is_null(), "the restore shows what it brought back: {}", events[2]);
+        assert!(events[2]["after"]["ended_at"].is_null(), "{}", events[2]);
+    }
+
+    #[test]
+    fn re_asserting_an_ended_edge_with_a_date_restores_it_from_that_date() {
+        let (_dir, store, _part) = fresh();
+        let relate = |at: i64, body: serde_json::Value| call(&store, &caller(at), "relate", &body).unwrap();
+        let works = |to: &str, date: &str, replaces: bool| json!({"from": "Ann", "to": to, "type": "works_at", "date": date, "replaces": replaces});
+        let globex = relate(10, works("Globex", "2020-01-01", false));
+        relate(20, works("Initech", "2022-01-01", true));
+        let back = relate(30, works("Globex", "2024-01-01", false));
+        assert_eq!((&back["created"], &back["fact"]["id"]), (&json!(false), &globex["fact"]["id"]), "{back}");
+        assert_eq!(back["restored"][0]["id"], globex["fact"]["id"]);
+        assert_eq!(back["restored"][0].get("ended_at"), None);
+        assert_eq!(back["fact"]["valid_from"], json!("2024-01-01"));
+        assert_eq!(objects_at(&store, "Ann", Some("2021-01-01")), ["Globex"]);
+        assert_eq!(objects_at(&store, "Ann", Some("2023-01-01")), ["Initech"]);
+        assert_eq!(sorted(objects_at(&store, "Ann", Some("2025-01-01"))), ["Globex", "Initech"]);
+        assert_eq!(sorted(objects_at(&store, "Ann", None)), ["Globex", "Initech"]);
+        // Ended again and restored again: still one fact, each earlier life read at its dates.
+        relate(40, works("Initech", "2025-01-01", true));
+        let again = relate(50, works("Globex", "2026-01-01", true));
+        assert_eq!((&again["created"], &again["fact"]["id"]), (&json!(false), &globex["fact"]["id"]), "{again}");
+        for (at, want) in [
+            ("2021-01-01", vec!["Globex"]),
+            ("2023-01-01", vec!["Initech"]),
+            ("2024-06-01", vec!["Globex", "Initech"]),
+            ("2025-06-01", vec!["Initech"]),
+        ] {
+            assert_eq!(sorted(objects_at(&store, "Ann", Some(at))), want, "valid_at {at}");
+        }
+        assert_eq!(objects_at(&store, "Ann", None), ["Globex"]);
+        let ops: Vec<String> = fact_history(&store, "Ann", "works_at", "Globex")
+            .iter()
+            .map(|e| e["op"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(ops, ["assert", "end", "restore", "end", "restore"]);
+    }
+
+    #[test]
+    fn relating_an_identical_edge_again_records_nothing() {
+        // The audit's calls (finding 16): the same edge again is no event; a new attribute is one.
+        let (_dir, store, _part) = fresh();
+        let body = json!({"from": "Eve", "to": "Oslo", "type": "lives_in", "attributes": {"floor": 2}});
+        let first = call(&store, &caller(10), "relate", &body).unwrap();
+        for at in [20, 30] {
+            let again = call(&store, &caller(at), "relate", &body).unwrap();
+            assert_eq!((&again["created"], &again["fact"]["id"]), (&json!(false), &first["fact"]["id"]));
+            assert_eq!(again["fact"]["recorded_at"], first["fact"]["recorded_at"]);
+        }
+        let ops = |s: &crate::store::Store| -> Vec<String> {
+            fact_history(s, "Eve", "lives_in", "Oslo").iter().map(|e| e["op"].as_str().unwrap().to_owned()).collect()
+        };
+        assert_eq!(ops(&store), ["assert"]);
+        let changed = json!({"from": "Eve", "to": "Oslo", "type": "lives_in", "attributes": {"floor": 3}});
+        call(&store, &caller(40), "relate", &changed).unwrap();
+        let events = fact_history(&store, "Eve", "lives_in", "Oslo");
+        assert_eq!(ops(&store), ["assert", "merge"]);
+        assert_eq!(
+            (&events[1]["before"]["attributes"]["floor"], &events[1]["after"]["attributes"]["floor"]),
+            (&json!(2), &json!(3))
+        );
+    }
+
+    #[test]
+    fn history_finds_a_subject_and_a_fact_however_the_case_is_spelled() {
+        // The audit's calls (finding 12): events of "Oskar Berg" read as "oskar berg", type in capitals.
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(10), "relate", &json!({"from": "Oskar Berg", "to": "Berlin", "type": "located_in"}))
+            .unwrap();
+        let again = json!({"from": "oskar berg", "to": "BERLIN", "type": "LOCATED_IN", "attributes": {"since": 2020}});
+        call(&store, &caller(20), "relate", &again).unwrap();
+        let facts =
+            json!({"facts": {"relations": [{"source": "OSKAR BERG", "target": "Malmö", "type": "Located_In"}]}});
+        call(&store, &caller(30), "remember", &facts).unwrap();
+        let history = |body: serde_json::Value| -> Vec<String> {
+            let reply = crate::notes::api::call(&store, "history", &caller(TODAY), &serde_json::to_vec(&body).unwrap())
+                .unwrap();
+            let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+            reply["events"].as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap().to_owned()).collect()
+        };
+        for subject in ["Oskar Berg", "oskar berg", "OSKAR BERG"] {
+            assert_eq!(history(json!({"subject": subject})), ["create"], "{subject}");
+        }
+        for (from, rel_type, to) in [("Oskar Berg", "located_in", "Berlin"), ("oskar berg", "LOCATED_IN", "berlin")] {
+            let fact = json!({"fact": {"from": from, "type": rel_type, "to": to}});
+            assert_eq!(history(fact), ["assert", "merge"], "{from} {rel_type} {to}");
+        }
+        let malmo = json!({"fact": {"from": "Oskar Berg", "type": "located_in", "to": "malmö"}});
+        assert_eq!(history(malmo), ["assert"], "remember files its facts the same way");
+        assert!(history(json!({"subject": "Oskar"})).is_empty(), "a word of a name is not the name");
+    }
+
+    #[test]
+    fn the_calls_date_is_kept_as_source_date_beside_a_given_valid_from() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"from": "Eve", "to": "Acme", "type": "works_at", "date": "2022-01-01",
+            "attributes": {"valid_from": "2023-01-01"}});
+        let r = call(&store, &caller(10), "relate", &body).unwrap();
+        assert_eq!((&r["fact"]["valid_from"], &r["fact"]["source_date"]), (&json!("2023-01-01"), &json!("2022-01-01")));
+        let read = call(&store, &caller(TODAY), "recall", &json!({"subject": "Eve"})).unwrap();
+        assert_eq!(read["facts"][0]["source_date"], json!("2022-01-01"), "{read}");
+        let dated = call(
+            &store,
+            &caller(20),
+            "relate",
+            &json!({"from": "Eve", "to": "Oslo", "type": "lives_in", "date": "2021-05-01"}),
+        )
+        .unwrap();
+        assert_eq!(
+            (&dated["fact"]["valid_from"], &dated["fact"]["source_date"]),
+            (&json!("2021-05-01"), &json!("2021-05-01"))
+        );
     }
 
     #[test]

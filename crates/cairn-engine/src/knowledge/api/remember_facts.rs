@@ -9,7 +9,7 @@
 use super::Caller;
 use crate::error::Result;
 use crate::history::{EncodedChange, record_encoded};
-use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, relate_ids};
+use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, entity_in, relate_ids};
 use crate::knowledge::trees::next_id;
 use crate::knowledge::trees::{read_next_id, write_next_id};
 use crate::text::fold;
@@ -50,8 +50,6 @@ pub(super) struct Prepared {
     folded_type: String,
     /// As sent, with the call's `date` as `valid_from` when none is given.
     attributes: Map<String, Value>,
-    /// `source \0 type \0 target` (each trimmed): the history target of the fact.
-    history_target: String,
     /// The caller's input as sent, encoded: the history event's patch.
     patch: Vec<u8>,
 }
@@ -109,7 +107,6 @@ pub(super) fn prepare<'a>(
             from,
             to,
             folded_type: fold(&rel_type),
-            history_target: format!("{}\0{}\0{}", r.source.trim(), rel_type, r.target.trim()),
             rel_type,
             attributes,
             patch: serde_json::to_vec(&patch).expect("patches serialise"),
@@ -193,6 +190,15 @@ pub(super) fn store(
     // is written back once (only if one was taken, so a call that adds nothing writes nothing).
     let first = read_next_id(tx)?;
     let mut next = first;
+    // The stored names of the ends, read once each when an event first needs them.
+    let mut names: Vec<Option<String>> = vec![None; facts.ends.len()];
+    let mut name = |tx: &mut WriteTxn<'_>, end: usize| -> Result<String> {
+        if names[end].is_none() {
+            let stored = entity_in(tx, &caller.part, ids[end])?.map_or_else(|| facts.ends[end].0.clone(), |e| e.name);
+            names[end] = Some(stored);
+        }
+        Ok(names[end].clone().unwrap_or_default())
+    };
     for (i, p) in facts.relations.iter().enumerate() {
         let a = Assertion {
             from: &facts.ends[p.from].0,
@@ -202,6 +208,7 @@ pub(super) fn store(
             source: source_of(i),
             agent: &caller.agent,
             replaces: false,
+            date: None,
         };
         let mut take = |_: &mut WriteTxn<'_>| {
             next += 1;
@@ -211,13 +218,13 @@ pub(super) fn store(
             relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &p.folded_type, a, caller.now, &mut take)?;
         if related.created || related.restored.is_some() {
             out.changed = true;
-        }
-        if related.created {
             out.created += 1;
-            let after = bytes.expect("a created relation was written");
+            let after = bytes.expect("a created or restored relation was written");
+            // Filed under the stored spellings, as every fact event is (`relate.rs`).
+            let target = format!("{}\0{}\0{}", name(tx, p.from)?, related.relation.rel_type, name(tx, p.to)?);
             let change = EncodedChange {
                 family: "fact",
-                target: &p.history_target,
+                target: &target,
                 op: if related.restored.is_some() { "restore" } else { "assert" },
                 after: &after,
                 patch: &p.patch,

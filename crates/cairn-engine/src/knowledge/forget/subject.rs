@@ -40,29 +40,15 @@ fn corrupt(what: &str) -> Error {
     Error::corrupt(None, what.to_owned())
 }
 
-/// Forgets the entity named exactly `name` (up to case, accents and spacing), its relations and
-/// the passages that mention it.
+/// Forgets the entity named exactly `name` (as stored, outer spaces aside: DESIGN.md §2 "exact
+/// name only"), its relations and the passages that mention it. A spelling that differs only in
+/// case, accents or spacing names the entity but forgets nothing: it is suggested instead.
 pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: i64) -> Result<Forgot> {
-    let folded = fold(name.trim());
-    if folded.is_empty() {
-        return Err(Error::InvalidArgument("subject must not be empty".into()));
-    }
-    let Some((name_key, _)) = tx.prefix(ENT_NAME, &name_prefix(part, &folded))?.into_iter().next() else {
-        if tx.get(FORGOTTEN, &forgotten_key(part, &folded))?.is_some() {
-            return Ok(Forgot::AlreadyForgotten);
-        }
-        let names = entities_in(tx, part)?;
-        let index = NameIndex::new(names.iter().map(|e| (e.id, e.name.as_str())));
-        // Forget takes exact names only, so a name that would recall (a word of a longer name, a
-        // near spelling) is a suggestion here, as are names it begins.
-        let did_you_mean = index
-            .lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS })
-            .into_iter()
-            .map(|m| m.name)
-            .collect();
-        return Ok(Forgot::NotFound { did_you_mean });
+    let (entity, name_key) = match named(tx, part, name)? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
     };
-    let entity = trailing_id(&name_key)?;
+    let folded = fold(name.trim());
     let mut relations = 0;
     for (key, _) in tx.prefix(ADJ, &adj_prefix(part, entity))? {
         let rel_id = trailing_id(&key)?;
@@ -151,6 +137,37 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     Ok(Forgot::Forgotten { entity, relations, passages, documents, kept_entities, kept_documents })
 }
 
+/// The id and name key of the entity named exactly `name`, else what forgetting it answers
+/// (forgotten before, or not found with the names meant).
+fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::result::Result<(u64, Vec<u8>), Forgot>> {
+    let folded = fold(name.trim());
+    if folded.is_empty() {
+        return Err(Error::InvalidArgument("subject must not be empty".into()));
+    }
+    let Some((name_key, _)) = tx.prefix(ENT_NAME, &name_prefix(part, &folded))?.into_iter().next() else {
+        if tx.get(FORGOTTEN, &forgotten_key(part, &folded))?.is_some() {
+            return Ok(Err(Forgot::AlreadyForgotten));
+        }
+        let names = entities_in(tx, part)?;
+        let index = NameIndex::new(names.iter().map(|e| (e.id, e.name.as_str())));
+        // Forget takes exact names only, so a name that would recall (a word of a longer name, a
+        // near spelling) is a suggestion here, as are names it begins.
+        let did_you_mean = index
+            .lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS })
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
+        return Ok(Err(Forgot::NotFound { did_you_mean }));
+    };
+    let entity = trailing_id(&name_key)?;
+    let stored: Entity =
+        decode(&tx.get(ENT, &ent_key(part, entity))?.ok_or_else(|| corrupt("a named entity is missing"))?, "entity")?;
+    if stored.name != name.trim() {
+        return Ok(Err(Forgot::NotFound { did_you_mean: vec![stored.name] }));
+    }
+    Ok(Ok((entity, name_key)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,8 +196,12 @@ mod tests {
     #[test]
     fn a_forgotten_subject_is_unreachable_everywhere() {
         let (_dir, store, part) = seeded();
+        // Exact name only (DESIGN.md §2): another case names her but forgets nothing.
+        assert_eq!(forget(&store, &part, "priya raman"), Forgot::NotFound { did_you_mean: vec!["Priya Raman".into()] });
+        let snap = store.snapshot().unwrap();
+        assert!(matches!(recall(&snap, &part, "Priya Raman", &When::default()).unwrap(), Recall::Answered { .. }));
         let Forgot::Forgotten { relations, passages, documents, kept_entities, .. } =
-            forget(&store, &part, "priya raman")
+            forget(&store, &part, " Priya Raman ")
         else {
             panic!("Priya should be forgotten")
         };

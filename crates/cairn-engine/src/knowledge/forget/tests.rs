@@ -89,7 +89,14 @@ fn exactly_one_well_formed_form_is_required_and_a_refusal_changes_nothing() {
 #[test]
 fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
     let (_dir, store, part) = seeded();
-    let reply = forget(&store, &part, &json!({"subject": "priya raman"}));
+    // DESIGN.md §2: "exact name only". Another case is a miss (the audit's finding 12) that
+    // suggests the stored name and changes nothing.
+    let before = exported_text(&store, &part);
+    let miss = forget(&store, &part, &json!({"subject": "priya raman"}));
+    assert_eq!(miss["error"]["code"], "NOT_FOUND", "{miss}");
+    assert_eq!(miss["error"]["details"], json!([{"did_you_mean": "Priya Raman"}]));
+    assert_eq!(exported_text(&store, &part), before);
+    let reply = forget(&store, &part, &json!({"subject": "Priya Raman"}));
     assert_eq!(reply["state"], "forgotten");
     assert_eq!(
         reply["forgotten"],
