@@ -714,6 +714,24 @@ mod tests {
         assert_eq!(recalled["facts"][0]["citation"]["span_state"], json!("asserted"));
     }
 
+    #[test]
+    fn the_calls_date_is_each_facts_source_date_beside_a_given_valid_from() {
+        let (_dir, store, _part) = fresh();
+        let ann = json!({"source": "Ann", "target": "Globex", "type": "works_at"});
+        let bo = json!({"source": "Bo", "target": "Globex", "type": "works_at",
+            "attributes": {"valid_from": "2023-01-01"}});
+        let body = json!({"date": "2022-01-01", "facts": {"relations": [ann, bo]}});
+        call(&store, &caller(1), "remember", &body).unwrap();
+        let dates = |subject: &str| {
+            let r = call(&store, &caller(TODAY), "recall", &json!({"subject": subject})).unwrap();
+            (r["facts"][0]["source_date"].clone(), r["facts"][0]["valid_from"].clone())
+        };
+        // The date alone is both when the source said it and when it became true.
+        assert_eq!(dates("Ann"), (json!("2022-01-01"), json!("2022-01-01")));
+        // A given valid_from is when it became true; the source still said it on the call's date.
+        assert_eq!(dates("Bo"), (json!("2022-01-01"), json!("2023-01-01")));
+    }
+
     fn refused(body: &Value, field: &str) {
         let (_dir, store, _part) = fresh();
         let err = call(&store, &caller(1), "remember", body).unwrap_err();

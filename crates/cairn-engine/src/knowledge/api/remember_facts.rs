@@ -63,6 +63,9 @@ pub(super) struct Facts {
     /// first named.
     pub ends: Vec<(String, String)>,
     relations: Vec<Prepared>,
+    /// The call's `date`: each relation's `source_date`, as `relate` keeps it beside a given
+    /// `valid_from`.
+    date: Option<String>,
 }
 
 /// Prepares `entities` and `relations` (already checked: names and types are 1..=1 KiB after
@@ -72,7 +75,7 @@ pub(super) fn prepare<'a>(
     relations: impl Iterator<Item = RelationView<'a>>,
     date: Option<&str>,
 ) -> Facts {
-    let mut facts = Facts::default();
+    let mut facts = Facts { date: date.map(str::to_owned), ..Facts::default() };
     for e in entities {
         let mut patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
         if let Some(d) = date {
@@ -208,7 +211,7 @@ pub(super) fn store(
             source: source_of(i),
             agent: &caller.agent,
             replaces: false,
-            date: None,
+            date: facts.date.as_deref(),
         };
         let mut take = |_: &mut WriteTxn<'_>| {
             next += 1;
