@@ -11,7 +11,7 @@ let client: Client;
 let token: string;
 
 beforeAll(async () => {
-  t = await startTestNode({ sessions: { maxSessions: 3, idleMs: 60_000 } });
+  t = await startTestNode({ sessions: { maxSessions: 64, maxPerToken: 3, idleMs: 60_000 } });
   token = (await t.token({ agent: 'claude' })).token;
   client = await mcpClient(t.url, token, { 'x-cairn-scope': 'mcp-test' });
 });
@@ -267,7 +267,7 @@ describe('sessions', () => {
     expect(stolen.status).toBe(404);
   });
 
-  it('at most maxSessions live; the least recently used is closed', async () => {
+  it('a token at its share of sessions: its own least recently used is closed', async () => {
     const clients = [];
     for (let i = 0; i < 4; i++) clients.push(await mcpClient(t.url, token));
     // The first two (and the suite's client) were evicted to make room.

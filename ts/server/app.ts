@@ -97,7 +97,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const tokens = new Tokens(opts.store);
   registerRoutes(app, svc, tokens);
   registerMcp(app, svc, tokens, opts.node.version, {
-    maxSessions: opts.sessions?.maxSessions ?? 64,
+    maxSessions: opts.sessions?.maxSessions ?? 128,
+    maxPerToken: opts.sessions?.maxPerToken ?? 16,
     idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
   });
   return app;

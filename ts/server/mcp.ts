@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Tokens } from '../auth/tokens.js';
@@ -14,11 +14,18 @@ import { authHook, principalOf } from './auth.js';
 import { sendError } from './errors.js';
 import { toolServer } from './mcp-tools.js';
 
-/** Bounds on MCP sessions: how many at once and how long one may sit idle. */
+/**
+ * Bounds on MCP sessions: how many the node holds at once, how many one token may hold (its
+ * share), and how long one may sit idle.
+ */
 export interface SessionLimits {
   maxSessions: number;
+  maxPerToken: number;
   idleMs: number;
 }
+
+/** Seconds a client refused for a full node is told to wait (idle sessions are swept each minute). */
+const FULL_RETRY_AFTER_S = 60;
 
 interface Session {
   transport: StreamableHTTPServerTransport;
@@ -47,8 +54,9 @@ function requestIds(body: unknown): RequestId[] {
 
 /**
  * MCP over Streamable HTTP at `/v1/mcp`: the SDK's transport in its JSON-response form and a tool
- * server per session, bound to the token that opened it, evicted when idle or when the cap is
- * reached (least recently used). The transport applies the protocol's HTTP rules; this adds the
+ * server per session, bound to the token that opened it, evicted when idle or when its token
+ * opens one past its share (that token's least recently used); a node at its cap refuses new
+ * sessions (503, Retry-After) rather than close another token's. The transport applies the protocol's HTTP rules; this adds the
  * token binding, the bounds, and a refusal of a request id already waiting for its reply in the
  * session (the transport would route both replies to the later request and leave the first open).
  */
@@ -92,16 +100,28 @@ export function registerMcp(
    * accepts the request as an initialize (the cap is applied then, so refused requests evict
    * nobody); otherwise it answers the refusal and is dropped.
    */
-  const open = async (tokenId: string): Promise<StreamableHTTPServerTransport> => {
+  /** The sessions `tokenId` holds, least recently used first. */
+  const heldBy = (tokenId: string) =>
+    [...sessions.entries()].filter(([, s]) => s.tokenId === tokenId).sort((a, b) => a[1].lastSeen - b[1].lastSeen);
+  /** Initializes admitted but not yet sessions: counted against the node's cap so a burst cannot pass it. */
+  let opening = 0;
+  /**
+   * Whether a new session for `tokenId` fits: a token at its share replaces its own least recently
+   * used session (the node's count does not grow); otherwise the node must have room. Another
+   * token's session is never closed to make room.
+   */
+  const fits = (tokenId: string) =>
+    heldBy(tokenId).length >= limits.maxPerToken || sessions.size + opening < limits.maxSessions;
+
+  const open = async (tokenId: string, admitted: () => void): Promise<StreamableHTTPServerTransport> => {
     const server = toolServer(svc, version, principalFromExtra, (err) => app.log.error({ err }, 'tool failed'));
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
-        if (sessions.size >= limits.maxSessions) {
-          const oldest = [...sessions.entries()].sort((a, b) => a[1].lastSeen - b[1].lastSeen)[0];
-          if (oldest !== undefined) close(oldest[0]);
-        }
+        admitted();
+        const own = heldBy(tokenId);
+        for (const [old] of own.slice(0, Math.max(0, own.length - limits.maxPerToken + 1))) close(old);
         sessions.set(id, { transport, server, tokenId, lastSeen: Date.now(), inFlight: new Set() });
       },
       onsessionclosed: (id) => close(id),
@@ -131,7 +151,21 @@ export function registerMcp(
       });
       transport = s.transport;
     } else if (req.method === 'POST') {
-      transport = await open(p.token.id);
+      const initializing = (Array.isArray(req.body) ? req.body : [req.body]).some((m) => isInitializeRequest(m));
+      if (initializing && !fits(p.token.id)) {
+        reply.header('Retry-After', String(FULL_RETRY_AFTER_S));
+        const full = `the node holds its maximum of ${limits.maxSessions} MCP sessions; retry later`;
+        return rpcError(reply, 503, -32000, `Server busy: ${full}`);
+      }
+      // Reserve a place until the transport makes the session (or refuses the request).
+      let reserved = initializing;
+      const admitted = () => {
+        if (reserved) opening--;
+        reserved = false;
+      };
+      if (reserved) opening++;
+      reply.raw.once('close', admitted);
+      transport = await open(p.token.id, admitted);
     } else {
       return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }

@@ -35,7 +35,7 @@ export interface NodeOptions {
   allowedHosts?: string[];
   rateLimit?: number;
   bodyLimit?: number;
-  sessions?: { maxSessions?: number; idleMs?: number };
+  sessions?: { maxSessions?: number; maxPerToken?: number; idleMs?: number };
   logLevel?: string;
   /** Where log lines go (default stdout). */
   logStream?: { write(line: string): void };

@@ -29,6 +29,38 @@ function checkHeader(name: string, value: string | undefined): void {
   }
 }
 
+function refuseUser(p: Principal, user: string, field: string): void {
+  if (p.token.user !== undefined && user !== p.token.user) {
+    throw new ApiError('FORBIDDEN', `${field}: this token may not act for that user`, [
+      { field, message: `this token acts only for user ${JSON.stringify(p.token.user)}` },
+    ]);
+  }
+}
+
+function refuseScope(p: Principal, scope: string, field: string): void {
+  if (p.token.scopes !== undefined && !p.token.scopes.includes(scope)) {
+    throw new ApiError('FORBIDDEN', `${field}: this token may not use that scope`, [
+      { field, message: `this token may use only the scopes ${p.token.scopes.join(', ')}` },
+    ]);
+  }
+}
+
+/**
+ * What the principal alone decides, judged on the raw body before its shape is: a user or scope
+ * the token may not use is FORBIDDEN even when the rest of the body is malformed, so a restricted
+ * token learns nothing about a verb's fields by probing other users or scopes. Values that are not
+ * strings are left to the schema (they are shape errors, not another user).
+ */
+export function preauthorize(p: Principal, raw: unknown): void {
+  const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const userId = typeof body.user_id === 'string' ? body.user_id : undefined;
+  const scope = typeof body.scope === 'string' ? body.scope : undefined;
+  const user = p.headerUser ?? userId;
+  if (user !== undefined) refuseUser(p, user, p.headerUser !== undefined ? 'X-Cairn-User' : 'user_id');
+  const named = scope ?? p.headerScope;
+  if (named !== undefined) refuseScope(p, named, scope !== undefined ? 'scope' : 'X-Cairn-Scope');
+}
+
 /**
  * The identity of one call: tenant and agent from the token; user from `X-Cairn-User` (a different
  * body `user_id` is refused), else `user_id`, else the token's user, else `default`; scope from the
@@ -45,12 +77,8 @@ export function resolveIdentity(p: Principal, body: { user_id?: string | undefin
   }
   const user = p.headerUser ?? body.user_id ?? p.token.user ?? 'default';
   const scope = body.scope ?? p.headerScope ?? p.token.scopes?.[0] ?? 'default';
-  if (p.token.user !== undefined && user !== p.token.user) {
-    throw new ApiError('FORBIDDEN', 'this token may not act for that user');
-  }
-  if (p.token.scopes !== undefined && !p.token.scopes.includes(scope)) {
-    throw new ApiError('FORBIDDEN', 'this token may not use that scope');
-  }
+  refuseUser(p, user, p.headerUser !== undefined ? 'X-Cairn-User' : 'user_id');
+  refuseScope(p, scope, body.scope === undefined && p.headerScope !== undefined ? 'X-Cairn-Scope' : 'scope');
   const identity: Identity = { tenant: p.token.tenant, user, scope, agent: p.token.agent };
   return identity;
 }

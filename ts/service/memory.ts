@@ -27,7 +27,7 @@ import { engineBody, type Principal, parseInput, type Service } from './context.
 import { type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
-import { resolveIdentity } from './identity.js';
+import { preauthorize, resolveIdentity } from './identity.js';
 import { buildPack } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
 
@@ -235,11 +235,14 @@ export async function memoryImport(svc: Service, p: Principal, raw: unknown): Pr
 
 /** delete_user: every scope of the caller's user. */
 export async function deleteUser(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  // Judged before `confirm`: a token limited to scopes may never call this verb, whatever it sends.
+  if (p.token.scopes !== undefined) {
+    throw new ApiError('FORBIDDEN', 'delete_user erases every scope; this token is limited to some', [
+      { field: 'scope', message: 'this token is limited to some scopes' },
+    ]);
+  }
   const input = parseInput(DeleteUserInput, raw);
   const { confirm: _confirm, ...rest } = input;
-  if (p.token.scopes !== undefined) {
-    throw new ApiError('FORBIDDEN', 'delete_user erases every scope; this token is limited to some');
-  }
   return knowledge(svc.store, 'delete_user', identify(p, rest), engineBody(rest));
 }
 
@@ -266,23 +269,33 @@ export const memoryHandoffCreate = notesVerb('handoff_create', HandoffCreateInpu
 /** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to the caller. */
 export const memoryHandoffResume = notesVerb('handoff_resume', HandoffResumeInput);
 
+/** `fn` after the checks the principal alone decides, so a refused user or scope is 403 before any 422. */
+function authorized(fn: ServiceFn): ServiceFn {
+  return (svc, p, raw) => {
+    preauthorize(p, raw);
+    return fn(svc, p, raw);
+  };
+}
+
 /** The service function of each verb, as both adapters call it. */
-export const SERVICES: Record<string, ServiceFn> = {
-  status: memoryStatus,
-  remember: memoryRemember,
-  document: memoryDocument,
-  relate: memoryRelate,
-  recall: memoryRecall,
-  context: memoryContext,
-  query: memoryQuery,
-  forget: memoryForget,
-  export: memoryExport,
-  import: memoryImport,
-  note_write: memoryNoteWrite,
-  note_list: memoryNoteList,
-  history: memoryHistory,
-  handoff_create: memoryHandoffCreate,
-  handoff_resume: memoryHandoffResume,
-  delete_user: deleteUser,
-  audit,
-};
+export const SERVICES: Record<string, ServiceFn> = Object.fromEntries(
+  Object.entries({
+    status: memoryStatus,
+    remember: memoryRemember,
+    document: memoryDocument,
+    relate: memoryRelate,
+    recall: memoryRecall,
+    context: memoryContext,
+    query: memoryQuery,
+    forget: memoryForget,
+    export: memoryExport,
+    import: memoryImport,
+    note_write: memoryNoteWrite,
+    note_list: memoryNoteList,
+    history: memoryHistory,
+    handoff_create: memoryHandoffCreate,
+    handoff_resume: memoryHandoffResume,
+    delete_user: deleteUser,
+    audit,
+  } satisfies Record<string, ServiceFn>).map(([verb, fn]) => [verb, authorized(fn)]),
+);
