@@ -76,6 +76,7 @@ describe.each(VERB_ROUTES)('$method $path', (route) => {
     });
     expect(r.status).toBe(403);
     expect(r.body.error?.code).toBe('FORBIDDEN');
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field: 'X-Cairn-User' })]);
     expect(await t.txn()).toBe(before);
   });
   it('refuses a scope outside the token’s scopes (403)', async () => {
@@ -87,7 +88,39 @@ describe.each(VERB_ROUTES)('$method $path', (route) => {
     });
     expect(r.status).toBe(403);
     expect(r.body.error?.code).toBe('FORBIDDEN');
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field: 'X-Cairn-Scope' })]);
     expect(await t.txn()).toBe(before);
+  });
+});
+
+describe('authorisation comes before the shape of the body', () => {
+  it('a user the token may not act for is 403 naming user_id, even beside an unknown field', async () => {
+    const bob = (await t.token({ agent: 'app', user: 'bob' })).token;
+    const before = await t.txn();
+    const r = await t.call('POST', '/v1/memory/note_write', {
+      token: bob,
+      body: { key: 'k', value: 1, kind: 'user_fact', bogus: 1, user_id: 'alice' },
+    });
+    expect([r.status, r.body.error?.code]).toEqual([403, 'FORBIDDEN']);
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field: 'user_id' })]);
+    expect(await t.txn()).toBe(before);
+  });
+  it('a scope the token may not use is 403 naming scope, even with a malformed body', async () => {
+    const r = await t.call('POST', '/v1/memory/recall', { token: scoped, body: { scope: 'other', subject: 7 } });
+    expect([r.status, r.body.error?.details]).toEqual([403, [expect.objectContaining({ field: 'scope' })]]);
+  });
+  it('delete_user with a token limited to scopes is 403 whatever the body says', async () => {
+    for (const body of [{}, { confirm: false }, { bogus: 1 }]) {
+      const r = await t.call('POST', '/v1/memory/delete_user', { token: scoped, body });
+      expect([r.status, r.body.error?.details]).toEqual([403, [expect.objectContaining({ field: 'scope' })]]);
+    }
+  });
+  it('a token allowed the user and scope still gets the shape error (422)', async () => {
+    const r = await t.call('POST', '/v1/memory/note_write', {
+      token: alice,
+      body: { key: 'k', value: 1, kind: 'user_fact', bogus: 1, user_id: 'alice' },
+    });
+    expect([r.status, r.body.error?.details]).toEqual([422, [expect.objectContaining({ field: 'bogus' })]]);
   });
 });
 
