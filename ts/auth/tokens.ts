@@ -25,6 +25,8 @@ export interface TokenRecord {
   scopes?: string[];
   role: Role;
   createdAt: string;
+  /** When the token stops working (ISO 8601 UTC); absent (as in records written before) means never. */
+  expiresAt?: string;
   revokedAt?: string;
 }
 
@@ -35,6 +37,8 @@ export interface TokenSpec {
   scopes?: string[];
   role?: Role;
   tenant?: string;
+  /** RFC 3339; stored as ISO 8601 UTC. */
+  expiresAt?: string;
 }
 
 /** The public view of a record, as `token list` shows it. */
@@ -47,6 +51,16 @@ function sha256(token: string): Buffer {
 /** A new token: 32 random bytes (256 bits), base64url, with a recognisable prefix. */
 export function newToken(): string {
   return PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Whether `r` has passed its expiry (never, without one). */
+export function expired(r: Pick<TokenRecord, 'expiresAt'>, now = Date.now()): boolean {
+  return r.expiresAt !== undefined && Date.parse(r.expiresAt) <= now;
+}
+
+/** Whether `r` still works: neither revoked nor expired. */
+function live(r: Pick<TokenRecord, 'revokedAt' | 'expiresAt'>): boolean {
+  return r.revokedAt === undefined && !expired(r);
 }
 
 function infoOf(r: TokenRecord): TokenInfo {
@@ -73,12 +87,13 @@ export class Tokens {
       ...(spec.scopes === undefined || spec.scopes.length === 0 ? {} : { scopes: spec.scopes }),
       role: spec.role ?? 'agent',
       createdAt: new Date().toISOString(),
+      ...(spec.expiresAt === undefined ? {} : { expiresAt: new Date(spec.expiresAt).toISOString() }),
     };
     await this.store.write(new WriteBatch().put(TOKEN_TREE, hash, JSON.stringify(record)));
     return { token, record };
   }
 
-  /** The live record of `token`, or null when unknown or revoked. */
+  /** The unrevoked record of `token` (which may have expired: see `expired`), or null when unknown or revoked. */
   verify(token: string): TokenRecord | null {
     // Any string may be a token (CAIRN_ADMIN_TOKEN is chosen by the operator); only the hash is looked up.
     if (token.length === 0 || token.length > 256) return null;
@@ -99,15 +114,15 @@ export class Tokens {
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  /** Whether any live token exists. */
+  /** Whether any live (unrevoked, unexpired) token exists. */
   async any(): Promise<boolean> {
-    return (await this.list()).some((t) => t.revokedAt === undefined);
+    return (await this.list()).some(live);
   }
 
   /**
    * Revokes the token with public id `id`; returns its record, or null when no token has that
-   * id. Revoking twice keeps the first revocation time. The last live admin token of its tenant
-   * is not revoked: without one, nobody could administer the node again.
+   * id. Revoking twice keeps the first revocation time. The last live (unexpired) admin token of
+   * its tenant is not revoked: without one, nobody could administer the node again.
    */
   async revoke(id: string): Promise<TokenInfo | null> {
     const entries = await this.store.range(TOKEN_TREE);
@@ -115,8 +130,8 @@ export class Tokens {
     for (const { key: entryKey, record } of records) {
       if (record.id !== id) continue;
       if (record.revokedAt === undefined) {
-        const live = (r: TokenRecord) => r.revokedAt === undefined && r.role === 'admin' && r.tenant === record.tenant;
-        if (record.role === 'admin' && !records.some((o) => o.record.id !== id && live(o.record))) {
+        const admin = (r: TokenRecord) => live(r) && r.role === 'admin' && r.tenant === record.tenant;
+        if (record.role === 'admin' && !records.some((o) => o.record.id !== id && admin(o.record))) {
           throw new ApiError(
             'VALIDATION_ERROR',
             'id: this is the last admin token; create another admin token before revoking it',

@@ -23,7 +23,8 @@ Usage:
                                           run a node (default 127.0.0.1:4000, lite; $CAIRN_HOST,
                                           $CAIRN_PORT, $CAIRN_PROFILE; team is not built yet)
   cairn init [--json]                     create the store and print its admin token once
-  cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent] [--json]
+  cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent]
+                     [--expires 30m|12h|30d|RFC3339] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
   cairn token revoke ID                   revoke a token
   cairn connect claude|codex|cursor|claude-desktop|trae [--force] [--name N] [--config FILE]
@@ -101,6 +102,7 @@ export async function run(argv: string[]): Promise<number> {
       user: values.user,
       scopes: values.scope,
       role: values.role,
+      expires: values.expires,
       id: rest[1],
     });
   }
@@ -179,6 +181,7 @@ function parse(argv: string[]) {
       user: { type: 'string' },
       scope: { type: 'string', multiple: true },
       role: { type: 'string' },
+      expires: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -1,8 +1,9 @@
-import { type TokenInfo, Tokens } from '../auth/tokens.js';
+import { expired, type TokenInfo, Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { TokenCreateInput } from '../protocol/admin.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
+import { parseExpires } from './expires.js';
 
 /** Arguments of `cairn token create|list|revoke`. */
 export interface TokenArgs {
@@ -12,6 +13,8 @@ export interface TokenArgs {
   user?: string | undefined;
   scopes?: string[] | undefined;
   role?: string | undefined;
+  /** `--expires`: a duration from now or an RFC 3339 date-time. */
+  expires?: string | undefined;
   id?: string | undefined;
 }
 
@@ -39,11 +42,14 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
   const admin = env.CAIRN_ADMIN_TOKEN;
   try {
     if (sub === 'create') {
+      const expires = a.expires === undefined ? undefined : parseExpires(a.expires);
+      if (expires !== undefined && 'error' in expires) return fail(`--expires: ${expires.error}`, 2);
       const parsed = TokenCreateInput.safeParse({
         agent: a.agent,
         ...(a.user === undefined ? {} : { user: a.user }),
         ...(a.scopes === undefined ? {} : { scopes: a.scopes }),
         ...(a.role === undefined ? {} : { role: a.role }),
+        ...(expires === undefined ? {} : { expiresAt: expires.at }),
       });
       if (!parsed.success) {
         const i = parsed.error.issues[0];
@@ -54,13 +60,21 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
           ? await adminCall(node, admin, 'POST', '/v1/admin/tokens', parsed.data)
           : await withTokens(a.dataDir, async (t) => {
               const { token, record } = await t.create(parsed.data);
-              const { id, agent, user, scopes, role } = record;
-              return { token, id, agent, user: user ?? null, scopes: scopes ?? null, role };
+              const { id, agent, user, scopes, role, expiresAt } = record;
+              return {
+                token,
+                id,
+                agent,
+                user: user ?? null,
+                scopes: scopes ?? null,
+                role,
+                expiresAt: expiresAt ?? null,
+              };
             });
       process.stdout.write(
         a.json
-          ? `${JSON.stringify({ token: made.token, id: made.id, agent: made.agent, user: made.user ?? null, scopes: made.scopes ?? null, role: made.role })}\n`
-          : `Token for agent ${String(made.agent)} (id ${String(made.id)}; shown once):\n  ${String(made.token)}\n`,
+          ? `${JSON.stringify({ token: made.token, id: made.id, agent: made.agent, user: made.user ?? null, scopes: made.scopes ?? null, role: made.role, expiresAt: made.expiresAt ?? null })}\n`
+          : `Token for agent ${String(made.agent)} (id ${String(made.id)}${made.expiresAt == null ? '' : `; expires ${String(made.expiresAt)}`}; shown once):\n  ${String(made.token)}\n`,
       );
       return 0;
     }
@@ -72,9 +86,10 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
       if (a.json) process.stdout.write(`${JSON.stringify({ tokens: list })}\n`);
       else
         for (const t of list) {
-          const state = t.revokedAt === undefined ? 'live' : `revoked ${t.revokedAt}`;
+          const state =
+            t.revokedAt !== undefined ? `revoked ${t.revokedAt}` : expired(t) ? `expired ${t.expiresAt}` : 'live';
           process.stdout.write(
-            `${t.id}  ${t.role.padEnd(5)}  agent=${t.agent}  user=${t.user ?? '*'}  scopes=${t.scopes?.join(',') ?? '*'}  ${state}\n`,
+            `${t.id}  ${t.role.padEnd(5)}  agent=${t.agent}  user=${t.user ?? '*'}  scopes=${t.scopes?.join(',') ?? '*'}  expires=${t.expiresAt ?? 'never'}  ${state}\n`,
           );
         }
       return 0;

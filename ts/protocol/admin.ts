@@ -25,6 +25,11 @@ export const TokenCreateInput = z.strictObject({
   user: UserId.optional(),
   scopes: z.array(Scope).max(256).optional(),
   role: z.enum(['admin', 'agent']).optional(),
+  expiresAt: z.iso
+    .datetime({ offset: true })
+    .refine((t) => Date.parse(t) > Date.now(), 'must be in the future')
+    .optional()
+    .describe('When the token stops working (RFC 3339); absent: never'),
 });
 
 /** POST /v1/admin/database/backup: where on the node's machine the copy goes. */

@@ -28,6 +28,7 @@ export const TokenInfo = z.object({
   scopes: z.array(z.string()).optional(),
   role: z.enum(['admin', 'agent']),
   createdAt: Time,
+  expiresAt: Time.optional(),
   revokedAt: Time.optional(),
 });
 
@@ -42,6 +43,7 @@ export const TokenCreateReply = z.object({
   user: z.string().nullable(),
   scopes: z.array(z.string()).nullable(),
   role: z.enum(['admin', 'agent']),
+  expiresAt: Time.nullable().describe('When the token stops working; null: never'),
 });
 
 /** DELETE /v1/admin/tokens/{id}. */

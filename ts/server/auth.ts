@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-import type { Tokens } from '../auth/tokens.js';
+import { expired, type Tokens } from '../auth/tokens.js';
 import { ApiError } from '../protocol/errors.js';
 import type { Principal } from '../service/identity.js';
 
@@ -23,6 +23,8 @@ export function authenticate(tokens: Tokens, req: FastifyRequest): Principal {
   if (token === undefined) throw new ApiError('UNAUTHENTICATED', 'send a bearer token: Authorization: Bearer <token>');
   const record = tokens.verify(token);
   if (record === null) throw new ApiError('UNAUTHENTICATED', 'the token is unknown or revoked');
+  // Checked on every request, so a session or connection opened before the expiry stops with it.
+  if (expired(record)) throw new ApiError('UNAUTHENTICATED', `the token expired at ${record.expiresAt}`);
   return { token: record, headerUser: header(req, 'x-cairn-user'), headerScope: header(req, 'x-cairn-scope') };
 }
 

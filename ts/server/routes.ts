@@ -95,6 +95,7 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
       user: record.user ?? null,
       scopes: record.scopes ?? null,
       role: record.role,
+      expiresAt: record.expiresAt ?? null,
     };
     return reply;
   });
