@@ -60,6 +60,10 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     return 1;
   }
   process.stderr.write(`cairn: serving ${args.dataDir} at ${node.url} (MCP: ${node.url}/v1/mcp)\n`);
+  // A wider bind is announced by every URL that reaches it, and the Host names it accepts are these.
+  if (node.networkUrls.length > 0) {
+    process.stderr.write(`cairn: from the network: ${node.networkUrls.join(', ')} (MCP: <url>/v1/mcp)\n`);
+  }
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
       process.stderr.write(`cairn: ${signal}, shutting down\n`);

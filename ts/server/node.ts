@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +10,7 @@ import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { buildApp } from './app.js';
 import { isLoopback, isWildcard } from './guard.js';
+import { hostForm, reachableAddresses } from './machine-hosts.js';
 import { privateDataDir } from './private-dir.js';
 
 /** The package version, shown in health, status and the MCP server info. */
@@ -46,7 +48,10 @@ export interface NodeOptions {
 
 /** A running node. */
 export interface RunningNode {
+  /** The URL for clients on this machine (also in `node.json`). */
   url: string;
+  /** On a bind wider than loopback, the URLs clients on the network use (its addresses and host name); else empty. */
+  networkUrls: string[];
   port: number;
   app: FastifyInstance;
   store: Store;
@@ -126,8 +131,12 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     writeFileSync(nodeFile, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     let closing: Promise<void> | undefined;
     const running = app;
+    const networkUrls = loopback
+      ? []
+      : [...reachableAddresses(host).map(hostForm), hostname()].map((h) => `http://${h}:${port}`);
     return {
       url,
+      networkUrls,
       port,
       app: running,
       store,
