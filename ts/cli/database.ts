@@ -7,7 +7,7 @@ import { type BackupReport, type CompactReport, Store } from '../engine/store.js
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
 import { renderReport, runCheck } from './check.js';
-import { asFailure, CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
+import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
 
 /** The file a backup holds: the store's data file (a backup is a store with an empty log). */
 const DATA_FILE = 'data.cairn';
@@ -36,19 +36,16 @@ function out(json: boolean, value: object, text: string) {
  * Exit 0 done, 1 refused or failed (check: problems found), 2 bad usage or could not run.
  */
 export async function runDatabase(sub: string, a: DatabaseArgs, env = process.env): Promise<number> {
-  try {
-    if (sub === 'check' && a.path === undefined) {
-      const outcome = await runCheck(a.dataDir, a.json);
-      process.stdout.write(outcome.stdout);
-      return outcome.exitCode;
-    }
-    if (sub === 'backup' && a.path !== undefined) return await backup(a, resolve(a.path), env);
-    if (sub === 'compact' && a.path === undefined) return await compact(a, env);
-    if (sub === 'restore' && a.path !== undefined) return await restore(a, resolve(a.path));
-  } catch (err) {
-    // Anything refused or failed once the command was understood is 1; 2 is kept for bad usage.
-    throw asFailure(err, EXIT_FAILED);
+  // Anything refused or failed once the command was understood is 1 (`run`'s default for what
+  // it catches); 2 is kept for bad usage.
+  if (sub === 'check' && a.path === undefined) {
+    const outcome = await runCheck(a.dataDir, a.json);
+    process.stdout.write(outcome.stdout);
+    return outcome.exitCode;
   }
+  if (sub === 'backup' && a.path !== undefined) return backup(a, resolve(a.path), env);
+  if (sub === 'compact' && a.path === undefined) return compact(a, env);
+  if (sub === 'restore' && a.path !== undefined) return restore(a, resolve(a.path));
   throw new CliFailure(
     'VALIDATION_ERROR',
     'give check, backup DEST, restore SRC or compact [--purge] (see cairn --help)',

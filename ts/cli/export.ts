@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
-import { asFailure, CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
+import { CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { PackageError, stored, writePackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
@@ -87,6 +87,6 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
   } catch (err) {
     // The package's own refusal (DIR not empty) is about what the user gave, not a fault.
     if (err instanceof PackageError) throw new CliFailure('VALIDATION_ERROR', err.message, 1, [{ field: 'DIR' }]);
-    throw asFailure(err);
+    throw err;
   }
 }

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { type FileImported, importLines } from '../service/import-file.js';
-import { asFailure, CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
+import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { type Manifest, PackageError, readPackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
@@ -83,27 +83,23 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   if (problem !== null) throw new CliFailure('VALIDATION_ERROR', problem, EXIT_UNUSABLE);
   const emptyOnly = pkg !== null;
   let result: FileImported;
-  try {
-    const node = findRunningNode(a.dataDir);
-    if (node !== null) {
-      const token = env.CAIRN_ADMIN_TOKEN;
-      if (token === undefined || token === '') {
-        throw new CliFailure(
-          'UNAUTHENTICATED',
-          `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
-        );
-      }
-      result = await throughNode(node.url, token, { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) }, body);
-    } else {
-      const store = await Store.open(a.dataDir);
-      try {
-        result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { emptyOnly });
-      } finally {
-        await store.close();
-      }
+  const node = findRunningNode(a.dataDir);
+  if (node !== null) {
+    const token = env.CAIRN_ADMIN_TOKEN;
+    if (token === undefined || token === '') {
+      throw new CliFailure(
+        'UNAUTHENTICATED',
+        `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
+      );
     }
-  } catch (err) {
-    throw asFailure(err);
+    result = await throughNode(node.url, token, { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) }, body);
+  } else {
+    const store = await Store.open(a.dataDir);
+    try {
+      result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { emptyOnly });
+    } finally {
+      await store.close();
+    }
   }
   process.stdout.write(a.json ? `${JSON.stringify(result)}\n` : summary(result));
   return result.skipped.length > 0 ? 1 : 0;

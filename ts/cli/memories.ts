@@ -7,7 +7,7 @@ import { Store } from '../engine/store.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
-import { asFailure, CliFailure, refusedBy, usage } from './failure.js';
+import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 
 /** Arguments of `cairn memories list|show|history|forget`. */
@@ -149,53 +149,49 @@ const line = (n: Body) =>
  */
 export async function runMemories(sub: string, a: MemoriesArgs, env = process.env): Promise<number> {
   const out = (value: Body, text: string) => process.stdout.write(a.json ? `${JSON.stringify(value)}\n` : text);
-  try {
-    if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
-    if (sub === 'list' && a.key === undefined) {
-      const filters: Body = {
-        ...address(a),
-        ...(a.kind === undefined ? {} : { kind: a.kind }),
-        ...(a.query === undefined ? {} : { query: a.query }),
-      };
-      checked(NoteListInput, filters);
-      const notes = await withCaller(a, env, (call) =>
-        a.query === undefined ? everyNote(call, a) : byQuery(call, filters),
-      );
-      out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
-      return 0;
-    }
-    if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
-      throw new CliFailure('VALIDATION_ERROR', 'give list, or show|history|forget KEY (see cairn --help)', 2);
-    }
-    const key = a.key;
-    const body = checked(HistoryInput, { key, ...address(a) });
-    if (sub === 'show') {
-      const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
-      const notes = (r.notes ?? []) as Body[];
-      if (notes.length === 0) throw new CliFailure('NOT_FOUND', `no note with key ${key} here`);
-      out({ notes }, `${notes.map((n) => JSON.stringify(n, null, 2)).join('\n')}\n`);
-      return 0;
-    }
-    if (sub === 'history') {
-      const events = await withCaller(a, env, async (call) => {
-        const all: Body[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await call('history', { ...body, ...(cursor === undefined ? {} : { cursor }) });
-          all.push(...((page.events ?? []) as Body[]));
-          cursor = (page.nextCursor as string | null | undefined) ?? undefined;
-        } while (cursor !== undefined);
-        return all;
-      });
-      if (events.length === 0) throw new CliFailure('NOT_FOUND', `no history for key ${key} here`);
-      const text = events.map((e) => `${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`).join('\n');
-      out({ events }, `${text}\n`);
-      return 0;
-    }
-    const r = await withCaller(a, env, (call) => call('note_forget', body));
-    out(r, `${String(r.state ?? 'forgotten')}: ${key}\n`);
+  if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
+  if (sub === 'list' && a.key === undefined) {
+    const filters: Body = {
+      ...address(a),
+      ...(a.kind === undefined ? {} : { kind: a.kind }),
+      ...(a.query === undefined ? {} : { query: a.query }),
+    };
+    checked(NoteListInput, filters);
+    const notes = await withCaller(a, env, (call) =>
+      a.query === undefined ? everyNote(call, a) : byQuery(call, filters),
+    );
+    out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
     return 0;
-  } catch (err) {
-    throw asFailure(err);
   }
+  if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
+    throw new CliFailure('VALIDATION_ERROR', 'give list, or show|history|forget KEY (see cairn --help)', 2);
+  }
+  const key = a.key;
+  const body = checked(HistoryInput, { key, ...address(a) });
+  if (sub === 'show') {
+    const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
+    const notes = (r.notes ?? []) as Body[];
+    if (notes.length === 0) throw new CliFailure('NOT_FOUND', `no note with key ${key} here`);
+    out({ notes }, `${notes.map((n) => JSON.stringify(n, null, 2)).join('\n')}\n`);
+    return 0;
+  }
+  if (sub === 'history') {
+    const events = await withCaller(a, env, async (call) => {
+      const all: Body[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await call('history', { ...body, ...(cursor === undefined ? {} : { cursor }) });
+        all.push(...((page.events ?? []) as Body[]));
+        cursor = (page.nextCursor as string | null | undefined) ?? undefined;
+      } while (cursor !== undefined);
+      return all;
+    });
+    if (events.length === 0) throw new CliFailure('NOT_FOUND', `no history for key ${key} here`);
+    const text = events.map((e) => `${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`).join('\n');
+    out({ events }, `${text}\n`);
+    return 0;
+  }
+  const r = await withCaller(a, env, (call) => call('note_forget', body));
+  out(r, `${String(r.state ?? 'forgotten')}: ${key}\n`);
+  return 0;
 }

@@ -61,7 +61,7 @@ Usage:
 
 Options:
   --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
-  --json           print one JSON object
+  --json           print one JSON object, a failure too: {"error":{"code","message","details"}}
 
 While a node runs, token, export, import, check, backup and compact go through its admin API with
 $CAIRN_ADMIN_TOKEN (restore refuses: stop the node first).
