@@ -91,9 +91,20 @@ it('serve: health, tokens through the admin API while running, graceful SIGTERM'
   expect((await cairn(['check', '--data-dir', dir])).code).toBe(0);
 });
 
-it('refuses a non-loopback bind when no token exists', async () => {
+it('a second serve on a store a node holds could not run (exit 2): it names the node and says to go through it', async () => {
+  const { child, url } = await serve({ CAIRN_ADMIN_TOKEN: 'seeded-admin-token-for-the-cli-test-0000000' });
+  const r = await cairn(['serve', '--data-dir', dir, '--port', '0']);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(url);
+  expect(r.stderr).toContain(`pid ${child.pid}`);
+  expect(r.stderr).toContain('go through that node');
+  // The first node still serves.
+  expect((await fetch(`${url}/health`)).status).toBe(200);
+});
+
+it('refuses a non-loopback bind when no token exists (could not run: exit 2)', async () => {
   const r = await cairn(['serve', '--data-dir', dir, '--host', '0.0.0.0', '--port', '0']);
-  expect(r.code).toBe(1);
+  expect(r.code).toBe(2);
   expect(r.stderr).toContain('refusing to listen');
 });
 

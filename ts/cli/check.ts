@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 
-import { StoreError } from '../engine/errors.js';
 import { type CheckReport, Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
+import { asFailure, CliFailure } from './failure.js';
 
 /** Exit codes of `cairn check`: clean, problems found, could not check. */
 export const EXIT_OK = 0;
@@ -14,7 +14,6 @@ export const EXIT_FAILED = 2;
 export interface CheckOutcome {
   exitCode: number;
   stdout: string;
-  stderr: string;
 }
 
 /** The report of the store in `dataDir`: from the node that holds it, else by opening it. */
@@ -34,23 +33,21 @@ async function checkReport(dataDir: string): Promise<CheckReport> {
 /**
  * Runs the integrity checker on the store in `dataDir` (through the node that holds it, if one
  * runs: DESIGN.md §4) and renders its report, as text or (with `json`) as one JSON object. Never
- * creates a store that is not there.
+ * creates a store that is not there. Throws a CliFailure (exit 2) when it could not check.
  */
 export async function runCheck(dataDir: string, json: boolean): Promise<CheckOutcome> {
   if (!existsSync(dataDir)) {
-    return { exitCode: EXIT_FAILED, stdout: '', stderr: `cairn check: no store at ${dataDir}\n` };
+    throw new CliFailure('NOT_FOUND', `no store at ${dataDir}`, EXIT_FAILED);
   }
   let report: CheckReport;
   try {
     report = await checkReport(dataDir);
   } catch (err) {
-    const code = err instanceof StoreError ? ` [${err.code}]` : '';
-    const message = err instanceof Error ? err.message : String(err);
-    return { exitCode: EXIT_FAILED, stdout: '', stderr: `cairn check: ${message}${code}\n` };
+    throw asFailure(err, EXIT_FAILED);
   }
   const exitCode = report.ok ? EXIT_OK : EXIT_PROBLEMS;
   const stdout = json ? `${JSON.stringify({ dataDir, ...report })}\n` : renderReport(dataDir, report);
-  return { exitCode, stdout, stderr: '' };
+  return { exitCode, stdout };
 }
 
 /** The report as a few lines a person reads. */

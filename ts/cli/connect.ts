@@ -20,6 +20,7 @@ import { TokenCreateInput } from '../protocol/admin.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
 import { CLIENTS, type ClientName, clientSpec, type Entry, jsonEntry, tomlEntry } from './clients.js';
+import { asFailure, CliFailure, usage } from './failure.js';
 
 /** Arguments of `cairn connect CLIENT`. */
 export interface ConnectArgs {
@@ -191,13 +192,11 @@ function withoutTable(text: string, name: string): string {
  */
 export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if (!(CLIENTS as readonly string[]).includes(a.client)) {
-    process.stderr.write(`cairn connect: give one of ${CLIENTS.join(', ')}\n`);
-    return 2;
+    throw usage('CLIENT', `give one of ${CLIENTS.join(', ')}`);
   }
   const valid = TokenCreateInput.safeParse({ agent: a.client, ...(a.user === undefined ? {} : { user: a.user }) });
   if (!valid.success) {
-    process.stderr.write(`cairn connect: --user: ${valid.error.issues[0]?.message ?? 'invalid'}\n`);
-    return 2;
+    throw usage('--user', valid.error.issues[0]?.message ?? 'invalid');
   }
   const spec = clientSpec(a.client as ClientName, env);
   const file = a.config ?? spec.file;
@@ -253,7 +252,8 @@ export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = proces
     );
     return 0;
   } catch (err) {
-    process.stderr.write(`cairn connect ${a.client}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return err instanceof Refused ? 1 : 2;
+    // A refusal (an entry already there, a config it cannot edit) is about what the user has: 1.
+    if (err instanceof Refused) throw new CliFailure('VALIDATION_ERROR', err.message, 1);
+    throw asFailure(err, 2);
   }
 }

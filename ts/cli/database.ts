@@ -3,11 +3,11 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, r
 import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
-import { StoreError } from '../engine/errors.js';
 import { type BackupReport, type CompactReport, Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
-import { EXIT_FAILED, renderReport, runCheck } from './check.js';
+import { renderReport, runCheck } from './check.js';
+import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
 
 /** The file a backup holds: the store's data file (a backup is a store with an empty log). */
 const DATA_FILE = 'data.cairn';
@@ -21,8 +21,9 @@ export interface DatabaseArgs {
   path?: string | undefined;
 }
 
-/** A refusal the user fixes, said as is. */
-class Refused extends Error {}
+/** A refusal the user fixes (a target that is taken, a node in the way), said as is. */
+const refused = (message: string, field: string) =>
+  new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field, message }]);
 
 function out(json: boolean, value: object, text: string) {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
@@ -35,30 +36,25 @@ function out(json: boolean, value: object, text: string) {
  * Exit 0 done, 1 refused or failed (check: problems found), 2 bad usage or could not run.
  */
 export async function runDatabase(sub: string, a: DatabaseArgs, env = process.env): Promise<number> {
-  try {
-    if (sub === 'check' && a.path === undefined) {
-      const outcome = await runCheck(a.dataDir, a.json);
-      process.stdout.write(outcome.stdout);
-      process.stderr.write(outcome.stderr);
-      return outcome.exitCode;
-    }
-    if (sub === 'backup' && a.path !== undefined) return await backup(a, resolve(a.path), env);
-    if (sub === 'compact' && a.path === undefined) return await compact(a, env);
-    if (sub === 'restore' && a.path !== undefined) return await restore(a, resolve(a.path));
-  } catch (err) {
-    const code = err instanceof StoreError ? ` [${err.code}]` : '';
-    process.stderr.write(`cairn database ${sub}: ${err instanceof Error ? err.message : String(err)}${code}\n`);
-    // Anything refused or failed once the command was understood is 1; 2 is kept for bad usage.
-    return 1;
+  // Anything refused or failed once the command was understood is 1 (`run`'s default for what
+  // it catches); 2 is kept for bad usage.
+  if (sub === 'check' && a.path === undefined) {
+    const outcome = await runCheck(a.dataDir, a.json);
+    process.stdout.write(outcome.stdout);
+    return outcome.exitCode;
   }
-  process.stderr.write(
-    'cairn database: give check, backup DEST, restore SRC or compact [--purge] (see cairn --help)\n',
+  if (sub === 'backup' && a.path !== undefined) return backup(a, resolve(a.path), env);
+  if (sub === 'compact' && a.path === undefined) return compact(a, env);
+  if (sub === 'restore' && a.path !== undefined) return restore(a, resolve(a.path));
+  throw new CliFailure(
+    'VALIDATION_ERROR',
+    'give check, backup DEST, restore SRC or compact [--purge] (see cairn --help)',
+    EXIT_UNUSABLE,
   );
-  return EXIT_FAILED;
 }
 
 function needStore(dataDir: string) {
-  if (!existsSync(join(dataDir, DATA_FILE))) throw new Refused(`no store at ${dataDir}`);
+  if (!existsSync(join(dataDir, DATA_FILE))) throw new CliFailure('NOT_FOUND', `no store at ${dataDir}`);
 }
 
 /** Runs `fn` on the store directly (no node holds it). */
@@ -73,7 +69,7 @@ async function withStore<T>(dataDir: string, fn: (s: Store) => Promise<T>): Prom
 
 async function backup(a: DatabaseArgs, dest: string, env: NodeJS.ProcessEnv): Promise<number> {
   needStore(a.dataDir);
-  if (existsSync(join(dest, DATA_FILE))) throw new Refused(`${dest} already holds a store`);
+  if (existsSync(join(dest, DATA_FILE))) throw refused(`${dest} already holds a store`, 'DEST');
   const node = findRunningNode(a.dataDir);
   const report: BackupReport & { dest: string } =
     node !== null
@@ -109,13 +105,18 @@ async function compact(a: DatabaseArgs, env: NodeJS.ProcessEnv): Promise<number>
  */
 async function restore(a: DatabaseArgs, src: string): Promise<number> {
   const target = resolve(a.dataDir);
-  if (!existsSync(join(src, DATA_FILE))) throw new Refused(`no backup at ${src} (no ${DATA_FILE} there)`);
-  if (findRunningNode(target) !== null) throw new Refused(`a node is running on ${target}; stop it first`);
+  if (!existsSync(join(src, DATA_FILE)))
+    throw new CliFailure('NOT_FOUND', `no backup at ${src} (no ${DATA_FILE} there)`);
+  if (findRunningNode(target) !== null)
+    throw new CliFailure('UNAVAILABLE', `a node is running on ${target}; stop it first`);
   if (existsSync(join(target, DATA_FILE))) {
-    throw new Refused(`${target} already holds a store; restore only into an empty data dir (move it aside first)`);
+    throw refused(
+      `${target} already holds a store; restore only into an empty data dir (move it aside first)`,
+      '--data-dir',
+    );
   }
   if (existsSync(target) && readdirSync(target).length > 0) {
-    throw new Refused(`${target} is not empty; restore only into an empty data dir`);
+    throw refused(`${target} is not empty; restore only into an empty data dir`, '--data-dir');
   }
   mkdirSync(dirname(target), { recursive: true });
   const staging = join(dirname(target), `.${basename(target)}.restore-${randomBytes(4).toString('hex')}`);
@@ -123,7 +124,7 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
   try {
     await copyFile(join(src, DATA_FILE), join(staging, DATA_FILE));
     const report = await withStore(staging, (s) => s.check());
-    if (!report.ok) throw new Refused(`the backup does not check clean:\n${renderReport(src, report)}`);
+    if (!report.ok) throw refused(`the backup does not check clean:\n${renderReport(src, report)}`, 'SRC');
     // An empty directory (checked above) gives way to the restored one.
     if (existsSync(target)) rmdirSync(target);
     renameSync(staging, target);

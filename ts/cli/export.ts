@@ -3,8 +3,9 @@ import { resolve } from 'node:path';
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
+import { CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
-import { stored, writePackage } from './package.js';
+import { PackageError, stored, writePackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
 /** Arguments of `cairn export DIR`. */
@@ -20,11 +21,6 @@ export interface ExportArgs {
 const PAGE = 5000;
 
 type Page = { records: Record<string, unknown>[]; next: string | null };
-
-function fail(message: string, code = 1): number {
-  process.stderr.write(`cairn export: ${message}\n`);
-  return code;
-}
 
 /** Every record of the scope, header first, page by page from `page`. */
 async function allRecords(page: (cursor: string | undefined) => Promise<Page>): Promise<Record<string, unknown>[]> {
@@ -46,11 +42,11 @@ async function allRecords(page: (cursor: string | undefined) => Promise<Page>): 
  * then follow the node's policy; the header counts any withheld), else on the store directly.
  */
 export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  if ((a.scopes?.length ?? 0) > 1) return fail('--scope: give one scope', 2);
+  if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
   const user = a.user ?? 'default';
   const scope = a.scopes?.[0] ?? 'default';
   const problem = userScopeProblem(user, scope);
-  if (problem !== null) return fail(problem, 2);
+  if (problem !== null) throw new CliFailure('VALIDATION_ERROR', problem, EXIT_UNUSABLE);
   const dir = resolve(a.dir);
   try {
     const node = findRunningNode(a.dataDir);
@@ -73,7 +69,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
         records = await allRecords(async (cursor) => {
           const body = { limit: PAGE, allAgents: true, allowPrivate: true, includePrivate: true, cursor };
           const reply = await store.knowledge('export', caller, body);
-          if (reply.error !== undefined) throw new Error(JSON.stringify(reply.error));
+          if (reply.error !== undefined) throw refusedBy(reply);
           return reply as unknown as Page;
         });
       } finally {
@@ -89,6 +85,8 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
     );
     return 0;
   } catch (err) {
-    return fail(err instanceof Error ? err.message : String(err));
+    // The package's own refusal (DIR not empty) is about what the user gave, not a fault.
+    if (err instanceof PackageError) throw new CliFailure('VALIDATION_ERROR', err.message, 1, [{ field: 'DIR' }]);
+    throw err;
   }
 }

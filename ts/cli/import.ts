@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { type FileImported, importLines } from '../service/import-file.js';
+import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { type Manifest, PackageError, readPackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
@@ -19,11 +20,6 @@ export interface ImportArgs {
 /** The agent recorded on what `cairn import` stores when it opens the store itself. */
 export const CLI_AGENT = 'cli';
 
-function fail(message: string, code = 1): number {
-  process.stderr.write(`cairn import: ${message}\n`);
-  return code;
-}
-
 /** Sends the file to a running node's admin import route. */
 async function throughNode(url: string, token: string, query: Record<string, string>, body: Buffer) {
   const res = await fetch(`${url}/v1/admin/import?${new URLSearchParams(query)}`, {
@@ -32,10 +28,7 @@ async function throughNode(url: string, token: string, query: Record<string, str
     body,
   });
   const json = (await res.json()) as Record<string, unknown>;
-  if (!res.ok) {
-    const err = json.error as { code?: string; message?: string } | undefined;
-    throw new Error(`${err?.code ?? res.status}: ${err?.message ?? 'request failed'}`);
-  }
+  if (!res.ok) throw refusedBy(json, res.status);
   return json as unknown as FileImported;
 }
 
@@ -64,7 +57,7 @@ function summary(r: FileImported): string {
  * 2 on bad usage.
  */
 export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  if ((a.scopes?.length ?? 0) > 1) return fail('--scope: give one scope', 2);
+  if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
   let body: Buffer;
   let pkg: Manifest | null = null;
   try {
@@ -73,38 +66,40 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
         ({ manifest: pkg, lines: body } = readPackage(a.file));
       } catch (err) {
         if (!(err instanceof PackageError)) throw err;
-        return fail(`${a.file}: the package does not verify, nothing was stored: ${err.message}`);
+        const message = `${a.file}: the package does not verify, nothing was stored: ${err.message}`;
+        throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: err.message }]);
       }
     } else {
       body = await readFile(a.file);
     }
   } catch (err) {
-    return fail(`${a.file}: ${err instanceof Error ? err.message : String(err)}`, 2);
+    if (err instanceof CliFailure) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new CliFailure('VALIDATION_ERROR', `${a.file}: ${message}`, EXIT_UNUSABLE, [{ field: 'PATH', message }]);
   }
   const user = a.user ?? pkg?.source.user ?? 'default';
   const scope = a.scopes?.[0] ?? pkg?.source.scope ?? 'default';
   const problem = userScopeProblem(user, scope);
-  if (problem !== null) return fail(problem, 2);
+  if (problem !== null) throw new CliFailure('VALIDATION_ERROR', problem, EXIT_UNUSABLE);
   const emptyOnly = pkg !== null;
   let result: FileImported;
-  try {
-    const node = findRunningNode(a.dataDir);
-    if (node !== null) {
-      const token = env.CAIRN_ADMIN_TOKEN;
-      if (token === undefined || token === '') {
-        return fail(`a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`);
-      }
-      result = await throughNode(node.url, token, { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) }, body);
-    } else {
-      const store = await Store.open(a.dataDir);
-      try {
-        result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { emptyOnly });
-      } finally {
-        await store.close();
-      }
+  const node = findRunningNode(a.dataDir);
+  if (node !== null) {
+    const token = env.CAIRN_ADMIN_TOKEN;
+    if (token === undefined || token === '') {
+      throw new CliFailure(
+        'UNAUTHENTICATED',
+        `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
+      );
     }
-  } catch (err) {
-    return fail(err instanceof Error ? err.message : String(err));
+    result = await throughNode(node.url, token, { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) }, body);
+  } else {
+    const store = await Store.open(a.dataDir);
+    try {
+      result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { emptyOnly });
+    } finally {
+      await store.close();
+    }
   }
   process.stdout.write(a.json ? `${JSON.stringify(result)}\n` : summary(result));
   return result.skipped.length > 0 ? 1 : 0;

@@ -2,17 +2,17 @@ import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node.js';
 import { privateDataDir } from '../server/private-dir.js';
+import { CliFailure, usage } from './failure.js';
 
 /**
  * `cairn init`: creates the store and its admin token, printed once (`--json`:
  * `{"dataDir","token"}`). `CAIRN_ADMIN_TOKEN` is used as the token when set. Refuses when a node
- * holds the store or a live token already exists.
+ * holds the store or a live token already exists (a CliFailure, said by `run`).
  */
 export async function runInit(dataDir: string, json: boolean, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const running = findRunningNode(dataDir);
   if (running !== null) {
-    process.stderr.write(`cairn init: a node is running on ${dataDir} (${running.url}); it is initialised\n`);
-    return 1;
+    throw new CliFailure('VALIDATION_ERROR', `a node is running on ${dataDir} (${running.url}); it is initialised`, 1);
   }
   const dirWarning = privateDataDir(dataDir);
   if (dirWarning !== null) process.stderr.write(`cairn init: warning: ${dirWarning}\n`);
@@ -20,15 +20,15 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   try {
     const tokens = new Tokens(store);
     if (await tokens.any()) {
-      process.stderr.write(
-        `cairn init: ${dataDir} already has tokens; make more with \`cairn token create --agent NAME\`\n`,
+      throw new CliFailure(
+        'VALIDATION_ERROR',
+        `${dataDir} already has tokens; make more with \`cairn token create --agent NAME\``,
+        1,
       );
-      return 1;
     }
     const seed = env.CAIRN_ADMIN_TOKEN;
     if (seed !== undefined && seed !== '' && seed.length < 32) {
-      process.stderr.write('cairn init: CAIRN_ADMIN_TOKEN must be at least 32 characters\n');
-      return 2;
+      throw usage('CAIRN_ADMIN_TOKEN', 'must be at least 32 characters');
     }
     const { token } = await tokens.create({ agent: 'admin', role: 'admin' }, seed || undefined);
     process.stdout.write(

@@ -13,7 +13,7 @@ export interface LinkOptions {
 }
 
 /** Whether `err` (or an error inside it) is a refused TCP connection: nothing reached the node. */
-function refused(err: unknown, depth = 0): boolean {
+export function refused(err: unknown, depth = 0): boolean {
   if (typeof err !== 'object' || err === null || depth > 4) return false;
   const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
   if (e.code === 'ECONNREFUSED') return true;

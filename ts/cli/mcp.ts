@@ -10,12 +10,16 @@ import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelc
 import { protocolError } from '../server/mcp-tools.js';
 import { findRunningNode, VERSION } from '../server/node.js';
 import { NodeLink } from './mcp-link.js';
+import { asToolError, cannotConnect, nodeRefusal } from './mcp-refusal.js';
 
 /** Arguments of `cairn mcp`. */
 export interface McpArgs {
   dataDir: string;
   url: string | undefined;
 }
+
+/** The JSON-RPC code (implementation-defined server error range) of a request the node refused. */
+const REFUSED = -32001;
 
 const say = (line: string) => process.stderr.write(`cairn mcp: ${line}\n`);
 
@@ -59,9 +63,17 @@ async function startBackgroundNode(dataDir: string): Promise<{ url: string } | {
   }
 }
 
-/** A protocol error from the node, passed on as the node sent it (without the client's prefix). */
+/**
+ * A protocol error from the node, passed on as the node sent it (without the client's prefix); a
+ * refusal by the node's HTTP layer (say, a revoked token on `tools/list`) as its §3 error's text.
+ */
 function unwrap(err: unknown): never {
   if (err instanceof McpError) throw protocolError(err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data);
+  const refusal = nodeRefusal(err);
+  if (refusal !== null) {
+    const { code, message } = refusal.body.error;
+    throw protocolError(REFUSED, `${code}: ${message}`, refusal.body);
+  }
   throw err;
 }
 
@@ -104,7 +116,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   try {
     await link.connect();
   } catch (err) {
-    say(`cannot reach the node at ${url}: ${err instanceof Error ? err.message : String(err)}`);
+    say(cannotConnect(err, url, args.dataDir));
     return 1;
   }
   const instructions = link.instructions();
@@ -113,7 +125,11 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     { capabilities: { tools: { listChanged: false } }, ...(instructions === undefined ? {} : { instructions }) },
   );
   server.setRequestHandler(ListToolsRequestSchema, (req) => link.request((c) => c.listTools(req.params)).catch(unwrap));
-  server.setRequestHandler(CallToolRequestSchema, (req) => link.request((c) => c.callTool(req.params)).catch(unwrap));
+  // A refused or unreachable node answers a tool call as a tool error (DESIGN.md §3), not a
+  // transport failure the client shows as raw text.
+  server.setRequestHandler(CallToolRequestSchema, (req) =>
+    link.request((c) => c.callTool(req.params)).catch((err: unknown) => asToolError(err, last) ?? unwrap(err)),
+  );
   const done = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });

@@ -7,6 +7,7 @@ import { Store } from '../engine/store.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
+import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 
 /** Arguments of `cairn memories list|show|history|forget`. */
@@ -25,7 +26,14 @@ export interface MemoriesArgs {
 
 type Body = Record<string, unknown>;
 
-class Usage extends Error {}
+/** The CLI option that carries each field of a notes verb's input, as the user typed it. */
+const OPTION: Record<string, string> = {
+  key: 'KEY',
+  visibility: '--visibility',
+  taskId: '--task',
+  kind: '--kind',
+  query: '--query',
+};
 
 /** Runs a notes verb: through the running node with the admin token, or on the store directly. */
 type Call = (verb: NotesVerb | 'export', body: Body) => Promise<Body>;
@@ -48,7 +56,7 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
           : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope }),
     );
   }
-  if (!existsSync(join(a.dataDir, 'data.cairn'))) throw new Usage(`no store at ${a.dataDir}`);
+  if (!existsSync(join(a.dataDir, 'data.cairn'))) throw new CliFailure('NOT_FOUND', `no store at ${a.dataDir}`, 2);
   const store = await Store.open(a.dataDir);
   const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
   try {
@@ -58,8 +66,7 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
         verb === 'export'
           ? await store.knowledge('export', caller, { ...body, allowPrivate: true, allAgents: true })
           : await store.notes(verb, caller, { ...body, allowPrivate: true });
-      const err = reply.error as { code?: string; message?: string } | undefined;
-      if (err !== undefined) throw new Error(`${err.code ?? 'refused'}: ${err.message ?? ''}`);
+      if (reply.error !== undefined) throw refusedBy(reply);
       return reply;
     });
   } finally {
@@ -86,7 +93,7 @@ function checked<T extends { safeParse: (v: unknown) => { success: boolean; erro
   const r = schema.safeParse(body);
   if (!r.success) {
     const i = r.error?.issues[0] as { path?: (string | number)[]; message?: string } | undefined;
-    throw new Usage(`${String(i?.path?.[0] ?? 'input')}: ${i?.message ?? 'invalid'}`);
+    throw usage(OPTION[String(i?.path?.[0])] ?? 'KEY', i?.message ?? 'invalid');
   }
   return body;
 }
@@ -142,54 +149,49 @@ const line = (n: Body) =>
  */
 export async function runMemories(sub: string, a: MemoriesArgs, env = process.env): Promise<number> {
   const out = (value: Body, text: string) => process.stdout.write(a.json ? `${JSON.stringify(value)}\n` : text);
-  try {
-    if ((a.scopes?.length ?? 0) > 1) throw new Usage('--scope: give one scope');
-    if (sub === 'list' && a.key === undefined) {
-      const filters: Body = {
-        ...address(a),
-        ...(a.kind === undefined ? {} : { kind: a.kind }),
-        ...(a.query === undefined ? {} : { query: a.query }),
-      };
-      checked(NoteListInput, filters);
-      const notes = await withCaller(a, env, (call) =>
-        a.query === undefined ? everyNote(call, a) : byQuery(call, filters),
-      );
-      out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
-      return 0;
-    }
-    if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
-      throw new Usage('give list, or show|history|forget KEY (see cairn --help)');
-    }
-    const key = a.key;
-    const body = checked(HistoryInput, { key, ...address(a) });
-    if (sub === 'show') {
-      const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
-      const notes = (r.notes ?? []) as Body[];
-      if (notes.length === 0) throw new Error(`no note with key ${key} here`);
-      out({ notes }, `${notes.map((n) => JSON.stringify(n, null, 2)).join('\n')}\n`);
-      return 0;
-    }
-    if (sub === 'history') {
-      const events = await withCaller(a, env, async (call) => {
-        const all: Body[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await call('history', { ...body, ...(cursor === undefined ? {} : { cursor }) });
-          all.push(...((page.events ?? []) as Body[]));
-          cursor = (page.nextCursor as string | null | undefined) ?? undefined;
-        } while (cursor !== undefined);
-        return all;
-      });
-      if (events.length === 0) throw new Error(`no history for key ${key} here`);
-      const text = events.map((e) => `${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`).join('\n');
-      out({ events }, `${text}\n`);
-      return 0;
-    }
-    const r = await withCaller(a, env, (call) => call('note_forget', body));
-    out(r, `${String(r.state ?? 'forgotten')}: ${key}\n`);
+  if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
+  if (sub === 'list' && a.key === undefined) {
+    const filters: Body = {
+      ...address(a),
+      ...(a.kind === undefined ? {} : { kind: a.kind }),
+      ...(a.query === undefined ? {} : { query: a.query }),
+    };
+    checked(NoteListInput, filters);
+    const notes = await withCaller(a, env, (call) =>
+      a.query === undefined ? everyNote(call, a) : byQuery(call, filters),
+    );
+    out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
     return 0;
-  } catch (err) {
-    process.stderr.write(`cairn memories ${sub}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return err instanceof Usage ? 2 : 1;
   }
+  if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
+    throw new CliFailure('VALIDATION_ERROR', 'give list, or show|history|forget KEY (see cairn --help)', 2);
+  }
+  const key = a.key;
+  const body = checked(HistoryInput, { key, ...address(a) });
+  if (sub === 'show') {
+    const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
+    const notes = (r.notes ?? []) as Body[];
+    if (notes.length === 0) throw new CliFailure('NOT_FOUND', `no note with key ${key} here`);
+    out({ notes }, `${notes.map((n) => JSON.stringify(n, null, 2)).join('\n')}\n`);
+    return 0;
+  }
+  if (sub === 'history') {
+    const events = await withCaller(a, env, async (call) => {
+      const all: Body[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await call('history', { ...body, ...(cursor === undefined ? {} : { cursor }) });
+        all.push(...((page.events ?? []) as Body[]));
+        cursor = (page.nextCursor as string | null | undefined) ?? undefined;
+      } while (cursor !== undefined);
+      return all;
+    });
+    if (events.length === 0) throw new CliFailure('NOT_FOUND', `no history for key ${key} here`);
+    const text = events.map((e) => `${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`).join('\n');
+    out({ events }, `${text}\n`);
+    return 0;
+  }
+  const r = await withCaller(a, env, (call) => call('note_forget', body));
+  out(r, `${String(r.state ?? 'forgotten')}: ${key}\n`);
+  return 0;
 }

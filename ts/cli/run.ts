@@ -2,13 +2,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { VERSION } from '../server/node.js';
 import { openApiDocument } from '../server/openapi.js';
-import { EXIT_FAILED, runCheck } from './check.js';
+import { runCheck } from './check.js';
 import { runConnect } from './connect.js';
 import { resolveDataDir } from './data-dir.js';
 import { runDatabase } from './database.js';
 import { runDemo } from './demo.js';
 import { runDoctor } from './doctor.js';
 import { runExport } from './export.js';
+import { asFailure, CliFailure, EXIT_UNUSABLE, report } from './failure.js';
 import { runImport } from './import.js';
 import { runInit } from './init.js';
 import { runMcp } from './mcp.js';
@@ -61,32 +62,61 @@ Usage:
 
 Options:
   --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
-  --json           print one JSON object
+  --json           print one JSON object, a failure too: {"error":{"code","message","details"}}
 
 While a node runs, token, export, import, check, backup and compact go through its admin API with
 $CAIRN_ADMIN_TOKEN (restore refuses: stop the node first).
 Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
 
-/** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
+/** The commands that take a subcommand or target, named with it when they fail (`cairn token: …`). */
+const NAMED_WITH_ARG = ['memories', 'database', 'connect'];
+
+/**
+ * Runs the CLI with `argv` (without node and the script) and returns the exit code. Every failure
+ * reaches the one `report` (failure.ts): with `--json` it is a §3 error object on stdout.
+ */
 export async function run(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (err) {
-    process.stderr.write(`cairn: ${err instanceof Error ? err.message : String(err)}\n\n${HELP}`);
-    return EXIT_FAILED;
+    // The flags did not parse, so `--json` is looked for by hand.
+    return badUsage(argv.includes('--json'), err instanceof Error ? err.message : String(err));
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
+  const json = values.json ?? false;
   if (values.help || command === undefined || command === 'help') {
     process.stdout.write(HELP);
-    return command === undefined && !values.help ? EXIT_FAILED : 0;
+    return command === undefined && !values.help ? EXIT_UNUSABLE : 0;
   }
+  const where = NAMED_WITH_ARG.includes(command) && rest[0] !== undefined ? `${command} ${rest[0]}` : command;
+  try {
+    const code = await dispatch(command, rest, values);
+    if (code !== null) return code;
+  } catch (err) {
+    return report(where, json, asFailure(err));
+  }
+  return badUsage(json, `unknown command ${JSON.stringify(positionals.join(' '))}`);
+}
+
+/** Bad usage: the help after the reason, or with `--json` only the error object. */
+function badUsage(json: boolean, message: string): number {
+  if (json) return report('', true, new CliFailure('VALIDATION_ERROR', message, EXIT_UNUSABLE));
+  process.stderr.write(`cairn: ${message}\n\n${HELP}`);
+  return EXIT_UNUSABLE;
+}
+
+/** Runs the command `positionals` name; null when they name none. */
+async function dispatch(
+  command: string,
+  rest: string[],
+  values: ReturnType<typeof parse>['values'],
+): Promise<number | null> {
   if (command === 'check' && rest.length === 0) {
     const outcome = await runCheck(resolveDataDir(values['data-dir']), values.json ?? false);
     process.stdout.write(outcome.stdout);
-    process.stderr.write(outcome.stderr);
     return outcome.exitCode;
   }
   const dataDir = resolveDataDir(values['data-dir']);
@@ -154,8 +184,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(openApiDocument(VERSION), null, 2)}\n`);
     return 0;
   }
-  process.stderr.write(`cairn: unknown command ${JSON.stringify(positionals.join(' '))}\n\n${HELP}`);
-  return EXIT_FAILED;
+  return null;
 }
 
 function parse(argv: string[]) {

@@ -1,4 +1,5 @@
-import { startNode } from '../server/node.js';
+import { StoreError } from '../engine/errors.js';
+import { findRunningNode, type NodeFile, startNode } from '../server/node.js';
 
 /** `cairn serve` options after flags and environment are merged. */
 export interface ServeArgs {
@@ -26,9 +27,21 @@ function refusal(profile: string, rateLimit: string | undefined): string | null 
   return null;
 }
 
+/** What a user does instead of opening a store a node already serves (DESIGN.md §4). */
+const THROUGH_THE_NODE =
+  'CLI commands (token, memories, export, import, check, backup, compact) go through that node with ' +
+  'CAIRN_ADMIN_TOKEN; stop it (SIGTERM) before starting another on this store';
+
+/** Why a second node does not start on a store `holder` serves: who holds it and what to do. */
+function heldBy(dataDir: string, holder: NodeFile): string {
+  return `${dataDir} is already served by the node at ${holder.url} (pid ${holder.pid}); ${THROUGH_THE_NODE}`;
+}
+
 /**
  * Runs a node until SIGTERM/SIGINT, then shuts down gracefully: stops accepting, lets in-flight
- * requests and writes finish, closes the store, removes `node.json`. Resolves with the exit code.
+ * requests and writes finish, closes the store, removes `node.json`. Resolves with the exit code:
+ * 2 when it could not start (bad options, a store another node holds, a port in use), 1 when the
+ * shutdown failed.
  */
 export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const host = args.host ?? env.CAIRN_HOST ?? '127.0.0.1';
@@ -41,6 +54,11 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
   const refused = refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT);
   if (refused !== null) {
     process.stderr.write(`cairn serve: ${refused}\n`);
+    return 2;
+  }
+  const holder = findRunningNode(args.dataDir);
+  if (holder !== null) {
+    process.stderr.write(`cairn serve: ${heldBy(args.dataDir, holder)}\n`);
     return 2;
   }
   let node: Awaited<ReturnType<typeof startNode>>;
@@ -56,8 +74,11 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       allowPrivate: env.CAIRN_ALLOW_PRIVATE === '1' || env.CAIRN_ALLOW_PRIVATE === 'true',
     });
   } catch (err) {
-    process.stderr.write(`cairn serve: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    // A node that did not start could not run (exit 2, as --help says), whatever stopped it.
+    const message = err instanceof Error ? err.message : String(err);
+    const held = err instanceof StoreError && err.code === 'STORE_LOCKED';
+    process.stderr.write(`cairn serve: ${message}${held ? `; if that process is a node, ${THROUGH_THE_NODE}` : ''}\n`);
+    return 2;
   }
   process.stderr.write(`cairn: serving ${args.dataDir} at ${node.url} (MCP: ${node.url}/v1/mcp)\n`);
   // A wider bind is announced by every URL that reaches it, and the Host names it accepts are these.

@@ -4,6 +4,7 @@ import { TokenCreateInput } from '../protocol/admin.js';
 import { findRunningNode } from '../server/node.js';
 import { adminCall } from './admin-client.js';
 import { parseExpires } from './expires.js';
+import { asFailure, CliFailure, usage } from './failure.js';
 
 /** Arguments of `cairn token create|list|revoke`. */
 export interface TokenArgs {
@@ -28,10 +29,14 @@ async function withTokens<T>(dataDir: string, fn: (t: Tokens) => Promise<T>): Pr
   }
 }
 
-function fail(message: string, code = 1): number {
-  process.stderr.write(`cairn token: ${message}\n`);
-  return code;
-}
+/** The CLI option that carries each field of the token input, as the user typed it. */
+const OPTION: Record<string, string> = {
+  agent: '--agent',
+  user: '--user',
+  scopes: '--scope',
+  role: '--role',
+  expiresAt: '--expires',
+};
 
 /**
  * `cairn token create|list|revoke`: through the running node's admin API (admin token from
@@ -42,8 +47,9 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
   const admin = env.CAIRN_ADMIN_TOKEN;
   try {
     if (sub === 'create') {
+      if (a.agent === undefined) throw usage('--agent', 'required: the agent the token is for');
       const expires = a.expires === undefined ? undefined : parseExpires(a.expires);
-      if (expires !== undefined && 'error' in expires) return fail(`--expires: ${expires.error}`, 2);
+      if (expires !== undefined && 'error' in expires) throw usage('--expires', expires.error);
       const parsed = TokenCreateInput.safeParse({
         agent: a.agent,
         ...(a.user === undefined ? {} : { user: a.user }),
@@ -53,7 +59,7 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
       });
       if (!parsed.success) {
         const i = parsed.error.issues[0];
-        return fail(`--${String(i?.path[0] ?? 'agent')}: ${i?.message ?? 'invalid'}`, 2);
+        throw usage(OPTION[String(i?.path[0])] ?? '--agent', i?.message ?? 'invalid');
       }
       const made =
         node !== null
@@ -95,19 +101,23 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
       return 0;
     }
     if (sub === 'revoke') {
-      if (a.id === undefined) return fail('revoke needs the token id (see `cairn token list`)', 2);
+      if (a.id === undefined) throw usage('ID', 'revoke needs the token id (see `cairn token list`)');
       const id = a.id;
       const revoked =
         node !== null
           ? ((await adminCall(node, admin, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`))
               .revoked as TokenInfo)
           : await withTokens(a.dataDir, (t) => t.revoke(id));
-      if (revoked === null) return fail(`no token has id ${id}`);
+      if (revoked === null) throw new CliFailure('NOT_FOUND', `no token has id ${id}`);
       process.stdout.write(a.json ? `${JSON.stringify({ revoked })}\n` : `revoked ${id}\n`);
       return 0;
     }
-    return fail(`unknown subcommand ${JSON.stringify(sub)}; use create, list or revoke`, 2);
+    throw new CliFailure(
+      'VALIDATION_ERROR',
+      `unknown subcommand ${JSON.stringify(sub)}; use create, list or revoke`,
+      2,
+    );
   } catch (err) {
-    return fail(err instanceof Error ? err.message : String(err));
+    throw asFailure(err);
   }
 }

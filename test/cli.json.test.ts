@@ -1,0 +1,91 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { cairn, tempDir } from './helpers.js';
+
+// `--json` means one JSON object on stdout whatever happens: every command that takes it says a
+// failure as DESIGN.md §3's `{"error":{code,message,details}}`, with the exit code the text form has.
+
+let root: string;
+let cleanup: () => Promise<void>;
+let data: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir('cli-json'));
+  data = join(root, 'data');
+  const home = join(root, 'home');
+  env = { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CODEX_HOME: join(home, '.codex'), CAIRN_DATA_DIR: data };
+  mkdirSync(home);
+  expect((await cairn(['init'], env)).code).toBe(0);
+  // Targets that are taken: a non-empty directory, a client config that already has a cairn entry.
+  mkdirSync(join(root, 'full'));
+  writeFileSync(join(root, 'full', 'x'), 'x');
+  writeFileSync(join(home, '.claude.json'), JSON.stringify({ mcpServers: { cairn: { command: 'x' } } }));
+});
+afterAll(async () => {
+  await cleanup();
+});
+
+const none = () => join(root, 'none');
+
+it.each<[string, () => string[], number, string, string]>([
+  ['init, already initialised', () => ['init'], 1, 'VALIDATION_ERROR', 'already has tokens'],
+  ['token create without --agent', () => ['token', 'create'], 2, 'VALIDATION_ERROR', '--agent'],
+  [
+    'token create --scope x:y',
+    () => ['token', 'create', '--agent', 'a', '--scope', 'x:y'],
+    2,
+    'VALIDATION_ERROR',
+    '--scope:',
+  ],
+  ['token revoke of no token', () => ['token', 'revoke', 'nope'], 1, 'NOT_FOUND', 'no token has id nope'],
+  ['token, unknown subcommand', () => ['token', 'mint'], 2, 'VALIDATION_ERROR', 'unknown subcommand'],
+  ['memories show of no note', () => ['memories', 'show', 'nope'], 1, 'NOT_FOUND', 'no note with key nope'],
+  [
+    'memories with two scopes',
+    () => ['memories', 'list', '--scope', 'a', '--scope', 'b'],
+    2,
+    'VALIDATION_ERROR',
+    '--scope',
+  ],
+  ['export into a non-empty dir', () => ['export', join(root, 'full')], 1, 'VALIDATION_ERROR', 'not empty'],
+  ['import of nothing', () => ['import', none()], 2, 'VALIDATION_ERROR', 'ENOENT'],
+  ['connect, entry exists', () => ['connect', 'claude'], 1, 'VALIDATION_ERROR', '--force'],
+  ['connect, unknown client', () => ['connect', 'emacs'], 2, 'VALIDATION_ERROR', 'give one of'],
+  ['check of no store', () => ['check', '--data-dir', none()], 2, 'NOT_FOUND', 'no store at'],
+  ['database check of no store', () => ['database', 'check', '--data-dir', none()], 2, 'NOT_FOUND', 'no store'],
+  ['database backup onto a store', () => ['database', 'backup', data], 1, 'VALIDATION_ERROR', 'already holds'],
+  ['database restore over a store', () => ['database', 'restore', data], 1, 'VALIDATION_ERROR', 'already holds'],
+  ['database compact of no store', () => ['database', 'compact', '--data-dir', none()], 1, 'NOT_FOUND', 'no store'],
+  ['an unknown command', () => ['frobnicate'], 2, 'VALIDATION_ERROR', 'unknown command'],
+  ['an unknown option', () => ['token', 'list', '--frob'], 2, 'VALIDATION_ERROR', '--frob'],
+])('%s: one §3 error object on stdout, the text form’s exit code', async (_label, args, exit, code, says) => {
+  const text = await cairn(args(), env);
+  expect(text.code, text.stderr).toBe(exit);
+  expect(text.stderr).toContain(says);
+  const r = await cairn([...args(), '--json'], env);
+  expect(r.code).toBe(exit);
+  expect(r.stderr).toBe('');
+  const lines = r.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  const body = JSON.parse(lines[0] as string) as { error: { code: string; message: string; details: unknown[] } };
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(body.error.code).toBe(code);
+  expect(body.error.message).toContain(says);
+  expect(Array.isArray(body.error.details)).toBe(true);
+});
+
+it('an option error names the option the user typed, not the field behind it', async () => {
+  const r = await cairn(['token', 'create', '--agent', 'a', '--scope', 'x:y', '--json'], env);
+  const { error } = JSON.parse(r.stdout) as { error: { message: string; details: { field: string }[] } };
+  expect(error.message).not.toContain('--scopes');
+  expect(error.details[0]?.field).toBe('--scope');
+  const text = await cairn(['token', 'create', '--agent', 'a', '--scope', 'x:y'], env);
+  expect(text.stderr).not.toContain('--scopes');
+  const task = await cairn(['memories', 'show', 'k', '--task', ''], env);
+  expect(task.code).toBe(2);
+  expect(task.stderr).toContain('--task');
+});

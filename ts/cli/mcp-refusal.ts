@@ -1,0 +1,80 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { type ErrorBody, isErrorCode } from '../protocol/errors.js';
+import { refused } from './mcp-link.js';
+
+// What `cairn mcp` says when its node refuses it or is not there: the SDK's transport errors carry
+// the node's JSON error inside a text ("Streamable HTTP error: Error POSTing to endpoint: {…}") or
+// are a bare "fetch failed"; a person and a model each need what happened and what to do instead.
+
+/** Where the bridge's token comes from, and how to make another one. */
+const NEW_TOKEN =
+  'make a new token with `cairn token create --agent NAME` (CAIRN_ADMIN_TOKEN set while a node runs) or ' +
+  '`cairn connect CLIENT --force`, and give it to `cairn mcp` as CAIRN_TOKEN (in the client config’s env)';
+
+/** The node's DESIGN.md §3 error inside a transport error, with its HTTP status; else null. */
+export function nodeRefusal(err: unknown): { status: number; body: ErrorBody } | null {
+  if (!(err instanceof StreamableHTTPError) || err.code === undefined || err.code < 400) return null;
+  const at = err.message.indexOf('{');
+  if (at < 0) return null;
+  try {
+    const body = JSON.parse(err.message.slice(at)) as Partial<ErrorBody>;
+    if (!isErrorCode(body.error?.code)) return null;
+    return { status: err.code, body: body as ErrorBody };
+  } catch {
+    return null;
+  }
+}
+
+/** What to do about a refusal with `code`, for the token the bridge was given. */
+function remedy(code: string): string {
+  if (code === 'UNAUTHENTICATED') return NEW_TOKEN;
+  if (code === 'FORBIDDEN') {
+    return 'CAIRN_TOKEN is not allowed this user or scope (CAIRN_USER, CAIRN_SCOPE): use a token made for them';
+  }
+  return '';
+}
+
+/** Why the bridge's first session with the node at `url` did not open, said with what to run. */
+export function cannotConnect(err: unknown, url: string, dataDir: string): string {
+  const refusal = nodeRefusal(err);
+  if (refusal !== null) {
+    const { code, message } = refusal.body.error;
+    const then = remedy(code);
+    return `the node at ${url} is running but refused CAIRN_TOKEN: ${code}: ${message}${then === '' ? '' : `; ${then}`}`;
+  }
+  if (refused(err)) {
+    return (
+      `no node is running at ${url} (connection refused): start one with \`cairn serve --data-dir ${dataDir}\` ` +
+      '(--port for another port), or leave out --url and `cairn mcp` starts one on the data dir'
+    );
+  }
+  const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+  return `cannot reach the node at ${url}: ${why}`;
+}
+
+/**
+ * A tool call's failure as the tool error of DESIGN.md §3 (`isError` with the JSON body), when the
+ * node refused the bridge (a revoked token, a rate limit) or is gone: the model reads the same
+ * shape as any refusal of the node's, with what the user has to do. Null for other failures.
+ */
+export function asToolError(err: unknown, url: string) {
+  const refusal = nodeRefusal(err);
+  let body: ErrorBody | null = null;
+  if (refusal !== null) {
+    const { code, message, details } = refusal.body.error;
+    const then = remedy(code);
+    body = { error: { code, message: then === '' ? message : `${message}; ${then}`, details } };
+  } else if (refused(err)) {
+    const message = `no node is running at ${url}; the user starts it with \`cairn serve\``;
+    body = { error: { code: 'UNAVAILABLE', message, details: [] } };
+  }
+  if (body === null) return null;
+  // As the node answers a refused call: the JSON as structuredContent and as one text block.
+  const structured = body as unknown as Record<string, unknown>;
+  return {
+    content: [{ type: 'text' as const, text: JSON.stringify(body) }],
+    structuredContent: structured,
+    isError: true,
+  };
+}
