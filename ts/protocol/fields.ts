@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { ILL_FORMED, LONE_SURROGATE } from './unicode.js';
+
 // Field types shared by the verb schemas. Each carries the rule DESIGN.md states, so a refusal
 // names the field (zod's path) and says what was expected.
 
@@ -14,7 +16,6 @@ export const Id = z
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 // Lone surrogates cannot be stored as UTF-8; control characters in a name break its keys and display.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -23,7 +24,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export const Name256 = z
   .string()
   .min(1)
-  .refine(wellFormed, 'must be well-formed Unicode (no lone surrogates)')
+  .refine(wellFormed, ILL_FORMED)
   .refine((s) => !CONTROL.test(s), 'must not contain control characters')
   .refine((s) => utf8Bytes(s) <= 256, 'at most 256 bytes')
   .refine((s) => !s.includes(':'), 'must not contain ":"');
@@ -62,7 +63,7 @@ export function text(maxBytes: number, min = 1) {
   return z
     .string()
     .min(min)
-    .refine(wellFormed, 'must be well-formed Unicode (no lone surrogates)')
+    .refine(wellFormed, ILL_FORMED)
     .refine((s) => utf8Bytes(s) <= maxBytes, `at most ${maxBytes} bytes`);
 }
 

@@ -98,7 +98,9 @@ const FactRef = z.union([z.strictObject({ id: Id }), z.strictObject({ from: NAME
 const NoteRef = z.strictObject({
   key: text(512),
   visibility: z.enum(['user', 'task', 'agent']).optional(),
-  taskId: text(256).optional(),
+  taskId: text(256)
+    .optional()
+    .describe('The task of a task note; alone it means visibility task; not with user or agent'),
 });
 const FORGET_FORMS = ['subject', 'fact', 'passage', 'source', 'attribute', 'note', 'all'] as const;
 

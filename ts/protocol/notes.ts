@@ -6,11 +6,13 @@ import { IsoDate, identityFields, name, text } from './fields.js';
 // engine re-checks every rule; these make the tool schemas and OpenAPI say what it accepts.
 
 const KiB = 1024;
-const Key = name(512).describe('The note key, 1–512 bytes, e.g. "preferred_language"');
+const Key = name(512).describe('The note key, 1–512 bytes, not blank, e.g. "preferred_language"');
 const Visibility = z
   .enum(['user', 'task', 'agent'])
   .describe('user: every agent of the user; task: callers sending the same taskId; agent: only you');
 const TaskId = name(256).describe('The task the note or handoff belongs to');
+// Naming a note: a taskId alone means visibility task; beside user or agent it is refused.
+const NoteTaskId = TaskId.describe('The task of a task note; alone it means visibility task; not with user or agent');
 const Kind = z.enum(['user_preference', 'user_fact', 'task_state', 'decision']);
 const Cursor = text(4 * KiB).describe('The nextCursor of the previous page');
 
@@ -24,7 +26,7 @@ export const NoteWriteInput = z.strictObject({
     .describe('Any JSON value but null, ≤ 64 KiB serialised'),
   kind: Kind.optional(),
   visibility: Visibility.optional(),
-  taskId: TaskId.optional(),
+  taskId: NoteTaskId.optional(),
   private: z.boolean().optional(),
   writeMode: z.enum(['replace', 'merge']).optional(),
   expectedVersion: z.int().min(0).optional(),
@@ -53,7 +55,7 @@ export const HistoryInput = z.strictObject({
   ...identityFields,
   key: Key.optional(),
   visibility: Visibility.optional(),
-  taskId: TaskId.optional(),
+  taskId: NoteTaskId.optional(),
   subject: name(1024).optional(),
   fact: z.strictObject({ from: name(1024), to: name(1024), type: name(1024) }).optional(),
   cursor: Cursor.optional(),

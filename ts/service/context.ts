@@ -3,6 +3,7 @@ import type { Store } from '../engine/store.js';
 
 import { ApiError, validationError } from '../protocol/errors.js';
 import { isoToMs } from '../protocol/fields.js';
+import { ILL_FORMED, illFormedPath } from '../protocol/unicode.js';
 import type { Principal } from './identity.js';
 
 /** What the node knows about itself, for memory_status and whoami. */
@@ -27,6 +28,13 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     throw new ApiError('VALIDATION_ERROR', '(body): expected a JSON object', [
       { field: '(body)', message: 'expected a JSON object' },
     ]);
+  }
+  // Before the schema: a lone surrogate inside free JSON (a note's value, attributes) would
+  // otherwise reach the engine and fail as unreadable JSON, naming no field.
+  const bad = illFormedPath(input);
+  if (bad !== undefined) {
+    const field = bad.length === 0 ? '(body)' : bad.map(String).join('.');
+    throw new ApiError('VALIDATION_ERROR', `${field}: ${ILL_FORMED}`, [{ field, message: ILL_FORMED }]);
   }
   const r = schema.safeParse(input);
   if (!r.success) throw validationError(r.error);

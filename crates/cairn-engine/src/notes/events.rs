@@ -40,7 +40,7 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let snap = store.snapshot()?;
     let (family, target, also) = match (key, subject, fact) {
         (Some(key), None, None) => {
-            let visibility = Visibility::parse(visibility.as_deref())?;
+            let visibility = Visibility::named(visibility.as_deref(), task_id.as_deref())?;
             ("note", Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?.encode(), None)
         }
         (None, Some(subject), None) => {

@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
     let key = f.string("key")?.ok_or_else(|| invalid("key", "is required"))?;
-    let visibility = Visibility::parse(f.string("visibility")?.as_deref())?;
     let task_id = f.string("taskId")?;
+    let visibility = Visibility::named(f.string("visibility")?.as_deref(), task_id.as_deref())?;
     // The node sends its policy on every notes verb; forgetting does not depend on it.
     f.bool("allowPrivate")?;
     f.finish()?;

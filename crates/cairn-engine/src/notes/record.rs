@@ -47,6 +47,24 @@ impl Visibility {
         }
     }
 
+    /// The visibility a request names with `visibility` and `taskId` together: a `taskId` alone
+    /// means a task note (as the CLI's `--task` does), and a `taskId` beside `user` or `agent` is
+    /// refused, since those notes have no task and dropping it would widen who reads the note.
+    pub(crate) fn named(text: Option<&str>, task_id: Option<&str>) -> Outcome<Visibility> {
+        let visibility = match (text, task_id) {
+            (None, Some(_)) => Visibility::Task,
+            _ => Visibility::parse(text)?,
+        };
+        if visibility != Visibility::Task && task_id.is_some() {
+            let v = visibility.as_str();
+            return Err(invalid(
+                "taskId",
+                format_args!("names a task; {v} notes have no task (send visibility task or omit it)"),
+            ));
+        }
+        Ok(visibility)
+    }
+
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {

@@ -123,6 +123,7 @@ fn every_bad_input_is_refused_by_field_and_changes_nothing() {
         (with(base.clone(), json!({"key": ""})), "key"),
         (with(base.clone(), json!({"key": "x".repeat(513)})), "key"),
         (with(base.clone(), json!({"key": "a\u{0}b"})), "key"),
+        (with(base.clone(), json!({"key": "   "})), "key"),
         (json!({"key": "k", "kind": "user_fact"}), "value"),
         (with(base.clone(), json!({"value": null})), "value"),
         (with(base.clone(), json!({"value": "x".repeat(64 * 1024)})), "value"),
@@ -131,6 +132,8 @@ fn every_bad_input_is_refused_by_field_and_changes_nothing() {
         (with(base.clone(), json!({"visibility": "world"})), "visibility"),
         (with(base.clone(), json!({"visibility": "task"})), "taskId"),
         (with(base.clone(), json!({"visibility": "task", "taskId": ""})), "taskId"),
+        (with(base.clone(), json!({"visibility": "user", "taskId": "T9"})), "taskId"),
+        (with(base.clone(), json!({"visibility": "agent", "taskId": "T9"})), "taskId"),
         (with(base.clone(), json!({"private": true})), "private"),
         (with(base.clone(), json!({"private": true, "allowPrivate": false})), "private"),
         (with(base.clone(), json!({"writeMode": "append"})), "writeMode"),
@@ -961,4 +964,26 @@ fn quick_calls_are_lists_of_one_key() {
     assert!(!quick("note_list", br#"{"kind":"user_fact"}"#), "no key: may scan many notes");
     assert!(!quick("note_list", b"not json"));
     assert!(!quick("history", br#"{"key":"k"}"#));
+}
+
+#[test]
+fn a_task_id_alone_names_a_task_note_on_every_note_verb() {
+    let (_d, store) = fresh();
+    let (a, other) = (agent("claude"), agent("codex"));
+    let receipt = run(&store, &a, "note_write", &with(note("tw", json!(1)), json!({"taskId": "T9"})));
+    assert_eq!((receipt["visibility"].as_str(), receipt["taskId"].as_str()), (Some("task"), Some("T9")), "{receipt}");
+    // Another agent without the task does not see it; naming the task does.
+    assert!(keys(&run(&store, &other, "note_list", &json!({}))).is_empty());
+    assert_eq!(keys(&run(&store, &other, "note_list", &json!({"taskId": "T9"}))), vec!["tw"]);
+    let events = run(&store, &other, "history", &json!({"key": "tw", "taskId": "T9"}));
+    assert_eq!(events["events"].as_array().map(Vec::len), Some(1), "{events}");
+    for visibility in ["user", "agent"] {
+        for verb in ["history", "note_forget"] {
+            let reply = run(&store, &a, verb, &json!({"key": "tw", "visibility": visibility, "taskId": "T9"}));
+            assert_eq!(reply["error"]["details"][0]["field"], "taskId", "{verb} {visibility} → {reply}");
+        }
+    }
+    let forgotten = run(&store, &other, "note_forget", &json!({"key": "tw", "taskId": "T9"}));
+    assert_eq!(forgotten["state"], "forgotten", "{forgotten}");
+    assert!(keys(&run(&store, &a, "note_list", &json!({"taskId": "T9"}))).is_empty());
 }

@@ -46,6 +46,11 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     let mut f = Fields::parse(body)?;
     let input = f.as_value();
     let key = f.string("key")?.ok_or_else(|| invalid("key", "is required"))?;
+    // A blank key names nothing a reader could ask for; reads and forgets still accept one, so a
+    // note written before this rule stays reachable.
+    if key.trim().is_empty() {
+        return Err(invalid("key", "must not be blank"));
+    }
     let value = match f.raw("value") {
         None => return Err(invalid("value", "is required")),
         Some(Value::Null) => return Err(invalid("value", "must not be null (note_forget removes a note)")),
@@ -61,8 +66,8 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     {
         return Err(invalid("kind", format_args!("must be one of {}, got {k:?}", KINDS.join(", "))));
     }
-    let visibility = Visibility::parse(f.string("visibility")?.as_deref())?;
     let task_id = f.string("taskId")?;
+    let visibility = Visibility::named(f.string("visibility")?.as_deref(), task_id.as_deref())?;
     let id = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
     let allow_private = f.bool("allowPrivate")?.unwrap_or(false);
     let private = f.bool("private")?;

@@ -1,0 +1,30 @@
+// Lone surrogates: JSON.parse accepts `"\ud800"`, but such a string has no UTF-8 form, so the
+// engine could neither store it nor read the body it is in. Found here, a refusal names the field.
+
+/** A high surrogate with no low one after it, or a low one with no high one before it. */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The refusal's wording, shared with the schemas' string checks. */
+export const ILL_FORMED = 'must be well-formed Unicode (no lone surrogates)';
+
+/**
+ * The path of the first string in `value` holding a lone surrogate (an object key holding one
+ * names the object), or undefined when every string is well-formed.
+ */
+export function illFormedPath(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = illFormedPath(item, [...path, i]);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [k, item] of Object.entries(value)) {
+    if (LONE_SURROGATE.test(k)) return path;
+    const found = illFormedPath(item, [...path, k]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
