@@ -349,27 +349,7 @@ pub(crate) fn context_with(
         };
         add(&mut fused, (2, s.entity.id, 0), item, Channel::Seed, rank + 1);
     }
-    let mut name = |id: u64| -> Result<String> {
-        if let Some(n) = known_names.get(&id) {
-            return Ok(n.clone());
-        }
-        let n = graph::entity_by_id(snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name);
-        known_names.insert(id, n.clone());
-        Ok(n)
-    };
-    let mut stored = Vec::with_capacity(graph.len());
-    for (n, hop, seed) in graph {
-        let text = format!("{} {} {}", name(n.relation.from)?, n.relation.rel_type, name(n.relation.to)?);
-        let kind = ItemKind::Fact { relation: n.relation, hops: hop };
-        stored.push(Item { kind, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
-    }
-    let mut implied = Vec::with_capacity(derived.len());
-    for (fact, seed) in derived {
-        let text = format!("{} {} {}", name(fact.from)?, fact.rel_type, name(fact.to)?);
-        implied.push(Item { kind: ItemKind::Derived { fact }, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
-    }
-    let asked: BTreeSet<String> = content_words(question).into_iter().flat_map(|(_, terms)| terms).collect();
-    for (rank, item) in context_derived::place(stored, implied, &asked, fact_terms).into_iter().enumerate() {
+    for (rank, item) in graph_items(snap, part, &mut known_names, graph, derived, question)?.into_iter().enumerate() {
         // A derived fact has no id of its own: it is keyed beside the first fact it rests on.
         let key = match &item.kind {
             ItemKind::Derived { fact } => (0, fact.basis[0], u32::try_from(rank + 1).unwrap_or(u32::MAX)),
@@ -405,6 +385,39 @@ pub(crate) fn context_with(
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, seeds, seeding, coverage })
+}
+
+/// The graph channel's items in rank order: the stored facts the walk reached and the facts
+/// derived from the seeds, placed beside what they rest on (`context_derived::place`).
+fn graph_items(
+    snap: &Snapshot,
+    part: &Partition,
+    known_names: &mut HashMap<u64, String>,
+    graph: Vec<(Neighbour, usize, u64)>,
+    derived: Vec<(Derived, u64)>,
+    question: &str,
+) -> Result<Vec<Item>> {
+    let mut name = |id: u64| -> Result<String> {
+        if let Some(n) = known_names.get(&id) {
+            return Ok(n.clone());
+        }
+        let n = graph::entity_by_id(snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name);
+        known_names.insert(id, n.clone());
+        Ok(n)
+    };
+    let mut stored = Vec::with_capacity(graph.len());
+    for (n, hop, seed) in graph {
+        let text = format!("{} {} {}", name(n.relation.from)?, n.relation.rel_type, name(n.relation.to)?);
+        let kind = ItemKind::Fact { relation: n.relation, hops: hop };
+        stored.push(Item { kind, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
+    }
+    let mut implied = Vec::with_capacity(derived.len());
+    for (fact, seed) in derived {
+        let text = format!("{} {} {}", name(fact.from)?, fact.rel_type, name(fact.to)?);
+        implied.push(Item { kind: ItemKind::Derived { fact }, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
+    }
+    let asked: BTreeSet<String> = content_words(question).into_iter().flat_map(|(_, terms)| terms).collect();
+    Ok(context_derived::place(stored, implied, &asked, fact_terms))
 }
 
 /// How strongly each seed stands for what the question asks: how it matched (a full name beats a

@@ -40,8 +40,8 @@ pub(super) fn from_seeds(snap: &Snapshot, part: &Partition, seeds: &[u64], when:
 
 /// The graph channel's order: the stored facts as the walk ranked them, each derived fact placed
 /// right after the last of the stored facts it rests on, or right before the first of them when
-/// it covers more of the question's content terms (`wanted`) than each of them does ("Room 4
-/// part_of Main Hall" answers "Is Room 4 part of Main Hall?" better than either link). So a
+/// it covers more of the question's content terms (`wanted`) than each of them does (`Room 4
+/// part_of Main Hall` answers "Is Room 4 part of Main Hall?" better than either link). So a
 /// derived fact never outranks what it rests on unless it answers better, and then only just. One
 /// whose basis the walk did not reach (hops, the fact cap) goes last. `terms` gives an item's
 /// matching terms.
@@ -86,8 +86,8 @@ mod tests {
     use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use serde_json::{Value, json};
 
-    /// Room 4 part_of Wing B (recorded at 10), Wing B part_of Main Hall (at 20), each said in a
-    /// memo; Ann Lee married_to Bob Stone and Jonas Weber manages Priya Raman (at 30).
+    /// Room 4 `part_of` Wing B (recorded at 10), Wing B `part_of` Main Hall (at 20), each said in a
+    /// memo; Ann Lee `married_to` Bob Stone and Jonas Weber manages Priya Raman (at 30).
     fn hall() -> (tempfile::TempDir, crate::store::Store, crate::knowledge::Partition) {
         let (dir, store, part) = fresh();
         for (at, content, from, to, rel) in [
