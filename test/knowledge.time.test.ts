@@ -157,8 +157,12 @@ describe('a plain read means now', () => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return (r.body.items as { kind: string; text: string }[]).filter((i) => i.kind === 'fact').map((i) => i.text);
     };
-    expect(await facts()).toEqual(['Jonas Weber manages Kai Moss']);
-    expect(await facts({ valid_at: '2099-06-01' })).toEqual(['Jonas Weber manages Priya Raman']);
+    // Each with its inverse reading, derived from what is true at the same moment, after it.
+    expect(await facts()).toEqual(['Jonas Weber manages Kai Moss', 'Kai Moss managed_by Jonas Weber']);
+    expect(await facts({ valid_at: '2099-06-01' })).toEqual([
+      'Jonas Weber manages Priya Raman',
+      'Priya Raman managed_by Jonas Weber',
+    ]);
   });
 });
 

@@ -182,6 +182,7 @@ export const ContextReply = z.object({
     seeds: Count,
     reached: Count,
     facts: Count,
+    derived: Count.describe("Facts derived from the seeds' relations (symmetric, inverse, transitive)"),
     mentioned: Count,
     full_text: Count,
     meaning: Count.nullable(),

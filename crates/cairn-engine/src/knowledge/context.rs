@@ -1,10 +1,14 @@
 //! Context for a question: seeds (stored entities the question names), a traversal of their
 //! relations, the passages that mention what was reached, and full-text matches, fused by
 //! reciprocal rank with a per-item explanation, plus a grounding verdict that says whether one
-//! item covers every content word of the question. Nothing is invented: no item, no answer.
+//! item covers every content word of the question. The graph channel also holds the facts that
+//! follow from the seeds' relations (`context_derived`), each resting on stored ones. Nothing is
+//! invented: no item, no answer.
 
 use super::attribute_time::attributes_when;
 use super::cache::Names;
+use super::context_derived;
+use super::derive::Derived;
 use super::docs::{Document, PassageSpan};
 use super::graph::{self, Entity, Neighbour};
 use super::part::Partition;
@@ -44,7 +48,7 @@ pub const MAX_TYPE_SEEDS: usize = 50;
 pub enum Channel {
     /// An entity the question names (or a member of a type it names).
     Seed,
-    /// A relation reached from a seed.
+    /// A relation reached from a seed, or a fact derived from the seed's relations.
     Graph,
     /// A passage that mentions a reached entity.
     Mentions,
@@ -68,9 +72,24 @@ impl Channel {
 /// What an item is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemKind {
-    Fact { relation: super::Relation, hops: usize },
-    Passage { doc_id: u64, ordinal: u32, span: PassageSpan, label: Option<String>, date: Option<String> },
-    Entity { entity: Entity },
+    Fact {
+        relation: super::Relation,
+        hops: usize,
+    },
+    /// A fact that follows from stored relations (`derive`), read from a seed.
+    Derived {
+        fact: Derived,
+    },
+    Passage {
+        doc_id: u64,
+        ordinal: u32,
+        span: PassageSpan,
+        label: Option<String>,
+        date: Option<String>,
+    },
+    Entity {
+        entity: Entity,
+    },
 }
 
 /// One ranked item, with how it was found.
@@ -114,6 +133,8 @@ pub struct Coverage {
     pub seeds: usize,
     pub reached: usize,
     pub facts: usize,
+    /// Facts derived from the seeds' relations.
+    pub derived: usize,
     pub mentioned: usize,
     pub full_text: usize,
 }
@@ -280,6 +301,8 @@ pub(crate) fn context_with(
     let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
 
     let Walk { facts: graph, reached, order, depth } = walk(snap, part, &seed_ids, hops, when)?;
+    // What the seeds' relations imply rests on the graph channel: none without a traversal.
+    let derived = if hops == 0 { Vec::new() } else { context_derived::from_seeds(snap, part, &seed_ids, when)? };
 
     // Mentions: passages ranked by spreading from the reached entities (see `spread`).
     let seed_weight: HashMap<u64, f64> = seed_weights(snap, part, &seeding)?;
@@ -307,6 +330,7 @@ pub(crate) fn context_with(
         seeds: seed_ids.len(),
         reached: order.len(),
         facts: graph.len(),
+        derived: derived.len(),
         mentioned: mentioned.len(),
         full_text: full_text.len(),
     };
@@ -325,24 +349,13 @@ pub(crate) fn context_with(
         };
         add(&mut fused, (2, s.entity.id, 0), item, Channel::Seed, rank + 1);
     }
-    let mut name = |id: u64| -> Result<String> {
-        if let Some(n) = known_names.get(&id) {
-            return Ok(n.clone());
-        }
-        let n = graph::entity_by_id(snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name);
-        known_names.insert(id, n.clone());
-        Ok(n)
-    };
-    for (rank, (n, hop, seed)) in graph.into_iter().enumerate() {
-        let text = format!("{} {} {}", name(n.relation.from)?, n.relation.rel_type, name(n.relation.to)?);
-        let item = Item {
-            kind: ItemKind::Fact { relation: n.relation, hops: hop },
-            text,
-            score: 0.0,
-            ranks: Vec::new(),
-            seed: Some(seed),
+    for (rank, item) in graph_items(snap, part, &mut known_names, graph, derived, question)?.into_iter().enumerate() {
+        // A derived fact has no id of its own: it is keyed beside the first fact it rests on.
+        let key = match &item.kind {
+            ItemKind::Derived { fact } => (0, fact.basis[0], u32::try_from(rank + 1).unwrap_or(u32::MAX)),
+            _ => (0, item_id(&item), 0),
         };
-        add(&mut fused, (0, item_id(&item), 0), item, Channel::Graph, rank + 1);
+        add(&mut fused, key, item, Channel::Graph, rank + 1);
     }
     let mentioned_list: Vec<(u64, u32, Option<u64>)> = mentioned.into_iter().map(|(d, o, s)| (d, o, Some(s))).collect();
     let full_list: Vec<(u64, u32, Option<u64>)> = full_text.into_iter().map(|(d, o)| (d, o, None)).collect();
@@ -372,6 +385,39 @@ pub(crate) fn context_with(
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, seeds, seeding, coverage })
+}
+
+/// The graph channel's items in rank order: the stored facts the walk reached and the facts
+/// derived from the seeds, placed beside what they rest on (`context_derived::place`).
+fn graph_items(
+    snap: &Snapshot,
+    part: &Partition,
+    known_names: &mut HashMap<u64, String>,
+    graph: Vec<(Neighbour, usize, u64)>,
+    derived: Vec<(Derived, u64)>,
+    question: &str,
+) -> Result<Vec<Item>> {
+    let mut name = |id: u64| -> Result<String> {
+        if let Some(n) = known_names.get(&id) {
+            return Ok(n.clone());
+        }
+        let n = graph::entity_by_id(snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name);
+        known_names.insert(id, n.clone());
+        Ok(n)
+    };
+    let mut stored = Vec::with_capacity(graph.len());
+    for (n, hop, seed) in graph {
+        let text = format!("{} {} {}", name(n.relation.from)?, n.relation.rel_type, name(n.relation.to)?);
+        let kind = ItemKind::Fact { relation: n.relation, hops: hop };
+        stored.push(Item { kind, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
+    }
+    let mut implied = Vec::with_capacity(derived.len());
+    for (fact, seed) in derived {
+        let text = format!("{} {} {}", name(fact.from)?, fact.rel_type, name(fact.to)?);
+        implied.push(Item { kind: ItemKind::Derived { fact }, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
+    }
+    let asked: BTreeSet<String> = content_words(question).into_iter().flat_map(|(_, terms)| terms).collect();
+    Ok(context_derived::place(stored, implied, &asked, fact_terms))
 }
 
 /// How strongly each seed stands for what the question asks: how it matched (a full name beats a
@@ -423,6 +469,7 @@ fn wanted_terms(question: &str, seeding: &[Seed]) -> BTreeSet<String> {
 fn item_id(item: &Item) -> u64 {
     match &item.kind {
         ItemKind::Fact { relation, .. } => relation.id,
+        ItemKind::Derived { fact } => fact.basis[0],
         ItemKind::Passage { doc_id, .. } => *doc_id,
         ItemKind::Entity { entity } => entity.id,
     }
@@ -690,13 +737,9 @@ fn match_terms(text: &str) -> Vec<String> {
     out
 }
 
-/// `Grounded` when one item's terms include every content term of the question; the uncovered
-/// terms are reported in the question's own spelling. A fact also covers the type words its ends
-/// were seeded by (`type_words`). A question with no content word cannot be judged, whatever
-/// was found.
-fn grounding(question: &str, items: &[Item], type_words: &HashMap<u64, Vec<&str>>) -> Grounding {
+/// Each content word of the question, as the question spells it, with its matching terms.
+pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     let cjk = cjk_function_chars(question);
-    // Each content word of the question with its matching term(s).
     let mut asked: Vec<(String, Vec<String>)> = Vec::new();
     for t in tokens(question) {
         if is_function_word(question, &t, &cjk) {
@@ -708,6 +751,20 @@ fn grounding(question: &str, items: &[Item], type_words: &HashMap<u64, Vec<&str>
             asked.push((word, terms));
         }
     }
+    asked
+}
+
+/// The matching terms of an item's text; `works_at` covers "work": relation types read as words.
+pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
+    match_terms(&text.replace('_', " ")).into_iter().collect()
+}
+
+/// `Grounded` when one item's terms include every content term of the question; the uncovered
+/// terms are reported in the question's own spelling. A fact also covers the type words its ends
+/// were seeded by (`type_words`). A question with no content word cannot be judged, whatever
+/// was found.
+fn grounding(question: &str, items: &[Item], type_words: &HashMap<u64, Vec<&str>>) -> Grounding {
+    let asked = content_words(question);
     if asked.is_empty() {
         return Grounding::CouldNotJudge;
     }
@@ -717,10 +774,10 @@ fn grounding(question: &str, items: &[Item], type_words: &HashMap<u64, Vec<&str>
     let wanted: BTreeSet<&String> = asked.iter().flat_map(|(_, terms)| terms).collect();
     let mut best: Option<BTreeSet<&String>> = None;
     for item in items {
-        // `works_at` covers "work": relation types read as words.
-        let mut have: BTreeSet<String> = match_terms(&item.text.replace('_', " ")).into_iter().collect();
+        let mut have = fact_terms(&item.text);
         let ends = match &item.kind {
             ItemKind::Fact { relation, .. } => vec![relation.from, relation.to],
+            ItemKind::Derived { fact } => vec![fact.from, fact.to],
             ItemKind::Entity { entity } => vec![entity.id],
             ItemKind::Passage { .. } => Vec::new(),
         };

@@ -9,6 +9,7 @@ mod attribute_time;
 mod cache;
 mod citation;
 mod context;
+mod context_derived;
 mod cursor;
 mod derive;
 mod docs;

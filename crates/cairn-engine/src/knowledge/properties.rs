@@ -4,7 +4,10 @@
 
 use super::testing::{assertion, fresh};
 use super::trees::REL;
-use super::{Forgot, Recall, Relation, When, context, entity_by_name, forget_subject, recall, relate, remember_text};
+use super::{
+    Derived, Forgot, ItemKind, Recall, Relation, When, context, entity_by_name, forget_subject, recall, relate,
+    remember_text,
+};
 use crate::fts;
 use proptest::prelude::*;
 use serde_json::Map;
@@ -83,15 +86,23 @@ proptest! {
                 }
                 prop_assert!(fts::search(&snap, part.raw(), NAMES[n], 20).unwrap().is_empty(), "full text still finds {}", NAMES[n]);
             }
+            // Every derived fact, shown by context or recall.
             for name in NAMES {
-                if let Recall::Answered { derived, .. } = recall(&snap, &part, name, &When::default()).unwrap() {
-                    for d in derived {
-                        for id in &d.basis {
-                            let bytes = snap.get(REL, &part.key(&[&id.to_be_bytes()])).unwrap();
-                            prop_assert!(bytes.is_some(), "derived fact rests on missing relation {id}");
-                            let rel: Relation = serde_json::from_slice(&bytes.unwrap()).unwrap();
-                            prop_assert!(rel.ended_at.is_none(), "derived fact rests on ended relation {id}");
-                        }
+                let mut derived: Vec<Derived> = context(&snap, &part, name, 2, 20)
+                    .unwrap()
+                    .items
+                    .into_iter()
+                    .filter_map(|i| match i.kind { ItemKind::Derived { fact } => Some(fact), _ => None })
+                    .collect();
+                if let Recall::Answered { derived: recalled, .. } = recall(&snap, &part, name, &When::default()).unwrap() {
+                    derived.extend(recalled);
+                }
+                for d in derived {
+                    for id in &d.basis {
+                        let bytes = snap.get(REL, &part.key(&[&id.to_be_bytes()])).unwrap();
+                        prop_assert!(bytes.is_some(), "derived fact rests on missing relation {id}");
+                        let rel: Relation = serde_json::from_slice(&bytes.unwrap()).unwrap();
+                        prop_assert!(rel.ended_at.is_none(), "derived fact rests on ended relation {id}");
                     }
                 }
             }

@@ -78,15 +78,38 @@ pub(crate) fn facts_of(
     when: &When,
 ) -> Result<(Vec<Neighbour>, Vec<Derived>)> {
     let facts = live_neighbours(snap, part, subject, when)?;
-    let mut seen: HashMap<u64, Vec<Neighbour>> = HashMap::from([(subject, facts.clone())]);
+    // One subject's recall follows every chain (at most `MAX_LINKS` links of each type).
+    let mut unbounded = usize::MAX;
+    let derived = derived_of(snap, part, subject, &facts, when, &mut unbounded)?;
+    Ok((facts, derived))
+}
+
+/// What follows from `facts`, the relations touching `subject` that `when` sees: their
+/// symmetric and inverse readings and the transitive chains from and into `subject`, each chain
+/// over relations `when` sees. Chains read the relations of at most `reads` entities besides
+/// `subject` (nearest first; the count left is written back, so several subjects can share one
+/// budget), so a hub cannot make a read unbounded; past that, chains are not followed further.
+pub(crate) fn derived_of(
+    snap: &Snapshot,
+    part: &Partition,
+    subject: u64,
+    facts: &[Neighbour],
+    when: &When,
+    reads: &mut usize,
+) -> Result<Vec<Derived>> {
+    let mut seen: HashMap<u64, Vec<Neighbour>> = HashMap::from([(subject, facts.to_vec())]);
     let mut side = |entity: u64, direction: Direction| -> Result<Vec<graph::Relation>> {
         let all = match seen.entry(entity) {
             Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(slot) => slot.insert(live_neighbours(snap, part, entity, when)?),
+            Entry::Vacant(_) if *reads == 0 => return Ok(Vec::new()),
+            Entry::Vacant(slot) => {
+                *reads -= 1;
+                slot.insert(live_neighbours(snap, part, entity, when)?)
+            }
         };
         Ok(all.iter().filter(|n| n.direction == direction).map(|n| n.relation.clone()).collect())
     };
-    let mut derived = derive::around(subject, &facts);
+    let mut derived = derive::around(subject, facts);
     derived.extend(derive::chains(subject, |e| side(e, Direction::Outbound))?);
     derived.extend(derive::chains_into(subject, |e| side(e, Direction::Inbound))?);
     // A derived reading that is also stored (both directions of a symmetric type, say) is shown
@@ -94,7 +117,7 @@ pub(crate) fn facts_of(
     let mut stated: HashSet<(u64, u64, String)> =
         facts.iter().map(|n| (n.relation.from, n.relation.to, fold(&n.relation.rel_type))).collect();
     derived.retain(|d| stated.insert((d.from, d.to, fold(&d.rel_type))));
-    Ok((facts, derived))
+    Ok(derived)
 }
 
 /// The relations touching `entity` that `when` sees: with a valid instant (`valid_at`, or now

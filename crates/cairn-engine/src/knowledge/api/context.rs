@@ -4,6 +4,7 @@
 //! and cited, and a grounding verdict with the question's uncovered words. The meaning channel is
 //! an explicit empty slot until an embedding model is armed.
 
+use super::derived::derived_fact;
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::knowledge::cache;
@@ -55,7 +56,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let found = context_with(&snap, part, &names, &req.question, &ask)?;
     let seed_names: HashMap<u64, String> = found.seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
     let mut citer = Citer::new(&snap, part, req.compact);
-    let name_of =
+    let mut name_of =
         |id: u64| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name)) };
     let mut items = Vec::new();
     let mut with_citation = 0;
@@ -76,6 +77,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                 let direction = if item.seed == Some(relation.to) { Direction::Inbound } else { Direction::Outbound };
                 with_citation += 1;
                 let mut f = wire::fact(relation, (&ends.0, &ends.1), direction, source_date.as_deref(), &citation, &by);
+                f["kind"] = json!("fact");
+                f
+            }
+            ItemKind::Derived { fact } => {
+                let seed_name = seed.clone().unwrap_or_default();
+                // Its basis was read in this snapshot, so the first stored fact is there.
+                let Some(mut f) = derived_fact(&snap, part, &mut citer, fact, &seed_name, &mut name_of)? else {
+                    continue;
+                };
+                with_citation += 1;
                 f["kind"] = json!("fact");
                 f
             }
@@ -130,7 +141,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         "seeding": { "seeds": seeds },
         "meaning": { "state": "not_armed" },
         "coverage": {
-            "seeds": c.seeds, "reached": c.reached, "facts": c.facts, "mentioned": c.mentioned,
+            "seeds": c.seeds, "reached": c.reached, "facts": c.facts, "derived": c.derived, "mentioned": c.mentioned,
             "full_text": c.full_text, "meaning": null, "hops": ask.hops, "k": ask.k,
         },
     });

@@ -7,6 +7,7 @@
 
 mod context;
 mod delete_user;
+mod derived;
 mod export;
 mod forget;
 mod import;

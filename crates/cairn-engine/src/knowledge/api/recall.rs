@@ -4,12 +4,13 @@
 //! then, `valid_at` what was true then. Nothing is invented: a miss is `nothing_stored` with "did
 //! you mean" names of the same partition; an ambiguous or empty subject is `could_not_judge`.
 
+use super::derived::derived_fact;
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::knowledge::attribute_time::attributes_when;
 use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
-use crate::knowledge::graph::{self, Entity, Source, entity_by_id, relation_by_id};
+use crate::knowledge::graph::{self, Entity, Source, entity_by_id};
 use crate::knowledge::limits::{MAX_NAME_LEN, MAX_RECALL_K, RECALL_K};
 use crate::knowledge::outside_time::outside_time;
 use crate::knowledge::recall::{facts_of, live_neighbours};
@@ -309,14 +310,9 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         )?);
     }
     for d in derived.iter().take(k.saturating_sub(out.len())) {
-        let Some(base) = relation_by_id(&snap, &caller.part, d.basis[0])? else { continue };
-        let ends = (name_of(d.from)?, name_of(d.to)?);
-        let base_ends = (name_of(base.from)?, name_of(base.to)?);
-        let citation = citer.relation(&base, (&base_ends.0, &base_ends.1))?;
-        let basis: Vec<String> = d.basis.iter().map(u64::to_string).collect();
-        let reasoning = format!("{} rule over stored fact(s) {}", wire::rule(d.rule), basis.join(", "));
-        let by = FoundBy { seed: &subject.name, hops: d.basis.len(), reasoning: Some(reasoning) };
-        out.push(wire::derived_fact(d, (&ends.0, &ends.1), &base, &citation, &by));
+        if let Some(f) = derived_fact(&snap, &caller.part, &mut citer, d, &subject.name, &mut name_of)? {
+            out.push(f);
+        }
     }
     let shown = Entity { attributes: attributes_when(&snap, &caller.part, &subject, &when)?, ..subject.clone() };
     let mut reply = json!({
