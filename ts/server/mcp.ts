@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -13,6 +12,7 @@ import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { sendError } from './errors.js';
 import { toolServer } from './mcp-tools.js';
+import { sendWebResponse, webRequest } from './mcp-web.js';
 
 /** Bounds on MCP sessions: how many at once and how long one may sit idle. */
 export interface SessionLimits {
@@ -21,7 +21,7 @@ export interface SessionLimits {
 }
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   /** The token that opened it: only that token may use it. */
   tokenId: string;
@@ -46,7 +46,8 @@ function requestIds(body: unknown): RequestId[] {
 }
 
 /**
- * MCP over Streamable HTTP at `/v1/mcp`: the SDK's transport in its JSON-response form and a tool
+ * MCP over Streamable HTTP at `/v1/mcp`: the SDK's web-standard transport (fed by `mcp-web.ts`,
+ * cheaper per call than the SDK's node wrapper around it) in its JSON-response form and a tool
  * server per session, bound to the token that opened it, evicted when idle or when the cap is
  * reached (least recently used). The transport applies the protocol's HTTP rules; this adds the
  * token binding, the bounds, and a refusal of a request id already waiting for its reply in the
@@ -92,9 +93,9 @@ export function registerMcp(
    * accepts the request as an initialize (the cap is applied then, so refused requests evict
    * nobody); otherwise it answers the refusal and is dropped.
    */
-  const open = async (tokenId: string): Promise<StreamableHTTPServerTransport> => {
+  const open = async (tokenId: string): Promise<WebStandardStreamableHTTPServerTransport> => {
     const server = toolServer(svc, version, principalFromExtra, (err) => app.log.error({ err }, 'tool failed'));
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
@@ -113,7 +114,7 @@ export function registerMcp(
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const p = principalOf(req);
     const sid = req.headers['mcp-session-id'];
-    let transport: StreamableHTTPServerTransport;
+    let transport: WebStandardStreamableHTTPServerTransport;
     if (typeof sid === 'string') {
       const s = sessions.get(sid);
       // Another token's session looks exactly like one that does not exist.
@@ -135,10 +136,19 @@ export function registerMcp(
     } else {
       return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
-    const auth: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
-    (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
+    const authInfo: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
     reply.hijack();
-    await transport.handleRequest(req.raw, reply.raw, req.body);
+    try {
+      const answer = await transport.handleRequest(webRequest(req.raw), { parsedBody: req.body, authInfo });
+      await sendWebResponse(reply.raw, answer);
+    } catch (err) {
+      // Hijacked: fastify's error handler no longer answers, so the failure is answered here.
+      app.log.error({ err }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(body);
+      }
+    }
     return reply;
   };
 
