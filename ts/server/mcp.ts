@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -13,6 +12,7 @@ import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { sendError } from './errors.js';
 import { toolServer } from './mcp-tools.js';
+import { sendWebResponse, webRequest } from './mcp-web.js';
 
 /**
  * Bounds on MCP sessions: how many the node holds at once, how many one token may hold (its
@@ -28,7 +28,7 @@ export interface SessionLimits {
 const FULL_RETRY_AFTER_S = 60;
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   /** The token that opened it: only that token may use it. */
   tokenId: string;
@@ -53,10 +53,12 @@ function requestIds(body: unknown): RequestId[] {
 }
 
 /**
- * MCP over Streamable HTTP at `/v1/mcp`: the SDK's transport in its JSON-response form and a tool
+ * MCP over Streamable HTTP at `/v1/mcp`: the SDK's web-standard transport (fed by `mcp-web.ts`,
+ * cheaper per call than the SDK's node wrapper around it) in its JSON-response form and a tool
  * server per session, bound to the token that opened it, evicted when idle or when its token
  * opens one past its share (that token's least recently used); a node at its cap refuses new
- * sessions (503, Retry-After) rather than close another token's. The transport applies the protocol's HTTP rules; this adds the
+ * sessions (503, Retry-After) rather than close another token's. The transport applies the
+ * protocol's HTTP rules; this adds the
  * token binding, the bounds, and a refusal of a request id already waiting for its reply in the
  * session (the transport would route both replies to the later request and leave the first open).
  */
@@ -113,9 +115,9 @@ export function registerMcp(
   const fits = (tokenId: string) =>
     heldBy(tokenId).length >= limits.maxPerToken || sessions.size + opening < limits.maxSessions;
 
-  const open = async (tokenId: string, admitted: () => void): Promise<StreamableHTTPServerTransport> => {
+  const open = async (tokenId: string, admitted: () => void): Promise<WebStandardStreamableHTTPServerTransport> => {
     const server = toolServer(svc, version, principalFromExtra, (err) => app.log.error({ err }, 'tool failed'));
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
@@ -133,7 +135,7 @@ export function registerMcp(
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const p = principalOf(req);
     const sid = req.headers['mcp-session-id'];
-    let transport: StreamableHTTPServerTransport;
+    let transport: WebStandardStreamableHTTPServerTransport;
     if (typeof sid === 'string') {
       const s = sessions.get(sid);
       // Another token's session looks exactly like one that does not exist.
@@ -169,10 +171,19 @@ export function registerMcp(
     } else {
       return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
-    const auth: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
-    (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
+    const authInfo: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
     reply.hijack();
-    await transport.handleRequest(req.raw, reply.raw, req.body);
+    try {
+      const answer = await transport.handleRequest(webRequest(req.raw), { parsedBody: req.body, authInfo });
+      await sendWebResponse(reply.raw, answer);
+    } catch (err) {
+      // Hijacked: fastify's error handler no longer answers, so the failure is answered here.
+      app.log.error({ err }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(body);
+      }
+    }
     return reply;
   };
 
