@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { AgentName } from './admin.js';
 import { IsoDate, identityFields, name, text } from './fields.js';
 
 // One strict schema per notes and handoff verb (DESIGN.md §2, "Notes and handoffs"). The notes
@@ -76,7 +77,8 @@ export const HandoffCreateInput = z.strictObject({
   artifacts: Items.optional(),
   blockers: Items.optional(),
   expiresAt: IsoDate.optional(),
-  to: name(128).optional().describe('The agent the handoff is addressed to'),
+  // An agent name as tokens bind them: a name no token can hold would reach nobody.
+  to: AgentName.optional().describe('The agent the handoff is addressed to (letters, digits, ".", "_", "-")'),
 });
 
 /** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to you. */

@@ -207,7 +207,10 @@ export const VERBS: readonly VerbSpec[] = [
       'Load `records` from a memory_export page (header, entity, fact, document, note, handoff) into this scope. ' +
       'Pages may come in any order and twice without duplicates; history is kept. A note already holding the same ' +
       'value is unchanged; a different value becomes the next version here. The reply counts what was imported ' +
-      'and unchanged by kind and lists `skipped` (index and reason) and `not_reproduced`.',
+      'and unchanged by kind and lists `skipped` (index and reason) and `not_reproduced`. Records keep their ' +
+      'author and times: with an agent token, only records your own agent wrote are taken (a handoff `from`, a ' +
+      'note version `agent`, a fact `provenance.agent` naming another agent is skipped), and no record stamped ' +
+      'later than now is taken from any token.',
   },
   {
     verb: 'note_write',

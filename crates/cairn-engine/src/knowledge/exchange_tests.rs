@@ -128,10 +128,11 @@ fn export_then_import_in_any_page_order_twice_gives_the_same_records() {
     let (_dir, store, part) = seeded();
     let pages = export_pages(&store, &part, 2);
     let target = Partition::new("local", "u1", "restored").unwrap();
+    // An operator's restore (`allAgents`): the seeded facts were written by several agents.
     let who = caller(&target, 50_000);
     let mut imported = json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0});
     for page in pages.iter().rev() {
-        let reply = verb(&store, &who, "import", &json!({"records": page})).unwrap();
+        let reply = verb(&store, &who, "import", &json!({"records": page, "allAgents": true})).unwrap();
         assert_eq!(reply["skipped"], json!([]), "{reply}");
         for kind in ["entities", "facts", "documents"] {
             imported[kind] = json!(imported[kind].as_u64().unwrap() + reply["imported"][kind].as_u64().unwrap());
@@ -141,7 +142,7 @@ fn export_then_import_in_any_page_order_twice_gives_the_same_records() {
     assert_eq!(imported["facts"], 3);
     assert_eq!(imported["documents"], 1);
     for page in &pages {
-        let reply = verb(&store, &who, "import", &json!({"records": page})).unwrap();
+        let reply = verb(&store, &who, "import", &json!({"records": page, "allAgents": true})).unwrap();
         assert_eq!(
             reply["imported"],
             json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}),
@@ -196,7 +197,8 @@ fn ended_facts_end_again_at_their_time() {
 #[test]
 fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
     let (_dir, store, part) = fresh();
-    let who = caller(&part, 9);
+    // The records' times are of 2024: now is later (an import refuses times to come).
+    let who = caller(&part, 1_800_000_000_000);
     for body in [json!({"records": "x"}), json!({}), json!({"records": [], "scope": "other"})] {
         assert_eq!(verb(&store, &who, "import", &body), Err("INVALID_ARGUMENT"), "{body}");
     }
@@ -252,7 +254,7 @@ fn a_fact_citing_a_document_not_yet_imported_resolves_when_it_comes() {
     let (docs, rest): (Vec<Value>, Vec<Value>) = records.into_iter().partition(|r| r["kind"] == "document");
     let target = Partition::new("local", "u1", "later").unwrap();
     let who = caller(&target, 60_000);
-    let first = verb(&store, &who, "import", &json!({"records": rest})).unwrap();
+    let first = verb(&store, &who, "import", &json!({"records": rest, "allAgents": true})).unwrap();
     assert_eq!(first["not_reproduced"].as_array().unwrap().len(), 1, "{first}");
     assert_eq!(first["not_reproduced"][0]["what"], "citation");
     verb(&store, &who, "import", &json!({"records": docs})).unwrap();

@@ -14,6 +14,7 @@ use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, sto
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
+use super::import_rules::{not_future, own_author};
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key};
@@ -185,6 +186,9 @@ fn import_entity(
         Ok(t) => t,
         Err(e) => return Ok(Err(e)),
     };
+    if let Err(e) = not_future("recorded_at", recorded_at, now) {
+        return Ok(Err(e));
+    }
     let Some((existing, created_now)) = resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now))?
     else {
         return Ok(Err("name: must be a non-empty string".into()));
@@ -286,11 +290,26 @@ fn resolve_ends(
     Ok(Ok(ends))
 }
 
+/// A fact record's `recorded_at` (required) and `ended_at`, neither ahead of `now`, once the
+/// agents it names as its writer (`provenance.agent`, or `agent` beside it) are found to be the
+/// importer, or the import an admin's (`import_rules`).
+fn fact_stamps(r: &Map<String, Value>, who: (&str, bool), now: i64) -> Field<(i64, Option<i64>)> {
+    let recorded_at = time_field(r, "recorded_at")?.ok_or("recorded_at: required")?;
+    let ended_at = time_field(r, "ended_at")?;
+    not_future("recorded_at", Some(recorded_at), now)?;
+    not_future("ended_at", ended_at, now)?;
+    let prov = r.get("provenance").and_then(Value::as_object).and_then(|p| p.get("agent")).and_then(Value::as_str);
+    own_author("provenance.agent", prov, who)?;
+    own_author("agent", r.get("agent").and_then(Value::as_str), who)?;
+    Ok((recorded_at, ended_at))
+}
+
 fn import_fact(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     r: &Map<String, Value>,
-    agent: &str,
+    (agent, all_agents): (&str, bool),
+    now: i64,
     out: &mut Imported,
 ) -> Result<Field<Option<u64>>> {
     let source = match id_field(r, "id") {
@@ -309,12 +328,7 @@ fn import_fact(
     if has_control(rel_type) {
         return Ok(Err("type: must not contain control characters".into()));
     }
-    let recorded_at = match time_field(r, "recorded_at") {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(Err("recorded_at: required".into())),
-        Err(e) => return Ok(Err(e)),
-    };
-    let ended_at = match time_field(r, "ended_at") {
+    let (recorded_at, ended_at) = match fact_stamps(r, (agent, all_agents), now) {
         Ok(t) => t,
         Err(e) => return Ok(Err(e)),
     };
@@ -418,6 +432,7 @@ fn import_document(
     r: &Map<String, Value>,
     linker: &mut Option<Linker>,
     index: &mut fts::Indexer,
+    now: i64,
     out: &mut Imported,
 ) -> Result<Field<()>> {
     let source = match id_field(r, "id") {
@@ -445,6 +460,9 @@ fn import_document(
         Ok(None) => return Ok(Err("ingested_at: required".into())),
         Err(e) => return Ok(Err(e)),
     };
+    if let Err(e) = not_future("ingested_at", Some(ingested_at), now) {
+        return Ok(Err(e));
+    }
     let chars = text.chars().count();
     let mut spans: Vec<(u32, PassageSpan)> = Vec::new();
     let Some(list) = r.get("passages").and_then(Value::as_array).filter(|l| !l.is_empty()) else {
@@ -519,7 +537,7 @@ pub(crate) fn check_header(r: &Map<String, Value>) -> Field<()> {
 
 /// Imports `records` into `part`; `agent` is the provenance agent of facts that name none, `now`
 /// the time of entities whose record gives none; `all_agents` (an admin's import, or a load) may
-/// write agent notes of other agents.
+/// write records other agents wrote (`import_rules`); no record may be stamped later than `now`.
 pub fn import(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -564,7 +582,7 @@ pub fn import(
     }
     let mut citing = Vec::new();
     for &(index, r) in &by_kind[1] {
-        match import_fact(tx, part, r, agent, &mut out)? {
+        match import_fact(tx, part, r, (agent, all_agents), now, &mut out)? {
             Ok(Some(doc)) => citing.push((index, doc)),
             Ok(None) => {}
             Err(reason) => out.skipped.push(Skipped { index, reason }),
@@ -574,7 +592,7 @@ pub fn import(
     // One index batch for the call's documents (one block per term).
     let mut passages = fts::Indexer::new(part.raw())?;
     for &(index, r) in &by_kind[2] {
-        if let Err(reason) = import_document(tx, part, r, &mut linker, &mut passages, &mut out)? {
+        if let Err(reason) = import_document(tx, part, r, &mut linker, &mut passages, now, &mut out)? {
             out.skipped.push(Skipped { index, reason });
         }
     }
@@ -586,7 +604,7 @@ pub fn import(
         }
     }
     for &(index, r) in &by_kind[4] {
-        if let Err(reason) = crate::notes::handoff_exchange::import(tx, part, r, agent, now, &mut out)? {
+        if let Err(reason) = crate::notes::handoff_exchange::import(tx, part, r, (agent, all_agents), now, &mut out)? {
             out.skipped.push(Skipped { index, reason });
         }
     }

@@ -14,6 +14,7 @@
 
 use super::graph::{Entity, MAX_NAME_LEN, Relation, Source, has_control};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
+use super::import_rules::not_future;
 use super::part::Partition;
 use super::trees::{
     ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in, read_next_id,
@@ -379,7 +380,7 @@ impl Plan {
             plan.hand_over(index, raw);
         }
         for (index, raw, rec) in fact_lines.into_iter().flatten() {
-            if rec.is_none_or(|rec| plan.fact(rec, agent).is_err()) {
+            if rec.is_none_or(|rec| plan.fact(rec, agent, now).is_err()) {
                 plan.hand_over(index, raw);
             }
         }
@@ -436,6 +437,10 @@ impl Plan {
         if let Some(&at) = r.source.and_then(|s| self.entity_map.get(&s))
             && self.entities[at].folded != r.folded
         {
+            return Err(());
+        }
+        // A time later than now: `import` skips it, saying so.
+        if not_future("recorded_at", r.recorded_at, now).is_err() {
             return Err(());
         }
         let (at, created) =
@@ -500,12 +505,14 @@ impl Plan {
     }
 
     /// A fact record citing no document, as `import` stores it. `Err` leaves it to `import`.
-    fn fact(&mut self, r: FactRec<'_>, agent: &str) -> std::result::Result<(), ()> {
+    fn fact(&mut self, r: FactRec<'_>, agent: &str, now: i64) -> std::result::Result<(), ()> {
         if self.fact_map.contains_key(&r.source) {
             self.out.unchanged.facts += 1;
             return Ok(());
         }
-        if r.bad {
+        let future = not_future("recorded_at", Some(r.recorded_at), now).is_err()
+            || not_future("ended_at", r.ended_at, now).is_err();
+        if r.bad || future {
             return Err(());
         }
         // Both ends must be resolvable before either is created.

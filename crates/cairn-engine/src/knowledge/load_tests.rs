@@ -10,6 +10,9 @@ use crate::history::{EVENT, Event};
 use crate::store::{Store, StoreOptions};
 use serde_json::{Value, json};
 
+/// A load's time: later than every record's (an import refuses a time to come).
+const NOW: i64 = 1_800_000_000_000;
+
 fn lines(records: &[Value]) -> Vec<u8> {
     let mut out = Vec::new();
     for r in records {
@@ -20,7 +23,7 @@ fn lines(records: &[Value]) -> Vec<u8> {
 }
 
 fn load(store: &Store, part: &Partition, body: &[u8]) -> Value {
-    serde_json::from_slice(&call(store, "load", &caller(part, 9_000), body).unwrap()).unwrap()
+    serde_json::from_slice(&call(store, "load", &caller(part, NOW), body).unwrap()).unwrap()
 }
 
 /// The `import` events of `part`, as (family, target, after), sorted.
@@ -44,7 +47,8 @@ fn a_load_stores_what_import_of_the_same_records_stores() {
     let loaded = Partition::new("local", "u1", "loaded").unwrap();
     let imported = Partition::new("local", "u1", "imported").unwrap();
     let by_load = load(&store, &loaded, &lines(&records));
-    let by_import = verb(&store, &caller(&imported, 9_000), "import", &json!({"records": records})).unwrap();
+    let by_import =
+        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
     assert_eq!(by_load, by_import, "the same counts, skips and notes");
     assert_eq!(
         by_load["imported"],
@@ -117,7 +121,8 @@ fn bad_lines_are_skipped_by_line_with_imports_reasons() {
     let loaded = Partition::new("local", "u1", "loaded").unwrap();
     let reply = load(&store, &loaded, &body);
     let imported = Partition::new("local", "u1", "imported").unwrap();
-    let by_import = verb(&store, &caller(&imported, 9_000), "import", &json!({"records": records})).unwrap();
+    let by_import =
+        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
     assert_eq!(reply["imported"], by_import["imported"]);
     assert_eq!(reply["unchanged"], by_import["unchanged"]);
     assert_eq!(
@@ -214,7 +219,9 @@ fn a_load_into_a_new_store_packs_trees_that_import_would_fill_alike() {
         let (_a, by_load_store, p) = crate::knowledge::testing::fresh();
         let (_b, by_import_store, q) = crate::knowledge::testing::fresh();
         let by_load = load(&by_load_store, &p, &lines(&records));
-        let by_import = verb(&by_import_store, &caller(&q, 9_000), "import", &json!({"records": records})).unwrap();
+        let by_import =
+            verb(&by_import_store, &caller(&q, NOW), "import", &json!({"records": records, "allAgents": true}))
+                .unwrap();
         assert_eq!(by_load, by_import, "nul {nul}");
         if nul {
             let reply = by_import.to_string();

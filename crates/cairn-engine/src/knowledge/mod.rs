@@ -25,6 +25,7 @@ mod export;
 mod forget;
 mod graph;
 mod import;
+pub(crate) mod import_rules;
 pub mod limits;
 mod load;
 #[cfg(test)]

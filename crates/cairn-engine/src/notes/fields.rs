@@ -110,6 +110,28 @@ pub(crate) fn limit(f: &mut Fields) -> Outcome<usize> {
     Ok(usize::try_from(n).expect("at most 100"))
 }
 
+/// Whether `value` is an agent name as tokens bind them (`AgentName` in `ts/protocol/admin.ts`):
+/// a letter or digit, then up to 127 letters, digits, `.`, `_` or `-`.
+pub(crate) fn is_agent_name(value: &str) -> bool {
+    let mut bytes = value.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && value.len() <= 128
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// An agent name (`is_agent_name`), e.g. a handoff's addressee: anything else reaches no agent.
+pub(crate) fn agent_name(field: &str, value: &str) -> Outcome<()> {
+    if is_agent_name(value) {
+        return Ok(());
+    }
+    Err(invalid(
+        field,
+        format_args!(
+            "{value:?} is not an agent name: letters, digits, \".\", \"_\" or \"-\", at most 128 bytes, starting with a letter or digit"
+        ),
+    ))
+}
+
 /// A short name (task id, agent name, idempotency key): 1–256 bytes, no NUL.
 pub(crate) fn short_name(field: &str, value: &str) -> Outcome<()> {
     if value.is_empty() || value.len() > 256 {

@@ -7,7 +7,7 @@
 //! Ids come from the store's counter; the newest capsule of a task is the one left last (`createdAt`,
 //! then id: an imported capsule keeps its time but takes a new id).
 
-use super::fields::{Fields, limit, short_name};
+use super::fields::{Fields, agent_name, limit, short_name};
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::history::{self, Change};
@@ -28,7 +28,8 @@ pub const MAX_SUMMARY_BYTES: usize = 16 * 1024;
 pub const MAX_STATUS_BYTES: usize = 256;
 /// Most items in each of `decisions`, `nextSteps`, `artifacts`, `blockers`.
 pub const MAX_ITEMS: usize = 100;
-/// Largest item of those lists, serialised.
+/// Largest item of those lists: a string's UTF-8 bytes (as every text limit counts them), an
+/// object serialised.
 pub const MAX_ITEM_BYTES: usize = 4096;
 /// Largest capsule, serialised.
 pub const MAX_CAPSULE_BYTES: usize = 64 * 1024;
@@ -83,6 +84,30 @@ impl Capsule {
     }
 }
 
+/// The size of a list item as `MAX_ITEM_BYTES` counts it; `None` when it is neither a string nor
+/// an object. A string is counted without the JSON quotes and escapes: the limit is on what the
+/// caller wrote.
+pub(super) fn item_bytes(item: &Value) -> Option<usize> {
+    match item {
+        Value::String(s) => Some(s.len()),
+        Value::Object(_) => Some(serde_json::to_vec(item).expect("JSON serialises").len()),
+        _ => None,
+    }
+}
+
+/// The size of `capsule` as `MAX_CAPSULE_BYTES` counts it, when it is larger than that.
+pub(super) fn oversized(capsule: &Capsule) -> Option<usize> {
+    Some(serde_json::to_vec(capsule).expect("JSON serialises").len()).filter(|&size| size > MAX_CAPSULE_BYTES)
+}
+
+/// What a capsule over `MAX_CAPSULE_BYTES` is told: the whole capsule, not one field, is too large.
+pub(super) fn oversized_message(size: usize) -> String {
+    format!(
+        "the capsule (summary, status and the items of decisions, nextSteps, artifacts and blockers together) \
+         is {size} bytes serialised; at most {MAX_CAPSULE_BYTES}"
+    )
+}
+
 fn list(f: &mut Fields, name: &str) -> Outcome<Vec<Value>> {
     let items = match f.raw(name) {
         None | Some(Value::Null) => return Ok(Vec::new()),
@@ -93,11 +118,9 @@ fn list(f: &mut Fields, name: &str) -> Outcome<Vec<Value>> {
         return Err(invalid(name, format_args!("has {} items; at most {MAX_ITEMS}", items.len())));
     }
     for (i, item) in items.iter().enumerate() {
-        let field = format!("{name}[{i}]");
-        if !(item.is_string() || item.is_object()) {
-            return Err(invalid(&field, "must be a string or an object"));
-        }
-        let size = serde_json::to_vec(item).expect("JSON serialises").len();
+        // Spelled as the node's schema names array items (`decisions.0`), so both layers agree.
+        let field = format!("{name}.{i}");
+        let Some(size) = item_bytes(item) else { return Err(invalid(&field, "must be a string or an object")) };
         if size > MAX_ITEM_BYTES {
             return Err(invalid(&field, format_args!("is {size} bytes; at most {MAX_ITEM_BYTES}")));
         }
@@ -144,7 +167,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     };
     let to = f.string("to")?;
     if let Some(t) = &to {
-        short_name("to", t)?;
+        agent_name("to", t)?;
     }
     f.bool("allowPrivate")?;
     f.finish()?;
@@ -159,9 +182,8 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
         created_at: caller.now,
         expires_at,
     };
-    let size = serde_json::to_vec(&capsule).expect("JSON serialises").len();
-    if size > MAX_CAPSULE_BYTES {
-        return Err(invalid("summary", format_args!("the capsule is {size} bytes; at most {MAX_CAPSULE_BYTES}")));
+    if let Some(size) = oversized(&capsule) {
+        return Err(invalid("(body)", oversized_message(size)));
     }
     let caller = caller.clone();
     let (capsule, _) = store.write(move |tx| {

@@ -4,13 +4,17 @@
 //! `unchanged` when a previous import mapped its exported id to a capsule still here, or when the
 //! task already holds a capsule with the same content (everything but the id), so a page imported
 //! twice, or into the scope it came from, adds nothing. Every capsule stored appends a `handoff`
-//! event with op `import`.
+//! event with op `import`. An agent token imports only capsules its own agent left (`from`), and no
+//! token a capsule created later than now (`knowledge::import_rules`).
 
 use super::exchange::{Field, name, source_id, text, time};
-use super::handoff::{Capsule, HAND, LISTS, MAX_CAPSULE_BYTES, MAX_ITEM_BYTES, MAX_ITEMS, MAX_SUMMARY_BYTES, put};
+use super::handoff::{
+    Capsule, HAND, LISTS, MAX_ITEM_BYTES, MAX_ITEMS, MAX_SUMMARY_BYTES, item_bytes, oversized, oversized_message, put,
+};
 use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
+use crate::knowledge::import_rules::{not_future, own_author};
 use crate::knowledge::{IMPORT_MAP, Imported, Partition};
 use crate::write::WriteTxn;
 use serde_json::{Map, Value};
@@ -38,16 +42,16 @@ fn list(r: &Map<String, Value>, field: &str) -> Field<Vec<Value>> {
         return Err(format!("{field}: has {} items; at most {MAX_ITEMS}", items.len()));
     }
     for (i, item) in items.iter().enumerate() {
-        let size = serde_json::to_vec(item).expect("JSON serialises").len();
-        if !(item.is_string() || item.is_object()) || size > MAX_ITEM_BYTES {
+        if item_bytes(item).is_none_or(|size| size > MAX_ITEM_BYTES) {
             return Err(format!("{field}[{i}]: must be a string or an object of at most {MAX_ITEM_BYTES} bytes"));
         }
     }
     Ok(items.clone())
 }
 
-/// The capsule a record describes (id 0: given when stored).
-fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<Capsule> {
+/// The capsule a record describes (id 0: given when stored), left by the importing agent unless
+/// the import is an admin's (`all_agents`), and not later than `now`.
+fn parse(r: &Map<String, Value>, (agent, all_agents): (&str, bool), now: i64) -> Field<Capsule> {
     let task_id = name(r, "taskId")?.ok_or("taskId: required")?;
     let summary = text(r, "summary")?.ok_or("summary: required")?;
     if summary.trim().is_empty() || summary.len() > MAX_SUMMARY_BYTES {
@@ -58,21 +62,24 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<Capsule> {
         return Err(format!("status: must be 1..={} bytes", super::handoff::MAX_STATUS_BYTES));
     }
     let lists = [list(r, LISTS[0])?, list(r, LISTS[1])?, list(r, LISTS[2])?, list(r, LISTS[3])?];
+    let from = name(r, "from")?;
+    own_author("from", from.as_deref(), (agent, all_agents))?;
+    let created_at = time(r, "createdAt")?;
+    not_future("createdAt", created_at, now)?;
     let capsule = Capsule {
         id: 0,
         task_id,
         summary: summary.to_owned(),
         status,
         lists,
-        from: name(r, "from")?.unwrap_or_else(|| agent.to_owned()),
+        from: from.unwrap_or_else(|| agent.to_owned()),
         to: name(r, "to")?,
-        created_at: time(r, "createdAt")?.unwrap_or(now),
+        created_at: created_at.unwrap_or(now),
         // An expired capsule is imported as it was: resume reports it expired.
         expires_at: time(r, "expiresAt")?,
     };
-    let size = serde_json::to_vec(&capsule).expect("JSON serialises").len();
-    if size > MAX_CAPSULE_BYTES {
-        return Err(format!("summary: the capsule is {size} bytes; at most {MAX_CAPSULE_BYTES}"));
+    if let Some(size) = oversized(&capsule) {
+        return Err(format!("record: {}", oversized_message(size)));
     }
     Ok(capsule)
 }
@@ -89,16 +96,17 @@ fn same_here(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Resu
     Ok(None)
 }
 
-/// Imports one `handoff` record into `part` as `agent` at `now`.
+/// Imports one `handoff` record into `part` as `agent` at `now`; `all_agents` (an admin's import)
+/// may bring back capsules other agents left.
 pub(crate) fn import(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     r: &Map<String, Value>,
-    agent: &str,
+    (agent, all_agents): (&str, bool),
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<()>> {
-    let mut capsule = match parse(r, agent, now) {
+    let mut capsule = match parse(r, (agent, all_agents), now) {
         Ok(c) => c,
         Err(e) => return Ok(Err(e)),
     };

@@ -10,7 +10,9 @@
 //! (`k.import_map`: an old page never rolls the copy back), is `unchanged`; any other content
 //! becomes the next version of the target's note (`expectedVersion` callers never see a number
 //! go back), stamped with the import time and the importing agent. Private notes are stored
-//! private whatever the policy: reads enforce it.
+//! private whatever the policy: reads enforce it. An agent token brings back only versions its
+//! own agent wrote (an admin token every agent's), and no version stamped later than now
+//! (`knowledge::import_rules`).
 
 use super::exchange::{Field, NOTE, name, owned_by, source_id, text, time};
 use super::index::{self, Postings};
@@ -19,6 +21,7 @@ use super::write::BASES;
 use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
+use crate::knowledge::import_rules::{not_future, own_author};
 use crate::knowledge::{Imported, Partition};
 use crate::write::WriteTxn;
 use serde_json::{Map, Value};
@@ -69,6 +72,8 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
     }
     let created_at = time(r, "createdAt")?.unwrap_or(now);
     let updated_at = time(r, "updatedAt")?.unwrap_or(created_at);
+    not_future("createdAt", Some(created_at), now)?;
+    not_future("updatedAt", Some(updated_at), now)?;
     Ok(NoteRecord {
         id: 0,
         key: key.to_owned(),
@@ -145,14 +150,14 @@ fn seen_key(part: &Partition, id: &Identity, source: u64, version: u64) -> Vec<u
     part.key(&[&[NOTE], id.encode().as_bytes(), b"\0", &source.to_be_bytes(), &version.to_be_bytes()])
 }
 
-/// Who an imported version's event is stamped with: its writer, when the import is an admin's or
-/// the writer's own; else the importing agent (an agent's import does not write into another
-/// agent's audit).
-fn stamp(caller: &Caller, all_agents: bool, version: &NoteRecord, faithful: bool) -> Caller {
-    let own = all_agents || version.agent == caller.agent;
+/// Who and when an imported version's event is stamped with: its writer and time when the
+/// version is stored as exported (`import` lets an agent token bring back its own versions
+/// only, so the writer is the importer or the import is an admin's); else the importing agent
+/// now.
+fn stamp(caller: &Caller, version: &NoteRecord, faithful: bool) -> Caller {
     Caller {
         part: caller.part.clone(),
-        agent: if faithful && own { version.agent.clone() } else { caller.agent.clone() },
+        agent: if faithful { version.agent.clone() } else { caller.agent.clone() },
         now: if faithful { version.updated_at } else { caller.now },
     }
 }
@@ -161,11 +166,9 @@ fn stamp(caller: &Caller, all_agents: bool, version: &NoteRecord, faithful: bool
 /// each version record, one `note` event (op `import`) per version with the previous version
 /// as `before`, the import map entries of `source`, and the query index of the new current.
 /// `faithful`: the versions keep their writer and time in their events (see `stamp`).
-#[allow(clippy::too_many_arguments)] // one private step of `import`; a struct would only rename them
 fn store_versions(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
-    all_agents: bool,
     id: u64,
     prev: Option<&NoteRecord>,
     versions: &[NoteRecord],
@@ -191,7 +194,7 @@ fn store_versions(
             after: Some(v.render()),
             patch: None,
         };
-        history::record(tx, &stamp(caller, all_agents, &v, faithful), change)?;
+        history::record(tx, &stamp(caller, &v, faithful), change)?;
         before = Some(v);
     }
     let current = before.expect("at least one version is stored");
@@ -202,7 +205,8 @@ fn store_versions(
 }
 
 /// Imports one `note` record into `part` as `agent` at `now`; `all_agents` (an admin's import)
-/// lets it write agent notes of other agents, which an agent's own import may not.
+/// lets it write agent notes of other agents and versions other agents wrote, which an agent's
+/// own import may not (`import_rules`). A version stamped later than `now` is refused.
 pub(crate) fn import(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -219,6 +223,14 @@ pub(crate) fn import(
     if !owned_by(&current, (!all_agents).then_some(agent)) {
         return Ok(Err("owner: an agent note is imported by its own agent only".into()));
     }
+    // Each version names its writer; an agent's import may not sign another agent's words.
+    let last = versions.len() - 1;
+    for (i, v) in versions.iter().enumerate() {
+        let field = if i == last { "agent".to_owned() } else { format!("versions[{i}].agent") };
+        if let Err(e) = own_author(&field, Some(&v.agent), (agent, all_agents)) {
+            return Ok(Err(e));
+        }
+    }
     let source = match source_id(r) {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
@@ -227,7 +239,7 @@ pub(crate) fn import(
     let identity = current.identity();
     let Some(p) = tx.get(CUR, &identity.cur_key(part))?.as_deref().map(NoteRecord::decode).transpose()? else {
         let id = crate::knowledge::next_id(tx)?;
-        store_versions(tx, &caller, all_agents, id, None, &versions, source, true)?;
+        store_versions(tx, &caller, id, None, &versions, source, true)?;
         out.imported.notes += 1;
         return Ok(Ok(()));
     };
@@ -246,7 +258,7 @@ pub(crate) fn import(
         return Ok(Ok(()));
     }
     if held && versions.iter().any(|v| v.version == p.version) {
-        store_versions(tx, &caller, all_agents, p.id, Some(&p), &after, source, true)?;
+        store_versions(tx, &caller, p.id, Some(&p), &after, source, true)?;
         out.imported.notes += 1;
         return Ok(Ok(()));
     }
@@ -267,7 +279,7 @@ pub(crate) fn import(
         updated_at: now.max(p.updated_at),
         ..current.clone()
     };
-    store_versions(tx, &caller, all_agents, p.id, Some(&p), &[note], None, false)?;
+    store_versions(tx, &caller, p.id, Some(&p), &[note], None, false)?;
     if let Some(s) = source {
         tx.put(crate::knowledge::IMPORT_MAP, &seen_key(part, &identity, s, current.version), &[])?;
     }

@@ -284,7 +284,7 @@ fn delete_user_forgets_every_scope_of_that_user_only() {
     let project = Partition::new("local", "u1", "project-x").unwrap();
     let stranger = Partition::new("local", "u2", "default").unwrap();
     for p in [&part, &project, &stranger] {
-        let body = json!({"records": [{"kind": "entity", "id": "1", "name": "Marker", "recorded_at": "2024-01-01T00:00:00.000Z"}]});
+        let body = json!({"records": [{"kind": "entity", "id": "1", "name": "Marker", "recorded_at": "1970-01-01T00:00:00.050Z"}]});
         verb(&store, &caller(p, 60), "import", &body).unwrap();
     }
     let reply = verb(&store, &caller(&project, 100), "delete_user", &json!({})).unwrap();
