@@ -67,23 +67,26 @@ pub(crate) struct Group {
     pub(crate) merging: Option<Arc<Merging>>,
 }
 
+/// A merged group's version, or why its merge failed.
+pub(crate) type Merged = std::result::Result<(Arc<Version>, Gauges), String>;
+
 /// The state after a group whose merge runs while its log record syncs: what the writer leaves
 /// for the syncer (the version, or why the merge failed).
 #[derive(Default)]
 pub(crate) struct Merging {
-    merged: Mutex<Option<std::result::Result<(Arc<Version>, Gauges), String>>>,
+    merged: Mutex<Option<Merged>>,
     done: Condvar,
 }
 
 impl Merging {
     /// The writer's part: the merge's outcome.
-    pub(crate) fn leave(&self, merged: std::result::Result<(Arc<Version>, Gauges), String>) {
+    pub(crate) fn leave(&self, merged: Merged) {
         *self.merged.lock().expect("merging lock") = Some(merged);
         self.done.notify_one();
     }
 
     /// The syncer's part: waits for the writer to finish the merge.
-    fn take(&self) -> std::result::Result<(Arc<Version>, Gauges), String> {
+    fn take(&self) -> Merged {
         let mut merged = self.merged.lock().expect("merging lock");
         loop {
             if let Some(m) = merged.take() {
