@@ -9,6 +9,10 @@
 //! caller is never answered before its write, and every write its result may depend on, is
 //! durable. A failed sync stops the store: that batch and every later one fail, none of them
 //! acknowledged as durable.
+//!
+//! A lone write with much to merge is handed over before its merge (`Group::merging`): its
+//! record is logged first, the syncer syncs it while the writer merges its changes into their
+//! trees, and the syncer publishes the version the writer leaves once both are done.
 
 use crate::error::{Error, Result};
 use crate::snapshot::{Registry, Version};
@@ -58,6 +62,39 @@ pub(crate) struct Group {
     pub(crate) commits: u64,
     /// Each caller with what to answer once the group is durable.
     pub(crate) acks: Vec<(Done, Result<u64>)>,
+    /// Set when the group is handed over before its changes are merged (`version` is `None`):
+    /// the writer leaves the version here once merged, and the syncer publishes it after the sync.
+    pub(crate) merging: Option<Arc<Merging>>,
+}
+
+/// A merged group's version, or why its merge failed.
+pub(crate) type Merged = std::result::Result<(Arc<Version>, Gauges), String>;
+
+/// The state after a group whose merge runs while its log record syncs: what the writer leaves
+/// for the syncer (the version, or why the merge failed).
+#[derive(Default)]
+pub(crate) struct Merging {
+    merged: Mutex<Option<Merged>>,
+    done: Condvar,
+}
+
+impl Merging {
+    /// The writer's part: the merge's outcome.
+    pub(crate) fn leave(&self, merged: Merged) {
+        *self.merged.lock().expect("merging lock") = Some(merged);
+        self.done.notify_one();
+    }
+
+    /// The syncer's part: waits for the writer to finish the merge.
+    fn take(&self) -> Merged {
+        let mut merged = self.merged.lock().expect("merging lock");
+        loop {
+            if let Some(m) = merged.take() {
+                return m;
+            }
+            merged = self.done.wait(merged).expect("merging lock");
+        }
+    }
 }
 
 #[derive(Default)]
@@ -212,7 +249,7 @@ fn run(
 /// calls `on_synced` and answers their callers; a failed sync (or an earlier one) fails them all and
 /// stops the store.
 fn finish(
-    groups: Vec<Group>,
+    mut groups: Vec<Group>,
     log: &dyn VfsFile,
     registry: &Registry,
     counters: &Counters,
@@ -222,11 +259,21 @@ fn finish(
     let failed = progress.0.lock().expect("syncer lock").failed.clone();
     let synced = match failed {
         Some(why) => Err(why),
-        None if groups.iter().any(|g| g.version.is_some()) => {
+        None if groups.iter().any(|g| g.version.is_some() || g.merging.is_some()) => {
             log.sync_data().map_err(|e| Error::io("syncing the log", e).to_string())
         }
         None => Ok(()),
     };
+    // A group merged while it synced is published once merged; a merge that failed fails the
+    // batch and stops the store, as a failed sync does.
+    let synced = synced.and_then(|()| {
+        for g in &mut groups {
+            if let Some(merging) = g.merging.take() {
+                g.version = Some(merging.take()?);
+            }
+        }
+        Ok(())
+    });
     match synced {
         Ok(()) => {
             if let Some((version, gauges)) = groups.iter().rev().find_map(|g| g.version.clone()) {
