@@ -5,7 +5,8 @@
 //! Keys: `h.event` holds `part | seq` → event; `h.target` holds `part | family \0 target \0 | seq`
 //! → () so one note's, entity's or fact's events page in order; `h.agent` holds
 //! `part | agent \0 | seq` → () for the audit of one caller's own writes. `seq` comes from the
-//! store's id counter, so events sort in commit order.
+//! partition's id counter (`knowledge/ids.rs`), so a partition's events sort in commit order and
+//! say nothing of other partitions' writes.
 
 use crate::error::{Error, Result};
 use crate::key_text::fit;
@@ -77,7 +78,7 @@ pub(crate) struct EncodedChange<'a> {
 }
 
 /// `record` for an encoded change, with its sequence number `seq` given (a fresh id of the
-/// store's counter): the event's bytes decode to the same `Event` as `record` would store.
+/// partition's counter): the event's bytes decode to the same `Event` as `record` would store.
 pub(crate) fn record_encoded(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
@@ -151,8 +152,8 @@ fn stamp(json: &[u8], seq: u64) -> Vec<u8> {
 
 /// `record` for an event `prepare` encoded (by the same caller); returns its sequence number.
 pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &PreparedEvent) -> Result<u64> {
-    let seq = crate::knowledge::next_id(tx)?;
     let part = &caller.part;
+    let seq = crate::knowledge::next_id(tx, part)?;
     let seq_be = seq.to_be_bytes();
     tx.put(EVENT, &part.key(&[&seq_be]), &stamp(&event.json, seq))?;
     tx.put(TARGET, &[target_prefix(part, &event.family, &event.target), seq_be.to_vec()].concat(), &[])?;

@@ -3,9 +3,10 @@
 //! to every stored entity it names.
 
 use super::graph::entities_in;
+use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
-use super::trees::{DOC, DOC_HASH, DOC_HASH8, MENTION, MENTIONED, PSG, next_id};
+use super::trees::{DOC, DOC_HASH, DOC_HASH8, MENTION, MENTIONED, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, Passage, char_slice, chunk_text, mentions_name};
@@ -224,7 +225,7 @@ pub(crate) fn store_document(
 ) -> Result<Remembered> {
     let doc_id = match doc.id {
         Some(id) => id,
-        None => next_id(tx)?,
+        None => next_id(tx, part)?,
     };
     let record = Document {
         id: doc_id,

@@ -3,11 +3,12 @@
 //! valid time (`valid_from`/`valid_to`, as given) and transaction time (`recorded_at`, and
 //! `ended_at` once it is superseded), indexed from both ends.
 
+use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{
     ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key, name_prefix,
-    next_id, rel_key, trailing_id,
+    rel_key, trailing_id,
 };
 use super::valid;
 use crate::error::{Error, Result};
@@ -173,7 +174,7 @@ pub(crate) fn create_entity(
     attributes: &Map<String, Value>,
     now: i64,
 ) -> Result<(Entity, Vec<u8>)> {
-    let id = next_id(tx)?;
+    let id = next_id(tx, part)?;
     let mut kept_types: Vec<String> = Vec::new();
     for t in types {
         if !kept_types.iter().any(|have| fold(have) == fold(t)) {
@@ -304,7 +305,8 @@ pub(crate) fn relate_between(
     now: i64,
 ) -> Result<Related> {
     let folded_type = check_name(a.rel_type, "relation type")?;
-    let (related, _) = relate_ids(tx, part, (from_entity.id, to_entity.id), &folded_type, a, now, &mut next_id)?;
+    let (related, _) =
+        relate_ids(tx, part, (from_entity.id, to_entity.id), &folded_type, a, now, &mut |tx| next_id(tx, part))?;
     Ok(related)
 }
 

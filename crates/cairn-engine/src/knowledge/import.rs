@@ -14,10 +14,11 @@ use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, sto
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
+use super::ids::next_id;
 use super::import_rules::{not_future, own_author};
 use super::part::Partition;
 use super::records::{decode, encode};
-use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, next_id, rel_key};
+use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, rel_key};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, char_slice, fold};
@@ -234,7 +235,7 @@ fn provenance(
             let local = if let Some(local) = mapped(tx, part, DOCUMENT, source)? {
                 local
             } else {
-                let reserved = next_id(tx)?;
+                let reserved = next_id(tx, part)?;
                 set_map(tx, part, DOCUMENT, source, reserved)?;
                 reserved
             };
@@ -373,7 +374,7 @@ fn import_fact(
             return Ok(Ok(None));
         }
     }
-    let id = next_id(tx)?;
+    let id = next_id(tx, part)?;
     let rel = Relation {
         shortened: None,
         id,
@@ -496,7 +497,7 @@ fn import_document(
     }
     let id = match reserved {
         Some(id) => id,
-        None => next_id(tx)?,
+        None => next_id(tx, part)?,
     };
     let doc = Document { id, text: text.to_owned(), label, date, ingested_at };
     tx.put(DOC, &part.key(&[&id.to_be_bytes()]), &encode(&doc))?;

@@ -13,13 +13,11 @@
 //! so they are stored, or skipped with its reasons.
 
 use super::graph::{Entity, MAX_NAME_LEN, Relation, Source, has_control};
+use super::ids::{read_next_id, write_next_id};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
 use super::import_rules::not_future;
 use super::part::Partition;
-use super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in, read_next_id,
-    write_next_id,
-};
+use super::trees::{ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in};
 use crate::error::Result;
 use crate::history::{AGENT, EVENT, TARGET, agent_prefix, target_prefix};
 use crate::key_text;
@@ -907,9 +905,9 @@ fn event_runs(
 /// tree's entries are built one at a time, in key order, into its run (`WriteTxn::sorted_run`:
 /// into an empty tree, pages are packed as the entries come), so no run is held in memory.
 pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: &str, now: i64) -> Result<Imported> {
-    let base = read_next_id(tx)?;
+    let base = read_next_id(tx, part)?;
     let ids = Ids { base, entities: plan.entities.len() as u64, facts: plan.facts.len() as u64 };
-    write_next_id(tx, ids.event(plan.written.len()))?;
+    write_next_id(tx, part, ids.event(plan.written.len()))?;
     let generation = names_gen_in(tx, part)?;
     let ordered = !out_of_order(part, &plan);
     entity_runs(tx, part, &plan, ids, generation, ordered)?;

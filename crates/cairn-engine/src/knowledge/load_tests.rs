@@ -85,7 +85,7 @@ fn a_load_stores_what_import_of_the_same_records_stores() {
 fn a_scope_holding_knowledge_is_refused_and_nothing_changes() {
     let (_dir, store, part) = seeded();
     let records = export_pages(&store, &part, 5000).concat();
-    let counter = || store.snapshot().unwrap().get(crate::knowledge::trees::SEQ, b"id").unwrap();
+    let counter = || store.snapshot().unwrap().get(crate::knowledge::trees::SEQ, part.prefix()).unwrap();
     let (before, events) = (counter(), import_events(&store, &part).len());
     let reply = load(&store, &part, &lines(&records));
     assert_eq!(reply["error"]["code"], json!("VALIDATION_ERROR"), "{reply}");

@@ -24,6 +24,9 @@ mod exchange_tests;
 mod export;
 mod forget;
 mod graph;
+mod ids;
+#[cfg(test)]
+mod ids_tests;
 mod import;
 pub(crate) mod import_rules;
 pub mod limits;
@@ -70,9 +73,9 @@ pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,
     upsert_entity,
 };
+pub(crate) use ids::next_id;
 pub(crate) use import::IMPORT_MAP;
 pub use import::{ImportCounts, Imported, Skipped, import};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};
-pub(crate) use trees::next_id;

@@ -6,7 +6,8 @@ use crate::key_text::fit;
 use crate::write::WriteTxn;
 use std::borrow::Cow;
 
-/// One counter per store: the next id.
+/// `part` → u64 BE: the partition's next id (`ids.rs`); `id` → the store-wide counter of stores
+/// written before, read only.
 pub(crate) const SEQ: &str = "k.seq";
 /// `part | entity id` → entity record.
 pub(crate) const ENT: &str = "k.ent";
@@ -47,29 +48,6 @@ pub(crate) const NAMES_LOG: &str = "k.names_log";
 /// Adjacency direction bytes.
 pub(crate) const OUT: u8 = 0;
 pub(crate) const IN: u8 = 1;
-
-/// A new id, unique in the store (ids start at 1).
-pub(crate) fn next_id(tx: &mut WriteTxn<'_>) -> Result<u64> {
-    let next = read_next_id(tx)?;
-    write_next_id(tx, next + 1)?;
-    Ok(next)
-}
-
-/// The id `next_id` would hand out now, taking nothing: a bulk writer counts ids from it and
-/// stores the counter once with `write_next_id`.
-pub(crate) fn read_next_id(tx: &mut WriteTxn<'_>) -> Result<u64> {
-    match tx.get(SEQ, b"id")? {
-        Some(v) => Ok(u64::from_be_bytes(
-            v.as_slice().try_into().map_err(|_| Error::corrupt(None, "the id counter is not 8 bytes"))?,
-        )),
-        None => Ok(1),
-    }
-}
-
-/// Sets the id counter: `next` is the next id to hand out (past every id already taken).
-pub(crate) fn write_next_id(tx: &mut WriteTxn<'_>, next: u64) -> Result<()> {
-    tx.put(SEQ, b"id", &next.to_be_bytes())
-}
 
 /// Bumps the name generation of `part` for `entity` (see `NAMES_GEN`, `NAMES_LOG`).
 pub(crate) fn bump_names(tx: &mut WriteTxn<'_>, part: &Partition, entity: u64) -> Result<()> {

@@ -4,7 +4,7 @@
 //! caller. An expired capsule is never returned; the reply says it expired and when.
 //!
 //! Trees: `n.hand` `part | taskId \0 | id BE` → capsule; `n.hand_to` `part | to \0 | id BE` → taskId.
-//! Ids come from the store's counter; the newest capsule of a task is the one left last (`createdAt`,
+//! Ids come from the partition's counter; the newest capsule of a task is the one left last (`createdAt`,
 //! then id: an imported capsule keeps its time but takes a new id).
 
 use super::fields::{Fields, agent_name, limit, short_name};
@@ -188,7 +188,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     let caller = caller.clone();
     let (capsule, _) = store.write(move |tx| {
         caller.part.register(tx)?;
-        capsule.id = crate::knowledge::next_id(tx)?;
+        capsule.id = crate::knowledge::next_id(tx, &caller.part)?;
         put(tx, &caller.part, &capsule)?;
         let change = Change {
             family: "handoff",

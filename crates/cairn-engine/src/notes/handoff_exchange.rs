@@ -133,7 +133,7 @@ pub(crate) fn import(
         return Ok(Ok(()));
     }
     part.register(tx)?;
-    capsule.id = crate::knowledge::next_id(tx)?;
+    capsule.id = crate::knowledge::next_id(tx, part)?;
     put(tx, part, &capsule)?;
     if let Some(k) = &map_key {
         tx.put(IMPORT_MAP, k, &capsule.id.to_be_bytes())?;

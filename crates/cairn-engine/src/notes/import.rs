@@ -238,7 +238,7 @@ pub(crate) fn import(
     let caller = Caller { part: part.clone(), agent: agent.to_owned(), now };
     let identity = current.identity();
     let Some(p) = tx.get(CUR, &identity.cur_key(part))?.as_deref().map(NoteRecord::decode).transpose()? else {
-        let id = crate::knowledge::next_id(tx)?;
+        let id = crate::knowledge::next_id(tx, part)?;
         store_versions(tx, &caller, id, None, &versions, source, true)?;
         out.imported.notes += 1;
         return Ok(Ok(()));

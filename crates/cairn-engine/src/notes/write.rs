@@ -362,7 +362,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepar
         part.register(tx)?;
         let id = match &prev {
             Some(p) => p.id,
-            None => crate::knowledge::next_id(tx)?,
+            None => crate::knowledge::next_id(tx, part)?,
         };
         compose(req, caller, prev.as_ref(), &value, kind, id)
     };

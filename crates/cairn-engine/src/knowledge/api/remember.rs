@@ -13,10 +13,10 @@ use crate::knowledge::cache;
 use crate::knowledge::citation::document_source;
 use crate::knowledge::docs::{DocHash, NewDocument, NewPassage, document_in, hash_key, store_document, stored_doc};
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
+use crate::knowledge::ids::{read_next_id, write_next_id};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
-use crate::knowledge::trees::{read_next_id, write_next_id};
 use crate::knowledge::upsert_entity;
 use crate::knowledge::valid::check_interval;
 use crate::knowledge::wire::{check_date, id};
@@ -459,8 +459,8 @@ fn write(
         // The call's documents take consecutive ids, in the call's order, so the full-text
         // segment laid out before the transaction (`Indexer::prepare`, by position) holds. One
         // stored before leaves its id unused.
-        let first = read_next_id(tx)?;
-        write_next_id(tx, first + docs.len() as u64)?;
+        let first = read_next_id(tx, part)?;
+        write_next_id(tx, part, first + docs.len() as u64)?;
         for (at, mut d) in (first..).zip(docs) {
             d.id = Some(at);
             if let Some(existing) = stored_doc(tx, part, &mut d.hash, &d.text, req.date.as_deref())? {

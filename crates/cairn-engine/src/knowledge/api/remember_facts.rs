@@ -10,8 +10,7 @@ use super::Caller;
 use crate::error::Result;
 use crate::history::{EncodedChange, record_encoded};
 use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, entity_in, relate_ids};
-use crate::knowledge::trees::next_id;
-use crate::knowledge::trees::{read_next_id, write_next_id};
+use crate::knowledge::ids::{next_id, read_next_id, write_next_id};
 use crate::text::fold;
 use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
@@ -139,7 +138,7 @@ pub(super) fn store_entities(
         let none = Map::new();
         let attributes = e.attributes.unwrap_or(&none);
         let (entity, bytes) = create_entity(tx, &caller.part, (e.name, &p.folded), &types, attributes, caller.now)?;
-        let seq = next_id(tx)?;
+        let seq = next_id(tx, &caller.part)?;
         let change =
             EncodedChange { family: "entity", target: &entity.name, op: "create", after: &bytes, patch: &p.patch };
         record_encoded(tx, caller, seq, change)?;
@@ -189,9 +188,9 @@ pub(super) fn store(
     if facts.relations.is_empty() {
         return Ok(out);
     }
-    // Nothing below takes an id from the store's counter: ids are counted here and the counter
+    // Nothing below takes an id from the partition's counter: ids are counted here and the counter
     // is written back once (only if one was taken, so a call that adds nothing writes nothing).
-    let first = read_next_id(tx)?;
+    let first = read_next_id(tx, &caller.part)?;
     let mut next = first;
     // The stored names of the ends, read once each when an event first needs them.
     let mut names: Vec<Option<String>> = vec![None; facts.ends.len()];
@@ -237,7 +236,7 @@ pub(super) fn store(
         }
     }
     if next != first {
-        write_next_id(tx, next)?;
+        write_next_id(tx, &caller.part, next)?;
     }
     Ok(out)
 }
@@ -319,7 +318,7 @@ mod tests {
 
     #[test]
     fn endpoints_are_resolved_once_by_folded_name() {
-        let (_dir, store, _part) = fresh();
+        let (_dir, store, part) = fresh();
         call(&store, &caller(1), "remember", &json!({"facts": {"entities": [{"name": "Acme", "type": "company"}]}}))
             .unwrap();
         let body = json!({"facts": {"relations": [
@@ -330,7 +329,7 @@ mod tests {
         assert_eq!(r["stored"], json!({"entities": 1, "relations": 2, "passages": 0}), "Berlin once, Acme found");
         let rec = call(&store, &caller(3), "recall", &json!({"subject": "Berlin"})).unwrap();
         assert_eq!(rec["facts"].as_array().unwrap().len(), 2, "{rec}");
-        let counter = || store.snapshot().unwrap().get(crate::knowledge::trees::SEQ, b"id").unwrap();
+        let counter = || store.snapshot().unwrap().get(crate::knowledge::trees::SEQ, part.prefix()).unwrap();
         let before = counter();
         let again = call(&store, &caller(4), "remember", &body).unwrap();
         assert_eq!(again["already"], json!(true));
