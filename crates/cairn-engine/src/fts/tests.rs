@@ -373,7 +373,7 @@ fn passage_records_decode_and_reject_garbage() {
     assert!(keys::decode_stats(&[0; 27]).is_err());
     let segments =
         vec![keys::Segment { first: 0, level: 1, buckets: 3 }, keys::Segment { first: 8, level: 0, buckets: 0 }];
-    let stats = keys::Stats { passages: 1, tokens: 2, next_batch: 9, segments };
+    let stats = keys::Stats { passages: 1, tokens: 2, next_batch: 9, segments, merge: None };
     let bytes = keys::encode_stats(&stats);
     assert_eq!(keys::decode_stats(&bytes).unwrap(), stats);
     for cut in 0..bytes.len() {
@@ -388,9 +388,9 @@ fn passage_records_decode_and_reject_garbage() {
     assert!(keys::decode_stats(&keys::encode_stats(&swapped)).is_err());
     let past = keys::Stats { next_batch: 8, ..stats.clone() };
     assert!(keys::decode_stats(&keys::encode_stats(&past)).is_err());
-    assert_eq!(stats.segment_of(7).unwrap().first, 0);
-    assert_eq!(stats.segment_of(8).unwrap().first, 8);
-    assert!(stats.segment_of(9).is_err());
+    assert_eq!(stats.segment_at(7).unwrap(), 0);
+    assert_eq!(stats.segment_at(8).unwrap(), 1);
+    assert!(stats.segment_at(9).is_err());
     assert_eq!(keys::prefix_end(&[1, 0xFF]), Some(vec![2]));
     assert_eq!(keys::prefix_end(&[0xFF, 0xFF]), None);
 }
