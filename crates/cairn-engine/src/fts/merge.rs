@@ -74,22 +74,29 @@ fn oldest_run(segments: &[Segment]) -> Option<usize> {
     })
 }
 
-/// The classes a merge of nested segments `run` works in: the smallest bucket count, doubled
-/// while one class's chunks (about `CHUNK_BYTES` each) would exceed `MERGE_STEP_BYTES`, up to
-/// the largest count. Equal counts (batches of one size) keep the smallest; a small segment
-/// merged with large ones is spread over more buckets first (`rebucket`), since with its few
-/// buckets as the classes one step would read a large share of the others.
+/// The classes a merge of nested segments `run` works in: the power of two between the smallest
+/// and the largest bucket count that makes the largest step smallest, in chunks read. A step
+/// reads one class (`max(buckets, classes) / classes` chunks of each input) or re-buckets one
+/// input with fewer buckets than the classes (all of it, `rebucket`). Equal counts (batches of
+/// one size) keep the smallest, one chunk an input a class; a small segment merged with large
+/// ones is spread over more buckets first, since with its few buckets as the classes one step
+/// would read a large share of the others.
 fn classes_for(run: &[Segment]) -> u32 {
-    let least = run.iter().map(|s| s.buckets).min().unwrap_or(1);
+    let cost = |classes: u32| {
+        let class: u32 = run.iter().map(|s| s.buckets.max(classes) / classes).sum();
+        let spread = run.iter().map(|s| s.buckets).filter(|&b| b < classes).max().unwrap_or(0);
+        class.max(spread)
+    };
     let most = run.iter().map(|s| s.buckets).max().unwrap_or(1);
-    let mut classes = least;
-    while classes < most
-        && run.iter().map(|s| (s.buckets.max(classes) / classes) as usize).sum::<usize>() * CHUNK_BYTES
-            > MERGE_STEP_BYTES
-    {
+    let mut best = run.iter().map(|s| s.buckets).min().unwrap_or(1);
+    let mut classes = best;
+    while classes < most {
         classes *= 2;
+        if cost(classes) < cost(best) {
+            best = classes;
+        }
     }
-    classes
+    best
 }
 
 /// One step of the merge in progress: re-buckets an input that has fewer buckets than the
