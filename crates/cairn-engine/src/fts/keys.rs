@@ -17,9 +17,11 @@ pub const POST_TREE: &str = "fts.post";
 /// `count u32 LE | (len u16 LE | term)*` instead.
 pub const DOC_TREE: &str = "fts.doc";
 /// Partition totals and segments: `part` → `passages u64 LE | tokens u64 LE | next batch u64 LE |
-/// (count | HASHED) u32 LE | count × (first batch u64 LE | level u8 | buckets u32 LE)`; absent
-/// when the partition is empty. Totals written before chunks have `count u32 LE | count × (first
-/// batch u64 LE | level u8)` (every segment one block per term).
+/// (count | HASHED [| MERGING]) u32 LE | count × (first batch u64 LE | level u8 | buckets u32 LE)
+/// [| start u32 LE | inputs u32 LE | classes u32 LE | out buckets u32 LE | done u32 LE]` (the
+/// merge in progress, with `MERGING`); absent when the partition is empty. Totals written before
+/// chunks have `count u32 LE | count × (first batch u64 LE | level u8)` (every segment one block
+/// per term).
 pub const STATS_TREE: &str = "fts.stats";
 
 /// The longest partition prefix accepted, so every key stays within the engine's key limit
@@ -85,6 +87,10 @@ pub fn post_key_term<'k>(prefix: &[u8], key: &'k [u8]) -> Result<&'k [u8]> {
 /// The high bit of a count that marks the chunked layout (a count of the layout before never
 /// reaches it).
 pub const HASHED: u32 = 1 << 31;
+/// The bit beside `HASHED` in the totals' segment count that says a merge is in progress and its
+/// state follows the segments. A build before incremental merges reads the count as too large for
+/// the value and refuses the totals as malformed: it never misreads a half-merged partition.
+pub const MERGING: u32 = 1 << 30;
 
 /// A term's hash, which picks its bucket in every chunked segment (`hash % buckets`) and is what
 /// a passage record keeps of its terms. Part of the format: FNV-1a, folded to 16 bits.
@@ -233,6 +239,35 @@ impl Segment {
     }
 }
 
+/// A merge in progress of the nested segments `segments[start..start + inputs]` (one level, every
+/// bucket count a power of two) into one segment of the next level named by the first of them,
+/// class by class across transactions. Class `c` is every bucket `b ≡ c (mod classes)` of every
+/// input; classes `[0, done)` are in the output's chunks (keyed by the first input's number), the
+/// others still in the inputs' chunks, so each posting is in exactly one chunk at every moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merge {
+    pub start: u32,
+    pub inputs: u32,
+    /// A power of two; an input with fewer buckets is re-bucketed to `classes` before class 0.
+    pub classes: u32,
+    /// The output's bucket count (a power of two, at least `classes`), decided by the step that
+    /// merges class 0; 0 before it.
+    pub out_buckets: u32,
+    pub done: u32,
+}
+
+impl Merge {
+    /// The inputs' places in `segments`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.inputs) as usize
+    }
+
+    /// Whether terms of hash `hash` are in the output already.
+    pub fn is_done(&self, hash: u16) -> bool {
+        u32::from(hash) % self.classes < self.done
+    }
+}
+
 /// A partition's totals and segments.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Stats {
@@ -243,49 +278,100 @@ pub struct Stats {
     pub next_batch: u64,
     /// Oldest first; their batch runs are consecutive and cover every batch below `next_batch`.
     pub segments: Vec<Segment>,
+    /// The merge in progress, at most one.
+    pub merge: Option<Merge>,
 }
 
 impl Stats {
-    /// The segment holding the postings written by batch `batch`.
-    pub fn segment_of(&self, batch: u64) -> Result<&Segment> {
+    /// The place in `segments` of the segment holding the postings written by batch `batch`.
+    pub fn segment_at(&self, batch: u64) -> Result<usize> {
         let at = self.segments.partition_point(|s| s.first <= batch);
         match at.checked_sub(1) {
-            Some(i) if batch < self.next_batch => Ok(&self.segments[i]),
+            Some(i) if batch < self.next_batch => Ok(i),
             _ => Err(Error::corrupt(None, format!("full-text batch {batch} is in no segment"))),
         }
     }
+
+    /// The segment the merge in progress writes: its chunks hold the classes done.
+    pub fn merge_output(&self, m: &Merge) -> Segment {
+        let first = &self.segments[m.start as usize];
+        Segment { first: first.first, level: first.level + 1, buckets: m.out_buckets }
+    }
+
+    /// Where the postings of hash `hash` of the segment at place `at` are now: that segment's own
+    /// chunk, or, when it is an input of the merge in progress and the hash's class is done, the
+    /// output's. The segment returned is the one whose layout the key follows.
+    pub fn holder(&self, at: usize, hash: u16) -> Segment {
+        match &self.merge {
+            Some(m) if m.range().contains(&at) && m.is_done(hash) => self.merge_output(m),
+            _ => self.segments[at],
+        }
+    }
+
+    /// The keys to read for `term`'s postings, each with whether its value is a chunk: one per
+    /// segment, but one for all the inputs of the merge in progress whose class of the term is
+    /// done (the output's chunk). No posting is under two of them, and none under another key.
+    pub fn term_keys(&self, prefix: &[u8], term: &[u8]) -> Vec<(Vec<u8>, bool)> {
+        let merged = self.merge.filter(|m| m.is_done(term_hash(term))).map(|m| m.range());
+        let mut out = Vec::with_capacity(self.segments.len());
+        for (i, seg) in self.segments.iter().enumerate() {
+            match &merged {
+                Some(inputs) if inputs.contains(&i) => {
+                    if i == inputs.start {
+                        out.push(self.merge_output(self.merge.as_ref().expect("merging")).key_of(prefix, term));
+                    }
+                }
+                _ => out.push(seg.key_of(prefix, term)),
+            }
+        }
+        out
+    }
 }
 
-/// `passages u64 LE | tokens u64 LE | next batch u64 LE | (count | HASHED) u32 LE |
-/// count × (first u64 LE | level u8 | buckets u32 LE)`.
+/// `passages u64 LE | tokens u64 LE | next batch u64 LE | (count | HASHED [| MERGING]) u32 LE |
+/// count × (first u64 LE | level u8 | buckets u32 LE) [| start u32 LE | inputs u32 LE | classes
+/// u32 LE | out buckets u32 LE | done u32 LE]`.
 pub fn encode_stats(s: &Stats) -> Vec<u8> {
-    let mut out = Vec::with_capacity(28 + 13 * s.segments.len());
+    let mut out = Vec::with_capacity(28 + 13 * s.segments.len() + 20);
     out.extend_from_slice(&s.passages.to_le_bytes());
     out.extend_from_slice(&s.tokens.to_le_bytes());
     out.extend_from_slice(&s.next_batch.to_le_bytes());
     // Fits: merging keeps a partition to a few dozen segments.
-    out.extend_from_slice(&(s.segments.len() as u32 | HASHED).to_le_bytes());
+    let flags = if s.merge.is_some() { HASHED | MERGING } else { HASHED };
+    out.extend_from_slice(&(s.segments.len() as u32 | flags).to_le_bytes());
     for seg in &s.segments {
         out.extend_from_slice(&seg.first.to_le_bytes());
         out.push(seg.level);
         out.extend_from_slice(&seg.buckets.to_le_bytes());
     }
+    if let Some(m) = &s.merge {
+        for word in [m.start, m.inputs, m.classes, m.out_buckets, m.done] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+    }
     out
 }
 
 /// Decodes a partition's totals (either layout), checking that the segments are in order below
-/// the next batch.
+/// the next batch and that a merge in progress names a run of nested segments it can finish.
 pub fn decode_stats(value: &[u8]) -> Result<Stats> {
     let bad = || Error::corrupt(None, "full-text stats are malformed");
     let word = |at: usize| value.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
     let (passages, tokens, next_batch) =
         (word(0).ok_or_else(bad)?, word(8).ok_or_else(bad)?, word(16).ok_or_else(bad)?);
     let count = value.get(24..28).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).ok_or_else(bad)?;
-    let width = if count & HASHED == 0 { 9 } else { 13 };
-    if value.len() != 28 + width * (count & !HASHED) as usize {
+    let (width, merging) = match (count & HASHED != 0, count & MERGING != 0) {
+        (false, false) => (9, false),
+        (true, merging) => (13, merging),
+        // A merge in progress exists only in the chunked layout.
+        (false, true) => return Err(bad()),
+    };
+    let n = (count & !(HASHED | MERGING)) as usize;
+    let end = 28 + width * n;
+    if value.len() != end + if merging { 20 } else { 0 } {
         return Err(bad());
     }
-    let segments: Vec<Segment> = value[28..]
+    let segments: Vec<Segment> = value[28..end]
         .chunks_exact(width)
         .map(|c| Segment {
             first: u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
@@ -296,7 +382,37 @@ pub fn decode_stats(value: &[u8]) -> Result<Stats> {
     if segments.windows(2).any(|w| w[0].first >= w[1].first) || segments.last().is_some_and(|s| s.first >= next_batch) {
         return Err(bad());
     }
-    Ok(Stats { passages, tokens, next_batch, segments })
+    let merge = if merging {
+        let w: Vec<u32> =
+            value[end..].chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+        let m = Merge { start: w[0], inputs: w[1], classes: w[2], out_buckets: w[3], done: w[4] };
+        if !merge_is_sound(&segments, &m) {
+            return Err(bad());
+        }
+        Some(m)
+    } else {
+        None
+    };
+    Ok(Stats { passages, tokens, next_batch, segments, merge })
+}
+
+/// Whether `m` can be a merge in progress over `segments`: at least two inputs, all there, of one
+/// level below the last, nested (powers of two), every one re-bucketed to at least `classes` once
+/// a class is done, `done` below `classes`, and the output's count set exactly when a class is done.
+fn merge_is_sound(segments: &[Segment], m: &Merge) -> bool {
+    let Some(inputs) = m.start.checked_add(m.inputs).and_then(|end| segments.get(m.start as usize..end as usize))
+    else {
+        return false;
+    };
+    let pow2 = |n: u32| n.is_power_of_two() && n <= 1 << 16;
+    inputs.len() >= 2
+        && inputs
+            .iter()
+            .all(|s| s.level == inputs[0].level && pow2(s.buckets) && (m.done == 0 || s.buckets >= m.classes))
+        && inputs[0].level < u8::MAX
+        && pow2(m.classes)
+        && m.done < m.classes
+        && if m.done == 0 { m.out_buckets == 0 } else { pow2(m.out_buckets) && m.out_buckets >= m.classes }
 }
 
 /// The least key greater than every key starting with `prefix`, or `None` when there is none.

@@ -1,20 +1,23 @@
 //! Segment merging. Each indexing batch writes its postings as a new segment at the end of the
-//! partition's key range (an append, whatever the index's size); when the newest `FANOUT` segments
-//! share a level they are merged into one segment of the next level, so a partition holds a few
-//! segments per level and a query reads a few blocks per term. Every posting is rewritten once per
-//! level, as in FTS5's and Lucene's segment merges, instead of a batch touching one leaf per
-//! distinct term of one term-major tree.
+//! partition's key range (an append, whatever the index's size); when `FANOUT` consecutive
+//! segments share a level they are merged into one segment of the next level, so a partition
+//! holds a few segments per level and a query reads a few blocks per term. Every posting is
+//! rewritten once per level, as in FTS5's and Lucene's segment merges, instead of a batch
+//! touching one leaf per distinct term of one term-major tree. A merge runs class by class of
+//! buckets over as many indexing calls as it needs, each call doing about `MERGE_STEP_BYTES`
+//! of it, so no call's time or memory grows with the index (the merge's state is in the
+//! totals, `keys::Merge`).
 
 use std::ops::Bound;
 
 use super::block::{self, Posting};
 use super::keys::{
-    POST_TREE, Segment, Stats, chunk_key, post_key_segment, post_key_term, prefix_end, segment_prefix, term_hash,
+    Merge, POST_TREE, Segment, Stats, chunk_key, post_key_segment, post_key_term, prefix_end, segment_prefix, term_hash,
 };
 use crate::text::FastMap;
 use crate::{Error, Result, WriteTxn};
 
-/// Segments merged at once: the newest `FANOUT` segments of one level become one of the next.
+/// Segments merged at once: `FANOUT` consecutive segments of one level become one of the next.
 pub const FANOUT: usize = 16;
 
 /// The size a chunk aims at: a query reads one chunk per term and segment, a write or merge puts
@@ -25,21 +28,146 @@ pub const CHUNK_BYTES: usize = 8 << 10;
 #[cfg(test)]
 pub const CHUNK_BYTES: usize = 48;
 
-/// Merges the newest segments while `FANOUT` of them share a level, updating `stats.segments`
-/// (the caller stores `stats`).
+/// Input bytes a call of `settle` reads for the merge in progress before it stops (it takes at
+/// least one step a call): what bounds the time and memory a merge adds to one indexing call,
+/// and to its transaction's log record and dirty pages, whatever the index's size.
+#[cfg(not(test))]
+pub const MERGE_STEP_BYTES: usize = 8 << 20;
+/// Tiny under test (about 21 chunks of `CHUNK_BYTES`), so the tests' merges span several calls.
+#[cfg(test)]
+pub const MERGE_STEP_BYTES: usize = 1024;
+
+/// Advances the partition's merges by about `MERGE_STEP_BYTES`, updating `stats` (the caller
+/// stores it): the merge in progress, step by step, then the next, while the oldest `FANOUT`
+/// consecutive segments of one level are there to merge. A run that is not nested (a segment of
+/// the layout before chunks, or of a count not a power of two) is merged at once.
 pub(super) fn settle(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &mut Stats) -> Result<()> {
+    let mut spent = 0;
     loop {
-        let n = stats.segments.len();
-        let Some(tail) = n.checked_sub(FANOUT) else { return Ok(()) };
-        let level = stats.segments[n - 1].level;
-        if level == u8::MAX || stats.segments[tail..].iter().any(|s| s.level != level) {
-            return Ok(());
+        if stats.merge.is_none() {
+            let Some(start) = oldest_run(&stats.segments) else { return Ok(()) };
+            let run = &stats.segments[start..start + FANOUT];
+            if nested(run).is_none() {
+                spent += merge_whole(tx, prefix, stats, start)?;
+                continue;
+            }
+            // Fits: a partition holds a few dozen segments, and FANOUT is 16.
+            let classes = classes_for(run);
+            stats.merge = Some(Merge { start: start as u32, inputs: FANOUT as u32, classes, out_buckets: 0, done: 0 });
         }
-        let buckets = merge_newest(tx, prefix, &stats.segments[tail..])?;
-        stats.segments.truncate(tail + 1);
-        stats.segments[tail].level = level + 1;
-        stats.segments[tail].buckets = buckets;
+        while stats.merge.is_some() {
+            if spent >= MERGE_STEP_BYTES {
+                return Ok(());
+            }
+            spent += step(tx, prefix, stats)?;
+        }
     }
+}
+
+/// The place of the oldest run of `FANOUT` consecutive segments of one level (below 255).
+/// Oldest, not newest: while a merge spans several batches their new segments queue after it,
+/// and a run left behind a newer one would never be merged.
+fn oldest_run(segments: &[Segment]) -> Option<usize> {
+    (0..=segments.len().checked_sub(FANOUT)?).find(|&i| {
+        let level = segments[i].level;
+        level < u8::MAX && segments[i..i + FANOUT].iter().all(|s| s.level == level)
+    })
+}
+
+/// The classes a merge of nested segments `run` works in: the power of two between the smallest
+/// and the largest bucket count that makes the largest step smallest, in chunks read. A step
+/// reads one class (`max(buckets, classes) / classes` chunks of each input) or re-buckets one
+/// input with fewer buckets than the classes (all of it, `rebucket`). Equal counts (batches of
+/// one size) keep the smallest, one chunk an input a class; a small segment merged with large
+/// ones is spread over more buckets first, since with its few buckets as the classes one step
+/// would read a large share of the others.
+fn classes_for(run: &[Segment]) -> u32 {
+    let cost = |classes: u32| {
+        let class: u32 = run.iter().map(|s| s.buckets.max(classes) / classes).sum();
+        let spread = run.iter().map(|s| s.buckets).filter(|&b| b < classes).max().unwrap_or(0);
+        class.max(spread)
+    };
+    let most = run.iter().map(|s| s.buckets).max().unwrap_or(1);
+    let mut best = run.iter().map(|s| s.buckets).min().unwrap_or(1);
+    let mut classes = best;
+    while classes < most {
+        classes *= 2;
+        if cost(classes) < cost(best) {
+            best = classes;
+        }
+    }
+    best
+}
+
+/// One step of the merge in progress: re-buckets an input that has fewer buckets than the
+/// merge's classes, or else merges the next class (finishing the merge after the last: its
+/// inputs become the output in `stats.segments`). Returns the input bytes it read.
+fn step(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &mut Stats) -> Result<usize> {
+    let mut m = stats.merge.expect("a merge in progress");
+    if let Some(at) = m.range().find(|&i| stats.segments[i].buckets < m.classes) {
+        return rebucket(tx, prefix, &mut stats.segments[at], m.classes);
+    }
+    let class = m.done;
+    let mut chunks: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (place, seg) in stats.segments[m.range()].iter().enumerate() {
+        for bucket in (class..seg.buckets).step_by(m.classes as usize) {
+            let key = chunk_key(prefix, seg.first, bucket);
+            if let Some(value) = tx.get(POST_TREE, &key)? {
+                tx.erase(POST_TREE, &key)?;
+                chunks.push((place, value));
+            }
+        }
+    }
+    let bytes: usize = chunks.iter().map(|(_, v)| v.len()).sum();
+    if m.done == 0 {
+        // Classes hold terms by hash, so class 0 is a fair sample of the whole: the output's
+        // chunks come out near `CHUNK_BYTES` without reading every input first (exact with one
+        // class, as a merge of small segments has).
+        m.out_buckets = bucket_count(bytes.saturating_mul(m.classes as usize)).max(m.classes);
+    }
+    let first = stats.segments[m.start as usize].first;
+    merge_class(tx, prefix, first, &chunks, (class, m.classes, m.out_buckets))?;
+    m.done += 1;
+    if m.done == m.classes {
+        let out = stats.merge_output(&m);
+        stats.segments.splice(m.range(), [out]);
+        stats.merge = None;
+    } else {
+        stats.merge = Some(m);
+    }
+    Ok(bytes)
+}
+
+/// Spreads nested segment `seg` over `to` buckets (more than it has). A term's new bucket
+/// `h % to` is congruent to its old one modulo the old count, so each new chunk takes its
+/// entries, in term order, from one old chunk. Returns the bytes read.
+fn rebucket(tx: &mut WriteTxn<'_>, prefix: &[u8], seg: &mut Segment, to: u32) -> Result<usize> {
+    let mut old: Vec<Vec<u8>> = Vec::new();
+    for bucket in 0..seg.buckets {
+        let key = chunk_key(prefix, seg.first, bucket);
+        if let Some(value) = tx.get(POST_TREE, &key)? {
+            tx.erase(POST_TREE, &key)?;
+            old.push(value);
+        }
+    }
+    let mut by_bucket: Vec<Vec<block::Entry<'_>>> = vec![Vec::new(); to as usize];
+    for value in &old {
+        for e in block::chunk_entries(value)? {
+            by_bucket[(u32::from(term_hash(e.term)) % to) as usize].push(e);
+        }
+    }
+    for (bucket, entries) in by_bucket.iter().enumerate() {
+        if !entries.is_empty() {
+            // Fits: below `to`, at most 65,536.
+            tx.put(
+                POST_TREE,
+                &chunk_key(prefix, seg.first, bucket as u32),
+                &block::encode_chunk(entries.iter().copied()),
+            )?;
+        }
+    }
+    seg.buckets = to;
+    Ok(old.iter().map(Vec::len).sum())
 }
 
 /// A term's block to write: (term, doc of its last posting, encoded block).
@@ -131,23 +259,24 @@ enum Made<'a> {
     New(std::ops::Range<usize>),
 }
 
-/// Rewrites the newest segments `merged` (nothing follows them in the partition) as one segment
-/// named by the first of them; returns its number of buckets.
-fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Result<u32> {
+/// Merges the run of `FANOUT` segments at `start` (not nested: a segment of the layout before
+/// chunks or of another bucket count takes part) in one transaction, through a map of terms,
+/// into one segment named by the first of them. Such runs exist only in stores written before
+/// power-of-two counts, and they are merged once. Reads only the run's keys: newer segments may
+/// follow it. Returns the bytes read.
+fn merge_whole(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &mut Stats, start: usize) -> Result<usize> {
+    let merged = &stats.segments[start..start + FANOUT];
     let first = merged[0].first;
-    let start = segment_prefix(prefix, first);
-    let end = prefix_end(prefix);
+    let from = segment_prefix(prefix, first);
+    let end = match stats.segments.get(start + FANOUT) {
+        Some(next) => Some(segment_prefix(prefix, next.first)),
+        None => prefix_end(prefix),
+    };
     let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-    let entries = tx.range(POST_TREE, Bound::Included(&start), end)?;
+    let entries = tx.range(POST_TREE, Bound::Included(&from), end)?;
     // The merged blocks are no larger than the chunks they come from: one allocation for them
     // all, where growing the buffer by doubling took fresh (kernel-zeroed) pages at each step.
     let bytes: usize = entries.iter().map(|(_, v)| v.len()).sum();
-    if let Some(smallest) = nested(merged) {
-        for (key, _) in &entries {
-            tx.erase(POST_TREE, key)?;
-        }
-        return merge_nested(tx, prefix, merged, &entries, (smallest, bytes));
-    }
     // Each term's blocks, oldest segment first (keys are segment-major).
     let mut by_term: FastMap<&[u8], Vec<(u64, &[u8])>> = FastMap::default();
     by_term.reserve(bytes / 64);
@@ -195,111 +324,90 @@ fn merge_newest(tx: &mut WriteTxn<'_>, prefix: &[u8], merged: &[Segment]) -> Res
             Made::New(range) => (term, last, &arena[range]),
         })
         .collect();
-    write_segment(tx, prefix, first, &blocks)
+    let buckets = write_segment(tx, prefix, first, &blocks)?;
+    let level = merged[0].level + 1;
+    stats.segments.splice(start..start + FANOUT, [Segment { first, level, buckets }]);
+    Ok(bytes)
 }
 
 /// The smallest bucket count of segments `merged` when every one is a power of two (so every
-/// count is a multiple of it): the segments `merge_nested` can merge.
+/// count is a multiple of it): the segments a merge can take class by class.
 fn nested(merged: &[Segment]) -> Option<u32> {
     merged.iter().all(|s| s.buckets.is_power_of_two()).then(|| merged.iter().map(|s| s.buckets).min()).flatten()
 }
 
-/// One input block of a term in `merge_nested`: (term, its segment's place in the merge, doc of
+/// One input block of a term in `merge_class`: (term, its segment's place in the merge, doc of
 /// its last posting, block).
 type Part<'a> = (&'a [u8], usize, u64, &'a [u8]);
 
-/// `merge_newest` for segments whose bucket counts are powers of two, the smallest `smallest`:
-/// the terms of hash `h` are, in every segment, in a bucket congruent to `h % smallest`, and so
-/// are they in the merged segment (its count a power of two no smaller). Each such class of
-/// chunks is merged on its own: its entries sorted by term (then by segment, oldest first), each
-/// term's blocks chained, and the terms dealt to their output chunks in order. No map of every
+/// Merges one class of a merge of nested segments: `chunks` (each input's place in the merge,
+/// oldest first, and one of its chunks of bucket ≡ `class` mod `classes`) into the output
+/// segment `first`'s chunks of that class, buckets `class + i * classes` below `buckets`. The
+/// terms of hash `h` are, in every input (its count a power of two, at least `classes`), in a
+/// bucket congruent to `h % classes`, and so are they in the output (its count a power of two
+/// no smaller). The class's entries are sorted by term (then by segment, oldest first), each
+/// term's blocks chained, and the terms dealt to their output chunks in order: no map of every
 /// term, and no second sort for the layout.
-fn merge_nested(
+fn merge_class(
     tx: &mut WriteTxn<'_>,
     prefix: &[u8],
-    merged: &[Segment],
-    chunks: &[(Vec<u8>, Vec<u8>)],
-    (smallest, bytes): (u32, usize),
-) -> Result<u32> {
-    let buckets = bucket_count(bytes).max(smallest);
-    let classes = smallest as usize;
-    // Each class's chunks, as (segment's place, value).
-    let mut by_class: Vec<Vec<(usize, &[u8])>> = vec![Vec::new(); classes];
-    for (key, value) in chunks {
-        let segment = post_key_segment(prefix, key)?;
-        let at = merged.partition_point(|s| s.first <= segment);
-        let place = at.checked_sub(1).filter(|&i| merged[i].first == segment).ok_or_else(|| {
-            Error::corrupt(None, format!("full-text posting key of segment {segment}, which the totals do not list"))
-        })?;
-        let bucket = key
-            .get(prefix.len() + 8..)
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map(u32::from_be_bytes)
-            .filter(|&b| b < merged[place].buckets)
-            .ok_or_else(|| Error::corrupt(None, "full-text chunk key is malformed"))?;
-        by_class[(bucket % smallest) as usize].push((place, value.as_slice()));
-    }
-    let per_class = (buckets / smallest) as usize;
+    first: u64,
+    chunks: &[(usize, Vec<u8>)],
+    (class, classes, buckets): (u32, u32, u32),
+) -> Result<()> {
     let mut parts: Vec<Part<'_>> = Vec::new();
-    let mut arena: Vec<u8> = Vec::new();
+    for (place, value) in chunks {
+        for e in block::chunk_entries(value)? {
+            parts.push((e.term, *place, e.last, e.block));
+        }
+    }
+    parts.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+    // The merged blocks are no larger than the chunks they come from.
+    let mut arena: Vec<u8> = Vec::with_capacity(chunks.iter().map(|(_, v)| v.len()).sum());
     let mut made: Vec<(&[u8], u64, std::ops::Range<usize>)> = Vec::new();
-    let mut outputs: Vec<Vec<usize>> = vec![Vec::new(); per_class];
     let mut postings: Vec<Posting> = Vec::new();
     let mut chain: Vec<(u64, &[u8])> = Vec::new();
-    for (class, members) in by_class.iter().enumerate() {
-        parts.clear();
-        for &(place, value) in members {
-            for e in block::chunk_entries(value)? {
-                parts.push((e.term, place, e.last, e.block));
-            }
-        }
-        parts.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
-        arena.clear();
-        made.clear();
-        for same in parts.chunk_by(|a, b| a.0 == b.0) {
-            let (term, _, last, only) = same[same.len() - 1];
-            let start = arena.len();
-            if same.len() == 1 {
-                arena.extend_from_slice(only);
-            } else {
-                chain.clear();
-                chain.extend(same.iter().map(|&(_, _, last, b)| (last, b)));
-                if !block::concat_into(&chain, &mut arena)? {
-                    // A re-indexed passage keeps its doc in a later segment: decode and sort.
-                    postings.clear();
-                    for (_, b) in &chain {
-                        block::decode_into(b, &mut postings)?;
-                    }
-                    postings.sort_unstable_by_key(|p| (p.doc, p.ordinal));
-                    block::encode_into(&postings, &mut arena);
-                    let last = postings.last().map_or(0, |p| p.doc);
-                    made.push((term, last, start..arena.len()));
-                    continue;
+    for same in parts.chunk_by(|a, b| a.0 == b.0) {
+        let (term, _, last, only) = same[same.len() - 1];
+        let start = arena.len();
+        if same.len() == 1 {
+            arena.extend_from_slice(only);
+        } else {
+            chain.clear();
+            chain.extend(same.iter().map(|&(_, _, last, b)| (last, b)));
+            if !block::concat_into(&chain, &mut arena)? {
+                // A re-indexed passage keeps its doc in a later segment: decode and sort.
+                postings.clear();
+                for (_, b) in &chain {
+                    block::decode_into(b, &mut postings)?;
                 }
-            }
-            made.push((term, last, start..arena.len()));
-        }
-        // Deal the terms (in order) to the class's output chunks: bucket `class + i * smallest`.
-        for out in &mut outputs {
-            out.clear();
-        }
-        for (i, (term, _, _)) in made.iter().enumerate() {
-            let bucket = u32::from(term_hash(term)) % buckets;
-            outputs[(bucket / smallest) as usize].push(i);
-        }
-        for (i, members) in outputs.iter().enumerate() {
-            if members.is_empty() {
+                postings.sort_unstable_by_key(|p| (p.doc, p.ordinal));
+                block::encode_into(&postings, &mut arena);
+                let last = postings.last().map_or(0, |p| p.doc);
+                made.push((term, last, start..arena.len()));
                 continue;
             }
-            let entries = members.iter().map(|&m| block::Entry {
-                term: made[m].0,
-                last: made[m].1,
-                block: &arena[made[m].2.clone()],
-            });
-            // Fits: below `buckets`, at most 65,536.
-            let bucket = class as u32 + i as u32 * smallest;
-            tx.put(POST_TREE, &chunk_key(prefix, merged[0].first, bucket), &block::encode_chunk(entries))?;
         }
+        made.push((term, last, start..arena.len()));
     }
-    Ok(buckets)
+    // Deal the terms (in order) to the class's output chunks: bucket `class + i * classes`.
+    let mut outputs: Vec<Vec<usize>> = vec![Vec::new(); (buckets / classes) as usize];
+    for (i, (term, _, _)) in made.iter().enumerate() {
+        let bucket = u32::from(term_hash(term)) % buckets;
+        outputs[(bucket / classes) as usize].push(i);
+    }
+    for (i, members) in outputs.iter().enumerate() {
+        if members.is_empty() {
+            continue;
+        }
+        let entries = members.iter().map(|&m| block::Entry {
+            term: made[m].0,
+            last: made[m].1,
+            block: &arena[made[m].2.clone()],
+        });
+        // Fits: below `buckets`, at most 65,536.
+        let bucket = class + i as u32 * classes;
+        tx.put(POST_TREE, &chunk_key(prefix, first, bucket), &block::encode_chunk(entries))?;
+    }
+    Ok(())
 }

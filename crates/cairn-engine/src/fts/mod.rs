@@ -49,11 +49,11 @@ fn block_in<'v>(value: &'v [u8], chunked: bool, term: &[u8]) -> Result<Option<&'
     if chunked { block::find_in_chunk(value, term) } else { Ok(Some(value)) }
 }
 
-/// Every posting of `term` in the partition with encoded prefix `prefix`, segment by segment.
-fn postings_of(snap: &Snapshot, prefix: &[u8], segments: &[Segment], term: &str) -> Result<Vec<Posting>> {
+/// Every posting of `term` in the partition with encoded prefix `prefix`, segment by segment
+/// (the merge in progress seen through `Stats::term_keys`).
+fn postings_of(snap: &Snapshot, prefix: &[u8], stats: &Stats, term: &str) -> Result<Vec<Posting>> {
     let mut out = Vec::new();
-    for seg in segments {
-        let (key, chunked) = seg.key_of(prefix, term.as_bytes());
+    for (key, chunked) in stats.term_keys(prefix, term.as_bytes()) {
         snap.get_with(POST_TREE, &key, |value| match value {
             Some(v) => match block_in(v, chunked, term.as_bytes())? {
                 Some(b) => block::decode_into(b, &mut out),
@@ -74,12 +74,11 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
         tokens(text).into_iter().filter_map(|t| clean_term(&t.term).map(str::to_owned)).collect();
     terms.sort();
     terms.dedup();
-    let segments = read_stats(tx, &prefix)?.segments;
+    let stats = read_stats(tx, &prefix)?;
     let mut found: Option<Vec<(u64, u32)>> = None;
     for term in terms {
         let mut postings = Vec::new();
-        for seg in &segments {
-            let (key, chunked) = seg.key_of(&prefix, term.as_bytes());
+        for (key, chunked) in stats.term_keys(&prefix, term.as_bytes()) {
             if let Some(value) = tx.get(POST_TREE, &key)?
                 && let Some(b) = block_in(&value, chunked, term.as_bytes())?
             {
@@ -485,7 +484,8 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     let Some(stats) = snap.get(STATS_TREE, &prefix)? else {
         return Ok(Vec::new());
     };
-    let Stats { passages: n, tokens: total, segments, .. } = decode_stats(&stats)?;
+    let stats = decode_stats(&stats)?;
+    let (n, total) = (stats.passages, stats.tokens);
     // Precision: counts above 2^53 are far beyond any store.
     #[allow(clippy::cast_precision_loss)]
     let (n, avg_len) = (n as f64, if n == 0 { 0.0 } else { total as f64 / n as f64 });
@@ -494,7 +494,7 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     let mut scores: FastMap<(u64, u32), (f64, u32)> = FastMap::default();
     let mut matches: Vec<(u32, u32)> = Vec::new();
     for (i, term) in terms.iter().enumerate() {
-        let postings = postings_of(snap, &prefix, &segments, term)?;
+        let postings = postings_of(snap, &prefix, &stats, term)?;
         // Precision: a term is in fewer than 2^53 passages.
         #[allow(clippy::cast_precision_loss)]
         let df = postings.len() as f64;
@@ -546,11 +546,10 @@ pub fn doc_freq(snap: &Snapshot, part: &[u8], term: &str, cap: usize) -> Result<
     let prefix = part_prefix(part)?;
     let Some(stats) = snap.get(STATS_TREE, &prefix)? else { return Ok(0) };
     let mut n = 0;
-    for seg in decode_stats(&stats)?.segments {
+    for (key, chunked) in decode_stats(&stats)?.term_keys(&prefix, term.as_bytes()) {
         if n >= cap {
             break;
         }
-        let (key, chunked) = seg.key_of(&prefix, term.as_bytes());
         n += snap.get_with(POST_TREE, &key, |value| match value {
             Some(v) => block_in(v, chunked, term.as_bytes())?.map_or(Ok(0), block::count),
             None => Ok(0),
@@ -595,20 +594,30 @@ fn drop_passages(
     stats: &Stats,
     passages: &[(u64, u32, PassageRecord)],
 ) -> Result<(u64, u64)> {
-    // Key → (its segment, the places to take out of it).
-    let mut by_key: BTreeMap<Vec<u8>, (&Segment, Places)> = BTreeMap::new();
+    // Key → (the segment whose layout it follows, the places to take out of it).
+    let mut by_key: BTreeMap<Vec<u8>, (Segment, Places)> = BTreeMap::new();
     let mut tokens: u64 = 0;
     for (doc, ordinal, record) in passages {
-        let seg = stats.segment_of(record.batch)?;
-        let keys: Vec<Vec<u8>> = if seg.buckets > 0 {
-            record.hashes.iter().map(|&h| keys::chunk_key(prefix, seg.first, seg.bucket(h))).collect()
+        let at = stats.segment_at(record.batch)?;
+        let seg = stats.segments[at];
+        // A chunked segment's postings of each hash are in its chunk, or in the output's when
+        // the segment is an input of the merge in progress and the hash's class is done.
+        let keys: Vec<(Segment, Vec<u8>)> = if seg.buckets > 0 {
+            record
+                .hashes
+                .iter()
+                .map(|&h| {
+                    let holder = stats.holder(at, h);
+                    (holder, keys::chunk_key(prefix, holder.first, holder.bucket(h)))
+                })
+                .collect()
         } else if record.terms.len() >= record.hashes.len() {
-            record.terms.iter().map(|t| keys::post_key(prefix, seg.first, t.as_bytes())).collect()
+            record.terms.iter().map(|t| (seg, keys::post_key(prefix, seg.first, t.as_bytes()))).collect()
         } else {
             return Err(Error::corrupt(None, "a full-text passage record names no terms for a segment of blocks"));
         };
-        for key in keys {
-            by_key.entry(key).or_insert_with(|| (seg, BTreeSet::new())).1.insert((*doc, *ordinal));
+        for (holder, key) in keys {
+            by_key.entry(key).or_insert_with(|| (holder, BTreeSet::new())).1.insert((*doc, *ordinal));
         }
         tx.delete(DOC_TREE, &doc_key(prefix, *doc, *ordinal))?;
         tokens += u64::from(record.len);
@@ -619,7 +628,7 @@ fn drop_passages(
         };
         // Every block of the chunk loses the places it holds (a place is in a segment once).
         let mut kept: Vec<Kept<'_>> = Vec::new();
-        for e in merge::entries_of(seg, prefix, &key, &value)? {
+        for e in merge::entries_of(&seg, prefix, &key, &value)? {
             let mut postings = block::decode(e.block)?;
             let before = postings.len();
             postings.retain(|p| !gone.contains(&(p.doc, p.ordinal)));

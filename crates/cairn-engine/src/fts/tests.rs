@@ -373,7 +373,7 @@ fn passage_records_decode_and_reject_garbage() {
     assert!(keys::decode_stats(&[0; 27]).is_err());
     let segments =
         vec![keys::Segment { first: 0, level: 1, buckets: 3 }, keys::Segment { first: 8, level: 0, buckets: 0 }];
-    let stats = keys::Stats { passages: 1, tokens: 2, next_batch: 9, segments };
+    let stats = keys::Stats { passages: 1, tokens: 2, next_batch: 9, segments, merge: None };
     let bytes = keys::encode_stats(&stats);
     assert_eq!(keys::decode_stats(&bytes).unwrap(), stats);
     for cut in 0..bytes.len() {
@@ -388,9 +388,9 @@ fn passage_records_decode_and_reject_garbage() {
     assert!(keys::decode_stats(&keys::encode_stats(&swapped)).is_err());
     let past = keys::Stats { next_batch: 8, ..stats.clone() };
     assert!(keys::decode_stats(&keys::encode_stats(&past)).is_err());
-    assert_eq!(stats.segment_of(7).unwrap().first, 0);
-    assert_eq!(stats.segment_of(8).unwrap().first, 8);
-    assert!(stats.segment_of(9).is_err());
+    assert_eq!(stats.segment_at(7).unwrap(), 0);
+    assert_eq!(stats.segment_at(8).unwrap(), 1);
+    assert!(stats.segment_at(9).is_err());
     assert_eq!(keys::prefix_end(&[1, 0xFF]), Some(vec![2]));
     assert_eq!(keys::prefix_end(&[0xFF, 0xFF]), None);
 }
@@ -779,4 +779,350 @@ fn bucket_counts_are_powers_of_two_near_the_chunk_size() {
     assert_eq!(bucket_count(CHUNK_BYTES * 40), 32);
     assert_eq!(bucket_count(usize::MAX / 2), 1 << 16);
     assert!((0..5000).map(|k| bucket_count(k * 97)).all(u32::is_power_of_two));
+}
+
+// --- incremental merges: a merge spans several indexing calls; readers and removals agree at every step ---
+
+/// A vocabulary of made-up words (no stop words, each its own stem).
+fn vocab_word(n: u64) -> String {
+    format!("w{n}q")
+}
+
+/// The partition's totals.
+fn totals(store: &Store, part: &[u8]) -> Option<Stats> {
+    let value = store.snapshot().unwrap().get(STATS_TREE, &part_prefix(part).unwrap()).unwrap()?;
+    Some(keys::decode_stats(&value).unwrap())
+}
+
+/// The merge in progress in `part`, if any.
+fn merge_of(store: &Store, part: &[u8]) -> Option<keys::Merge> {
+    totals(store, part).and_then(|s| s.merge)
+}
+
+/// Checks `search` (order and scores), `doc_freq` and `passages_with_all_terms` against the model
+/// for every word of the vocabulary `0..words` and a few multi-word queries.
+fn agree(store: &Store, part: &'static [u8], model: &Model, words: u64) {
+    let snap = store.snapshot().unwrap();
+    let mut queries: Vec<String> = (0..words).map(vocab_word).collect();
+    queries.push(format!("{} {} {}", vocab_word(1), vocab_word(2), vocab_word(3)));
+    queries.push(format!("{} {}", vocab_word(0), vocab_word(words - 1)));
+    for query in &queries {
+        let got = search(&snap, part, query, 10_000).unwrap();
+        let want = brute_force(model, 0, query);
+        assert_eq!(ids(&got), want.iter().map(|(at, _)| *at).collect::<Vec<_>>(), "query {query}");
+        for (hit, (_, score)) in got.iter().zip(&want) {
+            assert!((f64::from(hit.score) - score).abs() < 1e-4, "query {query}: {} vs {score}", hit.score);
+        }
+        let terms: Vec<String> = tokens(query).into_iter().map(|t| t.term).collect();
+        if let [term] = terms.as_slice() {
+            assert_eq!(doc_freq(&snap, part, term, usize::MAX).unwrap(), want.len(), "df of {query}");
+        }
+        let mut all: Vec<(u64, u32)> = model
+            .iter()
+            .filter(|(_, text)| {
+                let have: Vec<String> = tokens(text).into_iter().map(|t| t.term).collect();
+                terms.iter().all(|t| have.contains(t))
+            })
+            .map(|(&(_, d, o), _)| (d, o))
+            .collect();
+        all.sort_unstable();
+        let q = query.clone();
+        let (found, _) = store.write(move |tx| passages_with_all_terms(tx, part, &q)).unwrap();
+        assert_eq!(found, all, "passages with all of {query}");
+    }
+    assert!(totals(store, part).is_none_or(|s| s.passages == model.len() as u64));
+}
+
+/// `count` passages of `per` words drawn from `0..words`, at docs from `doc`.
+fn random_texts(
+    draw: &mut impl FnMut(u64) -> u64,
+    doc: u64,
+    count: u64,
+    per: u64,
+    words: u64,
+) -> Vec<(u64, u32, String)> {
+    (0..count)
+        .map(|i| {
+            let text: Vec<String> = (0..per).map(|_| vocab_word(draw(words))).collect();
+            (doc + i, 0, text.join(" "))
+        })
+        .collect()
+}
+
+fn drawer(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    }
+}
+
+#[test]
+fn a_merge_spans_several_index_calls_and_readers_agree_at_every_step() {
+    let (_dir, store) = open();
+    let part: &'static [u8] = b"t\0u\0m1\0";
+    let mut model = Model::new();
+    let mut draw = drawer(11);
+    let (mut longest, mut run, mut merges) = (0, 0, 0);
+    for batch in 0..(2 * FANOUT as u64 + 10) {
+        let texts = random_texts(&mut draw, batch * 6, 6, 10, 60);
+        index_batch(&store, part, &mut model, texts);
+        match merge_of(&store, part) {
+            Some(m) => {
+                assert!(m.done > 0 && m.done < m.classes, "{m:?}");
+                run += 1;
+                longest = longest.max(run);
+            }
+            None if run > 0 => (run, merges) = (0, merges + 1),
+            None => {}
+        }
+        agree(&store, part, &model, 60);
+    }
+    assert!(longest >= 3, "a merge spanned {longest} calls");
+    assert_eq!(merges, 2, "both level-1 merges finished");
+    let levels: Vec<u8> = segments_of(&store, part).iter().map(|s| s.1).collect();
+    assert_eq!(levels, [1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+}
+
+#[test]
+fn removals_and_reindexing_mid_merge_find_postings_in_done_and_undone_classes() {
+    let (_dir, store) = open();
+    let part: &'static [u8] = b"t\0u\0m2\0";
+    let mut model = Model::new();
+    let mut draw = drawer(5);
+    for batch in 0..FANOUT as u64 {
+        let texts = random_texts(&mut draw, batch * 6, 6, 10, 60);
+        index_batch(&store, part, &mut model, texts);
+    }
+    let m = merge_of(&store, part).expect("the merge is under way");
+    assert!(m.done > 0 && m.done < m.classes);
+    // Passages of the inputs holding a term of a class done and one of a class not done: their
+    // postings are in the output's chunks and in the inputs' at once.
+    let split: Vec<(u64, u32)> = model
+        .iter()
+        .filter(|(_, text)| {
+            let done: Vec<bool> = tokens(text).iter().map(|t| m.is_done(keys::term_hash(t.term.as_bytes()))).collect();
+            done.contains(&true) && done.contains(&false)
+        })
+        .map(|(&(_, d, o), _)| (d, o))
+        .collect();
+    assert!(split.len() > 20, "{} passages span both", split.len());
+    // A passage, a whole document and a place re-indexed (its new batch advances the merge).
+    let (doc, ordinal) = split[0];
+    model.remove(&(0, doc, ordinal));
+    assert!(store.write(move |tx| remove_passage(tx, part, doc, ordinal)).unwrap().0);
+    assert_eq!(merge_of(&store, part), Some(m), "removal leaves the merge where it was");
+    agree(&store, part, &model, 60);
+    let doc = split[5].0;
+    model.retain(|&(_, d, _), _| d != doc);
+    assert_eq!(store.write(move |tx| remove_doc(tx, part, doc)).unwrap().0, 1);
+    agree(&store, part, &model, 60);
+    let texts = vec![(split[9].0, 0, format!("{} {}", vocab_word(0), vocab_word(61))), (1000, 0, vocab_word(2))];
+    index_batch(&store, part, &mut model, texts);
+    agree(&store, part, &model, 62);
+    // Keep indexing (re-indexing places of the inputs too) and removing until the merge is done.
+    let mut calls = 0;
+    while merge_of(&store, part).is_some() {
+        let (doc, ordinal) = split[20 + calls];
+        let texts = vec![(doc, ordinal, format!("{} {}", vocab_word(3), vocab_word(calls as u64)))];
+        index_batch(&store, part, &mut model, texts);
+        let (doc, ordinal) = split[10 + calls];
+        if model.remove(&(0, doc, ordinal)).is_some() {
+            assert!(store.write(move |tx| remove_passage(tx, part, doc, ordinal)).unwrap().0);
+        }
+        agree(&store, part, &model, 62);
+        calls += 1;
+    }
+    assert!(calls >= 1);
+    assert_eq!(segments_of(&store, part)[0].1, 1, "the inputs became one segment of level 1");
+    let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
+    store
+        .write(move |tx| {
+            for doc in docs {
+                remove_doc(tx, part, doc)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(keys_of(&store, part), 0);
+}
+
+#[test]
+fn a_partition_emptied_mid_merge_leaves_no_key_and_starts_over() {
+    let (_dir, store) = open();
+    let part: &'static [u8] = b"t\0u\0m3\0";
+    let mut model = Model::new();
+    let mut draw = drawer(9);
+    for batch in 0..FANOUT as u64 {
+        index_batch(&store, part, &mut model, random_texts(&mut draw, batch * 6, 6, 10, 60));
+    }
+    assert!(merge_of(&store, part).is_some());
+    let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
+    model.clear();
+    store
+        .write(move |tx| {
+            for doc in docs {
+                remove_doc(tx, part, doc)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(keys_of(&store, part), 0, "the chunks of done and undone classes are all gone");
+    index_batch(&store, part, &mut model, random_texts(&mut draw, 500, 3, 5, 60));
+    agree(&store, part, &model, 60);
+}
+
+/// Every posting chunk of `part`.
+fn post_entries(store: &Store, part: &[u8]) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let snap = store.snapshot().unwrap();
+    snap.prefix(POST_TREE, &part_prefix(part).unwrap()).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn a_call_rewrites_a_bounded_share_of_a_large_merge() {
+    let (_dir, store) = open();
+    let part: &'static [u8] = b"t\0u\0m4\0";
+    let prefix = part_prefix(part).unwrap();
+    let mut model = Model::new();
+    let mut draw = drawer(3);
+    // Batches of unequal sizes (so merges re-bucket small inputs too), to a level-2 merge.
+    let (mut most, mut level2_bytes, mut level2_calls) = (0, 0, 0);
+    let mut batch = 0;
+    while totals(&store, part).is_none_or(|s| s.segments[0].level < 2) {
+        let before = post_entries(&store, part);
+        let new = keys::segment_prefix(&prefix, totals(&store, part).map_or(0, |s| s.next_batch));
+        let count = if batch % 7 == 3 { 1 } else { 8 };
+        index_batch(&store, part, &mut model, random_texts(&mut draw, batch * 8, count, 12, 400));
+        let after = post_entries(&store, part);
+        // Bytes of chunks erased or written by the call's merging (the batch's own segment aside).
+        let mut changed = 0;
+        for (key, value) in &before {
+            if after.get(key) != Some(value) {
+                changed += key.len() + value.len();
+            }
+        }
+        for (key, value) in &after {
+            if !key.starts_with(&new) && before.get(key) != Some(value) {
+                changed += key.len() + value.len();
+            }
+        }
+        most = most.max(changed);
+        if let Some(m) = merge_of(&store, part)
+            && totals(&store, part).unwrap().segments[m.start as usize].level == 1
+        {
+            level2_calls += 1;
+            level2_bytes = level2_bytes.max(before.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>());
+        }
+        batch += 1;
+    }
+    let bound = 6 * merge::MERGE_STEP_BYTES;
+    assert!(most <= bound, "a call changed {most} bytes of postings");
+    assert!(level2_bytes > 4 * bound, "the level-2 merge took {level2_bytes} bytes in all");
+    assert!(level2_calls >= 10, "it spanned {level2_calls} calls");
+    agree(&store, part, &model, 40);
+}
+
+#[test]
+fn totals_with_a_merge_in_progress_round_trip_and_refuse_damage() {
+    let seg = |first, buckets| keys::Segment { first, level: 1, buckets };
+    let segments = vec![keys::Segment { first: 0, level: 2, buckets: 64 }, seg(16, 8), seg(20, 16), seg(24, 4)];
+    let merge = keys::Merge { start: 1, inputs: 2, classes: 8, out_buckets: 16, done: 3 };
+    let stats = Stats { passages: 10, tokens: 90, next_batch: 30, segments, merge: Some(merge) };
+    let bytes = keys::encode_stats(&stats);
+    assert_eq!(bytes.len(), 28 + 13 * 4 + 20);
+    assert_eq!(keys::decode_stats(&bytes).unwrap(), stats);
+    for cut in 0..bytes.len() {
+        assert!(keys::decode_stats(&bytes[..cut]).is_err());
+    }
+    // The decoder before incremental merges took `count & !HASHED` segments of 13 bytes: with
+    // the MERGING bit the length cannot match, so it refused such totals as malformed.
+    let count = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+    assert_ne!(28 + 13 * u64::from(count & !keys::HASHED), bytes.len() as u64);
+    // Totals without a merge are byte for byte what they were.
+    let idle = Stats { merge: None, ..stats.clone() };
+    assert_eq!(u32::from_le_bytes(keys::encode_stats(&idle)[24..28].try_into().unwrap()), 4 | keys::HASHED);
+    let unsound = [
+        keys::Merge { done: 8, ..merge },        // every class done is never stored
+        keys::Merge { out_buckets: 0, ..merge }, // a class done without an output count
+        keys::Merge { done: 0, ..merge },        // an output count before class 0
+        keys::Merge { out_buckets: 4, ..merge }, // fewer output buckets than classes
+        keys::Merge { classes: 6, ..merge },     // not a power of two
+        keys::Merge { classes: 16, ..merge },    // an input of 8 buckets with a class done
+        keys::Merge { start: 3, ..merge },       // inputs past the segments
+        keys::Merge { start: 0, ..merge },       // inputs of two levels
+        keys::Merge { inputs: 1, ..merge },      // a merge of one
+    ];
+    for m in unsound {
+        let bad = Stats { merge: Some(m), ..stats.clone() };
+        assert!(keys::decode_stats(&keys::encode_stats(&bad)).is_err(), "{m:?}");
+    }
+    // Before class 0, inputs may have fewer buckets than the classes (they are re-bucketed first).
+    let early = Stats { merge: Some(keys::Merge { classes: 16, out_buckets: 0, done: 0, ..merge }), ..stats.clone() };
+    assert_eq!(keys::decode_stats(&keys::encode_stats(&early)).unwrap(), early);
+    // The merge bit without the chunked layout is damage.
+    let mut legacy = bytes.clone();
+    legacy[24..28].copy_from_slice(&(4 | keys::MERGING).to_le_bytes());
+    assert!(keys::decode_stats(&legacy).is_err());
+}
+
+#[derive(Debug, Clone)]
+enum MergeOp {
+    Batch(Vec<(u64, u32, Vec<u64>)>),
+    RemovePassage(u64, u32),
+    RemoveDoc(u64),
+    Search(Vec<u64>),
+}
+
+fn merge_op() -> impl Strategy<Value = MergeOp> {
+    let words = proptest::collection::vec(0..30_u64, 0..10);
+    prop_oneof![
+        6 => proptest::collection::vec((0..24_u64, 0..3_u32, words.clone()), 1..8).prop_map(MergeOp::Batch),
+        2 => (0..24_u64, 0..3_u32).prop_map(|(d, o)| MergeOp::RemovePassage(d, o)),
+        1 => (0..24_u64).prop_map(MergeOp::RemoveDoc),
+        2 => proptest::collection::vec(0..30_u64, 1..4).prop_map(MergeOp::Search),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn search_agrees_with_brute_force_through_incremental_merges(ops in proptest::collection::vec(merge_op(), 1..90)) {
+        let (_dir, store) = open();
+        let part: &'static [u8] = b"t\0u\0mp\0";
+        let mut model = Model::new();
+        let text = |words: &[u64]| words.iter().map(|&w| vocab_word(w)).collect::<Vec<_>>().join(" ");
+        for op in ops {
+            match op {
+                MergeOp::Batch(passages) => {
+                    let texts = passages.iter().map(|(d, o, words)| (*d, *o, text(words))).collect();
+                    index_batch(&store, part, &mut model, texts);
+                }
+                MergeOp::RemovePassage(doc, ordinal) => {
+                    let was = model.remove(&(0, doc, ordinal)).is_some();
+                    prop_assert_eq!(store.write(move |tx| remove_passage(tx, part, doc, ordinal)).unwrap().0, was);
+                }
+                MergeOp::RemoveDoc(doc) => {
+                    let before = model.len();
+                    model.retain(|&(_, d, _), _| d != doc);
+                    let (removed, _) = store.write(move |tx| remove_doc(tx, part, doc)).unwrap();
+                    prop_assert_eq!(removed as usize, before - model.len());
+                }
+                MergeOp::Search(words) => {
+                    let query = text(&words);
+                    let got = search(&store.snapshot().unwrap(), part, &query, 1000).unwrap();
+                    let want = brute_force(&model, 0, &query);
+                    prop_assert_eq!(ids(&got), want.iter().map(|(at, _)| *at).collect::<Vec<_>>(), "query {}", query);
+                    for (hit, (_, score)) in got.iter().zip(&want) {
+                        prop_assert!((f64::from(hit.score) - score).abs() < 1e-4, "query {}: {} vs {}", query, hit.score, score);
+                    }
+                }
+            }
+            // The totals always decode (a merge in progress included), and count the live passages.
+            prop_assert_eq!(totals(&store, part).map_or(0, |s| s.passages), model.len() as u64);
+            if model.is_empty() {
+                prop_assert_eq!(keys_of(&store, part), 0);
+            }
+        }
+        agree(&store, part, &model, 30);
+    }
 }
