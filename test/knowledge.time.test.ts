@@ -272,3 +272,69 @@ describe('a read whose time sees none of the facts', () => {
     expect(bobOnly.body.outside_time).toBeUndefined();
   });
 });
+
+describe('saying a live fact again', () => {
+  // The audit's calls (scope `dup2`): a later date confirms the fact; an earlier one extends it from
+  // now on, and a read `as_of` a time between the calls sees the fact as it was known then.
+  it('confirms at a later date, extends at an earlier one, and as_of reads what was known then', async () => {
+    const scope = 'dup2';
+    const knows = (date: string) => ({ scope, from: 'Ann', to: 'Bo', type: 'knows', date });
+    const first = await relate(knows('2020-01-01'));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const between = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const later = (await relate(knows('2023-01-01'))) as { already?: boolean; fact: Record<string, unknown> };
+    expect(later.already).toBe(true);
+    expect(later.fact.valid_from).toBe('2020-01-01');
+
+    const facts = async (extra: Record<string, unknown>) => {
+      const r = await t.call('POST', '/v1/memory/recall', { body: { scope, subject: 'Ann', ...extra } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.facts as { id: string; valid_from: string | null }[];
+    };
+    expect((await facts({ valid_at: '2021-06-01' })).map((f) => f.valid_from)).toEqual(['2020-01-01']);
+    expect((await facts({ valid_at: '2021-06-01', as_of: between })).map((f) => f.valid_from)).toEqual(['2020-01-01']);
+
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const beforeEarlier = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const earlier = (await relate(knows('2019-01-01'))) as { already?: boolean; fact: Record<string, unknown> };
+    expect(earlier.already).toBe(false);
+    expect([earlier.fact.id, earlier.fact.valid_from]).toEqual([first.fact.id, '2019-01-01']);
+    expect((await facts({ valid_at: '2019-06-01' })).map((f) => f.id)).toEqual([first.fact.id]);
+    expect(await facts({ valid_at: '2019-06-01', as_of: beforeEarlier })).toEqual([]);
+    expect((await facts({ as_of: beforeEarlier })).map((f) => [f.id, f.valid_from])).toEqual([
+      [first.fact.id, '2020-01-01'],
+    ]);
+
+    const history = await t.call('POST', '/v1/memory/history', {
+      body: { scope, fact: { from: 'Ann', to: 'Bo', type: 'knows' } },
+    });
+    expect(history.status, JSON.stringify(history.body)).toBe(200);
+    // The confirmation is no event; the extension is one.
+    expect((history.body.events as { op: string }[]).map((e) => e.op)).toEqual(['assert', 'merge']);
+  });
+});
+
+describe('derived facts in time', () => {
+  // The audit's chain: L1 part_of L2 … L9 from 2020, then L3 part_of X from 2022 replacing L3
+  // part_of L4. A derived fact holds where every fact it rests on holds.
+  it('reports the span where the whole chain holds', async () => {
+    const scope = 'chain';
+    for (let i = 1; i < 9; i++) {
+      await relate({ scope, from: `L${i}`, to: `L${i + 1}`, type: 'part_of', date: '2020-01-01' });
+    }
+    await relate({ scope, from: 'L3', to: 'X', type: 'part_of', date: '2022-01-01', replaces: true });
+    const derived = async (extra: Record<string, unknown> = {}) => {
+      const r = await t.call('POST', '/v1/memory/recall', { body: { scope, subject: 'L1', ...extra } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return (r.body.facts as { derived?: boolean; object: string; valid_from: string; valid_to: string | null }[])
+        .filter((f) => f.derived)
+        .map((f) => [f.object, f.valid_from, f.valid_to]);
+    };
+    expect(await derived()).toContainEqual(['X', '2022-01-01', null]);
+    const then = await derived({ valid_at: '2021-01-01' });
+    expect(then).toContainEqual(['L4', '2020-01-01', '2022-01-01']);
+    expect(then.map((d) => d[0])).not.toContain('X');
+  });
+});

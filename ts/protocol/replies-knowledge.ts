@@ -81,7 +81,12 @@ export const StatusReply = z.object({
 /** memory_remember. */
 export const RememberReply = z.object({
   stored: z.object({ entities: Count, relations: Count, passages: Count }),
-  updated: z.object({ entities: Count }),
+  updated: z
+    .object({ entities: Count, relations: Count })
+    .describe(
+      'Stored before and changed by this call: entities (a type or attribute merged in), relations ' +
+        '(said again with an earlier start, a later end or new attributes)',
+    ),
   already: z.boolean().describe('true: this content with this date was stored before; nothing changed'),
   extraction: z.string(),
   linking: z.string(),
@@ -134,6 +139,12 @@ export const DocumentReply = z.object({
 export const RelateReply = z.object({
   fact: Fact,
   created: z.boolean(),
+  already: z
+    .boolean()
+    .describe(
+      'true: the fact already said this (a later date confirms it; an earlier start, a later end or a new ' +
+        'attribute is a change); nothing was written and no event recorded',
+    ),
   ended: z.array(Fact),
   restored: z.array(Fact),
   superseded_by: z.array(Fact).describe('Newer facts that already replace this one'),

@@ -73,6 +73,8 @@ pub(crate) struct EncodedChange<'a> {
     pub family: &'a str,
     pub target: &'a str,
     pub op: &'a str,
+    /// The record before the change, when it changed one.
+    pub before: Option<&'a [u8]>,
     pub after: &'a [u8],
     pub patch: &'a [u8],
 }
@@ -86,10 +88,11 @@ pub(crate) fn record_encoded(
     change: EncodedChange<'_>,
 ) -> Result<()> {
     let text = |s: &str| serde_json::to_string(s).expect("strings serialise");
-    let mut event = Vec::with_capacity(96 + change.target.len() + change.after.len() + change.patch.len());
+    let before = change.before.map_or(0, <[u8]>::len);
+    let mut event = Vec::with_capacity(108 + change.target.len() + before + change.after.len() + change.patch.len());
     event.extend_from_slice(
         format!(
-            "{{\"seq\":{seq},\"family\":{},\"target\":{},\"op\":{},\"agent\":{},\"at\":{},\"after\":",
+            "{{\"seq\":{seq},\"family\":{},\"target\":{},\"op\":{},\"agent\":{},\"at\":{},",
             text(change.family),
             text(change.target),
             text(change.op),
@@ -98,6 +101,12 @@ pub(crate) fn record_encoded(
         )
         .as_bytes(),
     );
+    if let Some(before) = change.before {
+        event.extend_from_slice(b"\"before\":");
+        event.extend_from_slice(before);
+        event.push(b',');
+    }
+    event.extend_from_slice(b"\"after\":");
     event.extend_from_slice(change.after);
     event.extend_from_slice(b",\"patch\":");
     event.extend_from_slice(change.patch);

@@ -176,6 +176,21 @@ mod tests {
     }
 
     #[test]
+    fn a_derived_item_holds_where_its_chain_holds() {
+        let (_dir, store, _part) = fresh();
+        for (from, to, date) in [("Room 4", "Wing B", "2020-01-01"), ("Wing B", "Main Hall", "2023-01-01")] {
+            let body = json!({"from": from, "to": to, "type": "part_of", "date": date});
+            call(&store, &caller(TODAY - 1_000), "relate", &body).unwrap();
+        }
+        let c = call(&store, &caller(TODAY), "context", &json!({"question": "Is Room 4 part of Main Hall?"})).unwrap();
+        let (_, d) = find(&c, "Room 4 part_of Main Hall");
+        assert_eq!((&d["valid_from"], &d["valid_to"]), (&json!("2023-01-01"), &Value::Null), "{d}");
+        let then = json!({"question": "Is Room 4 part of Main Hall?", "valid_at": "2021-06-01"});
+        let c = call(&store, &caller(TODAY), "context", &then).unwrap();
+        assert!(items(&c).iter().all(|i| i["derived"].is_null()), "Main Hall held no wing in 2021: {c}");
+    }
+
+    #[test]
     fn valid_at_derives_from_the_facts_true_then() {
         let (_dir, store, _part) = fresh();
         let body = json!({"from": "Jonas Weber", "to": "Kai Moss", "type": "manages",

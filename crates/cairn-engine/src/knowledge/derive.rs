@@ -2,11 +2,14 @@
 //! inverse pairs read from the other end, and transitive types chain up to six links. A recall sees
 //! them from either end: the reversed reading of a stored symmetric or inverse relation, and the
 //! chains that start or end at the subject. Each derived fact names its rule and the stored
-//! relations it rests on.
+//! relations it rests on, and holds where all of them hold (`Span`): a chain whose links are never
+//! true together derives nothing.
 
 use super::graph::{Direction, Neighbour, Relation};
+use super::valid;
 use crate::text::fold;
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::time::iso_ms;
+use std::collections::{HashMap, VecDeque};
 
 /// Types that hold both ways.
 pub const SYMMETRIC: [&str; 3] = ["married_to", "spouse_of", "sibling_of"];
@@ -35,6 +38,92 @@ pub struct Derived {
     pub rule: Rule,
     /// The stored relations it rests on, in chain order.
     pub basis: Vec<u64>,
+    /// Where and since when it holds: the meet of theirs.
+    pub span: Span,
+}
+
+/// Where a derived fact holds in valid time and since when the store knows it, from the facts it
+/// rests on, each as the read saw it: valid from the latest of their starts (`None` only when
+/// none has one) to the earliest of their ends, recorded when the last of them was (the
+/// derivation is known from then), ended in transaction time when the first of them was. Bounds
+/// keep the spelling of the fact they come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub valid_from: Option<String>,
+    pub valid_to: Option<String>,
+    pub recorded_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+impl Span {
+    /// One fact's own: its interval (an edge ended without a `valid_to`, from stores written
+    /// before `replaces` set one, true until its `ended_at`) and transaction times.
+    #[must_use]
+    pub fn of(rel: &Relation) -> Span {
+        let valid_to = match (&rel.valid_to, rel.ended_at) {
+            (Some(to), _) => Some(to.clone()),
+            (None, Some(end)) => Some(iso_ms(end)),
+            (None, None) => None,
+        };
+        Span { valid_from: rel.valid_from.clone(), valid_to, recorded_at: rel.recorded_at, ended_at: rel.ended_at }
+    }
+
+    fn start(&self) -> Option<i64> {
+        self.valid_from.as_deref().and_then(valid::bound)
+    }
+
+    fn end(&self) -> Option<i64> {
+        self.valid_to.as_deref().and_then(valid::bound)
+    }
+
+    /// Where this and `rel` both hold, or `None` when that holds no instant (half-open intervals:
+    /// one ending where the other starts never meets it).
+    #[must_use]
+    pub fn meet(&self, rel: &Relation) -> Option<Span> {
+        let other = Span::of(rel);
+        // The latest start and the earliest end; an unbounded one gives way to any bound.
+        let (start, end) = (other.start(), other.end());
+        let valid_from = match (self.start(), start) {
+            (Some(mine), Some(theirs)) if theirs > mine => other.valid_from,
+            (None, Some(_)) => other.valid_from,
+            _ => self.valid_from.clone(),
+        };
+        let valid_to = match (self.end(), end) {
+            (Some(mine), Some(theirs)) if theirs < mine => other.valid_to,
+            (None, Some(_)) => other.valid_to,
+            _ => self.valid_to.clone(),
+        };
+        let ended_at = match (self.ended_at, other.ended_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let recorded_at = self.recorded_at.max(other.recorded_at);
+        let span = Span { valid_from, valid_to, recorded_at, ended_at };
+        match (span.start(), span.end()) {
+            (Some(from), Some(to)) if to <= from => None,
+            _ => Some(span),
+        }
+    }
+
+    /// Whether every instant of `other` is one of this span's.
+    fn covers(&self, other: &Span) -> bool {
+        let starts_by = match (self.start(), other.start()) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(a), Some(b)) => a <= b,
+        };
+        let ends_after = match (self.end(), other.end()) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(a), Some(b)) => a >= b,
+        };
+        starts_by && ends_after
+    }
+
+    /// Holds everywhere, known since ever: what a chain starts from.
+    fn everywhere() -> Span {
+        Span { valid_from: None, valid_to: None, recorded_at: i64::MIN, ended_at: None }
+    }
 }
 
 fn inverse_of(folded: &str) -> Option<&'static str> {
@@ -68,72 +157,92 @@ pub fn around(subject: u64, around: &[Neighbour]) -> Vec<Derived> {
             Direction::Inbound => (subject, n.other),
             Direction::Outbound => (n.other, subject),
         };
-        out.push(Derived { from, to, rel_type, rule, basis: vec![n.relation.id] });
+        out.push(Derived { from, to, rel_type, rule, basis: vec![n.relation.id], span: Span::of(&n.relation) });
     }
     out
 }
 
 /// Transitive chains from `subject`: for each transitive type, every entity reachable by 2 to
-/// `MAX_LINKS` outbound relations of that type, by its shortest chain. `outbound(entity)` gives an
-/// entity's live outbound relations.
+/// `MAX_LINKS` outbound relations of that type that hold together somewhere in valid time, by its
+/// shortest such chain. `outbound(entity)` gives an entity's outbound relations as the read sees
+/// them.
 pub fn chains<E>(subject: u64, outbound: impl FnMut(u64) -> Result<Vec<Relation>, E>) -> Result<Vec<Derived>, E> {
     let found = walk(subject, outbound, |r| r.to)?;
     Ok(found
         .into_iter()
-        .map(|(to, rel_type, basis)| Derived { from: subject, to, rel_type, rule: Rule::Transitive, basis })
+        .map(|(to, rel_type, basis, span)| Derived { from: subject, to, rel_type, rule: Rule::Transitive, basis, span })
         .collect())
 }
 
 /// Transitive chains into `subject`: every entity from which 2 to `MAX_LINKS` relations of one
-/// transitive type lead to it, by the shortest chain (its basis in chain order, from that entity).
-/// `inbound(entity)` gives an entity's live inbound relations.
+/// transitive type, holding together somewhere in valid time, lead to it, by the shortest such
+/// chain (its basis in chain order, from that entity). `inbound(entity)` gives an entity's inbound
+/// relations as the read sees them.
 pub fn chains_into<E>(subject: u64, inbound: impl FnMut(u64) -> Result<Vec<Relation>, E>) -> Result<Vec<Derived>, E> {
     let found = walk(subject, inbound, |r| r.from)?;
     Ok(found
         .into_iter()
-        .map(|(from, rel_type, mut basis)| {
+        .map(|(from, rel_type, mut basis, span)| {
             basis.reverse();
-            Derived { from, to: subject, rel_type, rule: Rule::Transitive, basis }
+            Derived { from, to: subject, rel_type, rule: Rule::Transitive, basis, span }
         })
         .collect())
 }
 
+/// The most partial chains one walk of one type extends, so many relations over many different
+/// intervals cannot make it unbounded (each entity is read once whatever this is: `step`).
+const MAX_PARTIAL_CHAINS: usize = 4_096;
+
+/// A target reached: the type as first spelled, the relations walked (from `subject` out), where
+/// they hold together.
+type Reached = (u64, String, Vec<u64>, Span);
+
 /// Breadth-first walks from `subject` over the relations `step` gives, one transitive type at a
-/// time, to the entity `next` names: each entity 2 to `MAX_LINKS` links away, the type as first
-/// spelled, and the relations walked (from `subject` out), shortest chain first.
+/// time, to the entity `next` names: each entity 2 to `MAX_LINKS` links away by a chain whose
+/// links hold together (their `Span::meet` holds an instant), shortest chain first. An entity is
+/// walked on from again only by a chain holding somewhere the chains that reached it before do
+/// not all cover, so a chain true at other times than the first is still followed, and cycles end.
 fn walk<E>(
     subject: u64,
     mut step: impl FnMut(u64) -> Result<Vec<Relation>, E>,
     next: fn(&Relation) -> u64,
-) -> Result<Vec<(u64, String, Vec<u64>)>, E> {
+) -> Result<Vec<Reached>, E> {
     let mut out = Vec::new();
     for rel_type in TRANSITIVE {
-        let mut seen: HashSet<u64> = HashSet::from([subject]);
-        let mut path: HashMap<u64, Vec<u64>> = HashMap::new();
-        let mut queue = VecDeque::from([(subject, Vec::<u64>::new())]);
+        let mut reached: HashMap<u64, Vec<Span>> = HashMap::from([(subject, vec![Span::everywhere()])]);
+        let mut path: HashMap<u64, (Vec<u64>, Span)> = HashMap::new();
+        let mut queue = VecDeque::from([(subject, Vec::<u64>::new(), Span::everywhere())]);
         let mut spelling = None;
-        while let Some((at, basis)) = queue.pop_front() {
-            if basis.len() == MAX_LINKS {
+        let mut extended = 0;
+        while let Some((at, basis, span)) = queue.pop_front() {
+            if basis.len() == MAX_LINKS || extended == MAX_PARTIAL_CHAINS {
                 continue;
             }
+            extended += 1;
             for rel in step(at)? {
                 let far = next(&rel);
-                if fold(&rel.rel_type) != rel_type || !seen.insert(far) {
+                if fold(&rel.rel_type) != rel_type || far == subject {
                     continue;
                 }
+                let Some(joint) = span.meet(&rel) else { continue };
+                let before = reached.entry(far).or_default();
+                if before.iter().any(|s| s.covers(&joint)) {
+                    continue;
+                }
+                before.push(joint.clone());
                 spelling.get_or_insert_with(|| rel.rel_type.clone());
                 let mut chain = basis.clone();
                 chain.push(rel.id);
                 if chain.len() >= 2 {
-                    path.insert(far, chain.clone());
+                    path.entry(far).or_insert_with(|| (chain.clone(), joint.clone()));
                 }
-                queue.push_back((far, chain));
+                queue.push_back((far, chain, joint));
             }
         }
-        let mut found: Vec<(u64, Vec<u64>)> = path.into_iter().collect();
-        found.sort_by_key(|(to, chain)| (chain.len(), *to));
-        for (to, basis) in found {
-            out.push((to, spelling.clone().unwrap_or_else(|| rel_type.to_owned()), basis));
+        let mut found: Vec<(u64, (Vec<u64>, Span))> = path.into_iter().collect();
+        found.sort_by_key(|(to, (chain, _))| (chain.len(), *to));
+        for (to, (basis, span)) in found {
+            out.push((to, spelling.clone().unwrap_or_else(|| rel_type.to_owned()), basis, span));
         }
     }
     Ok(out)
@@ -148,6 +257,7 @@ mod tests {
     fn rel(id: u64, from: u64, to: u64, t: &str) -> Relation {
         Relation {
             shortened: None,
+            version_of: None,
             id,
             from,
             to,
@@ -161,6 +271,73 @@ mod tests {
             agent: "a".into(),
             source_date: None,
         }
+    }
+
+    /// No bounds, recorded at 0: the span of facts made by `rel`.
+    fn open() -> Span {
+        Span { valid_from: None, valid_to: None, recorded_at: 0, ended_at: None }
+    }
+
+    fn dated(
+        id: u64,
+        from: u64,
+        to: u64,
+        (valid_from, valid_to): (Option<&str>, Option<&str>),
+        recorded: i64,
+    ) -> Relation {
+        Relation {
+            valid_from: valid_from.map(str::to_owned),
+            valid_to: valid_to.map(str::to_owned),
+            recorded_at: recorded,
+            ..rel(id, from, to, "part_of")
+        }
+    }
+
+    #[test]
+    fn a_chain_holds_where_all_its_links_hold() {
+        // 1 → 2 from 2020, 2 → 3 from 2022 until 2024, 3 → 4 until 2023 (recorded last).
+        let edges = [
+            dated(101, 1, 2, (Some("2020-01-01"), None), 10),
+            dated(102, 2, 3, (Some("2022-01-01"), Some("2024-01-01")), 20),
+            dated(103, 3, 4, (None, Some("2023-01-01")), 30),
+        ];
+        let got = chains(1, |e| Ok::<_, ()>(edges.iter().filter(|r| r.from == e).cloned().collect())).unwrap();
+        let spans: Vec<(u64, Span)> = got.iter().map(|d| (d.to, d.span.clone())).collect();
+        let span = |from: &str, to: &str, recorded_at| Span {
+            valid_from: Some(from.into()),
+            valid_to: Some(to.into()),
+            recorded_at,
+            ended_at: None,
+        };
+        assert_eq!(
+            spans,
+            vec![(3, span("2022-01-01", "2024-01-01", 20)), (4, span("2022-01-01", "2023-01-01", 30))],
+            "the latest start, the earliest end, the last recording"
+        );
+        // Links that are never true together derive nothing, from either end.
+        let apart = [dated(201, 1, 2, (None, Some("2022-01-01")), 0), dated(202, 2, 3, (Some("2022-01-01"), None), 0)];
+        assert!(
+            chains(1, |e| Ok::<_, ()>(apart.iter().filter(|r| r.from == e).cloned().collect())).unwrap().is_empty()
+        );
+        assert!(
+            chains_into(3, |e| Ok::<_, ()>(apart.iter().filter(|r| r.to == e).cloned().collect())).unwrap().is_empty()
+        );
+    }
+
+    #[test]
+    fn a_chain_true_at_other_times_than_the_first_found_is_still_followed() {
+        // 1 → 2 directly until 2021 and, by 1 → 5 → 2, from 2022; only the second reaches on to 3
+        // (2 → 3 from 2023), so the chain to 3 is the longer one.
+        let edges = [
+            dated(1, 1, 2, (None, Some("2021-01-01")), 0),
+            dated(2, 1, 5, (Some("2022-01-01"), None), 0),
+            dated(3, 5, 2, (None, None), 0),
+            dated(4, 2, 3, (Some("2023-01-01"), None), 0),
+        ];
+        let got = chains(1, |e| Ok::<_, ()>(edges.iter().filter(|r| r.from == e).cloned().collect())).unwrap();
+        let to_3 = got.iter().find(|d| d.to == 3).unwrap_or_else(|| panic!("3 is reached: {got:?}"));
+        assert_eq!(to_3.basis, vec![2, 3, 4]);
+        assert_eq!((to_3.span.valid_from.as_deref(), to_3.span.valid_to.as_deref()), (Some("2023-01-01"), None));
     }
 
     #[test]
@@ -181,10 +358,38 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                Derived { from: 1, to: 2, rel_type: "Married_To".into(), rule: Rule::Symmetric, basis: vec![10] },
-                Derived { from: 1, to: 3, rel_type: "child_of".into(), rule: Rule::Inverse, basis: vec![11] },
-                Derived { from: 5, to: 1, rel_type: "sibling_of".into(), rule: Rule::Symmetric, basis: vec![13] },
-                Derived { from: 6, to: 1, rel_type: "owned_by".into(), rule: Rule::Inverse, basis: vec![14] },
+                Derived {
+                    from: 1,
+                    to: 2,
+                    rel_type: "Married_To".into(),
+                    rule: Rule::Symmetric,
+                    basis: vec![10],
+                    span: open()
+                },
+                Derived {
+                    from: 1,
+                    to: 3,
+                    rel_type: "child_of".into(),
+                    rule: Rule::Inverse,
+                    basis: vec![11],
+                    span: open()
+                },
+                Derived {
+                    from: 5,
+                    to: 1,
+                    rel_type: "sibling_of".into(),
+                    rule: Rule::Symmetric,
+                    basis: vec![13],
+                    span: open()
+                },
+                Derived {
+                    from: 6,
+                    to: 1,
+                    rel_type: "owned_by".into(),
+                    rule: Rule::Inverse,
+                    basis: vec![14],
+                    span: open()
+                },
             ]
         );
     }
@@ -196,7 +401,14 @@ mod tests {
         let got = chains_into(3, |e| Ok::<_, ()>(edges.iter().filter(|r| r.to == e).cloned().collect())).unwrap();
         assert_eq!(
             got,
-            vec![Derived { from: 1, to: 3, rel_type: "part_of".into(), rule: Rule::Transitive, basis: vec![101, 102] }]
+            vec![Derived {
+                from: 1,
+                to: 3,
+                rel_type: "part_of".into(),
+                rule: Rule::Transitive,
+                basis: vec![101, 102],
+                span: open()
+            }]
         );
     }
 

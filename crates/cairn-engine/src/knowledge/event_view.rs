@@ -68,6 +68,7 @@ mod tests {
         assert_eq!(shown["recorded_at"], json!("1970-01-01T00:00:00.000Z"));
         let r = Relation {
             shortened: None,
+            version_of: None,
             id: 97,
             from: 91,
             to: 89,

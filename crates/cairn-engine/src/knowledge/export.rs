@@ -116,6 +116,11 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
     if let Some(said) = &r.source_date {
         record["source_date"] = json!(said);
     }
+    if let Some(fact) = r.version_of {
+        // An earlier version of a revised fact (exported after it: its id is later), for `as_of`
+        // reads on the copy; `import` keeps it a version, never a second fact.
+        record["version_of"] = json!(fact.to_string());
+    }
     Ok(Some(record))
 }
 

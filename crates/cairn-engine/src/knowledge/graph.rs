@@ -69,6 +69,11 @@ pub struct Relation {
     /// `valid_from` given beside a `date` says when it became true, the `date` when it was stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_date: Option<String>,
+    /// Set on an earlier version of the live fact with this id, which a re-assertion revised (an
+    /// earlier start, a later end, new attributes): kept, ended when the revision was recorded, so
+    /// a read `as_of` before then sees the fact as it was known; no other read sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_of: Option<u64>,
 }
 
 /// A relation's valid end before a `replaces` shortened it (`None`: unbounded).
@@ -249,6 +254,13 @@ impl Relation {
         self.recorded_at <= as_of && self.ended_at.is_none_or(|end| end > as_of)
     }
 
+    /// Whether a read `as_of` (now when `None`) may see this record at all: an earlier version of
+    /// a revised fact (`version_of`) only before the revision was recorded (its `ended_at`).
+    #[must_use]
+    pub fn current_at(&self, as_of: Option<i64>) -> bool {
+        self.version_of.is_none() || as_of.is_some_and(|t| self.ended_at.is_some_and(|end| t < end))
+    }
+
     /// The start of its valid time as an instant (ms); `None` is unbounded.
     #[must_use]
     pub fn valid_start(&self) -> Option<i64> {
@@ -284,9 +296,11 @@ impl Relation {
 }
 
 /// Records `a.from` → `a.to` of type `a.rel_type`, creating missing entities. Asserting a live
-/// relation again (same ends, same type up to case) merges the given attributes into the stored
-/// one. With `replaces`, the subject's other relations of that type true at the assertion's
-/// `valid_from` (else now) end there in valid time and now in transaction time (and are kept).
+/// relation again (same ends, same type up to case) confirms it, or revises it where it adds
+/// something (an earlier start, a later end, attributes): the fact keeps its id, and the version
+/// known before is kept for `as_of` reads (`restated`). With `replaces`, the subject's other
+/// relations of that type true at the assertion's `valid_from` (else now) end there in valid time
+/// and now in transaction time (and are kept).
 /// Asserting an ended relation again restores it: live again under its id from the assertion's
 /// start, its earlier life kept as an ended copy so `as_of` and `valid_at` reads still see it. The
 /// rules are `plain`'s and `replace_in_valid_time`'s.
@@ -329,7 +343,11 @@ pub(crate) fn relate_ids(
         let bytes = tx
             .get(REL, &rel_key(part, rel_id))?
             .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
-        records.push(decode::<Relation>(&bytes, "relation")?);
+        let rel = decode::<Relation>(&bytes, "relation")?;
+        // An earlier version of a revised fact states nothing any more (its fact does).
+        if rel.version_of.is_none() {
+            records.push(rel);
+        }
     }
     let mut attributes = a.attributes.clone();
     let plan = if a.replaces {
@@ -344,30 +362,25 @@ pub(crate) fn relate_ids(
         ended.push(rel.id);
     }
     let superseded_by = plan.newer;
-    if let Some(mut rel) = plan.same {
-        let before = rel.clone();
-        if rel.ended_at.is_none() {
-            let valid = |key: &str| a.attributes.get(key).and_then(Value::as_str).map(str::to_owned);
-            for (k, v) in a.attributes {
-                rel.attributes.insert(k.clone(), v.clone());
-            }
-            // Under `replaces` the edge is already true at the asserted start: it keeps its own.
-            rel.valid_from =
-                if a.replaces { before.valid_from.clone() } else { valid("valid_from").or(rel.valid_from) };
-            rel.attributes.remove("valid_from");
-            if let Some(from) = &rel.valid_from {
-                rel.attributes.insert("valid_from".into(), Value::String(from.clone()));
-            }
-            rel.valid_to = valid("valid_to").or(rel.valid_to);
-        }
+    if let Some(stored) = plan.same {
+        // An ended edge that already says it is returned as it is. A live one reads the plan's
+        // attributes: under `replaces`, an end is never later than the next edge's start.
+        let revised =
+            if stored.ended_at.is_none() { restated(&stored, &attributes, a.date, now) } else { stored.clone() };
         let mut written = None;
-        if rel != before {
-            let bytes = encode(&rel);
-            tx.put(REL, &rel_key(part, rel.id), &bytes)?;
+        if revised != stored {
+            // The version known until now stays, ended now, for `as_of` reads before this call;
+            // the fact itself (same id) is recorded anew as it is known from now on.
+            let copy = Relation { id: ids(tx)?, ended_at: Some(now), version_of: Some(stored.id), ..stored.clone() };
+            tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
+            tx.put(ADJ, &adj_key(part, copy.from, OUT, folded_type, copy.id), &[])?;
+            tx.put(ADJ, &adj_key(part, copy.to, IN, folded_type, copy.id), &[])?;
+            let bytes = encode(&revised);
+            tx.put(REL, &rel_key(part, revised.id), &bytes)?;
             written = Some(bytes);
         }
         let related =
-            Related { relation: rel, created: false, ended, restored: None, superseded_by, before: Some(before) };
+            Related { relation: revised, created: false, ended, restored: None, superseded_by, before: Some(stored) };
         return Ok((related, written));
     }
     let restored = plan.restored;
@@ -387,6 +400,7 @@ pub(crate) fn relate_ids(
     let valid_from = text("valid_from");
     let rel = Relation {
         shortened: None,
+        version_of: None,
         id,
         from,
         to,
@@ -421,7 +435,8 @@ pub(crate) fn relate_ids(
 /// What an assertion does to the subject's edges of its type.
 #[derive(Default)]
 struct Plan {
-    /// An edge to the same target that already says it: merged into (when live), else kept as is.
+    /// An edge to the same target that already says it: said again (`restated`) when live, else
+    /// kept as is.
     same: Option<Relation>,
     /// Edges that end, as they are to be stored (`ended_at` is set when they are written).
     end: Vec<Relation>,
@@ -437,12 +452,16 @@ struct Plan {
 fn plain(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Plan {
     let mut plan = Plan::default();
     let mut ended = Vec::new();
+    let mut live = None;
     for rel in records.into_iter().filter(|r| r.to == to) {
         if rel.ended_at.is_none() {
-            plan.same = Some(rel);
-            return plan;
+            live = Some(rel);
+        } else {
+            ended.push(rel);
         }
-        ended.push(rel);
+    }
+    if let Some(live) = live {
+        return said_again(attributes, live, ended);
     }
     if ended.is_empty() {
         return plan;
@@ -459,6 +478,83 @@ fn plain(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, n
         attributes.insert("valid_from".into(), Value::String(iso_ms(now)));
     }
     plan
+}
+
+/// A live edge to the same target said again without `replaces`, read against the assertion's
+/// interval (`valid_from`, else the call's `date`; `valid_to`). When the two overlap or meet, the
+/// edge is said again (`restated`). Else the edge's history (`ended`, to the same target) is read
+/// as for a target with no live edge: one true at the assertion's start already says it; failing
+/// that, an edge over before the assertion starts is restored from there (a new life), and an
+/// assertion that ends before the edge starts is older news: kept in history, true until the first
+/// edge to the target that starts later (unless it ends sooner).
+fn said_again(attributes: &mut Map<String, Value>, live: Relation, ended: Vec<Relation>) -> Plan {
+    let bound = |key: &str| attributes.get(key).and_then(Value::as_str).and_then(valid::bound);
+    let (start, end) = (bound("valid_from"), bound("valid_to"));
+    let over = matches!((start, live.valid_end(None)), (Some(s), Some(e)) if e <= s);
+    let before = matches!((end, live.valid_start()), (Some(t), Some(s)) if t < s);
+    let mut plan = Plan::default();
+    if !over && !before {
+        plan.same = Some(live);
+        return plan;
+    }
+    let at_start = |r: &Relation| start.map_or(r.valid_start().is_none(), |s| r.valid_at(s, None));
+    if let Some(stated) = ended.iter().find(|r| at_start(r)) {
+        plan.same = Some(stated.clone());
+    } else if over {
+        plan.restored = Some(live);
+    } else {
+        let mut later: Vec<Relation> = ended
+            .into_iter()
+            .chain([live])
+            .filter(|r| r.valid_start().is_some_and(|from| start.is_none_or(|s| from > s)))
+            .collect();
+        later.sort_by_key(Relation::valid_start);
+        if let Some(first) = later.first()
+            && let (Some(from), Some(text)) = (first.valid_start(), first.valid_from.clone())
+            && end.is_none_or(|t| t > from)
+        {
+            attributes.insert("valid_to".into(), Value::String(text));
+        }
+        plan.newer = later.iter().map(|r| r.id).collect();
+    }
+    plan
+}
+
+/// `stored`, a live edge, as it reads once an assertion with `attributes` (and the call's `date`)
+/// says it again (knowledge-verbs.md "Saying a live fact again"): its valid interval only grows.
+/// A start earlier than its own and an end later than its own are news and move there; a start it
+/// already covers (the same fact said again at a later date) or an end sooner than its own confirm
+/// it and change nothing (an unbounded start or end is never moved). Given attributes merge in.
+/// Equal to `stored` when the assertion adds nothing; else recorded at `now`, the time from which
+/// the store knows this version.
+fn restated(stored: &Relation, attributes: &Map<String, Value>, date: Option<&str>, now: i64) -> Relation {
+    let given = |key: &str| {
+        let text = attributes.get(key).and_then(Value::as_str)?;
+        Some((text, valid::bound(text)?))
+    };
+    let mut rel = stored.clone();
+    for (k, v) in attributes {
+        if k != "valid_from" && k != "valid_to" {
+            rel.attributes.insert(k.clone(), v.clone());
+        }
+    }
+    if let Some((text, start)) = given("valid_from")
+        && stored.valid_start().is_some_and(|own| start < own)
+    {
+        rel.valid_from = Some(text.to_owned());
+        rel.attributes.insert("valid_from".into(), Value::String(text.to_owned()));
+        rel.source_date = date.filter(|&d| d != text).map(str::to_owned);
+    }
+    if let Some((text, end)) = given("valid_to")
+        && stored.valid_end(None).is_some_and(|own| end > own)
+    {
+        rel.valid_to = Some(text.to_owned());
+        rel.attributes.insert("valid_to".into(), Value::String(text.to_owned()));
+    }
+    if rel != *stored {
+        rel.recorded_at = now;
+    }
+    rel
 }
 
 /// Of the edges to one target, the one whose life is the latest: the live one, else the last
@@ -647,6 +743,7 @@ mod tests {
     fn valid_time_bounds_are_half_open() {
         let rel = Relation {
             shortened: None,
+            version_of: None,
             id: 1,
             from: 1,
             to: 2,
@@ -742,8 +839,13 @@ mod tests {
         assert_eq!(b.0.agent, "claude");
         let snap = store.snapshot().unwrap();
         let acme = entity_by_name(&snap, &part, "acme").unwrap().unwrap();
-        let around = neighbours(&snap, &part, acme.id).unwrap();
+        let (around, versions): (Vec<Neighbour>, Vec<Neighbour>) =
+            neighbours(&snap, &part, acme.id).unwrap().into_iter().partition(|n| n.relation.current_at(None));
         assert_eq!(around.len(), 2);
+        // The attribute the second call added revised the fact: the version before it is kept.
+        assert_eq!(versions.len(), 1);
+        assert_eq!(versions[0].relation.version_of, Some(a.0.id));
+        assert!(versions[0].relation.attributes.get("team").is_none());
         assert_eq!(around[0].direction, Direction::Outbound);
         assert_eq!(around[0].relation.rel_type, "located_in");
         assert_eq!(around[1].direction, Direction::Inbound);

@@ -305,6 +305,33 @@ fn fact_stamps(r: &Map<String, Value>, who: (&str, bool), now: i64) -> Field<(i6
     Ok((recorded_at, ended_at))
 }
 
+/// A fact record's `version_of`: an earlier version of a revised fact stays one, of the fact its
+/// source id maps to here (imported before it: an export lists a fact before its versions).
+fn version_field(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    r: &Map<String, Value>,
+    ended_at: Option<i64>,
+) -> Result<Field<Option<u64>>> {
+    if r.get("version_of").is_none_or(Value::is_null) {
+        return Ok(Ok(None));
+    }
+    if ended_at.is_none() {
+        return Ok(Err("version_of: an earlier version has an ended_at".into()));
+    }
+    let fact = match id_field(r, "version_of") {
+        Ok(id) => id,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(match mapped(tx, part, FACT, fact)? {
+        Some(local) if tx.get(REL, &rel_key(part, local))?.is_some() => Ok(Some(local)),
+        _ => {
+            Err("version_of: the fact this is an earlier version of is not imported yet (it comes first in an export)"
+                .into())
+        }
+    })
+}
+
 fn import_fact(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -341,6 +368,10 @@ fn import_fact(
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
     };
+    let version_of = match version_field(tx, part, r, ended_at)? {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
     let attributes = match attrs_field(r) {
         Ok(a) => a,
         Err(e) => return Ok(Err(e)),
@@ -368,7 +399,8 @@ fn import_fact(
             (Some(a), Some(b)) => a == b && have.recorded_at == recorded_at,
             _ => false,
         };
-        if have.to == ends[1] && same_version {
+        // A version matches a version (of the fact this one's maps to), a fact a fact.
+        if have.to == ends[1] && same_version && have.version_of == version_of {
             set_map(tx, part, FACT, source, have.id)?;
             out.unchanged.facts += 1;
             return Ok(Ok(None));
@@ -391,6 +423,7 @@ fn import_fact(
             .or_else(|| r.get("agent").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or_else(|| agent.to_owned()),
         source_date,
+        version_of,
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;

@@ -61,6 +61,9 @@ struct Line<'a> {
     agent: Option<Cow<'a, str>>,
     #[serde(borrow)]
     provenance: Option<ProvenanceLine<'a>>,
+    /// An earlier version of a revised fact: left to `import`, which maps the fact it is of.
+    #[serde(borrow)]
+    version_of: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -241,7 +244,7 @@ impl<'a> FactRec<'a> {
     /// often share theirs).
     fn read(r: Line<'a>, last: &mut Option<(Cow<'a, str>, i64)>) -> Option<Self> {
         let source = source_id(r.id.as_ref()).ok().flatten()?;
-        let mut bad = !r.rel_type.as_deref().is_some_and(fits);
+        let mut bad = !r.rel_type.as_deref().is_some_and(fits) || r.version_of.is_some();
         let recorded_at = match (&r.recorded_at, &*last) {
             (Some(s), Some((have, ms))) if s == have => Some(*ms),
             (Some(s), _) => parse_iso_ms(s).inspect(|&ms| *last = Some((s.clone(), ms))),
@@ -699,6 +702,7 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
     for (i, f) in plan.facts.iter().enumerate() {
         let record = Relation {
             shortened: None,
+            version_of: None,
             id: ids.fact(i),
             from: ids.entity(f.from),
             to: ids.entity(f.to),

@@ -3,7 +3,7 @@
 //! what it stores survives a reopen with a clean check.
 
 use super::Partition;
-use super::api::call;
+use super::api::{Caller, call};
 use super::exchange_tests::seeded;
 use super::testing_api::{caller, export_pages, normalized, verb};
 use crate::history::{EVENT, Event};
@@ -242,4 +242,45 @@ fn a_load_into_a_new_store_packs_trees_that_import_would_fill_alike() {
             verb(&by_load_store, &caller(&p, 9_500), "recall", &json!({"subject": "Bulk 00007", "k": 100})).unwrap();
         assert_eq!(rec["state"], json!("answered"), "{rec}");
     }
+}
+
+#[test]
+fn an_earlier_version_of_a_revised_fact_travels_as_a_version() {
+    // Ann knows Bo from 2020 (at 10), then from 2019 (at 30): a read as of 20 sees 2020.
+    let (_dir, store, part) = super::testing::fresh();
+    let source = caller(&part, 10);
+    for (at, date) in [(10, "2020-01-01"), (30, "2019-01-01")] {
+        let body = json!({"from": "Ann", "to": "Bo", "type": "knows", "date": date});
+        verb(&store, &Caller { now: at, ..source.clone() }, "relate", &body).unwrap();
+    }
+    let records = export_pages(&store, &part, 5000).concat();
+    let facts: Vec<&Value> = records.iter().filter(|r| r["kind"] == "fact").collect();
+    assert_eq!(facts.len(), 2, "the fact and its earlier version: {facts:?}");
+    assert_eq!(facts[1]["version_of"], facts[0]["id"], "the version comes after its fact");
+    let loaded = Partition::new("local", "u1", "loaded").unwrap();
+    let imported = Partition::new("local", "u1", "imported").unwrap();
+    let by_load = load(&store, &loaded, &lines(&records));
+    let by_import =
+        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!(by_load, by_import);
+    assert_eq!(by_import["skipped"], json!([]), "{by_import}");
+    let starts = |p: &Partition, extra: Value| -> Vec<Value> {
+        let mut body = json!({"subject": "Ann"});
+        body.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
+        let r = verb(&store, &caller(p, NOW), "recall", &body).unwrap();
+        r["facts"].as_array().unwrap().iter().map(|f| f["valid_from"].clone()).collect()
+    };
+    for p in [&part, &loaded, &imported] {
+        assert_eq!(starts(p, json!({})), [json!("2019-01-01")], "one fact now, in {p:?}");
+        assert_eq!(starts(p, json!({"as_of": 20})), [json!("2020-01-01")], "as known at 20, in {p:?}");
+    }
+    // Again: nothing new, the version matched as a version.
+    let again =
+        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!(again["imported"]["facts"], json!(0), "{again}");
+    // A version whose fact is not here is skipped, naming why.
+    let alone = Partition::new("local", "u1", "alone").unwrap();
+    let only = json!({"records": [records[0].clone(), facts[1].clone()], "allAgents": true});
+    let r = verb(&store, &caller(&alone, NOW), "import", &only).unwrap();
+    assert!(r["skipped"][0]["reason"].as_str().unwrap().starts_with("version_of"), "{r}");
 }

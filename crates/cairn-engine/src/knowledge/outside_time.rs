@@ -16,7 +16,11 @@ use serde_json::{Value, json};
 
 /// The hint for `entity` read at `when`, or `None` when the read hides none of its facts.
 pub(crate) fn outside_time(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Option<Value>> {
-    let hidden: Vec<_> = neighbours(snap, part, entity)?.into_iter().filter(|n| !sees(&n.relation, when)).collect();
+    // An earlier version of a fact revised by `as_of` (or by now) is no fact at another time.
+    let hidden: Vec<_> = neighbours(snap, part, entity)?
+        .into_iter()
+        .filter(|n| n.relation.current_at(when.as_of) && !sees(&n.relation, when))
+        .collect();
     if hidden.is_empty() {
         return Ok(None);
     }
@@ -43,7 +47,10 @@ pub(crate) fn outside_time(snap: &Snapshot, part: &Partition, entity: u64, when:
     }
     let next_recorded =
         when.as_of.and_then(|t| hidden.iter().map(|n| n.relation.recorded_at).filter(|&at| at > t).min());
-    let mut hint = json!({ "facts": hidden.len() });
+    // Facts, not versions: an earlier version and the fact it became count once.
+    let facts: std::collections::HashSet<u64> =
+        hidden.iter().map(|n| n.relation.version_of.unwrap_or(n.relation.id)).collect();
+    let mut hint = json!({ "facts": facts.len() });
     if let Some((_, text)) = next_from {
         hint["next_valid_from"] = json!(text);
     }

@@ -1,33 +1,98 @@
 //! Property tests over random sequences of knowledge writes: a forgotten subject never comes back
 //! through recall, context or full text unless it is asserted again, and every derived fact rests
-//! on stored, live relations.
+//! on stored relations the read sees and holds exactly where all of them hold.
 
+use super::recall::sees;
 use super::testing::{assertion, fresh};
 use super::trees::REL;
+use super::valid::{bound, instant};
 use super::{
-    Derived, Forgot, ItemKind, Recall, Relation, When, context, entity_by_name, forget_subject, recall, relate,
-    remember_text,
+    Derived, Forgot, ItemKind, Partition, Recall, Relation, Rule, When, context, entity_by_name, forget_subject,
+    recall, relate, remember_text,
 };
 use crate::fts;
+use crate::snapshot::Snapshot;
 use proptest::prelude::*;
-use serde_json::Map;
+use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 const NAMES: [&str; 5] = ["Priya Raman", "Acme", "Berlin", "Jonas Weber", "Globex"];
 const TYPES: [&str; 4] = ["works_at", "located_in", "parent_of", "married_to"];
 
+/// A relation's valid interval in years from 2020 (`valid_from`, `valid_to`), either end open.
+type Years = (Option<u8>, Option<u8>);
+
 #[derive(Debug, Clone)]
 enum Step {
-    Relate(usize, usize, usize, bool),
+    Relate(usize, usize, usize, bool, Years),
     Remember(Vec<usize>, u8),
     Forget(usize),
 }
 
+fn years() -> impl Strategy<Value = Years> {
+    (prop::option::of(0..5u8), prop::option::of(0..5u8)).prop_map(|(from, to)| match (from, to) {
+        (Some(a), Some(b)) if b < a => (Some(b), Some(a)),
+        other => other,
+    })
+}
+
+fn interval((from, to): Years) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, year) in [("valid_from", from), ("valid_to", to)] {
+        if let Some(y) = year {
+            out.insert(key.into(), Value::String(format!("{}-01-01", 2020 + u32::from(y))));
+        }
+    }
+    out
+}
+
+/// The version of stored fact `id` a read at `when` sees, as it reads it (`live_neighbours`).
+fn seen_by(snap: &Snapshot, part: &Partition, id: u64, when: &When) -> Option<Relation> {
+    snap.prefix(REL, part.prefix())
+        .unwrap()
+        .map(|item| serde_json::from_slice::<Relation>(&item.unwrap().1).unwrap())
+        .find(|r| (r.id == id || r.version_of == Some(id)) && sees(r, when))
+        .map(|mut r| {
+            r.valid_to = r.valid_to_at(when.as_of).map(str::to_owned);
+            r.ended_at = r.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));
+            r
+        })
+}
+
+/// Checks `d`, derived by a read at `when`: every fact it rests on is stored and seen by that
+/// read, and it holds exactly where all of them hold (the latest start, the earliest end; for a
+/// chain a non-empty interval; the read's instant in it), known since the last of them was
+/// recorded.
+fn check_derived(snap: &Snapshot, part: &Partition, d: &Derived, when: &When) -> Result<(), TestCaseError> {
+    let mut basis = Vec::new();
+    for id in &d.basis {
+        let rel = seen_by(snap, part, *id, when);
+        prop_assert!(rel.is_some(), "derived fact {d:?} rests on relation {id}, not stored or not seen at {when:?}");
+        basis.extend(rel);
+    }
+    if when == &When::default() {
+        prop_assert!(basis.iter().all(|r| r.ended_at.is_none()), "a live read derives from live facts: {d:?}");
+    }
+    let start = basis.iter().filter_map(Relation::valid_start).max();
+    let end = basis.iter().filter_map(|r| r.valid_end(None)).min();
+    let shown = (d.span.valid_from.as_deref().and_then(bound), d.span.valid_to.as_deref().and_then(bound));
+    prop_assert_eq!(shown, (start, end), "{:?} is not the meet of {:?}", d, basis);
+    // A chain holds somewhere (a single fact's reading has its interval, empty or not).
+    if let (Some(from), Some(to), Rule::Transitive) = (start, end, d.rule) {
+        prop_assert!(from < to, "derived from facts never true together: {d:?}");
+    }
+    if let Some(at) = when.valid_instant() {
+        prop_assert!(start.is_none_or(|s| s <= at) && end.is_none_or(|e| at < e), "{d:?} does not hold at {at}");
+    }
+    prop_assert_eq!(Some(d.span.recorded_at), basis.iter().map(|r| r.recorded_at).max(), "{:?}", d);
+    Ok(())
+}
+
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        (0..NAMES.len(), 0..NAMES.len(), 0..TYPES.len(), any::<bool>())
-            .prop_map(|(a, b, t, r)| Step::Relate(a, b, t, r)),
+        (0..NAMES.len(), 0..NAMES.len(), 0..TYPES.len(), any::<bool>(), years())
+            .prop_map(|(a, b, t, r, y)| Step::Relate(a, b, t, r, y)),
         (prop::collection::vec(0..NAMES.len(), 1..3), any::<u8>()).prop_map(|(n, w)| Step::Remember(n, w)),
         (0..NAMES.len()).prop_map(Step::Forget),
     ]
@@ -47,8 +112,9 @@ proptest! {
             let now = i64::try_from(i).unwrap() + 1;
             let p = part.clone();
             match s {
-                Step::Relate(a, b, t, replaces) if a != b => {
-                    store.write(move |tx| relate(tx, &p, super::Assertion { replaces, ..assertion(NAMES[a], NAMES[b], TYPES[t], &Map::new(), "a") }, now)).unwrap();
+                Step::Relate(a, b, t, replaces, years) if a != b => {
+                    let attrs = interval(years);
+                    store.write(move |tx| relate(tx, &p, super::Assertion { replaces, ..assertion(NAMES[a], NAMES[b], TYPES[t], &attrs, "a") }, now)).unwrap();
                     for n in [a, b] {
                         gone.remove(&n);
                         unquoted.remove(&n);
@@ -86,23 +152,37 @@ proptest! {
                 }
                 prop_assert!(fts::search(&snap, part.raw(), NAMES[n], 20).unwrap().is_empty(), "full text still finds {}", NAMES[n]);
             }
-            // Every derived fact, shown by context or recall.
+            // Every derived fact, shown by context or recall, read live, at a valid instant, as of
+            // an earlier write, or both.
+            let mid = (now + 1) / 2;
+            let at = |year: &str| instant(&format!("{year}-06-01"));
+            let whens = [
+                When::default(),
+                When { valid_at: at("2019"), ..When::default() },
+                When { valid_at: at("2021"), ..When::default() },
+                When { valid_at: at("2023"), ..When::default() },
+                When { valid_at: at("2025"), ..When::default() },
+                When { as_of: Some(mid), ..When::default() },
+                When { as_of: Some(mid), valid_at: at("2022"), ..When::default() },
+            ];
             for name in NAMES {
-                let mut derived: Vec<Derived> = context(&snap, &part, name, 2, 20)
+                let context_derived: Vec<Derived> = context(&snap, &part, name, 2, 20)
                     .unwrap()
                     .items
                     .into_iter()
                     .filter_map(|i| match i.kind { ItemKind::Derived { fact } => Some(fact), _ => None })
                     .collect();
-                if let Recall::Answered { derived: recalled, .. } = recall(&snap, &part, name, &When::default()).unwrap() {
-                    derived.extend(recalled);
+                for d in &context_derived {
+                    check_derived(&snap, &part, d, &When::default())?;
                 }
-                for d in derived {
-                    for id in &d.basis {
-                        let bytes = snap.get(REL, &part.key(&[&id.to_be_bytes()])).unwrap();
-                        prop_assert!(bytes.is_some(), "derived fact rests on missing relation {id}");
-                        let rel: Relation = serde_json::from_slice(&bytes.unwrap()).unwrap();
-                        prop_assert!(rel.ended_at.is_none(), "derived fact rests on ended relation {id}");
+                for when in &whens {
+                    let mut derived = Vec::new();
+                    if let Recall::Answered { subject, derived: recalled, .. } = recall(&snap, &part, name, when).unwrap() {
+                        derived.extend(recalled);
+                        derived.extend(super::context_derived::from_seeds(&snap, &part, &[subject.id], when).unwrap().into_iter().map(|(d, _)| d));
+                    }
+                    for d in &derived {
+                        check_derived(&snap, &part, d, when)?;
                     }
                 }
             }

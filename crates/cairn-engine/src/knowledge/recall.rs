@@ -123,7 +123,9 @@ pub(crate) fn derived_of(
 /// The relations touching `entity` that `when` sees: with a valid instant (`valid_at`, or now
 /// for a plain read), every edge recorded by `as_of` (or ever) whose valid time holds that
 /// instant, live or ended (an ended edge is history, true over its interval: stored as older
-/// news, it may be true today); with `as_of` alone, the edges live at that time.
+/// news, it may be true today); with `as_of` alone, the edges live at that time. Each as the
+/// store knew it at `as_of`: an earlier version of a fact revised since reads as that fact (its
+/// id), not yet ended.
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
     Ok(neighbours(snap, part, entity)?
         .into_iter()
@@ -132,6 +134,9 @@ pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, wh
             // Read as of a moment, an edge ended later was not ended (nor shortened) yet.
             n.relation.valid_to = n.relation.valid_to_at(when.as_of).map(str::to_owned);
             n.relation.ended_at = n.relation.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));
+            if let Some(fact) = n.relation.version_of.take() {
+                n.relation.id = fact;
+            }
             n
         })
         .collect())
@@ -139,6 +144,9 @@ pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, wh
 
 /// Whether a read at `when` sees `rel` (see `live_neighbours`).
 pub(crate) fn sees(rel: &graph::Relation, when: &When) -> bool {
+    if !rel.current_at(when.as_of) {
+        return false;
+    }
     match (when.as_of, when.valid_instant()) {
         (None, None) => rel.ended_at.is_none(),
         (Some(t), None) => rel.known_at(t),

@@ -88,10 +88,11 @@ pub fn fact(
 }
 
 /// The fact shape of a derived fact: no stored id (`id: null`), `derived: true`, its `rule` and
-/// the stored facts it `rests_on`; its citation is that of the first stored fact it rests on.
+/// the stored facts it `rests_on`; its citation and `source_date` are those of the first stored
+/// fact it rests on, its valid and transaction times where all of them hold (`derive::Span`).
 #[must_use]
 pub fn derived_fact(d: &Derived, names: (&str, &str), base: &Relation, citation: &Value, by: &FoundBy<'_>) -> Value {
-    json!({
+    let mut out = json!({
         "id": Value::Null,
         "subject": names.0,
         "subject_id": id(d.from),
@@ -103,13 +104,17 @@ pub fn derived_fact(d: &Derived, names: (&str, &str), base: &Relation, citation:
         "rule": rule(d.rule),
         "rests_on": d.basis.iter().map(|&b| id(b)).collect::<Vec<_>>(),
         "attributes": {},
-        "valid_from": base.valid_from,
-        "valid_to": base.valid_to,
-        "recorded_at": iso_ms(base.recorded_at),
+        "valid_from": d.span.valid_from,
+        "valid_to": d.span.valid_to,
+        "recorded_at": iso_ms(d.span.recorded_at),
         "source_date": base.source_date.as_ref().or(base.valid_from.as_ref()),
         "citation": citation,
         "found_by": found_by(by),
-    })
+    });
+    if let Some(end) = d.span.ended_at {
+        out["ended_at"] = Value::String(iso_ms(end));
+    }
+    out
 }
 
 /// A rule's name on the wire.

@@ -437,6 +437,79 @@ mod tests {
         assert_citations_slice(&store, &part, &r);
     }
 
+    /// The derived facts of a recall of `subject` at `TODAY` with `extra` fields, by
+    /// `(subject, object)`.
+    fn derived_of(store: &crate::store::Store, subject: &str, extra: &Value) -> Vec<Value> {
+        let mut body = json!({"subject": subject});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let r = call(store, &caller(TODAY), "recall", &body).unwrap();
+        r["facts"].as_array().unwrap().iter().filter(|f| f["derived"] == json!(true)).cloned().collect()
+    }
+
+    fn to<'a>(derived: &'a [Value], object: &str) -> Option<&'a Value> {
+        derived.iter().find(|f| f["object"] == json!(object))
+    }
+
+    #[test]
+    fn a_derived_fact_holds_where_every_fact_it_rests_on_holds() {
+        // The audit's calls (finding 2): L1 part_of L2 … L9 from 2020; then L3 part_of X from 2022,
+        // replacing L3 part_of L4 (which ends then).
+        let (_dir, store, _part) = fresh();
+        let mut ids = Vec::new();
+        for i in 1..9 {
+            let body =
+                json!({"from": format!("L{i}"), "to": format!("L{}", i + 1), "type": "part_of", "date": "2020-01-01"});
+            ids.push(call(&store, &caller(10 * i), "relate", &body).unwrap()["fact"]["id"].clone());
+        }
+        let body = json!({"from": "L3", "to": "X", "type": "part_of", "date": "2022-01-01", "replaces": true});
+        let x = call(&store, &caller(100), "relate", &body).unwrap();
+        assert_eq!(x["ended"][0]["valid_to"], json!("2022-01-01"));
+        let now = derived_of(&store, "L1", &json!({}));
+        let to_x = to(&now, "X").unwrap_or_else(|| panic!("L1 part_of X: {now:?}"));
+        assert_eq!(to_x["rests_on"], json!([ids[0], ids[1], x["fact"]["id"]]));
+        assert_eq!((&to_x["valid_from"], &to_x["valid_to"]), (&json!("2022-01-01"), &Value::Null), "{to_x}");
+        assert_eq!(to_x["recorded_at"], x["fact"]["recorded_at"], "known since its last fact was");
+        assert!(to(&now, "L4").is_none(), "L3 part_of L4 is over: {now:?}");
+        let then = derived_of(&store, "L1", &json!({"valid_at": "2021-01-01"}));
+        let to_l4 = to(&then, "L4").unwrap_or_else(|| panic!("L1 part_of L4 in 2021: {then:?}"));
+        assert_eq!((&to_l4["valid_from"], &to_l4["valid_to"]), (&json!("2020-01-01"), &json!("2022-01-01")), "{to_l4}");
+        assert!(to_l4.get("ended_at").is_some(), "it rests on a fact ended since: {to_l4}");
+        assert!(to(&then, "X").is_none(), "{then:?}");
+        // As known before the replace: the chain had no end.
+        let known = derived_of(&store, "L1", &json!({"valid_at": "2021-01-01", "as_of": 90}));
+        let to_l4 = to(&known, "L4").unwrap();
+        assert_eq!(to_l4["valid_to"], Value::Null, "{to_l4}");
+        assert!(to_l4.get("ended_at").is_none(), "{to_l4}");
+        assert_eq!(to_l4["recorded_at"], json!("1970-01-01T00:00:00.030Z"));
+        // From the far end too: L2 part_of X holds from 2022.
+        let into_x = derived_of(&store, "X", &json!({}));
+        let l2 = into_x.iter().find(|f| f["subject"] == json!("L2")).unwrap_or_else(|| panic!("{into_x:?}"));
+        assert_eq!((&l2["valid_from"], &l2["valid_to"]), (&json!("2022-01-01"), &Value::Null));
+    }
+
+    #[test]
+    fn links_never_true_together_derive_nothing_and_one_fact_gives_its_interval() {
+        let (_dir, store, _part) = fresh();
+        for (from, to, t, attributes) in [
+            ("Shed", "Farm", "part_of", json!({"valid_to": "2021-01-01"})),
+            ("Farm", "Estate", "part_of", json!({"valid_from": "2022-01-01"})),
+            ("Jonas", "Kai", "manages", json!({"valid_from": "2020-01-01", "valid_to": "2030-01-01"})),
+        ] {
+            call(&store, &caller(5), "relate", &json!({"from": from, "to": to, "type": t, "attributes": attributes}))
+                .unwrap();
+        }
+        // `as_of` alone reads the live edges whatever their valid time: both links, never together.
+        for extra in [json!({"as_of": TODAY}), json!({})] {
+            let d = derived_of(&store, "Shed", &extra);
+            assert!(to(&d, "Estate").is_none(), "{extra}: {d:?}");
+        }
+        let kai = derived_of(&store, "Kai", &json!({}));
+        assert_eq!(
+            (&kai[0]["rule"], &kai[0]["valid_from"], &kai[0]["valid_to"]),
+            (&json!("inverse"), &json!("2020-01-01"), &json!("2030-01-01"))
+        );
+    }
+
     #[test]
     fn a_subject_is_answered_with_cited_stored_and_derived_facts() {
         let (_dir, store, part) = fresh();

@@ -61,6 +61,8 @@ struct Done {
     restored: Vec<u64>,
     /// Live edges newer than this assertion: it ends when the first of them starts.
     newer: Vec<u64>,
+    /// The call changed nothing: the fact already said it (and nothing ended).
+    already: bool,
 }
 
 fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> {
@@ -110,6 +112,7 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
                 valid_to: rel.shortened.as_ref().map_or_else(|| rel.valid_to.clone(), |s| s.valid_to.clone()),
                 ended_at: rel.ended_at.filter(|&end| end != caller.now),
                 shortened: None,
+                version_of: None,
                 ..rel.clone()
             };
             let change = Change {
@@ -129,7 +132,8 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         (false, false) => "merge",
     };
     // Saying again what is stored changes nothing, so it is no event.
-    if related.before.as_ref() != Some(&related.relation) {
+    let unchanged = related.before.as_ref() == Some(&related.relation);
+    if !unchanged {
         let change = Change {
             family: "fact",
             target: &target,
@@ -141,6 +145,7 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         record(tx, caller, change)?;
     }
     Ok(Done {
+        already: unchanged && related.ended.is_empty(),
         relation: related.relation,
         created: related.created,
         ended: related.ended,
@@ -179,6 +184,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     Ok(json!({
         "fact": shape(&done.relation)?,
         "created": done.created,
+        "already": done.already,
         "ended": ended,
         "restored": restored,
         "superseded_by": superseded_by,
@@ -439,6 +445,138 @@ mod tests {
             (&events[1]["before"]["attributes"]["floor"], &events[1]["after"]["attributes"]["floor"]),
             (&json!(2), &json!(3))
         );
+    }
+
+    /// `recall` of `subject` with extra fields (`as_of`, `valid_at`) at `TODAY`: its stored facts.
+    fn stored_facts(store: &crate::store::Store, subject: &str, extra: &serde_json::Value) -> Vec<serde_json::Value> {
+        let mut body = json!({"subject": subject});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let r = call(store, &caller(TODAY), "recall", &body).unwrap();
+        r["facts"].as_array().unwrap().iter().filter(|f| f["derived"].is_null()).cloned().collect()
+    }
+
+    fn ops(store: &crate::store::Store, from: &str, rel_type: &str, to: &str) -> Vec<String> {
+        fact_history(store, from, rel_type, to).iter().map(|e| e["op"].as_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn saying_a_live_fact_again_later_confirms_it_and_earlier_extends_it_as_of_then() {
+        // The audit's calls (`dup2`): Ann knows Bo from 2020, said again dated 2023, then 2019.
+        let (_dir, store, _part) = fresh();
+        let knows = |date: &str| json!({"from": "Ann", "to": "Bo", "type": "knows", "date": date});
+        let first = call(&store, &caller(10), "relate", &knows("2020-01-01")).unwrap();
+        assert_eq!(first["already"], json!(false));
+        let later = call(&store, &caller(20), "relate", &knows("2023-01-01")).unwrap();
+        assert_eq!((&later["created"], &later["already"]), (&json!(false), &json!(true)), "{later}");
+        assert_eq!(later["fact"]["valid_from"], json!("2020-01-01"), "a later date confirms: {later}");
+        assert_eq!(ops(&store, "Ann", "knows", "Bo"), ["assert"], "a confirmation is no event");
+        for extra in [json!({"valid_at": "2021-06-01"}), json!({"valid_at": "2021-06-01", "as_of": 15})] {
+            let facts = stored_facts(&store, "Ann", &extra);
+            assert_eq!(facts.len(), 1, "{extra}: {facts:?}");
+            assert_eq!(facts[0]["valid_from"], json!("2020-01-01"));
+        }
+        // An earlier date is news: true since 2019 from now on, unknown to reads as of before.
+        let earlier = call(&store, &caller(30), "relate", &knows("2019-01-01")).unwrap();
+        assert_eq!((&earlier["created"], &earlier["already"]), (&json!(false), &json!(false)), "{earlier}");
+        assert_eq!(
+            (&earlier["fact"]["id"], &earlier["fact"]["valid_from"]),
+            (&first["fact"]["id"], &json!("2019-01-01"))
+        );
+        assert_eq!(earlier["fact"]["recorded_at"], json!("1970-01-01T00:00:00.030Z"), "this version is known from now");
+        let now = stored_facts(&store, "Ann", &json!({"valid_at": "2019-06-01"}));
+        assert_eq!((now.len(), &now[0]["id"]), (1, &first["fact"]["id"]));
+        assert!(stored_facts(&store, "Ann", &json!({"valid_at": "2019-06-01", "as_of": 25})).is_empty());
+        let then = stored_facts(&store, "Ann", &json!({"as_of": 25}));
+        assert_eq!(then.len(), 1, "as known at 25: {then:?}");
+        assert_eq!((&then[0]["id"], &then[0]["valid_from"]), (&first["fact"]["id"], &json!("2020-01-01")));
+        assert_eq!(then[0]["recorded_at"], json!("1970-01-01T00:00:00.010Z"));
+        assert!(then[0].get("ended_at").is_none(), "{then:?}");
+        let plain = stored_facts(&store, "Ann", &json!({}));
+        assert_eq!(plain.len(), 1, "the earlier version is no second fact: {plain:?}");
+        assert!(stored_facts(&store, "Ann", &json!({"valid_at": "2021-06-01", "as_of": 35})).len() == 1);
+        let events = fact_history(&store, "Ann", "knows", "Bo");
+        assert_eq!(ops(&store, "Ann", "knows", "Bo"), ["assert", "merge"]);
+        assert_eq!(
+            (&events[1]["before"]["valid_from"], &events[1]["after"]["valid_from"]),
+            (&json!("2020-01-01"), &json!("2019-01-01"))
+        );
+        // Said again as it now stands: nothing changes, nothing is recorded.
+        let again = call(&store, &caller(40), "relate", &knows("2019-01-01")).unwrap();
+        assert_eq!(again["already"], json!(true), "{again}");
+        assert_eq!(ops(&store, "Ann", "knows", "Bo"), ["assert", "merge"]);
+        let before =
+            call(&store, &caller(TODAY), "recall", &json!({"subject": "Ann", "valid_at": "2018-06-01"})).unwrap();
+        assert_eq!(before["outside_time"]["facts"], json!(1), "one fact, not one per version: {before}");
+        assert_eq!(before["outside_time"]["next_valid_from"], json!("2019-01-01"));
+    }
+
+    #[test]
+    fn explicit_bounds_said_again_only_widen_a_live_fact() {
+        let (_dir, store, _part) = fresh();
+        let lives = |attributes: serde_json::Value| json!({"from": "Eve", "to": "Oslo", "type": "lives_in", "attributes": attributes});
+        let relate =
+            |at: i64, attributes: serde_json::Value| call(&store, &caller(at), "relate", &lives(attributes)).unwrap();
+        let first = relate(10, json!({"valid_from": "2020-01-01", "valid_to": "2024-01-01"}));
+        for (at, within) in [
+            (20, json!({"valid_to": "2022-01-01"})),
+            (21, json!({"valid_from": "2021-01-01", "valid_to": "2023-01-01"})),
+        ] {
+            let r = relate(at, within);
+            assert_eq!(r["already"], json!(true), "a statement within what is known confirms it: {r}");
+        }
+        let longer = relate(30, json!({"valid_to": "2026-01-01"}));
+        assert_eq!((&longer["already"], &longer["fact"]["valid_to"]), (&json!(false), &json!("2026-01-01")));
+        assert_eq!(longer["fact"]["id"], first["fact"]["id"]);
+        assert!(stored_facts(&store, "Eve", &json!({"valid_at": "2025-01-01", "as_of": 25})).is_empty());
+        assert_eq!(stored_facts(&store, "Eve", &json!({"valid_at": "2025-01-01"})).len(), 1);
+        // After its end: a new life from the stated start; the earlier one stays history.
+        let back = relate(40, json!({"valid_from": "2027-01-01"}));
+        assert_eq!(
+            (&back["restored"][0]["id"], &back["fact"]["valid_from"]),
+            (&first["fact"]["id"], &json!("2027-01-01"))
+        );
+        for (at, n) in [("2019-06-01", 0), ("2021-06-01", 1), ("2026-06-01", 0), ("2028-01-01", 1)] {
+            assert_eq!(stored_facts(&store, "Eve", &json!({"valid_at": at})).len(), n, "valid_at {at}");
+        }
+        // Entirely before what is stored: older news, kept in history up to the next start.
+        let old = relate(50, json!({"valid_from": "2015-01-01", "valid_to": "2021-01-01"}));
+        assert_eq!((&old["created"], &old["fact"]["valid_to"]), (&json!(true), &json!("2020-01-01")), "{old}");
+        assert!(old["fact"]["ended_at"].is_string(), "{old}");
+        for (at, n) in [("2016-06-01", 1), ("2020-06-01", 1), ("2028-01-01", 1)] {
+            assert_eq!(stored_facts(&store, "Eve", &json!({"valid_at": at})).len(), n, "valid_at {at}");
+        }
+        assert_eq!(ops(&store, "Eve", "lives_in", "Oslo"), ["assert", "merge", "restore", "assert"]);
+    }
+
+    #[test]
+    fn remember_says_a_fact_again_as_relate_does() {
+        let (_dir, store, _part) = fresh();
+        let said = |date: &str| json!({"facts": {"relations": [{"source": "Ann", "target": "Bo", "type": "knows"}]}, "date": date});
+        call(&store, &caller(10), "remember", &said("2020-01-01")).unwrap();
+        let later = call(&store, &caller(20), "remember", &said("2023-01-01")).unwrap();
+        assert_eq!((&later["already"], &later["updated"]["relations"]), (&json!(true), &json!(0)), "{later}");
+        let earlier = call(&store, &caller(30), "remember", &said("2019-01-01")).unwrap();
+        assert_eq!((&earlier["already"], &earlier["updated"]["relations"]), (&json!(false), &json!(1)), "{earlier}");
+        assert_eq!(earlier["stored"]["relations"], json!(0));
+        let now = stored_facts(&store, "Ann", &json!({}));
+        assert_eq!((now.len(), &now[0]["valid_from"]), (1, &json!("2019-01-01")));
+        let then = stored_facts(&store, "Ann", &json!({"as_of": 25}));
+        assert_eq!((then.len(), &then[0]["valid_from"]), (1, &json!("2020-01-01")));
+        let events = fact_history(&store, "Ann", "knows", "Bo");
+        assert_eq!(ops(&store, "Ann", "knows", "Bo"), ["assert", "merge"]);
+        assert_eq!(
+            (&events[1]["before"]["valid_from"], &events[1]["after"]["valid_from"]),
+            (&json!("2020-01-01"), &json!("2019-01-01"))
+        );
+        // The same through relate: already.
+        let r = call(
+            &store,
+            &caller(40),
+            "relate",
+            &json!({"from": "Ann", "to": "Bo", "type": "knows", "date": "2021-01-01"}),
+        )
+        .unwrap();
+        assert_eq!(r["already"], json!(true));
     }
 
     #[test]

@@ -268,6 +268,8 @@ struct Done {
     /// Entities stored before that this call changed (types or attributes merged in).
     updated: u64,
     relations: u64,
+    /// Relations stored before that this call revised (an earlier start, a later end, attributes).
+    updated_relations: u64,
     passages: u32,
     /// The call's documents, new or stored before.
     docs: Vec<CallDoc>,
@@ -477,6 +479,7 @@ fn write(
     let label = req.source.as_ref();
     let stored = remember_facts::store(tx, caller, facts_in, &ends, &|i| provenance(&done.docs, &relations[i], label))?;
     done.relations += stored.created;
+    done.updated_relations += stored.updated;
     done.changed |= stored.changed;
     Ok(done)
 }
@@ -547,7 +550,7 @@ pub(super) fn run_with_texts(store: &Store, caller: &Caller, body: &[u8], texts:
 fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
     let mut out = json!({
         "stored": { "entities": done.entities, "relations": done.relations, "passages": done.passages },
-        "updated": { "entities": done.updated },
+        "updated": { "entities": done.updated, "relations": done.updated_relations },
         "already": already,
         "extraction": "explicit",
         "linking": "linked",
@@ -620,10 +623,13 @@ mod tests {
         assert_eq!(again["already"], json!(true));
         assert_eq!(again["doc_id"], r["doc_id"]);
         assert_eq!(again["stored"], json!({"entities": 0, "relations": 0, "passages": 0}));
-        assert_eq!(again["updated"], json!({"entities": 0}));
+        assert_eq!(again["updated"], json!({"entities": 0, "relations": 0}));
         let role = json!({"facts": {"entities": [{"name": "Priya Raman", "attributes": {"role": "lead"}}]}});
         let changed = call(&store, &caller(25), "remember", &role).unwrap();
-        assert_eq!((&changed["stored"]["entities"], &changed["updated"]), (&json!(0), &json!({"entities": 1})));
+        assert_eq!(
+            (&changed["stored"]["entities"], &changed["updated"]),
+            (&json!(0), &json!({"entities": 1, "relations": 0}))
+        );
         assert_eq!(tree_sizes(&store), (2, 1, 1));
         let recalled = call(&store, &caller(TODAY), "recall", &json!({"subject": "Priya"})).unwrap();
         let fact = &recalled["facts"][0];

@@ -139,8 +139,14 @@ pub(super) fn store_entities(
         let attributes = e.attributes.unwrap_or(&none);
         let (entity, bytes) = create_entity(tx, &caller.part, (e.name, &p.folded), &types, attributes, caller.now)?;
         let seq = next_id(tx, &caller.part)?;
-        let change =
-            EncodedChange { family: "entity", target: &entity.name, op: "create", after: &bytes, patch: &p.patch };
+        let change = EncodedChange {
+            family: "entity",
+            target: &entity.name,
+            op: "create",
+            before: None,
+            after: &bytes,
+            patch: &p.patch,
+        };
         record_encoded(tx, caller, seq, change)?;
         created += 1;
         out.push(entity);
@@ -171,7 +177,9 @@ pub(super) fn resolve(
 #[derive(Default)]
 pub(super) struct Stored {
     pub created: u64,
-    /// Something was created or restored.
+    /// Relations stored before that the call revised (an earlier start, a later end, attributes).
+    pub updated: u64,
+    /// Something was created, restored or revised.
     pub changed: bool,
 }
 
@@ -218,22 +226,38 @@ pub(super) fn store(
         };
         let (related, bytes) =
             relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &p.folded_type, a, caller.now, &mut take)?;
-        if related.created || related.restored.is_some() {
-            out.changed = true;
+        // Saying a stored fact again changes nothing unless it adds something: no event then.
+        let Some(after) = bytes else { continue };
+        out.changed = true;
+        let op = if related.created {
+            "assert"
+        } else if related.restored.is_some() {
+            "restore"
+        } else {
+            "merge"
+        };
+        if op == "merge" {
+            out.updated += 1;
+        } else {
             out.created += 1;
-            let after = bytes.expect("a created or restored relation was written");
-            // Filed under the stored spellings, as every fact event is (`relate.rs`).
-            let target = format!("{}\0{}\0{}", name(tx, p.from)?, related.relation.rel_type, name(tx, p.to)?);
-            let change = EncodedChange {
-                family: "fact",
-                target: &target,
-                op: if related.restored.is_some() { "restore" } else { "assert" },
-                after: &after,
-                patch: &p.patch,
-            };
-            record_encoded(tx, caller, next, change)?;
-            next += 1;
         }
+        // `relate` records the version it revised or restored beside the new one; so does this.
+        let before = match (&related.before, op) {
+            (Some(b), "merge" | "restore") => Some(serde_json::to_vec(b).expect("relations serialise")),
+            _ => None,
+        };
+        // Filed under the stored spellings, as every fact event is (`relate.rs`).
+        let target = format!("{}\0{}\0{}", name(tx, p.from)?, related.relation.rel_type, name(tx, p.to)?);
+        let change = EncodedChange {
+            family: "fact",
+            target: &target,
+            op,
+            before: before.as_deref(),
+            after: &after,
+            patch: &p.patch,
+        };
+        record_encoded(tx, caller, next, change)?;
+        next += 1;
     }
     if next != first {
         write_next_id(tx, &caller.part, next)?;
