@@ -522,9 +522,10 @@ fn said_again(attributes: &mut Map<String, Value>, live: Relation, ended: Vec<Re
 
 /// `stored`, a live edge, as it reads once an assertion with `attributes` (and the call's `date`)
 /// says it again (knowledge-verbs.md "Saying a live fact again"): its valid interval only grows.
-/// A start earlier than its own and an end later than its own are news and move there; a start it
-/// already covers (the same fact said again at a later date) or an end sooner than its own confirm
-/// it and change nothing (an unbounded start or end is never moved). Given attributes merge in.
+/// A start earlier than its own, an end later than its own, and an end where its own is unknown
+/// are news and move there; a start it already covers (the same fact said again at a later date)
+/// or an end sooner than its own confirm it and change nothing (an unbounded start is never
+/// moved). Given attributes merge in.
 /// Equal to `stored` when the assertion adds nothing; else recorded at `now`, the time from which
 /// the store knows this version.
 fn restated(stored: &Relation, attributes: &Map<String, Value>, date: Option<&str>, now: i64) -> Relation {
@@ -545,8 +546,10 @@ fn restated(stored: &Relation, attributes: &Map<String, Value>, date: Option<&st
         rel.attributes.insert("valid_from".into(), Value::String(text.to_owned()));
         rel.source_date = date.filter(|&d| d != text).map(str::to_owned);
     }
+    // An end given for a fact whose end is unknown is news too: the fact stops there (a bounded
+    // end is never moved sooner). An end at or before the fact's start would leave no interval.
     if let Some((text, end)) = given("valid_to")
-        && stored.valid_end(None).is_some_and(|own| end > own)
+        && stored.valid_end(None).map_or(stored.valid_start().is_none_or(|start| end > start), |own| end > own)
     {
         rel.valid_to = Some(text.to_owned());
         rel.attributes.insert("valid_to".into(), Value::String(text.to_owned()));

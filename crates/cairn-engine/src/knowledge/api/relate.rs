@@ -549,6 +549,28 @@ mod tests {
     }
 
     #[test]
+    fn an_end_given_for_a_fact_without_one_ends_it_as_a_revision() {
+        let (_dir, store, _part) = fresh();
+        let works = |attributes: serde_json::Value| json!({"from": "Ann", "to": "Acme", "type": "works_at", "attributes": attributes});
+        let relate =
+            |at: i64, attributes: serde_json::Value| call(&store, &caller(at), "relate", &works(attributes)).unwrap();
+        let first = relate(10, json!({"valid_from": "2020-01-01"}));
+        // An end at or before the start leaves no interval: nothing changes.
+        assert_eq!(relate(15, json!({"valid_to": "2019-01-01"}))["already"], json!(true));
+        let ended = relate(20, json!({"valid_to": "2024-01-01"}));
+        assert_eq!((&ended["already"], &ended["fact"]["valid_to"]), (&json!(false), &json!("2024-01-01")), "{ended}");
+        assert_eq!(ended["fact"]["id"], first["fact"]["id"], "the same fact, revised");
+        assert!(stored_facts(&store, "Ann", &json!({"valid_at": "2025-01-01"})).is_empty(), "over by 2025");
+        assert_eq!(stored_facts(&store, "Ann", &json!({"valid_at": "2022-01-01"})).len(), 1);
+        let then = stored_facts(&store, "Ann", &json!({"valid_at": "2025-01-01", "as_of": 15}));
+        assert_eq!(then.len(), 1, "as known before the end was given, it still held in 2025: {then:?}");
+        assert!(then[0]["valid_to"].is_null(), "{then:?}");
+        assert_eq!(ops(&store, "Ann", "works_at", "Acme"), ["assert", "merge"]);
+        // Said again with a sooner end: a confirmation, as for any stated end.
+        assert_eq!(relate(30, json!({"valid_to": "2023-01-01"}))["already"], json!(true));
+    }
+
+    #[test]
     fn remember_says_a_fact_again_as_relate_does() {
         let (_dir, store, _part) = fresh();
         let said = |date: &str| json!({"facts": {"relations": [{"source": "Ann", "target": "Bo", "type": "knows"}]}, "date": date});
