@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::text::{FastMap, tokens};
+use crate::text::FastMap;
 use crate::{Error, Result, Snapshot, WriteTxn};
 
 use block::Posting;
@@ -65,29 +65,63 @@ fn postings_of(snap: &Snapshot, prefix: &[u8], stats: &Stats, term: &str) -> Res
     Ok(out)
 }
 
+/// A query term as the index is read for it: the term, and the unfolded terms that passages
+/// indexed before terms were folded hold for the same words (`text::query_terms`).
+struct Wanted {
+    term: String,
+    unfolded: Vec<String>,
+}
+
+/// The postings of `wanted`: its term's, and its unfolded terms' merged in, one posting a passage
+/// (tf summed, which only an old passage holding two spellings of the word needs), so the word
+/// scores as one term whichever spelling a passage was indexed under.
+fn postings_of_wanted(snap: &Snapshot, prefix: &[u8], stats: &Stats, wanted: &Wanted) -> Result<Vec<Posting>> {
+    let mut out = postings_of(snap, prefix, stats, &wanted.term)?;
+    if wanted.unfolded.is_empty() {
+        return Ok(out);
+    }
+    for term in &wanted.unfolded {
+        out.extend(postings_of(snap, prefix, stats, term)?);
+    }
+    Ok(merge_places(out))
+}
+
+/// `postings` with one posting a passage, tf summed.
+fn merge_places(mut postings: Vec<Posting>) -> Vec<Posting> {
+    postings.sort_unstable_by_key(|p| (p.doc, p.ordinal));
+    let mut out: Vec<Posting> = Vec::with_capacity(postings.len());
+    for p in postings {
+        match out.last_mut() {
+            Some(last) if (last.doc, last.ordinal) == (p.doc, p.ordinal) => last.tf += p.tf,
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
 /// The passages of `part` that hold every index term of `text`, seen from inside a write
 /// transaction (its own writes included), in (doc, ordinal) order. Used to find every passage
 /// naming something, linked or not, before it is forgotten.
 pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -> Result<Vec<(u64, u32)>> {
     let prefix = part_prefix(part)?;
-    let mut terms: Vec<String> =
-        tokens(text).into_iter().filter_map(|t| clean_term(&t.term).map(str::to_owned)).collect();
-    terms.sort();
-    terms.dedup();
     let stats = read_stats(tx, &prefix)?;
     let mut found: Option<Vec<(u64, u32)>> = None;
-    for term in terms {
+    // A passage indexed before terms were folded holds a word under its unfolded term: either counts.
+    for wanted in query_terms(text) {
         let mut postings = Vec::new();
-        for (key, chunked) in stats.term_keys(&prefix, term.as_bytes()) {
-            if let Some(value) = tx.get(POST_TREE, &key)?
-                && let Some(b) = block_in(&value, chunked, term.as_bytes())?
-            {
-                block::decode_into(b, &mut postings)?;
+        for term in std::iter::once(&wanted.term).chain(&wanted.unfolded) {
+            for (key, chunked) in stats.term_keys(&prefix, term.as_bytes()) {
+                if let Some(value) = tx.get(POST_TREE, &key)?
+                    && let Some(b) = block_in(&value, chunked, term.as_bytes())?
+                {
+                    block::decode_into(b, &mut postings)?;
+                }
             }
         }
         // A re-indexed passage lands in a later segment than its document's others: sort across them.
         let mut here: Vec<(u64, u32)> = postings.into_iter().map(|p| (p.doc, p.ordinal)).collect();
         here.sort_unstable();
+        here.dedup();
         found = Some(match found {
             None => here,
             Some(before) => before.into_iter().filter(|p| here.binary_search(p).is_ok()).collect(),
@@ -276,6 +310,13 @@ impl Indexer {
         let terms = self.vocab.terms_of(text)?;
         self.passages.insert((doc, ordinal), (terms, false, None));
         Ok(())
+    }
+
+    /// `add` for a passage of the given index terms (no tokenizer): what an older tokenizer wrote.
+    #[cfg(test)]
+    pub(crate) fn add_terms(&mut self, doc: u64, ordinal: u32, terms: &[&str]) {
+        let terms = self.vocab.terms_given(terms);
+        self.passages.insert((doc, ordinal), (terms, false, None));
     }
 
     /// `add` for a passage this batch tokenized (`tokenize`). `fresh`: nothing is indexed at
@@ -493,8 +534,8 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     // (term index, previous match): no list per candidate.
     let mut scores: FastMap<(u64, u32), (f64, u32)> = FastMap::default();
     let mut matches: Vec<(u32, u32)> = Vec::new();
-    for (i, term) in terms.iter().enumerate() {
-        let postings = postings_of(snap, &prefix, &stats, term)?;
+    for (i, wanted) in terms.iter().enumerate() {
+        let postings = postings_of_wanted(snap, &prefix, &stats, wanted)?;
         // Precision: a term is in fewer than 2^53 passages.
         #[allow(clippy::cast_precision_loss)]
         let df = postings.len() as f64;
@@ -526,7 +567,7 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
             let mut at = last;
             while at != NO_MATCH {
                 let (term, prev) = matches[at as usize];
-                found.push(terms[term as usize].clone());
+                found.push(terms[term as usize].term.clone());
                 at = prev;
             }
             found.reverse();
@@ -567,13 +608,15 @@ pub fn passage_count(snap: &Snapshot, part: &[u8]) -> Result<u64> {
     })
 }
 
-fn query_terms(query: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for token in tokens(query) {
-        if let Some(term) = clean_term(&token.term)
-            && !out.iter().any(|t| t == term)
-        {
-            out.push(term.to_owned());
+fn query_terms(query: &str) -> Vec<Wanted> {
+    let mut out: Vec<Wanted> = Vec::new();
+    for q in crate::text::query_terms(query) {
+        // Cutting a long term can make two terms one.
+        let Some(term) = clean_term(&q.term) else { continue };
+        let unfolded = q.unfolded.iter().filter_map(|u| clean_term(u)).filter(|u| *u != term).map(str::to_owned);
+        match out.iter_mut().find(|w| w.term == term) {
+            Some(w) => w.unfolded.extend(unfolded.filter(|u| !w.unfolded.contains(u)).collect::<Vec<_>>()),
+            None => out.push(Wanted { term: term.to_owned(), unfolded: unfolded.collect() }),
         }
     }
     out

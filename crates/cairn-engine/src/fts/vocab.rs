@@ -386,6 +386,22 @@ impl Vocab {
     }
 }
 
+#[cfg(test)]
+impl Vocab {
+    /// A passage of the given index terms as they are, tokenizer bypassed: how a test writes an
+    /// index as an older tokenizer did.
+    pub fn terms_given(&mut self, given: &[&str]) -> Terms {
+        let mut guard = TABLE.write().expect("word table lock");
+        let table = guard.get_or_insert_with(Table::new);
+        if self.generation != table.generation {
+            self.follow(table);
+        }
+        let mut tids: Vec<u32> = given.iter().map(|t| table.intern(t)).collect();
+        let len = u32::try_from(tids.len()).expect("a test passage is short");
+        Terms { len, counts: self.count(table, &mut tids) }
+    }
+}
+
 /// Looks every word of `text` up in `table`: the table ids of the words it holds go to `tids`
 /// (none for a stop word), the others to `unseen`. The order of `tids` does not matter (they
 /// are counted), so short words are cut out first and looked up after, all in one tight loop:

@@ -261,8 +261,8 @@ mod tests {
         let after = names(store.dir(), &store.snapshot().unwrap(), &part).unwrap();
         assert!(!Arc::ptr_eq(&first, &after));
         assert!(Arc::ptr_eq(&after.base, &first.base), "a new name is a delta over the same base");
-        assert_eq!(after.lookup("Globex", LookupOptions { prefix: false, limit: 1 }).len(), 1);
-        assert_eq!(after.lookup("Acme", LookupOptions { prefix: false, limit: 1 }).len(), 1);
+        assert_eq!(after.lookup("Globex", LookupOptions { prefix: false, limit: 1, as_name: false }).len(), 1);
+        assert_eq!(after.lookup("Acme", LookupOptions { prefix: false, limit: 1, as_name: false }).len(), 1);
         assert_eq!(after.find("Globex bought Acme").len(), 2);
         let p = part.clone();
         store.write(move |tx| upsert_entity(tx, &p, "Globex", &["Company".into()], &Map::new(), 3)).unwrap();

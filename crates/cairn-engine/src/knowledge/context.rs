@@ -19,10 +19,7 @@ use super::trees::{DOC, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
-use crate::text::{
-    LookupOptions, MatchKind, Piece, Token, char_slice, each_word, fold, is_cjk, is_stop_word, tokens, word_term,
-};
-use rust_stemmers::{Algorithm, Stemmer};
+use crate::text::{LookupOptions, MatchKind, Token, char_slice, fold, is_cjk, is_common_word, is_stop_word, tokens};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -191,25 +188,30 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         push(&mut out, m.entity, "exact", &by)?;
     }
     // "Priya's" names Priya.
-    let words: Vec<&str> =
-        question.unicode_words().map(|w| w.trim_end_matches("'s").trim_end_matches("\u{2019}s")).collect();
-    let mut phrases: Vec<String> = words.windows(2).map(|w| w.join(" ")).collect();
-    phrases.extend(words.iter().map(|w| (*w).to_owned()));
+    let spans: Vec<(usize, &str)> = question
+        .unicode_word_indices()
+        .map(|(at, w)| (at, w.trim_end_matches("'s").trim_end_matches("\u{2019}s")))
+        .collect();
+    let words: Vec<&str> = spans.iter().map(|&(_, w)| w).collect();
+    // Each phrase, and whether the question writes it as a name although it is a common word.
+    let mut phrases: Vec<(String, bool)> = words.windows(2).map(|w| (w.join(" "), false)).collect();
+    phrases.extend((0..words.len()).map(|i| (words[i].to_owned(), written_as_name(question, &spans, i))));
     // Words already inside a name the linker found add nothing ("Priya" of "Priya Raman").
     let named_words: HashSet<String> =
         out.iter().flat_map(|s| fold(&s.entity.name).split(' ').map(str::to_owned).collect::<Vec<_>>()).collect();
-    for phrase in &phrases {
+    for (phrase, as_name) in &phrases {
         if fold(phrase).split(' ').all(|w| named_words.contains(w)) {
             continue;
         }
-        let hits = names.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1 });
+        let hits = names.lookup(phrase, LookupOptions { prefix: true, limit: LOOSE_SEEDS + 1, as_name: *as_name });
         let Some(best) = hits.first().map(|h| h.how) else { continue };
         let loose = !matches!(best, MatchKind::Exact | MatchKind::CaseFolded);
         // "What" or "the rest" never names a title loosely; only whole names may be all such words.
-        let content = phrase.split(' ').any(|w| {
-            let w = w.to_lowercase();
-            !is_stop_word(&w) && !QUESTION_WORDS.contains(&w.as_str())
-        });
+        let content = *as_name
+            || phrase.split(' ').any(|w| {
+                let w = w.to_lowercase();
+                !is_stop_word(&w) && !QUESTION_WORDS.contains(&w.as_str())
+            });
         if loose && !content {
             continue;
         }
@@ -247,6 +249,33 @@ struct Walk {
     order: Vec<u64>,
     /// The hop at which each entity was reached (seeds: 0).
     depth: HashMap<u64, usize>,
+}
+
+/// Whether word `i` of `question` (`spans`: byte offset and word) is a common word written as a
+/// name: capitalised (not in capitals throughout) where the plain word would not be. That is
+/// anywhere but at the start of a sentence ("What did May say?"), or at the start when a
+/// lowercase word that is not a common word follows ("May said what?": a name and its verb),
+/// never the opening of a question's inverted verb and its subject ("May I ask", "Will it
+/// rain", "Can Priya come"); and never a question word ("Which film"). Only then may a word like
+/// `may` name an entity alone loosely.
+fn written_as_name(question: &str, spans: &[(usize, &str)], i: usize) -> bool {
+    let (at, word) = spans[i];
+    let mut rest = word.chars();
+    let capitalised = rest.next().is_some_and(char::is_uppercase) && rest.any(char::is_lowercase);
+    let folded = fold(word);
+    // A question word opens a question before its noun ("Which film…"), never a name.
+    if !capitalised || !is_common_word(&folded) || QUESTION_WORDS.contains(&folded.as_str()) {
+        return false;
+    }
+    let opens_sentence = question[..at]
+        .trim_end()
+        .chars()
+        .last()
+        .is_none_or(|c| matches!(c, '.' | '?' | '!' | ':' | '"' | '\u{201c}' | '(' | '['));
+    !opens_sentence
+        || spans.get(i + 1).is_some_and(|&(_, next)| {
+            next.chars().next().is_some_and(char::is_lowercase) && !is_common_word(&fold(next))
+        })
 }
 
 /// Breadth-first from the seeds, each relation `when` sees once, ranked by hop, then newest.
@@ -723,18 +752,11 @@ fn cjk_function_chars(question: &str) -> Vec<bool> {
     marked
 }
 
-/// The matching terms of `text`: its index terms, each non-ASCII word through `fold` first, so
-/// case, accents and Unicode normalisation never decide coverage ("Malmo" and "Malmö", NFD and
-/// NFC, are one term). ASCII words fold to themselves, so only the others pay for it.
+/// The matching terms of `text`: its index terms, which fold case, accents and Unicode
+/// normalisation (`text::word_term`), so those never decide coverage ("Malmo" and "Malmö", NFD
+/// and NFC, are one term).
 fn match_terms(text: &str) -> Vec<String> {
-    let stemmer = Stemmer::create(Algorithm::English);
-    let mut out = Vec::new();
-    each_word(text, |piece, _, _| match piece {
-        Piece::Term(term) => out.push(term.to_owned()),
-        Piece::Word(word) if word.is_ascii() => word_term(&stemmer, word, |term| out.push(term.to_owned())),
-        Piece::Word(word) => out.extend(tokens(&fold(word)).into_iter().map(|t| t.term)),
-    });
-    out
+    tokens(text).into_iter().map(|t| t.term).collect()
 }
 
 /// Each content word of the question, as the question spells it, with its matching terms.
@@ -818,6 +840,37 @@ mod tests {
             remember_text(tx, p, "Priya Raman leads the lighthouse project at Acme.", Some("chat"), None, 3)?;
             remember_text(tx, p, "The canteen serves soup on Fridays.", Some("memo"), None, 4)
         })
+    }
+
+    #[test]
+    fn a_function_word_seeds_a_name_only_when_written_as_one() {
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            relate(tx, p, assertion("May Chen", "Acme", "works_at", &none, "a"), 1)?;
+            relate(tx, p, assertion("Will Turner", "Acme", "works_at", &none, "a"), 2)
+        });
+        let snap = store.snapshot().unwrap();
+        let seeds = |q: &str| -> Vec<(String, &'static str)> {
+            let c = context(&snap, &part, q, 1, 8).unwrap();
+            c.seeding.into_iter().map(|s| (s.entity.name, s.matched)).collect()
+        };
+        for q in [
+            "It may rain",
+            "May I ask about the weather?",
+            "Will it rain?",
+            "you can go",
+            "Can Priya come?",
+            "Which film?",
+        ] {
+            assert_eq!(seeds(q), [], "{q}");
+        }
+        assert_eq!(seeds("Who is May Chen?"), [("May Chen".to_owned(), "exact")]);
+        assert_eq!(seeds("May said what?"), [("May Chen".to_owned(), "word")]);
+        assert_eq!(
+            seeds("What did May say? Ask Will."),
+            [("May Chen".to_owned(), "word"), ("Will Turner".to_owned(), "word")]
+        );
+        assert_eq!(seeds("Chen said what?"), [("May Chen".to_owned(), "word")]);
     }
 
     #[test]

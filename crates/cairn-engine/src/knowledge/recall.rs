@@ -58,7 +58,7 @@ pub enum Recall {
 pub fn recall(snap: &Snapshot, part: &Partition, subject: &str, when: &When) -> Result<Recall> {
     let entities = graph::entities(snap, part)?;
     let index = NameIndex::new(entities.iter().map(|e| (e.id, e.name.as_str())));
-    let best = index.lookup(subject, LookupOptions { prefix: false, limit: 1 }).into_iter().next();
+    let best = index.lookup(subject, LookupOptions { prefix: false, limit: 1, as_name: false }).into_iter().next();
     let Some(best) = best else {
         return Ok(Recall::NothingStored { did_you_mean: index.did_you_mean(subject, SUGGESTIONS) });
     };

@@ -35,6 +35,10 @@ pub(crate) const DOC: &str = "n.doc";
 /// The trees of the index's first layout (one key per posting, meta on each), rebuilt into the
 /// blocks above by `upgrade`.
 const OLD_TREES: [&str; 2] = ["n.tok", "n.tri"];
+/// `[]` → `[1]`: the index holds folded terms and trigrams (case, accents and NFC/NFD folded,
+/// `text::fold_text`). A store indexed before lacks it, and `upgrade` rebuilds its index once:
+/// its keys are unfolded spellings that neither a query nor a note's removal would find.
+const FOLDED: &str = "n.folded";
 /// `part | id u64 BE` → the note's encoded identity.
 pub(crate) const IDS: &str = "n.id";
 /// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.
@@ -241,9 +245,13 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
     Ok(())
 }
 
-/// Whether the store's notes index needs no `upgrade`: nothing is left in the first layout.
+/// Whether the store's notes index needs no `upgrade`: nothing is left in the first layout, and
+/// its terms and trigrams are folded (`FOLDED`).
 pub(crate) fn current(store: &Store) -> Result<bool> {
     let snap = store.snapshot()?;
+    if snap.get(FOLDED, &[])?.is_none() {
+        return Ok(false);
+    }
     let mut old = false;
     for tree in OLD_TREES {
         snap.scan_prefix(tree, &[], |_, _| {
@@ -254,26 +262,26 @@ pub(crate) fn current(store: &Store) -> Result<bool> {
     Ok(!old)
 }
 
-/// Rebuilds the index of a store written with the first layout (`OLD_TREES`) into posting
-/// blocks, in one transaction; a store already in blocks (or without notes) is left alone.
+/// Rebuilds the index of a store written with the first layout (`OLD_TREES`), or before terms
+/// and trigrams were folded, from the current notes, in one transaction, and marks it folded; a
+/// current store is left alone. A store without notes only gets the mark.
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
     if current(store)? {
         return Ok(());
     }
     store.write(|tx| {
         // Another call may have rebuilt it between the snapshot and this transaction.
-        let mut stale = Vec::new();
+        let mut stale = false;
         for tree in OLD_TREES {
-            stale.extend(tx.prefix(tree, &[])?.into_iter().map(|(key, _)| (tree, key)));
+            stale |= !tx.prefix(tree, &[])?.is_empty();
         }
-        if stale.is_empty() {
+        if !stale && tx.get(FOLDED, &[])?.is_some() {
             return Ok(());
         }
-        for (tree, key) in stale {
-            tx.delete(tree, &key)?;
-        }
-        for (key, _) in tx.prefix(TRI_COUNT, &[])? {
-            tx.delete(TRI_COUNT, &key)?;
+        for tree in OLD_TREES.into_iter().chain([TERM, GRAM, DOC, IDS, TRI_COUNT]) {
+            for (key, _) in tx.prefix(tree, &[])? {
+                tx.delete(tree, &key)?;
+            }
         }
         for (key, value) in tx.prefix(CUR, &[])? {
             let part = Partition::of_key(&key)?;
@@ -281,7 +289,7 @@ pub(crate) fn upgrade(store: &Store) -> Result<()> {
             let postings = Postings::of_note(&note);
             replace(tx, &part, None, (&note, &postings))?;
         }
-        Ok(())
+        tx.put(FOLDED, &[], &[1])
     })?;
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! keep the candidates' order, so results are deterministic.
 
 use crate::knowledge::RRF_K;
-use crate::text::tokens;
+use crate::text::{fold_text, tokens};
 use std::collections::BTreeSet;
 
 /// BM25 parameters (the usual ones).
@@ -32,9 +32,9 @@ pub(crate) const GRAM_CHARS: usize = 8192;
 pub(crate) struct Query {
     /// Distinct index terms, in first-seen order.
     pub terms: Vec<String>,
-    /// Distinct lowercase character trigrams.
+    /// Distinct folded character trigrams.
     pub grams: BTreeSet<String>,
-    /// The lowercased query when it is too short for trigrams (matched as a substring).
+    /// The folded query when it is too short for trigrams (matched as a substring).
     pub short: Option<String>,
 }
 
@@ -46,16 +46,17 @@ impl Query {
                 terms.push(t.term);
             }
         }
-        let lower = text.trim().to_lowercase();
+        let lower = fold_text(text.trim());
         let grams = grams(&lower);
         let short = (grams.is_empty() && !lower.is_empty()).then_some(lower);
         Query { terms, grams, short }
     }
 }
 
-/// The trigrams of a text (lowercased, first `GRAM_CHARS` characters); none holds NUL.
+/// The trigrams of a text (folded as names are, `fold_text`: case, accents, NFC/NFD; first
+/// `GRAM_CHARS` characters); none holds NUL.
 pub(crate) fn grams(text: &str) -> BTreeSet<String> {
-    let chars: Vec<char> = text.to_lowercase().chars().take(GRAM_CHARS).collect();
+    let chars: Vec<char> = fold_text(text).chars().take(GRAM_CHARS).collect();
     chars.windows(3).filter(|w| !w.contains(&'\0')).map(|w| w.iter().collect()).collect()
 }
 
@@ -63,7 +64,7 @@ pub(crate) fn grams(text: &str) -> BTreeSet<String> {
 /// and distinct: a write cuts them for the old and the new version of its note and stores only
 /// the difference, and numbers spare that the allocation of a string per trigram.
 pub(crate) fn packed_grams(text: &str) -> Vec<u64> {
-    let chars: Vec<char> = text.to_lowercase().chars().take(GRAM_CHARS).collect();
+    let chars: Vec<char> = fold_text(text).chars().take(GRAM_CHARS).collect();
     let mut packed: Vec<u64> =
         chars.windows(3).filter(|w| !w.contains(&'\0')).map(|w| pack_gram([w[0], w[1], w[2]])).collect();
     packed.sort_unstable();
@@ -155,7 +156,7 @@ pub(crate) fn features(query: &Query, text: &str) -> Features {
         tf,
         len: u32::try_from(doc.len()).unwrap_or(u32::MAX),
         grams: u32::try_from(query.grams.iter().filter(|g| have.contains(*g)).count()).unwrap_or(u32::MAX),
-        substring: query.short.as_ref().is_some_and(|s| text.to_lowercase().contains(s.as_str())),
+        substring: query.short.as_ref().is_some_and(|s| fold_text(text).contains(s.as_str())),
     }
 }
 

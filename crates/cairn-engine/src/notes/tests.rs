@@ -922,6 +922,55 @@ fn a_store_indexed_one_key_per_posting_is_rebuilt_into_blocks_on_first_use() {
     assert!(tree_keys(&store, super::index::DOC) >= 3, "two partitions, 300 ids: several doc blocks");
 }
 
+#[test]
+fn accents_and_nfd_match_in_notes_and_a_store_indexed_before_folding_is_rebuilt() {
+    let (_d, store) = fresh();
+    let body = json!({"key": "cv", "value": {"text": "Caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9}"}, "kind": "user_fact"});
+    assert!(run(&store, &agent("claude"), "note_write", &body).get("error").is_none());
+    let keys = |q: &str| -> Vec<Value> {
+        let reply = run(&store, &agent("claude"), "note_list", &json!({"query": q}));
+        reply["notes"].as_array().unwrap().iter().map(|n| n["key"].clone()).collect()
+    };
+    // Terms and trigrams alike: whole words, and a partial one ("resu") through trigrams.
+    for q in ["cafe", "resume naive", "re\u{301}sume\u{301} nai\u{308}ve", "CAF\u{c9}", "resu"] {
+        assert_eq!(keys(q), [json!("cv")], "{q}");
+    }
+    // A store indexed before folding: its keys hold accented terms and trigrams, and no mark.
+    let part = Partition::new("local", "u1", "default").unwrap();
+    let p = part.clone();
+    store
+        .write(move |tx| {
+            for tree in [super::index::TERM, super::index::GRAM] {
+                for (k, _) in tx.prefix(tree, &[])? {
+                    tx.delete(tree, &k)?;
+                }
+            }
+            let id = super::record::NoteRecord::decode(&tx.prefix(super::record::CUR, &p.key(&[]))?[0].1)?.id;
+            let blk = super::block::block_of(id);
+            for term in ["caf\u{e9}", "na\u{ef}v", "r\u{e9}sum\u{e9}"] {
+                let key = [super::index::term_prefix(&p, term), blk.to_vec()].concat();
+                super::block::set(tx, super::index::TERM, &key, id, Some(&[1]))?;
+            }
+            super::block::set(tx, super::index::GRAM, &p.key(&[b"caf", b"\0", &blk]), id, Some(&[]))?;
+            tx.delete("n.folded", &[])
+        })
+        .unwrap();
+    assert!(!super::index::current(&store).unwrap());
+    // The first call rebuilds the index: folded spellings find the note, the old keys are gone.
+    assert_eq!(keys("cafe"), [json!("cv")]);
+    assert!(super::index::current(&store).unwrap());
+    let snap = store.snapshot().unwrap();
+    assert!(snap.prefix(super::index::TERM, &super::index::term_prefix(&part, "caf\u{e9}")).unwrap().next().is_none());
+    // Forgetting the note leaves no posting behind.
+    let gone = run(&store, &agent("claude"), "note_forget", &json!({"key": "cv"}));
+    assert!(gone.get("error").is_none(), "{gone}");
+    let snap = store.snapshot().unwrap();
+    for tree in [super::index::TERM, super::index::GRAM, super::index::DOC] {
+        assert!(snap.prefix(tree, &part.key(&[])).unwrap().next().is_none(), "{tree} is empty");
+    }
+    assert!(keys("cafe").is_empty());
+}
+
 /// `api::submit` as the binding calls it: the reply arrives through the callback.
 fn submit(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
     let (tx, rx) = std::sync::mpsc::channel();

@@ -16,8 +16,27 @@ use super::{is_cjk, is_stop_word};
 /// signs, are kept), recomposed (NFC), trimmed, with each run of whitespace made one space.
 #[must_use]
 pub fn fold(name: &str) -> String {
-    let mut lower = String::with_capacity(name.len());
-    for c in name.nfkd() {
+    let bare = fold_text(name);
+    let mut out = String::with_capacity(bare.len());
+    for word in bare.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// `fold` without its whitespace rule: every character of `text` folded, spaces and line breaks
+/// kept as they are (what the notes index takes trigrams of). ASCII text is only lowercased,
+/// which is all the fold does to it.
+#[must_use]
+pub fn fold_text(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    let mut lower = String::with_capacity(text.len());
+    for c in text.nfkd() {
         for l in c.to_lowercase() {
             match l {
                 '\u{df}' => lower.push_str("ss"),
@@ -28,15 +47,7 @@ pub fn fold(name: &str) -> String {
         }
     }
     // Lowercasing can itself give a combining mark (`İ` → `i` + U+0307), so decompose again.
-    let bare: String = lower.nfkd().filter(|&c| !is_diacritic(c)).nfc().collect();
-    let mut out = String::with_capacity(bare.len());
-    for word in bare.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
+    lower.nfkd().filter(|&c| !is_diacritic(c)).nfc().collect()
 }
 
 /// The combining marks that `fold` drops: the generic diacritic blocks (Combining Diacritical Marks
@@ -89,11 +100,15 @@ pub struct NameMatch {
     pub score: f32,
 }
 
-/// What a lookup may return: `prefix` allows `MatchKind::Prefix`; `limit` caps the list.
+/// What a lookup may return: `prefix` allows `MatchKind::Prefix`; `limit` caps the list;
+/// `as_name` says the caller has read the query as a name (a capitalised function word where the
+/// plain word would not be capitalised: "May said what?"), so a common word may match by the
+/// looser rules too. Length still decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LookupOptions {
     pub prefix: bool,
     pub limit: usize,
+    pub as_name: bool,
 }
 
 /// The edits a near spelling may be from a folded query of `chars` code points: none up to 3, one
@@ -205,7 +220,7 @@ impl NameIndex {
             seen.insert(e);
         }
 
-        if is_significant(&folded, qlen, &qwords) {
+        if is_significant(&folded, qlen, &qwords, opts.as_name) {
             for e in self.word_of_name(&qwords) {
                 if seen.insert(e) {
                     hits.push((MatchKind::WordOfName, e));
@@ -252,7 +267,7 @@ impl NameIndex {
     #[must_use]
     pub fn did_you_mean(&self, query: &str, n: usize) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for hit in self.lookup(query, LookupOptions { prefix: true, limit: usize::MAX }) {
+        for hit in self.lookup(query, LookupOptions { prefix: true, limit: usize::MAX, as_name: false }) {
             if out.len() == n {
                 break;
             }
@@ -343,10 +358,11 @@ impl NameIndex {
 }
 
 /// Whether a folded query may match by the looser rules (word of a name, near, prefix): at least 3
-/// code points (2 if it holds CJK), with a word that is neither a stop word nor a common word.
-fn is_significant(folded: &str, len: usize, words: &[&str]) -> bool {
+/// code points (2 if it holds CJK), with a word that is not a common word (`is_common_word`),
+/// unless the caller read it `as_name`.
+fn is_significant(folded: &str, len: usize, words: &[&str], as_name: bool) -> bool {
     let min = if folded.chars().any(is_cjk) { 2 } else { 3 };
-    len >= min && words.iter().any(|w| !is_common_word(w))
+    len >= min && (as_name || words.iter().any(|w| !is_common_word(w)))
 }
 
 /// Short everyday English words that begin or end many names ("New York", "Old Trafford", "Big
@@ -359,11 +375,155 @@ const COMMON_WORDS: &[&str] = &[
     "right", "same", "small", "some", "south", "top", "true", "two", "very", "west", "white", "whole", "young",
 ];
 
-/// Whether folded `word` is a stop word or a short common word (`COMMON_WORDS`): a word that never
-/// matches a name alone by a loose rule.
+/// English function words: the closed classes (modal and auxiliary verbs, pronouns, determiners
+/// and quantifiers, prepositions, conjunctions, and the wh- and deictic adverbs), listed whole
+/// except where `STOP_WORDS` or `COMMON_WORDS` already hold a word. A closed class can be listed
+/// completely, every member is among the most frequent English words, and none is what a
+/// question asks about, so none names anything alone by a loose rule, though some are given
+/// names too (`may`: May Chen; `will`, `can`). Sorted, for binary search.
+const FUNCTION_WORDS: &[&str] = &[
+    "about",
+    "above",
+    "across",
+    "after",
+    "against",
+    "along",
+    "although",
+    "am",
+    "among",
+    "anybody",
+    "anyone",
+    "anything",
+    "around",
+    "because",
+    "been",
+    "before",
+    "behind",
+    "being",
+    "below",
+    "beneath",
+    "beside",
+    "besides",
+    "between",
+    "beyond",
+    "both",
+    "can",
+    "cannot",
+    "could",
+    "did",
+    "do",
+    "does",
+    "down",
+    "during",
+    "each",
+    "either",
+    "enough",
+    "every",
+    "everybody",
+    "everyone",
+    "everything",
+    "except",
+    "from",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "inside",
+    "its",
+    "itself",
+    "like",
+    "may",
+    "me",
+    "might",
+    "mine",
+    "must",
+    "my",
+    "myself",
+    "near",
+    "neither",
+    "nobody",
+    "nor",
+    "nothing",
+    "off",
+    "onto",
+    "ought",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "outside",
+    "over",
+    "past",
+    "per",
+    "several",
+    "shall",
+    "she",
+    "should",
+    "since",
+    "so",
+    "somebody",
+    "someone",
+    "something",
+    "than",
+    "theirs",
+    "them",
+    "themselves",
+    "those",
+    "though",
+    "through",
+    "throughout",
+    "till",
+    "too",
+    "toward",
+    "towards",
+    "under",
+    "underneath",
+    "unless",
+    "until",
+    "up",
+    "upon",
+    "us",
+    "via",
+    "we",
+    "were",
+    "what",
+    "whatever",
+    "when",
+    "where",
+    "whereas",
+    "whether",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "within",
+    "without",
+    "would",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// Whether folded `word` is a stop word, a function word (`FUNCTION_WORDS`) or a short common
+/// word (`COMMON_WORDS`): a word that never matches a name alone by a loose rule.
 #[must_use]
 pub fn is_common_word(word: &str) -> bool {
-    is_stop_word(word) || COMMON_WORDS.binary_search(&word).is_ok()
+    is_stop_word(word) || FUNCTION_WORDS.binary_search(&word).is_ok() || COMMON_WORDS.binary_search(&word).is_ok()
 }
 
 fn score(how: MatchKind, query_len: usize, name_len: usize) -> f32 {
@@ -469,8 +629,8 @@ mod tests {
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng, rngs::StdRng};
 
-    const ALL: LookupOptions = LookupOptions { prefix: true, limit: usize::MAX };
-    const NO_PREFIX: LookupOptions = LookupOptions { prefix: false, limit: usize::MAX };
+    const ALL: LookupOptions = LookupOptions { prefix: true, limit: usize::MAX, as_name: false };
+    const NO_PREFIX: LookupOptions = LookupOptions { prefix: false, limit: usize::MAX, as_name: false };
 
     fn index(names: &[&str]) -> NameIndex {
         NameIndex::new(names.iter().enumerate().map(|(i, n)| (i as u64, *n)))
@@ -605,8 +765,8 @@ mod tests {
         );
         assert!(got.windows(2).all(|w| w[0].score >= w[1].score), "{got:?}");
         assert!(got.iter().all(|m| m.score > 0.0 && m.score <= 1.0));
-        assert_eq!(idx.lookup("Priya", LookupOptions { prefix: true, limit: 3 }).len(), 3);
-        assert!(idx.lookup("Priya", LookupOptions { prefix: true, limit: 0 }).is_empty());
+        assert_eq!(idx.lookup("Priya", LookupOptions { prefix: true, limit: 3, as_name: false }).len(), 3);
+        assert!(idx.lookup("Priya", LookupOptions { prefix: true, limit: 0, as_name: false }).is_empty());
     }
 
     #[test]
@@ -626,6 +786,28 @@ mod tests {
         assert_eq!(found(&idx, "New", ALL), []);
         assert_eq!(kind_of(&idx, "York", "New York"), Some(MatchKind::WordOfName));
         assert_eq!(kind_of(&idx, "Gore", "Al Gore"), Some(MatchKind::WordOfName));
+    }
+
+    #[test]
+    fn function_words_never_name_alone_unless_read_as_names() {
+        let idx = index(&["May Chen", "Will Turner", "Can Yaman", "Mayfield", "Shall", "Priya Raman"]);
+        for q in ["may", "May", "MAY", "can", "Can", "will", "would", "must", "might", "shall we"] {
+            assert_eq!(found(&idx, q, ALL), [], "{q}");
+        }
+        assert!(idx.did_you_mean("may", 5).is_empty());
+        // A name that is the word itself still matches it exactly or case-folded.
+        assert_eq!(found(&idx, "shall", ALL), [("Shall".into(), MatchKind::CaseFolded)]);
+        // Whole names and their other words are unaffected.
+        assert_eq!(found(&idx, "may chen", ALL), [("May Chen".into(), MatchKind::CaseFolded)]);
+        assert_eq!(kind_of(&idx, "Chen", "May Chen"), Some(MatchKind::WordOfName));
+        assert_eq!(kind_of(&idx, "Priya", "Priya Raman"), Some(MatchKind::WordOfName));
+        // Read as a name by the caller ("May said what?"), the word matches by the loose rules.
+        let as_name = LookupOptions { as_name: true, ..ALL };
+        let got: Vec<(String, MatchKind)> = idx.lookup("May", as_name).into_iter().map(|m| (m.name, m.how)).collect();
+        assert_eq!(got, [("May Chen".into(), MatchKind::WordOfName), ("Mayfield".into(), MatchKind::Prefix)]);
+        assert!(is_common_word("may") && is_common_word("will") && is_common_word("new") && !is_common_word("chen"));
+        assert!(FUNCTION_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(FUNCTION_WORDS.iter().all(|w| !is_stop_word(w) && COMMON_WORDS.binary_search(w).is_err()));
     }
 
     #[test]
@@ -716,7 +898,7 @@ mod tests {
             let how = got.get(&(i as u64)).copied();
             if *name == q {
                 assert!(matches!(how, Some(MatchKind::Exact | MatchKind::CaseFolded)), "{query:?} / {name:?}");
-            } else if is_significant(&q, qlen, &qwords) {
+            } else if is_significant(&q, qlen, &qwords, false) {
                 let chars: Vec<char> = name.chars().collect();
                 if let Some(d) = osa_within(&qchars, &chars, max, &mut rows) {
                     assert!(
@@ -771,7 +953,7 @@ mod tests {
         let took = started.elapsed();
         let started = std::time::Instant::now();
         for (_, q) in &queries {
-            assert!(idx.lookup(q, LookupOptions { prefix: true, limit: 20 }).len() <= 20);
+            assert!(idx.lookup(q, LookupOptions { prefix: true, limit: 20, as_name: false }).len() <= 20);
         }
         let took_20 = started.elapsed();
         eprintln!(

@@ -1,10 +1,12 @@
-//! The full-text tokenizer: UAX #29 words, lowercased, English stop words dropped, Latin-script
-//! words stemmed with Snowball English; runs of CJK characters become overlapping bigrams.
+//! The full-text tokenizer: UAX #29 words, folded (case, accents, Unicode normalisation: the
+//! name fold), English stop words dropped, Latin-script words stemmed with Snowball English; runs
+//! of CJK characters become overlapping bigrams.
 
 use rust_stemmers::{Algorithm, Stemmer};
+use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::is_cjk;
+use super::{fold, is_cjk};
 
 /// A term of the full-text index and the code-point span `[start, end)` of the text it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -32,8 +34,9 @@ pub fn is_stop_word(word: &str) -> bool {
 }
 
 /// The index terms of `text`, in order of position. A word is a UAX #29 word segment holding a
-/// letter or digit; it is lowercased, dropped if a stop word, and stemmed if its letters are all
-/// Latin script (numbers and other scripts are kept as lowercased). A run of Han, Hiragana,
+/// letter or digit; it is lowercased, folded if not ASCII (`word_term`), dropped if a stop word,
+/// and stemmed if its letters are all Latin script (numbers and other scripts are kept as
+/// folded). A run of Han, Hiragana,
 /// Katakana or Hangul gives one term per pair of neighbouring characters (`東京都` → `東京`, `京都`),
 /// or the character itself when it stands alone.
 #[must_use]
@@ -97,8 +100,26 @@ pub fn each_word(text: &str, mut f: impl FnMut(Piece<'_>, usize, usize)) {
 }
 
 /// Calls `f` with the index term of lowercased `word` (as `each_word` yields it), unless it is a
-/// stop word: Latin-script words are stemmed (memoised per thread), others kept as they are.
+/// stop word. A word that is not ASCII goes through the name fold (`fold`: compatibility forms,
+/// case, generic diacritics, NFC) first, so `Café`, `cafe` and `Cafe\u{301}` are one term, as
+/// they are one name; an ASCII word folds to itself and skips it. Latin-script words are then
+/// stemmed (memoised per thread), others kept as they are.
 pub fn word_term(stemmer: &Stemmer, word: &str, f: impl FnOnce(&str)) {
+    if word.is_ascii() {
+        unfolded_term(stemmer, word, f);
+    } else {
+        let folded = fold(word);
+        // A word of diacritics alone (`\u{345}` is a letter) folds to nothing: no term.
+        if !folded.is_empty() {
+            unfolded_term(stemmer, &folded, f);
+        }
+    }
+}
+
+/// The term of `word` as it stands (no folding): nothing for a stop word, the stem of a
+/// Latin-script word, else the word. For non-ASCII words this is what the tokenizer gave before
+/// it folded (`query_terms`).
+fn unfolded_term(stemmer: &Stemmer, word: &str, f: impl FnOnce(&str)) {
     if is_stop_word(word) {
         return;
     }
@@ -107,6 +128,58 @@ pub fn word_term(stemmer: &Stemmer, word: &str, f: impl FnOnce(&str)) {
     } else {
         f(word);
     }
+}
+
+/// A distinct term of a query, with the terms its words had before index terms were folded,
+/// where those differ from it (`query_terms`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryTerm {
+    pub term: String,
+    pub unfolded: Vec<String>,
+}
+
+/// The distinct index terms of `query`, in order of first occurrence, each with its words'
+/// unfolded terms: the lowercased word, and its NFC form, through the tokenizer as it was before
+/// it folded (stop words, stemming, no fold). Passages indexed before hold those (`café`,
+/// `naïv`), so a search also looks them up: any spelling that found a passage then finds it
+/// now. Only non-ASCII words have any, so an ASCII query costs nothing more.
+#[must_use]
+pub fn query_terms(query: &str) -> Vec<QueryTerm> {
+    let stemmer = Stemmer::create(Algorithm::English);
+    let mut out: Vec<QueryTerm> = Vec::new();
+    each_word(query, |piece, _, _| {
+        let (term, unfolded) = match piece {
+            Piece::Term(term) => (term.to_owned(), Vec::new()),
+            Piece::Word(word) => {
+                let mut term = None;
+                word_term(&stemmer, word, |t| term = Some(t.to_owned()));
+                let Some(term) = term else { return };
+                let mut unfolded = Vec::new();
+                if !word.is_ascii() {
+                    let nfc: String = word.nfc().collect();
+                    for spelling in [word, nfc.as_str()] {
+                        unfolded_term(&stemmer, spelling, |t| {
+                            if t != term && !unfolded.iter().any(|u| u == t) {
+                                unfolded.push(t.to_owned());
+                            }
+                        });
+                    }
+                }
+                (term, unfolded)
+            }
+        };
+        match out.iter_mut().find(|q| q.term == term) {
+            Some(q) => {
+                for u in unfolded {
+                    if !q.unfolded.contains(&u) {
+                        q.unfolded.push(u);
+                    }
+                }
+            }
+            None => out.push(QueryTerm { term, unfolded }),
+        }
+    });
+    out
 }
 
 fn bigrams(run: &str, base: usize, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
@@ -289,7 +362,39 @@ mod tests {
         assert_eq!(terms("Running runners ran, RUNS!"), ["run", "runner", "ran", "run"]);
         assert_eq!(terms("Priya's companies"), ["priya", "compani"]);
         assert_eq!(terms("don't don\u{2019}t"), ["don't", "don't"]);
-        assert_eq!(terms("Caf\u{e9}s na\u{ef}vely"), ["caf\u{e9}", "na\u{ef}v"]);
+        assert_eq!(terms("Caf\u{e9}s na\u{ef}vely"), ["cafe", "naiv"]);
+    }
+
+    #[test]
+    fn nfc_nfd_and_accentless_spellings_are_one_term() {
+        let want = ["cafe", "naiv", "resum"];
+        assert_eq!(terms("Caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9}"), want);
+        assert_eq!(terms("Cafe\u{301} nai\u{308}ve re\u{301}sume\u{301}"), want);
+        assert_eq!(terms("cafe naive resume"), want);
+        assert_eq!(terms("CAF\u{c9} NA\u{cf}VE R\u{c9}SUM\u{c9}"), want);
+        // The name fold's other rules: `ß`, ligatures, width; Greek and Cyrillic lose accents too.
+        assert_eq!(terms("Stra\u{df}e \u{fb01}sh \u{ff21}\u{ff22}\u{ff23}"), ["strass", "fish", "abc"]);
+        assert_eq!(
+            terms("\u{391}\u{3b8}\u{3ae}\u{3bd}\u{3b1} \u{451}\u{436}"),
+            ["\u{3b1}\u{3b8}\u{3b7}\u{3bd}\u{3b1}", "\u{435}\u{436}"]
+        );
+        // A word of a lone diacritic letter folds to nothing and gives no term.
+        assert!(terms("\u{345}").is_empty());
+    }
+
+    #[test]
+    fn query_terms_carry_the_unfolded_terms_of_stores_indexed_before() {
+        let q = query_terms("Caf\u{e9} cafe Cafe\u{301} the r\u{e9}sum\u{e9}s \u{6771}\u{4eac}");
+        let got: Vec<(&str, Vec<&str>)> =
+            q.iter().map(|t| (t.term.as_str(), t.unfolded.iter().map(String::as_str).collect())).collect();
+        assert_eq!(got[0].0, "cafe");
+        // `café` (NFC) and the NFD spelling's own stem, once each.
+        assert!(got[0].1.contains(&"caf\u{e9}"), "{got:?}");
+        assert_eq!(got[0].1.len(), 2, "{got:?}");
+        assert_eq!(got[1], ("resum", vec!["r\u{e9}sum\u{e9}"]));
+        assert_eq!(got[2], ("\u{6771}\u{4eac}", vec![]));
+        assert_eq!(got.len(), 3);
+        assert!(query_terms("plain ascii words").iter().all(|t| t.unfolded.is_empty()));
     }
 
     #[test]
@@ -320,7 +425,7 @@ mod tests {
         let text = "\u{1F469}\u{200D}\u{1F467} Cafe\u{301} \u{1F600}Stars";
         let out = toks(text);
         let got: Vec<(&str, usize, usize)> = out.iter().map(|t| (t.term.as_str(), t.start, t.end)).collect();
-        assert_eq!(got, [("cafe\u{301}", 4, 9), ("star", 11, 16)]);
+        assert_eq!(got, [("cafe", 4, 9), ("star", 11, 16)]);
         assert_eq!(char_slice(text, 4, 9), Some("Cafe\u{301}"));
         assert_eq!(char_slice(text, 11, 16), Some("Stars"));
     }

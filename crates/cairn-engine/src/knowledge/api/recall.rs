@@ -64,7 +64,7 @@ pub(super) fn visible(snap: &Snapshot, caller: &Caller, id: u64, as_of: Option<i
 /// Up to three stored names spelled like `query` (near, then names it begins), same partition.
 pub(super) fn did_you_mean(snap: &Snapshot, caller: &Caller, names: &Names, query: &str) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
-    for hit in names.lookup(query, LookupOptions { prefix: true, limit: 64 }) {
+    for hit in names.lookup(query, LookupOptions { prefix: true, limit: 64, as_name: false }) {
         if out.len() == SUGGESTIONS {
             break;
         }
@@ -192,7 +192,7 @@ fn resolve(
     } else if let Some(query) = &req.subject {
         let names = cache::names(store.dir(), snap, &caller.part)?;
         let mut hits = Vec::new();
-        for hit in names.lookup(query, LookupOptions { prefix: false, limit: 16 }) {
+        for hit in names.lookup(query, LookupOptions { prefix: false, limit: 16, as_name: false }) {
             if let Some(e) = visible(snap, caller, hit.id, req.as_of)? {
                 hits.push((e, hit.how, hit.score));
             }

@@ -332,7 +332,7 @@ fn labelled(
         return Ok(Some(e.id));
     }
     let Some(names) = names else { return Ok(None) };
-    for hit in names.lookup(label, LookupOptions { prefix: false, limit: 4 }) {
+    for hit in names.lookup(label, LookupOptions { prefix: false, limit: 4, as_name: false }) {
         if matches!(hit.how, MatchKind::Exact | MatchKind::CaseFolded) && entity_exists_in(tx, part, hit.id)? {
             return Ok(Some(hit.id));
         }

@@ -153,7 +153,7 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::res
         // Forget takes exact names only, so a name that would recall (a word of a longer name, a
         // near spelling) is a suggestion here, as are names it begins.
         let did_you_mean = index
-            .lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS })
+            .lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS, as_name: false })
             .into_iter()
             .map(|m| m.name)
             .collect();
