@@ -154,6 +154,14 @@ fn answer_none(req: &Request, did_you_mean: &[String]) -> Value {
     })
 }
 
+/// Whether a subject is written as a name: every word capitalised ("May", "Nobody At All"). A
+/// subject is the caller's explicit choice, so such a one is a name even when its words are
+/// common ones, which alone never name anything ("may", "the").
+fn written_as_name(subject: &str) -> bool {
+    let mut words = subject.unicode_words().peekable();
+    words.peek().is_some() && words.all(|w| w.chars().next().is_some_and(char::is_uppercase))
+}
+
 fn could_not_judge(req: &Request, why: &str, candidates: &[String]) -> Value {
     json!({
         "state": "could_not_judge",
@@ -192,13 +200,14 @@ fn resolve(
     } else if let Some(query) = &req.subject {
         let names = cache::names(store.dir(), snap, &caller.part)?;
         let mut hits = Vec::new();
-        for hit in names.lookup(query, LookupOptions { prefix: false, limit: 16, as_name: false }) {
+        let as_name = written_as_name(query);
+        for hit in names.lookup(query, LookupOptions { prefix: false, limit: 16, as_name }) {
             if let Some(e) = visible(snap, caller, hit.id, req.as_of)? {
                 hits.push((e, hit.how, hit.score));
             }
         }
         let Some((first, how, _)) = hits.first().cloned() else {
-            if tokens(query).is_empty() || fold(query).unicode_words().all(is_common_word) {
+            if tokens(query).is_empty() || (!as_name && fold(query).unicode_words().all(is_common_word)) {
                 return Ok(Err(could_not_judge(req, "the subject is only short or common words", &[])));
             }
             return Ok(Err(answer_none(req, &did_you_mean(snap, caller, &names, query)?)));
@@ -566,6 +575,18 @@ mod tests {
         assert_eq!(f["citation"]["span"], Value::Null, "{f}");
         assert_eq!(f["citation"]["span_state"], json!("not_quoted"), "{f}");
         assert_citations_slice(&store, &part, &r);
+    }
+
+    #[test]
+    fn a_subject_written_as_a_name_is_one_even_when_its_words_are_common() {
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(1), "relate", &json!({"from": "May Chen", "to": "Acme", "type": "works_at"})).unwrap();
+        let may = call(&store, &caller(2), "recall", &json!({"subject": "May"})).unwrap();
+        assert_eq!((&may["state"], &may["subject"]["name"]), (&json!("answered"), &json!("May Chen")), "{may}");
+        let lower = call(&store, &caller(2), "recall", &json!({"subject": "may"})).unwrap();
+        assert_eq!(lower["state"], json!("could_not_judge"), "{lower}");
+        let nobody = call(&store, &caller(2), "recall", &json!({"subject": "Nobody At All"})).unwrap();
+        assert_eq!(nobody["state"], json!("nothing_stored"), "{nobody}");
     }
 
     #[test]
