@@ -96,6 +96,39 @@ describe('forgetting leaves nothing behind', () => {
     }
   });
 
+  it('a document or fact taken by its source or subject is already forgotten by id (the audit)', async () => {
+    const scope = { scope: 't2copy' };
+    const uni = await post('remember', {
+      ...scope,
+      content: 'Nadia Orlov lectures on tides.',
+      source: 'uni',
+      facts: { relations: [{ source: 'Nadia Orlov', target: 'Tidewater College', type: 'teaches_at' }] },
+    });
+    expect((await post('forget', { ...scope, source: 'uni' })).body.state).toBe('forgotten');
+    const again = await post('forget', { ...scope, passage: uni.body.doc_id });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toEqual({ state: 'already_forgotten' });
+    const fact = { from: 'Nadia Orlov', to: 'Tidewater College', type: 'teaches_at' };
+    expect((await post('forget', { ...scope, fact })).body.state).toBe('already_forgotten');
+    // The converse: a label whose last document went by id is already forgotten as a source.
+    const memo = await post('remember', { ...scope, content: 'Pavel Dunn keeps the tide tables.', source: 'memo' });
+    expect((await post('forget', { ...scope, passage: memo.body.doc_id })).body.state).toBe('forgotten');
+    expect((await post('forget', { ...scope, source: 'memo' })).body.state).toBe('already_forgotten');
+    expect((await post('forget', { ...scope, passage: '987654321' })).status).toBe(404);
+  });
+
+  it('the same content at the same instant spelled two ways is stored once (the audit)', async () => {
+    const scope = { scope: 'dates' };
+    const content = 'Ines Moreau opened the archive.';
+    const first = await post('remember', { ...scope, content, date: '2024-01-01' });
+    expect(first.body.already).toBe(false);
+    for (const date of ['2024-01-01T00:00:00Z', '2024-01-01T00:00:00.000+00:00', '2024-01-01T01:00:00+01:00']) {
+      const again = await post('remember', { ...scope, content, date });
+      expect(again.body, date).toMatchObject({ already: true, doc_id: first.body.doc_id });
+    }
+    expect((await post('remember', { ...scope, content, date: '2024-01-02' })).body.already).toBe(false);
+  });
+
   it('an attribute forget says so in the entity history, and nothing names the key', async () => {
     const scope = { scope: 'attr' };
     const facts = { entities: [{ name: 'Ivo Petrov', type: 'person', attributes: { eyes: 'grey', role: 'pilot' } }] };

@@ -148,7 +148,7 @@ impl BindingStore {
     pub fn compact(&self, options: Option<BindingCompactOptions>) -> AsyncTask<Job<BindingCompactReport>> {
         let store = self.store.clone();
         let opts = BindingCompactOptions::into_engine(options);
-        AsyncTask::new(Job::new(move || Ok(guard(|| store.compact(opts))?.into())))
+        AsyncTask::new(Job::new(move || Ok(guard(|| cairn_engine::knowledge::compact(&store, opts))?.into())))
     }
 
     /// Copies the WAL into the data file and truncates it.

@@ -7,12 +7,15 @@ use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{DOC, DOC_HASH, DOC_HASH8, MENTION, MENTIONED, PSG};
+use super::valid::instant;
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, Passage, char_slice, chunk_text, mentions_name};
+use crate::time::iso_ms;
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 
 /// The most text one call stores (DESIGN.md §2: 1 MiB of text per call).
 pub const MAX_TEXT_BYTES: usize = 1 << 20;
@@ -54,22 +57,77 @@ pub struct Remembered {
 /// writer thread where it can be. Keys are short (`DOC_HASH8`: 8 bytes of digest, no date), so a
 /// leaf holds several times more of them and a commit's random inserts dirty fewer pages; a short
 /// key may be shared by different texts, so a match is confirmed against the stored document.
+/// The date is filed as the instant it names (`filed_date`): the same text with the same instant
+/// spelled two ways is one document. Indexes written before filed the date as given, so the
+/// spellings of the instant a caller is likely to have sent are looked up too (`spellings`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DocHash {
-    /// `part | first 8 bytes of sha256(sha256(text) | date)` in `DOC_HASH8`.
+    /// `part | first 8 bytes of sha256(sha256(text) | filed date)` in `DOC_HASH8`.
     key: Vec<u8>,
-    /// `part | sha256(text) | date` in `DOC_HASH`, the layout before (still read, never written).
-    old: Vec<u8>,
+    /// The same with each other spelling of the date, where an index written before filed by the
+    /// date as given (still read and emptied, never added to).
+    spelled: Vec<Vec<u8>>,
+    /// `part | sha256(text) | date` in `DOC_HASH` for each spelling, the layout before short keys
+    /// (still read, never written).
+    old: Vec<Vec<u8>>,
     /// The ids filed under `key` when `stored_doc` last looked (none found matching), so adding
     /// the new document needs no second look-up.
     seen: Vec<u8>,
 }
 
+/// A document's date as the index files it: the instant it names in the reply form (`iso_ms`:
+/// `2024-01-01`, `2024-01-01T00:00:00Z`, `…T00:00:00.000Z` and `…T05:00:00+05:00` are one), or as
+/// given when it names none (only an import of an older export stores such a date).
+fn filed_date(date: &str) -> Cow<'_, str> {
+    match instant(date) {
+        Some(ms) => Cow::Owned(iso_ms(ms)),
+        None => Cow::Borrowed(date),
+    }
+}
+
+/// The spellings of `date` an index written before may have filed its instant under, other than
+/// the filed form: as given, and in UTC as a date alone (a midnight), without a fraction (whole
+/// seconds) and with one. A document stored before with the instant spelled otherwise (another
+/// zone, other fraction digits) is found only when sent again as it was stored.
+fn spellings(date: &str) -> Vec<String> {
+    let mut out = vec![date.to_owned()];
+    if let Some(ms) = instant(date) {
+        let full = iso_ms(ms);
+        if ms % 86_400_000 == 0 {
+            out.push(full[..10].to_owned());
+        }
+        if ms % 1000 == 0 {
+            out.push(format!("{}Z", &full[..19]));
+        }
+        out.push(full);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether two document dates name the same instant (or are the same text, when they name none).
+fn same_date(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b || instant(a).is_some_and(|t| instant(b) == Some(t)),
+        (a, b) => a == b,
+    }
+}
+
 pub(crate) fn hash_key(part: &Partition, text: &str, date: Option<&str>) -> DocHash {
     let digest = Sha256::digest(text.as_bytes());
-    let date = date.unwrap_or("").as_bytes();
-    let short = Sha256::new().chain_update(digest).chain_update(date).finalize();
-    DocHash { key: part.key(&[&short[..8]]), old: part.key(&[&digest, date]), seen: Vec::new() }
+    let short = |date: &str| part.key(&[&Sha256::new().chain_update(digest).chain_update(date).finalize()[..8]]);
+    let Some(date) = date else {
+        return DocHash { key: short(""), spelled: Vec::new(), old: vec![part.key(&[&digest])], seen: Vec::new() };
+    };
+    let filed = filed_date(date);
+    let spelled = spellings(date);
+    DocHash {
+        key: short(&filed),
+        spelled: spelled.iter().filter(|d| **d != *filed).map(|d| short(d)).collect(),
+        old: spelled.iter().map(|d| part.key(&[&digest, d.as_bytes()])).collect(),
+        seen: Vec::new(),
+    }
 }
 
 /// The ids of a `DOC_HASH8` value (u64 BE each).
@@ -80,8 +138,8 @@ fn hash_ids(value: &[u8]) -> Result<impl Iterator<Item = u64> + '_> {
     Ok(value.chunks_exact(8).map(|c| u64::from_be_bytes(c.try_into().expect("8 bytes"))))
 }
 
-/// The id of the document of `part` stored with exactly `text` and `date` (whose `hash_key` is
-/// `hash`), if any. Remembers what it saw under the key for `add_hash`.
+/// The id of the document of `part` stored with exactly `text` and the instant `date` names
+/// (whose `hash_key` is `hash`), if any. Remembers what it saw under the key for `add_hash`.
 pub(crate) fn stored_doc(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -89,25 +147,53 @@ pub(crate) fn stored_doc(
     text: &str,
     date: Option<&str>,
 ) -> Result<Option<u64>> {
-    hash.seen = tx.get(DOC_HASH8, &hash.key)?.unwrap_or_default();
-    if !hash.seen.is_empty() {
-        for id in hash_ids(&hash.seen)? {
-            let Some(bytes) = tx.get(DOC, &part.key(&[&id.to_be_bytes()]))? else { continue };
-            let d: Document = decode(&bytes, "document")?;
-            if d.text == text && d.date.as_deref() == date {
-                return Ok(Some(id));
-            }
+    let seen = tx.get(DOC_HASH8, &hash.key)?.unwrap_or_default();
+    let found = filed_match(tx, part, &seen, text, date)?;
+    hash.seen = seen;
+    if found.is_some() {
+        return Ok(found);
+    }
+    // An index written before filed the date as given: another spelling of the same instant.
+    for key in &hash.spelled {
+        let ids = tx.get(DOC_HASH8, key)?.unwrap_or_default();
+        if let Some(id) = filed_match(tx, part, &ids, text, date)? {
+            return Ok(Some(id));
         }
     }
     // A store written before the short keys: its documents are filed by full digest (exact).
-    tx.get(DOC_HASH, &hash.old)?
-        .map(|id| {
-            id.as_slice()
+    for key in &hash.old {
+        if let Some(id) = tx.get(DOC_HASH, key)? {
+            let id = id
+                .as_slice()
                 .try_into()
                 .map(u64::from_be_bytes)
-                .map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))
-        })
-        .transpose()
+                .map_err(|_| Error::corrupt(None, "a document hash entry is not 8 bytes"))?;
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
+/// The first of the ids `filed` (a `DOC_HASH8` value, empty for none) whose document has `text`
+/// and names the instant `date` names.
+fn filed_match(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    filed: &[u8],
+    text: &str,
+    date: Option<&str>,
+) -> Result<Option<u64>> {
+    if filed.is_empty() {
+        return Ok(None);
+    }
+    for id in hash_ids(filed)? {
+        let Some(bytes) = tx.get(DOC, &part.key(&[&id.to_be_bytes()]))? else { continue };
+        let d: Document = decode(&bytes, "document")?;
+        if d.text == text && same_date(d.date.as_deref(), date) {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
 }
 
 /// The stored document `id` of `part`, read in the caller's transaction.
@@ -122,7 +208,8 @@ pub(crate) fn add_hash(tx: &mut WriteTxn<'_>, hash: &DocHash, id: u64) -> Result
     tx.put(DOC_HASH8, &hash.key, &ids)
 }
 
-/// Takes document `id` (stored with `text` and `date`) out of the document index.
+/// Takes document `id` (stored with `text` and `date`) out of the document index, wherever it is
+/// filed (under its filed date, or a spelling an index written before used).
 pub(crate) fn remove_hash(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -131,17 +218,20 @@ pub(crate) fn remove_hash(
     id: u64,
 ) -> Result<()> {
     let hash = hash_key(part, text, date);
-    if let Some(value) = tx.get(DOC_HASH8, &hash.key)? {
+    for key in std::iter::once(&hash.key).chain(&hash.spelled) {
+        let Some(value) = tx.get(DOC_HASH8, key)? else { continue };
         let kept: Vec<u8> = hash_ids(&value)?.filter(|&have| have != id).flat_map(u64::to_be_bytes).collect();
         if kept.is_empty() {
-            tx.delete(DOC_HASH8, &hash.key)?;
+            tx.delete(DOC_HASH8, key)?;
         } else if kept.len() != value.len() {
-            tx.put(DOC_HASH8, &hash.key, &kept)?;
+            tx.put(DOC_HASH8, key, &kept)?;
         }
     }
     // The layout before files one document a key: taken out only if it is this one.
-    if tx.get(DOC_HASH, &hash.old)?.is_some_and(|v| v == id.to_be_bytes()) {
-        tx.delete(DOC_HASH, &hash.old)?;
+    for key in &hash.old {
+        if tx.get(DOC_HASH, key)?.is_some_and(|v| v == id.to_be_bytes()) {
+            tx.delete(DOC_HASH, key)?;
+        }
     }
     Ok(())
 }
@@ -403,6 +493,75 @@ mod tests {
         let fresh_doc = remember(3);
         assert!(!fresh_doc.already, "once removed, the text is new again");
         assert_ne!(fresh_doc.doc_id, 500);
+    }
+
+    /// DESIGN.md §2: "Same content + same date again = no change", a date alone being the first
+    /// instant of that day in UTC. (Found by an audit: `2024-01-01` then `2024-01-01T00:00:00Z`
+    /// stored the text twice.)
+    #[test]
+    fn the_same_instant_spelled_another_way_is_the_same_date() {
+        let (_dir, store, part) = fresh();
+        let remember = |date: &'static str, now| {
+            let p = part.clone();
+            store.write(move |tx| remember_text(tx, &p, "Same words.", None, Some(date), now)).unwrap().0
+        };
+        let first = remember("2024-01-01", 1);
+        assert!(!first.already);
+        for date in [
+            "2024-01-01",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00.000Z",
+            "2024-01-01T00:00:00+00:00",
+            "2024-01-01t00:00z",
+            "2024-01-01T05:30:00+05:30",
+            "2023-12-31T23:00:00-01:00",
+        ] {
+            let again = remember(date, 2);
+            assert_eq!((again.already, again.doc_id), (true, first.doc_id), "{date}");
+        }
+        let later = remember("2024-01-01T00:00:00.001Z", 3);
+        assert!(!later.already, "another instant is another date");
+        // The date is stored as given.
+        let snap = store.snapshot().unwrap();
+        let doc: Document =
+            decode(&snap.get(DOC, &part.key(&[&first.doc_id.to_be_bytes()])).unwrap().unwrap(), "doc").unwrap();
+        assert_eq!(doc.date.as_deref(), Some("2024-01-01"));
+    }
+
+    #[test]
+    fn a_document_filed_by_its_date_as_given_is_found_by_its_instant_and_removed() {
+        let (_dir, store, part) = fresh();
+        // As an index written before filed dates: the short key over the date as given.
+        let old = Document {
+            id: 600,
+            text: "Filed before.".into(),
+            label: None,
+            date: Some("2024-03-01T00:00:00Z".into()),
+            ingested_at: 1,
+        };
+        let digest = Sha256::digest(old.text.as_bytes());
+        let short = Sha256::new().chain_update(digest).chain_update(b"2024-03-01T00:00:00Z").finalize();
+        let old_key = part.key(&[&short[..8]]);
+        assert_ne!(old_key, hash_key(&part, &old.text, old.date.as_deref()).key, "the filed form differs");
+        let (p, k) = (part.clone(), old_key.clone());
+        store
+            .write(move |tx| {
+                tx.put(DOC, &p.key(&[&600_u64.to_be_bytes()]), &encode(&old))?;
+                tx.put(DOC_HASH8, &k, &600_u64.to_be_bytes())
+            })
+            .unwrap();
+        let remember = |date: &'static str, now| {
+            let p = part.clone();
+            store.write(move |tx| remember_text(tx, &p, "Filed before.", None, Some(date), now)).unwrap().0
+        };
+        for date in ["2024-03-01T00:00:00Z", "2024-03-01", "2024-03-01T00:00:00.000Z"] {
+            let again = remember(date, 2);
+            assert_eq!((again.already, again.doc_id), (true, 600), "{date}");
+        }
+        let p = part.clone();
+        store.write(move |tx| remove_hash(tx, &p, "Filed before.", Some("2024-03-01T00:00:00Z"), 600)).unwrap();
+        assert!(store.snapshot().unwrap().get(DOC_HASH8, &old_key).unwrap().is_none(), "taken out where it was filed");
+        assert!(!remember("2024-03-01", 3).already, "once removed, the text is new again");
     }
 
     #[test]

@@ -66,8 +66,8 @@ pub use export::{
 };
 pub(crate) use forget::entity_in;
 pub use forget::{
-    Counts, FactRef, Forgot, Kept, Outcome, UserDeleted, delete_user, forget_attribute, forget_document, forget_fact,
-    forget_scope, forget_source, forget_subject, subject_outcome,
+    Counts, FactRef, Forgot, Kept, Outcome, UserDeleted, compact, delete_user, forget_attribute, forget_document,
+    forget_fact, forget_scope, forget_source, forget_subject, rehash_forgotten, subject_outcome,
 };
 pub use graph::{
     Assertion, Direction, Entity, Neighbour, Related, Relation, Source, entity_by_name, neighbours, relate,

@@ -4,6 +4,7 @@ use super::part::Partition;
 use crate::error::{Error, Result};
 use crate::key_text::fit;
 use crate::write::WriteTxn;
+use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
 /// `part` → u64 BE: the partition's next id (`ids.rs`); `id` → the store-wide counter of stores
@@ -34,8 +35,15 @@ pub(crate) const MENTION: &str = "k.mention";
 /// `part | doc id | ordinal | entity id` → (): the entities a passage mentions.
 pub(crate) const MENTIONED: &str = "k.mentioned";
 
-/// `part | folded name` → forgotten-at (ms): a name forgotten once answers "already forgotten".
+/// `part | HASHED | sha256(folded name as a key holds it)` → forgotten-at (ms): a name forgotten
+/// once answers "already forgotten", and the store keeps no word of it (`forgotten_key`). Stores
+/// written before hold `part | folded name` (`legacy_forgotten_key`): still read, never written,
+/// rewritten to the hashed form by `compact --purge` (`forget::rehash_forgotten`).
 pub(crate) const FORGOTTEN: &str = "k.forgotten";
+
+/// The byte after the partition that marks a hashed `FORGOTTEN` key. Keyed text holds no control
+/// character (names refuse them), so no plain entry of a store written before starts with it.
+pub(crate) const HASHED: u8 = 0x00;
 
 /// `part` → u64 BE: bumped in the transaction that creates an entity or changes its types, so a
 /// cached name index of the partition knows when it is stale (`cache.rs`).
@@ -114,8 +122,20 @@ pub(crate) fn name_key(part: &Partition, folded: &str, id: u64) -> Vec<u8> {
     part.key(&[&keyed_name(part, folded), b"\0", &id.to_be_bytes()])
 }
 
-/// `part | folded name` in `FORGOTTEN`.
+/// `part | HASHED | sha256(name)` in `FORGOTTEN`, where `name` is the folded name as the plain key
+/// of stores written before held it (`legacy_forgotten_key`: whole, or for a name too long for a
+/// key its head and digest), so a plain entry is rewritten to exactly this key.
 pub(crate) fn forgotten_key(part: &Partition, folded: &str) -> Vec<u8> {
+    hashed_forgotten(part, &fit(folded, part.prefix().len()))
+}
+
+/// The hashed `FORGOTTEN` key of a name as a plain key held it.
+pub(crate) fn hashed_forgotten(part: &Partition, keyed: &[u8]) -> Vec<u8> {
+    part.key(&[&[HASHED], &Sha256::digest(keyed)])
+}
+
+/// `part | folded name` in `FORGOTTEN`: the plain key of stores written before `forgotten_key`.
+pub(crate) fn legacy_forgotten_key(part: &Partition, folded: &str) -> Vec<u8> {
     part.key(&[&fit(folded, part.prefix().len())])
 }
 

@@ -600,6 +600,29 @@ mod tests {
         assert_eq!(recalled["facts"][0]["citation"]["source"], first["source"]);
     }
 
+    /// The audit's case: the same content with the same instant written two ways is `already`,
+    /// for each text form (a passage of its own is a document too).
+    #[test]
+    fn the_same_content_at_the_same_instant_spelled_otherwise_is_already() {
+        let (_dir, store, _part) = fresh();
+        for (form, value) in [
+            ("content", json!("Xavier Quillfeather moved to Oslo.")),
+            ("passages", json!([{"text": "Olga Petrova moved to Riga.", "mentions": []}])),
+            ("messages", json!([{"role": "user", "content": "Mira Lund moved to Bergen."}])),
+        ] {
+            let body = |date: &str| json!({form: value, "date": date});
+            let first = call(&store, &caller(10), "remember", &body("2024-01-01")).unwrap();
+            assert_eq!(first["already"], json!(false), "{form}");
+            for date in ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00.000+00:00", "2024-01-01T02:00:00+02:00"] {
+                let again = call(&store, &caller(20), "remember", &body(date)).unwrap();
+                assert_eq!((&again["already"], &again["doc_id"]), (&json!(true), &first["doc_id"]), "{form} {date}");
+            }
+            let other = call(&store, &caller(30), "remember", &body("2024-01-02T00:00:00Z")).unwrap();
+            assert_eq!(other["already"], json!(false), "{form}: another instant");
+        }
+        assert_eq!(tree_sizes(&store).2, 6);
+    }
+
     #[test]
     fn content_with_facts_links_cites_and_is_stored_once() {
         let (_dir, store, part) = fresh();

@@ -2,11 +2,14 @@
 //! and every ended one kept for history), named by its ends or by the id of any version. The
 //! entities at its ends stay.
 
-use super::super::graph::{Entity, Relation};
+use super::super::graph::Relation;
 use super::super::part::Partition;
 use super::super::records::decode;
-use super::super::trees::{ADJ, ENT, OUT, REL, adj_type_prefix, ent_key, rel_key, trailing_id};
-use super::{Counts, Kept, Outcome, Strip, bury, entity_in, fact_target, missing, remove_relation, strip_events};
+use super::super::trees::{ADJ, OUT, REL, adj_type_prefix, rel_key, trailing_id};
+use super::{
+    Counts, Kept, Outcome, Strip, bury_relation, entity_in, fact_target, missing, name_of, remove_relation,
+    strip_events,
+};
 use crate::error::Result;
 use crate::text::fold;
 use crate::write::WriteTxn;
@@ -22,14 +25,6 @@ pub enum FactRef {
 
 fn entity_id(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Option<u64>> {
     Ok(entity_in(tx, part, name)?.map(|e| e.id))
-}
-
-fn name_of(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<String> {
-    Ok(tx
-        .get(ENT, &ent_key(part, id))?
-        .map(|b| decode::<Entity>(&b, "entity"))
-        .transpose()?
-        .map_or_else(String::new, |e| e.name))
 }
 
 /// Forgets every version of the fact `fact` names.
@@ -67,9 +62,8 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
     }
     for rel in &versions {
         remove_relation(tx, part, rel)?;
-        bury(tx, part, "fact_id", &rel.id.to_string(), now)?;
+        bury_relation(tx, part, rel, &target, now)?;
     }
-    bury(tx, part, "fact", &target, now)?;
     strip_events(tx, part, &Strip::Facts(std::slice::from_ref(&target)))?;
     let counts = Counts { facts: versions.len() as u64, ..Counts::default() };
     let kept = vec![Kept { what: "entities", count: 2, why: "the ends of a fact are entities in their own right" }];

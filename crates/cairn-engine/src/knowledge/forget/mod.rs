@@ -19,17 +19,19 @@ pub use attribute::forget_attribute;
 pub use fact::{FactRef, forget_fact};
 pub use passage::forget_document;
 pub use source::forget_source;
-pub use subject::{Forgot, forget_subject};
+pub use subject::{Forgot, forget_subject, rehash_forgotten};
 
 use super::docs::{Document, PassageSpan, add_hash, hash_key, remove_hash, stored_doc};
-use super::graph::Relation;
+use super::graph::{Relation, Source};
 use super::part::Partition;
 use super::records::decode;
 use super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix, rel_key, trailing_id,
+    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix,
+    rel_key, trailing_id,
 };
 use crate::error::Result;
 use crate::fts;
+use crate::store::{CompactOptions, CompactReport, Store};
 use crate::text::fold;
 use crate::write::WriteTxn;
 use history::{Strip, strip_events};
@@ -94,6 +96,43 @@ fn tombstone_key(part: &Partition, form: &str, target: &str) -> Vec<u8> {
 /// Remembers that `target` of `form` was forgotten at `now`.
 pub(crate) fn bury(tx: &mut WriteTxn<'_>, part: &Partition, form: &str, target: &str, now: i64) -> Result<()> {
     tx.put(TOMBSTONE, &tombstone_key(part, form, target), &now.to_be_bytes())
+}
+
+/// Remembers that document `doc` went, whichever form removed it, so the `passage` form answers
+/// "already" for its id, and the `source` form for its label once nothing of that label is left.
+pub(crate) fn bury_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: &Document, now: i64) -> Result<()> {
+    bury(tx, part, "passage", &doc.id.to_string(), now)?;
+    if let Some(label) = &doc.label {
+        bury(tx, part, "source", label, now)?;
+    }
+    Ok(())
+}
+
+/// Remembers that relation `rel` (whose fact target is `target`, see `fact_target`) went,
+/// whichever form removed it: the `fact` form answers "already" for its id and its ends, and the
+/// `source` form for its label once nothing of that label is left.
+pub(crate) fn bury_relation(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    rel: &Relation,
+    target: &str,
+    now: i64,
+) -> Result<()> {
+    bury(tx, part, "fact_id", &rel.id.to_string(), now)?;
+    bury(tx, part, "fact", target, now)?;
+    let (Source::Asserted { label: Some(label) } | Source::Document { label: Some(label), .. }) = &rel.source else {
+        return Ok(());
+    };
+    bury(tx, part, "source", label, now)
+}
+
+/// The name of entity `id` of `part` as `tx` sees it (empty when it is gone).
+pub(crate) fn name_of(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<String> {
+    Ok(tx
+        .get(ENT, &ent_key(part, id))?
+        .map(|b| decode::<super::graph::Entity>(&b, "entity"))
+        .transpose()?
+        .map_or_else(String::new, |e| e.name))
 }
 
 /// The answer when a form finds nothing to remove.
@@ -189,6 +228,33 @@ pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spa
     Ok(())
 }
 
+/// `Store::compact` for a store holding knowledge. With `purge`, the plain forgotten names a store
+/// written before hashed names may hold are rewritten to their hashed keys first (in a write of
+/// their own, before the compaction's checkpoint), so the purge zeroes the pages and log records
+/// that spelled them and no forgotten word stays on disk. The CLI and the node's admin route
+/// compact through this.
+///
+/// # Errors
+/// As `Store::write` and `Store::compact`.
+pub fn compact(store: &Store, opts: CompactOptions) -> Result<CompactReport> {
+    if opts.purge && holds_plain_forgotten(&store.snapshot()?)? {
+        store.write(subject::rehash_forgotten)?;
+    }
+    store.compact(opts)
+}
+
+/// Whether any `FORGOTTEN` entry of `snap` is plain (see `rehash_forgotten`).
+fn holds_plain_forgotten(snap: &crate::snapshot::Snapshot) -> Result<bool> {
+    for item in snap.prefix(FORGOTTEN, b"")? {
+        let (key, _) = item?;
+        let part = Partition::of_key(&key)?;
+        if key.get(part.prefix().len()) != Some(&HASHED) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Converts `forget_subject`'s answer to the common outcome.
 #[must_use]
 pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
@@ -225,6 +291,8 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
     }
 }
 
+#[cfg(test)]
+mod purge_tests;
 #[cfg(test)]
 mod scope_tests;
 #[cfg(test)]

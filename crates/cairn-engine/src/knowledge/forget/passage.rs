@@ -9,7 +9,7 @@ use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
 use super::super::trees::{DOC, MENTIONED, REL, trailing_id};
-use super::{Counts, Kept, Outcome, Strip, bury, missing, remove_document, strip_events};
+use super::{Counts, Kept, Outcome, Strip, bury_document, missing, remove_document, strip_events};
 use crate::error::Result;
 use crate::write::WriteTxn;
 
@@ -27,7 +27,7 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
     named.sort_unstable();
     named.dedup();
     let passages = remove_document(tx, part, &document)?;
-    bury(tx, part, "passage", &target, now)?;
+    bury_document(tx, part, &document, now)?;
     strip_events(tx, part, &Strip::Documents(&[doc]))?;
     let mut citing = 0;
     for (_, bytes) in tx.prefix(REL, part.prefix())? {

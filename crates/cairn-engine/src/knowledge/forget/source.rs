@@ -4,11 +4,14 @@
 //! sent in). Entities stay: they may be known from elsewhere.
 
 use super::super::docs::Document;
-use super::super::graph::{Entity, Relation, Source};
+use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
-use super::super::trees::{DOC, ENT, REL, ent_key};
-use super::{Counts, Kept, Outcome, Strip, bury, fact_target, missing, remove_document, remove_relation, strip_events};
+use super::super::trees::{DOC, REL};
+use super::{
+    Counts, Kept, Outcome, Strip, bury, bury_document, bury_relation, fact_target, missing, name_of, remove_document,
+    remove_relation, strip_events,
+};
 use crate::error::{Error, Result};
 use crate::write::WriteTxn;
 
@@ -28,6 +31,8 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     for doc in &docs {
         counts.passages += remove_document(tx, part, doc)?;
         counts.documents += 1;
+        // The `passage` form of a document that went with its source answers "already".
+        bury_document(tx, part, doc, now)?;
     }
     let mut ends = std::collections::BTreeSet::new();
     let mut fact_targets = Vec::new();
@@ -40,18 +45,12 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
             Source::Asserted { label: l } => l.as_deref() == Some(label),
         };
         if from_here {
-            let name = |tx: &mut WriteTxn<'_>, id: u64| -> Result<String> {
-                Ok(tx
-                    .get(ENT, &ent_key(part, id))?
-                    .map(|b| decode::<Entity>(&b, "entity"))
-                    .transpose()?
-                    .map_or_else(String::new, |e| e.name))
-            };
-            let target = fact_target(&name(tx, rel.from)?, &rel.rel_type, &name(tx, rel.to)?);
+            let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
+            remove_relation(tx, part, &rel)?;
+            bury_relation(tx, part, &rel, &target, now)?;
             if !fact_targets.contains(&target) {
                 fact_targets.push(target);
             }
-            remove_relation(tx, part, &rel)?;
             ends.extend([rel.from, rel.to]);
             counts.facts += 1;
         }

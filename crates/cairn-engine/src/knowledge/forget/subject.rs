@@ -9,9 +9,10 @@ use super::super::part::Partition;
 use super::super::recall::SUGGESTIONS;
 use super::super::records::decode;
 use super::super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
-    forgotten_key, name_prefix, rel_key, trailing_id,
+    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
+    forgotten_key, hashed_forgotten, legacy_forgotten_key, name_prefix, rel_key, trailing_id,
 };
+use super::{bury, bury_document, bury_relation, fact_target, name_of};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{LookupOptions, NameIndex, fold, mentions_name};
@@ -49,24 +50,28 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         Err(outcome) => return Ok(outcome),
     };
     let folded = fold(name.trim());
+    let stored = tx.get(ENT, &ent_key(part, entity))?.map(|b| decode::<Entity>(&b, "entity")).transpose()?;
     let mut relations = 0;
     for (key, _) in tx.prefix(ADJ, &adj_prefix(part, entity))? {
         let rel_id = trailing_id(&key)?;
         let Some(bytes) = tx.get(REL, &rel_key(part, rel_id))? else { continue };
         let rel: Relation = decode(&bytes, "relation")?;
+        let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
         let folded_type = fold(&rel.rel_type);
         tx.delete(ADJ, &adj_key(part, rel.from, OUT, &folded_type, rel_id))?;
         tx.delete(ADJ, &adj_key(part, rel.to, IN, &folded_type, rel_id))?;
         tx.delete(REL, &rel_key(part, rel_id))?;
+        // Its id and ends answer "already" through the `fact` form, as if forgotten one by one.
+        bury_relation(tx, part, &rel, &target, now)?;
         relations += 1;
+    }
+    // Its attributes went with it: the `attribute` form answers "already" for each of them.
+    for key in stored.iter().flat_map(|e| e.attributes.keys()) {
+        bury(tx, part, "attribute", &format!("{folded}\0{key}"), now)?;
     }
     // Passages naming the subject: those linked to it, and any that name it without a link (stored
     // before the entity existed), found by full text and confirmed by a whole-word match.
-    let subject_name = tx
-        .get(ENT, &ent_key(part, entity))?
-        .map(|b| decode::<Entity>(&b, "entity"))
-        .transpose()?
-        .map_or_else(|| name.trim().to_owned(), |e| e.name);
+    let subject_name = stored.map_or_else(|| name.trim().to_owned(), |e| e.name);
     let mut naming: Vec<(u64, u32)> = Vec::new();
     for (key, _) in tx.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
         let at = key.get(key.len() - 12..).ok_or_else(|| corrupt("a mention key is too short"))?;
@@ -124,6 +129,8 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             let d: Document = decode(&bytes, "document")?;
             remove_hash(tx, part, &d.text, d.date.as_deref(), doc)?;
             tx.delete(DOC, &doc_key)?;
+            // The `passage` form of a document that went with the subject answers "already".
+            bury_document(tx, part, &d, now)?;
             removed_docs.push(doc);
             documents += 1;
         }
@@ -137,6 +144,31 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     Ok(Forgot::Forgotten { entity, relations, passages, documents, kept_entities, kept_documents })
 }
 
+/// Rewrites every plain `FORGOTTEN` entry (`part | folded name`, as stores written before hashed
+/// names hold it) to its hashed key, keeping its time; returns how many it rewrote. `compact
+/// --purge` runs it first, so no forgotten name survives the purge, while "already forgotten"
+/// answers as before.
+pub fn rehash_forgotten(tx: &mut WriteTxn<'_>) -> Result<u64> {
+    let mut rewritten = 0;
+    for (key, value) in tx.prefix(FORGOTTEN, b"")? {
+        let part = Partition::of_key(&key)?;
+        let keyed = &key[part.prefix().len()..];
+        if keyed.first() == Some(&HASHED) {
+            continue;
+        }
+        let hashed = hashed_forgotten(&part, keyed);
+        // A name forgotten again since (hashed then) keeps the later time.
+        let later = match tx.get(FORGOTTEN, &hashed)? {
+            Some(have) if have.as_slice() > value.as_slice() => have,
+            _ => value,
+        };
+        tx.put(FORGOTTEN, &hashed, &later)?;
+        tx.delete(FORGOTTEN, &key)?;
+        rewritten += 1;
+    }
+    Ok(rewritten)
+}
+
 /// The id and name key of the entity named exactly `name`, else what forgetting it answers
 /// (forgotten before, or not found with the names meant).
 fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::result::Result<(u64, Vec<u8>), Forgot>> {
@@ -145,7 +177,10 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::res
         return Err(Error::InvalidArgument("subject must not be empty".into()));
     }
     let Some((name_key, _)) = tx.prefix(ENT_NAME, &name_prefix(part, &folded))?.into_iter().next() else {
-        if tx.get(FORGOTTEN, &forgotten_key(part, &folded))?.is_some() {
+        // Hashed, or plain in a store written before (until `compact --purge` rehashes it).
+        if tx.get(FORGOTTEN, &forgotten_key(part, &folded))?.is_some()
+            || tx.get(FORGOTTEN, &legacy_forgotten_key(part, &folded))?.is_some()
+        {
             return Ok(Err(Forgot::AlreadyForgotten));
         }
         let names = entities_in(tx, part)?;

@@ -228,6 +228,76 @@ fn a_source_takes_its_documents_and_the_facts_from_it() {
     assert_eq!(forget(&store, &part, &json!({"source": "never"}))["error"]["code"], "NOT_FOUND");
 }
 
+/// The id of the relation of `rel_type` leaving `from`.
+fn relation_id(store: &Store, part: &Partition, from: &str, rel_type: &str) -> String {
+    let snap = store.snapshot().unwrap();
+    let entity = entity_by_name(&snap, part, from).unwrap().unwrap();
+    let n = crate::knowledge::neighbours(&snap, part, entity.id).unwrap();
+    n.iter().find(|n| n.relation.rel_type == rel_type).expect("relation").relation.id.to_string()
+}
+
+/// DESIGN.md §2: "Idempotent: again → 200 `already_forgotten`; never existed → 404", whichever form
+/// removed it first: a document taken by its source or its subject is "already" by id, a fact
+/// taken with its source or subject is "already" by id and by its ends, an attribute taken with
+/// its subject is "already", and a label whose last document went by id is "already" as a source.
+/// (Found by an audit: `forget {source}` then `forget {passage}` of its document was a 404.)
+#[test]
+fn what_one_form_removed_is_already_forgotten_through_the_others() {
+    let (_dir, store, part) = seeded();
+    let p = part.clone();
+    let diary = store.write(move |tx| remember_text(tx, &p, "Priya Raman likes tea.", Some("diary"), None, 7)).unwrap();
+    let diary = diary.0.doc_id.to_string();
+    let (mail, notes) = (doc_id(&store, &part, "mail").to_string(), doc_id(&store, &part, "notes").to_string());
+    let (lives_in, works_at) =
+        (relation_id(&store, &part, "Jonas Weber", "lives_in"), relation_id(&store, &part, "Priya Raman", "works_at"));
+    let already = json!({"state": "already_forgotten"});
+    let state = |body: Value| {
+        let reply = forget(&store, &part, &body);
+        reply.get("state").cloned().unwrap_or_else(|| reply["error"]["code"].clone())
+    };
+
+    // A source takes its document and the fact from it.
+    assert_eq!(state(json!({"source": "mail"})), "forgotten");
+    assert_eq!(forget(&store, &part, &json!({"passage": mail})), already, "its document, by id");
+    assert_eq!(forget(&store, &part, &json!({"fact": {"id": lives_in}})), already, "its fact, by id");
+    let ends = json!({"fact": {"from": "Jonas Weber", "to": "Berlin", "type": "lives_in"}});
+    assert_eq!(forget(&store, &part, &ends), already, "its fact, by its ends");
+
+    // A document forgotten by id was its label's last: the source is then "already".
+    assert_eq!(state(json!({"passage": notes})), "forgotten");
+    assert_eq!(forget(&store, &part, &json!({"source": "notes"})), already);
+
+    // A subject takes the document naming only it, its facts and its attributes.
+    assert_eq!(state(json!({"subject": "Priya Raman"})), "forgotten");
+    assert_eq!(forget(&store, &part, &json!({"passage": diary})), already, "its document, by id");
+    assert_eq!(forget(&store, &part, &json!({"source": "diary"})), already, "that document's label");
+    assert_eq!(forget(&store, &part, &json!({"fact": {"id": works_at}})), already, "its fact, by id");
+    let ends = json!({"fact": {"from": "Priya Raman", "to": "Acme", "type": "works_at"}});
+    assert_eq!(forget(&store, &part, &ends), already, "its fact, by its ends");
+    assert_eq!(forget(&store, &part, &json!({"source": "chat"})), already, "the label its asserted fact carried");
+    let role = json!({"attribute": {"subject": "Priya Raman", "key": "role"}});
+    assert_eq!(forget(&store, &part, &role), already, "its attribute");
+
+    // What never existed is still not found.
+    for body in [
+        json!({"passage": "424242"}),
+        json!({"fact": {"id": "424242"}}),
+        json!({"fact": {"from": "Priya Raman", "to": "Acme", "type": "founded"}}),
+        json!({"attribute": {"subject": "Priya Raman", "key": "age"}}),
+        json!({"source": "never"}),
+    ] {
+        assert_eq!(state(body.clone()), "NOT_FOUND", "{body}");
+    }
+    // The tombstones hold hashes only: no name, label or key of what went.
+    let snap = store.snapshot().unwrap();
+    for (key, _) in snap.prefix(super::TOMBSTONE, part.prefix()).unwrap().map(Result::unwrap) {
+        let tail = String::from_utf8_lossy(&key[part.prefix().len()..]).to_lowercase();
+        for word in ["priya", "jonas", "berlin", "mail", "diary", "chat", "notes", "role", "works_at", "lives_in"] {
+            assert!(!tail.contains(word), "a tombstone spells {word:?}: {tail:?}");
+        }
+    }
+}
+
 #[test]
 fn an_attribute_goes_alone() {
     let (_dir, store, part) = seeded();
