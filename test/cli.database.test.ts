@@ -129,6 +129,17 @@ it('compact --purge erases forgotten text from the files; what was kept stays', 
   expect((await cairn(['database', 'check', '--data-dir', data])).code).toBe(0);
 });
 
+/** `cairn serve` on `data` with the admin token, once it has written its node.json (or given up). */
+async function serve(data: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  return child;
+}
+
 /** The words of `words` whose first seven letters occur, in any case, in the files of `dir`. */
 function wordsOnDisk(dir: string, words: readonly string[]): string[] {
   const files = readdirSync(dir).map((f) => readFileSync(join(dir, f)).toString('latin1').toLowerCase());
@@ -138,12 +149,7 @@ function wordsOnDisk(dir: string, words: readonly string[]): string[] {
 it('through a running node, compact --purge erases the words of every form of forget (the audit)', async () => {
   const data = join(root, 'data');
   await seed(data, 'Quillon');
-  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
-    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(child);
-  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const child = await serve(data);
   const { url } = JSON.parse(readFileSync(join(data, 'node.json'), 'utf8')) as { url: string };
   const post = async (verb: string, body: Record<string, unknown>, user = 'default') => {
     const res = await fetch(`${url}/v1/memory/${verb}`, {
@@ -209,12 +215,7 @@ it('through a running node, compact --purge erases the words of every form of fo
 it('goes through a running node for backup and compact, and refuses restore under it', async () => {
   const data = join(root, 'data');
   await seed(data, 'Quillon');
-  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
-    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(child);
-  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const child = await serve(data);
   expect(existsSync(join(data, 'node.json'))).toBe(true);
 
   const dest = join(root, 'backup');

@@ -43,6 +43,19 @@ fn keys_of(store: &Store, part: &[u8]) -> usize {
     [POST_TREE, DOC_TREE, STATS_TREE].iter().map(|tree| snap.prefix(tree, &prefix).unwrap().count()).sum()
 }
 
+/// Removes documents `docs` of `part` in one transaction.
+fn remove_docs(store: &Store, part: &[u8], docs: Vec<u64>) {
+    let part = part.to_vec();
+    store
+        .write(move |tx| {
+            for doc in docs {
+                remove_doc(tx, &part, doc)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
 /// The partition's (passages, tokens), when it holds any.
 fn stats_of(store: &Store, part: &[u8]) -> Option<(u64, u64)> {
     let value = store.snapshot().unwrap().get(STATS_TREE, &part_prefix(part).unwrap()).unwrap()?;
@@ -463,14 +476,7 @@ fn a_partition_of_the_layout_before_chunks_is_searched_merged_and_emptied() {
     model.remove(&(0, 1, 0));
     check(&model);
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
-    store
-        .write(move |tx| {
-            for doc in docs {
-                remove_doc(tx, part, doc)?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    remove_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0);
 }
 
@@ -700,14 +706,7 @@ fn segments_merge_by_level_and_search_stays_exact() {
     }
     // Removing every document empties all three trees, merged segments included.
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
-    store
-        .write(move |tx| {
-            for doc in docs {
-                remove_doc(tx, part, doc)?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    remove_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0);
 }
 
@@ -935,14 +934,7 @@ fn removals_and_reindexing_mid_merge_find_postings_in_done_and_undone_classes() 
     assert!(calls >= 1);
     assert_eq!(segments_of(&store, part)[0].1, 1, "the inputs became one segment of level 1");
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
-    store
-        .write(move |tx| {
-            for doc in docs {
-                remove_doc(tx, part, doc)?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    remove_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0);
 }
 
@@ -958,14 +950,7 @@ fn a_partition_emptied_mid_merge_leaves_no_key_and_starts_over() {
     assert!(merge_of(&store, part).is_some());
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
     model.clear();
-    store
-        .write(move |tx| {
-            for doc in docs {
-                remove_doc(tx, part, doc)?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    remove_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0, "the chunks of done and undone classes are all gone");
     index_batch(&store, part, &mut model, random_texts(&mut draw, 500, 3, 5, 60));
     agree(&store, part, &model, 60);
