@@ -177,8 +177,12 @@ it('through a running node, compact --purge erases the words of every form of fo
   const passage = await post('remember', { scope, content: 'The orreryhouse at Tessellate Point hums at dusk.' });
   await post('remember', { scope, content: 'Glaucous gulls nest near Wrenfold.', source: 'umbrageous-fieldbook' });
   await post('note_write', { scope, key: 'nightjarledger', value: 'saffronvault', kind: 'decision' });
-  await post('remember', { scope: 'wholescope', content: 'Brindlecombe keeps the keys.' });
-  await post('remember', { scope: 'home', content: 'Ottoline Ravensworth keeps bees in Quenbymoor.' }, 'u7');
+  await post('remember', { scope: 'larkspurvale', content: 'Brindlecombe keeps the keys.' });
+  await post(
+    'remember',
+    { scope: 'fernwickshire', content: 'Ottoline Ravensworth keeps bees in Quenbymoor.' },
+    'hollowmere',
+  );
 
   const forgets: Record<string, unknown>[] = [
     { scope, attribute: { subject: 'Olga Petrova', key: 'grimoirequest' } },
@@ -188,14 +192,16 @@ it('through a running node, compact --purge erases the words of every form of fo
     { scope, passage: passage.doc_id },
     { scope, source: 'umbrageous-fieldbook' },
     { scope, note: { key: 'nightjarledger' } },
-    { scope: 'wholescope', all: true },
+    { scope: 'larkspurvale', all: true },
   ];
   for (const body of forgets) expect((await post('forget', body)).state).toBe('forgotten');
-  expect((await post('delete_user', { confirm: true }, 'u7')).state).toBe('forgotten');
+  expect((await post('delete_user', { confirm: true }, 'hollowmere')).state).toBe('forgotten');
   const words = [
     ...['Quillfeather', 'Petrova', 'Vantablue', 'zephyrmoss', 'quoitsmanship', 'grimoirequest', 'plinthwhisper'],
     ...['orreryhouse', 'Tessellate', 'Glaucous', 'Wrenfold', 'umbrageous', 'nightjarledger', 'saffronvault'],
     ...['Brindlecombe', 'Ravensworth', 'Quenbymoor'],
+    // the names of a scope forgotten whole, of a deleted user and of their scope
+    ...['larkspurvale', 'hollowmere', 'fernwickshire'],
   ];
   const env = { CAIRN_ADMIN_TOKEN: ADMIN };
   // Unreachable at once, but still in the log or freed pages.

@@ -7,6 +7,7 @@
 //! never written again. A partition without a counter of its own starts past it when it holds any
 //! key (its old ids are all below it), and at 1 when it holds none.
 
+use super::forget::kept;
 use super::part::Partition;
 use super::trees::SEQ;
 use crate::error::{Error, Result};
@@ -27,7 +28,8 @@ pub(crate) fn next_id(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<u64> {
 /// The id `next_id` would hand out now in `part`, taking nothing: a bulk writer counts ids from
 /// it and stores the counter once with `write_next_id`.
 pub(crate) fn read_next_id(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<u64> {
-    if let Some(v) = tx.get(SEQ, part.prefix())? {
+    // A partition forgotten whole continues from its retired counter (`forget::retire`).
+    if let Some(v) = kept(tx, SEQ, part, &[])? {
         return counter(&v);
     }
     // First id of this partition since per-partition counters: an old store's partition that

@@ -3,6 +3,7 @@
 //! a read built from the caller's identity cannot reach another partition.
 
 use crate::error::{Error, Result};
+use sha2::{Digest, Sha256};
 
 /// Longest tenant, user or scope, in bytes (DESIGN.md §1).
 pub const MAX_PART_FIELD: usize = 256;
@@ -14,6 +15,10 @@ pub(crate) const SCOPES: &str = "k.scopes";
 pub(crate) fn user_scopes_prefix(tenant: &str, user: &str) -> Vec<u8> {
     [tenant.as_bytes(), b"\0", user.as_bytes(), b"\0"].concat()
 }
+
+/// The tenant of every retired partition (`Partition::retired`). It holds a `:`, which no
+/// caller's tenant may, so no caller's identity names a retired partition.
+const RETIRED_TENANT: &str = "retired:";
 
 /// One (tenant, user, scope) partition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -90,6 +95,28 @@ impl Partition {
             return Ok(());
         }
         tx.put(SCOPES, &key, &[])
+    }
+
+    /// Where this partition's keepsakes go once it is forgotten whole (`forget_scope`): its id
+    /// counter, name generation and tombstones, and the event of the forgetting, so ids continue,
+    /// "already forgotten" still answers and the caller's audit still lists it. The retired
+    /// partition is named by the SHA-256 of this one's `tenant \0 user \0 scope`, so once
+    /// `compact --purge` has run no key or value on disk spells the user or the scope.
+    pub(crate) fn retired(&self) -> Partition {
+        let digest = Sha256::digest(&self.raw).iter().fold(String::with_capacity(64), |mut hex, b| {
+            use std::fmt::Write;
+            let _ = write!(hex, "{b:02x}");
+            hex
+        });
+        let raw = [RETIRED_TENANT.as_bytes(), b"\0", digest.as_bytes(), b"\0", b"-"].concat();
+        let len = u16::try_from(raw.len()).expect("a digest is short");
+        let prefix = [&len.to_be_bytes()[..], &raw].concat();
+        Partition { raw, prefix }
+    }
+
+    /// Whether this is a retired partition (`retired`).
+    pub(crate) fn is_retired(&self) -> bool {
+        self.raw.starts_with(RETIRED_TENANT.as_bytes())
     }
 
     /// `prefix | parts...`: a key inside this partition.

@@ -92,12 +92,13 @@ pub(crate) fn names_log_in(tx: &mut WriteTxn<'_>, part: &Partition, after: u64, 
 
 /// The name generation of `part` as `tx` sees it (0 before any entity).
 pub(crate) fn names_gen_in(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<u64> {
-    tx.get(NAMES_GEN, part.prefix())?.map_or(Ok(0), |v| gen_value(&v))
+    // A partition forgotten whole continues from its retired generation (`forget::retire`).
+    super::forget::kept(tx, NAMES_GEN, part, &[])?.map_or(Ok(0), |v| gen_value(&v))
 }
 
 /// The name generation of `part` in `snap`.
 pub(crate) fn names_gen(snap: &crate::snapshot::Snapshot, part: &Partition) -> Result<u64> {
-    snap.get(NAMES_GEN, part.prefix())?.map_or(Ok(0), |v| gen_value(&v))
+    super::forget::kept_in(snap, NAMES_GEN, part, &[])?.map_or(Ok(0), |v| gen_value(&v))
 }
 
 fn gen_value(v: &[u8]) -> Result<u64> {

@@ -71,8 +71,9 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     targets.extend(also.filter(|stored| *stored != targets[0]));
     let binding = Binding::new("history", caller, &json!({ "family": family, "target": targets, "private": private }));
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
-    let prefixes: Vec<Vec<u8>> = targets.iter().map(|t| target_prefix(&caller.part, family, t)).collect();
-    page(&snap, caller, TARGET, &prefixes, after, limit, private, &binding)
+    let prefixes: Vec<(&Partition, Vec<u8>)> =
+        targets.iter().map(|t| (&caller.part, target_prefix(&caller.part, family, t))).collect();
+    page(&snap, TARGET, &prefixes, after, limit, private, &binding)
 }
 
 /// Runs `audit` for `caller`: its own events, oldest first.
@@ -85,8 +86,11 @@ pub(crate) fn audit(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Valu
     let binding = Binding::new("audit", caller, &json!({ "private": private }));
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
     let snap = store.snapshot()?;
-    let prefix = agent_prefix(&caller.part, &caller.agent);
-    page(&snap, caller, AGENT, &[prefix], after, limit, private, &binding)
+    // The events of a scope forgotten whole are kept in its retired partition (`forget::retire`),
+    // in the same sequence as the scope's own.
+    let retired = caller.part.retired();
+    let prefixes = [&caller.part, &retired].map(|part| (part, agent_prefix(part, &caller.agent)));
+    page(&snap, AGENT, &prefixes, after, limit, private, &binding)
 }
 
 /// `allowPrivate && includePrivate`.
@@ -95,21 +99,20 @@ fn read_private(f: &mut Fields) -> Outcome<bool> {
     Ok(f.bool("includePrivate")?.unwrap_or(false) && allow)
 }
 
-/// One page of the index `tree` under `prefixes` (keys end in a sequence number), after `after`:
-/// the events under any of them, in sequence order.
-#[allow(clippy::too_many_arguments)] // one private helper shared by two verbs; a struct would only rename them
+/// One page of the index `tree` under `prefixes` (keys end in a sequence number), each in the
+/// partition whose events it indexes, after `after`: the events under any of them, in sequence
+/// order (the partitions given share one sequence).
 fn page(
     snap: &Snapshot,
-    caller: &Caller,
     tree: &str,
-    prefixes: &[Vec<u8>],
+    prefixes: &[(&Partition, Vec<u8>)],
     after: Option<u64>,
     limit: usize,
     private: bool,
     binding: &Binding,
 ) -> Outcome<Value> {
     let mut seqs = Vec::with_capacity(limit + 1);
-    for prefix in prefixes {
+    for (part, prefix) in prefixes {
         let start = after.map_or_else(|| prefix.clone(), |s| [prefix, &s.to_be_bytes()[..]].concat());
         let bound = if after.is_some() { Bound::Excluded(start.as_slice()) } else { Bound::Included(start.as_slice()) };
         for (taken, kv) in snap.range(tree, bound, Bound::Unbounded)?.enumerate() {
@@ -117,21 +120,21 @@ fn page(
             if !k.starts_with(prefix) || taken > limit {
                 break;
             }
-            seqs.push(seq_of(&k)?);
+            seqs.push((seq_of(&k)?, *part));
         }
     }
-    seqs.sort_unstable();
-    seqs.dedup();
+    seqs.sort_unstable_by_key(|(seq, _)| *seq);
+    seqs.dedup_by_key(|(seq, _)| *seq);
     seqs.truncate(limit + 1);
     let more = seqs.len() > limit;
     seqs.truncate(limit);
     let mut events = Vec::with_capacity(seqs.len());
-    for seq in &seqs {
-        let event = indexed_event(snap, &caller.part, *seq)?;
-        let redacted = redaction(snap, &caller.part, &event, private)?;
+    for (seq, part) in &seqs {
+        let event = indexed_event(snap, part, *seq)?;
+        let redacted = redaction(snap, part, &event, private)?;
         events.push(render(&event, redacted));
     }
-    let next = more.then(|| seqs.last().map(|s| binding.cursor(&s.to_be_bytes()))).flatten();
+    let next = more.then(|| seqs.last().map(|(s, _)| binding.cursor(&s.to_be_bytes()))).flatten();
     Ok(json!({ "events": events, "nextCursor": next }))
 }
 

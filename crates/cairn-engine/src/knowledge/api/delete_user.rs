@@ -3,8 +3,8 @@
 //! `already_forgotten`; a user with nothing stored → `NOT_FOUND`. The scope of the caller's
 //! partition is ignored. Each scope goes whole (`forget_scope`): knowledge, notes, handoffs and
 //! their history, each counted in its `forgotten`. The scope list is not re-registered (that
-//! would list a scope of a deleted user); the one `forget` event lands in the caller's partition
-//! as the audit of the deletion.
+//! would list a scope of a deleted user); the one `forget` event lands in the caller's retired
+//! partition (`Partition::retired`, named by a digest) as the audit of the deletion.
 
 use super::{Caller, Refusal};
 use crate::error::Result;
@@ -22,9 +22,12 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let deleted = delete_user(tx, tenant, user, caller.now)?;
         if let UserDeleted::Deleted(scopes) = &deleted {
             let after = json!({ "scopes": scopes.len() });
+            // Kept where a forgotten scope keeps its keepsakes (`forget::retire`): no key left
+            // spells the user.
+            let retired = Caller { part: caller.part.retired(), ..caller.clone() };
             record(
                 tx,
-                &caller,
+                &retired,
                 Change {
                     family: "forget",
                     target: "user",

@@ -161,7 +161,13 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                 after: Some(json!({ "forgotten": counts })),
                 patch: None,
             };
-            record(tx, &caller, change)?;
+            if form == Form::All {
+                // The scope's keys are gone: its event goes where its keepsakes went (`retire`).
+                let retired = Caller { part: caller.part.retired(), ..caller.clone() };
+                record(tx, &retired, change)?;
+            } else {
+                record(tx, &caller, change)?;
+            }
             if let Form::Attribute { subject, .. } = &form {
                 attribute_event(tx, &caller, subject)?;
             }

@@ -3,13 +3,16 @@
 //! work adds there), its full-text postings and totals, every note (each version, every
 //! visibility, private ones too) and handoff (`notes::forget_partition`), and every event of its
 //! history, of every family: their targets and values spell what went; and its entry in the
-//! user's scope list (`k.scopes`), so status no longer lists it. The verb then appends one
-//! `forget` event (`all`, with the counts) as the record that the scope was forgotten.
+//! user's scope list (`k.scopes`), so status no longer lists it. What the partition keeps (its id
+//! counter, name generation and tombstones) is retired (`retire.rs`): no key left spells the
+//! user or the scope. The verb then appends one `forget` event (`all`, with the counts) to the
+//! retired partition as the record that the scope was forgotten.
 
 use super::super::graph::Entity;
 use super::super::part::{Partition, SCOPES, user_scopes_prefix};
 use super::super::records::decode;
 use super::super::trees::{DOC, ENT, FORGOTTEN, PSG, REL, SEQ};
+use super::retire::retire;
 use super::{Counts, Outcome, TOMBSTONE, bury};
 use crate::error::{Error, Result};
 use crate::fts;
@@ -17,10 +20,11 @@ use crate::history::{EVENT, Event};
 use crate::write::WriteTxn;
 use sha2::{Digest, Sha256};
 
-/// Knowledge trees `all` leaves alone: the store's id counter and scope list (not partition
-/// data), tombstones (they answer "already forgotten" afterwards), and generation counters
-/// (`k.names_gen` on the verbs-read branch): a counter reset to zero could reach an old value
-/// again and make a cache built at that value look current.
+/// Knowledge trees `all` does not empty: the scope list (not partition data, updated below) and
+/// what a partition forgotten whole keeps, which `retire` moves out of its keys: the id
+/// counter, tombstones (they answer "already forgotten" afterwards) and the name generation (a
+/// counter reset to zero could reach an old value again and make a cache built at that value
+/// look current).
 const KEEP: [&str; 4] = [SEQ, SCOPES, TOMBSTONE, "k.names_gen"];
 
 fn count(tx: &mut WriteTxn<'_>, tree: &str, part: &Partition) -> Result<u64> {
@@ -53,13 +57,20 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
         notes: notes.notes,
         handoffs: notes.handoffs,
     };
-    if counts.is_empty() {
-        let forgot_before = notes.forgot_before || count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0;
-        return Ok(if forgot_before {
-            Outcome::AlreadyForgotten
-        } else {
-            Outcome::NotFound { message: "nothing is stored in this scope".into(), did_you_mean: Vec::new() }
-        });
+    let stored = !counts.is_empty();
+    if !stored {
+        let forgot_before = notes.forgot_before
+            || count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0
+            || count(tx, TOMBSTONE, &part.retired())? > 0;
+        if !forgot_before {
+            return Ok(Outcome::NotFound {
+                message: "nothing is stored in this scope".into(),
+                did_you_mean: Vec::new(),
+            });
+        }
+        // Everything went before, one form at a time: what those forgets left (their
+        // tombstones, events and the id counter, all keyed by the partition) still goes the way
+        // of a scope forgotten whole, and the answer is "already".
     }
     for tree in tx.tree_names() {
         if !tree.starts_with("k.") || KEEP.contains(&tree.as_str()) {
@@ -77,7 +88,12 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
     tx.delete(SCOPES, &[user_scopes_prefix(tenant, user), scope.as_bytes().to_vec()].concat())?;
     // The user's list may now be empty: `delete_user` then answers "already forgotten" from this.
     tx.put(TOMBSTONE, &user_marker(b"scopes\0", tenant, user), &now.to_be_bytes())?;
+    if !stored {
+        retire(tx, part)?;
+        return Ok(Outcome::AlreadyForgotten);
+    }
     bury(tx, part, "all", "", now)?;
+    retire(tx, part)?;
     Ok(Outcome::Forgotten { counts, kept: Vec::new() })
 }
 

@@ -11,6 +11,7 @@ mod attribute;
 mod fact;
 mod history;
 mod passage;
+mod retire;
 mod source;
 mod subject;
 
@@ -18,6 +19,7 @@ pub use all::{UserDeleted, delete_user, forget_scope};
 pub use attribute::forget_attribute;
 pub use fact::{FactRef, forget_fact};
 pub use passage::forget_document;
+pub(crate) use retire::{kept, kept_in};
 pub use source::forget_source;
 pub use subject::{Forgot, forget_subject, rehash_forgotten};
 
@@ -89,8 +91,13 @@ pub enum Outcome {
     },
 }
 
+/// `form \0 | sha256(target)`: a tombstone's key after its partition's prefix.
+fn tombstone_tail(form: &str, target: &str) -> Vec<u8> {
+    [form.as_bytes(), b"\0", &Sha256::digest(target.as_bytes())].concat()
+}
+
 fn tombstone_key(part: &Partition, form: &str, target: &str) -> Vec<u8> {
-    part.key(&[form.as_bytes(), b"\0", &Sha256::digest(target.as_bytes())])
+    part.key(&[&tombstone_tail(form, target)])
 }
 
 /// Remembers that `target` of `form` was forgotten at `now`.
@@ -143,7 +150,7 @@ pub(crate) fn missing(
     target: &str,
     message: String,
 ) -> Result<Outcome> {
-    if tx.get(TOMBSTONE, &tombstone_key(part, form, target))?.is_some() {
+    if kept(tx, TOMBSTONE, part, &tombstone_tail(form, target))?.is_some() {
         return Ok(Outcome::AlreadyForgotten);
     }
     Ok(Outcome::NotFound { message, did_you_mean: Vec::new() })
@@ -228,15 +235,19 @@ pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spa
     Ok(())
 }
 
-/// `Store::compact` for a store holding knowledge. With `purge`, the plain forgotten names a store
-/// written before hashed names may hold are rewritten to their hashed keys first (in a write of
-/// their own, before the compaction's checkpoint), so the purge zeroes the pages and log records
+/// `Store::compact` for a store holding knowledge. With `purge`, what a store written before may
+/// still spell is rewritten first, each in a write of its own before the compaction's
+/// checkpoint: partitions forgotten whole are retired (`retire::retire_forgotten`) and plain
+/// forgotten names rewritten to their hashed keys, so the purge zeroes the pages and log records
 /// that spelled them and no forgotten word stays on disk. The CLI and the node's admin route
 /// compact through this.
 ///
 /// # Errors
 /// As `Store::write` and `Store::compact`.
 pub fn compact(store: &Store, opts: CompactOptions) -> Result<CompactReport> {
+    if opts.purge {
+        store.write(retire::retire_forgotten)?;
+    }
     if opts.purge && holds_plain_forgotten(&store.snapshot()?)? {
         store.write(subject::rehash_forgotten)?;
     }

@@ -42,7 +42,7 @@ fn on_disk(dir: &Path, words: &[&'static str]) -> Vec<(String, &'static str)> {
 }
 
 /// Words of what every form forgets (spelled nowhere else), then words of what stays.
-const GONE: [&str; 30] = [
+const GONE: [&str; 35] = [
     // subject (a whole document, a blanked passage, the name, an attribute, a fact with its type)
     "Quillfeather",
     "Vantablue",
@@ -82,6 +82,13 @@ const GONE: [&str; 30] = [
     "Quenbymoor",
     "apiarycipher",
     "honeydrake",
+    // the names of a scope forgotten whole and of a deleted user and their scope
+    "larkspurvale",
+    "Hollowmere",
+    "fernwickshire",
+    // a scope of the deleted user whose every record went one form at a time before
+    "gossamerdell",
+    "Pemberly",
 ];
 const KEPT: [&str; 2] = ["Northwind", "committee"];
 
@@ -176,7 +183,7 @@ fn fill(store: &Store) -> Partition {
 
 /// A scope forgotten whole (knowledge, a note, a handoff) and a user deleted.
 fn fill_and_forget_scopes(store: &Store) {
-    let whole = Partition::new("local", "u1", "wholescope").unwrap();
+    let whole = Partition::new("local", "u1", "larkspurvale").unwrap();
     let w = who(&whole, 3_000);
     ok(verb(
         store,
@@ -195,7 +202,7 @@ fn fill_and_forget_scopes(store: &Store) {
     ok(notes_verb(store, &w, "handoff_create", &json!({"taskId": "T1", "summary": "capsule gorsewhistle"})));
     assert_eq!(ok(verb(store, &w, "forget", &json!({"all": true})).unwrap())["state"], "forgotten");
 
-    let user = Partition::new("local", "u7", "home").unwrap();
+    let user = Partition::new("local", "hollowmere", "fernwickshire").unwrap();
     let u = who(&user, 4_000);
     ok(verb(
         store,
@@ -211,6 +218,11 @@ fn fill_and_forget_scopes(store: &Store) {
         "note_write",
         &json!({"key": "apiarycipher", "value": "honeydrake", "kind": "user_fact"}),
     ));
+    let emptied = who(&Partition::new("local", "hollowmere", "gossamerdell").unwrap(), 4_000);
+    let ida = json!({"facts": {"entities": [{"name": "Ida Pemberly", "type": "person"}]}});
+    ok(verb(store, &emptied, "remember", &ida).unwrap());
+    let gone = ok(verb(store, &emptied, "forget", &json!({"subject": "Ida Pemberly"})).unwrap());
+    assert_eq!(gone["state"], "forgotten");
     assert_eq!(ok(verb(store, &u, "delete_user", &json!({})).unwrap())["state"], "forgotten");
 }
 
@@ -273,4 +285,60 @@ fn plain_forgotten_names_of_an_older_store_answer_already_and_do_not_survive_a_p
     drop(snap);
     store.close().unwrap();
     assert_eq!(on_disk(dir.path(), &["Quillfeather"]), Vec::new());
+}
+
+/// Moves every key of `from` in the keepsake and history trees to `to`: from a retired
+/// partition back to its own, as a store written before retiring existed holds a scope
+/// forgotten whole.
+fn move_keys(store: &Store, from: &Partition, to: &Partition) {
+    let (from, to) = (from.clone(), to.clone());
+    store
+        .write(move |tx| {
+            for tree in ["k.seq", "k.names_gen", "k.tombstone", "h.event", "h.target", "h.agent"] {
+                for (key, value) in tx.prefix(tree, from.prefix())? {
+                    tx.put(tree, &to.key(&[&key[from.prefix().len()..]]), &value)?;
+                    tx.delete(tree, &key)?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn scopes_an_older_store_forgot_whole_are_retired_by_a_purge() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
+    let part = Partition::new("local", "Tamsinwold", "cloudberryfen").unwrap();
+    let c = who(&part, 1_000);
+    let body = json!({"facts": {"entities": [{"name": "Ida Lund", "type": "person"}]}});
+    ok(verb(&store, &c, "remember", &body).unwrap());
+    let first: u64 = ok(verb(&store, &c, "recall", &json!({"subject": "Ida Lund"})).unwrap())["subject"]["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(ok(verb(&store, &c, "forget", &json!({"all": true})).unwrap())["state"], "forgotten");
+    move_keys(&store, &part.retired(), &part);
+    let live = Partition::new("local", "Tamsinwold", "stays").unwrap();
+    ok(verb(&store, &who(&live, 1_000), "remember", &body).unwrap());
+
+    crate::knowledge::compact(&store, CompactOptions { purge: true }).unwrap();
+    let later = who(&part, 2_000);
+    assert_eq!(verb(&store, &later, "forget", &json!({"all": true})).unwrap(), json!({"state": "already_forgotten"}));
+    let audit = notes_verb(&store, &later, "audit", &json!({}));
+    assert_eq!(audit["events"][0]["target"], json!({"form": "all"}), "the forgetting is still audited: {audit}");
+    ok(verb(&store, &later, "remember", &body).unwrap());
+    let again: u64 = ok(verb(&store, &later, "recall", &json!({"subject": "Ida Lund"})).unwrap())["subject"]["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(again > first, "ids continue past the forgotten ones ({again} after {first})");
+    ok(verb(&store, &later, "forget", &json!({"all": true})).unwrap());
+    crate::knowledge::compact(&store, CompactOptions { purge: true }).unwrap();
+    let stays = ok(verb(&store, &who(&live, 3_000), "recall", &json!({"subject": "Ida Lund"})).unwrap());
+    assert_eq!(stays["state"], "answered", "a live scope is not retired: {stays}");
+    store.close().unwrap();
+    assert_eq!(on_disk(dir.path(), &["cloudberryfen"]), Vec::new());
 }

@@ -135,7 +135,9 @@ fn forgetting_a_scope_takes_its_notes_handoffs_and_history() {
         assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 0, "{tree} keeps keys of the forgotten scope");
     }
     for tree in ["h.event", "h.target", "h.agent"] {
-        assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 1, "{tree}: only the forget event may stay");
+        assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 0, "{tree} keeps keys of the forgotten scope");
+        let retired = snap.prefix(tree, pack.retired().prefix()).unwrap().count();
+        assert_eq!(retired, 1, "{tree}: only the forget event stays, retired");
     }
     let audit = notes(&store, &who(&pack, "codex", 6_000), "audit", &json!({}));
     assert_eq!(audit["events"][0]["target"], json!({"form": "all"}), "the record that the scope was forgotten stays");
@@ -210,4 +212,83 @@ fn a_forgotten_scope_leaves_the_status_list_until_written_again() {
     assert_eq!(reply, json!({"state": "already_forgotten"}));
     let stranger = who(&Partition::new("local", "u2", "default").unwrap(), "claude", 9_000);
     assert_eq!(knowledge(&store, &stranger, "delete_user", &json!({"confirm": true}))["error"]["code"], "NOT_FOUND");
+}
+
+/// The trees holding a key that starts with `part`'s prefix.
+fn trees_keyed_by(store: &Store, part: &Partition) -> Vec<String> {
+    let prefix = part.prefix().to_vec();
+    let (trees, _) = store
+        .write(move |tx| {
+            let mut found = Vec::new();
+            for tree in tx.tree_names() {
+                if tx.first_with_prefix(&tree, &prefix)?.is_some() {
+                    found.push(tree);
+                }
+            }
+            Ok(found)
+        })
+        .unwrap();
+    trees
+}
+
+fn entity_id(store: &Store, caller: &Caller, name: &str) -> u64 {
+    let reply = knowledge(store, caller, "recall", &json!({"subject": name}));
+    reply["subject"]["id"].as_str().unwrap_or_else(|| panic!("{reply}")).parse().unwrap()
+}
+
+#[test]
+fn a_scope_forgotten_whole_keeps_no_key_under_its_name_and_ids_and_audit_go_on() {
+    let (_dir, store, _) = fresh();
+    let pack = Partition::new("local", "u1", "pack").unwrap();
+    fill(&store, &pack);
+    let c = who(&pack, "claude", 5_000);
+    let before = entity_id(&store, &c, "Nimbus Labs");
+    assert_eq!(knowledge(&store, &c, "forget", &json!({"all": true}))["state"], "forgotten");
+    assert_eq!(trees_keyed_by(&store, &pack), Vec::<String>::new(), "keys still spell the forgotten scope");
+
+    // Written again: ids continue past the forgotten ones, and the audit lists the forgetting
+    // (kept retired) before the new write.
+    let later = who(&pack, "claude", 6_000);
+    knowledge(&store, &later, "remember", &founded());
+    assert!(entity_id(&store, &later, "Nimbus Labs") > before, "an id of the forgotten scope is given again");
+    let audit = notes(&store, &later, "audit", &json!({}));
+    let ops: Vec<&str> = audit["events"].as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap()).collect();
+    assert_eq!(ops.first(), Some(&"forget"), "{audit}");
+    assert!(ops.len() > 1 && ops[1..].iter().all(|op| *op != "forget"), "{audit}");
+    let seqs: Vec<u64> =
+        audit["events"].as_array().unwrap().iter().map(|e| e["seq"].as_str().unwrap().parse().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "one sequence across the retired and the live events: {seqs:?}");
+
+    // Forgotten again after the new write, and forgetting a third time is "already".
+    assert_eq!(knowledge(&store, &later, "forget", &json!({"all": true}))["state"], "forgotten");
+    assert_eq!(trees_keyed_by(&store, &pack), Vec::<String>::new());
+    let again = knowledge(&store, &who(&pack, "claude", 7_000), "forget", &json!({"all": true}));
+    assert_eq!(again, json!({"state": "already_forgotten"}));
+    let audit = notes(&store, &who(&pack, "claude", 7_000), "audit", &json!({}));
+    assert_eq!(audit["events"].as_array().unwrap().len(), 2, "both forgettings are audited: {audit}");
+}
+
+#[test]
+fn a_deleted_user_keeps_no_key_under_its_name_and_its_audit_lists_the_deletion() {
+    let (_dir, store, _) = fresh();
+    let home = Partition::new("local", "u9", "default").unwrap();
+    let work = Partition::new("local", "u9", "work").unwrap();
+    // A scope whose only record went one form at a time: its tombstone, counter and events stay
+    // keyed by the partition until the user goes.
+    let emptied = Partition::new("local", "u9", "emptied").unwrap();
+    fill(&store, &home);
+    fill(&store, &work);
+    let e = who(&emptied, "claude", 2_000);
+    knowledge(&store, &e, "remember", &json!({"facts": {"entities": [{"name": "Ida Lund", "type": "person"}]}}));
+    assert_eq!(knowledge(&store, &e, "forget", &json!({"subject": "Ida Lund"}))["state"], "forgotten");
+    assert!(!trees_keyed_by(&store, &emptied).is_empty());
+    let c = who(&work, "claude", 5_000);
+    assert_eq!(knowledge(&store, &c, "delete_user", &json!({}))["state"], "forgotten");
+    for p in [&home, &work, &emptied] {
+        assert_eq!(trees_keyed_by(&store, p), Vec::<String>::new(), "keys still spell {p:?}");
+    }
+    let audit = notes(&store, &who(&work, "claude", 6_000), "audit", &json!({}));
+    let ops: Vec<&str> = audit["events"].as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["delete_user"], "{audit}");
+    assert_eq!(knowledge(&store, &c, "delete_user", &json!({})), json!({"state": "already_forgotten"}));
 }

@@ -321,7 +321,8 @@ fn all_empties_the_scope_and_nothing_else() {
     store.write(move |tx| remember_text(tx, &o, TEXT, None, None, 50)).unwrap();
     let empty = Partition::new("local", "u1", "empty").unwrap();
     assert_eq!(forget(&store, &empty, &json!({"all": true}))["error"]["code"], "NOT_FOUND");
-    // A tree added later is emptied too; a generation counter is kept (it must never go back).
+    // A tree added later is emptied too; a generation counter is kept (it must never go back),
+    // retired.
     let p = part.clone();
     store
         .write(move |tx| {
@@ -337,7 +338,9 @@ fn all_empties_the_scope_and_nothing_else() {
     for tree in [ENT, REL, DOC, PSG, "k.future", "k.ent_name", "k.adj", "k.mention", "k.doc_hash", "k.doc_hash8"] {
         assert_eq!(tree_count(&store, tree, &part), 0, "{tree}");
     }
-    assert_eq!(tree_count(&store, "k.names_gen", &part), 1);
+    assert_eq!(tree_count(&store, "k.names_gen", &part), 0, "kept, but not under the scope's name");
+    let generation = store.snapshot().unwrap().get("k.names_gen", part.retired().prefix()).unwrap();
+    assert_eq!(generation, Some(7u64.to_be_bytes().to_vec()), "the generation is kept, retired");
     let onto = crate::knowledge::ontology(&store.snapshot().unwrap(), &part).unwrap();
     assert_eq!((onto.entities, onto.relations, onto.entity_types.len()), (0, 0, 0), "ontology counts forgotten data");
     let snap = store.snapshot().unwrap();
