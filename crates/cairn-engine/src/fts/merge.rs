@@ -37,6 +37,18 @@ pub const MERGE_STEP_BYTES: usize = 8 << 20;
 #[cfg(test)]
 pub const MERGE_STEP_BYTES: usize = 1024;
 
+/// The fewest input bytes a call reads for a merge in progress: a merge reads
+/// `1/MERGE_CALLS` of its input a call, within [`MERGE_STEP_MIN`, `MERGE_STEP_BYTES`] (`budget`).
+#[cfg(not(test))]
+pub const MERGE_STEP_MIN: usize = 2 << 20;
+#[cfg(test)]
+pub const MERGE_STEP_MIN: usize = 512;
+
+/// The calls a merge aims to span: as many as it takes batches to fill a run of `FANOUT` new
+/// segments, so the newest level does not pile up behind a merge (each segment queued costs
+/// every query a chunk a term).
+const MERGE_CALLS: usize = FANOUT;
+
 /// Advances the partition's merges by about `MERGE_STEP_BYTES`, updating `stats` (the caller
 /// stores it): the merge in progress, step by step, then the next, while the oldest `FANOUT`
 /// consecutive segments of one level are there to merge. A run that is not nested (a segment of
@@ -55,13 +67,24 @@ pub(super) fn settle(tx: &mut WriteTxn<'_>, prefix: &[u8], stats: &mut Stats) ->
             let classes = classes_for(run);
             stats.merge = Some(Merge { start: start as u32, inputs: FANOUT as u32, classes, out_buckets: 0, done: 0 });
         }
-        while stats.merge.is_some() {
-            if spent >= MERGE_STEP_BYTES {
+        while let Some(m) = stats.merge {
+            if spent >= budget(&m) {
                 return Ok(());
             }
             spent += step(tx, prefix, stats)?;
         }
     }
+}
+
+/// The input bytes a call reads of merge `m`: `1/MERGE_CALLS` of its input (as the output's bucket
+/// count says, once class 0 is merged; the least before), within [`MERGE_STEP_MIN`,
+/// `MERGE_STEP_BYTES`]. Measured (`bench/ingest-memory.bench.mjs`): with 8 MiB a call for every
+/// merge, the first level-2 merge (128k passages, ~40 MB) took five calls, the slowest 4.7× the
+/// median call and RSS +90 MB there; with 2 MiB, 2.5× and +50 MB. A level-3 merge (16× larger)
+/// still reads at most 8 MiB a call, and spans more calls than `MERGE_CALLS`.
+fn budget(m: &Merge) -> usize {
+    let input = m.out_buckets as usize * CHUNK_BYTES;
+    (input / MERGE_CALLS).clamp(MERGE_STEP_MIN, MERGE_STEP_BYTES)
 }
 
 /// The place of the oldest run of `FANOUT` consecutive segments of one level (below 255).
@@ -410,4 +433,22 @@ fn merge_class(
         tx.put(POST_TREE, &chunk_key(prefix, first, bucket), &block::encode_chunk(entries))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn merge(out_buckets: u32) -> Merge {
+        Merge { start: 0, inputs: FANOUT as u32, classes: 1, out_buckets, done: 1 }
+    }
+
+    #[test]
+    fn a_call_reads_a_sixteenth_of_a_merge_within_bounds() {
+        assert_eq!(budget(&merge(0)), MERGE_STEP_MIN, "before class 0 says the size: the least");
+        assert_eq!(budget(&merge(4)), MERGE_STEP_MIN, "a small merge: the least");
+        assert_eq!(budget(&merge(256)), 256 * CHUNK_BYTES / MERGE_CALLS, "a middling one: a sixteenth");
+        assert!((MERGE_STEP_MIN..MERGE_STEP_BYTES).contains(&budget(&merge(256))));
+        assert_eq!(budget(&merge(1 << 20)), MERGE_STEP_BYTES, "a huge one: the most");
+    }
 }
