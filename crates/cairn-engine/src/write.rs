@@ -462,6 +462,35 @@ impl<'a> WriteTxn<'a> {
         overlay(self.pending.get(tree), stored, start, within)
     }
 
+    /// The keys of `tree` that start with `prefix`, including this transaction's writes (which
+    /// are merged into the tree first), reading no value: what deleting a whole prefix needs,
+    /// where the values (texts, posting chunks) would be most of the bytes read and held.
+    pub(crate) fn prefix_keys(&mut self, tree: &str, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        validate_tree_name(tree)?;
+        self.core.settle()?;
+        self.flush_tree(tree)?;
+        let root = self.tree(tree).root;
+        let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
+        let mut keys = Vec::new();
+        while let Some((k, _)) = cursor.next(self)? {
+            if !k.starts_with(prefix) {
+                break;
+            }
+            keys.push(k);
+        }
+        Ok(keys)
+    }
+
+    /// Deletes every key of `tree` that starts with `prefix`; how many there were. Keys only
+    /// are read (`prefix_keys`), and none is looked up again.
+    pub(crate) fn delete_prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<u64> {
+        let keys = self.prefix_keys(tree, prefix)?;
+        for key in &keys {
+            self.erase(tree, key)?;
+        }
+        Ok(keys.len() as u64)
+    }
+
     /// The first key of `tree` that starts with `prefix`, including this transaction's writes
     /// (which are merged into the tree first), reading no value and nothing past it.
     pub(crate) fn first_with_prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<Option<Vec<u8>>> {

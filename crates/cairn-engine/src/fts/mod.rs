@@ -499,11 +499,9 @@ pub fn remove_partition(tx: &mut WriteTxn<'_>, part: &[u8]) -> Result<u64> {
     let prefix = part_prefix(part)?;
     let mut passages: u64 = 0;
     for tree in [POST_TREE, DOC_TREE, STATS_TREE] {
-        for (key, _) in scan(tx, tree, &prefix)? {
-            tx.delete(tree, &key)?;
-            if tree == DOC_TREE {
-                passages += 1;
-            }
+        let removed = tx.delete_prefix(tree, &prefix)?;
+        if tree == DOC_TREE {
+            passages = removed;
         }
     }
     Ok(passages)

@@ -23,17 +23,15 @@ pub(crate) struct Purged {
 /// Removes every notes key of `part`; returns what it held.
 pub(crate) fn forget_partition(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Purged> {
     let purged = Purged {
-        notes: tx.prefix(CUR, part.prefix())?.len() as u64,
-        handoffs: tx.prefix(HAND, part.prefix())?.len() as u64,
-        forgot_before: !tx.prefix(super::record::FORGOTTEN, part.prefix())?.is_empty(),
+        notes: tx.prefix_keys(CUR, part.prefix())?.len() as u64,
+        handoffs: tx.prefix_keys(HAND, part.prefix())?.len() as u64,
+        forgot_before: tx.first_with_prefix(super::record::FORGOTTEN, part.prefix())?.is_some(),
     };
     for tree in tx.tree_names() {
         if !tree.starts_with("n.") {
             continue;
         }
-        for (key, _) in tx.prefix(&tree, part.prefix())? {
-            tx.delete(&tree, &key)?;
-        }
+        tx.delete_prefix(&tree, part.prefix())?;
     }
     Ok(purged)
 }

@@ -16,7 +16,7 @@ use super::retire::retire;
 use super::{Counts, Outcome, TOMBSTONE, bury};
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::history::{EVENT, Event};
+use crate::history::{AGENT, EVENT, TARGET};
 use crate::write::WriteTxn;
 use sha2::{Digest, Sha256};
 
@@ -28,13 +28,14 @@ use sha2::{Digest, Sha256};
 const KEEP: [&str; 4] = [SEQ, SCOPES, TOMBSTONE, "k.names_gen"];
 
 fn count(tx: &mut WriteTxn<'_>, tree: &str, part: &Partition) -> Result<u64> {
-    Ok(tx.prefix(tree, part.prefix())?.len() as u64)
+    Ok(tx.prefix_keys(tree, part.prefix())?.len() as u64)
 }
 
-/// Removes every event of `part`, of every family, from the history and its indexes.
+/// Removes every event of `part`, of every family, from the history and its indexes (every
+/// history tree keys its entries by the partition first).
 fn purge_history(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<()> {
-    for (_, bytes) in tx.prefix(EVENT, part.prefix())? {
-        crate::history::remove(tx, part, &decode::<Event>(&bytes, "history event")?)?;
+    for tree in [EVENT, TARGET, AGENT] {
+        tx.delete_prefix(tree, part.prefix())?;
     }
     Ok(())
 }
@@ -76,9 +77,7 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
         if !tree.starts_with("k.") || KEEP.contains(&tree.as_str()) {
             continue;
         }
-        for (key, _) in tx.prefix(&tree, part.prefix())? {
-            tx.delete(&tree, &key)?;
-        }
+        tx.delete_prefix(&tree, part.prefix())?;
     }
     fts::remove_partition(tx, part.raw())?;
     purge_history(tx, part)?;
