@@ -15,6 +15,12 @@ const ranked = {
   channels: z.array(z.string()).describe('seed, graph, mentions, full_text, meaning; note_token, note_trigram'),
   ranks: z.record(z.string(), z.int()),
   seed: z.string().nullable().describe('The seed entity the item was reached from'),
+  uncovered: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "The question's content words this item does not cover (empty: it grounds the answer alone); absent on notes and when the question has no content word",
+    ),
   fused: Fused.optional(),
 };
 

@@ -28,7 +28,7 @@ import { type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { preauthorize, resolveIdentity } from './identity.js';
-import { buildPack } from './pack.js';
+import { buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
 
 type Reply = Record<string, unknown>;
@@ -139,11 +139,15 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
     if (reply.state === 'nothing_stored') reply.state = 'answered';
     const grounding = reply.grounding as { verdict?: unknown } | undefined;
     if (grounding?.verdict === 'nothing_stored') grounding.verdict = 'uncited';
+    // Notes may have taken the places of the knowledge items that grounded the answer.
+    reply.grounding = packGrounding(reply.grounding as Grounding, reply.items as Reply[]);
   }
   if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) return reply;
   const items = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
   const pack = buildPack(items, { tokenBudget, maxItems, purpose });
-  return { ...reply, ...pack };
+  // The verdict speaks of what the caller gets: an item left out of the pack grounds nothing.
+  const grounding = packGrounding(reply.grounding as Grounding, pack.items);
+  return { ...reply, ...pack, grounding };
 }
 
 /**

@@ -84,6 +84,35 @@ export function orderForPurpose(items: Item[], purpose: Purpose): Item[] {
   return weighted.map((w) => w.item);
 }
 
+/** A grounding verdict and its uncovered words, as memory_context replies carry them. */
+export interface Grounding {
+  verdict: string;
+  uncovered: string[];
+}
+
+/**
+ * The grounding verdict of the items a pack kept, from each knowledge item's `uncovered` words
+ * (the engine judges every item it found, but the caller reads only those kept): `grounded` when
+ * a kept item covers every content word, else `related` with the fewest words a kept item leaves
+ * uncovered; `uncited` when the pack keeps no cited knowledge item (notes never ground, as in
+ * memory_context). Verdicts that do not rest on the items (`nothing_stored`, `could_not_judge`)
+ * and `grounded_by_meaning` are kept as they are.
+ */
+export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
+  if (grounding.verdict !== 'grounded' && grounding.verdict !== 'related') return grounding;
+  const judged = kept.filter((item) => item.kind !== 'note' && Array.isArray(item.uncovered));
+  if (!judged.some((item) => item.citation !== null && item.citation !== undefined)) {
+    return { verdict: 'uncited', uncovered: [] };
+  }
+  let best: string[] | undefined;
+  for (const item of judged) {
+    const uncovered = item.uncovered as string[];
+    if (best === undefined || uncovered.length < best.length) best = uncovered;
+  }
+  if (best === undefined || best.length === 0) return { verdict: 'grounded', uncovered: [] };
+  return { verdict: 'related', uncovered: best };
+}
+
 /**
  * A context pack from ranked items: ordered for the purpose, then taken while they fit the token
  * budget and the item cap; an item that does not fit is omitted whole (never cut), and later,

@@ -51,11 +51,18 @@ const TIMEOUT: unique symbol = Symbol('timeout');
 
 /**
  * sufficient: enough evidence, nothing dropped, and every step ran and was grounded; insufficient:
- * nothing found. A part dropped beyond `maxSteps` was never asked, so the answer is at most partial.
+ * nothing found. A part dropped beyond `maxSteps` was never asked, and evidence the pack left out
+ * (its budget, its item cap) never reaches the caller, so either makes the answer at most partial.
  */
-function sufficiency(evidence: number, minEvidence: number, reports: StepReport[], dropped: number): string {
+function sufficiency(
+  evidence: number,
+  minEvidence: number,
+  reports: StepReport[],
+  dropped: number,
+  omitted: number,
+): string {
   if (evidence === 0) return 'insufficient';
-  if (dropped > 0) return 'partial';
+  if (dropped > 0 || omitted > 0) return 'partial';
   const allGrounded = reports.every(
     (r) => r.state === 'done' && (r.grounding === 'grounded' || r.grounding === 'grounded_by_meaning'),
   );
@@ -156,16 +163,17 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
   }
   if (p.dropped.length > 0) fallbacks.push({ reason: 'max_steps', maxSteps, dropped: p.dropped });
   if (p.complexity === 'L3') fallbacks.push({ reason: 'unsupported_complexity', why: p.unsupported });
+  const pack = buildPack(evidence, req.pack);
   const reply: Reply = {
     plan: { source: p.source, complexity: p.complexity, steps: p.steps, dropped: p.dropped },
     complexity: p.complexity,
     steps: reports,
     evidence,
-    sufficiency: sufficiency(evidence.length, minEvidence, reports, p.dropped.length),
+    sufficiency: sufficiency(evidence.length, minEvidence, reports, p.dropped.length, pack.omitted.length),
     minEvidence,
     fallback: fallbacks[0] ?? null,
     fallbacks,
-    ...buildPack(evidence, req.pack),
+    ...pack,
   };
   if (p.complexity === 'L3') reply.unsupported_complexity = p.unsupported;
   if (req.includeHistory === true && !timedOut) {

@@ -49,6 +49,19 @@ impl Names {
         out
     }
 
+    /// The names holding `query` as whole words (see `NameIndex::names_with_word`), from base and
+    /// delta, shorter first.
+    pub(crate) fn names_with_word(&self, query: &str, limit: usize) -> Vec<NameMatch> {
+        let mut out = self.base.index.names_with_word(query, limit);
+        if let Some(d) = &self.delta {
+            out.extend(d.index.names_with_word(query, limit));
+            out.sort_by(|a, b| (a.name.chars().count(), &a.name, a.id).cmp(&(b.name.chars().count(), &b.name, b.id)));
+            out.dedup_by_key(|m| m.id);
+            out.truncate(limit);
+        }
+        out
+    }
+
     /// The names matching `query` (see `NameIndex::lookup`), merged in the same order; an entity
     /// in both (retyped since the base) appears once, at its best.
     pub(crate) fn lookup(&self, query: &str, opts: LookupOptions) -> Vec<NameMatch> {
@@ -91,13 +104,29 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// English plurals no ending rule finds, as the singular a type is stored under: "which people"
+/// meets type `person` (found by an audit: "which persons" seeded every person, "which people"
+/// none).
+const IRREGULAR_PLURALS: [(&str, &str); 8] = [
+    ("people", "person"),
+    ("men", "man"),
+    ("women", "woman"),
+    ("children", "child"),
+    ("mice", "mouse"),
+    ("geese", "goose"),
+    ("feet", "foot"),
+    ("teeth", "tooth"),
+];
+
 /// The matching key of an entity type or of a question word naming one: folded, and a plural
-/// ending dropped (`Companies` → `company`, `boxes` → `box`, `people` stays), so "which companies"
-/// meets type `Company`.
+/// ending dropped (`Companies` → `company`, `boxes` → `box`, `people` → `person`), so "which
+/// companies" meets type `Company`.
 pub(crate) fn type_key(t: &str) -> String {
     let f = fold(t);
     let chars = f.chars().count();
-    if chars > 4 && f.ends_with("ies") {
+    if let Some((_, singular)) = IRREGULAR_PLURALS.iter().find(|(plural, _)| *plural == f) {
+        (*singular).to_owned()
+    } else if chars > 4 && f.ends_with("ies") {
         format!("{}y", &f[..f.len() - 3])
     } else if chars > 4 && ["ses", "xes", "ches", "shes", "zes"].iter().any(|s| f.ends_with(s)) {
         f[..f.len() - 2].to_owned()
@@ -236,7 +265,8 @@ mod tests {
         for (word, key) in [
             ("Companies", "company"),
             ("company", "company"),
-            ("people", "people"),
+            ("people", "person"),
+            ("Children", "child"),
             ("Boxes", "box"),
             ("cities", "city"),
             ("Person", "person"),

@@ -141,6 +141,10 @@ pub struct Coverage {
 pub struct Context {
     pub grounding: Grounding,
     pub items: Vec<Item>,
+    /// For each item, the question's content words it does not cover, in the question's spelling
+    /// (empty: it grounds the answer alone); `None` when the question has no content word. A
+    /// caller that keeps only some items (a context pack) judges the verdict over those.
+    pub uncovered: Option<Vec<Vec<String>>>,
     /// The entities the question named.
     pub seeds: Vec<Entity>,
     /// The seeds with how they matched, best first.
@@ -410,10 +414,10 @@ pub(crate) fn context_with(
     for s in seeding.iter().filter(|s| s.matched == "type") {
         type_words.entry(s.entity.id).or_default().push(&s.by);
     }
-    let grounding = grounding(question, &items, &type_words);
+    let (grounding, uncovered) = grounding(question, &items, &type_words);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
-    Ok(Context { grounding, items, seeds, seeding, coverage })
+    Ok(Context { grounding, items, uncovered, seeds, seeding, coverage })
 }
 
 /// The graph channel's items in rank order: the stored facts the walk reached and the facts
@@ -669,6 +673,7 @@ const CJK_FUNCTION_WORDS: &[&str] = &[
     "哪里",
     "哪儿",
     "哪",
+    "哪一",
     "什么",
     "谁",
     "怎么",
@@ -678,6 +683,7 @@ const CJK_FUNCTION_WORDS: &[&str] = &[
     "几",
     "是否",
     "是",
+    "有",
     "的",
     "了",
     "在",
@@ -784,17 +790,18 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 /// `Grounded` when one item's terms include every content term of the question; the uncovered
 /// terms are reported in the question's own spelling. A fact also covers the type words its ends
 /// were seeded by (`type_words`). A question with no content word cannot be judged, whatever
-/// was found.
-fn grounding(question: &str, items: &[Item], type_words: &HashMap<u64, Vec<&str>>) -> Grounding {
+/// was found. Beside the verdict: each item's uncovered words (`Context::uncovered`).
+fn grounding(
+    question: &str,
+    items: &[Item],
+    type_words: &HashMap<u64, Vec<&str>>,
+) -> (Grounding, Option<Vec<Vec<String>>>) {
     let asked = content_words(question);
     if asked.is_empty() {
-        return Grounding::CouldNotJudge;
-    }
-    if items.is_empty() {
-        return Grounding::NothingStored;
+        return (Grounding::CouldNotJudge, None);
     }
     let wanted: BTreeSet<&String> = asked.iter().flat_map(|(_, terms)| terms).collect();
-    let mut best: Option<BTreeSet<&String>> = None;
+    let mut each = Vec::with_capacity(items.len());
     for item in items {
         let mut have = fact_terms(&item.text);
         let ends = match &item.kind {
@@ -807,21 +814,24 @@ fn grounding(question: &str, items: &[Item], type_words: &HashMap<u64, Vec<&str>
             have.extend(match_terms(word));
         }
         let missing: BTreeSet<&String> = wanted.iter().copied().filter(|t| !have.contains(*t)).collect();
-        if missing.is_empty() {
-            return Grounding::Grounded;
+        let mut uncovered: Vec<String> = Vec::new();
+        for (word, terms) in &asked {
+            if terms.iter().any(|t| missing.contains(t)) && !uncovered.contains(word) {
+                uncovered.push(word.clone());
+            }
         }
-        if best.as_ref().is_none_or(|b| missing.len() < b.len()) {
-            best = Some(missing);
-        }
+        each.push(uncovered);
     }
-    let missing = best.unwrap_or_default();
-    let mut uncovered: Vec<String> = Vec::new();
-    for (word, terms) in &asked {
-        if terms.iter().any(|t| missing.contains(t)) && !uncovered.contains(word) {
-            uncovered.push(word.clone());
-        }
-    }
-    Grounding::Related { uncovered }
+    let verdict = if items.is_empty() {
+        Grounding::NothingStored
+    } else if each.iter().any(Vec::is_empty) {
+        Grounding::Grounded
+    } else {
+        // The item that leaves the fewest words uncovered (the first of equals).
+        let best = each.iter().min_by_key(|u| u.len()).cloned().unwrap_or_default();
+        Grounding::Related { uncovered: best }
+    };
+    (verdict, Some(each))
 }
 
 #[cfg(test)]

@@ -279,6 +279,29 @@ impl NameIndex {
     }
 
     /// Entries with more words than `qwords` that hold them as a contiguous run.
+    /// The stored names holding `query` as whole words (`WordOfName`), however short or common it
+    /// is, shorter names first, at most `limit`: candidates to offer when a short subject names
+    /// nothing by itself ("Bo" → "Bo Lee"), never a match to answer with.
+    #[must_use]
+    pub fn names_with_word(&self, query: &str, limit: usize) -> Vec<NameMatch> {
+        let folded = fold(query);
+        let qwords: Vec<&str> = word_ranges(&folded).into_iter().map(|(from, to)| &folded[from..to]).collect();
+        let qlen = folded.chars().count();
+        let mut found: Vec<&Entry> =
+            self.word_of_name(&qwords).into_iter().map(|e| &self.entries[e as usize]).collect();
+        found.sort_by(|a, b| (a.len, &a.name, a.id).cmp(&(b.len, &b.name, b.id)));
+        found.truncate(limit);
+        found
+            .into_iter()
+            .map(|entry| NameMatch {
+                id: entry.id,
+                name: entry.name.clone(),
+                how: MatchKind::WordOfName,
+                score: score(MatchKind::WordOfName, qlen, entry.len),
+            })
+            .collect()
+    }
+
     fn word_of_name(&self, qwords: &[&str]) -> Vec<u32> {
         // Walk the postings of the rarest query word; a word missing from the index rules all out.
         let mut rarest: Option<(usize, &Vec<(u32, u32)>)> = None;

@@ -47,6 +47,7 @@ fn check(req: &Request, now: i64) -> Result<Ask> {
     Ok(Ask { hops, k, when: When::of_request(req.as_of, valid_at, now) })
 }
 
+#[allow(clippy::too_many_lines, reason = "one pass builds each item's reply from its kind, in order")]
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Request = parse("context", body)?;
     let ask = check(&req, caller.now)?;
@@ -60,7 +61,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         |id: u64| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name)) };
     let mut items = Vec::new();
     let mut with_citation = 0;
-    for item in &found.items {
+    for (i, item) in found.items.iter().enumerate() {
         let seed = item.seed.and_then(|s| seed_names.get(&s).cloned());
         let ranks: Map<String, Value> = item.ranks.iter().map(|(c, r)| (c.name().to_owned(), json!(r))).collect();
         let channels: Vec<&str> = item.ranks.iter().map(|(c, _)| c.name()).collect();
@@ -113,6 +114,11 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         out["channels"] = json!(channels);
         out["ranks"] = Value::Object(ranks);
         out["seed"] = json!(seed);
+        // The question's content words this item does not cover: a caller that keeps only some
+        // items (the node's context pack) judges grounding over those it keeps.
+        if let Some(each) = &found.uncovered {
+            out["uncovered"] = json!(each[i]);
+        }
         items.push(out);
     }
     let (verdict, uncovered) = match &found.grounding {
@@ -220,6 +226,24 @@ mod tests {
             companies.contains(&("Acme".into(), "type".into()))
                 && companies.contains(&("Globex".into(), "type".into()))
         );
+    }
+
+    #[test]
+    fn each_item_says_which_words_of_the_question_it_leaves_uncovered() {
+        let (_dir, store, _part) = seeded();
+        let c = call(&store, &caller(20), "context", &json!({"question": "Priya Raman salary"})).unwrap();
+        let items = c["items"].as_array().unwrap();
+        assert!(!items.is_empty());
+        for item in items {
+            assert!(item["uncovered"].as_array().unwrap().contains(&json!("salary")), "{item}");
+        }
+        let works = call(&store, &caller(20), "context", &json!({"question": "where does Priya Raman work"})).unwrap();
+        assert_eq!(works["grounding"]["verdict"], "grounded", "{works}");
+        let grounding: Vec<&Value> =
+            works["items"].as_array().unwrap().iter().filter(|i| i["uncovered"] == json!([])).collect();
+        assert!(!grounding.is_empty(), "the item that grounds the answer covers every word: {works}");
+        let none = call(&store, &caller(20), "context", &json!({"question": "is it the"})).unwrap();
+        assert!(none["items"].as_array().unwrap().iter().all(|i| i.get("uncovered").is_none()), "{none}");
     }
 
     #[test]
@@ -342,6 +366,33 @@ mod tests {
         }
         // Content characters still count.
         assert_eq!(verdict(&store, "李明的工资").0, "related");
+    }
+
+    #[test]
+    fn an_irregular_plural_seeds_its_type() {
+        let (_dir, store, _part) = fresh();
+        remember(
+            &store,
+            &json!({"facts": {"entities": [{"name": "Ann Lee", "type": "person"}, {"name": "Bo Lee", "type": "person"}]}}),
+        );
+        let c = call(&store, &caller(20), "context", &json!({"question": "which people?"})).unwrap();
+        let seeds: Vec<&str> =
+            c["seeding"]["seeds"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(seeds, ["Ann Lee", "Bo Lee"], "{c}");
+    }
+
+    #[test]
+    fn chinese_question_phrases_are_not_uncovered_words() {
+        // Found by an audit: "哪一年" left the bigram "一年" uncovered, "有多少" the bigram
+        // "学有", which straddles "大学|有".
+        let (_dir, store, _part) = fresh();
+        remember(
+            &store,
+            &json!({"content": "北京大学位于海淀区。北京大学成立于1898年。", "source": "memo",
+            "facts": {"relations": [{"source": "北京大学", "target": "海淀区", "type": "located_in"}]}}),
+        );
+        assert_eq!(verdict(&store, "北京大学成立于哪一年"), ("grounded".to_owned(), json!([])));
+        assert_eq!(verdict(&store, "北京大学有多少学生"), ("related".to_owned(), json!(["学生"])));
     }
 
     #[test]

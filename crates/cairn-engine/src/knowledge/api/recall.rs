@@ -24,6 +24,9 @@ use crate::text::{LookupOptions, MatchKind, fold, is_common_word, tokens};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
+
+/// The most stored names a short subject's `could_not_judge` offers (those holding it as a word).
+const SHORT_CANDIDATES: usize = 8;
 use unicode_segmentation::UnicodeSegmentation;
 
 #[derive(Debug, Deserialize)]
@@ -209,6 +212,18 @@ fn resolve(
         let Some((first, how, _)) = hits.first().cloned() else {
             if tokens(query).is_empty() || (!as_name && fold(query).unicode_words().all(is_common_word)) {
                 return Ok(Err(could_not_judge(req, "the subject is only short or common words", &[])));
+            }
+            // Too short to name anything by a loose rule ("Bo"), but a word of stored names
+            // ("Bo Lee"): ask which, never say nothing is stored (found by an audit).
+            let mut candidates = Vec::new();
+            for hit in names.names_with_word(query, 16) {
+                if candidates.len() < SHORT_CANDIDATES && visible(snap, caller, hit.id, req.as_of)?.is_some() {
+                    candidates.push(hit.name);
+                }
+            }
+            if !candidates.is_empty() {
+                let why = "the subject is a short word of several stored names, or of one: say which";
+                return Ok(Err(could_not_judge(req, why, &candidates)));
             }
             return Ok(Err(answer_none(req, &did_you_mean(snap, caller, &names, query)?)));
         };
@@ -587,6 +602,21 @@ mod tests {
         assert_eq!(lower["state"], json!("could_not_judge"), "{lower}");
         let nobody = call(&store, &caller(2), "recall", &json!({"subject": "Nobody At All"})).unwrap();
         assert_eq!(nobody["state"], json!("nothing_stored"), "{nobody}");
+    }
+
+    #[test]
+    fn a_short_word_of_stored_names_asks_which_instead_of_saying_nothing_is_stored() {
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(1), "relate", &json!({"from": "Tom Lee", "to": "Bo Lee", "type": "parent_of"})).unwrap();
+        let bo = call(&store, &caller(2), "recall", &json!({"subject": "Bo"})).unwrap();
+        assert_eq!(bo["state"], json!("could_not_judge"), "{bo}");
+        assert_eq!(bo["candidates"], json!(["Bo Lee"]), "{bo}");
+        let mut other = caller(3);
+        other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
+        let theirs = call(&store, &other, "recall", &json!({"subject": "Bo"})).unwrap();
+        assert_eq!(theirs["state"], json!("nothing_stored"), "another user's names are no candidates: {theirs}");
+        let none = call(&store, &caller(4), "recall", &json!({"subject": "Zu"})).unwrap();
+        assert_eq!(none["state"], json!("nothing_stored"), "{none}");
     }
 
     #[test]
