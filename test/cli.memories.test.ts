@@ -166,3 +166,37 @@ it('reaches another agent’s agent-visibility note through a node with --agent,
   expect(forget.code, forget.stderr).toBe(0);
   expect(await alphaSees()).toEqual([]);
 });
+
+it('searches with --query the same notes the plain list shows: task and other agents’ notes too', async () => {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };
+  for (const body of [
+    { key: 'diet', value: 'vegetarian, no nuts', kind: 'user_fact' },
+    { key: 'secret_task', value: 'vegetarian menu for task', kind: 'task_state', taskId: 'tx' },
+    { key: 'own_pick', value: 'vegetarian lasagne', kind: 'user_fact', visibility: 'agent' },
+    { key: 'unrelated', value: 'carnivore', kind: 'user_fact' },
+  ]) {
+    expect((await store.notes('note_write', caller, body)).error).toBeUndefined();
+  }
+  await store.close();
+  const keys = (r: { code: number; stdout: string; stderr: string }) => {
+    expect(r.code, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout) as { notes: { key: string }[] }).notes.map((n) => n.key).sort();
+  };
+  const expected = ['diet', 'own_pick', 'secret_task'];
+  const check = async (env: NodeJS.ProcessEnv) => {
+    const plain = keys(await mem(['list', '--json'], env));
+    expect(plain).toEqual(expect.arrayContaining(expected));
+    // Every note the query finds is one the plain list shows, and none of those matching is left out.
+    expect(keys(await mem(['list', '--query', 'vegetarian', '--json'], env))).toEqual(expected);
+    expect(keys(await mem(['list', '--query', 'vegetarian', '--task', 'tx', '--json'], env))).toEqual(['secret_task']);
+    expect(keys(await mem(['list', '--query', 'vegetarian', '--visibility', 'user', '--json'], env))).toEqual(['diet']);
+    // Another agent's note too, as the plain list shows it (the admin token is not `claude`).
+    expect(keys(await mem(['list', '--query', 'lasagne', '--json'], env))).toEqual(['own_pick']);
+    const text = await mem(['list', '--query', 'vegetarian'], env);
+    expect(text.stdout).toMatch(/^secret_task {2}v1 {2}task_state {2}task:tx /m);
+  };
+  await check({});
+  await serve();
+  await check({ CAIRN_ADMIN_TOKEN: ADMIN });
+});

@@ -35,13 +35,40 @@ function remedy(code: string): string {
   return '';
 }
 
+/** Network error codes: the request did not get to the node, or its answer did not come back. */
+const NETWORK = new Set([
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+/** Whether `err` (or an error inside it) is a network failure between the bridge and the node. */
+function unreachable(err: unknown, depth = 0): boolean {
+  if (typeof err !== 'object' || err === null || depth > 4) return false;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && NETWORK.has(e.code)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => unreachable(x, depth + 1))) return true;
+  return unreachable(e.cause, depth + 1);
+}
+
 /** Why the bridge's first session with the node at `url` did not open, said with what to run. */
 export function cannotConnect(err: unknown, url: string, dataDir: string): string {
   const refusal = nodeRefusal(err);
   if (refusal !== null) {
     const { code, message } = refusal.body.error;
     const then = remedy(code);
-    return `the node at ${url} is running but refused CAIRN_TOKEN: ${code}: ${message}${then === '' ? '' : `; ${then}`}`;
+    const what = code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' ? 'CAIRN_TOKEN' : 'the session';
+    return `the node at ${url} is running but refused ${what}: ${code}: ${message}${then === '' ? '' : `; ${then}`}`;
   }
   if (refused(err)) {
     return (
@@ -50,7 +77,10 @@ export function cannotConnect(err: unknown, url: string, dataDir: string): strin
     );
   }
   const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-  return `cannot reach the node at ${url}: ${why}`;
+  if (unreachable(err)) return `cannot reach the node at ${url}: ${why}`;
+  // Not a network failure (the request was never sent, or its answer made no sense): saying the
+  // node is unreachable would send the user looking in the wrong place.
+  return `could not open a session with the node at ${url}: ${why}`;
 }
 
 /**

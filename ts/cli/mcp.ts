@@ -7,6 +7,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
+import { Name256 } from '../protocol/fields.js';
+import { encodeIdentityHeader } from '../protocol/identity-header.js';
 import { protocolError } from '../server/mcp-tools.js';
 import { findRunningNode, VERSION } from '../server/node.js';
 import { NodeLink } from './mcp-link.js';
@@ -90,6 +92,25 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     say('set CAIRN_TOKEN to a token of the node (make one: `cairn token create --agent NAME`)');
     return 2;
   }
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  // Checked here, as the node would: a bad name is the variable's fault, not an unreachable node.
+  for (const [variable, header] of [
+    ['CAIRN_USER', 'x-cairn-user'],
+    ['CAIRN_SCOPE', 'x-cairn-scope'],
+  ] as const) {
+    const name = env[variable];
+    if (!name) continue;
+    const ok = Name256.safeParse(name);
+    if (!ok.success) {
+      say(
+        `${variable}: ${ok.error.issues[0]?.message ?? 'invalid'} (1–256 bytes of UTF-8, no ":", no control characters)`,
+      );
+      return 2;
+    }
+    // Any name, in a form fetch can send (it takes only ByteStrings): UTF-8'' and its bytes
+    // percent-encoded when it is not plain ASCII; the node decodes it back (docs/api.md).
+    headers[header] = encodeIdentityHeader(name);
+  }
   let url = args.url ?? findRunningNode(args.dataDir)?.url;
   if (url === undefined) {
     say(`no node runs on ${args.dataDir}; starting one in the background (log: ${join(args.dataDir, 'node.log')})`);
@@ -101,9 +122,6 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     }
     url = started.url;
   }
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (env.CAIRN_USER) headers['x-cairn-user'] = env.CAIRN_USER;
-  if (env.CAIRN_SCOPE) headers['x-cairn-scope'] = env.CAIRN_SCOPE;
   let last = url;
   // Without --url, a restarted node is found again through node.json (its port may change).
   const link = new NodeLink({

@@ -35,8 +35,11 @@ const OPTION: Record<string, string> = {
   query: '--query',
 };
 
-/** Runs a notes verb: through the running node with the admin token, or on the store directly. */
-type Call = (verb: NotesVerb | 'export', body: Body) => Promise<Body>;
+/**
+ * Runs a notes verb: through the running node with the admin token, or on the store directly; as
+ * `agent` when given (an agent's own notes are visible only to it), else as `--agent`'s.
+ */
+type Call = (verb: NotesVerb | 'export', body: Body, agent?: string) => Promise<Body>;
 
 async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call: Call) => Promise<T>): Promise<T> {
   const user = a.user ?? 'default';
@@ -46,26 +49,29 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
     const admin = env.CAIRN_ADMIN_TOKEN;
     // The admin token acts as its own agent; with `--agent` the note verbs run as that agent
     // through the admin routes (the export behind `list` reads every agent's notes either way).
-    const base = a.agent === undefined ? '/v1/memory' : `/v1/admin/agents/${encodeURIComponent(a.agent)}/memory`;
-    return fn(async (verb, body) =>
+    const baseOf = (agent: string | undefined) =>
+      agent === undefined ? '/v1/memory' : `/v1/admin/agents/${encodeURIComponent(agent)}/memory`;
+    return fn(async (verb, body, agent = a.agent) => {
+      const base = baseOf(agent);
       // Over HTTP a note is forgotten by memory_forget's `note` form.
-      verb === 'note_forget'
+      return verb === 'note_forget'
         ? adminCall(node, admin, 'POST', `${base}/forget`, { note: body, user_id: user, scope })
         : verb === 'export'
           ? adminCall(node, admin, 'POST', '/v1/memory/export', { ...body, user_id: user, scope })
-          : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope }),
-    );
+          : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope });
+    });
   }
   if (!existsSync(join(a.dataDir, 'data.cairn'))) throw new CliFailure('NOT_FOUND', `no store at ${a.dataDir}`, 2);
   const store = await Store.open(a.dataDir);
   const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
   try {
-    return await fn(async (verb, body) => {
+    return await fn(async (verb, body, agent) => {
+      const as = agent === undefined ? caller : { ...caller, agent };
       // The operator owns the store: private notes, and every agent's, are theirs to see.
       const reply =
         verb === 'export'
-          ? await store.knowledge('export', caller, { ...body, allowPrivate: true, allAgents: true })
-          : await store.notes(verb, caller, { ...body, allowPrivate: true });
+          ? await store.knowledge('export', as, { ...body, allowPrivate: true, allAgents: true })
+          : await store.notes(verb, as, { ...body, allowPrivate: true });
       if (reply.error !== undefined) throw refusedBy(reply);
       return reply;
     });
@@ -124,16 +130,44 @@ async function everyNote(call: Call, a: MemoriesArgs): Promise<Body[]> {
   );
 }
 
-/** The notes a hybrid `--query` finds, every page. */
-async function byQuery(call: Call, filters: Body): Promise<Body[]> {
+/** The notes one `note_list` with `body` finds, every page. */
+async function listAll(call: Call, body: Body, agent?: string): Promise<Body[]> {
   const all: Body[] = [];
   let cursor: string | undefined;
   do {
-    const page = await call('note_list', { ...filters, limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await call('note_list', { ...body, limit: 100, ...(cursor === undefined ? {} : { cursor }) }, agent);
     all.push(...((page.notes ?? []) as Body[]));
     cursor = (page.nextCursor as string | null | undefined) ?? undefined;
   } while (cursor !== undefined);
   return all;
+}
+
+const score = (n: Body) => Number((n.receipt as { score?: unknown } | undefined)?.score ?? 0);
+
+/**
+ * What a hybrid `--query` finds among the notes the plain `list` shows (`everyNote`), best first.
+ * One `note_list` sees only what its caller may read: user notes, a task's notes only when it names
+ * the task, an agent's own notes only as that agent. So the search runs once for the user notes,
+ * once per task and once per agent that the scope's notes have, and the finds are merged by score.
+ */
+async function byQuery(call: Call, a: MemoriesArgs, filters: Body): Promise<Body[]> {
+  const query = { ...filters, includePrivate: true };
+  // `--task` names one task: its notes are all a search with it can find, as the plain list's.
+  if (a.task !== undefined) return listAll(call, query);
+  const shown = await everyNote(call, a);
+  const tasks = [...new Set(shown.filter((n) => n.visibility === 'task').map((n) => String(n.taskId)))];
+  const agents = [...new Set(shown.filter((n) => n.visibility === 'agent').map((n) => String(n.agent)))];
+  const found: Body[] = [];
+  // One after another: on the store directly, the calls share one open store.
+  if (shown.some((n) => n.visibility === 'user'))
+    found.push(...(await listAll(call, { ...query, visibility: 'user' })));
+  for (const taskId of tasks) found.push(...(await listAll(call, { ...query, visibility: 'task', taskId })));
+  for (const agent of agents) found.push(...(await listAll(call, { ...query, visibility: 'agent' }, agent)));
+  // Stable: equal scores keep the order of the runs (user, tasks, agents) and within each run.
+  return found
+    .map((n, i) => ({ n, i }))
+    .sort((x, y) => score(y.n) - score(x.n) || x.i - y.i)
+    .map(({ n }) => n);
 }
 
 const line = (n: Body) =>
@@ -142,7 +176,7 @@ const line = (n: Body) =>
 /**
  * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4): the notes of a user's
  * scope as an operator reads them. `list` shows every note (every visibility, task and agent,
- * private ones too), or with `--query` what the hybrid search finds. Through the running node's API
+ * private ones too), or with `--query` what the hybrid search finds among those same notes. Through the running node's API
  * with the admin token when a node holds the store (as agent `--agent` through the admin routes
  * when given), else on the store as agent `--agent` (default `cli`); agent-visibility notes are
  * their agent's. Exit 0 done, 1 refused or failed (a key that is not there), 2 bad usage.
@@ -158,7 +192,7 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
     };
     checked(NoteListInput, filters);
     const notes = await withCaller(a, env, (call) =>
-      a.query === undefined ? everyNote(call, a) : byQuery(call, filters),
+      a.query === undefined ? everyNote(call, a) : byQuery(call, a, filters),
     );
     out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
     return 0;

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { expired, type Tokens } from '../auth/tokens.js';
 import { ApiError } from '../protocol/errors.js';
+import { decodeIdentityHeader } from '../protocol/identity-header.js';
 import type { Principal } from '../service/identity.js';
 
 declare module 'fastify' {
@@ -15,6 +16,12 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** The identity headers, as `Principal` holds them once decoded (docs/api.md, "Identity"). */
+const IDENTITY_HEADERS = [
+  ['X-Cairn-User', 'headerUser'],
+  ['X-Cairn-Scope', 'headerScope'],
+] as const;
+
 /** The principal of a request with a valid bearer token; UNAUTHENTICATED otherwise. */
 export function authenticate(tokens: Tokens, req: FastifyRequest): Principal {
   const auth = header(req, 'authorization');
@@ -25,7 +32,16 @@ export function authenticate(tokens: Tokens, req: FastifyRequest): Principal {
   if (record === null) throw new ApiError('UNAUTHENTICATED', 'the token is unknown or revoked');
   // Checked on every request, so a session or connection opened before the expiry stops with it.
   if (expired(record)) throw new ApiError('UNAUTHENTICATED', `the token expired at ${record.expiresAt}`);
-  return { token: record, headerUser: header(req, 'x-cairn-user'), headerScope: header(req, 'x-cairn-scope') };
+  const p: Principal = { token: record };
+  for (const [name, key] of IDENTITY_HEADERS) {
+    const raw = header(req, name.toLowerCase());
+    if (raw === undefined) continue;
+    const decoded = decodeIdentityHeader(raw);
+    if (decoded.ok) p[key] = decoded.value;
+    // Refused when the identity is resolved (422 naming the header), as any other bad header value.
+    else p.headerError ??= { field: name, message: decoded.message };
+  }
+  return p;
 }
 
 /** An onRequest hook: authenticates before the body is read. */

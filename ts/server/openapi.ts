@@ -41,9 +41,26 @@ const json = (schema: object) => ({ content: { 'application/json': { schema } } 
 /** A 200 reply of the shape `schema` (a component of `reply-schemas.ts`). */
 const ok = (description: string, schema: z.ZodType) => ({ '200': { description, ...json(replyRef(schema)) } });
 
+/** How an identity header carries a name (docs/api.md, "Identity"). */
+const HEADER_ENCODING =
+  "The name's UTF-8 bytes, or UTF-8'' and its percent-encoded UTF-8 (RFC 8187, e.g. UTF-8''caf%C3%A9); " +
+  'bytes that are not UTF-8 are 422 naming the header.';
+
 const IDENTITY_HEADERS = [
-  { name: 'X-Cairn-User', in: 'header', required: false, schema: { type: 'string' }, description: 'User; wins' },
-  { name: 'X-Cairn-Scope', in: 'header', required: false, schema: { type: 'string' }, description: 'Default scope' },
+  {
+    name: 'X-Cairn-User',
+    in: 'header',
+    required: false,
+    schema: { type: 'string' },
+    description: `User; wins. ${HEADER_ENCODING}`,
+  },
+  {
+    name: 'X-Cairn-Scope',
+    in: 'header',
+    required: false,
+    schema: { type: 'string' },
+    description: `Default scope. ${HEADER_ENCODING}`,
+  },
 ];
 
 /** `GET /v1/memory/status` reads its fields from the query string. */

@@ -9,6 +9,8 @@ export interface Principal {
   headerUser?: string | undefined;
   /** `X-Cairn-Scope`, when sent: the connection's default scope. */
   headerScope?: string | undefined;
+  /** An identity header whose bytes name no text (not UTF-8): refused before anything else. */
+  headerError?: { field: string; message: string } | undefined;
 }
 
 /** The identity a verb runs as (DESIGN.md §1). */
@@ -27,6 +29,13 @@ function checkHeader(name: string, value: string | undefined): void {
       { field: name, message: r.error.issues[0]?.message ?? 'invalid' },
     ]);
   }
+}
+
+/** A 422 naming the identity header that could not be decoded, if one could not. */
+function checkDecoded(p: Principal): void {
+  if (p.headerError === undefined) return;
+  const { field, message } = p.headerError;
+  throw new ApiError('VALIDATION_ERROR', `${field}: ${message}`, [{ field, message }]);
 }
 
 function refuseUser(p: Principal, user: string, field: string): void {
@@ -52,6 +61,8 @@ function refuseScope(p: Principal, scope: string, field: string): void {
  * strings are left to the schema (they are shape errors, not another user).
  */
 export function preauthorize(p: Principal, raw: unknown): void {
+  // A header naming no text cannot be judged against the token: refused as it is, body unread.
+  checkDecoded(p);
   const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
   const userId = typeof body.user_id === 'string' ? body.user_id : undefined;
   const scope = typeof body.scope === 'string' ? body.scope : undefined;
@@ -68,6 +79,7 @@ export function preauthorize(p: Principal, raw: unknown): void {
  * user or scope the token does not allow → FORBIDDEN.
  */
 export function resolveIdentity(p: Principal, body: { user_id?: string | undefined; scope?: string | undefined }) {
+  checkDecoded(p);
   checkHeader('X-Cairn-User', p.headerUser);
   checkHeader('X-Cairn-Scope', p.headerScope);
   if (p.headerUser !== undefined && body.user_id !== undefined && body.user_id !== p.headerUser) {

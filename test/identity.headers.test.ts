@@ -1,0 +1,207 @@
+import { execFile } from 'node:child_process';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { decodeIdentityHeader, encodeIdentityHeader } from '../ts/protocol/identity-header.js';
+import { mcpClient, toolJson } from './mcp-client.js';
+import { startTestNode, type TestNode } from './node.js';
+
+// X-Cairn-User / X-Cairn-Scope name the same user and scope as the same text in `user_id` /
+// `scope` (docs/api.md, "Identity"): the header's bytes read as UTF-8, or `UTF-8''` and the
+// percent-encoded UTF-8; bytes that are not UTF-8 are refused naming the header.
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+let t: TestNode;
+let shared: string;
+
+beforeAll(async () => {
+  t = await startTestNode();
+  shared = (await t.token({ agent: 'app' })).token;
+});
+afterAll(() => t.stop());
+
+/** A request whose header values go out as exactly these bytes (fetch sends only ByteStrings). */
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, Buffer | string>,
+  body?: unknown,
+): Promise<{
+  status: number;
+  body: Record<string, unknown> & { error?: { code: string; message: string; details: unknown[] } };
+}> {
+  const u = new URL(path, t.url);
+  const h: Record<string, string> = { authorization: `Bearer ${shared}` };
+  // Node writes header strings as latin1: one char per byte.
+  for (const [k, v] of Object.entries(headers)) h[k] = typeof v === 'string' ? v : v.toString('latin1');
+  // A Buffer: Node writes the headers in a string body's encoding (UTF-8) when they go out together.
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
+  if (payload !== undefined) h['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method, headers: h }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
+      );
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+const utf8 = (s: string) => Buffer.from(s, 'utf8');
+
+describe('the header as UTF-8 bytes', () => {
+  it('whoami names the exact user and scope', async () => {
+    for (const [user, scope] of [
+      ['用户', 'über'],
+      ['café', '作業'],
+    ] as const) {
+      const r = await raw('GET', '/v1/whoami', { 'x-cairn-user': utf8(user), 'x-cairn-scope': utf8(scope) });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body).toMatchObject({ user, scope });
+    }
+  });
+
+  it('reaches the notes written with the same user_id and scope', async () => {
+    const w = await t.call('POST', '/v1/memory/note_write', {
+      token: shared,
+      body: { user_id: '用户', scope: 'über', key: 'diet', value: 'vegetarian', kind: 'user_fact' },
+    });
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    const headers = { 'x-cairn-user': utf8('用户'), 'x-cairn-scope': utf8('über') };
+    const listed = await raw('POST', '/v1/memory/note_list', headers, {});
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect((listed.body.notes as { key: string }[]).map((n) => n.key)).toEqual(['diet']);
+    const status = await raw('POST', '/v1/memory/status', headers, {});
+    expect((status.body.identity as { scope: string }).scope).toBe('über');
+    expect(JSON.stringify(status.body)).not.toContain('Ã');
+  });
+
+  it('accepts a body user_id that agrees with the header, refuses one that does not', async () => {
+    const same = await raw('POST', '/v1/memory/note_list', { 'x-cairn-user': utf8('café') }, { user_id: 'café' });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    // The Latin-1 misreading of the same bytes is another name, and is told apart.
+    const other = await raw('POST', '/v1/memory/note_list', { 'x-cairn-user': utf8('café') }, { user_id: 'cafÃ©' });
+    expect(other.status).toBe(422);
+    expect(other.body.error?.details).toEqual([{ field: 'user_id', message: 'differs from the X-Cairn-User header' }]);
+  });
+
+  it('refuses bytes that are not UTF-8 with a 422 naming the header', async () => {
+    for (const [name, bytes] of [
+      ['X-Cairn-User', Buffer.from([0x63, 0x61, 0x66, 0xe9])], // café in Latin-1
+      ['X-Cairn-Scope', Buffer.from([0xff, 0xfe])],
+      ['X-Cairn-User', Buffer.from([0xe7, 0x94])], // a truncated sequence
+    ] as const) {
+      for (const [method, path, body] of [
+        ['GET', '/v1/whoami', undefined],
+        ['POST', '/v1/memory/note_list', {}],
+        ['POST', '/v1/memory/recall', { subject: 'x' }],
+      ] as const) {
+        const before = await t.txn();
+        const r = await raw(method, path, { [name.toLowerCase()]: bytes }, body);
+        expect(r.status, `${name} ${path}`).toBe(422);
+        expect(r.body.error?.code).toBe('VALIDATION_ERROR');
+        expect(r.body.error?.message).toMatch(new RegExp(`^${name}: not valid UTF-8`));
+        expect(r.body.error?.details).toMatchObject([{ field: name }]);
+        expect(await t.txn()).toBe(before);
+      }
+    }
+  });
+});
+
+describe("the header as UTF-8''<percent-encoded>", () => {
+  it('names the same user as the raw bytes and as user_id', async () => {
+    const r = await t.call('GET', '/v1/whoami', {
+      token: shared,
+      headers: { 'x-cairn-user': "UTF-8''%E7%94%A8%E6%88%B7", 'x-cairn-scope': "utf-8'de'%C3%BCber" },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ user: '用户', scope: 'über' });
+    const listed = await t.call('POST', '/v1/memory/note_list', {
+      token: shared,
+      headers: { 'x-cairn-user': encodeIdentityHeader('用户'), 'x-cairn-scope': encodeIdentityHeader('über') },
+      body: { user_id: '用户' },
+    });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect((listed.body.notes as { key: string }[]).map((n) => n.key)).toEqual(['diet']);
+  });
+
+  it('refuses a bad escape or escaped bytes that are not UTF-8, naming the header', async () => {
+    for (const value of ["UTF-8''caf%E9", "UTF-8''caf%C3", "UTF-8''100%", "UTF-8''a b"]) {
+      const r = await t.call('GET', '/v1/whoami', { token: shared, headers: { 'x-cairn-user': value } });
+      expect(r.status, value).toBe(422);
+      expect(r.body.error?.details).toMatchObject([{ field: 'X-Cairn-User' }]);
+    }
+  });
+
+  it('goes through fetch for an MCP client over HTTP', async () => {
+    const client = await mcpClient(t.url, shared, { 'x-cairn-user': encodeIdentityHeader('用户') });
+    try {
+      const status = toolJson(await client.callTool({ name: 'memory_status', arguments: { scope: 'über' } }));
+      expect(status.body.identity).toMatchObject({ user: '用户', scope: 'über' });
+      const listed = toolJson(await client.callTool({ name: 'memory_note_list', arguments: { scope: 'über' } }));
+      expect((listed.body.notes as { key: string }[]).map((n) => n.key)).toEqual(['diet']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('round-trips any name; plain ASCII names are sent as they are', () => {
+    for (const name of ['bob', 'a%41', '用户', 'café', ' padded ', "UTF-8''x", 'emoji 🪨', "it's"]) {
+      const sent = encodeIdentityHeader(name);
+      expect(sent).toMatch(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/);
+      expect(decodeIdentityHeader(Buffer.from(sent).toString('latin1'))).toEqual({ ok: true, value: name });
+    }
+    expect(encodeIdentityHeader('a%41')).toBe('a%41');
+    expect(encodeIdentityHeader('用户')).toBe("UTF-8''%E7%94%A8%E6%88%B7");
+  });
+});
+
+describe('cairn mcp with a non-ASCII CAIRN_USER', () => {
+  it('works end to end', async () => {
+    const client = new Client({ name: 'stdio-test', version: '0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp', '--url', t.url],
+        env: {
+          ...(process.env as Record<string, string>),
+          CAIRN_TOKEN: shared,
+          CAIRN_USER: '用户',
+          CAIRN_SCOPE: 'über',
+        },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const status = toolJson(await client.callTool({ name: 'memory_status', arguments: {} }));
+      expect(status.body.identity).toMatchObject({ user: '用户', scope: 'über' });
+      const listed = toolJson(await client.callTool({ name: 'memory_note_list', arguments: {} }));
+      expect((listed.body.notes as { key: string }[]).map((n) => n.key)).toEqual(['diet']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a name the node would refuse, naming the variable, before reaching for the node', async () => {
+    const run = (env: Record<string, string>) =>
+      promisify(execFile)(process.execPath, [CLI, 'mcp', '--url', 'http://127.0.0.1:9'], {
+        env: { ...process.env, CAIRN_TOKEN: shared, ...env },
+      }).catch((e: { code: number; stderr: string }) => e);
+    for (const [variable, value] of [
+      ['CAIRN_USER', 'a:b'],
+      ['CAIRN_SCOPE', 'x'.repeat(257)],
+    ] as const) {
+      const err = (await run({ [variable]: value })) as { code: number; stderr: string };
+      expect(err.code).toBe(2);
+      expect(err.stderr).toContain(`cairn mcp: ${variable}: `);
+      expect(err.stderr).not.toContain('cannot reach');
+    }
+  });
+});
