@@ -666,7 +666,9 @@ pub(crate) fn entities_in(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Vec
     tx.prefix(ENT, part.prefix())?.iter().map(|(_, bytes)| decode(bytes, "entity")).collect()
 }
 
-/// Every relation touching `entity`, outbound then inbound, each group by type and then id.
+/// Every relation touching `entity`, outbound then inbound, each group by type and then id. A
+/// relation from `entity` to itself (no verb writes one now; an older store or an import may hold
+/// it) is one stored fact, listed once, outbound: its inbound entry is skipped.
 pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<Neighbour>> {
     let prefix = adj_prefix(part, entity);
     let mut out = Vec::new();
@@ -682,6 +684,9 @@ pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<
             .get(REL, &rel_key(part, rel_id))?
             .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
         let relation: Relation = decode(&bytes, "relation")?;
+        if direction == Direction::Inbound && relation.from == relation.to {
+            continue;
+        }
         let other = if direction == Direction::Outbound { relation.to } else { relation.from };
         out.push(Neighbour { relation, direction, other });
     }
@@ -870,6 +875,19 @@ mod tests {
         let priya = entity_by_name(&snap, &mine, "Priya").unwrap().unwrap();
         assert!(neighbours(&snap, &theirs, priya.id).unwrap().is_empty());
         assert_eq!(neighbours(&snap, &mine, priya.id).unwrap().len(), 1);
+    }
+
+    /// A self-loop an older store holds (the verbs refuse one now) is one fact, listed once.
+    #[test]
+    fn a_relation_from_an_entity_to_itself_is_one_neighbour() {
+        let (_dir, store, part) = fresh();
+        let p = part.clone();
+        store.write(move |tx| relate(tx, &p, assertion("Wanda", "Wanda", "self", &Map::new(), "a"), 1)).unwrap();
+        let snap = store.snapshot().unwrap();
+        let wanda = entity_by_name(&snap, &part, "Wanda").unwrap().unwrap();
+        let around = neighbours(&snap, &part, wanda.id).unwrap();
+        assert_eq!(around.len(), 1, "{around:?}");
+        assert_eq!((around[0].direction, around[0].other), (Direction::Outbound, wanda.id));
     }
 
     #[test]

@@ -363,6 +363,24 @@ mod tests {
     use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use serde_json::{Value, json};
 
+    /// A self-loop an older store holds (`relate` and `remember` refuse one) is one fact: recall
+    /// lists it once, not once outbound and once inbound.
+    #[test]
+    fn a_stored_self_loop_is_listed_once() {
+        let (_dir, store, part) = fresh();
+        let none = serde_json::Map::new();
+        store
+            .write(move |tx| {
+                let a = crate::knowledge::testing::assertion("Wanda", "Wanda", "self", &none, "a");
+                crate::knowledge::relate(tx, &part, a, 1)
+            })
+            .unwrap();
+        let r = call(&store, &caller(TODAY), "recall", &json!({"subject": "Wanda"})).unwrap();
+        let stored: Vec<&Value> =
+            r["facts"].as_array().unwrap().iter().filter(|f| f["derived"] != json!(true)).collect();
+        assert_eq!(stored.len(), 1, "{r}");
+    }
+
     #[test]
     fn a_read_whose_time_hides_every_fact_says_so() {
         let (_dir, store, _part) = fresh();

@@ -201,6 +201,12 @@ fn check(req: &Request) -> Result<()> {
             name(&format!("facts.relations[{i}].source"), &r.source)?;
             name(&format!("facts.relations[{i}].target"), &r.target)?;
             name(&format!("facts.relations[{i}].type"), &r.rel_type)?;
+            // One rule with `relate`: a relation joins two entities, never one to itself.
+            if fold(&r.source) == fold(&r.target) {
+                return Err(Error::InvalidArgument(format!(
+                    "facts.relations[{i}].target must not name the same entity as its source"
+                )));
+            }
             check_interval(&format!("facts.relations[{i}].attributes"), r.attributes.as_ref(), req.date.as_deref())?;
         }
     }
@@ -798,6 +804,23 @@ mod tests {
             &json!({"facts": {"relations": [ok, inverted]}, "date": "2024-01-01"}),
             "facts.relations[1].attributes.valid_to",
         );
+    }
+
+    /// `relate` refuses a relation from an entity to itself; so does `remember`, for the whole
+    /// call (found by an audit: it stored the self-loop and recall listed it twice).
+    #[test]
+    fn a_relation_from_an_entity_to_itself_is_refused_as_relate_refuses_it() {
+        let wanda = json!({"name": "Wanda", "type": "person"});
+        let ok = json!({"source": "Wanda", "target": "Acme", "type": "works_at"});
+        let looped = json!({"source": "Wanda", "target": " wanda ", "type": "self"});
+        refused(
+            &json!({"content": "Atomic test sentence about Wanda.", "facts": {"entities": [wanda], "relations": [ok, looped]}}),
+            "facts.relations[1].target",
+        );
+        let (_dir, store, _part) = fresh();
+        let err =
+            call(&store, &caller(1), "relate", &json!({"from": "Wanda", "to": "WANDA", "type": "self"})).unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
     }
 
     #[test]

@@ -8,13 +8,15 @@
 //! out, `subject:<name>` and the like, go with a subject they name.) Names and types are
 //! compared folded.
 
+use super::super::graph::Relation;
 use super::super::part::Partition;
 use super::super::records::{decode, encode};
 use crate::error::Result;
 use crate::history::{EVENT, Event, remove};
 use crate::text::fold;
 use crate::write::WriteTxn;
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Value, json};
 
 /// Which events a forget removes (or, for an attribute, edits).
 pub(crate) enum Strip<'a> {
@@ -27,6 +29,62 @@ pub(crate) enum Strip<'a> {
     Documents(&'a [u64]),
     /// One attribute key inside an entity's events (folded name, key).
     Attribute(&'a str, &'a str),
+    /// What a source label took: its documents' events, and of the facts it touched (folded
+    /// targets `facts`) the events of the versions that went, `gone` telling them by their
+    /// records. A fact in `emptied` kept no version: all its events go. A fact that keeps one
+    /// keeps the events whose `after` (the version the write made) stayed; such an event, and any
+    /// other fact event, shows a `before` that went and a `relate` input naming the label as
+    /// `{"redacted": "forgotten"}`.
+    Source {
+        label: &'a str,
+        gone: &'a dyn Fn(&Relation) -> bool,
+        docs: &'a [u64],
+        facts: &'a [String],
+        emptied: &'a [String],
+    },
+}
+
+/// What a kept event shows in place of a value that spelled what a forget took.
+fn redacted() -> Value {
+    json!({"redacted": "forgotten"})
+}
+
+/// Whether an event's record is a version `gone` took; a record that does not read as a
+/// relation counts as one (nothing shows that it was not).
+fn went(record: Option<&Value>, gone: &dyn Fn(&Relation) -> bool) -> bool {
+    record.is_none_or(|v| Relation::deserialize(v).map_or(true, |r| gone(&r)))
+}
+
+/// Whether `patch` is a `relate` input (it names `from`; `remember`'s names `source` as the
+/// relation's first end) given source label `label`.
+fn relate_labelled(patch: Option<&Value>, label: &str) -> bool {
+    patch.is_some_and(|p| p.get("from").is_some() && p.get("source").and_then(Value::as_str) == Some(label))
+}
+
+/// What a source forget does to fact event `event` (an unchanged event: `Some(false)`; gone:
+/// `None`; edited: `Some(true)`).
+fn source_fact(
+    event: &mut Event,
+    (label, gone): (&str, &dyn Fn(&Relation) -> bool),
+    facts: &[String],
+    emptied: &[String],
+) -> Option<bool> {
+    let folded = folded_fact(&event.target).map(|parts| parts.join("\0"));
+    let mut edited = false;
+    if let Some(target) = folded.filter(|t| facts.contains(t)) {
+        if emptied.contains(&target) || went(event.after.as_ref(), gone) {
+            return None;
+        }
+        if event.before.is_some() && went(event.before.as_ref(), gone) {
+            event.before = Some(redacted());
+            edited = true;
+        }
+    }
+    if relate_labelled(event.patch.as_ref(), label) {
+        event.patch = Some(redacted());
+        edited = true;
+    }
+    Some(edited)
 }
 
 fn folded_fact(target: &str) -> Option<[String; 3]> {
@@ -79,6 +137,20 @@ pub(crate) fn strip_events(tx: &mut WriteTxn<'_>, part: &Partition, what: &Strip
             Strip::Documents(ids) => {
                 event.family == "document" && event.target.parse().is_ok_and(|id: u64| ids.contains(&id))
             }
+            Strip::Source { label, gone, docs, facts, emptied } => match event.family.as_str() {
+                "document" => event.target.parse().is_ok_and(|id: u64| docs.contains(&id)),
+                "fact" => match source_fact(&mut event, (label, *gone), facts, emptied) {
+                    None => true,
+                    Some(edited) => {
+                        if edited {
+                            tx.put(EVENT, &key, &encode(&event))?;
+                            changed += 1;
+                        }
+                        false
+                    }
+                },
+                _ => false,
+            },
             Strip::Attribute(name, attr) => {
                 if event.family == "entity" && fold(event.target.trim()) == *name {
                     let before = event.clone();

@@ -7,13 +7,26 @@ use super::super::docs::Document;
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
-use super::super::trees::{DOC, REL};
+use super::super::trees::{ADJ, DOC, OUT, REL, adj_type_prefix, rel_key, trailing_id};
 use super::{
     Counts, Kept, Outcome, Strip, bury, bury_document, bury_relation, fact_target, missing, name_of, remove_document,
     remove_relation, strip_events,
 };
 use crate::error::{Error, Result};
+use crate::text::fold;
 use crate::write::WriteTxn;
+
+/// Whether `part` still holds a version of the fact `from` -[`folded_type`]-> `to`.
+fn any_version(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64, folded_type: &str) -> Result<bool> {
+    for (key, _) in tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, folded_type))? {
+        if let Some(bytes) = tx.get(REL, &rel_key(part, trailing_id(&key)?))?
+            && decode::<Relation>(&bytes, "relation")?.to == to
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
 
 /// Forgets everything `part` holds from source `label` (matched exactly).
 pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: i64) -> Result<Outcome> {
@@ -34,22 +47,23 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         // The `passage` form of a document that went with its source answers "already".
         bury_document(tx, part, doc, now)?;
     }
+    let doc_ids: Vec<u64> = docs.iter().map(|d| d.id).collect();
+    // A version is from here when its provenance is one of those documents or carries the label.
+    let from_here = |rel: &Relation| match &rel.source {
+        Source::Document { doc_id, label: l } => doc_ids.contains(doc_id) || l.as_deref() == Some(label),
+        Source::Asserted { label: l } => l.as_deref() == Some(label),
+    };
     let mut ends = std::collections::BTreeSet::new();
-    let mut fact_targets = Vec::new();
+    // Each fact touched: its target, ends and folded type.
+    let mut facts: Vec<(String, u64, u64, String)> = Vec::new();
     for (_, bytes) in tx.prefix(REL, part.prefix())? {
         let rel: Relation = decode(&bytes, "relation")?;
-        let from_here = match &rel.source {
-            Source::Document { doc_id, label: l } => {
-                docs.iter().any(|d| d.id == *doc_id) || l.as_deref() == Some(label)
-            }
-            Source::Asserted { label: l } => l.as_deref() == Some(label),
-        };
-        if from_here {
+        if from_here(&rel) {
             let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
             remove_relation(tx, part, &rel)?;
             bury_relation(tx, part, &rel, &target, now)?;
-            if !fact_targets.contains(&target) {
-                fact_targets.push(target);
+            if !facts.iter().any(|(t, ..)| *t == target) {
+                facts.push((target, rel.from, rel.to, fold(&rel.rel_type)));
             }
             ends.extend([rel.from, rel.to]);
             counts.facts += 1;
@@ -59,9 +73,17 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         return missing(tx, part, "source", label, format!("nothing is stored from source {label:?}"));
     }
     bury(tx, part, "source", label, now)?;
-    let doc_ids: Vec<u64> = docs.iter().map(|d| d.id).collect();
-    strip_events(tx, part, &Strip::Documents(&doc_ids))?;
-    strip_events(tx, part, &Strip::Facts(&fact_targets))?;
+    // A fact the source stated only some versions of (another call restored or asserted it)
+    // keeps the others, and with them the events of the writes that made them.
+    let mut emptied = Vec::new();
+    for (target, from, to, folded_type) in &facts {
+        if !any_version(tx, part, *from, *to, folded_type)? {
+            emptied.push(target.clone());
+        }
+    }
+    let targets: Vec<String> = facts.into_iter().map(|(t, ..)| t).collect();
+    let what = Strip::Source { label, gone: &from_here, docs: &doc_ids, facts: &targets, emptied: &emptied };
+    strip_events(tx, part, &what)?;
     let mut kept = Vec::new();
     if !ends.is_empty() {
         kept.push(Kept {

@@ -438,3 +438,128 @@ fn forgetting_removes_the_forgotten_records_events_only() {
     let forgets: Vec<String> = forget_events(&store, &part).into_iter().map(|e| e.target).collect();
     assert_eq!(forgets, ["attribute", "subject", "passage", "fact"], "each forget is recorded by its form only");
 }
+
+/// Pat Moss works at Initech (remembered from source `src1`), then at Hooli (`replaces`, which
+/// ends the first), then at Initech again (`replaces`: the fact restored, asserted by the agent).
+/// Returns the store and partition.
+fn restored_fact() -> (tempfile::TempDir, Store, Partition) {
+    let (dir, store, _) = crate::knowledge::testing::fresh();
+    let part = Partition::new("local", "u1", "hist1").unwrap();
+    let at = |now| caller(&part, now);
+    let remember = json!({
+        "content": "Pat Moss works at Initech.",
+        "facts": {
+            "entities": [{"name": "Pat Moss", "type": "person"}, {"name": "Initech", "type": "company"}],
+            "relations": [{"source": "Pat Moss", "target": "Initech", "type": "works_at"}],
+        },
+        "date": "2024-05-01",
+        "source": "src1",
+    });
+    assert!(verb(&store, &at(10), "remember", &remember).unwrap().get("error").is_none());
+    let hooli = json!({"from": "Pat Moss", "to": "Hooli", "type": "works_at", "replaces": true, "date": "2025-01-01"});
+    verb(&store, &at(20), "relate", &hooli).unwrap();
+    let back = json!({"from": "Pat Moss", "to": "Initech", "type": "works_at", "replaces": true, "date": "2025-06-01"});
+    assert_eq!(verb(&store, &at(30), "relate", &back).unwrap()["restored"].as_array().unwrap().len(), 1);
+    (dir, store, part)
+}
+
+fn history_ops(store: &Store, part: &Partition, from: &str, to: &str) -> Vec<Value> {
+    let body = json!({"fact": {"from": from, "to": to, "type": "works_at"}});
+    let reply = crate::knowledge::testing_api::notes_verb(store, &caller(part, 200), "history", &body);
+    reply["events"].as_array().unwrap_or_else(|| panic!("{reply}")).clone()
+}
+
+/// Found by an audit: `forget {source}` took the ended copy from that source, and with it every
+/// event of the fact, the restore of its live version (which the source never stated) included.
+/// The live version keeps its history; what the source stated goes, and the kept restore no
+/// longer shows the forgotten version it replaced.
+#[test]
+fn a_source_takes_the_events_of_its_versions_and_a_live_version_keeps_its_own() {
+    let (_dir, store, part) = restored_fact();
+    let ops: Vec<Value> = history_ops(&store, &part, "Pat Moss", "Initech").iter().map(|e| e["op"].clone()).collect();
+    assert_eq!(ops, [json!("assert"), json!("end"), json!("restore")]);
+    let reply = forget(&store, &part, &json!({"source": "src1"}));
+    assert_eq!(reply["state"], "forgotten", "{reply}");
+    assert_eq!(reply["forgotten"]["facts"], 1, "the ended copy from src1: {reply}");
+    let recall =
+        verb(&store, &caller(&part, crate::knowledge::testing::TODAY), "recall", &json!({"subject": "Pat Moss"}))
+            .unwrap();
+    let live: Vec<&Value> = recall["facts"].as_array().unwrap().iter().filter(|f| f["object"] == "Initech").collect();
+    assert_eq!(live.len(), 1, "{recall}");
+    assert_eq!(live[0]["citation"]["source"]["kind"], "asserted", "{recall}");
+    let events = history_ops(&store, &part, "Pat Moss", "Initech");
+    let ops: Vec<&Value> = events.iter().map(|e| &e["op"]).collect();
+    assert_eq!(ops, [&json!("restore")], "the live version's own event stays: {events:?}");
+    assert_eq!(events[0]["after"]["source"]["kind"], "asserted");
+    assert_eq!(events[0]["before"], json!({"redacted": "forgotten"}), "the version it replaced went");
+    let text = serde_json::to_string(&events).unwrap();
+    assert!(!text.contains("src1") && !text.contains("\"document\""), "{text}");
+    let audit = crate::knowledge::testing_api::notes_verb(&store, &caller(&part, 220), "audit", &json!({}));
+    let facts: Vec<&Value> = audit["events"].as_array().unwrap().iter().filter(|e| e["family"] == "fact").collect();
+    assert_eq!(facts.len(), 3, "the restore, and Hooli's assert and the end it got from the restore: {audit}");
+    assert!(!serde_json::to_string(&audit).unwrap().contains("src1"), "{audit}");
+    assert_eq!(history_ops(&store, &part, "Pat Moss", "Hooli").len(), 2, "another fact's events stay");
+}
+
+/// The other way round: the live version is the one from the source, its earlier life the
+/// agent's. The source takes the live version and the restore that made it; the earlier life
+/// and its events stay.
+#[test]
+fn a_source_whose_version_restored_a_fact_takes_the_restore_only() {
+    let (_dir, store, _) = crate::knowledge::testing::fresh();
+    let part = Partition::new("local", "u1", "hist2").unwrap();
+    let at = |now| caller(&part, now);
+    verb(
+        &store,
+        &at(10),
+        "relate",
+        &json!({"from": "Pat Moss", "to": "Initech", "type": "works_at", "date": "2024-01-01"}),
+    )
+    .unwrap();
+    verb(
+        &store,
+        &at(20),
+        "relate",
+        &json!({"from": "Pat Moss", "to": "Hooli", "type": "works_at", "replaces": true, "date": "2025-01-01"}),
+    )
+    .unwrap();
+    let body = json!({"from": "Pat Moss", "to": "Initech", "type": "works_at", "replaces": true, "date": "2025-06-01", "source": "memo"});
+    verb(&store, &at(30), "relate", &body).unwrap();
+    assert_eq!(history_ops(&store, &part, "Pat Moss", "Initech").len(), 3);
+    let reply = forget(&store, &part, &json!({"source": "memo"}));
+    assert_eq!(reply["forgotten"]["facts"], 1, "{reply}");
+    let events = history_ops(&store, &part, "Pat Moss", "Initech");
+    let ops: Vec<&Value> = events.iter().map(|e| &e["op"]).collect();
+    assert_eq!(ops, [&json!("assert"), &json!("end")], "{events:?}");
+    // The end of Hooli came from the forgotten call: it stays (Hooli's fact is kept) without the
+    // call's input, which names the forgotten label.
+    let hooli = history_ops(&store, &part, "Pat Moss", "Hooli");
+    let text = serde_json::to_string(&hooli).unwrap();
+    assert_eq!(hooli.len(), 2, "{text}");
+    assert!(!text.contains("memo"), "{text}");
+    assert_eq!(hooli[1]["patch"], json!({"redacted": "forgotten"}), "{text}");
+}
+
+/// A document forgotten by id keeps the facts taken from it, and so their history, even when a
+/// later call restated (and revised) the fact.
+#[test]
+fn a_passage_keeps_the_history_of_the_facts_it_keeps() {
+    let (_dir, store, _) = crate::knowledge::testing::fresh();
+    let part = Partition::new("local", "u1", "hist3").unwrap();
+    let fact = |content: &str, date: &str, source: &str| {
+        json!({
+            "content": content,
+            "facts": {"relations": [{"source": "Pat Moss", "target": "Initech", "type": "works_at",
+                                     "attributes": {"role": source}}]},
+            "date": date,
+            "source": source,
+        })
+    };
+    let first =
+        verb(&store, &caller(&part, 10), "remember", &fact("Pat Moss works at Initech.", "2024-05-01", "a")).unwrap();
+    verb(&store, &caller(&part, 20), "remember", &fact("Pat Moss joined Initech early.", "2024-01-01", "b")).unwrap();
+    assert_eq!(history_ops(&store, &part, "Pat Moss", "Initech").len(), 2, "assert, then merge");
+    let doc = first["doc_id"].as_str().unwrap().to_owned();
+    assert_eq!(forget(&store, &part, &json!({"passage": doc}))["state"], "forgotten");
+    assert_eq!(history_ops(&store, &part, "Pat Moss", "Initech").len(), 2, "the facts stay, so does their history");
+}
