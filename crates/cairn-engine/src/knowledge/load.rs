@@ -483,16 +483,12 @@ impl Plan {
             && named(f.to, &r.ends[1])
     }
 
-    /// An entity record, as `import` stores it: found or created, then its types added (once
-    /// each, up to folding), its attributes set, and the earliest `recorded_at` kept. `Err` leaves
-    /// the record to `import` (checked before anything is decided for it).
+    /// An entity record, as `import` stores it: found or created (an id mapped to an entity of
+    /// another name is not used: the name wins, and the id is mapped to the entity it names),
+    /// then its types added (once each, up to folding), its attributes set, and the earliest
+    /// `recorded_at` kept. `Err` leaves the record to `import` (checked before anything is
+    /// decided for it).
     fn entity(&mut self, r: EntityRec<'_>, now: i64) -> std::result::Result<(), ()> {
-        // An id mapped to another name: `import` resolves it its own way.
-        if let Some(&at) = r.source.and_then(|s| self.entity_map.get(&s))
-            && self.entities[at].folded != r.folded
-        {
-            return Err(());
-        }
         // A time later than now: `import` skips it, saying so.
         if not_future("recorded_at", r.recorded_at, now).is_err() {
             return Err(());

@@ -28,6 +28,8 @@ mod ids;
 #[cfg(test)]
 mod ids_tests;
 mod import;
+#[cfg(test)]
+mod import_origin_tests;
 pub(crate) mod import_rules;
 pub mod limits;
 mod load;
