@@ -406,6 +406,20 @@ fn version_field(
     })
 }
 
+/// A fact record's origin and source id, and whether they map to this very fact stored here.
+fn fact_source(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<(Src, bool)>> {
+    let source = match (Origin::of_record(r), id_field(r, "id")) {
+        (Ok(origin), Ok(id)) => (origin, id),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    if let Some(local) = mapped(tx, part, FACT, source)?
+        && let Some(bytes) = tx.get(REL, &rel_key(part, local))?
+    {
+        return Ok(Ok((source, same_fact(tx, part, &decode(&bytes, "relation")?, r)?)));
+    }
+    Ok(Ok((source, false)))
+}
+
 fn import_fact(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -414,21 +428,15 @@ fn import_fact(
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<Option<u64>>> {
-    let origin = match Origin::of_record(r) {
-        Ok(o) => o,
+    let source = match fact_source(tx, part, r)? {
+        Ok((_, true)) => {
+            out.unchanged.facts += 1;
+            return Ok(Ok(None));
+        }
+        Ok((source, false)) => source,
         Err(e) => return Ok(Err(e)),
     };
-    let source = match id_field(r, "id") {
-        Ok(id) => (origin, id),
-        Err(e) => return Ok(Err(e)),
-    };
-    if let Some(local) = mapped(tx, part, FACT, source)?
-        && let Some(bytes) = tx.get(REL, &rel_key(part, local))?
-        && same_fact(tx, part, &decode(&bytes, "relation")?, r)?
-    {
-        out.unchanged.facts += 1;
-        return Ok(Ok(None));
-    }
+    let origin = source.0;
     let Some(rel_type) = r.get("type").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
         return Ok(Err("type: must be a non-empty string".into()));
     };

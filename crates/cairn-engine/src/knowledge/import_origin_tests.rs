@@ -167,7 +167,7 @@ fn a_fact_whose_names_contradict_its_ids_is_joined_by_its_names() {
     let (from, to) = (id_of(&ra, "Xavier"), id_of(&ra, "Yolanda"));
     let fact = json!({"kind": "fact", "id": "99", "from": from, "to": to, "from_name": "Quentin", "to_name": "Rita",
         "type": "mentors", "recorded_at": "1970-01-01T00:00:05.000Z"});
-    let reply = import(&store, &c, &[fact.clone()]);
+    let reply = import(&store, &c, std::slice::from_ref(&fact));
     assert_eq!(counts(&reply, "imported"), (0, 1, 0), "{reply}");
     let stored = facts(&store, &c);
     assert!(stored.contains(&"Quentin \"mentors\" Rita".to_owned()), "{stored:?}");

@@ -12,6 +12,7 @@
 use super::part::Partition;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
 
 /// Bytes of an origin in a map key; twice as many hex digits in a record.
 pub(crate) const ORIGIN_LEN: usize = 16;
@@ -45,7 +46,12 @@ impl Origin {
     /// As a record carries it: lowercase hex, `None` without one.
     #[must_use]
     pub fn hex(&self) -> Option<String> {
-        self.0.map(|b| b.iter().map(|x| format!("{x:02x}")).collect())
+        self.0.map(|b| {
+            b.iter().fold(String::with_capacity(2 * ORIGIN_LEN), |mut hex, x| {
+                let _ = write!(hex, "{x:02x}");
+                hex
+            })
+        })
     }
 
     /// The `origin` field of a record: absent or null is no origin; anything else must be the
