@@ -39,7 +39,10 @@ async function exportAll(scope: string, includePrivate: boolean): Promise<Rec[]>
 
 /** Records without store-local ids and export stamps, sorted, so two scopes' exports compare. */
 function normalized(records: Rec[]): string[] {
-  return records.map(({ id: _id, exported_at: _at, scope: _scope, ...rest }) => JSON.stringify(rest)).sort();
+  // The origin names the exported scope, as `scope` does.
+  return records
+    .map(({ id: _id, exported_at: _at, scope: _scope, origin: _origin, ...rest }) => JSON.stringify(rest))
+    .sort();
 }
 
 it('exports notes and handoffs, private notes only when asked for', async () => {

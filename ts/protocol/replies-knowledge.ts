@@ -291,6 +291,12 @@ export const DeleteUserReply = z.object({
   scopes: z.array(z.object({ scope: z.string(), forgotten: ForgetCounts })).optional(),
 });
 
+/** Where an export's ids were handed out: a digest (never a name), the same in every record. */
+const Origin = z
+  .string()
+  .regex(/^[0-9a-f]{32}$/)
+  .describe('Digest of the source store and scope; import keys source ids by it');
+
 /** One record of an export page, by `kind`. */
 export const ExportRecord = z.discriminatedUnion('kind', [
   z.object({
@@ -298,6 +304,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     format: z.literal('cairn.export'),
     version: z.int(),
     scope: z.string(),
+    origin: Origin,
     exported_at: Time,
     kinds: z.array(z.string()),
     withheld: z.object({
@@ -305,9 +312,10 @@ export const ExportRecord = z.discriminatedUnion('kind', [
       private_versions: Count.describe('Private earlier versions of notes that did leave'),
     }),
   }),
-  Entity.extend({ kind: z.literal('entity'), recorded_at: Time }),
+  Entity.extend({ kind: z.literal('entity'), recorded_at: Time, origin: Origin }),
   z.object({
     kind: z.literal('fact'),
+    origin: Origin,
     id: Id,
     from: Id,
     to: Id,
@@ -329,6 +337,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
   }),
   z.object({
     kind: z.literal('document'),
+    origin: Origin,
     id: Id,
     text: z.string(),
     label: z.string().nullable(),
@@ -338,6 +347,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
   }),
   Note.omit({ kind: true, supersedes: true }).extend({
     kind: z.literal('note'),
+    origin: Origin,
     noteKind: Note.shape.kind,
     owner: z.string().optional().describe('The agent an agent-visibility note belongs to'),
     versions: z
@@ -356,7 +366,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
       )
       .describe('Every earlier stored version, oldest first (the record itself is the current one)'),
   }),
-  Handoff.extend({ kind: z.literal('handoff') }),
+  Handoff.extend({ kind: z.literal('handoff'), origin: Origin }),
 ]);
 
 /** memory_export: one page; `next` is the cursor of the following page, null when done. */

@@ -124,6 +124,8 @@ struct Shared {
     queue: Mutex<Option<Sender<Request>>>,
     writer: Mutex<Option<JoinHandle<Result<()>>>>,
     lock: Mutex<Option<Box<dyn DirLock>>>,
+    /// The store's random id (its meta page's), which export origins are made from.
+    store_id: u64,
 }
 
 /// An open store. Cheap to clone; every clone is the same store. Closing any clone closes it.
@@ -265,6 +267,7 @@ impl Store {
                 queue: Mutex::new(Some(tx)),
                 writer: Mutex::new(Some(handle)),
                 lock: Mutex::new(Some(lock)),
+                store_id: meta.store_id,
             }),
         })
     }
@@ -273,6 +276,13 @@ impl Store {
     #[must_use]
     pub fn dir(&self) -> &Path {
         &self.shared.dir
+    }
+
+    /// The store's random id: what tells two stores' exports of a same-named scope apart
+    /// (`knowledge::Origin`).
+    #[must_use]
+    pub fn store_id(&self) -> u64 {
+        self.shared.store_id
     }
 
     /// A consistent view of the last committed state.

@@ -11,6 +11,7 @@
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
 use super::graph::{Entity, Relation, Source};
+use super::origin::Origin;
 use super::part::Partition;
 use super::records::decode;
 use super::trees::{DOC, ENT, PSG, REL, ent_key};
@@ -158,10 +159,13 @@ pub struct Page {
 }
 
 /// Up to `limit` records of `part` from `cursor` (the start when `None`); `now` stamps the header;
-/// `reader` says which notes it may carry (private ones withheld are counted in the header).
+/// `reader` says which notes it may carry (private ones withheld are counted in the header);
+/// `origin` (`Origin::of` the store and `part`) is named in the header and in every record, so
+/// an import keys each page's ids by where they were handed out, whichever page it reads first.
 pub fn export(
     snap: &Snapshot,
     part: &Partition,
+    origin: Origin,
     cursor: Option<&str>,
     limit: usize,
     now: i64,
@@ -177,6 +181,7 @@ pub fn export(
     let mut at = KINDS.iter().position(|k| k.name == start.kind).expect("decode checks the kind");
     let mut after = start.after;
     let mut records = Vec::new();
+    let origin = origin.hex().map_or(Value::Null, Value::String);
     while at < KINDS.len() {
         let kind = &KINDS[at];
         let Some((tree, record)) = kind.walk else {
@@ -191,6 +196,7 @@ pub fn export(
                 "format": FORMAT,
                 "version": FORMAT_VERSION,
                 "scope": scope,
+                "origin": origin,
                 "exported_at": iso_ms(now),
                 "kinds": kind_names(),
                 "withheld": { "private_notes": notes, "private_versions": versions },
@@ -209,7 +215,8 @@ pub fn export(
                 // More of this kind remains: continue after the last key returned.
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
-            if let Some(r) = record(snap, part, &value, reader)? {
+            if let Some(mut r) = record(snap, part, &value, reader)? {
+                r["origin"] = origin.clone();
                 records.push(r);
             }
             after = suffix.to_vec();

@@ -1,7 +1,14 @@
 //! Import of exported records into the caller's partition. Pages may come in any order and more
 //! than once: every exported id is mapped to its local id in `k.import_map`
-//! (`part | kind byte | source id` → local id), entities are also matched by exact (folded) name,
-//! and documents by their content hash, so importing a record again changes nothing. Within one
+//! (`part | kind byte | origin | source id` → local id; the origin, `origin.rs`, is the digest of
+//! where the ids were handed out, which every exported record names, since ids restart in every
+//! partition; a record naming none keys by `part | kind byte | source id`, the layout before
+//! origins), entities are also matched by exact (folded) name, and documents by their content
+//! hash, so importing a record again changes nothing. The map is a shortcut, never the authority:
+//! an entity it gives is used only when its name is the one the record gives, a fact only when
+//! its ends and type are the record's, a document only when its text is the record's (or that
+//! text with forgotten passages blanked), so ids of another origin, or of a hand-made record,
+//! never make a record `unchanged` or join a fact to an entity its names contradict. Within one
 //! call entities go first, then facts, then documents, whatever the order of the list. A fact
 //! whose endpoint is not known yet is resolved by the name the export carries beside the id (the
 //! entity is stored then, and its own record fills in types and attributes when it arrives); a
@@ -16,6 +23,7 @@ use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
 use super::ids::next_id;
 use super::import_rules::{not_future, own_author};
+use super::origin::Origin;
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, rel_key};
@@ -27,7 +35,7 @@ use crate::write::WriteTxn;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// `part | kind byte | source id` → local id.
+/// `part | kind byte | origin (16 bytes, none for a record naming no origin) | source id` → local id.
 pub(crate) const IMPORT_MAP: &str = "k.import_map";
 pub(crate) const ENTITY: u8 = b'e';
 pub(crate) const FACT: u8 = b'f';
@@ -74,12 +82,12 @@ pub struct Imported {
     pub written: Vec<(&'static str, String, u64)>,
 }
 
-pub(crate) fn map_key(part: &Partition, kind: u8, source: u64) -> Vec<u8> {
-    part.key(&[&[kind], &source.to_be_bytes()])
+pub(crate) fn map_key(part: &Partition, kind: u8, origin: Origin, source: u64) -> Vec<u8> {
+    part.key(&[&[kind], origin.key_bytes(), &source.to_be_bytes()])
 }
 
-fn mapped(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, source: u64) -> Result<Option<u64>> {
-    tx.get(IMPORT_MAP, &map_key(part, kind, source))?
+fn mapped(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, (origin, source): Src) -> Result<Option<u64>> {
+    tx.get(IMPORT_MAP, &map_key(part, kind, origin, source))?
         .map(|v| {
             v.as_slice()
                 .try_into()
@@ -89,8 +97,25 @@ fn mapped(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, source: u64) -> Res
         .transpose()
 }
 
-fn set_map(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, source: u64, local: u64) -> Result<()> {
-    tx.put(IMPORT_MAP, &map_key(part, kind, source), &local.to_be_bytes())
+fn set_map(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, (origin, source): Src, local: u64) -> Result<()> {
+    tx.put(IMPORT_MAP, &map_key(part, kind, origin, source), &local.to_be_bytes())
+}
+
+/// A source id with the origin it was handed out in.
+type Src = (Origin, u64);
+
+/// Whether `name` (as a record gives it) names `e` (the same folded name, as `entity_in` finds).
+fn names(e: &Entity, name: &str) -> bool {
+    fold(name.trim()) == fold(e.name.trim())
+}
+
+/// The stored entity `source` maps to, if the record's `name` (when it gives one) is that
+/// entity's: an id of another origin, or of a hand-made record, is not trusted over a name.
+fn mapped_entity(tx: &mut WriteTxn<'_>, part: &Partition, source: Src, name: Option<&str>) -> Result<Option<Entity>> {
+    let Some(local) = mapped(tx, part, ENTITY, source)? else { return Ok(None) };
+    let Some(bytes) = tx.get(ENT, &ent_key(part, local))? else { return Ok(None) };
+    let e: Entity = decode(&bytes, "entity")?;
+    Ok(name.is_none_or(|n| n.trim().is_empty() || names(&e, n)).then_some(e))
 }
 
 /// A record field problem, as a skip reason naming the field.
@@ -127,18 +152,19 @@ fn attrs_field(r: &Map<String, Value>) -> Field<Map<String, Value>> {
 }
 
 /// The local entity for an exported one (by id map, then by name), stored if neither finds it.
+/// An id mapped to an entity of another name is not used: the name wins, and the map is pointed
+/// at the entity it names.
 fn resolve_entity(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
-    source: Option<u64>,
+    source: Option<Src>,
     name: Option<&str>,
     recorded_at: i64,
 ) -> Result<Option<(Entity, bool)>> {
     if let Some(src) = source
-        && let Some(local) = mapped(tx, part, ENTITY, src)?
-        && let Some(bytes) = tx.get(ENT, &ent_key(part, local))?
+        && let Some(e) = mapped_entity(tx, part, src, name)?
     {
-        return Ok(Some((decode(&bytes, "entity")?, false)));
+        return Ok(Some((e, false)));
     }
     let Some(name) = name.filter(|n| !n.trim().is_empty() && !has_control(n)) else { return Ok(None) };
     let found = match entity_in(tx, part, name)? {
@@ -164,9 +190,13 @@ fn import_entity(
     if has_control(name) {
         return Ok(Err("name: must not contain control characters".into()));
     }
+    let origin = match Origin::of_record(r) {
+        Ok(o) => o,
+        Err(e) => return Ok(Err(e)),
+    };
     let source = if r.contains_key("id") {
         match id_field(r, "id") {
-            Ok(id) => Some(id),
+            Ok(id) => Some((origin, id)),
             Err(e) => return Ok(Err(e)),
         }
     } else {
@@ -215,6 +245,7 @@ fn import_entity(
 fn provenance(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
+    origin: Origin,
     r: &Map<String, Value>,
 ) -> Result<Field<(Source, Option<String>)>> {
     let Some(p) = r.get("provenance").and_then(Value::as_object) else {
@@ -229,7 +260,7 @@ fn provenance(
         Some("asserted") | None => Ok(Ok((Source::Asserted { label }, agent))),
         Some("document") => {
             let source = match id_field(p, "doc_id") {
-                Ok(id) => id,
+                Ok(id) => (origin, id),
                 Err(e) => return Ok(Err(format!("provenance.{e}"))),
             };
             let local = if let Some(local) = mapped(tx, part, DOCUMENT, source)? {
@@ -245,22 +276,47 @@ fn provenance(
     }
 }
 
-/// Whether both ends of a fact can be resolved (mapped to a stored entity, or named).
-fn check_ends(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<()>> {
+/// Where one end of a fact would resolve, before anything is written: a stored entity, or one
+/// to be created by this (folded) name.
+#[derive(PartialEq, Eq)]
+enum End {
+    Here(u64),
+    New(String),
+}
+
+/// Where a fact's end resolves as `resolve_entity` would resolve it, without writing.
+fn peek_end(tx: &mut WriteTxn<'_>, part: &Partition, source: Option<Src>, name: Option<&str>) -> Result<Option<End>> {
+    if let Some(src) = source
+        && let Some(e) = mapped_entity(tx, part, src, name)?
+    {
+        return Ok(Some(End::Here(e.id)));
+    }
+    let Some(name) = name.filter(|n| !n.trim().is_empty() && !has_control(n)) else { return Ok(None) };
+    Ok(Some(match entity_in(tx, part, name)? {
+        Some(e) => End::Here(e.id),
+        None => End::New(fold(name.trim())),
+    }))
+}
+
+/// Whether both ends of a fact can be resolved (mapped to a stored entity the names do not
+/// contradict, or named), and to two entities: a fact never joins an entity to itself (`relate`
+/// refuses it too).
+fn check_ends(tx: &mut WriteTxn<'_>, part: &Partition, origin: Origin, r: &Map<String, Value>) -> Result<Field<()>> {
+    let mut ends = Vec::with_capacity(2);
     for (id_name, name_name) in [("from", "from_name"), ("to", "to_name")] {
-        let named = r.get(name_name).and_then(Value::as_str).is_some_and(|n| !n.trim().is_empty());
-        let known = match id_field(r, id_name).ok() {
-            Some(src) => match mapped(tx, part, ENTITY, src)? {
-                Some(local) => tx.get(ENT, &ent_key(part, local))?.is_some(),
-                None => false,
-            },
-            None => false,
-        };
-        if !named && !known {
-            return Ok(Err(format!(
-                "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
-            )));
+        let src = id_field(r, id_name).ok().map(|id| (origin, id));
+        let name = r.get(name_name).and_then(Value::as_str);
+        match peek_end(tx, part, src, name)? {
+            Some(end) => ends.push(end),
+            None => {
+                return Ok(Err(format!(
+                    "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
+                )));
+            }
         }
+    }
+    if ends[0] == ends[1] {
+        return Ok(Err("to: from and to name the same entity; a fact joins two".into()));
     }
     Ok(Ok(()))
 }
@@ -269,13 +325,14 @@ fn check_ends(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -
 fn resolve_ends(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
+    origin: Origin,
     r: &Map<String, Value>,
     recorded_at: i64,
     out: &mut Imported,
 ) -> Result<Field<[u64; 2]>> {
     let mut ends = [0u64; 2];
     for (i, (id_name, name_name)) in [("from", "from_name"), ("to", "to_name")].into_iter().enumerate() {
-        let src = id_field(r, id_name).ok();
+        let src = id_field(r, id_name).ok().map(|id| (origin, id));
         let name = r.get(name_name).and_then(Value::as_str);
         if let Some((e, created)) = resolve_entity(tx, part, src, name, recorded_at)? {
             if created {
@@ -289,6 +346,22 @@ fn resolve_ends(
         }
     }
     Ok(Ok(ends))
+}
+
+/// Whether stored fact `rel` is the one record `r` describes: the same type, and ends the
+/// record's names (when it gives them) name.
+fn same_fact(tx: &mut WriteTxn<'_>, part: &Partition, rel: &Relation, r: &Map<String, Value>) -> Result<bool> {
+    if r.get("type").and_then(Value::as_str).is_none_or(|t| fold(t.trim()) != fold(rel.rel_type.trim())) {
+        return Ok(false);
+    }
+    for (local, name_name) in [(rel.from, "from_name"), (rel.to, "to_name")] {
+        let Some(name) = r.get(name_name).and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else { continue };
+        let Some(bytes) = tx.get(ENT, &ent_key(part, local))? else { return Ok(false) };
+        if !names(&decode::<Entity>(&bytes, "entity")?, name) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// A fact record's `recorded_at` (required) and `ended_at`, neither ahead of `now`, once the
@@ -310,6 +383,7 @@ fn fact_stamps(r: &Map<String, Value>, who: (&str, bool), now: i64) -> Field<(i6
 fn version_field(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
+    origin: Origin,
     r: &Map<String, Value>,
     ended_at: Option<i64>,
 ) -> Result<Field<Option<u64>>> {
@@ -323,13 +397,27 @@ fn version_field(
         Ok(id) => id,
         Err(e) => return Ok(Err(e)),
     };
-    Ok(match mapped(tx, part, FACT, fact)? {
+    Ok(match mapped(tx, part, FACT, (origin, fact))? {
         Some(local) if tx.get(REL, &rel_key(part, local))?.is_some() => Ok(Some(local)),
         _ => {
             Err("version_of: the fact this is an earlier version of is not imported yet (it comes first in an export)"
                 .into())
         }
     })
+}
+
+/// A fact record's origin and source id, and whether they map to this very fact stored here.
+fn fact_source(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<(Src, bool)>> {
+    let source = match (Origin::of_record(r), id_field(r, "id")) {
+        (Ok(origin), Ok(id)) => (origin, id),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    if let Some(local) = mapped(tx, part, FACT, source)?
+        && let Some(bytes) = tx.get(REL, &rel_key(part, local))?
+    {
+        return Ok(Ok((source, same_fact(tx, part, &decode(&bytes, "relation")?, r)?)));
+    }
+    Ok(Ok((source, false)))
 }
 
 fn import_fact(
@@ -340,16 +428,15 @@ fn import_fact(
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<Option<u64>>> {
-    let source = match id_field(r, "id") {
-        Ok(id) => id,
+    let source = match fact_source(tx, part, r)? {
+        Ok((_, true)) => {
+            out.unchanged.facts += 1;
+            return Ok(Ok(None));
+        }
+        Ok((source, false)) => source,
         Err(e) => return Ok(Err(e)),
     };
-    if let Some(local) = mapped(tx, part, FACT, source)?
-        && tx.get(REL, &rel_key(part, local))?.is_some()
-    {
-        out.unchanged.facts += 1;
-        return Ok(Ok(None));
-    }
+    let origin = source.0;
     let Some(rel_type) = r.get("type").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
         return Ok(Err("type: must be a non-empty string".into()));
     };
@@ -368,7 +455,7 @@ fn import_fact(
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
     };
-    let version_of = match version_field(tx, part, r, ended_at)? {
+    let version_of = match version_field(tx, part, origin, r, ended_at)? {
         Ok(v) => v,
         Err(e) => return Ok(Err(e)),
     };
@@ -377,14 +464,14 @@ fn import_fact(
         Err(e) => return Ok(Err(e)),
     };
     // Every check that can skip the record runs before anything is written for it.
-    if let Err(e) = check_ends(tx, part, r)? {
+    if let Err(e) = check_ends(tx, part, origin, r)? {
         return Ok(Err(e));
     }
-    let (prov, prov_agent) = match provenance(tx, part, r)? {
+    let (prov, prov_agent) = match provenance(tx, part, origin, r)? {
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),
     };
-    let ends = match resolve_ends(tx, part, r, recorded_at, out)? {
+    let ends = match resolve_ends(tx, part, origin, r, recorded_at, out)? {
         Ok(ends) => ends,
         Err(e) => return Ok(Err(e)),
     };
@@ -469,17 +556,14 @@ fn import_document(
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<()>> {
-    let source = match id_field(r, "id") {
-        Ok(id) => id,
+    let origin = match Origin::of_record(r) {
+        Ok(o) => o,
         Err(e) => return Ok(Err(e)),
     };
-    let reserved = mapped(tx, part, DOCUMENT, source)?;
-    if let Some(local) = reserved
-        && tx.get(DOC, &part.key(&[&local.to_be_bytes()]))?.is_some()
-    {
-        out.unchanged.documents += 1;
-        return Ok(Ok(()));
-    }
+    let source = match id_field(r, "id") {
+        Ok(id) => (origin, id),
+        Err(e) => return Ok(Err(e)),
+    };
     let Some(text) =
         r.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty() && t.len() <= MAX_TEXT_BYTES)
     else {
@@ -489,6 +573,19 @@ fn import_document(
         (Ok(l), Ok(d)) => (l, d),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
+    let mut reserved = mapped(tx, part, DOCUMENT, source)?;
+    if let Some(local) = reserved
+        && let Some(bytes) = tx.get(DOC, &part.key(&[&local.to_be_bytes()]))?
+    {
+        let have: Document = decode(&bytes, "document")?;
+        if same_document(&have, text, date.as_deref()) {
+            out.unchanged.documents += 1;
+            return Ok(Ok(()));
+        }
+        // Another document has this id here (ids of another origin): this one is matched by its
+        // text, or stored under an id of its own.
+        reserved = None;
+    }
     let ingested_at = match time_field(r, "ingested_at") {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(Err("ingested_at: required".into())),
@@ -559,6 +656,16 @@ fn import_document(
     Ok(Ok(()))
 }
 
+/// Whether stored document `have` is the one a record gives as `text` and `date`: the same text,
+/// or that text with forgotten passages blanked (`forget::blank_spans`: every code point but a
+/// line break may have become a space), so a forget here is never undone by importing again.
+fn same_document(have: &Document, text: &str, date: Option<&str>) -> bool {
+    have.date.as_deref() == date
+        && (have.text == text
+            || have.text.chars().count() == text.chars().count()
+                && have.text.chars().zip(text.chars()).all(|(h, t)| h == t || (h == ' ' && t != '\n')))
+}
+
 pub(crate) fn check_header(r: &Map<String, Value>) -> Field<()> {
     if r.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(format!("format: must be {FORMAT:?}"));
@@ -566,6 +673,8 @@ pub(crate) fn check_header(r: &Map<String, Value>) -> Field<()> {
     if r.get("version").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
         return Err(format!("version: this node reads version {FORMAT_VERSION}"));
     }
+    // Each record names its own origin; the header's is checked only so a broken one is said.
+    Origin::of_record(r)?;
     Ok(())
 }
 

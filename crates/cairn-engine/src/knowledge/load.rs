@@ -16,6 +16,7 @@ use super::graph::{Entity, MAX_NAME_LEN, Relation, Source, has_control};
 use super::ids::{read_next_id, write_next_id};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
 use super::import_rules::not_future;
+use super::origin::Origin;
 use super::part::Partition;
 use super::trees::{ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in};
 use crate::error::Result;
@@ -64,6 +65,9 @@ struct Line<'a> {
     /// An earlier version of a revised fact: left to `import`, which maps the fact it is of.
     #[serde(borrow)]
     version_of: Option<Cow<'a, str>>,
+    /// Where the record's ids were handed out (`Origin`).
+    #[serde(borrow)]
+    origin: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -118,9 +122,9 @@ enum Written {
 pub(crate) struct Plan {
     entities: Vec<NewEntity>,
     facts: Vec<NewFact>,
-    /// Source ids → local entity / fact index (the `k.import_map` entries).
-    entity_map: FastMap<u64, usize>,
-    fact_map: FastMap<u64, usize>,
+    /// Source ids (with their origin) → local entity / fact index (the `k.import_map` entries).
+    entity_map: FastMap<Src, usize>,
+    fact_map: FastMap<Src, usize>,
     /// Folded name → local entity index.
     names: FastMap<String, usize>,
     /// `(from, to, folded type, version)` → local fact index: one fact per live triple, and per
@@ -138,6 +142,14 @@ pub(crate) struct Plan {
     /// Lines for `import`, by line index.
     rest: Vec<(usize, Value)>,
     pub(crate) out: Imported,
+}
+
+/// A source id with the origin it was handed out in.
+type Src = (Origin, u64);
+
+/// A line's origin; `Err(())`: not one an export writes (the line goes to `import`, which says so).
+fn origin(s: Option<&Cow<'_, str>>) -> std::result::Result<Origin, ()> {
+    s.map_or(Ok(Origin::NONE), |s| Origin::parse(s).ok_or(()))
 }
 
 /// `Ok(None)`: absent; `Err(())`: present but not a valid id or time (the line goes to `import`).
@@ -164,7 +176,7 @@ fn fits(name: &str) -> bool {
 /// An entity line as the parse threads leave it: checked, its id and time read, its name and
 /// types folded (everything that needs no other line).
 struct EntityRec<'a> {
-    source: Option<u64>,
+    source: Option<Src>,
     name: Cow<'a, str>,
     folded: String,
     /// The types as sent, each with its folded form.
@@ -175,7 +187,7 @@ struct EntityRec<'a> {
 
 /// One end of a fact line: the entity id and name it gives.
 struct End<'a> {
-    id: Option<u64>,
+    id: Option<Src>,
     name: Option<Cow<'a, str>>,
 }
 
@@ -188,7 +200,7 @@ struct FactExtra {
 
 /// A fact line as the parse threads leave it (the line-local checks done, ids and times read).
 struct FactRec<'a> {
-    source: u64,
+    source: Src,
     /// The line fails a check of its own (type, times, provenance): unless its id was read
     /// before, it goes to `import`.
     bad: bool,
@@ -222,7 +234,8 @@ struct Parsed<'a> {
 impl<'a> EntityRec<'a> {
     fn read(r: Line<'a>) -> Option<Self> {
         let name = r.name.filter(|n| fits(n))?;
-        let source = source_id(r.id.as_ref()).ok()?;
+        let origin = origin(r.origin.as_ref()).ok()?;
+        let source = source_id(r.id.as_ref()).ok()?.map(|id| (origin, id));
         let recorded_at = time(r.recorded_at.as_ref()).ok()?;
         let types = r.types.unwrap_or_default();
         if !types.iter().all(|t| fits(t)) {
@@ -243,7 +256,8 @@ impl<'a> FactRec<'a> {
     /// `None` when the line has no valid id; `last` caches the last time read (an export's facts
     /// often share theirs).
     fn read(r: Line<'a>, last: &mut Option<(Cow<'a, str>, i64)>) -> Option<Self> {
-        let source = source_id(r.id.as_ref()).ok().flatten()?;
+        let origin = origin(r.origin.as_ref()).ok()?;
+        let source = (origin, source_id(r.id.as_ref()).ok().flatten()?);
         let mut bad = !r.rel_type.as_deref().is_some_and(fits) || r.version_of.is_some();
         let recorded_at = match (&r.recorded_at, &*last) {
             (Some(s), Some((have, ms))) if s == have => Some(*ms),
@@ -264,7 +278,10 @@ impl<'a> FactRec<'a> {
                 (None, None)
             }
         };
-        let end = |id: Option<Cow<'a, str>>, name| End { id: source_id(id.as_ref()).ok().flatten(), name };
+        let end = |id: Option<Cow<'a, str>>, name| End {
+            id: source_id(id.as_ref()).ok().flatten().map(|id| (origin, id)),
+            name,
+        };
         let extra =
             (r.attributes.as_ref().is_some_and(|a| !a.is_empty()) || r.valid_from.is_some() || r.valid_to.is_some())
                 .then(|| {
@@ -401,16 +418,18 @@ impl Plan {
     /// whether it was created. `None` when it names none.
     fn resolve(
         &mut self,
-        source: Option<u64>,
+        source: Option<Src>,
         name: Option<&str>,
         folded: Option<String>,
         recorded_at: i64,
     ) -> Option<(usize, bool)> {
-        if let Some(&at) = source.and_then(|s| self.entity_map.get(&s)) {
+        let name = name.map(str::trim).filter(|n| !n.is_empty());
+        let folded = folded.or_else(|| name.map(fold));
+        if let Some(at) = self.mapped(source, folded.as_deref()) {
             return Some((at, false));
         }
-        let name = name.map(str::trim).filter(|n| !n.is_empty() && !has_control(n))?;
-        let folded = folded.unwrap_or_else(|| fold(name));
+        let name = name.filter(|n| !has_control(n))?;
+        let folded = folded.expect("folded from the name");
         let (at, created) = if let Some(&at) = self.names.get(&folded) {
             (at, false)
         } else {
@@ -430,16 +449,46 @@ impl Plan {
         Some((at, created))
     }
 
-    /// An entity record, as `import` stores it: found or created, then its types added (once
-    /// each, up to folding), its attributes set, and the earliest `recorded_at` kept. `Err` leaves
-    /// the record to `import` (checked before anything is decided for it).
-    fn entity(&mut self, r: EntityRec<'_>, now: i64) -> std::result::Result<(), ()> {
-        // An id mapped to another name: `import` resolves it its own way.
-        if let Some(&at) = r.source.and_then(|s| self.entity_map.get(&s))
-            && self.entities[at].folded != r.folded
-        {
-            return Err(());
+    /// The entity `source` maps to, unless `folded` (the record's name) names another: an id of
+    /// another origin, or of a hand-made record, is not trusted over a name (as `import`).
+    fn mapped(&self, source: Option<Src>, folded: Option<&str>) -> Option<usize> {
+        let at = *self.entity_map.get(&source?)?;
+        folded.is_none_or(|f| self.entities[at].folded == f).then_some(at)
+    }
+
+    /// Where a fact's end resolves, without creating it: an entity of the plan, or the folded
+    /// name of one to be created.
+    fn peek(&self, end: &End<'_>) -> Option<std::result::Result<usize, String>> {
+        let folded = end.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(fold);
+        if let Some(at) = self.mapped(end.id, folded.as_deref()) {
+            return Some(Ok(at));
         }
+        let folded = folded?;
+        Some(self.names.get(&folded).copied().ok_or(folded))
+    }
+
+    /// Whether fact `at` of the plan is the one `r` describes: the same type and the ends its
+    /// names name (as `import` checks a mapped fact).
+    fn same_fact(&self, at: usize, r: &FactRec<'_>) -> bool {
+        let f = &self.facts[at];
+        let named = |e: usize, end: &End<'_>| {
+            end.name
+                .as_deref()
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .is_none_or(|n| self.entities[e].folded == fold(n))
+        };
+        self.folded_types[f.folded_type as usize] == fold(r.rel_type.trim())
+            && named(f.from, &r.ends[0])
+            && named(f.to, &r.ends[1])
+    }
+
+    /// An entity record, as `import` stores it: found or created (an id mapped to an entity of
+    /// another name is not used: the name wins, and the id is mapped to the entity it names),
+    /// then its types added (once each, up to folding), its attributes set, and the earliest
+    /// `recorded_at` kept. `Err` leaves the record to `import` (checked before anything is
+    /// decided for it).
+    fn entity(&mut self, r: EntityRec<'_>, now: i64) -> std::result::Result<(), ()> {
         // A time later than now: `import` skips it, saying so.
         if not_future("recorded_at", r.recorded_at, now).is_err() {
             return Err(());
@@ -507,7 +556,9 @@ impl Plan {
 
     /// A fact record citing no document, as `import` stores it. `Err` leaves it to `import`.
     fn fact(&mut self, r: FactRec<'_>, agent: &str, now: i64) -> std::result::Result<(), ()> {
-        if self.fact_map.contains_key(&r.source) {
+        if let Some(&at) = self.fact_map.get(&r.source)
+            && self.same_fact(at, &r)
+        {
             self.out.unchanged.facts += 1;
             return Ok(());
         }
@@ -522,6 +573,10 @@ impl Plan {
             if !known && !end.name.as_deref().is_some_and(fits) {
                 return Err(());
             }
+        }
+        // Both ends at one entity: `import` skips it, saying so.
+        if self.peek(&r.ends[0]).is_none_or(|a| self.peek(&r.ends[1]).is_none_or(|b| a == b)) {
+            return Err(());
         }
         let mut at = [0usize; 2];
         for (i, end) in r.ends.iter().enumerate() {
@@ -747,18 +802,29 @@ fn adjacency_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids,
     run.finish()
 }
 
+/// The longest `k.import_map` key after the partition: kind byte, origin, source id.
+const MAP_KEY: usize = 1 + super::origin::ORIGIN_LEN + 8;
+
 /// `k.import_map`: every source id read, to its local id.
 fn map_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
-    let mut map: Vec<(u8, u64, u64)> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
-    map.extend(plan.entity_map.iter().map(|(&s, &at)| (ENTITY, s, ids.entity(at))));
-    map.extend(plan.fact_map.iter().map(|(&s, &at)| (FACT, s, ids.fact(at))));
-    map.sort_unstable();
+    // Keys `kind | origin | source id`, sorted as bytes: an entry naming no origin is shorter.
+    let key = |kind: u8, (o, s): Src| {
+        let mut k = [0u8; MAP_KEY];
+        k[0] = kind;
+        let o = o.key_bytes();
+        k[1..=o.len()].copy_from_slice(o);
+        k[1 + o.len()..9 + o.len()].copy_from_slice(&s.to_be_bytes());
+        (k, 9 + o.len())
+    };
+    let mut map: Vec<(([u8; MAP_KEY], usize), u64)> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
+    map.extend(plan.entity_map.iter().map(|(&s, &at)| (key(ENTITY, s), ids.entity(at))));
+    map.extend(plan.fact_map.iter().map(|(&s, &at)| (key(FACT, s), ids.fact(at))));
+    map.sort_unstable_by(|((a, la), _), ((b, lb), _)| a[..*la].cmp(&b[..*lb]));
     let mut b = Buf::default();
     let mut run = tx.sorted_run(IMPORT_MAP, true)?;
-    for (kind, s, local) in map {
+    for ((k, len), local) in map {
         b.start(part);
-        b.key.push(kind);
-        b.key.extend_from_slice(&s.to_be_bytes());
+        b.key.extend_from_slice(&k[..len]);
         run.push(&b.key, &local.to_be_bytes())?;
     }
     run.finish()

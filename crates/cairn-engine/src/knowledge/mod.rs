@@ -28,6 +28,8 @@ mod ids;
 #[cfg(test)]
 mod ids_tests;
 mod import;
+#[cfg(test)]
+mod import_origin_tests;
 pub(crate) mod import_rules;
 pub mod limits;
 mod load;
@@ -40,6 +42,7 @@ mod notes_model;
 #[cfg(test)]
 mod now_tests;
 mod ontology;
+mod origin;
 mod outside_time;
 mod part;
 #[cfg(test)]
@@ -77,5 +80,6 @@ pub(crate) use ids::next_id;
 pub(crate) use import::IMPORT_MAP;
 pub use import::{ImportCounts, Imported, Skipped, import};
 pub use ontology::{Ontology, TypeCount, ontology};
+pub use origin::Origin;
 pub use part::Partition;
 pub use recall::{Recall, SUGGESTIONS, When, recall};

@@ -44,7 +44,7 @@ pub(crate) fn export_pages(store: &Store, part: &Partition, limit: usize) -> Vec
 
 /// Records with store-local ids taken out, so two scopes' exports compare: ids are dropped,
 /// fact ends are named (the export carries the names), a document provenance names the
-/// document's text, and the header's time and scope go. Sorted.
+/// document's text, and the header's time and scope and every record's origin go. Sorted.
 pub(crate) fn normalized(records: &[Value]) -> Vec<String> {
     let texts: std::collections::HashMap<String, Value> = records
         .iter()
@@ -55,7 +55,7 @@ pub(crate) fn normalized(records: &[Value]) -> Vec<String> {
         .iter()
         .map(|r| {
             let mut r = r.as_object().unwrap().clone();
-            for field in ["id", "exported_at", "scope"] {
+            for field in ["id", "exported_at", "scope", "origin"] {
                 r.remove(field);
             }
             // A fact's ends are ids too (a handoff's `from`/`to` are agents, kept).

@@ -15,14 +15,15 @@ use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
 use crate::knowledge::import_rules::{not_future, own_author};
-use crate::knowledge::{IMPORT_MAP, Imported, Partition};
+use crate::knowledge::{IMPORT_MAP, Imported, Origin, Partition};
 use crate::write::WriteTxn;
 use serde_json::{Map, Value};
 
 /// The capsule tree export walks (`part | taskId \0 | id BE` → capsule).
 pub(crate) const TREE: &str = HAND;
 
-/// `k.import_map` kind byte of an imported capsule: `part | 'h' | source id BE` → local id BE.
+/// `k.import_map` kind byte of an imported capsule: `part | 'h' | origin (16 bytes; none for a
+/// record naming no origin) | source id BE` → local id BE.
 const HANDOFF: u8 = b'h';
 
 /// The export record of a stored capsule.
@@ -110,19 +111,24 @@ pub(crate) fn import(
         Ok(c) => c,
         Err(e) => return Ok(Err(e)),
     };
-    let source = match source_id(r) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
+    let source = match (Origin::of_record(r), source_id(r)) {
+        (Ok(o), Ok(s)) => s.map(|s| (o, s)),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
-    let map_key = source.map(|s| part.key(&[&[HANDOFF], &s.to_be_bytes()]));
+    let map_key = source.map(|(o, s)| part.key(&[&[HANDOFF], o.key_bytes(), &s.to_be_bytes()]));
     if let Some(k) = &map_key
         && let Some(local) = tx.get(IMPORT_MAP, k)?
     {
         let local: [u8; 8] = local.as_slice().try_into().unwrap_or_default();
         let key = part.key(&[capsule.task_id.as_bytes(), b"\0", &local]);
-        if tx.get(HAND, &key)?.is_some() {
-            out.unchanged.handoffs += 1;
-            return Ok(Ok(()));
+        // Only the capsule the record describes: an id of another origin is not trusted.
+        if let Some(bytes) = tx.get(HAND, &key)? {
+            let mut have = Capsule::decode(&bytes)?;
+            have.id = capsule.id;
+            if have == capsule {
+                out.unchanged.handoffs += 1;
+                return Ok(Ok(()));
+            }
         }
     }
     if let Some(local) = same_here(tx, part, &capsule)? {

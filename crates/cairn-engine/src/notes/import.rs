@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
 use crate::knowledge::import_rules::{not_future, own_author};
-use crate::knowledge::{Imported, Partition};
+use crate::knowledge::{Imported, Origin, Partition};
 use crate::write::WriteTxn;
 use serde_json::{Map, Value};
 
@@ -146,8 +146,17 @@ fn same_version(here: &NoteRecord, exported: &NoteRecord) -> bool {
     same_content(here, exported) && here.agent == exported.agent && here.updated_at == exported.updated_at
 }
 
-fn seen_key(part: &Partition, id: &Identity, source: u64, version: u64) -> Vec<u8> {
-    part.key(&[&[NOTE], id.encode().as_bytes(), b"\0", &source.to_be_bytes(), &version.to_be_bytes()])
+/// `part | 'n' | identity \0 | origin (16 bytes; none for a record naming no origin) | source id
+/// | version`: the source's ids keyed by where they were handed out (`knowledge::Origin`).
+fn seen_key(part: &Partition, id: &Identity, (origin, source): (Origin, u64), version: u64) -> Vec<u8> {
+    part.key(&[
+        &[NOTE],
+        id.encode().as_bytes(),
+        b"\0",
+        origin.key_bytes(),
+        &source.to_be_bytes(),
+        &version.to_be_bytes(),
+    ])
 }
 
 /// Who and when an imported version's event is stamped with: its writer and time when the
@@ -172,7 +181,7 @@ fn store_versions(
     id: u64,
     prev: Option<&NoteRecord>,
     versions: &[NoteRecord],
-    source: Option<u64>,
+    source: Option<(Origin, u64)>,
     faithful: bool,
 ) -> Result<()> {
     let part = &caller.part;
@@ -231,9 +240,9 @@ pub(crate) fn import(
             return Ok(Err(e));
         }
     }
-    let source = match source_id(r) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
+    let source = match (Origin::of_record(r), source_id(r)) {
+        (Ok(o), Ok(s)) => s.map(|s| (o, s)),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
     let caller = Caller { part: part.clone(), agent: agent.to_owned(), now };
     let identity = current.identity();

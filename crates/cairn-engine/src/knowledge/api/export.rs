@@ -4,7 +4,7 @@
 
 use super::Caller;
 use crate::error::{Error, Result};
-use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, Reader, export};
+use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, Origin, Reader, export};
 use crate::store::Store;
 use serde_json::{Map, Value, json};
 
@@ -39,6 +39,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         }
     };
     let snap = store.snapshot()?;
-    let page = export(&snap, &caller.part, cursor, limit, caller.now, &reader)?;
+    let page =
+        export(&snap, &caller.part, Origin::of(store.store_id(), &caller.part), cursor, limit, caller.now, &reader)?;
     Ok(json!({ "records": page.records, "next": page.next }))
 }

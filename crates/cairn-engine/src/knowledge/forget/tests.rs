@@ -2,6 +2,7 @@
 
 use crate::fts;
 use crate::history::{Change, EVENT, Event};
+use crate::knowledge::Origin;
 use crate::knowledge::testing::{assertion, seeded_with};
 use crate::knowledge::testing_api::{caller, verb};
 use crate::knowledge::trees::{DOC, ENT, PSG, REL};
@@ -41,14 +42,14 @@ fn forget(store: &Store, part: &Partition, body: &Value) -> Value {
 
 fn doc_id(store: &Store, part: &Partition, label: &str) -> u64 {
     let snap = store.snapshot().unwrap();
-    let page = export(&snap, part, None, 100, 0, &ALL).unwrap();
+    let page = export(&snap, part, Origin::of(0, part), None, 100, 0, &ALL).unwrap();
     let doc = page.records.iter().find(|r| r["kind"] == "document" && r["label"] == label).expect("document");
     doc["id"].as_str().unwrap().parse().unwrap()
 }
 
 fn exported_text(store: &Store, part: &Partition) -> String {
     let snap = store.snapshot().unwrap();
-    serde_json::to_string(&export(&snap, part, None, 1000, 0, &ALL).unwrap().records).unwrap()
+    serde_json::to_string(&export(&snap, part, Origin::of(0, part), None, 1000, 0, &ALL).unwrap().records).unwrap()
 }
 
 fn tree_count(store: &Store, tree: &str, part: &Partition) -> usize {
@@ -346,7 +347,7 @@ fn all_empties_the_scope_and_nothing_else() {
     let snap = store.snapshot().unwrap();
     assert!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().is_empty());
     assert_eq!(fts::search(&snap, other.raw(), "lighthouse", 5).unwrap().len(), 1, "another scope is untouched");
-    let page = export(&snap, &part, None, 100, 0, &ALL).unwrap();
+    let page = export(&snap, &part, Origin::of(0, &part), None, 100, 0, &ALL).unwrap();
     assert_eq!(page.records.len(), 1, "only the header is left: {:?}", page.records);
     assert_eq!(forget(&store, &part, &json!({"all": true})), json!({"state": "already_forgotten"}));
 }
