@@ -60,9 +60,12 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
     };
     let stored = !counts.is_empty();
     if !stored {
+        // Whether any mark of an earlier forget is there: one key of each tree is enough.
+        let retired = part.retired();
         let forgot_before = notes.forgot_before
-            || count(tx, TOMBSTONE, part)? + count(tx, FORGOTTEN, part)? > 0
-            || count(tx, TOMBSTONE, &part.retired())? > 0;
+            || tx.first_with_prefix(TOMBSTONE, part.prefix())?.is_some()
+            || tx.first_with_prefix(FORGOTTEN, part.prefix())?.is_some()
+            || tx.first_with_prefix(TOMBSTONE, retired.prefix())?.is_some();
         if !forgot_before {
             return Ok(Outcome::NotFound {
                 message: "nothing is stored in this scope".into(),

@@ -287,6 +287,12 @@ fn plain_forgotten_names_of_an_older_store_answer_already_and_do_not_survive_a_p
     assert_eq!(on_disk(dir.path(), &["Quillfeather"]), Vec::new());
 }
 
+/// The id of the entity `name` recalls, as `c` sees it.
+fn entity_id(store: &Store, c: &Caller, name: &str) -> u64 {
+    let reply = ok(verb(store, c, "recall", &json!({"subject": name})).unwrap());
+    reply["subject"]["id"].as_str().unwrap().parse().unwrap()
+}
+
 /// Moves every key of `from` in the keepsake and history trees to `to`: from a retired
 /// partition back to its own, as a store written before retiring existed holds a scope
 /// forgotten whole.
@@ -313,11 +319,7 @@ fn scopes_an_older_store_forgot_whole_are_retired_by_a_purge() {
     let c = who(&part, 1_000);
     let body = json!({"facts": {"entities": [{"name": "Ida Lund", "type": "person"}]}});
     ok(verb(&store, &c, "remember", &body).unwrap());
-    let first: u64 = ok(verb(&store, &c, "recall", &json!({"subject": "Ida Lund"})).unwrap())["subject"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let first = entity_id(&store, &c, "Ida Lund");
     assert_eq!(ok(verb(&store, &c, "forget", &json!({"all": true})).unwrap())["state"], "forgotten");
     move_keys(&store, &part.retired(), &part);
     let live = Partition::new("local", "Tamsinwold", "stays").unwrap();
@@ -329,11 +331,7 @@ fn scopes_an_older_store_forgot_whole_are_retired_by_a_purge() {
     let audit = notes_verb(&store, &later, "audit", &json!({}));
     assert_eq!(audit["events"][0]["target"], json!({"form": "all"}), "the forgetting is still audited: {audit}");
     ok(verb(&store, &later, "remember", &body).unwrap());
-    let again: u64 = ok(verb(&store, &later, "recall", &json!({"subject": "Ida Lund"})).unwrap())["subject"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let again = entity_id(&store, &later, "Ida Lund");
     assert!(again > first, "ids continue past the forgotten ones ({again} after {first})");
     ok(verb(&store, &later, "forget", &json!({"all": true})).unwrap());
     crate::knowledge::compact(&store, CompactOptions { purge: true }).unwrap();
