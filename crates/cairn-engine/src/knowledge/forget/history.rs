@@ -6,7 +6,8 @@
 //! counts, never the target. An attribute forget keeps the entity, so it keeps its events and
 //! takes only that key out of them. (Events of forget verbs written before targets were left
 //! out, `subject:<name>` and the like, go with a subject they name.) Names and types are
-//! compared folded.
+//! compared folded. A kept fact event whose `relate` input names what went shows that input as
+//! `{"redacted": "forgotten"}`.
 
 use super::super::graph::Relation;
 use super::super::part::Partition;
@@ -59,6 +60,26 @@ fn went(record: Option<&Value>, gone: &dyn Fn(&Relation) -> bool) -> bool {
 /// relation's first end) given source label `label`.
 fn relate_labelled(patch: Option<&Value>, label: &str) -> bool {
     patch.is_some_and(|p| p.get("from").is_some() && p.get("source").and_then(Value::as_str) == Some(label))
+}
+
+/// The folded `from`, `type` and `to` of a `relate` input (`remember`'s patches name `source`,
+/// and their facts' events go with the facts they name).
+fn relate_ends(patch: Option<&Value>) -> Option<[String; 3]> {
+    let p = patch?;
+    let field = |k: &str| p.get(k).and_then(Value::as_str).map(|s| fold(s.trim()));
+    Some([field("from")?, field("type")?, field("to")?])
+}
+
+/// Whether a kept fact event's `relate` input spells what a subject or fact forget took: a
+/// `replaces` call's input is filed on the facts it ended, so forgetting the new fact, or an
+/// entity it names, would leave that name on another fact's `end` event.
+fn names_forgotten(event: &Event, what: &Strip<'_>) -> bool {
+    event.family == "fact"
+        && relate_ends(event.patch.as_ref()).is_some_and(|[from, rel_type, to]| match what {
+            Strip::Subject(name) => from == *name || to == *name,
+            Strip::Facts(targets) => targets.contains(&[from, rel_type, to].join("\0")),
+            _ => false,
+        })
 }
 
 /// What a source forget does to fact event `event` (an unchanged event: `Some(false)`; gone:
@@ -167,6 +188,10 @@ pub(crate) fn strip_events(tx: &mut WriteTxn<'_>, part: &Partition, what: &Strip
         };
         if gone {
             remove(tx, part, &event)?;
+            changed += 1;
+        } else if names_forgotten(&event, what) {
+            event.patch = Some(redacted());
+            tx.put(EVENT, &key, &encode(&event))?;
             changed += 1;
         }
     }

@@ -42,7 +42,7 @@ fn on_disk(dir: &Path, words: &[&'static str]) -> Vec<(String, &'static str)> {
 }
 
 /// Words of what every form forgets (spelled nowhere else), then words of what stays.
-const GONE: [&str; 35] = [
+const GONE: [&str; 36] = [
     // subject (a whole document, a blanked passage, the name, an attribute, a fact with its type)
     "Quillfeather",
     "Vantablue",
@@ -54,6 +54,8 @@ const GONE: [&str; 35] = [
     // fact
     "plinthwhisper",
     "cobaltdusk",
+    // subject named by the call that ended a kept fact (`replaces`)
+    "Kestrelbourne",
     // passage
     "orreryhouse",
     "Tessellate",
@@ -124,6 +126,9 @@ fn fill(store: &Store) -> Partition {
         &json!({"from": "Mira Lund", "to": "Northwind Labs", "type": "plinthwhisper", "attributes": {"grade": "cobaltdusk"}}),
     )
     .unwrap());
+    let relate = |body: Value| ok(verb(store, &c, "relate", &body).unwrap());
+    relate(json!({"from": "Mira Lund", "to": "Northwind Labs", "type": "chairs"}));
+    relate(json!({"from": "Mira Lund", "to": "Kestrelbourne Guild", "type": "chairs", "replaces": true}));
     let passage = remember(json!({"content": "The orreryhouse at Tessellate Point hums at dusk."}));
     remember(json!({
         "content": "Glaucous gulls nest near Wrenfold. Mira Lund counted them.",
@@ -173,6 +178,7 @@ fn fill(store: &Store) -> Partition {
     forget(json!({"source": "umbrageous-fieldbook"}));
     forget(json!({"attribute": {"subject": "Mira Lund", "key": "grimoirequest"}}));
     forget(json!({"subject": "Ossifrage Tower"}));
+    forget(json!({"subject": "Kestrelbourne Guild"}));
     for key in ["nightjarledger", "wyvernlantern"] {
         let note = notes_verb(store, &who(&part, 2_000), "note_forget", &json!({"key": key}));
         assert_eq!(note["state"], "forgotten", "{note}");

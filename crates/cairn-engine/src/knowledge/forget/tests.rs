@@ -541,6 +541,30 @@ fn a_source_whose_version_restored_a_fact_takes_the_restore_only() {
     assert_eq!(hooli[1]["patch"], json!({"redacted": "forgotten"}), "{text}");
 }
 
+/// Found in review: Pat Moss's move to Hooli (`replaces`) ended the Initech fact, whose `end`
+/// event kept that call's input, `to: "Hooli"`. Forgetting Hooli, or the Hooli fact, took the
+/// Hooli events and left the name on the kept Initech event (in `memory_history` and on disk).
+#[test]
+fn a_kept_end_event_loses_the_input_naming_a_forgotten_subject_or_fact() {
+    for body in [json!({"subject": "Hooli"}), json!({"fact": {"from": "Pat Moss", "to": "Hooli", "type": "works_at"}})]
+    {
+        let (_dir, store, part) = restored_fact();
+        let before = history_ops(&store, &part, "Pat Moss", "Initech");
+        assert!(serde_json::to_string(&before).unwrap().contains("Hooli"), "{before:?}");
+        assert_eq!(forget(&store, &part, &body)["state"], "forgotten", "{body}");
+        let events = history_ops(&store, &part, "Pat Moss", "Initech");
+        let ops: Vec<&Value> = events.iter().map(|e| &e["op"]).collect();
+        assert_eq!(ops, [&json!("assert"), &json!("end"), &json!("restore")], "Initech's events stay: {events:?}");
+        assert_eq!(events[1]["patch"], json!({"redacted": "forgotten"}), "{events:?}");
+        assert_eq!(events[2]["patch"]["to"], "Initech", "an input naming no forgotten thing stays: {events:?}");
+        // A fact forget keeps the entity Hooli, and so its own events.
+        let audit = crate::knowledge::testing_api::notes_verb(&store, &caller(&part, 220), "audit", &json!({}));
+        let facts: Vec<&Value> = audit["events"].as_array().unwrap().iter().filter(|e| e["family"] == "fact").collect();
+        let text = serde_json::to_string(&facts).unwrap();
+        assert!(!text.to_lowercase().contains("hooli"), "{body}: {text}");
+    }
+}
+
 /// A document forgotten by id keeps the facts taken from it, and so their history, even when a
 /// later call restated (and revised) the fact.
 #[test]
