@@ -43,6 +43,24 @@ describe('within the limits', () => {
     expect((list.body.notes as { key: string }[])[0]?.key).toBe('big2');
   });
 
+  it('stores a turn longer than 64 KiB as passages of that turn alone (only the call has a limit)', async () => {
+    const long = `${Array.from({ length: 1500 }, (_, i) => `Sentence ${i} talks about the harbour ledger.`).join(' ')} The final word is zanzibarquill.`;
+    expect(long.length).toBeGreaterThan(64 * 1024);
+    const messages = [
+      { role: 'user', content: 'What about ledgers?' },
+      { role: 'assistant', content: long },
+    ];
+    const r = await P('remember', { scope: 'turns', messages });
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+    expect(r.body.stored.passages).toBeGreaterThan(10);
+    const end = await P('context', { scope: 'turns', question: 'zanzibarquill' });
+    const quote = end.body.items[0].citation.span.text as string;
+    expect(quote).toContain('zanzibarquill');
+    const first = await P('context', { scope: 'turns', question: 'What about ledgers?' });
+    const texts = (first.body.items as { text: string }[]).map((i) => i.text);
+    expect(texts).toContain('user: What about ledgers?');
+  });
+
   it('relates two 800-byte names and recalls the edge from either end', async () => {
     const [from, to] = ['A'.repeat(800), 'B'.repeat(800)];
     const r = await P('relate', { scope: 'kb3', from, to, type: 'knows' });

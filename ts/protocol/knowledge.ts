@@ -12,7 +12,9 @@ const MiB = 1024 * KiB;
 /** memory_status: node health and the caller's scopes; with `scope`, that scope's ontology. */
 export const StatusInput = z.strictObject({ ...identityFields });
 
-const Message = z.strictObject({ role: text(64), content: text(64 * KiB, 0) });
+// A turn is cut into passages like `content` (never joined with another turn), so only the call's
+// 1 MiB of text bounds it, as DESIGN §2 says; the engine checks the sum over turns.
+const Message = z.strictObject({ role: text(64), content: text(MiB, 0) });
 const Passage = z.strictObject({
   text: text(64 * KiB),
   mentions: z.array(NAME).max(1000),
