@@ -113,6 +113,43 @@ fn write_creates_replaces_and_merges_with_versions() {
     assert_eq!((n["value"].clone(), n["kind"].clone()), (json!([1]), json!("user_preference")));
 }
 
+/// Confidence describes the value: a merge keeps it, but the user never asserted what an
+/// unconfirmed merge adds, so a `user_asserted` basis goes with such a merge (found by an audit).
+#[test]
+fn a_merge_keeps_confidence_but_not_an_unconfirmed_user_assertion() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let read = |key: &str| {
+        let n = run(&store, &a, "note_list", &json!({ "key": key }))["notes"][0].clone();
+        (n["confidence"].clone(), n["confidenceBasis"].clone())
+    };
+    let merge = |key: &str, value: Value, extra: Value| {
+        let body = with(json!({ "key": key, "value": value, "writeMode": "merge" }), extra);
+        assert!(run(&store, &a, "note_write", &body).get("error").is_none());
+    };
+    let asserted = json!({"confidence": 1.0, "confidenceBasis": "user_asserted", "userConfirmed": true});
+    for key in ["said", "confirmed", "same"] {
+        run(&store, &a, "note_write", &with(note(key, json!({"diet": "vegan"})), asserted.clone()));
+    }
+    run(
+        &store,
+        &a,
+        "note_write",
+        &with(
+            note("inferred", json!({"diet": "vegan"})),
+            json!({"confidence": 0.6, "confidenceBasis": "agent_inferred"}),
+        ),
+    );
+    merge("said", json!({"allergy": "nuts"}), json!({}));
+    assert_eq!(read("said"), (Value::Null, Value::Null), "the user did not assert the allergy");
+    merge("confirmed", json!({"allergy": "nuts"}), json!({"userConfirmed": true}));
+    assert_eq!(read("confirmed"), (json!(1.0), json!("user_asserted")));
+    merge("same", json!({"diet": "vegan"}), json!({}));
+    assert_eq!(read("same"), (json!(1.0), json!("user_asserted")), "a merge adding nothing asserts nothing new");
+    merge("inferred", json!({"allergy": "nuts"}), json!({}));
+    assert_eq!(read("inferred"), (json!(0.6), json!("agent_inferred")));
+}
+
 #[test]
 fn every_bad_input_is_refused_by_field_and_changes_nothing() {
     let (_d, store) = fresh();

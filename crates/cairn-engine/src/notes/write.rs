@@ -39,6 +39,8 @@ struct Request {
     expected: Option<u64>,
     idempotency: Option<(String, String)>,
     confidence: Option<(Option<f64>, Option<String>)>,
+    /// `userConfirmed: true` was sent.
+    confirmed: bool,
     input: Value,
 }
 
@@ -108,7 +110,7 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
         }
     }
     let confidence = (confidence.is_some() || basis.is_some()).then_some((confidence, basis));
-    Ok(Request { id, value, kind, private, mode, expected, idempotency, confidence, input })
+    Ok(Request { id, value, kind, private, mode, expected, idempotency, confidence, confirmed, input })
 }
 
 /// sha256 of the request with object keys sorted, so a retry that reorders keys is the same body.
@@ -267,9 +269,16 @@ fn check(req: &Request, prev: Option<&NoteRecord>, value: &Value) -> Outcome<Str
 
 /// The new version (note id `id`, kind `kind`, as `check` allowed) of the note holding `prev`.
 fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Value, kind: String, id: u64) -> Built {
-    // Confidence describes the value: a replace without it clears it, a merge keeps it.
+    // Confidence describes the value: a replace without it clears it, a merge keeps it, except a
+    // `user_asserted` one when the merge changes the value unconfirmed: the user never asserted
+    // what it adds, and that basis needs `userConfirmed`.
     let (confidence, confidence_basis) = match (&req.confidence, req.mode, prev) {
         (Some((c, b)), _, _) => (*c, b.clone()),
+        (None, Mode::Merge, Some(p))
+            if p.confidence_basis.as_deref() == Some("user_asserted") && !req.confirmed && &p.value != value =>
+        {
+            (None, None)
+        }
         (None, Mode::Merge, Some(p)) => (p.confidence, p.confidence_basis.clone()),
         (None, _, _) => (None, None),
     };
