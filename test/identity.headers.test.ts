@@ -115,6 +115,54 @@ describe('the header as UTF-8 bytes', () => {
   });
 });
 
+describe('names in NFC', () => {
+  // "José" as one code point (NFC) and as "e" + U+0301 (NFD, as macOS input sends it).
+  const [composed, decomposed] = ['Jos\u00e9', 'Jose\u0301'];
+
+  it('one user and one scope, however the accent is encoded', async () => {
+    const w = await t.call('POST', '/v1/memory/note_write', {
+      token: shared,
+      body: { user_id: decomposed, scope: `sc${decomposed}`, key: 'lang', value: 'pt', kind: 'user_fact' },
+    });
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    const viaHeader = await raw(
+      'POST',
+      '/v1/memory/note_list',
+      {
+        'x-cairn-user': utf8(composed),
+        'x-cairn-scope': utf8(`sc${composed}`),
+      },
+      {},
+    );
+    expect((viaHeader.body.notes as { key: string }[]).map((n) => n.key)).toEqual(['lang']);
+    const agreeing = await raw(
+      'POST',
+      '/v1/memory/note_list',
+      { 'x-cairn-user': utf8(decomposed) },
+      {
+        user_id: composed,
+        scope: `sc${composed}`,
+      },
+    );
+    expect(agreeing.status, JSON.stringify(agreeing.body)).toBe(200);
+    expect((agreeing.body.notes as unknown[]).length).toBe(1);
+    const who = await raw('GET', '/v1/whoami', { 'x-cairn-user': utf8(decomposed) });
+    expect(who.body.user).toBe(composed);
+  });
+
+  it('a token made for one spelling serves the other', async () => {
+    const { token } = await t.token({ agent: `ag${decomposed}`, user: decomposed, scopes: [`sc${decomposed}`] });
+    const r = await t.call('POST', '/v1/memory/note_list', {
+      token,
+      body: { user_id: composed, scope: `sc${composed}` },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect((r.body.notes as { key: string }[]).map((n) => n.key)).toEqual(['lang']);
+    const who = await t.call('GET', '/v1/whoami', { token });
+    expect(who.body).toMatchObject({ user: composed, agent: `ag${composed}` });
+  });
+});
+
 describe("the header as UTF-8''<percent-encoded>", () => {
   it('names the same user as the raw bytes and as user_id', async () => {
     const r = await t.call('GET', '/v1/whoami', {

@@ -52,9 +52,9 @@ describe('within the limits', () => {
     ];
     const r = await P('remember', { scope: 'turns', messages });
     expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
-    expect(r.body.stored.passages).toBeGreaterThan(10);
+    expect((r.body.stored as { passages: number }).passages).toBeGreaterThan(10);
     const end = await P('context', { scope: 'turns', question: 'zanzibarquill' });
-    const quote = end.body.items[0].citation.span.text as string;
+    const quote = (end.body.items as { citation: { span: { text: string } } }[])[0]?.citation.span.text;
     expect(quote).toContain('zanzibarquill');
     const first = await P('context', { scope: 'turns', question: 'What about ledgers?' });
     const texts = (first.body.items as { text: string }[]).map((i) => i.text);

@@ -3,6 +3,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { WriteBatch } from '../engine/batch.js';
 import type { Store } from '../engine/store.js';
 import { ApiError } from '../protocol/errors.js';
+import { nfc } from '../protocol/unicode.js';
 
 /** The tree that holds token records, keyed by the SHA-256 of the token. */
 export const TOKEN_TREE = 'auth.tokens';
@@ -82,9 +83,10 @@ export class Tokens {
       id: randomBytes(6).toString('hex'),
       hash: hash.toString('hex'),
       tenant: spec.tenant ?? 'local',
-      agent: spec.agent,
-      ...(spec.user === undefined ? {} : { user: spec.user }),
-      ...(spec.scopes === undefined || spec.scopes.length === 0 ? {} : { scopes: spec.scopes }),
+      // NFC, as the node reads every identity name (`service/identity.ts`).
+      agent: nfc(spec.agent),
+      ...(spec.user === undefined ? {} : { user: nfc(spec.user) }),
+      ...(spec.scopes === undefined || spec.scopes.length === 0 ? {} : { scopes: spec.scopes.map(nfc) }),
       role: spec.role ?? 'agent',
       createdAt: new Date().toISOString(),
       ...(spec.expiresAt === undefined ? {} : { expiresAt: new Date(spec.expiresAt).toISOString() }),

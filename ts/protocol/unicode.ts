@@ -28,3 +28,10 @@ export function illFormedPath(value: unknown, path: (string | number)[] = []): (
   }
   return undefined;
 }
+
+/**
+ * An identity name (user, scope, agent) in Unicode NFC, so "José" typed as one code point or as
+ * "e" plus a combining accent (macOS input, some terminals) names one user, not two that look the
+ * same.
+ */
+export const nfc = (s: string): string => s.normalize('NFC');

@@ -1,6 +1,7 @@
 import type { TokenRecord } from '../auth/tokens.js';
 import { ApiError } from '../protocol/errors.js';
 import { Name256 } from '../protocol/fields.js';
+import { nfc } from '../protocol/unicode.js';
 
 /** Who presented the request: the token's record and the identity headers sent with it. */
 export interface Principal {
@@ -39,7 +40,7 @@ function checkDecoded(p: Principal): void {
 }
 
 function refuseUser(p: Principal, user: string, field: string): void {
-  if (p.token.user !== undefined && user !== p.token.user) {
+  if (p.token.user !== undefined && nfc(user) !== nfc(p.token.user)) {
     throw new ApiError('FORBIDDEN', `${field}: this token may not act for that user`, [
       { field, message: `this token acts only for user ${JSON.stringify(p.token.user)}` },
     ]);
@@ -47,7 +48,7 @@ function refuseUser(p: Principal, user: string, field: string): void {
 }
 
 function refuseScope(p: Principal, scope: string, field: string): void {
-  if (p.token.scopes !== undefined && !p.token.scopes.includes(scope)) {
+  if (p.token.scopes !== undefined && !p.token.scopes.map(nfc).includes(nfc(scope))) {
     throw new ApiError('FORBIDDEN', `${field}: this token may not use that scope`, [
       { field, message: `this token may use only the scopes ${p.token.scopes.join(', ')}` },
     ]);
@@ -82,15 +83,15 @@ export function resolveIdentity(p: Principal, body: { user_id?: string | undefin
   checkDecoded(p);
   checkHeader('X-Cairn-User', p.headerUser);
   checkHeader('X-Cairn-Scope', p.headerScope);
-  if (p.headerUser !== undefined && body.user_id !== undefined && body.user_id !== p.headerUser) {
+  if (p.headerUser !== undefined && body.user_id !== undefined && nfc(body.user_id) !== nfc(p.headerUser)) {
     throw new ApiError('VALIDATION_ERROR', 'user_id: differs from the X-Cairn-User header, which wins', [
       { field: 'user_id', message: 'differs from the X-Cairn-User header' },
     ]);
   }
-  const user = p.headerUser ?? body.user_id ?? p.token.user ?? 'default';
-  const scope = body.scope ?? p.headerScope ?? p.token.scopes?.[0] ?? 'default';
+  const user = nfc(p.headerUser ?? body.user_id ?? p.token.user ?? 'default');
+  const scope = nfc(body.scope ?? p.headerScope ?? p.token.scopes?.[0] ?? 'default');
   refuseUser(p, user, p.headerUser !== undefined ? 'X-Cairn-User' : 'user_id');
   refuseScope(p, scope, body.scope === undefined && p.headerScope !== undefined ? 'X-Cairn-Scope' : 'scope');
-  const identity: Identity = { tenant: p.token.tenant, user, scope, agent: p.token.agent };
+  const identity: Identity = { tenant: p.token.tenant, user, scope, agent: nfc(p.token.agent) };
   return identity;
 }
