@@ -6,7 +6,12 @@
 //! → () so one note's, entity's or fact's events page in order; `h.agent` holds
 //! `part | agent \0 | seq` → () for the audit of one caller's own writes. `seq` comes from the
 //! partition's id counter (`knowledge/ids.rs`), so a partition's events sort in commit order and
-//! say nothing of other partitions' writes.
+//! say nothing of other partitions' writes. `h.name` (`names.rs`) holds them by the entity names
+//! they spell, for forgets.
+
+mod names;
+
+pub(crate) use names::{NAME, name_prefix, names_of_event, naming};
 
 use crate::error::{Error, Result};
 use crate::key_text::fit;
@@ -20,6 +25,8 @@ use serde_json::Value;
 pub(crate) const EVENT: &str = "h.event";
 pub(crate) const TARGET: &str = "h.target";
 pub(crate) const AGENT: &str = "h.agent";
+/// Every tree of the history; each keys its entries by the partition first.
+pub(crate) const TREES: [&str; 4] = [EVENT, TARGET, AGENT, NAME];
 
 /// One recorded write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,7 +122,9 @@ pub(crate) fn record_encoded(
     let seq_be = seq.to_be_bytes();
     tx.put(EVENT, &part.key(&[&seq_be]), &event)?;
     tx.put(TARGET, &[target_prefix(part, change.family, change.target), seq_be.to_vec()].concat(), &[])?;
-    tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])
+    tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
+    // Encoded patches are `remember`'s: their ends are the target's.
+    names::index(tx, part, &names::names_of(change.family, change.target, None), seq)
 }
 
 /// An event encoded ahead of its transaction (off the writer thread), complete but for the
@@ -124,6 +133,8 @@ pub(crate) fn record_encoded(
 pub(crate) struct PreparedEvent {
     family: String,
     target: String,
+    /// The folded entity names it spells (`h.name`).
+    names: std::collections::BTreeSet<String>,
     /// The event as `record` encodes it, with sequence number 0.
     json: Vec<u8>,
 }
@@ -145,7 +156,8 @@ pub(crate) fn prepare(caller: &Caller, change: Change<'_>) -> PreparedEvent {
         patch: change.patch,
     };
     let json = serde_json::to_vec(&event).expect("events serialise");
-    PreparedEvent { family: event.family, target: event.target, json }
+    let names = names_of_event(&event);
+    PreparedEvent { family: event.family, target: event.target, names, json }
 }
 
 /// The bytes of a prepared event given sequence number `seq`.
@@ -167,6 +179,7 @@ pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &Pr
     tx.put(EVENT, &part.key(&[&seq_be]), &stamp(&event.json, seq))?;
     tx.put(TARGET, &[target_prefix(part, &event.family, &event.target), seq_be.to_vec()].concat(), &[])?;
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
+    names::index(tx, part, &event.names, seq)?;
     Ok(seq)
 }
 
@@ -194,14 +207,23 @@ pub(crate) fn events_of(snap: &Snapshot, part: &Partition, family: &str, target:
     Ok(events)
 }
 
-/// Removes `event` of `part` from the history and both its indexes (a forget takes the events of
+/// Removes `event` of `part` from the history and its indexes (a forget takes the events of
 /// what it forgets with it: their targets and values spell the forgotten data).
 pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, event: &Event) -> Result<()> {
     let seq = event.seq.to_be_bytes();
     tx.delete(EVENT, &part.key(&[&seq]))?;
     tx.delete(TARGET, &[target_prefix(part, &event.family, &event.target), seq.to_vec()].concat())?;
     tx.delete(AGENT, &[agent_prefix(part, &event.agent), seq.to_vec()].concat())?;
-    Ok(())
+    names::unindex(tx, part, &names_of_event(event), event.seq)
+}
+
+/// Stores `edited`, event `was` with content taken out (a forget redacting what it took), and
+/// drops the `h.name` entries of the names it no longer spells.
+pub(crate) fn rewrite(tx: &mut WriteTxn<'_>, part: &Partition, was: &Event, edited: &Event) -> Result<()> {
+    tx.put(EVENT, &part.key(&[&edited.seq.to_be_bytes()]), &serde_json::to_vec(edited).expect("events serialise"))?;
+    let kept = names_of_event(edited);
+    let gone = names_of_event(was).difference(&kept).cloned().collect();
+    names::unindex(tx, part, &gone, edited.seq)
 }
 
 /// Appends one event for `change` in the caller's transaction; returns its sequence number.

@@ -20,7 +20,7 @@ use super::origin::Origin;
 use super::part::Partition;
 use super::trees::{ADJ, DOC, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in};
 use crate::error::Result;
-use crate::history::{AGENT, EVENT, TARGET, agent_prefix, target_prefix};
+use crate::history::{AGENT, EVENT, NAME, TARGET, agent_prefix, name_prefix, target_prefix};
 use crate::key_text;
 use crate::knowledge::export::MAX_LIMIT;
 use crate::text::{FastMap, fold};
@@ -904,7 +904,7 @@ impl Events<'_> {
     }
 }
 
-/// `h.event`, `h.target` and `h.agent` for every event of the load.
+/// `h.event`, `h.target`, `h.agent` and `h.name` for every event of the load.
 fn event_runs(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -967,6 +967,32 @@ fn event_runs(
     for o in order {
         ev.target_key(o.4, &mut b, &mut scratch);
         run.push(&b.key, &[])?;
+    }
+    run.finish()?;
+    name_run(tx, part, plan, ids)
+}
+
+/// `h.name` for every event of the load: an entity's event under its name, a fact's under both
+/// ends (`history::names`), sorted here.
+fn name_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
+    let folded: Vec<Vec<u8>> = plan.entities.iter().map(|e| name_prefix(part, &fold(e.name.trim()))).collect();
+    let mut keys: Vec<Vec<u8>> = Vec::with_capacity(plan.written.len() * 2);
+    for (k, written) in plan.written.iter().enumerate() {
+        let seq = ids.event(k).to_be_bytes();
+        let mut add = |i: usize| keys.push([&folded[i][..], &seq].concat());
+        match *written {
+            Written::Entity(i) => add(i),
+            Written::Fact(i) => {
+                add(plan.facts[i].from);
+                add(plan.facts[i].to);
+            }
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let mut run = tx.sorted_run(NAME, true)?;
+    for key in &keys {
+        run.push(key, &[])?;
     }
     run.finish()
 }

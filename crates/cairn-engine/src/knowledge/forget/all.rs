@@ -16,7 +16,7 @@ use super::retire::retire;
 use super::{Counts, Outcome, TOMBSTONE, bury};
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::history::{AGENT, EVENT, TARGET};
+use crate::history::TREES as HISTORY;
 use crate::write::WriteTxn;
 use sha2::{Digest, Sha256};
 
@@ -34,7 +34,7 @@ fn count(tx: &mut WriteTxn<'_>, tree: &str, part: &Partition) -> Result<u64> {
 /// Removes every event of `part`, of every family, from the history and its indexes (every
 /// history tree keys its entries by the partition first).
 fn purge_history(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<()> {
-    for tree in [EVENT, TARGET, AGENT] {
+    for tree in HISTORY {
         tx.delete_prefix(tree, part.prefix())?;
     }
     Ok(())

@@ -11,13 +11,14 @@
 
 use super::super::graph::Relation;
 use super::super::part::Partition;
-use super::super::records::{decode, encode};
+use super::super::records::decode;
 use crate::error::Result;
-use crate::history::{EVENT, Event, remove};
+use crate::history::{EVENT, Event, TARGET, naming, remove, rewrite, seq_of, target_prefix};
 use crate::text::fold;
 use crate::write::WriteTxn;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 
 /// Which events a forget removes (or, for an attribute, edits).
 pub(crate) enum Strip<'a> {
@@ -82,30 +83,26 @@ fn names_forgotten(event: &Event, what: &Strip<'_>) -> bool {
         })
 }
 
-/// What a source forget does to fact event `event` (an unchanged event: `Some(false)`; gone:
-/// `None`; edited: `Some(true)`).
+/// What a source forget does to fact event `event`: whether it goes (else it may be edited).
 fn source_fact(
     event: &mut Event,
     (label, gone): (&str, &dyn Fn(&Relation) -> bool),
     facts: &[String],
     emptied: &[String],
-) -> Option<bool> {
+) -> bool {
     let folded = folded_fact(&event.target).map(|parts| parts.join("\0"));
-    let mut edited = false;
     if let Some(target) = folded.filter(|t| facts.contains(t)) {
         if emptied.contains(&target) || went(event.after.as_ref(), gone) {
-            return None;
+            return true;
         }
         if event.before.is_some() && went(event.before.as_ref(), gone) {
             event.before = Some(redacted());
-            edited = true;
         }
     }
     if relate_labelled(event.patch.as_ref(), label) {
         event.patch = Some(redacted());
-        edited = true;
     }
-    Some(edited)
+    false
 }
 
 fn folded_fact(target: &str) -> Option<[String; 3]> {
@@ -139,11 +136,52 @@ fn legacy_forget_names(target: &str, name: &str) -> bool {
     target.strip_prefix("fact:").and_then(folded_fact).is_some_and(|[f, _, t]| f == name || t == name)
 }
 
+/// The events of `part` that may be touched by `what`, by sequence number: found through
+/// `h.name` (the entities they name) and `h.target` (documents), never by reading every event.
+/// A fact's events, and the `relate` inputs naming it, all spell its subject; a source's facts
+/// are found the same way.
+fn candidates(tx: &mut WriteTxn<'_>, part: &Partition, what: &Strip<'_>) -> Result<BTreeSet<u64>> {
+    let mut seqs = BTreeSet::new();
+    let named = |tx: &mut WriteTxn<'_>, folded: &str, seqs: &mut BTreeSet<u64>| -> Result<()> {
+        seqs.extend(naming(tx, part, folded)?);
+        Ok(())
+    };
+    let subjects = |targets: &[String]| -> BTreeSet<String> {
+        targets.iter().filter_map(|t| t.split('\0').next().map(str::to_owned)).collect()
+    };
+    let documents = |tx: &mut WriteTxn<'_>, ids: &[u64], seqs: &mut BTreeSet<u64>| -> Result<()> {
+        for id in ids {
+            for key in tx.prefix_keys(TARGET, &target_prefix(part, "document", &id.to_string()))? {
+                seqs.insert(seq_of(&key)?);
+            }
+        }
+        Ok(())
+    };
+    match what {
+        Strip::Subject(name) | Strip::Attribute(name, _) => named(tx, name, &mut seqs)?,
+        Strip::Facts(targets) => {
+            for from in subjects(targets) {
+                named(tx, &from, &mut seqs)?;
+            }
+        }
+        Strip::Documents(ids) => documents(tx, ids, &mut seqs)?,
+        Strip::Source { docs, facts, .. } => {
+            documents(tx, docs, &mut seqs)?;
+            for from in subjects(facts) {
+                named(tx, &from, &mut seqs)?;
+            }
+        }
+    }
+    Ok(seqs)
+}
+
 /// Removes the events of `part` that `what` names (an attribute: edits them); returns how many.
 pub(crate) fn strip_events(tx: &mut WriteTxn<'_>, part: &Partition, what: &Strip<'_>) -> Result<u64> {
     let mut changed = 0;
-    for (key, bytes) in tx.prefix(EVENT, part.prefix())? {
+    for seq in candidates(tx, part, what)? {
+        let Some(bytes) = tx.get(EVENT, &part.key(&[&seq.to_be_bytes()]))? else { continue };
         let mut event: Event = decode(&bytes, "history event")?;
+        let was = event.clone();
         let gone = match what {
             Strip::Subject(name) => match event.family.as_str() {
                 "entity" => fold(event.target.trim()) == *name,
@@ -160,38 +198,28 @@ pub(crate) fn strip_events(tx: &mut WriteTxn<'_>, part: &Partition, what: &Strip
             }
             Strip::Source { label, gone, docs, facts, emptied } => match event.family.as_str() {
                 "document" => event.target.parse().is_ok_and(|id: u64| docs.contains(&id)),
-                "fact" => match source_fact(&mut event, (label, *gone), facts, emptied) {
-                    None => true,
-                    Some(edited) => {
-                        if edited {
-                            tx.put(EVENT, &key, &encode(&event))?;
-                            changed += 1;
-                        }
-                        false
-                    }
-                },
+                "fact" => source_fact(&mut event, (label, *gone), facts, emptied),
                 _ => false,
             },
             Strip::Attribute(name, attr) => {
                 if event.family == "entity" && fold(event.target.trim()) == *name {
-                    let before = event.clone();
                     for v in [&mut event.before, &mut event.after, &mut event.patch].into_iter().flatten() {
                         drop_key(v, attr);
-                    }
-                    if event != before {
-                        tx.put(EVENT, &key, &encode(&event))?;
-                        changed += 1;
                     }
                 }
                 false
             }
         };
         if gone {
-            remove(tx, part, &event)?;
+            remove(tx, part, &was)?;
             changed += 1;
-        } else if names_forgotten(&event, what) {
+            continue;
+        }
+        if names_forgotten(&event, what) {
             event.patch = Some(redacted());
-            tx.put(EVENT, &key, &encode(&event))?;
+        }
+        if event != was {
+            rewrite(tx, part, &was, &event)?;
             changed += 1;
         }
     }

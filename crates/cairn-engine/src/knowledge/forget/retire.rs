@@ -11,7 +11,7 @@ use super::super::part::{Partition, SCOPES, user_scopes_prefix};
 use super::super::trees::{NAMES_GEN, SEQ};
 use super::TOMBSTONE;
 use crate::error::Result;
-use crate::history::{AGENT, EVENT, TARGET};
+use crate::history::TREES as HISTORY;
 use crate::write::WriteTxn;
 
 /// Moves `part`'s keepsakes to its retired partition. A keepsake retired before (the scope was
@@ -81,7 +81,7 @@ pub(crate) fn retire_forgotten(tx: &mut WriteTxn<'_>) -> Result<u64> {
         }
         retire(tx, &part)?;
         let to = part.retired();
-        for tree in [EVENT, TARGET, AGENT] {
+        for tree in HISTORY {
             for (key, value) in tx.prefix(tree, part.prefix())? {
                 tx.put(tree, &to.key(&[&key[part.prefix().len()..]]), &value)?;
                 tx.delete(tree, &key)?;
@@ -101,7 +101,7 @@ fn listed(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<bool> {
 /// Whether any tree but the keepsakes' and the history's holds a key of `part`.
 fn holds_data(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<bool> {
     for tree in tx.tree_names() {
-        if [SEQ, NAMES_GEN, TOMBSTONE, EVENT, TARGET, AGENT].contains(&tree.as_str()) {
+        if [SEQ, NAMES_GEN, TOMBSTONE].contains(&tree.as_str()) || HISTORY.contains(&tree.as_str()) {
             continue;
         }
         if tx.first_with_prefix(&tree, part.prefix())?.is_some() {

@@ -565,6 +565,31 @@ fn a_kept_end_event_loses_the_input_naming_a_forgotten_subject_or_fact() {
     }
 }
 
+/// A store written before `h.name` has none of its entries: the first forget builds the index
+/// over every event, then forgets as on a store that always had it.
+#[test]
+fn a_store_without_the_name_index_builds_it_on_the_first_forget() {
+    let (_dir, store, part) = restored_fact();
+    store
+        .write(|tx| {
+            for (key, _) in tx.prefix("h.name", b"")? {
+                tx.delete("h.name", &key)?;
+            }
+            tx.delete("h.named", &[])
+        })
+        .unwrap();
+    assert_eq!(forget(&store, &part, &json!({"subject": "Hooli"}))["state"], "forgotten");
+    assert_eq!(history_ops(&store, &part, "Pat Moss", "Hooli").len(), 0, "Hooli's events went");
+    let events = history_ops(&store, &part, "Pat Moss", "Initech");
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(events[1]["patch"], json!({"redacted": "forgotten"}), "{events:?}");
+    let snap = store.snapshot().unwrap();
+    let names: Vec<String> =
+        snap.prefix("h.name", b"").unwrap().map(|kv| String::from_utf8_lossy(&kv.unwrap().0).into_owned()).collect();
+    assert!(names.iter().any(|k| k.contains("pat moss")), "the index was built: {names:?}");
+    assert!(!names.iter().any(|k| k.contains("hooli")), "{names:?}");
+}
+
 /// A document forgotten by id keeps the facts taken from it, and so their history, even when a
 /// later call restated (and revised) the fact.
 #[test]
