@@ -80,6 +80,22 @@ const CASES: Case[] = [
     code: 'VALIDATION_ERROR',
     field: 'passage',
   },
+  ...['abc', '1.0', '1e0', 'null', '12a'].map((passage) => ({
+    name: `id as a string that is no decimal (${passage})`,
+    verb: 'forget',
+    body: { passage },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'passage',
+  })),
+  {
+    name: 'fact id with a fraction',
+    verb: 'forget',
+    body: { fact: { id: '1.5' } },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'fact.id',
+  },
   {
     name: 'two forget forms',
     verb: 'forget',

@@ -11,7 +11,8 @@ const MAX_U64 = 18446744073709551615n;
 export const Id = z
   .string()
   .regex(/^(0|[1-9][0-9]{0,19})$/, 'an id is a decimal string of a 64-bit unsigned integer')
-  .refine((s) => BigInt(s) <= MAX_U64, 'an id is at most 2^64-1')
+  // zod runs every check, so this one also sees what the pattern refused: BigInt would throw there.
+  .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) <= MAX_U64, 'an id is at most 2^64-1')
   .describe('64-bit unsigned id as a decimal string');
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');

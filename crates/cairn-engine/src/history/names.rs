@@ -8,7 +8,8 @@
 //! as forgets compare them (`text::fold` of the trimmed name).
 //!
 //! Stores written before the index have no entries; the first forget that needs it builds it for
-//! every partition in its own transaction and sets the marker `h.named` (`ensure`).
+//! every partition in its own transaction and sets the marker `h.named` (`ensure`); a store's
+//! first write sets it when no event is stored yet (`mark_if_new`).
 
 use super::{EVENT, Event, seq_of};
 use crate::error::Result;
@@ -95,6 +96,15 @@ pub(crate) fn names_of_event(event: &Event) -> BTreeSet<String> {
 pub(crate) fn naming(tx: &mut WriteTxn<'_>, part: &Partition, folded: &str) -> Result<Vec<u64>> {
     ensure(tx)?;
     tx.prefix_keys(NAME, &name_prefix(part, folded))?.iter().map(|k| seq_of(k)).collect()
+}
+
+/// Marks a store that holds no event yet as indexed, so it never pays `ensure`'s scan (called
+/// on a partition's first write: `Partition::register`).
+pub(crate) fn mark_if_new(tx: &mut WriteTxn<'_>) -> Result<()> {
+    if tx.first_with_prefix(EVENT, b"")?.is_none() && tx.get(BUILT, &[])?.is_none() {
+        tx.put(BUILT, &[], &[1])?;
+    }
+    Ok(())
 }
 
 /// Builds the index over every stored event once (stores written before it).

@@ -94,6 +94,7 @@ impl Partition {
         if tx.get(SCOPES, &key)?.is_some() {
             return Ok(());
         }
+        crate::history::mark_if_new(tx)?;
         tx.put(SCOPES, &key, &[])
     }
 

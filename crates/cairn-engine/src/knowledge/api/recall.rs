@@ -210,6 +210,11 @@ fn resolve(
             }
         }
         let Some((first, how, _)) = hits.first().cloned() else {
+            // Named exactly but recorded after `as_of`: nothing was stored then, however short
+            // the name (`hint_missed` says when it was; found by an audit: "A" said could_not_judge).
+            if req.as_of.is_some() && graph::entity_by_name(snap, &caller.part, query)?.is_some() {
+                return Ok(Err(answer_none(req, &[])));
+            }
             if tokens(query).is_empty() || (!as_name && fold(query).unicode_words().all(is_common_word)) {
                 return Ok(Err(could_not_judge(req, "the subject is only short or common words", &[])));
             }
@@ -401,6 +406,12 @@ mod tests {
         let early = read(json!({"subject": "Mara", "as_of": 500}));
         assert_eq!(early["state"], json!("nothing_stored"));
         assert_eq!(early["outside_time"], json!({"facts": 2, "next_recorded_at": "1970-01-01T00:00:01.000Z"}));
+        // A name too short to match loosely ("A") is still named exactly (an audit found
+        // could_not_judge here).
+        call(&store, &caller(1_000), "relate", &json!({"from": "A", "to": "Bee", "type": "knows"})).unwrap();
+        let short = read(json!({"subject": "A", "as_of": 500}));
+        assert_eq!(short["state"], json!("nothing_stored"), "{short}");
+        assert_eq!(short["outside_time"]["next_recorded_at"], json!("1970-01-01T00:00:01.000Z"), "{short}");
         // A subject with no facts at all has no hint.
         call(&store, &caller(1_000), "remember", &json!({"facts": {"entities": [{"name": "Lone"}]}})).unwrap();
         assert!(read(json!({"subject": "Lone"})).get("outside_time").is_none());

@@ -270,7 +270,7 @@ fn holds_plain_forgotten(snap: &crate::snapshot::Snapshot) -> Result<bool> {
 #[must_use]
 pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
     match forgot {
-        Forgot::Forgotten { relations, passages, documents, kept_entities, kept_documents, .. } => {
+        Forgot::Forgotten { relations, passages, documents, attributes, kept_entities, kept_documents, .. } => {
             let mut kept = Vec::new();
             if kept_documents > 0 {
                 kept.push(Kept {
@@ -291,6 +291,7 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
                 facts: u64::from(relations),
                 documents: u64::from(documents),
                 passages: u64::from(passages),
+                attributes: u64::from(attributes),
                 ..Counts::default()
             };
             Outcome::Forgotten { counts, kept }

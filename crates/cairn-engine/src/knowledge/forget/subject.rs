@@ -27,6 +27,8 @@ pub enum Forgot {
         relations: u32,
         passages: u32,
         documents: u32,
+        /// Attributes the entity held.
+        attributes: u32,
         kept_entities: Vec<u64>,
         /// Documents that keep passages not naming the subject (the others' text is blanked).
         kept_documents: u32,
@@ -51,6 +53,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     };
     let folded = fold(name.trim());
     let stored = tx.get(ENT, &ent_key(part, entity))?.map(|b| decode::<Entity>(&b, "entity")).transpose()?;
+    let attributes = stored.as_ref().map_or(0, |e| u32::try_from(e.attributes.len()).unwrap_or(u32::MAX));
     let mut relations = 0;
     for (key, _) in tx.prefix(ADJ, &adj_prefix(part, entity))? {
         let rel_id = trailing_id(&key)?;
@@ -141,7 +144,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
     super::strip_events(tx, part, &super::Strip::Documents(&removed_docs))?;
     kept_entities.sort_unstable();
-    Ok(Forgot::Forgotten { entity, relations, passages, documents, kept_entities, kept_documents })
+    Ok(Forgot::Forgotten { entity, relations, passages, documents, attributes, kept_entities, kept_documents })
 }
 
 /// Rewrites every plain `FORGOTTEN` entry (`part | folded name`, as stores written before hashed

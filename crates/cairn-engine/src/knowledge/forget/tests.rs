@@ -99,9 +99,10 @@ fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
     assert_eq!(exported_text(&store, &part), before);
     let reply = forget(&store, &part, &json!({"subject": "Priya Raman"}));
     assert_eq!(reply["state"], "forgotten");
+    // Her two attributes (`role`, `team`) went with her and are counted (an audit found 0 here).
     assert_eq!(
         reply["forgotten"],
-        json!({"entities": 1, "facts": 1, "documents": 1, "passages": 1, "attributes": 0, "notes": 0, "handoffs": 0})
+        json!({"entities": 1, "facts": 1, "documents": 1, "passages": 1, "attributes": 2, "notes": 0, "handoffs": 0})
     );
     assert_eq!(reply["kept"][0]["what"], "entities", "Acme is named in the passage and stays");
     let snap = store.snapshot().unwrap();
@@ -563,6 +564,16 @@ fn a_kept_end_event_loses_the_input_naming_a_forgotten_subject_or_fact() {
         let text = serde_json::to_string(&facts).unwrap();
         assert!(!text.to_lowercase().contains("hooli"), "{body}: {text}");
     }
+}
+
+/// A store that had the index from its first write never pays the scan that builds it: the
+/// first write marks it.
+#[test]
+fn a_new_store_is_marked_indexed_by_its_first_write() {
+    let (_dir, store, part) = restored_fact();
+    assert!(store.snapshot().unwrap().get("h.named", &[]).unwrap().is_some());
+    let names = store.snapshot().unwrap().prefix("h.name", part.prefix()).unwrap().count();
+    assert!(names >= 7, "every entity and fact event is indexed: {names}");
 }
 
 /// A store written before `h.name` has none of its entries: the first forget builds the index
