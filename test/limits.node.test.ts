@@ -28,6 +28,48 @@ async function refused(verb: string, body: unknown, field: string) {
   return r.body.error;
 }
 
+describe('nesting', () => {
+  const nested = (levels: number): unknown => {
+    let v: unknown = 'x';
+    for (let i = 0; i < levels; i++) v = [v];
+    return v;
+  };
+
+  // Found by an audit: a value nested 126 deep was stored, then its history, forget and the
+  // audit answered 500; 10,000 deep overflowed the node's stack.
+  it('refuses free JSON nested past 32 levels, and a body nested thousands deep, naming the field', async () => {
+    // A store's first notes call may write the notes index's marker: out of the way first.
+    expect((await P('note_list', { scope: 'deep' })).status).toBe(200);
+    await refused('note_write', { scope: 'deep', key: 'n', value: nested(33), kind: 'decision' }, 'value');
+    await refused(
+      'remember',
+      { scope: 'deep', facts: { entities: [{ name: 'Deep One', type: 't', attributes: { k: nested(32) } }] } },
+      'facts.entities.0.attributes',
+    );
+    for (const levels of [126, 10_000]) {
+      // As text: JSON.stringify itself would overflow this process's stack at 10,000 levels.
+      const body = `{"scope":"deep","key":"n","kind":"decision","value":${'['.repeat(levels)}"x"${']'.repeat(levels)}}`;
+      const error = await refused('note_write', body, 'value');
+      expect(error?.message).toBe('value: nests deeper than 64 levels');
+    }
+  });
+
+  it('keeps a value at the limit readable through history, audit, export, import and forget', async () => {
+    const w = await P('note_write', { scope: 'deep2', key: 'n', value: nested(32), kind: 'decision' });
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    const history = await P('history', { scope: 'deep2', key: 'n' });
+    expect(history.status, JSON.stringify(history.body)).toBe(200);
+    expect((await P('audit', { scope: 'deep2' })).status).toBe(200);
+    const exported = await P('export', { scope: 'deep2' });
+    const imported = await P('import', { scope: 'deep3', records: exported.body.records });
+    expect(imported.status, JSON.stringify(imported.body).slice(0, 300)).toBe(200);
+    const copy = await P('note_list', { scope: 'deep3', key: 'n' });
+    expect((copy.body.notes as { value: unknown }[])[0]?.value).toEqual(nested(32));
+    const forgot = await P('forget', { scope: 'deep2', note: { key: 'n' } });
+    expect(forgot.body.state).toBe('forgotten');
+  });
+});
+
 describe('within the limits', () => {
   it('stores a note that is one long unbroken token and finds it by that token', async () => {
     const jwt = (last: string) => `${'eyJhbGciOiJIUzI1NiJ9.'.repeat(80)}${last}`;

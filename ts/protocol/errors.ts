@@ -34,8 +34,10 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: unknown[] = [],
+    /** What failed inside, for the log only (an INTERNAL's reply says nothing of it). */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
   }
 
   /** The HTTP status of this error. */

@@ -7,6 +7,26 @@ export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\u
 /** The refusal's wording, shared with the schemas' string checks. */
 export const ILL_FORMED = 'must be well-formed Unicode (no lone surrogates)';
 
+/** Deepest nesting of a request body: free JSON (a note's value, attributes) may nest 32 levels
+ * (the engine's limit), inside the wrappers of the largest body that carries it (an import page). */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * The path to the first array or object of `value` nested deeper than `max` levels, or undefined;
+ * found without recursion, so a body nested thousands deep cannot exhaust the stack.
+ */
+export function tooDeepPath(value: unknown, max: number): (string | number)[] | undefined {
+  const stack: [unknown, (string | number)[]][] = [[value, []]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop() as [unknown, (string | number)[]];
+    if (v === null || typeof v !== 'object') continue;
+    if (path.length >= max) return path;
+    const entries: [string | number, unknown][] = Array.isArray(v) ? [...v.entries()] : Object.entries(v);
+    for (const [k, item] of entries) stack.push([item, [...path, k]]);
+  }
+  return undefined;
+}
+
 /**
  * The path of the first string in `value` holding a lone surrogate (an object key holding one
  * names the object), or undefined when every string is well-formed.

@@ -22,7 +22,11 @@ const FASTIFY_CODES: Record<string, () => ApiError> = {
  * anything else is INTERNAL with no internals in the reply (`log` sees the original).
  */
 export function toApiError(err: unknown, log: (err: unknown) => void): ApiError {
-  if (err instanceof ApiError) return err;
+  if (err instanceof ApiError) {
+    // A store failure was mapped on its way up; its cause is what the log needs.
+    if (err.code === 'INTERNAL' && err.cause !== undefined) log(err.cause);
+    return err;
+  }
   const code = (err as FastifyError | undefined)?.code;
   const mapped = code === undefined ? undefined : FASTIFY_CODES[code];
   if (mapped !== undefined) return mapped();

@@ -3,7 +3,7 @@ import type { Store } from '../engine/store.js';
 
 import { ApiError, validationError } from '../protocol/errors.js';
 import { isoToMs } from '../protocol/fields.js';
-import { ILL_FORMED, illFormedPath } from '../protocol/unicode.js';
+import { ILL_FORMED, illFormedPath, MAX_BODY_DEPTH, tooDeepPath } from '../protocol/unicode.js';
 import type { Principal } from './identity.js';
 
 /** What the node knows about itself, for memory_status and whoami. */
@@ -28,6 +28,14 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     throw new ApiError('VALIDATION_ERROR', '(body): expected a JSON object', [
       { field: '(body)', message: 'expected a JSON object' },
     ]);
+  }
+  // Before anything walks it: a body nested thousands deep would exhaust the stack of every
+  // recursive reader, and one past 128 levels cannot be stored readably (the engine's JSON limit).
+  const deep = tooDeepPath(input, MAX_BODY_DEPTH);
+  if (deep !== undefined) {
+    const field = deep.length === 0 ? '(body)' : String(deep[0]);
+    const message = `nests deeper than ${MAX_BODY_DEPTH} levels`;
+    throw new ApiError('VALIDATION_ERROR', `${field}: ${message}`, [{ field, message }]);
   }
   // Before the schema: a lone surrogate inside free JSON (a note's value, attributes) would
   // otherwise reach the engine and fail as unreadable JSON, naming no field.

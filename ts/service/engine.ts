@@ -40,7 +40,7 @@ export function storeFailure(err: unknown): ApiError {
     if (err.code === 'INVALID_ARGUMENT') return invalidArgument(err.message);
     if (err.code === 'STORE_CLOSED') return new ApiError('UNAVAILABLE', 'the node is shutting down');
   }
-  return new ApiError('INTERNAL', 'internal error');
+  return new ApiError('INTERNAL', 'internal error', [], err);
 }
 
 function callerOf(id: Identity): Caller {

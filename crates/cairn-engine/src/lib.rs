@@ -9,6 +9,7 @@ mod check;
 mod copy;
 mod error;
 mod freelist;
+mod json_depth;
 mod key_text;
 mod limits;
 mod meta;

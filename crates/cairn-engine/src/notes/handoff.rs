@@ -124,6 +124,9 @@ fn list(f: &mut Fields, name: &str) -> Outcome<Vec<Value>> {
         if size > MAX_ITEM_BYTES {
             return Err(invalid(&field, format_args!("is {size} bytes; at most {MAX_ITEM_BYTES}")));
         }
+        if let Err(e) = crate::json_depth::check(&field, item) {
+            return Err(invalid(&field, e.trim_start_matches(&format!("{field}: "))));
+        }
     }
     Ok(items)
 }

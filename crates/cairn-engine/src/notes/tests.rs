@@ -150,6 +150,31 @@ fn a_merge_keeps_confidence_but_not_an_unconfirmed_user_assertion() {
     assert_eq!(read("inferred"), (json!(0.6), json!("agent_inferred")));
 }
 
+/// Found by an audit: a value nested 126 deep was stored, and then its history, its forget and
+/// the audit failed (the event holding it was past `serde_json`'s 128 levels). Free JSON is held
+/// to 32 levels, and a value at the limit keeps every read of it working.
+#[test]
+fn a_value_nests_at_most_32_levels_and_one_at_the_limit_stays_readable() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let nested = |levels: usize| (0..levels).fold(json!("x"), |v, _| json!([v]));
+    let refused = run(&store, &a, "note_write", &note("deep", nested(33)));
+    assert_eq!(code(&refused), "VALIDATION_ERROR", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().starts_with("value: nests 33 levels deep"), "{refused}");
+    assert!(keys(&run(&store, &a, "note_list", &json!({}))).is_empty(), "a refusal stores nothing");
+    let item = json!({"taskId": "t1", "summary": "s", "decisions": [{"why": nested(32)}]});
+    let capsule = run(&store, &a, "handoff_create", &item);
+    assert!(
+        capsule["error"]["message"].as_str().unwrap().starts_with("decisions.0: nests 33 levels deep"),
+        "{capsule}"
+    );
+    assert!(run(&store, &a, "note_write", &note("deep", nested(32))).get("error").is_none());
+    let history = run(&store, &a, "history", &json!({"key": "deep"}));
+    assert_eq!(history["events"].as_array().unwrap().len(), 1, "{history}");
+    assert!(run(&store, &a, "audit", &json!({})).get("error").is_none());
+    assert_eq!(run(&store, &a, "note_forget", &json!({"key": "deep"}))["state"], "forgotten");
+}
+
 #[test]
 fn every_bad_input_is_refused_by_field_and_changes_nothing() {
     let (_d, store) = fresh();

@@ -62,6 +62,9 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     if size > MAX_VALUE_BYTES {
         return Err(invalid("value", format_args!("is {size} bytes serialised; at most {MAX_VALUE_BYTES}")));
     }
+    if let Err(e) = crate::json_depth::check("value", &value) {
+        return Err(invalid("value", e.trim_start_matches("value: ")));
+    }
     let kind = f.string("kind")?;
     if let Some(k) = &kind
         && !KINDS.contains(&k.as_str())

@@ -50,6 +50,9 @@ fn check(req: &Request) -> Result<()> {
     if let Some(d) = &req.date {
         check_date("date", d)?;
     }
+    if let Some(a) = &req.attributes {
+        crate::json_depth::check_map("attributes", a).map_err(Error::InvalidArgument)?;
+    }
     check_interval("attributes", req.attributes.as_ref(), req.date.as_deref())
 }
 
@@ -195,6 +198,28 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 mod tests {
     use crate::knowledge::testing::{TODAY, call, caller, fresh};
     use serde_json::json;
+
+    #[test]
+    fn attributes_nest_at_most_32_levels_in_relate_and_remember() {
+        let (_dir, store, _part) = fresh();
+        let nested = |levels: usize| (1..levels).fold(json!("x"), |v, _| json!([v]));
+        let r = call(
+            &store,
+            &caller(TODAY),
+            "relate",
+            &json!({"from": "A1", "to": "B1", "type": "t", "attributes": {"k": nested(33)}}),
+        );
+        let err = r.unwrap_err().to_string();
+        assert!(err.contains("attributes: nests 33 levels deep"), "{err}");
+        let body = json!({"facts": {"entities": [{"name": "C1", "attributes": {"k": nested(33)}}]}});
+        let err = call(&store, &caller(TODAY), "remember", &body).unwrap_err().to_string();
+        assert!(err.contains("facts.entities[0].attributes: nests 33 levels deep"), "{err}");
+        let body = json!({"facts": {"relations": [{"source": "C1", "target": "D1", "type": "t", "attributes": {"k": nested(33)}}]}});
+        let err = call(&store, &caller(TODAY), "remember", &body).unwrap_err().to_string();
+        assert!(err.contains("facts.relations[0].attributes: nests 33 levels deep"), "{err}");
+        let ok = json!({"from": "A1", "to": "B1", "type": "t", "attributes": {"k": nested(32)}});
+        assert!(call(&store, &caller(TODAY), "relate", &ok).is_ok());
+    }
 
     #[test]
     fn replaces_ends_reports_and_restores() {

@@ -179,36 +179,51 @@ fn check(req: &Request) -> Result<()> {
         )));
     }
     if let Some(f) = &req.facts {
-        if f.entities.len() > MAX_ENTITIES {
+        check_facts(f, req.date.as_deref())?;
+    }
+    Ok(())
+}
+
+/// The per-call limits of `facts` (DESIGN.md §2), each refusal naming its field; `date` is the
+/// call's, the start of relations that give none.
+fn check_facts(f: &Facts, date: Option<&str>) -> Result<()> {
+    if f.entities.len() > MAX_ENTITIES {
+        return Err(Error::InvalidArgument(format!(
+            "facts.entities holds {}; at most {MAX_ENTITIES} a call",
+            f.entities.len()
+        )));
+    }
+    if f.relations.len() > MAX_RELATIONS {
+        return Err(Error::InvalidArgument(format!(
+            "facts.relations holds {}; at most {MAX_RELATIONS} a call",
+            f.relations.len()
+        )));
+    }
+    for (i, e) in f.entities.iter().enumerate() {
+        name(&format!("facts.entities[{i}].name"), &e.name)?;
+        if let Some(a) = &e.attributes {
+            let field = format!("facts.entities[{i}].attributes");
+            crate::json_depth::check_map(&field, a).map_err(Error::InvalidArgument)?;
+        }
+        if let Some(t) = &e.entity_type {
+            name(&format!("facts.entities[{i}].type"), t)?;
+        }
+    }
+    for (i, r) in f.relations.iter().enumerate() {
+        name(&format!("facts.relations[{i}].source"), &r.source)?;
+        name(&format!("facts.relations[{i}].target"), &r.target)?;
+        name(&format!("facts.relations[{i}].type"), &r.rel_type)?;
+        // One rule with `relate`: a relation joins two entities, never one to itself.
+        if fold(&r.source) == fold(&r.target) {
             return Err(Error::InvalidArgument(format!(
-                "facts.entities holds {}; at most {MAX_ENTITIES} a call",
-                f.entities.len()
+                "facts.relations[{i}].target must not name the same entity as its source"
             )));
         }
-        if f.relations.len() > MAX_RELATIONS {
-            return Err(Error::InvalidArgument(format!(
-                "facts.relations holds {}; at most {MAX_RELATIONS} a call",
-                f.relations.len()
-            )));
+        let field = format!("facts.relations[{i}].attributes");
+        if let Some(a) = &r.attributes {
+            crate::json_depth::check_map(&field, a).map_err(Error::InvalidArgument)?;
         }
-        for (i, e) in f.entities.iter().enumerate() {
-            name(&format!("facts.entities[{i}].name"), &e.name)?;
-            if let Some(t) = &e.entity_type {
-                name(&format!("facts.entities[{i}].type"), t)?;
-            }
-        }
-        for (i, r) in f.relations.iter().enumerate() {
-            name(&format!("facts.relations[{i}].source"), &r.source)?;
-            name(&format!("facts.relations[{i}].target"), &r.target)?;
-            name(&format!("facts.relations[{i}].type"), &r.rel_type)?;
-            // One rule with `relate`: a relation joins two entities, never one to itself.
-            if fold(&r.source) == fold(&r.target) {
-                return Err(Error::InvalidArgument(format!(
-                    "facts.relations[{i}].target must not name the same entity as its source"
-                )));
-            }
-            check_interval(&format!("facts.relations[{i}].attributes"), r.attributes.as_ref(), req.date.as_deref())?;
-        }
+        check_interval(&field, r.attributes.as_ref(), date)?;
     }
     Ok(())
 }
