@@ -55,6 +55,10 @@ describe('planner', () => {
       unsupported: ['comparison'],
     });
     expect(plan('团队里有多少人', undefined, 4).complexity).toBe('L3');
+    // A Chinese question word stands where the answer goes, not first (found by an audit: L0).
+    for (const q of ['李雷是谁', '李雷在哪里', '李雷做什么', '李雷在吗'])
+      expect(plan(q, undefined, 4).complexity, q).toBe('L1');
+    expect(plan('李雷', undefined, 4).complexity).toBe('L0');
   });
 
   it('is deterministic', () => {

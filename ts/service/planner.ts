@@ -40,6 +40,10 @@ const L3_MARKERS: { re: RegExp; why: string }[] = [
 
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/u;
 
+/** A question: an English question word first, a question mark, or a Chinese question word anywhere
+ * (Chinese puts it where the answer goes: 李雷是谁, 李雷在哪里). */
+const QUESTION = /^(what|who|where|when|which|how)\b|[?？]|谁|哪|什么|何时|几时|怎么|怎样|如何|吗$|呢$/iu;
+
 /** Whether a split part is substantial enough to be a step: a word of two letters, or two CJK characters. */
 function substantial(part: string): boolean {
   const t = part.trim();
@@ -124,8 +128,7 @@ export function plan(query: string, subqueries: string[] | undefined, maxSteps: 
   let complexity: Complexity;
   if (unsupported.length > 0) complexity = 'L3';
   else if (steps.length > 1) complexity = 'L2';
-  else if (words(steps[0] ?? '') <= 4 && !/^(what|who|where|when|which|how)\b|[?？]/iu.test(query.trim()))
-    complexity = 'L0';
+  else if (words(steps[0] ?? '') <= 4 && !QUESTION.test(query.trim())) complexity = 'L0';
   else complexity = 'L1';
   return { source, steps, dropped, complexity, unsupported };
 }
