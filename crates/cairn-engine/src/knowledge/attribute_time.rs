@@ -103,12 +103,40 @@ fn start_of(event: &Event) -> i64 {
         .unwrap_or(event.at)
 }
 
-/// The attributes `event` set: those the call sent, or the whole record for a write that sent
-/// none of its own (an import).
+/// The attributes `event` set: those the call sent (an import replaying an exported write sends
+/// them too), or the whole record for a write that sent none of its own (an older import).
 fn sent_attributes(event: &Event) -> Map<String, Value> {
     let from = |v: Option<&Value>| v.and_then(|v| v.get("attributes")).and_then(Value::as_object).cloned();
     match event.op.as_str() {
         "create" | "merge" => from(event.patch.as_ref()).unwrap_or_default(),
-        _ => from(event.after.as_ref()).unwrap_or_default(),
+        _ => from(event.patch.as_ref()).or_else(|| from(event.after.as_ref())).unwrap_or_default(),
     }
+}
+
+/// The writes that set `entity`'s attributes, in commit order, each with what it set and when
+/// that became true (the call's `date` as sent, else when it was written), for export: an import
+/// replays them, so reads at any valid time answer as at the source.
+pub fn attribute_writes(
+    snap: &Snapshot,
+    part: &Partition,
+    entity: &Entity,
+) -> Result<Vec<(Map<String, Value>, String)>> {
+    let mut writes = Vec::new();
+    for event in events_of(snap, part, "entity", &entity.name)? {
+        if !same_entity(&event, entity.id) {
+            continue;
+        }
+        let attributes = sent_attributes(&event);
+        if attributes.is_empty() {
+            continue;
+        }
+        let date = event
+            .patch
+            .as_ref()
+            .and_then(|p| p.get("date"))
+            .and_then(Value::as_str)
+            .filter(|d| valid::instant(d).is_some());
+        writes.push((attributes, date.map_or_else(|| crate::time::iso_ms(event.at), str::to_owned)));
+    }
+    Ok(writes)
 }

@@ -8,6 +8,7 @@
 //! counts them in `withheld.private_notes` (and private earlier versions of the notes it carries
 //! in `withheld.private_versions`), so an export never looks complete when it is not.
 
+use super::attribute_time::attribute_writes;
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
 use super::graph::{Entity, Relation, Source};
@@ -72,16 +73,29 @@ pub fn kind_names() -> Vec<&'static str> {
     KINDS.iter().map(|k| k.name).collect()
 }
 
-fn entity_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
+fn entity_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
     let e: Entity = decode(value, "entity")?;
-    Ok(Some(json!({
+    let mut record = json!({
         "kind": "entity",
         "id": e.id.to_string(),
         "name": e.name,
         "types": e.types,
         "attributes": e.attributes,
         "recorded_at": iso_ms(e.recorded_at),
-    })))
+    });
+    // The record holds each key's last write; when writes were dated, which value is true when
+    // depends on them (`attribute_time.rs`), so they travel too (found by an audit: a copy read
+    // the later-dated value as true now).
+    if !e.attributes.is_empty() {
+        let writes = attribute_writes(snap, part, &e)?;
+        if writes.len() > 1 || writes.iter().any(|(_, from)| *from != iso_ms(e.recorded_at)) {
+            record["attribute_writes"] = writes
+                .into_iter()
+                .map(|(attributes, from)| json!({ "attributes": attributes, "from": from }))
+                .collect();
+        }
+    }
+    Ok(Some(record))
 }
 
 fn entity_name(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<String>> {

@@ -22,6 +22,7 @@ use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
 use super::ids::next_id;
+use super::import_attributes;
 use super::import_rules::{not_future, own_author};
 use super::origin::Origin;
 use super::part::Partition;
@@ -80,6 +81,9 @@ pub struct Imported {
     pub not_reproduced: Vec<Value>,
     #[serde(skip)]
     pub written: Vec<(&'static str, String, u64)>,
+    /// Entities written (name, id) with the dated attribute writes their records carried.
+    #[serde(skip)]
+    pub attribute_writes: Vec<(String, u64, Vec<import_attributes::Write>)>,
 }
 
 pub(crate) fn map_key(part: &Partition, kind: u8, origin: Origin, source: u64) -> Vec<u8> {
@@ -220,6 +224,10 @@ fn import_entity(
     if let Err(e) = not_future("recorded_at", recorded_at, now) {
         return Ok(Err(e));
     }
+    let writes = match import_attributes::field(r) {
+        Ok(w) => w,
+        Err(e) => return Ok(Err(e)),
+    };
     let Some((existing, created_now)) = resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now))?
     else {
         return Ok(Err("name: must be a non-empty string".into()));
@@ -236,6 +244,9 @@ fn import_entity(
     if created_now || merged != existing {
         out.imported.entities += 1;
         out.written.push(("entity", merged.name.clone(), merged.id));
+        if !writes.is_empty() {
+            out.attribute_writes.push((merged.name.clone(), merged.id, writes));
+        }
     } else {
         out.unchanged.entities += 1;
     }

@@ -28,6 +28,7 @@ mod ids;
 #[cfg(test)]
 mod ids_tests;
 mod import;
+mod import_attributes;
 #[cfg(test)]
 mod import_origin_tests;
 pub(crate) mod import_rules;

@@ -31,6 +31,9 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             caller.part.register(tx)?;
         }
         record_imported(tx, &caller, &done.written)?;
+        for (name, id, writes) in &done.attribute_writes {
+            crate::knowledge::import_attributes::record_writes(tx, &caller, name, *id, writes)?;
+        }
         Ok(done)
     })?;
     Ok(json!({

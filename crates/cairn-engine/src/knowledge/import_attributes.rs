@@ -1,0 +1,124 @@
+//! An exported entity's dated attribute writes (`attribute_writes`), replayed by an import: each
+//! becomes an `entity` event of op `import` whose input holds what the write set and its `date`,
+//! as `remember` leaves one, so `attribute_time.rs` answers reads of the copy at any valid time as
+//! at the source. Without them a copy knows only each key's last write, and a value dated later
+//! than now would read as true now.
+
+use super::api::Caller;
+use super::valid;
+use crate::error::Result;
+use crate::history::{Change, record};
+use crate::write::WriteTxn;
+use serde_json::{Map, Value, json};
+
+/// Most writes one record may carry.
+const MAX_WRITES: usize = 1000;
+
+/// One write: the attributes it set and when that became true (a date or a date-time).
+pub(crate) type Write = (Map<String, Value>, String);
+
+/// The record's `attribute_writes`, checked: an array of `{attributes, from}`.
+pub(super) fn field(r: &Map<String, Value>) -> std::result::Result<Vec<Write>, String> {
+    let items = match r.get("attribute_writes") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) if items.len() <= MAX_WRITES => items,
+        Some(_) => return Err(format!("attribute_writes: must be an array of at most {MAX_WRITES} writes")),
+    };
+    let mut writes = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = |what: &str| format!("attribute_writes[{i}].{what}");
+        let Some(attributes) = item.get("attributes").and_then(Value::as_object) else {
+            return Err(format!("{}: must be an object", at("attributes")));
+        };
+        crate::json_depth::check_map(&at("attributes"), attributes)?;
+        let Some(from) = item.get("from").and_then(Value::as_str).filter(|f| valid::instant(f).is_some()) else {
+            return Err(format!("{}: must be an ISO 8601 date or date-time", at("from")));
+        };
+        if let Some(extra) = item.as_object().and_then(|o| o.keys().find(|k| *k != "attributes" && *k != "from")) {
+            return Err(format!("{}: unknown field", at(extra)));
+        }
+        writes.push((attributes.clone(), from.to_owned()));
+    }
+    Ok(writes)
+}
+
+/// Records the writes of entity `id` named `name`, in order.
+pub(super) fn record_writes(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    name: &str,
+    id: u64,
+    writes: &[Write],
+) -> Result<()> {
+    for (attributes, from) in writes {
+        let change = Change {
+            family: "entity",
+            target: name,
+            op: "import",
+            before: None,
+            after: Some(json!({ "id": id.to_string() })),
+            patch: Some(json!({ "attributes": attributes, "date": from })),
+        };
+        record(tx, caller, change)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::knowledge::Partition;
+    use crate::knowledge::testing::{TODAY, fresh};
+    use crate::knowledge::testing_api::{caller, export_pages, verb};
+    use serde_json::{Value, json};
+
+    /// Found by an audit: Vera's city was Milan from 2023 and will be Turin from 2030; a copy
+    /// made by export and import read Turin as true now, and knew no city at any earlier time.
+    #[test]
+    fn a_copy_reads_dated_attributes_as_the_source_does() {
+        let (_dir, store, _) = fresh();
+        let (a, b) = (Partition::new("local", "u1", "a").unwrap(), Partition::new("local", "u1", "b").unwrap());
+        for (city, date) in [("Milan", "2023-01-01"), ("Turin", "2030-01-01")] {
+            let facts = json!({"entities": [{"name": "Vera Lynx", "type": "person", "attributes": {"city": city}}]});
+            verb(&store, &caller(&a, 1_000), "remember", &json!({"date": date, "facts": facts})).unwrap();
+        }
+        let records: Vec<Value> = export_pages(&store, &a, 500).concat();
+        let entity = records.iter().find(|r| r["kind"] == "entity").unwrap();
+        assert_eq!(entity["attribute_writes"].as_array().map(Vec::len), Some(2), "{entity}");
+        let imported = verb(&store, &caller(&b, 2_000), "import", &json!({"records": records})).unwrap();
+        assert!(imported["skipped"].as_array().unwrap().is_empty(), "{imported}");
+        let city = |part: &Partition, when: Value| {
+            let mut body = json!({"subject": "Vera Lynx"});
+            if let Value::Object(extra) = when {
+                body.as_object_mut().unwrap().extend(extra);
+            }
+            let r = verb(&store, &caller(part, TODAY), "recall", &body).unwrap();
+            r["subject"]["attributes"]["city"].clone()
+        };
+        for when in [json!({}), json!({"valid_at": "2031-06-01"}), json!({"valid_at": "2021-06-01"})] {
+            assert_eq!(city(&b, when.clone()), city(&a, when.clone()), "{when}");
+        }
+        assert_eq!(city(&b, json!({})), "Milan");
+        // Exported again, the copy carries the same writes.
+        let again: Vec<Value> = export_pages(&store, &b, 500).concat();
+        let copy = again.iter().find(|r| r["kind"] == "entity").unwrap();
+        assert_eq!(copy["attribute_writes"], entity["attribute_writes"]);
+    }
+
+    #[test]
+    fn bad_writes_skip_the_record_naming_the_field() {
+        let (_dir, store, _) = fresh();
+        let b = Partition::new("local", "u1", "b").unwrap();
+        for (writes, field) in [
+            (json!([{"attributes": {"k": 1}, "from": "yesterday"}]), "attribute_writes[0].from"),
+            (json!([{"attributes": 5, "from": "2024-01-01"}]), "attribute_writes[0].attributes"),
+            (json!([{"attributes": {}, "from": "2024-01-01", "x": 1}]), "attribute_writes[0].x"),
+            (json!({"a": 1}), "attribute_writes"),
+        ] {
+            let record = json!({"kind": "entity", "id": "1", "name": "Ada", "types": [], "attributes": {"k": 1},
+                                "recorded_at": "2024-01-01T00:00:00.000Z", "attribute_writes": writes});
+            let r = verb(&store, &caller(&b, TODAY), "import", &json!({"records": [record]})).unwrap();
+            let why = r["skipped"][0]["reason"].as_str().unwrap_or_else(|| panic!("{r}"));
+            assert!(why.starts_with(field), "{field}: {r}");
+        }
+    }
+}
