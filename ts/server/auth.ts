@@ -60,6 +60,28 @@ export function adminHook(tokens: Tokens) {
   };
 }
 
+/**
+ * An onRequest hook for the store-wide admin routes (tokens, check, backup, compact): an admin
+ * token with no user and no scope limit, or FORBIDDEN. These routes are not bound to one user and
+ * scope, so a limit on the token could not be applied to them; a limited admin token could
+ * otherwise mint an unlimited one, list or revoke every token, or copy every user's data.
+ */
+export function storeAdminHook(tokens: Tokens) {
+  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const p = authenticate(tokens, req);
+    if (p.token.role !== 'admin') throw new ApiError('FORBIDDEN', 'this route needs an admin token');
+    const limits = [
+      ...(p.token.user === undefined ? [] : [`user ${JSON.stringify(p.token.user)}`]),
+      ...(p.token.scopes === undefined ? [] : [`scopes ${p.token.scopes.join(', ')}`]),
+    ];
+    if (limits.length > 0) {
+      const message = `this admin token is limited to ${limits.join(' and ')}; this route acts on the whole store and needs an admin token with no user or scope limit`;
+      throw new ApiError('FORBIDDEN', `Authorization: ${message}`, [{ field: 'Authorization', message }]);
+    }
+    req.principal = p;
+  };
+}
+
 /** The principal set by `authHook` (routes that use it always have one). */
 export function principalOf(req: FastifyRequest): Principal {
   if (req.principal === null) throw new ApiError('UNAUTHENTICATED', 'send a bearer token');
