@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 
@@ -10,6 +8,7 @@ import type { NodeInfo, Service } from '../service/context.js';
 import { errorHandler, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
 import { registerMcp, type SessionLimits } from './mcp.js';
+import { RateBuckets, rateKey } from './rate-limit.js';
 import { registerRoutes } from './routes.js';
 
 /** How the HTTP app is set up; every field has a default fit for a personal node. */
@@ -82,24 +81,31 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       ...(opts.bind === undefined ? {} : { bind: opts.bind }),
     }),
   );
+  // One count per token, shared with /v1/mcp, which charges each further message of a batch.
+  const buckets = new RateBuckets(opts.rateLimit ?? 1200, 60_000);
   await app.register(rateLimit, {
     global: true,
-    max: opts.rateLimit ?? 1200,
-    timeWindow: 60_000,
+    max: buckets.max,
+    timeWindow: buckets.windowMs,
+    store: buckets.asStore(),
     // Per token (by its header, never logged); requests without one share their address's bucket.
-    keyGenerator: (req) => {
-      const auth = req.headers.authorization;
-      return auth === undefined ? `ip:${req.ip}` : createHash('sha256').update(auth).digest('base64url');
-    },
+    keyGenerator: rateKey,
     errorResponseBuilder: (_req, ctx) => new ApiError('RATE_LIMITED', `too many requests; retry in ${ctx.after}`),
   });
   const svc: Service = { store: opts.store, node: opts.node };
   const tokens = new Tokens(opts.store);
   registerRoutes(app, svc, tokens);
-  registerMcp(app, svc, tokens, opts.node.version, {
-    maxSessions: opts.sessions?.maxSessions ?? 128,
-    maxPerToken: opts.sessions?.maxPerToken ?? 16,
-    idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
-  });
+  registerMcp(
+    app,
+    svc,
+    tokens,
+    opts.node.version,
+    {
+      maxSessions: opts.sessions?.maxSessions ?? 128,
+      maxPerToken: opts.sessions?.maxPerToken ?? 16,
+      idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
+    },
+    buckets,
+  );
   return app;
 }

@@ -13,6 +13,7 @@ import { authHook, principalOf } from './auth.js';
 import { sendError } from './errors.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
+import type { RateBuckets } from './rate-limit.js';
 
 /**
  * Bounds on MCP sessions: how many the node holds at once, how many one token may hold (its
@@ -68,6 +69,7 @@ export function registerMcp(
   tokens: Tokens,
   version: string,
   limits: SessionLimits,
+  buckets?: RateBuckets,
 ) {
   const sessions = new Map<string, Session>();
 
@@ -134,6 +136,15 @@ export function registerMcp(
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const p = principalOf(req);
+    // Each message of a batch is a request for the rate limit: the plugin counted this one, the
+    // rest are charged here, all or none, before any of them runs.
+    if (buckets !== undefined && Array.isArray(req.body) && req.body.length > 1) {
+      const over = buckets.charge(req, req.body.length - 1);
+      if (over !== null) {
+        reply.header('Retry-After', String(over.retryAfter));
+        return sendError(reply, over.error);
+      }
+    }
     const sid = req.headers['mcp-session-id'];
     let transport: WebStandardStreamableHTTPServerTransport;
     if (typeof sid === 'string') {
