@@ -5,9 +5,10 @@ import { Tokens } from '../auth/tokens.js';
 import type { Store } from '../engine/store.js';
 import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
-import { errorHandler, sendError } from './errors.js';
+import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
 import { registerMcp, type SessionLimits } from './mcp.js';
+import { parseQuery, refuseUndecodableQuery } from './query.js';
 import { RateBuckets, rateKey } from './rate-limit.js';
 import { registerRoutes } from './routes.js';
 
@@ -50,6 +51,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     // Requests that arrive while draining get our UNAVAILABLE body (below), not fastify's own.
     return503OnClosing: false,
+    // Malformed requests (headers over 16 KiB, raw non-ASCII or bad escapes in the URL) answer in
+    // DESIGN §3's shape too, and query values are decoded as UTF-8 only (`query.ts`).
+    clientErrorHandler,
+    frameworkErrors,
+    routerOptions: { querystringParser: parseQuery },
   });
   let closing = false;
   app.addHook('preClose', async () => {
@@ -69,6 +75,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
+  app.addHook('preValidation', refuseUndecodableQuery);
   app.setNotFoundHandler((req, reply) =>
     sendError(reply, new ApiError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
   );
