@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 
 import { Tokens } from '../auth/tokens.js';
 import type { Store } from '../engine/store.js';
@@ -35,6 +35,12 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
 }
 
+/** A URL as logged: its path, and `?…` in place of a query string's names and values. */
+export function logPath(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : `${url.slice(0, q)}?…`;
+}
+
 /**
  * The fastify app: Host/Origin guard, per-token rate limit, JSON errors, the routes and MCP.
  * Logs carry request ids; tokens and memory contents are never logged at info level (the
@@ -46,6 +52,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logger: {
       level: opts.logLevel ?? 'info',
       redact: ['req.headers.authorization', 'req.headers["x-cairn-user"]'],
+      // fastify's request serializer, but the URL without its query string: `?user_id=…&scope=…`
+      // carries the identity the redacted X-Cairn-User header would.
+      serializers: {
+        req: (req: FastifyRequest) => ({
+          method: req.method,
+          url: logPath(req.url),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
+      },
       ...(opts.logStream === undefined ? {} : { stream: opts.logStream }),
     },
     forceCloseConnections: 'idle',
