@@ -200,3 +200,41 @@ it('searches with --query the same notes the plain list shows: task and other ag
   await serve();
   await check({ CAIRN_ADMIN_TOKEN: ADMIN });
 });
+
+it('--agent NAME alone reaches that agent’s note in show, history and forget; another --visibility beside it is refused', async () => {
+  const show = await mem(['show', 'scratch', '--agent', 'claude', '--json']);
+  expect(show.code, show.stderr).toBe(0);
+  const history = await mem(['history', 'scratch', '--agent', 'claude', '--json']);
+  expect(history.code, history.stderr).toBe(0);
+  expect((JSON.parse(history.stdout) as { events: { op: string }[] }).events.map((e) => e.op)).toEqual(['create']);
+  const mixed = await mem(['history', 'scratch', '--agent', 'claude', '--visibility', 'user']);
+  expect(mixed.code).toBe(2);
+  expect(mixed.stderr).toContain('--visibility');
+  const forget = await mem(['forget', 'scratch', '--agent', 'claude']);
+  expect(forget.code, forget.stderr).toBe(0);
+  const list = await mem(['list', '--json']);
+  expect((JSON.parse(list.stdout) as { notes: { key: string }[] }).notes.map((n) => n.key)).not.toContain('scratch');
+});
+
+it('list passes on the verb’s refusal of --task beside --visibility user, not "no notes"', async () => {
+  const r = await mem(['list', '--visibility', 'user', '--task', 'REL-1']);
+  expect(r.code).not.toBe(0);
+  expect(r.stdout).not.toContain('no notes');
+  expect(r.stderr).toContain('taskId');
+});
+
+it('ends quietly (exit 0, no stack) when its reader closes stdout early', async () => {
+  const child = spawn(process.execPath, [CLI, 'memories', 'list', ...who, '--data-dir', dir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  // Closed before the command writes: its write meets EPIPE, as under `| head -1`.
+  child.stdout?.destroy();
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+});

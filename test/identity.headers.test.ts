@@ -253,3 +253,47 @@ describe('cairn mcp with a non-ASCII CAIRN_USER', () => {
     }
   });
 });
+
+describe('a repeated identity header', () => {
+  /** A request with `name` sent once per value (Node joins them into "alice, bob" on arrival). */
+  function twice(method: string, path: string, name: string, values: string[], body?: unknown) {
+    const u = new URL(path, t.url);
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string | string[]> = { authorization: `Bearer ${shared}`, [name]: values };
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    return new Promise<{ status: number; body: { error?: { code: string; details: unknown[] } } }>(
+      (resolve, reject) => {
+        const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }),
+          );
+        });
+        req.on('error', reject);
+        req.end(payload);
+      },
+    );
+  }
+
+  it('is refused with a 422 naming it, never joined into a third name', async () => {
+    for (const name of ['X-Cairn-User', 'X-Cairn-Scope']) {
+      for (const [method, path, body] of [
+        ['GET', '/v1/whoami', undefined],
+        ['GET', '/v1/memory/status', undefined],
+        ['POST', '/v1/memory/note_write', { key: 'dup', value: 1, kind: 'decision' }],
+      ] as const) {
+        const before = await t.txn();
+        const r = await twice(method, path, name, ['alice', 'bob'], body);
+        expect([name, path, r.status, r.body.error?.code]).toEqual([name, path, 422, 'VALIDATION_ERROR']);
+        expect(r.body.error?.details).toMatchObject([{ field: name }]);
+        expect(await t.txn()).toBe(before);
+      }
+    }
+  });
+  it('sent once with a comma in it is still one name', async () => {
+    const r = await twice('GET', '/v1/whoami', 'X-Cairn-User', ['alice, bob']);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ user: 'alice, bob' });
+  });
+});

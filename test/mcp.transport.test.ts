@@ -103,6 +103,8 @@ describe('/v1/mcp over raw HTTP', () => {
   const refusals: [string, () => Promise<{ status: number; json: unknown }>, number, number][] = [
     ['an Accept without text/event-stream', () => post(initialize(), { accept: 'application/json' }), 406, -32000],
     ['a body that is not JSON-RPC', () => post({ hello: 'world' }), 400, -32700],
+    ['a body that is not JSON', () => post('{"jsonrpc":'), 400, -32700],
+    ['an empty body', () => post(''), 400, -32700],
     ['a message with a wrong jsonrpc version', () => post({ jsonrpc: '1.0', id: 1, method: 'ping' }), 400, -32700],
     [
       'a batch of more than 100 messages',
@@ -132,6 +134,13 @@ describe('/v1/mcp over raw HTTP', () => {
       expect(r.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code } });
     });
   }
+
+  it.each(['PUT', 'PATCH', 'OPTIONS'])('answers %s with 405 Allow: POST, DELETE, before auth', async (method) => {
+    const r = await fetch(`${t.url}/v1/mcp`, { method });
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('POST, DELETE');
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('METHOD_NOT_ALLOWED');
+  });
 
   it('refuses a body that is not JSON with 415 before anything reaches the session', async () => {
     const h = await session();

@@ -25,6 +25,22 @@ it('logs carry request ids but no token and no memory contents at info level', a
   }
 });
 
+it('logs a request URL without its query string (it may name the user and scope)', async () => {
+  const lines: string[] = [];
+  const t = await startTestNode({ logLevel: 'info', logStream: { write: (l) => void lines.push(l) } });
+  try {
+    const { token } = await t.token({ agent: 'claude' });
+    const r = await t.call('GET', '/v1/memory/status?user_id=jane.doe%40example.com&scope=medical', { token });
+    expect(r.status).toBe(200);
+    const log = lines.join('');
+    expect(log).toContain('"url":"/v1/memory/status?…"');
+    expect(log).not.toContain('jane.doe');
+    expect(log).not.toContain('medical');
+  } finally {
+    await t.stop();
+  }
+});
+
 it('a token past its rate limit gets 429 RATE_LIMITED; another token is unaffected', async () => {
   const t = await startTestNode({ rateLimit: 5 });
   try {

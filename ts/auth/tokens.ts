@@ -78,6 +78,11 @@ export class Tokens {
 
   /** Creates a token for `spec`; returns the token (shown once) and its record. */
   async create(spec: TokenSpec, token: string = newToken()): Promise<{ token: string; record: TokenRecord }> {
+    // An empty allow-list would read as "every scope" (no `scopes` field): refused, never widened.
+    if (spec.scopes !== undefined && spec.scopes.length === 0) {
+      const message = 'give at least one scope, or leave scopes out for a token that may use every scope';
+      throw new ApiError('VALIDATION_ERROR', `scopes: ${message}`, [{ field: 'scopes', message }]);
+    }
     const hash = sha256(token);
     const record: TokenRecord = {
       id: randomBytes(6).toString('hex'),
@@ -86,7 +91,7 @@ export class Tokens {
       // NFC, as the node reads every identity name (`service/identity.ts`).
       agent: nfc(spec.agent),
       ...(spec.user === undefined ? {} : { user: nfc(spec.user) }),
-      ...(spec.scopes === undefined || spec.scopes.length === 0 ? {} : { scopes: spec.scopes.map(nfc) }),
+      ...(spec.scopes === undefined ? {} : { scopes: spec.scopes.map(nfc) }),
       role: spec.role ?? 'agent',
       createdAt: new Date().toISOString(),
       ...(spec.expiresAt === undefined ? {} : { expiresAt: new Date(spec.expiresAt).toISOString() }),

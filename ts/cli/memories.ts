@@ -92,6 +92,22 @@ function address(a: MemoriesArgs): Body {
   };
 }
 
+/**
+ * The address of the one note show, history and forget name: as `address`, and `--agent NAME`
+ * means that agent's agent-visibility note (only an agent note belongs to one agent), so another
+ * `--visibility` beside it is refused rather than quietly looking up a note of the user.
+ */
+function noteAddress(a: MemoriesArgs): Body {
+  if (a.agent === undefined) return address(a);
+  if (a.visibility !== undefined && a.visibility !== 'agent') {
+    throw usage(
+      '--visibility',
+      `--agent names an agent-visibility note; leave out --visibility ${a.visibility} (or --agent, to reach a ${a.visibility} note)`,
+    );
+  }
+  return { visibility: 'agent', ...(a.task === undefined ? {} : { taskId: a.task }) };
+}
+
 function checked<T extends { safeParse: (v: unknown) => { success: boolean; error?: { issues: unknown[] } } }>(
   schema: T,
   body: Body,
@@ -191,9 +207,13 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       ...(a.query === undefined ? {} : { query: a.query }),
     };
     checked(NoteListInput, filters);
-    const notes = await withCaller(a, env, (call) =>
-      a.query === undefined ? everyNote(call, a) : byQuery(call, a, filters),
-    );
+    const notes = await withCaller(a, env, async (call) => {
+      // The plain list reads the export, which would quietly find nothing for a combination the
+      // verb refuses (a task beside visibility user or agent): the verb is asked, so its refusal
+      // reaches the operator as it is.
+      if (a.task !== undefined && filters.visibility !== 'task') await call('note_list', { ...filters, limit: 1 });
+      return a.query === undefined ? everyNote(call, a) : byQuery(call, a, filters);
+    });
     out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
     return 0;
   }
@@ -201,7 +221,7 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
     throw new CliFailure('VALIDATION_ERROR', 'give list, or show|history|forget KEY (see cairn --help)', 2);
   }
   const key = a.key;
-  const body = checked(HistoryInput, { key, ...address(a) });
+  const body = checked(HistoryInput, { key, ...noteAddress(a) });
   if (sub === 'show') {
     const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
     const notes = (r.notes ?? []) as Body[];

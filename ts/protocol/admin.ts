@@ -23,7 +23,12 @@ export const AS_AGENT_VERBS = [
 export const TokenCreateInput = z.strictObject({
   agent: AgentName,
   user: UserId.optional(),
-  scopes: z.array(Scope).max(256).optional(),
+  scopes: z
+    .array(Scope)
+    .min(1, 'give at least one scope, or leave scopes out for a token that may use every scope')
+    .max(256)
+    .optional()
+    .describe('The only scopes the token may use; absent: every scope (an empty list is refused)'),
   role: z.enum(['admin', 'agent']).optional(),
   expiresAt: z.iso
     .datetime({ offset: true })

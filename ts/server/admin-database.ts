@@ -4,16 +4,17 @@ import { StoreError } from '../engine/errors.js';
 import { BackupInput, CompactInput } from '../protocol/admin.js';
 import { ApiError } from '../protocol/errors.js';
 import { parseInput, type Service } from '../service/context.js';
-import { adminHook } from './auth.js';
+import { storeAdminHook } from './auth.js';
 
 /**
  * The store maintenance `cairn database backup|compact` runs through while a node holds the
  * store (DESIGN.md §4: the CLI never opens a store a node holds): an online backup into a
  * directory on the node's machine, and a compaction that, with `purge`, also zeroes what
- * forgotten data left in freed pages and the log. Admin token only.
+ * forgotten data left in freed pages and the log. Both act on every user's data: an admin token
+ * with no user or scope limit only.
  */
 export function registerDatabaseRoutes(app: FastifyInstance, tokens: Tokens, svc: Service) {
-  const admin = { onRequest: adminHook(tokens) };
+  const admin = { onRequest: storeAdminHook(tokens) };
   app.post('/v1/admin/database/backup', admin, async (req) => {
     const { dest } = parseInput(BackupInput, req.body ?? {});
     try {

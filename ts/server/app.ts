@@ -1,15 +1,15 @@
-import { createHash } from 'node:crypto';
-
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 
 import { Tokens } from '../auth/tokens.js';
 import type { Store } from '../engine/store.js';
 import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
-import { errorHandler, sendError } from './errors.js';
+import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
 import { registerMcp, type SessionLimits } from './mcp.js';
+import { parseQuery, refuseUndecodableQuery } from './query.js';
+import { RateBuckets, rateKey } from './rate-limit.js';
 import { registerRoutes } from './routes.js';
 
 /** How the HTTP app is set up; every field has a default fit for a personal node. */
@@ -35,6 +35,12 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
 }
 
+/** A URL as logged: its path, and `?…` in place of a query string's names and values. */
+export function logPath(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : `${url.slice(0, q)}?…`;
+}
+
 /**
  * The fastify app: Host/Origin guard, per-token rate limit, JSON errors, the routes and MCP.
  * Logs carry request ids; tokens and memory contents are never logged at info level (the
@@ -46,11 +52,27 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logger: {
       level: opts.logLevel ?? 'info',
       redact: ['req.headers.authorization', 'req.headers["x-cairn-user"]'],
+      // fastify's request serializer, but the URL without its query string: `?user_id=…&scope=…`
+      // carries the identity the redacted X-Cairn-User header would.
+      serializers: {
+        req: (req: FastifyRequest) => ({
+          method: req.method,
+          url: logPath(req.url),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
+      },
       ...(opts.logStream === undefined ? {} : { stream: opts.logStream }),
     },
     forceCloseConnections: 'idle',
     // Requests that arrive while draining get our UNAVAILABLE body (below), not fastify's own.
     return503OnClosing: false,
+    // Malformed requests (headers over 16 KiB, raw non-ASCII or bad escapes in the URL) answer in
+    // DESIGN §3's shape too, and query values are decoded as UTF-8 only (`query.ts`).
+    clientErrorHandler,
+    frameworkErrors,
+    routerOptions: { querystringParser: parseQuery },
   });
   let closing = false;
   app.addHook('preClose', async () => {
@@ -70,6 +92,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(errorHandler);
+  app.addHook('preValidation', refuseUndecodableQuery);
   app.setNotFoundHandler((req, reply) =>
     sendError(reply, new ApiError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
   );
@@ -82,24 +105,31 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       ...(opts.bind === undefined ? {} : { bind: opts.bind }),
     }),
   );
+  // One count per token, shared with /v1/mcp, which charges each further message of a batch.
+  const buckets = new RateBuckets(opts.rateLimit ?? 1200, 60_000);
   await app.register(rateLimit, {
     global: true,
-    max: opts.rateLimit ?? 1200,
-    timeWindow: 60_000,
+    max: buckets.max,
+    timeWindow: buckets.windowMs,
+    store: buckets.asStore(),
     // Per token (by its header, never logged); requests without one share their address's bucket.
-    keyGenerator: (req) => {
-      const auth = req.headers.authorization;
-      return auth === undefined ? `ip:${req.ip}` : createHash('sha256').update(auth).digest('base64url');
-    },
+    keyGenerator: rateKey,
     errorResponseBuilder: (_req, ctx) => new ApiError('RATE_LIMITED', `too many requests; retry in ${ctx.after}`),
   });
   const svc: Service = { store: opts.store, node: opts.node };
   const tokens = new Tokens(opts.store);
   registerRoutes(app, svc, tokens);
-  registerMcp(app, svc, tokens, opts.node.version, {
-    maxSessions: opts.sessions?.maxSessions ?? 128,
-    maxPerToken: opts.sessions?.maxPerToken ?? 16,
-    idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
-  });
+  registerMcp(
+    app,
+    svc,
+    tokens,
+    opts.node.version,
+    {
+      maxSessions: opts.sessions?.maxSessions ?? 128,
+      maxPerToken: opts.sessions?.maxPerToken ?? 16,
+      idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
+    },
+    buckets,
+  );
   return app;
 }

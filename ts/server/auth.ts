@@ -16,6 +16,14 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** Whether the request carries header `name` more than once (`rawHeaders` keeps each line). */
+function repeated(req: FastifyRequest, name: string): boolean {
+  const raw = req.raw.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name.toLowerCase() && ++seen > 1) return true;
+  return false;
+}
+
 /** The identity headers, as `Principal` holds them once decoded (docs/api.md, "Identity"). */
 const IDENTITY_HEADERS = [
   ['X-Cairn-User', 'headerUser'],
@@ -36,6 +44,12 @@ export function authenticate(tokens: Tokens, req: FastifyRequest): Principal {
   for (const [name, key] of IDENTITY_HEADERS) {
     const raw = header(req, name.toLowerCase());
     if (raw === undefined) continue;
+    // Node joins a repeated header into "alice, bob": a client naming two users or scopes
+    // contradicts itself, and the joined text is no name it sent.
+    if (repeated(req, name)) {
+      p.headerError ??= { field: name, message: 'sent more than once: send one value' };
+      continue;
+    }
     const decoded = decodeIdentityHeader(raw);
     if (decoded.ok) p[key] = decoded.value;
     // Refused when the identity is resolved (422 naming the header), as any other bad header value.
@@ -56,6 +70,28 @@ export function adminHook(tokens: Tokens) {
   return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const p = authenticate(tokens, req);
     if (p.token.role !== 'admin') throw new ApiError('FORBIDDEN', 'this route needs an admin token');
+    req.principal = p;
+  };
+}
+
+/**
+ * An onRequest hook for the store-wide admin routes (tokens, check, backup, compact): an admin
+ * token with no user and no scope limit, or FORBIDDEN. These routes are not bound to one user and
+ * scope, so a limit on the token could not be applied to them; a limited admin token could
+ * otherwise mint an unlimited one, list or revoke every token, or copy every user's data.
+ */
+export function storeAdminHook(tokens: Tokens) {
+  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const p = authenticate(tokens, req);
+    if (p.token.role !== 'admin') throw new ApiError('FORBIDDEN', 'this route needs an admin token');
+    const limits = [
+      ...(p.token.user === undefined ? [] : [`user ${JSON.stringify(p.token.user)}`]),
+      ...(p.token.scopes === undefined ? [] : [`scopes ${p.token.scopes.join(', ')}`]),
+    ];
+    if (limits.length > 0) {
+      const message = `this admin token is limited to ${limits.join(' and ')}; this route acts on the whole store and needs an admin token with no user or scope limit`;
+      throw new ApiError('FORBIDDEN', `Authorization: ${message}`, [{ field: 'Authorization', message }]);
+    }
     req.principal = p;
   };
 }

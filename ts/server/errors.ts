@@ -1,3 +1,6 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 import { ApiError } from '../protocol/errors.js';
@@ -46,4 +49,80 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 export function errorHandler(this: unknown, err: unknown, req: FastifyRequest, reply: FastifyReply) {
   const api = toApiError(err, (e) => req.log.error({ err: e }, 'request failed'));
   return sendError(reply, api);
+}
+
+/** Sends `err`'s §3 body with an HTTP status of its own (a malformed request has no DESIGN status). */
+function sendWithStatus(reply: FastifyReply, status: number, err: ApiError): FastifyReply {
+  return reply.code(status).type('application/json').send(err.body());
+}
+
+/**
+ * Fastify's framework errors (`frameworkErrors`: a bad percent-escape in the path, a path
+ * parameter too long, …) in DESIGN §3's shape: 400 `VALIDATION_ERROR` naming `(url)`, the status
+ * an unreadable request line gets (no route was reached to answer 422 for a field).
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply) {
+  if (err.code === 'FST_ERR_BAD_URL') {
+    const message = 'not a valid URL: a "%" must start an escape %XX of UTF-8 bytes';
+    return sendWithStatus(
+      reply,
+      400,
+      new ApiError('VALIDATION_ERROR', `(url): ${message}`, [{ field: '(url)', message }]),
+    );
+  }
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const message = 'a path segment is longer than this node accepts';
+    return sendWithStatus(
+      reply,
+      414,
+      new ApiError('VALIDATION_ERROR', `(url): ${message}`, [{ field: '(url)', message }]),
+    );
+  }
+  return sendWithStatus(
+    reply,
+    400,
+    new ApiError('VALIDATION_ERROR', `(request): ${err.message}`, [{ field: '(request)', message: err.message }]),
+  );
+}
+
+/** What a request Node's HTTP parser refused gets: status, the field named, and why. */
+function clientFailure(code: string | undefined): { status: number; field: string; message: string } {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return {
+      status: 431,
+      field: '(headers)',
+      message: 'the request headers are larger than this node accepts (16 KiB)',
+    };
+  }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, field: '(request)', message: 'the request did not arrive in time' };
+  }
+  if (code === 'HPE_INVALID_URL' || code === 'HPE_INVALID_PATH') {
+    return {
+      status: 400,
+      field: '(url)',
+      message: 'not a valid URL: percent-encode anything but printable ASCII (café is caf%C3%A9)',
+    };
+  }
+  if (code === 'HPE_INVALID_HEADER_TOKEN') {
+    return { status: 400, field: '(headers)', message: 'a header name or value holds a character HTTP does not allow' };
+  }
+  return { status: 400, field: '(request)', message: 'not a valid HTTP request' };
+}
+
+/**
+ * Node's `clientError` (a request its HTTP parser refused, before fastify sees it): the §3 body
+ * written on the socket, which is then closed. Headers over 16 KiB are 431, a late request 408,
+ * anything else 400; all `VALIDATION_ERROR` (DESIGN has no code of its own for these).
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, field, message } = clientFailure(err.code);
+  const body = JSON.stringify(new ApiError('VALIDATION_ERROR', `${field}: ${message}`, [{ field, message }]).body());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

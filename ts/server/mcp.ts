@@ -10,9 +10,10 @@ import { ApiError } from '../protocol/errors.js';
 import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
-import { sendError } from './errors.js';
+import { errorHandler as appErrorHandler, sendError } from './errors.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
+import type { RateBuckets } from './rate-limit.js';
 
 /**
  * Bounds on MCP sessions: how many the node holds at once, how many one token may hold (its
@@ -68,6 +69,7 @@ export function registerMcp(
   tokens: Tokens,
   version: string,
   limits: SessionLimits,
+  buckets?: RateBuckets,
 ) {
   const sessions = new Map<string, Session>();
 
@@ -134,6 +136,15 @@ export function registerMcp(
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const p = principalOf(req);
+    // Each message of a batch is a request for the rate limit: the plugin counted this one, the
+    // rest are charged here, all or none, before any of them runs.
+    if (buckets !== undefined && Array.isArray(req.body) && req.body.length > 1) {
+      const over = buckets.charge(req, req.body.length - 1);
+      if (over !== null) {
+        reply.header('Retry-After', String(over.retryAfter));
+        return sendError(reply, over.error);
+      }
+    }
     const sid = req.headers['mcp-session-id'];
     let transport: WebStandardStreamableHTTPServerTransport;
     if (typeof sid === 'string') {
@@ -188,12 +199,39 @@ export function registerMcp(
   };
 
   const onRequest = authHook(tokens);
-  app.post('/v1/mcp', { onRequest }, handle);
-  app.delete('/v1/mcp', { onRequest }, handle);
+  // A body that is not JSON is a JSON-RPC parse error here (as the SDK transport answers it), not
+  // the §3 422 of the other routes; every other refusal (401, 413, 415, 429) keeps the §3 body.
+  const errorHandler = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (
+      code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+      code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+      err instanceof SyntaxError
+    ) {
+      const what = code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'the body is empty' : 'the body is not valid JSON';
+      return rpcError(reply, 400, -32700, `Parse error: ${what}`);
+    }
+    return appErrorHandler(err, req, reply);
+  };
+  app.post('/v1/mcp', { onRequest, errorHandler }, handle);
+  app.delete('/v1/mcp', { onRequest, errorHandler }, handle);
   // No server-initiated push stream: say so before asking for a token, so clients fall back cleanly.
   app.get('/v1/mcp', (_req, reply) => {
     reply.header('Allow', 'POST, DELETE');
     return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', 'this node has no push stream; use POST'));
+  });
+  // Any other method: 405 naming the two that work, before auth, as on the memory verb routes.
+  app.route({
+    method: ['PUT', 'PATCH', 'OPTIONS'],
+    url: '/v1/mcp',
+    config: { rateLimit: false },
+    handler: (req, reply) => {
+      reply.header('Allow', 'POST, DELETE');
+      return sendError(
+        reply,
+        new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use POST, DELETE`),
+      );
+    },
   });
   return { sessions };
 }

@@ -228,7 +228,7 @@ function mcpPath(): Record<string, unknown> {
       responses: {
         ...ok('The JSON-RPC reply (Mcp-Session-Id names the session after initialize)', McpReply),
         '202': { description: 'A notification or reply was accepted' },
-        '400': rpcError('Not a valid MCP request (JSON-RPC error)'),
+        '400': rpcError('Not a valid MCP request, or a body that is not JSON (-32700 Parse error) (JSON-RPC error)'),
         '404': rpcError('Session not found: unknown, ended, or opened with another token (JSON-RPC error)'),
         '406': rpcError('Accept must allow application/json and text/event-stream (JSON-RPC error)'),
         ...errorResponses(ROUTE_ERRORS.body),

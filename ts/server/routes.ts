@@ -11,7 +11,7 @@ import { resolveIdentity } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
 import { registerDatabaseRoutes } from './admin-database.js';
 import { registerAdminNoteRoutes } from './admin-notes.js';
-import { adminHook, authHook, principalOf } from './auth.js';
+import { authHook, principalOf, storeAdminHook } from './auth.js';
 import { DOCS_HTML } from './docs-page.js';
 import { sendError } from './errors.js';
 import { registerImportRoute } from './import-route.js';
@@ -83,7 +83,8 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
     });
   }
 
-  const admin = { onRequest: adminHook(tokens) };
+  // Store-wide: an unlimited admin token only (a limited one could mint an unlimited one).
+  const admin = { onRequest: storeAdminHook(tokens) };
   app.get('/v1/admin/tokens', admin, async () => ({ tokens: await tokens.list() }));
   app.post('/v1/admin/tokens', admin, async (req) => {
     const input = parseInput(TokenCreateInput, req.body);

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { startTestNode, type TestNode } from './node.js';
+
+// The per-token rate limit on /v1/mcp: each message of a JSON-RPC batch is one request, and a
+// batch that does not fit is refused whole (429 RATE_LIMITED, nothing of it run).
+
+let t: TestNode;
+let token: string;
+const VERSION = '2025-06-18';
+
+beforeAll(async () => {
+  t = await startTestNode({ rateLimit: 10 });
+  token = (await t.token({ agent: 'batcher' })).token;
+});
+afterAll(() => t.stop());
+
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${t.url}/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text === '' ? undefined : JSON.parse(text) };
+}
+
+const write = (i: number) => ({
+  jsonrpc: '2.0',
+  id: `w${i}`,
+  method: 'tools/call',
+  params: { name: 'memory_note_write', arguments: { key: `k${i}`, value: i, kind: 'decision' } },
+});
+
+async function notes(): Promise<number> {
+  const store = t.node.store;
+  const r = await store.notes(
+    'note_list',
+    { tenant: 'local', user: 'default', scope: 'default', agent: 'x' },
+    {
+      limit: 100,
+    },
+  );
+  return (r as { notes: unknown[] }).notes.length;
+}
+
+it('counts each message of a batch, and refuses a batch past the limit whole', async () => {
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+  expect(init.status).toBe(200);
+  const h = { 'mcp-session-id': init.headers.get('mcp-session-id') as string, 'mcp-protocol-version': VERSION };
+  expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, h)).status).toBe(202); // 2 used
+
+  const five = await post([1, 2, 3, 4, 5].map(write), h); // 7 used
+  expect(five.status).toBe(200);
+  expect(five.json).toHaveLength(5);
+  expect(await notes()).toBe(5);
+
+  // 5 more would be 12 of 10: refused in full, the request itself counted (8 used).
+  const before = await t.txn();
+  const over = await post([6, 7, 8, 9, 10].map(write), h);
+  expect(over.status).toBe(429);
+  expect(over.json.error.code).toBe('RATE_LIMITED');
+  expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(await t.txn()).toBe(before);
+  expect(await notes()).toBe(5);
+
+  const two = await post([11, 12].map(write), h); // 10 used
+  expect(two.status).toBe(200);
+  expect(await notes()).toBe(7);
+
+  const single = await post(write(13), h);
+  expect([single.status, single.json.error?.code]).toEqual([429, 'RATE_LIMITED']);
+  expect(await notes()).toBe(7);
+});
