@@ -28,6 +28,7 @@ mod ids;
 #[cfg(test)]
 mod ids_tests;
 mod import;
+pub(crate) mod import_checks;
 #[cfg(test)]
 mod import_origin_tests;
 pub(crate) mod import_rules;
