@@ -39,7 +39,12 @@ export const Citation = z.object({
   span: z
     .object({ text: z.string().optional().describe('absent with `compact`'), start: Count, end: Count })
     .nullable(),
-  span_state: z.enum(['asserted', 'source_forgotten', 'not_quoted', 'mismatch']).optional(),
+  span_state: z
+    .enum(['asserted', 'source_forgotten', 'source_not_imported', 'not_quoted', 'mismatch'])
+    .optional()
+    .describe(
+      'Why there is no span: asserted (no document), source_forgotten (the document is gone), source_not_imported (a fact imported before its document; the citation resolves once the document is imported), not_quoted (no sentence names the ends), mismatch (the quote no longer checks)',
+    ),
 });
 
 /** How a fact was reached from the seed entity. */

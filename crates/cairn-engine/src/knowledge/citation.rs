@@ -6,6 +6,7 @@
 
 use super::docs::{Document, PassageSpan};
 use super::graph::{Relation, Source};
+use super::import::{IMPORT_MAP, reserved_key};
 use super::part::Partition;
 use super::records::decode;
 use super::trees::DOC;
@@ -78,10 +79,16 @@ impl<'a> Citer<'a> {
             Source::Document { doc_id, label } => (*doc_id, label.clone()),
         };
         let Some(cited) = self.document(doc_id)? else {
+            // A fact imported before its document reserved the id; else the document was forgotten.
+            let state = if self.snap.get(IMPORT_MAP, &reserved_key(self.part, doc_id))?.is_some() {
+                "source_not_imported"
+            } else {
+                "source_forgotten"
+            };
             return Ok(json!({
                 "source": { "kind": "document", "doc_id": id(doc_id), "name": label, "ingested_at": null },
                 "span": null,
-                "span_state": "source_forgotten",
+                "span_state": state,
             }));
         };
         let source = source(&cited.doc);

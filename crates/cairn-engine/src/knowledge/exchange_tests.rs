@@ -263,3 +263,181 @@ fn a_fact_citing_a_document_not_yet_imported_resolves_when_it_comes() {
     let notes = copied.iter().find(|r| r["label"] == "notes").unwrap();
     assert_eq!(operates["provenance"]["doc_id"], notes["id"], "the fact cites the document it reserved");
 }
+
+/// The reasons of an import reply's `skipped`, as (index, field) with the field the text before
+/// the first `:`.
+fn skipped_fields(reply: &Value) -> Vec<(u64, String)> {
+    reply["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["index"].as_u64().unwrap(), s["reason"].as_str().unwrap().split(':').next().unwrap().to_owned()))
+        .collect()
+}
+
+/// A fact record as the audit sent it, with `over` set on it.
+fn audit_fact(over: &Value) -> Value {
+    let mut r = json!({"kind": "fact", "id": "9", "from": "1", "to": "2", "from_name": "PP", "to_name": "QQ",
+        "type": "knows", "recorded_at": "2024-01-01T00:00:00Z", "attributes": {},
+        "provenance": {"agent": "a1", "kind": "asserted", "label": null}});
+    r.as_object_mut().unwrap().extend(over.as_object().unwrap().clone());
+    r
+}
+
+#[test]
+fn a_fact_whose_valid_time_relate_refuses_is_skipped_naming_the_field() {
+    let (_dir, store, part) = fresh();
+    let who = caller(&part, 1_800_000_000_000);
+    let records = json!([
+        audit_fact(&json!({"valid_from": "not a date", "valid_to": "yesterday"})),
+        audit_fact(&json!({"id": "10", "valid_from": "2024-02-30"})),
+        audit_fact(&json!({"id": "11", "valid_from": "2024-05-01", "valid_to": "2024-01-01"})),
+        audit_fact(&json!({"id": "12", "attributes": {"valid_from": "2024-02-30"}})),
+        audit_fact(&json!({"id": "13", "source_date": "last week"})),
+        audit_fact(
+            &json!({"id": "14", "from_name": "RR", "to_name": "SS", "valid_from": "2020-01-01", "valid_to": "2021-01-01"})
+        ),
+    ]);
+    let reply = verb(&store, &who, "import", &json!({"records": records, "allAgents": true})).unwrap();
+    let fields = |v: &[(u64, &str)]| -> Vec<(u64, String)> { v.iter().map(|(i, f)| (*i, (*f).to_owned())).collect() };
+    assert_eq!(
+        skipped_fields(&reply),
+        fields(&[
+            (0, "valid_from"),
+            (1, "valid_from"),
+            (2, "valid_to"),
+            (3, "attributes.valid_from"),
+            (4, "source_date")
+        ]),
+        "{reply}"
+    );
+    assert_eq!(reply["imported"]["facts"], json!(1));
+    let objects = |subject: &str, at: &str| -> Vec<Value> {
+        let r = verb(&store, &who, "recall", &json!({"subject": subject, "valid_at": at})).unwrap();
+        r["facts"].as_array().map(|f| f.iter().map(|f| f["object"].clone()).collect()).unwrap_or_default()
+    };
+    assert!(objects("PP", "1990-01-01").is_empty());
+    assert!(objects("PP", "2999-01-01").is_empty());
+    assert_eq!(objects("RR", "2020-06-01"), vec![json!("SS")]);
+    assert!(objects("RR", "2022-06-01").is_empty());
+}
+
+#[test]
+fn over_long_names_and_unknown_fields_skip_their_record_and_the_rest_is_stored() {
+    let (_dir, store, part) = fresh();
+    let who = caller(&part, 1_800_000_000_000);
+    let long = "n".repeat(2000);
+    let at = "2024-01-01T00:00:00Z";
+    let records = json!([
+        audit_fact(&json!({"type": "t".repeat(2000)})),
+        {"kind": "entity", "id": "1", "name": long},
+        {"kind": "entity", "id": "2", "name": "Typed", "types": ["x".repeat(1025)]},
+        {"kind": "entity", "id": "3", "name": "Kept", "recorded_at": at},
+        audit_fact(&json!({"id": "14", "to_name": long})),
+        {"kind": "entity", "id": "4", "name": "Evil", "evil": 1},
+        audit_fact(&json!({"id": "15", "evil": 1})),
+        audit_fact(&json!({"id": "16", "provenance": {"kind": "asserted", "label": "x".repeat(1025)}})),
+        {"kind": "document", "id": "5", "text": "Short.", "ingested_at": at, "passages": [{"start": 0, "end": 6, "evil": 1}]},
+        {"kind": "document", "id": "6", "text": "Short.", "ingested_at": at, "label": "l".repeat(1025), "passages": [{"start": 0, "end": 6}]},
+        {"kind": "note", "key": "k", "value": 1, "noteKind": "user_fact", "versions": [{"version": 1, "value": 0, "noteKind": "user_fact", "evil": 1}], "version": 2},
+        {"kind": "handoff", "taskId": "T", "summary": "s", "evil": 1},
+        {"kind": "header", "format": "cairn.export", "version": 1, "evil": 1},
+        audit_fact(&json!({"id": "17", "from_name": "Kept", "to_name": "Other"})),
+    ]);
+    let reply = verb(&store, &who, "import", &json!({"records": records, "allAgents": true})).unwrap();
+    let want: Vec<(u64, String)> = [
+        (0, "type"),
+        (1, "name"),
+        (2, "types[0]"),
+        (4, "to_name"),
+        (5, "evil"),
+        (6, "evil"),
+        (7, "provenance.label"),
+        (8, "passages[0].evil"),
+        (9, "label"),
+        (10, "versions[0].evil"),
+        (11, "evil"),
+        (12, "evil"),
+    ]
+    .iter()
+    .map(|(i, f)| (*i, (*f).to_owned()))
+    .collect();
+    assert_eq!(skipped_fields(&reply), want, "{reply}");
+    assert_eq!(reply["imported"], json!({"entities": 1, "facts": 1, "documents": 0, "notes": 0, "handoffs": 0}));
+    let kept = verb(&store, &who, "recall", &json!({"subject": "Kept"})).unwrap();
+    assert_eq!(kept["facts"][0]["object"], json!("Other"), "{kept}");
+    let evil = verb(&store, &who, "recall", &json!({"subject": "Evil"})).unwrap();
+    assert_eq!(evil["state"], json!("nothing_stored"));
+}
+
+#[test]
+fn every_kind_an_export_writes_imports_with_nothing_skipped() {
+    let (_dir, store, part) = seeded();
+    let who = caller(&part, 60_000);
+    let notes = |name: &str, body: Value| {
+        let reply = crate::notes::api::call(&store, name, &who, &serde_json::to_vec(&body).unwrap()).unwrap();
+        let reply: Value = serde_json::from_slice(&reply).unwrap();
+        assert!(reply.get("error").is_none(), "{reply}");
+    };
+    notes("note_write", json!({"key": "pref", "value": {"tea": true}, "kind": "user_preference"}));
+    notes(
+        "note_write",
+        json!({"key": "pref", "value": {"tea": false}, "kind": "user_preference", "confidence": 0.5, "confidenceBasis": "agent_inferred"}),
+    );
+    notes("note_write", json!({"key": "own", "value": 1, "kind": "decision", "visibility": "agent"}));
+    notes(
+        "handoff_create",
+        json!({"taskId": "T1", "summary": "half", "nextSteps": ["go"], "to": "b", "expiresAt": "2100-01-01T00:00:00Z"}),
+    );
+    let dated = json!({"from": "Jonas Weber", "to": "Oslo", "type": "lives_in", "date": "2024-01-01", "attributes": {"valid_from": "2022-01-01", "valid_to": "2030-01-01"}});
+    verb(&store, &who, "relate", &dated).unwrap();
+    let records = all_records(&store, &part);
+    let kinds: std::collections::BTreeSet<&str> = records.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["document", "entity", "fact", "handoff", "header", "note"]);
+    assert!(records.iter().any(|r| r.get("source_date").is_some() && r.get("origin").is_some()));
+    let target = Partition::new("local", "u1", "every").unwrap();
+    let reply =
+        verb(&store, &caller(&target, 60_000), "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!(reply["skipped"], json!([]), "{reply}");
+    // An older export: no origin, no withheld, no versions.
+    let old: Vec<Value> = records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let m = r.as_object_mut().unwrap();
+            m.remove("origin");
+            m.remove("withheld");
+            m.remove("versions");
+            r
+        })
+        .collect();
+    let older = Partition::new("local", "u1", "older").unwrap();
+    let reply = verb(&store, &caller(&older, 60_000), "import", &json!({"records": old, "allAgents": true})).unwrap();
+    assert_eq!(reply["skipped"], json!([]), "{reply}");
+}
+
+#[test]
+fn a_citation_waiting_for_its_document_says_so_and_resolves_when_it_comes() {
+    let (_dir, store, part) = seeded();
+    let records = all_records(&store, &part);
+    let (docs, rest): (Vec<Value>, Vec<Value>) = records.into_iter().partition(|r| r["kind"] == "document");
+    let target = Partition::new("local", "u1", "waiting").unwrap();
+    let who = caller(&target, 60_000);
+    verb(&store, &who, "import", &json!({"records": rest, "allAgents": true})).unwrap();
+    let cited = |who: &super::api::Caller| {
+        let r = verb(&store, who, "recall", &json!({"subject": "Acme"})).unwrap();
+        let f = r["facts"].as_array().unwrap().iter().find(|f| f["relation"] == "operates").cloned();
+        f.unwrap_or_else(|| panic!("{r}"))["citation"].clone()
+    };
+    let citation = || cited(&who);
+    let waiting = citation();
+    assert_eq!((&waiting["span"], &waiting["span_state"]), (&Value::Null, &json!("source_not_imported")), "{waiting}");
+    verb(&store, &who, "import", &json!({"records": docs})).unwrap();
+    let resolved = citation();
+    let at_source = cited(&caller(&part, 60_000));
+    assert_eq!(resolved["source"]["ingested_at"], at_source["source"]["ingested_at"], "{resolved}");
+    assert_eq!((&resolved["span"], &resolved.get("span_state")), (&at_source["span"], &at_source.get("span_state")));
+    let doc = resolved["source"]["doc_id"].clone();
+    verb(&store, &who, "forget", &json!({"passage": doc})).unwrap();
+    assert_eq!(citation()["span_state"], json!("source_forgotten"), "a forgotten document still reads so");
+}

@@ -23,6 +23,7 @@ use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
 use super::ids::next_id;
 use super::import_attributes;
+use super::import_checks::{fact_times, known_fields, label_ok, name_ok};
 use super::import_rules::{not_future, own_author};
 use super::origin::Origin;
 use super::part::Partition;
@@ -41,6 +42,16 @@ pub(crate) const IMPORT_MAP: &str = "k.import_map";
 pub(crate) const ENTITY: u8 = b'e';
 pub(crate) const FACT: u8 = b'f';
 const DOCUMENT: u8 = b'd';
+/// `k.import_map` kind byte of a document id a fact reserved before its document was imported:
+/// `part | 'r' | local id` → empty, deleted when the document takes the id (or is found stored
+/// here under another). While it is there the citation reads `source_not_imported`, not
+/// `source_forgotten` (`citation.rs`): nothing was forgotten.
+const RESERVED: u8 = b'r';
+
+/// The key marking local document id `id` as reserved for a document not imported yet.
+pub(crate) fn reserved_key(part: &Partition, id: u64) -> Vec<u8> {
+    part.key(&[&[RESERVED], &id.to_be_bytes()])
+}
 
 /// Records stored or changed, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -191,8 +202,8 @@ fn import_entity(
     let Some(name) = r.get("name").and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else {
         return Ok(Err("name: must be a non-empty string".into()));
     };
-    if has_control(name) {
-        return Ok(Err("name: must not contain control characters".into()));
+    if let Err(e) = name_ok("name", name) {
+        return Ok(Err(e));
     }
     let origin = match Origin::of_record(r) {
         Ok(o) => o,
@@ -213,6 +224,11 @@ fn import_entity(
         }
         Some(_) => return Ok(Err("types: must be an array of strings".into())),
     };
+    for (i, t) in types.iter().enumerate() {
+        if let Err(e) = name_ok(&format!("types[{i}]"), t) {
+            return Ok(Err(e));
+        }
+    }
     let attributes = match attrs_field(r) {
         Ok(a) => a,
         Err(e) => return Ok(Err(e)),
@@ -262,7 +278,7 @@ fn provenance(
     let Some(p) = r.get("provenance").and_then(Value::as_object) else {
         return Ok(Ok((Source::Asserted { label: None }, None)));
     };
-    let label = match opt_str(p, "label") {
+    let label = match opt_str(p, "label").and_then(|l| label_ok("label", l.as_deref()).map(|()| l)) {
         Ok(l) => l,
         Err(e) => return Ok(Err(format!("provenance.{e}"))),
     };
@@ -279,6 +295,7 @@ fn provenance(
             } else {
                 let reserved = next_id(tx, part)?;
                 set_map(tx, part, DOCUMENT, source, reserved)?;
+                tx.put(IMPORT_MAP, &reserved_key(part, reserved), &[])?;
                 reserved
             };
             Ok(Ok((Source::Document { doc_id: local, label }, agent)))
@@ -431,6 +448,22 @@ fn fact_source(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) 
     Ok(Ok((source, false)))
 }
 
+/// A fact record's relation type, once it and the end names it gives are ones `relate` takes.
+fn fact_names(r: &Map<String, Value>) -> Field<&str> {
+    let rel_type = r
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+        .ok_or("type: must be a non-empty string")?;
+    name_ok("type", rel_type)?;
+    for end in ["from_name", "to_name"] {
+        if let Some(n) = r.get(end).and_then(Value::as_str).filter(|n| !n.trim().is_empty()) {
+            name_ok(end, n)?;
+        }
+    }
+    Ok(rel_type)
+}
+
 fn import_fact(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -448,12 +481,10 @@ fn import_fact(
         Err(e) => return Ok(Err(e)),
     };
     let origin = source.0;
-    let Some(rel_type) = r.get("type").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
-        return Ok(Err("type: must be a non-empty string".into()));
+    let rel_type = match fact_names(r) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
     };
-    if has_control(rel_type) {
-        return Ok(Err("type: must not contain control characters".into()));
-    }
     let (recorded_at, ended_at) = match fact_stamps(r, (agent, all_agents), now) {
         Ok(t) => t,
         Err(e) => return Ok(Err(e)),
@@ -474,6 +505,9 @@ fn import_fact(
         Ok(a) => a,
         Err(e) => return Ok(Err(e)),
     };
+    if let Err(e) = fact_times(valid_from.as_deref(), valid_to.as_deref(), source_date.as_deref(), &attributes) {
+        return Ok(Err(e));
+    }
     // Every check that can skip the record runs before anything is written for it.
     if let Err(e) = check_ends(tx, part, origin, r)? {
         return Ok(Err(e));
@@ -580,7 +614,8 @@ fn import_document(
     else {
         return Ok(Err(format!("text: must be 1..={MAX_TEXT_BYTES} bytes of text")));
     };
-    let (label, date) = match (opt_str(r, "label"), opt_str(r, "date")) {
+    let label = opt_str(r, "label").and_then(|l| label_ok("label", l.as_deref()).map(|()| l));
+    let (label, date) = match (label, opt_str(r, "date")) {
         (Ok(l), Ok(d)) => (l, d),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
@@ -631,6 +666,7 @@ fn import_document(
     if let Some(have) = stored_doc(tx, part, &mut hash, text, date.as_deref())? {
         if let Some(reserved) = reserved {
             repoint_citations(tx, part, reserved, have)?;
+            tx.delete(IMPORT_MAP, &reserved_key(part, reserved))?;
         }
         set_map(tx, part, DOCUMENT, source, have)?;
         out.unchanged.documents += 1;
@@ -640,6 +676,8 @@ fn import_document(
         Some(id) => id,
         None => next_id(tx, part)?,
     };
+    // The id is the document's now, no longer reserved (a new id was never marked).
+    tx.delete(IMPORT_MAP, &reserved_key(part, id))?;
     let doc = Document { id, text: text.to_owned(), label, date, ingested_at };
     tx.put(DOC, &part.key(&[&id.to_be_bytes()]), &encode(&doc))?;
     add_hash(tx, &hash, id)?;
@@ -678,6 +716,7 @@ fn same_document(have: &Document, text: &str, date: Option<&str>) -> bool {
 }
 
 pub(crate) fn check_header(r: &Map<String, Value>) -> Field<()> {
+    known_fields("header", r)?;
     if r.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(format!("format: must be {FORMAT:?}"));
     }
@@ -716,11 +755,13 @@ pub fn import(
                 }
                 continue;
             }
-            Some("entity") => 0,
-            Some("fact") => 1,
-            Some("document") => 2,
-            Some("note") => 3,
-            Some("handoff") => 4,
+            Some(kind @ ("entity" | "fact" | "document" | "note" | "handoff")) => {
+                if let Err(reason) = known_fields(kind, r) {
+                    out.skipped.push(Skipped { index, reason });
+                    continue;
+                }
+                ["entity", "fact", "document", "note", "handoff"].iter().position(|k| *k == kind).expect("listed")
+            }
             _ => {
                 let reason = format!("kind: must be one of {}", kind_names().join(", "));
                 out.skipped.push(Skipped { index, reason });

@@ -15,6 +15,7 @@
 use super::graph::{Entity, MAX_NAME_LEN, Relation, Source, has_control};
 use super::ids::{read_next_id, write_next_id};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
+use super::import_checks::{fact_times, label_ok};
 use super::import_rules::not_future;
 use super::origin::Origin;
 use super::part::Partition;
@@ -27,12 +28,15 @@ use crate::text::{FastMap, fold};
 use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// One line as the fast path reads it: every field optional, strings borrowed where they can be.
-/// A line that does not fit this shape goes to `import`, which names the field at fault.
+/// A line that does not fit this shape goes to `import`, which names the field at fault: a field
+/// neither an entity nor a fact record holds among them (`import_checks::known_fields`).
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Line<'a> {
     #[serde(borrow)]
     kind: Option<Cow<'a, str>>,
@@ -58,6 +62,8 @@ struct Line<'a> {
     rel_type: Option<Cow<'a, str>>,
     valid_from: Option<String>,
     valid_to: Option<String>,
+    /// When a fact was said, kept beside a `valid_from` that is not it.
+    source_date: Option<String>,
     #[serde(borrow)]
     agent: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -71,6 +77,7 @@ struct Line<'a> {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ProvenanceLine<'a> {
     #[serde(borrow)]
     kind: Option<Cow<'a, str>>,
@@ -98,6 +105,7 @@ struct NewFact {
     attributes: Map<String, Value>,
     valid_from: Option<String>,
     valid_to: Option<String>,
+    source_date: Option<String>,
     recorded_at: i64,
     ended_at: Option<i64>,
     source: Source,
@@ -196,6 +204,7 @@ struct FactExtra {
     attributes: Map<String, Value>,
     valid_from: Option<String>,
     valid_to: Option<String>,
+    source_date: Option<String>,
 }
 
 /// A fact line as the parse threads leave it (the line-local checks done, ids and times read).
@@ -233,6 +242,22 @@ struct Parsed<'a> {
 
 impl<'a> EntityRec<'a> {
     fn read(r: Line<'a>) -> Option<Self> {
+        // A fact's field on an entity line: `import` skips it, naming the field.
+        let fact_only = r.from.is_some()
+            || r.to.is_some()
+            || r.from_name.is_some()
+            || r.to_name.is_some()
+            || r.rel_type.is_some()
+            || r.valid_from.is_some()
+            || r.valid_to.is_some()
+            || r.source_date.is_some()
+            || r.ended_at.is_some()
+            || r.agent.is_some()
+            || r.provenance.is_some()
+            || r.version_of.is_some();
+        if fact_only {
+            return None;
+        }
         let name = r.name.filter(|n| fits(n))?;
         let origin = origin(r.origin.as_ref()).ok()?;
         let source = source_id(r.id.as_ref()).ok()?.map(|id| (origin, id));
@@ -256,6 +281,10 @@ impl<'a> FactRec<'a> {
     /// `None` when the line has no valid id; `last` caches the last time read (an export's facts
     /// often share theirs).
     fn read(r: Line<'a>, last: &mut Option<(Cow<'a, str>, i64)>) -> Option<Self> {
+        // An entity's field on a fact line: `import` skips it, naming the field.
+        if r.name.is_some() || r.types.is_some() {
+            return None;
+        }
         let origin = origin(r.origin.as_ref()).ok()?;
         let source = (origin, source_id(r.id.as_ref()).ok().flatten()?);
         let mut bad = !r.rel_type.as_deref().is_some_and(fits) || r.version_of.is_some();
@@ -278,19 +307,35 @@ impl<'a> FactRec<'a> {
                 (None, None)
             }
         };
+        // What `import` checks beyond the shape: a label's size, the ends' names, valid time.
+        bad |= label_ok("label", label.as_deref()).is_err();
+        for name in [&r.from_name, &r.to_name].into_iter().flatten() {
+            bad |= !name.trim().is_empty() && !fits(name);
+        }
+        let no_attributes = Map::new();
+        bad |= fact_times(
+            r.valid_from.as_deref(),
+            r.valid_to.as_deref(),
+            r.source_date.as_deref(),
+            r.attributes.as_ref().unwrap_or(&no_attributes),
+        )
+        .is_err();
         let end = |id: Option<Cow<'a, str>>, name| End {
             id: source_id(id.as_ref()).ok().flatten().map(|id| (origin, id)),
             name,
         };
-        let extra =
-            (r.attributes.as_ref().is_some_and(|a| !a.is_empty()) || r.valid_from.is_some() || r.valid_to.is_some())
-                .then(|| {
-                    Box::new(FactExtra {
-                        attributes: r.attributes.unwrap_or_default(),
-                        valid_from: r.valid_from,
-                        valid_to: r.valid_to,
-                    })
-                });
+        let extra = (r.attributes.as_ref().is_some_and(|a| !a.is_empty())
+            || r.valid_from.is_some()
+            || r.valid_to.is_some()
+            || r.source_date.is_some())
+        .then(|| {
+            Box::new(FactExtra {
+                attributes: r.attributes.unwrap_or_default(),
+                valid_from: r.valid_from,
+                valid_to: r.valid_to,
+                source_date: r.source_date,
+            })
+        });
         Some(FactRec {
             source,
             bad,
@@ -303,6 +348,38 @@ impl<'a> FactRec<'a> {
             extra,
         })
     }
+}
+
+/// The fields of an entity line (`import_checks`), each anything: a line holding another,
+/// `null` included, is not one the fast path takes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "the fields are only matched, never read")]
+struct EntityFields {
+    kind: IgnoredAny,
+    id: Option<IgnoredAny>,
+    name: Option<IgnoredAny>,
+    types: Option<IgnoredAny>,
+    attributes: Option<IgnoredAny>,
+    recorded_at: Option<IgnoredAny>,
+    origin: Option<IgnoredAny>,
+}
+
+/// Whether entity line `raw`, which `Line` read without a fact's field set, also holds none set
+/// to `null` (`Line` reads those as absent): only a line spelling `null` is parsed again.
+fn entity_fields_only(raw: &[u8]) -> bool {
+    !contains(raw, b"null") || serde_json::from_slice::<EntityFields>(raw).is_ok()
+}
+
+/// Whether fact line `raw` may hold an entity's field (`name`, `types`) set to `null`, which
+/// `Line` reads as absent: it spells one of those keys, or an escape that could spell one. Such a
+/// line goes to `import`, which names the field (a false alarm only costs the slower path).
+fn may_name_entity_fields(raw: &[u8]) -> bool {
+    contains(raw, b"\"name\"") || contains(raw, b"\"types\"") || contains(raw, b"\\u")
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Parses the lines of `body` (the first at index `first`), blank ones left out.
@@ -321,11 +398,14 @@ fn parse_part(first: usize, part: &[u8]) -> Parsed<'_> {
             continue;
         };
         match line.kind.as_deref() {
-            Some("entity") => match EntityRec::read(line) {
+            Some("entity") => match EntityRec::read(line).filter(|_| entity_fields_only(raw)) {
                 Some(rec) => out.entities.push((index, raw, rec)),
                 None => out.others.push((index, raw, Other::HandOver)),
             },
-            Some("fact") => out.facts.push((index, raw, FactRec::read(line, &mut last))),
+            Some("fact") => {
+                let rec = FactRec::read(line, &mut last).filter(|_| !may_name_entity_fields(raw));
+                out.facts.push((index, raw, rec));
+            }
             Some("header") => out.others.push((index, raw, Other::Header)),
             _ => out.others.push((index, raw, Other::HandOver)),
         }
@@ -596,9 +676,9 @@ impl Plan {
             return Ok(());
         }
         let agent = self.agent(r.agent.as_deref().unwrap_or(agent));
-        let (attributes, valid_from, valid_to) = match r.extra {
-            Some(x) => (x.attributes, x.valid_from, x.valid_to),
-            None => (Map::new(), None, None),
+        let (attributes, valid_from, valid_to, source_date) = match r.extra {
+            Some(x) => (x.attributes, x.valid_from, x.valid_to, x.source_date),
+            None => (Map::new(), None, None, None),
         };
         self.facts.push(NewFact {
             from: at[0],
@@ -608,6 +688,7 @@ impl Plan {
             attributes,
             valid_from,
             valid_to,
+            source_date,
             recorded_at: r.recorded_at,
             ended_at: r.ended_at,
             source: Source::Asserted { label: r.label },
@@ -769,7 +850,7 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
             ended_at: f.ended_at,
             source: f.source.clone(),
             agent: plan.agents[f.agent as usize].clone(),
-            source_date: None,
+            source_date: f.source_date.clone(),
         };
         b.start(part);
         b.key.extend_from_slice(&record.id.to_be_bytes());
@@ -1028,6 +1109,7 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
             out.not_reproduced.push(n);
         }
         out.written.extend(done.written);
+        out.attribute_writes.extend(done.attribute_writes);
     }
     out.skipped.sort_by_key(|s| s.index);
     Ok(out)

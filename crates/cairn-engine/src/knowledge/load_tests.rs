@@ -284,3 +284,90 @@ fn an_earlier_version_of_a_revised_fact_travels_as_a_version() {
     let r = verb(&store, &caller(&alone, NOW), "import", &only).unwrap();
     assert!(r["skipped"][0]["reason"].as_str().unwrap().starts_with("version_of"), "{r}");
 }
+
+#[test]
+fn a_load_skips_what_import_skips_for_valid_time_sizes_and_unknown_fields() {
+    let (_dir, store, _part) = crate::knowledge::testing::fresh();
+    let at = "2024-01-01T00:00:00.000Z";
+    let fact = |id: &str, over: Value| {
+        let mut r = json!({"kind": "fact", "id": id, "from": "1", "to": "2", "from_name": "PP", "to_name": "QQ",
+            "type": "knows", "recorded_at": at, "attributes": {}, "provenance": {"kind": "asserted", "label": null, "agent": "a1"}});
+        r.as_object_mut().unwrap().extend(over.as_object().unwrap().clone());
+        r
+    };
+    let records = [
+        json!({"kind": "header", "format": "cairn.export", "version": 1, "evil": 1}),
+        fact("9", json!({"valid_from": "not a date", "valid_to": "yesterday"})),
+        fact("10", json!({"valid_from": "2024-02-30"})),
+        fact("11", json!({"valid_from": "2024-05-01", "valid_to": "2024-01-01"})),
+        fact("12", json!({"attributes": {"valid_to": "someday"}})),
+        fact("13", json!({"to_name": "q".repeat(2000)})),
+        fact("14", json!({"provenance": {"kind": "asserted", "label": "l".repeat(1025)}})),
+        fact("15", json!({"evil": 1})),
+        fact("16", json!({"name": null})),
+        fact("17", json!({"provenance": {"kind": "asserted", "evil": 1}})),
+        json!({"kind": "entity", "id": "3", "name": "Evil", "evil": 1}),
+        json!({"kind": "entity", "id": "4", "name": "Nulled", "valid_from": null}),
+        json!({"kind": "entity", "id": "5", "name": "Typed", "types": ["x".repeat(1025)]}),
+        json!({"kind": "entity", "id": "6", "name": "Kept", "attributes": {"note": null}, "recorded_at": at}),
+        // Said on a date other than when it became true: `source_date` travels with it.
+        fact("18", json!({"valid_from": "2022-01-01", "valid_to": "2030-01-01", "source_date": "2024-01-01"})),
+    ];
+    let loaded = Partition::new("local", "u1", "loaded").unwrap();
+    let reply = load(&store, &loaded, &lines(&records));
+    let imported = Partition::new("local", "u1", "imported").unwrap();
+    let by_import =
+        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!(reply, by_import, "the same counts and reasons");
+    let fields: Vec<(u64, String)> = reply["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["index"].as_u64().unwrap(), s["reason"].as_str().unwrap().split(':').next().unwrap().to_owned()))
+        .collect();
+    let want: Vec<(u64, String)> = [
+        (0, "evil"),
+        (1, "valid_from"),
+        (2, "valid_from"),
+        (3, "valid_to"),
+        (4, "attributes.valid_to"),
+        (5, "to_name"),
+        (6, "provenance.label"),
+        (7, "evil"),
+        (8, "name"),
+        (9, "provenance.evil"),
+        (10, "evil"),
+        (11, "valid_from"),
+        (12, "types[0]"),
+    ]
+    .iter()
+    .map(|(i, f)| (*i, (*f).to_owned()))
+    .collect();
+    assert_eq!(fields, want, "{reply}");
+    assert_eq!(reply["imported"], json!({"entities": 1, "facts": 1, "documents": 0, "notes": 0, "handoffs": 0}));
+    let exported = |p: &Partition| normalized(&export_pages(&store, p, 5000).concat());
+    assert_eq!(exported(&loaded), exported(&imported));
+    let copy = export_pages(&store, &loaded, 5000).concat();
+    let kept = copy.iter().find(|r| r["kind"] == "fact").unwrap();
+    assert_eq!(kept["source_date"], json!("2024-01-01"), "{kept}");
+}
+
+/// An entity record carrying dated attribute writes (`import_attributes.rs`) goes through
+/// import's path, so a loaded copy reads its attributes at any time as the source does.
+#[test]
+fn a_load_replays_dated_attribute_writes() {
+    let (_dir, store, _) = crate::knowledge::testing::fresh();
+    let (a, b) = (Partition::new("local", "u1", "a").unwrap(), Partition::new("local", "u1", "b").unwrap());
+    for (city, date) in [("Milan", "2023-01-01"), ("Turin", "2030-01-01")] {
+        let facts = json!({"entities": [{"name": "Vera Lynx", "type": "person", "attributes": {"city": city}}]});
+        verb(&store, &caller(&a, 1_000), "remember", &json!({"date": date, "facts": facts})).unwrap();
+    }
+    let records: Vec<Value> = export_pages(&store, &a, 500).concat();
+    let reply = load(&store, &b, &lines(&records));
+    assert!(reply["skipped"].as_array().unwrap().is_empty(), "{reply}");
+    let city = |when: &str| {
+        let body = json!({"subject": "Vera Lynx", "valid_at": when});
+        verb(&store, &caller(&b, NOW), "recall", &body).unwrap()["subject"]["attributes"]["city"].clone()
+    };
+    assert_eq!((city("2024-06-01"), city("2031-06-01")), (json!("Milan"), json!("Turin")));
+}

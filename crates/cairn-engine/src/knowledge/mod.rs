@@ -29,6 +29,7 @@ mod ids;
 mod ids_tests;
 mod import;
 mod import_attributes;
+pub(crate) mod import_checks;
 #[cfg(test)]
 mod import_origin_tests;
 pub(crate) mod import_rules;

@@ -93,7 +93,7 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
 }
 
 /// The fields of one version (identity aside): what an entry of `versions` may hold.
-const VERSION_FIELDS: [&str; 9] =
+pub(crate) const VERSION_FIELDS: [&str; 9] =
     ["value", "noteKind", "private", "version", "agent", "createdAt", "updatedAt", "confidence", "confidenceBasis"];
 
 /// Every version a record describes, oldest first: its `versions`, then its own fields (the

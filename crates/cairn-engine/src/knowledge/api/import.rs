@@ -5,7 +5,7 @@
 use super::Caller;
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
-use crate::knowledge::import;
+use crate::knowledge::{Imported, import};
 use crate::store::Store;
 use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
@@ -30,10 +30,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         if !done.written.is_empty() {
             caller.part.register(tx)?;
         }
-        record_imported(tx, &caller, &done.written)?;
-        for (name, id, writes) in &done.attribute_writes {
-            crate::knowledge::import_attributes::record_writes(tx, &caller, name, *id, writes)?;
-        }
+        record_imported(tx, &caller, &done)?;
         Ok(done)
     })?;
     Ok(json!({
@@ -44,15 +41,15 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     }))
 }
 
-/// One history event (op `import`) for each record an import or a load stored or changed.
-pub(super) fn record_imported(
-    tx: &mut WriteTxn<'_>,
-    caller: &Caller,
-    written: &[(&'static str, String, u64)],
-) -> Result<()> {
-    for (family, target, id) in written {
+/// One history event (op `import`) for each record an import or a load stored or changed, and
+/// one for each dated attribute write its entity records carried (`import_attributes.rs`).
+pub(super) fn record_imported(tx: &mut WriteTxn<'_>, caller: &Caller, done: &Imported) -> Result<()> {
+    for (family, target, id) in &done.written {
         let after = json!({ "id": id.to_string() });
         record(tx, caller, Change { family, target, op: "import", before: None, after: Some(after), patch: None })?;
+    }
+    for (name, id, writes) in &done.attribute_writes {
+        crate::knowledge::import_attributes::record_writes(tx, caller, name, *id, writes)?;
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         part.register(tx)?;
         let done = load::store(tx, part, plan, &caller.agent, caller.now)?;
         // The fast path recorded its own events; these are the records `import` stored.
-        super::import::record_imported(tx, &caller, &done.written)?;
+        super::import::record_imported(tx, &caller, &done)?;
         Ok(Some(done))
     })?;
     let Some(done) = done else {

@@ -40,7 +40,7 @@ fn check(req: &Request) -> Result<()> {
         }
     }
     if fold(&req.from) == fold(&req.to) {
-        return Err(Error::InvalidArgument("from and to name the same entity".into()));
+        return Err(Error::InvalidArgument("to: from and to name the same entity".into()));
     }
     if let Some(s) = &req.source
         && (s.trim().is_empty() || s.len() > MAX_NAME_LEN)
@@ -738,7 +738,11 @@ mod tests {
             (json!({"from": "", "to": "b", "type": "t"}), "from"),
             (json!({"from": "a", "to": "b".repeat(1025), "type": "t"}), "to"),
             (json!({"from": "a", "to": "b", "type": " "}), "type"),
-            (json!({"from": "a", "to": "A", "type": "t"}), "same entity"),
+            // The field at fault comes first, so the node names `to` in `details`, not `(body)`.
+            (
+                json!({"from": "Same", "to": "same", "type": "t"}),
+                "invalid argument: to: from and to name the same entity",
+            ),
             (json!({"from": "a", "to": "b", "type": "t", "date": "tomorrow"}), "date"),
             (json!({"from": "a", "to": "b", "type": "t", "attributes": {"valid_to": 5}}), "attributes.valid_to"),
             (json!({"from": "a", "type": "t"}), "to"),
