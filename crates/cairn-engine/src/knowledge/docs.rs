@@ -329,7 +329,7 @@ pub(crate) fn store_document(
     };
     tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&record))?;
     tally.documents(part, 1);
-    tally.passages(part, passages.len() as i64);
+    tally.passages(part, super::tally::delta(passages.len()));
     add_hash(tx, doc.hash, doc_id)?;
     let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
     for (ordinal, NewPassage { passage, given, tokenized }) in passages.into_iter().enumerate() {

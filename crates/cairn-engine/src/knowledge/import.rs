@@ -638,7 +638,7 @@ fn import_document(
     let doc = Document { id, text: text.to_owned(), label, date, ingested_at };
     tx.put(DOC, &part.key(&[&id.to_be_bytes()]), &encode(&doc))?;
     tally.documents(part, 1);
-    tally.passages(part, spans.len() as i64);
+    tally.passages(part, super::tally::delta(spans.len()));
     add_hash(tx, &hash, id)?;
     if linker.is_none() {
         let names = super::graph::entities_in(tx, part)?;

@@ -766,7 +766,7 @@ fn counts(plan: &Plan, part: &Partition) -> Tally {
             types[i].1 += 1;
         }
     }
-    tally.entities(part, plan.entities.len() as i64);
+    tally.entities(part, super::tally::delta(plan.entities.len()));
     for (t, n) in types {
         tally.entity_type(part, t, n);
     }

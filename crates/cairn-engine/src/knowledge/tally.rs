@@ -52,6 +52,11 @@ pub(crate) fn decode(value: &[u8]) -> Result<(u64, String)> {
     Ok((u64::from_be_bytes(*count), spelling.to_owned()))
 }
 
+/// A number of records as a count change.
+pub(crate) fn delta(len: usize) -> i64 {
+    i64::try_from(len).unwrap_or(i64::MAX)
+}
+
 fn encode(count: u64, spelling: &str) -> Vec<u8> {
     [&count.to_be_bytes()[..], spelling.as_bytes()].concat()
 }
