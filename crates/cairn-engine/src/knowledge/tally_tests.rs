@@ -292,3 +292,13 @@ fn a_partition_emptied_or_forgotten_whole_keeps_no_count() {
     assert_eq!(keys(&store), 0, "forget all takes the partition's counts");
     assert!(super::tally_build::built(&store).unwrap(), "the store's marker stays");
 }
+
+#[test]
+fn a_store_holding_nothing_is_not_written_by_its_first_verb() {
+    let (_dir, store, part) = fresh();
+    let before = store.snapshot().unwrap().txn();
+    let reply = verb(&store, &caller(&part, 1_000), "recall", &json!({"subject": "Acme"})).unwrap();
+    assert_eq!(reply["state"], json!("nothing_stored"));
+    assert_eq!(store.snapshot().unwrap().txn(), before, "a read of an empty store writes nothing");
+    assert!(!super::tally_build::built(&store).unwrap());
+}
