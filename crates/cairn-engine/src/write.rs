@@ -481,6 +481,29 @@ impl<'a> WriteTxn<'a> {
         Ok(keys)
     }
 
+    /// Hands every entry of `tree` whose key starts with `prefix` to `f`, in key order, this
+    /// transaction's writes included (merged into the tree first), one at a time: a scan of a
+    /// whole tree (`knowledge::tally_build`) then holds one entry, not the tree, in memory.
+    pub(crate) fn scan_prefix(
+        &mut self,
+        tree: &str,
+        prefix: &[u8],
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        validate_tree_name(tree)?;
+        self.core.settle()?;
+        self.flush_tree(tree)?;
+        let root = self.tree(tree).root;
+        let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
+        while let Some((k, v)) = cursor.next(self)? {
+            if !k.starts_with(prefix) {
+                break;
+            }
+            f(&k, &btree::read_value(self, v)?)?;
+        }
+        Ok(())
+    }
+
     /// Deletes every key of `tree` that starts with `prefix`; how many there were. Keys only
     /// are read (`prefix_keys`), and none is looked up again.
     pub(crate) fn delete_prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<u64> {

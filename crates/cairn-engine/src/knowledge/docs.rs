@@ -6,6 +6,7 @@ use super::graph::entities_in;
 use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
+use super::tally::Tally;
 use super::trees::{DOC, DOC_HASH, DOC_HASH8, MENTION, MENTIONED, PSG};
 use super::valid::instant;
 use crate::error::{Error, Result};
@@ -263,10 +264,12 @@ pub fn remember_text(
         .collect();
     let doc = NewDocument { text, label, date, now, about: None, id: None, hash: &hash };
     let mut index = fts::Indexer::new(part.raw())?;
-    let stored = store_document(tx, part, &doc, chunks, &mut index, &|passage: &str| {
+    let mut tally = Tally::default();
+    let stored = store_document(tx, part, &doc, chunks, (&mut index, &mut tally), &|passage: &str| {
         linker.find(passage).into_iter().map(|m| m.entity).collect()
     })?;
     index.finish(tx)?;
+    tally.flush(tx)?;
     Ok(stored)
 }
 
@@ -310,7 +313,7 @@ pub(crate) fn store_document(
     part: &Partition,
     doc: &NewDocument<'_>,
     passages: Vec<NewPassage>,
-    index: &mut fts::Indexer,
+    (index, tally): (&mut fts::Indexer, &mut Tally),
     link: &dyn Fn(&str) -> Vec<u64>,
 ) -> Result<Remembered> {
     let doc_id = match doc.id {
@@ -325,6 +328,8 @@ pub(crate) fn store_document(
         ingested_at: doc.now,
     };
     tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&record))?;
+    tally.documents(part, 1);
+    tally.passages(part, super::tally::delta(passages.len()));
     add_hash(tx, doc.hash, doc_id)?;
     let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
     for (ordinal, NewPassage { passage, given, tokenized }) in passages.into_iter().enumerate() {

@@ -6,6 +6,7 @@
 use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
+use super::tally::Tally;
 use super::trees::{
     ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key, name_prefix,
     rel_key, trailing_id,
@@ -140,6 +141,20 @@ pub fn upsert_entity(
     attributes: &Map<String, Value>,
     now: i64,
 ) -> Result<(Entity, bool)> {
+    let mut tally = Tally::default();
+    let out = upsert_counted(tx, part, (name, types, attributes), now, &mut tally)?;
+    tally.flush(tx)?;
+    Ok(out)
+}
+
+/// `upsert_entity`, its count changes left in `tally` (a bulk caller flushes them once).
+pub(crate) fn upsert_counted(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (name, types, attributes): (&str, &[String], &Map<String, Value>),
+    now: i64,
+    tally: &mut Tally,
+) -> Result<(Entity, bool)> {
     let folded = check_name(name, "entity name")?;
     for t in types {
         check_name(t, "entity type")?;
@@ -157,6 +172,7 @@ pub fn upsert_entity(
         }
         if entity != before {
             tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
+            tally.entity(part, Some(&before), Some(&entity));
         }
         if entity.types != before.types {
             // Type seeds (context's "which companies") come from the cached name index.
@@ -164,20 +180,20 @@ pub fn upsert_entity(
         }
         return Ok((entity, false));
     }
-    let (entity, _) = create_entity(tx, part, (name, &folded), types, attributes, now)?;
+    let (entity, _) = create_entity(tx, part, (name, &folded), (types, attributes), now, tally)?;
     Ok((entity, true))
 }
 
 /// Stores a new entity named `name` (`folded` is `fold(name.trim())`, which no stored entity
-/// has; types already checked), linked to the stored passages that name it. Returns it and its
-/// record's bytes.
+/// has; types already checked), linked to the stored passages that name it, counted in `tally`.
+/// Returns it and its record's bytes.
 pub(crate) fn create_entity(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (name, folded): (&str, &str),
-    types: &[String],
-    attributes: &Map<String, Value>,
+    (types, attributes): (&[String], &Map<String, Value>),
     now: i64,
+    tally: &mut Tally,
 ) -> Result<(Entity, Vec<u8>)> {
     let id = next_id(tx, part)?;
     let mut kept_types: Vec<String> = Vec::new();
@@ -195,6 +211,7 @@ pub(crate) fn create_entity(
     };
     let bytes = encode(&entity);
     tx.put(ENT, &ent_key(part, id), &bytes)?;
+    tally.entity(part, None, Some(&entity));
     tx.put(ENT_NAME, &name_key(part, folded, id), &[])?;
     bump_names(tx, part, id)?;
     super::docs::link_existing(tx, part, id, &entity.name)?;
@@ -305,9 +322,13 @@ impl Relation {
 /// start, its earlier life kept as an ended copy so `as_of` and `valid_at` reads still see it. The
 /// rules are `plain`'s and `replace_in_valid_time`'s.
 pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i64) -> Result<Related> {
-    let (from_entity, _) = upsert_entity(tx, part, a.from, &[], &Map::new(), now)?;
-    let (to_entity, _) = upsert_entity(tx, part, a.to, &[], &Map::new(), now)?;
-    relate_between(tx, part, (&from_entity, &to_entity), a, now)
+    let mut tally = Tally::default();
+    let none = Map::new();
+    let (from_entity, _) = upsert_counted(tx, part, (a.from, &[], &none), now, &mut tally)?;
+    let (to_entity, _) = upsert_counted(tx, part, (a.to, &[], &none), now, &mut tally)?;
+    let related = relate_between(tx, part, (&from_entity, &to_entity), a, now, &mut tally)?;
+    tally.flush(tx)?;
+    Ok(related)
 }
 
 /// `relate` between entities the caller has already resolved (`a.from`/`a.to` name them).
@@ -317,24 +338,26 @@ pub(crate) fn relate_between(
     (from_entity, to_entity): (&Entity, &Entity),
     a: Assertion<'_>,
     now: i64,
+    tally: &mut Tally,
 ) -> Result<Related> {
     let folded_type = check_name(a.rel_type, "relation type")?;
-    let (related, _) =
-        relate_ids(tx, part, (from_entity.id, to_entity.id), &folded_type, a, now, &mut |tx| next_id(tx, part))?;
+    let mut ids = |tx: &mut WriteTxn<'_>| next_id(tx, part);
+    let (related, _) = relate_ids(tx, part, (from_entity.id, to_entity.id), &folded_type, (a, now), &mut ids, tally)?;
     Ok(related)
 }
 
 /// `relate` between entity ids, `folded_type` being `fold(a.rel_type.trim())`; new ids come from
-/// `ids` (a bulk caller hands them out from a reserved block). Also returns the stored record's
-/// bytes when it wrote one, so a caller recording history need not encode the relation again.
+/// `ids` (a bulk caller hands them out from a reserved block); count changes go to `tally`. Also
+/// returns the stored record's bytes when it wrote one, so a caller recording history need not
+/// encode the relation again.
 pub(crate) fn relate_ids(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (from, to): (u64, u64),
     folded_type: &str,
-    a: Assertion<'_>,
-    now: i64,
+    (a, now): (Assertion<'_>, i64),
     ids: &mut dyn FnMut(&mut WriteTxn<'_>) -> Result<u64>,
+    tally: &mut Tally,
 ) -> Result<(Related, Option<Vec<u8>>)> {
     let out_prefix = adj_type_prefix(part, from, OUT, folded_type);
     let mut records = Vec::new();
@@ -357,8 +380,10 @@ pub(crate) fn relate_ids(
     };
     let mut ended = Vec::new();
     for mut rel in plan.end {
+        let before = rel.ended_at.is_none().then(|| rel.clone());
         rel.ended_at = rel.ended_at.or(Some(now));
         tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
+        tally.relation(part, before.as_ref(), Some(&rel));
         ended.push(rel.id);
     }
     let superseded_by = plan.newer;
@@ -377,6 +402,8 @@ pub(crate) fn relate_ids(
             tx.put(ADJ, &adj_key(part, copy.to, IN, folded_type, copy.id), &[])?;
             let bytes = encode(&revised);
             tx.put(REL, &rel_key(part, revised.id), &bytes)?;
+            // The copy is ended (never counted); the fact keeps its liveness and its type.
+            tally.relation(part, Some(&stored), Some(&revised));
             written = Some(bytes);
         }
         let related =
@@ -417,6 +444,8 @@ pub(crate) fn relate_ids(
     };
     let bytes = encode(&rel);
     tx.put(REL, &rel_key(part, id), &bytes)?;
+    // A restored fact was ended; a new one was nothing; either may be stored ended (older news).
+    tally.relation(part, restored.as_ref(), Some(&rel));
     if restored.is_none() {
         tx.put(ADJ, &adj_key(part, rel.from, OUT, folded_type, id), &[])?;
         tx.put(ADJ, &adj_key(part, rel.to, IN, folded_type, id), &[])?;

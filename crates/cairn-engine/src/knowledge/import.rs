@@ -20,7 +20,7 @@
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
-use super::graph::{Entity, Relation, Source, has_control, upsert_entity};
+use super::graph::{Entity, Relation, Source, has_control, upsert_counted};
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{fact_times, known_fields, label_ok, name_ok};
@@ -28,6 +28,7 @@ use super::import_rules::{not_future, own_author};
 use super::origin::Origin;
 use super::part::Partition;
 use super::records::{decode, encode};
+use super::tally::Tally;
 use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, rel_key};
 use crate::error::{Error, Result};
 use crate::fts;
@@ -175,6 +176,7 @@ fn resolve_entity(
     source: Option<Src>,
     name: Option<&str>,
     recorded_at: i64,
+    tally: &mut Tally,
 ) -> Result<Option<(Entity, bool)>> {
     if let Some(src) = source
         && let Some(e) = mapped_entity(tx, part, src, name)?
@@ -184,7 +186,7 @@ fn resolve_entity(
     let Some(name) = name.filter(|n| !n.trim().is_empty() && !has_control(n)) else { return Ok(None) };
     let found = match entity_in(tx, part, name)? {
         Some(e) => (e, false),
-        None => upsert_entity(tx, part, name, &[], &Map::new(), recorded_at)?,
+        None => upsert_counted(tx, part, (name, &[], &Map::new()), recorded_at, tally)?,
     };
     if let Some(src) = source {
         set_map(tx, part, ENTITY, src, found.0.id)?;
@@ -197,7 +199,7 @@ fn import_entity(
     part: &Partition,
     r: &Map<String, Value>,
     now: i64,
-    out: &mut Imported,
+    (out, tally): (&mut Imported, &mut Tally),
 ) -> Result<Field<()>> {
     let Some(name) = r.get("name").and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else {
         return Ok(Err("name: must be a non-empty string".into()));
@@ -244,17 +246,19 @@ fn import_entity(
         Ok(w) => w,
         Err(e) => return Ok(Err(e)),
     };
-    let Some((existing, created_now)) = resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now))?
+    let Some((existing, created_now)) =
+        resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now), tally)?
     else {
         return Ok(Err("name: must be a non-empty string".into()));
     };
-    let (mut merged, _) = upsert_entity(tx, part, name, &types, &attributes, 0)?;
+    let (mut merged, _) = upsert_counted(tx, part, (name, &types, &attributes), 0, tally)?;
     // The earliest time the entity is known from is kept, so a stub made for a fact takes the
     // entity's own time when its record arrives.
     if let Some(t) = recorded_at
         && t < merged.recorded_at
     {
         merged.recorded_at = t;
+        // Only its time changes: nothing to count.
         tx.put(ENT, &ent_key(part, merged.id), &encode(&merged))?;
     }
     if created_now || merged != existing {
@@ -356,13 +360,13 @@ fn resolve_ends(
     origin: Origin,
     r: &Map<String, Value>,
     recorded_at: i64,
-    out: &mut Imported,
+    (out, tally): (&mut Imported, &mut Tally),
 ) -> Result<Field<[u64; 2]>> {
     let mut ends = [0u64; 2];
     for (i, (id_name, name_name)) in [("from", "from_name"), ("to", "to_name")].into_iter().enumerate() {
         let src = id_field(r, id_name).ok().map(|id| (origin, id));
         let name = r.get(name_name).and_then(Value::as_str);
-        if let Some((e, created)) = resolve_entity(tx, part, src, name, recorded_at)? {
+        if let Some((e, created)) = resolve_entity(tx, part, src, name, recorded_at, tally)? {
             if created {
                 out.written.push(("entity", e.name.clone(), e.id));
             }
@@ -470,7 +474,7 @@ fn import_fact(
     r: &Map<String, Value>,
     (agent, all_agents): (&str, bool),
     now: i64,
-    out: &mut Imported,
+    (out, tally): (&mut Imported, &mut Tally),
 ) -> Result<Field<Option<u64>>> {
     let source = match fact_source(tx, part, r)? {
         Ok((_, true)) => {
@@ -516,7 +520,7 @@ fn import_fact(
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),
     };
-    let ends = match resolve_ends(tx, part, origin, r, recorded_at, out)? {
+    let ends = match resolve_ends(tx, part, origin, r, recorded_at, (out, tally))? {
         Ok(ends) => ends,
         Err(e) => return Ok(Err(e)),
     };
@@ -558,6 +562,7 @@ fn import_fact(
         version_of,
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
+    tally.relation(part, None, Some(&rel));
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
     tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
     set_map(tx, part, FACT, source, id)?;
@@ -586,6 +591,7 @@ fn repoint_citations(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64
             && *doc_id == from
         {
             *doc_id = to;
+            // Only the provenance changes: nothing to count.
             tx.put(REL, &key, &encode(&rel))?;
         }
     }
@@ -597,7 +603,7 @@ fn import_document(
     part: &Partition,
     r: &Map<String, Value>,
     linker: &mut Option<Linker>,
-    index: &mut fts::Indexer,
+    (index, tally): (&mut fts::Indexer, &mut Tally),
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<()>> {
@@ -680,6 +686,8 @@ fn import_document(
     tx.delete(IMPORT_MAP, &reserved_key(part, id))?;
     let doc = Document { id, text: text.to_owned(), label, date, ingested_at };
     tx.put(DOC, &part.key(&[&id.to_be_bytes()]), &encode(&doc))?;
+    tally.documents(part, 1);
+    tally.passages(part, super::tally::delta(spans.len()));
     add_hash(tx, &hash, id)?;
     if linker.is_none() {
         let names = super::graph::entities_in(tx, part)?;
@@ -742,6 +750,7 @@ pub fn import(
         return Err(Error::InvalidArgument(format!("records: at most {MAX_LIMIT} per call, got {}", records.len())));
     }
     let mut out = Imported::default();
+    let mut tally = Tally::default();
     let mut by_kind: [Vec<(usize, &Map<String, Value>)>; 5] = Default::default();
     for (index, record) in records.iter().enumerate() {
         let Some(r) = record.as_object() else {
@@ -771,13 +780,13 @@ pub fn import(
         by_kind[slot].push((index, r));
     }
     for &(index, r) in &by_kind[0] {
-        if let Err(reason) = import_entity(tx, part, r, now, &mut out)? {
+        if let Err(reason) = import_entity(tx, part, r, now, (&mut out, &mut tally))? {
             out.skipped.push(Skipped { index, reason });
         }
     }
     let mut citing = Vec::new();
     for &(index, r) in &by_kind[1] {
-        match import_fact(tx, part, r, (agent, all_agents), now, &mut out)? {
+        match import_fact(tx, part, r, (agent, all_agents), now, (&mut out, &mut tally))? {
             Ok(Some(doc)) => citing.push((index, doc)),
             Ok(None) => {}
             Err(reason) => out.skipped.push(Skipped { index, reason }),
@@ -787,11 +796,13 @@ pub fn import(
     // One index batch for the call's documents (one block per term).
     let mut passages = fts::Indexer::new(part.raw())?;
     for &(index, r) in &by_kind[2] {
-        if let Err(reason) = import_document(tx, part, r, &mut linker, &mut passages, now, &mut out)? {
+        if let Err(reason) = import_document(tx, part, r, &mut linker, (&mut passages, &mut tally), now, &mut out)? {
             out.skipped.push(Skipped { index, reason });
         }
     }
     passages.finish(tx)?;
+    // The page's count changes, one write per touched count.
+    tally.flush(tx)?;
     // Notes and handoffs stand alone: no other record refers to them.
     for &(index, r) in &by_kind[3] {
         if let Err(reason) = crate::notes::import::import(tx, part, r, (agent, all_agents), now, &mut out)? {

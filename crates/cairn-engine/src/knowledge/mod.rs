@@ -52,6 +52,10 @@ mod properties;
 mod recall;
 mod records;
 mod spread;
+pub(crate) mod tally;
+pub(crate) mod tally_build;
+#[cfg(test)]
+mod tally_tests;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]

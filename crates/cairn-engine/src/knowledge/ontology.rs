@@ -1,19 +1,17 @@
 //! The ontology summary of a partition (for `memory_status` with a scope): entity types and
 //! relation types with live counts, in the exact spellings to reuse, and the largest classes.
+//! Read from the partition's tally (`tally.rs`): a few keys per type, whatever the data's size.
 
-use super::graph::{self, Relation};
 use super::part::Partition;
-use super::records::decode;
-use super::trees::REL;
+use super::tally::{self, ENTITY_TYPE, RELATION_TYPE};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
-use crate::text::fold;
-use std::collections::BTreeMap;
 
 /// A type (entity or relation) and how many live things have it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeCount {
-    /// The spelling first stored (reuse it: types match case-insensitively).
+    /// A spelling stored for it: the first one counted since its count was last zero (reuse it:
+    /// types match case-insensitively).
     pub spelling: String,
     pub count: u64,
 }
@@ -29,35 +27,26 @@ pub struct Ontology {
     pub relation_types: Vec<TypeCount>,
 }
 
-fn tally(counts: BTreeMap<String, TypeCount>) -> Vec<TypeCount> {
-    let mut out: Vec<TypeCount> = counts.into_values().collect();
+/// Largest count first, ties by spelling.
+pub(crate) fn ranked(mut out: Vec<TypeCount>) -> Vec<TypeCount> {
     out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.spelling.cmp(&b.spelling)));
     out
 }
 
-fn add(counts: &mut BTreeMap<String, TypeCount>, spelling: &str) {
-    counts.entry(fold(spelling)).or_insert_with(|| TypeCount { spelling: spelling.to_owned(), count: 0 }).count += 1;
+fn types(snap: &Snapshot, part: &Partition, kind: u8) -> Result<Vec<TypeCount>> {
+    let list = tally::types(snap, part, kind)?;
+    Ok(ranked(list.into_iter().map(|(spelling, count)| TypeCount { spelling, count }).collect()))
 }
 
 /// Summarises `part` as of `snap`; ended relations are not counted.
 pub fn ontology(snap: &Snapshot, part: &Partition) -> Result<Ontology> {
-    let (mut entities, mut relations) = (0, 0);
-    let mut entity_types = BTreeMap::new();
-    for e in graph::entities(snap, part)? {
-        entities += 1;
-        for t in &e.types {
-            add(&mut entity_types, t);
-        }
-    }
-    let mut relation_types = BTreeMap::new();
-    for item in snap.prefix(REL, part.prefix())? {
-        let r: Relation = decode(&item?.1, "relation")?;
-        if r.ended_at.is_none() {
-            relations += 1;
-            add(&mut relation_types, &r.rel_type);
-        }
-    }
-    Ok(Ontology { entities, relations, entity_types: tally(entity_types), relation_types: tally(relation_types) })
+    let totals = tally::totals(snap, part)?;
+    Ok(Ontology {
+        entities: totals.entities,
+        relations: totals.relations,
+        entity_types: types(snap, part, ENTITY_TYPE)?,
+        relation_types: types(snap, part, RELATION_TYPE)?,
+    })
 }
 
 #[cfg(test)]

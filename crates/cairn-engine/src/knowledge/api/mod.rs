@@ -59,6 +59,9 @@ pub const VERBS: [&str; 9] =
 /// in the calling thread; writes wait until durable. Besides `VERBS`, `load` fills an empty scope
 /// from a whole export; its body is the export's JSON lines, not a JSON document (`load.rs`).
 pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
+    // A store written before the partitions' counts were kept gets them first: every verb after
+    // may read (status) or change them (`tally_build.rs`).
+    super::tally_build::upgrade(store)?;
     let reply = match verb {
         "status" => status::run(store, caller, body)?,
         "remember" => remember::run(store, caller, body)?,
@@ -88,6 +91,7 @@ pub fn call_with_texts(store: &Store, verb: &str, caller: &Caller, body: &[u8], 
     if verb != "remember" {
         return Err(Error::InvalidArgument(format!("texts beside the body are for remember, not {verb:?}")));
     }
+    super::tally_build::upgrade(store)?;
     let reply = remember::run_with_texts(store, caller, body, Some(texts))?;
     Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))
 }

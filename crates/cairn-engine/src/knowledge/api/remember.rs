@@ -12,12 +12,13 @@ use crate::knowledge::Partition;
 use crate::knowledge::cache;
 use crate::knowledge::citation::document_source;
 use crate::knowledge::docs::{DocHash, NewDocument, NewPassage, document_in, hash_key, store_document, stored_doc};
+use crate::knowledge::graph::upsert_counted;
 use crate::knowledge::graph::{Entity, Source, entity_by_name_in, entity_exists_in, entity_in};
 use crate::knowledge::ids::{read_next_id, write_next_id};
 use crate::knowledge::limits::{
     MAX_ENTITIES, MAX_NAME_LEN, MAX_PASSAGE_BYTES, MAX_PASSAGES, MAX_RELATIONS, MAX_TEXT_BYTES,
 };
-use crate::knowledge::upsert_entity;
+use crate::knowledge::tally::Tally;
 use crate::knowledge::valid::check_interval;
 use crate::knowledge::wire::{check_date, id};
 use crate::store::Store;
@@ -302,7 +303,14 @@ struct Done {
 
 /// Stores `e` (created, or merged into the entity of that name); `date` is the call's, kept in the
 /// history event so the attributes it sets have a valid time (`attribute_time.rs`).
-fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, date: Option<&str>, done: &mut Done) -> Result<Entity> {
+fn upsert(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    e: &EntityIn,
+    date: Option<&str>,
+    done: &mut Done,
+    tally: &mut Tally,
+) -> Result<Entity> {
     let part = &caller.part;
     let before = entity_by_name_in(tx, part, &e.name)?;
     if let Some(b) = &before
@@ -314,7 +322,7 @@ fn upsert(tx: &mut WriteTxn<'_>, caller: &Caller, e: &EntityIn, date: Option<&st
     }
     let types: Vec<String> = e.entity_type.iter().cloned().collect();
     let attrs = e.attributes.clone().unwrap_or_default();
-    let (entity, created) = upsert_entity(tx, part, &e.name, &types, &attrs, caller.now)?;
+    let (entity, created) = upsert_counted(tx, part, (&e.name, &types, &attrs), caller.now, tally)?;
     if created || before.as_ref() != Some(&entity) {
         done.changed = true;
         done.entities += u64::from(created);
@@ -369,8 +377,7 @@ fn store_text(
     req: &Request,
     (names, sent): (Option<&cache::Names>, &[Entity]),
     doc_in: DocIn,
-    index: &mut fts::Indexer,
-    done: &mut Done,
+    (index, done, tally): (&mut fts::Indexer, &mut Done, &mut Tally),
 ) -> Result<()> {
     let DocIn { text, passages, given, hash, tokenized, id: reserved } = doc_in;
     let part = &caller.part;
@@ -392,13 +399,13 @@ fn store_text(
         }
         ids.extend(call_linker.find(&passage.text).into_iter().map(|m| m.entity));
         for m in &mentions {
-            ids.push(upsert(tx, caller, &bare(m), date, done)?.id);
+            ids.push(upsert(tx, caller, &bare(m), date, done, tally)?.id);
         }
         ids.extend(about);
         linked.push(NewPassage { passage, given: ids, tokenized: tokenized.next() });
     }
     let doc = NewDocument { text: &text, label, date, now: caller.now, about, id: reserved, hash: &hash };
-    let stored = store_document(tx, part, &doc, linked, index, &|_| Vec::new())?;
+    let stored = store_document(tx, part, &doc, linked, (index, tally), &|_| Vec::new())?;
     done.docs.push(CallDoc {
         id: stored.doc_id,
         text: text.clone(),
@@ -455,13 +462,15 @@ fn write(
         Text::None => None,
     };
     let mut done = Done::default();
+    let mut tally = Tally::default();
     let facts = req.facts.as_ref();
     let entities = facts.map_or(&[][..], |f| &f.entities);
     let views: Vec<EntityView<'_>> = entities.iter().map(EntityIn::view).collect();
     let (mut sent, created) = {
         let date = req.date.as_deref();
-        let mut merge = |tx: &mut WriteTxn<'_>, i: usize| upsert(tx, caller, &entities[i], date, &mut done);
-        remember_facts::store_entities(tx, caller, facts_in, &views, &mut merge)?
+        let mut merge =
+            |tx: &mut WriteTxn<'_>, i: usize, t: &mut Tally| upsert(tx, caller, &entities[i], date, &mut done, t);
+        remember_facts::store_entities(tx, caller, facts_in, &views, &mut merge, &mut tally)?
     };
     done.entities += created;
     done.changed |= created > 0;
@@ -469,8 +478,9 @@ fn write(
     // Each endpoint is resolved (created if new) once, by id; its relations reuse it.
     let ends = {
         let date = req.date.as_deref();
-        let mut create = |tx: &mut WriteTxn<'_>, n: &str| Ok(upsert(tx, caller, &bare(n), date, &mut done)?.id);
-        remember_facts::resolve(tx, caller, facts_in, &mut create)?
+        let mut create =
+            |tx: &mut WriteTxn<'_>, n: &str, t: &mut Tally| Ok(upsert(tx, caller, &bare(n), date, &mut done, t)?.id);
+        remember_facts::resolve(tx, caller, facts_in, &mut create, &mut tally)?
     };
     if matches!(text, Text::Some(_)) {
         // The call's text links to every entity the call names, endpoints included.
@@ -491,14 +501,18 @@ fn write(
                     .ok_or_else(|| Error::corrupt(None, format!("document {existing} is indexed but not stored")))?;
                 done.docs.push(CallDoc { id: existing, text: d.text, label: doc.label, ingested_at: doc.ingested_at });
             } else {
-                store_text(tx, caller, req, (names.as_deref(), &sent), d, &mut index, &mut done)?;
+                let counted = (&mut index, &mut done, &mut tally);
+                store_text(tx, caller, req, (names.as_deref(), &sent), d, counted)?;
             }
         }
         done.spent = Some(index.finish_spent(tx)?);
     }
     let relations = facts.map_or(&[][..], |f| &f.relations);
     let label = req.source.as_ref();
-    let stored = remember_facts::store(tx, caller, facts_in, &ends, &|i| provenance(&done.docs, &relations[i], label))?;
+    let source_of = |i| provenance(&done.docs, &relations[i], label);
+    let stored = remember_facts::store(tx, caller, facts_in, &ends, &source_of, &mut tally)?;
+    // The call's count changes, one write per touched count.
+    tally.flush(tx)?;
     done.relations += stored.created;
     done.updated_relations += stored.updated;
     done.changed |= stored.changed;

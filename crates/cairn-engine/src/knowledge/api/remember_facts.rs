@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::history::{EncodedChange, record_encoded};
 use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, entity_in, relate_ids};
 use crate::knowledge::ids::{next_id, read_next_id, write_next_id};
+use crate::knowledge::tally::Tally;
 use crate::text::fold;
 use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
@@ -119,25 +120,28 @@ pub(super) fn prepare<'a>(
 
 /// Stores the entities of `facts` (`sent[i]` is request entity `i`): a new one is created here,
 /// with its history event; one stored before goes to `merge` (which records a change, if any).
-/// Returns them in request order and how many were created.
+/// Returns them in request order and how many were created. Count changes go to `tally` (`merge`
+/// is handed it too), which the caller flushes once for the call.
 pub(super) fn store_entities(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
     facts: &Facts,
     sent: &[EntityView<'_>],
-    merge: &mut dyn FnMut(&mut WriteTxn<'_>, usize) -> Result<Entity>,
+    merge: &mut dyn FnMut(&mut WriteTxn<'_>, usize, &mut Tally) -> Result<Entity>,
+    tally: &mut Tally,
 ) -> Result<(Vec<Entity>, u64)> {
     let mut out = Vec::with_capacity(facts.entities.len());
     let mut created = 0;
     for (i, (p, e)) in facts.entities.iter().zip(sent).enumerate() {
         if entity_id_folded(tx, &caller.part, &p.folded)?.is_some() {
-            out.push(merge(tx, i)?);
+            out.push(merge(tx, i, tally)?);
             continue;
         }
         let types: Vec<String> = e.entity_type.iter().map(|t| (*t).to_owned()).collect();
         let none = Map::new();
         let attributes = e.attributes.unwrap_or(&none);
-        let (entity, bytes) = create_entity(tx, &caller.part, (e.name, &p.folded), &types, attributes, caller.now)?;
+        let (entity, bytes) =
+            create_entity(tx, &caller.part, (e.name, &p.folded), (&types, attributes), caller.now, tally)?;
         let seq = next_id(tx, &caller.part)?;
         let change = EncodedChange {
             family: "entity",
@@ -155,18 +159,19 @@ pub(super) fn store_entities(
 }
 
 /// The id of each endpoint of `facts` (in `facts.ends` order), `create` making the ones not
-/// stored yet (it is given the spelling first sent).
+/// stored yet (it is given the spelling first sent, and `tally`).
 pub(super) fn resolve(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
     facts: &Facts,
-    create: &mut dyn FnMut(&mut WriteTxn<'_>, &str) -> Result<u64>,
+    create: &mut dyn FnMut(&mut WriteTxn<'_>, &str, &mut Tally) -> Result<u64>,
+    tally: &mut Tally,
 ) -> Result<Vec<u64>> {
     let mut ids = Vec::with_capacity(facts.ends.len());
     for (name, folded) in &facts.ends {
         let id = match entity_id_folded(tx, &caller.part, folded)? {
             Some(id) => id,
-            None => create(tx, name)?,
+            None => create(tx, name, tally)?,
         };
         ids.push(id);
     }
@@ -184,13 +189,15 @@ pub(super) struct Stored {
 }
 
 /// Stores every relation of `facts` between the endpoints `ids` (from `resolve`), each created
-/// one with its history event; `source_of(i)` is relation `i`'s provenance.
+/// one with its history event; `source_of(i)` is relation `i`'s provenance. Count changes go to
+/// `tally`.
 pub(super) fn store(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
     facts: &Facts,
     ids: &[u64],
     source_of: &dyn Fn(usize) -> Source,
+    tally: &mut Tally,
 ) -> Result<Stored> {
     let mut out = Stored::default();
     if facts.relations.is_empty() {
@@ -225,7 +232,7 @@ pub(super) fn store(
             Ok(next - 1)
         };
         let (related, bytes) =
-            relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &p.folded_type, a, caller.now, &mut take)?;
+            relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &p.folded_type, (a, caller.now), &mut take, tally)?;
         // Saying a stored fact again changes nothing unless it adds something: no event then.
         let Some(after) = bytes else { continue };
         out.changed = true;

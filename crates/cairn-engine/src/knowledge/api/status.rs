@@ -1,14 +1,14 @@
 //! `memory_status`, the partition-level part: counts of the caller's scope, its ontology summary,
 //! and every scope this tenant and user has written, with counts (notes and handoffs among them,
-//! as `notes::count` counts them for the caller).
+//! as `notes::count` counts them for the caller). Every count is read from the partitions'
+//! tallies (`knowledge::tally`): the cost is a few keys per type and per scope, not the data.
 
 use super::{Caller, parse};
 use crate::error::Result;
 use crate::knowledge::part::{Partition, SCOPES, user_scopes_prefix};
-use crate::knowledge::trees::{DOC, PSG};
+use crate::knowledge::tally::totals;
 use crate::knowledge::{TypeCount, ontology};
 use crate::notes::{live_handoffs, visible_notes};
-use crate::snapshot::Snapshot;
 use crate::store::Store;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -19,15 +19,6 @@ const LARGEST_CLASSES: usize = 10;
 #[derive(Debug, Default, Deserialize)]
 struct Request {}
 
-fn count(snap: &Snapshot, tree: &str, part: &Partition) -> Result<u64> {
-    let mut n = 0;
-    for item in snap.prefix(tree, part.prefix())? {
-        item?;
-        n += 1;
-    }
-    Ok(n)
-}
-
 fn types(list: &[TypeCount]) -> Vec<Value> {
     list.iter().map(|t| json!({ "type": t.spelling, "count": t.count })).collect()
 }
@@ -36,6 +27,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let _: Request = if body.iter().all(u8::is_ascii_whitespace) { Request::default() } else { parse("status", body)? };
     // The notes counts read the index's layout of blocks; a store written before it is rebuilt first.
     crate::notes::index::upgrade(store)?;
+    // The counts read the partitions' tallies, which `api::call` has built on a store written
+    // before them (`tally_build::upgrade`).
     let snap = store.snapshot()?;
     let part = &caller.part;
     let notes = |p: &Partition| -> Result<(u64, u64)> {
@@ -49,24 +42,25 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let (key, _) = item?;
         let scope = String::from_utf8_lossy(&key[prefix.len()..]).into_owned();
         let p = Partition::new(tenant, user, &scope)?;
-        let summary = ontology(&snap, &p)?;
+        let counted = totals(&snap, &p)?;
         let (notes, handoffs) = notes(&p)?;
         scopes.push(json!({
             "scope": scope,
-            "entities": summary.entities,
-            "relations": summary.relations,
-            "documents": count(&snap, DOC, &p)?,
+            "entities": counted.entities,
+            "relations": counted.relations,
+            "documents": counted.documents,
             "notes": notes,
             "handoffs": handoffs,
         }));
     }
     let (notes, handoffs) = notes(part)?;
+    let counted = totals(&snap, part)?;
     Ok(json!({
         "scope": {
             "entities": o.entities,
             "relations": o.relations,
-            "documents": count(&snap, DOC, part)?,
-            "passages": count(&snap, PSG, part)?,
+            "documents": counted.documents,
+            "passages": counted.passages,
             "notes": notes,
             "handoffs": handoffs,
         },

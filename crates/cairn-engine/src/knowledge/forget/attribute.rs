@@ -31,6 +31,7 @@ pub fn forget_attribute(
     if entity.attributes.remove(key).is_none() {
         return missing(tx, part, "attribute", &target, format!("{:?} has no attribute {key:?}", entity.name));
     }
+    // Only an attribute goes: the entity and its types stay, so no count changes (`tally.rs`).
     tx.put(ENT, &ent_key(part, entity.id), &encode(&entity))?;
     bury(tx, part, "attribute", &target, now)?;
     strip_events(tx, part, &Strip::Attribute(&fold(subject.trim()), key))?;

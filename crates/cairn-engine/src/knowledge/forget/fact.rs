@@ -5,6 +5,7 @@
 use super::super::graph::Relation;
 use super::super::part::Partition;
 use super::super::records::decode;
+use super::super::tally::Tally;
 use super::super::trees::{ADJ, OUT, REL, adj_type_prefix, rel_key, trailing_id};
 use super::{
     Counts, Kept, Outcome, Strip, bury_relation, entity_in, fact_target, missing, name_of, remove_relation,
@@ -60,10 +61,12 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
     if versions.is_empty() {
         return missing(tx, part, "fact", &target, "no version of this fact is stored".into());
     }
+    let mut tally = Tally::default();
     for rel in &versions {
-        remove_relation(tx, part, rel)?;
+        remove_relation(tx, part, rel, &mut tally)?;
         bury_relation(tx, part, rel, &target, now)?;
     }
+    tally.flush(tx)?;
     strip_events(tx, part, &Strip::Facts(std::slice::from_ref(&target)))?;
     let counts = Counts { facts: versions.len() as u64, ..Counts::default() };
     let kept = vec![Kept { what: "entities", count: 2, why: "the ends of a fact are entities in their own right" }];

@@ -27,6 +27,7 @@ use super::docs::{Document, PassageSpan, add_hash, hash_key, remove_hash, stored
 use super::graph::{Relation, Source};
 use super::part::Partition;
 use super::records::decode;
+use super::tally::Tally;
 use super::trees::{
     ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix,
     rel_key, trailing_id,
@@ -161,30 +162,49 @@ pub(crate) fn fact_target(from: &str, rel_type: &str, to: &str) -> String {
     format!("{}\0{}\0{}", fold(from.trim()), fold(rel_type.trim()), fold(to.trim()))
 }
 
-/// Removes a relation and both its adjacency entries.
-pub(crate) fn remove_relation(tx: &mut WriteTxn<'_>, part: &Partition, rel: &Relation) -> Result<()> {
+/// Removes a relation (as stored) and both its adjacency entries, uncounting it in `tally`.
+pub(crate) fn remove_relation(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    rel: &Relation,
+    tally: &mut Tally,
+) -> Result<()> {
     let folded_type = fold(&rel.rel_type);
     tx.delete(ADJ, &adj_key(part, rel.from, OUT, &folded_type, rel.id))?;
     tx.delete(ADJ, &adj_key(part, rel.to, IN, &folded_type, rel.id))?;
-    tx.delete(REL, &rel_key(part, rel.id))?;
+    if tx.delete(REL, &rel_key(part, rel.id))? {
+        tally.relation(part, Some(rel), None);
+    }
     Ok(())
 }
 
 /// Removes a passage: its span, its mention links both ways and its full-text postings.
-pub(crate) fn remove_passage(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, ordinal: u32) -> Result<()> {
+pub(crate) fn remove_passage(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (doc, ordinal): (u64, u32),
+    tally: &mut Tally,
+) -> Result<()> {
     let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
     for (link, _) in tx.prefix(MENTIONED, &part.key(&[&at]))? {
         let entity = trailing_id(&link)?;
         tx.delete(MENTION, &part.key(&[&entity.to_be_bytes(), &at]))?;
         tx.delete(MENTIONED, &link)?;
     }
-    tx.delete(PSG, &part.key(&[&at]))?;
+    if tx.delete(PSG, &part.key(&[&at]))? {
+        tally.passages(part, -1);
+    }
     fts::remove_passage(tx, part.raw(), doc, ordinal)?;
     Ok(())
 }
 
 /// Removes a document with all its passages; returns how many passages it had.
-pub(crate) fn remove_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: &Document) -> Result<u64> {
+pub(crate) fn remove_document(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    doc: &Document,
+    tally: &mut Tally,
+) -> Result<u64> {
     let mut passages = 0;
     let doc_prefix = part.key(&[&doc.id.to_be_bytes()]);
     for (key, _) in tx.prefix(PSG, &doc_prefix)? {
@@ -193,13 +213,15 @@ pub(crate) fn remove_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: &Doc
             .and_then(|t| t.try_into().ok())
             .map(u32::from_be_bytes)
             .ok_or_else(|| crate::error::Error::corrupt(None, "a passage key is too short"))?;
-        remove_passage(tx, part, doc.id, ordinal)?;
+        remove_passage(tx, part, (doc.id, ordinal), tally)?;
         passages += 1;
     }
     // Postings of passages whose span record was already gone (none expected) go too.
     fts::remove_doc(tx, part.raw(), doc.id)?;
     remove_hash(tx, part, &doc.text, doc.date.as_deref(), doc.id)?;
-    tx.delete(DOC, &doc_prefix)?;
+    if tx.delete(DOC, &doc_prefix)? {
+        tally.documents(part, -1);
+    }
     Ok(passages)
 }
 

@@ -8,6 +8,7 @@ use super::super::docs::Document;
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
+use super::super::tally::Tally;
 use super::super::trees::{DOC, MENTIONED, REL, trailing_id};
 use super::{Counts, Kept, Outcome, Strip, bury_document, missing, remove_document, strip_events};
 use crate::error::Result;
@@ -26,7 +27,9 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
     }
     named.sort_unstable();
     named.dedup();
-    let passages = remove_document(tx, part, &document)?;
+    let mut tally = Tally::default();
+    let passages = remove_document(tx, part, &document, &mut tally)?;
+    tally.flush(tx)?;
     bury_document(tx, part, &document, now)?;
     strip_events(tx, part, &Strip::Documents(&[doc]))?;
     let mut citing = 0;

@@ -7,6 +7,7 @@ use super::super::docs::Document;
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::decode;
+use super::super::tally::Tally;
 use super::super::trees::{ADJ, DOC, OUT, REL, adj_type_prefix, rel_key, trailing_id};
 use super::{
     Counts, Kept, Outcome, Strip, bury, bury_document, bury_relation, fact_target, missing, name_of, remove_document,
@@ -34,6 +35,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         return Err(Error::InvalidArgument("source must not be empty".into()));
     }
     let mut counts = Counts::default();
+    let mut tally = Tally::default();
     let mut docs = Vec::new();
     for (_, bytes) in tx.prefix(DOC, part.prefix())? {
         let doc: Document = decode(&bytes, "document")?;
@@ -42,7 +44,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         }
     }
     for doc in &docs {
-        counts.passages += remove_document(tx, part, doc)?;
+        counts.passages += remove_document(tx, part, doc, &mut tally)?;
         counts.documents += 1;
         // The `passage` form of a document that went with its source answers "already".
         bury_document(tx, part, doc, now)?;
@@ -60,7 +62,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         let rel: Relation = decode(&bytes, "relation")?;
         if from_here(&rel) {
             let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
-            remove_relation(tx, part, &rel)?;
+            remove_relation(tx, part, &rel, &mut tally)?;
             bury_relation(tx, part, &rel, &target, now)?;
             if !facts.iter().any(|(t, ..)| *t == target) {
                 facts.push((target, rel.from, rel.to, fold(&rel.rel_type)));
@@ -69,6 +71,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
             counts.facts += 1;
         }
     }
+    tally.flush(tx)?;
     if counts.is_empty() {
         return missing(tx, part, "source", label, format!("nothing is stored from source {label:?}"));
     }

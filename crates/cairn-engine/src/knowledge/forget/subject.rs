@@ -8,6 +8,7 @@ use super::super::graph::{Entity, Relation, entities_in};
 use super::super::part::Partition;
 use super::super::recall::SUGGESTIONS;
 use super::super::records::decode;
+use super::super::tally::Tally;
 use super::super::trees::{
     ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
     forgotten_key, hashed_forgotten, legacy_forgotten_key, name_prefix, rel_key, trailing_id,
@@ -54,6 +55,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     let folded = fold(name.trim());
     let stored = tx.get(ENT, &ent_key(part, entity))?.map(|b| decode::<Entity>(&b, "entity")).transpose()?;
     let attributes = stored.as_ref().map_or(0, |e| u32::try_from(e.attributes.len()).unwrap_or(u32::MAX));
+    let mut tally = Tally::default();
     let mut relations = 0;
     for (key, _) in tx.prefix(ADJ, &adj_prefix(part, entity))? {
         let rel_id = trailing_id(&key)?;
@@ -63,7 +65,9 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         let folded_type = fold(&rel.rel_type);
         tx.delete(ADJ, &adj_key(part, rel.from, OUT, &folded_type, rel_id))?;
         tx.delete(ADJ, &adj_key(part, rel.to, IN, &folded_type, rel_id))?;
-        tx.delete(REL, &rel_key(part, rel_id))?;
+        if tx.delete(REL, &rel_key(part, rel_id))? {
+            tally.relation(part, Some(&rel), None);
+        }
         // Its id and ends answer "already" through the `fact` form, as if forgotten one by one.
         bury_relation(tx, part, &rel, &target, now)?;
         relations += 1;
@@ -74,7 +78,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     }
     // Passages naming the subject: those linked to it, and any that name it without a link (stored
     // before the entity existed), found by full text and confirmed by a whole-word match.
-    let subject_name = stored.map_or_else(|| name.trim().to_owned(), |e| e.name);
+    let subject_name = stored.as_ref().map_or_else(|| name.trim().to_owned(), |e| e.name.clone());
     let mut naming: Vec<(u64, u32)> = Vec::new();
     for (key, _) in tx.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
         let at = key.get(key.len() - 12..).ok_or_else(|| corrupt("a mention key is too short"))?;
@@ -108,7 +112,9 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         if let Some(span) = tx.get(PSG, &part.key(&[&at]))? {
             spans.push((doc, decode(&span, "passage")?));
         }
-        tx.delete(PSG, &part.key(&[&at]))?;
+        if tx.delete(PSG, &part.key(&[&at]))? {
+            tally.passages(part, -1);
+        }
         fts::remove_passage(tx, part.raw(), doc, ordinal)?;
         passages += 1;
         if !touched_docs.contains(&doc) {
@@ -132,6 +138,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             let d: Document = decode(&bytes, "document")?;
             remove_hash(tx, part, &d.text, d.date.as_deref(), doc)?;
             tx.delete(DOC, &doc_key)?;
+            tally.documents(part, -1);
             // The `passage` form of a document that went with the subject answers "already".
             bury_document(tx, part, &d, now)?;
             removed_docs.push(doc);
@@ -139,6 +146,8 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         }
     }
     tx.delete(ENT, &ent_key(part, entity))?;
+    tally.entity(part, stored.as_ref(), None);
+    tally.flush(tx)?;
     tx.delete(ENT_NAME, &name_key)?;
     tx.put(FORGOTTEN, &forgotten_key(part, &folded), &now.to_be_bytes())?;
     super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
