@@ -493,13 +493,10 @@ fn import_fact(
         Ok(t) => t,
         Err(e) => return Ok(Err(e)),
     };
-    let (valid_from, valid_to) = match (opt_str(r, "valid_from"), opt_str(r, "valid_to")) {
-        (Ok(f), Ok(t)) => (f, t),
-        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
-    };
-    let source_date = match opt_str(r, "source_date") {
-        Ok(d) => d,
-        Err(e) => return Ok(Err(e)),
+    let times = (opt_str(r, "valid_from"), opt_str(r, "valid_to"), opt_str(r, "source_date"));
+    let (valid_from, valid_to, source_date) = match times {
+        (Ok(f), Ok(t), Ok(d)) => (f, t, d),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Ok(Err(e)),
     };
     let version_of = match version_field(tx, part, origin, r, ended_at)? {
         Ok(v) => v,
@@ -607,13 +604,9 @@ fn import_document(
     now: i64,
     out: &mut Imported,
 ) -> Result<Field<()>> {
-    let origin = match Origin::of_record(r) {
-        Ok(o) => o,
-        Err(e) => return Ok(Err(e)),
-    };
-    let source = match id_field(r, "id") {
-        Ok(id) => (origin, id),
-        Err(e) => return Ok(Err(e)),
+    let source = match (Origin::of_record(r), id_field(r, "id")) {
+        (Ok(origin), Ok(id)) => (origin, id),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };
     let Some(text) =
         r.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty() && t.len() <= MAX_TEXT_BYTES)
