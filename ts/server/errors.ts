@@ -85,29 +85,35 @@ export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: 
   );
 }
 
-/** What a request Node's HTTP parser refused gets: status, the field named, and why. */
+/** What a request Node's HTTP parser refused gets, by its error code: status, the field named, and why. */
+const CLIENT_FAILURES: Record<string, { status: number; field: string; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    field: '(headers)',
+    message: 'the request headers are larger than this node accepts (16 KiB)',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, field: '(request)', message: 'the request did not arrive in time' },
+  HPE_INVALID_URL: {
+    status: 400,
+    field: '(url)',
+    message: 'not a valid URL: percent-encode anything but printable ASCII (café is caf%C3%A9)',
+  },
+  HPE_INVALID_HEADER_TOKEN: {
+    status: 400,
+    field: '(headers)',
+    message: 'a header name or value holds a character HTTP does not allow',
+  },
+};
+
 function clientFailure(code: string | undefined): { status: number; field: string; message: string } {
-  if (code === 'HPE_HEADER_OVERFLOW') {
-    return {
-      status: 431,
-      field: '(headers)',
-      message: 'the request headers are larger than this node accepts (16 KiB)',
-    };
-  }
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { status: 408, field: '(request)', message: 'the request did not arrive in time' };
-  }
-  if (code === 'HPE_INVALID_URL' || code === 'HPE_INVALID_PATH') {
-    return {
+  const known = code === 'HPE_INVALID_PATH' ? 'HPE_INVALID_URL' : code;
+  return (
+    (known !== undefined && Object.hasOwn(CLIENT_FAILURES, known) ? CLIENT_FAILURES[known] : undefined) ?? {
       status: 400,
-      field: '(url)',
-      message: 'not a valid URL: percent-encode anything but printable ASCII (café is caf%C3%A9)',
-    };
-  }
-  if (code === 'HPE_INVALID_HEADER_TOKEN') {
-    return { status: 400, field: '(headers)', message: 'a header name or value holds a character HTTP does not allow' };
-  }
-  return { status: 400, field: '(request)', message: 'not a valid HTTP request' };
+      field: '(request)',
+      message: 'not a valid HTTP request',
+    }
+  );
 }
 
 /**
