@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -128,7 +128,10 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     const url = `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
     const file: NodeFile = { url, pid: process.pid, dataDir: opts.dataDir, startedAt: new Date().toISOString() };
     const nodeFile = join(opts.dataDir, NODE_FILE);
-    writeFileSync(nodeFile, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    // Written aside and renamed, so a client looking for the node (the CLI, `cairn mcp`) never
+    // reads it half-written (a test read it empty: "Unexpected end of JSON input").
+    writeFileSync(`${nodeFile}.tmp`, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    renameSync(`${nodeFile}.tmp`, nodeFile);
     let closing: Promise<void> | undefined;
     const running = app;
     const networkUrls = loopback
