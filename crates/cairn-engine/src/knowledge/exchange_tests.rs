@@ -215,6 +215,7 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
         doc(json!([{"start": 0, "end": 99}])),
         doc(json!([])),
         {"kind": "handoff", "summary": "no task"},
+        {"kind": "document", "id": "10", "text": "Dated badly.", "date": "2024-02-30", "ingested_at": "2024-01-01T00:00:00.000Z", "passages": [{"start": 0, "end": 12}]},
     ]);
     let reply = verb(&store, &who, "import", &json!({"records": records})).unwrap();
     let reasons: Vec<(u64, String)> = reply["skipped"]
@@ -237,7 +238,8 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
             (7, "provenance.kind"),
             (8, "passages[0]"),
             (9, "passages"),
-            (10, "taskId")
+            (10, "taskId"),
+            (11, "date")
         ],
         "{reasons:?}"
     );

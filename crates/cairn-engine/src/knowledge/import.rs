@@ -23,7 +23,7 @@ use super::forget::entity_in;
 use super::graph::{Entity, Relation, Source, has_control, upsert_counted};
 use super::ids::next_id;
 use super::import_attributes;
-use super::import_checks::{fact_times, known_fields, label_ok, name_ok};
+use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
 use super::import_rules::{not_future, own_author};
 use super::origin::Origin;
 use super::part::Partition;
@@ -614,7 +614,8 @@ fn import_document(
         return Ok(Err(format!("text: must be 1..={MAX_TEXT_BYTES} bytes of text")));
     };
     let label = opt_str(r, "label").and_then(|l| label_ok("label", l.as_deref()).map(|()| l));
-    let (label, date) = match (label, opt_str(r, "date")) {
+    let date = opt_str(r, "date").and_then(|d| document_date(d.as_deref()).map(|()| d));
+    let (label, date) = match (label, date) {
         (Ok(l), Ok(d)) => (l, d),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
     };

@@ -163,6 +163,11 @@ fn date(field: &str, text: &str) -> Field<i64> {
     })
 }
 
+/// A document's `date`, as `remember` reads its `date`: a real day or a date-time with a zone.
+pub(crate) fn document_date(date: Option<&str>) -> Field<()> {
+    date.map_or(Ok(()), |d| self::date("date", d).map(|_| ()))
+}
+
 /// `valid_from`, `valid_to` (the record's, then the same keys of its `attributes`, which an export
 /// carries too) and `source_date`, as `relate` checks `attributes` and `date`: dates that are real
 /// days (or date-times with a zone), each interval not ending before it starts.
@@ -254,5 +259,15 @@ mod tests {
         assert!(fact_times(None, None, None, &attrs).unwrap_err().starts_with("attributes.valid_to: "));
         let attrs = map(json!({"valid_to": 5}));
         assert!(fact_times(None, None, None, &attrs).unwrap_err().starts_with("attributes.valid_to: "));
+    }
+
+    #[test]
+    fn a_document_date_is_checked_as_remember_checks_it() {
+        assert!(document_date(None).is_ok());
+        assert!(document_date(Some("2024-05-01")).is_ok());
+        assert!(document_date(Some("2024-05-01T09:30:00Z")).is_ok());
+        for bad in ["2024-02-30", "last week", "2024-05-01T09:30:00"] {
+            assert!(document_date(Some(bad)).unwrap_err().starts_with("date: "), "{bad}");
+        }
     }
 }
