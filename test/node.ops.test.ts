@@ -1,7 +1,9 @@
 import { expect, it } from 'vitest';
 
 import { Tokens } from '../ts/auth/tokens.js';
+import { StoreError } from '../ts/engine/errors.js';
 import { Store } from '../ts/engine/store.js';
+import { mcpClient, toolJson } from './mcp-client.js';
 import { startTestNode } from './node.js';
 
 // Operations: logs keep tokens and memory contents out, the per-token rate limit, and a graceful
@@ -36,6 +38,31 @@ it('logs a request URL without its query string (it may name the user and scope)
     expect(log).toContain('"url":"/v1/memory/status?…"');
     expect(log).not.toContain('jane.doe');
     expect(log).not.toContain('medical');
+  } finally {
+    await t.stop();
+  }
+});
+
+it('a failing disk answers INTERNAL with no internals and logs the cause at error level (HTTP and MCP)', async () => {
+  const lines: string[] = [];
+  const t = await startTestNode({ logLevel: 'info', logStream: { write: (l) => void lines.push(l) } });
+  try {
+    const { token } = await t.token({ agent: 'claude' });
+    // The disk is outside the product: its failure is simulated where the engine reports it.
+    const cause = 'write /var/cairn/wal.cairn: No space left on device (os error 28)';
+    t.node.store.knowledge = () => Promise.reject(new StoreError('STORE_IO', cause));
+    const http = await t.call('POST', '/v1/memory/recall', { token, body: { subject: 'Ada' } });
+    expect(http.status).toBe(500);
+    expect(http.body.error?.code).toBe('INTERNAL');
+    const client = await mcpClient(t.url, token);
+    const mcp = toolJson(await client.callTool({ name: 'memory_recall', arguments: { subject: 'Ada' } }));
+    await client.close();
+    expect(mcp.isError).toBe(true);
+    expect((mcp.body.error as { code?: string }).code).toBe('INTERNAL');
+    for (const reply of [JSON.stringify(http.body), JSON.stringify(mcp.body)]) expect(reply).not.toContain('wal.cairn');
+    const errors = lines.map((l) => JSON.parse(l) as { level: number; err?: { message?: string } });
+    const logged = errors.filter((l) => l.level >= 50 && l.err?.message === cause);
+    expect(logged).toHaveLength(2);
   } finally {
     await t.stop();
   }
