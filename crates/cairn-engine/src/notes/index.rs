@@ -159,6 +159,11 @@ pub(crate) fn replace(
     new: (&NoteRecord, &Postings),
 ) -> Result<()> {
     let (new, Postings { tf, len, grams }) = new;
+    // The first note of a store that had none (`upgrade` leaves such a store unmarked): its
+    // postings are written folded from the start.
+    if tx.get(FOLDED, &[])?.is_none() {
+        tx.put(FOLDED, &[], &[1])?;
+    }
     let (id, blk) = (new.id, block_of(new.id));
     let new_meta = meta(new);
     if old.is_none() {
@@ -262,11 +267,26 @@ pub(crate) fn current(store: &Store) -> Result<bool> {
     Ok(!old)
 }
 
+/// Whether the store holds no note and nothing of the first layout: its index has nothing to
+/// rebuild, and its first note write marks it folded (`replace`).
+fn unused(store: &Store) -> Result<bool> {
+    let snap = store.snapshot()?;
+    let mut any = false;
+    for tree in OLD_TREES.into_iter().chain([CUR]) {
+        snap.scan_prefix(tree, &[], |_, _| {
+            any = true;
+            Ok(false)
+        })?;
+    }
+    Ok(!any)
+}
+
 /// Rebuilds the index of a store written with the first layout (`OLD_TREES`), or before terms
 /// and trigrams were folded, from the current notes, in one transaction, and marks it folded; a
-/// current store is left alone. A store without notes only gets the mark.
+/// current store is left alone. A store without notes is left as it is, so a fresh store's first
+/// call writes nothing unless it writes a note (a refused call changes nothing).
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
-    if current(store)? {
+    if current(store)? || unused(store)? {
         return Ok(());
     }
     store.write(|tx| {

@@ -1101,3 +1101,21 @@ fn a_task_id_alone_names_a_task_note_on_every_note_verb() {
     assert_eq!(forgotten["state"], "forgotten", "{forgotten}");
     assert!(keys(&run(&store, &a, "note_list", &json!({"taskId": "T9"}))).is_empty());
 }
+
+#[test]
+fn a_fresh_store_writes_nothing_until_its_first_note_and_that_note_marks_the_index() {
+    let (_d, store) = fresh();
+    let txn = |store: &Store| store.snapshot().unwrap().txn();
+    let before = txn(&store);
+    // Refused and read-only first calls: nothing to rebuild in a store without notes.
+    let refused = run(&store, &agent("claude"), "note_write", &json!({"key": "", "value": 1}));
+    assert_eq!(code(&refused), "VALIDATION_ERROR", "{refused}");
+    assert!(keys(&run(&store, &agent("claude"), "note_list", &json!({"query": "alpha"}))).is_empty());
+    assert_eq!(txn(&store), before, "a refused first call changes nothing");
+    assert!(!super::index::current(&store).unwrap());
+    let body = json!({"key": "k", "value": {"text": "alpha bravo"}, "kind": "user_fact"});
+    assert!(run(&store, &agent("claude"), "note_write", &body).get("error").is_none());
+    assert_eq!(txn(&store), before + 1, "the first note is one transaction, mark included");
+    assert!(super::index::current(&store).unwrap(), "the first note marks the index folded");
+    assert_eq!(keys(&run(&store, &agent("claude"), "note_list", &json!({"query": "ALPHA"}))), ["k"]);
+}
