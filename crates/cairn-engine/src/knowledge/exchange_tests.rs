@@ -99,6 +99,36 @@ fn pages_of_any_size_join_to_the_whole_export() {
 }
 
 #[test]
+fn a_copy_reads_a_replaced_fact_as_of_before_the_replace_as_the_source_does() {
+    let (_dir, store, part) = seeded();
+    let records = all_records(&store, &part);
+    let acme = records.iter().find(|r| r["kind"] == "fact" && r["to_name"] == "Acme").unwrap();
+    assert_eq!(acme["valid_to_before_end"], Value::Null, "{acme}");
+    assert!(acme.as_object().unwrap().contains_key("valid_to_before_end"), "the end it had before: none");
+    let target = Partition::new("local", "u1", "copy").unwrap();
+    let reply = verb(&store, &caller(&target, 50_000), "import", &json!({"records": records, "allAgents": true}));
+    assert_eq!(reply.unwrap()["skipped"], json!([]));
+    // Jonas moved from Acme to Globex at 3,200 (`replaces`): at 3,150 nothing ended his Acme job.
+    let jobs = |part: &Partition, as_of: i64| -> Vec<(Value, Value)> {
+        let body = json!({"subject": "Jonas Weber", "as_of": as_of});
+        let r = verb(&store, &caller(part, 50_000), "recall", &body).unwrap();
+        let mut facts: Vec<(Value, Value)> = r["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["relation"] == "works_at")
+            .map(|f| (f["object"].clone(), f["valid_to"].clone()))
+            .collect();
+        facts.sort_by_key(|f| f.0.to_string());
+        facts
+    };
+    for as_of in [3_150, 3_300, 60_000] {
+        assert_eq!(jobs(&target, as_of), jobs(&part, as_of), "as of {as_of}");
+    }
+    assert_eq!(jobs(&target, 3_150), [(json!("Acme"), Value::Null)]);
+}
+
+#[test]
 fn bad_limits_and_cursors_are_refused_by_name() {
     let (_dir, store, part) = seeded();
     let who = caller(&part, 9);
@@ -216,6 +246,8 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
         doc(json!([])),
         {"kind": "handoff", "summary": "no task"},
         {"kind": "document", "id": "10", "text": "Dated badly.", "date": "2024-02-30", "ingested_at": "2024-01-01T00:00:00.000Z", "passages": [{"start": 0, "end": 12}]},
+        {"kind": "fact", "id": "11", "from_name": "A", "to_name": "B", "type": "knows", "recorded_at": "2024-01-02T00:00:00.000Z", "ended_at": "2024-01-01T00:00:00.000Z"},
+        {"kind": "fact", "id": "12", "from_name": "A", "to_name": "B", "type": "knows", "recorded_at": "2024-01-01T00:00:00.000Z", "valid_to_before_end": null},
     ]);
     let reply = verb(&store, &who, "import", &json!({"records": records})).unwrap();
     let reasons: Vec<(u64, String)> = reply["skipped"]
@@ -239,7 +271,9 @@ fn bad_records_are_skipped_by_index_and_field_and_change_nothing() {
             (8, "passages[0]"),
             (9, "passages"),
             (10, "taskId"),
-            (11, "date")
+            (11, "date"),
+            (12, "ended_at"),
+            (13, "valid_to_before_end")
         ],
         "{reasons:?}"
     );

@@ -131,6 +131,11 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
     if let Some(said) = &r.source_date {
         record["source_date"] = json!(said);
     }
+    if let Some(before) = &r.shortened {
+        // The end it had until a `replaces` ended it: an `as_of` read of the copy before
+        // `ended_at` sees that one (found by an audit: the copy showed the end too early).
+        record["valid_to_before_end"] = json!(before.valid_to);
+    }
     if let Some(fact) = r.version_of {
         // An earlier version of a revised fact (exported after it: its id is later), for `as_of`
         // reads on the copy; `import` keeps it a version, never a second fact.

@@ -20,7 +20,7 @@
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
-use super::graph::{Entity, Relation, Source, has_control, upsert_counted};
+use super::graph::{Entity, Relation, Shortened, Source, has_control, upsert_counted};
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
@@ -404,10 +404,28 @@ fn fact_stamps(r: &Map<String, Value>, who: (&str, bool), now: i64) -> Field<(i6
     let ended_at = time_field(r, "ended_at")?;
     not_future("recorded_at", Some(recorded_at), now)?;
     not_future("ended_at", ended_at, now)?;
+    if ended_at.is_some_and(|end| end < recorded_at) {
+        return Err("ended_at: must not be earlier than recorded_at".into());
+    }
     let prov = r.get("provenance").and_then(Value::as_object).and_then(|p| p.get("agent")).and_then(Value::as_str);
     own_author("provenance.agent", prov, who)?;
     own_author("agent", r.get("agent").and_then(Value::as_str), who)?;
     Ok((recorded_at, ended_at))
+}
+
+/// A fact record's `valid_to_before_end` (present, even null, only on a fact a `replaces`
+/// shortened): the end it had until its `ended_at`, checked as its `valid_to` is.
+fn before_end(r: &Map<String, Value>, valid_from: Option<&str>, ended_at: Option<i64>) -> Field<Option<Shortened>> {
+    if !r.contains_key("valid_to_before_end") {
+        return Ok(None);
+    }
+    if ended_at.is_none() {
+        return Err("valid_to_before_end: only an ended fact has one (give its ended_at)".into());
+    }
+    let valid_to = opt_str(r, "valid_to_before_end")?;
+    fact_times(valid_from, valid_to.as_deref(), None, &Map::new())
+        .map_err(|e| e.replacen("valid_to", "valid_to_before_end", 1))?;
+    Ok(Some(Shortened { valid_to }))
 }
 
 /// A fact record's `version_of`: an earlier version of a revised fact stays one, of the fact its
@@ -509,6 +527,10 @@ fn import_fact(
     if let Err(e) = fact_times(valid_from.as_deref(), valid_to.as_deref(), source_date.as_deref(), &attributes) {
         return Ok(Err(e));
     }
+    let shortened = match before_end(r, valid_from.as_deref(), ended_at) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
     // Every check that can skip the record runs before anything is written for it.
     if let Err(e) = check_ends(tx, part, origin, r)? {
         return Ok(Err(e));
@@ -541,7 +563,7 @@ fn import_fact(
     }
     let id = next_id(tx, part)?;
     let rel = Relation {
-        shortened: None,
+        shortened,
         id,
         from: ends[0],
         to: ends[1],

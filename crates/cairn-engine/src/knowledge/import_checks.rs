@@ -30,6 +30,7 @@ const FACT: &[&str] = &[
     "attributes",
     "valid_from",
     "valid_to",
+    "valid_to_before_end",
     "recorded_at",
     "ended_at",
     "source_date",

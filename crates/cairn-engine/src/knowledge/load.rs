@@ -643,9 +643,10 @@ impl Plan {
             self.out.unchanged.facts += 1;
             return Ok(());
         }
-        let future = not_future("recorded_at", Some(r.recorded_at), now).is_err()
-            || not_future("ended_at", r.ended_at, now).is_err();
-        if r.bad || future {
+        let bad_times = not_future("recorded_at", Some(r.recorded_at), now).is_err()
+            || not_future("ended_at", r.ended_at, now).is_err()
+            || r.ended_at.is_some_and(|end| end < r.recorded_at);
+        if r.bad || bad_times {
             return Err(());
         }
         // Both ends must be resolvable before either is created.
