@@ -524,10 +524,9 @@ fn import_fact(
         Ok(a) => a,
         Err(e) => return Ok(Err(e)),
     };
-    if let Err(e) = fact_times(valid_from.as_deref(), valid_to.as_deref(), source_date.as_deref(), &attributes) {
-        return Ok(Err(e));
-    }
-    let shortened = match before_end(r, valid_from.as_deref(), ended_at) {
+    let shortened = match fact_times(valid_from.as_deref(), valid_to.as_deref(), source_date.as_deref(), &attributes)
+        .and_then(|()| before_end(r, valid_from.as_deref(), ended_at))
+    {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
