@@ -503,11 +503,8 @@ fn import_fact(
         Err(e) => return Ok(Err(e)),
     };
     let origin = source.0;
-    let rel_type = match fact_names(r) {
-        Ok(t) => t,
-        Err(e) => return Ok(Err(e)),
-    };
-    let (recorded_at, ended_at) = match fact_stamps(r, (agent, all_agents), now) {
+    let named_and_stamped = fact_names(r).and_then(|t| fact_stamps(r, (agent, all_agents), now).map(|s| (t, s)));
+    let (rel_type, (recorded_at, ended_at)) = match named_and_stamped {
         Ok(t) => t,
         Err(e) => return Ok(Err(e)),
     };
