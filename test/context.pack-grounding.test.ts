@@ -81,3 +81,50 @@ describe('grounding of a context pack', () => {
     expect((whole.body as { sufficiency: string }).sufficiency).toBe('sufficient');
   });
 });
+
+// Found by an audit: a pack ordered the merged list by each item's own score, and a note's (the
+// notes query's RRF, ~0.03) always beat a passage's (the engine's, ~0.008), so a larger budget
+// kept two notes and dropped the one cited passage, even for `research`, which prefers passages.
+describe('a pack of knowledge items and notes', () => {
+  const scope = 'gp-notes';
+  const question = 'Which tea does Lena Park drink?';
+  beforeAll(async () => {
+    const remember = await t.call('POST', '/v1/memory/remember', {
+      body: { scope, content: 'Lena Park drinks green tea every morning before work.', source: 'chat' },
+    });
+    expect(remember.status, JSON.stringify(remember.body)).toBe(200);
+    for (const [key, kind, text] of [
+      ['tea', 'user_preference', 'Lena Park prefers green tea, never black tea'],
+      ['tea-order', 'decision', 'Order green tea for Lena Park'],
+    ]) {
+      const r = await t.call('POST', '/v1/memory/note_write', { body: { scope, key, kind, value: text } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+  });
+
+  async function pack(extra: Record<string, unknown>) {
+    const r = await t.call('POST', '/v1/memory/context', { body: { scope, question, ...extra } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    ContextReply.parse(r.body);
+    return r.body as Reply & { items: { kind: string; note?: { supersedes?: unknown } }[] };
+  }
+
+  it('ranks them on the fused list, so the first-ranked passage leads and grounds the pack', async () => {
+    const plain = await pack({});
+    expect(plain.items.map((i) => i.kind)).toContain('note');
+    // The passage and the first note share the fused list's first place; a purpose's preferred
+    // kind (1.5×) goes first, and two places always keep the passage.
+    for (const purpose of ['general', 'coding', 'research', 'browser']) {
+      const r = await pack({ purpose, maxItems: 2 });
+      expect(r.items.map((i) => i.kind), purpose).toContain('passage');
+      expect(r.grounding.verdict, purpose).toBe('grounded');
+    }
+    expect((await pack({ purpose: 'research', maxItems: 1 })).items[0]?.kind).toBe('passage');
+  });
+
+  it('shows each note item with its version and the version it replaced', async () => {
+    const r = await pack({});
+    const note = r.items.find((i) => i.kind === 'note');
+    expect(note?.note).toMatchObject({ version: 1, supersedes: null });
+  });
+});

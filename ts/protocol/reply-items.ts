@@ -32,6 +32,7 @@ const NoteRef = z.object({
   visibility: z.string(),
   taskId: z.string().optional(),
   version: z.int().min(1),
+  supersedes: z.int().nullable().describe('The version this one replaced'),
   agent: z.string(),
   updatedAt: Time,
 });

@@ -11,6 +11,7 @@ interface ListedNote {
   visibility: string;
   taskId?: string;
   version: number;
+  supersedes: number | null;
   agent: string;
   updatedAt: string;
   receipt: { channels: string[]; ranks: Record<string, number>; score: number };
@@ -50,6 +51,7 @@ export function noteItem(n: ListedNote): Item {
       visibility: n.visibility,
       ...(n.taskId === undefined ? {} : { taskId: n.taskId }),
       version: n.version,
+      supersedes: n.supersedes,
       agent: n.agent,
       updatedAt: n.updatedAt,
     },
@@ -68,6 +70,16 @@ export function mergeNotes(knowledge: Item[], notes: ListedNote[], k: number): I
   ];
   all.sort((a, b) => a.rank - b.rank || a.order - b.order);
   return all.slice(0, k).map(({ item, list, rank }) => ({ ...item, fused: { list, rank, score: 1 / (RRF_K + rank) } }));
+}
+
+/**
+ * An item's score on the scale of the merged list: the fused score once notes were merged (a
+ * note's own score is the notes query's RRF, a fact's or passage's the engine's: scales of their
+ * own, so comparing them put every note before every passage), else its own.
+ */
+export function fusedScore(item: Item): number {
+  const score = (item.fused as { score?: unknown } | undefined)?.score ?? item.score;
+  return typeof score === 'number' ? score : 0;
 }
 
 export type { ListedNote };

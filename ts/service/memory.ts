@@ -24,7 +24,7 @@ import {
 } from '../protocol/notes.js';
 import { QueryInput } from '../protocol/query.js';
 import { engineBody, type Principal, parseInput, type Service } from './context.js';
-import { type ListedNote, mergeNotes } from './context-notes.js';
+import { fusedScore, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { preauthorize, resolveIdentity } from './identity.js';
@@ -144,7 +144,7 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
   }
   if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) return reply;
   const items = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
-  const pack = buildPack(items, { tokenBudget, maxItems, purpose });
+  const pack = buildPack(items, { tokenBudget, maxItems, purpose }, fusedScore);
   // The verdict speaks of what the caller gets: an item left out of the pack grounds nothing.
   const grounding = packGrounding(reply.grounding as Grounding, pack.items);
   return { ...reply, ...pack, grounding };

@@ -73,11 +73,19 @@ function line(n: number, item: Item): string {
   return `[${n}] ${text}${note}${from}${date}`;
 }
 
-/** Items in the order a purpose reads them: score, preferred kinds weighted; ties keep input order. */
-export function orderForPurpose(items: Item[], purpose: Purpose): Item[] {
+/** An item's own `score` (0 without one): how items are ranked unless a caller says otherwise. */
+export function ownScore(item: Item): number {
+  return typeof item.score === 'number' ? item.score : 0;
+}
+
+/**
+ * Items in the order a purpose reads them: `scoreOf`, preferred kinds weighted; ties keep input
+ * order.
+ */
+export function orderForPurpose(items: Item[], purpose: Purpose, scoreOf = ownScore): Item[] {
   const preferred = PREFERRED_KINDS[purpose];
   const weighted = items.map((item, i) => {
-    const score = typeof item.score === 'number' ? item.score : 0;
+    const score = scoreOf(item);
     return { item, i, w: preferred.includes(packKind(item)) ? score * PREFERENCE_WEIGHT : score };
   });
   weighted.sort((a, b) => b.w - a.w || a.i - b.i);
@@ -119,7 +127,7 @@ export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
  * smaller items may still fit. Returns the text, the items kept, the omitted ones with the reason,
  * and the budget.
  */
-export function buildPack(items: Item[], opts: PackOptions) {
+export function buildPack(items: Item[], opts: PackOptions, scoreOf = ownScore) {
   const purpose = opts.purpose ?? 'general';
   const heading = HEADINGS[purpose];
   // Bytes are summed and rounded once, so `used` is exactly the estimate of the returned text.
@@ -127,7 +135,7 @@ export function buildPack(items: Item[], opts: PackOptions) {
   const kept: Item[] = [];
   const lines = [heading];
   const omitted: Omitted[] = [];
-  orderForPurpose(items, purpose).forEach((item, i) => {
+  orderForPurpose(items, purpose, scoreOf).forEach((item, i) => {
     const l = line(kept.length + 1, item);
     const lineBytes = Buffer.byteLength(`\n${l}`, 'utf8');
     const cost = estimateTokens(`\n${l}`);
