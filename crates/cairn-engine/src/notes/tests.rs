@@ -1119,3 +1119,29 @@ fn a_fresh_store_writes_nothing_until_its_first_note_and_that_note_marks_the_ind
     assert!(super::index::current(&store).unwrap(), "the first note marks the index folded");
     assert_eq!(keys(&run(&store, &agent("claude"), "note_list", &json!({"query": "ALPHA"}))), ["k"]);
 }
+
+#[test]
+fn a_private_note_is_not_written_over_where_the_policy_lets_no_one_read_it() {
+    let (_d, store) = fresh();
+    let private =
+        json!({"key": "p", "value": "alice's secret", "kind": "user_fact", "private": true, "allowPrivate": true});
+    assert!(run(&store, &agent("alice"), "note_write", &private).get("error").is_none());
+    let before = store.snapshot().unwrap().txn();
+    for extra in
+        [json!({}), json!({"expectedVersion": 0}), json!({"expectedVersion": 1}), json!({"writeMode": "merge"})]
+    {
+        let mut body = json!({"key": "p", "value": "bob's guess", "kind": "user_fact"});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let reply = run(&store, &agent("bob"), "note_write", &body);
+        assert_eq!(code(&reply), "FORBIDDEN", "{body}: {reply}");
+        assert!(!reply.to_string().contains("currentVersion"), "the version is not told: {reply}");
+    }
+    assert_eq!(store.snapshot().unwrap().txn(), before, "nothing was written");
+    // Where the policy lets it be read, it may be written as any note.
+    let open = json!({"key": "p", "value": "bob's edit", "expectedVersion": 1, "allowPrivate": true});
+    assert_eq!(run(&store, &agent("bob"), "note_write", &open)["version"], json!(2));
+    let read =
+        run(&store, &agent("alice"), "note_list", &json!({"key": "p", "allowPrivate": true, "includePrivate": true}));
+    assert_eq!(read["notes"][0]["value"], json!("bob's edit"));
+    assert_eq!(read["notes"][0]["private"], json!(true), "it stays private");
+}

@@ -35,6 +35,8 @@ struct Request {
     value: Value,
     kind: Option<String>,
     private: Option<bool>,
+    /// The node's policy lets private notes be read (`allowPrivate`).
+    allow_private: bool,
     mode: Mode,
     expected: Option<u64>,
     idempotency: Option<(String, String)>,
@@ -113,7 +115,7 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
         }
     }
     let confidence = (confidence.is_some() || basis.is_some()).then_some((confidence, basis));
-    Ok(Request { id, value, kind, private, mode, expected, idempotency, confidence, confirmed, input })
+    Ok(Request { id, value, kind, private, allow_private, mode, expected, idempotency, confidence, confirmed, input })
 }
 
 /// sha256 of the request with object keys sorted, so a retry that reorders keys is the same body.
@@ -250,6 +252,16 @@ fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
 /// The refusals of a write that would give the note now holding `prev` (none: absent) `value`;
 /// when there is none, the kind the new version has.
 fn check(req: &Request, prev: Option<&NoteRecord>, value: &Value) -> Outcome<String> {
+    // A private note under a policy that lets no one read it: a write would replace (or merge
+    // into) what its writer cannot see, and a version conflict would tell its version (found by
+    // an audit). Refused before either, saying only that the note is private.
+    if prev.is_some_and(|p| p.private) && !req.allow_private {
+        return Err(refuse(
+            "FORBIDDEN",
+            "the note at this key is private, and this node's policy does not allow private notes",
+            Vec::new(),
+        ));
+    }
     let current = prev.map_or(0, |p| p.version);
     if let Some(expected) = req.expected
         && expected != current
