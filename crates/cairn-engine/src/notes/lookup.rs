@@ -1,8 +1,9 @@
 //! The read side of the notes index (`index.rs` writes it): the current notes that hold a
 //! query's terms or enough of its trigrams, with the features ranking needs. Work goes block by
 //! block (`block.rs`): a posting block becomes a 128-bit mask of its slots, the trigram channel
-//! counts per slot in a small array, and each doc block is decoded only at the slots that hit,
-//! so a common word costs a pass over its blocks rather than a merge of sorted lists per term.
+//! counts per slot in bit planes (`slot_counts.rs`), and each doc block is decoded only at the
+//! slots that hit, so a common word costs a pass over its blocks rather than a merge of sorted
+//! lists per term.
 
 use super::block::{self, block_at, id_in};
 use super::index::{DOC, GRAM, Meta, SAMPLE, TERM, TRI_COUNT, decode_count, decode_meta, term_prefix};
