@@ -1,17 +1,18 @@
 //! The read side of the notes index (`index.rs` writes it): the current notes that hold a
 //! query's terms or enough of its trigrams, with the features ranking needs. Work goes block by
 //! block (`block.rs`): a posting block becomes a 128-bit mask of its slots, the trigram channel
-//! counts per slot in a small array, and each doc block is decoded only at the slots that hit,
-//! so a common word costs a pass over its blocks rather than a merge of sorted lists per term.
+//! counts per slot in bit planes (`slot_counts.rs`), and each doc block is decoded only at the
+//! slots that hit, so a common word costs a pass over its blocks rather than a merge of sorted
+//! lists per term.
 
 use super::block::{self, block_at, id_in};
 use super::index::{DOC, GRAM, Meta, SAMPLE, TERM, TRI_COUNT, decode_count, decode_meta, term_prefix};
 use super::search::{Counts, Features, Query, min_grams};
+use super::slot_counts::SlotCounts;
 use crate::error::Result;
 use crate::knowledge::Partition;
 use crate::snapshot::Snapshot;
 use crate::varint;
-use std::collections::HashMap;
 
 /// A trigram's postings are walked (rather than its blocks read once per candidate block) while
 /// they number at most this many times the candidates: a walk decodes every posting, a read
@@ -58,17 +59,6 @@ impl<'a> Admit<'a> {
         }
         Ok(ok)
     }
-}
-
-/// The slots of `bits`, ascending.
-fn slots_of(mut bits: u128) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (bits != 0).then(|| {
-            let slot = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            slot
-        })
-    })
 }
 
 /// Every current note holding a query term or trigram that `admit` lets through (it sees each
@@ -190,7 +180,7 @@ impl Assemble<'_> {
             if let Some(g) = gram
                 && g.live & (1u128 << slot) != 0
             {
-                features.grams = u32::from(g.held[usize::from(slot)]);
+                features.grams = u32::from(g.held.get(slot));
             }
             for ((list, at), tf) in self.terms.iter().zip(&mut self.at_term).zip(features.tf.iter_mut()) {
                 while *at < list.len() && list[*at].0 < id {
@@ -214,15 +204,7 @@ struct GramBlock {
     blk: u64,
     /// Slots that can still reach `need` (at the end: that hold at least `need`).
     live: u128,
-    held: [u16; 128],
-}
-
-impl GramBlock {
-    fn count(&mut self, bits: u128) {
-        for slot in slots_of(bits) {
-            self.held[slot] = self.held[slot].saturating_add(1);
-        }
-    }
+    held: SlotCounts,
 }
 
 /// The trigram channel's side of `lookup`: the notes that hold at least `need` (`min_grams`:
@@ -239,7 +221,7 @@ fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query) -> Result<Vec<
     if total == 0 {
         return Ok(Vec::new());
     }
-    let need = u16::try_from(min_grams(total)).unwrap_or(u16::MAX);
+    let need = u32::try_from(min_grams(total)).unwrap_or(u32::MAX);
     let mut by_count: Vec<(u32, &String)> = Vec::with_capacity(total);
     for g in &query.grams {
         let n = snap.get_with(TRI_COUNT, &part.key(&[g.as_bytes()]), |v| v.map_or(0, decode_count))?;
@@ -247,36 +229,37 @@ fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query) -> Result<Vec<
     }
     by_count.sort();
     let (scan, rest) = by_count.split_at(total - min_grams(total) + 1);
-    let mut blocks: Vec<GramBlock> = Vec::new();
-    let mut where_: HashMap<u64, usize> = HashMap::new();
+    // The scanned trigrams' blocks, gathered then sorted by block: adding to a count commutes.
+    let mut scanned: Vec<(u64, u128)> = Vec::new();
     for (_, g) in scan {
         snap.scan_prefix(GRAM, &part.key(&[g.as_bytes(), b"\0"]), |k, v| {
-            let blk = block_at(k)?;
-            let bits = block::slots(v)?;
-            let i = *where_.entry(blk).or_insert_with(|| {
-                blocks.push(GramBlock { blk, live: 0, held: [0; 128] });
-                blocks.len() - 1
-            });
-            blocks[i].live |= bits;
-            blocks[i].count(bits);
+            scanned.push((block_at(k)?, block::slots(v)?));
             Ok(true)
         })?;
     }
-    blocks.sort_unstable_by_key(|b| b.blk);
+    scanned.sort_unstable_by_key(|(blk, _)| *blk);
+    let mut blocks: Vec<GramBlock> = Vec::new();
+    for (blk, bits) in scanned {
+        match blocks.last_mut() {
+            Some(b) if b.blk == blk => {
+                b.live |= bits;
+                b.held.add(bits);
+            }
+            _ => {
+                let mut held = SlotCounts::default();
+                held.add(bits);
+                blocks.push(GramBlock { blk, live: bits, held });
+            }
+        }
+    }
     let mut key = Vec::new();
     for (i, (n, g)) in rest.iter().enumerate() {
-        let left_after = u16::try_from(rest.len() - i - 1).unwrap_or(u16::MAX);
         // Drop candidates that cannot reach `need` even holding this and every later trigram.
+        let short_of = need.saturating_sub(u32::try_from(rest.len() - i).unwrap_or(u32::MAX));
         let mut cands = 0u64;
         for b in &mut blocks {
-            let mut keep = 0u128;
-            for slot in slots_of(b.live) {
-                if b.held[slot].saturating_add(1).saturating_add(left_after) >= need {
-                    keep |= 1u128 << slot;
-                }
-            }
-            b.live = keep;
-            cands += u64::from(keep.count_ones());
+            b.live &= b.held.at_least(short_of);
+            cands += u64::from(b.live.count_ones());
         }
         blocks.retain(|b| b.live != 0);
         if blocks.is_empty() {
@@ -293,8 +276,7 @@ fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query) -> Result<Vec<
                 }
                 let Some(b) = blocks.get_mut(at) else { return Ok(false) };
                 if b.blk == blk {
-                    let live = b.live;
-                    b.count(block::slots(v)? & live);
+                    b.held.add(block::slots(v)? & b.live);
                 }
                 Ok(true)
             })?;
@@ -304,19 +286,12 @@ fn lookup_grams(snap: &Snapshot, part: &Partition, query: &Query) -> Result<Vec<
                 key.extend_from_slice(&prefix);
                 key.extend_from_slice(&b.blk.to_be_bytes());
                 let bits = snap.get_with(GRAM, &key, |v| v.map_or(Ok(0), block::slots))??;
-                let live = b.live;
-                b.count(bits & live);
+                b.held.add(bits & b.live);
             }
         }
     }
     for b in &mut blocks {
-        let mut keep = 0u128;
-        for slot in slots_of(b.live) {
-            if b.held[slot] >= need {
-                keep |= 1u128 << slot;
-            }
-        }
-        b.live = keep;
+        b.live &= b.held.at_least(need);
     }
     blocks.retain(|b| b.live != 0);
     Ok(blocks)

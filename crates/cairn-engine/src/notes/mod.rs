@@ -24,6 +24,7 @@ mod merge;
 mod purge;
 mod record;
 mod search;
+mod slot_counts;
 #[cfg(test)]
 mod tests;
 mod visibility;
