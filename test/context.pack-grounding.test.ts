@@ -106,7 +106,7 @@ describe('a pack of knowledge items and notes', () => {
     const r = await t.call('POST', '/v1/memory/context', { body: { scope, question, ...extra } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     ContextReply.parse(r.body);
-    return r.body as Reply & { items: { kind: string; note?: { supersedes?: unknown } }[] };
+    return r.body as Omit<Reply, 'items'> & { items: (Item & { note?: { supersedes?: unknown } })[] };
   }
 
   it('ranks them on the fused list, so the first-ranked passage leads and grounds the pack', async () => {
@@ -116,7 +116,10 @@ describe('a pack of knowledge items and notes', () => {
     // kind (1.5×) goes first, and two places always keep the passage.
     for (const purpose of ['general', 'coding', 'research', 'browser']) {
       const r = await pack({ purpose, maxItems: 2 });
-      expect(r.items.map((i) => i.kind), purpose).toContain('passage');
+      expect(
+        r.items.map((i) => i.kind),
+        purpose,
+      ).toContain('passage');
       expect(r.grounding.verdict, purpose).toBe('grounded');
     }
     expect((await pack({ purpose: 'research', maxItems: 1 })).items[0]?.kind).toBe('passage');

@@ -7,6 +7,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
 import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
+import { problemError, registerJsonBody } from './json-body.js';
 import { registerMcp, type SessionLimits } from './mcp.js';
 import { parseQuery, refuseUndecodableQuery } from './query.js';
 import { RateBuckets, rateKey } from './rate-limit.js';
@@ -91,6 +92,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('principal', null);
   // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.
   app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
+  // MCP answers a body's problem in JSON-RPC terms (`mcp.ts`); every other route refuses it here.
+  app.addHook('preValidation', async (req) => {
+    if (req.bodyProblem !== null && req.routeOptions.url !== '/v1/mcp') throw problemError(req.bodyProblem);
+  });
   app.setErrorHandler(errorHandler);
   app.addHook('preValidation', refuseUndecodableQuery);
   app.setNotFoundHandler((req, reply) =>

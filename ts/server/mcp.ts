@@ -11,6 +11,7 @@ import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { errorHandler as appErrorHandler, sendError } from './errors.js';
+import { type BodyProblem, problemError } from './json-body.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
 import type { RateBuckets } from './rate-limit.js';
@@ -40,6 +41,31 @@ interface Session {
 
 function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * A body whose JSON cannot be kept as sent (`json-body.ts`): inside one `tools/call`'s arguments,
+ * the tool error a refused call gets (DESIGN §3's body, the field named from the arguments);
+ * anywhere else, a JSON-RPC invalid-params error naming it. Nothing of the body runs.
+ */
+function answerProblem(reply: FastifyReply, body: unknown, problem: BodyProblem) {
+  const [first, second, ...rest] = problem.path;
+  const message = body as { id?: unknown; method?: unknown } | null;
+  const id = typeof message?.id === 'string' || typeof message?.id === 'number' ? message.id : null;
+  if (!Array.isArray(body) && message?.method === 'tools/call' && first === 'params' && second === 'arguments') {
+    const refusal = problemError({ path: rest, message: problem.message }).body();
+    const result = {
+      content: [{ type: 'text', text: JSON.stringify(refusal) }],
+      structuredContent: refusal,
+      isError: true,
+    };
+    return reply.code(200).type('application/json').send({ jsonrpc: '2.0', id, result });
+  }
+  const error = { code: -32602, message: `Invalid params: ${problemError(problem).message}` };
+  return reply
+    .code(400)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', error, id: Array.isArray(body) ? null : id });
 }
 
 /** The ids of the requests (not notifications or replies) in a POST body, one message or a batch. */
@@ -182,6 +208,7 @@ export function registerMcp(
     } else {
       return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
+    if (req.bodyProblem !== null) return answerProblem(reply, req.body, req.bodyProblem);
     const authInfo: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
     reply.hijack();
     try {

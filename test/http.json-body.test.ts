@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { mcpClient, toolJson } from './mcp-client.js';
+import { startTestNode, type TestNode } from './node.js';
+
+// JSON that cannot be kept as sent (found by an audit): a `__proto__` key was refused as "not
+// valid JSON" naming no field (over MCP a transport parse error the model never saw), and an
+// integer of 20 digits was stored silently as another number. Each is now a validation error
+// naming the field, over MCP a tool error, and nothing is written.
+
+let t: TestNode;
+beforeAll(async () => {
+  t = await startTestNode();
+});
+afterAll(() => t.stop());
+
+const write = (value: string) => `{"scope":"jb","key":"k","kind":"user_fact","value":${value}}`;
+
+describe('a JSON body that cannot be kept as sent', () => {
+  it.each([
+    ['{"__proto__":{"admin":true}}', 'value.__proto__'],
+    ['{"a":[1,{"constructor":{"prototype":{"x":1}}}]}', 'value.a.1.constructor'],
+    ['{"id":12345678901234567891}', 'value.id'],
+    ['[9007199254740993]', 'value.0'],
+  ])('%s is refused naming %s, and nothing is written', async (value, field) => {
+    const before = await t.txn();
+    const r = await t.call('POST', '/v1/memory/note_write', { body: write(value) });
+    expect(r.status, JSON.stringify(r.body)).toBe(422);
+    expect(r.body.error?.code).toBe('VALIDATION_ERROR');
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field })]);
+    expect(await t.txn()).toBe(before);
+  });
+
+  it('keeps what JSON holds exactly: safe integers, exponents, floats, such words inside strings', async () => {
+    const value =
+      '{"n":9007199254740991,"e":1e300,"f":0.1000000000000000055511,"s":"__proto__ constructor 12345678901234567891"}';
+    const r = await t.call('POST', '/v1/memory/note_write', { body: write(value) });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const list = await t.call('POST', '/v1/memory/note_list', { body: { scope: 'jb', key: 'k' } });
+    const notes = list.body.notes as { value: Record<string, unknown> }[];
+    expect(notes[0]?.value).toEqual({
+      n: 9007199254740991,
+      e: 1e300,
+      f: 0.1,
+      s: '__proto__ constructor 12345678901234567891',
+    });
+  });
+
+  it('over MCP is a tool error naming the field inside the arguments', async () => {
+    const { token } = await t.token({ agent: 'claude' });
+    const client = await mcpClient(t.url, token);
+    try {
+      const args = JSON.parse(`{"scope":"jb","key":"m","kind":"user_fact","value":{"__proto__":1}}`);
+      const r = toolJson(await client.callTool({ name: 'memory_note_write', arguments: args }));
+      expect(r.isError).toBe(true);
+      expect(r.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'value.__proto__' }] });
+      // The session goes on.
+      const ok = toolJson(await client.callTool({ name: 'memory_status', arguments: {} }));
+      expect(ok.isError).toBe(false);
+    } finally {
+      await client.close();
+    }
+  });
+});

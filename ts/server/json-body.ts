@@ -1,0 +1,127 @@
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
+
+import { ApiError } from '../protocol/errors.js';
+
+/** What in a JSON body cannot be kept as sent: where (as zod spells paths) and why. */
+export interface BodyProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    bodyProblem: BodyProblem | null;
+  }
+}
+
+const PROTO = 'is not accepted as a key: in JavaScript it names an object’s prototype';
+const LOST =
+  'is an integer beyond ±9007199254740991, which a JSON number here cannot hold exactly; send it as a string';
+
+/** The integer literals of `text` (outside strings) that JSON.parse rounded, as the numbers it made. */
+function roundedIntegers(text: string): Set<number> {
+  const rounded = new Set<number>();
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: skip to its closing quote, over escapes.
+      i++;
+      while (i < text.length) {
+        const d = text.charCodeAt(i);
+        i += d === 0x5c ? 2 : 1;
+        if (d === 0x22) break;
+      }
+      continue;
+    }
+    if (c !== 0x2d && (c < 0x30 || c > 0x39)) {
+      i++;
+      continue;
+    }
+    const start = i++;
+    while (i < text.length && /[\d.eE+-]/.test(text[i] as string)) i++;
+    const literal = text.slice(start, i);
+    if (/^-?\d{16,}$/.test(literal)) {
+      const n = Number(literal);
+      if (!Number.isFinite(n) || BigInt(literal) !== BigInt(n)) rounded.add(n);
+    }
+  }
+  return rounded;
+}
+
+/** The path of the first place in `value` where `bad(key, child)` holds (iterative: any depth). */
+function findPath(value: unknown, bad: (key: string, child: unknown) => boolean): (string | number)[] | undefined {
+  const stack: [unknown, (string | number)[]][] = [[value, []]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop() as [unknown, (string | number)[]];
+    if (typeof v !== 'object' || v === null) continue;
+    const entries: [string | number, unknown][] = Array.isArray(v)
+      ? v.map((x, i) => [i, x])
+      : Object.keys(v).map((k) => [k, (v as Record<string, unknown>)[k]]);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, child] = entries[i] as [string | number, unknown];
+      if (bad(String(k), child)) return [...path, k];
+      stack.push([child, [...path, k]]);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What of a parsed body `value` (read from `text`) cannot be kept as sent: a `__proto__` key, or a
+ * `constructor` object holding `prototype` (keys JSON allows that would reshape objects here), and
+ * integer literals JSON.parse rounded (an id of 20 digits would be stored as another number). The
+ * scans run only when the text could hold either, so a plain body costs two substring tests.
+ */
+export function bodyProblem(text: string, value: unknown): BodyProblem | null {
+  if (text.includes('"__proto__"') || text.includes('"constructor"')) {
+    const path = findPath(
+      value,
+      (k, child) =>
+        k === '__proto__' ||
+        (k === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype')),
+    );
+    if (path !== undefined) return { path, message: PROTO };
+  }
+  if (/\d{16}/.test(text)) {
+    const rounded = roundedIntegers(text);
+    if (rounded.size > 0) {
+      const path = findPath(value, (_k, child) => typeof child === 'number' && rounded.has(child));
+      if (path !== undefined) return { path, message: LOST };
+    }
+  }
+  return null;
+}
+
+/** The problem as DESIGN §3's validation error, its field spelled from `path` as zod spells one. */
+export function problemError(problem: BodyProblem): ApiError {
+  const field = problem.path.length === 0 ? '(body)' : problem.path.map(String).join('.');
+  return new ApiError('VALIDATION_ERROR', `${field}: ${problem.message}`, [{ field, message: problem.message }]);
+}
+
+/**
+ * JSON bodies parsed here rather than by fastify's parser, which refuses a `__proto__` key as
+ * "not valid JSON" (naming no field, and over MCP a transport parse error the model never sees)
+ * and keeps no text to find rounded integers in. A body that parses is kept with its problem on
+ * the request (`bodyProblem`): each route refuses it naming the field, MCP as a tool error.
+ */
+export function registerJsonBody(app: FastifyInstance) {
+  app.decorateRequest('bodyProblem', null);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body, done) => {
+    const text = body as string;
+    if (text.length === 0) {
+      done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      done(err as SyntaxError, undefined);
+      return;
+    }
+    req.bodyProblem = bodyProblem(text, value);
+    done(null, value);
+  });
+}
