@@ -46,6 +46,33 @@ pub fn attributes_when(snap: &Snapshot, part: &Partition, entity: &Entity, when:
     Ok(best)
 }
 
+/// `entity` as a read at `when` shows it: its attributes then (`attributes_when`) and, read `as_of`
+/// a moment, the types known by then (found by an audit: a type added later showed in the past).
+pub fn entity_when(snap: &Snapshot, part: &Partition, entity: &Entity, when: &When) -> Result<Entity> {
+    let attributes = attributes_when(snap, part, entity, when)?;
+    let types = match when.as_of {
+        Some(t) => types_as_of(snap, part, entity, t)?,
+        None => entity.types.clone(),
+    };
+    Ok(Entity { attributes, types, ..entity.clone() })
+}
+
+/// The types of `entity` in the record its latest write known at `as_of` left (events come in
+/// commit order, and a create or merge event holds the whole record); with no such write (an
+/// entity written before its events held records), the types it has now.
+fn types_as_of(snap: &Snapshot, part: &Partition, entity: &Entity, as_of: i64) -> Result<Vec<String>> {
+    let mut known = None;
+    for event in events_of(snap, part, "entity", &entity.name)? {
+        if event.at > as_of || !same_entity(&event, entity.id) {
+            continue;
+        }
+        if let Some(types) = event.after.as_ref().and_then(|a| a.get("types")).and_then(Value::as_array) {
+            known = Some(types.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+        }
+    }
+    Ok(known.unwrap_or_else(|| entity.types.clone()))
+}
+
 /// The attributes true at `now`: the stored record (last write wins) corrected by its history
 /// where a write dated after `now` set a key. Per key the write with the latest start at or before
 /// `now` wins; a key only ever set by writes dated later is not true yet and is left out. A key with

@@ -5,7 +5,7 @@
 //! follow from the seeds' relations (`context_derived`), each resting on stored ones. Nothing is
 //! invented: no item, no answer.
 
-use super::attribute_time::attributes_when;
+use super::attribute_time::entity_when;
 use super::cache::Names;
 use super::context_derived;
 use super::derive::Derived;
@@ -326,9 +326,9 @@ pub(crate) fn context_with(
         return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
     }
     let mut seeding = seeds(snap, part, names, question, when.as_of)?;
-    // Entity items show the attributes of the read's moment (its current ones for a plain read).
+    // Entity items show the entity of the read's moment (its current one for a plain read).
     for s in &mut seeding {
-        s.entity.attributes = attributes_when(snap, part, &s.entity, when)?;
+        s.entity = entity_when(snap, part, &s.entity, when)?;
     }
     let seed_ids: Vec<u64> = seeding.iter().map(|s| s.entity.id).collect();
     let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();

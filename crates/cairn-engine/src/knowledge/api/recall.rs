@@ -7,7 +7,7 @@
 use super::derived::derived_fact;
 use super::{Caller, parse};
 use crate::error::{Error, Result};
-use crate::knowledge::attribute_time::attributes_when;
+use crate::knowledge::attribute_time::{attributes_when, entity_when};
 use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
 use crate::knowledge::graph::{self, Entity, Source, entity_by_id};
@@ -343,7 +343,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             out.push(f);
         }
     }
-    let shown = Entity { attributes: attributes_when(&snap, &caller.part, &subject, &when)?, ..subject.clone() };
+    let shown = entity_when(&snap, &caller.part, &subject, &when)?;
     let mut reply = json!({
         "state": "answered",
         "subject": wire::entity(&shown),
@@ -786,5 +786,26 @@ mod tests {
         assert_eq!(c["seeding"]["seeds"], json!([]), "{c}");
         let r = call(&store, &caller(5), "remember", &json!({"content": "Priya Raman is back."})).unwrap();
         assert_eq!(r["unlinked_passages"], json!([0]), "a forgotten entity is not linked: {r}");
+    }
+
+    #[test]
+    fn as_of_a_moment_an_entity_shows_the_types_known_then() {
+        let (_dir, store, _part) = fresh();
+        let typed = |t: &str| json!({"facts": {"entities": [{"name": "Ada Quint", "type": t}]}});
+        call(&store, &caller(100), "remember", &typed("person")).unwrap();
+        call(&store, &caller(200), "remember", &typed("secret_agent")).unwrap();
+        let types = |as_of: Option<i64>| {
+            let mut body = json!({"subject": "Ada Quint"});
+            if let Some(t) = as_of {
+                body["as_of"] = json!(t);
+            }
+            call(&store, &caller(300), "recall", &body).unwrap()["subject"]["types"].clone()
+        };
+        assert_eq!(types(Some(150)), json!(["person"]));
+        assert_eq!(types(Some(250)), json!(["person", "secret_agent"]));
+        assert_eq!(types(None), json!(["person", "secret_agent"]));
+        let c = call(&store, &caller(300), "context", &json!({"question": "Who is Ada Quint?", "as_of": 150})).unwrap();
+        let entity = c["items"].as_array().unwrap().iter().find(|i| i["kind"] == json!("entity")).cloned();
+        assert_eq!(entity.map(|e| e["types"].clone()), Some(json!(["person"])), "{c}");
     }
 }
