@@ -54,7 +54,7 @@ pub fn entity_when(snap: &Snapshot, part: &Partition, entity: &Entity, when: &Wh
         Some(t) => types_as_of(snap, part, entity, t)?,
         None => entity.types.clone(),
     };
-    Ok(Entity { attributes, types, ..entity.clone() })
+    Ok(Entity { types, attributes, ..entity.clone() })
 }
 
 /// The types of `entity` in the record its latest write known at `as_of` left (events come in

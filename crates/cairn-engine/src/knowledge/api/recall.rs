@@ -794,16 +794,16 @@ mod tests {
         let typed = |t: &str| json!({"facts": {"entities": [{"name": "Ada Quint", "type": t}]}});
         call(&store, &caller(100), "remember", &typed("person")).unwrap();
         call(&store, &caller(200), "remember", &typed("secret_agent")).unwrap();
-        let types = |as_of: Option<i64>| {
+        let types_seen = |as_of: Option<i64>| {
             let mut body = json!({"subject": "Ada Quint"});
             if let Some(t) = as_of {
                 body["as_of"] = json!(t);
             }
             call(&store, &caller(300), "recall", &body).unwrap()["subject"]["types"].clone()
         };
-        assert_eq!(types(Some(150)), json!(["person"]));
-        assert_eq!(types(Some(250)), json!(["person", "secret_agent"]));
-        assert_eq!(types(None), json!(["person", "secret_agent"]));
+        assert_eq!(types_seen(Some(150)), json!(["person"]));
+        assert_eq!(types_seen(Some(250)), json!(["person", "secret_agent"]));
+        assert_eq!(types_seen(None), json!(["person", "secret_agent"]));
         let c = call(&store, &caller(300), "context", &json!({"question": "Who is Ada Quint?", "as_of": 150})).unwrap();
         let entity = c["items"].as_array().unwrap().iter().find(|i| i["kind"] == json!("entity")).cloned();
         assert_eq!(entity.map(|e| e["types"].clone()), Some(json!(["person"])), "{c}");
