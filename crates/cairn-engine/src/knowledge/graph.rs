@@ -390,8 +390,11 @@ pub(crate) fn relate_ids(
     if let Some(stored) = plan.same {
         // An ended edge that already says it is returned as it is. A live one reads the plan's
         // attributes: under `replaces`, an end is never later than the next edge's start.
-        let revised =
-            if stored.ended_at.is_none() { restated(&stored, &attributes, a.date, now) } else { stored.clone() };
+        let revised = if stored.ended_at.is_none() {
+            restated(&stored, &attributes, (a.date, &a.source), now)
+        } else {
+            stored.clone()
+        };
         let mut written = None;
         if revised != stored {
             // The version known until now stays, ended now, for `as_of` reads before this call;
@@ -554,15 +557,25 @@ fn said_again(attributes: &mut Map<String, Value>, live: Relation, ended: Vec<Re
 /// A start earlier than its own, an end later than its own, and an end where its own is unknown
 /// are news and move there; a start it already covers (the same fact said again at a later date)
 /// or an end sooner than its own confirm it and change nothing (an unbounded start is never
-/// moved). Given attributes merge in.
+/// moved). Given attributes merge in. A fact only asserted so far that the assertion takes from a
+/// document is cited from that document from now on (found by an audit: the document's support
+/// was dropped); one cited already keeps its source.
 /// Equal to `stored` when the assertion adds nothing; else recorded at `now`, the time from which
 /// the store knows this version.
-fn restated(stored: &Relation, attributes: &Map<String, Value>, date: Option<&str>, now: i64) -> Relation {
+fn restated(
+    stored: &Relation,
+    attributes: &Map<String, Value>,
+    (date, source): (Option<&str>, &Source),
+    now: i64,
+) -> Relation {
     let given = |key: &str| {
         let text = attributes.get(key).and_then(Value::as_str)?;
         Some((text, valid::bound(text)?))
     };
     let mut rel = stored.clone();
+    if matches!(stored.source, Source::Asserted { .. }) && matches!(source, Source::Document { .. }) {
+        rel.source = source.clone();
+    }
     for (k, v) in attributes {
         if k != "valid_from" && k != "valid_to" {
             rel.attributes.insert(k.clone(), v.clone());

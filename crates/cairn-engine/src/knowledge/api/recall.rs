@@ -808,4 +808,23 @@ mod tests {
         let entity = c["items"].as_array().unwrap().iter().find(|i| i["kind"] == json!("entity")).cloned();
         assert_eq!(entity.map(|e| e["types"].clone()), Some(json!(["person"])), "{c}");
     }
+
+    #[test]
+    fn a_fact_asserted_first_is_cited_once_a_document_states_it() {
+        let (_dir, store, _part) = fresh();
+        let edge = json!({"source": "Uma Reyes", "target": "Delta Port", "type": "manages"});
+        call(&store, &caller(100), "relate", &json!({"from": "Uma Reyes", "to": "Delta Port", "type": "manages"}))
+            .unwrap();
+        let body = json!({"source": "board-minutes", "content": "Uma Reyes manages Delta Port.", "facts": {"relations": [edge]}});
+        let r = call(&store, &caller(200), "remember", &body).unwrap();
+        assert_eq!(r["updated"]["relations"], json!(1), "{r}");
+        let cited = |as_of: i64| {
+            let r = call(&store, &caller(300), "recall", &json!({"subject": "Uma Reyes", "as_of": as_of})).unwrap();
+            r["facts"][0]["citation"].clone()
+        };
+        let now = cited(250);
+        assert_eq!(now["source"]["kind"], json!("document"), "{now}");
+        assert_eq!(now["span"]["start"], json!(0), "{now}");
+        assert_eq!(cited(150)["source"]["kind"], json!("asserted"), "as of before, it was only asserted");
+    }
 }
