@@ -132,13 +132,18 @@ pub(crate) fn agent_name(field: &str, value: &str) -> Outcome<()> {
     ))
 }
 
-/// A short name (task id, agent name, idempotency key): 1–256 bytes, no NUL.
+/// A short name (task id, agent name, idempotency key): 1–256 bytes, not blank, no NUL.
 pub(crate) fn short_name(field: &str, value: &str) -> Outcome<()> {
     if value.is_empty() || value.len() > 256 {
         return Err(invalid(field, format_args!("must be 1..=256 bytes, got {}", value.len())));
     }
     if value.contains('\0') {
         return Err(invalid(field, "must not contain NUL"));
+    }
+    // A blank task id would name a task no one can tell from another blank one (found by an
+    // audit: `"   "` was taken while a blank key or summary is refused).
+    if value.trim().is_empty() {
+        return Err(invalid(field, "must not be blank"));
     }
     Ok(())
 }

@@ -1145,3 +1145,20 @@ fn a_private_note_is_not_written_over_where_the_policy_lets_no_one_read_it() {
     assert_eq!(read["notes"][0]["value"], json!("bob's edit"));
     assert_eq!(read["notes"][0]["private"], json!(true), "it stays private");
 }
+
+#[test]
+fn a_blank_task_id_is_refused_naming_it_by_notes_and_handoffs() {
+    let (_d, store) = fresh();
+    let note = json!({"key": "k", "value": 1, "kind": "task_state", "taskId": "   "});
+    let handoff = json!({"taskId": " \t", "summary": "half done"});
+    for (verb, body) in [("note_write", note), ("handoff_create", handoff), ("note_list", json!({"taskId": "  "}))] {
+        let reply = run(&store, &agent("claude"), verb, &body);
+        assert_eq!(code(&reply), "VALIDATION_ERROR", "{verb}: {reply}");
+        assert_eq!(reply["error"]["details"][0]["field"], json!("taskId"), "{verb}: {reply}");
+    }
+    let idem = json!({"key": "k", "value": 1, "kind": "user_fact", "idempotencyKey": " "});
+    assert_eq!(
+        run(&store, &agent("claude"), "note_write", &idem)["error"]["details"][0]["field"],
+        json!("idempotencyKey")
+    );
+}
