@@ -109,14 +109,29 @@ fn attributes_now(snap: &Snapshot, part: &Partition, entity: &Entity, now: i64) 
     Ok(out)
 }
 
-/// Whether `event` wrote the entity `id` (a name forgotten and stored again is another entity);
-/// an import's record spells the id as a string.
+/// Whether `event` wrote the entity `id` (a name forgotten and stored again is another entity).
 fn same_entity(event: &Event, id: u64) -> bool {
+    written_entity(event) == Some(id)
+}
+
+/// The id of the entity `event` wrote; an import's record spells it as a string.
+fn written_entity(event: &Event) -> Option<u64> {
     match event.after.as_ref().and_then(|a| a.get("id")) {
-        Some(Value::Number(n)) => n.as_u64() == Some(id),
-        Some(Value::String(s)) => s.parse() == Ok(id),
-        _ => false,
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => s.parse().ok(),
+        _ => None,
     }
+}
+
+/// The entity an `entity` event wrote and the attributes it set, when it set any: the values
+/// reads at some `as_of` or `valid_at` may answer with, which the attribute index files
+/// (`attr_index_build.rs`).
+pub(crate) fn set_by(event: &Event) -> Option<(u64, Map<String, Value>)> {
+    let attributes = sent_attributes(event);
+    if event.family != "entity" || attributes.is_empty() {
+        return None;
+    }
+    written_entity(event).map(|id| (id, attributes))
 }
 
 /// When what `event` says became true: the call's `date`, else when it was written.

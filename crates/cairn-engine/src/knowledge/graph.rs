@@ -170,6 +170,9 @@ pub(crate) fn upsert_counted(
         for (k, v) in attributes {
             entity.attributes.insert(k.clone(), v.clone());
         }
+        // A value held before is filed already: only new ones are added.
+        let new = attributes.iter().filter(|(k, v)| before.attributes.get(*k) != Some(*v));
+        super::attr_index::add(tx, part, id, new)?;
         if entity != before {
             tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
             tally.entity(part, Some(&before), Some(&entity));
@@ -213,6 +216,7 @@ pub(crate) fn create_entity(
     tx.put(ENT, &ent_key(part, id), &bytes)?;
     tally.entity(part, None, Some(&entity));
     tx.put(ENT_NAME, &name_key(part, folded, id), &[])?;
+    super::attr_index::add(tx, part, id, &entity.attributes)?;
     bump_names(tx, part, id)?;
     super::docs::link_existing(tx, part, id, &entity.name)?;
     Ok((entity, bytes))

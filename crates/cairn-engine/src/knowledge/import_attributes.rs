@@ -51,6 +51,8 @@ pub(super) fn record_writes(
     writes: &[Write],
 ) -> Result<()> {
     for (attributes, from) in writes {
+        // A dated write a read at its time answers with, though the record may hold a later one.
+        super::attr_index::add(tx, &caller.part, id, attributes)?;
         let change = Change {
             family: "entity",
             target: name,

@@ -12,6 +12,7 @@
 //! documents, anything malformed) go through `import` itself afterwards in the same transaction,
 //! so they are stored, or skipped with its reasons.
 
+use super::attr_index::Bulk;
 use super::graph::{Entity, MAX_NAME_LEN, Relation, Source, has_control};
 use super::ids::{read_next_id, write_next_id};
 use super::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, check_header, import};
@@ -832,6 +833,16 @@ fn entity_runs(
     Ok(())
 }
 
+/// `k.attr` and `k.attr_of`: every entity under each attribute its record holds (a record's dated
+/// writes make it go through `import`, which files them).
+fn attribute_runs(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
+    let mut bulk = Bulk::default();
+    for (i, e) in plan.entities.iter().enumerate() {
+        bulk.add(part, ids.entity(i), &e.attributes);
+    }
+    bulk.put(tx)
+}
+
 /// The plan's counts (`tally.rs`), summed per spelling before they reach the tally: adding each
 /// record to it (a key built per record) measured 5% of a load. Spellings are added in the order
 /// first seen, so a type keeps the spelling a record-by-record count would give it.
@@ -1119,6 +1130,7 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
     let generation = names_gen_in(tx, part)?;
     let ordered = !out_of_order(part, &plan);
     entity_runs(tx, part, &plan, ids, (generation, ordered))?;
+    attribute_runs(tx, part, &plan, ids)?;
     adjacency_run(tx, part, &plan, ids, ordered)?;
     map_run(tx, part, &plan, ids)?;
     relation_run(tx, part, &plan, ids)?;

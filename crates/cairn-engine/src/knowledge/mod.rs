@@ -5,6 +5,10 @@
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
 pub mod api;
+mod attr_index;
+pub(crate) mod attr_index_build;
+#[cfg(test)]
+mod attr_index_tests;
 mod attribute_time;
 mod cache;
 mod citation;

@@ -35,6 +35,14 @@ pub(crate) const MENTION: &str = "k.mention";
 /// `part | doc id | ordinal | entity id` → (): the entities a passage mentions.
 pub(crate) const MENTIONED: &str = "k.mentioned";
 
+/// `part | digest(key, value) | entity id` → (): the entities that ever held `value` under `key`
+/// (the digest: `attr_index::digest`, 16 bytes); the empty key → `[1]` marks the index built
+/// (`attr_index_build.rs`).
+pub(crate) const ATTR: &str = "k.attr";
+/// `part | entity id | digest(key, value)` → the key: an entity's `ATTR` entries, found by entity
+/// when it or one of its attributes is forgotten.
+pub(crate) const ATTR_OF: &str = "k.attr_of";
+
 /// `part | HASHED | sha256(folded name as a key holds it)` → forgotten-at (ms): a name forgotten
 /// once answers "already forgotten", and the store keeps no word of it (`forgotten_key`). Stores
 /// written before hold `part | folded name` (`legacy_forgotten_key`): still read, never written,

@@ -62,6 +62,8 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
     // A store written before the partitions' counts were kept gets them first: every verb after
     // may read (status) or change them (`tally_build.rs`).
     super::tally_build::upgrade(store)?;
+    // Likewise its attribute index, which a recall by attribute reads (`attr_index_build.rs`).
+    super::attr_index_build::upgrade(store)?;
     let reply = match verb {
         "status" => status::run(store, caller, body)?,
         "remember" => remember::run(store, caller, body)?,
@@ -92,6 +94,7 @@ pub fn call_with_texts(store: &Store, verb: &str, caller: &Caller, body: &[u8], 
         return Err(Error::InvalidArgument(format!("texts beside the body are for remember, not {verb:?}")));
     }
     super::tally_build::upgrade(store)?;
+    super::attr_index_build::upgrade(store)?;
     let reply = remember::run_with_texts(store, caller, body, Some(texts))?;
     Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))
 }

@@ -7,6 +7,7 @@
 use super::derived::derived_fact;
 use super::{Caller, parse};
 use crate::error::{Error, Result};
+use crate::knowledge::attr_index;
 use crate::knowledge::attribute_time::{attributes_when, entity_when};
 use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
@@ -179,6 +180,31 @@ fn could_not_judge(req: &Request, why: &str, candidates: &[String]) -> Value {
 
 type Found = (Entity, &'static str, Vec<Entity>);
 
+/// The entities holding `a` at `when`, by id, each with its attributes then: with `as_of` or
+/// `valid_at` an entity matches by the values it had then (its history). Only the entities the
+/// attribute index files under the pair are read (`attr_index.rs`); each is checked here, so the
+/// answer is the one a read of every entity gives.
+fn by_attribute(snap: &Snapshot, caller: &Caller, a: &AttributeIn, when: &When) -> Result<Vec<Entity>> {
+    let key = a.key.trim();
+    let mut found = Vec::new();
+    for id in attr_index::candidates(snap, &caller.part, key, &a.value)? {
+        let Some(e) = entity_by_id(snap, &caller.part, id)? else { continue };
+        if when.as_of.is_some_and(|t| e.recorded_at > t) {
+            continue;
+        }
+        // A plain read: a write dated later can change a key's value but never drop the key, so
+        // only entities holding the key now need their history read.
+        if when.as_of.is_none() && when.valid_at.is_none() && !e.attributes.contains_key(key) {
+            continue;
+        }
+        let attributes = attributes_when(snap, &caller.part, &e, when)?;
+        if attributes.get(key).is_some_and(|v| same_value(v, &a.value)) {
+            found.push(Entity { attributes, ..e });
+        }
+    }
+    Ok(found)
+}
+
 /// The entity the request names, how it matched and any other entities an attribute matched; or
 /// the whole reply when there is none to answer about (`nothing_stored`, `could_not_judge`).
 fn resolve(
@@ -242,23 +268,7 @@ fn resolve(
         (first, matched(how), Vec::new())
     } else {
         let a = req.attribute.as_ref().expect("checked: subject or attribute");
-        // With `as_of` or `valid_at`, an entity matches by the values it had then (its history),
-        // and answers with them.
-        let mut found: Vec<Entity> = Vec::new();
-        for e in graph::entities(snap, &caller.part)? {
-            if req.as_of.is_some_and(|t| e.recorded_at > t) {
-                continue;
-            }
-            // A plain read: a write dated later can change a key's value but never drop the key, so
-            // only entities holding the key now need their history read.
-            if when.as_of.is_none() && when.valid_at.is_none() && !e.attributes.contains_key(a.key.trim()) {
-                continue;
-            }
-            let attributes = attributes_when(snap, &caller.part, &e, when)?;
-            if attributes.get(a.key.trim()).is_some_and(|v| same_value(v, &a.value)) {
-                found.push(Entity { attributes, ..e });
-            }
-        }
+        let mut found = by_attribute(snap, caller, a, when)?;
         if found.is_empty() {
             return Ok(Err(answer_none(req, &[])));
         }

@@ -33,6 +33,7 @@ pub fn forget_attribute(
     }
     // Only an attribute goes: the entity and its types stay, so no count changes (`tally.rs`).
     tx.put(ENT, &ent_key(part, entity.id), &encode(&entity))?;
+    super::super::attr_index::remove(tx, part, entity.id, Some(key))?;
     bury(tx, part, "attribute", &target, now)?;
     strip_events(tx, part, &Strip::Attribute(&fold(subject.trim()), key))?;
     Ok(Outcome::Forgotten { counts: Counts { attributes: 1, ..Counts::default() }, kept: Vec::new() })

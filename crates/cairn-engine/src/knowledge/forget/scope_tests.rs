@@ -76,12 +76,25 @@ fn fill(store: &Store, part: &Partition) {
     knowledge(store, &c, "remember", &founded());
 }
 
-/// The audit's example: a sentence and the relation it states.
+/// The audit's example: a sentence and the relation it states, its founder's role beside it.
 fn founded() -> Value {
     json!({
         "content": "Marcus Feld founded Nimbus Labs in Oslo.",
-        "facts": {"relations": [{"source": "Marcus Feld", "target": "Nimbus Labs", "type": "founded"}]},
+        "facts": {
+            "entities": [{"name": "Marcus Feld", "attributes": {"role": "founder"}}],
+            "relations": [{"source": "Marcus Feld", "target": "Nimbus Labs", "type": "founded"}],
+        },
     })
+}
+
+/// The knowledge indexes a filled scope writes to that no other test of forgetting lists: the
+/// attribute index both ways (`attr_index.rs`).
+const INDEX_TREES: [&str; 2] = ["k.attr", "k.attr_of"];
+
+/// Whether any of `INDEX_TREES` holds a key of `part`.
+fn indexed(store: &Store, part: &Partition) -> bool {
+    let snap = store.snapshot().unwrap();
+    INDEX_TREES.iter().any(|tree| snap.prefix(tree, part.prefix()).unwrap().next().is_some())
 }
 
 /// Every notes tree a filled scope writes to.
@@ -97,8 +110,10 @@ fn a_forgotten_subject_leaves_no_trace_in_history_or_audit() {
     knowledge(&store, &c, "remember", &founded());
     knowledge(&store, &c, "relate", &json!({"from": "Marcus Feld", "to": "Oslo", "type": "lives_in"}));
     assert!(reachable(&store, &part, &[], &["PK"]).contains("Marcus"), "the events name him before the forget");
+    assert!(indexed(&store, &part), "his role is filed");
     let gone = knowledge(&store, &who(&part, "claude", 2_000), "forget", &json!({"subject": "Marcus Feld"}));
     assert_eq!(gone["state"], "forgotten", "{gone}");
+    assert!(!indexed(&store, &part), "his role's entries went with him");
     let audit = serde_json::to_string(&notes(&store, &c, "audit", &json!({}))).unwrap();
     assert!(!audit.contains("Marcus") && !audit.contains("marcus"), "the audit spells the forgotten fact: {audit}");
     assert!(audit.contains("Nimbus Labs"), "the entity that stays keeps its events: {audit}");
@@ -131,9 +146,10 @@ fn forgetting_a_scope_takes_its_notes_handoffs_and_history() {
         assert!(!after.contains(w), "{w} is reachable after forget all: {after}");
     }
     let snap = store.snapshot().unwrap();
-    for tree in NOTES_TREES {
+    for tree in NOTES_TREES.iter().chain(&INDEX_TREES) {
         assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 0, "{tree} keeps keys of the forgotten scope");
     }
+    assert!(indexed(&store, &other), "another scope keeps its entries");
     for tree in ["h.event", "h.target", "h.agent"] {
         assert_eq!(snap.prefix(tree, pack.prefix()).unwrap().count(), 0, "{tree} keeps keys of the forgotten scope");
         let retired = snap.prefix(tree, pack.retired().prefix()).unwrap().count();
@@ -179,6 +195,8 @@ fn delete_user_takes_notes_handoffs_and_history_of_every_scope() {
     }
     let untouched = reachable(&store, &neighbour, &["pknote", "pkprivate", "pkmine", "pktask"], &["PK"]);
     assert!(WORDS.iter().all(|w| untouched.contains(w)), "another user is untouched");
+    assert!(!indexed(&store, &home) && !indexed(&store, &work), "a deleted user keeps no index entry");
+    assert!(indexed(&store, &neighbour), "another user keeps its entries");
 }
 
 fn listed_scopes(store: &Store, caller: &Caller) -> Vec<String> {

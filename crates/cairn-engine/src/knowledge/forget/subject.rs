@@ -147,6 +147,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         }
     }
     tx.delete(ENT, &ent_key(part, entity))?;
+    super::super::attr_index::remove(tx, part, entity, None)?;
     tally.entity(part, stored.as_ref(), None);
     tally.flush(tx)?;
     tx.delete(ENT_NAME, &name_key)?;
