@@ -27,23 +27,46 @@ pub fn attributes_when(snap: &Snapshot, part: &Partition, entity: &Entity, when:
     // Per key: (order, value) of the write that wins so far.
     let mut best: Map<String, Value> = Map::new();
     let mut order: std::collections::HashMap<String, (i64, u64)> = std::collections::HashMap::new();
+    // Keys some write of the history set, whether or not this read sees that write.
+    let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
     for event in events_of(snap, part, "entity", &entity.name)? {
-        if when.as_of.is_some_and(|t| event.at > t) || !same_entity(&event, entity.id) {
+        if !same_entity(&event, entity.id) {
             continue;
         }
+        let sent = sent_attributes(&event);
+        written.extend(sent.keys().cloned());
         let start = start_of(&event);
-        if when.valid_at.is_some_and(|v| start > v) {
+        if when.as_of.is_some_and(|t| known_at(&event) > t) || when.valid_at.is_some_and(|v| start > v) {
             continue;
         }
         let rank = if when.valid_at.is_some() { (start, event.seq) } else { (0, event.seq) };
-        for (key, value) in sent_attributes(&event) {
+        for (key, value) in sent {
             if order.get(&key).is_none_or(|&r| r < rank) {
                 order.insert(key.clone(), rank);
                 best.insert(key, value);
             }
         }
     }
+    // A key no write of the history set (a bulk load, an import of an undated write) has the
+    // record's value from when the entity was recorded, as a plain read has it.
+    let recorded = entity.recorded_at;
+    if when.as_of.is_none_or(|t| recorded <= t) && when.valid_at.is_none_or(|v| recorded <= v) {
+        for (key, value) in &entity.attributes {
+            if !written.contains(key) {
+                best.insert(key.clone(), value.clone());
+            }
+        }
+    }
     Ok(best)
+}
+
+/// When the store learnt what `event` says: when it was written, or for an import replaying an
+/// exported write, when the source had written it (`recorded_at` in its input), so a copy reads
+/// `as_of` a moment as its source does (found by an audit: the copy knew no attribute before the
+/// import).
+fn known_at(event: &Event) -> i64 {
+    let source = (event.op == "import").then(|| event.patch.as_ref()?.get("recorded_at")?.as_str()).flatten();
+    source.and_then(crate::time::parse_iso_ms).unwrap_or(event.at)
 }
 
 /// `entity` as a read at `when` shows it: its attributes then (`attributes_when`) and, read `as_of`
@@ -142,7 +165,7 @@ fn start_of(event: &Event) -> i64 {
         .and_then(|p| p.get("date"))
         .and_then(Value::as_str)
         .and_then(valid::instant)
-        .unwrap_or(event.at)
+        .unwrap_or_else(|| known_at(event))
 }
 
 /// The attributes `event` set: those the call sent (an import replaying an exported write sends
@@ -155,14 +178,19 @@ fn sent_attributes(event: &Event) -> Map<String, Value> {
     }
 }
 
-/// The writes that set `entity`'s attributes, in commit order, each with what it set and when
-/// that became true (the call's `date` as sent, else when it was written), for export: an import
-/// replays them, so reads at any valid time answer as at the source.
+/// One write of an entity's attributes as export lists it: what it set, when that became true, and
+/// when the store learnt it (ms).
+pub type AttributeWrite = (Map<String, Value>, String, i64);
+
+/// The writes that set `entity`'s attributes, in commit order, each with what it set, when that
+/// became true (the call's `date` as sent, else when it was written) and when the store learnt it
+/// (`known_at`), for export: an import replays them, so reads at any valid time and as of any
+/// moment answer as at the source.
 pub fn attribute_writes(
     snap: &Snapshot,
     part: &Partition,
     entity: &Entity,
-) -> Result<Vec<(Map<String, Value>, String)>> {
+) -> Result<Vec<AttributeWrite>> {
     let mut writes = Vec::new();
     for event in events_of(snap, part, "entity", &entity.name)? {
         if !same_entity(&event, entity.id) {
@@ -178,7 +206,8 @@ pub fn attribute_writes(
             .and_then(|p| p.get("date"))
             .and_then(Value::as_str)
             .filter(|d| valid::instant(d).is_some());
-        writes.push((attributes, date.map_or_else(|| crate::time::iso_ms(event.at), str::to_owned)));
+        let known = known_at(&event);
+        writes.push((attributes, date.map_or_else(|| crate::time::iso_ms(known), str::to_owned), known));
     }
     Ok(writes)
 }

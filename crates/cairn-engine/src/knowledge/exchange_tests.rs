@@ -129,6 +129,41 @@ fn a_copy_reads_a_replaced_fact_as_of_before_the_replace_as_the_source_does() {
 }
 
 #[test]
+fn a_copy_reads_attributes_as_of_any_moment_as_the_source_does() {
+    let (_dir, store, source) = fresh();
+    let title = |t: &str, date: &str| json!({"facts": {"entities": [{"name": "Ines Duarte", "attributes": {"title": t}}]}, "date": date});
+    verb(&store, &caller(&source, 100), "remember", &title("Dr", "2021-03-04")).unwrap();
+    verb(&store, &caller(&source, 200), "remember", &title("Prof", "2024-01-01")).unwrap();
+    let once = json!({"facts": {"entities": [{"name": "Lia Moss", "attributes": {"team": "infra"}}]}});
+    verb(&store, &caller(&source, 300), "remember", &once).unwrap();
+    let copy = Partition::new("local", "u1", "copy").unwrap();
+    let records = all_records(&store, &source);
+    let reply = verb(&store, &caller(&copy, 5_000), "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!(reply["skipped"], json!([]), "{reply}");
+    let seen = |part: &Partition, subject: &str, when: &Value| {
+        let mut body = json!({"subject": subject});
+        body.as_object_mut().unwrap().extend(when.as_object().unwrap().clone());
+        verb(&store, &caller(part, 9_000), "recall", &body).unwrap()["subject"]["attributes"].clone()
+    };
+    for when in [
+        json!({"as_of": 150}),
+        json!({"as_of": 250}),
+        json!({"as_of": 350}),
+        json!({"as_of": 6_000}),
+        json!({"as_of": 150, "valid_at": "2022-01-01"}),
+        json!({"as_of": 250, "valid_at": "2022-01-01"}),
+        json!({"valid_at": "2025-01-01"}),
+        json!({}),
+    ] {
+        for subject in ["Ines Duarte", "Lia Moss"] {
+            assert_eq!(seen(&copy, subject, &when), seen(&source, subject, &when), "{subject} {when}");
+        }
+    }
+    assert_eq!(seen(&copy, "Ines Duarte", &json!({"as_of": 150})), json!({"title": "Dr"}));
+    assert_eq!(seen(&copy, "Lia Moss", &json!({"as_of": 350})), json!({"team": "infra"}));
+}
+
+#[test]
 fn bad_limits_and_cursors_are_refused_by_name() {
     let (_dir, store, part) = seeded();
     let who = caller(&part, 9);

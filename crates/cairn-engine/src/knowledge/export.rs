@@ -88,10 +88,12 @@ fn entity_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Read
     // the later-dated value as true now).
     if !e.attributes.is_empty() {
         let writes = attribute_writes(snap, part, &e)?;
-        if writes.len() > 1 || writes.iter().any(|(_, from)| *from != iso_ms(e.recorded_at)) {
+        if writes.len() > 1 || writes.iter().any(|(_, from, _)| *from != iso_ms(e.recorded_at)) {
             record["attribute_writes"] = writes
                 .into_iter()
-                .map(|(attributes, from)| json!({ "attributes": attributes, "from": from }))
+                .map(|(attributes, from, known)| {
+                    json!({ "attributes": attributes, "from": from, "recorded_at": iso_ms(known) })
+                })
                 .collect();
         }
     }

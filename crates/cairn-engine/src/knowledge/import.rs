@@ -242,7 +242,7 @@ fn import_entity(
     if let Err(e) = not_future("recorded_at", recorded_at, now) {
         return Ok(Err(e));
     }
-    let writes = match import_attributes::field(r) {
+    let writes = match import_attributes::field(r, now) {
         Ok(w) => w,
         Err(e) => return Ok(Err(e)),
     };

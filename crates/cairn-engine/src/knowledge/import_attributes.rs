@@ -8,17 +8,19 @@ use super::api::Caller;
 use super::valid;
 use crate::error::Result;
 use crate::history::{Change, record};
+use crate::time::{iso_ms, parse_iso_ms};
 use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
 
 /// Most writes one record may carry.
 const MAX_WRITES: usize = 1000;
 
-/// One write: the attributes it set and when that became true (a date or a date-time).
-pub(crate) type Write = (Map<String, Value>, String);
+/// One write: the attributes it set, when that became true (a date or a date-time) and, from an
+/// export that says so, when its source store learnt it (ms).
+pub(crate) type Write = (Map<String, Value>, String, Option<i64>);
 
-/// The record's `attribute_writes`, checked: an array of `{attributes, from}`.
-pub(super) fn field(r: &Map<String, Value>) -> std::result::Result<Vec<Write>, String> {
+/// The record's `attribute_writes`, checked: an array of `{attributes, from, recorded_at?}`.
+pub(super) fn field(r: &Map<String, Value>, now: i64) -> std::result::Result<Vec<Write>, String> {
     let items = match r.get("attribute_writes") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) if items.len() <= MAX_WRITES => items,
@@ -34,10 +36,18 @@ pub(super) fn field(r: &Map<String, Value>) -> std::result::Result<Vec<Write>, S
         let Some(from) = item.get("from").and_then(Value::as_str).filter(|f| valid::instant(f).is_some()) else {
             return Err(format!("{}: must be an ISO 8601 date or date-time", at("from")));
         };
-        if let Some(extra) = item.as_object().and_then(|o| o.keys().find(|k| *k != "attributes" && *k != "from")) {
+        let recorded = match item.get("recorded_at") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_str().and_then(parse_iso_ms).filter(|&t| t <= now) {
+                Some(t) => Some(t),
+                None => return Err(format!("{}: must be an ISO 8601 UTC time, not to come", at("recorded_at"))),
+            },
+        };
+        let known = ["attributes", "from", "recorded_at"];
+        if let Some(extra) = item.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
             return Err(format!("{}: unknown field", at(extra)));
         }
-        writes.push((attributes.clone(), from.to_owned()));
+        writes.push((attributes.clone(), from.to_owned(), recorded));
     }
     Ok(writes)
 }
@@ -50,7 +60,7 @@ pub(super) fn record_writes(
     id: u64,
     writes: &[Write],
 ) -> Result<()> {
-    for (attributes, from) in writes {
+    for (attributes, from, recorded) in writes {
         // A dated write a read at its time answers with, though the record may hold a later one.
         super::attr_index::add(tx, &caller.part, id, attributes)?;
         let change = Change {
@@ -59,7 +69,10 @@ pub(super) fn record_writes(
             op: "import",
             before: None,
             after: Some(json!({ "id": id.to_string() })),
-            patch: Some(json!({ "attributes": attributes, "date": from })),
+            patch: Some(match recorded {
+                Some(t) => json!({ "attributes": attributes, "date": from, "recorded_at": iso_ms(*t) }),
+                None => json!({ "attributes": attributes, "date": from }),
+            }),
         };
         record(tx, caller, change)?;
     }
