@@ -186,11 +186,7 @@ pub type AttributeWrite = (Map<String, Value>, String, i64);
 /// became true (the call's `date` as sent, else when it was written) and when the store learnt it
 /// (`known_at`), for export: an import replays them, so reads at any valid time and as of any
 /// moment answer as at the source.
-pub fn attribute_writes(
-    snap: &Snapshot,
-    part: &Partition,
-    entity: &Entity,
-) -> Result<Vec<AttributeWrite>> {
+pub fn attribute_writes(snap: &Snapshot, part: &Partition, entity: &Entity) -> Result<Vec<AttributeWrite>> {
     let mut writes = Vec::new();
     for event in events_of(snap, part, "entity", &entity.name)? {
         if !same_entity(&event, entity.id) {
