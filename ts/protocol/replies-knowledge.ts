@@ -312,7 +312,15 @@ export const ExportRecord = z.discriminatedUnion('kind', [
       private_versions: Count.describe('Private earlier versions of notes that did leave'),
     }),
   }),
-  Entity.extend({ kind: z.literal('entity'), recorded_at: Time, origin: Origin }),
+  Entity.extend({
+    kind: z.literal('entity'),
+    recorded_at: Time,
+    origin: Origin,
+    attribute_writes: z
+      .array(z.object({ attributes: AttributesOut, from: SentDate, recorded_at: Time }))
+      .optional()
+      .describe('Its attribute writes when more than one or dated: what each set, from when, known since when'),
+  }),
   z.object({
     kind: z.literal('fact'),
     origin: Origin,
@@ -327,6 +335,9 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     valid_to: SentDate.nullable(),
     recorded_at: Time,
     ended_at: Time.optional(),
+    valid_to_before_end: SentDate.nullable()
+      .optional()
+      .describe('On a fact a `replaces` ended: the valid_to it had until ended_at (null: open)'),
     source_date: SentDate.optional().describe("When it was said (the call's date), when that is not valid_from"),
     provenance: z.object({
       kind: z.enum(['asserted', 'document']),
