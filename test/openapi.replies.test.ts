@@ -87,6 +87,12 @@ async function scenario(agent: string) {
       { text: 'nothing here', mentions: ['Zed'] },
     ],
   });
+  // A dated attribute write: the export then lists the entity's attribute_writes.
+  await verb('remember', {
+    scope: s,
+    date: '2025-02-01',
+    facts: { entities: [{ name: 'Priya Raman', attributes: { email: 'priya@example.org' } }] },
+  });
   await verb('remember', { scope: s, messages: [{ role: 'user', content: 'I like green tea.' }] });
   await verb('relate', {
     scope: s,
