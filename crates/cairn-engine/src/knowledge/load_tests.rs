@@ -373,3 +373,37 @@ fn a_load_replays_dated_attribute_writes() {
     };
     assert_eq!((city("2024-06-01"), city("2031-06-01")), (json!("Milan"), json!("Turin")));
 }
+
+#[test]
+fn a_load_files_every_event_under_exactly_the_names_it_spells() {
+    let (_dir, store, part) = seeded();
+    let mut records = export_pages(&store, &part, 5000).concat();
+    // More entities and facts than the seed, so names share prefixes ("Ann", "Anna", "Ann Lee").
+    for (i, name) in ["Ann", "Anna", "Ann Lee", "ann lee jr", "Zoë", "Zoe Ng"].iter().enumerate() {
+        records.push(json!({"kind": "entity", "id": format!("{}", 900 + i), "name": name, "types": ["person"]}));
+    }
+    for (i, (from, to)) in
+        [("Ann", "Anna"), ("Anna", "Ann Lee"), ("Zoë", "Ann"), ("Zoe Ng", "ann lee jr")].iter().enumerate()
+    {
+        records.push(json!({"kind": "fact", "id": format!("{}", 950 + i), "from_name": from, "to_name": to,
+            "type": "knows", "recorded_at": "2024-01-01T00:00:00.000Z"}));
+    }
+    // Into a store with no event at all, so `h.name` is packed from the run as it comes.
+    let (_dir2, store, _) = crate::knowledge::testing::fresh();
+    let loaded = Partition::new("local", "u1", "names").unwrap();
+    load(&store, &loaded, &lines(&records));
+    assert!(store.check().unwrap().ok, "the packed tree checks clean");
+    let snap = store.snapshot().unwrap();
+    let mut want: Vec<Vec<u8>> = Vec::new();
+    for item in snap.prefix(EVENT, loaded.prefix()).unwrap() {
+        let event: Event = serde_json::from_slice(&item.unwrap().1).unwrap();
+        for name in crate::history::names_of_event(&event) {
+            want.push([crate::history::name_prefix(&loaded, &name), event.seq.to_be_bytes().to_vec()].concat());
+        }
+    }
+    want.sort();
+    let have: Vec<Vec<u8>> =
+        snap.prefix(crate::history::NAME, loaded.prefix()).unwrap().map(|kv| kv.unwrap().0.to_vec()).collect();
+    assert!(want.len() > 20, "{}", want.len());
+    assert_eq!(have, want);
+}
