@@ -403,7 +403,7 @@ fn a_load_files_every_event_under_exactly_the_names_it_spells() {
     }
     want.sort();
     let have: Vec<Vec<u8>> =
-        snap.prefix(crate::history::NAME, loaded.prefix()).unwrap().map(|kv| kv.unwrap().0.to_vec()).collect();
+        snap.prefix(crate::history::NAME, loaded.prefix()).unwrap().map(|kv| kv.unwrap().0).collect();
     assert!(want.len() > 20, "{}", want.len());
     assert_eq!(have, want);
 }
