@@ -9,6 +9,7 @@
 
 use super::attr_index::Bulk;
 use super::attribute_time::set_by;
+use super::build_once::build_once;
 use super::graph::Entity;
 use super::part::Partition;
 use super::records::decode;
@@ -25,22 +26,10 @@ pub(crate) fn built(store: &Store) -> Result<bool> {
     Ok(store.snapshot()?.get(ATTR, &[])?.is_some())
 }
 
-/// Builds the index unless it is built (one point read when it is). A store holding no entity has
-/// nothing to file and is left as it is, so a fresh store's first verb writes nothing (a refused
-/// call changes nothing); the first verb after its first entity builds it from that little data.
+/// Builds the attribute index, once a store holds an entity (`build_once`: one point read when
+/// it is built).
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
-    let snap = store.snapshot()?;
-    if snap.get(ATTR, &[])?.is_some() || snap.prefix(ENT, &[])?.next().is_none() {
-        return Ok(());
-    }
-    store.write(|tx| {
-        // Another call may have built it between the snapshot and this transaction.
-        if tx.get(ATTR, &[])?.is_some() {
-            return Ok(());
-        }
-        build(tx)
-    })?;
-    Ok(())
+    build_once(store, ATTR, &[ENT], build)
 }
 
 /// Replaces the index of every partition by one filed from the entities' records and history,

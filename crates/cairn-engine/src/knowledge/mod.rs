@@ -10,6 +10,7 @@ pub(crate) mod attr_index_build;
 #[cfg(test)]
 mod attr_index_tests;
 mod attribute_time;
+mod build_once;
 mod cache;
 mod citation;
 mod context;

@@ -7,6 +7,7 @@
 //! is exact from its first write; the build still replaces whatever counts it finds, because in
 //! a store written before they are the changes since an arbitrary point, not counts.
 
+use super::build_once::build_once;
 use super::graph::{Entity, Relation};
 use super::part::Partition;
 use super::records::decode;
@@ -22,30 +23,9 @@ pub(crate) fn built(store: &Store) -> Result<bool> {
     Ok(store.snapshot()?.get(TALLY, &[])?.is_some())
 }
 
-/// Builds the tally unless it is built (one point read when it is). A store that holds no record
-/// has nothing to count and is left as it is, so a fresh store's first verb writes nothing (a
-/// refused call changes nothing); its writers keep the tally from the first record on, and the
-/// first verb after that builds it once more from that little data and marks it.
+/// Builds the tally, once a store holds a record (`build_once`: one point read when it is built).
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
-    let snap = store.snapshot()?;
-    if snap.get(TALLY, &[])?.is_some() {
-        return Ok(());
-    }
-    let mut empty = true;
-    for tree in [ENT, REL, DOC, PSG] {
-        empty &= snap.prefix(tree, &[])?.next().is_none();
-    }
-    if empty {
-        return Ok(());
-    }
-    store.write(|tx| {
-        // Another call may have built it between the snapshot and this transaction.
-        if tx.get(TALLY, &[])?.is_some() {
-            return Ok(());
-        }
-        build(tx)
-    })?;
-    Ok(())
+    build_once(store, TALLY, &[ENT, REL, DOC, PSG], build)
 }
 
 /// The partition a key starts with, parsed once per run of keys of one partition.
