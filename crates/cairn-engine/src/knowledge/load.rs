@@ -195,10 +195,24 @@ struct EntityRec<'a> {
     recorded_at: Option<i64>,
 }
 
-/// One end of a fact line: the entity id and name it gives.
+/// One end of a fact line: the entity id and name it gives, and the name folded (on the parse
+/// threads: folding is most of what resolving an end costs, and the rest of a plan is built on
+/// one thread).
 struct End<'a> {
     id: Option<Src>,
     name: Option<Cow<'a, str>>,
+    folded: Option<String>,
+}
+
+/// Where a fact's end resolves (`Plan::peek`).
+#[derive(Clone, Copy, PartialEq)]
+enum Found<'e> {
+    /// The entity its id maps to.
+    Mapped(usize),
+    /// The entity its (folded) name names.
+    Named(usize),
+    /// No entity yet: one of this folded name is to be created.
+    New(&'e str),
 }
 
 /// The rarely set parts of a fact line, boxed so the common line stays small.
@@ -322,8 +336,9 @@ impl<'a> FactRec<'a> {
             r.attributes.as_ref().unwrap_or(&no_attributes),
         )
         .is_err();
-        let end = |id: Option<Cow<'a, str>>, name| End {
+        let end = |id: Option<Cow<'a, str>>, name: Option<Cow<'a, str>>| End {
             id: source_id(id.as_ref()).ok().flatten().map(|id| (origin, id)),
+            folded: name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(fold),
             name,
         };
         let extra = (r.attributes.as_ref().is_some_and(|a| !a.is_empty())
@@ -381,7 +396,7 @@ fn may_name_entity_fields(raw: &[u8]) -> bool {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// Parses the lines of `body` (the first at index `first`), blank ones left out.
@@ -495,28 +510,18 @@ impl Plan {
         }
     }
 
-    /// The entity a record names, by source id, then by folded name (`folded`, given or worked
-    /// out), else created with no types at `recorded_at` (the id is mapped either way); and
-    /// whether it was created. `None` when it names none.
-    fn resolve(
-        &mut self,
-        source: Option<Src>,
-        name: Option<&str>,
-        folded: Option<String>,
-        recorded_at: i64,
-    ) -> Option<(usize, bool)> {
-        let name = name.map(str::trim).filter(|n| !n.is_empty());
-        let folded = folded.or_else(|| name.map(fold));
-        if let Some(at) = self.mapped(source, folded.as_deref()) {
-            return Some((at, false));
+    /// The entity an entity record names (`name`, which `fits`, folded as `folded`): by source
+    /// id, then by folded name, else created with no types at `recorded_at` (the id is mapped
+    /// either way); and whether it was created.
+    fn resolve(&mut self, source: Option<Src>, name: &str, folded: String, recorded_at: i64) -> (usize, bool) {
+        if let Some(at) = self.mapped(source, Some(&folded)) {
+            return (at, false);
         }
-        let name = name.filter(|n| !has_control(n))?;
-        let folded = folded.expect("folded from the name");
         let (at, created) = if let Some(&at) = self.names.get(&folded) {
             (at, false)
         } else {
             self.entities.push(NewEntity {
-                name: name.to_owned(),
+                name: name.trim().to_owned(),
                 folded: folded.clone(),
                 types: Vec::new(),
                 attributes: Map::new(),
@@ -528,7 +533,7 @@ impl Plan {
         if let Some(s) = source {
             self.entity_map.insert(s, at);
         }
-        Some((at, created))
+        (at, created)
     }
 
     /// The entity `source` maps to, unless `folded` (the record's name) names another: an id of
@@ -540,26 +545,49 @@ impl Plan {
 
     /// Where a fact's end resolves, without creating it: an entity of the plan, or the folded
     /// name of one to be created.
-    fn peek(&self, end: &End<'_>) -> Option<std::result::Result<usize, String>> {
-        let folded = end.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(fold);
-        if let Some(at) = self.mapped(end.id, folded.as_deref()) {
-            return Some(Ok(at));
+    fn peek<'e>(&self, end: &'e End<'_>) -> Option<Found<'e>> {
+        let folded = end.folded.as_deref();
+        if let Some(at) = self.mapped(end.id, folded) {
+            return Some(Found::Mapped(at));
         }
         let folded = folded?;
-        Some(self.names.get(&folded).copied().ok_or(folded))
+        Some(self.names.get(folded).map_or(Found::New(folded), |&at| Found::Named(at)))
+    }
+
+    /// The entity an end `peek` found as `found` resolves to, created if it is new (at
+    /// `recorded_at`, recorded as written); its id is mapped to it. `None` when the name may
+    /// not be stored.
+    fn settle(&mut self, end: &End<'_>, found: Found<'_>, recorded_at: i64) -> Option<usize> {
+        let at = match found {
+            Found::Mapped(at) => return Some(at),
+            Found::Named(at) => at,
+            Found::New(folded) => {
+                let name = end.name.as_deref().map(str::trim).filter(|n| !has_control(n))?;
+                self.entities.push(NewEntity {
+                    name: name.to_owned(),
+                    folded: folded.to_owned(),
+                    types: Vec::new(),
+                    attributes: Map::new(),
+                    recorded_at,
+                });
+                let at = self.entities.len() - 1;
+                self.names.insert(folded.to_owned(), at);
+                // Recorded but not counted, as `import` does for an end it creates.
+                self.written.push(Written::Entity(at));
+                at
+            }
+        };
+        if let Some(s) = end.id {
+            self.entity_map.insert(s, at);
+        }
+        Some(at)
     }
 
     /// Whether fact `at` of the plan is the one `r` describes: the same type and the ends its
     /// names name (as `import` checks a mapped fact).
     fn same_fact(&self, at: usize, r: &FactRec<'_>) -> bool {
         let f = &self.facts[at];
-        let named = |e: usize, end: &End<'_>| {
-            end.name
-                .as_deref()
-                .map(str::trim)
-                .filter(|n| !n.is_empty())
-                .is_none_or(|n| self.entities[e].folded == fold(n))
-        };
+        let named = |e: usize, end: &End<'_>| end.folded.as_ref().is_none_or(|f| self.entities[e].folded == *f);
         self.folded_types[f.folded_type as usize] == fold(r.rel_type.trim())
             && named(f.from, &r.ends[0])
             && named(f.to, &r.ends[1])
@@ -575,8 +603,7 @@ impl Plan {
         if not_future("recorded_at", r.recorded_at, now).is_err() {
             return Err(());
         }
-        let (at, created) =
-            self.resolve(r.source, Some(&r.name), Some(r.folded), r.recorded_at.unwrap_or(now)).ok_or(())?;
+        let (at, created) = self.resolve(r.source, &r.name, r.folded, r.recorded_at.unwrap_or(now));
         let e = &mut self.entities[at];
         let mut changed = created;
         for (t, ft) in &r.types {
@@ -658,18 +685,20 @@ impl Plan {
             }
         }
         // Both ends at one entity: `import` skips it, saying so.
-        if self.peek(&r.ends[0]).is_none_or(|a| self.peek(&r.ends[1]).is_none_or(|b| a == b)) {
+        let (Some(from), Some(to)) = (self.peek(&r.ends[0]), self.peek(&r.ends[1])) else { return Err(()) };
+        let same = match (&from, &to) {
+            (Found::Mapped(a) | Found::Named(a), Found::Mapped(b) | Found::Named(b)) => a == b,
+            (a, b) => a == b,
+        };
+        if same {
             return Err(());
         }
-        let mut at = [0usize; 2];
-        for (i, end) in r.ends.iter().enumerate() {
-            let (e, created) = self.resolve(end.id, end.name.as_deref(), None, r.recorded_at).ok_or(())?;
-            if created {
-                // Recorded but not counted, as `import` does for an end it creates.
-                self.written.push(Written::Entity(e));
-            }
-            at[i] = e;
-        }
+        // Settling the first end cannot change where the second resolves: it is another entity,
+        // and a new entity's id (if the second end gives the same one) is not trusted over the
+        // second end's own name.
+        let from = self.settle(&r.ends[0], from, r.recorded_at).ok_or(())?;
+        let to = self.settle(&r.ends[1], to, r.recorded_at).ok_or(())?;
+        let at = [from, to];
         let (spelling, folded_type) = self.rel_type(r.rel_type.trim());
         let version = r.ended_at.map(|end| (r.recorded_at, end));
         let triple = (at[0], at[1], folded_type, version);
