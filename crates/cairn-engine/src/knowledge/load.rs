@@ -1063,7 +1063,7 @@ fn event_runs(
     plan: &Plan,
     ids: Ids,
     (agent, now): (&str, i64),
-    ordered: bool,
+    (ordered, orders): (bool, &EventOrders),
 ) -> Result<()> {
     let ev = Events {
         part,
@@ -1089,6 +1089,89 @@ fn event_runs(
         run.push(&b.key, &[])?;
     }
     run.finish()?;
+    let mut run = tx.sorted_run(TARGET, ordered)?;
+    for &k in &orders.targets {
+        ev.target_key(k, &mut b, &mut scratch);
+        run.push(&b.key, &[])?;
+    }
+    run.finish()?;
+    name_run(tx, &orders.names)
+}
+
+/// `h.name` for every event of the load: an entity's event under its name, a fact's under both
+/// ends (`history::names`). Sorted as (the entity's place among the name prefixes, event seq)
+/// pairs, each key spelled only as it goes into the run: a key built and sorted per event (700k
+/// at 100k entities and 300k facts) was most of what `h.name` added to a load.
+struct NameOrder {
+    /// Each entity's `h.name` prefix.
+    prefixes: Vec<Vec<u8>>,
+    /// Entity indexes in prefix order.
+    order: Vec<usize>,
+    /// (place in `order`, event seq), sorted and distinct.
+    pairs: Vec<(usize, u64)>,
+    /// Whether one prefix begins another (the run must then sort what it is given).
+    nested: bool,
+}
+
+impl NameOrder {
+    fn of(part: &Partition, plan: &Plan, ids: Ids) -> NameOrder {
+        let prefixes: Vec<Vec<u8>> = plan.entities.iter().map(|e| name_prefix(part, &fold(e.name.trim()))).collect();
+        let mut order: Vec<usize> = (0..prefixes.len()).collect();
+        order.sort_unstable_by(|&a, &b| prefixes[a].cmp(&prefixes[b]));
+        let mut place = vec![0usize; prefixes.len()];
+        for (p, &i) in order.iter().enumerate() {
+            place[i] = p;
+        }
+        let mut pairs: Vec<(usize, u64)> = Vec::with_capacity(plan.written.len() * 2);
+        for (k, written) in plan.written.iter().enumerate() {
+            let seq = ids.event(k);
+            match *written {
+                Written::Entity(i) => pairs.push((place[i], seq)),
+                Written::Fact(i) => {
+                    pairs.push((place[plan.facts[i].from], seq));
+                    pairs.push((place[plan.facts[i].to], seq));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        // The pairs order the keys as their bytes do when no prefix begins another (each ends in
+        // a NUL no name holds); a long name's digest could in principle hold one, so that is
+        // checked.
+        let nested = order.windows(2).any(|w| prefixes[w[1]].starts_with(&prefixes[w[0]]));
+        NameOrder { prefixes, order, pairs, nested }
+    }
+}
+
+/// `h.name`, in `names`' order.
+fn name_run(tx: &mut WriteTxn<'_>, names: &NameOrder) -> Result<()> {
+    let mut run = tx.sorted_run(NAME, !names.nested)?;
+    let mut key = Vec::new();
+    for &(p, seq) in &names.pairs {
+        key.clear();
+        key.extend_from_slice(&names.prefixes[names.order[p]]);
+        key.extend_from_slice(&seq.to_be_bytes());
+        run.push(&key, &[])?;
+    }
+    run.finish()
+}
+
+/// The orders the history runs are written in, worked out from the plan alone: on a thread of
+/// their own while the writer packs the record trees (sorting them was a tenth of a load).
+struct EventOrders {
+    /// Events in `h.target` key order.
+    targets: Vec<usize>,
+    names: NameOrder,
+}
+
+impl EventOrders {
+    fn of(part: &Partition, plan: &Plan, ids: Ids) -> EventOrders {
+        EventOrders { targets: target_order(plan), names: NameOrder::of(part, plan, ids) }
+    }
+}
+
+/// Events in `h.target` key order.
+fn target_order(plan: &Plan) -> Vec<usize> {
     // Key order without comparing the keys themselves (scattered in memory, so each comparison
     // would miss the cache twice): entity events by name, then fact events by (from, type, to),
     // each name and type by its rank in byte order, ties by sequence. Where a name holds a NUL
@@ -1113,55 +1196,20 @@ fn event_runs(
             }
         }
     };
-    let mut order: Vec<(u8, u32, u32, u32, usize)> = (0..n).map(order_key).collect();
+    let mut order: Vec<(u8, u32, u32, u32, usize)> = (0..plan.written.len()).map(order_key).collect();
     order.sort_unstable();
-    let mut run = tx.sorted_run(TARGET, ordered)?;
-    for o in order {
-        ev.target_key(o.4, &mut b, &mut scratch);
-        run.push(&b.key, &[])?;
-    }
-    run.finish()?;
-    name_run(tx, part, plan, ids)
+    order.into_iter().map(|o| o.4).collect()
 }
 
-/// `h.name` for every event of the load: an entity's event under its name, a fact's under both
-/// ends (`history::names`). Sorted as (the entity's place among the name prefixes, event seq)
-/// pairs, each key spelled only as it goes into the run: a key built and sorted per event (700k
-/// at 100k entities and 300k facts) was most of what `h.name` added to a load.
-fn name_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
-    let prefixes: Vec<Vec<u8>> = plan.entities.iter().map(|e| name_prefix(part, &fold(e.name.trim()))).collect();
-    let mut order: Vec<usize> = (0..prefixes.len()).collect();
-    order.sort_unstable_by(|&a, &b| prefixes[a].cmp(&prefixes[b]));
-    let mut place = vec![0usize; prefixes.len()];
-    for (p, &i) in order.iter().enumerate() {
-        place[i] = p;
-    }
-    let mut pairs: Vec<(usize, u64)> = Vec::with_capacity(plan.written.len() * 2);
-    for (k, written) in plan.written.iter().enumerate() {
-        let seq = ids.event(k);
-        match *written {
-            Written::Entity(i) => pairs.push((place[i], seq)),
-            Written::Fact(i) => {
-                pairs.push((place[plan.facts[i].from], seq));
-                pairs.push((place[plan.facts[i].to], seq));
-            }
-        }
-    }
-    pairs.sort_unstable();
-    pairs.dedup();
-    // The pairs order the keys as their bytes do when no prefix begins another (each ends in a NUL
-    // no name holds); a long name's digest could in principle hold one, so that is checked, and
-    // the run then sorts what it is given.
-    let nested = order.windows(2).any(|w| prefixes[w[1]].starts_with(&prefixes[w[0]]));
-    let mut run = tx.sorted_run(NAME, !nested)?;
-    let mut key = Vec::new();
-    for &(p, seq) in &pairs {
-        key.clear();
-        key.extend_from_slice(&prefixes[order[p]]);
-        key.extend_from_slice(&seq.to_be_bytes());
-        run.push(&key, &[])?;
-    }
-    run.finish()
+/// The record trees of a load (entities, names, attributes, adjacency, id map, relations, tally).
+fn records(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, names: (u64, bool)) -> Result<()> {
+    let ordered = names.1;
+    entity_runs(tx, part, plan, ids, names)?;
+    attribute_runs(tx, part, plan, ids)?;
+    adjacency_run(tx, part, plan, ids, ordered)?;
+    map_run(tx, part, plan, ids)?;
+    relation_run(tx, part, plan, ids)?;
+    counts(plan, part).flush(tx)
 }
 
 /// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. Each
@@ -1173,13 +1221,12 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
     write_next_id(tx, part, ids.event(plan.written.len()))?;
     let generation = names_gen_in(tx, part)?;
     let ordered = !out_of_order(part, &plan);
-    entity_runs(tx, part, &plan, ids, (generation, ordered))?;
-    attribute_runs(tx, part, &plan, ids)?;
-    adjacency_run(tx, part, &plan, ids, ordered)?;
-    map_run(tx, part, &plan, ids)?;
-    relation_run(tx, part, &plan, ids)?;
-    counts(&plan, part).flush(tx)?;
-    event_runs(tx, part, &plan, ids, (agent, now), ordered)?;
+    std::thread::scope(|s| -> Result<()> {
+        let orders = s.spawn(|| EventOrders::of(part, &plan, ids));
+        records(tx, part, &plan, ids, (generation, ordered))?;
+        let orders = orders.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        event_runs(tx, part, &plan, ids, (agent, now), (ordered, &orders))
+    })?;
     let Plan { rest, mut out, .. } = plan;
     // The records the fast path left: through `import`, a page at a time.
     for chunk in rest.chunks(MAX_LIMIT) {
