@@ -1,16 +1,23 @@
 // Cairn's knowledge graph against Kuzu 0.11.3 on the same generated graph, in one run:
 //   bulk ingest      Cairn: `Store.load` of the graph as an export file (JSON lines: entity and
 //                    fact records), read from disk inside the clock; Kuzu: `COPY FROM` CSV. Both
-//                    files are written before the clock starts. Also timed, not compared: Cairn's
-//                    `remember` facts calls at the per-call limits, 4 in flight.
+//                    files are written before the clock starts. Each load runs in a fresh process
+//                    of its own (this script with `--bulk`): run in one process, whichever loaded
+//                    second was 0.5-0.65 s slower, in the heap, threads and memory the first left.
+//                    CAIRN_BENCH_BULK_ROUNDS (default 3) loads a side, the sides alternating; the
+//                    median of each is compared (single loads here varied by 30% run to run).
+//                    Also timed, not compared: Cairn's `remember` facts calls at the per-call
+//                    limits, 4 in flight.
 //   transactional    batches of 1,000 entities, then of 1,000 relations, one durable commit each,
 //                    sequential, in both (Kuzu: BEGIN … UNWIND … COMMIT).
 //   1-hop / 2-hop    neighbourhood of a random entity by name, p50/p95 over many queries:
 //                    Cairn `recall` (hops 1 and 2); Kuzu MATCH (a {name})-[*1..n]-(b).
 // Size: CAIRN_BENCH_ENTITIES (default 100,000), relations 3× that; queries CAIRN_BENCH_QUERIES (2,000).
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import kuzu from 'kuzu';
 
@@ -21,6 +28,7 @@ import { fmt, percentile, ratioLine, saveResults, table } from './lib/report.mjs
 const ENTITIES = Number(process.env.CAIRN_BENCH_ENTITIES ?? 100_000);
 const RELATIONS = ENTITIES * 3;
 const QUERIES = Number(process.env.CAIRN_BENCH_QUERIES ?? 2_000);
+const BULK_ROUNDS = Number(process.env.CAIRN_BENCH_BULK_ROUNDS ?? 3);
 const TX_BATCH = 1_000;
 const CALLER = { tenant: 'local', user: 'bench', scope: 'graph', agent: 'bench' };
 
@@ -137,11 +145,14 @@ async function kz(conn, query, params) {
   result.close();
 }
 
-async function kuzuOpen(dir) {
+/** Opens the Kuzu database in `dir`, creating its tables when `create`. */
+async function kuzuOpen(dir, create) {
   const db = new kuzu.Database(join(dir, 'db'));
   const conn = new kuzu.Connection(db);
-  await kz(conn, 'CREATE NODE TABLE Entity(name STRING, type STRING, PRIMARY KEY(name))');
-  await kz(conn, 'CREATE REL TABLE Rel(FROM Entity TO Entity, type STRING)');
+  if (create) {
+    await kz(conn, 'CREATE NODE TABLE Entity(name STRING, type STRING, PRIMARY KEY(name))');
+    await kz(conn, 'CREATE REL TABLE Rel(FROM Entity TO Entity, type STRING)');
+  }
   return { db, conn };
 }
 
@@ -154,7 +165,7 @@ async function kuzuBulk(dir) {
     rFile,
     `from,to,type\n${rels.map((r) => `${csv(ents[r.source].name)},${csv(ents[r.target].name)},${r.type}`).join('\n')}\n`,
   );
-  const k = await kuzuOpen(dir);
+  const k = await kuzuOpen(dir, true);
   const t = performance.now();
   await kz(k.conn, `COPY Entity FROM '${eFile}' (HEADER=true)`);
   await kz(k.conn, `COPY Rel FROM '${rFile}' (HEADER=true)`);
@@ -162,7 +173,7 @@ async function kuzuBulk(dir) {
 }
 
 async function kuzuTransactional(dir) {
-  const k = await kuzuOpen(dir);
+  const k = await kuzuOpen(dir, true);
   const insE = await k.conn.prepare('UNWIND $rows AS r CREATE (:Entity {name: r.name, type: r.type})');
   // One MATCH … CREATE per relation: Kuzu resolves each endpoint through its primary-key index,
   // whereas an UNWIND of 1,000 rows with two MATCHes measured about 100x slower here.
@@ -199,19 +210,67 @@ async function kuzuHops(conn, hops) {
   });
 }
 
+/** The `--bulk` child: one side's bulk load into `dir`; prints its seconds as JSON. */
+async function bulkChild(side, dir) {
+  if (side === 'kuzu') {
+    const kb = await kuzuBulk(dir);
+    await kb.conn.close();
+    await kb.db.close();
+    return kb.seconds;
+  }
+  const cl = await cairnLoad(dir);
+  await cl.store.close();
+  return cl.seconds;
+}
+
+/** Runs one side's bulk load into `dir` in a fresh process; its seconds. */
+function bulkInFreshProcess(side, dir) {
+  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--bulk', side, dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: process.env,
+  });
+  return JSON.parse(out.toString()).seconds;
+}
+
+if (process.argv[2] === '--bulk') {
+  const seconds = await bulkChild(process.argv[3], process.argv[4]);
+  process.stdout.write(JSON.stringify({ seconds }));
+  process.exit(0);
+}
+
+/** Both sides' bulk loads, alternating, each into a fresh directory under `root`; each side's
+ * median seconds, every round's seconds, and the directory of its last load. */
+function bulkRounds(root) {
+  const rounds = { kuzu: [], cairn: [] };
+  let dirs = {};
+  for (let i = 0; i < BULK_ROUNDS; i++) {
+    for (const side of ['kuzu', 'cairn']) {
+      const dir = join(root, `${side}-bulk-${i}`);
+      mkdirSync(dir);
+      rounds[side].push(bulkInFreshProcess(side, dir));
+      if (dirs[side]) rmSync(dirs[side], { recursive: true, force: true });
+      dirs = { ...dirs, [side]: dir };
+    }
+  }
+  const median = (xs) => percentile(xs, 50);
+  return { kuzu: median(rounds.kuzu), cairn: median(rounds.cairn), rounds, dirs };
+}
+
 const root = mkdtempSync(join(tmpdir(), 'cairn-graph-bench-'));
-for (const d of ['cairn-load', 'cairn-bulk', 'cairn-tx', 'kuzu-bulk', 'kuzu-tx']) mkdirSync(join(root, d));
+for (const d of ['cairn-bulk', 'cairn-tx', 'kuzu-tx']) mkdirSync(join(root, d));
 console.log(`graph bench: ${fmt(ENTITIES)} entities, ${fmt(RELATIONS)} relations, ${fmt(QUERIES)} queries, in ${root}`);
 try {
-  console.log('kuzu bulk (COPY FROM) …');
-  const kb = await kuzuBulk(join(root, 'kuzu-bulk'));
+  console.log(`bulk loads: Kuzu COPY FROM and Cairn load, ${BULK_ROUNDS} each, alternating, each in a fresh process …`);
+  const bulk = bulkRounds(root);
+  for (const side of ['kuzu', 'cairn'])
+    console.log(`  ${side}: ${bulk.rounds[side].map((x) => fmt(x, 2)).join(', ')} s`);
+  const kb = { seconds: bulk.kuzu, ...(await kuzuOpen(bulk.dirs.kuzu, false)) };
   console.log('kuzu 1-hop, 2-hop …');
   const k1 = await kuzuHops(kb.conn, 1);
   const k2 = await kuzuHops(kb.conn, 2);
   await kb.conn.close();
   await kb.db.close();
-  console.log('cairn bulk (load of an export file) …');
-  const cl = await cairnLoad(join(root, 'cairn-load'));
+  const cl = { seconds: bulk.cairn, store: await Store.open(join(bulk.dirs.cairn, 'store')) };
   console.log('cairn 1-hop, 2-hop …');
   const c1 = await cairnHops(cl.store, 1);
   const c2 = await cairnHops(cl.store, 2);
@@ -257,6 +316,7 @@ try {
     entities: ENTITIES,
     relations: RELATIONS,
     queries: QUERIES,
+    bulkRounds: bulk.rounds,
     cairn: { bulkSeconds: cl.seconds, rememberSeconds: cb.seconds, transactionalSeconds: ct, oneHop: c1, twoHop: c2 },
     kuzu: { bulkSeconds: kb.seconds, transactionalSeconds: kt, oneHop: k1, twoHop: k2 },
     ratios,
