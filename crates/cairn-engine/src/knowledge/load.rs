@@ -91,6 +91,7 @@ struct ProvenanceLine<'a> {
 /// An entity to store; its id is `base + index`.
 struct NewEntity {
     name: String,
+    /// `fold` of the trimmed name.
     folded: String,
     types: Vec<String>,
     attributes: Map<String, Value>,
@@ -1115,7 +1116,7 @@ struct NameOrder {
 
 impl NameOrder {
     fn of(part: &Partition, plan: &Plan, ids: Ids) -> NameOrder {
-        let prefixes: Vec<Vec<u8>> = plan.entities.iter().map(|e| name_prefix(part, &fold(e.name.trim()))).collect();
+        let prefixes: Vec<Vec<u8>> = plan.entities.iter().map(|e| name_prefix(part, &e.folded)).collect();
         let mut order: Vec<usize> = (0..prefixes.len()).collect();
         order.sort_unstable_by(|&a, &b| prefixes[a].cmp(&prefixes[b]));
         let mut place = vec![0usize; prefixes.len()];
