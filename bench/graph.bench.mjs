@@ -242,14 +242,14 @@ if (process.argv[2] === '--bulk') {
  * median seconds, every round's seconds, and the directory of its last load. */
 function bulkRounds(root) {
   const rounds = { kuzu: [], cairn: [] };
-  let dirs = {};
+  const dirs = {};
   for (let i = 0; i < BULK_ROUNDS; i++) {
     for (const side of ['kuzu', 'cairn']) {
       const dir = join(root, `${side}-bulk-${i}`);
       mkdirSync(dir);
       rounds[side].push(bulkInFreshProcess(side, dir));
       if (dirs[side]) rmSync(dirs[side], { recursive: true, force: true });
-      dirs = { ...dirs, [side]: dir };
+      dirs[side] = dir;
     }
   }
   const median = (xs) => percentile(xs, 50);
