@@ -148,4 +148,38 @@ describe('knowledge verbs through the binding', () => {
     const again = (await store.load(copy, lines)) as { error?: { code: string } };
     expect(again.error?.code).toBe('VALIDATION_ERROR');
   });
+
+  it('answers a recall on the event loop when nothing else is in flight, and through the pool beside another call', async () => {
+    await store.knowledge('remember', me, {
+      facts: { relations: [{ source: 'Priya Raman', target: 'Acme', type: 'works_at' }] },
+    });
+    const caller = { ...me, now: Date.now() };
+    const body = Buffer.from(JSON.stringify({ subject: 'Priya Raman' }));
+    // The first verb after the first record writes the scope's counts once: a read that must
+    // write goes to the pool, as one that runs out of time does.
+    const first = store.inner.knowledge('recall', caller, body);
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    const here = store.inner.knowledge('recall', caller, body);
+    expect(here).toBeInstanceOf(Buffer);
+    // A write of many passages (tens of milliseconds, never tried on the loop) is on the pool:
+    // the recall beside it goes there too, so calls in flight together spread over the cores.
+    const passages = Array.from({ length: 300 }, (_, i) => ({
+      text: `Note ${i} on the lighthouse project.`,
+      mentions: [],
+    }));
+    const beside = store.inner.knowledge('remember', caller, Buffer.from(JSON.stringify({ passages })));
+    const pooled = store.inner.knowledge('recall', caller, body);
+    expect(pooled).toBeInstanceOf(Promise);
+    await beside;
+    expect((await pooled).toString()).toBe((here as Buffer).toString());
+    const reply = JSON.parse((here as Buffer).toString()) as { state: string; facts: Array<{ object: string }> };
+    expect(reply.state).toBe('answered');
+    expect(reply.facts.map((f) => f.object)).toEqual(['Acme']);
+  });
+
+  it('refuses a bad caller of a quick read at once, as a store error', () => {
+    const body = Buffer.from(JSON.stringify({ subject: 'Priya Raman' }));
+    expect(() => store.inner.knowledge('recall', { ...me, now: -1 }, body)).toThrow(/now must be/);
+  });
 });

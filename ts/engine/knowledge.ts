@@ -47,10 +47,15 @@ export async function callKnowledge(
 ): Promise<Record<string, unknown>> {
   const { now = Date.now(), ...who } = caller;
   const split = verb === 'remember' ? splitTexts(body) : undefined;
-  const reply = await (split
-    ? inner.knowledgeTexts(verb, { ...who, now }, Buffer.from(JSON.stringify(split.body)), split.texts)
-    : inner.knowledge(verb, { ...who, now }, Buffer.from(JSON.stringify(body ?? {})))
-  ).catch(rethrow);
+  let reply: Buffer;
+  try {
+    // A quick read answers at once (a Buffer, not a promise): see `BindingStore.knowledge`.
+    reply = await (split
+      ? inner.knowledgeTexts(verb, { ...who, now }, Buffer.from(JSON.stringify(split.body)), split.texts)
+      : inner.knowledge(verb, { ...who, now }, Buffer.from(JSON.stringify(body ?? {}))));
+  } catch (err) {
+    rethrow(err);
+  }
   return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
 }
 
@@ -99,6 +104,11 @@ export async function loadKnowledge(
 ): Promise<Record<string, unknown>> {
   const { now = Date.now(), ...who } = caller;
   const body = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
-  const reply = await inner.knowledge('load', { ...who, now }, body).catch(rethrow);
+  let reply: Buffer;
+  try {
+    reply = await inner.knowledge('load', { ...who, now }, body);
+  } catch (err) {
+    rethrow(err);
+  }
   return JSON.parse(reply.toString('utf8')) as Record<string, unknown>;
 }

@@ -28,6 +28,9 @@ pub enum Error {
     /// An earlier write failed part-way (I/O error); the store accepts no more writes until it
     /// is reopened, which recovers it from the log.
     Failed(String),
+    /// A read run on its caller's thread under `budget::within` ran out of time or reached a
+    /// wait; it changed nothing and runs again elsewhere. Never leaves `within`'s caller.
+    Deferred,
 }
 
 /// Where corruption was found and what was wrong.
@@ -53,6 +56,7 @@ impl Error {
             Error::InvalidArgument(_) => "INVALID_ARGUMENT",
             Error::Panicked(_) => "STORE_PANIC",
             Error::Failed(_) => "STORE_FAILED",
+            Error::Deferred => "STORE_DEFERRED",
         }
     }
 
@@ -92,6 +96,7 @@ impl fmt::Display for Error {
             Error::Failed(m) => {
                 write!(f, "store stopped accepting writes after an I/O failure ({m}); reopen it to recover")
             }
+            Error::Deferred => write!(f, "the read ran out of the time it had on its caller's thread"),
         }
     }
 }

@@ -23,6 +23,7 @@ mod varint;
 mod wal;
 mod write;
 
+pub mod budget;
 pub mod decode;
 pub mod fts;
 pub mod history;

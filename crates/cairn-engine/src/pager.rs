@@ -1,5 +1,6 @@
 //! The data file seen as numbered, checksummed pages behind the bounded cache.
 
+use crate::budget;
 use crate::cache::PageCache;
 use crate::error::{Error, Result};
 use crate::limits::PAGE_SIZE;
@@ -51,6 +52,7 @@ impl PageFile {
 
     /// A page, from the cache or else from disk with its checksum verified.
     pub(crate) fn read(&self, id: PageId) -> Result<Page> {
+        budget::check()?;
         if let Some(p) = self.cache.get(id) {
             return Ok(p);
         }
@@ -68,6 +70,7 @@ impl PageFile {
     /// Runs `f` on a page (cached, or read and verified); the hot path of point reads, which
     /// need no reference to the page beyond `f`.
     pub(crate) fn with_page<R>(&self, id: PageId, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        budget::check()?;
         let mut f = Some(f);
         if let Some(r) = self.cache.with(id, |p| (f.take().expect("called once"))(p)) {
             return Ok(r);

@@ -4,6 +4,7 @@
 
 use crate::batch::Batch;
 use crate::btree::{Cursor, read_value};
+use crate::budget;
 use crate::check::{self, CheckReport};
 use crate::copy;
 use crate::error::{Error, Result};
@@ -313,6 +314,9 @@ impl Store {
     /// thread, or has failed (having changed nothing). Keep it short: later acknowledgements
     /// wait for it.
     pub fn submit_fn(&self, f: WriteFn, done: Done) {
+        if let Err(e) = budget::may_wait() {
+            return done(Err(e));
+        }
         if let Err(Request::Write(_, done)) = self.send(Request::Write(f, done)) {
             done(Err(Error::Closed));
         }
@@ -355,6 +359,7 @@ impl Store {
 
     /// Runs `f` on the writer thread between groups and waits for its result.
     fn run<T: Send + 'static>(&self, f: impl FnOnce(&mut Writer) -> Result<T> + Send + 'static) -> Result<T> {
+        budget::may_wait()?;
         let (tx, rx) = mpsc::sync_channel(1);
         let req = Request::Run(Box::new(move |w| {
             let result = catch_unwind(AssertUnwindSafe(|| f(&mut *w))).unwrap_or_else(|p| {
