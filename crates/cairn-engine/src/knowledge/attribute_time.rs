@@ -102,6 +102,10 @@ fn types_as_of(snap: &Snapshot, part: &Partition, entity: &Entity, as_of: i64) -
 /// no event (written before attribute events kept their date, or by a bulk load) keeps the record's
 /// value, so the history only ever corrects the record.
 fn attributes_now(snap: &Snapshot, part: &Partition, entity: &Entity, now: i64) -> Result<Map<String, Value>> {
+    // The history only corrects keys the record holds: with none, there is nothing to read.
+    if entity.attributes.is_empty() {
+        return Ok(Map::new());
+    }
     let mut out = entity.attributes.clone();
     let mut best: std::collections::HashMap<String, ((i64, u64), Value)> = std::collections::HashMap::new();
     let mut later: std::collections::HashSet<String> = std::collections::HashSet::new();
