@@ -10,9 +10,14 @@
 //! (names, in `knowledge::cache`) it stores only once built, so a stopped read leaves none.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+
+/// Threads inside `within` now. Page reads on every other thread (the writer's above all) test
+/// this one shared counter instead of their thread-local deadline: zero almost always.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     /// When the read running on this thread under `within` must stop; `None` outside it.
@@ -27,6 +32,7 @@ struct Reset(Option<Instant>);
 impl Drop for Reset {
     fn drop(&mut self) {
         DEADLINE.set(self.0);
+        ACTIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -34,6 +40,8 @@ impl Drop for Reset {
 /// of time or for reaching a wait (`Error::Deferred`): its answer is void, even if some caller
 /// turned that error into a reply, and the call must run again where waiting is fine.
 pub fn within<R>(limit: Duration, f: impl FnOnce() -> Result<R>) -> Option<Result<R>> {
+    // Counted before the deadline is set: this thread then always sees its own count.
+    ACTIVE.fetch_add(1, Ordering::Relaxed);
     let reset = Reset(DEADLINE.replace(Some(Instant::now() + limit)));
     let was_stopped = STOPPED.replace(false);
     let out = f();
@@ -44,6 +52,9 @@ pub fn within<R>(limit: Duration, f: impl FnOnce() -> Result<R>) -> Option<Resul
 
 /// Before a page read: fails once the deadline of this thread's `within` has passed.
 pub(crate) fn check() -> Result<()> {
+    if ACTIVE.load(Ordering::Relaxed) == 0 {
+        return Ok(());
+    }
     match DEADLINE.get() {
         Some(deadline) if Instant::now() >= deadline => stop(),
         _ => Ok(()),
@@ -52,7 +63,7 @@ pub(crate) fn check() -> Result<()> {
 
 /// Before waiting for another thread or queueing a write: fails inside `within`, always.
 pub(crate) fn may_wait() -> Result<()> {
-    if DEADLINE.get().is_some() { stop() } else { Ok(()) }
+    if ACTIVE.load(Ordering::Relaxed) != 0 && DEADLINE.get().is_some() { stop() } else { Ok(()) }
 }
 
 fn stop() -> Result<()> {
