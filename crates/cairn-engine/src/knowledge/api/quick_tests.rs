@@ -7,17 +7,23 @@ use serde_json::json;
 
 use crate::budget::within;
 use crate::knowledge::testing::{TODAY, call, caller, fresh};
+use crate::store::Store;
 
 fn bytes(v: &serde_json::Value) -> Vec<u8> {
     serde_json::to_vec(v).unwrap()
 }
 
-#[test]
-fn a_recall_in_time_answers_what_it_answers_on_any_thread() {
-    let (_dir, store, _part) = fresh();
+/// A store holding one fact about Ada, and the body of a recall of her.
+fn ada() -> (tempfile::TempDir, Store, Vec<u8>) {
+    let (dir, store, _part) = fresh();
     let facts = json!({"facts": {"relations": [{"source": "Ada", "target": "Babbage", "type": "works_with"}]}});
     call(&store, &caller(TODAY), "remember", &facts).unwrap();
-    let body = bytes(&json!({"subject": "Ada"}));
+    (dir, store, bytes(&json!({"subject": "Ada"})))
+}
+
+#[test]
+fn a_recall_in_time_answers_what_it_answers_on_any_thread() {
+    let (_dir, store, body) = ada();
     let anywhere = super::call(&store, "recall", &caller(TODAY), &body).unwrap();
     let here = within(Duration::from_secs(10), || super::call(&store, "recall", &caller(TODAY), &body));
     assert_eq!(here.map(Result::unwrap), Some(anywhere));
@@ -25,10 +31,7 @@ fn a_recall_in_time_answers_what_it_answers_on_any_thread() {
 
 #[test]
 fn a_recall_out_of_time_is_void() {
-    let (_dir, store, _part) = fresh();
-    let facts = json!({"facts": {"relations": [{"source": "Ada", "target": "Babbage", "type": "works_with"}]}});
-    call(&store, &caller(TODAY), "remember", &facts).unwrap();
-    let body = bytes(&json!({"subject": "Ada"}));
+    let (_dir, store, body) = ada();
     assert!(within(Duration::ZERO, || super::call(&store, "recall", &caller(TODAY), &body)).is_none());
 }
 
