@@ -20,7 +20,7 @@ use cairn_engine::knowledge::api::{Caller, call};
 use cairn_engine::{Store, StoreOptions};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 const TYPES: [&str; 5] = ["person", "company", "project", "city", "team"];
 const RELATION_TYPES: [&str; 7] = ["knows", "works_with", "depends_on", "reviews", "mentors", "funds", "cites"];
@@ -112,7 +112,9 @@ fn main() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
-    let caller = Caller { part: Partition::new("local", "bench", "graph").unwrap(), agent: "bench".into(), now: 1 };
+    // The wall clock: a load refuses records written later than its `now`.
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64;
+    let caller = Caller { part: Partition::new("local", "bench", "graph").unwrap(), agent: "bench".into(), now };
     let mode = std::env::args().nth(2);
     if let Some(mode @ ("load" | "load-full")) = mode.as_deref() {
         let full = mode == "load-full";
