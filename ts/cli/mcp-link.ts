@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { VERSION } from '../server/node.js';
+import { isolatedFetch } from './isolated-fetch.js';
 
 /** How the bridge finds and reaches its node. */
 export interface LinkOptions {
@@ -100,6 +101,7 @@ export class NodeLink {
     const client = new Client({ name: 'cairn-mcp-bridge', version: VERSION });
     const transport = new StreamableHTTPClientTransport(new URL('/v1/mcp', url), {
       requestInit: { headers: this.opts.headers },
+      fetch: isolatedFetch(),
     });
     await client.connect(transport);
     return client;
