@@ -1,11 +1,17 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-/** An official MCP client connected to a node's `/v1/mcp` with `token` (and identity headers). */
+import { isolatedFetch } from '../ts/cli/isolated-fetch.js';
+
+/**
+ * An official MCP client connected to a node's `/v1/mcp` with `token` (and identity headers), on
+ * Node's fetch with an abort signal a request, as `cairn mcp` sends them (ts/cli/isolated-fetch.ts).
+ */
 export async function mcpClient(url: string, token: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'cairn-test', version: '0.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL('/v1/mcp', url), {
     requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
+    fetch: isolatedFetch(),
   });
   await client.connect(transport);
   return client;

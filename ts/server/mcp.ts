@@ -12,6 +12,7 @@ import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { errorHandler as appErrorHandler, sendError } from './errors.js';
 import { type BodyProblem, problemError } from './json-body.js';
+import { releaseAnswered } from './mcp-answered.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
 import type { RateBuckets } from './rate-limit.js';
@@ -213,6 +214,7 @@ export function registerMcp(
     reply.hijack();
     try {
       const answer = await transport.handleRequest(webRequest(req.raw), { parsedBody: req.body, authInfo });
+      releaseAnswered(transport);
       await sendWebResponse(reply.raw, answer);
     } catch (err) {
       // Hijacked: fastify's error handler no longer answers, so the failure is answered here.
