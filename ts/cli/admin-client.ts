@@ -1,4 +1,4 @@
-import type { NodeFile } from '../server/node.js';
+import type { NodeFile } from '../server/node-file.js';
 import { CliFailure, refusedBy } from './failure.js';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 
 import { type CheckReport, Store } from '../engine/store.js';
-import { findRunningNode } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { asFailure, CliFailure } from './failure.js';
 

@@ -17,7 +17,7 @@ import { parse as parseToml } from 'smol-toml';
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { TokenCreateInput } from '../protocol/admin.js';
-import { findRunningNode } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { CLIENTS, type ClientName, clientSpec, type Entry, jsonEntry, tomlEntry } from './clients.js';
 import { asFailure, CliFailure, usage } from './failure.js';

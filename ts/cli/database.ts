@@ -4,7 +4,7 @@ import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import { type BackupReport, type CompactReport, Store } from '../engine/store.js';
-import { findRunningNode } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { renderReport, runCheck } from './check.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 
 import { missingCpuFlags } from '../native/cpu.js';
-import { findRunningNode } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
 import { CLIENTS, clientSpec } from './clients.js';
 
 /** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */

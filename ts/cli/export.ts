@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 
 import { Store } from '../engine/store.js';
-import { findRunningNode } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';

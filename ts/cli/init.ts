@@ -1,6 +1,6 @@
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
-import { findRunningNode } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
 import { privateDataDir } from '../server/private-dir.js';
 import { CliFailure, usage } from './failure.js';
 

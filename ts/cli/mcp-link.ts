@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { VERSION } from '../server/node.js';
+import { VERSION } from '../server/version.js';
 import { isolatedFetch } from './isolated-fetch.js';
 
 /** How the bridge finds and reaches its node. */

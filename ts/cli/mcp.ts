@@ -9,8 +9,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelc
 
 import { Name256 } from '../protocol/fields.js';
 import { encodeIdentityHeader } from '../protocol/identity-header.js';
-import { protocolError } from '../server/mcp-tools.js';
-import { findRunningNode, VERSION } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
+import { protocolError } from '../server/rpc-error.js';
+import { VERSION } from '../server/version.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, nodeRefusal } from './mcp-refusal.js';
 

@@ -1,21 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { VERSION } from '../server/node.js';
-import { openApiDocument } from '../server/openapi.js';
-import { runCheck } from './check.js';
-import { runConnect } from './connect.js';
+import { VERSION } from '../server/version.js';
 import { resolveDataDir } from './data-dir.js';
-import { runDatabase } from './database.js';
-import { runDemo } from './demo.js';
-import { runDoctor } from './doctor.js';
-import { runExport } from './export.js';
 import { asFailure, CliFailure, EXIT_UNUSABLE, report } from './failure.js';
-import { runImport } from './import.js';
-import { runInit } from './init.js';
-import { runMcp } from './mcp.js';
-import { runMemories } from './memories.js';
-import { runServe } from './serve.js';
-import { runToken } from './token.js';
 
 const HELP = `cairn — a local-first memory layer for AI agents
 
@@ -108,24 +95,37 @@ function badUsage(json: boolean, message: string): number {
   return EXIT_UNUSABLE;
 }
 
-/** Runs the command `positionals` name; null when they name none. */
+/**
+ * Runs the command `positionals` name; null when they name none. Each command's module is loaded
+ * when it runs: `cairn mcp`, started by every desktop client, then loads the MCP SDK and not the
+ * node's server, and every command starts faster.
+ */
 async function dispatch(
   command: string,
   rest: string[],
   values: ReturnType<typeof parse>['values'],
 ): Promise<number | null> {
   if (command === 'check' && rest.length === 0) {
-    const outcome = await runCheck(resolveDataDir(values['data-dir']), values.json ?? false);
+    const outcome = await (await import('./check.js')).runCheck(
+      resolveDataDir(values['data-dir']),
+      values.json ?? false,
+    );
     process.stdout.write(outcome.stdout);
     return outcome.exitCode;
   }
   const dataDir = resolveDataDir(values['data-dir']);
   if (command === 'serve' && rest.length === 0) {
-    return runServe({ dataDir, host: values.host, port: values.port, profile: values.profile });
+    return (await import('./serve.js')).runServe({
+      dataDir,
+      host: values.host,
+      port: values.port,
+      profile: values.profile,
+    });
   }
-  if (command === 'init' && rest.length === 0) return runInit(dataDir, values.json ?? false);
+  if (command === 'init' && rest.length === 0)
+    return (await import('./init.js')).runInit(dataDir, values.json ?? false);
   if (command === 'token' && rest[0] !== undefined && rest.length <= 2) {
-    return runToken(rest[0], {
+    return (await import('./token.js')).runToken(rest[0], {
       dataDir,
       json: values.json ?? false,
       agent: values.agent,
@@ -137,7 +137,7 @@ async function dispatch(
     });
   }
   if (command === 'import' && rest.length === 1 && rest[0] !== undefined) {
-    return runImport({
+    return (await import('./import.js')).runImport({
       dataDir,
       file: rest[0],
       json: values.json ?? false,
@@ -146,7 +146,7 @@ async function dispatch(
     });
   }
   if (command === 'connect' && rest.length === 1 && rest[0] !== undefined) {
-    return runConnect({
+    return (await import('./connect.js')).runConnect({
       dataDir,
       client: rest[0],
       json: values.json ?? false,
@@ -157,9 +157,9 @@ async function dispatch(
       user: values.user,
     });
   }
-  if (command === 'demo' && rest.length === 0) return runDemo();
+  if (command === 'demo' && rest.length === 0) return (await import('./demo.js')).runDemo();
   if (command === 'memories' && rest[0] !== undefined && rest.length <= 2) {
-    return runMemories(rest[0], {
+    return (await import('./memories.js')).runMemories(rest[0], {
       dataDir,
       json: values.json ?? false,
       key: rest[1],
@@ -172,16 +172,30 @@ async function dispatch(
       query: values.query,
     });
   }
-  if (command === 'doctor' && rest.length === 0) return runDoctor(dataDir, values.json ?? false);
+  if (command === 'doctor' && rest.length === 0)
+    return (await import('./doctor.js')).runDoctor(dataDir, values.json ?? false);
   if (command === 'export' && rest.length === 1 && rest[0] !== undefined) {
-    return runExport({ dataDir, dir: rest[0], json: values.json ?? false, user: values.user, scopes: values.scope });
+    return (await import('./export.js')).runExport({
+      dataDir,
+      dir: rest[0],
+      json: values.json ?? false,
+      user: values.user,
+      scopes: values.scope,
+    });
   }
   if (command === 'database' && rest[0] !== undefined && rest.length <= 2) {
-    return runDatabase(rest[0], { dataDir, json: values.json ?? false, purge: values.purge ?? false, path: rest[1] });
+    return (await import('./database.js')).runDatabase(rest[0], {
+      dataDir,
+      json: values.json ?? false,
+      purge: values.purge ?? false,
+      path: rest[1],
+    });
   }
-  if (command === 'mcp' && rest.length === 0) return runMcp({ dataDir, url: values.url });
+  if (command === 'mcp' && rest.length === 0) return (await import('./mcp.js')).runMcp({ dataDir, url: values.url });
   if (command === 'openapi' && rest.length === 0) {
-    process.stdout.write(`${JSON.stringify(openApiDocument(VERSION), null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify((await import('../server/openapi.js')).openApiDocument(VERSION), null, 2)}\n`,
+    );
     return 0;
   }
   return null;

@@ -1,5 +1,6 @@
 import { StoreError } from '../engine/errors.js';
-import { findRunningNode, type NodeFile, startNode } from '../server/node.js';
+import { startNode } from '../server/node.js';
+import { findRunningNode, type NodeFile } from '../server/node-file.js';
 
 /** `cairn serve` options after flags and environment are merged. */
 export interface ServeArgs {

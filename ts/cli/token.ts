@@ -1,7 +1,7 @@
 import { expired, type TokenInfo, Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { TokenCreateInput } from '../protocol/admin.js';
-import { findRunningNode } from '../server/node.js';
+import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { parseExpires } from './expires.js';
 import { asFailure, CliFailure, usage } from './failure.js';

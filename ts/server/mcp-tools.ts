@@ -7,14 +7,7 @@ import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
 import { toApiError } from './errors.js';
-
-/**
- * A JSON-RPC error for a request handler to throw. Not an `McpError`: that puts "MCP error CODE: "
- * into its message, which the SDK sends as is and the client prefixes again.
- */
-export function protocolError(code: number, message: string, data?: unknown): Error {
-  return Object.assign(new Error(message), { code, ...(data === undefined ? {} : { data }) });
-}
+import { protocolError } from './rpc-error.js';
 
 /**
  * Writes that leave more behind when repeated with the same arguments: another version of the

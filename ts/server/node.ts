@@ -1,5 +1,4 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -11,21 +10,9 @@ import { Store } from '../engine/store.js';
 import { buildApp } from './app.js';
 import { isLoopback, isWildcard } from './guard.js';
 import { hostForm, reachableAddresses } from './machine-hosts.js';
+import { NODE_FILE, type NodeFile } from './node-file.js';
 import { privateDataDir } from './private-dir.js';
-
-/** The package version, shown in health, status and the MCP server info. */
-export const VERSION: string = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
-
-/** Where a running node announces itself inside its data dir. */
-export const NODE_FILE = 'node.json';
-
-/** What `node.json` holds. */
-export interface NodeFile {
-  url: string;
-  pid: number;
-  dataDir: string;
-  startedAt: string;
-}
+import { VERSION } from './version.js';
 
 /** How to run a node. */
 export interface NodeOptions {
@@ -59,23 +46,6 @@ export interface RunningNode {
   createdAdminToken: string | null;
   /** Stops accepting, lets in-flight requests (and writes) finish, closes the store; idempotent. */
   close(): Promise<void>;
-}
-
-/** The `node.json` of a node running on `dataDir`, when one is there and its process lives. */
-export function findRunningNode(dataDir: string): NodeFile | null {
-  let file: NodeFile;
-  try {
-    file = JSON.parse(readFileSync(join(dataDir, NODE_FILE), 'utf8')) as NodeFile;
-  } catch {
-    return null;
-  }
-  try {
-    process.kill(file.pid, 0);
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else; it still holds the store.
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
-  }
-  return file;
 }
 
 /**
