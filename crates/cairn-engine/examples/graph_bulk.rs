@@ -6,7 +6,7 @@
 //! `load` sends the same graph as one export file (JSON lines, records shaped as the bench's) to
 //! the `load` verb instead, `load-full` with every field an export writes. With
 //! `GRAPH_BULK_READY=FILE` a load creates FILE and waits 2 s before its clock starts (attach a
-//! profiler then).
+//! profiler then); with `GRAPH_BULK_TREES=1` it then prints each tree's entries and bytes.
 
 // The allocator the binding uses, so these measurements match the product.
 #[global_allocator]
@@ -168,6 +168,9 @@ fn main() {
             cpu::process_seconds() - p0,
             on_disk >> 20
         );
+        if std::env::var_os("GRAPH_BULK_TREES").is_some() {
+            print_trees(&store);
+        }
         return;
     }
     let started = Instant::now();
@@ -190,4 +193,30 @@ fn main() {
         w2 - w0,
         cpu::process_seconds()
     );
+}
+
+/// Each tree's entries and bytes of keys and values (what a load writes, before page overhead),
+/// largest first: where a store's size goes.
+#[allow(clippy::print_stdout, reason = "a measurement script that reports on stdout")]
+fn print_trees(store: &Store) {
+    let snap = store.snapshot().unwrap();
+    let mut rows: Vec<(String, u64, u64, u64)> = Vec::new();
+    for t in snap.trees().unwrap() {
+        let (mut keys, mut values) = (0_u64, 0_u64);
+        for entry in snap.prefix(&t.name, b"").unwrap() {
+            let (k, v) = entry.unwrap();
+            keys += k.len() as u64;
+            values += v.len() as u64;
+        }
+        rows.push((t.name, t.entries, keys, values));
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.2 + r.3));
+    for (name, entries, keys, values) in rows {
+        println!("  {name:<14} {entries:>9} entries  keys {:>6.1} MB  values {:>6.1} MB", mb(keys), mb(values));
+    }
+}
+
+#[allow(clippy::cast_precision_loss, reason = "a size printed for a person")]
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
 }

@@ -44,6 +44,7 @@ fn main() {
     let next = AtomicUsize::new(0);
     // CPU spent before the ingest (reading and parsing the passages file) is not the ingest's.
     let (writer_before, all_before) = (cpu::writer_seconds(), cpu::process_seconds());
+    eprintln!("before ingest: RSS {:.0} MB", cpu::rss_bytes() as f64 / 1e6);
     let started = Instant::now();
     let mut lap = Instant::now();
     let done = AtomicUsize::new(0);
@@ -74,7 +75,12 @@ fn main() {
             let d = done.load(Ordering::SeqCst);
             if d >= shown + 20_000 {
                 let secs = lap.elapsed().as_secs_f64();
-                eprintln!("{d:>7} passages, last {} at {:.0}/s", d - shown, (d - shown) as f64 / secs);
+                eprintln!(
+                    "{d:>7} passages, last {} at {:.0}/s, RSS {:.0} MB",
+                    d - shown,
+                    (d - shown) as f64 / secs,
+                    cpu::rss_bytes() as f64 / 1e6
+                );
                 shown = d;
                 lap = Instant::now();
             }

@@ -30,6 +30,17 @@ pub fn by_thread() -> std::collections::BTreeMap<String, f64> {
     out
 }
 
+/// This process's resident set, in bytes (`VmRSS` of `/proc/self/status`).
+#[allow(dead_code, reason = "not every example reports memory")]
+pub fn rss_bytes() -> u64 {
+    let status = read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    kb.unwrap_or(0) * 1024
+}
+
 /// utime + stime of a `stat` line: the 12th and 13th fields after the parenthesised name.
 fn stat_seconds(stat: &str) -> f64 {
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
