@@ -229,6 +229,7 @@ impl Store {
             settling: false,
             group_unlogged: false,
             write_back_failed: false,
+            spare_logs: Vec::new(),
         };
         let registry = Registry::new(Arc::new(Version { txn: meta.txn, trees: core.trees.clone(), file: page_file }));
         let counters = Arc::new(Counters::default());
@@ -721,7 +722,7 @@ impl Writer {
             return;
         }
         if broken.is_none() && self.merges_while_syncing(&records) {
-            return self.end_merging_while_syncing(results, &records);
+            return self.end_merging_while_syncing(results, records);
         }
         let logged = (|| {
             if let Some(e) = broken {
@@ -744,9 +745,10 @@ impl Writer {
             self.core.wal.append(&refs)?;
             Ok(true)
         })();
+        let commits = records.len() as u64;
+        self.core.recycle_logs(records.into_iter().map(|(_, log)| log));
         match logged {
             Ok(true) => {
-                let commits = records.len() as u64;
                 let group = Group { version: Some(self.version()), commits, acks: results, merging: None };
                 // A lone write with the syncer idle: nothing to overlap its sync with, so no
                 // hand-over (see `finish_here`); a caller writing one at a time pays no more
@@ -762,7 +764,7 @@ impl Writer {
                 }
             }
             Ok(false) => {
-                self.counters.commits.fetch_add(records.len() as u64, Ordering::Relaxed);
+                self.counters.commits.fetch_add(commits, Ordering::Relaxed);
                 self.counters.groups.fetch_add(1, Ordering::Relaxed);
                 for (done, res) in results {
                     done(res);
@@ -797,9 +799,11 @@ impl Writer {
     /// fails the write, as a failed sync does; its record may then be durable already, and a
     /// reopened store replays it (a write that fails this way has an unknown outcome, never a
     /// lost acknowledgement).
-    fn end_merging_while_syncing(&mut self, results: Vec<(Done, Result<u64>)>, records: &[(u64, Vec<u8>)]) {
+    fn end_merging_while_syncing(&mut self, results: Vec<(Done, Result<u64>)>, records: Vec<(u64, Vec<u8>)>) {
         let refs: Vec<(u64, &[u8])> = records.iter().map(|(t, p)| (*t, p.as_slice())).collect();
-        if let Err(e) = self.core.wal.append(&refs) {
+        let appended = self.core.wal.append(&refs);
+        self.core.recycle_logs(records.into_iter().map(|(_, log)| log));
+        if let Err(e) = appended {
             self.fail(&e);
             let msg = e.to_string();
             for (done, res) in results {

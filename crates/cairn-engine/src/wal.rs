@@ -28,7 +28,13 @@ pub(crate) struct Wal {
     pos: u64,
     /// Bytes of the file already allocated (zero-filled or old records).
     allocated: u64,
+    /// The bytes of the records being appended, kept between appends (a group's records reach
+    /// megabytes; a new buffer each time was faulted in as fresh memory).
+    buf: Vec<u8>,
 }
+
+/// What the log's slack is zero-filled from, a slice at a time.
+static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
 
 /// A record read back during recovery.
 pub(crate) struct Record {
@@ -91,7 +97,7 @@ impl Wal {
         } else {
             None
         };
-        let mut wal = Wal { file, salt: 0, store_id, pos: HEADER_LEN, allocated: len };
+        let mut wal = Wal { file, salt: 0, store_id, pos: HEADER_LEN, allocated: len, buf: Vec::new() };
         let Some((salt, _)) = parsed else {
             wal.reset()?;
             return Ok((wal, records));
@@ -123,7 +129,9 @@ impl Wal {
     /// Appends records (not yet durable: call `sync`).
     pub(crate) fn append(&mut self, records: &[(u64, &[u8])]) -> Result<()> {
         let total: usize = records.iter().map(|(_, p)| RECORD_HEADER + p.len()).sum();
-        let mut buf = Vec::with_capacity(total);
+        let buf = &mut self.buf;
+        buf.clear();
+        buf.reserve(total);
         for (txn, payload) in records {
             buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
             buf.extend_from_slice(&record_crc(self.salt, *txn, payload).to_le_bytes());
@@ -131,13 +139,17 @@ impl Wal {
             buf.extend_from_slice(payload);
         }
         let end = self.pos + buf.len() as u64;
-        self.file.write_all_at(&buf, self.pos).map_err(|e| Error::io("appending to the log", e))?;
+        self.file.write_all_at(buf, self.pos).map_err(|e| Error::io("appending to the log", e))?;
         if end > self.allocated {
             // The records themselves extend the file; only the slack after them is zero-filled
             // (a large group would otherwise write its bytes twice, zeros first).
             let new_alloc = end.next_multiple_of(GROWTH);
-            let zeros = vec![0u8; (new_alloc - end) as usize];
-            self.file.write_all_at(&zeros, end).map_err(|e| Error::io("growing the log", e))?;
+            let mut at = end;
+            while at < new_alloc {
+                let n = (new_alloc - at).min(ZEROS.len() as u64);
+                self.file.write_all_at(&ZEROS[..n as usize], at).map_err(|e| Error::io("growing the log", e))?;
+                at += n;
+            }
             self.allocated = new_alloc;
         }
         self.pos = end;

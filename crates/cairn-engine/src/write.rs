@@ -46,7 +46,16 @@ pub(crate) struct Core {
     /// A background write of pages failed while a transaction staged its final pages
     /// (`write_final`): pages of earlier commits may not be in the file, so the group must fail.
     pub(crate) write_back_failed: bool,
+    /// Redo-record buffers of logged groups, cleared, for the next transactions: a record grows
+    /// to megabytes for a large write (a `remember` of 500 passages), and a fresh buffer each time
+    /// was copied at every doubling and faulted in as new memory.
+    pub(crate) spare_logs: Vec<Vec<u8>>,
 }
+
+/// Buffers `Core::spare_logs` keeps (a group's records are one per write; a few cover the
+/// writes that come together), and the largest it keeps.
+const SPARE_LOGS: usize = 8;
+const SPARE_LOG_MAX: usize = 32 << 20;
 
 /// Changes waiting for their tree, by key: a put (`Some`) or a delete (`None`).
 pub(crate) type Pending = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
@@ -79,8 +88,23 @@ impl Core {
         debug_assert_eq!(tx.pending_bytes, 0, "the group's count is what waited");
         let log = tx.commit();
         debug_assert!(log.is_empty(), "settling writes no redo record");
+        self.recycle_logs([log]);
         self.settling = false;
         Ok(())
+    }
+
+    /// Keeps the redo-record buffers of a group whose records are logged (or were not needed) for
+    /// the transactions to come.
+    pub(crate) fn recycle_logs(&mut self, logs: impl IntoIterator<Item = Vec<u8>>) {
+        for mut log in logs {
+            if self.spare_logs.len() == SPARE_LOGS {
+                return;
+            }
+            if log.capacity() <= SPARE_LOG_MAX {
+                log.clear();
+                self.spare_logs.push(log);
+            }
+        }
     }
 
     fn read(&self, id: PageId) -> Result<Page> {
@@ -170,6 +194,7 @@ impl PageStore for WriteTxn<'_> {
 
 impl<'a> WriteTxn<'a> {
     pub(crate) fn new(core: &'a mut Core, txn: u64) -> Self {
+        let log = core.spare_logs.pop().unwrap_or_default();
         WriteTxn {
             core,
             txn,
@@ -178,7 +203,7 @@ impl<'a> WriteTxn<'a> {
             fresh: HashSet::new(),
             freed: Vec::new(),
             undo: Vec::new(),
-            log: Vec::new(),
+            log,
             pending: BTreeMap::new(),
             pending_bytes: 0,
             unlogged: false,
@@ -610,6 +635,7 @@ impl<'a> WriteTxn<'a> {
 
     /// Discards this sub-transaction's changes.
     pub(crate) fn rollback(self) {
+        self.core.recycle_logs([self.log]);
         for (id, old) in self.undo {
             self.core.dirty.insert(id, old);
         }
