@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
@@ -117,10 +119,62 @@ it('names bad lines by line, exits 1, and refuses bad usage with 2', async () =>
   expect((await cairn(['import', file, '--data-dir', store, '--scope', 'a:b'])).code).toBe(2);
 });
 
+/** `n` entities, each related to the next, as export lines. */
+function chain(n: number): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++)
+    lines.push(JSON.stringify({ kind: 'entity', id: String(i), name: `Node ${i}`, types: ['x'] }));
+  for (let i = 0; i + 1 < n; i++) {
+    const fact = { kind: 'fact', id: String(n + i), from: String(i), to: String(i + 1), type: 'next', recorded_at: AT };
+    lines.push(JSON.stringify({ ...fact, from_name: `Node ${i}`, to_name: `Node ${i + 1}` }));
+  }
+  return lines;
+}
+
+/** What `cairn export` wrote of a scope, without ids: entities by name and types, facts by ends and type. */
+async function exported(store: string, scope: string): Promise<string[]> {
+  const pkg = join(dir, `pkg-${scope}`);
+  const r = await cairn(['export', pkg, '--data-dir', store, '--scope', scope]);
+  expect(r.code, r.stderr).toBe(0);
+  const records = readFileSync(join(pkg, 'records.jsonl'), 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  return records
+    .map((r: Record<string, unknown>) =>
+      r.kind === 'entity'
+        ? `entity ${String(r.name)} ${JSON.stringify(r.types)}`
+        : r.kind === 'fact'
+          ? `fact ${String(r.from_name)} ${String(r.type)} ${String(r.to_name)} ${String(r.ended_at ?? '')}`
+          : String(r.kind),
+    )
+    .sort();
+}
+
+it('reads a file a piece at a time: the first piece loaded, the rest imported, lines numbered across pieces', async () => {
+  const lines = chain(60);
+  lines.splice(100, 0, '{"kind": "fact", "id": ');
+  const file = exportFile(lines);
+  const store = join(dir, 'store');
+  const whole = await cairn(['import', file, '--data-dir', store, '--scope', 'whole', '--json']);
+  const pieces = await cairn(['import', file, '--data-dir', store, '--scope', 'pieces', '--json'], {
+    CAIRN_LOAD_PIECE_BYTES: '1000',
+  });
+  expect([whole.code, pieces.code], pieces.stderr).toEqual([1, 1]);
+  const [a, b] = [JSON.parse(whole.stdout) as Imported, JSON.parse(pieces.stdout) as Imported];
+  expect([a.mode, b.mode]).toEqual(['load', 'load_then_import']);
+  expect(b.imported).toEqual({ entities: 60, facts: 59, documents: 0, notes: 0, handoffs: 0 });
+  expect(b.imported).toEqual(a.imported);
+  expect(b.skipped.map((s) => s.index)).toEqual([100]);
+  expect(await exported(store, 'pieces')).toEqual(await exported(store, 'whole'));
+  expect((await cairn(['check', '--data-dir', store])).code).toBe(0);
+});
+
 it('goes through the running node with the admin token', async () => {
   const file = exportFile(RECORDS.map((r) => JSON.stringify(r)));
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
-    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    // Pieces of 300 bytes: the node loads the file's first lines and imports the rest as they arrive.
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN, CAIRN_LOAD_PIECE_BYTES: '300' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   children.push(child);
@@ -138,6 +192,7 @@ it('goes through the running node with the admin token', async () => {
   expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
   const r = await cairn(['import', file, '--data-dir', dir, '--user', 'ann', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
   expect(r.code, r.stderr).toBe(0);
+  expect((JSON.parse(r.stdout) as Imported).mode).toBe('load_then_import');
   expect((JSON.parse(r.stdout) as Imported).imported).toEqual({
     entities: 3,
     facts: 2,
@@ -169,4 +224,40 @@ it('goes through the running node with the admin token', async () => {
     body: readFileSync(file),
   });
   expect(denied.status).toBe(401);
+  // The body is read as it arrives, so its length must come first: without one (chunked) it is
+  // refused, and over the limit it is 413, in both cases with nothing of it stored.
+  const chunked = await fetch(`${url}/v1/admin/import?user=bob`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/x-ndjson' },
+    body: Readable.toWeb(Readable.from([readFileSync(file)])) as ReadableStream,
+    duplex: 'half',
+  } as RequestInit);
+  expect(chunked.status).toBe(422);
+  expect(((await chunked.json()) as { error: { details: unknown[] } }).error.details).toEqual([
+    { field: 'content-length', message: 'required' },
+  ]);
+  const huge = await new Promise<number>((resolve, reject) => {
+    const req = request(`${url}/v1/admin/import?user=bob`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ADMIN}`,
+        'content-type': 'application/x-ndjson',
+        'content-length': String(2 ** 40),
+      },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+      req.destroy();
+    });
+    req.on('error', reject);
+    req.write(readFileSync(file));
+  });
+  expect(huge).toBe(413);
+  const bob = await fetch(`${url}/v1/memory/recall`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ user_id: 'bob', subject: 'Priya Raman' }),
+  });
+  expect(((await bob.json()) as { state: string }).state).toBe('nothing_stored');
 });

@@ -5,7 +5,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
-import { PackageError, stored, writePackage } from './package.js';
+import { type Manifest, PackageError, writePackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
 /** Arguments of `cairn export DIR`. */
@@ -22,17 +22,18 @@ const PAGE = 5000;
 
 type Page = { records: Record<string, unknown>[]; next: string | null };
 
-/** Every record of the scope, header first, page by page from `page`. */
-async function allRecords(page: (cursor: string | undefined) => Promise<Page>): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
+/** The scope's records page by page from `page`, header first; the export header is left in `seen`. */
+async function* pagesOf(
+  page: (cursor: string | undefined) => Promise<Page>,
+  seen: { header?: Record<string, unknown> },
+): AsyncGenerator<Record<string, unknown>[]> {
   let cursor: string | undefined;
   do {
     const p = await page(cursor);
-    // Each page repeats the header; the package keeps the first.
-    out.push(...p.records.filter((r) => r.kind !== 'header' || out.length === 0));
+    seen.header ??= p.records.find((r) => r.kind === 'header');
+    yield p.records;
     cursor = p.next ?? undefined;
   } while (cursor !== undefined);
-  return out;
 }
 
 /**
@@ -50,36 +51,36 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
   const dir = resolve(a.dir);
   try {
     const node = findRunningNode(a.dataDir);
-    let records: Record<string, unknown>[];
+    const seen: { header?: Record<string, unknown> } = {};
+    let manifest: Manifest;
     if (node !== null) {
-      records = await allRecords(
-        async (cursor) =>
-          (await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/memory/export', {
-            user_id: user,
-            scope,
-            limit: PAGE,
-            includePrivate: true,
-            ...(cursor === undefined ? {} : { cursor }),
-          })) as unknown as Page,
-      );
+      const page = async (cursor: string | undefined) =>
+        (await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/memory/export', {
+          user_id: user,
+          scope,
+          limit: PAGE,
+          includePrivate: true,
+          ...(cursor === undefined ? {} : { cursor }),
+        })) as unknown as Page;
+      manifest = await writePackage(dir, pagesOf(page, seen), { user, scope });
     } else {
       const store = await Store.open(a.dataDir);
       try {
         const caller = { tenant: 'local', user, scope, agent: CLI_AGENT };
-        records = await allRecords(async (cursor) => {
+        const page = async (cursor: string | undefined) => {
           const body = { limit: PAGE, allAgents: true, allowPrivate: true, includePrivate: true, cursor };
           const reply = await store.knowledge('export', caller, body);
           if (reply.error !== undefined) throw refusedBy(reply);
           return reply as unknown as Page;
-        });
+        };
+        manifest = await writePackage(dir, pagesOf(page, seen), { user, scope });
       } finally {
         await store.close();
       }
     }
-    const manifest = writePackage(dir, records, { user, scope });
-    const header = records[0] ?? {};
     // The records stored, as the manifest counts them: the export header is not one.
-    const summary = { dir, records: stored(records), withheld: header.withheld ?? null, manifest };
+    const records = manifest.files.reduce((n, f) => n + f.records, 0);
+    const summary = { dir, records, withheld: seen.header?.withheld ?? null, manifest };
     process.stdout.write(
       a.json ? `${JSON.stringify(summary)}\n` : `exported ${summary.records} records of ${user}/${scope} into ${dir}\n`,
     );

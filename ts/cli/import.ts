@@ -1,11 +1,12 @@
-import { statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { createReadStream, openSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { Readable } from 'node:stream';
 
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { type FileImported, importLines } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
-import { type Manifest, PackageError, readPackage } from './package.js';
+import { type Manifest, PackageError, packageBytes, packageSize, verifyPackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
 /** Arguments of `cairn import FILE`. */
@@ -20,23 +21,61 @@ export interface ImportArgs {
 /** The agent recorded on what `cairn import` stores when it opens the store itself. */
 export const CLI_AGENT = 'cli';
 
-/** Sends the file to a running node's admin import route. */
-async function throughNode(url: string, token: string, query: Record<string, string>, body: Buffer) {
-  const res = await fetch(`${url}/v1/admin/import?${new URLSearchParams(query)}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
-    body,
+/**
+ * Streams the file (`size` bytes) to a running node's admin import route, which reads it a piece
+ * at a time as it arrives; the length goes first, so a body over the node's limit is refused
+ * before anything is stored.
+ */
+function throughNode(
+  url: string,
+  token: string,
+  query: Record<string, string>,
+  body: AsyncIterable<Uint8Array>,
+  size: number,
+): Promise<FileImported> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}/v1/admin/import?${new URLSearchParams(query)}`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/x-ndjson',
+          'content-length': String(size),
+        },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (b: Buffer) => parts.push(b));
+        res.on('error', reject);
+        res.on('end', () => {
+          try {
+            const json = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status > 299) reject(refusedBy(json, status));
+            else resolve(json as unknown as FileImported);
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
+    req.on('error', (err) =>
+      reject(new CliFailure('UNAVAILABLE', `the node at ${url} does not answer (${err.message})`)),
+    );
+    Readable.from(body).on('error', reject).pipe(req);
   });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (!res.ok) throw refusedBy(json, res.status);
-  return json as unknown as FileImported;
 }
 
 function summary(r: FileImported): string {
   const n = (c: FileImported['imported']) =>
     `${c.entities} entities, ${c.facts} facts, ${c.documents} documents, ${c.notes} notes, ${c.handoffs} handoffs`;
   const lines = [
-    `${r.mode === 'load' ? 'loaded into an empty scope' : 'imported into a scope holding knowledge'}`,
+    {
+      load: 'loaded into an empty scope',
+      load_then_import: 'loaded into an empty scope (its first piece in bulk, the rest record by record)',
+      import: 'imported into a scope holding knowledge',
+    }[r.mode],
     `imported: ${n(r.imported)}`,
     `unchanged: ${n(r.unchanged)}`,
   ];
@@ -58,19 +97,29 @@ function summary(r: FileImported): string {
  */
 export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
-  let body: Buffer;
+  // The file is read as a stream, twice for a package (verified whole first, then imported), so
+  // memory follows `loadPieceBytes`, not the file's size.
+  let body: () => AsyncIterable<Uint8Array>;
+  let size: number;
   let pkg: Manifest | null = null;
   try {
-    if (statSync(a.file).isDirectory()) {
+    const st = statSync(a.file);
+    if (st.isDirectory()) {
       try {
-        ({ manifest: pkg, lines: body } = readPackage(a.file));
+        const manifest = await verifyPackage(a.file);
+        pkg = manifest;
+        body = () => packageBytes(a.file, manifest);
+        size = packageSize(manifest);
       } catch (err) {
         if (!(err instanceof PackageError)) throw err;
         const message = `${a.file}: the package does not verify, nothing was stored: ${err.message}`;
         throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: err.message }]);
       }
     } else {
-      body = await readFile(a.file);
+      // Opened here, so an unreadable file is refused as such before anything is stored.
+      const fd = openSync(a.file, 'r');
+      body = () => createReadStream('', { fd });
+      size = st.size;
     }
   } catch (err) {
     if (err instanceof CliFailure) throw err;
@@ -92,11 +141,12 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
         `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
       );
     }
-    result = await throughNode(node.url, token, { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) }, body);
+    const query = { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) };
+    result = await throughNode(node.url, token, query, body(), size);
   } else {
     const store = await Store.open(a.dataDir);
     try {
-      result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { emptyOnly });
+      result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body(), { emptyOnly });
     } finally {
       await store.close();
     }

@@ -1,6 +1,20 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
+
+import { linePieces } from '../service/line-pieces.js';
 
 /**
  * A Memory Package (DESIGN.md §4): a directory holding `manifest.json` and the export records as
@@ -33,27 +47,70 @@ export interface Manifest {
 /** A package that does not verify; nothing was stored. */
 export class PackageError extends Error {}
 
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
 /** The records of `records` a package counts: every one but the export header. */
-export const stored = (records: readonly { kind?: unknown }[]) => records.filter((r) => r.kind !== 'header').length;
+const stored = (records: readonly { kind?: unknown }[]) => records.filter((r) => r.kind !== 'header').length;
 
-/** Writes `records` (export records, header first) as a package into `dir`, which must be empty. */
-export function writePackage(dir: string, records: { kind?: unknown }[], source: Manifest['source']): Manifest {
+/**
+ * Writes a scope's export records, page by page as `pages` gives them (header first; a page's
+ * repeated header is dropped), as a package into `dir`, which must be empty. One page is held at
+ * a time, so a scope of any size exports in bounded memory.
+ */
+export async function writePackage(
+  dir: string,
+  pages: AsyncIterable<readonly { kind?: unknown }[]>,
+  source: Manifest['source'],
+): Promise<Manifest> {
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new PackageError(`${dir} is not empty`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const body = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  writeFileSync(join(dir, RECORDS), body, { mode: 0o600 });
+  try {
+    return await writeRecords(dir, pages, source);
+  } catch (err) {
+    // A scope that could not be read whole leaves no half package behind.
+    rmSync(join(dir, RECORDS), { force: true });
+    throw err;
+  }
+}
+
+async function writeRecords(
+  dir: string,
+  pages: AsyncIterable<readonly { kind?: unknown }[]>,
+  source: Manifest['source'],
+): Promise<Manifest> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let records = 0;
+  let lines = 0;
+  const fd = openSync(join(dir, RECORDS), 'wx', 0o600);
+  try {
+    for await (const page of pages) {
+      // Each page repeats the header; the package keeps the first.
+      const kept = page.filter((r) => r.kind !== 'header' || lines === 0);
+      if (kept.length === 0) continue;
+      lines += kept.length;
+      records += stored(kept);
+      const chunk = Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      hash.update(chunk);
+      bytes += chunk.length;
+      writeAll(fd, chunk);
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   const manifest: Manifest = {
     format: FORMAT,
     version: VERSION,
     created_at: new Date().toISOString(),
     source,
-    files: [{ name: RECORDS, bytes: body.length, sha256: sha256(body), records: stored(records) }],
+    files: [{ name: RECORDS, bytes, sha256: hash.digest('hex'), records }],
   };
   // The manifest last: a package without one is visibly unfinished.
   writeFileSync(join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   return manifest;
+}
+
+function writeAll(fd: number, chunk: Buffer) {
+  for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
 }
 
 /** The manifest of `dir`, checked for shape. */
@@ -85,47 +142,62 @@ function readManifest(dir: string): Manifest {
   return m as Manifest;
 }
 
+/** Bytes of a package file read at a time while it is verified. */
+const VERIFY_PIECE = 8 << 20;
+
 /**
  * Verifies the package in `dir` — the manifest, each file's size, sha256 and record count (by the
- * manifest's version), every line a JSON record with a `kind`, an export header first — and
- * returns its records as JSON lines with the manifest. Throws a `PackageError` naming the first
+ * manifest's version), every line a JSON record with a `kind`, an export header first — reading
+ * each file a piece at a time, and returns the manifest. Throws a `PackageError` naming the first
  * thing wrong.
  */
-export function readPackage(dir: string): { manifest: Manifest; lines: Buffer } {
+export async function verifyPackage(dir: string): Promise<Manifest> {
   const manifest = readManifest(dir);
-  const parts: Buffer[] = [];
-  for (const f of manifest.files) {
-    let bytes: Buffer;
+  for (const [n, f] of manifest.files.entries()) {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    let records = 0;
     try {
-      bytes = readFileSync(join(dir, f.name));
+      for await (const piece of linePieces(createReadStream(join(dir, f.name)), VERIFY_PIECE)) {
+        hash.update(piece.bytes);
+        bytes += piece.bytes.length;
+        for (const [i, line] of piece.bytes.toString('utf8').split('\n').entries()) {
+          if (line.trim() === '') continue;
+          const at = piece.first + i;
+          let record: unknown;
+          try {
+            record = JSON.parse(line);
+          } catch {
+            throw new PackageError(`${f.name} line ${at + 1}: not JSON`);
+          }
+          const kind = (record as { kind?: unknown } | null)?.kind;
+          if (typeof kind !== 'string') throw new PackageError(`${f.name} line ${at + 1}: a record has a string kind`);
+          if (n === 0 && at === 0 && kind !== 'header') {
+            throw new PackageError(`${f.name} line 1: the export header comes first`);
+          }
+          if (kind !== 'header' || manifest.version === 1) records += 1;
+        }
+      }
     } catch (err) {
+      if (err instanceof PackageError) throw err;
       throw new PackageError(`${f.name}: ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (bytes.length !== f.bytes)
-      throw new PackageError(`${f.name}: ${bytes.length} bytes, the manifest says ${f.bytes}`);
-    if (sha256(bytes) !== f.sha256) throw new PackageError(`${f.name}: sha256 differs from the manifest's`);
-    const lines = bytes.toString('utf8').split('\n');
-    let records = 0;
-    for (const [i, line] of lines.entries()) {
-      if (line.trim() === '') continue;
-      let record: unknown;
-      try {
-        record = JSON.parse(line);
-      } catch {
-        throw new PackageError(`${f.name} line ${i + 1}: not JSON`);
-      }
-      const kind = (record as { kind?: unknown } | null)?.kind;
-      if (typeof kind !== 'string') throw new PackageError(`${f.name} line ${i + 1}: a record has a string kind`);
-      if (parts.length === 0 && i === 0 && kind !== 'header') {
-        throw new PackageError(`${f.name} line 1: the export header comes first`);
-      }
-      if (kind !== 'header' || manifest.version === 1) records += 1;
-    }
+    if (bytes !== f.bytes) throw new PackageError(`${f.name}: ${bytes} bytes, the manifest says ${f.bytes}`);
+    if (hash.digest('hex') !== f.sha256) throw new PackageError(`${f.name}: sha256 differs from the manifest's`);
     if (records !== f.records) {
       const what = manifest.version === 1 ? 'records, header included' : 'records besides the header';
       throw new PackageError(`${f.name}: holds ${records} ${what}, the manifest says ${f.records}`);
     }
-    parts.push(bytes);
   }
-  return { manifest, lines: Buffer.concat(parts) };
+  return manifest;
+}
+
+/** The records of a verified package as one byte stream: its files in the manifest's order. */
+export async function* packageBytes(dir: string, manifest: Manifest): AsyncGenerator<Uint8Array> {
+  for (const f of manifest.files) yield* createReadStream(join(dir, f.name));
+}
+
+/** The bytes of a package's records (the sum of its files). */
+export function packageSize(manifest: Manifest): number {
+  return manifest.files.reduce((n, f) => n + f.bytes, 0);
 }

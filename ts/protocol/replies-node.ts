@@ -62,7 +62,7 @@ export const CheckReply = z.object({
 
 /** POST /v1/admin/import: `import`'s reply and which path took the file. */
 export const AdminImportReply = z.object({
-  mode: z.enum(['load', 'import']),
+  mode: z.enum(['load', 'load_then_import', 'import']),
   imported: KindCounts,
   unchanged: KindCounts,
   skipped: z.array(z.object({ index: z.int().min(0), reason: z.string() })),

@@ -9,8 +9,11 @@ import { resolveIdentity } from '../service/identity.js';
 import { importLines } from '../service/import-file.js';
 import { adminHook, principalOf } from './auth.js';
 
-/** The largest export file the node takes in one request. */
-export const IMPORT_BODY_LIMIT = 1024 * 1024 * 1024;
+/**
+ * The largest export file the node takes in one request. The body is read a piece at a time
+ * (`importLines`), so the node's memory does not grow with it; the limit only bounds one request.
+ */
+export const IMPORT_BODY_LIMIT = 64 * 1024 * 1024 * 1024;
 
 const ImportQuery = z
   .object({ user: Name256.optional(), scope: Name256.optional(), empty: z.enum(['true', 'false']).optional() })
@@ -24,23 +27,33 @@ const ImportQuery = z
  */
 export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: Service) {
   void app.register(async (scoped) => {
-    // Only this route reads a body as raw lines; everywhere else bodies stay JSON.
-    scoped.addContentTypeParser(
-      'application/x-ndjson',
-      { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT },
-      (_req, body, done) => done(null, body),
-    );
+    // Only this route reads a body as raw lines, and as a stream: `importLines` takes it a piece
+    // at a time as it arrives. Everywhere else bodies stay JSON.
+    scoped.addContentTypeParser('application/x-ndjson', (_req, payload, done) => done(null, payload));
     // Checked before any body parser runs, so a JSON body is refused as the wrong type, not as bad JSON.
     const ndjsonOnly = async (req: FastifyRequest) => {
       if (!/^application\/x-ndjson\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'the body is an export file: send it as application/x-ndjson');
       }
     };
-    const onRequest = [adminHook(tokens), ndjsonOnly];
+    // The length first (the body is not buffered, so fastify's own limit does not apply): a body
+    // over the limit must be refused before its first piece is stored.
+    const lengthFirst = async (req: FastifyRequest) => {
+      const length = Number(req.headers['content-length']);
+      if (req.headers['content-length'] === undefined || !Number.isSafeInteger(length)) {
+        throw new ApiError('VALIDATION_ERROR', 'send the export file with a Content-Length header', [
+          { field: 'content-length', message: 'required' },
+        ]);
+      }
+      if (length > IMPORT_BODY_LIMIT) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `the body is ${length} bytes; the limit is ${IMPORT_BODY_LIMIT}`);
+      }
+    };
+    const onRequest = [adminHook(tokens), ndjsonOnly, lengthFirst];
     scoped.post('/v1/admin/import', { onRequest, bodyLimit: IMPORT_BODY_LIMIT }, async (req) => {
       const q = parseInput(ImportQuery, req.query);
       const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope });
-      const lines = req.body as Buffer;
+      const lines = req.body as AsyncIterable<Uint8Array>;
       const caller = { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent };
       return importLines(svc.store, caller, lines, { emptyOnly: q.empty === 'true' });
     });

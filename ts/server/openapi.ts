@@ -193,26 +193,29 @@ function nodePaths(): Record<string, unknown> {
       }),
     },
     '/v1/admin/import': {
-      post: admin('Import an export file (admin): a bulk load into an empty scope, else import page by page', {
-        parameters: [
-          { name: 'user', in: 'query', required: false, schema: { type: 'string' } },
-          { name: 'scope', in: 'query', required: false, schema: { type: 'string' } },
-          {
-            name: 'empty',
-            in: 'query',
-            required: false,
-            description: '`true`: only into an empty scope (a Memory Package); a scope holding anything is refused',
-            schema: { type: 'string', enum: ['true', 'false'] },
+      post: admin(
+        'Import an export file (admin), read as it arrives: an empty scope takes its first piece (a sixteenth of memory, 64 MiB to 1 GiB, or CAIRN_LOAD_PIECE_BYTES) by bulk load and the rest by import page by page; Content-Length required',
+        {
+          parameters: [
+            { name: 'user', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'scope', in: 'query', required: false, schema: { type: 'string' } },
+            {
+              name: 'empty',
+              in: 'query',
+              required: false,
+              description: '`true`: only into an empty scope (a Memory Package); a scope holding anything is refused',
+              schema: { type: 'string', enum: ['true', 'false'] },
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'application/x-ndjson': { schema: { type: 'string', description: 'export records, one a line' } },
+            },
           },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/x-ndjson': { schema: { type: 'string', description: 'export records, one a line' } },
-          },
+          responses: { ...ok('What was imported', AdminImportReply), ...errorResponses(ROUTE_ERRORS.body) },
         },
-        responses: { ...ok('What was imported', AdminImportReply), ...errorResponses(ROUTE_ERRORS.body) },
-      }),
+      ),
     },
   };
 }

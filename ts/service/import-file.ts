@@ -1,3 +1,5 @@
+import { totalmem } from 'node:os';
+
 import type { z } from 'zod';
 
 import type { Caller } from '../engine/knowledge.js';
@@ -6,6 +8,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { AdminImportReply } from '../protocol/replies-node.js';
 import type { KindCounts } from '../protocol/reply-parts.js';
 import { storeFailure } from './engine.js';
+import { linePieces, oneChunk, type Piece } from './line-pieces.js';
 
 /** Records per `import` call when a file goes through `import` (the verb's per-call limit). */
 const PAGE = 5000;
@@ -20,8 +23,9 @@ function zero(): Counts {
 
 /**
  * What importing a file did (the reply schema's type): `import`'s reply, plus which path took the
- * file: `load` when the scope was empty and the file went in as one bulk transaction, `import`
- * when it held knowledge and the records were matched against it a page at a time. `skipped`
+ * file: `load` when the scope was empty and the file went in as one bulk transaction,
+ * `load_then_import` when its first piece did and the rest went through `import`, `import` when
+ * the scope held knowledge and the records were matched against it a page at a time. `skipped`
  * indexes are line indexes (from 0; blank lines count).
  */
 export type FileImported = z.infer<typeof AdminImportReply>;
@@ -58,32 +62,71 @@ async function isEmpty(store: Store, caller: Caller): Promise<boolean> {
 }
 
 /**
- * Imports an export file (JSON lines, one record a line) into the scope of `caller`: into an
- * empty scope by the engine's bulk `load` (one transaction: all of it or nothing), else through
- * `import` a page of 5,000 records at a time, which matches what is stored instead of
- * duplicating it (each page commits alone; running the file again finishes an interrupted one).
- * `skipped` and `not_reproduced` count lines from 0 either way. With `emptyOnly` (a Memory
- * Package) a scope holding anything is refused, and nothing is stored.
+ * Bytes of export lines one bulk `load` takes at most (see `importLines`): `CAIRN_LOAD_PIECE_BYTES`
+ * when set to a positive integer, else a sixteenth of the machine's memory within 64 MiB..1 GiB.
+ * A load holds several times its input while it plans (a 182 MB file: 1.4 GB peak RSS), so a
+ * sixteenth keeps it well inside the machine, and up to 1 GiB a file goes in whole, as fast as a
+ * load goes, where the memory is there.
+ */
+export function loadPieceBytes(env: NodeJS.ProcessEnv = process.env, memory = totalmem()): number {
+  const n = Number(env.CAIRN_LOAD_PIECE_BYTES);
+  if (Number.isSafeInteger(n) && n > 0) return n;
+  return Math.min(Math.max(Math.floor(memory / 16), 64 << 20), 1 << 30);
+}
+
+/**
+ * Imports an export file (JSON lines, one record a line) into the scope of `caller`, reading it a
+ * piece of whole lines at a time (`loadPieceBytes`), so memory follows the piece, not the file.
+ * Into an empty scope the first piece goes in by the engine's bulk `load` (one transaction: all
+ * of it or nothing; a load holds several times its input in memory while it plans), and the
+ * pieces after it, like every piece into a scope holding knowledge, through `import` a page of
+ * 5,000 records at a time, which matches what is stored instead of duplicating it (each page
+ * commits alone; running the file again finishes an interrupted one). `skipped` and
+ * `not_reproduced` count lines from 0 either way. With `emptyOnly` (a Memory Package) a scope
+ * holding anything is refused, and nothing is stored.
  */
 export async function importLines(
   store: Store,
   caller: Caller,
-  lines: Uint8Array,
+  input: Uint8Array | AsyncIterable<Uint8Array>,
   opts: { emptyOnly?: boolean } = {},
 ): Promise<FileImported> {
   if (opts.emptyOnly === true && !(await isEmpty(store, caller))) throw notEmpty();
-  const loaded = await engine(() => store.load(caller, lines));
-  if (loaded.error === undefined) return { mode: 'load', ...(loaded as Omit<FileImported, 'mode'>) };
-  if (opts.emptyOnly === true) throw notEmpty();
-  // `load` refuses only a scope that holds knowledge; anything else it would have skipped.
-  const out: FileImported = {
-    mode: 'import',
-    imported: zero(),
-    unchanged: zero(),
-    skipped: [],
-    not_reproduced: [],
-  };
-  const text = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength).toString('utf8');
+  const out: Omit<FileImported, 'mode'> = { imported: zero(), unchanged: zero(), skipped: [], not_reproduced: [] };
+  const chunks = input instanceof Uint8Array ? oneChunk(input) : input;
+  let pieces = 0;
+  let loaded = false;
+  for await (const piece of linePieces(chunks, loadPieceBytes())) {
+    if (pieces++ === 0) {
+      const reply = await engine(() => store.load(caller, piece.bytes));
+      // `load` refuses only a scope that holds knowledge; anything else it would have skipped.
+      if (reply.error === undefined) {
+        add(out, reply as Omit<FileImported, 'mode'>, (index) => index);
+        loaded = true;
+        continue;
+      }
+      if (opts.emptyOnly === true) throw notEmpty();
+    }
+    await importPiece(store, caller, piece, out);
+  }
+  out.skipped.sort((a, b) => a.index - b.index);
+  return { mode: loaded ? (pieces > 1 ? 'load_then_import' : 'load') : 'import', ...out };
+}
+
+/** Adds one reply's counts to `out`, its line indexes mapped by `at`. */
+function add(out: Omit<FileImported, 'mode'>, r: Omit<FileImported, 'mode'>, at: (index: number) => number) {
+  for (const k of KINDS) {
+    out.imported[k] += r.imported[k];
+    out.unchanged[k] += r.unchanged[k];
+  }
+  for (const s of r.skipped) out.skipped.push({ index: at(s.index), reason: s.reason });
+  for (const n of r.not_reproduced) {
+    out.not_reproduced.push(typeof n.index === 'number' ? { ...n, index: at(n.index) } : n);
+  }
+}
+
+/** The lines of `piece` through `import`, a page of 5,000 records at a time. */
+async function importPiece(store: Store, caller: Caller, piece: Piece, out: Omit<FileImported, 'mode'>) {
   let page: { index: number; record: unknown }[] = [];
   const flush = async () => {
     if (page.length === 0) return;
@@ -94,19 +137,12 @@ export async function importLines(
     );
     const refused = refusalOf(reply);
     if (refused !== null) throw refused;
-    const r = reply as Omit<FileImported, 'mode'>;
-    for (const k of KINDS) {
-      out.imported[k] += r.imported[k];
-      out.unchanged[k] += r.unchanged[k];
-    }
-    for (const s of r.skipped) out.skipped.push({ index: at[s.index] ?? s.index, reason: s.reason });
-    for (const n of r.not_reproduced) {
-      out.not_reproduced.push(typeof n.index === 'number' ? { ...n, index: at[n.index] ?? n.index } : n);
-    }
+    add(out, reply as Omit<FileImported, 'mode'>, (index) => at[index] ?? index);
     page = [];
   };
-  for (const [index, line] of text.split('\n').entries()) {
+  for (const [i, line] of piece.bytes.toString('utf8').split('\n').entries()) {
     if (line.trim() === '') continue;
+    const index = piece.first + i;
     try {
       page.push({ index, record: JSON.parse(line) });
     } catch (err) {
@@ -116,6 +152,4 @@ export async function importLines(
     if (page.length === PAGE) await flush();
   }
   await flush();
-  out.skipped.sort((a, b) => a.index - b.index);
-  return out;
 }
