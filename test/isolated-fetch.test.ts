@@ -38,7 +38,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-it('leaves no listener on the shared signal after each reply, so 1,600 calls warn of no leak', async () => {
+it('leaves one listener on the shared signal however many calls it made, so 1,600 calls warn of no leak', async () => {
   const shared = new AbortController();
   const warnings: string[] = [];
   const onWarning = (w: Error) => warnings.push(w.name);
@@ -54,7 +54,27 @@ it('leaves no listener on the shared signal after each reply, so 1,600 calls war
   } finally {
     process.off('warning', onWarning);
   }
-  expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+  expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+  expect(warnings).not.toContain('MaxListenersExceededWarning');
+});
+
+it('keeps one listener for 16 requests open at once (parallel tool calls), and aborts them all', async () => {
+  const shared = new AbortController();
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  const before = held.length;
+  try {
+    const f = isolatedFetch();
+    const pending = Array.from({ length: 16 }, () => f(`${url}/hold`, { signal: shared.signal }));
+    await expect.poll(() => held.length - before).toBe(16);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+    shared.abort();
+    for (const p of pending) await expect(p).rejects.toMatchObject({ name: 'AbortError' });
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.off('warning', onWarning);
+  }
   expect(warnings).not.toContain('MaxListenersExceededWarning');
 });
 
