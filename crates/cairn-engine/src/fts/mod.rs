@@ -105,6 +105,11 @@ fn merge_places(mut postings: Vec<Posting>) -> Vec<Posting> {
 pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -> Result<Vec<(u64, u32)>> {
     let prefix = part_prefix(part)?;
     let stats = read_stats(tx, &prefix)?;
+    // No segment, no posting: a scope without passages (an import of a graph, facts remembered
+    // alone) asks this for every entity it creates, and tokenizing the name was most of the cost.
+    if stats.segments.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut found: Option<Vec<(u64, u32)>> = None;
     // A passage indexed before terms were folded holds a word under its unfolded term: either counts.
     for wanted in query_terms(text) {
