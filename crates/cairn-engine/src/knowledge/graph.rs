@@ -99,7 +99,9 @@ pub struct Neighbour {
     pub other: u64,
 }
 
-fn check_name(name: &str, what: &str) -> Result<String> {
+/// `name` trimmed and folded, after the checks every stored name passes (length, no control
+/// character); `what` names it in the error.
+pub(crate) fn check_name(name: &str, what: &str) -> Result<String> {
     let trimmed = name.trim();
     if trimmed.is_empty() || trimmed.len() > MAX_NAME_LEN {
         return Err(Error::InvalidArgument(format!("{what} must be 1..={MAX_NAME_LEN} bytes, got {}", trimmed.len())));

@@ -20,7 +20,7 @@
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
-use super::graph::{Entity, Relation, Shortened, Source, has_control, upsert_counted};
+use super::graph::{Entity, Relation, Shortened, Source, check_name, create_entity, has_control, upsert_counted};
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
@@ -184,9 +184,12 @@ fn resolve_entity(
         return Ok(Some((e, false)));
     }
     let Some(name) = name.filter(|n| !n.trim().is_empty() && !has_control(n)) else { return Ok(None) };
-    let found = match entity_in(tx, part, name)? {
-        Some(e) => (e, false),
-        None => upsert_counted(tx, part, (name, &[], &Map::new()), recorded_at, tally)?,
+    let found = if let Some(e) = entity_in(tx, part, name)? {
+        (e, false)
+    } else {
+        // No entity of that name, as `entity_in` just found: created without looking again.
+        let folded = check_name(name, "entity name")?;
+        (create_entity(tx, part, (name, &folded), (&[], &Map::new()), recorded_at, tally)?.0, true)
     };
     if let Some(src) = source {
         set_map(tx, part, ENTITY, src, found.0.id)?;
