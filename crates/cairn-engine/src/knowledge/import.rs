@@ -319,30 +319,49 @@ enum End {
     New(String),
 }
 
-/// Where a fact's end resolves as `resolve_entity` would resolve it, without writing.
-fn peek_end(tx: &mut WriteTxn<'_>, part: &Partition, source: Option<Src>, name: Option<&str>) -> Result<Option<End>> {
+/// Where a fact's end resolves as `resolve_entity` would resolve it, without writing; with the
+/// entity when the id map gave it (the usual case for an export's facts), which `resolve_ends`
+/// then takes as it is instead of reading it again.
+fn peek_end(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    source: Option<Src>,
+    name: Option<&str>,
+) -> Result<Option<(End, Option<Entity>)>> {
     if let Some(src) = source
         && let Some(e) = mapped_entity(tx, part, src, name)?
     {
-        return Ok(Some(End::Here(e.id)));
+        return Ok(Some((End::Here(e.id), Some(e))));
     }
     let Some(name) = name.filter(|n| !n.trim().is_empty() && !has_control(n)) else { return Ok(None) };
-    Ok(Some(match entity_in(tx, part, name)? {
-        Some(e) => End::Here(e.id),
-        None => End::New(fold(name.trim())),
-    }))
+    Ok(Some((
+        match entity_in(tx, part, name)? {
+            Some(e) => End::Here(e.id),
+            None => End::New(fold(name.trim())),
+        },
+        None,
+    )))
 }
 
 /// Whether both ends of a fact can be resolved (mapped to a stored entity the names do not
 /// contradict, or named), and to two entities: a fact never joins an entity to itself (`relate`
-/// refuses it too).
-fn check_ends(tx: &mut WriteTxn<'_>, part: &Partition, origin: Origin, r: &Map<String, Value>) -> Result<Field<()>> {
+/// refuses it too). Gives the ends the id map resolved, for `resolve_ends`.
+fn check_ends(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    origin: Origin,
+    r: &Map<String, Value>,
+) -> Result<Field<[Option<Entity>; 2]>> {
     let mut ends = Vec::with_capacity(2);
-    for (id_name, name_name) in [("from", "from_name"), ("to", "to_name")] {
+    let mut mapped: [Option<Entity>; 2] = [None, None];
+    for (i, (id_name, name_name)) in [("from", "from_name"), ("to", "to_name")].into_iter().enumerate() {
         let src = id_field(r, id_name).ok().map(|id| (origin, id));
         let name = r.get(name_name).and_then(Value::as_str);
         match peek_end(tx, part, src, name)? {
-            Some(end) => ends.push(end),
+            Some((end, entity)) => {
+                ends.push(end);
+                mapped[i] = entity;
+            }
             None => {
                 return Ok(Err(format!(
                     "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
@@ -353,34 +372,42 @@ fn check_ends(tx: &mut WriteTxn<'_>, part: &Partition, origin: Origin, r: &Map<S
     if ends[0] == ends[1] {
         return Ok(Err("to: from and to name the same entity; a fact joins two".into()));
     }
-    Ok(Ok(()))
+    Ok(Ok(mapped))
 }
 
-/// The local entities at a fact's ends, by id map or by the names the export carries.
+/// The local entities at a fact's ends, by id map or by the names the export carries; `mapped`
+/// holds those `check_ends` found through the id map already (nothing was written since).
 fn resolve_ends(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
-    origin: Origin,
+    (origin, mapped): (Origin, [Option<Entity>; 2]),
     r: &Map<String, Value>,
     recorded_at: i64,
     (out, tally): (&mut Imported, &mut Tally),
-) -> Result<Field<[u64; 2]>> {
-    let mut ends = [0u64; 2];
-    for (i, (id_name, name_name)) in [("from", "from_name"), ("to", "to_name")].into_iter().enumerate() {
+) -> Result<Field<[Entity; 2]>> {
+    let mut ends: [Option<Entity>; 2] = [None, None];
+    for (i, ((id_name, name_name), known)) in
+        [("from", "from_name"), ("to", "to_name")].into_iter().zip(mapped).enumerate()
+    {
+        if let Some(e) = known {
+            ends[i] = Some(e);
+            continue;
+        }
         let src = id_field(r, id_name).ok().map(|id| (origin, id));
         let name = r.get(name_name).and_then(Value::as_str);
         if let Some((e, created)) = resolve_entity(tx, part, src, name, recorded_at, tally)? {
             if created {
                 out.written.push(("entity", e.name.clone(), e.id));
             }
-            ends[i] = e.id;
+            ends[i] = Some(e);
         } else {
             return Ok(Err(format!(
                 "{id_name}: the entity is neither in this import nor in the store, and {name_name} is missing"
             )));
         }
     }
-    Ok(Ok(ends))
+    let [Some(from), Some(to)] = ends else { unreachable!("each end was resolved or returned") };
+    Ok(Ok([from, to]))
 }
 
 /// Whether stored fact `rel` is the one record `r` describes: the same type, and ends the
@@ -531,17 +558,19 @@ fn import_fact(
         Err(e) => return Ok(Err(e)),
     };
     // Every check that can skip the record runs before anything is written for it.
-    if let Err(e) = check_ends(tx, part, origin, r)? {
-        return Ok(Err(e));
-    }
+    let mapped = match check_ends(tx, part, origin, r)? {
+        Ok(mapped) => mapped,
+        Err(e) => return Ok(Err(e)),
+    };
     let (prov, prov_agent) = match provenance(tx, part, origin, r)? {
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),
     };
-    let ends = match resolve_ends(tx, part, origin, r, recorded_at, (out, tally))? {
+    let [from, to] = match resolve_ends(tx, part, (origin, mapped), r, recorded_at, (out, tally))? {
         Ok(ends) => ends,
         Err(e) => return Ok(Err(e)),
     };
+    let ends = [from.id, to.id];
     let folded_type = fold(rel_type.trim());
     // The same fact stored here already (live with live, or the same ended version) is reused.
     let out_prefix = super::trees::adj_type_prefix(part, ends[0], OUT, &folded_type);
@@ -585,14 +614,7 @@ fn import_fact(
     tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
     set_map(tx, part, FACT, source, id)?;
     out.imported.facts += 1;
-    let name = |tx: &mut WriteTxn<'_>, e: u64| -> Result<String> {
-        Ok(tx
-            .get(ENT, &ent_key(part, e))?
-            .map(|b| decode::<Entity>(&b, "entity"))
-            .transpose()?
-            .map_or_else(String::new, |e| e.name))
-    };
-    let target = format!("{}\0{}\0{}", name(tx, rel.from)?, rel.rel_type, name(tx, rel.to)?);
+    let target = format!("{}\0{}\0{}", from.name, rel.rel_type, to.name);
     out.written.push(("fact", target, id));
     Ok(Ok(match rel.source {
         Source::Document { doc_id, .. } => Some(doc_id),
