@@ -57,6 +57,9 @@ pub(crate) struct Core {
 const SPARE_LOGS: usize = 8;
 const SPARE_LOG_MAX: usize = 32 << 20;
 
+/// Entries of a tree as reads return them: key and value, in key order.
+pub(crate) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Changes waiting for their tree, by key: a put (`Some`) or a delete (`None`).
 pub(crate) type Pending = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
@@ -476,6 +479,36 @@ impl<'a> WriteTxn<'a> {
 
     /// `stored` (entries of `tree` from `start` while `within`, in key order) with the changes
     /// of `tree` not yet in it merged in: the group's waiting ones, then this transaction's.
+    /// `prefix`'s entries as `prefix` gives them, when they are at most about `max`; `None`
+    /// (having read little more than `max` stored entries) when there are more. Lets a caller
+    /// choose the shorter of two lists that hold what it looks for, reading only that one.
+    pub(crate) fn prefix_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Entries>> {
+        validate_tree_name(tree)?;
+        // Waiting deletes can hide stored entries: that many more may be read before giving up.
+        let waiting = |p: Option<&Pending>| {
+            p.map_or(0, |p| {
+                p.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded))
+                    .take_while(|(k, _)| k.starts_with(prefix))
+                    .count()
+            })
+        };
+        let limit = max + waiting(self.core.group_pending.get(tree)) + waiting(self.pending.get(tree));
+        let root = self.tree(tree).root;
+        let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
+        let mut stored = Vec::new();
+        while let Some((k, v)) = cursor.next(self)? {
+            if !k.starts_with(prefix) {
+                break;
+            }
+            if stored.len() == limit {
+                return Ok(None);
+            }
+            let v = btree::read_value(self, v)?;
+            stored.push((k, v));
+        }
+        Ok(Some(self.with_pending(tree, stored, Bound::Included(prefix), &|k: &[u8]| k.starts_with(prefix))))
+    }
+
     fn with_pending(
         &self,
         tree: &str,
