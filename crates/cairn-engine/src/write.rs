@@ -479,20 +479,27 @@ impl<'a> WriteTxn<'a> {
 
     /// `stored` (entries of `tree` from `start` while `within`, in key order) with the changes
     /// of `tree` not yet in it merged in: the group's waiting ones, then this transaction's.
-    /// `prefix`'s entries as `prefix` gives them, when they are at most about `max`; `None`
-    /// (having read little more than `max` stored entries) when there are more. Lets a caller
-    /// choose the shorter of two lists that hold what it looks for, reading only that one.
+    /// `prefix`'s entries, this transaction's writes included, when they are at most `max`;
+    /// `None` when there may be more (having read at most about `3 * max` entries, waiting
+    /// changes included). Lets a caller choose the shorter of two lists that hold what it looks
+    /// for, reading only that one.
     pub(crate) fn prefix_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Entries>> {
         validate_tree_name(tree)?;
-        // Waiting deletes can hide stored entries: that many more may be read before giving up.
+        // Waiting changes (the group's, this transaction's) can add entries or, deleting, hide
+        // stored ones: past `max` of them the list may be long, and reading it is what this avoids.
         let waiting = |p: Option<&Pending>| {
             p.map_or(0, |p| {
                 p.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded))
                     .take_while(|(k, _)| k.starts_with(prefix))
+                    .take(max + 1)
                     .count()
             })
         };
-        let limit = max + waiting(self.core.group_pending.get(tree)) + waiting(self.pending.get(tree));
+        let (group, own) = (waiting(self.core.group_pending.get(tree)), waiting(self.pending.get(tree)));
+        if group > max || own > max {
+            return Ok(None);
+        }
+        let limit = max + group + own;
         let root = self.tree(tree).root;
         let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
         let mut stored = Vec::new();
@@ -506,7 +513,8 @@ impl<'a> WriteTxn<'a> {
             let v = btree::read_value(self, v)?;
             stored.push((k, v));
         }
-        Ok(Some(self.with_pending(tree, stored, Bound::Included(prefix), &|k: &[u8]| k.starts_with(prefix))))
+        let entries = self.with_pending(tree, stored, Bound::Included(prefix), &|k: &[u8]| k.starts_with(prefix));
+        Ok((entries.len() <= max).then_some(entries))
     }
 
     fn with_pending(

@@ -357,7 +357,7 @@ pub(crate) fn relate_between(
 /// by reading both a growing stretch at a time. A hub's list (a company's `employs`) runs to
 /// thousands; reading it whole, each relation decoded, for every edge written to it made
 /// writing a hub's edges quadratic (the 20th thousand of `employs` edges took 31 s).
-fn edges_between(
+pub(crate) fn edges_between(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (from, to): (u64, u64),

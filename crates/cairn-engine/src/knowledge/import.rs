@@ -20,7 +20,9 @@
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::forget::entity_in;
-use super::graph::{Entity, Relation, Shortened, Source, check_name, create_entity, has_control, upsert_counted};
+use super::graph::{
+    Entity, Relation, Shortened, Source, check_name, create_entity, edges_between, has_control, upsert_counted,
+};
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
@@ -573,10 +575,12 @@ fn import_fact(
     let ends = [from.id, to.id];
     let folded_type = fold(rel_type.trim());
     // The same fact stored here already (live with live, or the same ended version) is reused.
-    let out_prefix = super::trees::adj_type_prefix(part, ends[0], OUT, &folded_type);
-    for (key, _) in tx.prefix(ADJ, &out_prefix)? {
+    for (key, _) in edges_between(tx, part, (ends[0], ends[1]), &folded_type)? {
         let Some(bytes) = tx.get(REL, &rel_key(part, super::trees::trailing_id(&key)?))? else { continue };
         let have: Relation = decode(&bytes, "relation")?;
+        if have.from != ends[0] {
+            continue;
+        }
         let same_version = match (have.ended_at, ended_at) {
             (None, None) => true,
             (Some(a), Some(b)) => a == b && have.recorded_at == recorded_at,
