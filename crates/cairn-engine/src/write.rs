@@ -464,6 +464,13 @@ impl<'a> WriteTxn<'a> {
     /// Entries of `tree` whose keys start with `prefix`, including this transaction's writes.
     pub fn prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         validate_tree_name(tree)?;
+        let stored = self.stored_prefix(tree, prefix, usize::MAX)?.unwrap_or_default();
+        Ok(self.with_pending(tree, stored, Bound::Included(prefix), &|k: &[u8]| k.starts_with(prefix)))
+    }
+
+    /// `prefix`'s entries in the tree itself (waiting changes left out), when they are at most
+    /// `limit`; `None` past it.
+    fn stored_prefix(&mut self, tree: &str, prefix: &[u8], limit: usize) -> Result<Option<Entries>> {
         let root = self.tree(tree).root;
         let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
         let mut stored = Vec::new();
@@ -471,10 +478,13 @@ impl<'a> WriteTxn<'a> {
             if !k.starts_with(prefix) {
                 break;
             }
+            if stored.len() == limit {
+                return Ok(None);
+            }
             let v = btree::read_value(self, v)?;
             stored.push((k, v));
         }
-        Ok(self.with_pending(tree, stored, Bound::Included(prefix), &|k: &[u8]| k.starts_with(prefix)))
+        Ok(Some(stored))
     }
 
     /// `stored` (entries of `tree` from `start` while `within`, in key order) with the changes
@@ -499,20 +509,7 @@ impl<'a> WriteTxn<'a> {
         if group > max || own > max {
             return Ok(None);
         }
-        let limit = max + group + own;
-        let root = self.tree(tree).root;
-        let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
-        let mut stored = Vec::new();
-        while let Some((k, v)) = cursor.next(self)? {
-            if !k.starts_with(prefix) {
-                break;
-            }
-            if stored.len() == limit {
-                return Ok(None);
-            }
-            let v = btree::read_value(self, v)?;
-            stored.push((k, v));
-        }
+        let Some(stored) = self.stored_prefix(tree, prefix, max + group + own)? else { return Ok(None) };
         let entries = self.with_pending(tree, stored, Bound::Included(prefix), &|k: &[u8]| k.starts_with(prefix));
         Ok((entries.len() <= max).then_some(entries))
     }
