@@ -146,3 +146,18 @@ it('the help names this CLI by absolute path for a client config, never npx', as
   expect(r.stdout).toContain(`"command": "${process.execPath}"`);
   expect(r.stdout).not.toMatch(/"npx"|npx cairn/);
 });
+
+it('--version, -V and `cairn version` print the package version; --json as {"version"}', async () => {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  for (const args of [['--version'], ['-V'], ['version']]) {
+    const r = await cairn(args);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`cairn ${version}\n`);
+  }
+  const r = await cairn(['--version', '--json']);
+  expect(JSON.parse(r.stdout)).toEqual({ version });
+  // A bare `cairn` still shows the help and says it was not run.
+  expect((await cairn([])).code).toBe(2);
+});

@@ -45,6 +45,7 @@ Usage:
                                           (JSON lines): a bulk load into an empty scope, else
                                           matched record by record
   cairn openapi                           print the HTTP API's OpenAPI document
+  cairn --version                         print the version (--json: {"version"})
   cairn --help                            show this help
 
 Options:
@@ -74,9 +75,17 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
   const json = values.json ?? false;
-  if (values.help || command === undefined || command === 'help') {
+  if (values.help || command === 'help') {
     process.stdout.write(HELP);
-    return command === undefined && !values.help ? EXIT_UNUSABLE : 0;
+    return 0;
+  }
+  if (values.version || (command === 'version' && rest.length === 0)) {
+    process.stdout.write(json ? `${JSON.stringify({ version: VERSION })}\n` : `cairn ${VERSION}\n`);
+    return 0;
+  }
+  if (command === undefined) {
+    process.stdout.write(HELP);
+    return EXIT_UNUSABLE;
   }
   const where = NAMED_WITH_ARG.includes(command) && rest[0] !== undefined ? `${command} ${rest[0]}` : command;
   try {
@@ -226,6 +235,7 @@ function parse(argv: string[]) {
       role: { type: 'string' },
       expires: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'V' },
     },
   });
 }
