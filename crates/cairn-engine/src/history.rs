@@ -64,8 +64,19 @@ pub struct Change<'a> {
 /// `part | family \0 target \0`: the prefix of one target's events (a target too long for the
 /// key is kept as its head and a digest, `key_text::fit`).
 pub(crate) fn target_prefix(part: &Partition, family: &str, target: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    push_target_prefix(&mut out, part, family, target);
+    out
+}
+
+/// Appends `target_prefix` to `out` (a bulk writer builds a key per event in one buffer).
+pub(crate) fn push_target_prefix(out: &mut Vec<u8>, part: &Partition, family: &str, target: &str) {
     let target = fit(target, part.prefix().len() + family.len() + 2 + 8);
-    part.key(&[family.as_bytes(), b"\0", &target, b"\0"])
+    out.extend_from_slice(part.prefix());
+    out.extend_from_slice(family.as_bytes());
+    out.push(0);
+    out.extend_from_slice(&target);
+    out.push(0);
 }
 
 /// `part | agent \0`: the prefix of one agent's events.

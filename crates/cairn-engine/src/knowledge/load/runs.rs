@@ -3,7 +3,7 @@
 //! while the record trees are packed.
 
 use crate::error::Result;
-use crate::history::{AGENT, EVENT, NAME, TARGET, agent_prefix, name_prefix, target_prefix};
+use crate::history::{AGENT, EVENT, NAME, TARGET, agent_prefix, name_prefix, push_target_prefix};
 use crate::key_text;
 use crate::knowledge::attr_index::Bulk;
 use crate::knowledge::export::MAX_LIMIT;
@@ -266,6 +266,37 @@ struct Events<'p> {
     ids: Ids,
     agent_json: String,
     at: String,
+    targets: &'p Targets,
+}
+
+/// What each event's target is spelled from, laid out compactly: every entity's name in one
+/// buffer and each fact's ends and type as indexes. Spelling a target from the plan itself read a
+/// scattered entity record and its name's separate allocation per end (two cache misses each),
+/// which measured a fifth of the writer's time in a load's history runs.
+struct Targets {
+    /// The entities' names, one after another; entity `i`'s is `names[at[i]..at[i + 1]]`.
+    names: Vec<u8>,
+    at: Vec<usize>,
+    /// Each fact's (from, to, spelling).
+    facts: Vec<(usize, usize, u32)>,
+}
+
+impl Targets {
+    fn of(plan: &Plan) -> Targets {
+        let mut names = Vec::with_capacity(plan.entities.iter().map(|e| e.name.len()).sum());
+        let mut at = Vec::with_capacity(plan.entities.len() + 1);
+        at.push(0);
+        for e in &plan.entities {
+            names.extend_from_slice(e.name.as_bytes());
+            at.push(names.len());
+        }
+        let facts = plan.facts.iter().map(|f| (f.from, f.to, f.spelling)).collect();
+        Targets { names, at, facts }
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        &self.names[self.at[i]..self.at[i + 1]]
+    }
 }
 
 impl Events<'_> {
@@ -279,16 +310,16 @@ impl Events<'_> {
 
     /// Appends event `k`'s target: an entity's name, or a fact's `from \0 type \0 to`.
     fn target(&self, k: usize, out: &mut Vec<u8>) {
-        let entities = &self.plan.entities;
+        let t = self.targets;
         match self.plan.written[k] {
-            Written::Entity(i) => out.extend_from_slice(entities[i].name.as_bytes()),
+            Written::Entity(i) => out.extend_from_slice(t.name(i)),
             Written::Fact(i) => {
-                let f = &self.plan.facts[i];
-                out.extend_from_slice(entities[f.from].name.as_bytes());
+                let (from, to, spelling) = t.facts[i];
+                out.extend_from_slice(t.name(from));
                 out.push(0);
-                out.extend_from_slice(self.plan.spellings[f.spelling as usize].as_bytes());
+                out.extend_from_slice(self.plan.spellings[spelling as usize].as_bytes());
                 out.push(0);
-                out.extend_from_slice(entities[f.to].name.as_bytes());
+                out.extend_from_slice(t.name(to));
             }
         }
     }
@@ -300,7 +331,7 @@ impl Events<'_> {
         self.target(k, scratch);
         let target = std::str::from_utf8(scratch).expect("names and types are text");
         b.key.clear();
-        b.key.extend_from_slice(&target_prefix(self.part, self.what(k).0, target));
+        push_target_prefix(&mut b.key, self.part, self.what(k).0, target);
         b.key.extend_from_slice(&self.ids.event(k).to_be_bytes());
     }
 
@@ -347,6 +378,7 @@ fn event_runs(
         ids,
         agent_json: serde_json::to_string(agent).expect("strings serialise"),
         at: now.to_string(),
+        targets: &orders.targets_of,
     };
     let n = plan.written.len();
     let (mut b, mut scratch) = (Buf::default(), Vec::new());
@@ -438,11 +470,17 @@ struct EventOrders {
     /// Events in `h.target` key order.
     targets: Vec<usize>,
     names: NameOrder,
+    /// What the events' targets are spelled from.
+    targets_of: Targets,
 }
 
 impl EventOrders {
     fn of(part: &Partition, plan: &Plan, ids: Ids) -> EventOrders {
-        EventOrders { targets: target_order(plan), names: NameOrder::of(part, plan, ids) }
+        EventOrders {
+            targets: target_order(plan),
+            names: NameOrder::of(part, plan, ids),
+            targets_of: Targets::of(plan),
+        }
     }
 }
 
