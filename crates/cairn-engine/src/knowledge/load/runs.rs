@@ -88,14 +88,8 @@ fn out_of_order(part: &Partition, plan: &Plan) -> bool {
         || !key_text::fits(2 * name + ty, part.prefix().len() + 4 + 4 + 8)
 }
 
-/// `k.ent`, `k.ent_name` and `k.names_log` (one name generation per entity after `generation`).
-fn entity_runs(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    plan: &Plan,
-    ids: Ids,
-    (generation, ordered): (u64, bool),
-) -> Result<()> {
+/// `k.ent` and `k.names_log` (one name generation per entity after `generation`).
+fn entity_runs(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, generation: u64) -> Result<()> {
     let mut b = Buf::default();
     let mut run = tx.sorted_run(ENT, true)?;
     for (i, e) in plan.entities.iter().enumerate() {
@@ -112,18 +106,6 @@ fn entity_runs(
         run.push(&b.key, &b.value)?;
     }
     run.finish()?;
-    let mut by_name: Vec<(&str, u64)> =
-        plan.entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), ids.entity(i))).collect();
-    by_name.sort_unstable();
-    let mut run = tx.sorted_run(ENT_NAME, ordered)?;
-    for (folded, id) in by_name {
-        b.start(part);
-        b.key.extend_from_slice(&keyed_name(part, folded));
-        b.key.push(0);
-        b.key.extend_from_slice(&id.to_be_bytes());
-        run.push(&b.key, &[])?;
-    }
-    run.finish()?;
     if ids.entities > 0 {
         // One name generation per entity, as creating them one by one would leave.
         tx.put(NAMES_GEN, part.prefix(), &(generation + ids.entities).to_be_bytes())?;
@@ -136,6 +118,20 @@ fn entity_runs(
         run.finish()?;
     }
     Ok(())
+}
+
+/// `k.ent_name`, from the entities in folded-name order.
+fn name_index_run(tx: &mut WriteTxn<'_>, part: &Partition, by_name: &[(&str, u64)], ordered: bool) -> Result<()> {
+    let mut b = Buf::default();
+    let mut run = tx.sorted_run(ENT_NAME, ordered)?;
+    for &(folded, id) in by_name {
+        b.start(part);
+        b.key.extend_from_slice(&keyed_name(part, folded));
+        b.key.push(0);
+        b.key.extend_from_slice(&id.to_be_bytes());
+        run.push(&b.key, &[])?;
+    }
+    run.finish()
 }
 
 /// `k.attr` and `k.attr_of`: every entity under each attribute its record holds (a record's dated
@@ -207,18 +203,26 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
     run.finish()
 }
 
-/// `k.adj`: both ends of every fact, sorted by (entity, direction, folded type, relation id).
-fn adjacency_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, ordered: bool) -> Result<()> {
-    let mut adj: Vec<(u64, u8, &str, u64)> = Vec::with_capacity(plan.facts.len() * 2);
+/// One `k.adj` entry: (entity, direction, folded type, relation id).
+type Adjacency<'p> = (u64, u8, &'p str, u64);
+
+/// `k.adj`'s entries in order: both ends of every fact.
+fn adjacency_order<'p>(plan: &'p Plan, ids: Ids) -> Vec<Adjacency<'p>> {
+    let mut adj: Vec<Adjacency<'p>> = Vec::with_capacity(plan.facts.len() * 2);
     for (i, f) in plan.facts.iter().enumerate() {
         let ty = plan.folded_types[f.folded_type as usize].as_str();
         adj.push((ids.entity(f.from), OUT, ty, ids.fact(i)));
         adj.push((ids.entity(f.to), IN, ty, ids.fact(i)));
     }
     adj.sort_unstable();
+    adj
+}
+
+/// `k.adj`, from its entries in order.
+fn adjacency_run(tx: &mut WriteTxn<'_>, part: &Partition, adj: &[Adjacency<'_>], ordered: bool) -> Result<()> {
     let mut b = Buf::default();
     let mut run = tx.sorted_run(ADJ, ordered)?;
-    for (e, dir, ty, id) in adj {
+    for &(e, dir, ty, id) in adj {
         b.start(part);
         b.key.extend_from_slice(&e.to_be_bytes());
         b.key.push(dir);
@@ -233,8 +237,11 @@ fn adjacency_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids,
 /// The longest `k.import_map` key after the partition: kind byte, origin, source id.
 const MAP_KEY: usize = 1 + crate::knowledge::origin::ORIGIN_LEN + 8;
 
-/// `k.import_map`: every source id read, to its local id.
-fn map_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
+/// One `k.import_map` entry: the key after the partition (and its length), and the local id.
+type MapEntry = (([u8; MAP_KEY], usize), u64);
+
+/// `k.import_map`'s entries in order: every source id read, to its local id.
+fn map_order(plan: &Plan, ids: Ids) -> Vec<MapEntry> {
     // Keys `kind | origin | source id`, sorted as bytes: an entry naming no origin is shorter.
     let key = |kind: u8, (o, s): Src| {
         let mut k = [0u8; MAP_KEY];
@@ -244,18 +251,42 @@ fn map_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Re
         k[1 + o.len()..9 + o.len()].copy_from_slice(&s.to_be_bytes());
         (k, 9 + o.len())
     };
-    let mut map: Vec<(([u8; MAP_KEY], usize), u64)> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
+    let mut map: Vec<MapEntry> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
     map.extend(plan.entity_map.iter().map(|(&s, &at)| (key(ENTITY, s), ids.entity(at))));
     map.extend(plan.fact_map.iter().map(|(&s, &at)| (key(FACT, s), ids.fact(at))));
     map.sort_unstable_by(|((a, la), _), ((b, lb), _)| a[..*la].cmp(&b[..*lb]));
+    map
+}
+
+/// `k.import_map`, from its entries in order.
+fn map_run(tx: &mut WriteTxn<'_>, part: &Partition, map: &[MapEntry]) -> Result<()> {
     let mut b = Buf::default();
     let mut run = tx.sorted_run(IMPORT_MAP, true)?;
     for ((k, len), local) in map {
         b.start(part);
-        b.key.extend_from_slice(&k[..len]);
+        b.key.extend_from_slice(&k[..*len]);
         run.push(&b.key, &local.to_be_bytes())?;
     }
     run.finish()
+}
+
+/// The orders of the record trees that need sorting, worked out on a thread of their own while
+/// the writer packs the trees that are written in plan order (sorting them on the writer thread
+/// held up every page it had to write after them).
+struct RecordOrders<'p> {
+    /// (folded name, entity id), sorted.
+    by_name: Vec<(&'p str, u64)>,
+    adjacency: Vec<Adjacency<'p>>,
+    map: Vec<MapEntry>,
+}
+
+impl<'p> RecordOrders<'p> {
+    fn of(plan: &'p Plan, ids: Ids) -> RecordOrders<'p> {
+        let mut by_name: Vec<(&str, u64)> =
+            plan.entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), ids.entity(i))).collect();
+        by_name.sort_unstable();
+        RecordOrders { by_name, adjacency: adjacency_order(plan, ids), map: map_order(plan, ids) }
+    }
 }
 
 /// The history events of a load: one `import` event per record stored, in the order `import`
@@ -515,15 +546,31 @@ fn target_order(plan: &Plan) -> Vec<usize> {
     order.into_iter().map(|o| o.4).collect()
 }
 
-/// The record trees of a load (entities, names, attributes, adjacency, id map, relations, tally).
-fn records(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, names: (u64, bool)) -> Result<()> {
-    let ordered = names.1;
-    entity_runs(tx, part, plan, ids, names)?;
+/// The record trees written in plan order (entities, name generations, attributes, relations).
+fn records(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, generation: u64) -> Result<()> {
+    entity_runs(tx, part, plan, ids, generation)?;
     attribute_runs(tx, part, plan, ids)?;
-    adjacency_run(tx, part, plan, ids, ordered)?;
-    map_run(tx, part, plan, ids)?;
-    relation_run(tx, part, plan, ids)?;
+    relation_run(tx, part, plan, ids)
+}
+
+/// The record trees written in the orders `RecordOrders` sorted (names, adjacency, id map), and
+/// the tally.
+fn sorted_records(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    plan: &Plan,
+    orders: &RecordOrders<'_>,
+    ordered: bool,
+) -> Result<()> {
+    name_index_run(tx, part, &orders.by_name, ordered)?;
+    adjacency_run(tx, part, &orders.adjacency, ordered)?;
+    map_run(tx, part, &orders.map)?;
     counts(plan, part).flush(tx)
+}
+
+/// What a helper thread returned (its panic goes on in the caller).
+fn joined<T>(helper: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. Each
@@ -536,10 +583,11 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
     let generation = names_gen_in(tx, part)?;
     let ordered = !out_of_order(part, &plan);
     std::thread::scope(|s| -> Result<()> {
-        let orders = s.spawn(|| EventOrders::of(part, &plan, ids));
-        records(tx, part, &plan, ids, (generation, ordered))?;
-        let orders = orders.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        event_runs(tx, part, &plan, ids, (agent, now), (ordered, &orders))
+        let record_orders = s.spawn(|| RecordOrders::of(&plan, ids));
+        let event_orders = s.spawn(|| EventOrders::of(part, &plan, ids));
+        records(tx, part, &plan, ids, generation)?;
+        sorted_records(tx, part, &plan, &joined(record_orders), ordered)?;
+        event_runs(tx, part, &plan, ids, (agent, now), (ordered, &joined(event_orders)))
     })?;
     let Plan { rest, mut out, .. } = plan;
     // The records the fast path left: through `import`, a page at a time.
