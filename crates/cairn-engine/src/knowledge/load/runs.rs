@@ -1,6 +1,7 @@
 //! The write half of a bulk load: each tree's entries built in key order from the plan, one
-//! sorted run a tree (`WriteTxn::sorted_run`), the history runs' orders sorted on a second thread
-//! while the record trees are packed.
+//! sorted run a tree (`WriteTxn::sorted_run`). The writer first packs the trees written in plan
+//! order while two helper threads sort the orders of the others (name index, adjacency, id map;
+//! the history runs' targets and names), so the writer thread only ever packs pages.
 
 use crate::error::Result;
 use crate::history::{AGENT, EVENT, NAME, TARGET, agent_prefix, name_prefix, push_target_prefix};
