@@ -149,7 +149,23 @@ pub(crate) struct Plan {
     written: Vec<Written>,
     /// Lines for `import`, by line index.
     rest: Vec<(usize, Value)>,
+    /// Whether planning a fact has created an entity or mapped an id: the ends resolved before
+    /// the facts were planned (`Resolved`) no longer hold.
+    remapped: bool,
     pub(crate) out: Imported,
+}
+
+/// Where a fact's ends resolve against the entities the entity records left, worked out on the
+/// parse threads' parts at once before the facts are planned one by one: resolving an end (an id
+/// lookup, then the entity's folded name compared) was most of planning a fact, each step a
+/// cache miss. It holds while planning has not `remapped`; an export's facts name entities its
+/// entity records hold, so for an export it holds throughout.
+#[derive(Clone, Copy)]
+struct Resolved {
+    /// Each end's id is mapped.
+    known: [bool; 2],
+    /// Each end's entity (`None`: not one yet, or not resolvable; `peek` says which).
+    found: [Option<Found<'static>>; 2],
 }
 
 /// A source id with the origin it was handed out in.
@@ -244,13 +260,15 @@ enum Other {
     HandOver,
 }
 
+/// A fact line as parsed: its index, bytes and record (`None`: no valid id).
+type FactLine<'a> = (usize, &'a [u8], Option<FactRec<'a>>);
+
 /// The lines of part of the body, by kind, each with its index and bytes. The vectors are sized
 /// once: growing one of a few hundred MB moves it and has the kernel zero fresh memory at every
 /// doubling, which measured as much as the parsing.
 struct Parsed<'a> {
     entities: Vec<(usize, &'a [u8], EntityRec<'a>)>,
-    /// `None`: a fact line without a valid id.
-    facts: Vec<(usize, &'a [u8], Option<FactRec<'a>>)>,
+    facts: Vec<FactLine<'a>>,
     others: Vec<(usize, &'a [u8], Other)>,
 }
 
@@ -492,12 +510,39 @@ impl Plan {
         for (index, raw) in handed {
             plan.hand_over(index, raw);
         }
-        for (index, raw, rec) in fact_lines.into_iter().flatten() {
-            if rec.is_none_or(|rec| plan.fact(rec, agent, now).is_err()) {
+        let resolved = plan.resolve_ends(&fact_lines);
+        for ((index, raw, rec), resolved) in fact_lines.into_iter().flatten().zip(resolved.into_iter().flatten()) {
+            if rec.is_none_or(|rec| plan.fact(rec, resolved, agent, now).is_err()) {
                 plan.hand_over(index, raw);
             }
         }
         plan
+    }
+
+    /// `Resolved` for each fact line of each part (a thread a part).
+    fn resolve_ends(&self, parts: &[Vec<FactLine<'_>>]) -> Vec<Vec<Option<Resolved>>> {
+        let part = |lines: &[FactLine<'_>]| -> Vec<Option<Resolved>> {
+            lines.iter().map(|(_, _, rec)| rec.as_ref().map(|r| self.resolved(r))).collect()
+        };
+        std::thread::scope(|s| {
+            let helpers: Vec<_> = parts.iter().skip(1).map(|lines| s.spawn(move || part(lines))).collect();
+            let mut out = Vec::with_capacity(parts.len());
+            out.extend(parts.first().map(|lines| part(lines)));
+            out.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+            out
+        })
+    }
+
+    /// Where `r`'s ends resolve now.
+    fn resolved(&self, r: &FactRec<'_>) -> Resolved {
+        let known = |e: &End<'_>| e.id.is_some_and(|s| self.entity_map.contains_key(&s));
+        let found = |e: &End<'_>| match self.peek(e)? {
+            Found::Mapped(at) => Some(Found::Mapped(at)),
+            Found::Named(at) => Some(Found::Named(at)),
+            Found::New(_) => None,
+        };
+        let [from, to] = &r.ends;
+        Resolved { known: [known(from), known(to)], found: [found(from), found(to)] }
     }
 
     /// Leaves line `index` to `import` (or skips it, if it is not JSON at all).
@@ -570,6 +615,7 @@ impl Plan {
                 });
                 let at = self.entities.len() - 1;
                 self.names.insert(folded.to_owned(), at);
+                self.remapped = true;
                 // Recorded but not counted, as `import` does for an end it creates.
                 self.written.push(Written::Entity(at));
                 at
@@ -577,6 +623,7 @@ impl Plan {
         };
         if let Some(s) = end.id {
             self.entity_map.insert(s, at);
+            self.remapped = true;
         }
         Some(at)
     }
@@ -662,7 +709,14 @@ impl Plan {
     }
 
     /// A fact record citing no document, as `import` stores it. `Err` leaves it to `import`.
-    fn fact(&mut self, r: FactRec<'_>, agent: &str, now: i64) -> std::result::Result<(), ()> {
+    fn fact(
+        &mut self,
+        r: FactRec<'_>,
+        resolved: Option<Resolved>,
+        agent: &str,
+        now: i64,
+    ) -> std::result::Result<(), ()> {
+        let resolved = resolved.filter(|_| !self.remapped);
         if let Some(&at) = self.fact_map.get(&r.source)
             && self.same_fact(at, &r)
         {
@@ -676,14 +730,16 @@ impl Plan {
             return Err(());
         }
         // Both ends must be resolvable before either is created.
-        for end in &r.ends {
-            let known = end.id.is_some_and(|s| self.entity_map.contains_key(&s));
+        for (i, end) in r.ends.iter().enumerate() {
+            let known =
+                resolved.map_or_else(|| end.id.is_some_and(|s| self.entity_map.contains_key(&s)), |p| p.known[i]);
             if !known && !end.name.as_deref().is_some_and(fits) {
                 return Err(());
             }
         }
+        let peek = |i: usize| resolved.and_then(|p| p.found[i]).or_else(|| self.peek(&r.ends[i]));
         // Both ends at one entity: `import` skips it, saying so.
-        let (Some(from), Some(to)) = (self.peek(&r.ends[0]), self.peek(&r.ends[1])) else { return Err(()) };
+        let (Some(from), Some(to)) = (peek(0), peek(1)) else { return Err(()) };
         let same = match (&from, &to) {
             (Found::Mapped(a) | Found::Named(a), Found::Mapped(b) | Found::Named(b)) => a == b,
             (a, b) => a == b,
