@@ -8,7 +8,7 @@ use crate::history::{AGENT, EVENT, NAME, TARGET, agent_prefix, name_prefix, push
 use crate::key_text;
 use crate::knowledge::attr_index::Bulk;
 use crate::knowledge::export::MAX_LIMIT;
-use crate::knowledge::graph::{Entity, Relation};
+use crate::knowledge::graph::{Entity, Relation, Source};
 use crate::knowledge::ids::{read_next_id, write_next_id};
 use crate::knowledge::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, import};
 use crate::knowledge::part::Partition;
@@ -180,6 +180,7 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
     let mut b = Buf::default();
     let mut run = tx.sorted_run(REL, true)?;
     for (i, f) in plan.facts.iter().enumerate() {
+        let extra = f.extra.as_deref();
         let record = Relation {
             shortened: None,
             version_of: None,
@@ -187,14 +188,14 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
             from: ids.entity(f.from),
             to: ids.entity(f.to),
             rel_type: plan.spellings[f.spelling as usize].clone(),
-            attributes: f.attributes.clone(),
-            valid_from: f.valid_from.clone(),
-            valid_to: f.valid_to.clone(),
+            attributes: extra.map(|x| x.attributes.clone()).unwrap_or_default(),
+            valid_from: extra.and_then(|x| x.valid_from.clone()),
+            valid_to: extra.and_then(|x| x.valid_to.clone()),
             recorded_at: f.recorded_at,
             ended_at: f.ended_at,
-            source: f.source.clone(),
+            source: Source::Asserted { label: f.label.clone() },
             agent: plan.agents[f.agent as usize].clone(),
-            source_date: f.source_date.clone(),
+            source_date: extra.and_then(|x| x.source_date.clone()),
         };
         b.start(part);
         b.key.extend_from_slice(&record.id.to_be_bytes());
