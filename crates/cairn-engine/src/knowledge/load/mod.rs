@@ -446,6 +446,11 @@ fn parse_part(first: usize, part: &[u8]) -> Parsed<'_> {
     out
 }
 
+/// What a helper thread returned (its panic goes on in the caller).
+fn joined<T>(helper: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
 /// Parses the lines of `body` in order; a large body in two halves at once (JSON parsing is most
 /// of reading a load, and each line parses alone).
 fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
@@ -461,7 +466,7 @@ fn parse_lines(body: &[u8]) -> Vec<Parsed<'_>> {
     std::thread::scope(|s| {
         let later = s.spawn(|| parse_part(tail_first, tail));
         let first = parse_part(0, head);
-        vec![first, later.join().unwrap_or_else(|p| std::panic::resume_unwind(p))]
+        vec![first, joined(later)]
     })
 }
 
@@ -528,7 +533,7 @@ impl Plan {
             let helpers: Vec<_> = parts.iter().skip(1).map(|lines| s.spawn(move || part(lines))).collect();
             let mut out = Vec::with_capacity(parts.len());
             out.extend(parts.first().map(|lines| part(lines)));
-            out.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+            out.extend(helpers.into_iter().map(joined));
             out
         })
     }

@@ -20,7 +20,7 @@ use crate::text::FastMap;
 use crate::write::WriteTxn;
 use serde_json::Value;
 
-use super::{Plan, Src, Written, index_u32};
+use super::{Plan, Src, Written, index_u32, joined};
 
 /// Appends `n` to `out` in decimal.
 fn push_u64(out: &mut Vec<u8>, n: u64) {
@@ -568,11 +568,6 @@ fn sorted_records(
     adjacency_run(tx, part, &orders.adjacency, ordered)?;
     map_run(tx, part, &orders.map)?;
     counts(plan, part).flush(tx)
-}
-
-/// What a helper thread returned (its panic goes on in the caller).
-fn joined<T>(helper: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// Stores `plan` in `part` (which `is_empty`) for `agent` at `now`; returns what was done. Each
