@@ -26,6 +26,18 @@ fn load(store: &Store, part: &Partition, body: &[u8]) -> Value {
     serde_json::from_slice(&call(store, "load", &caller(part, NOW), body).unwrap()).unwrap()
 }
 
+/// `records` loaded into a scope `loaded` and imported into a scope `imported` of `store`, whose
+/// replies must agree; the two scopes and the reply.
+fn both_ways(store: &Store, records: &[Value]) -> (Partition, Partition, Value) {
+    let loaded = Partition::new("local", "u1", "loaded").unwrap();
+    let imported = Partition::new("local", "u1", "imported").unwrap();
+    let by_load = load(store, &loaded, &lines(records));
+    let by_import =
+        verb(store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!(by_load, by_import, "the same counts, skips and notes");
+    (loaded, imported, by_load)
+}
+
 /// The `import` events of `part`, as (family, target, after), sorted.
 fn import_events(store: &Store, part: &Partition) -> Vec<(String, String, Value)> {
     let snap = store.snapshot().unwrap();
@@ -44,12 +56,7 @@ fn import_events(store: &Store, part: &Partition) -> Vec<(String, String, Value)
 fn a_load_stores_what_import_of_the_same_records_stores() {
     let (_dir, store, part) = seeded();
     let records = export_pages(&store, &part, 5000).concat();
-    let loaded = Partition::new("local", "u1", "loaded").unwrap();
-    let imported = Partition::new("local", "u1", "imported").unwrap();
-    let by_load = load(&store, &loaded, &lines(&records));
-    let by_import =
-        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
-    assert_eq!(by_load, by_import, "the same counts, skips and notes");
+    let (loaded, imported, by_load) = both_ways(&store, &records);
     assert_eq!(
         by_load["imported"],
         json!({"entities": 4, "facts": 3, "documents": 1, "notes": 0, "handoffs": 0}),
@@ -259,13 +266,8 @@ fn an_earlier_version_of_a_revised_fact_travels_as_a_version() {
     let facts: Vec<&Value> = records.iter().filter(|r| r["kind"] == "fact").collect();
     assert_eq!(facts.len(), 2, "the fact and its earlier version: {facts:?}");
     assert_eq!(facts[1]["version_of"], facts[0]["id"], "the version comes after its fact");
-    let loaded = Partition::new("local", "u1", "loaded").unwrap();
-    let imported = Partition::new("local", "u1", "imported").unwrap();
-    let by_load = load(&store, &loaded, &lines(&records));
-    let by_import =
-        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
-    assert_eq!(by_load, by_import);
-    assert_eq!(by_import["skipped"], json!([]), "{by_import}");
+    let (loaded, imported, reply) = both_ways(&store, &records);
+    assert_eq!(reply["skipped"], json!([]), "{reply}");
     let starts = |p: &Partition, extra: Value| -> Vec<Value> {
         let mut body = json!({"subject": "Ann"});
         body.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
@@ -315,12 +317,7 @@ fn a_load_skips_what_import_skips_for_valid_time_sizes_and_unknown_fields() {
         // Said on a date other than when it became true: `source_date` travels with it.
         fact("18", json!({"valid_from": "2022-01-01", "valid_to": "2030-01-01", "source_date": "2024-01-01"})),
     ];
-    let loaded = Partition::new("local", "u1", "loaded").unwrap();
-    let reply = load(&store, &loaded, &lines(&records));
-    let imported = Partition::new("local", "u1", "imported").unwrap();
-    let by_import =
-        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
-    assert_eq!(reply, by_import, "the same counts and reasons");
+    let (loaded, imported, reply) = both_ways(&store, &records);
     let fields: Vec<(u64, String)> = reply["skipped"]
         .as_array()
         .unwrap()
@@ -429,12 +426,7 @@ fn facts_that_remap_ids_resolve_as_import_resolves_them() {
     ];
     let later = vec![json!({"kind": "fact", "id": "14", "from": "2", "to": "3", "type": "mentors", "recorded_at": at})];
     let (_dir, store, _) = crate::knowledge::testing::fresh();
-    let loaded = Partition::new("local", "u1", "loaded").unwrap();
-    let imported = Partition::new("local", "u1", "imported").unwrap();
-    let by_load = load(&store, &loaded, &lines(&records));
-    let by_import =
-        verb(&store, &caller(&imported, NOW), "import", &json!({"records": records, "allAgents": true})).unwrap();
-    assert_eq!(by_load, by_import);
+    let (loaded, imported, _) = both_ways(&store, &records);
     for p in [&loaded, &imported] {
         verb(&store, &caller(p, NOW), "import", &json!({"records": later, "allAgents": true})).unwrap();
     }
