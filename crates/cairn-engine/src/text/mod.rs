@@ -12,7 +12,9 @@ mod tokenize;
 pub use chunk::{MAX_WORDS, MIN_WORDS, Passage, TARGET_WORDS, chunk_messages, chunk_text, messages_text, word_count};
 pub use fast_hash::{FastHasher, FastMap};
 pub use link::{Linker, Mention, mentions_name};
-pub use names::{LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold, fold_text, is_common_word};
+pub use names::{
+    LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold, fold_text, folds_to, is_common_word,
+};
 pub use sentences::{ABBREVIATIONS, Sentence, sentences};
 pub use tokenize::{
     Piece, QueryTerm, STOP_WORDS, Token, each_term, each_word, is_stop_word, query_terms, tokens, word_term,

@@ -20,7 +20,7 @@ use super::origin::Origin;
 use super::part::Partition;
 use super::trees::{DOC, ENT, REL};
 use crate::error::Result;
-use crate::text::{FastMap, fold};
+use crate::text::{FastMap, fold, folds_to};
 use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
 use serde::Deserialize;
@@ -209,13 +209,17 @@ struct EntityRec<'a> {
     recorded_at: Option<i64>,
 }
 
-/// One end of a fact line: the entity id and name it gives, and the name folded (on the parse
-/// threads: folding is most of what resolving an end costs, and the rest of a plan is built on
-/// one thread).
+/// One end of a fact line: the entity id and name it gives.
 struct End<'a> {
     id: Option<Src>,
     name: Option<Cow<'a, str>>,
-    folded: Option<String>,
+}
+
+impl End<'_> {
+    /// The name, trimmed, unless it holds only whitespace.
+    fn named(&self) -> Option<&str> {
+        self.name.as_deref().map(str::trim).filter(|n| !n.is_empty())
+    }
 }
 
 /// Where a fact's end resolves (`Plan::peek`).
@@ -354,7 +358,6 @@ impl<'a> FactRec<'a> {
         .is_err();
         let end = |id: Option<Cow<'a, str>>, name: Option<Cow<'a, str>>| End {
             id: source_id(id.as_ref()).ok().flatten().map(|id| (origin, id)),
-            folded: name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(fold),
             name,
         };
         let extra = (r.attributes.as_ref().is_some_and(|a| !a.is_empty())
@@ -541,10 +544,10 @@ impl Plan {
     /// Where `r`'s ends resolve now.
     fn resolved(&self, r: &FactRec<'_>) -> Resolved {
         let known = |e: &End<'_>| e.id.is_some_and(|s| self.entity_map.contains_key(&s));
-        let found = |e: &End<'_>| match self.peek(e)? {
-            Found::Mapped(at) => Some(Found::Mapped(at)),
-            Found::Named(at) => Some(Found::Named(at)),
-            Found::New(_) => None,
+        // An end its id maps is never folded: an export's always are.
+        let found = |e: &End<'_>| match self.mapped_end(e) {
+            Some(at) => Some(Found::Mapped(at)),
+            None => self.names.get(&fold(e.named()?)).map(|&at| Found::Named(at)),
         };
         let [from, to] = &r.ends;
         Resolved { known: [known(from), known(to)], found: [found(from), found(to)] }
@@ -562,7 +565,7 @@ impl Plan {
     /// id, then by folded name, else created with no types at `recorded_at` (the id is mapped
     /// either way); and whether it was created.
     fn resolve(&mut self, source: Option<Src>, name: &str, folded: String, recorded_at: i64) -> (usize, bool) {
-        if let Some(at) = self.mapped(source, Some(&folded)) {
+        if let Some(at) = self.mapped(source, |f| f == folded) {
             return (at, false);
         }
         let (at, created) = if let Some(&at) = self.names.get(&folded) {
@@ -584,18 +587,23 @@ impl Plan {
         (at, created)
     }
 
-    /// The entity `source` maps to, unless `folded` (the record's name) names another: an id of
-    /// another origin, or of a hand-made record, is not trusted over a name (as `import`).
-    fn mapped(&self, source: Option<Src>, folded: Option<&str>) -> Option<usize> {
+    /// The entity `source` maps to, unless the record's name names another (`same` says whether
+    /// the entity's folded name is the record's): an id of another origin, or of a hand-made
+    /// record, is not trusted over a name (as `import`).
+    fn mapped(&self, source: Option<Src>, same: impl Fn(&str) -> bool) -> Option<usize> {
         let at = *self.entity_map.get(&source?)?;
-        folded.is_none_or(|f| self.entities[at].folded == f).then_some(at)
+        same(&self.entities[at].folded).then_some(at)
+    }
+
+    /// The entity a fact end's id maps to, unless its name names another.
+    fn mapped_end(&self, end: &End<'_>) -> Option<usize> {
+        self.mapped(end.id, |f| end.named().is_none_or(|n| folds_to(n, f)))
     }
 
     /// Where a fact's end resolves, without creating it: an entity of the plan, or the folded
-    /// name of one to be created.
-    fn peek<'e>(&self, end: &'e End<'_>) -> Option<Found<'e>> {
-        let folded = end.folded.as_deref();
-        if let Some(at) = self.mapped(end.id, folded) {
+    /// name (`folded`, its name folded) of one to be created.
+    fn peek<'e>(&self, end: &End<'_>, folded: Option<&'e str>) -> Option<Found<'e>> {
+        if let Some(at) = self.mapped_end(end) {
             return Some(Found::Mapped(at));
         }
         let folded = folded?;
@@ -637,7 +645,7 @@ impl Plan {
     /// names name (as `import` checks a mapped fact).
     fn same_fact(&self, at: usize, r: &FactRec<'_>) -> bool {
         let f = &self.facts[at];
-        let named = |e: usize, end: &End<'_>| end.folded.as_ref().is_none_or(|f| self.entities[e].folded == *f);
+        let named = |e: usize, end: &End<'_>| end.named().is_none_or(|n| folds_to(n, &self.entities[e].folded));
         self.folded_types[f.folded_type as usize] == fold(r.rel_type.trim())
             && named(f.from, &r.ends[0])
             && named(f.to, &r.ends[1])
@@ -742,7 +750,11 @@ impl Plan {
                 return Err(());
             }
         }
-        let peek = |i: usize| resolved.and_then(|p| p.found[i]).or_else(|| self.peek(&r.ends[i]));
+        // Folded only where the early answer does not hold.
+        let early = |i: usize| resolved.and_then(|p| p.found[i]);
+        let folded: [Option<String>; 2] =
+            std::array::from_fn(|i| if early(i).is_some() { None } else { r.ends[i].named().map(fold) });
+        let peek = |i: usize| early(i).or_else(|| self.peek(&r.ends[i], folded[i].as_deref()));
         // Both ends at one entity: `import` skips it, saying so.
         let (Some(from), Some(to)) = (peek(0), peek(1)) else { return Err(()) };
         let same = match (&from, &to) {
