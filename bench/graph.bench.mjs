@@ -1,9 +1,12 @@
 // Cairn's knowledge graph against Kuzu 0.11.3 on the same generated graph, in one run:
 //   bulk ingest      Cairn: `Store.load` of the graph as an export file (JSON lines: entity and
 //                    fact records), read from disk inside the clock; Kuzu: `COPY FROM` CSV. Both
-//                    files are written before the clock starts. Each load runs in a fresh process
-//                    of its own (this script with `--bulk`): run in one process, whichever loaded
-//                    second was 0.5-0.65 s slower, in the heap, threads and memory the first left.
+//                    files are written once, by this process, before any load. Each load runs in a
+//                    fresh process of its own (this script with `--bulk`) that makes no graph and
+//                    only loads: run in one process, whichever loaded second was 0.5-0.65 s slower,
+//                    in the heap, threads and memory the first left; and a child that generated
+//                    and wrote the graph itself loaded with that garbage on its heap (a Cairn load
+//                    measured 2.0-2.8 s there, 1.5-2.0 s in a process that only loads).
 //                    CAIRN_BENCH_BULK_ROUNDS (default 3) loads a side, the sides alternating; the
 //                    median of each is compared (single loads here varied by 30% run to run).
 //                    Also timed, not compared: Cairn's `remember` facts calls at the per-call
@@ -32,7 +35,9 @@ const BULK_ROUNDS = Number(process.env.CAIRN_BENCH_BULK_ROUNDS ?? 3);
 const TX_BATCH = 1_000;
 const CALLER = { tenant: 'local', user: 'bench', scope: 'graph', agent: 'bench' };
 
-const { ents, rels } = generateGraph(ENTITIES, RELATIONS);
+/** A `--bulk` child only loads the files its parent wrote: it makes no graph of its own. */
+const BULK_CHILD = process.argv[2] === '--bulk';
+const { ents, rels } = BULK_CHILD ? { ents: [], rels: [] } : generateGraph(ENTITIES, RELATIONS);
 const relFacts = (slice) =>
   slice.map((r) => ({ source: ents[r.source].name, target: ents[r.target].name, type: r.type }));
 
@@ -69,9 +74,16 @@ async function timeQueries(run) {
   return { p50: percentile(samples, 50), p95: percentile(samples, 95), meanResults: sizes / names.length };
 }
 
-/** Cairn's bulk loader: the graph as an export file (written before the clock), loaded in one call. */
-async function cairnLoad(dir) {
-  const file = join(dir, 'graph.jsonl');
+/** The bulk loads' input files in `dir`: Cairn's export file and Kuzu's two CSV files. */
+const bulkFiles = (dir) => ({
+  cairn: join(dir, 'graph.jsonl'),
+  entities: join(dir, 'entities.csv'),
+  relations: join(dir, 'relations.csv'),
+});
+
+/** Writes the bulk loads' input files into `dir`, once, in the parent process. */
+function writeBulkFiles(dir) {
+  const files = bulkFiles(dir);
   const at = new Date().toISOString();
   const lines = ents.map((e, i) => JSON.stringify({ kind: 'entity', id: String(i), name: e.name, types: [e.type] }));
   for (const [i, r] of rels.entries()) {
@@ -88,10 +100,20 @@ async function cairnLoad(dir) {
       }),
     );
   }
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  writeFileSync(files.cairn, `${lines.join('\n')}\n`);
+  const csv = (s) => `"${s.replaceAll('"', '""')}"`;
+  writeFileSync(files.entities, `name,type\n${ents.map((e) => `${csv(e.name)},${e.type}`).join('\n')}\n`);
+  writeFileSync(
+    files.relations,
+    `from,to,type\n${rels.map((r) => `${csv(ents[r.source].name)},${csv(ents[r.target].name)},${r.type}`).join('\n')}\n`,
+  );
+}
+
+/** Cairn's bulk loader: the graph as an export file (`input`, written before), loaded in one call. */
+async function cairnLoad(dir, input) {
   const store = await Store.open(join(dir, 'store'));
   const t = performance.now();
-  const reply = await store.load(CALLER, readFileSync(file));
+  const reply = await store.load(CALLER, readFileSync(bulkFiles(input).cairn));
   const s = seconds(t);
   if (reply.error || reply.skipped.length > 0) throw new Error(`load: ${JSON.stringify(reply).slice(0, 300)}`);
   return { store, seconds: s };
@@ -156,15 +178,9 @@ async function kuzuOpen(dir, create) {
   return { db, conn };
 }
 
-async function kuzuBulk(dir) {
-  const csv = (s) => `"${s.replaceAll('"', '""')}"`;
-  const eFile = join(dir, 'entities.csv');
-  const rFile = join(dir, 'relations.csv');
-  writeFileSync(eFile, `name,type\n${ents.map((e) => `${csv(e.name)},${e.type}`).join('\n')}\n`);
-  writeFileSync(
-    rFile,
-    `from,to,type\n${rels.map((r) => `${csv(ents[r.source].name)},${csv(ents[r.target].name)},${r.type}`).join('\n')}\n`,
-  );
+/** Kuzu's bulk loader: `COPY FROM` the CSV files in `input` (written before). */
+async function kuzuBulk(dir, input) {
+  const { entities: eFile, relations: rFile } = bulkFiles(input);
   const k = await kuzuOpen(dir, true);
   const t = performance.now();
   await kz(k.conn, `COPY Entity FROM '${eFile}' (HEADER=true)`);
@@ -210,30 +226,30 @@ async function kuzuHops(conn, hops) {
   });
 }
 
-/** The `--bulk` child: one side's bulk load into `dir`; prints its seconds as JSON. */
-async function bulkChild(side, dir) {
+/** The `--bulk` child: one side's bulk load into `dir` from the files in `input`; its seconds. */
+async function bulkChild(side, dir, input) {
   if (side === 'kuzu') {
-    const kb = await kuzuBulk(dir);
+    const kb = await kuzuBulk(dir, input);
     await kb.conn.close();
     await kb.db.close();
     return kb.seconds;
   }
-  const cl = await cairnLoad(dir);
+  const cl = await cairnLoad(dir, input);
   await cl.store.close();
   return cl.seconds;
 }
 
-/** Runs one side's bulk load into `dir` in a fresh process; its seconds. */
-function bulkInFreshProcess(side, dir) {
-  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--bulk', side, dir], {
+/** Runs one side's bulk load into `dir` from the files in `input` in a fresh process; its seconds. */
+function bulkInFreshProcess(side, dir, input) {
+  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--bulk', side, dir, input], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: process.env,
   });
   return JSON.parse(out.toString()).seconds;
 }
 
-if (process.argv[2] === '--bulk') {
-  const seconds = await bulkChild(process.argv[3], process.argv[4]);
+if (BULK_CHILD) {
+  const seconds = await bulkChild(process.argv[3], process.argv[4], process.argv[5]);
   process.stdout.write(JSON.stringify({ seconds }));
   process.exit(0);
 }
@@ -243,11 +259,12 @@ if (process.argv[2] === '--bulk') {
 function bulkRounds(root) {
   const rounds = { kuzu: [], cairn: [] };
   const dirs = {};
+  writeBulkFiles(root);
   for (let i = 0; i < BULK_ROUNDS; i++) {
     for (const side of ['kuzu', 'cairn']) {
       const dir = join(root, `${side}-bulk-${i}`);
       mkdirSync(dir);
-      rounds[side].push(bulkInFreshProcess(side, dir));
+      rounds[side].push(bulkInFreshProcess(side, dir, root));
       if (dirs[side]) rmSync(dirs[side], { recursive: true, force: true });
       dirs[side] = dir;
     }
