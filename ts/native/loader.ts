@@ -24,12 +24,26 @@ function localCandidates(): string[] {
 }
 
 /**
+ * Asks the engine's allocator (mimalloc, which reads its options when the addon is loaded) not to
+ * back its memory with transparent huge pages, unless the operator set `MIMALLOC_ALLOW_THP`.
+ * mimalloc asks the kernel for huge pages on its arenas; where the kernel compacts memory on such a
+ * fault (`defrag` = `madvise`, the usual default) a write waits for it, and each fault zeroes 2 MiB
+ * however little of it is used. Measured on the full-text ingest and graph load examples: system
+ * time halved, 9-17% less wall time and 60-80 MB less RSS. mimalloc then also marks the process
+ * (`PR_SET_THP_DISABLE`), as databases advise for their servers.
+ */
+function declineHugePages(): void {
+  process.env.MIMALLOC_ALLOW_THP ??= '0';
+}
+
+/**
  * Loads the native engine once: checks the CPU first, then prefers the prebuilt platform package
  * when it is installed, else the local build.
  */
 export function loadNative(): NativeBinding {
   if (loaded) return loaded;
   assertCpuSupported();
+  declineHugePages();
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(`Cairn's native engine is built for linux-x64 only, not ${process.platform}-${process.arch}`);
   }

@@ -6,7 +6,9 @@
 //! `SAME` repeats the first query of each kind (CPU caches hot: what memory traffic costs);
 //! `CACHE_MB` the store's page cache (default 64); `CAS` the number of CAS writes (default 2000).
 
-// The allocator the binding uses, so these measurements match the product.
+// The allocator the binding uses, so these measurements match the product. The binding also
+// keeps freed memory and declines huge pages: run with `MIMALLOC_PURGE_DELAY=-1 MIMALLOC_ALLOW_THP=0`
+// (mimalloc reads both from the environment before `main`).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

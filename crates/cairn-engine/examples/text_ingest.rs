@@ -6,7 +6,8 @@
 
 #![allow(clippy::cast_precision_loss, reason = "rates and sizes printed for a person, far below 2^52")]
 
-// The allocator the binding uses, so these measurements match the product.
+// The allocator the binding uses, so these measurements match the product. The binding also
+// declines huge pages: run with `MIMALLOC_ALLOW_THP=0` (mimalloc reads it before `main`).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
