@@ -299,36 +299,88 @@ struct Events<'p> {
     ids: Ids,
     agent_json: String,
     at: String,
-    targets: &'p Targets,
+    targets: &'p Targets<'p>,
 }
 
-/// What each event's target is spelled from, laid out compactly: every entity's name in one
-/// buffer and each fact's ends and type as indexes. Spelling a target from the plan itself read a
+/// An event's target by ranks: an entity's name, or a fact's (from, type, to). Ranks order as
+/// the names and types do, and the variants as their families ("entity" < "fact"), so targets
+/// sort as their `h.target` keys do.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    Entity(u32),
+    Fact(u32, u32, u32),
+}
+
+/// What event targets are spelled from, laid out compactly: every entity's name in one buffer in
+/// byte order, each fact's ends and type as ranks. Spelling a target from the plan itself read a
 /// scattered entity record and its name's separate allocation per end (two cache misses each),
-/// which measured a fifth of the writer's time in a load's history runs.
-struct Targets {
-    /// The entities' names, one after another; entity `i`'s is `names[at[i]..at[i + 1]]`.
+/// which measured a fifth of the writer's time in a load's history runs; and `h.target`, written
+/// in target order, then reads the names front to back.
+struct Targets<'p> {
+    /// The names in byte order, one after another; rank `r`'s is `names[at[r]..at[r + 1]]`.
     names: Vec<u8>,
     at: Vec<usize>,
-    /// Each fact's (from, to, spelling).
-    facts: Vec<(usize, usize, u32)>,
+    /// Each entity's rank.
+    rank: Vec<u32>,
+    /// The relation types in byte order.
+    types: Vec<&'p str>,
+    /// Each fact's (from, type, to) as ranks.
+    facts: Vec<(u32, u32, u32)>,
 }
 
-impl Targets {
-    fn of(plan: &Plan) -> Targets {
-        let mut names = Vec::with_capacity(plan.entities.iter().map(|e| e.name.len()).sum());
-        let mut at = Vec::with_capacity(plan.entities.len() + 1);
+/// Each item's rank in byte order, and the items in that order.
+fn ranked<'a>(items: impl ExactSizeIterator<Item = &'a str>) -> (Vec<u32>, Vec<&'a str>) {
+    let mut sorted: Vec<(&str, u32)> = items.enumerate().map(|(i, x)| (x, index_u32(i))).collect();
+    sorted.sort_unstable();
+    let mut rank = vec![0u32; sorted.len()];
+    for (r, &(_, i)) in sorted.iter().enumerate() {
+        rank[i as usize] = index_u32(r);
+    }
+    (rank, sorted.into_iter().map(|(x, _)| x).collect())
+}
+
+impl<'p> Targets<'p> {
+    fn of(plan: &'p Plan) -> Targets<'p> {
+        let (rank, by_rank) = ranked(plan.entities.iter().map(|e| e.name.as_str()));
+        let (type_rank, types) = ranked(plan.spellings.iter().map(String::as_str));
+        let mut names = Vec::with_capacity(by_rank.iter().map(|n| n.len()).sum());
+        let mut at = Vec::with_capacity(by_rank.len() + 1);
         at.push(0);
-        for e in &plan.entities {
-            names.extend_from_slice(e.name.as_bytes());
+        for name in by_rank {
+            names.extend_from_slice(name.as_bytes());
             at.push(names.len());
         }
-        let facts = plan.facts.iter().map(|f| (f.from, f.to, f.spelling)).collect();
-        Targets { names, at, facts }
+        let facts = plan.facts.iter().map(|f| (rank[f.from], type_rank[f.spelling as usize], rank[f.to])).collect();
+        Targets { names, at, rank, types, facts }
     }
 
-    fn name(&self, i: usize) -> &[u8] {
-        &self.names[self.at[i]..self.at[i + 1]]
+    fn name(&self, r: u32) -> &[u8] {
+        let r = r as usize;
+        &self.names[self.at[r]..self.at[r + 1]]
+    }
+
+    fn of_written(&self, w: Written) -> Target {
+        match w {
+            Written::Entity(i) => Target::Entity(self.rank[i]),
+            Written::Fact(i) => {
+                let (from, ty, to) = self.facts[i];
+                Target::Fact(from, ty, to)
+            }
+        }
+    }
+
+    /// Appends `t` as history spells it: an entity's name, or a fact's `from \0 type \0 to`.
+    fn spell(&self, t: Target, out: &mut Vec<u8>) {
+        match t {
+            Target::Entity(r) => out.extend_from_slice(self.name(r)),
+            Target::Fact(from, ty, to) => {
+                out.extend_from_slice(self.name(from));
+                out.push(0);
+                out.extend_from_slice(self.types[ty as usize].as_bytes());
+                out.push(0);
+                out.extend_from_slice(self.name(to));
+            }
+        }
     }
 }
 
@@ -341,30 +393,15 @@ impl Events<'_> {
         }
     }
 
-    /// Appends event `k`'s target: an entity's name, or a fact's `from \0 type \0 to`.
-    fn target(&self, k: usize, out: &mut Vec<u8>) {
-        let t = self.targets;
-        match self.plan.written[k] {
-            Written::Entity(i) => out.extend_from_slice(t.name(i)),
-            Written::Fact(i) => {
-                let (from, to, spelling) = t.facts[i];
-                out.extend_from_slice(t.name(from));
-                out.push(0);
-                out.extend_from_slice(self.plan.spellings[spelling as usize].as_bytes());
-                out.push(0);
-                out.extend_from_slice(t.name(to));
-            }
-        }
-    }
-
-    /// The `h.target` key of event `k`: `part | family \0 target \0 | seq`, the target as
-    /// `history::target_prefix` keeps it (`scratch` holds it on the way).
-    fn target_key(&self, k: usize, b: &mut Buf, scratch: &mut Vec<u8>) {
+    /// The `h.target` key of event `k`, whose target is `t`: `part | family \0 target \0 | seq`,
+    /// the target as `history::target_prefix` keeps it (`scratch` holds it on the way).
+    fn target_key(&self, t: Target, k: usize, b: &mut Buf, scratch: &mut Vec<u8>) {
         scratch.clear();
-        self.target(k, scratch);
+        self.targets.spell(t, scratch);
         let target = std::str::from_utf8(scratch).expect("names and types are text");
+        let family = if matches!(t, Target::Entity(_)) { "entity" } else { "fact" };
         b.key.clear();
-        push_target_prefix(&mut b.key, self.part, self.what(k).0, target);
+        push_target_prefix(&mut b.key, self.part, family, target);
         b.key.extend_from_slice(&self.ids.event(k).to_be_bytes());
     }
 
@@ -377,7 +414,7 @@ impl Events<'_> {
         b.start(self.part);
         b.key.extend_from_slice(&seq.to_be_bytes());
         scratch.clear();
-        self.target(k, scratch);
+        self.targets.spell(self.targets.of_written(self.plan.written[k]), scratch);
         let target = std::str::from_utf8(scratch).expect("names and types are text");
         let event = &mut b.value;
         event.extend_from_slice(b"{\"seq\":");
@@ -431,8 +468,8 @@ fn event_runs(
     }
     run.finish()?;
     let mut run = tx.sorted_run(TARGET, ordered)?;
-    for &k in &orders.targets {
-        ev.target_key(k, &mut b, &mut scratch);
+    for &(t, k) in &orders.targets {
+        ev.target_key(t, k, &mut b, &mut scratch);
         run.push(&b.key, &[])?;
     }
     run.finish()?;
@@ -499,53 +536,25 @@ fn name_run(tx: &mut WriteTxn<'_>, names: &NameOrder) -> Result<()> {
 
 /// The orders the history runs are written in, worked out from the plan alone: on a thread of
 /// their own while the writer packs the record trees (sorting them was a tenth of a load).
-struct EventOrders {
-    /// Events in `h.target` key order.
-    targets: Vec<usize>,
+struct EventOrders<'p> {
+    /// Events in `h.target` key order, with their targets.
+    targets: Vec<(Target, usize)>,
     names: NameOrder,
     /// What the events' targets are spelled from.
-    targets_of: Targets,
+    targets_of: Targets<'p>,
 }
 
-impl EventOrders {
-    fn of(part: &Partition, plan: &Plan, ids: Ids) -> EventOrders {
-        EventOrders {
-            targets: target_order(plan),
-            names: NameOrder::of(part, plan, ids),
-            targets_of: Targets::of(plan),
-        }
+impl<'p> EventOrders<'p> {
+    fn of(part: &Partition, plan: &'p Plan, ids: Ids) -> EventOrders<'p> {
+        let targets_of = Targets::of(plan);
+        // Sorted by target and sequence, the order of their keys, without comparing the keys
+        // themselves (scattered in memory, each comparison would miss the cache twice). Where a
+        // name holds a NUL byte (`ordered` false) the run sorts the encoded keys instead.
+        let mut targets: Vec<(Target, usize)> =
+            plan.written.iter().enumerate().map(|(k, &w)| (targets_of.of_written(w), k)).collect();
+        targets.sort_unstable();
+        EventOrders { targets, names: NameOrder::of(part, plan, ids), targets_of }
     }
-}
-
-/// Events in `h.target` key order.
-fn target_order(plan: &Plan) -> Vec<usize> {
-    // Key order without comparing the keys themselves (scattered in memory, so each comparison
-    // would miss the cache twice): entity events by name, then fact events by (from, type, to),
-    // each name and type by its rank in byte order, ties by sequence. Where a name holds a NUL
-    // byte (`ordered` false) the run sorts the encoded keys instead.
-    let rank = |names: Vec<&str>| -> Vec<u32> {
-        let mut order: Vec<u32> = (0..index_u32(names.len())).collect();
-        order.sort_unstable_by_key(|&i| names[i as usize]);
-        let mut rank = vec![0u32; names.len()];
-        for (r, &i) in order.iter().enumerate() {
-            rank[i as usize] = index_u32(r);
-        }
-        rank
-    };
-    let name_rank = rank(plan.entities.iter().map(|e| e.name.as_str()).collect());
-    let type_rank = rank(plan.spellings.iter().map(String::as_str).collect());
-    let order_key = |k: usize| -> (u8, u32, u32, u32, usize) {
-        match plan.written[k] {
-            Written::Entity(i) => (0, name_rank[i], 0, 0, k),
-            Written::Fact(i) => {
-                let f = &plan.facts[i];
-                (1, name_rank[f.from], type_rank[f.spelling as usize], name_rank[f.to], k)
-            }
-        }
-    };
-    let mut order: Vec<(u8, u32, u32, u32, usize)> = (0..plan.written.len()).map(order_key).collect();
-    order.sort_unstable();
-    order.into_iter().map(|o| o.4).collect()
 }
 
 /// The record trees written in plan order (entities, name generations, attributes, relations).
