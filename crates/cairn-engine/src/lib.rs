@@ -15,6 +15,7 @@ mod limits;
 mod meta;
 mod page;
 mod pager;
+pub(crate) mod side;
 mod snapshot;
 mod store;
 mod syncer;

@@ -35,6 +35,9 @@ pub(crate) struct PageFile {
     /// That background write, joined before the next one starts and before any write of the
     /// caller's own (checkpoint, backup), which must land after it.
     in_flight: Mutex<Option<JoinHandle<Result<()>>>>,
+    /// Held through `stage`: the writer and a helper packing beside it (`side.rs`) stage pages,
+    /// and a batch must be handed to the background write by one of them at a time.
+    staging: Mutex<()>,
     zero_on_drop: std::sync::atomic::AtomicBool,
 }
 
@@ -46,6 +49,7 @@ impl PageFile {
             unwritten: RwLock::new(HashMap::new()),
             writing: Arc::new(RwLock::new(HashMap::new())),
             in_flight: Mutex::new(None),
+            staging: Mutex::new(()),
             zero_on_drop: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -92,6 +96,7 @@ impl PageFile {
     /// Makes committed pages readable at once and writes them out later, in bulk once enough
     /// have gathered, on a background thread.
     pub(crate) fn stage(&self, pages: Vec<(PageId, Page)>) -> Result<()> {
+        let _one_at_a_time = self.staging.lock().expect("staging lock");
         let pending = {
             let mut unwritten = self.unwritten.write().expect("unwritten lock");
             for (id, p) in pages {
@@ -114,8 +119,8 @@ impl PageFile {
     /// Hands the gathered pages to a background write (after the previous one has finished).
     fn write_back_later(&self) -> Result<()> {
         self.join()?;
-        // Only the writer thread stages pages, and it is the caller: nothing is staged meanwhile,
-        // and the previous batch, written, has left `writing` empty.
+        // The caller holds `staging` (or is the writer with no helper beside it): nothing is
+        // staged meanwhile, and the previous batch, written, has left `writing` empty.
         let mut unwritten = self.unwritten.write().expect("unwritten lock");
         let batch = std::mem::take(&mut *unwritten);
         let mut pages: Vec<(PageId, Page)> = batch.iter().map(|(id, p)| (*id, p.clone())).collect();

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::freelist::Allocator;
 use crate::page::{NO_PAGE, Page, PageId};
 use crate::pager::PageFile;
+use crate::side::{Finished, ID_BATCH, IdPool, Serve, SidePages};
 use crate::snapshot::TreeRoot;
 use crate::wal::Wal;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -143,6 +144,9 @@ pub struct WriteTxn<'a> {
     pending_bytes: usize,
     /// This transaction wrote runs that are not in `log` (see `put_sorted`).
     unlogged: bool,
+    /// The pool a helper packing beside this thread takes page ids from (`with_side`), topped up
+    /// at each allocation here while it asks.
+    side_pool: Option<Arc<IdPool>>,
 }
 
 /// Pending changes are merged into their trees once they hold this many bytes.
@@ -156,6 +160,9 @@ impl PageSource for WriteTxn<'_> {
 
 impl PageStore for WriteTxn<'_> {
     fn alloc(&mut self) -> Result<PageId> {
+        if let Some(pool) = self.side_pool.as_ref().filter(|p| p.wanted()).cloned() {
+            self.top_up(&pool)?;
+        }
         let id = self.core.alloc.alloc(&self.core.file)?;
         self.allocated.push(id);
         self.fresh.insert(id);
@@ -210,6 +217,7 @@ impl<'a> WriteTxn<'a> {
             pending: BTreeMap::new(),
             pending_bytes: 0,
             unlogged: false,
+            side_pool: None,
         }
     }
 
@@ -407,6 +415,94 @@ impl<'a> WriteTxn<'a> {
         self.flush_tree(tree)?;
         let packer = (ordered && self.tree(tree).root == NO_PAGE).then(btree::Packer::new);
         Ok(SortedRun { tx: self, tree: tree.to_owned(), packer, held: Vec::new(), last: None })
+    }
+
+    /// Whether each of `trees` is empty, this transaction's changes to it included (merged
+    /// first): what `with_side` needs of the trees it has a helper fill.
+    pub(crate) fn trees_empty(&mut self, trees: &[&str]) -> Result<bool> {
+        self.core.settle()?;
+        for tree in trees {
+            validate_tree_name(tree)?;
+            self.flush_tree(tree)?;
+            if self.tree(tree).root != NO_PAGE {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Runs `main` on this thread and `side` on a helper thread at once; `side` fills the empty
+    /// trees `trees` (`trees_empty` must have said so) with sorted runs through a `SidePages`
+    /// (see `side.rs`: it takes page ids this thread allocates for it), and what it built becomes
+    /// this transaction's when both are done. Like `sorted_run`, it is in no redo record.
+    pub(crate) fn with_side<R, S: Send>(
+        &mut self,
+        trees: &[&str],
+        side: impl FnOnce(&mut SidePages<'_>) -> Result<S> + Send,
+        main: impl FnOnce(&mut Self) -> Result<R>,
+    ) -> Result<(R, S)> {
+        self.unlogged = true;
+        let pool = Arc::new(IdPool::default());
+        let (file, txn) = (self.core.file.clone(), self.txn);
+        self.side_pool = Some(pool.clone());
+        let (mine, theirs) = std::thread::scope(|s| {
+            let helper = s.spawn(|| {
+                let _finished = Finished(&pool);
+                let mut pages = SidePages::new(&file, &pool, txn, trees);
+                let done = side(&mut pages);
+                (done, pages)
+            });
+            // Should `main` fail or panic, the helper's next allocation fails rather than wait.
+            let cancel = CancelOnDrop(&pool);
+            let mine = main(self);
+            if mine.is_ok() {
+                std::mem::forget(cancel);
+            } else {
+                drop(cancel);
+            }
+            let served = self.serve(&pool);
+            let theirs = helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (mine.and_then(|m| served.map(|()| m)), theirs)
+        });
+        self.side_pool = None;
+        let (done, pages) = theirs;
+        for id in pool.leftover().into_iter().chain(pages.freed) {
+            self.free(id);
+        }
+        self.core.write_back_failed |= pages.stage_failed;
+        let (mine, theirs) = (mine?, done?);
+        for (id, page) in pages.written {
+            self.write(id, page);
+        }
+        self.trees.extend(pages.trees);
+        Ok((mine, theirs))
+    }
+
+    /// Hands the helper page ids until it is done (it may still be packing after `main`).
+    fn serve(&mut self, pool: &IdPool) -> Result<()> {
+        while let Serve::TopUp = pool.serve() {
+            if let Err(e) = self.top_up(pool) {
+                pool.cancel();
+                while let Serve::TopUp = pool.serve() {
+                    pool.fill([]);
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Allocates `ID_BATCH` pages into `pool`.
+    fn top_up(&mut self, pool: &IdPool) -> Result<()> {
+        let mut ids = Vec::with_capacity(ID_BATCH);
+        for _ in 0..ID_BATCH {
+            let id = self.core.alloc.alloc(&self.core.file)?;
+            self.allocated.push(id);
+            self.fresh.insert(id);
+            ids.push(id);
+        }
+        pool.fill(ids);
+        Ok(())
     }
 
     /// Makes `merged` (the result of merging changes into `tree`, whose root was `t`) the tree:
@@ -779,6 +875,53 @@ pub(crate) fn catalog_put(s: &mut CoreStore<'_>, root: PageId, name: &str, t: Op
             Ok(root)
         }
         None => Ok(btree::remove(s, root, name.as_bytes())?.map_or(root, |(r, _)| r)),
+    }
+}
+
+/// Cancels a pool's helper when dropped (`with_side` forgets it once `main` has succeeded).
+struct CancelOnDrop<'p>(&'p IdPool);
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Where a bulk writer's sorted runs go: the transaction itself (`WriteTxn::sorted_run`) or a
+/// helper's side of it (`SidePages`).
+pub(crate) trait Runs {
+    type Run<'r>: Run
+    where
+        Self: 'r;
+    /// Starts a run into `tree` (see `WriteTxn::sorted_run` for `ordered`).
+    fn run(&mut self, tree: &str, ordered: bool) -> Result<Self::Run<'_>>;
+}
+
+/// A run of puts into one tree.
+pub(crate) trait Run {
+    /// Adds an entry after those before it.
+    fn push(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Makes the run part of its tree.
+    fn finish(self) -> Result<()>;
+}
+
+impl<'a> Runs for WriteTxn<'a> {
+    type Run<'r>
+        = SortedRun<'r, 'a>
+    where
+        Self: 'r;
+
+    fn run(&mut self, tree: &str, ordered: bool) -> Result<SortedRun<'_, 'a>> {
+        self.sorted_run(tree, ordered)
+    }
+}
+
+impl Run for SortedRun<'_, '_> {
+    fn push(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        SortedRun::push(self, key, value)
+    }
+    fn finish(self) -> Result<()> {
+        SortedRun::finish(self)
     }
 }
 

@@ -4,7 +4,7 @@
 //! the history runs' targets and names), so the writer thread only ever packs pages.
 
 use crate::error::Result;
-use crate::history::{AGENT, EVENT, NAME, TARGET, agent_prefix, name_prefix, push_target_prefix};
+use crate::history::{AGENT, EVENT, NAME, TARGET, TREES as HISTORY, agent_prefix, name_prefix, push_target_prefix};
 use crate::key_text;
 use crate::knowledge::attr_index::Bulk;
 use crate::knowledge::export::MAX_LIMIT;
@@ -16,8 +16,9 @@ use crate::knowledge::tally::Tally;
 use crate::knowledge::trees::{
     ADJ, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in,
 };
+use crate::side::SidePages;
 use crate::text::FastMap;
-use crate::write::WriteTxn;
+use crate::write::{Run, Runs, WriteTxn};
 use serde_json::Value;
 
 use super::{Plan, Src, Written, index_u32, joined};
@@ -433,9 +434,23 @@ impl Events<'_> {
     }
 }
 
-/// `h.event`, `h.target`, `h.agent` and `h.name` for every event of the load.
-fn event_runs(
-    tx: &mut WriteTxn<'_>,
+/// `h.agent` for every event of the load (all `agent`'s).
+fn agent_run(tx: &mut impl Runs, part: &Partition, agent: &str, ids: Ids, n: usize) -> Result<()> {
+    let by_agent = agent_prefix(part, agent);
+    let mut key = Vec::new();
+    let mut run = tx.run(AGENT, true)?;
+    for k in 0..n {
+        key.clear();
+        key.extend_from_slice(&by_agent);
+        key.extend_from_slice(&ids.event(k).to_be_bytes());
+        run.push(&key, &[])?;
+    }
+    run.finish()
+}
+
+/// `h.event` and `h.target` for every event of the load.
+fn event_and_target_runs(
+    tx: &mut impl Runs,
     part: &Partition,
     plan: &Plan,
     ids: Ids,
@@ -450,30 +465,19 @@ fn event_runs(
         at: now.to_string(),
         targets: &orders.targets_of,
     };
-    let n = plan.written.len();
     let (mut b, mut scratch) = (Buf::default(), Vec::new());
-    let mut run = tx.sorted_run(EVENT, true)?;
-    for k in 0..n {
+    let mut run = tx.run(EVENT, true)?;
+    for k in 0..plan.written.len() {
         ev.event(k, &mut b, &mut scratch);
         run.push(&b.key, &b.value)?;
     }
     run.finish()?;
-    let by_agent = agent_prefix(part, agent);
-    let mut run = tx.sorted_run(AGENT, true)?;
-    for k in 0..n {
-        b.key.clear();
-        b.key.extend_from_slice(&by_agent);
-        b.key.extend_from_slice(&ids.event(k).to_be_bytes());
-        run.push(&b.key, &[])?;
-    }
-    run.finish()?;
-    let mut run = tx.sorted_run(TARGET, ordered)?;
+    let mut run = tx.run(TARGET, ordered)?;
     for &(t, k) in &orders.targets {
         ev.target_key(t, k, &mut b, &mut scratch);
         run.push(&b.key, &[])?;
     }
-    run.finish()?;
-    name_run(tx, &orders.names)
+    run.finish()
 }
 
 /// `h.name` for every event of the load: an entity's event under its name, a fact's under both
@@ -522,8 +526,8 @@ impl NameOrder {
 }
 
 /// `h.name`, in `names`' order.
-fn name_run(tx: &mut WriteTxn<'_>, names: &NameOrder) -> Result<()> {
-    let mut run = tx.sorted_run(NAME, !names.nested)?;
+fn name_run(tx: &mut impl Runs, names: &NameOrder) -> Result<()> {
+    let mut run = tx.run(NAME, !names.nested)?;
     let mut key = Vec::new();
     for &(p, seq) in &names.pairs {
         key.clear();
@@ -534,18 +538,17 @@ fn name_run(tx: &mut WriteTxn<'_>, names: &NameOrder) -> Result<()> {
     run.finish()
 }
 
-/// The orders the history runs are written in, worked out from the plan alone: on a thread of
-/// their own while the writer packs the record trees (sorting them was a tenth of a load).
+/// The orders `h.event` and `h.target` are written in, worked out from the plan alone: on a
+/// thread of their own while the writer packs the record trees.
 struct EventOrders<'p> {
     /// Events in `h.target` key order, with their targets.
     targets: Vec<(Target, usize)>,
-    names: NameOrder,
     /// What the events' targets are spelled from.
     targets_of: Targets<'p>,
 }
 
 impl<'p> EventOrders<'p> {
-    fn of(part: &Partition, plan: &'p Plan, ids: Ids) -> EventOrders<'p> {
+    fn of(plan: &'p Plan) -> EventOrders<'p> {
         let targets_of = Targets::of(plan);
         // Sorted by target and sequence, the order of their keys, without comparing the keys
         // themselves (scattered in memory, each comparison would miss the cache twice). Where a
@@ -553,7 +556,7 @@ impl<'p> EventOrders<'p> {
         let mut targets: Vec<(Target, usize)> =
             plan.written.iter().enumerate().map(|(k, &w)| (targets_of.of_written(w), k)).collect();
         targets.sort_unstable();
-        EventOrders { targets, names: NameOrder::of(part, plan, ids), targets_of }
+        EventOrders { targets, targets_of }
     }
 }
 
@@ -588,12 +591,31 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
     write_next_id(tx, part, ids.event(plan.written.len()))?;
     let generation = names_gen_in(tx, part)?;
     let ordered = !out_of_order(part, &plan);
+    // Into a store with no history yet, a helper packs `h.agent`, `h.event` and `h.target` while
+    // this thread packs the record trees and `h.name`: the history trees were half of the
+    // writer's time.
+    let beside = tx.trees_empty(&HISTORY)?;
+    let n = plan.written.len();
     std::thread::scope(|s| -> Result<()> {
         let record_orders = s.spawn(|| RecordOrders::of(&plan, ids));
-        let event_orders = s.spawn(|| EventOrders::of(part, &plan, ids));
-        records(tx, part, &plan, ids, generation)?;
-        sorted_records(tx, part, &plan, &joined(record_orders), ordered)?;
-        event_runs(tx, part, &plan, ids, (agent, now), (ordered, &joined(event_orders)))
+        let event_orders = s.spawn(|| EventOrders::of(&plan));
+        let name_order = s.spawn(|| NameOrder::of(part, &plan, ids));
+        let here = |tx: &mut WriteTxn<'_>| {
+            records(tx, part, &plan, ids, generation)?;
+            sorted_records(tx, part, &plan, &joined(record_orders), ordered)?;
+            name_run(tx, &joined(name_order))
+        };
+        if beside {
+            let side = |pages: &mut SidePages<'_>| {
+                agent_run(pages, part, agent, ids, n)?;
+                event_and_target_runs(pages, part, &plan, ids, (agent, now), (ordered, &joined(event_orders)))
+            };
+            tx.with_side(&[AGENT, EVENT, TARGET], side, here).map(|_| ())
+        } else {
+            here(tx)?;
+            agent_run(tx, part, agent, ids, n)?;
+            event_and_target_runs(tx, part, &plan, ids, (agent, now), (ordered, &joined(event_orders)))
+        }
     })?;
     let Plan { rest, mut out, .. } = plan;
     // The records the fast path left: through `import`, a page at a time.
