@@ -20,6 +20,10 @@ pub trait VfsFile: Send + Sync {
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Makes every completed write durable (fdatasync).
     fn sync_data(&self) -> io::Result<()>;
+    /// Starts writing the file's written pages to the device without waiting for them, so that
+    /// the next `sync_data` has less left to wait for. A hint that changes no durability: by
+    /// default it does nothing.
+    fn start_writeback(&self) {}
     /// The current length in bytes.
     fn len(&self) -> io::Result<u64>;
     /// Grows or shrinks the file.
