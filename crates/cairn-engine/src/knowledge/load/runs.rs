@@ -1,7 +1,9 @@
 //! The write half of a bulk load: each tree's entries built in key order from the plan, one
 //! sorted run a tree (`WriteTxn::sorted_run`). The writer first packs the trees written in plan
-//! order while two helper threads sort the orders of the others (name index, adjacency, id map;
-//! the history runs' targets and names), so the writer thread only ever packs pages.
+//! order while three helper threads sort the orders of the others (name index, adjacency, id map;
+//! the history runs' targets; their names), so the writer thread only ever packs pages. Into a
+//! store with no history yet, `h.agent`, `h.event` and `h.target` are packed on a helper of their
+//! own meanwhile (`WriteTxn::with_side`).
 
 use crate::error::Result;
 use crate::history::{AGENT, EVENT, NAME, TARGET, TREES as HISTORY, agent_prefix, name_prefix, push_target_prefix};
