@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::page::{Page, PageId};
 use crate::pager::PageFile;
 use crate::snapshot::TreeRoot;
-use crate::write::{Run, Runs};
+use crate::write::{Run, Runs, after_last};
 use std::collections::HashSet;
 use std::sync::{Condvar, Mutex};
 
@@ -84,14 +84,14 @@ impl IdPool {
         self.changed.notify_all();
     }
 
-    /// Waits until the helper wants ids or is done.
+    /// Waits until the helper wants ids (and is not cancelled) or is done.
     pub(crate) fn serve(&self) -> Serve {
         let mut s = self.lock();
         loop {
             if s.finished {
                 return Serve::Done;
             }
-            if s.wanted {
+            if s.wanted && !s.cancelled {
                 return Serve::TopUp;
             }
             s = self.changed.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -220,19 +220,8 @@ impl<'f> Runs for SidePages<'f> {
 }
 
 impl SideRun<'_, '_> {
-    fn refuse(&self) -> Error {
-        Error::InvalidArgument(format!("a sorted run for {} must be sorted by key with distinct keys", self.tree))
-    }
-
     fn pack(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        match &mut self.last {
-            Some(last) if key <= last.as_slice() => return Err(self.refuse()),
-            Some(last) => {
-                last.clear();
-                last.extend_from_slice(key);
-            }
-            None => self.last = Some(key.to_vec()),
-        }
+        after_last(&mut self.last, key, &self.tree)?;
         self.packer.push(self.side, key, value)
     }
 }

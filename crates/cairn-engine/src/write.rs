@@ -482,10 +482,9 @@ impl<'a> WriteTxn<'a> {
     fn serve(&mut self, pool: &IdPool) -> Result<()> {
         while let Serve::TopUp = pool.serve() {
             if let Err(e) = self.top_up(pool) {
+                // Cancelled, the helper stops at its next allocation; it is done when this returns.
                 pool.cancel();
-                while let Serve::TopUp = pool.serve() {
-                    pool.fill([]);
-                }
+                pool.serve();
                 return Err(e);
             }
         }
@@ -878,6 +877,25 @@ pub(crate) fn catalog_put(s: &mut CoreStore<'_>, root: PageId, name: &str, t: Op
     }
 }
 
+/// Refuses `key` unless it comes after `last` (the last key of a sorted run into `tree`), and
+/// makes it the last.
+pub(crate) fn after_last(last: &mut Option<Vec<u8>>, key: &[u8], tree: &str) -> Result<()> {
+    match last {
+        Some(last) if key <= last.as_slice() => Err(crate::error::Error::InvalidArgument(format!(
+            "a sorted run for {tree} must be sorted by key with distinct keys"
+        ))),
+        Some(last) => {
+            last.clear();
+            last.extend_from_slice(key);
+            Ok(())
+        }
+        None => {
+            *last = Some(key.to_vec());
+            Ok(())
+        }
+    }
+}
+
 /// Cancels a pool's helper when dropped (`with_side` forgets it once `main` has succeeded).
 struct CancelOnDrop<'p>(&'p IdPool);
 
@@ -947,19 +965,7 @@ impl SortedRun<'_, '_> {
             self.held.push((key.to_vec(), value.to_vec()));
             return Ok(());
         };
-        match &mut self.last {
-            Some(last) if key <= last.as_slice() => {
-                return Err(crate::error::Error::InvalidArgument(format!(
-                    "a sorted run for {} must be sorted by key with distinct keys",
-                    self.tree
-                )));
-            }
-            Some(last) => {
-                last.clear();
-                last.extend_from_slice(key);
-            }
-            None => self.last = Some(key.to_vec()),
-        }
+        after_last(&mut self.last, key, &self.tree)?;
         packer.push(self.tx, key, value)
     }
 
