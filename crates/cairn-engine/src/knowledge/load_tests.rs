@@ -216,6 +216,10 @@ fn a_load_into_a_new_store_packs_trees_that_import_would_fill_alike() {
             "to": (100_000 + (i * 7) % 2000).to_string(), "type": if i % 3 == 0 { "links" } else { "cites" },
             "recorded_at": "2024-01-01T00:00:00.000Z"}));
     }
+    // A name and a type that JSON escapes: their events spell them as import's do.
+    records.push(json!({"kind": "entity", "id": "250000", "name": "Say \"hi\" \\ there", "types": ["odd"]}));
+    records.push(json!({"kind": "fact", "id": "250001", "from": "250000", "to": "100002", "type": "quotes \"",
+        "recorded_at": "2024-01-01T00:00:00.000Z"}));
     for nul in [false, true] {
         let mut records = records.clone();
         if nul {

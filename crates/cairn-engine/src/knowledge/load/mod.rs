@@ -28,7 +28,10 @@ use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
+mod folded;
+mod relation_record;
 mod runs;
+use folded::FoldedNames;
 pub(crate) use runs::store;
 
 /// One line as the fast path reads it: every field optional, strings borrowed where they can be.
@@ -88,8 +91,6 @@ struct ProvenanceLine<'a> {
 /// An entity to store; its id is `base + index`.
 struct NewEntity {
     name: String,
-    /// `fold` of the trimmed name.
-    folded: String,
     types: Vec<String>,
     attributes: Map<String, Value>,
     recorded_at: i64,
@@ -113,9 +114,10 @@ struct NewFact {
     extra: Option<Box<FactExtra>>,
 }
 
-/// A fact's identity for deduplication: from, to (entity indexes), folded type index, and for an
-/// ended fact its (recorded, ended) times.
-type Triple = (usize, usize, u32, Option<(i64, i64)>);
+/// A fact's identity for deduplication: from, to (entity indexes) and folded type index; an ended
+/// fact's is this and its (recorded, ended) times. Kept small: planning a fact looks one up at
+/// random among every fact's, and a key of 40 bytes made that table larger than the cache.
+type Triple = (u32, u32, u32);
 
 /// What a history event is about.
 #[derive(Clone, Copy)]
@@ -129,15 +131,18 @@ enum Written {
 #[derive(Default)]
 pub(crate) struct Plan {
     entities: Vec<NewEntity>,
+    /// Each entity's `fold` of its trimmed name.
+    folded: FoldedNames,
     facts: Vec<NewFact>,
     /// Source ids (with their origin) → local entity / fact index (the `k.import_map` entries).
     entity_map: FastMap<Src, usize>,
     fact_map: FastMap<Src, usize>,
     /// Folded name → local entity index.
     names: FastMap<String, usize>,
-    /// `(from, to, folded type, version)` → local fact index: one fact per live triple, and per
-    /// ended version (`(recorded_at, ended_at)`), as `import` matches stored ones.
-    triples: FastMap<Triple, usize>,
+    /// `(from, to, folded type)` → local fact index: one fact per live triple, and per ended
+    /// version (`(recorded_at, ended_at)`), as `import` matches stored ones.
+    triples: FastMap<Triple, u32>,
+    ended: FastMap<(Triple, i64, i64), u32>,
     /// Relation types as sent (trimmed) → their spelling and folded indexes: a graph has few
     /// types and many facts, so each is folded once.
     types: FastMap<String, (u32, u32)>,
@@ -185,9 +190,10 @@ fn time(s: Option<&Cow<'_, str>>) -> std::result::Result<Option<i64>, ()> {
     s.map(|s| parse_iso_ms(s).ok_or(())).transpose()
 }
 
-/// An index into one of the plan's small tables (types, agents): far below `u32::MAX`.
+/// An index into one of the plan's tables: far below `u32::MAX` (a load's body is held in memory
+/// whole, and each record takes more than a byte of it).
 fn index_u32(at: usize) -> u32 {
-    u32::try_from(at).expect("fewer than 2^32 relation types and agents")
+    u32::try_from(at).expect("fewer than 2^32 records, types and agents")
 }
 
 /// A name the fast path stores as given: 1..=1 KiB after trimming, no control characters (the
@@ -483,6 +489,8 @@ impl Plan {
         let entities: usize = parts.iter().map(|p| p.entities.len()).sum();
         let facts: usize = parts.iter().map(|p| p.facts.len()).sum();
         plan.entities.reserve(entities);
+        let folded_bytes = parts.iter().flat_map(|p| &p.entities).map(|(_, _, e)| e.folded.len()).sum();
+        plan.folded.reserve(entities, folded_bytes);
         plan.names.reserve(entities);
         plan.entity_map.reserve(entities);
         plan.facts.reserve(facts);
@@ -543,14 +551,18 @@ impl Plan {
 
     /// Where `r`'s ends resolve now.
     fn resolved(&self, r: &FactRec<'_>) -> Resolved {
-        let known = |e: &End<'_>| e.id.is_some_and(|s| self.entity_map.contains_key(&s));
-        // An end its id maps is never folded: an export's always are.
-        let found = |e: &End<'_>| match self.mapped_end(e) {
-            Some(at) => Some(Found::Mapped(at)),
-            None => self.names.get(&fold(e.named()?)).map(|&at| Found::Named(at)),
+        // One lookup of the id answers both whether it is known and where it maps.
+        let end = |e: &End<'_>| -> (bool, Option<Found<'static>>) {
+            let mapped = e.id.and_then(|s| self.entity_map.get(&s).copied());
+            // An end its id maps is never folded: an export's always are.
+            let found = match mapped.filter(|&at| self.same_name(e, at)) {
+                Some(at) => Some(Found::Mapped(at)),
+                None => e.named().and_then(|n| self.names.get(&fold(n))).map(|&at| Found::Named(at)),
+            };
+            (mapped.is_some(), found)
         };
-        let [from, to] = &r.ends;
-        Resolved { known: [known(from), known(to)], found: [found(from), found(to)] }
+        let [(known_from, from), (known_to, to)] = [end(&r.ends[0]), end(&r.ends[1])];
+        Resolved { known: [known_from, known_to], found: [from, to] }
     }
 
     /// Leaves line `index` to `import` (or skips it, if it is not JSON at all).
@@ -573,11 +585,11 @@ impl Plan {
         } else {
             self.entities.push(NewEntity {
                 name: name.trim().to_owned(),
-                folded: folded.clone(),
                 types: Vec::new(),
                 attributes: Map::new(),
                 recorded_at,
             });
+            self.folded.push(&folded);
             self.names.insert(folded, self.entities.len() - 1);
             (self.entities.len() - 1, true)
         };
@@ -592,12 +604,18 @@ impl Plan {
     /// record, is not trusted over a name (as `import`).
     fn mapped(&self, source: Option<Src>, same: impl Fn(&str) -> bool) -> Option<usize> {
         let at = *self.entity_map.get(&source?)?;
-        same(&self.entities[at].folded).then_some(at)
+        same(self.folded.get(at)).then_some(at)
+    }
+
+    /// Whether entity `at` is the one fact end `end` names, if it names one.
+    fn same_name(&self, end: &End<'_>, at: usize) -> bool {
+        end.named().is_none_or(|n| folds_to(n, self.folded.get(at)))
     }
 
     /// The entity a fact end's id maps to, unless its name names another.
     fn mapped_end(&self, end: &End<'_>) -> Option<usize> {
-        self.mapped(end.id, |f| end.named().is_none_or(|n| folds_to(n, f)))
+        let at = *self.entity_map.get(&end.id?)?;
+        self.same_name(end, at).then_some(at)
     }
 
     /// Where a fact's end resolves, without creating it: an entity of the plan, or the folded
@@ -621,12 +639,12 @@ impl Plan {
                 let name = end.name.as_deref().map(str::trim).filter(|n| !has_control(n))?;
                 self.entities.push(NewEntity {
                     name: name.to_owned(),
-                    folded: folded.to_owned(),
                     types: Vec::new(),
                     attributes: Map::new(),
                     recorded_at,
                 });
                 let at = self.entities.len() - 1;
+                self.folded.push(folded);
                 self.names.insert(folded.to_owned(), at);
                 self.remapped = true;
                 // Recorded but not counted, as `import` does for an end it creates.
@@ -645,7 +663,7 @@ impl Plan {
     /// names name (as `import` checks a mapped fact).
     fn same_fact(&self, at: usize, r: &FactRec<'_>) -> bool {
         let f = &self.facts[at];
-        let named = |e: usize, end: &End<'_>| end.named().is_none_or(|n| folds_to(n, &self.entities[e].folded));
+        let named = |e: usize, end: &End<'_>| self.same_name(end, e);
         self.folded_types[f.folded_type as usize] == fold(r.rel_type.trim())
             && named(f.from, &r.ends[0])
             && named(f.to, &r.ends[1])
@@ -771,10 +789,13 @@ impl Plan {
         let to = self.settle(&r.ends[1], to, r.recorded_at).ok_or(())?;
         let at = [from, to];
         let (spelling, folded_type) = self.rel_type(r.rel_type.trim());
-        let version = r.ended_at.map(|end| (r.recorded_at, end));
-        let triple = (at[0], at[1], folded_type, version);
-        if let Some(&have) = self.triples.get(&triple) {
-            self.fact_map.insert(r.source, have);
+        let triple = (index_u32(at[0]), index_u32(at[1]), folded_type);
+        let have = match r.ended_at {
+            None => self.triples.get(&triple),
+            Some(end) => self.ended.get(&(triple, r.recorded_at, end)),
+        };
+        if let Some(&have) = have {
+            self.fact_map.insert(r.source, have as usize);
             self.out.unchanged.facts += 1;
             return Ok(());
         }
@@ -791,7 +812,10 @@ impl Plan {
             extra: r.extra,
         });
         let local = self.facts.len() - 1;
-        self.triples.insert(triple, local);
+        match r.ended_at {
+            None => self.triples.insert(triple, index_u32(local)),
+            Some(end) => self.ended.insert((triple, r.recorded_at, end), index_u32(local)),
+        };
         self.fact_map.insert(r.source, local);
         self.out.imported.facts += 1;
         self.written.push(Written::Fact(local));

@@ -10,7 +10,7 @@ use crate::history::{AGENT, EVENT, NAME, TARGET, TREES as HISTORY, agent_prefix,
 use crate::key_text;
 use crate::knowledge::attr_index::Bulk;
 use crate::knowledge::export::MAX_LIMIT;
-use crate::knowledge::graph::{Entity, Relation, Source};
+use crate::knowledge::graph::Entity;
 use crate::knowledge::ids::{read_next_id, write_next_id};
 use crate::knowledge::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, import};
 use crate::knowledge::part::Partition;
@@ -23,6 +23,7 @@ use crate::text::FastMap;
 use crate::write::{Run, Runs, WriteTxn};
 use serde_json::Value;
 
+use super::relation_record::RelationRecords;
 use super::{Plan, Src, Written, index_u32, joined};
 
 /// Appends `n` to `out` in decimal.
@@ -83,10 +84,11 @@ impl Buf {
 fn out_of_order(part: &Partition, plan: &Plan) -> bool {
     let nul = |s: &str| s.as_bytes().contains(&0);
     let longest = |it: &mut dyn Iterator<Item = &str>| it.map(str::len).max().unwrap_or(0);
-    let name = longest(&mut plan.entities.iter().flat_map(|e| [e.name.as_str(), e.folded.as_str()]));
+    let name = longest(&mut plan.entities.iter().map(|e| e.name.as_str()).chain(plan.folded.iter()));
     let ty = longest(&mut plan.spellings.iter().chain(&plan.folded_types).map(String::as_str));
     // The longest key a load writes is a fact's history target: `fact \0 from \0 type \0 to \0 | seq`.
-    plan.entities.iter().any(|e| nul(&e.name) || nul(&e.folded))
+    plan.entities.iter().any(|e| nul(&e.name))
+        || plan.folded.iter().any(nul)
         || plan.spellings.iter().any(|t| nul(t))
         || plan.folded_types.iter().any(|t| nul(t))
         || !key_text::fits(2 * name + ty, part.prefix().len() + 4 + 4 + 8)
@@ -180,29 +182,13 @@ fn counts(plan: &Plan, part: &Partition) -> Tally {
 
 /// `k.rel`: the relation records.
 fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
+    let records = RelationRecords::of(plan);
     let mut b = Buf::default();
     let mut run = tx.sorted_run(REL, true)?;
     for (i, f) in plan.facts.iter().enumerate() {
-        let extra = f.extra.as_deref();
-        let record = Relation {
-            shortened: None,
-            version_of: None,
-            id: ids.fact(i),
-            from: ids.entity(f.from),
-            to: ids.entity(f.to),
-            rel_type: plan.spellings[f.spelling as usize].clone(),
-            attributes: extra.map(|x| x.attributes.clone()).unwrap_or_default(),
-            valid_from: extra.and_then(|x| x.valid_from.clone()),
-            valid_to: extra.and_then(|x| x.valid_to.clone()),
-            recorded_at: f.recorded_at,
-            ended_at: f.ended_at,
-            source: Source::Asserted { label: f.label.clone() },
-            agent: plan.agents[f.agent as usize].clone(),
-            source_date: extra.and_then(|x| x.source_date.clone()),
-        };
         b.start(part);
-        b.key.extend_from_slice(&record.id.to_be_bytes());
-        serde_json::to_writer(&mut b.value, &record).expect("records serialise");
+        b.key.extend_from_slice(&ids.fact(i).to_be_bytes());
+        records.write(f, (ids.fact(i), ids.entity(f.from), ids.entity(f.to)), &mut b.value);
         run.push(&b.key, &b.value)?;
     }
     run.finish()
@@ -288,7 +274,7 @@ struct RecordOrders<'p> {
 impl<'p> RecordOrders<'p> {
     fn of(plan: &'p Plan, ids: Ids) -> RecordOrders<'p> {
         let mut by_name: Vec<(&str, u64)> =
-            plan.entities.iter().enumerate().map(|(i, e)| (e.folded.as_str(), ids.entity(i))).collect();
+            plan.folded.iter().enumerate().map(|(i, folded)| (folded, ids.entity(i))).collect();
         by_name.sort_unstable();
         RecordOrders { by_name, adjacency: adjacency_order(plan, ids), map: map_order(plan, ids) }
     }
@@ -321,12 +307,16 @@ enum Target {
 /// in target order, then reads the names front to back.
 struct Targets<'p> {
     /// The names in byte order, one after another; rank `r`'s is `names[at[r]..at[r + 1]]`.
-    names: Vec<u8>,
+    names: String,
     at: Vec<usize>,
+    /// Whether rank `r`'s name, as a JSON string, needs an escape: the rest are written as they
+    /// are (escaping every target measured a tenth of the events' time).
+    escaped: Vec<bool>,
     /// Each entity's rank.
     rank: Vec<u32>,
-    /// The relation types in byte order.
+    /// The relation types in byte order, and whether each needs an escape in JSON.
     types: Vec<&'p str>,
+    types_escaped: Vec<bool>,
     /// Each fact's (from, type, to) as ranks.
     facts: Vec<(u32, u32, u32)>,
 }
@@ -346,18 +336,20 @@ impl<'p> Targets<'p> {
     fn of(plan: &'p Plan) -> Targets<'p> {
         let (rank, by_rank) = ranked(plan.entities.iter().map(|e| e.name.as_str()));
         let (type_rank, types) = ranked(plan.spellings.iter().map(String::as_str));
-        let mut names = Vec::with_capacity(by_rank.iter().map(|n| n.len()).sum());
+        let mut names = String::with_capacity(by_rank.iter().map(|n| n.len()).sum());
         let mut at = Vec::with_capacity(by_rank.len() + 1);
         at.push(0);
-        for name in by_rank {
-            names.extend_from_slice(name.as_bytes());
+        for name in &by_rank {
+            names.push_str(name);
             at.push(names.len());
         }
+        let escaped = by_rank.iter().map(|n| needs_escape(n)).collect();
+        let types_escaped = types.iter().map(|t| needs_escape(t)).collect();
         let facts = plan.facts.iter().map(|f| (rank[f.from], type_rank[f.spelling as usize], rank[f.to])).collect();
-        Targets { names, at, rank, types, facts }
+        Targets { names, at, escaped, rank, types, types_escaped, facts }
     }
 
-    fn name(&self, r: u32) -> &[u8] {
+    fn name(&self, r: u32) -> &str {
         let r = r as usize;
         &self.names[self.at[r]..self.at[r + 1]]
     }
@@ -373,18 +365,54 @@ impl<'p> Targets<'p> {
     }
 
     /// Appends `t` as history spells it: an entity's name, or a fact's `from \0 type \0 to`.
-    fn spell(&self, t: Target, out: &mut Vec<u8>) {
+    fn spell(&self, t: Target, out: &mut String) {
         match t {
-            Target::Entity(r) => out.extend_from_slice(self.name(r)),
+            Target::Entity(r) => out.push_str(self.name(r)),
             Target::Fact(from, ty, to) => {
-                out.extend_from_slice(self.name(from));
-                out.push(0);
-                out.extend_from_slice(self.types[ty as usize].as_bytes());
-                out.push(0);
-                out.extend_from_slice(self.name(to));
+                out.push_str(self.name(from));
+                out.push('\0');
+                out.push_str(self.types[ty as usize]);
+                out.push('\0');
+                out.push_str(self.name(to));
             }
         }
     }
+
+    /// Appends `t` spelled as a JSON string, as `serde_json` writes it (`scratch` holds the
+    /// spelling on the way when it needs escapes).
+    fn spell_json(&self, t: Target, out: &mut Vec<u8>, scratch: &mut String) {
+        let plain = match t {
+            Target::Entity(r) => !self.escaped[r as usize],
+            Target::Fact(from, ty, to) => {
+                !(self.escaped[from as usize] || self.types_escaped[ty as usize] || self.escaped[to as usize])
+            }
+        };
+        if !plain {
+            scratch.clear();
+            self.spell(t, scratch);
+            serde_json::to_writer(out, scratch.as_str()).expect("strings serialise");
+            return;
+        }
+        out.push(b'"');
+        match t {
+            Target::Entity(r) => out.extend_from_slice(self.name(r).as_bytes()),
+            Target::Fact(from, ty, to) => {
+                // NUL, a control character, is the one escape a fact's spelling then holds.
+                out.extend_from_slice(self.name(from).as_bytes());
+                out.extend_from_slice(b"\\u0000");
+                out.extend_from_slice(self.types[ty as usize].as_bytes());
+                out.extend_from_slice(b"\\u0000");
+                out.extend_from_slice(self.name(to).as_bytes());
+            }
+        }
+        out.push(b'"');
+    }
+}
+
+/// Whether `s`, written as a JSON string, holds an escape (a quote, a backslash or a control
+/// character, as `serde_json` escapes them).
+fn needs_escape(s: &str) -> bool {
+    s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 impl Events<'_> {
@@ -398,10 +426,10 @@ impl Events<'_> {
 
     /// The `h.target` key of event `k`, whose target is `t`: `part | family \0 target \0 | seq`,
     /// the target as `history::target_prefix` keeps it (`scratch` holds it on the way).
-    fn target_key(&self, t: Target, k: usize, b: &mut Buf, scratch: &mut Vec<u8>) {
+    fn target_key(&self, t: Target, k: usize, b: &mut Buf, scratch: &mut String) {
         scratch.clear();
         self.targets.spell(t, scratch);
-        let target = std::str::from_utf8(scratch).expect("names and types are text");
+        let target = scratch.as_str();
         let family = if matches!(t, Target::Entity(_)) { "entity" } else { "fact" };
         b.key.clear();
         push_target_prefix(&mut b.key, self.part, family, target);
@@ -411,21 +439,18 @@ impl Events<'_> {
     /// The `h.event` entry of event k:
     /// `{"seq":…,"family":…,"target":…,"op":"import","agent":…,"at":…,"after":{"id":"…"}}`,
     /// `Event`'s fields in its order, as `serde_json` writes them.
-    fn event(&self, k: usize, b: &mut Buf, scratch: &mut Vec<u8>) {
+    fn event(&self, k: usize, b: &mut Buf, scratch: &mut String) {
         let (family, id) = self.what(k);
         let seq = self.ids.event(k);
         b.start(self.part);
         b.key.extend_from_slice(&seq.to_be_bytes());
-        scratch.clear();
-        self.targets.spell(self.targets.of_written(self.plan.written[k]), scratch);
-        let target = std::str::from_utf8(scratch).expect("names and types are text");
         let event = &mut b.value;
         event.extend_from_slice(b"{\"seq\":");
         push_u64(event, seq);
         event.extend_from_slice(b",\"family\":\"");
         event.extend_from_slice(family.as_bytes());
         event.extend_from_slice(b"\",\"target\":");
-        serde_json::to_writer(&mut *event, target).expect("strings serialise");
+        self.targets.spell_json(self.targets.of_written(self.plan.written[k]), event, scratch);
         event.extend_from_slice(b",\"op\":\"import\",\"agent\":");
         event.extend_from_slice(self.agent_json.as_bytes());
         event.extend_from_slice(b",\"at\":");
@@ -467,7 +492,7 @@ fn event_and_target_runs(
         at: now.to_string(),
         targets: &orders.targets_of,
     };
-    let (mut b, mut scratch) = (Buf::default(), Vec::new());
+    let (mut b, mut scratch) = (Buf::default(), String::new());
     let mut run = tx.run(EVENT, true)?;
     for k in 0..plan.written.len() {
         ev.event(k, &mut b, &mut scratch);
@@ -499,7 +524,7 @@ struct NameOrder {
 
 impl NameOrder {
     fn of(part: &Partition, plan: &Plan, ids: Ids) -> NameOrder {
-        let prefixes: Vec<Vec<u8>> = plan.entities.iter().map(|e| name_prefix(part, &e.folded)).collect();
+        let prefixes: Vec<Vec<u8>> = plan.folded.iter().map(|folded| name_prefix(part, folded)).collect();
         let mut order: Vec<usize> = (0..prefixes.len()).collect();
         order.sort_unstable_by(|&a, &b| prefixes[a].cmp(&prefixes[b]));
         let mut place = vec![0usize; prefixes.len()];
