@@ -23,10 +23,12 @@ use crate::error::Result;
 use crate::text::{FastMap, fold, folds_to};
 use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
+use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 mod folded;
 mod relation_record;
@@ -410,18 +412,18 @@ struct EntityFields {
 /// Whether entity line `raw`, which `Line` read without a fact's field set, also holds none set
 /// to `null` (`Line` reads those as absent): only a line spelling `null` is parsed again.
 fn entity_fields_only(raw: &[u8]) -> bool {
-    !contains(raw, b"null") || serde_json::from_slice::<EntityFields>(raw).is_ok()
+    static NULL: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"null"));
+    NULL.find(raw).is_none() || serde_json::from_slice::<EntityFields>(raw).is_ok()
 }
 
 /// Whether fact line `raw` may hold an entity's field (`name`, `types`) set to `null`, which
 /// `Line` reads as absent: it spells one of those keys, or an escape that could spell one. Such a
-/// line goes to `import`, which names the field (a false alarm only costs the slower path).
+/// line goes to `import`, which names the field (a false alarm only costs the slower path). The
+/// searchers are built once: building one per line measured as much as the searching.
 fn may_name_entity_fields(raw: &[u8]) -> bool {
-    contains(raw, b"\"name\"") || contains(raw, b"\"types\"") || contains(raw, b"\\u")
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
+    static NEEDLES: LazyLock<[Finder<'static>; 3]> =
+        LazyLock::new(|| [Finder::new(b"\"name\""), Finder::new(b"\"types\""), Finder::new(b"\\u")]);
+    NEEDLES.iter().any(|needle| needle.find(raw).is_some())
 }
 
 /// Parses the lines of `body` (the first at index `first`), blank ones left out.
