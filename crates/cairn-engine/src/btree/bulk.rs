@@ -6,7 +6,9 @@
 
 use super::insert::{add_cell, patch, remove_slot, room_for, set_cell, set_child, write_cell};
 use super::node::OVERFLOW_FLAG;
-use super::{Bytes, CAPACITY, Node, NodeView, PageStore, Pieces, Value, fits_inline, grow_root, store_split};
+use super::{
+    Bytes, CAPACITY, Node, NodeView, PageStore, Pieces, Value, fits_inline, grow_root, leaf_size, store_split,
+};
 use crate::error::Result;
 use crate::limits::PAGE_SIZE;
 use crate::page::{HEADER_LEN, Kind, NO_PAGE, Page, PageBuilder, PageId};
@@ -136,7 +138,7 @@ impl Packer {
             }
         };
         let stored = if overflow.is_some() { 8 } else { value.len() };
-        if self.leaf.entries > 0 && self.leaf.fill() + 2 + 6 + key.len() + stored > CAPACITY {
+        if self.leaf.entries > 0 && self.leaf.fill() + leaf_size(key.len(), stored) > CAPACITY {
             self.flush(tx)?;
         }
         self.count += 1;

@@ -13,7 +13,7 @@ pub(crate) use bulk::{Change, Merged, Packer, merge_sorted};
 pub(crate) use bytes::Bytes;
 pub(crate) use cursor::Cursor;
 pub(crate) use insert::insert;
-pub(crate) use node::{CAPACITY, Node, NodeView, Value, branch_entry_size, fits_inline, leaf_entry_size};
+pub(crate) use node::{CAPACITY, Node, NodeView, Value, branch_entry_size, fits_inline, leaf_entry_size, leaf_size};
 pub(crate) use overflow::{free_value, read_value, write_value};
 pub(crate) use remove::remove;
 

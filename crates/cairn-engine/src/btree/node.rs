@@ -39,7 +39,13 @@ impl Value {
 
 /// Bytes a leaf entry takes in a page, slot included.
 pub(crate) fn leaf_entry_size(key: &[u8], value: &Value) -> usize {
-    2 + 6 + key.len() + value.stored_len()
+    leaf_size(key.len(), value.stored_len())
+}
+
+/// Bytes a leaf entry of a `key_len`-byte key takes in a page, slot included, its value stored in
+/// `stored` bytes (inline, or 8 for the first page of an overflow chain).
+pub(crate) fn leaf_size(key_len: usize, stored: usize) -> usize {
+    2 + 6 + key_len + stored
 }
 
 /// Bytes a branch entry takes in a page, slot included.

@@ -665,10 +665,9 @@ impl Plan {
     /// names name (as `import` checks a mapped fact).
     fn same_fact(&self, at: usize, r: &FactRec<'_>) -> bool {
         let f = &self.facts[at];
-        let named = |e: usize, end: &End<'_>| self.same_name(end, e);
         self.folded_types[f.folded_type as usize] == fold(r.rel_type.trim())
-            && named(f.from, &r.ends[0])
-            && named(f.to, &r.ends[1])
+            && self.same_name(&r.ends[0], f.from)
+            && self.same_name(&r.ends[1], f.to)
     }
 
     /// An entity record, as `import` stores it: found or created (an id mapped to an entity of
