@@ -446,3 +446,33 @@ fn facts_that_remap_ids_resolve_as_import_resolves_them() {
         "id 2 is Bob's again: {mentors}"
     );
 }
+
+#[test]
+fn a_large_load_resolves_ahead_in_chunks_as_import_resolves_one_by_one() {
+    // Over a megabyte of lines (parsed in two halves) and several chunks of facts in each: the
+    // ends resolved on a helper a chunk ahead must meet the very lines they were resolved for, or
+    // facts would join other entities than import joins.
+    let at = "2024-01-01T00:00:00.000Z";
+    let mut records: Vec<Value> = (0..1000)
+        .map(|i| json!({"kind": "entity", "id": i.to_string(), "name": format!("Person {i:04}"), "types": ["person"]}))
+        .collect();
+    for i in 0..12_000u32 {
+        let (from, to) = (i % 1000, (i * 7 + 1) % 1000);
+        let to = if to == from { (to + 1) % 1000 } else { to };
+        let ty = format!("rel_{}", i / 1000);
+        records.push(json!({"kind": "fact", "id": (10_000 + i).to_string(), "from": from.to_string(),
+            "from_name": format!("Person {from:04}"), "to": to.to_string(), "to_name": format!("Person {to:04}"),
+            "type": ty, "recorded_at": at}));
+    }
+    assert!(lines(&records).len() > 1 << 20, "the body is parsed in two halves");
+    let (_dir, store, _) = crate::knowledge::testing::fresh();
+    let loaded = Partition::new("local", "u1", "loaded").unwrap();
+    let imported = Partition::new("local", "u1", "imported").unwrap();
+    let reply = load(&store, &loaded, &lines(&records));
+    assert_eq!((reply["imported"]["facts"].clone(), reply["skipped"].clone()), (json!(12_000), json!([])), "{reply}");
+    for page in records.chunks(1000) {
+        verb(&store, &caller(&imported, NOW), "import", &json!({"records": page, "allAgents": true})).unwrap();
+    }
+    let exported = |p: &Partition| normalized(&export_pages(&store, p, 5000).concat());
+    assert_eq!(exported(&loaded), exported(&imported));
+}

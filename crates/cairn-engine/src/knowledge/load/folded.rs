@@ -3,7 +3,7 @@
 //! per end, at random over every entity. Each name in an allocation of its own, reached through
 //! a large entity record, cost two cache misses a lookup, which measured a tenth of a load's CPU.
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct FoldedNames {
     text: String,
     /// Where each name ends in `text`.

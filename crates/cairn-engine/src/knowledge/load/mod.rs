@@ -20,7 +20,7 @@ use super::origin::Origin;
 use super::part::Partition;
 use super::trees::{DOC, ENT, REL};
 use crate::error::Result;
-use crate::text::{FastMap, fold, folds_to};
+use crate::text::{FastMap, fold};
 use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
 use memchr::memmem::Finder;
@@ -30,10 +30,11 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+mod entities;
 mod folded;
 mod relation_record;
 mod runs;
-use folded::FoldedNames;
+use entities::Entities;
 pub(crate) use runs::store;
 
 /// One line as the fast path reads it: every field optional, strings borrowed where they can be.
@@ -133,14 +134,11 @@ enum Written {
 #[derive(Default)]
 pub(crate) struct Plan {
     entities: Vec<NewEntity>,
-    /// Each entity's `fold` of its trimmed name.
-    folded: FoldedNames,
+    /// The entities' source ids, folded names and their index by name.
+    known: Entities,
     facts: Vec<NewFact>,
-    /// Source ids (with their origin) → local entity / fact index (the `k.import_map` entries).
-    entity_map: FastMap<Src, usize>,
+    /// Source ids (with their origin) → local fact index (the `k.import_map` entries).
     fact_map: FastMap<Src, usize>,
-    /// Folded name → local entity index.
-    names: FastMap<String, usize>,
     /// `(from, to, folded type)` → local fact index: one fact per live triple, and per ended
     /// version (`(recorded_at, ended_at)`), as `import` matches stored ones.
     triples: FastMap<Triple, u32>,
@@ -162,11 +160,11 @@ pub(crate) struct Plan {
     pub(crate) out: Imported,
 }
 
-/// Where a fact's ends resolve against the entities the entity records left, worked out on the
-/// parse threads' parts at once before the facts are planned one by one: resolving an end (an id
-/// lookup, then the entity's folded name compared) was most of planning a fact, each step a
-/// cache miss. It holds while planning has not `remapped`; an export's facts name entities its
-/// entity records hold, so for an export it holds throughout.
+/// Where a fact's ends resolve against the entities the entity records left, worked out on a
+/// helper a chunk of lines ahead of the planning (`Plan::facts`): resolving an end (an id lookup,
+/// then the entity's folded name compared) was most of planning a fact, each step a cache miss.
+/// It holds while planning has not `remapped`; an export's facts name entities its entity
+/// records hold, so for an export it holds throughout.
 #[derive(Clone, Copy)]
 struct Resolved {
     /// Each end's id is mapped.
@@ -242,6 +240,7 @@ enum Found<'e> {
 }
 
 /// The rarely set parts of a fact line, boxed so the common line stays small.
+#[derive(Clone)]
 struct FactExtra {
     attributes: Map<String, Value>,
     valid_from: Option<String>,
@@ -492,9 +491,9 @@ impl Plan {
         let facts: usize = parts.iter().map(|p| p.facts.len()).sum();
         plan.entities.reserve(entities);
         let folded_bytes = parts.iter().flat_map(|p| &p.entities).map(|(_, _, e)| e.folded.len()).sum();
-        plan.folded.reserve(entities, folded_bytes);
-        plan.names.reserve(entities);
-        plan.entity_map.reserve(entities);
+        plan.known.folded.reserve(entities, folded_bytes);
+        plan.known.names.reserve(entities);
+        plan.known.map.reserve(entities);
         plan.facts.reserve(facts);
         plan.fact_map.reserve(facts);
         plan.triples.reserve(facts);
@@ -528,43 +527,39 @@ impl Plan {
         for (index, raw) in handed {
             plan.hand_over(index, raw);
         }
-        let resolved = plan.resolve_ends(&fact_lines);
-        for ((index, raw, rec), resolved) in fact_lines.into_iter().flatten().zip(resolved.into_iter().flatten()) {
-            if rec.is_none_or(|rec| plan.fact(rec, resolved, agent, now).is_err()) {
-                plan.hand_over(index, raw);
-            }
-        }
+        plan.facts(&fact_lines, agent, now);
         plan
     }
 
-    /// `Resolved` for each fact line of each part (a thread a part).
-    fn resolve_ends(&self, parts: &[Vec<FactLine<'_>>]) -> Vec<Vec<Option<Resolved>>> {
-        let part = |lines: &[FactLine<'_>]| -> Vec<Option<Resolved>> {
-            lines.iter().map(|(_, _, rec)| rec.as_ref().map(|r| self.resolved(r))).collect()
-        };
+    /// Plans the fact lines of each part, in line order. A helper resolves their ends
+    /// (`Resolved`) a chunk ahead, against a copy of the entities as the entity records left
+    /// them: resolving an end and planning a fact cost about the same, each mostly cache misses,
+    /// and one after the other they were a third of planning a load.
+    fn facts(&mut self, parts: &[Vec<FactLine<'_>>], agent: &str, now: i64) {
+        const CHUNK: usize = 4096;
+        let known = self.known.clone();
+        let chunks = || parts.iter().flat_map(|lines| lines.chunks(CHUNK));
         std::thread::scope(|s| {
-            let helpers: Vec<_> = parts.iter().skip(1).map(|lines| s.spawn(move || part(lines))).collect();
-            let mut out = Vec::with_capacity(parts.len());
-            out.extend(parts.first().map(|lines| part(lines)));
-            out.extend(helpers.into_iter().map(joined));
-            out
-        })
-    }
-
-    /// Where `r`'s ends resolve now.
-    fn resolved(&self, r: &FactRec<'_>) -> Resolved {
-        // One lookup of the id answers both whether it is known and where it maps.
-        let end = |e: &End<'_>| -> (bool, Option<Found<'static>>) {
-            let mapped = e.id.and_then(|s| self.entity_map.get(&s).copied());
-            // An end its id maps is never folded: an export's always are.
-            let found = match mapped.filter(|&at| self.same_name(e, at)) {
-                Some(at) => Some(Found::Mapped(at)),
-                None => e.named().and_then(|n| self.names.get(&fold(n))).map(|&at| Found::Named(at)),
-            };
-            (mapped.is_some(), found)
-        };
-        let [(known_from, from), (known_to, to)] = [end(&r.ends[0]), end(&r.ends[1])];
-        Resolved { known: [known_from, known_to], found: [from, to] }
+            let (ahead, resolved) = std::sync::mpsc::sync_channel::<Vec<Option<Resolved>>>(8);
+            let helper = s.spawn(move || {
+                for chunk in chunks() {
+                    let ends = chunk.iter().map(|(_, _, rec)| rec.as_ref().map(|r| known.resolved(r))).collect();
+                    if ahead.send(ends).is_err() {
+                        return;
+                    }
+                }
+            });
+            for chunk in chunks() {
+                // A helper that stopped early panicked: joining it below goes on with that.
+                let Ok(ends) = resolved.recv() else { break };
+                for ((index, raw, rec), ends) in chunk.iter().zip(ends) {
+                    if rec.as_ref().is_none_or(|rec| self.fact(rec, ends, agent, now).is_err()) {
+                        self.hand_over(*index, raw);
+                    }
+                }
+            }
+            joined(helper);
+        });
     }
 
     /// Leaves line `index` to `import` (or skips it, if it is not JSON at all).
@@ -582,7 +577,7 @@ impl Plan {
         if let Some(at) = self.mapped(source, |f| f == folded) {
             return (at, false);
         }
-        let (at, created) = if let Some(&at) = self.names.get(&folded) {
+        let (at, created) = if let Some(&at) = self.known.names.get(&folded) {
             (at, false)
         } else {
             self.entities.push(NewEntity {
@@ -591,12 +586,12 @@ impl Plan {
                 attributes: Map::new(),
                 recorded_at,
             });
-            self.folded.push(&folded);
-            self.names.insert(folded, self.entities.len() - 1);
+            self.known.folded.push(&folded);
+            self.known.names.insert(folded, self.entities.len() - 1);
             (self.entities.len() - 1, true)
         };
         if let Some(s) = source {
-            self.entity_map.insert(s, at);
+            self.known.map.insert(s, at);
         }
         (at, created)
     }
@@ -605,29 +600,18 @@ impl Plan {
     /// the entity's folded name is the record's): an id of another origin, or of a hand-made
     /// record, is not trusted over a name (as `import`).
     fn mapped(&self, source: Option<Src>, same: impl Fn(&str) -> bool) -> Option<usize> {
-        let at = *self.entity_map.get(&source?)?;
-        same(self.folded.get(at)).then_some(at)
-    }
-
-    /// Whether entity `at` is the one fact end `end` names, if it names one.
-    fn same_name(&self, end: &End<'_>, at: usize) -> bool {
-        end.named().is_none_or(|n| folds_to(n, self.folded.get(at)))
-    }
-
-    /// The entity a fact end's id maps to, unless its name names another.
-    fn mapped_end(&self, end: &End<'_>) -> Option<usize> {
-        let at = *self.entity_map.get(&end.id?)?;
-        self.same_name(end, at).then_some(at)
+        let at = *self.known.map.get(&source?)?;
+        same(self.known.folded.get(at)).then_some(at)
     }
 
     /// Where a fact's end resolves, without creating it: an entity of the plan, or the folded
     /// name (`folded`, its name folded) of one to be created.
     fn peek<'e>(&self, end: &End<'_>, folded: Option<&'e str>) -> Option<Found<'e>> {
-        if let Some(at) = self.mapped_end(end) {
+        if let Some(at) = self.known.mapped_end(end) {
             return Some(Found::Mapped(at));
         }
         let folded = folded?;
-        Some(self.names.get(folded).map_or(Found::New(folded), |&at| Found::Named(at)))
+        Some(self.known.names.get(folded).map_or(Found::New(folded), |&at| Found::Named(at)))
     }
 
     /// The entity an end `peek` found as `found` resolves to, created if it is new (at
@@ -646,8 +630,8 @@ impl Plan {
                     recorded_at,
                 });
                 let at = self.entities.len() - 1;
-                self.folded.push(folded);
-                self.names.insert(folded.to_owned(), at);
+                self.known.folded.push(folded);
+                self.known.names.insert(folded.to_owned(), at);
                 self.remapped = true;
                 // Recorded but not counted, as `import` does for an end it creates.
                 self.written.push(Written::Entity(at));
@@ -655,7 +639,7 @@ impl Plan {
             }
         };
         if let Some(s) = end.id {
-            self.entity_map.insert(s, at);
+            self.known.map.insert(s, at);
             self.remapped = true;
         }
         Some(at)
@@ -666,8 +650,8 @@ impl Plan {
     fn same_fact(&self, at: usize, r: &FactRec<'_>) -> bool {
         let f = &self.facts[at];
         self.folded_types[f.folded_type as usize] == fold(r.rel_type.trim())
-            && self.same_name(&r.ends[0], f.from)
-            && self.same_name(&r.ends[1], f.to)
+            && self.known.same_name(&r.ends[0], f.from)
+            && self.known.same_name(&r.ends[1], f.to)
     }
 
     /// An entity record, as `import` stores it: found or created (an id mapped to an entity of
@@ -743,14 +727,14 @@ impl Plan {
     /// A fact record citing no document, as `import` stores it. `Err` leaves it to `import`.
     fn fact(
         &mut self,
-        r: FactRec<'_>,
+        r: &FactRec<'_>,
         resolved: Option<Resolved>,
         agent: &str,
         now: i64,
     ) -> std::result::Result<(), ()> {
         let resolved = resolved.filter(|_| !self.remapped);
         if let Some(&at) = self.fact_map.get(&r.source)
-            && self.same_fact(at, &r)
+            && self.same_fact(at, r)
         {
             self.out.unchanged.facts += 1;
             return Ok(());
@@ -764,7 +748,7 @@ impl Plan {
         // Both ends must be resolvable before either is created.
         for (i, end) in r.ends.iter().enumerate() {
             let known =
-                resolved.map_or_else(|| end.id.is_some_and(|s| self.entity_map.contains_key(&s)), |p| p.known[i]);
+                resolved.map_or_else(|| end.id.is_some_and(|s| self.known.map.contains_key(&s)), |p| p.known[i]);
             if !known && !end.name.as_deref().is_some_and(fits) {
                 return Err(());
             }
@@ -808,9 +792,9 @@ impl Plan {
             folded_type,
             recorded_at: r.recorded_at,
             ended_at: r.ended_at,
-            label: r.label,
+            label: r.label.clone(),
             agent,
-            extra: r.extra,
+            extra: r.extra.clone(),
         });
         let local = self.facts.len() - 1;
         match r.ended_at {

@@ -84,11 +84,11 @@ impl Buf {
 fn out_of_order(part: &Partition, plan: &Plan) -> bool {
     let nul = |s: &str| s.as_bytes().contains(&0);
     let longest = |it: &mut dyn Iterator<Item = &str>| it.map(str::len).max().unwrap_or(0);
-    let name = longest(&mut plan.entities.iter().map(|e| e.name.as_str()).chain(plan.folded.iter()));
+    let name = longest(&mut plan.entities.iter().map(|e| e.name.as_str()).chain(plan.known.folded.iter()));
     let ty = longest(&mut plan.spellings.iter().chain(&plan.folded_types).map(String::as_str));
     // The longest key a load writes is a fact's history target: `fact \0 from \0 type \0 to \0 | seq`.
     plan.entities.iter().any(|e| nul(&e.name))
-        || plan.folded.iter().any(nul)
+        || plan.known.folded.iter().any(nul)
         || plan.spellings.iter().any(|t| nul(t))
         || plan.folded_types.iter().any(|t| nul(t))
         || !key_text::fits(2 * name + ty, part.prefix().len() + 4 + 4 + 8)
@@ -251,8 +251,8 @@ fn map_order(plan: &Plan, ids: Ids) -> Vec<MapEntry> {
         k[1 + o.len()..9 + o.len()].copy_from_slice(&s.to_be_bytes());
         (k, 9 + o.len())
     };
-    let mut map: Vec<MapEntry> = Vec::with_capacity(plan.entity_map.len() + plan.fact_map.len());
-    map.extend(plan.entity_map.iter().map(|(&s, &at)| (key(ENTITY, s), ids.entity(at))));
+    let mut map: Vec<MapEntry> = Vec::with_capacity(plan.known.map.len() + plan.fact_map.len());
+    map.extend(plan.known.map.iter().map(|(&s, &at)| (key(ENTITY, s), ids.entity(at))));
     map.extend(plan.fact_map.iter().map(|(&s, &at)| (key(FACT, s), ids.fact(at))));
     map.sort_unstable_by(|((a, la), _), ((b, lb), _)| a[..*la].cmp(&b[..*lb]));
     map
@@ -285,7 +285,7 @@ struct RecordOrders<'p> {
 impl<'p> RecordOrders<'p> {
     fn of(plan: &'p Plan, ids: Ids) -> RecordOrders<'p> {
         let mut by_name: Vec<(&str, u64)> =
-            plan.folded.iter().enumerate().map(|(i, folded)| (folded, ids.entity(i))).collect();
+            plan.known.folded.iter().enumerate().map(|(i, folded)| (folded, ids.entity(i))).collect();
         by_name.sort_unstable();
         let (adjacency, types) = adjacency_order(plan, ids);
         RecordOrders { by_name, adjacency, types, map: map_order(plan, ids) }
@@ -536,7 +536,7 @@ struct NameOrder {
 
 impl NameOrder {
     fn of(part: &Partition, plan: &Plan, ids: Ids) -> NameOrder {
-        let prefixes: Vec<Vec<u8>> = plan.folded.iter().map(|folded| name_prefix(part, folded)).collect();
+        let prefixes: Vec<Vec<u8>> = plan.known.folded.iter().map(|folded| name_prefix(part, folded)).collect();
         let mut order: Vec<usize> = (0..prefixes.len()).collect();
         order.sort_unstable_by(|&a, &b| prefixes[a].cmp(&prefixes[b]));
         let mut place = vec![0usize; prefixes.len()];
