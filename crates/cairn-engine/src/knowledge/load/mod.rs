@@ -32,6 +32,8 @@ use std::sync::LazyLock;
 
 mod entities;
 mod folded;
+mod line_scan;
+use line_scan::Keys;
 mod relation_record;
 mod runs;
 use entities::Entities;
@@ -40,7 +42,8 @@ pub(crate) use runs::store;
 /// One line as the fast path reads it: every field optional, strings borrowed where they can be.
 /// A line that does not fit this shape goes to `import`, which names the field at fault: a field
 /// neither an entity nor a fact record holds among them (`import_checks::known_fields`).
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct Line<'a> {
     #[serde(borrow)]
@@ -81,7 +84,8 @@ struct Line<'a> {
     origin: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct ProvenanceLine<'a> {
     #[serde(borrow)]
@@ -425,6 +429,25 @@ fn may_name_entity_fields(raw: &[u8]) -> bool {
     NEEDLES.iter().any(|needle| needle.find(raw).is_some())
 }
 
+/// The fields of a fact line that an entity line may not hold, even as `null` (`EntityFields`).
+const FACT_FIELDS: Keys = Keys::of(&[
+    "ended_at",
+    "from",
+    "to",
+    "from_name",
+    "to_name",
+    "type",
+    "valid_from",
+    "valid_to",
+    "source_date",
+    "agent",
+    "provenance",
+    "version_of",
+]);
+
+/// The fields of an entity line that a fact line may not hold, even as `null`.
+const ENTITY_ONLY: Keys = Keys::of(&["name", "types"]);
+
 /// Parses the lines of `body` (the first at index `first`), blank ones left out.
 fn parse_part(first: usize, part: &[u8]) -> Parsed<'_> {
     #[allow(clippy::naive_bytecount, reason = "one pass over the bytes about to be parsed")]
@@ -436,17 +459,27 @@ fn parse_part(first: usize, part: &[u8]) -> Parsed<'_> {
             continue;
         }
         let index = first + i;
-        let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else {
-            out.others.push((index, raw, Other::HandOver));
-            continue;
+        // Which keys were `null` where the line was scanned; otherwise the checks below look.
+        let (line, nulls) = if let Some((line, nulls)) = line_scan::scan(raw) {
+            (line, Some(nulls))
+        } else {
+            let Ok(line) = serde_json::from_slice::<Line<'_>>(raw) else {
+                out.others.push((index, raw, Other::HandOver));
+                continue;
+            };
+            (line, None)
         };
         match line.kind.as_deref() {
-            Some("entity") => match EntityRec::read(line).filter(|_| entity_fields_only(raw)) {
-                Some(rec) => out.entities.push((index, raw, rec)),
-                None => out.others.push((index, raw, Other::HandOver)),
-            },
+            Some("entity") => {
+                let only = || nulls.map_or_else(|| entity_fields_only(raw), |n| !n.meets(FACT_FIELDS));
+                match EntityRec::read(line).filter(|_| only()) {
+                    Some(rec) => out.entities.push((index, raw, rec)),
+                    None => out.others.push((index, raw, Other::HandOver)),
+                }
+            }
             Some("fact") => {
-                let rec = FactRec::read(line, &mut last).filter(|_| !may_name_entity_fields(raw));
+                let entity_field = || nulls.map_or_else(|| may_name_entity_fields(raw), |n| n.meets(ENTITY_ONLY));
+                let rec = FactRec::read(line, &mut last).filter(|_| !entity_field());
                 out.facts.push((index, raw, rec));
             }
             Some("header") => out.others.push((index, raw, Other::Header)),
