@@ -221,6 +221,16 @@ impl BindingStore {
         self.run_verb(env, call, verb, caller, body.to_vec())
     }
 
+    /// `knowledge` for a `load`, whose body (an export of tens of MB) is read where it lies, not
+    /// copied: the copy on the event loop cost more than the second wake-up that hands the
+    /// `Buffer`'s reference back (see `run_verb`). JavaScript must not change `body` until the
+    /// promise settles (`loadKnowledge` hands it bytes it leaves alone).
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn load<'env>(&self, env: &'env Env, caller: BindingCaller, body: Buffer) -> napi::Result<Object<'env>> {
+        let caller = to_napi(*env, caller.into_engine())?;
+        self.run_verb(env, cairn_engine::knowledge::api::call, "load".into(), caller, body)
+    }
+
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,
     /// `handoff_create`, `handoff_resume`) for `caller` with a JSON `body`; answers the JSON reply.
     /// A quick call (`notes::api::quick`: a list of one key) runs on the event loop, cheaper than
@@ -340,13 +350,13 @@ impl BindingStore {
         + 'static,
         verb: String,
         caller: cairn_engine::knowledge::api::Caller,
-        body: Vec<u8>,
+        body: impl AsRef<[u8]> + Send + 'static,
     ) -> napi::Result<Object<'env>> {
         let store = self.store.clone();
         let (reply, promise) = Reply::new(env)?;
         let counted = InFlight::enter(&self.pooled_knowledge);
         verb_pool::spawn(move || {
-            let result = guard(|| call(&store, &verb, &caller, &body));
+            let result = guard(|| call(&store, &verb, &caller, body.as_ref()));
             verb_pool::finishing();
             // Before the answer: a call JavaScript makes on seeing it may run on the event loop.
             drop(counted);

@@ -93,7 +93,8 @@ function splitTexts(body: unknown): { body: Record<string, unknown>; texts: stri
 
 /**
  * Loads a whole export into an empty scope in one transaction (the engine's `load`): `lines` is
- * the export's records as JSON lines, one record a line, and crosses to the engine as they are.
+ * the export's records as JSON lines, one record a line, and the engine reads them where they
+ * lie, uncopied: leave `lines` unchanged until the promise settles.
  * The reply is `import`'s (`imported`, `unchanged`, `skipped` by line index, `not_reproduced`); a
  * scope that already holds knowledge is refused with `error.code` `VALIDATION_ERROR`.
  */
@@ -106,7 +107,7 @@ export async function loadKnowledge(
   const body = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
   let reply: Buffer;
   try {
-    reply = await inner.knowledge('load', { ...who, now }, body);
+    reply = await inner.load({ ...who, now }, body);
   } catch (err) {
     rethrow(err);
   }

@@ -94,7 +94,8 @@ export class Store {
 
   /**
    * Bulk-loads a whole export (JSON lines, one record a line) into the empty scope of `caller` in
-   * one transaction (see `loadKnowledge`): what an operator fills a scope from a file with.
+   * one transaction (see `loadKnowledge`): what an operator fills a scope from a file with. The
+   * engine reads `lines` in place: leave them unchanged until the promise settles.
    */
   load(caller: Caller, lines: Uint8Array): Promise<Record<string, unknown>> {
     return loadKnowledge(this.inner, caller, lines);
