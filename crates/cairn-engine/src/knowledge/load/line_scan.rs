@@ -51,6 +51,11 @@ impl Keys {
         Keys(bits)
     }
 
+    /// The fields of `Line` not in this set.
+    pub(super) const fn others(self) -> Keys {
+        Keys(!self.0 & ((1 << FIELDS.len()) - 1))
+    }
+
     pub(super) fn meets(self, other: Keys) -> bool {
         self.0 & other.0 != 0
     }
@@ -299,6 +304,9 @@ mod tests {
         assert!(nulls.meets(Keys::of(&["name"])) && nulls.meets(Keys::of(&["valid_to"])));
         assert!(!nulls.meets(Keys::of(&["types", "kind", "valid_from"])));
         assert_eq!(scan(br#"{"kind":"fact"}"#).unwrap().1, Keys::default());
+        let entity = Keys::of(&["kind", "name"]);
+        assert!(nulls.meets(entity.others()), "valid_to is not kind or name");
+        assert!(!Keys::of(&["name"]).meets(entity.others()));
     }
 
     #[test]

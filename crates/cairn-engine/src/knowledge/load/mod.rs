@@ -429,21 +429,8 @@ fn may_name_entity_fields(raw: &[u8]) -> bool {
     NEEDLES.iter().any(|needle| needle.find(raw).is_some())
 }
 
-/// The fields of a fact line that an entity line may not hold, even as `null` (`EntityFields`).
-const FACT_FIELDS: Keys = Keys::of(&[
-    "ended_at",
-    "from",
-    "to",
-    "from_name",
-    "to_name",
-    "type",
-    "valid_from",
-    "valid_to",
-    "source_date",
-    "agent",
-    "provenance",
-    "version_of",
-]);
+/// The fields an entity line may hold (`EntityFields`): any other, even `null`, is a fact's.
+const ENTITY_FIELDS: Keys = Keys::of(&["kind", "id", "name", "types", "attributes", "recorded_at", "origin"]);
 
 /// The fields of an entity line that a fact line may not hold, even as `null`.
 const ENTITY_ONLY: Keys = Keys::of(&["name", "types"]);
@@ -471,7 +458,7 @@ fn parse_part(first: usize, part: &[u8]) -> Parsed<'_> {
         };
         match line.kind.as_deref() {
             Some("entity") => {
-                let only = || nulls.map_or_else(|| entity_fields_only(raw), |n| !n.meets(FACT_FIELDS));
+                let only = || nulls.map_or_else(|| entity_fields_only(raw), |n| !n.meets(ENTITY_FIELDS.others()));
                 match EntityRec::read(line).filter(|_| only()) {
                     Some(rec) => out.entities.push((index, raw, rec)),
                     None => out.others.push((index, raw, Other::HandOver)),
