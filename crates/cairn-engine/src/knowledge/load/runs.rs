@@ -373,8 +373,8 @@ impl<'p> Targets<'p> {
 
     /// Reads the first byte of each name `targets` spell, all before any is spelled: events
     /// come in sequence order, their targets' names at random among them, and a name read
-    /// only as it is spelled waited on memory once per end (most of writing the events, in a
-    /// profile). Read together, the waits overlap.
+    /// only as it is spelled waited on memory once per end (about half of writing the events,
+    /// in a profile). Read together, the waits overlap.
     fn touch(&self, targets: impl Iterator<Item = Target>) {
         let first = |r: u32| self.names.as_bytes().get(self.at[r as usize]).copied().unwrap_or(0);
         let mut sum = 0u8;
