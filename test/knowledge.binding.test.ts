@@ -149,6 +149,21 @@ describe('knowledge verbs through the binding', () => {
     expect(again.error?.code).toBe('VALIDATION_ERROR');
   });
 
+  it('loads the bytes of a view into a larger buffer, and only those (the engine reads them in place)', async () => {
+    const record = '{"kind":"entity","id":"1","name":"Viewed","types":["person"]}\n';
+    const around = Buffer.from(`{"kind":"entity","id":"2","name":"Before"}\n${record}{"kind":"entity","name":"After"}`);
+    const start = around.indexOf(record);
+    const view = new Uint8Array(around.buffer, around.byteOffset + start, record.length);
+    const scope = { ...me, scope: 'view' };
+    const loaded = await store.load(scope, view);
+    expect(loaded.imported).toEqual({ entities: 1, facts: 0, documents: 0, notes: 0, handoffs: 0 });
+    const names = ['Viewed', 'Before', 'After'].map(async (subject) => {
+      const r = (await store.knowledge('recall', scope, { subject })) as { state: string };
+      return `${subject} ${r.state}`;
+    });
+    expect(await Promise.all(names)).toEqual(['Viewed answered', 'Before nothing_stored', 'After nothing_stored']);
+  });
+
   it('answers a recall on the event loop when nothing else is in flight, and through the pool beside another call', async () => {
     await store.knowledge('remember', me, {
       facts: { relations: [{ source: 'Priya Raman', target: 'Acme', type: 'works_at' }] },
