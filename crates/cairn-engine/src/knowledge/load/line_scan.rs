@@ -93,12 +93,6 @@ struct Cursor<'a> {
     at: usize,
 }
 
-/// A value of one of `Line`'s string fields.
-enum Scalar<'a> {
-    Null,
-    Str(&'a str),
-}
-
 impl<'a> Cursor<'a> {
     /// The next byte after JSON whitespace, which is skipped.
     fn peek(&mut self) -> Option<u8> {
@@ -126,15 +120,8 @@ impl<'a> Cursor<'a> {
         Some(out)
     }
 
-    fn scalar(&mut self) -> Option<Scalar<'a>> {
-        match self.peek()? {
-            b'"' => self.string().map(Scalar::Str),
-            b'n' if self.s.as_bytes()[self.at..].starts_with(b"null") => {
-                self.at += 4;
-                Some(Scalar::Null)
-            }
-            _ => None,
-        }
+    fn null(&mut self) -> Option<()> {
+        (self.peek()? == b'n' && self.s.as_bytes()[self.at..].starts_with(b"null")).then(|| self.at += 4)
     }
 
     /// After a member: `true` at the object's closing brace, `false` at a comma.
@@ -206,10 +193,11 @@ impl<'a> Cursor<'a> {
             if std::mem::replace(&mut seen[at], true) {
                 return None;
             }
-            let value = c.scalar()?;
-            let text = match value {
-                Scalar::Null => None,
-                Scalar::Str(s) => Some(s),
+            let text = if c.peek()? == b'n' {
+                c.null()?;
+                None
+            } else {
+                Some(c.string()?)
             };
             match key {
                 "kind" => p.kind = text.map(Cow::Borrowed),
@@ -237,7 +225,7 @@ pub(super) fn scan(raw: &[u8]) -> Option<(Line<'_>, Keys)> {
         }
         seen |= 1 << at;
         if c.peek()? == b'n' {
-            let Scalar::Null = c.scalar()? else { return None };
+            c.null()?;
             nulls.0 |= 1 << at;
             return Some(());
         }
@@ -246,7 +234,7 @@ pub(super) fn scan(raw: &[u8]) -> Option<(Line<'_>, Keys)> {
             "attributes" => line.attributes = Some(c.empty_object()?),
             "provenance" => line.provenance = Some(c.provenance()?),
             _ => {
-                let Scalar::Str(s) = c.scalar()? else { return None };
+                let s = c.string()?;
                 let borrowed = Some(Cow::Borrowed(s));
                 match key {
                     "kind" => line.kind = borrowed,
