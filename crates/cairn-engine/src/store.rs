@@ -944,6 +944,9 @@ mod tests {
         format!("key-{i:08}").into_bytes()
     }
 
+    /// Keys past which `delete_prefix` deletes in bulk.
+    const BULK: u32 = crate::write::LOGGED_DELETE_MAX as u32;
+
     #[test]
     fn writes_survive_reopen_and_check_is_clean() {
         let dir = tempfile::tempdir().unwrap();
@@ -1217,6 +1220,162 @@ mod tests {
         assert_eq!(store.get("t", b"c").unwrap(), None);
         assert_eq!(store.snapshot().unwrap().tree_len("t").unwrap(), 1);
         assert!(store.check().unwrap().ok);
+    }
+
+    /// Keys `p\x01…` (the prefix deleted), every 997th value long enough for an overflow chain,
+    /// between neighbours `p\x00…` and `p\x02…` that must stay.
+    fn fill_prefix(store: &Store, n: u32) {
+        for chunk in (0..n).step_by(5000) {
+            let mut b = Batch::default();
+            for i in chunk..(chunk + 5000).min(n) {
+                let len = if i % 997 == 0 { 9000 } else { (i % 40) as usize };
+                b.put("t", &[b"p\x01", &key(i)[..]].concat(), &vec![(i % 251) as u8; len]);
+            }
+            store.apply(b).unwrap();
+        }
+        let mut b = Batch::default();
+        for i in 0..300 {
+            b.put("t", &[b"p\x00", &key(i)[..]].concat(), b"before");
+            b.put("t", &[b"p\x02", &key(i)[..]].concat(), b"after");
+        }
+        store.apply(b).unwrap();
+    }
+
+    #[test]
+    fn a_long_prefix_is_deleted_in_bulk_with_the_writes_of_its_group_and_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        // Three merges: the first keys read, a whole chunk, the rest.
+        let n = BULK + crate::write::BULK_DELETE_CHUNK as u32 + 123;
+        fill_prefix(&store, n);
+        let (tx, rx) = mpsc::channel();
+        // A logged write holds the writer so the bulk delete and another logged write queue
+        // behind it and join its group.
+        let first = tx.clone();
+        store.submit_fn(
+            Box::new(|t| {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                t.put("u", b"first", b"1")
+            }),
+            Box::new(move |r| first.send(r.map(|_| 0)).unwrap()),
+        );
+        let (count_tx, count_rx) = mpsc::channel();
+        let deleted = tx.clone();
+        store.submit_fn(
+            Box::new(move |t| {
+                // This write's own changes count: one stored key erased, two new ones put.
+                t.erase("t", &[b"p\x01", &key(5)[..]].concat())?;
+                t.put("t", &[b"p\x01", &key(n)[..]].concat(), b"new")?;
+                t.put("t", &[b"p\x01", &key(n + 1)[..]].concat(), &[7; 9000])?;
+                count_tx.send(t.delete_prefix("t", b"p\x01")?).unwrap();
+                t.put("u", b"after-delete", b"2")
+            }),
+            Box::new(move |r| deleted.send(r.map(|_| 1)).unwrap()),
+        );
+        let last = tx.clone();
+        store.submit_fn(Box::new(|t| t.put("u", b"last", b"3")), Box::new(move |r| last.send(r.map(|_| 2)).unwrap()));
+        for _ in 0..3 {
+            rx.recv().unwrap().unwrap();
+        }
+        assert_eq!(count_rx.recv().unwrap(), u64::from(n) + 1);
+        let expect = |store: &Store| {
+            let snap = store.snapshot().unwrap();
+            assert_eq!(snap.tree_len("t").unwrap(), 600);
+            let all: Vec<_> =
+                snap.range("t", Bound::Unbounded, Bound::Unbounded).unwrap().collect::<Result<_>>().unwrap();
+            assert_eq!(all.len(), 600);
+            assert!(all.iter().all(|(k, _)| !k.starts_with(b"p\x01")));
+            assert_eq!(snap.get("t", &[b"p\x00", &key(299)[..]].concat()).unwrap().unwrap(), b"before");
+            assert_eq!(snap.get("t", &[b"p\x02", &key(0)[..]].concat()).unwrap().unwrap(), b"after");
+            for k in [&b"first"[..], b"after-delete", b"last"] {
+                assert!(snap.get("u", k).unwrap().is_some(), "{}", String::from_utf8_lossy(k));
+            }
+            let report = store.check().unwrap();
+            assert!(report.ok, "{:?}", report.problems);
+        };
+        expect(&store);
+        store.close().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        expect(&store);
+    }
+
+    #[test]
+    fn a_bulk_delete_in_a_write_that_fails_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        let n = BULK + 10;
+        fill_prefix(&store, n);
+        let err = store
+            .write(move |t| -> Result<()> {
+                assert_eq!(t.delete_prefix("t", b"p\x01")?, u64::from(n));
+                Err(Error::InvalidArgument("changed my mind".into()))
+            })
+            .unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        let expect = |store: &Store| {
+            let snap = store.snapshot().unwrap();
+            assert_eq!(snap.tree_len("t").unwrap(), u64::from(n) + 600);
+            for i in (0..n).step_by(997) {
+                assert_eq!(snap.get("t", &[b"p\x01", &key(i)[..]].concat()).unwrap().unwrap().len(), 9000);
+            }
+            assert!(store.check().unwrap().ok);
+        };
+        expect(&store);
+        store.close().unwrap();
+        expect(&Store::open(dir.path(), opts()).unwrap());
+    }
+
+    /// A power failure at any I/O point of a bulk prefix delete (which goes in no redo record:
+    /// its group is made durable by a checkpoint) leaves a store that opens clean with all of the
+    /// prefix or none of it, and none once the delete was acknowledged; torn writes included.
+    #[test]
+    fn a_crash_during_a_bulk_prefix_delete_keeps_all_of_the_prefix_or_none() {
+        use crate::vfs::fault::{CrashMode, FaultFs, PointKind};
+        use std::path::Path;
+        let dir = Path::new("/store");
+        let options =
+            |fs: &FaultFs| StoreOptions { cache_bytes: 1 << 20, checkpoint_bytes: 1 << 20, vfs: Arc::new(fs.clone()) };
+        let n = BULK + 500;
+        // Fills and checkpoints a store, then deletes the prefix: whether the delete was
+        // acknowledged, and at which point the delete began.
+        let run = |fs: &FaultFs| -> (bool, u64) {
+            let store = Store::open(dir, options(fs)).unwrap();
+            fill_prefix(&store, n);
+            store.checkpoint().unwrap();
+            let start = fs.points();
+            let acked = store.write(|t| t.delete_prefix("t", b"p\x01")).is_ok();
+            let _ = store.close();
+            (acked, start)
+        };
+        let dry = FaultFs::new();
+        dry.record_trace(true);
+        let (acked, start) = run(&dry);
+        assert!(acked);
+        let trace = dry.trace();
+        for point in start..=dry.points() {
+            let fs = FaultFs::new();
+            if trace.get(point as usize).is_some_and(|p| matches!(p.kind, PointKind::Write { .. })) {
+                fs.crash_after_torn(point, point);
+            } else {
+                fs.crash_after(point);
+            }
+            let (acked, _) = run(&fs);
+            for mode in CrashMode::ALL {
+                let image = fs.crash_image(mode, point);
+                let store = Store::open(dir, options(&image)).unwrap_or_else(|e| panic!("point {point} {mode:?}: {e}"));
+                let snap = store.snapshot().unwrap();
+                let left =
+                    snap.range("t", Bound::Included(&b"p\x01"[..]), Bound::Excluded(&b"p\x02"[..])).unwrap().count();
+                assert!(
+                    left == 0 || (left == n as usize && !acked),
+                    "point {point} {mode:?}: {left} keys left, acked {acked}"
+                );
+                assert_eq!(snap.tree_len("t").unwrap(), left as u64 + 600, "point {point} {mode:?}");
+                assert_eq!(snap.get("t", &[b"p\x02", &key(299)[..]].concat()).unwrap().unwrap(), b"after");
+                let report = store.check().unwrap();
+                assert!(report.ok, "point {point} {mode:?}: {:?}", report.problems);
+            }
+        }
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub(crate) struct Purged {
 /// Removes every notes key of `part`; returns what it held.
 pub(crate) fn forget_partition(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Purged> {
     let purged = Purged {
-        notes: tx.prefix_keys(CUR, part.prefix())?.len() as u64,
-        handoffs: tx.prefix_keys(HAND, part.prefix())?.len() as u64,
+        notes: tx.count_prefix(CUR, part.prefix())?,
+        handoffs: tx.count_prefix(HAND, part.prefix())?,
         forgot_before: tx.first_with_prefix(super::record::FORGOTTEN, part.prefix())?.is_some(),
     };
     for tree in tx.tree_names() {

@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 const KEEP: [&str; 4] = [SEQ, SCOPES, TOMBSTONE, "k.names_gen"];
 
 fn count(tx: &mut WriteTxn<'_>, tree: &str, part: &Partition) -> Result<u64> {
-    Ok(tx.prefix_keys(tree, part.prefix())?.len() as u64)
+    tx.count_prefix(tree, part.prefix())
 }
 
 /// Removes every event of `part`, of every family, from the history and its indexes (every
@@ -42,10 +42,12 @@ fn purge_history(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<()> {
 
 /// Forgets everything of `part`: knowledge, notes, handoffs and their history.
 pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result<Outcome> {
+    // One entity at a time: a scope's entities may not fit in memory at once.
     let mut attributes = 0;
-    for (_, bytes) in tx.prefix(ENT, part.prefix())? {
-        attributes += decode::<Entity>(&bytes, "entity")?.attributes.len() as u64;
-    }
+    tx.scan_prefix(ENT, part.prefix(), |_, bytes| {
+        attributes += decode::<Entity>(bytes, "entity")?.attributes.len() as u64;
+        Ok(())
+    })?;
     // Notes go first (their count is taken before their keys go); if nothing at all was stored,
     // nothing was deleted, so the early answers below change nothing.
     let notes = crate::notes::forget_partition(tx, part)?;

@@ -624,3 +624,42 @@ fn a_passage_keeps_the_history_of_the_facts_it_keeps() {
     assert_eq!(forget(&store, &part, &json!({"passage": doc}))["state"], "forgotten");
     assert_eq!(history_ops(&store, &part, "Pat Moss", "Initech").len(), 2, "the facts stay, so does their history");
 }
+
+/// A scope with more keys in a tree than `delete_prefix` logs key by key goes in bulk (in no
+/// redo record, its group checkpointed): every key of it goes, another scope's stay, the store
+/// checks clean, and the scope is still forgotten after a reopen.
+#[test]
+fn a_scope_too_large_to_forget_key_by_key_goes_whole_and_stays_gone() {
+    let (dir, store, part) = crate::knowledge::testing::fresh();
+    let other = Partition::new("local", "u1", "other").unwrap();
+    let n = crate::write::LOGGED_DELETE_MAX + 100;
+    for p in [part.clone(), other.clone()] {
+        store
+            .write(move |tx| {
+                let none = Map::new();
+                for i in 0..n {
+                    let name = format!("Entity {i}");
+                    upsert_entity(tx, &p, &name, &["thing".into()], &none, 1)?;
+                    relate(tx, &p, assertion(&name, "Hub", "links_to", &none, "a"), 2)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+    let reply = forget(&store, &part, &json!({"all": true}));
+    assert_eq!(reply["forgotten"]["entities"], n + 1);
+    assert_eq!(reply["forgotten"]["facts"], n);
+    let gone = |store: &Store| {
+        for tree in [ENT, REL, "k.ent_name", "k.adj", EVENT] {
+            assert_eq!(tree_count(store, tree, &part), 0, "{tree}");
+        }
+        assert_eq!(tree_count(store, ENT, &other), n + 1, "another scope is untouched");
+        let report = store.check().unwrap();
+        assert!(report.ok, "{:?}", report.problems);
+    };
+    gone(&store);
+    store.close().unwrap();
+    let store = Store::open(dir.path(), crate::store::StoreOptions::default()).unwrap();
+    gone(&store);
+    assert_eq!(forget(&store, &part, &json!({"all": true})), json!({"state": "already_forgotten"}));
+}
