@@ -105,10 +105,13 @@ fn remove_events(tx: &mut WriteTxn<'_>, part: &Partition, target: &str) -> Resul
 
 /// Removes the idempotency records (`n.idem`, `part | agent \0 | key` → `{hash, receipt}`) whose
 /// receipt is a write of note `id`: a retried write would otherwise answer with the forgotten key.
+/// The scope's records are read one at a time (one is kept per idempotent write, for good) and
+/// only the keys to delete are held.
 fn remove_receipts(tx: &mut WriteTxn<'_>, part: &Partition, id: &Identity) -> Result<()> {
-    for (k, v) in tx.prefix(IDEM, part.prefix())? {
+    let mut gone = Vec::new();
+    tx.scan_prefix(IDEM, part.prefix(), |k, v| {
         let stored: Value =
-            serde_json::from_slice(&v).map_err(|e| Error::corrupt(None, format!("an idempotency record: {e}")))?;
+            serde_json::from_slice(v).map_err(|e| Error::corrupt(None, format!("an idempotency record: {e}")))?;
         let receipt = &stored["receipt"];
         let writer = k[part.prefix().len()..].split(|b| *b == 0).next().unwrap_or_default();
         let same = receipt["key"] == json!(id.key)
@@ -119,8 +122,12 @@ fn remove_receipts(tx: &mut WriteTxn<'_>, part: &Partition, id: &Identity) -> Re
                 Visibility::Agent => writer == id.owner.as_bytes(),
             };
         if same {
-            tx.delete(IDEM, &k)?;
+            gone.push(k.to_vec());
         }
+        Ok(())
+    })?;
+    for k in gone {
+        tx.erase(IDEM, &k)?;
     }
     Ok(())
 }

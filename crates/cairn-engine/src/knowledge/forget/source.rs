@@ -36,13 +36,16 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     }
     let mut counts = Counts::default();
     let mut tally = Tally::default();
+    // The scope's documents and facts are read one at a time and only the source's are kept: a
+    // scope's texts may not fit in memory at once.
     let mut docs = Vec::new();
-    for (_, bytes) in tx.prefix(DOC, part.prefix())? {
-        let doc: Document = decode(&bytes, "document")?;
+    tx.scan_prefix(DOC, part.prefix(), |_, bytes| {
+        let doc: Document = decode(bytes, "document")?;
         if doc.label.as_deref() == Some(label) {
             docs.push(doc);
         }
-    }
+        Ok(())
+    })?;
     for doc in &docs {
         counts.passages += remove_document(tx, part, doc, &mut tally)?;
         counts.documents += 1;
@@ -58,18 +61,23 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     let mut ends = std::collections::BTreeSet::new();
     // Each fact touched: its target, ends and folded type.
     let mut facts: Vec<(String, u64, u64, String)> = Vec::new();
-    for (_, bytes) in tx.prefix(REL, part.prefix())? {
-        let rel: Relation = decode(&bytes, "relation")?;
+    let mut stated = Vec::new();
+    tx.scan_prefix(REL, part.prefix(), |_, bytes| {
+        let rel: Relation = decode(bytes, "relation")?;
         if from_here(&rel) {
-            let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
-            remove_relation(tx, part, &rel, &mut tally)?;
-            bury_relation(tx, part, &rel, &target, now)?;
-            if !facts.iter().any(|(t, ..)| *t == target) {
-                facts.push((target, rel.from, rel.to, fold(&rel.rel_type)));
-            }
-            ends.extend([rel.from, rel.to]);
-            counts.facts += 1;
+            stated.push(rel);
         }
+        Ok(())
+    })?;
+    for rel in stated {
+        let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
+        remove_relation(tx, part, &rel, &mut tally)?;
+        bury_relation(tx, part, &rel, &target, now)?;
+        if !facts.iter().any(|(t, ..)| *t == target) {
+            facts.push((target, rel.from, rel.to, fold(&rel.rel_type)));
+        }
+        ends.extend([rel.from, rel.to]);
+        counts.facts += 1;
     }
     tally.flush(tx)?;
     if counts.is_empty() {
