@@ -292,6 +292,15 @@ try {
   const c1 = await cairnHops(cl.store, 1);
   const c2 = await cairnHops(cl.store, 2);
   const check = await cl.store.check();
+  // Forgetting the whole scope: memory held by configuration, not by the scope's size (RSS only
+  // grows: freed memory stays with the allocator, so the growth is the forget's peak).
+  console.log('cairn forget {all} of the loaded scope …');
+  const rssBefore = process.memoryUsage().rss;
+  const forgetStart = performance.now();
+  const forgot = await cl.store.knowledge('forget', CALLER, { all: true });
+  const forget = { seconds: seconds(forgetStart), rssGrowthMb: (process.memoryUsage().rss - rssBefore) / 2 ** 20 };
+  if (forgot.state !== 'forgotten') throw new Error(`forget: ${JSON.stringify(forgot).slice(0, 300)}`);
+  const checkAfterForget = await cl.store.check();
   await cl.store.close();
   console.log('cairn remember calls …');
   const cb = await cairnBulk(join(root, 'cairn-bulk'));
@@ -328,18 +337,28 @@ try {
   console.log(ratioLine('transactional ingest cairn / kuzu', ratios.transactionalCairnOverKuzu, 5));
   console.log(ratioLine('2-hop p50 cairn / kuzu', ratios.twoHopP50CairnOverKuzu, 0.5, false));
   console.log(ratioLine('1-hop p50 cairn / kuzu (no target)', ratios.oneHopP50CairnOverKuzu, 1, false));
-  console.log(`cairn check: ${check.ok ? 'ok' : 'PROBLEMS'}`);
+  console.log(`cairn forget {all}: ${fmt(forget.seconds, 2)} s, RSS +${fmt(forget.rssGrowthMb, 0)} MB (no target)`);
+  console.log(
+    `cairn check: ${check.ok && checkAfterForget.ok ? 'ok' : 'PROBLEMS'} (after the load and after the forget)`,
+  );
   saveResults('graph', {
     entities: ENTITIES,
     relations: RELATIONS,
     queries: QUERIES,
     bulkRounds: bulk.rounds,
-    cairn: { bulkSeconds: cl.seconds, rememberSeconds: cb.seconds, transactionalSeconds: ct, oneHop: c1, twoHop: c2 },
+    cairn: {
+      bulkSeconds: cl.seconds,
+      rememberSeconds: cb.seconds,
+      transactionalSeconds: ct,
+      oneHop: c1,
+      twoHop: c2,
+      forget,
+    },
     kuzu: { bulkSeconds: kb.seconds, transactionalSeconds: kt, oneHop: k1, twoHop: k2 },
     ratios,
-    cairnCheckOk: check.ok,
+    cairnCheckOk: check.ok && checkAfterForget.ok,
   });
-  if (!check.ok) process.exitCode = 1;
+  if (!check.ok || !checkAfterForget.ok) process.exitCode = 1;
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
