@@ -630,8 +630,7 @@ impl<'a> WriteTxn<'a> {
     }
 
     /// The keys of `tree` that start with `prefix`, including this transaction's writes (which
-    /// are merged into the tree first), reading no value: what deleting a whole prefix needs,
-    /// where the values (texts, posting chunks) would be most of the bytes read and held.
+    /// are merged into the tree first), reading no value (texts, posting chunks: most of the bytes).
     pub(crate) fn prefix_keys(&mut self, tree: &str, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
         self.first_keys(tree, prefix, usize::MAX)
     }
@@ -728,12 +727,7 @@ impl<'a> WriteTxn<'a> {
     /// The first key of `tree` that starts with `prefix`, including this transaction's writes
     /// (which are merged into the tree first), reading no value and nothing past it.
     pub(crate) fn first_with_prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<Option<Vec<u8>>> {
-        validate_tree_name(tree)?;
-        self.core.settle()?;
-        self.flush_tree(tree)?;
-        let root = self.tree(tree).root;
-        let mut cursor = btree::Cursor::seek(self, root, Bound::Included(prefix))?;
-        Ok(cursor.next(self)?.map(|(k, _)| k).filter(|k| k.starts_with(prefix)))
+        Ok(self.first_keys(tree, prefix, 1)?.pop())
     }
 
     /// Entries in `tree`, including this transaction's writes.
