@@ -66,12 +66,24 @@ command -v npm >/dev/null || die "npm is required (it prunes the copied app to i
 NODE=$(command -v node) || die "Node.js 20 or later is required (node not found)"
 NODE_MAJOR=$("$NODE" -p 'process.versions.node.split(".")[0]')
 [ "$NODE_MAJOR" -ge 20 ] || die "Node.js 20 or later is required (found $("$NODE" --version))"
+# A Node.js under a home directory (nvm, fnm, volta, `npx node@22`) is out of the service's reach
+# (ProtectHome hides homes; the service user may not enter them): its executable (the real one,
+# not a version manager's shim or link) is copied into the prefix and the service runs that.
+# `$NODE` runs this script's own steps; the service runs `$SERVICE_NODE`.
+SERVICE_NODE=$NODE
+NODE_COPIED_FROM=
 case "$NODE" in
-  /root/*|/home/*) die "node is $NODE, inside a home directory the service user cannot reach; install a system Node.js (e.g. /usr/bin/node)" ;;
+  /root/*|/home/*)
+    NODE_COPIED_FROM=$("$NODE" -p 'process.execPath')
+    SERVICE_NODE=$PREFIX/bin/node ;;
 esac
 [ -f "$SRC/dist/cli/main.js" ] && [ -f "$SRC/ts/native/cairn.linux-x64-gnu.node" ] ||
   die "$SRC is not built: run npm install there first"
-echo "    node $NODE ($("$NODE" --version)); app from $SRC"
+if [ -n "$NODE_COPIED_FROM" ]; then
+  echo "    node $NODE_COPIED_FROM (v$("$NODE_COPIED_FROM" -p 'process.versions.node'), under a home directory: copied to $SERVICE_NODE); app from $SRC"
+else
+  echo "    node $NODE ($("$NODE" --version)); app from $SRC"
+fi
 
 # The store's durability rests on fsync semantics checked on ext4 and xfs.
 probe=$DATA_DIR
@@ -86,6 +98,12 @@ say "the app in $PREFIX (dist, production node_modules, the native engine)"
 run mkdir -p "$PREFIX"
 run cp -a "$SRC/package.json" "$SRC/package-lock.json" "$SRC/dist" "$SRC/docs" "$SRC/node_modules" "$PREFIX/"
 run cp "$SRC/ts/native/cairn.linux-x64-gnu.node" "$PREFIX/dist/native/"
+if [ -n "$NODE_COPIED_FROM" ]; then
+  run install -D -m 0755 "$NODE_COPIED_FROM" "$SERVICE_NODE"
+  # A build that needs libraries from beside it in that home would not start: say so now.
+  [ "$DRY_RUN" = 1 ] || "$SERVICE_NODE" -e '' ||
+    die "the copy of $NODE_COPIED_FROM does not run on its own; install a system Node.js 20+ (e.g. /usr/bin/node)"
+fi
 run npm prune --omit=dev --ignore-scripts --no-audit --no-fund --prefix "$PREFIX"
 run chown -R root:root "$PREFIX"
 
@@ -137,7 +155,7 @@ Type=simple
 User=$SERVICE_USER
 Group=$SERVICE_USER
 EnvironmentFile=$ENV_FILE
-ExecStart=$NODE $PREFIX/dist/cli/main.js serve
+ExecStart=$SERVICE_NODE $PREFIX/dist/cli/main.js serve
 Restart=on-failure
 RestartSec=2
 TimeoutStopSec=30
@@ -181,6 +199,6 @@ cat <<EOF
 SUCCESS: Cairn runs as the systemd service cairn at $URL (MCP: $URL/v1/mcp).
   admin token (shown once here; kept in $ENV_FILE):
     $TOKEN
-  make agent tokens:  CAIRN_ADMIN_TOKEN=... $NODE $PREFIX/dist/cli/main.js token create --agent NAME --data-dir $DATA_DIR
+  make agent tokens:  CAIRN_ADMIN_TOKEN=... $SERVICE_NODE $PREFIX/dist/cli/main.js token create --agent NAME --data-dir $DATA_DIR
   logs:               journalctl -u cairn
 EOF

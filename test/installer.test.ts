@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,9 +13,12 @@ import { expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = join(ROOT, 'installer', 'install.sh');
 
-async function install(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function install(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)('bash', [SCRIPT, ...args]);
+    const { stdout, stderr } = await promisify(execFile)('bash', [SCRIPT, ...args], { env });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -69,5 +73,28 @@ it('refuses a data dir that already holds a store when no admin token for it is 
     expect(r.stdout).not.toContain('dry run: nothing was changed');
   } finally {
     rmSync(data, { recursive: true, force: true });
+  }
+});
+
+it('copies a Node.js that lives under a home directory (nvm, volta, npx node@22) into the prefix for the service', async () => {
+  // The unit's ProtectHome hides homes from the service: a node there would never start it.
+  const home = homedir();
+  expect(home, 'this test puts a node under the home directory').toMatch(/^\/(home|root)(\/|$)/);
+  const bin = mkdtempSync(join(home, '.cairn-installer-test-'));
+  // A link, as version managers leave: the installer copies the executable it points to.
+  symlinkSync(process.execPath, join(bin, 'node'));
+  try {
+    const data = join(ROOT, '.installer-test', 'data');
+    const args = ['--dry-run', '--data-dir', data, '--prefix', '/opt/cairn-test'];
+    const r = await install(args, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      `node ${process.execPath} (v${process.versions.node}, under a home directory: copied to`,
+    );
+    expect(r.stdout).toContain(`would run: install -D -m 0755 ${process.execPath} /opt/cairn-test/bin/node`);
+    expect(r.stdout).toContain('| ExecStart=/opt/cairn-test/bin/node /opt/cairn-test/dist/cli/main.js serve');
+    expect(existsSync('/opt/cairn-test')).toBe(false);
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
   }
 });
