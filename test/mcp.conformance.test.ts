@@ -12,6 +12,14 @@ import { ADMIN, startTestNode, type TestNode } from './node.js';
 // the npm registry on first use.
 
 const run = promisify(execFile);
+/**
+ * This environment without what an enclosing `npm exec` (e.g. `npm run test:node22`) leaves for
+ * its own command: inherited, its `call` and `package` would become this npx's and refuse its
+ * arguments.
+ */
+const npxEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^npm_config_(call|package)$/i.test(k)),
+) as NodeJS.ProcessEnv;
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
 
 let t: TestNode;
@@ -49,7 +57,7 @@ it.each(SCENARIOS)(
     args.push('conformance', 'server', '--url', url, '--scenario', scenario);
     let out: string;
     try {
-      const r = await run('npx', args, { timeout: 240_000, maxBuffer: 16 * 1024 * 1024 });
+      const r = await run('npx', args, { env: npxEnv, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 });
       out = r.stdout + r.stderr;
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string };
