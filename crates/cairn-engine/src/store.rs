@@ -1378,6 +1378,93 @@ mod tests {
         }
     }
 
+    /// A step of `prefix_deletes_match_a_model`.
+    #[derive(Debug, Clone)]
+    enum PrefixStep {
+        /// Puts `count` keys of prefix `p` (suffixes from `start`), every `long`th value past a page.
+        Fill {
+            p: u8,
+            start: u32,
+            count: u32,
+            long: u32,
+        },
+        /// Deletes prefix `p` (`delete_prefix`), after putting one key of it and erasing another
+        /// in the same write, so its own changes count.
+        Delete {
+            p: u8,
+            put: u32,
+            erase: u32,
+        },
+        Reopen,
+    }
+
+    fn prefix_step() -> impl proptest::strategy::Strategy<Value = PrefixStep> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => (0..3u8, 0..6000u32, prop_oneof![1..200u32, 4000..4300u32, 9000..9500u32], 50..2000u32)
+                .prop_map(|(p, start, count, long)| PrefixStep::Fill { p, start, count, long }),
+            3 => (0..3u8, 0..16_000u32, 0..16_000u32).prop_map(|(p, put, erase)| PrefixStep::Delete { p, put, erase }),
+            1 => Just(PrefixStep::Reopen),
+        ]
+    }
+
+    fn prefixed(p: u8, i: u32) -> Vec<u8> {
+        [&[b'p', p][..], &key(i)].concat()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..Default::default() })]
+
+        /// Prefix deletes of every size (key by key below the limit, in bulk past it), mixed with
+        /// puts of neighbouring prefixes and reopens, leave the store equal to a model, checking clean.
+        #[test]
+        fn prefix_deletes_match_a_model(steps in proptest::collection::vec(prefix_step(), 1..8)) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Store::open(dir.path(), opts()).unwrap();
+            let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+            for step in steps {
+                match step {
+                    PrefixStep::Fill { p, start, count, long } => {
+                        let mut b = Batch::default();
+                        for i in start..start + count {
+                            let value = vec![p; if i % long == 0 { 5000 } else { (i % 30) as usize }];
+                            b.put("t", &prefixed(p, i), &value);
+                            model.insert(prefixed(p, i), value);
+                        }
+                        store.apply(b).unwrap();
+                    }
+                    PrefixStep::Delete { p, put, erase } => {
+                        let (put_key, erase_key) = (prefixed(p, put), prefixed(p, erase));
+                        let prefix = [b'p', p];
+                        let (n, _) = store
+                            .write(move |t| {
+                                t.put("t", &put_key, b"own")?;
+                                t.erase("t", &erase_key)?;
+                                t.delete_prefix("t", &prefix)
+                            })
+                            .unwrap();
+                        model.insert(prefixed(p, put), b"own".to_vec());
+                        model.remove(&prefixed(p, erase));
+                        let before = model.len();
+                        model.retain(|k, _| !k.starts_with(&[b'p', p]));
+                        proptest::prop_assert_eq!(n, (before - model.len()) as u64);
+                    }
+                    PrefixStep::Reopen => {
+                        store.close().unwrap();
+                        store = Store::open(dir.path(), opts()).unwrap();
+                    }
+                }
+                let snap = store.snapshot().unwrap();
+                let all: BTreeMap<Vec<u8>, Vec<u8>> =
+                    snap.range("t", Bound::Unbounded, Bound::Unbounded).unwrap().collect::<Result<_>>().unwrap();
+                proptest::prop_assert!(all == model, "{} stored, {} in the model", all.len(), model.len());
+                proptest::prop_assert_eq!(snap.tree_len("t").unwrap(), model.len() as u64);
+            }
+            let report = store.check().unwrap();
+            proptest::prop_assert!(report.ok, "{:?}", report.problems);
+        }
+    }
+
     #[test]
     fn ascending_inserts_leave_full_pages() {
         let dir = tempfile::tempdir().unwrap();
