@@ -1465,6 +1465,38 @@ mod tests {
         }
     }
 
+    /// A write whose redo record would pass `LOG_RECORD_MAX` (a key rewritten over and over)
+    /// goes in no record: its group is checkpointed, the log stays small, and what it wrote last
+    /// is there, after a reopen too.
+    #[test]
+    fn a_write_whose_redo_record_outgrows_the_limit_is_checkpointed_instead() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        let rewrites = crate::write::LOG_RECORD_MAX / 100_000 + 10;
+        let before = store.stats();
+        store
+            .write(move |t| {
+                for i in 0..rewrites {
+                    t.put("t", b"hot", &vec![(i % 251) as u8; 100_000])?;
+                    t.put("t", &key(i as u32), b"cold")?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let after = store.stats();
+        assert_eq!(after.checkpoints, before.checkpoints + 1, "the group was checkpointed");
+        assert!(after.wal_bytes < 1 << 20, "the log holds no record of it: {} bytes", after.wal_bytes);
+        let expect = |store: &Store| {
+            let snap = store.snapshot().unwrap();
+            assert_eq!(snap.get("t", b"hot").unwrap().unwrap(), vec![((rewrites - 1) % 251) as u8; 100_000]);
+            assert_eq!(snap.tree_len("t").unwrap(), rewrites as u64 + 1);
+            assert!(store.check().unwrap().ok);
+        };
+        expect(&store);
+        store.close().unwrap();
+        expect(&Store::open(dir.path(), opts()).unwrap());
+    }
+
     #[test]
     fn ascending_inserts_leave_full_pages() {
         let dir = tempfile::tempdir().unwrap();

@@ -59,6 +59,10 @@ pub(crate) struct Core {
 /// dearer than logging a forget of a few thousand keys).
 pub(crate) const LOGGED_DELETE_MAX: usize = 4096;
 
+/// Bytes of one transaction's redo record past which it is dropped and the transaction's group
+/// checkpointed instead (`WriteTxn::log_op`); a `remember` of 500 passages logs ~1.4 MB.
+pub(crate) const LOG_RECORD_MAX: usize = 32 << 20;
+
 /// Keys a bulk `WriteTxn::delete_prefix` deletes in one merge: what it holds at once.
 pub(crate) const BULK_DELETE_CHUNK: usize = 16_384;
 
@@ -262,7 +266,7 @@ impl<'a> WriteTxn<'a> {
         validate_tree_name(tree)?;
         validate_key(key)?;
         validate_value(value)?;
-        encode_op(&mut self.log, tree, key, Some(value));
+        self.log_op(tree, key, Some(value));
         self.stage(tree, key, Some(value.to_vec()))
     }
 
@@ -277,7 +281,7 @@ impl<'a> WriteTxn<'a> {
         if !present {
             return Ok(false);
         }
-        encode_op(&mut self.log, tree, key, None);
+        self.log_op(tree, key, None);
         self.stage(tree, key, None)?;
         Ok(true)
     }
@@ -287,8 +291,24 @@ impl<'a> WriteTxn<'a> {
     pub fn erase(&mut self, tree: &str, key: &[u8]) -> Result<()> {
         validate_tree_name(tree)?;
         validate_key(key)?;
-        encode_op(&mut self.log, tree, key, None);
+        self.log_op(tree, key, None);
         self.stage(tree, key, None)
+    }
+
+    /// Appends a change to this transaction's redo record. A record past `LOG_RECORD_MAX` is
+    /// dropped and the transaction goes in none: its group is made durable by a checkpoint, as a
+    /// bulk load's. The record holds every change in order, a key rewritten a thousand times a
+    /// thousand times (a source of 20,000 documents forgotten, each rewriting the posting chunks
+    /// of its terms, grew one to gigabytes), where the pages a checkpoint writes hold each once.
+    fn log_op(&mut self, tree: &str, key: &[u8], value: Option<&[u8]>) {
+        if self.unlogged {
+            return;
+        }
+        encode_op(&mut self.log, tree, key, value);
+        if self.log.len() > LOG_RECORD_MAX {
+            self.unlogged = true;
+            self.log = Vec::new();
+        }
     }
 
     /// The latest change of `key` in `tree` not yet in the tree: this transaction's, else an

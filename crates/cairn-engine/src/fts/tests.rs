@@ -43,17 +43,16 @@ fn keys_of(store: &Store, part: &[u8]) -> usize {
     [POST_TREE, DOC_TREE, STATS_TREE].iter().map(|tree| snap.prefix(tree, &prefix).unwrap().count()).sum()
 }
 
-/// Removes documents `docs` of `part` in one transaction.
-fn remove_docs(store: &Store, part: &[u8], docs: Vec<u64>) {
+/// Removes documents `docs` of `part` in one transaction, in one call (`remove_docs`), so their
+/// shared posting chunks are rewritten together.
+fn drop_docs(store: &Store, part: &[u8], docs: Vec<u64>) {
     let part = part.to_vec();
-    store
-        .write(move |tx| {
-            for doc in docs {
-                remove_doc(tx, &part, doc)?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    store.write(move |tx| remove_docs(tx, &part, &docs)).unwrap();
+}
+
+/// Removes document `doc` of `part` alone; how many passages it had.
+fn remove_doc(tx: &mut WriteTxn<'_>, part: &[u8], doc: u64) -> Result<u32> {
+    Ok(u32::try_from(remove_docs(tx, part, &[doc])?).expect("a test document has few passages"))
 }
 
 /// The partition's (passages, tokens), when it holds any.
@@ -476,7 +475,7 @@ fn a_partition_of_the_layout_before_chunks_is_searched_merged_and_emptied() {
     model.remove(&(0, 1, 0));
     check(&model);
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
-    remove_docs(&store, part, docs);
+    drop_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0);
 }
 
@@ -706,7 +705,7 @@ fn segments_merge_by_level_and_search_stays_exact() {
     }
     // Removing every document empties all three trees, merged segments included.
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
-    remove_docs(&store, part, docs);
+    drop_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0);
 }
 
@@ -934,7 +933,7 @@ fn removals_and_reindexing_mid_merge_find_postings_in_done_and_undone_classes() 
     assert!(calls >= 1);
     assert_eq!(segments_of(&store, part)[0].1, 1, "the inputs became one segment of level 1");
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
-    remove_docs(&store, part, docs);
+    drop_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0);
 }
 
@@ -950,7 +949,7 @@ fn a_partition_emptied_mid_merge_leaves_no_key_and_starts_over() {
     assert!(merge_of(&store, part).is_some());
     let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
     model.clear();
-    remove_docs(&store, part, docs);
+    drop_docs(&store, part, docs);
     assert_eq!(keys_of(&store, part), 0, "the chunks of done and undone classes are all gone");
     index_batch(&store, part, &mut model, random_texts(&mut draw, 500, 3, 5, 60));
     agree(&store, part, &model, 60);
@@ -1150,5 +1149,34 @@ fn accents_and_nfd_find_passages_indexed_before_terms_were_folded() {
     assert_eq!(store.write(move |tx| remove_doc(tx, part, 1)).unwrap().0, 1);
     assert_eq!(found("Caf\u{e9}"), [(2, 0), (3, 0)]);
     store.write(move |tx| Ok((remove_doc(tx, part, 2)?, remove_doc(tx, part, 3)?))).unwrap();
+    assert_eq!(keys_of(&store, part), 0);
+}
+
+/// Passages removed together in one call, more than one run of `DROP_RUN` (across segments, a
+/// passage named twice, one never indexed), and documents the same way: the index agrees with a
+/// model of what is left, and an emptied partition leaves no key.
+#[test]
+fn passages_removed_together_across_runs_leave_what_one_at_a_time_would() {
+    let (_dir, store) = open();
+    let part: &'static [u8] = b"t\0u\0bulk\0";
+    let mut model = Model::new();
+    let mut draw = drawer(21);
+    let per_batch = 2500;
+    for batch in 0..4 {
+        index_batch(&store, part, &mut model, random_texts(&mut draw, batch * per_batch, per_batch, 8, 40));
+    }
+    // Every other passage, then the first one again and one that was never indexed.
+    let mut gone: Vec<(u64, u32)> = (0..4 * per_batch).step_by(2).map(|d| (d, 0)).collect();
+    assert!(gone.len() > DROP_RUN);
+    gone.extend([(0, 0), (99_999, 0)]);
+    for &(d, o) in &gone {
+        model.remove(&(0, d, o));
+    }
+    let (removed, _) = store.write(move |tx| remove_passages(tx, part, &gone)).unwrap();
+    assert_eq!(removed, 2 * per_batch);
+    agree(&store, part, &model, 40);
+    let docs: Vec<u64> = model.keys().map(|&(_, d, _)| d).collect();
+    let (removed, _) = store.write(move |tx| remove_docs(tx, part, &docs)).unwrap();
+    assert_eq!(removed, 2 * per_batch);
     assert_eq!(keys_of(&store, part), 0);
 }

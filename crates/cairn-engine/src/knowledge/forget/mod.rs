@@ -178,8 +178,10 @@ pub(crate) fn remove_relation(
     Ok(())
 }
 
-/// Removes a passage: its span, its mention links both ways and its full-text postings.
-pub(crate) fn remove_passage(
+/// Removes passage `(doc, ordinal)`'s mention links and its span record, counted in `tally`;
+/// not its full-text postings, which the caller removes for many passages at once
+/// (`fts::remove_passages`, `fts::remove_docs`).
+fn unlink_passage(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (doc, ordinal): (u64, u32),
@@ -194,12 +196,12 @@ pub(crate) fn remove_passage(
     if tx.delete(PSG, &part.key(&[&at]))? {
         tally.passages(part, -1);
     }
-    fts::remove_passage(tx, part.raw(), doc, ordinal)?;
     Ok(())
 }
 
-/// Removes a document with all its passages; returns how many passages it had.
-pub(crate) fn remove_document(
+/// Removes a document with all its passages but their full-text postings (the caller's:
+/// `fts::remove_docs`, for many documents at once); returns how many passages it had.
+pub(crate) fn unlink_document(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     doc: &Document,
@@ -213,15 +215,27 @@ pub(crate) fn remove_document(
             .and_then(|t| t.try_into().ok())
             .map(u32::from_be_bytes)
             .ok_or_else(|| crate::error::Error::corrupt(None, "a passage key is too short"))?;
-        remove_passage(tx, part, (doc.id, ordinal), tally)?;
+        unlink_passage(tx, part, (doc.id, ordinal), tally)?;
         passages += 1;
     }
-    // Postings of passages whose span record was already gone (none expected) go too.
-    fts::remove_doc(tx, part.raw(), doc.id)?;
     remove_hash(tx, part, &doc.text, doc.date.as_deref(), doc.id)?;
     if tx.delete(DOC, &doc_prefix)? {
         tally.documents(part, -1);
     }
+    Ok(passages)
+}
+
+/// Removes a document with all its passages, their full-text postings included; returns how
+/// many passages it had.
+pub(crate) fn remove_document(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    doc: &Document,
+    tally: &mut Tally,
+) -> Result<u64> {
+    let passages = unlink_document(tx, part, doc, tally)?;
+    // Every passage indexed under the document goes, a span record or not.
+    fts::remove_docs(tx, part.raw(), &[doc.id])?;
     Ok(passages)
 }
 

@@ -32,13 +32,15 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
     tally.flush(tx)?;
     bury_document(tx, part, &document, now)?;
     strip_events(tx, part, &Strip::Documents(&[doc]))?;
+    // Counted one fact at a time: a scope's facts may not fit in memory at once.
     let mut citing = 0;
-    for (_, bytes) in tx.prefix(REL, part.prefix())? {
-        let rel: Relation = decode(&bytes, "relation")?;
+    tx.scan_prefix(REL, part.prefix(), |_, bytes| {
+        let rel: Relation = decode(bytes, "relation")?;
         if matches!(rel.source, Source::Document { doc_id, .. } if doc_id == doc) {
             citing += 1;
         }
-    }
+        Ok(())
+    })?;
     let mut kept = Vec::new();
     if citing > 0 {
         kept.push(Kept {

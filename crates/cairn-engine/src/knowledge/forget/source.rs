@@ -10,10 +10,11 @@ use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{ADJ, DOC, OUT, REL, adj_type_prefix, rel_key, trailing_id};
 use super::{
-    Counts, Kept, Outcome, Strip, bury, bury_document, bury_relation, fact_target, missing, name_of, remove_document,
-    remove_relation, strip_events,
+    Counts, Kept, Outcome, Strip, bury, bury_document, bury_relation, fact_target, missing, name_of, remove_relation,
+    strip_events, unlink_document,
 };
 use crate::error::{Error, Result};
+use crate::fts;
 use crate::text::fold;
 use crate::write::WriteTxn;
 
@@ -47,12 +48,13 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         Ok(())
     })?;
     for doc in &docs {
-        counts.passages += remove_document(tx, part, doc, &mut tally)?;
+        counts.passages += unlink_document(tx, part, doc, &mut tally)?;
         counts.documents += 1;
         // The `passage` form of a document that went with its source answers "already".
         bury_document(tx, part, doc, now)?;
     }
     let doc_ids: Vec<u64> = docs.iter().map(|d| d.id).collect();
+    fts::remove_docs(tx, part.raw(), &doc_ids)?;
     // A version is from here when its provenance is one of those documents or carries the label.
     let from_here = |rel: &Relation| match &rel.source {
         Source::Document { doc_id, label: l } => doc_ids.contains(doc_id) || l.as_deref() == Some(label),

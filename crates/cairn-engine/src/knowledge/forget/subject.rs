@@ -100,6 +100,8 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     let mut touched_docs = Vec::new();
     let mut spans: Vec<(u64, PassageSpan)> = Vec::new();
     let mut kept_entities = Vec::new();
+    // Their full-text postings go all together (`fts::remove_passages`), not one passage at a time.
+    fts::remove_passages(tx, part.raw(), &naming)?;
     for (doc, ordinal) in naming {
         let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         for (link, _) in tx.prefix(MENTIONED, &part.key(&[&at]))? {
@@ -116,7 +118,6 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         if tx.delete(PSG, &part.key(&[&at]))? {
             tally.passages(part, -1);
         }
-        fts::remove_passage(tx, part.raw(), doc, ordinal)?;
         passages += 1;
         if !touched_docs.contains(&doc) {
             touched_docs.push(doc);
