@@ -1222,6 +1222,13 @@ mod tests {
         assert!(store.check().unwrap().ok);
     }
 
+    /// Runs `expect` on `store`, then on the store closed and opened again.
+    fn before_and_after_reopen(store: &Store, dir: &std::path::Path, expect: impl Fn(&Store)) {
+        expect(store);
+        store.close().unwrap();
+        expect(&Store::open(dir, opts()).unwrap());
+    }
+
     /// Keys `p\x01…` (the prefix deleted), every 997th value long enough for an overflow chain,
     /// between neighbours `p\x00…` and `p\x02…` that must stay.
     fn fill_prefix(store: &Store, n: u32) {
@@ -1293,10 +1300,7 @@ mod tests {
             let report = store.check().unwrap();
             assert!(report.ok, "{:?}", report.problems);
         };
-        expect(&store);
-        store.close().unwrap();
-        let store = Store::open(dir.path(), opts()).unwrap();
-        expect(&store);
+        before_and_after_reopen(&store, dir.path(), expect);
     }
 
     #[test]
@@ -1320,9 +1324,7 @@ mod tests {
             }
             assert!(store.check().unwrap().ok);
         };
-        expect(&store);
-        store.close().unwrap();
-        expect(&Store::open(dir.path(), opts()).unwrap());
+        before_and_after_reopen(&store, dir.path(), expect);
     }
 
     /// A power failure at any I/O point of a bulk prefix delete (which goes in no redo record:
@@ -1492,9 +1494,7 @@ mod tests {
             assert_eq!(snap.tree_len("t").unwrap(), rewrites as u64 + 1);
             assert!(store.check().unwrap().ok);
         };
-        expect(&store);
-        store.close().unwrap();
-        expect(&Store::open(dir.path(), opts()).unwrap());
+        before_and_after_reopen(&store, dir.path(), expect);
     }
 
     #[test]
