@@ -53,16 +53,18 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         // The `passage` form of a document that went with its source answers "already".
         bury_document(tx, part, doc, now)?;
     }
-    let doc_ids: Vec<u64> = docs.iter().map(|d| d.id).collect();
+    // Sorted, as `Strip` reads it: looked up once a fact of the scope.
+    let mut doc_ids: Vec<u64> = docs.iter().map(|d| d.id).collect();
+    doc_ids.sort_unstable();
     fts::remove_docs(tx, part.raw(), &doc_ids)?;
     // A version is from here when its provenance is one of those documents or carries the label.
     let from_here = |rel: &Relation| match &rel.source {
-        Source::Document { doc_id, label: l } => doc_ids.contains(doc_id) || l.as_deref() == Some(label),
+        Source::Document { doc_id, label: l } => doc_ids.binary_search(doc_id).is_ok() || l.as_deref() == Some(label),
         Source::Asserted { label: l } => l.as_deref() == Some(label),
     };
     let mut ends = std::collections::BTreeSet::new();
-    // Each fact touched: its target, ends and folded type.
-    let mut facts: Vec<(String, u64, u64, String)> = Vec::new();
+    // Each fact touched: its target, ends and folded type (a map: a source may state many).
+    let mut facts: std::collections::BTreeMap<String, (u64, u64, String)> = std::collections::BTreeMap::new();
     let mut stated = Vec::new();
     tx.scan_prefix(REL, part.prefix(), |_, bytes| {
         let rel: Relation = decode(bytes, "relation")?;
@@ -75,9 +77,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
         remove_relation(tx, part, &rel, &mut tally)?;
         bury_relation(tx, part, &rel, &target, now)?;
-        if !facts.iter().any(|(t, ..)| *t == target) {
-            facts.push((target, rel.from, rel.to, fold(&rel.rel_type)));
-        }
+        facts.entry(target).or_insert_with(|| (rel.from, rel.to, fold(&rel.rel_type)));
         ends.extend([rel.from, rel.to]);
         counts.facts += 1;
     }
@@ -88,13 +88,14 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     bury(tx, part, "source", label, now)?;
     // A fact the source stated only some versions of (another call restored or asserted it)
     // keeps the others, and with them the events of the writes that made them.
+    // In target order (the map's), so both lists are sorted as `Strip` reads them.
     let mut emptied = Vec::new();
-    for (target, from, to, folded_type) in &facts {
+    for (target, (from, to, folded_type)) in &facts {
         if !any_version(tx, part, *from, *to, folded_type)? {
             emptied.push(target.clone());
         }
     }
-    let targets: Vec<String> = facts.into_iter().map(|(t, ..)| t).collect();
+    let targets: Vec<String> = facts.into_keys().collect();
     let what = Strip::Source { label, gone: &from_here, docs: &doc_ids, facts: &targets, emptied: &emptied };
     strip_events(tx, part, &what)?;
     let mut kept = Vec::new();

@@ -97,7 +97,8 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         }
     }
     let mut passages = 0;
-    let mut touched_docs = Vec::new();
+    // In id order, so the documents removed below are listed sorted, as `Strip` reads them.
+    let mut touched_docs = std::collections::BTreeSet::new();
     let mut spans: Vec<(u64, PassageSpan)> = Vec::new();
     let mut kept_entities = Vec::new();
     // Their full-text postings go all together (`fts::remove_passages`), not one passage at a time.
@@ -119,9 +120,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             tally.passages(part, -1);
         }
         passages += 1;
-        if !touched_docs.contains(&doc) {
-            touched_docs.push(doc);
-        }
+        touched_docs.insert(doc);
     }
     let mut documents = 0;
     let mut kept_documents = 0;
