@@ -180,23 +180,25 @@ pub(crate) fn remove_relation(
 
 /// Removes passage `(doc, ordinal)`'s mention links and its span record, counted in `tally`;
 /// not its full-text postings, which the caller removes for many passages at once
-/// (`fts::remove_passages`, `fts::remove_docs`).
-fn unlink_passage(
+/// (`fts::remove_passages`, `fts::remove_docs`). Returns the entities it was linked to.
+pub(super) fn unlink_passage(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (doc, ordinal): (u64, u32),
     tally: &mut Tally,
-) -> Result<()> {
+) -> Result<Vec<u64>> {
     let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+    let mut linked = Vec::new();
     for (link, _) in tx.prefix(MENTIONED, &part.key(&[&at]))? {
         let entity = trailing_id(&link)?;
         tx.delete(MENTION, &part.key(&[&entity.to_be_bytes(), &at]))?;
         tx.delete(MENTIONED, &link)?;
+        linked.push(entity);
     }
     if tx.delete(PSG, &part.key(&[&at]))? {
         tally.passages(part, -1);
     }
-    Ok(())
+    Ok(linked)
 }
 
 /// Removes a document with all its passages but their full-text postings (the caller's:
@@ -255,12 +257,15 @@ pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spa
     let key = part.key(&[&doc.to_be_bytes()]);
     let Some(bytes) = tx.get(DOC, &key)? else { return Ok(()) };
     let mut d: Document = decode(&bytes, "document")?;
-    let text: String = d
-        .text
-        .chars()
-        .enumerate()
-        .map(|(i, c)| if c != '\n' && spans.iter().any(|s| s.start <= i && i < s.end) { ' ' } else { c })
-        .collect();
+    // One flag a code point, set span by span: linear in the text and the spans together, where
+    // testing every span at every code point was their product (a large document losing many
+    // passages).
+    let mut blank = vec![false; d.text.chars().count()];
+    for s in spans {
+        let end = s.end.min(blank.len());
+        blank.get_mut(s.start.min(end)..end).into_iter().flatten().for_each(|b| *b = true);
+    }
+    let text: String = d.text.chars().zip(blank).map(|(c, b)| if b && c != '\n' { ' ' } else { c }).collect();
     remove_hash(tx, part, &d.text, d.date.as_deref(), doc)?;
     d.text = text;
     let mut hash = hash_key(part, &d.text, d.date.as_deref());

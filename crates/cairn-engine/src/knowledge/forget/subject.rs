@@ -10,14 +10,15 @@ use super::super::recall::SUGGESTIONS;
 use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
+    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
     forgotten_key, hashed_forgotten, legacy_forgotten_key, name_prefix, rel_key, trailing_id,
 };
-use super::{bury, bury_document, bury_relation, fact_target, name_of};
+use super::{bury, bury_document, bury_relation, fact_target, name_of, unlink_passage};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{LookupOptions, NameIndex, fold, mentions_name};
 use crate::write::WriteTxn;
+use std::collections::{BTreeMap, BTreeSet};
 use unicode_normalization::UnicodeNormalization;
 
 /// What `forget_subject` did.
@@ -80,56 +81,47 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     // Passages naming the subject: those linked to it, and any that name it without a link (stored
     // before the entity existed), found by full text and confirmed by a whole-word match.
     let subject_name = stored.as_ref().map_or_else(|| name.trim().to_owned(), |e| e.name.clone());
-    let mut naming: Vec<(u64, u32)> = Vec::new();
+    // Sets, not lists: a subject named in thousands of passages is looked up once for each.
+    let mut naming: BTreeSet<(u64, u32)> = BTreeSet::new();
     for (key, _) in tx.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
         let at = key.get(key.len() - 12..).ok_or_else(|| corrupt("a mention key is too short"))?;
-        naming.push((
+        naming.insert((
             u64::from_be_bytes(at[..8].try_into().expect("8 bytes")),
             u32::from_be_bytes(at[8..].try_into().expect("4 bytes")),
         ));
     }
     for (doc, ordinal) in fts::passages_with_all_terms(tx, part.raw(), &subject_name)? {
-        if naming.contains(&(doc, ordinal)) {
-            continue;
-        }
-        if passage_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, &subject_name)) {
-            naming.push((doc, ordinal));
+        if !naming.contains(&(doc, ordinal))
+            && passage_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, &subject_name))
+        {
+            naming.insert((doc, ordinal));
         }
     }
+    let naming: Vec<(u64, u32)> = naming.into_iter().collect();
     let mut passages = 0;
-    // In id order, so the documents removed below are listed sorted, as `Strip` reads them.
-    let mut touched_docs = std::collections::BTreeSet::new();
-    let mut spans: Vec<(u64, PassageSpan)> = Vec::new();
-    let mut kept_entities = Vec::new();
+    // By document, in id order, so the documents removed below are listed sorted, as `Strip`
+    // reads them.
+    let mut spans: BTreeMap<u64, Vec<PassageSpan>> = BTreeMap::new();
+    let mut kept_entities = BTreeSet::new();
     // Their full-text postings go all together (`fts::remove_passages`), not one passage at a time.
     fts::remove_passages(tx, part.raw(), &naming)?;
-    for (doc, ordinal) in naming {
+    for &(doc, ordinal) in &naming {
         let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
-        for (link, _) in tx.prefix(MENTIONED, &part.key(&[&at]))? {
-            let other = trailing_id(&link)?;
-            tx.delete(MENTION, &part.key(&[&other.to_be_bytes(), &at]))?;
-            tx.delete(MENTIONED, &link)?;
-            if other != entity && !kept_entities.contains(&other) {
-                kept_entities.push(other);
-            }
-        }
+        let of_doc = spans.entry(doc).or_default();
         if let Some(span) = tx.get(PSG, &part.key(&[&at]))? {
-            spans.push((doc, decode(&span, "passage")?));
+            of_doc.push(decode(&span, "passage")?);
         }
-        if tx.delete(PSG, &part.key(&[&at]))? {
-            tally.passages(part, -1);
-        }
+        kept_entities
+            .extend(unlink_passage(tx, part, (doc, ordinal), &mut tally)?.into_iter().filter(|&e| e != entity));
         passages += 1;
-        touched_docs.insert(doc);
     }
     let mut documents = 0;
     let mut kept_documents = 0;
     let mut removed_docs = Vec::new();
-    for doc in touched_docs {
+    for (doc, gone) in spans {
         if !tx.prefix(PSG, &part.key(&[&doc.to_be_bytes()]))?.is_empty() {
             // The document keeps passages that do not name the subject; the text of those that
             // did is blanked, so no read (export included) can return it.
-            let gone: Vec<PassageSpan> = spans.iter().filter(|(d, _)| *d == doc).map(|(_, s)| *s).collect();
             super::blank_spans(tx, part, doc, &gone)?;
             kept_documents += 1;
             continue;
@@ -154,7 +146,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     tx.put(FORGOTTEN, &forgotten_key(part, &folded), &now.to_be_bytes())?;
     super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
     super::strip_events(tx, part, &super::Strip::Documents(&removed_docs))?;
-    kept_entities.sort_unstable();
+    let kept_entities = kept_entities.into_iter().collect();
     Ok(Forgot::Forgotten { entity, relations, passages, documents, attributes, kept_entities, kept_documents })
 }
 
@@ -223,7 +215,7 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::res
 mod tests {
     use super::*;
     use crate::knowledge::testing::{assertion, fresh, seeded_with};
-    use crate::knowledge::trees::{DOC_HASH, DOC_HASH8};
+    use crate::knowledge::trees::{DOC_HASH, DOC_HASH8, MENTIONED};
     use crate::knowledge::{Recall, When, recall, relate, remember_text};
     use crate::store::Store;
     use serde_json::Map;
