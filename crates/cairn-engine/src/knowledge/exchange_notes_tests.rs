@@ -198,6 +198,62 @@ fn bad_note_and_handoff_records_are_skipped_by_field() {
     assert_eq!(snap.prefix(super::part::SCOPES, b"").unwrap().count(), 0, "nothing imported registers no scope");
 }
 
+/// Found by an audit: import took notes and handoffs their write verbs refuse (a control
+/// character in a key or task id, a blank key, a confidence with no basis, a user note naming a
+/// task, a value nested past the limit, an addressee no token can hold), and a handoff so stored
+/// could never be resumed. Each is skipped with the words the write verb refuses it with.
+#[test]
+fn records_the_write_verbs_refuse_are_skipped_with_their_words() {
+    let (_dir, store, part) = fresh();
+    let who = caller(&part, 9);
+    let note = |extra: Value| {
+        let mut r = json!({"kind": "note", "key": "k", "value": 1, "noteKind": "decision", "visibility": "user"});
+        r.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        r
+    };
+    let mut deep = json!(1);
+    for _ in 0..40 {
+        deep = json!({ "a": deep });
+    }
+    let records = json!([
+        note(json!({"key": "k\u{1}"})),
+        note(json!({"key": "   "})),
+        note(json!({"confidence": 0.5})),
+        note(json!({"taskId": "t1"})),
+        note(json!({"visibility": "task", "taskId": "t\u{1}x"})),
+        note(json!({"value": deep})),
+        {"kind": "handoff", "taskId": "h\u{1}x", "summary": "s"},
+        {"kind": "handoff", "taskId": "h", "summary": "s", "to": "no one"},
+        {"kind": "handoff", "taskId": "h", "summary": "s", "decisions": [deep]},
+    ]);
+    let reply = verb(&store, &who, "import", &json!({"records": records})).unwrap();
+    let reasons: Vec<&str> =
+        reply["skipped"].as_array().unwrap().iter().map(|s| s["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons.len(), 9, "{reply}");
+    assert_eq!(reasons[0], "key: must not contain control characters");
+    assert_eq!(reasons[1], "key: must not be blank");
+    assert_eq!(reasons[2], "confidenceBasis: is required with confidence");
+    assert!(reasons[3].starts_with("taskId: names a task; user notes have no task"), "{reply}");
+    assert_eq!(reasons[4], "taskId: must not contain control characters");
+    assert!(reasons[5].starts_with("value: nests 40 levels deep"), "{reply}");
+    assert_eq!(reasons[6], "taskId: must not contain control characters");
+    assert!(reasons[7].starts_with("to: \"no one\" is not an agent name"), "{reply}");
+    assert!(reasons[8].starts_with("decisions[0]: nests 40 levels deep"), "{reply}");
+    assert_eq!(reply["imported"], json!({"entities": 0, "facts": 0, "documents": 0, "notes": 0, "handoffs": 0}));
+    // The write verbs refuse the same inputs in the same words.
+    for (body, message) in [
+        (json!({"key": "k\u{1}", "value": 1}), reasons[0]),
+        (json!({"key": "   ", "value": 1}), reasons[1]),
+        (json!({"key": "k", "value": 1, "confidence": 0.5}), reasons[2]),
+        (json!({"key": "k", "value": 1, "taskId": "t\u{1}x"}), reasons[4]),
+    ] {
+        let refused = notes_verb(&store, &who, "note_write", &body);
+        assert_eq!(refused["error"]["message"], json!(message), "{refused}");
+    }
+    let refused = notes_verb(&store, &who, "handoff_create", &json!({"taskId": "h\u{1}x", "summary": "s"}));
+    assert_eq!(refused["error"]["message"], json!(reasons[6]), "{refused}");
+}
+
 #[test]
 fn load_takes_notes_and_handoffs_into_an_empty_scope() {
     let (_dir, store, part) = seeded();

@@ -2,7 +2,8 @@
 //! own messages name a line and column, not the field), and an unknown field is refused rather
 //! than silently ignored (a typo such as `expectedVerison` must not turn a CAS write into a blind one).
 
-use super::{Outcome, invalid};
+use super::record::check_key;
+use super::{Fail, Outcome, invalid};
 use serde_json::{Map, Value};
 
 /// The fields of one request object, taken one by one; `finish` refuses whatever is left.
@@ -146,4 +147,39 @@ pub(crate) fn short_name(field: &str, value: &str) -> Outcome<()> {
         return Err(invalid(field, "must not be blank"));
     }
     Ok(())
+}
+
+/// A name a write stores (key, task id, idempotency key): no control characters, which break its
+/// keys and display (the node's schema refuses them too). Reads and forgets still take one, so a
+/// note stored before this rule stays reachable.
+pub(crate) fn printable(field: &str, value: &str) -> Outcome<()> {
+    if value.chars().any(|c| c <= '\u{1f}' || c == '\u{7f}') {
+        return Err(invalid(field, "must not contain control characters"));
+    }
+    Ok(())
+}
+
+/// A note key as `note_write` and import store it: not blank, 1–512 bytes without NUL, printable.
+pub(crate) fn written_key(key: &str) -> Outcome<()> {
+    // A blank key names nothing a reader could ask for.
+    if key.trim().is_empty() {
+        return Err(invalid("key", "must not be blank"));
+    }
+    check_key(key)?;
+    printable("key", key)
+}
+
+/// A task id as a write stores it: `short_name`, printable.
+pub(crate) fn written_task(field: &str, value: &str) -> Outcome<()> {
+    short_name(field, value)?;
+    printable(field, value)
+}
+
+/// A refusal as an import's skip reason (`field: what`): a record is checked by the rules its
+/// write verb applies, and skipped with the same words.
+pub(crate) fn reason(fail: Fail) -> String {
+    match fail {
+        Fail::Refused(r) => r.message,
+        Fail::Store(e) => e.to_string(),
+    }
 }

@@ -7,7 +7,7 @@
 //! Ids come from the partition's counter; the newest capsule of a task is the one left last (`createdAt`,
 //! then id: an imported capsule keeps its time but takes a new id).
 
-use super::fields::{Fields, agent_name, limit, short_name};
+use super::fields::{Fields, agent_name, limit, short_name, written_task};
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::history::{self, Change};
@@ -147,7 +147,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     let mut f = Fields::parse(body)?;
     let input = f.as_value();
     let task_id = f.string("taskId")?.ok_or_else(|| invalid("taskId", "is required"))?;
-    short_name("taskId", &task_id)?;
+    written_task("taskId", &task_id)?;
     let summary = f.string("summary")?.ok_or_else(|| invalid("summary", "is required"))?;
     if summary.trim().is_empty() || summary.len() > MAX_SUMMARY_BYTES {
         return Err(invalid("summary", format_args!("must be 1..={MAX_SUMMARY_BYTES} bytes and not blank")));

@@ -8,6 +8,7 @@
 //! token a capsule created later than now (`knowledge::import_rules`).
 
 use super::exchange::{Field, name, source_id, text, time};
+use super::fields::{agent_name, reason, written_task};
 use super::handoff::{
     Capsule, HAND, LISTS, MAX_ITEM_BYTES, MAX_ITEMS, MAX_SUMMARY_BYTES, item_bytes, oversized, oversized_message, put,
 };
@@ -46,6 +47,7 @@ fn list(r: &Map<String, Value>, field: &str) -> Field<Vec<Value>> {
         if item_bytes(item).is_none_or(|size| size > MAX_ITEM_BYTES) {
             return Err(format!("{field}[{i}]: must be a string or an object of at most {MAX_ITEM_BYTES} bytes"));
         }
+        crate::json_depth::check(&format!("{field}[{i}]"), item)?;
     }
     Ok(items.clone())
 }
@@ -54,6 +56,7 @@ fn list(r: &Map<String, Value>, field: &str) -> Field<Vec<Value>> {
 /// the import is an admin's (`all_agents`), and not later than `now`.
 fn parse(r: &Map<String, Value>, (agent, all_agents): (&str, bool), now: i64) -> Field<Capsule> {
     let task_id = name(r, "taskId")?.ok_or("taskId: required")?;
+    written_task("taskId", &task_id).map_err(reason)?;
     let summary = text(r, "summary")?.ok_or("summary: required")?;
     if summary.trim().is_empty() || summary.len() > MAX_SUMMARY_BYTES {
         return Err(format!("summary: must be 1..={MAX_SUMMARY_BYTES} bytes and not blank"));
@@ -67,6 +70,11 @@ fn parse(r: &Map<String, Value>, (agent, all_agents): (&str, bool), now: i64) ->
     own_author("from", from.as_deref(), (agent, all_agents))?;
     let created_at = time(r, "createdAt")?;
     not_future("createdAt", created_at, now)?;
+    // An addressee no token can hold would reach nobody, as `handoff_create` refuses it.
+    let to = name(r, "to")?;
+    if let Some(t) = &to {
+        agent_name("to", t).map_err(reason)?;
+    }
     let capsule = Capsule {
         id: 0,
         task_id,
@@ -74,7 +82,7 @@ fn parse(r: &Map<String, Value>, (agent, all_agents): (&str, bool), now: i64) ->
         status,
         lists,
         from: from.unwrap_or_else(|| agent.to_owned()),
-        to: name(r, "to")?,
+        to,
         created_at: created_at.unwrap_or(now),
         // An expired capsule is imported as it was: resume reports it expired.
         expires_at: time(r, "expiresAt")?,

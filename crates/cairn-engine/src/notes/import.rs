@@ -15,8 +15,9 @@
 //! (`knowledge::import_rules`).
 
 use super::exchange::{Field, NOTE, name, owned_by, source_id, text, time};
+use super::fields::{reason, written_key, written_task};
 use super::index::{self, Postings};
-use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility, check_key};
+use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
 use super::write::BASES;
 use crate::error::Result;
 use crate::history::{self, Change};
@@ -29,7 +30,7 @@ use serde_json::{Map, Value};
 /// The note a record describes, as it would be created here (id 0: given when stored).
 fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
     let key = text(r, "key")?.ok_or("key: required")?;
-    check_key(key).map_err(|_| format!("key: must be 1..={} bytes without NUL", super::record::MAX_KEY_BYTES))?;
+    written_key(key).map_err(reason)?;
     let value = match r.get("value") {
         None | Some(Value::Null) => return Err("value: required, not null".into()),
         Some(v) => v.clone(),
@@ -38,16 +39,22 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
     if size > MAX_VALUE_BYTES {
         return Err(format!("value: is {size} bytes serialised; at most {MAX_VALUE_BYTES}"));
     }
+    crate::json_depth::check("value", &value)?;
     let kind = text(r, "noteKind")?.ok_or("noteKind: required")?;
     if !KINDS.contains(&kind) {
         return Err(format!("noteKind: must be one of {}", KINDS.join(", ")));
     }
-    let visibility = Visibility::parse(Some(text(r, "visibility")?.unwrap_or("user")))
-        .map_err(|_| "visibility: must be user, task or agent".to_owned())?;
+    // As `note_write` reads them: a task id alone means a task note, beside another visibility
+    // it is refused (dropping it would widen who reads the note).
+    let visibility = Visibility::named(text(r, "visibility")?, text(r, "taskId")?).map_err(reason)?;
     let writer = name(r, "agent")?.unwrap_or_else(|| agent.to_owned());
     let owner = match visibility {
         Visibility::User => String::new(),
-        Visibility::Task => name(r, "taskId")?.ok_or("taskId: required for a task note")?,
+        Visibility::Task => {
+            let task = name(r, "taskId")?.ok_or("taskId: required for a task note")?;
+            written_task("taskId", &task).map_err(reason)?;
+            task
+        }
         // The owner of an agent note is the agent that wrote it, unless the record names it.
         Visibility::Agent => name(r, "owner")?.unwrap_or_else(|| writer.clone()),
     };
@@ -65,6 +72,9 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
         Some(v) => Some(v.as_f64().filter(|c| (0.0..=1.0).contains(c)).ok_or("confidence: must be 0..=1")?),
     };
     let confidence_basis = text(r, "confidenceBasis")?.map(str::to_owned);
+    if confidence.is_some() && confidence_basis.is_none() {
+        return Err("confidenceBasis: is required with confidence".into());
+    }
     if let Some(b) = &confidence_basis
         && !BASES.contains(&b.as_str())
     {

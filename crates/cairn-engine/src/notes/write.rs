@@ -3,7 +3,7 @@
 //! check and the write it guards are atomic: of N writers that send the same `expectedVersion`,
 //! exactly one wins and the others get `VERSION_CONFLICT` with the current version.
 
-use super::fields::{Fields, short_name};
+use super::fields::{Fields, printable, short_name, written_key, written_task};
 use super::index::Postings;
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
 use super::{Outcome, index, invalid, merge, refuse};
@@ -50,11 +50,7 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     let mut f = Fields::parse(body)?;
     let input = f.as_value();
     let key = f.string("key")?.ok_or_else(|| invalid("key", "is required"))?;
-    // A blank key names nothing a reader could ask for; reads and forgets still accept one, so a
-    // note written before this rule stays reachable.
-    if key.trim().is_empty() {
-        return Err(invalid("key", "must not be blank"));
-    }
+    written_key(&key)?;
     let value = match f.raw("value") {
         None => return Err(invalid("value", "is required")),
         Some(Value::Null) => return Err(invalid("value", "must not be null (note_forget removes a note)")),
@@ -74,6 +70,9 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
         return Err(invalid("kind", format_args!("must be one of {}, got {k:?}", KINDS.join(", "))));
     }
     let task_id = f.string("taskId")?;
+    if let Some(t) = &task_id {
+        written_task("taskId", t)?;
+    }
     let visibility = Visibility::named(f.string("visibility")?.as_deref(), task_id.as_deref())?;
     let id = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
     let allow_private = f.bool("allowPrivate")?.unwrap_or(false);
@@ -90,6 +89,7 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     let idempotency = match f.string("idempotencyKey")? {
         Some(k) => {
             short_name("idempotencyKey", &k)?;
+            printable("idempotencyKey", &k)?;
             Some((k, body_hash(&input)))
         }
         None => None,
