@@ -19,7 +19,10 @@ use super::trees::{DOC, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, Token, char_slice, fold, is_cjk, is_common_word, is_stop_word, tokens};
+use crate::text::{
+    LookupOptions, MatchKind, Token, char_slice, fold, is_cjk, is_common_word, is_stop_word, may_name_alone,
+    title_case, tokens,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -264,11 +267,13 @@ struct Walk {
 /// `may` name an entity alone loosely.
 fn written_as_name(question: &str, spans: &[(usize, &str)], i: usize) -> bool {
     let (at, word) = spans[i];
-    let mut rest = word.chars();
-    let capitalised = rest.next().is_some_and(char::is_uppercase) && rest.any(char::is_lowercase);
     let folded = fold(word);
     // A question word opens a question before its noun ("Which film…"), never a name.
-    if !capitalised || !is_common_word(&folded) || QUESTION_WORDS.contains(&folded.as_str()) {
+    if !title_case(word)
+        || !is_common_word(&folded)
+        || !may_name_alone(&folded)
+        || QUESTION_WORDS.contains(&folded.as_str())
+    {
         return false;
     }
     let opens_sentence = question[..at]

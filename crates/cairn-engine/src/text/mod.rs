@@ -14,6 +14,7 @@ pub use fast_hash::{FastHasher, FastMap};
 pub use link::{Linker, Mention, mentions_name};
 pub use names::{
     LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold, fold_text, folds_to, is_common_word,
+    may_name_alone, title_case,
 };
 pub use sentences::{ABBREVIATIONS, Sentence, sentences};
 pub use tokenize::{

@@ -573,6 +573,24 @@ const FUNCTION_WORDS: &[&str] = &[
     "yourselves",
 ];
 
+/// Determiners: capitalised, still never a name alone ("The" is not "The Who", "Every" not
+/// "Every Time"), unlike the modals and words that are also given names ("May", "Will").
+const DETERMINERS: &[&str] = &["any", "each", "every", "that", "the", "these", "this", "those"];
+
+/// Whether a capitalised common word (folded `word`) may be read as a name: a determiner never is.
+#[must_use]
+pub fn may_name_alone(word: &str) -> bool {
+    !DETERMINERS.contains(&word)
+}
+
+/// Whether `word` is written in Title case: a capital, then a lowercase letter ("May", not
+/// "MAY", whose capitals say nothing about whether it names someone).
+#[must_use]
+pub fn title_case(word: &str) -> bool {
+    let mut rest = word.chars();
+    rest.next().is_some_and(char::is_uppercase) && rest.any(char::is_lowercase)
+}
+
 /// Whether folded `word` is a stop word, a function word (`FUNCTION_WORDS`) or a short common
 /// word (`COMMON_WORDS`): a word that never matches a name alone by a loose rule.
 #[must_use]

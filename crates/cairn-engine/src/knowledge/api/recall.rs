@@ -21,7 +21,7 @@ use crate::knowledge::{MAX_HOPS, Neighbour};
 use crate::knowledge::{SUGGESTIONS, When};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
-use crate::text::{LookupOptions, MatchKind, fold, is_common_word, tokens};
+use crate::text::{LookupOptions, MatchKind, fold, is_common_word, may_name_alone, title_case, tokens};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -158,12 +158,14 @@ fn answer_none(req: &Request, did_you_mean: &[String]) -> Value {
     })
 }
 
-/// Whether a subject is written as a name: every word capitalised ("May", "Nobody At All"). A
-/// subject is the caller's explicit choice, so such a one is a name even when its words are
-/// common ones, which alone never name anything ("may", "the").
+/// Whether a subject is written as a name: every word in Title case ("May", "Nobody At All"),
+/// none a determiner. A subject is the caller's explicit choice, so such a one is a name even
+/// when its words are common ones, which alone never name anything ("may"). Capitals alone
+/// ("MAY") say nothing, and "The" is the article whatever its case: as `memory_context` reads a
+/// question's words (`context::written_as_name`), so the two verbs agree.
 fn written_as_name(subject: &str) -> bool {
     let mut words = subject.unicode_words().peekable();
-    words.peek().is_some() && words.all(|w| w.chars().next().is_some_and(char::is_uppercase))
+    words.peek().is_some() && words.all(|w| title_case(w) && may_name_alone(&fold(w)))
 }
 
 fn could_not_judge(req: &Request, why: &str, candidates: &[String]) -> Value {
@@ -641,6 +643,23 @@ mod tests {
         assert_eq!(lower["state"], json!("could_not_judge"), "{lower}");
         let nobody = call(&store, &caller(2), "recall", &json!({"subject": "Nobody At All"})).unwrap();
         assert_eq!(nobody["state"], json!("nothing_stored"), "{nobody}");
+    }
+
+    /// Found by an audit: "MAY" and "The" recalled "May Chen" and "The Who", where `memory_context`
+    /// (and docs/design/text.md) read neither as a name.
+    #[test]
+    fn capitals_alone_or_a_capitalised_article_are_no_name() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"facts": {"entities": [{"name": "The Who", "type": "band"}, {"name": "May Chen", "type": "person"}]}});
+        call(&store, &caller(1), "remember", &body).unwrap();
+        for subject in ["MAY", "The", "THE", "the"] {
+            let r = call(&store, &caller(2), "recall", &json!({ "subject": subject })).unwrap();
+            assert_ne!(r["state"], json!("answered"), "{subject}: {r}");
+            let c = call(&store, &caller(2), "context", &json!({ "question": subject })).unwrap();
+            assert!(c["items"].as_array().unwrap().is_empty(), "{subject}: the two verbs agree: {c}");
+        }
+        let may = call(&store, &caller(2), "recall", &json!({"subject": "May"})).unwrap();
+        assert_eq!(may["subject"]["name"], json!("May Chen"), "{may}");
     }
 
     #[test]
