@@ -25,6 +25,14 @@ interface Case {
 
 const CASES: Case[] = [
   {
+    name: 'a JSON null body (not an empty one)',
+    verb: 'export',
+    body: null,
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: '(body)',
+  },
+  {
     name: 'wrong type (k as a string)',
     verb: 'recall',
     body: { subject: 'x', k: '5' },

@@ -23,8 +23,10 @@ export interface Service {
 
 /** Parses `input` with `schema`; a failure is a VALIDATION_ERROR naming the field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  if (input === undefined || input === null) input = {};
-  if (typeof input !== 'object' || Array.isArray(input)) {
+  // No body at all is an empty one; a JSON `null` is a body, and not an object (found by an
+  // audit: it exported the default scope as if `{}` had been sent).
+  if (input === undefined) input = {};
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new ApiError('VALIDATION_ERROR', '(body): expected a JSON object', [
       { field: '(body)', message: 'expected a JSON object' },
     ]);
