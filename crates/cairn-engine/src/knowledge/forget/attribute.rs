@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::text::fold;
 use crate::write::WriteTxn;
 
-/// Forgets attribute `key` of the entity named exactly `subject`.
+/// Forgets attribute `key` of the entity named `subject` (up to case and spacing: only the
+/// `subject` form of forget asks for the exact name, DESIGN.md §2).
 pub fn forget_attribute(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -26,7 +27,7 @@ pub fn forget_attribute(
     }
     let target = format!("{}\0{key}", fold(subject.trim()));
     let Some(mut entity): Option<Entity> = entity_in(tx, part, subject)? else {
-        return missing(tx, part, "attribute", &target, format!("no entity is named exactly {subject:?}"));
+        return missing(tx, part, "attribute", &target, format!("no entity is named {subject:?}, in any case"));
     };
     if entity.attributes.remove(key).is_none() {
         return missing(tx, part, "attribute", &target, format!("{:?} has no attribute {key:?}", entity.name));
