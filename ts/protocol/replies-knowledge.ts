@@ -344,6 +344,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
       doc_id: Id.optional(),
       label: z.string().nullable(),
       agent: z.string(),
+      forgotten: z.literal(true).optional().describe('The document it cites was forgotten; the fact was kept'),
     }),
   }),
   z.object({

@@ -512,3 +512,31 @@ fn a_citation_waiting_for_its_document_says_so_and_resolves_when_it_comes() {
     verb(&store, &who, "forget", &json!({"passage": doc})).unwrap();
     assert_eq!(citation()["span_state"], json!("source_forgotten"), "a forgotten document still reads so");
 }
+
+/// Found by an audit: a fact whose document was forgotten at the source (the fact kept) was
+/// imported as waiting for that document, `source_not_imported`, with a `not_reproduced` entry
+/// saying it would resolve once the document came; none ever comes. The export marks the
+/// provenance `forgotten`, and the copy reads `source_forgotten`, as the source does.
+#[test]
+fn a_fact_whose_document_was_forgotten_reads_so_in_the_copy_too() {
+    let (_dir, store, part) = seeded();
+    let at = |p: &Partition| {
+        let r = verb(&store, &caller(p, 60_000), "recall", &json!({"subject": "Acme"})).unwrap();
+        let f = r["facts"].as_array().unwrap().iter().find(|f| f["relation"] == "operates").cloned();
+        f.unwrap_or_else(|| panic!("{r}"))["citation"].clone()
+    };
+    let doc = at(&part)["source"]["doc_id"].clone();
+    verb(&store, &caller(&part, 60_000), "forget", &json!({"passage": doc})).unwrap();
+    assert_eq!(at(&part)["span_state"], json!("source_forgotten"));
+    let records = all_records(&store, &part);
+    let fact = records.iter().find(|r| r["kind"] == "fact" && r["type"] == "operates").unwrap();
+    assert_eq!(fact["provenance"]["forgotten"], json!(true), "{fact}");
+    let copy = Partition::new("local", "u1", "copy").unwrap();
+    let who = caller(&copy, 60_000);
+    let reply = verb(&store, &who, "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!((&reply["skipped"], &reply["not_reproduced"]), (&json!([]), &json!([])), "{reply}");
+    assert_eq!(at(&copy)["span_state"], json!("source_forgotten"));
+    let again = verb(&store, &who, "import", &json!({"records": records, "allAgents": true})).unwrap();
+    assert_eq!(again["imported"]["facts"], json!(0), "{again}");
+    assert_eq!(normalized(&all_records(&store, &copy)), normalized(&all_records(&store, &part)));
+}

@@ -12,6 +12,7 @@ use super::attribute_time::attribute_writes;
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
 use super::graph::{Entity, Relation, Source};
+use super::import::{IMPORT_MAP, reserved_key};
 use super::origin::Origin;
 use super::part::Partition;
 use super::records::decode;
@@ -109,7 +110,15 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
     let provenance = match &r.source {
         Source::Asserted { label } => json!({ "kind": "asserted", "label": label, "agent": r.agent }),
         Source::Document { doc_id, label } => {
-            json!({ "kind": "document", "doc_id": doc_id.to_string(), "label": label, "agent": r.agent })
+            let mut p = json!({ "kind": "document", "doc_id": doc_id.to_string(), "label": label, "agent": r.agent });
+            // Its document was forgotten (the fact kept): no document record will come, so import
+            // must not wait for one (found by an audit: the copy said "source_not_imported").
+            if snap.get(DOC, &part.key(&[&doc_id.to_be_bytes()]))?.is_none()
+                && snap.get(IMPORT_MAP, &reserved_key(part, *doc_id))?.is_none()
+            {
+                p["forgotten"] = json!(true);
+            }
+            p
         }
     };
     let mut record = json!({

@@ -299,12 +299,21 @@ fn provenance(
                 Ok(id) => (origin, id),
                 Err(e) => return Ok(Err(format!("provenance.{e}"))),
             };
+            let forgotten = match p.get("forgotten") {
+                None | Some(Value::Null | Value::Bool(false)) => false,
+                Some(Value::Bool(true)) => true,
+                Some(_) => return Ok(Err("provenance.forgotten: must be true or false".into())),
+            };
             let local = if let Some(local) = mapped(tx, part, DOCUMENT, source)? {
                 local
             } else {
+                // An id no document will take: the citation reads `source_forgotten`, as at the
+                // source. Otherwise the id is held for the document's record to come.
                 let reserved = next_id(tx, part)?;
                 set_map(tx, part, DOCUMENT, source, reserved)?;
-                tx.put(IMPORT_MAP, &reserved_key(part, reserved), &[])?;
+                if !forgotten {
+                    tx.put(IMPORT_MAP, &reserved_key(part, reserved), &[])?;
+                }
                 reserved
             };
             Ok(Ok((Source::Document { doc_id: local, label }, agent)))
@@ -856,7 +865,9 @@ pub fn import(
         }
     }
     for (index, doc) in citing {
-        if tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))?.is_none() {
+        if tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))?.is_none()
+            && tx.get(IMPORT_MAP, &reserved_key(part, doc))?.is_some()
+        {
             out.not_reproduced.push(serde_json::json!({
                 "index": index,
                 "what": "citation",

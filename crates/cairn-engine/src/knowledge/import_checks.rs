@@ -39,7 +39,7 @@ const FACT: &[&str] = &[
     "agent",
     "origin",
 ];
-const PROVENANCE: &[&str] = &["kind", "doc_id", "label", "agent"];
+const PROVENANCE: &[&str] = &["kind", "doc_id", "label", "agent", "forgotten"];
 const DOCUMENT: &[&str] = &["kind", "id", "text", "label", "date", "ingested_at", "passages", "origin"];
 const PASSAGE: &[&str] = &["ordinal", "start", "end"];
 const NOTE: &[&str] = &[
