@@ -56,21 +56,26 @@ it('finds the store through CAIRN_DATA_DIR and prints text', async () => {
   expect(stdout).toContain('notes (2)');
 });
 
-it('fails clearly when there is no store, or on an unknown command', async () => {
+it('fails clearly when there is no store (exit 1), or on an unknown command (bad usage: exit 2)', async () => {
   const missing = await cairn(['check', '--data-dir', `${dir}/nothing-here`]);
-  expect(missing.code).toBe(2);
+  expect(missing.code).toBe(1);
   expect(missing.stderr).toContain('no store at');
+  // An empty directory holds no store either, and none is made there.
+  const empty = await cairn(['check', '--data-dir', dir]);
+  expect(empty.code).toBe(1);
+  expect(empty.stderr).toContain('no store at');
+  expect(existsSync(join(dir, 'data.cairn'))).toBe(false);
   const unknown = await cairn(['frobnicate']);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('unknown command');
 });
 
-it('says who holds a locked store', async () => {
+it('says who holds a locked store (a failed check: exit 1)', async () => {
   await seed(dir);
   const store = await Store.open(dir);
   try {
     const { code, stderr } = await cairn(['check', '--data-dir', dir]);
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(stderr).toContain('STORE_LOCKED');
     expect(stderr).toContain(`pid ${process.pid}`);
   } finally {
@@ -87,9 +92,13 @@ it('checks the store of a running node through its admin API', async () => {
   });
   try {
     for (let i = 0; i < 100 && !existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+    // A missing or refused admin token is a failed check (exit 1), not bad usage.
     const noToken = await cairn(['check', '--data-dir', dir], { CAIRN_ADMIN_TOKEN: '' });
-    expect(noToken.code).toBe(2);
+    expect(noToken.code).toBe(1);
     expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
+    const wrong = await cairn(['database', 'check', '--data-dir', dir, '--json'], { CAIRN_ADMIN_TOKEN: 'cairn_wrong' });
+    expect(wrong.code).toBe(1);
+    expect(JSON.parse(wrong.stdout).error).toMatchObject({ code: 'UNAUTHENTICATED' });
     const { code, stdout, stderr } = await cairn(['check', '--data-dir', dir, '--json'], { CAIRN_ADMIN_TOKEN: admin });
     expect(code, stderr).toBe(0);
     const report = JSON.parse(stdout);

@@ -1,10 +1,13 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
-import { cairn, tempDir } from './helpers.js';
+import { CLI, cairn, tempDir } from './helpers.js';
 
-// `cairn demo`: a node on a temporary store and two agent processes with their own tokens over MCP.
+// `cairn demo`: a node on a temporary store and two agent processes with their own tokens over MCP;
+// the store is deleted afterwards, an interrupted demo's too.
 
 let home: string;
 let cleanup: () => Promise<void>;
@@ -25,4 +28,28 @@ it('shows one agent process finding what another left, then deletes its store an
   expect(store).toBeDefined();
   expect(existsSync(store ?? '')).toBe(false);
   expect(readdirSync(home)).toEqual([]);
+});
+
+it.each(['SIGINT', 'SIGTERM'] as const)('an interrupted demo (%s) deletes its temporary store too', async (signal) => {
+  const tmp = join(home, 'tmp');
+  mkdirSync(tmp);
+  const child = spawn(process.execPath, [CLI, 'demo'], {
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: home, TMPDIR: tmp },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  try {
+    // Interrupted while the writer runs: the node, its store and an agent process are all up.
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString('utf8').includes('agent demo-writer')) resolve();
+      }),
+    );
+    expect(readdirSync(tmp).filter((f) => f.startsWith('cairn-demo-'))).toHaveLength(1);
+    const ended = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, s) => r(s)));
+    child.kill(signal);
+    expect(await ended).toBe(signal);
+    expect(readdirSync(tmp)).toEqual([]);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 });

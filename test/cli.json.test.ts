@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -55,11 +55,38 @@ it.each<[string, () => string[], number, string, string]>([
   ['import of nothing', () => ['import', none()], 2, 'VALIDATION_ERROR', 'ENOENT'],
   ['connect, entry exists', () => ['connect', 'claude'], 1, 'VALIDATION_ERROR', '--force'],
   ['connect, unknown client', () => ['connect', 'emacs'], 2, 'VALIDATION_ERROR', 'give one of'],
-  ['check of no store', () => ['check', '--data-dir', none()], 2, 'NOT_FOUND', 'no store at'],
-  ['database check of no store', () => ['database', 'check', '--data-dir', none()], 2, 'NOT_FOUND', 'no store'],
+  ['check of no store', () => ['check', '--data-dir', none()], 1, 'NOT_FOUND', 'no store at'],
+  ['database check of no store', () => ['database', 'check', '--data-dir', none()], 1, 'NOT_FOUND', 'no store'],
   ['database backup onto a store', () => ['database', 'backup', data], 1, 'VALIDATION_ERROR', 'already holds'],
   ['database restore over a store', () => ['database', 'restore', data], 1, 'VALIDATION_ERROR', 'already holds'],
   ['database compact of no store', () => ['database', 'compact', '--data-dir', none()], 1, 'NOT_FOUND', 'no store'],
+  ['memories list of no store', () => ['memories', 'list', '--data-dir', none()], 1, 'NOT_FOUND', 'no store at'],
+  ['export of no store', () => ['export', join(root, 'out'), '--data-dir', none()], 1, 'NOT_FOUND', 'no store at'],
+  ['token list of no store', () => ['token', 'list', '--data-dir', none()], 1, 'NOT_FOUND', 'no store at'],
+  ['token revoke of no store', () => ['token', 'revoke', 'x', '--data-dir', none()], 1, 'NOT_FOUND', 'no store at'],
+  [
+    'token create on no store',
+    () => ['token', 'create', '--agent', 'a', '--data-dir', none()],
+    1,
+    'NOT_FOUND',
+    'run `cairn init` (or `cairn serve`) first',
+  ],
+  ['token, no subcommand', () => ['token'], 2, 'VALIDATION_ERROR', 'missing subcommand; use create, list or revoke'],
+  [
+    'database, no subcommand',
+    () => ['database'],
+    2,
+    'VALIDATION_ERROR',
+    'missing subcommand; use check, backup DEST, restore SRC or compact',
+  ],
+  [
+    'memories, no subcommand',
+    () => ['memories'],
+    2,
+    'VALIDATION_ERROR',
+    'missing subcommand; use list, show KEY, history KEY or forget KEY',
+  ],
+  ['connect, no client', () => ['connect'], 2, 'VALIDATION_ERROR', 'missing client; use one of claude, codex'],
   ['an unknown command', () => ['frobnicate'], 2, 'VALIDATION_ERROR', 'unknown command'],
   ['an unknown option', () => ['token', 'list', '--frob'], 2, 'VALIDATION_ERROR', '--frob'],
 ])('%s: one §3 error object on stdout, the text form’s exit code', async (_label, args, exit, code, says) => {
@@ -76,6 +103,36 @@ it.each<[string, () => string[], number, string, string]>([
   expect(body.error.code).toBe(code);
   expect(body.error.message).toContain(says);
   expect(Array.isArray(body.error.details)).toBe(true);
+});
+
+it('a refusal on a data dir with no store creates none there', async () => {
+  for (const args of [
+    ['export', join(root, 'out')],
+    ['token', 'list'],
+    ['token', 'revoke', 'x'],
+    ['token', 'create', '--agent', 'a'],
+    ['memories', 'list'],
+    ['check'],
+  ]) {
+    expect((await cairn([...args, '--data-dir', none()], env)).code, args.join(' ')).toBe(1);
+    expect(existsSync(none()), args.join(' ')).toBe(false);
+  }
+});
+
+it('a command group without its subcommand says what is missing, not "unknown command" and the help', async () => {
+  for (const [group, then] of [
+    ['token', 'create, list or revoke'],
+    ['database', 'check, backup DEST'],
+    ['memories', 'list, show KEY'],
+    ['connect', 'claude, codex, cursor, claude-desktop, trae'],
+  ] as const) {
+    const r = await cairn([group], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr.startsWith(`cairn ${group}: missing `), r.stderr).toBe(true);
+    expect(r.stderr).toContain(then);
+    expect(r.stderr).not.toContain('unknown command');
+    expect(r.stderr).not.toContain('Usage:');
+  }
 });
 
 it('an option error names the option the user typed, not the field behind it', async () => {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -66,6 +66,25 @@ it('token create/list/revoke work on the store directly', async () => {
   const bad = await cairn(['token', 'create', '--agent', 'a b', '--data-dir', dir]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--agent');
+});
+
+it('token create before init is refused, creating no store and no token, so init still works', async () => {
+  const store = join(dir, 'store');
+  const none = await cairn(['token', 'create', '--agent', 'claude', '--data-dir', store]);
+  expect(none.code).toBe(1);
+  expect(none.stderr).toContain(`no store at ${store}: run \`cairn init\``);
+  expect(existsSync(store)).toBe(false);
+  // A store without tokens (made by an import, say) is not initialised either.
+  const file = join(dir, 'lines.jsonl');
+  writeFileSync(file, `${JSON.stringify({ kind: 'entity', id: '1', name: 'A' })}\n`);
+  expect((await cairn(['import', file, '--data-dir', store])).code).toBe(0);
+  const first = await cairn(['token', 'create', '--agent', 'claude', '--data-dir', store, '--json']);
+  expect(first.code).toBe(1);
+  expect(JSON.parse(first.stdout).error).toMatchObject({ code: 'NOT_FOUND' });
+  expect(first.stdout).toContain('run `cairn init`');
+  const init = await cairn(['init', '--data-dir', store, '--json']);
+  expect(init.code, init.stderr).toBe(0);
+  expect((await cairn(['token', 'create', '--agent', 'claude', '--data-dir', store])).code).toBe(0);
 });
 
 it('serve: health, tokens through the admin API while running, graceful SIGTERM', async () => {

@@ -9,7 +9,7 @@ import { CLI, cairn, tempDir } from './helpers.js';
 import { ADMIN, startTestNode } from './node.js';
 
 // What an operator meets running Cairn: private store files, refused profiles and settings,
-// the admin token that cannot be revoked last, and `cairn mcp` reporting a node that failed.
+// the unlimited admin token that cannot be revoked last, and `cairn mcp` reporting a node that failed.
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -76,7 +76,7 @@ it('serve --profile lite (and CAIRN_PROFILE=lite) starts; /health reports the pr
   expect(mode(join(dir, 'node.json'))).toBe(0o600);
 });
 
-it('the last admin token cannot be revoked; with another admin token it can', async () => {
+it('the last unlimited admin token cannot be revoked, a limited admin beside it or not', async () => {
   const init = await cairn(['init', '--data-dir', dir, '--json']);
   const list = async () =>
     (
@@ -88,30 +88,29 @@ it('the last admin token cannot be revoked; with another admin token it can', as
   const [first] = await list();
   const refused = await cairn(['token', 'revoke', first?.id ?? '', '--data-dir', dir]);
   expect(refused.code).toBe(1);
-  expect(refused.stderr).toContain('last admin token');
+  expect(refused.stderr).toContain('last admin token with neither a user nor a scope limit');
   expect((await list())[0]?.revokedAt).toBeUndefined();
-  const made = await cairn([
-    'token',
-    'create',
-    '--agent',
-    'ops',
-    '--role',
-    'admin',
-    '--scope',
-    'a',
-    '--data-dir',
-    dir,
-    '--json',
-  ]);
-  expect(JSON.parse(made.stdout)).toMatchObject({ agent: 'ops', role: 'admin', scopes: ['a'], user: null });
+  const admin = async (...limits: string[]) => {
+    const made = await cairn(['token', 'create', '--agent', 'ops', '--role', 'admin', ...limits, '--data-dir', dir]);
+    expect(made.code, made.stderr).toBe(0);
+  };
+  // Admins limited to a scope or a user cannot do the store-wide admin work, so they do not count.
+  await admin('--scope', 'a');
+  await admin('--user', 'ann');
+  const still = await cairn(['token', 'revoke', first?.id ?? '', '--data-dir', dir, '--json']);
+  expect(still.code).toBe(1);
+  expect(JSON.parse(still.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'id' }] });
+  expect((await list())[0]?.revokedAt).toBeUndefined();
+  await admin();
   expect((await cairn(['token', 'revoke', first?.id ?? '', '--data-dir', dir])).code).toBe(0);
 });
 
-it('over HTTP the last admin token is refused with VALIDATION_ERROR naming id', async () => {
+it('over HTTP the last unlimited admin token is refused with VALIDATION_ERROR naming id', async () => {
   const t = await startTestNode();
   try {
-    const tokens = (await t.call('GET', '/v1/admin/tokens')).body.tokens as { id: string; role: string }[];
-    const admin = tokens.find((x) => x.role === 'admin');
+    await t.token({ agent: 'scoped-admin', role: 'admin', scopes: ['a'] });
+    const tokens = (await t.call('GET', '/v1/admin/tokens')).body.tokens as { id: string; agent: string }[];
+    const admin = tokens.find((x) => x.agent !== 'scoped-admin');
     const r = await t.call('DELETE', `/v1/admin/tokens/${admin?.id}`);
     expect(r.status).toBe(422);
     expect(r.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'id' }] });

@@ -128,8 +128,10 @@ export class Tokens {
 
   /**
    * Revokes the token with public id `id`; returns its record, or null when no token has that
-   * id. Revoking twice keeps the first revocation time. The last live (unexpired) admin token of
-   * its tenant is not revoked: without one, nobody could administer the node again.
+   * id. Revoking twice keeps the first revocation time. A live admin token is revoked only while
+   * another live (unexpired) admin token of its tenant with neither a user nor a scope limit
+   * remains: the store-wide admin work (tokens, backup, compact, check) needs one, and without it
+   * nobody could administer the node again. A limited admin does not count.
    */
   async revoke(id: string): Promise<TokenInfo | null> {
     const entries = await this.store.range(TOKEN_TREE);
@@ -137,12 +139,18 @@ export class Tokens {
     for (const { key: entryKey, record } of records) {
       if (record.id !== id) continue;
       if (record.revokedAt === undefined) {
-        const admin = (r: TokenRecord) => live(r) && r.role === 'admin' && r.tenant === record.tenant;
-        if (record.role === 'admin' && !records.some((o) => o.record.id !== id && admin(o.record))) {
+        const unlimitedAdmin = (r: TokenRecord) =>
+          live(r) && r.role === 'admin' && r.tenant === record.tenant && r.user === undefined && r.scopes === undefined;
+        if (
+          live(record) &&
+          record.role === 'admin' &&
+          !records.some((o) => o.record.id !== id && unlimitedAdmin(o.record))
+        ) {
           throw new ApiError(
             'VALIDATION_ERROR',
-            'id: this is the last admin token; create another admin token before revoking it',
-            [{ field: 'id', message: 'the last admin token' }],
+            'id: this is the last admin token with neither a user nor a scope limit; create another ' +
+              '(`cairn token create --agent NAME --role admin`) before revoking it',
+            [{ field: 'id', message: 'the last unlimited admin token' }],
           );
         }
         record.revokedAt = new Date().toISOString();

@@ -1,14 +1,8 @@
-import { existsSync } from 'node:fs';
-
 import { type CheckReport, Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
-import { asFailure, CliFailure } from './failure.js';
-
-/** Exit codes of `cairn check`: clean, problems found, could not check. */
-export const EXIT_OK = 0;
-export const EXIT_PROBLEMS = 1;
-export const EXIT_FAILED = 2;
+import { needStore } from './data-dir.js';
+import { asFailure, EXIT_FAILED, EXIT_OK } from './failure.js';
 
 /** What `cairn check` prints and the code it exits with. */
 export interface CheckOutcome {
@@ -33,19 +27,19 @@ async function checkReport(dataDir: string): Promise<CheckReport> {
 /**
  * Runs the integrity checker on the store in `dataDir` (through the node that holds it, if one
  * runs: DESIGN.md §4) and renders its report, as text or (with `json`) as one JSON object. Never
- * creates a store that is not there. Throws a CliFailure (exit 2) when it could not check.
+ * creates a store that is not there. Throws a CliFailure (exit 1, as problems found: 2 is kept
+ * for bad usage) when it could not check: no store, no or a refused admin token, a store held.
  */
 export async function runCheck(dataDir: string, json: boolean): Promise<CheckOutcome> {
-  if (!existsSync(dataDir)) {
-    throw new CliFailure('NOT_FOUND', `no store at ${dataDir}`, EXIT_FAILED);
-  }
   let report: CheckReport;
   try {
+    needStore(dataDir);
     report = await checkReport(dataDir);
   } catch (err) {
-    throw asFailure(err, EXIT_FAILED);
+    throw asFailure(err);
   }
-  const exitCode = report.ok ? EXIT_OK : EXIT_PROBLEMS;
+  // Problems found exit 1, as a failed check does (docs/operations.md).
+  const exitCode = report.ok ? EXIT_OK : EXIT_FAILED;
   const stdout = json ? `${JSON.stringify({ dataDir, ...report })}\n` : renderReport(dataDir, report);
   return { exitCode, stdout };
 }

@@ -7,10 +7,8 @@ import { type BackupReport, type CompactReport, Store } from '../engine/store.js
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { renderReport, runCheck } from './check.js';
+import { DATA_FILE, needStore } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
-
-/** The file a backup holds: the store's data file (a backup is a store with an empty log). */
-const DATA_FILE = 'data.cairn';
 
 /** Arguments of `cairn database check|backup|restore|compact`. */
 export interface DatabaseArgs {
@@ -33,7 +31,8 @@ function out(json: boolean, value: object, text: string) {
  * `cairn database check|backup DEST|restore SRC|compact [--purge]` (DESIGN.md §4). While a node
  * holds the store, backup and compact go through its admin API (`CAIRN_ADMIN_TOKEN`), so the
  * store is never opened twice; restore refuses, since it replaces the store the node serves.
- * Exit 0 done, 1 refused or failed (check: problems found), 2 bad usage or could not run.
+ * Exit 0 done, 1 refused or failed (check: problems found), 2 bad usage. A backup holds one file,
+ * the store's `DATA_FILE` (it is a store with an empty log).
  */
 export async function runDatabase(sub: string, a: DatabaseArgs, env = process.env): Promise<number> {
   // Anything refused or failed once the command was understood is 1 (`run`'s default for what
@@ -51,10 +50,6 @@ export async function runDatabase(sub: string, a: DatabaseArgs, env = process.en
     'give check, backup DEST, restore SRC or compact [--purge] (see cairn --help)',
     EXIT_UNUSABLE,
   );
-}
-
-function needStore(dataDir: string) {
-  if (!existsSync(join(dataDir, DATA_FILE))) throw new CliFailure('NOT_FOUND', `no store at ${dataDir}`);
 }
 
 /** Runs `fn` on the store directly (no node holds it). */

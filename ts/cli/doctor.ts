@@ -14,12 +14,24 @@ export interface Finding {
   detail: string;
 }
 
+/** How long the doctor waits for each answer of the node. */
+const ANSWER_MS = 3000;
+
 async function get(url: string, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, {
     headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-    signal: AbortSignal.timeout(3000),
+    signal: AbortSignal.timeout(ANSWER_MS),
   });
   return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+}
+
+/** How a request to the node failed, as a person says it (fetch's own errors are for programs). */
+function unanswered(err: unknown): string {
+  if (err instanceof Error && err.name === 'TimeoutError') {
+    return `does not answer within ${ANSWER_MS / 1000} s: it may be stopped or hung; restart it (cairn serve)`;
+  }
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  return `does not answer (${cause instanceof Error ? cause.message : String(cause)})`;
 }
 
 function runtime(): Finding[] {
@@ -67,7 +79,7 @@ async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): P
     out.push({
       check: 'node',
       state: 'problem',
-      detail: `${node.url} (pid ${node.pid}) does not answer: ${String(err)}`,
+      detail: `${node.url} (pid ${node.pid}) ${unanswered(err)}`,
     });
     return null;
   }

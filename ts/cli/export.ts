@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
+import { needStore } from './data-dir.js';
 import { CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { type Manifest, PackageError, writePackage } from './package.js';
@@ -49,6 +50,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
   const problem = userScopeProblem(user, scope);
   if (problem !== null) throw new CliFailure('VALIDATION_ERROR', problem, EXIT_UNUSABLE);
   const dir = resolve(a.dir);
+  needStore(a.dataDir);
   try {
     const node = findRunningNode(a.dataDir);
     const seen: { header?: Record<string, unknown> } = {};

@@ -3,9 +3,10 @@ import { request } from 'node:http';
 import { Readable } from 'node:stream';
 
 import { Store } from '../engine/store.js';
-import { findRunningNode } from '../server/node-file.js';
+import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { type FileImported, importLines } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
+import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
 import { type Manifest, PackageError, packageBytes, packageSize, verifyPackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
@@ -24,18 +25,19 @@ export const CLI_AGENT = 'cli';
 /**
  * Streams the file (`size` bytes) to a running node's admin import route, which reads it a piece
  * at a time as it arrives; the length goes first, so a body over the node's limit is refused
- * before anything is stored.
+ * before anything is stored. A node that stops answering is given up on as `adminCall` does.
  */
 function throughNode(
-  url: string,
+  node: NodeFile,
   token: string,
   query: Record<string, string>,
   body: AsyncIterable<Uint8Array>,
   size: number,
 ): Promise<FileImported> {
+  const waitMs = nodeWaitMs();
   return new Promise((resolve, reject) => {
     const req = request(
-      `${url}/v1/admin/import?${new URLSearchParams(query)}`,
+      `${node.url}/v1/admin/import?${new URLSearchParams(query)}`,
       {
         method: 'POST',
         headers: {
@@ -47,8 +49,9 @@ function throughNode(
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (b: Buffer) => parts.push(b));
-        res.on('error', reject);
+        res.on('error', fail);
         res.on('end', () => {
+          stopWatching();
           try {
             const json = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
             const status = res.statusCode ?? 0;
@@ -60,10 +63,22 @@ function throughNode(
         });
       },
     );
-    req.on('error', (err) =>
-      reject(new CliFailure('UNAVAILABLE', `the node at ${url} does not answer (${err.message})`)),
-    );
-    Readable.from(body).on('error', reject).pipe(req);
+    const stopWatching = watchNode(node.url, waitMs, () => req.destroy(silentNode(node.url, waitMs, node.pid)));
+    function fail(err: Error) {
+      stopWatching();
+      reject(
+        err instanceof CliFailure
+          ? err
+          : new CliFailure('UNAVAILABLE', `the node at ${node.url} does not answer (${err.message})`),
+      );
+    }
+    req.on('error', fail);
+    Readable.from(body)
+      .on('error', (err) => {
+        stopWatching();
+        reject(err);
+      })
+      .pipe(req);
   });
 }
 
@@ -142,7 +157,7 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
       );
     }
     const query = { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) };
-    result = await throughNode(node.url, token, query, body(), size);
+    result = await throughNode(node, token, query, body(), size);
   } else {
     const store = await Store.open(a.dataDir);
     try {

@@ -11,6 +11,11 @@ export interface LinkOptions {
   headers: Record<string, string>;
   /** How long a reconnect keeps retrying a node that refuses connections (default 15 s). */
   retryMs?: number;
+  /**
+   * How long opening a session waits for the node's reply (default 15 s): `initialize` is quick,
+   * so a node silent that long is stopped or hung, and the bridge says so instead of waiting.
+   */
+  answerMs?: number;
 }
 
 /** Whether `err` (or an error inside it) is a refused TCP connection: nothing reached the node. */
@@ -103,7 +108,8 @@ export class NodeLink {
       requestInit: { headers: this.opts.headers },
       fetch: isolatedFetch(),
     });
-    await client.connect(transport);
+    // The SDK closes the client (and so its open requests) when this fails.
+    await client.connect(transport, { timeout: this.opts.answerMs ?? 15_000 });
     return client;
   }
 }

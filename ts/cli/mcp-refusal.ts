@@ -1,7 +1,9 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { type ErrorBody, isErrorCode } from '../protocol/errors.js';
 import { refused } from './mcp-link.js';
+import { seconds } from './node-wait.js';
 
 // What `cairn mcp` says when its node refuses it or is not there: the SDK's transport errors carry
 // the node's JSON error inside a text ("Streamable HTTP error: Error POSTing to endpoint: {…}") or
@@ -74,6 +76,13 @@ export function cannotConnect(err: unknown, url: string, dataDir: string): strin
     return (
       `no node is running at ${url} (connection refused): start one with \`cairn serve --data-dir ${dataDir}\` ` +
       '(--port for another port), or leave out --url and `cairn mcp` starts one on the data dir'
+    );
+  }
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+    const ms = Number((err.data as { timeout?: unknown } | undefined)?.timeout);
+    return (
+      `UNAVAILABLE: the node at ${url} does not answer (nothing for ${seconds(ms)}): it may be stopped or hung; ` +
+      `restart it (\`cairn serve --data-dir ${dataDir}\`)`
     );
   }
   const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);

@@ -14,6 +14,7 @@ import { protocolError } from '../server/rpc-error.js';
 import { VERSION } from '../server/version.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, nodeRefusal } from './mcp-refusal.js';
+import { nodeWaitMs } from './node-wait.js';
 
 /** Arguments of `cairn mcp`. */
 export interface McpArgs {
@@ -93,6 +94,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     say('set CAIRN_TOKEN to a token of the node (make one: `cairn token create --agent NAME`)');
     return 2;
   }
+  const answerMs = nodeWaitMs(env);
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   // Checked here, as the node would: a bad name is the variable's fault, not an unreachable node.
   for (const [variable, header] of [
@@ -131,6 +133,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
       return last;
     },
     headers,
+    answerMs,
   });
   try {
     await link.connect();

@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-
 import type { Caller } from '../engine/knowledge.js';
 import type { NotesVerb } from '../engine/notes.js';
 import { Store } from '../engine/store.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
+import { needStore } from './data-dir.js';
 import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 
@@ -44,6 +42,7 @@ type Call = (verb: NotesVerb | 'export', body: Body, agent?: string) => Promise<
 async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call: Call) => Promise<T>): Promise<T> {
   const user = a.user ?? 'default';
   const scope = a.scopes?.[0] ?? 'default';
+  needStore(a.dataDir);
   const node = findRunningNode(a.dataDir);
   if (node !== null) {
     const admin = env.CAIRN_ADMIN_TOKEN;
@@ -61,7 +60,6 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
           : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope });
     });
   }
-  if (!existsSync(join(a.dataDir, 'data.cairn'))) throw new CliFailure('NOT_FOUND', `no store at ${a.dataDir}`, 2);
   const store = await Store.open(a.dataDir);
   const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
   try {

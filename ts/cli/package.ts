@@ -15,6 +15,7 @@ import {
 import { join } from 'node:path';
 
 import { linePieces } from '../service/line-pieces.js';
+import { undoOnInterrupt } from './interrupt.js';
 
 /**
  * A Memory Package (DESIGN.md §4): a directory holding `manifest.json` and the export records as
@@ -62,11 +63,12 @@ export async function writePackage(
 ): Promise<Manifest> {
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new PackageError(`${dir} is not empty`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // A scope that could not be read whole, or an export interrupted, leaves no half package behind.
+  const unfinished = () => rmSync(join(dir, RECORDS), { force: true });
   try {
-    return await writeRecords(dir, pages, source);
+    return await undoOnInterrupt(unfinished, () => writeRecords(dir, pages, source));
   } catch (err) {
-    // A scope that could not be read whole leaves no half package behind.
-    rmSync(join(dir, RECORDS), { force: true });
+    unfinished();
     throw err;
   }
 }

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { VERSION } from '../server/version.js';
+import { CLIENTS } from './clients.js';
 import { resolveDataDir } from './data-dir.js';
 import { asFailure, CliFailure, EXIT_UNUSABLE, report } from './failure.js';
 
@@ -60,6 +61,14 @@ Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad us
 /** The commands that take a subcommand or target, named with it when they fail (`cairn token: …`). */
 const NAMED_WITH_ARG = ['memories', 'database', 'connect'];
 
+/** The command groups, each with what must follow it: said when it is missing (`cairn token`). */
+const GROUPS = new Map([
+  ['token', 'subcommand; use create, list or revoke'],
+  ['database', 'subcommand; use check, backup DEST, restore SRC or compact [--purge]'],
+  ['memories', 'subcommand; use list, show KEY, history KEY or forget KEY'],
+  ['connect', `client; use one of ${CLIENTS.join(', ')}`],
+]);
+
 /**
  * Runs the CLI with `argv` (without node and the script) and returns the exit code. Every failure
  * reaches the one `report` (failure.ts): with `--json` it is a §3 error object on stdout.
@@ -86,6 +95,10 @@ export async function run(argv: string[]): Promise<number> {
   if (command === undefined) {
     process.stdout.write(HELP);
     return EXIT_UNUSABLE;
+  }
+  const group = GROUPS.get(command);
+  if (group !== undefined && rest.length === 0) {
+    return report(command, json, new CliFailure('VALIDATION_ERROR', `missing ${group}`, EXIT_UNUSABLE));
   }
   const where = NAMED_WITH_ARG.includes(command) && rest[0] !== undefined ? `${command} ${rest[0]}` : command;
   try {

@@ -3,6 +3,7 @@ import { Store } from '../engine/store.js';
 import { TokenCreateInput } from '../protocol/admin.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
+import { needStore } from './data-dir.js';
 import { parseExpires } from './expires.js';
 import { asFailure, CliFailure, usage } from './failure.js';
 
@@ -19,8 +20,12 @@ export interface TokenArgs {
   id?: string | undefined;
 }
 
-/** Runs `fn` on the store directly (no node holds it). */
-async function withTokens<T>(dataDir: string, fn: (t: Tokens) => Promise<T>): Promise<T> {
+/** What to do on a data dir that holds no store, or one without tokens, before making a token. */
+const INIT_FIRST = 'run `cairn init` (or `cairn serve`) first, which makes its admin token';
+
+/** Runs `fn` on the store directly (no node holds it); refuses a data dir without one. */
+async function withTokens<T>(dataDir: string, fn: (t: Tokens) => Promise<T>, then?: string): Promise<T> {
+  needStore(dataDir, then);
   const store = await Store.open(dataDir);
   try {
     return await fn(new Tokens(store));
@@ -64,19 +69,28 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
       const made =
         node !== null
           ? await adminCall(node, admin, 'POST', '/v1/admin/tokens', parsed.data)
-          : await withTokens(a.dataDir, async (t) => {
-              const { token, record } = await t.create(parsed.data);
-              const { id, agent, user, scopes, role, expiresAt } = record;
-              return {
-                token,
-                id,
-                agent,
-                user: user ?? null,
-                scopes: scopes ?? null,
-                role,
-                expiresAt: expiresAt ?? null,
-              };
-            });
+          : await withTokens(
+              a.dataDir,
+              async (t) => {
+                // A first token that is not an admin would leave a store nobody administers, where
+                // `init` is refused (it has a token) and `serve` makes no admin token.
+                if (parsed.data.role !== 'admin' && !(await t.any())) {
+                  throw new CliFailure('NOT_FOUND', `no admin token in the store at ${a.dataDir}: ${INIT_FIRST}`);
+                }
+                const { token, record } = await t.create(parsed.data);
+                const { id, agent, user, scopes, role, expiresAt } = record;
+                return {
+                  token,
+                  id,
+                  agent,
+                  user: user ?? null,
+                  scopes: scopes ?? null,
+                  role,
+                  expiresAt: expiresAt ?? null,
+                };
+              },
+              INIT_FIRST,
+            );
       process.stdout.write(
         a.json
           ? `${JSON.stringify({ token: made.token, id: made.id, agent: made.agent, user: made.user ?? null, scopes: made.scopes ?? null, role: made.role, expiresAt: made.expiresAt ?? null })}\n`

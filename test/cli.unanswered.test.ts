@@ -1,0 +1,174 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { Store } from '../ts/index.js';
+import { CLI, tempDir } from './helpers.js';
+
+// A node that holds the store but does not answer (a stopped or hung process: the kernel still
+// accepts its connections): every CLI command that goes through it says UNAVAILABLE and exits 1
+// within CAIRN_NODE_WAIT_MS, instead of waiting forever; a node that answers /health is given all
+// the time its reply takes. The node here is a stand-in advertised in node.json, as a node is.
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let data: string;
+let servers: (Server | HttpServer)[];
+let sockets: Socket[];
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir('cli-unanswered'));
+  data = join(dir, 'data');
+  await (await Store.open(data)).close();
+  servers = [];
+  sockets = [];
+});
+afterEach(async () => {
+  for (const s of sockets) s.destroy();
+  for (const s of servers) s.close();
+  await cleanup();
+});
+
+/** Advertises a node at `port` in the data dir, as `cairn serve` does (its pid: a live process). */
+function advertise(port: number) {
+  const node = {
+    url: `http://127.0.0.1:${port}`,
+    pid: process.pid,
+    dataDir: data,
+    startedAt: new Date().toISOString(),
+  };
+  writeFileSync(join(data, 'node.json'), JSON.stringify(node), { mode: 0o600 });
+}
+
+/** A "node" that accepts connections and never says a word; advertised in the data dir. */
+async function silentNode(): Promise<void> {
+  const server = createServer((socket) => {
+    sockets.push(socket);
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  advertise((server.address() as { port: number }).port);
+}
+
+/** `cairn ...args` in its own process, killed after `killMs` (a hang fails the test, not the run). */
+function run(args: string[], env: NodeJS.ProcessEnv, killMs = 12_000) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => {
+    const started = Date.now();
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, ...env }, timeout: killMs },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
+        resolve({ code, stdout, stderr, ms: Date.now() - started });
+      },
+    );
+  });
+}
+
+const WAIT = { CAIRN_NODE_WAIT_MS: '600', CAIRN_ADMIN_TOKEN: 'cairn_some-admin-token' };
+
+it('every command through a node that does not answer says UNAVAILABLE and exits 1, within the wait', async () => {
+  await silentNode();
+  const file = join(dir, 'lines.jsonl');
+  writeFileSync(file, `${JSON.stringify({ kind: 'entity', id: '1', name: 'A' })}\n`);
+  const commands = [
+    ['token', 'list'],
+    ['token', 'create', '--agent', 'a'],
+    ['token', 'revoke', 'abc'],
+    ['check'],
+    ['database', 'check'],
+    ['database', 'backup', join(dir, 'backup')],
+    ['database', 'compact'],
+    ['memories', 'list'],
+    ['memories', 'show', 'k'],
+    ['export', join(dir, 'out')],
+    ['import', file],
+  ];
+  const results = await Promise.all(commands.map((c) => run([...c, '--data-dir', data, '--json'], WAIT)));
+  for (const [i, r] of results.entries()) {
+    const said = `${commands[i]?.join(' ')}: ${r.stdout}${r.stderr}`;
+    expect(r.code, said).toBe(1);
+    const { error } = JSON.parse(r.stdout) as { error: { code: string; message: string } };
+    expect(error.code, said).toBe('UNAVAILABLE');
+    expect(error.message, said).toContain('does not answer (nothing for 0.6 s)');
+    expect(error.message, said).toContain(`pid ${process.pid}`);
+    expect(r.ms, said).toBeLessThan(8000);
+  }
+  // The text form says it on one line, no stack.
+  const text = await run(['token', 'list', '--data-dir', data], WAIT);
+  expect(text.code).toBe(1);
+  expect(text.stderr).toMatch(/^cairn token: the node at http:\/\/127\.0\.0\.1:\d+ \(pid \d+\) does not answer/);
+  expect(text.stderr.trim().split('\n')).toHaveLength(1);
+  // The export left no records.jsonl.
+  expect(existsSync(join(dir, 'out', 'records.jsonl'))).toBe(false);
+});
+
+it('cairn mcp: a first session the node does not answer exits 1 saying UNAVAILABLE, within the wait', async () => {
+  await silentNode();
+  const r = await run(['mcp', '--data-dir', data], { CAIRN_TOKEN: 'cairn_x', CAIRN_NODE_WAIT_MS: '600' });
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stderr).toContain('UNAVAILABLE: the node at http://127.0.0.1:');
+  expect(r.stderr).toContain('does not answer (nothing for 0.6 s)');
+  expect(r.ms).toBeLessThan(8000);
+});
+
+it('a node that answers /health is waited for however long its reply takes', async () => {
+  // A reply well past the wait, as a backup or compact of a big store answers only when done.
+  const server = createHttpServer((req, res) => {
+    const reply = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"tokens":[]}');
+    if (req.url === '/health') reply();
+    else setTimeout(reply, 2500);
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  advertise((server.address() as { port: number }).port);
+  const r = await run(['token', 'list', '--data-dir', data, '--json'], WAIT);
+  expect(r.code, r.stderr).toBe(0);
+  expect(JSON.parse(r.stdout)).toEqual({ tokens: [] });
+  expect(r.ms).toBeGreaterThan(2500);
+});
+
+it('a CAIRN_NODE_WAIT_MS that is not a whole number of ms ≥ 1 is bad usage, naming it', async () => {
+  await silentNode();
+  for (const bad of ['0', 'soon', '1.5']) {
+    const r = await run(['token', 'list', '--data-dir', data], { ...WAIT, CAIRN_NODE_WAIT_MS: bad });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('CAIRN_NODE_WAIT_MS');
+  }
+});
+
+it('cairn doctor says plainly that the node does not answer', async () => {
+  await silentNode();
+  const r = await run(['doctor', '--data-dir', data, '--json'], { HOME: dir, XDG_CONFIG_HOME: dir, CODEX_HOME: dir });
+  expect(r.code).toBe(1);
+  const { findings } = JSON.parse(r.stdout) as { findings: { check: string; state: string; detail: string }[] };
+  const node = findings.find((f) => f.check === 'node');
+  expect(node?.state).toBe('problem');
+  expect(node?.detail).toMatch(/^http:\/\/127\.0\.0\.1:\d+ \(pid \d+\) does not answer within 3 s: it may be stopped/);
+  expect(node?.detail).not.toMatch(/Error|aborted/);
+});
+
+it('an export interrupted (SIGINT) while it waits on the node leaves no records.jsonl', async () => {
+  await silentNode();
+  const out = join(dir, 'out');
+  const child = spawn(process.execPath, [CLI, 'export', out, '--data-dir', data], {
+    env: { ...process.env, CAIRN_ADMIN_TOKEN: 'cairn_some-admin-token' },
+    stdio: 'ignore',
+  });
+  try {
+    for (let i = 0; i < 100 && !existsSync(join(out, 'records.jsonl')); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(join(out, 'records.jsonl'))).toBe(true);
+    const ended = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, signal) => r(signal)));
+    child.kill('SIGINT');
+    expect(await ended).toBe('SIGINT');
+    expect(existsSync(join(out, 'records.jsonl'))).toBe(false);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
