@@ -69,10 +69,13 @@ export const StatusReply = z.object({
   ),
   ontology: z
     .object({
-      entity_types: TypeCounts,
-      relation_types: TypeCounts,
+      entity_types: TypeCounts.describe('The 100 most used, most used first'),
+      relation_types: TypeCounts.describe('The 100 most used, most used first'),
       largest_classes: TypeCounts,
-      spellings: z.array(z.string()).describe('Relation type spellings to reuse'),
+      spellings: z.array(z.string()).describe('Relation type spellings to reuse (those of relation_types)'),
+      omitted: z
+        .object({ entity_types: Count, relation_types: Count })
+        .describe('How many types the lists leave out (the least used)'),
     })
     .optional()
     .describe('Only when a scope was named (field or header)'),
@@ -158,7 +161,11 @@ export const RecallReply = z.object({
   omitted: Count.optional().describe('Facts beyond `k`'),
   seeding: z.object({ matched: z.string().nullable(), query: z.string().nullable(), name: z.string().optional() }),
   meaning: Meaning,
-  other_matches: z.array(z.object({ id: Id, name: z.string() })).optional(),
+  other_matches: z
+    .array(z.object({ id: Id, name: z.string() }))
+    .optional()
+    .describe('Other entities the attribute matched, at most k'),
+  other_matches_omitted: z.int().optional().describe('How many more matched than other_matches lists'),
   did_you_mean: z.array(z.string()).optional(),
   why: z.string().optional().describe('With could_not_judge'),
   candidates: z.array(z.string()).optional(),

@@ -370,7 +370,13 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         reply["outside_time"] = hint;
     }
     if !others.is_empty() {
-        reply["other_matches"] = others.iter().map(|e| json!({ "id": wire::id(e.id), "name": e.name })).collect();
+        // At most `k`, as the facts are: an attribute many entities share would otherwise list
+        // every one of them (found by an audit: 2,996 names with `k: 1`).
+        reply["other_matches"] =
+            others.iter().take(k).map(|e| json!({ "id": wire::id(e.id), "name": e.name })).collect();
+        if others.len() > k {
+            reply["other_matches_omitted"] = json!(others.len() - k);
+        }
     }
     Ok(reply)
 }
@@ -643,6 +649,18 @@ mod tests {
         assert_eq!(lower["state"], json!("could_not_judge"), "{lower}");
         let nobody = call(&store, &caller(2), "recall", &json!({"subject": "Nobody At All"})).unwrap();
         assert_eq!(nobody["state"], json!("nothing_stored"), "{nobody}");
+    }
+
+    #[test]
+    fn other_matches_of_an_attribute_are_at_most_k_and_the_rest_counted() {
+        let (_dir, store, _part) = fresh();
+        let entities: Vec<_> =
+            (0..30).map(|i| json!({"name": format!("Member {i:02}"), "attributes": {"team": "blue"}})).collect();
+        call(&store, &caller(1), "remember", &json!({"facts": {"entities": entities}})).unwrap();
+        let r = call(&store, &caller(2), "recall", &json!({"attribute": {"key": "team", "value": "blue"}, "k": 5}))
+            .unwrap();
+        assert_eq!(r["other_matches"].as_array().unwrap().len(), 5, "{r}");
+        assert_eq!(r["other_matches_omitted"], json!(24), "{r}");
     }
 
     /// Found by an audit: "MAY" and "The" recalled "May Chen" and "The Who", where `memory_context`
