@@ -230,6 +230,27 @@ describe('memory_query', () => {
     ]);
   });
 
+  it('a stored name that begins with a conjunction (和平饭店) stays whole, and the real conjunction still cuts', async () => {
+    // Found by an audit: the empty part before 和平饭店's 和 vetoed the cut at 以及, and the stored
+    // names were looked up only when a cut without them was kept, so the query ran as one step.
+    const scope = 'names-zh';
+    const w = await post(ann, 'remember', {
+      scope,
+      content: '和平饭店在上海。Tom Lee 住在北京。',
+      facts: {
+        entities: [
+          { name: '和平饭店', type: 'hotel' },
+          { name: 'Tom Lee', type: 'person' },
+        ],
+        relations: [],
+      },
+    });
+    expect(w.status).toBe(200);
+    const r = await post(ann, 'query', { scope, query: '和平饭店在哪里以及Tom Lee住在哪里' });
+    expect(r.status).toBe(200);
+    expect(r.body.plan).toMatchObject({ source: 'split', steps: ['和平饭店在哪里', 'Tom Lee住在哪里'] });
+  });
+
   it('refuses bad input naming the field, and a scope the token may not use, before any step', async () => {
     const bad = await post(ann, 'query', { query: 'x', maxSteps: 0 });
     expect(bad.status).toBe(422);
@@ -252,5 +273,76 @@ describe('memory_query', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('memory_query over a large scope', () => {
+  const scope = 'hub';
+  const employee = (i: number) => `Employee ${String(i).padStart(4, '0')}`;
+  const subqueries = [0, 100, 200, 300, 400, 500, 600, 700].map(employee);
+  const big = { scope, query: 'x', subqueries, maxSteps: 8, k: 100, hops: 3 };
+  type Ev = { kind: string; id?: string; doc_id?: string; ordinal?: number };
+  const key = (e: Ev) => `${e.kind}:${e.id ?? `${e.doc_id}:${e.ordinal}`}`;
+
+  beforeAll(async () => {
+    const names = Array.from({ length: 800 }, (_, i) => employee(i));
+    const r = await post(ann, 'remember', {
+      scope,
+      content: 'The staff list of Hub Corp.',
+      facts: {
+        entities: names.map((name) => ({ name, type: 'person' })),
+        relations: names.map((source) => ({ source, target: 'Hub Corp', type: 'works_at' })),
+      },
+    });
+    expect(r.status).toBe(200);
+  });
+
+  it('the pack bounds the reply: evidence it leaves out is named in omitted, never returned', async () => {
+    // Found by an audit: a 1,000-token budget kept 73 items in the pack but returned all 116 in
+    // `evidence`, a reply of ~30,000 tokens.
+    const r = await post(ann, 'query', { ...big, tokenBudget: 200 });
+    expect(r.status).toBe(200);
+    const evidence = r.body.evidence as Ev[];
+    const items = r.body.items as Ev[];
+    const omitted = r.body.omitted as { kind: string; id: string | null; reason: string }[];
+    expect(omitted.length).toBeGreaterThan(0);
+    expect(omitted.every((o) => o.reason === 'token_budget')).toBe(true);
+    expect(evidence.map(key).sort()).toEqual(items.map(key).sort());
+    const returned = new Set(evidence.map(key));
+    for (const o of omitted.filter((o) => o.kind === 'fact' || o.kind === 'entity')) {
+      expect(returned.has(`${o.kind}:${o.id}`), `${o.kind} ${o.id}`).toBe(false);
+    }
+    expect(r.body.sufficiency).toBe('partial');
+    const capped = await post(ann, 'query', { ...big, maxItems: 3 });
+    expect((capped.body.evidence as Ev[]).map(key).sort()).toEqual((capped.body.items as Ev[]).map(key).sort());
+    expect(capped.body.evidence).toHaveLength(3);
+  });
+
+  it('a pack that keeps none of the evidence found says partial, not insufficient', async () => {
+    const long = 'long-passages';
+    const sentence = 'The quartzite ridge above the glacier lake was surveyed by three teams over two long summers.';
+    expect((await post(ann, 'remember', { scope: long, content: sentence })).status).toBe(200);
+    const r = await post(ann, 'query', { scope: long, query: 'quartzite ridge survey', tokenBudget: 32 });
+    expect(r.status).toBe(200);
+    expect(r.body.evidence).toEqual([]);
+    expect(r.body.items).toEqual([]);
+    expect((r.body.omitted as { kind: string }[]).map((o) => o.kind)).toContain('passage');
+    expect(JSON.stringify(r.body)).not.toContain('glacier');
+    expect(r.body.sufficiency).toBe('partial');
+  });
+
+  it('on timeout the step in flight is timed_out, not listed as skipped', async () => {
+    // Found by an audit: fallback.skipped listed the timed-out step with the skipped ones.
+    const r = await post(ann, 'query', { ...big, timeoutMs: 1 });
+    expect(r.status).toBe(200);
+    const steps = r.body.steps as { step: number; state: string }[];
+    expect(steps.map((s) => s.state).join(',')).toMatch(/^(done,)*timed_out(,skipped)+$/);
+    const inState = (state: string) => steps.filter((s) => s.state === state).map((s) => s.step);
+    expect(r.body.fallback).toEqual({
+      reason: 'timeout',
+      timeoutMs: 1,
+      completed: inState('done'),
+      skipped: inState('skipped'),
+    });
   });
 });

@@ -127,12 +127,13 @@ function fakeDeps(answers: Record<string, { delay: number; items: object[]; verd
   const advance = async (ms: number) => {
     const end = now + ms;
     for (;;) {
+      // Let the query reach its next wait first (it may await the names lookup before any timer).
+      await new Promise((r) => setImmediate(r));
       const due = timers.filter((t) => t.live && t.at <= end).sort((a, b) => a.at - b.at)[0];
       if (due === undefined) break;
       now = due.at;
       due.live = false;
       due.fire();
-      await new Promise((r) => setImmediate(r));
     }
     now = end;
   };
@@ -189,8 +190,30 @@ describe('runQuery', () => {
     const r = await running;
     expect((r.steps as { state: string }[]).map((s) => s.state)).toEqual(['done', 'timed_out', 'skipped']);
     expect((r.evidence as { id: string }[]).map((e) => e.id)).toEqual(['1']);
-    expect(r.fallback).toEqual({ reason: 'timeout', timeoutMs: 500, completed: [1], skipped: [2, 3] });
+    // Step 2 was in flight: `timed_out` says so, and it is neither completed nor skipped.
+    expect(r.fallback).toEqual({ reason: 'timeout', timeoutMs: 500, completed: [1], skipped: [3] });
     expect(r.sufficiency).toBe('partial');
+  });
+
+  it('asks for stored names only when the query may be cut, and never cuts them', async () => {
+    const { deps, advance } = fakeDeps({
+      和平饭店在哪里: { delay: 1, items: [fact('1')], verdict: 'grounded' },
+      'Tom Lee住在哪里': { delay: 1, items: [fact('2')], verdict: 'grounded' },
+      'Who leads Atlas': { delay: 1, items: [fact('3')], verdict: 'grounded' },
+    });
+    const asked: string[] = [];
+    deps.names = async (query) => {
+      asked.push(query);
+      return ['和平饭店', 'Tom Lee'];
+    };
+    // 和平饭店's 和 leaves an empty part, so no cut is kept without the names.
+    const zh = runQuery({ query: '和平饭店在哪里以及Tom Lee住在哪里', pack: {} }, deps);
+    await advance(10);
+    expect((await zh).plan).toMatchObject({ steps: ['和平饭店在哪里', 'Tom Lee住在哪里'] });
+    const one = runQuery({ query: 'Who leads Atlas?', pack: {} }, deps);
+    await advance(10);
+    expect((await one).plan).toMatchObject({ steps: ['Who leads Atlas'] });
+    expect(asked).toEqual(['和平饭店在哪里以及Tom Lee住在哪里']);
   });
 
   it('insufficient with no evidence; partial below minEvidence; L3 answers best effort', async () => {

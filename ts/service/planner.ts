@@ -27,6 +27,10 @@ const EN_CONJUNCTIONS = ['as well as', 'and also', 'and then', 'and', 'or', 'the
 const ZH_CONJUNCTIONS = ['以及', '并且', '或者', '然后', '还有', '和(?![谁什哪何几])'];
 /** Sentence and clause separators that always split. */
 const SEPARATORS = /[;；?？\n]+/u;
+/** A cut at an English conjunction, a leading comma going with it. */
+const EN_CUT = new RegExp(`\\s*,?\\s+(?:${EN_CONJUNCTIONS.map(escapeRegExp).join('|')})\\s+`, 'iu');
+/** A cut at a Chinese conjunction. */
+const ZH_CUT = new RegExp(`\\s*(?:${ZH_CONJUNCTIONS.join('|')})\\s*`, 'u');
 /** Leading words a split part may keep from its conjunction ("… and then X" → "X"). */
 const LEADING = /^(?:then|also|and|or)\s+/iu;
 
@@ -86,15 +90,24 @@ export function splitQuery(query: string, names: string[] = []): string[] {
   return split(masked).map(unmask);
 }
 
+/**
+ * Whether `query` holds a place the planner may cut (a separator between two parts, or a
+ * conjunction), kept or not: only there can stored names change the plan. Inside a name they keep
+ * a cut out ("Johnson and Johnson"); at its start they keep a cut that would leave an empty part
+ * (和平饭店) from vetoing the real cuts beside it.
+ */
+export function mayCut(query: string): boolean {
+  const parts = query.split(SEPARATORS).filter((s) => s.trim() !== '');
+  return parts.length > 1 || parts.some((p) => EN_CUT.test(p) || ZH_CUT.test(p));
+}
+
 function split(query: string): string[] {
   let parts = query
     .split(SEPARATORS)
     .map((s) => s.trim())
     .filter(substantial);
-  const en = new RegExp(`\\s*,?\\s+(?:${EN_CONJUNCTIONS.map(escapeRegExp).join('|')})\\s+`, 'iu');
-  parts = splitIfSubstantial(parts, en);
-  const zh = new RegExp(`\\s*(?:${ZH_CONJUNCTIONS.join('|')})\\s*`, 'u');
-  parts = splitIfSubstantial(parts, zh);
+  parts = splitIfSubstantial(parts, EN_CUT);
+  parts = splitIfSubstantial(parts, ZH_CUT);
   return parts
     .map((p) =>
       p

@@ -4,7 +4,7 @@ import type { ApiError } from '../protocol/errors.js';
 import type { QueryReply } from '../protocol/replies-knowledge.js';
 import { type Evidence, fuseSteps } from './fusion.js';
 import { buildPack, type PackOptions } from './pack.js';
-import { type Plan, plan, splitQuery } from './planner.js';
+import { mayCut, type Plan, plan } from './planner.js';
 
 type Reply = Record<string, unknown>;
 type Item = Record<string, unknown>;
@@ -53,20 +53,22 @@ const TIMEOUT: unique symbol = Symbol('timeout');
  * sufficient: enough evidence, nothing dropped, and every step ran and was grounded; insufficient:
  * nothing found. A part dropped beyond `maxSteps` was never asked, and evidence the pack left out
  * (its budget, its item cap) never reaches the caller, so either makes the answer at most partial.
+ * `found` counts the evidence the steps found, kept or not: a pack that keeps none of it leaves
+ * the answer partial (a larger budget gets it), not insufficient (nothing stored answers).
  */
 function sufficiency(
-  evidence: number,
+  found: number,
   minEvidence: number,
   reports: StepReport[],
   dropped: number,
   omitted: number,
 ): string {
-  if (evidence === 0) return 'insufficient';
+  if (found === 0) return 'insufficient';
   if (dropped > 0 || omitted > 0) return 'partial';
   const allGrounded = reports.every(
     (r) => r.state === 'done' && (r.grounding === 'grounded' || r.grounding === 'grounded_by_meaning'),
   );
-  if (evidence >= minEvidence && allGrounded) return 'sufficient';
+  if (found >= minEvidence && allGrounded) return 'sufficient';
   return 'partial';
 }
 
@@ -101,18 +103,19 @@ export function historyTargets(evidence: Evidence[], limit: number): HistoryTarg
 /**
  * Runs a query: plans it, runs the steps one after another until the deadline (a step still
  * running then is `timed_out` and the rest `skipped`: what finished is kept, so the degrade is
- * deterministic in which steps count), fuses the steps' items (RRF), optionally reads the history
- * of what the evidence reached, and packs the evidence. A failing step is reported and the others
- * still count; when every step fails, the first failure is thrown.
+ * deterministic in which steps count), fuses the steps' items (RRF), packs them (what the pack
+ * leaves out is only named in `omitted`), and optionally reads the history of the evidence
+ * returned. A failing step is reported and the others still count; when every step fails, the
+ * first failure is thrown.
  */
 export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Reply> {
   const maxSteps = req.maxSteps ?? QUERY_DEFAULTS.maxSteps;
   const timeoutMs = req.timeoutMs ?? QUERY_DEFAULTS.timeoutMs;
   const minEvidence = req.minEvidence ?? QUERY_DEFAULTS.minEvidence;
   const explicit = req.subqueries !== undefined && req.subqueries.length > 0;
-  // Only a query the planner would split needs to know which names it must not cut.
-  const splits = !explicit && deps.names !== undefined && splitQuery(req.query).length > 1;
-  const names = splits && deps.names !== undefined ? await deps.names(req.query) : [];
+  // Stored names change a plan only where the planner may cut, kept or not (planner `mayCut`).
+  const asksNames = !explicit && mayCut(req.query);
+  const names = asksNames && deps.names !== undefined ? await deps.names(req.query) : [];
   const p: Plan = plan(req.query, req.subqueries, maxSteps, names);
   let timedOut = false;
   const clock = deps.timer(timeoutMs);
@@ -151,25 +154,30 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
   }
   clock.cancel();
   if (done.length === 0 && firstError !== undefined && !timedOut) throw firstError;
-  const evidence = fuseSteps(done);
+  const found = fuseSteps(done);
   const fallbacks: Reply[] = [];
   if (timedOut) {
     fallbacks.push({
       reason: 'timeout',
       timeoutMs,
       completed: reports.filter((r) => r.state === 'done').map((r) => r.step),
-      skipped: reports.filter((r) => r.state === 'timed_out' || r.state === 'skipped').map((r) => r.step),
+      // The step in flight is neither completed nor skipped: its state, `timed_out`, says so.
+      skipped: reports.filter((r) => r.state === 'skipped').map((r) => r.step),
     });
   }
   if (p.dropped.length > 0) fallbacks.push({ reason: 'max_steps', maxSteps, dropped: p.dropped });
   if (p.complexity === 'L3') fallbacks.push({ reason: 'unsupported_complexity', why: p.unsupported });
-  const pack = buildPack(evidence, req.pack);
+  const pack = buildPack(found, req.pack);
+  // The pack's budget and item cap bound the reply, not only `context`: evidence the pack left out
+  // is named in `omitted` (rank, kind, id, why), never returned in full.
+  const kept = new Set<Item>(pack.items);
+  const evidence = found.filter((ev) => kept.has(ev));
   const reply: Reply = {
     plan: { source: p.source, complexity: p.complexity, steps: p.steps, dropped: p.dropped },
     complexity: p.complexity,
     steps: reports,
     evidence,
-    sufficiency: sufficiency(evidence.length, minEvidence, reports, p.dropped.length, pack.omitted.length),
+    sufficiency: sufficiency(found.length, minEvidence, reports, p.dropped.length, pack.omitted.length),
     minEvidence,
     fallback: fallbacks[0] ?? null,
     fallbacks,
@@ -177,6 +185,7 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
   };
   if (p.complexity === 'L3') reply.unsupported_complexity = p.unsupported;
   if (req.includeHistory === true && !timedOut) {
+    // Of the evidence returned only: the history of what the pack left out would bring it back.
     const targets = historyTargets(evidence, QUERY_DEFAULTS.historyTargets);
     reply.history = await Promise.all(
       targets.map(async (target) => {
