@@ -183,6 +183,13 @@ it('doctor says what is not ready, and is satisfied once a client is connected t
     'client codex': 'ok',
     'client claude': 'note',
   });
+  // An HTTP entry is tried at its own URL: run for another data dir, the entry still works (found
+  // by an audit: it was judged by that data dir's node, which does not run).
+  const elsewhere = await cairn(['doctor', '--json', '--data-dir', join(root, 'elsewhere')], env);
+  const cursor = (JSON.parse(elsewhere.stdout) as { findings: { check: string; state: string }[] }).findings.find(
+    (f) => f.check === 'client cursor',
+  );
+  expect(cursor?.state, elsewhere.stdout).toBe('ok');
 
   // A revoked token is a problem the doctor names.
   const list = JSON.parse((await run(['token', 'list', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN })).stdout) as {

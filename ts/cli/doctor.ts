@@ -137,12 +137,17 @@ async function judge(
   const say = (state: Finding['state'], detail: string): Finding => ({ check, state, detail });
   if (typeof entry.url === 'string') {
     const auth = (entry.headers as Record<string, string> | undefined)?.Authorization ?? '';
-    if (nodeUrl === null) {
-      return say('problem', `${entry.url}: no node runs on this store, so this client cannot connect (cairn serve)`);
+    // The entry's own URL is tried, not this store's node: a client may use a node of another
+    // data dir (found by an audit: a working entry was a problem when doctor ran without --data-dir).
+    const base = entry.url.replace(/\/v1\/mcp\/?$/, '');
+    let who: Awaited<ReturnType<typeof get>>;
+    try {
+      who = await get(`${base}/v1/whoami`, auth.replace(/^Bearer /, ''));
+    } catch (err) {
+      const here =
+        nodeUrl === null ? 'no node runs on this store either (cairn serve)' : `this store's node runs at ${nodeUrl}`;
+      return say('problem', `${entry.url} ${unanswered(err)}, so this client cannot connect; ${here}`);
     }
-    if (!entry.url.startsWith(nodeUrl))
-      return say('problem', `points at ${entry.url}, but the node runs at ${nodeUrl}`);
-    const who = await get(`${nodeUrl}/v1/whoami`, auth.replace(/^Bearer /, ''));
     return who.status === 200
       ? say('ok', `${entry.url} as agent ${String(who.body.agent)}`)
       : say('problem', `${entry.url}: the node refuses its token (${who.status})`);
