@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNode, type TestNode } from './node.js';
 
 // memory_document on HTML: text a reader never sees (hidden by attribute, by inline style, by
-// aria-hidden, or in a template) is not extracted, so it is neither stored nor cited.
+// aria-hidden, in a script or a template) is not extracted, so it is neither stored nor cited,
+// however the page opens.
 
 let t: TestNode;
 let agent: string;
@@ -42,5 +43,35 @@ describe('hidden HTML', () => {
     });
     const texts = (ctx.body.items as { text: string }[]).map((i) => i.text).join('\n');
     expect(texts).not.toMatch(/HIDDEN/);
+  });
+
+  it('is left out of HTML that opens without <html>: a page from its <meta>, a fragment', async () => {
+    const page =
+      '<meta charset="utf-8">\n<title>Quarterly memo</title>\n<h1>Memo</h1>\n<p>Revenue grew in Q3.</p>\n' +
+      '<script>trackUser("SCRIPTLEAK")</script>\n';
+    const p = await doc('bare', page);
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    expect(p.body).toMatchObject({ type: 'html', text: 'Memo\n\nRevenue grew in Q3.' });
+    const fragment =
+      '\uFEFF  <!-- saved from the wiki -->\n<div><p>Badges are <b>renewed</b> in May.</p>' +
+      '<style>.x{}</style><p hidden>HIDDENFRAGMENT</p></div>';
+    const f = await doc('bare', fragment);
+    expect(f.body).toMatchObject({ type: 'html', text: 'Badges are renewed in May.' });
+    const ctx = await t.call('POST', '/v1/memory/context', {
+      token: agent,
+      body: { scope: 'bare', question: 'How did revenue grow, and when are badges renewed?' },
+    });
+    const texts = (ctx.body.items as { text: string }[]).map((i) => i.text).join('\n');
+    expect(texts).toContain('Revenue grew in Q3.');
+    expect(texts).not.toMatch(/SCRIPTLEAK|trackUser|HIDDENFRAGMENT|<p>|<div>|charset/);
+  });
+
+  it('leaves text that only mentions markup as text', async () => {
+    const notes = '<T> in a signature is a type parameter.\n\n<note>XML is not HTML.</note>\n';
+    const r = await doc('notes', notes);
+    expect(r.body).toMatchObject({
+      type: 'text',
+      text: '<T> in a signature is a type parameter.\n\n<note>XML is not HTML.</note>',
+    });
   });
 });

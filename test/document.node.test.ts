@@ -87,6 +87,56 @@ describe('reading', () => {
     ]);
   });
 
+  it('reads two columns one after the other below a full-width abstract; a table in one column row by row', async () => {
+    // Lines of about 40 characters at 10 pt fit a column (x 72 to 300, and 320 to 540).
+    const left = Array.from({ length: 40 }, (_, i) => `Storage note ${i + 1}: the log syncs once.`);
+    const right = Array.from({ length: 40 }, (_, i) => `Planner note ${i + 1}: the index is chosen.`);
+    // Its last line is short: it stays with the abstract, not atop the left column.
+    const abstract = [
+      ...Array.from(
+        { length: 7 },
+        (_, i) => `Abstract line ${i + 1} runs across the whole page, over both of the columns that follow it.`,
+      ),
+      'It ends here.',
+    ];
+    const lines = [
+      { text: 'Atlas: storage and planning', size: 18, x: 72, y: 740 },
+      ...abstract.map((text, i) => ({ text, size: 10, x: 72, y: 710 - i * 12 })),
+    ];
+    left.forEach((text, i) => {
+      lines.push({ text, size: 10, x: 72, y: 600 - i * 12 });
+      lines.push({ text: right[i] ?? '', size: 10, x: 320, y: 600 - i * 12 });
+    });
+    const r = await doc('abstract', makePdf([lines]), 'atlas-abstract.pdf');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect((r.body.blocks as { kind: string; text: string }[]).map((b) => [b.kind, b.text])).toEqual([
+      ['heading', 'Atlas: storage and planning'],
+      ['paragraph', abstract.join(' ')],
+      ['paragraph', left.join(' ')],
+      ['paragraph', right.join(' ')],
+    ]);
+
+    // Labels and figures with a wide gap between them are a table, not two columns of prose.
+    const table = makePdf([
+      [
+        { text: 'The quarter closed above plan on every line of the business this year.', y: 700 },
+        { text: 'Revenue', y: 670 },
+        { text: '$5.2M', x: 400, y: 670 },
+        { text: 'Costs', y: 656 },
+        { text: '$3.1M', x: 400, y: 656 },
+        { text: 'Profit', y: 642 },
+        { text: '$2.1M', x: 400, y: 642 },
+        { text: 'The board meets again in March to set the plan for the next quarter.', y: 610 },
+      ],
+    ]);
+    const tr = await doc('abstract', table, 'quarter.pdf');
+    expect((tr.body.blocks as { text: string }[]).map((b) => b.text)).toEqual([
+      'The quarter closed above plan on every line of the business this year.',
+      'Revenue $5.2M Costs $3.1M Profit $2.1M',
+      'The board meets again in March to set the plan for the next quarter.',
+    ]);
+  });
+
   it('reads DOCX headings, paragraphs and list items, HTML without its scripts, and plain text', async () => {
     const docx = await makeDocx([
       { text: 'Release plan', style: 'Heading1' },
@@ -188,6 +238,22 @@ describe('reading', () => {
       body: { scope: 'renamed', content: 'The Lisbon office opens at nine.', date: '2026-11-02', source: 'chat' },
     });
     expect(remembered.body).toMatchObject({ already: true, doc_id: first.body.doc_id, source: first.body.source });
+  });
+
+  it('reads a text file that mentions the PDF header as text; a PDF behind a binary wrapper stays a PDF', async () => {
+    const notes =
+      'Notes on file formats.\n\nEvery PDF begins with the magic bytes %PDF-1.7 followed by a binary comment line.\n';
+    const n = await doc('magic', notes, 'notes.txt');
+    expect(n.status, JSON.stringify(n.body)).toBe(200);
+    expect(n.body).toMatchObject({
+      type: 'text',
+      text: 'Notes on file formats.\n\nEvery PDF begins with the magic bytes %PDF-1.7 followed by a binary comment line.',
+    });
+    // A print job's PJL escape sequence before the header, as printers and spoolers leave it.
+    const job = Buffer.concat([Buffer.from('\x1b%-12345X@PJL ENTER LANGUAGE=PDF\r\n', 'latin1'), REPORT]);
+    const p = await doc('magic', job, 'job.prn');
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    expect(p.body).toMatchObject({ type: 'pdf', sizes: { pages: 2, blocks: 4 } });
   });
 
   it('answers sizes only for a long document', async () => {

@@ -43,8 +43,9 @@ const BLOCK = new Set([
   'details',
   'summary',
 ]);
-/** Elements whose text is not the document's. */
-const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg', 'math', 'iframe', 'object']);
+/** Elements whose text is not the document's; `title` is the head's even where a page leaves out
+ * its `<head>` tag (HTML lets it), and a reader sees it on no page. */
+const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'title', 'svg', 'math', 'iframe', 'object']);
 
 /** An inline style that keeps an element from being shown. */
 const HIDING_STYLE =

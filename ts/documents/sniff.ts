@@ -3,9 +3,25 @@ export type DocType = 'pdf' | 'docx' | 'html' | 'text';
 
 const PDF = Buffer.from('%PDF-');
 const ZIP = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
-const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-/** How far into a file its kind must show (a PDF header may follow a little junk). */
+/** How far into a file a PDF's header may sit (behind a binary wrapper, see `isPdf`). */
 const HEAD = 1024;
+
+/**
+ * Element names that open an HTML document or a fragment of one (a page saved without its
+ * `<html>`, a snippet pasted from a page). SVG and MathML are left out: a file that opens with
+ * one is an image or a formula, not a page.
+ */
+const HTML_ELEMENTS = new Set(
+  (
+    'html head body title meta link base style script noscript template ' +
+    'div p span a img br hr h1 h2 h3 h4 h5 h6 ul ol li dl dt dd menu ' +
+    'table caption colgroup col thead tbody tfoot tr td th ' +
+    'section article header footer main nav aside hgroup search address figure figcaption blockquote pre ' +
+    'details summary dialog form fieldset legend label input button select option textarea ' +
+    'b i u s em strong small mark abbr cite q dfn sub sup time code kbd samp var del ins bdi bdo wbr ' +
+    'picture source video audio track canvas iframe object embed center font'
+  ).split(' '),
+);
 
 /** Control characters other than tab, newline, form feed and carriage return mean binary data. */
 function binary(text: string): boolean {
@@ -16,6 +32,47 @@ function binary(text: string): boolean {
   return false;
 }
 
+/** `bytes` as text (a byte order mark dropped): valid UTF-8 without NUL or other control
+ * characters; otherwise `null`. */
+function asText(bytes: Buffer): string | null {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+  return binary(text) ? null : text;
+}
+
+/**
+ * Whether the file is a PDF: its header `%PDF-` opens it, or follows a prefix that is not text.
+ * Readers (Acrobat, pdf.js) look for the header anywhere in the first 1,024 bytes because real
+ * files carry binary wrappers before it: a MacBinary header from old Macs, a printer job's PJL
+ * escape sequence. A text prefix is not such a wrapper: it is a note that mentions the magic
+ * bytes, and it is read as the text it is.
+ */
+function isPdf(buf: Buffer): boolean {
+  const at = buf.subarray(0, HEAD).indexOf(PDF);
+  return at === 0 || (at > 0 && asText(buf.subarray(0, at)) === null);
+}
+
+/** What may come before a page's first element: white space, an XML declaration (XHTML), comments. */
+const PROLOGUE = /\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--[\s\S]*?-->\s*)*/y;
+
+/**
+ * Whether text opens as HTML: after its prologue, a doctype or a known HTML element. Only markup
+ * decides: an element name HTML does not have (`<note>` of an XML file, `<T>` in a note about
+ * generics) leaves the file text.
+ */
+function opensAsHtml(text: string): boolean {
+  PROLOGUE.lastIndex = 0;
+  PROLOGUE.exec(text);
+  const head = text.slice(PROLOGUE.lastIndex, PROLOGUE.lastIndex + 32).toLowerCase();
+  if (/^<!doctype html[\s>]/.test(head)) return true;
+  const name = /^<([a-z][a-z0-9]*)[\s/>]/.exec(head)?.[1];
+  return name !== undefined && HTML_ELEMENTS.has(name);
+}
+
 /**
  * The type of `bytes` from its leading bytes, never from a file name: a PDF header, a ZIP holding
  * `word/document.xml` (DOCX), markup that opens as HTML, or text that is valid UTF-8 without NUL
@@ -23,26 +80,11 @@ function binary(text: string): boolean {
  */
 export function sniff(bytes: Uint8Array): DocType | null {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buf.subarray(0, HEAD).indexOf(PDF) >= 0) return 'pdf';
+  if (isPdf(buf)) return 'pdf';
   if (buf.subarray(0, 4).equals(ZIP)) return buf.indexOf('word/document.xml') >= 0 ? 'docx' : null;
-  const start = buf.subarray(0, 3).equals(BOM) ? 3 : 0;
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(start));
-  } catch {
-    return null;
-  }
-  if (binary(text)) return null;
-  const head = text
-    .slice(0, HEAD)
-    .trimStart()
-    .toLowerCase()
-    // An XHTML page opens with an XML declaration before its doctype or <html>.
-    .replace(/^<\?xml[^>]*\?>\s*/, '');
+  const text = asText(buf);
+  if (text === null) return null;
   // RTF is text on the wire but its words are wrapped in control words: not a type read here.
-  if (head.startsWith('{\\rtf')) return null;
-  if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>]|<!--[\s\S]*?-->\s*<(!doctype html|html))/.test(head)) {
-    return 'html';
-  }
-  return 'text';
+  if (/^\s*\{\\rtf/.test(text)) return null;
+  return opensAsHtml(text) ? 'html' : 'text';
 }
