@@ -48,7 +48,8 @@ fn when_of((as_of, valid_at): (Option<i64>, Option<&str>)) -> (Value, When) {
 /// Who recall by `key` holding `value` names (the subject, then its other matches) and the
 /// subject's attributes as it shows them.
 fn recalled(store: &Store, part: &Partition, key: &str, value: &Value, when: &Value) -> (Vec<String>, Value) {
-    let mut body = json!({"attribute": {"key": key, "value": value}});
+    // Every match listed (`other_matches` holds at most `k`), to compare with the oracle's.
+    let mut body = json!({"attribute": {"key": key, "value": value}, "k": crate::knowledge::limits::MAX_RECALL_K});
     body.as_object_mut().unwrap().extend(when.as_object().unwrap().clone());
     let r = verb(store, &caller(part, NOW), "recall", &body).unwrap();
     if r["state"] == json!("nothing_stored") {
