@@ -1,13 +1,17 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { Store } from '../ts/index.js';
 import { CLI, tempDir } from './helpers.js';
+import { toolJson } from './mcp-client.js';
+import { startTestNode } from './node.js';
 
 // A node that holds the store but does not answer (a stopped or hung process: the kernel still
 // accepts its connections): every CLI command that goes through it says UNAVAILABLE and exits 1
@@ -170,5 +174,56 @@ it('an export interrupted (SIGINT) while it waits on the node leaves no records.
     expect(existsSync(join(out, 'records.jsonl'))).toBe(false);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+it('cairn mcp: a node that stops answering mid-session fails the tool call with UNAVAILABLE, within the wait', async () => {
+  // A proxy in front of the node that stops passing bytes either way when frozen: the node looks
+  // hung (connections accepted, nothing answered), as a stopped process does.
+  let frozen = false;
+  let nodePort = 0;
+  const proxy = createServer((inbound) => {
+    const outbound = connect(nodePort, '127.0.0.1');
+    sockets.push(inbound, outbound);
+    inbound.on('data', (d) => frozen || outbound.write(d));
+    outbound.on('data', (d) => frozen || inbound.write(d));
+    for (const [a, b] of [
+      [inbound, outbound],
+      [outbound, inbound],
+    ] as const) {
+      a.on('error', () => undefined);
+      a.on('close', () => b.destroy());
+    }
+  });
+  servers.push(proxy);
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const proxied = `127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  // The node takes the proxy's Host (its DNS-rebinding guard would refuse it otherwise).
+  const t = await startTestNode({ allowedHosts: [proxied] });
+  nodePort = t.port;
+  const client = new Client({ name: 'unanswered-test', version: '0' });
+  try {
+    const { token } = await t.token({ agent: 'desktop' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp', '--url', `http://${proxied}`],
+        env: { ...(process.env as Record<string, string>), CAIRN_TOKEN: token, CAIRN_NODE_WAIT_MS: '600' },
+        stderr: 'pipe',
+      }),
+    );
+    expect(toolJson(await client.callTool({ name: 'memory_status', arguments: {} })).isError).toBe(false);
+    frozen = true;
+    const started = Date.now();
+    const hung = toolJson(await client.callTool({ name: 'memory_status', arguments: {} }));
+    expect(hung.isError).toBe(true);
+    const error = hung.body.error as { code: string; message: string };
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.message).toMatch(/does not answer/);
+    // Well before the SDK's own 60 s request timeout.
+    expect(Date.now() - started).toBeLessThan(15_000);
+  } finally {
+    await client.close();
+    await t.stop();
   }
 });

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 
 import { VERSION } from '../server/version.js';
 import { isolatedFetch } from './isolated-fetch.js';
+import { silentNode, watchNode } from './node-wait.js';
 
 /** How the bridge finds and reaches its node. */
 export interface LinkOptions {
@@ -59,15 +60,34 @@ export class NodeLink {
     return this.client?.getInstructions();
   }
 
-  /** Runs `fn` on the current session; on a lost session, once more on a new one. */
+  /**
+   * Runs `fn` on the current session; on a lost session, once more on a new one. A node that
+   * stops answering meanwhile (`watchNode`: neither the reply nor `/health` for `answerMs`) fails
+   * the request with UNAVAILABLE instead of the SDK's 60 s timeout.
+   */
   async request<T>(fn: (client: Client) => Promise<T>): Promise<T> {
     const client = this.client ?? (await this.renew(undefined));
     try {
-      return await fn(client);
+      return await this.watched(() => fn(client));
     } catch (err) {
       if (!sessionLost(err)) throw err;
-      return fn(await this.renew(client));
+      const renewed = await this.renew(client);
+      return this.watched(() => fn(renewed));
     }
+  }
+
+  /**
+   * `call`, failed with the UNAVAILABLE `silentNode` when the node stops answering while it is
+   * outstanding. The wait is on the node's `/health`, not on the reply: a tool call on a big store
+   * may take long, and a node that answers `/health` is busy with it, not hung.
+   */
+  private watched<T>(call: () => Promise<T>): Promise<T> {
+    const url = this.opts.url();
+    const waitMs = this.opts.answerMs ?? 15_000;
+    return new Promise<T>((resolve, reject) => {
+      const stop = watchNode(url, waitMs, () => reject(silentNode(url, waitMs)));
+      call().then(resolve, reject).finally(stop);
+    });
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { type ErrorBody, isErrorCode } from '../protocol/errors.js';
+import { CliFailure } from './failure.js';
 import { refused } from './mcp-link.js';
 import { seconds } from './node-wait.js';
 
@@ -107,6 +108,9 @@ export function asToolError(err: unknown, url: string) {
   } else if (refused(err)) {
     const message = `no node is running at ${url}; the user starts it with \`cairn serve\``;
     body = { error: { code: 'UNAVAILABLE', message, details: [] } };
+  } else if (err instanceof CliFailure && err.code === 'UNAVAILABLE') {
+    // The node stopped answering during the call (`NodeLink.request`).
+    body = { error: { code: 'UNAVAILABLE', message: err.message, details: [] } };
   }
   if (body === null) return null;
   // As the node answers a refused call: the JSON as structuredContent and as one text block.

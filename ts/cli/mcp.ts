@@ -12,6 +12,7 @@ import { encodeIdentityHeader } from '../protocol/identity-header.js';
 import { findRunningNode } from '../server/node-file.js';
 import { protocolError } from '../server/rpc-error.js';
 import { VERSION } from '../server/version.js';
+import { CliFailure } from './failure.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, nodeRefusal } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
@@ -77,6 +78,10 @@ function unwrap(err: unknown): never {
   if (refusal !== null) {
     const { code, message } = refusal.body.error;
     throw protocolError(REFUSED, `${code}: ${message}`, refusal.body);
+  }
+  // The node stopped answering during the request (`NodeLink.request`).
+  if (err instanceof CliFailure && err.code === 'UNAVAILABLE') {
+    throw protocolError(REFUSED, `UNAVAILABLE: ${err.message}`, err.body());
   }
   throw err;
 }
