@@ -74,4 +74,13 @@ describe('hidden HTML', () => {
       text: '<T> in a signature is a type parameter.\n\n<note>XML is not HTML.</note>',
     });
   });
+
+  it('leaves Markdown that opens with an HTML banner as text, its paragraphs apart', async () => {
+    const readme =
+      '<div align="center">\n  <img src="logo.png" alt="Cairn">\n</div>\n\n# Cairn\n\n' +
+      'A memory layer that agents share.\n\n## Install\n\nRun npm install, then npx cairn serve.\n';
+    const r = await doc('readme', readme);
+    expect(r.body).toMatchObject({ type: 'text' });
+    expect(r.body.text).toContain('A memory layer that agents share.\n\nInstall\n\nRun npm install');
+  });
 });

@@ -59,10 +59,26 @@ function isPdf(buf: Buffer): boolean {
 /** What may come before a page's first element: white space, an XML declaration (XHTML), comments. */
 const PROLOGUE = /\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--[\s\S]*?-->\s*)*/y;
 
+/** Elements only a page opens with (its document and head): they say HTML on their own. */
+const PAGE_ELEMENTS = new Set('html head body title meta link base style script noscript template'.split(' '));
+
 /**
- * Whether text opens as HTML: after its prologue, a doctype or a known HTML element. Only markup
- * decides: an element name HTML does not have (`<note>` of an XML file, `<T>` in a note about
- * generics) leaves the file text.
+ * Whether most non-blank lines of `text` start with markup. A fragment opening with a body element
+ * (`<div>`) may be HTML pasted from a page, or Markdown that opens with one (a README's centred
+ * `<div align="center">` banner, then `# Title` and paragraphs): the lines tell them apart, where
+ * reading such a README as HTML ran its Markdown together into one paragraph.
+ */
+function mostlyMarkup(text: string): boolean {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const tagged = lines.filter((l) => l.trimStart().startsWith('<')).length;
+  return 2 * tagged >= lines.length;
+}
+
+/**
+ * Whether text opens as HTML: after its prologue, a doctype or a known HTML element (a body
+ * element only when the text is mostly markup, `mostlyMarkup`). Only markup decides: an element
+ * name HTML does not have (`<note>` of an XML file, `<T>` in a note about generics) leaves the
+ * file text.
  */
 function opensAsHtml(text: string): boolean {
   PROLOGUE.lastIndex = 0;
@@ -70,7 +86,8 @@ function opensAsHtml(text: string): boolean {
   const head = text.slice(PROLOGUE.lastIndex, PROLOGUE.lastIndex + 32).toLowerCase();
   if (/^<!doctype html[\s>]/.test(head)) return true;
   const name = /^<([a-z][a-z0-9]*)[\s/>]/.exec(head)?.[1];
-  return name !== undefined && HTML_ELEMENTS.has(name);
+  if (name === undefined || !HTML_ELEMENTS.has(name)) return false;
+  return PAGE_ELEMENTS.has(name) || mostlyMarkup(text);
 }
 
 /**
