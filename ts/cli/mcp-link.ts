@@ -45,6 +45,8 @@ export function sessionLost(err: unknown): boolean {
  */
 export class NodeLink {
   private client: Client | undefined;
+  /** The URL the newest session was opened at: the node a request is watched at. */
+  private at = '';
   private opening: Promise<Client> | undefined;
 
   constructor(private readonly opts: LinkOptions) {}
@@ -82,7 +84,8 @@ export class NodeLink {
    * may take long, and a node that answers `/health` is busy with it, not hung.
    */
   private watched<T>(call: () => Promise<T>): Promise<T> {
-    const url = this.opts.url();
+    // The session's node: `opts.url()` reads node.json, I/O each request need not pay.
+    const url = this.at;
     const waitMs = this.opts.answerMs ?? 15_000;
     return new Promise<T>((resolve, reject) => {
       const stop = watchNode(url, waitMs, () => reject(silentNode(url, waitMs)));
@@ -123,6 +126,7 @@ export class NodeLink {
 
   private async open(): Promise<Client> {
     const url = this.opts.url();
+    this.at = url;
     const client = new Client({ name: 'cairn-mcp-bridge', version: VERSION });
     const transport = new StreamableHTTPClientTransport(new URL('/v1/mcp', url), {
       requestInit: { headers: this.opts.headers },
