@@ -165,7 +165,7 @@ describe('memory_query', () => {
     const r = await post(ann, 'query', { query: 'Zorblat and Quillon', subqueries: ['Zorblat', 'Quillon vantablack'] });
     expect(r.status).toBe(200);
     // The plan echoes the question; nothing found may name Bob's data.
-    const found = JSON.stringify([r.body.evidence, r.body.items, r.body.context, r.body.omitted]);
+    const found = JSON.stringify([r.body.evidence, r.body.context, r.body.omitted]);
     expect(found).not.toMatch(bobsWords);
     expect(r.body.evidence).toEqual([]);
     expect(r.body.sufficiency).toBe('insufficient');
@@ -302,19 +302,24 @@ describe('memory_query over a large scope', () => {
     // `evidence`, a reply of ~30,000 tokens.
     const r = await post(ann, 'query', { ...big, tokenBudget: 200 });
     expect(r.status).toBe(200);
-    const evidence = r.body.evidence as Ev[];
-    const items = r.body.items as Ev[];
+    const evidence = r.body.evidence as (Ev & { line: number; text: string })[];
     const omitted = r.body.omitted as { kind: string; id: string | null; reason: string }[];
     expect(omitted.length).toBeGreaterThan(0);
     expect(omitted.every((o) => o.reason === 'token_budget')).toBe(true);
-    expect(evidence.map(key).sort()).toEqual(items.map(key).sort());
+    // What the pack kept is returned once (a second list in pack order doubled the reply), each
+    // item naming its line in `context`.
+    expect(r.body).not.toHaveProperty('items');
+    expect(evidence.map((ev) => ev.line).sort((a, b) => a - b)).toEqual(evidence.map((_, i) => i + 1));
+    const lines = (r.body.context as string).split('\n');
+    for (const ev of evidence) {
+      expect(lines.find((l) => l.startsWith(`[${ev.line}] `))).toContain(ev.text.slice(0, 40));
+    }
     const returned = new Set(evidence.map(key));
     for (const o of omitted.filter((o) => o.kind === 'fact' || o.kind === 'entity')) {
       expect(returned.has(`${o.kind}:${o.id}`), `${o.kind} ${o.id}`).toBe(false);
     }
     expect(r.body.sufficiency).toBe('partial');
     const capped = await post(ann, 'query', { ...big, maxItems: 3 });
-    expect((capped.body.evidence as Ev[]).map(key).sort()).toEqual((capped.body.items as Ev[]).map(key).sort());
     expect(capped.body.evidence).toHaveLength(3);
   });
 
@@ -325,7 +330,6 @@ describe('memory_query over a large scope', () => {
     const r = await post(ann, 'query', { scope: long, query: 'quartzite ridge survey', tokenBudget: 32 });
     expect(r.status).toBe(200);
     expect(r.body.evidence).toEqual([]);
-    expect(r.body.items).toEqual([]);
     expect((r.body.omitted as { kind: string }[]).map((o) => o.kind)).toContain('passage');
     expect(JSON.stringify(r.body)).not.toContain('glacier');
     expect(r.body.sufficiency).toBe('partial');

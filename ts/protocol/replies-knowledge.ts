@@ -249,7 +249,6 @@ export const QueryReply = z.object({
   fallback: Fallback.nullable(),
   fallbacks: z.array(Fallback),
   context: z.string(),
-  items: z.array(EvidenceItem),
   omitted: z.array(PackOmitted),
   budget: PackBudget,
   unsupported_complexity: z.array(z.string()).optional(),

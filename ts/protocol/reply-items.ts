@@ -59,10 +59,14 @@ function itemOf<E extends z.ZodRawShape>(extra: E) {
 /** A memory_context item: a fact, a passage, an entity or a note of the caller. */
 export const ContextItem = itemOf({});
 
-/** A memory_query evidence item: a context item with the steps that found it and its rank in each. */
+/**
+ * A memory_query evidence item: a context item with the steps that found it, its rank in each, and
+ * its line in the reply's `context`.
+ */
 export const EvidenceItem = itemOf({
   steps: z.array(z.int().min(1)),
   stepRanks: z.record(z.string(), z.int().min(1)).describe('step number → rank in that step'),
+  line: z.int().min(1).describe("this item's number in the reply's `context` (its `[n]` line)"),
 });
 
 /** An item left out of a context pack, and why. */

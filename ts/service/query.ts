@@ -167,11 +167,16 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
   }
   if (p.dropped.length > 0) fallbacks.push({ reason: 'max_steps', maxSteps, dropped: p.dropped });
   if (p.complexity === 'L3') fallbacks.push({ reason: 'unsupported_complexity', why: p.unsupported });
-  const pack = buildPack(found, req.pack);
+  const { items: packed, ...pack } = buildPack(found, req.pack);
   // The pack's budget and item cap bound the reply, not only `context`: evidence the pack left out
-  // is named in `omitted` (rank, kind, id, why), never returned in full.
-  const kept = new Set<Item>(pack.items);
-  const evidence = found.filter((ev) => kept.has(ev));
+  // is named in `omitted` (rank, kind, id, why), never returned in full. What it kept is returned
+  // once, in fused order, each with its `line` in `context` (`[n]`): a second list in pack order
+  // doubled the reply.
+  const lineOf = new Map<Item, number>(packed.map((item, i) => [item, i + 1]));
+  const evidence = found.flatMap((ev) => {
+    const line = lineOf.get(ev);
+    return line === undefined ? [] : [{ ...ev, line }];
+  });
   const reply: Reply = {
     plan: { source: p.source, complexity: p.complexity, steps: p.steps, dropped: p.dropped },
     complexity: p.complexity,
