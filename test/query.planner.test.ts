@@ -24,6 +24,9 @@ describe('planner', () => {
     expect(splitQuery('张三和李四')).toEqual(['张三', '李四']);
     // 世界和平: splitting at 和 would leave 平 alone, so the query stays whole.
     expect(splitQuery('世界和平')).toEqual(['世界和平']);
+    // 和平 starts with 和: that cut would leave nothing before it, and it does not veto the cut at 以及.
+    expect(splitQuery('和平是什么以及战争是什么')).toEqual(['和平是什么', '战争是什么']);
+    expect(splitQuery('alpha and b and gamma')).toEqual(['alpha', 'b and gamma']);
     // 和 before a question word is "with": the name stays with its question.
     expect(splitQuery('Tom Lee 和谁结婚')).toEqual(['Tom Lee 和谁结婚']);
   });
@@ -206,7 +209,7 @@ describe('runQuery', () => {
       asked.push(query);
       return ['和平饭店', 'Tom Lee'];
     };
-    // 和平饭店's 和 leaves an empty part, so no cut is kept without the names.
+    // The query may be cut (以及), so stored names are asked for; 和平饭店's 和 is not a cut.
     const zh = runQuery({ query: '和平饭店在哪里以及Tom Lee住在哪里', pack: {} }, deps);
     await advance(10);
     expect((await zh).plan).toMatchObject({ steps: ['和平饭店在哪里', 'Tom Lee住在哪里'] });

@@ -31,6 +31,9 @@ const SEPARATORS = /[;；?？\n]+/u;
 const EN_CUT = new RegExp(`\\s*,?\\s+(?:${EN_CONJUNCTIONS.map(escapeRegExp).join('|')})\\s+`, 'iu');
 /** A cut at a Chinese conjunction. */
 const ZH_CUT = new RegExp(`\\s*(?:${ZH_CONJUNCTIONS.join('|')})\\s*`, 'u');
+/** The same cuts, every one in a part. */
+const EN_CUTS = new RegExp(EN_CUT.source, 'giu');
+const ZH_CUTS = new RegExp(ZH_CUT.source, 'gu');
 /** Leading words a split part may keep from its conjunction ("… and then X" → "X"). */
 const LEADING = /^(?:then|also|and|or)\s+/iu;
 
@@ -55,11 +58,25 @@ function substantial(part: string): boolean {
   return /[\p{L}\p{N}]{2,}/u.test(t);
 }
 
-/** Splits `text` at `sep` (a regex), keeping only splits where every part is substantial. */
-function splitIfSubstantial(parts: string[], sep: RegExp): string[] {
+/**
+ * Splits each part at `sep` (a global regex), left to right, keeping a cut only where the text
+ * before it (since the last kept cut) and the text after it are both substantial. A conjunction
+ * character that starts or ends a word (和 in 和平, "peace") then leaves the part whole there
+ * without vetoing the real cuts beside it: 和平是什么以及战争是什么 is two parts.
+ */
+function cutWhereSubstantial(parts: string[], sep: RegExp): string[] {
   return parts.flatMap((p) => {
-    const pieces = p.split(sep).map((s) => s.trim());
-    return pieces.every(substantial) && pieces.length > 1 ? pieces : [p];
+    const pieces: string[] = [];
+    let start = 0;
+    for (const m of p.matchAll(sep)) {
+      const end = m.index + m[0].length;
+      if (substantial(p.slice(start, m.index)) && substantial(p.slice(end))) {
+        pieces.push(p.slice(start, m.index).trim());
+        start = end;
+      }
+    }
+    pieces.push(p.slice(start).trim());
+    return pieces;
   });
 }
 
@@ -93,8 +110,7 @@ export function splitQuery(query: string, names: string[] = []): string[] {
 /**
  * Whether `query` holds a place the planner may cut (a separator between two parts, or a
  * conjunction), kept or not: only there can stored names change the plan. Inside a name they keep
- * a cut out ("Johnson and Johnson"); at its start they keep a cut that would leave an empty part
- * (和平饭店) from vetoing the real cuts beside it.
+ * a cut out ("Johnson and Johnson").
  */
 export function mayCut(query: string): boolean {
   const parts = query.split(SEPARATORS).filter((s) => s.trim() !== '');
@@ -106,8 +122,8 @@ function split(query: string): string[] {
     .split(SEPARATORS)
     .map((s) => s.trim())
     .filter(substantial);
-  parts = splitIfSubstantial(parts, EN_CUT);
-  parts = splitIfSubstantial(parts, ZH_CUT);
+  parts = cutWhereSubstantial(parts, EN_CUTS);
+  parts = cutWhereSubstantial(parts, ZH_CUTS);
   return parts
     .map((p) =>
       p
