@@ -1,3 +1,4 @@
+import { readLimitsRefusal } from '../documents/read-limits.js';
 import { StoreError } from '../engine/errors.js';
 import { startNode } from '../server/node.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
@@ -52,7 +53,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     process.stderr.write(`cairn serve: --port must be 0–65535, got ${JSON.stringify(portText)}\n`);
     return 2;
   }
-  const refused = refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT);
+  const refused = refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ?? readLimitsRefusal(env);
   if (refused !== null) {
     process.stderr.write(`cairn serve: ${refused}\n`);
     return 2;

@@ -4,6 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Block } from './blocks.js';
 import { DocumentError } from './errors.js';
 import type { ReadType } from './read.js';
+import { readLimits } from './read-limits.js';
 import type { ReadReply, ReadRequest } from './read-worker.js';
 import { workerThread } from './worker-thread.js';
 
@@ -18,10 +19,14 @@ const IDLE_MS = 10_000;
 interface Job extends ReadRequest {
   resolve(blocks: Block[]): void;
   reject(err: Error): void;
+  /** Stops the reader when the document has taken its time (`ReadLimits.seconds`). */
+  deadline?: NodeJS.Timeout;
 }
 
 interface Reader {
   worker: Worker;
+  /** The heap limit it was started with (`ReadLimits.mb`). */
+  mb: number;
   job?: Job;
   idle?: NodeJS.Timeout;
 }
@@ -35,7 +40,9 @@ const waiting: Job[] = [];
  * other request. Throws the reader's `DocumentError` as it is.
  *
  * A reader keeps the process alive only while it reads: an idle one is unref'd, so a node that
- * shuts down exits without waiting for it, and it ends on its own after `IDLE_MS`.
+ * shuts down exits without waiting for it, and it ends on its own after `IDLE_MS`. A document that
+ * takes longer than its time or more heap than its reader has (`read-limits.ts`) is refused with
+ * `DOCUMENT_NOT_READABLE`, and its reader is ended.
  */
 export function readOffThread(bytes: Uint8Array, type: ReadType): Promise<Block[]> {
   return new Promise((resolve, reject) => {
@@ -49,38 +56,64 @@ function dispatch(): void {
   for (;;) {
     const job = waiting[0];
     if (job === undefined) return;
-    const reader = [...readers].find((r) => r.job === undefined) ?? (readers.size < READERS ? start() : undefined);
+    const { seconds, mb } = readLimits();
+    // An idle reader started under another heap limit is ended: the limit in force applies.
+    for (const r of readers) if (r.job === undefined && r.mb !== mb) end(r);
+    const reader = [...readers].find((r) => r.job === undefined) ?? (readers.size < READERS ? start(mb) : undefined);
     if (reader === undefined) return;
     waiting.shift();
     clearTimeout(reader.idle);
     reader.job = job;
     reader.worker.ref();
+    job.deadline = setTimeout(() => overrun(reader, job, seconds), seconds * 1000);
     const request: ReadRequest = { bytes: job.bytes, type: job.type };
     reader.worker.postMessage(request);
   }
 }
 
-function start(): Reader {
-  const reader: Reader = { worker: workerThread('read-worker') };
+/** Ends a reader: it takes no more documents. */
+function end(reader: Reader): void {
+  readers.delete(reader);
+  clearTimeout(reader.idle);
+  void reader.worker.terminate();
+}
+
+/** Ends a reader whose document took more than `seconds`, refusing the document. */
+function overrun(reader: Reader, job: Job, seconds: number): void {
+  if (reader.job !== job) return;
+  reader.job = undefined;
+  end(reader);
+  job.reject(
+    new DocumentError(
+      'DOCUMENT_NOT_READABLE',
+      `reading it took longer than ${seconds} s (CAIRN_DOCUMENT_READ_SECONDS), so it was stopped`,
+    ),
+  );
+  dispatch();
+}
+
+function start(mb: number): Reader {
+  const reader: Reader = { mb, worker: workerThread('read-worker', { maxOldGenerationSizeMb: mb }) };
   readers.add(reader);
   reader.worker.on('message', (reply: ReadReply) => {
     const job = reader.job;
     reader.job = undefined;
+    clearTimeout(job?.deadline);
     reader.worker.unref();
-    reader.idle = setTimeout(() => {
-      readers.delete(reader);
-      void reader.worker.terminate();
-    }, IDLE_MS).unref();
+    reader.idle = setTimeout(() => end(reader), IDLE_MS).unref();
     if (job !== undefined) settle(job, reply);
     dispatch();
   });
   // A reader that dies (out of memory, a crash in a reader library) fails its document, not the node.
-  const lost = (err: Error) => {
+  const lost = (err: Error & { code?: string }) => {
     readers.delete(reader);
     clearTimeout(reader.idle);
     const job = reader.job;
     reader.job = undefined;
-    job?.reject(err);
+    clearTimeout(job?.deadline);
+    const outOfMemory = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+    const why = `reading it needed more than ${mb} MB of memory (CAIRN_DOCUMENT_READ_MB), so it was stopped`;
+    job?.reject(outOfMemory ? new DocumentError('DOCUMENT_NOT_READABLE', why) : err);
     dispatch();
   };
   reader.worker.on('error', lost);

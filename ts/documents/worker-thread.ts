@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 
 /**
  * Module hooks for a worker that runs the TypeScript sources: the sources import each other by the
@@ -42,11 +42,12 @@ import(workerData.entry);
  * built node runs the compiled `.js`. Run from the TypeScript sources (as the tests run it through
  * vitest, whose transforms do not reach into worker threads) there is no `.js` to run, so the
  * worker loads the `.ts` module through TypeScript, a dev dependency present wherever the sources
- * are.
+ * are. `resourceLimits` caps the thread's heap (an overrun ends it with ERR_WORKER_OUT_OF_MEMORY).
  */
-export function workerThread(name: string): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url));
+export function workerThread(name: string, resourceLimits?: ResourceLimits): Worker {
+  const limits = resourceLimits === undefined ? {} : { resourceLimits };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), limits);
   const entry = new URL(`./${name}.ts`, import.meta.url).href;
   const typescript = pathToFileURL(createRequire(import.meta.url).resolve('typescript')).href;
-  return new Worker(FROM_SOURCE, { eval: true, workerData: { entry, hooks: SOURCE_HOOKS, typescript } });
+  return new Worker(FROM_SOURCE, { eval: true, workerData: { entry, hooks: SOURCE_HOOKS, typescript }, ...limits });
 }
