@@ -57,7 +57,12 @@ it.each([
     { CAIRN_DOCUMENT_READ_SECONDS: '0' },
     'CAIRN_DOCUMENT_READ_SECONDS must be a whole number of seconds a document may take to read, 1–3600, got "0"',
   ],
-  ['CAIRN_DOCUMENT_READ_MB=1.5', [], { CAIRN_DOCUMENT_READ_MB: '1.5' }, 'CAIRN_DOCUMENT_READ_MB must be a whole number'],
+  [
+    'CAIRN_DOCUMENT_READ_MB=1.5',
+    [],
+    { CAIRN_DOCUMENT_READ_MB: '1.5' },
+    'CAIRN_DOCUMENT_READ_MB must be a whole number',
+  ],
 ])('serve with %s refuses to start and touches nothing', async (_label, args, env, message) => {
   const store = join(dir, 'store');
   const r = await cairn(['serve', '--data-dir', store, '--port', '0', ...args], env);
