@@ -22,6 +22,9 @@ describe('a JSON body that cannot be kept as sent', () => {
     ['{"a":[1,{"constructor":{"prototype":{"x":1}}}]}', 'value.a.1.constructor'],
     ['{"id":12345678901234567891}', 'value.id'],
     ['[9007199254740993]', 'value.0'],
+    // A repeated key (found by an audit): JSON.parse kept the last, silently.
+    ['{"a":1,"a":2}', 'value.a'],
+    ['{"x":[{"b":1},{"b":1, "\\u0062" :2}]}', 'value.x.1.b'],
   ])('%s is refused naming %s, and nothing is written', async (value, field) => {
     const before = await t.txn();
     const r = await t.call('POST', '/v1/memory/note_write', { body: write(value) });
@@ -29,6 +32,21 @@ describe('a JSON body that cannot be kept as sent', () => {
     expect(r.body.error?.code).toBe('VALIDATION_ERROR');
     expect(r.body.error?.details).toEqual([expect.objectContaining({ field })]);
     expect(await t.txn()).toBe(before);
+  });
+
+  it('a field given twice in the body is refused naming it, and nothing is written', async () => {
+    const before = await t.txn();
+    const body = '{"scope":"jb","key":"a","kind":"user_fact","value":1,"key":"b"}';
+    const r = await t.call('POST', '/v1/memory/note_write', { body });
+    expect(r.status, JSON.stringify(r.body)).toBe(422);
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field: 'key' })]);
+    expect(await t.txn()).toBe(before);
+  });
+
+  it('the same key in sibling objects, or key-like text inside a string, is no repeat', async () => {
+    const value = '{"l":[{"a":1},{"a":2}],"s":"\\"a\\":1,\\"a\\":2","o":{"a":{"a":3}}}';
+    const r = await t.call('POST', '/v1/memory/note_write', { body: write(value) });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
   });
 
   it('keeps what JSON holds exactly: safe integers, exponents, floats, such words inside strings', async () => {
