@@ -101,6 +101,21 @@ describe('fusion and pack', () => {
     expect(p.context).not.toContain('xxxx');
     const capped = buildPack(items, { maxItems: 1 });
     expect(capped.omitted.map((o) => o.reason)).toEqual(['max_items', 'max_items']);
+    expect(capped.omitted_total).toBe(2);
+  });
+
+  it('names the 20 best ranked items it leaves out and counts them all', () => {
+    // Found by an audit: a 300-token pack listed 89 omitted items, 6.9 KB, more than the pack.
+    const items = Array.from({ length: 100 }, (_, i) => ({
+      kind: 'fact',
+      id: String(i + 1),
+      text: `fact ${i}`,
+      score: 1 - i / 100,
+    }));
+    const p = buildPack(items, { maxItems: 5 });
+    expect(p.items).toHaveLength(5);
+    expect(p.omitted.map((o) => o.rank)).toEqual(Array.from({ length: 20 }, (_, i) => i + 6));
+    expect(p.omitted_total).toBe(95);
   });
 
   it('purpose prefers kinds: coding puts a decision note ahead of a fact of similar score', () => {

@@ -208,7 +208,8 @@ export const ContextReply = z.object({
     k: Count,
   }),
   context: z.string().optional(),
-  omitted: z.array(PackOmitted).optional(),
+  omitted: z.array(PackOmitted).optional().describe('The best ranked items the pack left out, at most 20'),
+  omitted_total: Count.optional().describe('How many items the pack left out in all'),
   budget: PackBudget.optional(),
 });
 
@@ -249,7 +250,8 @@ export const QueryReply = z.object({
   fallback: Fallback.nullable(),
   fallbacks: z.array(Fallback),
   context: z.string(),
-  omitted: z.array(PackOmitted),
+  omitted: z.array(PackOmitted).describe('The best ranked evidence the pack left out, at most 20'),
+  omitted_total: Count.describe('How much evidence the pack left out in all'),
   budget: PackBudget,
   unsupported_complexity: z.array(z.string()).optional(),
   history: z

@@ -122,10 +122,17 @@ export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
 }
 
 /**
+ * How many omitted items a pack names: the best ranked of those left out. An audit saw a 300-token
+ * pack list 89 (6.9 KB, more than the pack), and a query over 8 steps of k 100 can leave out
+ * hundreds; `omitted_total` counts them all.
+ */
+const OMITTED_LISTED = 20;
+
+/**
  * A context pack from ranked items: ordered for the purpose, then taken while they fit the token
  * budget and the item cap; an item that does not fit is omitted whole (never cut), and later,
- * smaller items may still fit. Returns the text, the items kept, the omitted ones with the reason,
- * and the budget.
+ * smaller items may still fit. Returns the text, the items kept, the first omitted ones with the
+ * reason and how many were omitted in all, and the budget.
  */
 export function buildPack(items: Item[], opts: PackOptions, scoreOf = ownScore) {
   const purpose = opts.purpose ?? 'general';
@@ -160,7 +167,8 @@ export function buildPack(items: Item[], opts: PackOptions, scoreOf = ownScore) 
   return {
     context: lines.join('\n'),
     items: kept,
-    omitted,
+    omitted: omitted.slice(0, OMITTED_LISTED),
+    omitted_total: omitted.length,
     budget: {
       estimator: ESTIMATOR,
       limit: opts.tokenBudget ?? null,

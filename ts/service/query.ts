@@ -182,7 +182,7 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
     complexity: p.complexity,
     steps: reports,
     evidence,
-    sufficiency: sufficiency(found.length, minEvidence, reports, p.dropped.length, pack.omitted.length),
+    sufficiency: sufficiency(found.length, minEvidence, reports, p.dropped.length, pack.omitted_total),
     minEvidence,
     fallback: fallbacks[0] ?? null,
     fallbacks,
