@@ -159,6 +159,14 @@ describe('blank questions', () => {
   });
 });
 
+describe('a remember that holds nothing', () => {
+  it('is refused naming facts, not answered already (found by an audit)', async () => {
+    const error = await refused('remember', { scope: 'empty', facts: {} }, 'facts');
+    expect(error?.message).toMatch(/no entities or relations/);
+    await refused('remember', { scope: 'empty', facts: { entities: [], relations: [] } }, 'facts');
+  });
+});
+
 describe('methods', () => {
   it.each([
     ['GET', 'recall', 'POST'],

@@ -45,6 +45,10 @@ export const RememberInput = z
     }
     if (forms.length === 0 && b.facts === undefined) {
       ctx.addIssue({ code: 'custom', path: ['content'], message: 'send content, messages, passages or facts' });
+    } else if (forms.length === 0 && b.facts?.entities.length === 0 && b.facts.relations.length === 0) {
+      // An empty `facts` alone stores nothing: answered `already` before (found by an audit), as if it had.
+      const message = 'holds no entities or relations: send some, or content, messages or passages';
+      ctx.addIssue({ code: 'custom', path: ['facts'], message });
     }
   });
 
