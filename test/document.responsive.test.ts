@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { makePdf } from './fixtures/documents.js';
+import { longPdf } from './fixtures/documents.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // memory_document reads a PDF off the event loop: while a large one is read, the node keeps
@@ -24,23 +24,13 @@ afterAll(async () => t.stop());
  */
 const PROMPT_MS = 400;
 
-/** 2,000 short pages: about 1.7 MB, 0.85 MB of text; pdf.js spends most of its time page by page. */
-function handbook(): Buffer {
-  const words = 'the refund service ships on friday after the load test passes and costs fell'.split(' ');
-  const line = (i: number) => Array.from({ length: 11 }, (_, k) => words[(i * 7 + k) % words.length]).join(' ');
-  return makePdf(
-    Array.from({ length: 2000 }, (_, p) =>
-      Array.from({ length: 6 }, (_, i) => ({ text: `${line(p * 6 + i)} page ${p + 1}`, y: 740 - i * 14 })),
-    ),
-  );
-}
-
 it('answers other requests promptly while it reads a large PDF', async () => {
   let reading = true;
+  // 2,000 pages: about 1.7 MB, 0.85 MB of text.
   const stored = t
     .call('POST', '/v1/memory/document', {
       token: agent,
-      body: { scope: 'big', content_base64: handbook().toString('base64'), name: 'handbook.pdf' },
+      body: { scope: 'big', content_base64: longPdf(2000).toString('base64'), name: 'handbook.pdf' },
     })
     .finally(() => {
       reading = false;
