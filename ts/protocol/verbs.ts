@@ -177,8 +177,9 @@ export const VERBS: readonly VerbSpec[] = [
       'Erase memory. Send exactly one of: `subject` (an exact entity name: the entity, its facts and the passages ' +
       'naming it), `fact` ({from, to, type} or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
       '{subject, key}, `note` {key}, or `all: true` (the whole scope: knowledge, notes, handoffs). Forgetting ' +
-      'again replies `already_forgotten`; a name that never existed is NOT_FOUND with "did you mean" names. The ' +
-      'reply counts what went and what was kept and why. Only forget when the user asks.',
+      'again replies `already_forgotten` once nothing is left (a subject forgotten again takes text naming it ' +
+      'since); a name that never existed is NOT_FOUND with "did you mean" names. The reply counts what went and ' +
+      'what was kept and why. Only forget when the user asks.',
   },
   {
     verb: 'export',

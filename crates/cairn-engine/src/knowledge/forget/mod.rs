@@ -311,7 +311,7 @@ fn holds_plain_forgotten(snap: &crate::snapshot::Snapshot) -> Result<bool> {
 #[must_use]
 pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
     match forgot {
-        Forgot::Forgotten { relations, passages, documents, attributes, kept_entities, kept_documents, .. } => {
+        Forgot::Forgotten { entity, relations, passages, documents, attributes, kept_entities, kept_documents } => {
             let mut kept = Vec::new();
             if kept_documents > 0 {
                 kept.push(Kept {
@@ -328,7 +328,7 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
                 });
             }
             let counts = Counts {
-                entities: 1,
+                entities: u64::from(entity.is_some()),
                 facts: u64::from(relations),
                 documents: u64::from(documents),
                 passages: u64::from(passages),

@@ -26,7 +26,9 @@ use unicode_normalization::UnicodeNormalization;
 pub enum Forgot {
     /// The subject and everything resting on it went.
     Forgotten {
-        entity: u64,
+        /// The entity that went; `None` when it had gone before and only passages naming it since
+        /// went now.
+        entity: Option<u64>,
         relations: u32,
         passages: u32,
         documents: u32,
@@ -36,7 +38,7 @@ pub enum Forgot {
         /// Documents that keep passages not naming the subject (the others' text is blanked).
         kept_documents: u32,
     },
-    /// This name was forgotten before; nothing changed.
+    /// This name was forgotten before and no passage has named it since; nothing changed.
     AlreadyForgotten,
     /// No entity has this name; up to three names of the same partition that are near.
     NotFound { did_you_mean: Vec<String> },
@@ -48,13 +50,16 @@ fn corrupt(what: &str) -> Error {
 
 /// Forgets the entity named exactly `name` (as stored, outer spaces aside: DESIGN.md §2 "exact
 /// name only"), its relations and the passages that mention it. A spelling that differs only in
-/// case, accents or spacing names the entity but forgets nothing: it is suggested instead.
+/// case, accents or spacing names the entity but forgets nothing: it is suggested instead. A name
+/// forgotten before still takes the passages that named it since (a chat log stored again): it
+/// answers "already forgotten" only when none is left.
 pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: i64) -> Result<Forgot> {
-    let (entity, name_key) = match named(tx, part, name)? {
-        Ok(found) => found,
-        Err(outcome) => return Ok(outcome),
-    };
     let folded = fold(name.trim());
+    let (entity, name_key) = match named(tx, part, name)? {
+        Named::Stored(entity, key) => (entity, key),
+        Named::Gone => return forget_gone(tx, part, name.trim(), &folded, now),
+        Named::Missing(outcome) => return Ok(outcome),
+    };
     let stored = tx.get(ENT, &ent_key(part, entity))?.map(|b| decode::<Entity>(&b, "entity")).transpose()?;
     let attributes = stored.as_ref().map_or(0, |e| u32::try_from(e.attributes.len()).unwrap_or(u32::MAX));
     let mut tally = Tally::default();
@@ -81,7 +86,6 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     // Passages naming the subject: those linked to it, and any that name it without a link (stored
     // before the entity existed), found by full text and confirmed by a whole-word match.
     let subject_name = stored.as_ref().map_or_else(|| name.trim().to_owned(), |e| e.name.clone());
-    // Sets, not lists: a subject named in thousands of passages is looked up once for each.
     let mut naming: BTreeSet<(u64, u32)> = BTreeSet::new();
     for (key, _) in tx.prefix(MENTION, &part.key(&[&entity.to_be_bytes()]))? {
         let at = key.get(key.len() - 12..).ok_or_else(|| corrupt("a mention key is too short"))?;
@@ -90,40 +94,119 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             u32::from_be_bytes(at[8..].try_into().expect("4 bytes")),
         ));
     }
-    for (doc, ordinal) in fts::passages_with_all_terms(tx, part.raw(), &subject_name)? {
-        if !naming.contains(&(doc, ordinal))
-            && passage_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, &subject_name))
+    naming.extend(unlinked_naming(tx, part, &subject_name, &naming)?);
+    let gone = forget_passages(tx, part, &naming.into_iter().collect::<Vec<_>>(), Some(entity), (&mut tally, now))?;
+    tx.delete(ENT, &ent_key(part, entity))?;
+    super::super::attr_index::remove(tx, part, entity, None)?;
+    tally.entity(part, stored.as_ref(), None);
+    tally.flush(tx)?;
+    tx.delete(ENT_NAME, &name_key)?;
+    tx.put(FORGOTTEN, &forgotten_key(part, &folded), &now.to_be_bytes())?;
+    super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
+    super::strip_events(tx, part, &super::Strip::Documents(&gone.removed_docs))?;
+    Ok(Forgot::Forgotten {
+        entity: Some(entity),
+        relations,
+        passages: gone.passages,
+        documents: gone.documents,
+        attributes,
+        kept_entities: gone.kept_entities.into_iter().collect(),
+        kept_documents: gone.kept_documents,
+    })
+}
+
+/// A subject forgotten before (no entity has the name now): the passages stored since that name
+/// it go, as the first forget took those stored before; with none, it is already forgotten.
+fn forget_gone(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, folded: &str, now: i64) -> Result<Forgot> {
+    let naming = unlinked_naming(tx, part, name, &BTreeSet::new())?;
+    if naming.is_empty() {
+        return Ok(Forgot::AlreadyForgotten);
+    }
+    let mut tally = Tally::default();
+    let gone = forget_passages(tx, part, &naming, None, (&mut tally, now))?;
+    tally.flush(tx)?;
+    // Whichever key the name was kept under (a plain one until `compact --purge`), the hashed one
+    // now says when it last went.
+    tx.put(FORGOTTEN, &forgotten_key(part, folded), &now.to_be_bytes())?;
+    super::strip_events(tx, part, &super::Strip::Documents(&gone.removed_docs))?;
+    Ok(Forgot::Forgotten {
+        entity: None,
+        relations: 0,
+        passages: gone.passages,
+        documents: gone.documents,
+        attributes: 0,
+        kept_entities: gone.kept_entities.into_iter().collect(),
+        kept_documents: gone.kept_documents,
+    })
+}
+
+/// The passages (document, ordinal) that name `name` as a whole word without a mention link to
+/// it (none of `linked`): found by full text, confirmed by `mentions_name`. In order, once each:
+/// a subject named in thousands of passages is looked up once for each.
+fn unlinked_naming(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    name: &str,
+    linked: &BTreeSet<(u64, u32)>,
+) -> Result<Vec<(u64, u32)>> {
+    let mut found = BTreeSet::new();
+    for (doc, ordinal) in fts::passages_with_all_terms(tx, part.raw(), name)? {
+        if !linked.contains(&(doc, ordinal))
+            && passage_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, name))
         {
-            naming.insert((doc, ordinal));
+            found.insert((doc, ordinal));
         }
     }
-    let naming: Vec<(u64, u32)> = naming.into_iter().collect();
-    let mut passages = 0;
+    Ok(found.into_iter().collect())
+}
+
+/// What `forget_passages` removed and kept.
+struct PassagesGone {
+    passages: u32,
+    documents: u32,
+    kept_documents: u32,
+    kept_entities: BTreeSet<u64>,
+    /// Documents removed whole, sorted (as `Strip` reads them).
+    removed_docs: Vec<u64>,
+}
+
+/// Removes passages `naming` (sorted) of the subject `entity` (if stored): their postings, links
+/// and spans; a document left with none goes, one that keeps others has their text blanked.
+fn forget_passages(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    naming: &[(u64, u32)],
+    entity: Option<u64>,
+    (tally, now): (&mut Tally, i64),
+) -> Result<PassagesGone> {
+    let mut gone = PassagesGone {
+        passages: 0,
+        documents: 0,
+        kept_documents: 0,
+        kept_entities: BTreeSet::new(),
+        removed_docs: Vec::new(),
+    };
     // By document, in id order, so the documents removed below are listed sorted, as `Strip`
     // reads them.
     let mut spans: BTreeMap<u64, Vec<PassageSpan>> = BTreeMap::new();
-    let mut kept_entities = BTreeSet::new();
     // Their full-text postings go all together (`fts::remove_passages`), not one passage at a time.
-    fts::remove_passages(tx, part.raw(), &naming)?;
-    for &(doc, ordinal) in &naming {
+    fts::remove_passages(tx, part.raw(), naming)?;
+    for &(doc, ordinal) in naming {
         let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         let of_doc = spans.entry(doc).or_default();
         if let Some(span) = tx.get(PSG, &part.key(&[&at]))? {
             of_doc.push(decode(&span, "passage")?);
         }
-        kept_entities
-            .extend(unlink_passage(tx, part, (doc, ordinal), &mut tally)?.into_iter().filter(|&e| e != entity));
-        passages += 1;
+        let linked = unlink_passage(tx, part, (doc, ordinal), tally)?;
+        gone.kept_entities.extend(linked.into_iter().filter(|&e| Some(e) != entity));
+        gone.passages += 1;
     }
-    let mut documents = 0;
-    let mut kept_documents = 0;
-    let mut removed_docs = Vec::new();
-    for (doc, gone) in spans {
+    for (doc, spans_gone) in spans {
         if !tx.prefix(PSG, &part.key(&[&doc.to_be_bytes()]))?.is_empty() {
             // The document keeps passages that do not name the subject; the text of those that
             // did is blanked, so no read (export included) can return it.
-            super::blank_spans(tx, part, doc, &gone)?;
-            kept_documents += 1;
+            super::blank_spans(tx, part, doc, &spans_gone)?;
+            gone.kept_documents += 1;
             continue;
         }
         let doc_key = part.key(&[&doc.to_be_bytes()]);
@@ -134,20 +217,11 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             tally.documents(part, -1);
             // The `passage` form of a document that went with the subject answers "already".
             bury_document(tx, part, &d, now)?;
-            removed_docs.push(doc);
-            documents += 1;
+            gone.removed_docs.push(doc);
+            gone.documents += 1;
         }
     }
-    tx.delete(ENT, &ent_key(part, entity))?;
-    super::super::attr_index::remove(tx, part, entity, None)?;
-    tally.entity(part, stored.as_ref(), None);
-    tally.flush(tx)?;
-    tx.delete(ENT_NAME, &name_key)?;
-    tx.put(FORGOTTEN, &forgotten_key(part, &folded), &now.to_be_bytes())?;
-    super::strip_events(tx, part, &super::Strip::Subject(&folded))?;
-    super::strip_events(tx, part, &super::Strip::Documents(&removed_docs))?;
-    let kept_entities = kept_entities.into_iter().collect();
-    Ok(Forgot::Forgotten { entity, relations, passages, documents, attributes, kept_entities, kept_documents })
+    Ok(gone)
 }
 
 /// Rewrites every plain `FORGOTTEN` entry (`part | folded name`, as stores written before hashed
@@ -175,9 +249,18 @@ pub fn rehash_forgotten(tx: &mut WriteTxn<'_>) -> Result<u64> {
     Ok(rewritten)
 }
 
-/// The id and name key of the entity named exactly `name`, else what forgetting it answers
-/// (forgotten before, or not found with the names meant).
-fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::result::Result<(u64, Vec<u8>), Forgot>> {
+/// What a subject's name finds.
+enum Named {
+    /// The entity of that exact name: its id and name key.
+    Stored(u64, Vec<u8>),
+    /// No entity, but the name was forgotten before.
+    Gone,
+    /// Neither: what forgetting it answers (not found, with the names meant).
+    Missing(Forgot),
+}
+
+/// What `name` finds (see `Named`).
+fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Named> {
     let folded = fold(name.trim());
     if folded.is_empty() {
         return Err(Error::InvalidArgument("subject must not be empty".into()));
@@ -187,7 +270,7 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::res
         if tx.get(FORGOTTEN, &forgotten_key(part, &folded))?.is_some()
             || tx.get(FORGOTTEN, &legacy_forgotten_key(part, &folded))?.is_some()
         {
-            return Ok(Err(Forgot::AlreadyForgotten));
+            return Ok(Named::Gone);
         }
         let names = entities_in(tx, part)?;
         let index = NameIndex::new(names.iter().map(|e| (e.id, e.name.as_str())));
@@ -198,7 +281,7 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::res
             .into_iter()
             .map(|m| m.name)
             .collect();
-        return Ok(Err(Forgot::NotFound { did_you_mean }));
+        return Ok(Named::Missing(Forgot::NotFound { did_you_mean }));
     };
     let entity = trailing_id(&name_key)?;
     let stored: Entity =
@@ -206,9 +289,9 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<std::res
     // Exact up to canonical equivalence: "Rene\u{301}e" and "Ren\u{e9}e" are one spelling, as every
     // other verb reads them (found by an audit: the suggestion looked exactly like the name sent).
     if !stored.name.nfc().eq(name.trim().nfc()) {
-        return Ok(Err(Forgot::NotFound { did_you_mean: vec![stored.name] }));
+        return Ok(Named::Missing(Forgot::NotFound { did_you_mean: vec![stored.name] }));
     }
-    Ok(Ok((entity, name_key)))
+    Ok(Named::Stored(entity, name_key))
 }
 
 #[cfg(test)]
@@ -292,6 +375,38 @@ mod tests {
         let snap = store.snapshot().unwrap();
         assert!(fts::search(&snap, part.raw(), "Jonas", 5).unwrap().is_empty());
         assert_eq!(fts::search(&snap, part.raw(), "flux", 5).unwrap().len(), 1);
+    }
+
+    /// Found by an audit: once Priya was forgotten, a passage naming her stored later (a chat log
+    /// stored again) could not be forgotten: the form answered "already forgotten" and kept it.
+    #[test]
+    fn text_naming_a_forgotten_subject_since_goes_when_forgotten_again() {
+        let (_dir, store, part) = seeded();
+        assert!(matches!(forget(&store, &part, "Priya Raman"), Forgot::Forgotten { entity: Some(_), .. }));
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                remember_text(tx, &p, "Priya Raman says her new PIN is 9931.", None, None, 10)?;
+                remember_text(tx, &p, "Jonas Weber reviewed the budget.", None, None, 11)
+            })
+            .unwrap();
+        let again = forget(&store, &part, "Priya Raman");
+        assert_eq!(
+            again,
+            Forgot::Forgotten {
+                entity: None,
+                relations: 0,
+                passages: 1,
+                documents: 1,
+                attributes: 0,
+                kept_entities: vec![],
+                kept_documents: 0
+            }
+        );
+        let snap = store.snapshot().unwrap();
+        assert!(fts::search(&snap, part.raw(), "9931", 5).unwrap().is_empty(), "the new PIN is gone");
+        assert_eq!(fts::search(&snap, part.raw(), "budget", 5).unwrap().len(), 1, "other text stays");
+        assert_eq!(forget(&store, &part, "Priya Raman"), Forgot::AlreadyForgotten, "nothing is left now");
     }
 
     #[test]
