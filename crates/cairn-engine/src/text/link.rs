@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use aho_corasick::AhoCorasick;
-use unicode_normalization::char::decompose_canonical;
+use unicode_normalization::char::decompose_compatible;
 use unicode_segmentation::GraphemeCursor;
 
 use super::is_cjk;
@@ -130,10 +130,12 @@ pub fn mentions_name(text: &str, name: &str) -> bool {
     !Linker::new([(0, name)]).find(text).is_empty()
 }
 
-/// The matching form of one character: canonically decomposed and lowercased, with generic
-/// diacritics dropped (so `Malmö`, `Malmo` and NFD `Malmo\u{308}` meet, as `fold` has them meet
-/// in name lookups), dotted capital I as plain `i` (so `İstanbul` and `ISTANBUL` meet) and final
-/// sigma as `σ` (its position decides its form).
+/// The matching form of one character: compatibility-decomposed and lowercased, with generic
+/// diacritics dropped (so `Malmö`, `Malmo` and NFD `Malmo\u{308}` meet, and full-width
+/// `Ｐｒｉｙａ` meets `Priya`, as `fold` has them meet in name lookups), dotted capital I as plain
+/// `i` (so `İstanbul` and `ISTANBUL` meet) and final sigma as `σ` (its position decides its
+/// form). A space a decomposition gives (`¨` is a space and a diaeresis) is dropped: only the
+/// text's own whitespace separates words.
 fn fold_char(c: char, out: &mut String) {
     if c.is_ascii() {
         out.push(c.to_ascii_lowercase());
@@ -142,8 +144,8 @@ fn fold_char(c: char, out: &mut String) {
     match c {
         '\u{130}' => out.push('i'),
         'ς' => out.push('σ'),
-        _ => decompose_canonical(c, |d| {
-            if !is_diacritic(d) {
+        _ => decompose_compatible(c, |d| {
+            if !is_diacritic(d) && !d.is_whitespace() {
                 out.extend(d.to_lowercase());
             }
         }),
@@ -352,6 +354,12 @@ mod tests {
         assert_eq!(find(&[(1, "e")], "e\u{301}"), [Mention { entity: 1, start: 0, end: 2 }]);
         assert!(find(&[(1, "\u{1F469}")], "\u{1F469}\u{200D}\u{1F467}").is_empty());
         assert!(find(&[(1, "\u{1F469}")], "a \u{1F469} b").len() == 1);
+        // Compatibility forms meet their plain letters (found by an audit: a subject forget missed
+        // a passage writing the name in full-width letters).
+        let text = "\u{ff30}\u{ff52}\u{ff49}\u{ff59}\u{ff41}\u{3000}\u{ff32}\u{ff41}\u{ff4d}\u{ff41}\u{ff4e} called";
+        assert_eq!(find(&[(1, "Priya Raman")], text), [Mention { entity: 1, start: 0, end: 11 }]);
+        assert!(find(&[(1, "Priya")], "\u{ff30}\u{ff52}\u{ff49}\u{ff59}\u{ff41}\u{ff4e}\u{ff4b}\u{ff41}").is_empty());
+        assert!(find(&[(1, "a b")], "a\u{a8}b").is_empty(), "a decomposition's space separates no words");
         // `ß` is lowercase already; full folding (`ss`) is not applied.
         assert!(find(&[(1, "STRASSE")], "Stra\u{df}e").is_empty());
         // Final sigma folds like medial sigma.

@@ -409,6 +409,24 @@ mod tests {
         assert_eq!(forget(&store, &part, "Priya Raman"), Forgot::AlreadyForgotten, "nothing is left now");
     }
 
+    /// Found by an audit: a passage writing the name in full-width letters stayed.
+    #[test]
+    fn a_name_in_full_width_letters_is_the_name() {
+        let (_dir, store, part) = seeded();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                let text = "\u{ff30}\u{ff52}\u{ff49}\u{ff59}\u{ff41} \u{ff32}\u{ff41}\u{ff4d}\u{ff41}\u{ff4e} paid the deposit.";
+                remember_text(tx, &p, text, None, None, 5)
+            })
+            .unwrap();
+        let Forgot::Forgotten { passages, documents, .. } = forget(&store, &part, "Priya Raman") else {
+            panic!("forgotten")
+        };
+        assert_eq!((passages, documents), (2, 2));
+        assert!(fts::search(&store.snapshot().unwrap(), part.raw(), "deposit", 5).unwrap().is_empty());
+    }
+
     #[test]
     fn forgetting_again_is_already_and_a_miss_suggests_own_names() {
         let (_dir, store, part) = seeded();
