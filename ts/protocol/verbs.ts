@@ -195,7 +195,7 @@ export const VERBS: readonly VerbSpec[] = [
       'Private notes only with `includePrivate` when the node allows them; otherwise the header’s ' +
       '`withheld.private_notes` (and `private_versions`) counts them. Pass the reply’s `next` ' +
       'as `cursor` to get the following page; `next: null` means done. `limit` records per page (default 500, max ' +
-      '5000).',
+      '5000); a page ends early once past 4 MiB of JSON, so each page can be sent to memory_import as it came.',
   },
   {
     verb: 'import',

@@ -188,6 +188,39 @@ fn bad_limits_and_cursors_are_refused_by_name() {
     assert_eq!(verb(&store, &caller(&other_scope, 9), "export", &json!({"cursor": cursor})), Err("INVALID_ARGUMENT"));
 }
 
+/// Found by an audit: nine 1 MB documents made one 9.5 MB default page, which `memory_import`
+/// (8 MiB bodies) refused. A page ends once its records pass `PAGE_BYTES`, and sent back page by
+/// page, the export is the source again.
+#[test]
+fn a_page_ends_once_its_bytes_pass_the_bound_and_each_page_imports() {
+    let (_dir, store, part) = fresh();
+    let who = caller(&part, 1_000);
+    for n in 0..6 {
+        let mut text = String::new();
+        while text.len() < 900_000 {
+            write!(text, "Ledger {n} line {} holds the harbour accounts. ", text.len()).unwrap();
+        }
+        verb(&store, &who, "remember", &json!({"content": text, "source": format!("ledger-{n}")})).unwrap();
+    }
+    let pages = export_pages(&store, &part, super::export::DEFAULT_LIMIT);
+    let len = |r: &Value| serde_json::to_vec(r).unwrap().len();
+    assert!(pages.len() >= 2, "{} pages", pages.len());
+    for page in &pages {
+        let (last, before) = page.split_last().unwrap();
+        let body = json!({"records": page});
+        assert!(len(&body) < 8 * 1024 * 1024, "a page must fit an import body");
+        assert!(before.iter().map(len).sum::<usize>() < super::export::PAGE_BYTES, "ends once past the bound");
+        assert!(len(last) > 0);
+    }
+    let target = Partition::new("local", "u1", "copy").unwrap();
+    for page in &pages {
+        let reply = verb(&store, &caller(&target, 2_000), "import", &json!({"records": page})).unwrap();
+        assert_eq!(reply["skipped"], json!([]), "{reply}");
+    }
+    assert_eq!(normalized(&all_records(&store, &target)), normalized(&pages.concat()));
+    assert_eq!(pages.concat().iter().filter(|r| r["kind"] == "document").count(), 6);
+}
+
 #[test]
 fn export_then_import_in_any_page_order_twice_gives_the_same_records() {
     let (_dir, store, part) = seeded();

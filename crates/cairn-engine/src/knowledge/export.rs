@@ -30,6 +30,12 @@ pub const FORMAT_VERSION: u64 = 1;
 /// Records per page unless asked otherwise, and the most a page may hold.
 pub const DEFAULT_LIMIT: usize = 500;
 pub const MAX_LIMIT: usize = 5000;
+/// A page ends early once its records' JSON reaches this many bytes: half of the 8 MiB body
+/// `memory_import` accepts, so any page sent back as it came is accepted, with room for the
+/// request around it and for a client that escapes more than we do (found by an audit: nine
+/// 1 MB documents made one 9.5 MB page that import refused with 413). A page still holds at
+/// least one record, however large.
+pub const PAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Whose export this is: whether private notes are asked for (`allowPrivate && includePrivate`),
 /// and the agent whose agent-visibility notes it may carry (`None`: every agent's, for an admin).
@@ -180,6 +186,24 @@ fn document_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Re
     })))
 }
 
+/// How many bytes `value` takes as JSON.
+fn json_len(value: &Value) -> usize {
+    /// Counts what the serializer writes, keeping none of it.
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    serde_json::to_writer(&mut counter, value).expect("a JSON value serialises");
+    counter.0
+}
+
 /// One page of an export.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
@@ -188,7 +212,8 @@ pub struct Page {
     pub next: Option<String>,
 }
 
-/// Up to `limit` records of `part` from `cursor` (the start when `None`); `now` stamps the header;
+/// Up to `limit` records of `part` from `cursor` (the start when `None`), fewer once they reach
+/// `PAGE_BYTES` of JSON; `now` stamps the header;
 /// `reader` says which notes it may carry (private ones withheld are counted in the header);
 /// `origin` (`Origin::of` the store and `part`) is named in the header and in every record, so
 /// an import keys each page's ids by where they were handed out, whichever page it reads first.
@@ -211,11 +236,14 @@ pub fn export(
     let mut at = KINDS.iter().position(|k| k.name == start.kind).expect("decode checks the kind");
     let mut after = start.after;
     let mut records = Vec::new();
+    // The JSON bytes of `records`, each counted once as it is added.
+    let mut bytes = 0;
+    let full = |records: &Vec<Value>, bytes: usize| records.len() == limit || bytes >= PAGE_BYTES;
     let origin = origin.hex().map_or(Value::Null, Value::String);
     while at < KINDS.len() {
         let kind = &KINDS[at];
         let Some((tree, record)) = kind.walk else {
-            if records.len() == limit {
+            if full(&records, bytes) {
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
             let (_, _, scope) = part.parts();
@@ -241,12 +269,13 @@ pub fn export(
         for item in entries.by_ref() {
             let (key, value) = item?;
             let Some(suffix) = key.strip_prefix(part.prefix()) else { break };
-            if records.len() == limit {
+            if full(&records, bytes) {
                 // More of this kind remains: continue after the last key returned.
                 return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
             }
             if let Some(mut r) = record(snap, part, &value, reader)? {
                 r["origin"] = origin.clone();
+                bytes += json_len(&r);
                 records.push(r);
             }
             after = suffix.to_vec();
