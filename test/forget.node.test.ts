@@ -196,4 +196,38 @@ describe('forgetting leaves nothing behind', () => {
     await post('note_write', { scope: 'gone-scope', key: 'lamp', value: 'off', kind: 'user_fact' });
     expect(await listed()).toContain('gone-scope');
   });
+
+  it('a subject forgotten again takes the text naming it stored since (the audit)', async () => {
+    await post('remember', { scope: 'r1', facts: { entities: [{ name: 'Priya Raman', type: 'person' }] } });
+    await post('remember', { scope: 'r1', content: 'Priya Raman told me her PIN is 4417.' });
+    expect((await post('forget', { scope: 'r1', subject: 'Priya Raman' })).body.state).toBe('forgotten');
+    await post('remember', { scope: 'r1', content: 'Priya Raman says her new PIN is 9931.' });
+    const again = await post('forget', { scope: 'r1', subject: 'Priya Raman' });
+    expect(again.body, again.text).toMatchObject({
+      state: 'forgotten',
+      forgotten: { entities: 0, documents: 1, passages: 1 },
+    });
+    const context = await post('context', { scope: 'r1', question: 'What is Priya Raman PIN?' });
+    expect(context.text).not.toContain('9931');
+    expect((await post('forget', { scope: 'r1', subject: 'Priya Raman' })).body.state).toBe('already_forgotten');
+  });
+
+  it('a source forget takes the attributes sent under it and counts the entity kept (the audit)', async () => {
+    await post('remember', {
+      scope: 'r2',
+      source: 'intake-form.pdf',
+      content: 'Intake form for Gina Lowe.',
+      facts: { entities: [{ name: 'Gina Lowe', type: 'person', attributes: { diagnosis: 'type 2 diabetes' } }] },
+    });
+    const forgot = await post('forget', { scope: 'r2', source: 'intake-form.pdf' });
+    expect(forgot.body, forgot.text).toMatchObject({
+      state: 'forgotten',
+      forgotten: { documents: 1, passages: 1, attributes: 1 },
+      kept: [{ what: 'entities', count: 1 }],
+    });
+    const recalled = await post('recall', { scope: 'r2', subject: 'Gina Lowe' });
+    expect(recalled.text).not.toContain('diabetes');
+    expect((await post('export', { scope: 'r2' })).text).not.toContain('diabetes');
+    expect((await post('forget', { scope: 'r2', source: 'intake-form.pdf' })).body.state).toBe('already_forgotten');
+  });
 });

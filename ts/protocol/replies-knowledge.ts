@@ -325,9 +325,19 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     recorded_at: Time,
     origin: Origin,
     attribute_writes: z
-      .array(z.object({ attributes: AttributesOut, from: SentDate, recorded_at: Time }))
+      .array(
+        z.object({
+          attributes: AttributesOut,
+          from: SentDate,
+          recorded_at: Time,
+          source: z.string().optional().describe('The `source` label the write came under'),
+        }),
+      )
       .optional()
-      .describe('Its attribute writes when more than one or dated: what each set, from when, known since when'),
+      .describe(
+        'Its attribute writes when more than one, dated or under a `source`: what each set, from when, known since ' +
+          'when, under which label',
+      ),
   }),
   z.object({
     kind: z.literal('fact'),

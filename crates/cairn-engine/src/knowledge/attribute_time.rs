@@ -142,7 +142,7 @@ fn same_entity(event: &Event, id: u64) -> bool {
 }
 
 /// The id of the entity `event` wrote; an import's record spells it as a string.
-fn written_entity(event: &Event) -> Option<u64> {
+pub(crate) fn written_entity(event: &Event) -> Option<u64> {
     match event.after.as_ref().and_then(|a| a.get("id")) {
         Some(Value::Number(n)) => n.as_u64(),
         Some(Value::String(s)) => s.parse().ok(),
@@ -182,13 +182,27 @@ fn sent_attributes(event: &Event) -> Map<String, Value> {
     }
 }
 
-/// One write of an entity's attributes as export lists it: what it set, when that became true, and
-/// when the store learnt it (ms).
-pub type AttributeWrite = (Map<String, Value>, String, i64);
+/// The `source` label a write of an entity's attributes came under (`remember`'s, or an imported
+/// write's), which a `source` forget takes it by.
+pub(crate) fn source_of(event: &Event) -> Option<&str> {
+    event.patch.as_ref()?.get("source")?.as_str().filter(|_| event.family == "entity")
+}
+
+/// One write of an entity's attributes as export lists it.
+pub struct AttributeWrite {
+    /// What it set.
+    pub attributes: Map<String, Value>,
+    /// When that became true.
+    pub from: String,
+    /// When the store learnt it (ms).
+    pub known: i64,
+    /// The `source` label it came under.
+    pub source: Option<String>,
+}
 
 /// The writes that set `entity`'s attributes, in commit order, each with what it set, when that
-/// became true (the call's `date` as sent, else when it was written) and when the store learnt it
-/// (`known_at`), for export: an import replays them, so reads at any valid time and as of any
+/// became true (the call's `date` as sent, else when it was written), when the store learnt it
+/// (`known_at`) and the label it came under, for export: an import replays them, so reads at any valid time and as of any
 /// moment answer as at the source.
 pub fn attribute_writes(snap: &Snapshot, part: &Partition, entity: &Entity) -> Result<Vec<AttributeWrite>> {
     let mut writes = Vec::new();
@@ -207,7 +221,12 @@ pub fn attribute_writes(snap: &Snapshot, part: &Partition, entity: &Entity) -> R
             .and_then(Value::as_str)
             .filter(|d| valid::instant(d).is_some());
         let known = known_at(&event);
-        writes.push((attributes, date.map_or_else(|| crate::time::iso_ms(known), str::to_owned), known));
+        writes.push(AttributeWrite {
+            from: date.map_or_else(|| crate::time::iso_ms(known), str::to_owned),
+            source: source_of(&event).map(str::to_owned),
+            attributes,
+            known,
+        });
     }
     Ok(writes)
 }

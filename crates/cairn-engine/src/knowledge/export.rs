@@ -93,13 +93,19 @@ fn entity_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Read
     // The record holds each key's last write; when writes were dated, which value is true when
     // depends on them (`attribute_time.rs`), so they travel too (found by an audit: a copy read
     // the later-dated value as true now).
+    // A write's `source` label travels too, so forgetting that source in the copy takes it.
     if !e.attributes.is_empty() {
         let writes = attribute_writes(snap, part, &e)?;
-        if writes.len() > 1 || writes.iter().any(|(_, from, _)| *from != iso_ms(e.recorded_at)) {
+        if writes.len() > 1 || writes.iter().any(|w| w.from != iso_ms(e.recorded_at) || w.source.is_some()) {
             record["attribute_writes"] = writes
                 .into_iter()
-                .map(|(attributes, from, known)| {
-                    json!({ "attributes": attributes, "from": from, "recorded_at": iso_ms(known) })
+                .map(|w| {
+                    let mut write =
+                        json!({ "attributes": w.attributes, "from": w.from, "recorded_at": iso_ms(w.known) });
+                    if let Some(label) = w.source {
+                        write["source"] = json!(label);
+                    }
+                    write
                 })
                 .collect();
         }

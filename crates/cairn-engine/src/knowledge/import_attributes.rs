@@ -16,10 +16,11 @@ use serde_json::{Map, Value, json};
 const MAX_WRITES: usize = 1000;
 
 /// One write: the attributes it set, when that became true (a date or a date-time) and, from an
-/// export that says so, when its source store learnt it (ms).
-pub(crate) type Write = (Map<String, Value>, String, Option<i64>);
+/// export that says so, when its source store learnt it (ms) and the `source` label it came under.
+pub(crate) type Write = (Map<String, Value>, String, Option<i64>, Option<String>);
 
-/// The record's `attribute_writes`, checked: an array of `{attributes, from, recorded_at?}`.
+/// The record's `attribute_writes`, checked: an array of `{attributes, from, recorded_at?,
+/// source?}`.
 pub(super) fn field(r: &Map<String, Value>, now: i64) -> std::result::Result<Vec<Write>, String> {
     let items = match r.get("attribute_writes") {
         None | Some(Value::Null) => return Ok(Vec::new()),
@@ -43,11 +44,19 @@ pub(super) fn field(r: &Map<String, Value>, now: i64) -> std::result::Result<Vec
                 None => return Err(format!("{}: must be an ISO 8601 UTC time, not to come", at("recorded_at"))),
             },
         };
-        let known = ["attributes", "from", "recorded_at"];
+        let source = match item.get("source") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(l)) if !l.is_empty() => {
+                super::import_checks::label_ok(&at("source"), Some(l))?;
+                Some(l.clone())
+            }
+            Some(_) => return Err(format!("{}: must be a non-empty string", at("source"))),
+        };
+        let known = ["attributes", "from", "recorded_at", "source"];
         if let Some(extra) = item.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
             return Err(format!("{}: unknown field", at(extra)));
         }
-        writes.push((attributes.clone(), from.to_owned(), recorded));
+        writes.push((attributes.clone(), from.to_owned(), recorded, source));
     }
     Ok(writes)
 }
@@ -60,7 +69,7 @@ pub(super) fn record_writes(
     id: u64,
     writes: &[Write],
 ) -> Result<()> {
-    for (attributes, from, recorded) in writes {
+    for (attributes, from, recorded, source) in writes {
         // A dated write a read at its time answers with, though the record may hold a later one.
         super::attr_index::add(tx, &caller.part, id, attributes)?;
         let change = Change {
@@ -69,9 +78,15 @@ pub(super) fn record_writes(
             op: "import",
             before: None,
             after: Some(json!({ "id": id.to_string() })),
-            patch: Some(match recorded {
-                Some(t) => json!({ "attributes": attributes, "date": from, "recorded_at": iso_ms(*t) }),
-                None => json!({ "attributes": attributes, "date": from }),
+            patch: Some({
+                let mut patch = json!({ "attributes": attributes, "date": from });
+                if let Some(t) = recorded {
+                    patch["recorded_at"] = json!(iso_ms(*t));
+                }
+                if let Some(label) = source {
+                    patch["source"] = json!(label);
+                }
+                patch
             }),
         };
         record(tx, caller, change)?;

@@ -301,13 +301,13 @@ struct Done {
     spent: Option<fts::Spent>,
 }
 
-/// Stores `e` (created, or merged into the entity of that name); `date` is the call's, kept in the
-/// history event so the attributes it sets have a valid time (`attribute_time.rs`).
+/// Stores `e` (created, or merged into the entity of that name); `date` and `source` are the call's,
+/// kept in the history event (`remember_facts::entity_patch`).
 fn upsert(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
     e: &EntityIn,
-    date: Option<&str>,
+    (date, label): (Option<&str>, Option<&str>),
     done: &mut Done,
     tally: &mut Tally,
 ) -> Result<Entity> {
@@ -327,10 +327,7 @@ fn upsert(
         done.changed = true;
         done.entities += u64::from(created);
         done.updated += u64::from(!created);
-        let mut patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
-        if let Some(d) = date {
-            patch["date"] = json!(d);
-        }
+        let patch = remember_facts::entity_patch(&e.view(), (date, label));
         let change = Change {
             family: "entity",
             target: &entity.name,
@@ -399,7 +396,7 @@ fn store_text(
         }
         ids.extend(call_linker.find(&passage.text).into_iter().map(|m| m.entity));
         for m in &mentions {
-            ids.push(upsert(tx, caller, &bare(m), date, done, tally)?.id);
+            ids.push(upsert(tx, caller, &bare(m), (date, label), done, tally)?.id);
         }
         ids.extend(about);
         linked.push(NewPassage { passage, given: ids, tokenized: tokenized.next() });
@@ -467,7 +464,7 @@ fn write(
     let entities = facts.map_or(&[][..], |f| &f.entities);
     let views: Vec<EntityView<'_>> = entities.iter().map(EntityIn::view).collect();
     let (mut sent, created) = {
-        let date = req.date.as_deref();
+        let date = (req.date.as_deref(), req.source.as_deref());
         let mut merge =
             |tx: &mut WriteTxn<'_>, i: usize, t: &mut Tally| upsert(tx, caller, &entities[i], date, &mut done, t);
         remember_facts::store_entities(tx, caller, facts_in, &views, &mut merge, &mut tally)?
@@ -477,7 +474,7 @@ fn write(
     let bare = |n: &str| EntityIn { name: n.to_owned(), entity_type: None, attributes: None };
     // Each endpoint is resolved (created if new) once, by id; its relations reuse it.
     let ends = {
-        let date = req.date.as_deref();
+        let date = (req.date.as_deref(), req.source.as_deref());
         let mut create =
             |tx: &mut WriteTxn<'_>, n: &str, t: &mut Tally| Ok(upsert(tx, caller, &bare(n), date, &mut done, t)?.id);
         remember_facts::resolve(tx, caller, facts_in, &mut create, &mut tally)?
@@ -573,7 +570,7 @@ pub(super) fn run_with_texts(store: &Store, caller: &Caller, body: &[u8], texts:
         rel_type: &r.rel_type,
         attributes: r.attributes.as_ref(),
     });
-    let facts = remember_facts::prepare(entities, relations, req.date.as_deref());
+    let facts = remember_facts::prepare(entities, relations, (req.date.as_deref(), req.source.as_deref()));
     let dir = store.dir().to_path_buf();
     let who = caller.clone();
     let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index), &facts))?;

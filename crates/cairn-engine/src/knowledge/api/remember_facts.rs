@@ -68,20 +68,30 @@ pub(super) struct Facts {
     date: Option<String>,
 }
 
+/// The history input of an entity a `remember` call sends: as sent, with the call's `date` (the
+/// valid time of the attributes it sets, `attribute_time.rs`) and `source` label (what a `source`
+/// forget takes them by, `forget/source.rs`).
+pub(super) fn entity_patch(e: &EntityView<'_>, (date, label): (Option<&str>, Option<&str>)) -> Value {
+    let mut patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
+    if let Some(d) = date {
+        patch["date"] = json!(d);
+    }
+    if let Some(l) = label {
+        patch["source"] = json!(l);
+    }
+    patch
+}
+
 /// Prepares `entities` and `relations` (already checked: names and types are 1..=1 KiB after
 /// trimming).
 pub(super) fn prepare<'a>(
     entities: impl Iterator<Item = EntityView<'a>>,
     relations: impl Iterator<Item = RelationView<'a>>,
-    date: Option<&str>,
+    (date, label): (Option<&str>, Option<&str>),
 ) -> Facts {
     let mut facts = Facts { date: date.map(str::to_owned), ..Facts::default() };
     for e in entities {
-        let mut patch = json!({ "name": e.name, "type": e.entity_type, "attributes": e.attributes });
-        if let Some(d) = date {
-            // The valid time of the attributes it sets (`attribute_time.rs`).
-            patch["date"] = json!(d);
-        }
+        let patch = entity_patch(&e, (date, label));
         facts.entities.push(PreparedEntity {
             folded: fold(e.name.trim()),
             patch: serde_json::to_vec(&patch).expect("patches serialise"),

@@ -13,6 +13,7 @@ mod history;
 mod passage;
 mod retire;
 mod source;
+mod source_attributes;
 mod subject;
 
 pub use all::{UserDeleted, delete_user, forget_scope};

@@ -1,7 +1,8 @@
 //! Forgetting a source label: every document stored with that label (with its passages,
-//! postings and mention links), every fact whose provenance is one of those documents, and every
+//! postings and mention links), every fact whose provenance is one of those documents, every
 //! fact asserted with that label (a label names where knowledge came from, whichever form it was
-//! sent in). Entities stay: they may be known from elsewhere.
+//! sent in), and the entity attributes set under it (`source_attributes.rs`). Entities stay:
+//! each is stored in its own right, and the reply says so.
 
 use super::super::docs::Document;
 use super::super::graph::{Relation, Source};
@@ -9,6 +10,7 @@ use super::super::part::Partition;
 use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{ADJ, DOC, OUT, REL, adj_type_prefix, rel_key, trailing_id};
+use super::source_attributes::forget_labelled_attributes;
 use super::{
     Counts, Kept, Outcome, Strip, bury, bury_document, bury_relation, fact_target, missing, name_of, remove_relation,
     strip_events, unlink_document,
@@ -82,7 +84,10 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         counts.facts += 1;
     }
     tally.flush(tx)?;
-    if counts.is_empty() {
+    let attributes = forget_labelled_attributes(tx, part, label, now)?;
+    ends.extend(&attributes.entities);
+    counts.attributes = attributes.gone;
+    if counts.is_empty() && attributes.kept == 0 {
         return missing(tx, part, "source", label, format!("nothing is stored from source {label:?}"));
     }
     bury(tx, part, "source", label, now)?;
@@ -103,7 +108,14 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         kept.push(Kept {
             what: "entities",
             count: ends.len() as u64,
-            why: "entities may be known from other sources; forget the subject to remove one",
+            why: "entities the forgotten facts joined or the source wrote are stored in their own right; forget the subject to remove one",
+        });
+    }
+    if attributes.kept > 0 {
+        kept.push(Kept {
+            what: "attributes",
+            count: attributes.kept,
+            why: "set under this source and by another write too; forget one with the attribute form",
         });
     }
     Ok(Outcome::Forgotten { counts, kept })
