@@ -18,6 +18,23 @@ pub const INVERSE: [(&str, &str); 4] =
     [("parent_of", "child_of"), ("owns", "owned_by"), ("employs", "employed_by"), ("manages", "managed_by")];
 /// Types whose chains hold end to end.
 pub const TRANSITIVE: [&str; 3] = ["part_of", "located_in", "contained_in"];
+/// The type a fact of type `folded` (folded) reads as from its far end: itself for a symmetric
+/// type, its partner for an inverse one; `None` for any other type.
+pub(crate) fn mirror(folded: &str) -> Option<&'static str> {
+    if let Some(t) = SYMMETRIC.iter().find(|t| **t == folded) {
+        return Some(t);
+    }
+    INVERSE.iter().find_map(|&(a, b)| {
+        if a == folded {
+            Some(b)
+        } else if b == folded {
+            Some(a)
+        } else {
+            None
+        }
+    })
+}
+
 /// The longest chain a transitive derivation follows.
 pub const MAX_LINKS: usize = 6;
 

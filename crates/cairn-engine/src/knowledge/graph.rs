@@ -109,7 +109,11 @@ pub(crate) fn check_name(name: &str, what: &str) -> Result<String> {
     if has_control(trimmed) {
         return Err(Error::InvalidArgument(format!("{what} must not contain control characters")));
     }
-    Ok(fold(trimmed))
+    let folded = fold(trimmed);
+    if folded.is_empty() {
+        return Err(Error::InvalidArgument(format!("{what} must hold a visible character")));
+    }
+    Ok(folded)
 }
 
 /// Whether `s` holds a control character (U+0000–U+001F, U+007F), which the node refuses in names:
@@ -376,6 +380,65 @@ pub(crate) fn edges_between(
     }
 }
 
+/// The stored edges an assertion `from` → `to` of type `folded_type` is read against (earlier
+/// versions of revised facts left out: their fact states them). `replaces` ends the subject's
+/// other edges of the type: it reads them all. Otherwise only the edges to `to` count, read from
+/// the shorter of the two adjacency lists that hold them. A symmetric or inverse type's edges
+/// stored from the other end say the same (`Bruno married_to Ana` is `Ana married_to Bruno`, `X
+/// employs Priya` is `Priya employed_by X`: derive.rs), so they are read too (found by an audit:
+/// said from the other end, a fact was stored twice, and `replaces` left the other end's fact
+/// live). Each edge read has `from` at one end: the rules compare its other end with `to`.
+fn subject_edges(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (from, to): (u64, u64),
+    folded_type: &str,
+    replaces: bool,
+) -> Result<Vec<Relation>> {
+    let mut reads = vec![(
+        if replaces {
+            tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, folded_type))?
+        } else {
+            edges_between(tx, part, (from, to), folded_type)?
+        },
+        false,
+    )];
+    if let Some(mirror) = super::derive::mirror(folded_type) {
+        let keys = if replaces {
+            tx.prefix(ADJ, &adj_type_prefix(part, from, IN, mirror))?
+        } else {
+            edges_between(tx, part, (to, from), mirror)?
+        };
+        reads.push((keys, true));
+    }
+    let mut records = Vec::new();
+    for (keys, mirrored) in reads {
+        for (key, _) in keys {
+            let rel_id = trailing_id(&key)?;
+            let bytes = tx
+                .get(REL, &rel_key(part, rel_id))?
+                .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
+            let rel = decode::<Relation>(&bytes, "relation")?;
+            let subject_end = if mirrored { rel.to } else { rel.from };
+            if rel.version_of.is_none() && subject_end == from && rel.from != rel.to {
+                records.push(rel);
+            }
+        }
+    }
+    Ok(records)
+}
+
+/// Whether `rel`, an edge with the subject at one end (`subject_edges`), has `to` at the other.
+fn reaches(rel: &Relation, to: u64) -> bool {
+    rel.to == to || rel.from == to
+}
+
+/// The adjacency type of a stored edge: its own type folded (a mirrored edge's is not the
+/// assertion's).
+fn own_type(rel: &Relation) -> String {
+    fold(rel.rel_type.trim())
+}
+
 /// `relate` between entity ids, `folded_type` being `fold(a.rel_type.trim())`; new ids come from
 /// `ids` (a bulk caller hands them out from a reserved block); count changes go to `tally`. Also
 /// returns the stored record's bytes when it wrote one, so a caller recording history need not
@@ -389,30 +452,12 @@ pub(crate) fn relate_ids(
     ids: &mut dyn FnMut(&mut WriteTxn<'_>) -> Result<u64>,
     tally: &mut Tally,
 ) -> Result<(Related, Option<Vec<u8>>)> {
-    // `replaces` ends the subject's other edges of the type: it reads them all. Otherwise only the
-    // edges to `to` count, read from the shorter of the two adjacency lists that hold them.
-    let keys = if a.replaces {
-        tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, folded_type))?
-    } else {
-        edges_between(tx, part, (from, to), folded_type)?
-    };
-    let mut records = Vec::new();
-    for (key, _) in keys {
-        let rel_id = trailing_id(&key)?;
-        let bytes = tx
-            .get(REL, &rel_key(part, rel_id))?
-            .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
-        let rel = decode::<Relation>(&bytes, "relation")?;
-        // An earlier version of a revised fact states nothing any more (its fact does).
-        if rel.version_of.is_none() && rel.from == from {
-            records.push(rel);
-        }
-    }
+    let records = subject_edges(tx, part, (from, to), folded_type, a.replaces)?;
     let mut attributes = a.attributes.clone();
     let plan = if a.replaces {
         replace_in_valid_time(&mut attributes, records, to, now)
     } else {
-        plain(&mut attributes, records, to, now)
+        plain(&mut attributes, records, to, now)?
     };
     let mut ended = Vec::new();
     for mut rel in plan.end {
@@ -437,8 +482,8 @@ pub(crate) fn relate_ids(
             // the fact itself (same id) is recorded anew as it is known from now on.
             let copy = Relation { id: ids(tx)?, ended_at: Some(now), version_of: Some(stored.id), ..stored.clone() };
             tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
-            tx.put(ADJ, &adj_key(part, copy.from, OUT, folded_type, copy.id), &[])?;
-            tx.put(ADJ, &adj_key(part, copy.to, IN, folded_type, copy.id), &[])?;
+            tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
+            tx.put(ADJ, &adj_key(part, copy.to, IN, &own_type(&copy), copy.id), &[])?;
             let bytes = encode(&revised);
             tx.put(REL, &rel_key(part, revised.id), &bytes)?;
             // The copy is ended (never counted); the fact keeps its liveness and its type.
@@ -454,9 +499,14 @@ pub(crate) fn relate_ids(
         // The earlier life stays as history under a new id; the fact itself lives on under its own.
         let copy = Relation { id: ids(tx)?, ended_at: old.ended_at.or(Some(now)), ..old.clone() };
         tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
-        tx.put(ADJ, &adj_key(part, copy.from, OUT, folded_type, copy.id), &[])?;
-        tx.put(ADJ, &adj_key(part, copy.to, IN, folded_type, copy.id), &[])?;
+        tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
+        tx.put(ADJ, &adj_key(part, copy.to, IN, &own_type(&copy), copy.id), &[])?;
     }
+    // A fact stored from the other end is restored as it is stored: its adjacency stays true.
+    let (from, to, rel_type) = match restored.as_ref().filter(|old| old.from != from) {
+        Some(old) => (old.from, old.to, old.rel_type.clone()),
+        None => (from, to, a.rel_type.trim().to_owned()),
+    };
     let id = match &restored {
         Some(old) => old.id,
         None => ids(tx)?,
@@ -470,7 +520,7 @@ pub(crate) fn relate_ids(
         id,
         from,
         to,
-        rel_type: a.rel_type.trim().to_owned(),
+        rel_type,
         source_date: a.date.filter(|&d| valid_from.as_deref() != Some(d)).map(str::to_owned),
         valid_from,
         valid_to: text("valid_to"),
@@ -516,12 +566,14 @@ struct Plan {
 
 /// Without `replaces`: a live edge to the same target is merged into. Else the ended ones are read
 /// at the assertion's start (its `valid_from`, else now): one true there already states it
-/// (nothing changes); else the latest one over by then is restored from that start.
-fn plain(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Plan {
+/// (nothing changes); else the latest one over by then is restored from that start, which a given
+/// `valid_to` must follow (`attributes.valid_to` is refused otherwise: restored from now, an end
+/// already past would make an interval that runs backwards).
+fn plain(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Result<Plan> {
     let mut plan = Plan::default();
     let mut ended = Vec::new();
     let mut live = None;
-    for rel in records.into_iter().filter(|r| r.to == to) {
+    for rel in records.into_iter().filter(|r| reaches(r, to)) {
         if rel.ended_at.is_none() {
             live = Some(rel);
         } else {
@@ -529,23 +581,29 @@ fn plain(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, n
         }
     }
     if let Some(live) = live {
-        return said_again(attributes, live, ended);
+        return Ok(said_again(attributes, live, ended));
     }
     if ended.is_empty() {
-        return plan;
+        return Ok(plan);
     }
     let given = attributes.get("valid_from").and_then(Value::as_str).and_then(valid::bound);
     let start = given.unwrap_or(now);
     if let Some(stated) = ended.iter().find(|r| r.valid_at(start, None)) {
         plan.same = Some(stated.clone());
-        return plan;
+        return Ok(plan);
     }
     plan.restored = latest(ended.into_iter().filter(|r| r.valid_end(None).is_some_and(|end| end <= start)));
     if plan.restored.is_some() && given.is_none() {
+        if attributes.get("valid_to").and_then(Value::as_str).and_then(valid::bound).is_some_and(|end| end <= now) {
+            return Err(Error::InvalidArgument(format!(
+                "attributes.valid_to must be later than its start, now ({}): the fact is over and would be restored from now",
+                iso_ms(now)
+            )));
+        }
         // Restored from now: without a start it would also claim its earlier, ended interval.
         attributes.insert("valid_from".into(), Value::String(iso_ms(now)));
     }
-    plan
+    Ok(plan)
 }
 
 /// A live edge to the same target said again without `replaces`, read against the assertion's
@@ -665,7 +723,7 @@ fn replace_in_valid_time(attributes: &mut Map<String, Value>, records: Vec<Relat
     let mut over = Vec::new();
     for rel in records {
         let covers = rel.valid_end(None).is_none_or(|end| end > start);
-        match (rel.valid_start(), rel.to == to, covers) {
+        match (rel.valid_start(), reaches(&rel, to), covers) {
             (Some(from), _, _) if from > start => newer.push(rel),
             (_, false, true) => {
                 let shortened = rel.shortened.clone().or_else(|| Some(Shortened { valid_to: rel.valid_to.clone() }));

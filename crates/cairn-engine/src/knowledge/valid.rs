@@ -34,9 +34,16 @@ pub fn parse(field: &str, text: &str) -> Result<i64> {
 }
 
 /// Checks a relation's `attributes` (the request field `field`): `valid_from` and `valid_to`, when
-/// set, are dates; `valid_to` is not earlier than the start (`valid_from`, else the call's
-/// `date`), since an interval that ends before it starts holds no instant.
-pub fn check_interval(field: &str, attrs: Option<&Map<String, Value>>, date: Option<&str>) -> Result<()> {
+/// set, are dates; `valid_to` is later than the start (`valid_from`, else the call's `date`, else
+/// `default_start`: now for a `replaces`, which stores that start), since an interval that ends
+/// before it starts holds no instant, and one that ends where it starts (`[t, t)`) holds none
+/// either (found by an audit: said about an open fact, such an empty interval ended it).
+pub fn check_interval(
+    field: &str,
+    attrs: Option<&Map<String, Value>>,
+    date: Option<&str>,
+    default_start: Option<i64>,
+) -> Result<()> {
     let read = |key: &str| -> Result<Option<i64>> {
         match attrs.and_then(|a| a.get(key)) {
             None | Some(Value::Null) => Ok(None),
@@ -46,14 +53,17 @@ pub fn check_interval(field: &str, attrs: Option<&Map<String, Value>>, date: Opt
     };
     let from = read("valid_from")?;
     let to = read("valid_to")?;
-    let start = from.or_else(|| date.and_then(instant));
-    if let (Some(start), Some(to)) = (start, to)
-        && to < start
-    {
-        let what = if from.is_some() { "valid_from" } else { "the call's date" };
-        return Err(Error::InvalidArgument(format!("{field}.valid_to must not be earlier than {what}")));
+    let dated = date.and_then(instant);
+    let (start, what) = match (from, dated, default_start) {
+        (Some(s), _, _) => (s, "valid_from".to_owned()),
+        (None, Some(s), _) => (s, "the call's date".to_owned()),
+        (None, None, Some(s)) => (s, format!("its start, now ({})", crate::time::iso_ms(s))),
+        (None, None, None) => return Ok(()),
+    };
+    match to {
+        Some(to) if to <= start => Err(Error::InvalidArgument(format!("{field}.valid_to must be later than {what}"))),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// A stored bound read as an instant. Values stored before dates were checked strictly (or
@@ -103,17 +113,36 @@ mod tests {
     fn an_interval_that_ends_before_it_starts_is_refused_naming_valid_to() {
         let attrs = |v: serde_json::Value| v.as_object().cloned();
         let inverted = attrs(serde_json::json!({"valid_from": "2024-01-01", "valid_to": "2023-01-01"}));
-        let err = check_interval("attributes", inverted.as_ref(), None).unwrap_err();
+        let err = check_interval("attributes", inverted.as_ref(), None, None).unwrap_err();
         assert!(err.to_string().contains("attributes.valid_to"), "{err}");
         let ends_early = attrs(serde_json::json!({"valid_to": "2023-01-01"}));
-        assert!(check_interval("attributes", ends_early.as_ref(), Some("2024-01-01")).is_err());
-        assert!(check_interval("attributes", ends_early.as_ref(), None).is_ok());
-        // The same instant in two zones is not earlier.
-        let zoned =
-            attrs(serde_json::json!({"valid_from": "2024-01-01T11:00:00+05:00", "valid_to": "2024-01-01T06:00:00Z"}));
-        assert!(check_interval("attributes", zoned.as_ref(), None).is_ok());
+        assert!(check_interval("attributes", ends_early.as_ref(), Some("2024-01-01"), None).is_err());
+        assert!(check_interval("attributes", ends_early.as_ref(), None, None).is_ok());
+        // A `replaces` without a start starts now: an end before now is refused too.
+        let now = instant("2026-01-01");
+        let err = check_interval("attributes", ends_early.as_ref(), None, now).unwrap_err();
+        assert!(err.to_string().contains("attributes.valid_to must be later than its start, now"), "{err}");
+        let ends_later = attrs(serde_json::json!({"valid_to": "2027-01-01"}));
+        assert!(check_interval("attributes", ends_later.as_ref(), None, now).is_ok());
         let bad = attrs(serde_json::json!({"valid_from": 5}));
-        assert!(check_interval("x", bad.as_ref(), None).unwrap_err().to_string().contains("x.valid_from"));
+        assert!(check_interval("x", bad.as_ref(), None, None).unwrap_err().to_string().contains("x.valid_from"));
+    }
+
+    #[test]
+    fn an_empty_interval_is_refused_in_any_zone() {
+        let attrs = |v: serde_json::Value| v.as_object().cloned();
+        for empty in [
+            serde_json::json!({"valid_from": "2025-05-01T00:00:00Z", "valid_to": "2025-05-01"}),
+            serde_json::json!({"valid_from": "2024-01-01T11:00:00+05:00", "valid_to": "2024-01-01T06:00:00Z"}),
+        ] {
+            let err = check_interval("attributes", attrs(empty).as_ref(), None, None).unwrap_err();
+            assert!(err.to_string().contains("attributes.valid_to must be later than valid_from"), "{err}");
+        }
+        let dated = attrs(serde_json::json!({"valid_to": "2024-01-01"}));
+        assert!(check_interval("attributes", dated.as_ref(), Some("2024-01-01"), None).is_err());
+        let a_millisecond =
+            attrs(serde_json::json!({"valid_from": "2024-01-01", "valid_to": "2024-01-01T00:00:00.001Z"}));
+        assert!(check_interval("attributes", a_millisecond.as_ref(), None, None).is_ok());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use unicode_normalization::char::decompose_compatible;
 use unicode_segmentation::GraphemeCursor;
 
 use super::is_cjk;
-use super::names::is_diacritic;
+use super::names::{ZWSP, is_diacritic, is_invisible};
 
 /// An entity named in a text, at the code-point span `[start, end)` of that text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -141,6 +141,10 @@ fn fold_char(c: char, out: &mut String) {
         out.push(c.to_ascii_lowercase());
         return;
     }
+    if is_invisible(c) {
+        // Matched as it shows, as `fold` does: not at all.
+        return;
+    }
     match c {
         '\u{130}' => out.push('i'),
         'ς' => out.push('σ'),
@@ -152,10 +156,15 @@ fn fold_char(c: char, out: &mut String) {
     }
 }
 
+/// Whether `c` parts words: whitespace, or the zero-width space (`fold` reads it as a space).
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || c == ZWSP
+}
+
 /// The matching form of a name: trimmed, folded, whitespace runs as one space.
 fn fold_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
-    for word in name.split_whitespace() {
+    for word in name.split(is_space).filter(|w| !w.is_empty()) {
         if !out.is_empty() {
             out.push(' ');
         }
@@ -190,7 +199,7 @@ impl Folded {
         for (i, (b, c)) in original.char_indices().enumerate() {
             bytes.push(b);
             chars.push(c);
-            if c.is_whitespace() {
+            if is_space(c) {
                 if !in_space {
                     text.push(' ');
                 }

@@ -14,6 +14,8 @@ use super::{is_cjk, is_stop_word};
 /// kana → kana), lowercased (`ß` → `ss`, `ς` → `σ`, `’` → `'`), generic diacritics removed
 /// (`José` → `jose`; marks that are letters of their script, such as kana voicing or Indic vowel
 /// signs, are kept), recomposed (NFC), trimmed, with each run of whitespace made one space.
+/// Invisible code points are read as they show (`is_invisible`): a zero-width space as a space,
+/// the others not at all, so text pasted from a web page names the entity it shows.
 #[must_use]
 pub fn fold(name: &str) -> String {
     if name.is_ascii() {
@@ -21,7 +23,37 @@ pub fn fold(name: &str) -> String {
         // (a bulk load folds every fact's two ends, and fresh memory is most of what it costs).
         return join_words(name, |out, word| out.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase()))));
     }
-    join_words(&fold_text(name), String::push_str)
+    let shown: String = name.chars().filter(|&c| !is_invisible(c)).map(|c| if c == ZWSP { ' ' } else { c }).collect();
+    join_words(&fold_text(&shown), String::push_str)
+}
+
+/// The zero-width space: a word break that shows none (Thai and Khmer text, pasted web pages).
+pub(super) const ZWSP: char = '\u{200b}';
+
+/// Default-ignorable code points (Unicode's `Default_Ignorable_Code_Point`) that names match
+/// without (found by an audit: `Priya\u{200b}Raman` was a second entity that shows as the
+/// first): soft hyphen, format and bidi marks, word joiner and invisible operators, BOM,
+/// variation selectors and Hangul fillers. ZWSP is a word break (`ZWSP`, read as a space), and
+/// ZWNJ and ZWJ are kept: some scripts and emoji sequences need them to spell a word.
+#[must_use]
+pub(super) fn is_invisible(c: char) -> bool {
+    matches!(
+        c as u32,
+        0xAD | 0x34F
+            | 0x61C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200E..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+    )
 }
 
 /// Whether `fold(name) == folded`, without building the fold of an ASCII name (a bulk load
@@ -743,6 +775,26 @@ mod tests {
         assert_eq!(fold("\u{1F680} Rocket"), "\u{1F680} rocket");
         assert_eq!(fold(""), "");
         assert_eq!(fold(" \u{a0}\u{3000} "), "");
+    }
+
+    #[test]
+    fn invisible_code_points_fold_as_they_show() {
+        for pasted in [
+            "Priya\u{200b}Raman",
+            "Priya \u{200b}Raman",
+            "\u{feff}Priya Raman\u{200b}",
+            "Pri\u{ad}ya Ra\u{2060}man",
+            "\u{200e}Priya Raman\u{200f}",
+        ] {
+            assert_eq!(fold(pasted), "priya raman", "{pasted:?}");
+        }
+        assert_eq!(fold("\u{200b}\u{feff}"), "");
+        // ZWNJ and ZWJ spell words in some scripts, and join emoji: kept.
+        assert_eq!(
+            fold("\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{645}"),
+            "\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{645}"
+        );
+        assert_ne!(fold("\u{1F468}\u{200d}\u{1F4BB}"), fold("\u{1F468}\u{1F4BB}"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! an `error` object in DESIGN.md §3 terms, never an engine `Error`, which is kept for failures of
 //! the store itself and for malformed requests (`INVALID_ARGUMENT`).
 
+mod attribute_keys;
 mod context;
 mod delete_user;
 mod derived;

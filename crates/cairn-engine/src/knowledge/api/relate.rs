@@ -4,6 +4,7 @@
 //! dated before edges that start later is older news: it is kept in history, valid until the
 //! first of them starts, and ends none of them (knowledge-verbs.md "Valid time").
 
+use super::attribute_keys::trim_keys;
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
@@ -32,11 +33,15 @@ struct Request {
     source: Option<String>,
 }
 
-fn check(req: &Request) -> Result<()> {
+/// `now` is the start of a `replaces` that gives none, which its `valid_to` must follow.
+fn check(req: &Request, now: i64) -> Result<()> {
     for (field, value) in [("from", &req.from), ("to", &req.to), ("type", &req.rel_type)] {
         let len = value.trim().len();
         if len == 0 || len > MAX_NAME_LEN {
             return Err(Error::InvalidArgument(format!("{field} must be 1..={MAX_NAME_LEN} bytes, got {len}")));
+        }
+        if fold(value).is_empty() {
+            return Err(Error::InvalidArgument(format!("{field} must hold a visible character")));
         }
     }
     if fold(&req.from) == fold(&req.to) {
@@ -53,7 +58,7 @@ fn check(req: &Request) -> Result<()> {
     if let Some(a) = &req.attributes {
         crate::json_depth::check_map("attributes", a).map_err(Error::InvalidArgument)?;
     }
-    check_interval("attributes", req.attributes.as_ref(), req.date.as_deref())
+    check_interval("attributes", req.attributes.as_ref(), req.date.as_deref(), req.replaces.then_some(now))
 }
 
 /// What the write did.
@@ -158,8 +163,9 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
 }
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
-    let req: Request = parse("relate", body)?;
-    check(&req)?;
+    let mut req: Request = parse("relate", body)?;
+    trim_keys("attributes", &mut req.attributes)?;
+    check(&req, caller.now)?;
     let who = caller.clone();
     let (done, _) = store.write(move |tx| write(tx, &who, &req))?;
     let snap = store.snapshot()?;
@@ -729,6 +735,198 @@ mod tests {
             assert!(err.to_string().contains("attributes.valid_to"), "{err}");
         }
         assert_eq!(store.snapshot().unwrap().tree_len(crate::knowledge::trees::ENT).unwrap_or(0), 0);
+    }
+
+    /// The audit's calls: Globex from 2019, then Initech `replaces` it with only a `valid_to` in the
+    /// past. The replacing start is now, so the interval would run backwards: refused naming
+    /// `attributes.valid_to`, and Globex is neither ended nor shortened.
+    #[test]
+    fn a_replaces_ending_before_now_without_a_start_is_refused_and_ends_nothing() {
+        let (_dir, store, part) = fresh();
+        let globex = json!({"from": "Priya Raman", "to": "Globex", "type": "works_at", "attributes": {"valid_from": "2019-01-01"}});
+        call(&store, &caller(TODAY - 10), "relate", &globex).unwrap();
+        let before = store.snapshot().unwrap().tree_len(crate::history::EVENT).unwrap();
+        let initech = json!({"from": "Priya Raman", "to": "Initech", "type": "works_at", "replaces": true,
+            "attributes": {"valid_to": "2020-01-01"}});
+        let err = call(&store, &caller(TODAY), "relate", &initech).unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert!(err.to_string().contains("attributes.valid_to must be later than its start, now"), "{err}");
+        assert_eq!(objects_at(&store, "Priya Raman", None), vec!["Globex"], "the real fact still holds");
+        let after = store.snapshot().unwrap();
+        assert_eq!(after.tree_len(crate::history::EVENT).unwrap(), before, "nothing recorded");
+        assert!(crate::knowledge::entity_by_name(&after, &part, "Initech").unwrap().is_none());
+        // With an end after now the same call is fine.
+        let later = json!({"from": "Priya Raman", "to": "Initech", "type": "works_at", "replaces": true,
+            "attributes": {"valid_to": "2999-01-01"}});
+        assert_eq!(call(&store, &caller(TODAY), "relate", &later).unwrap()["ended"].as_array().unwrap().len(), 1);
+    }
+
+    /// Without `replaces`, asserting an ended fact again restores it from now when no start is
+    /// given: an end already past is refused there too, by the relation's own field in `remember`.
+    #[test]
+    fn restoring_from_now_with_a_past_end_is_refused() {
+        let (_dir, store, _part) = fresh();
+        let lives = |to: &str| json!({"from": "Kim", "to": to, "type": "lives_in", "replaces": true});
+        call(&store, &caller(10), "relate", &lives("Oslo")).unwrap();
+        call(&store, &caller(20), "relate", &lives("Bergen")).unwrap();
+        let back = json!({"from": "Kim", "to": "Oslo", "type": "lives_in", "attributes": {"valid_to": "1970-01-01"}});
+        let err = call(&store, &caller(30), "relate", &back).unwrap_err();
+        assert!(err.to_string().contains("attributes.valid_to must be later than its start, now"), "{err}");
+        let facts = json!({"facts": {"relations": [{"source": "Kim", "target": "Oslo", "type": "lives_in",
+            "attributes": {"valid_to": "1970-01-01"}}]}});
+        let err = call(&store, &caller(30), "remember", &facts).unwrap_err();
+        assert!(err.to_string().contains("facts.relations[0].attributes.valid_to must be later"), "{err}");
+        assert_eq!(objects_at(&store, "Kim", None), vec!["Bergen"]);
+    }
+
+    /// The audit's calls: Jonas leads Falcon from 2020; said again with `valid_from == valid_to`.
+    /// An empty interval holds no instant: refused, and the open fact stays open.
+    #[test]
+    fn an_empty_interval_is_refused_and_does_not_end_an_open_fact() {
+        let (_dir, store, _part) = fresh();
+        let leads = |attributes: serde_json::Value| json!({"from": "Jonas Berg", "to": "Project Falcon", "type": "leads", "attributes": attributes});
+        call(&store, &caller(10), "relate", &leads(json!({"valid_from": "2020-01-01"}))).unwrap();
+        let empty = leads(json!({"valid_from": "2025-05-01T00:00:00Z", "valid_to": "2025-05-01"}));
+        let err = call(&store, &caller(20), "relate", &empty).unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert!(err.to_string().contains("attributes.valid_to must be later than valid_from"), "{err}");
+        let dated = json!({"facts": {"relations": [{"source": "Jonas Berg", "target": "Project Falcon", "type": "leads",
+            "attributes": {"valid_to": "2025-05-01"}}]}, "date": "2025-05-01"});
+        let err = call(&store, &caller(20), "remember", &dated).unwrap_err();
+        assert!(err.to_string().contains("facts.relations[0].attributes.valid_to must be later"), "{err}");
+        assert_eq!(objects_at(&store, "Jonas Berg", None), vec!["Project Falcon"], "still open");
+        assert_eq!(objects_at(&store, "Jonas Berg", Some("2026-01-01")), vec!["Project Falcon"]);
+    }
+
+    /// The audit's case: a name pasted with a zero-width space (or BOM, soft hyphen, word joiner)
+    /// is the entity it shows as, not an invisible second one; a name of invisible marks alone is
+    /// refused by its field.
+    #[test]
+    fn invisible_code_points_in_a_name_name_the_entity_it_shows() {
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(10), "relate", &json!({"from": "Priya Raman", "to": "Acme", "type": "works_at"})).unwrap();
+        for pasted in ["Priya\u{200b}Raman", "\u{feff}Priya Raman", "Pri\u{ad}ya Ra\u{2060}man"] {
+            let again = call(&store, &caller(20), "relate", &json!({"from": pasted, "to": "Acme", "type": "works_at"}));
+            assert_eq!(again.unwrap()["already"], json!(true), "{pasted:?}");
+            let facts = json!({"facts": {"entities": [{"name": pasted, "type": "person"}]}});
+            assert_eq!(call(&store, &caller(20), "remember", &facts).unwrap()["stored"]["entities"], json!(0));
+        }
+        let read = call(&store, &caller(TODAY), "recall", &json!({"subject": "Priya\u{200b}Raman"})).unwrap();
+        assert_eq!((&read["state"], &read["subject"]["name"]), (&json!("answered"), &json!("Priya Raman")), "{read}");
+        let err =
+            call(&store, &caller(30), "relate", &json!({"from": "\u{200b}", "to": "Acme", "type": "t"})).unwrap_err();
+        assert!(err.to_string().contains("from must hold a visible character"), "{err}");
+        let facts = json!({"facts": {"entities": [{"name": "\u{feff}\u{200b}"}]}});
+        let err = call(&store, &caller(30), "remember", &facts).unwrap_err();
+        assert!(err.to_string().contains("facts.entities[0].name must hold a visible character"), "{err}");
+        assert_eq!(store.snapshot().unwrap().tree_len(crate::knowledge::trees::ENT).unwrap(), 2);
+    }
+
+    /// The audit's calls: `title`, then `Title` and `" title "` from another agent. The padded key
+    /// is stored trimmed (the `title` it names), so recall by it finds the entity; `Title` is a key
+    /// of its own, as JSON keys are.
+    #[test]
+    fn attribute_keys_are_stored_trimmed_and_found_by_the_trimmed_key() {
+        let (_dir, store, _part) = fresh();
+        let said = |attributes: serde_json::Value| json!({"facts": {"entities": [{"name": "Priya Raman", "type": "person", "attributes": attributes}]}});
+        call(&store, &caller(10), "remember", &said(json!({"title": "CTO"}))).unwrap();
+        call(&store, &caller(20), "remember", &said(json!({"Title": "CEO", " title ": "VP"}))).unwrap();
+        let read = call(&store, &caller(TODAY), "recall", &json!({"subject": "Priya Raman"})).unwrap();
+        assert_eq!(read["subject"]["attributes"], json!({"Title": "CEO", "title": "VP"}), "{read}");
+        for key in [" title ", "title"] {
+            let by =
+                call(&store, &caller(TODAY), "recall", &json!({"attribute": {"key": key, "value": "vp"}})).unwrap();
+            assert_eq!(by["subject"]["name"], json!("Priya Raman"), "{key:?}: {by}");
+        }
+        let rel = json!({"from": "Priya Raman", "to": "Acme", "type": "works_at", "attributes": {" team ": "infra"}});
+        let r = call(&store, &caller(30), "relate", &rel).unwrap();
+        assert_eq!(r["fact"]["attributes"], json!({"team": "infra"}));
+        let clash = said(json!({"title": "CTO", "title ": "VP"}));
+        let err = call(&store, &caller(40), "remember", &clash).unwrap_err();
+        assert!(err.to_string().contains("facts.entities[0].attributes.title: sent twice"), "{err}");
+    }
+
+    /// Stored facts (not derived readings) `recall` shows for `subject`, as `subject type object`.
+    fn stored(store: &crate::store::Store, subject: &str) -> Vec<String> {
+        let r = call(store, &caller(TODAY), "recall", &json!({"subject": subject})).unwrap();
+        let facts = r["facts"].as_array().unwrap().iter().filter(|f| f["derived"] != json!(true));
+        facts
+            .map(|f| {
+                format!(
+                    "{} {} {}",
+                    f["subject"].as_str().unwrap(),
+                    f["relation"].as_str().unwrap(),
+                    f["object"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    /// The audit's calls (finding 5): a symmetric fact said from the other end is the fact already
+    /// stored; `replaces` ends the subject's facts of a symmetric type stored from the other end,
+    /// and of the inverse type (`X employs Priya` is `Priya employed_by X`).
+    #[test]
+    fn symmetric_and_inverse_facts_are_one_fact_from_either_end() {
+        let (_dir, store, _part) = fresh();
+        let relate = |at: i64, body: serde_json::Value| call(&store, &caller(at), "relate", &body).unwrap();
+        let first = relate(10, json!({"from": "Ana Costa", "to": "Bruno Costa", "type": "married_to"}));
+        let again = relate(20, json!({"from": "Bruno Costa", "to": "Ana Costa", "type": "married_to"}));
+        assert_eq!((&again["created"], &again["already"]), (&json!(false), &json!(true)), "{again}");
+        assert_eq!(again["fact"]["id"], first["fact"]["id"]);
+        assert_eq!(stored(&store, "Ana Costa"), ["Ana Costa married_to Bruno Costa"]);
+        // The marriage is stored from Ana's end; from Bruno's it ends just the same.
+        relate(30, json!({"from": "Cid Lima", "to": "Bruno Costa", "type": "married_to"}));
+        let rui = relate(
+            40,
+            json!({"from": "Ana Costa", "to": "Rui Lima", "type": "married_to", "replaces": true,
+            "attributes": {"valid_from": "2022-09-03"}}),
+        );
+        assert_eq!(rui["ended"][0]["object"], json!("Bruno Costa"), "{rui}");
+        assert_eq!(stored(&store, "Ana Costa"), ["Ana Costa married_to Rui Lima"]);
+        let eva = relate(
+            45,
+            json!({"from": "Bruno Costa", "to": "Eva Lima", "type": "married_to", "replaces": true,
+            "attributes": {"valid_from": "2023-01-01"}}),
+        );
+        assert_eq!(eva["ended"].as_array().unwrap().len(), 1, "{eva}");
+        assert_eq!(eva["ended"][0]["subject"], json!("Cid Lima"), "{eva}");
+        // Inverse: Northwind employs Priya; Priya employed_by Contoso replaces it.
+        relate(
+            50,
+            json!({"from": "Northwind Labs", "to": "Priya Raman", "type": "employs", "attributes": {"valid_from": "2023-03-01"}}),
+        );
+        let same = relate(60, json!({"from": "Priya Raman", "to": "Northwind Labs", "type": "employed_by"}));
+        assert_eq!(same["already"], json!(true), "{same}");
+        let contoso = relate(
+            70,
+            json!({"from": "Priya Raman", "to": "Contoso", "type": "employed_by", "replaces": true,
+            "attributes": {"valid_from": "2025-01-01"}}),
+        );
+        assert_eq!(
+            (&contoso["ended"][0]["subject"], &contoso["ended"][0]["valid_to"]),
+            (&json!("Northwind Labs"), &json!("2025-01-01")),
+            "{contoso}"
+        );
+        assert_eq!(stored(&store, "Priya Raman"), ["Priya Raman employed_by Contoso"]);
+        // Restored from her end, the fact stored from Northwind's end lives again as stored.
+        let back = relate(
+            80,
+            json!({"from": "Priya Raman", "to": "Northwind Labs", "type": "employed_by", "replaces": true,
+            "attributes": {"valid_from": "2026-01-01"}}),
+        );
+        assert_eq!(
+            (&back["restored"][0]["subject"], &back["restored"][0]["relation"]),
+            (&json!("Northwind Labs"), &json!("employs")),
+            "{back}"
+        );
+        assert_eq!(stored(&store, "Northwind Labs"), ["Northwind Labs employs Priya Raman"]);
+        let forgot = crate::knowledge::api::call(
+            &store,
+            "forget",
+            &caller(90),
+            &serde_json::to_vec(&json!({"subject": "Northwind Labs"})).unwrap(),
+        );
+        assert!(forgot.is_ok(), "the restored fact's adjacency is whole: {forgot:?}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! as to every stored entity they name; relations from a text-bearing call cite that document.
 //! Every limit is checked before the write starts, so a refused call changes nothing.
 
+use super::attribute_keys::trim_keys;
 use super::remember_facts::{self, EntityView, RelationView};
 use super::{Caller, parse};
 use crate::error::{Error, Result};
@@ -109,6 +110,10 @@ fn name(field: &str, value: &str) -> Result<()> {
     let len = value.trim().len();
     if len == 0 || len > MAX_NAME_LEN {
         return Err(Error::InvalidArgument(format!("{field} must be 1..={MAX_NAME_LEN} bytes, got {len}")));
+    }
+    // Invisible code points fold away (`text::fold`): a name of nothing else names nothing.
+    if fold(value).is_empty() {
+        return Err(Error::InvalidArgument(format!("{field} must hold a visible character")));
     }
     Ok(())
 }
@@ -224,7 +229,7 @@ fn check_facts(f: &Facts, date: Option<&str>) -> Result<()> {
         if let Some(a) = &r.attributes {
             crate::json_depth::check_map(&field, a).map_err(Error::InvalidArgument)?;
         }
-        check_interval(&field, r.attributes.as_ref(), date)?;
+        check_interval(&field, r.attributes.as_ref(), date, None)?;
     }
     Ok(())
 }
@@ -537,6 +542,14 @@ pub(super) fn run_with_texts(store: &Store, caller: &Caller, body: &[u8], texts:
         }
         for (p, text) in passages.iter_mut().zip(texts) {
             p.text = text;
+        }
+    }
+    if let Some(facts) = req.facts.as_mut() {
+        for (i, e) in facts.entities.iter_mut().enumerate() {
+            trim_keys(&format!("facts.entities[{i}].attributes"), &mut e.attributes)?;
+        }
+        for (i, r) in facts.relations.iter_mut().enumerate() {
+            trim_keys(&format!("facts.relations[{i}].attributes"), &mut r.attributes)?;
         }
     }
     check(&req)?;

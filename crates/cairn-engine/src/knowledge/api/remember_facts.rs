@@ -7,7 +7,7 @@
 //! the records' own bytes.
 
 use super::Caller;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::history::{EncodedChange, record_encoded};
 use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, entity_in, relate_ids};
 use crate::knowledge::ids::{next_id, read_next_id, write_next_id};
@@ -241,8 +241,13 @@ pub(super) fn store(
             next += 1;
             Ok(next - 1)
         };
+        // A refusal that depends on what is stored names the relation's own field.
         let (related, bytes) =
-            relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &p.folded_type, (a, caller.now), &mut take, tally)?;
+            relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &p.folded_type, (a, caller.now), &mut take, tally)
+                .map_err(|e| match e {
+                Error::InvalidArgument(m) => Error::InvalidArgument(format!("facts.relations[{i}].{m}")),
+                other => other,
+            })?;
         // Saying a stored fact again changes nothing unless it adds something: no event then.
         let Some(after) = bytes else { continue };
         out.changed = true;
