@@ -8,7 +8,6 @@ use super::part::Partition;
 use super::recall::{When, derived_of, live_neighbours};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
-use crate::text::fold;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The most entities whose relations one context reads to follow chains from its seeds (shared by
@@ -30,7 +29,7 @@ pub(super) fn from_seeds(snap: &Snapshot, part: &Partition, seeds: &[u64], when:
             if out.len() == MAX_DERIVED {
                 return Ok(out);
             }
-            if seen.insert((d.from, d.to, fold(&d.rel_type))) {
+            if seen.insert((d.from, d.to, super::derive::rule_key(&d.rel_type))) {
                 out.push((d, seed));
             }
         }

@@ -21,18 +21,27 @@ pub const TRANSITIVE: [&str; 3] = ["part_of", "located_in", "contained_in"];
 /// The type a fact of type `folded` (folded) reads as from its far end: itself for a symmetric
 /// type, its partner for an inverse one; `None` for any other type.
 pub(crate) fn mirror(folded: &str) -> Option<&'static str> {
-    if let Some(t) = SYMMETRIC.iter().find(|t| **t == folded) {
-        return Some(t);
-    }
-    INVERSE.iter().find_map(|&(a, b)| {
-        if a == folded {
-            Some(b)
-        } else if b == folded {
-            Some(a)
+    let key = rule_key(folded);
+    SYMMETRIC.iter().find(|t| **t == key).copied().or_else(|| inverse_of(&key))
+}
+
+/// The form a relation type is matched to the rules in: folded (`fold`), with each run of spaces,
+/// hyphens and underscores one `_`, so `married to`, `Married-To` and `married_to` all read as
+/// `married_to` (found by an audit: agents write `part of` and `part-of`, and derivation stopped
+/// at them). Only the rules read types this way; stored types are keyed by `fold`.
+#[must_use]
+pub(crate) fn rule_key(rel_type: &str) -> String {
+    let mut out = String::with_capacity(rel_type.len());
+    for c in fold(rel_type).chars() {
+        if matches!(c, ' ' | '-' | '_') {
+            if !out.ends_with('_') {
+                out.push('_');
+            }
         } else {
-            None
+            out.push(c);
         }
-    })
+    }
+    out
 }
 
 /// The longest chain a transitive derivation follows.
@@ -162,7 +171,7 @@ fn inverse_of(folded: &str) -> Option<&'static str> {
 pub fn around(subject: u64, around: &[Neighbour]) -> Vec<Derived> {
     let mut out = Vec::new();
     for n in around {
-        let folded = fold(&n.relation.rel_type);
+        let folded = rule_key(&n.relation.rel_type);
         let (rel_type, rule) = if SYMMETRIC.contains(&folded.as_str()) {
             (n.relation.rel_type.clone(), Rule::Symmetric)
         } else if let Some(inverse) = inverse_of(&folded) {
@@ -238,7 +247,7 @@ fn walk<E>(
             extended += 1;
             for rel in step(at)? {
                 let far = next(&rel);
-                if fold(&rel.rel_type) != rel_type || far == subject {
+                if rule_key(&rel.rel_type) != rel_type || far == subject {
                     continue;
                 }
                 let Some(joint) = span.meet(&rel) else { continue };

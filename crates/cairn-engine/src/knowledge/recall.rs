@@ -8,7 +8,7 @@ use super::graph::{self, Direction, Entity, Neighbour, neighbours};
 use super::part::Partition;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, NameIndex, fold};
+use crate::text::{LookupOptions, MatchKind, NameIndex};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
@@ -115,8 +115,8 @@ pub(crate) fn derived_of(
     // A derived reading that is also stored (both directions of a symmetric type, say) is shown
     // once, as the stored fact.
     let mut stated: HashSet<(u64, u64, String)> =
-        facts.iter().map(|n| (n.relation.from, n.relation.to, fold(&n.relation.rel_type))).collect();
-    derived.retain(|d| stated.insert((d.from, d.to, fold(&d.rel_type))));
+        facts.iter().map(|n| (n.relation.from, n.relation.to, derive::rule_key(&n.relation.rel_type))).collect();
+    derived.retain(|d| stated.insert((d.from, d.to, derive::rule_key(&d.rel_type))));
     Ok(derived)
 }
 

@@ -929,6 +929,35 @@ mod tests {
         assert!(forgot.is_ok(), "the restored fact's adjacency is whole: {forgot:?}");
     }
 
+    /// The audit's calls (finding 7): types written with a space or hyphen still follow the
+    /// symmetric and transitive rules, and mixed spellings chain.
+    #[test]
+    fn rules_read_spaces_and_hyphens_in_a_type_as_underscores() {
+        let (_dir, store, _part) = fresh();
+        let facts = json!({"facts": {"relations": [
+            {"source": "Ana Lima", "target": "Rui Lima", "type": "married to"},
+            {"source": "Room 9", "target": "Wing C", "type": "part of"},
+            {"source": "Wing C", "target": "HQ", "type": "Part-Of"},
+        ]}});
+        call(&store, &caller(10), "remember", &facts).unwrap();
+        let derived = |subject: &str| -> Vec<String> {
+            let r = call(&store, &caller(TODAY), "recall", &json!({"subject": subject})).unwrap();
+            let facts = r["facts"].as_array().unwrap().iter().filter(|f| f["derived"] == json!(true));
+            facts
+                .map(|f| {
+                    format!(
+                        "{} {} {}",
+                        f["subject"].as_str().unwrap(),
+                        f["rule"].as_str().unwrap(),
+                        f["object"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(derived("Rui Lima"), ["Rui Lima symmetric Ana Lima"]);
+        assert_eq!(derived("Room 9"), ["Room 9 transitive HQ"]);
+    }
+
     #[test]
     fn bad_input_is_refused_by_field_and_changes_nothing() {
         let (_dir, store, _part) = fresh();
