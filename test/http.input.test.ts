@@ -258,6 +258,36 @@ const CASES: Case[] = [
     field: 'facts.relations.0.attributes.valid_to',
   },
   {
+    // The knowledge audit's finding 1: with replaces and no start, the start is now.
+    name: 'a replaces whose valid_to is before now and gives no start (engine-checked)',
+    verb: 'relate',
+    body: { from: 'Priya', to: 'Initech', type: 'works_at', replaces: true, attributes: { valid_to: '2020-01-01' } },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'attributes.valid_to',
+  },
+  {
+    name: 'a relation whose interval is empty (engine-checked)',
+    verb: 'relate',
+    body: {
+      from: 'Jonas',
+      to: 'Falcon',
+      type: 'leads',
+      attributes: { valid_from: '2025-05-01T00:00:00Z', valid_to: '2025-05-01' },
+    },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'attributes.valid_to',
+  },
+  {
+    name: 'a name of invisible code points alone (engine-checked)',
+    verb: 'relate',
+    body: { from: '\u200b\ufeff', to: 'Acme', type: 'works_at' },
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    field: 'from',
+  },
+  {
     name: 'import records not an array',
     verb: 'import',
     body: { records: {} },
