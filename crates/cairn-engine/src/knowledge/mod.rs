@@ -64,7 +64,7 @@ mod tally_tests;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]
-mod testing_api;
+pub(crate) mod testing_api;
 mod trees;
 mod valid;
 #[cfg(test)]

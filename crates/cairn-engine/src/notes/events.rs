@@ -28,9 +28,9 @@ use std::ops::Bound;
 /// Runs `history` for `caller`.
 pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
-    let key = f.string("key")?;
+    let key = f.name("key")?;
     let visibility = f.string("visibility")?;
-    let task_id = f.string("taskId")?;
+    let task_id = f.name("taskId")?;
     let subject = f.string("subject")?;
     let fact = f.object("fact")?;
     let private = read_private(&mut f)?;

@@ -5,6 +5,14 @@
 use super::record::check_key;
 use super::{Fail, Outcome, invalid};
 use serde_json::{Map, Value};
+use unicode_normalization::{UnicodeNormalization, is_nfc};
+
+/// `name` recomposed (NFC): note keys and task ids name one note or task however they are
+/// spelled, as users, scopes and agents do (`José` with a precomposed `é` and with `e` + U+0301
+/// is one name), so two agents cannot create look-alike twins under `expectedVersion: 0`.
+pub(crate) fn nfc(name: String) -> String {
+    if is_nfc(&name) { name } else { name.nfc().collect() }
+}
 
 /// The fields of one request object, taken one by one; `finish` refuses whatever is left.
 pub(crate) struct Fields {
@@ -31,7 +39,7 @@ impl Fields {
         Value::Object(self.map.clone())
     }
 
-    fn name(&self, field: &str) -> String {
+    fn path(&self, field: &str) -> String {
         format!("{}{field}", self.prefix)
     }
 
@@ -49,15 +57,20 @@ impl Fields {
         match self.take(field) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(invalid(&self.name(field), "must be a string")),
+            Some(_) => Err(invalid(&self.path(field), "must be a string")),
         }
+    }
+
+    /// A string that names a note or task (`key`, `taskId`), recomposed (`nfc`).
+    pub(crate) fn name(&mut self, field: &str) -> Outcome<Option<String>> {
+        Ok(self.string(field)?.map(nfc))
     }
 
     pub(crate) fn bool(&mut self, field: &str) -> Outcome<Option<bool>> {
         match self.take(field) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(_) => Err(invalid(&self.name(field), "must be true or false")),
+            Some(_) => Err(invalid(&self.path(field), "must be true or false")),
         }
     }
 
@@ -65,7 +78,7 @@ impl Fields {
     pub(crate) fn u64(&mut self, field: &str) -> Outcome<Option<u64>> {
         match self.take(field) {
             None => Ok(None),
-            Some(v) => v.as_u64().map(Some).ok_or_else(|| invalid(&self.name(field), "must be a non-negative integer")),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| invalid(&self.path(field), "must be a non-negative integer")),
         }
     }
 
@@ -73,14 +86,14 @@ impl Fields {
     pub(crate) fn i64(&mut self, field: &str) -> Outcome<Option<i64>> {
         match self.take(field) {
             None => Ok(None),
-            Some(v) => v.as_i64().map(Some).ok_or_else(|| invalid(&self.name(field), "must be an integer")),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| invalid(&self.path(field), "must be an integer")),
         }
     }
 
     pub(crate) fn f64(&mut self, field: &str) -> Outcome<Option<f64>> {
         match self.take(field) {
             None => Ok(None),
-            Some(v) => v.as_f64().map(Some).ok_or_else(|| invalid(&self.name(field), "must be a number")),
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| invalid(&self.path(field), "must be a number")),
         }
     }
 
@@ -88,15 +101,15 @@ impl Fields {
     pub(crate) fn object(&mut self, field: &str) -> Outcome<Option<Fields>> {
         match self.take(field) {
             None => Ok(None),
-            Some(Value::Object(map)) => Ok(Some(Fields { map, prefix: format!("{}.", self.name(field)) })),
-            Some(_) => Err(invalid(&self.name(field), "must be an object")),
+            Some(Value::Object(map)) => Ok(Some(Fields { map, prefix: format!("{}.", self.path(field)) })),
+            Some(_) => Err(invalid(&self.path(field), "must be an object")),
         }
     }
 
     /// Refuses the first field nobody asked for.
     pub(crate) fn finish(self) -> Outcome<()> {
         match self.map.keys().next() {
-            Some(k) => Err(invalid(&self.name(k), "is not a field of this request")),
+            Some(k) => Err(invalid(&self.path(k), "is not a field of this request")),
             None => Ok(()),
         }
     }

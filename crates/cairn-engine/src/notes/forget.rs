@@ -6,7 +6,7 @@
 //! of its versions. What stays is one `forget` event on target `note` with the counts, never the
 //! key, and a marker under a hash of the identity (`n.forgotten`) that answers `already_forgotten`.
 
-use super::fields::Fields;
+use super::fields::{Fields, nfc};
 use super::record::{CUR, FORGOTTEN, Identity, NoteRecord, VER, Visibility};
 use super::write::IDEM;
 use super::{Outcome, index, invalid, refuse};
@@ -28,9 +28,24 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     // The node sends its policy on every notes verb; forgetting does not depend on it.
     f.bool("allowPrivate")?;
     f.finish()?;
-    let id = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
+    let named = Identity::named(&nfc(key.clone()), visibility, task_id.clone().map(nfc).as_deref(), &caller.agent)?;
+    // A note written before keys and task ids were recomposed may be stored as sent: forgetting
+    // must still reach it by that spelling.
+    let as_sent = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
     let caller = caller.clone();
-    store.write(move |tx| apply(tx, &caller, &id))?.0
+    store
+        .write(move |tx| {
+            let id = if as_sent != named
+                && tx.get(CUR, &named.cur_key(&caller.part))?.is_none()
+                && tx.get(CUR, &as_sent.cur_key(&caller.part))?.is_some()
+            {
+                as_sent
+            } else {
+                named
+            };
+            apply(tx, &caller, &id)
+        })?
+        .0
 }
 
 /// `part | sha256(identity)`: the forgotten-note marker. A hash, so the marker does not keep the

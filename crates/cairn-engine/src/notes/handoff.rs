@@ -146,7 +146,7 @@ pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) ->
 pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
     let input = f.as_value();
-    let task_id = f.string("taskId")?.ok_or_else(|| invalid("taskId", "is required"))?;
+    let task_id = f.name("taskId")?.ok_or_else(|| invalid("taskId", "is required"))?;
     written_task("taskId", &task_id)?;
     let summary = f.string("summary")?.ok_or_else(|| invalid("summary", "is required"))?;
     if summary.trim().is_empty() || summary.len() > MAX_SUMMARY_BYTES {
@@ -224,7 +224,7 @@ fn newest_last(capsules: &mut [Capsule]) {
 /// Runs `handoff_resume` for `caller`.
 pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
-    let task_id = f.string("taskId")?;
+    let task_id = f.name("taskId")?;
     if let Some(t) = &task_id {
         short_name("taskId", t)?;
     }

@@ -8,7 +8,7 @@
 //! token a capsule created later than now (`knowledge::import_rules`).
 
 use super::exchange::{Field, name, source_id, text, time};
-use super::fields::{agent_name, reason, written_task};
+use super::fields::{agent_name, nfc, reason, written_task};
 use super::handoff::{
     Capsule, HAND, LISTS, MAX_ITEM_BYTES, MAX_ITEMS, MAX_SUMMARY_BYTES, item_bytes, oversized, oversized_message, put,
 };
@@ -55,7 +55,7 @@ fn list(r: &Map<String, Value>, field: &str) -> Field<Vec<Value>> {
 /// The capsule a record describes (id 0: given when stored), left by the importing agent unless
 /// the import is an admin's (`all_agents`), and not later than `now`.
 fn parse(r: &Map<String, Value>, (agent, all_agents): (&str, bool), now: i64) -> Field<Capsule> {
-    let task_id = name(r, "taskId")?.ok_or("taskId: required")?;
+    let task_id = nfc(name(r, "taskId")?.ok_or("taskId: required")?);
     written_task("taskId", &task_id).map_err(reason)?;
     let summary = text(r, "summary")?.ok_or("summary: required")?;
     if summary.trim().is_empty() || summary.len() > MAX_SUMMARY_BYTES {

@@ -15,7 +15,7 @@
 //! (`knowledge::import_rules`).
 
 use super::exchange::{Field, NOTE, name, owned_by, source_id, text, time};
-use super::fields::{reason, written_key, written_task};
+use super::fields::{nfc, reason, written_key, written_task};
 use super::index::{self, Postings};
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
 use super::write::BASES;
@@ -29,8 +29,9 @@ use serde_json::{Map, Value};
 
 /// The note a record describes, as it would be created here (id 0: given when stored).
 fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
-    let key = text(r, "key")?.ok_or("key: required")?;
-    written_key(key).map_err(reason)?;
+    // Spelled as `note_write` stores it (NFC), so an import meets the note a write would.
+    let key = nfc(text(r, "key")?.ok_or("key: required")?.to_owned());
+    written_key(&key).map_err(reason)?;
     let value = match r.get("value") {
         None | Some(Value::Null) => return Err("value: required, not null".into()),
         Some(v) => v.clone(),
@@ -51,7 +52,7 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
     let owner = match visibility {
         Visibility::User => String::new(),
         Visibility::Task => {
-            let task = name(r, "taskId")?.ok_or("taskId: required for a task note")?;
+            let task = nfc(name(r, "taskId")?.ok_or("taskId: required for a task note")?);
             written_task("taskId", &task).map_err(reason)?;
             task
         }
@@ -86,7 +87,7 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
     not_future("updatedAt", Some(updated_at), now)?;
     Ok(NoteRecord {
         id: 0,
-        key: key.to_owned(),
+        key,
         visibility: visibility.as_str().to_owned(),
         owner,
         value,

@@ -42,7 +42,7 @@ struct Request {
 
 fn parse(body: &[u8]) -> Outcome<Request> {
     let mut f = Fields::parse(body)?;
-    let key = f.string("key")?;
+    let key = f.name("key")?;
     if let Some(k) = &key {
         check_key(k)?;
     }
@@ -56,7 +56,7 @@ fn parse(body: &[u8]) -> Outcome<Request> {
         Some(v) => Some(Visibility::parse(Some(&v))?),
         None => None,
     };
-    let task_id = f.string("taskId")?;
+    let task_id = f.name("taskId")?;
     if let Some(t) = &task_id {
         short_name("taskId", t)?;
     }
@@ -69,7 +69,7 @@ fn parse(body: &[u8]) -> Outcome<Request> {
     {
         return Err(invalid("taskId", format_args!("filters task notes; {} notes have no task", v.as_str())));
     }
-    let view_task_id = f.string("viewTaskId")?;
+    let view_task_id = f.name("viewTaskId")?;
     if let Some(t) = &view_task_id {
         short_name("viewTaskId", t)?;
     }

@@ -26,6 +26,8 @@ mod record;
 mod search;
 mod slot_counts;
 #[cfg(test)]
+mod spelling_tests;
+#[cfg(test)]
 mod tests;
 mod visibility;
 mod write;

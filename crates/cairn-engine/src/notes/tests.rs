@@ -11,31 +11,31 @@ use std::sync::{Arc, Barrier};
 /// A visibility case: reader, the task it views, allowPrivate, includePrivate → the keys it sees.
 type Case<'a> = (&'a str, Option<&'a str>, bool, bool, Vec<&'a str>);
 
-const T0: i64 = 1_700_000_000_000;
+pub(super) const T0: i64 = 1_700_000_000_000;
 
-fn fresh() -> (tempfile::TempDir, Store) {
+pub(super) fn fresh() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), StoreOptions { cache_bytes: 1 << 20, ..StoreOptions::default() }).unwrap();
     (dir, store)
 }
 
-fn who(user: &str, scope: &str, agent: &str, now: i64) -> Caller {
+pub(super) fn who(user: &str, scope: &str, agent: &str, now: i64) -> Caller {
     Caller { part: Partition::new("local", user, scope).unwrap(), agent: agent.into(), now }
 }
 
-fn agent(name: &str) -> Caller {
+pub(super) fn agent(name: &str) -> Caller {
     who("u1", "default", name, T0)
 }
 
-fn run(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
+pub(super) fn run(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
     serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap()
 }
 
-fn code(reply: &Value) -> &str {
+pub(super) fn code(reply: &Value) -> &str {
     reply["error"]["code"].as_str().unwrap_or_else(|| panic!("not a refusal: {reply}"))
 }
 
-fn keys(reply: &Value) -> Vec<String> {
+pub(super) fn keys(reply: &Value) -> Vec<String> {
     reply["notes"]
         .as_array()
         .unwrap_or_else(|| panic!("not a list: {reply}"))

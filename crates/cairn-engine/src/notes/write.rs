@@ -49,7 +49,7 @@ struct Request {
 fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     let mut f = Fields::parse(body)?;
     let input = f.as_value();
-    let key = f.string("key")?.ok_or_else(|| invalid("key", "is required"))?;
+    let key = f.name("key")?.ok_or_else(|| invalid("key", "is required"))?;
     written_key(&key)?;
     let value = match f.raw("value") {
         None => return Err(invalid("value", "is required")),
@@ -69,7 +69,7 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     {
         return Err(invalid("kind", format_args!("must be one of {}, got {k:?}", KINDS.join(", "))));
     }
-    let task_id = f.string("taskId")?;
+    let task_id = f.name("taskId")?;
     if let Some(t) = &task_id {
         written_task("taskId", t)?;
     }
