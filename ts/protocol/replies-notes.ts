@@ -16,6 +16,12 @@ export const NoteWriteReply = z.object({
   supersedes: z.int().nullable(),
   visibility: Note.shape.visibility,
   taskId: z.string().optional(),
+  private: z
+    .literal(true)
+    .optional()
+    .describe(
+      'The note written is private: hidden from reads without includePrivate (a write omitting private keeps it)',
+    ),
 });
 
 /** memory_note_list; with `query`, each note has its retrieval `receipt`. */

@@ -31,6 +31,8 @@ mod spelling_tests;
 mod tests;
 mod visibility;
 mod write;
+#[cfg(test)]
+mod write_receipt_tests;
 
 pub use crate::time::{iso_ms, parse_rfc3339};
 pub(crate) use count::{live_handoffs, visible_notes};

@@ -29,6 +29,17 @@ enum Mode {
     Merge,
 }
 
+/// A write's `idempotencyKey` and the hashes a retry is compared by.
+struct Idempotency {
+    key: String,
+    /// The request as understood (`body_hash`): defaults applied, spellings recomposed, so a
+    /// retry that spells a default out (`writeMode: "replace"`, `visibility: "user"`) is the
+    /// same request. The node's policy (`allowPrivate`) is not part of it.
+    hash: String,
+    /// The body as sent, as records written before were hashed: such a record still matches it.
+    as_sent: String,
+}
+
 /// A validated write.
 struct Request {
     id: Identity,
@@ -39,7 +50,7 @@ struct Request {
     allow_private: bool,
     mode: Mode,
     expected: Option<u64>,
-    idempotency: Option<(String, String)>,
+    idempotency: Option<Idempotency>,
     confidence: Option<(Option<f64>, Option<String>)>,
     /// `userConfirmed: true` was sent.
     confirmed: bool,
@@ -86,14 +97,11 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
         Some(other) => return Err(invalid("writeMode", format_args!("must be replace or merge, got {other:?}"))),
     };
     let expected = f.u64("expectedVersion")?;
-    let idempotency = match f.string("idempotencyKey")? {
-        Some(k) => {
-            short_name("idempotencyKey", &k)?;
-            printable("idempotencyKey", &k)?;
-            Some((k, body_hash(&input)))
-        }
-        None => None,
-    };
+    let idempotency = f.string("idempotencyKey")?;
+    if let Some(k) = &idempotency {
+        short_name("idempotencyKey", k)?;
+        printable("idempotencyKey", k)?;
+    }
     let confidence = f.f64("confidence")?;
     let basis = f.string("confidenceBasis")?;
     let confirmed = f.bool("userConfirmed")?.unwrap_or(false);
@@ -114,6 +122,13 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
             return Err(invalid("userConfirmed", "must be true for confidenceBasis user_asserted"));
         }
     }
+    let understood = json!({
+        "key": id.key, "visibility": id.visibility.as_str(), "taskId": id.task_id(), "value": value, "kind": kind,
+        "private": private, "writeMode": mode == Mode::Merge, "expectedVersion": expected,
+        "confidence": confidence, "confidenceBasis": basis, "userConfirmed": confirmed,
+    });
+    let idempotency =
+        idempotency.map(|k| Idempotency { key: k, hash: body_hash(&understood), as_sent: body_hash(&input) });
     let confidence = (confidence.is_some() || basis.is_some()).then_some((confidence, basis));
     Ok(Request { id, value, kind, private, allow_private, mode, expected, idempotency, confidence, confirmed, input })
 }
@@ -256,10 +271,13 @@ fn check(req: &Request, prev: Option<&NoteRecord>, value: &Value) -> Outcome<Str
     // into) what its writer cannot see, and a version conflict would tell its version (found by
     // an audit). Refused before either, saying only that the note is private.
     if prev.is_some_and(|p| p.private) && !req.allow_private {
+        let remedy = "forget it (memory_forget {note}), or start the node with CAIRN_ALLOW_PRIVATE=1";
         return Err(refuse(
             "FORBIDDEN",
-            "the note at this key is private, and this node's policy does not allow private notes",
-            Vec::new(),
+            format!(
+                "key: the note at this key is private, and this node's policy does not allow private notes; {remedy}"
+            ),
+            vec![json!({ "field": "key", "message": format!("holds a private note; {remedy}") })],
         ));
     }
     let current = prev.map_or(0, |p| p.version);
@@ -342,23 +360,28 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
     if let Some(t) = req.id.task_id() {
         receipt["taskId"] = json!(t);
     }
+    // A plain write keeps a private note private (`private` omitted keeps the flag): the writer
+    // is told, since the note it wrote is hidden from its reads without `includePrivate`.
+    if note.private {
+        receipt["private"] = json!(true);
+    }
     Built { bytes: note.encode(), note, event, receipt }
 }
 
 /// The write itself; refuses before it changes anything.
 fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepared) -> Result<Outcome<Value>> {
     let part = &caller.part;
-    if let Some((ikey, hash)) = &req.idempotency
-        && let Some(stored) = tx.get(IDEM, &idem_key(caller, ikey))?
+    if let Some(idem) = &req.idempotency
+        && let Some(stored) = tx.get(IDEM, &idem_key(caller, &idem.key))?
     {
         let stored: Value = serde_json::from_slice(&stored)
             .map_err(|e| crate::error::Error::corrupt(None, format!("an idempotency record: {e}")))?;
-        if stored["hash"].as_str() == Some(hash.as_str()) {
+        if [&idem.hash, &idem.as_sent].iter().any(|h| stored["hash"].as_str() == Some(h.as_str())) {
             return Ok(Ok(stored["receipt"].clone()));
         }
         return Ok(Err(refuse(
             "IDEMPOTENCY_CONFLICT",
-            format!("idempotencyKey {ikey:?} was used with a different request body"),
+            format!("idempotencyKey {:?} was used with a different request", idem.key),
             vec![json!({ "field": "idempotencyKey" })],
         )));
     }
@@ -395,9 +418,9 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepar
     tx.put(CUR, &cur_key, &built.bytes)?;
     tx.put(VER, &req.id.ver_key(part, built.note.version), &built.bytes)?;
     history::record_prepared(tx, caller, &built.event)?;
-    if let Some((ikey, hash)) = &req.idempotency {
-        let stored = json!({ "hash": hash, "receipt": built.receipt });
-        tx.put(IDEM, &idem_key(caller, ikey), &serde_json::to_vec(&stored).expect("JSON serialises"))?;
+    if let Some(idem) = &req.idempotency {
+        let stored = json!({ "hash": idem.hash, "receipt": built.receipt });
+        tx.put(IDEM, &idem_key(caller, &idem.key), &serde_json::to_vec(&stored).expect("JSON serialises"))?;
     }
     Ok(Ok(built.receipt))
 }

@@ -1,0 +1,70 @@
+//! What a `note_write` tells its writer: a private note it wrote (`private: true` in the receipt),
+//! a retry spelled with its defaults (the same request), and a private note it may not write
+//! (403 naming `key` and the remedy).
+
+use super::tests::{agent, code, fresh, run};
+use serde_json::json;
+
+#[test]
+fn a_plain_write_to_a_private_note_is_told_the_note_is_private() {
+    let (_dir, store) = fresh();
+    let mine =
+        json!({"key": "editor", "value": "vim", "kind": "user_preference", "private": true, "allowPrivate": true});
+    let first = run(&store, &agent("claude"), "note_write", &mine);
+    assert_eq!(first["private"], true, "{first}");
+    // Another agent's plain write keeps the flag (notes.md), and its receipt says so.
+    let plain = json!({"key": "editor", "value": "emacs", "allowPrivate": true});
+    let over = run(&store, &agent("codex"), "note_write", &plain);
+    assert_eq!((over["version"].clone(), over["private"].clone()), (json!(2), json!(true)), "{over}");
+    let public =
+        run(&store, &agent("codex"), "note_write", &json!({"key": "shell", "value": "zsh", "kind": "user_preference"}));
+    assert!(public.get("private").is_none(), "{public}");
+    let unhidden = run(
+        &store,
+        &agent("codex"),
+        "note_write",
+        &json!({"key": "editor", "value": "x", "private": false, "allowPrivate": true}),
+    );
+    assert!(unhidden.get("private").is_none(), "{unhidden}");
+}
+
+#[test]
+fn a_retry_that_spells_out_the_defaults_replays_the_first_receipt() {
+    let (_dir, store) = fresh();
+    let me = agent("claude");
+    let first =
+        run(&store, &me, "note_write", &json!({"key": "k", "value": 1, "kind": "decision", "idempotencyKey": "h1"}));
+    let spelled = json!({"key": "k", "value": 1, "kind": "decision", "idempotencyKey": "h1",
+                         "writeMode": "replace", "visibility": "user", "userConfirmed": false});
+    assert_eq!(run(&store, &me, "note_write", &spelled), first);
+    let task = run(
+        &store,
+        &me,
+        "note_write",
+        &json!({"key": "tk", "value": 1, "kind": "decision", "taskId": "T", "idempotencyKey": "t1"}),
+    );
+    let task_spelled = json!({"key": "tk", "value": 1, "kind": "decision", "taskId": "T", "visibility": "task", "idempotencyKey": "t1"});
+    assert_eq!(run(&store, &me, "note_write", &task_spelled), task);
+    // A request that means something else still conflicts, and nothing was written by any retry.
+    let merge = json!({"key": "k", "value": 1, "kind": "decision", "idempotencyKey": "h1", "writeMode": "merge"});
+    assert_eq!(code(&run(&store, &me, "note_write", &merge)), "IDEMPOTENCY_CONFLICT");
+    let history = run(&store, &me, "history", &json!({"key": "k"}));
+    assert_eq!(history["events"].as_array().unwrap().len(), 1, "{history}");
+}
+
+#[test]
+fn a_private_note_under_a_policy_that_forbids_them_is_refused_naming_key_and_the_remedy() {
+    let (_dir, store) = fresh();
+    let me = agent("claude");
+    run(
+        &store,
+        &me,
+        "note_write",
+        &json!({"key": "priv", "value": 1, "kind": "user_fact", "private": true, "allowPrivate": true}),
+    );
+    let refused = run(&store, &me, "note_write", &json!({"key": "priv", "value": 2, "private": false}));
+    assert_eq!(code(&refused), "FORBIDDEN");
+    assert_eq!(refused["error"]["details"][0]["field"], "key", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("forget") && message.contains("CAIRN_ALLOW_PRIVATE=1"), "{message}");
+}
