@@ -135,4 +135,30 @@ describe('handoff between two MCP clients with different tokens', () => {
       await a.close();
     }
   });
+
+  it("memory_forget {handoff: {taskId}} takes a task's capsules, and only that task's (the audit)", async () => {
+    const a = await mcpClient(t.url, tokenA);
+    try {
+      await tool(a, 'memory_handoff_create', { taskId: 'SEC-1', summary: 'api key sk-live-123', to: 'codex' });
+      await tool(a, 'memory_handoff_create', { taskId: 'SEC-2', summary: 'unrelated' });
+    } finally {
+      await a.close();
+    }
+    const b = await mcpClient(t.url, tokenB);
+    try {
+      const gone = await tool(b, 'memory_forget', { handoff: { taskId: 'SEC-1' } });
+      expect(gone.isError).toBe(false);
+      expect(gone.body).toMatchObject({ state: 'forgotten', handoff: { taskId: 'SEC-1', capsules: 1 } });
+      expect((await tool(b, 'memory_handoff_resume', { taskId: 'SEC-1' })).body.state).toBe('none');
+      expect((await tool(b, 'memory_handoff_resume', { taskId: 'SEC-2' })).body.state).toBe('resumed');
+      const again = await tool(b, 'memory_forget', { handoff: { taskId: 'SEC-1' } });
+      expect(again.body.state).toBe('already_forgotten');
+      const exported = await tool(b, 'memory_export', {});
+      expect(JSON.stringify(exported.body)).not.toContain('sk-live-123');
+      const bad = await tool(b, 'memory_forget', { handoff: { taskId: 'SEC-3', limit: 1 } });
+      expect(bad.isError).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
 });

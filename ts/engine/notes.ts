@@ -10,7 +10,8 @@ export type NotesVerb =
   | 'history'
   | 'audit'
   | 'handoff_create'
-  | 'handoff_resume';
+  | 'handoff_resume'
+  | 'handoff_forget';
 
 /**
  * Runs one notes verb: the body crosses to the engine as one JSON buffer and the reply comes back

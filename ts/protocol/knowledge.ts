@@ -93,7 +93,10 @@ export const ContextInput = z.strictObject({
   as_of: IsoDate.optional(),
   valid_at: IsoDate.optional(),
   compact: z.boolean().optional(),
-  includePrivate: z.boolean().optional().describe('Let your private notes compete too (when the node allows them)'),
+  includePrivate: z
+    .boolean()
+    .optional()
+    .describe("Let private notes compete too: every agent's of this user (when the node allows them)"),
   taskId: text(256).optional().describe("Let the task's notes (visibility task) compete too"),
   tokenBudget: z.int().min(32).max(1_000_000).optional(),
   maxItems: z.int().min(1).max(100).optional(),
@@ -108,7 +111,10 @@ const NoteRef = z.strictObject({
     .optional()
     .describe('The task of a task note; alone it means visibility task; not with user or agent'),
 });
-const FORGET_FORMS = ['subject', 'fact', 'passage', 'source', 'attribute', 'note', 'all'] as const;
+const HandoffRef = z.strictObject({
+  taskId: text(256).describe('The task whose handoffs go: every capsule on it, expired ones too, and their events'),
+});
+const FORGET_FORMS = ['subject', 'fact', 'passage', 'source', 'attribute', 'note', 'handoff', 'all'] as const;
 
 /** memory_forget: exactly one of the forms. */
 export const ForgetInput = z
@@ -120,6 +126,7 @@ export const ForgetInput = z
     source: text(1024).optional(),
     attribute: z.strictObject({ subject: NAME, key: NAME }).optional(),
     note: NoteRef.optional(),
+    handoff: HandoffRef.optional(),
     all: z.literal(true).optional(),
   })
   .superRefine((b, ctx) => {

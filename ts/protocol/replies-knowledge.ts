@@ -283,7 +283,7 @@ const ForgetCounts = z.object({
   handoffs: Count,
 });
 
-/** memory_forget: counts for knowledge, the note's identity for `note`. */
+/** memory_forget: counts for knowledge, the note's identity for `note`, the task for `handoff`. */
 export const ForgetReply = z.object({
   state: z.enum(['forgotten', 'already_forgotten']),
   forgotten: ForgetCounts.optional(),
@@ -291,6 +291,7 @@ export const ForgetReply = z.object({
   note: z
     .object({ key: z.string(), visibility: z.string(), taskId: z.string().optional(), versions: Count.optional() })
     .optional(),
+  handoff: z.object({ taskId: z.string(), capsules: Count.optional() }).optional(),
 });
 
 /** delete_user. */

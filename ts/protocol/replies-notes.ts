@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { Handoff, HistoryEvent, Id, Note, Receipt, Time } from './reply-parts.js';
+import { Count, Handoff, HistoryEvent, Id, Note, Receipt, Time } from './reply-parts.js';
 
 // The 200 replies of the notes and handoff verbs (DESIGN.md §2 "Reply shapes"; the notes engine
 // builds them). Registered by name in `ts/server/reply-schemas.ts`.
@@ -49,8 +49,19 @@ export const HandoffCreateReply = z.object({
 export const HandoffResumeReply = z.object({
   state: z.enum(['resumed', 'expired', 'none', 'listed']),
   handoff: Handoff.optional(),
-  skippedExpired: z.array(z.object({ id: Id, expiredAt: Time })).optional(),
-  handoffs: z.array(Handoff).optional(),
+  skippedExpired: z
+    .array(z.object({ id: Id, expiredAt: Time }))
+    .optional()
+    .describe('Newer capsules that expired, newest first, at most 20'),
+  skippedExpiredCount: Count.optional().describe('How many newer capsules expired (skippedExpired lists 20 at most)'),
+  handoffs: z
+    .array(
+      Handoff.extend({
+        superseded: z.literal(true).optional(),
+        supersededBy: Id.optional().describe('The newer capsule of the task that resume {taskId} returns'),
+      }),
+    )
+    .optional(),
   taskId: z.string().optional(),
   id: Id.optional(),
   expiredAt: Time.optional(),

@@ -207,6 +207,9 @@ export async function memoryForget(svc: Service, p: Principal, raw: unknown): Pr
   if (input.note !== undefined) {
     return notes(svc.store, 'note_forget', id, notesBody(svc, input.note));
   }
+  if (input.handoff !== undefined) {
+    return notes(svc.store, 'handoff_forget', id, notesBody(svc, input.handoff));
+  }
   return knowledge(svc.store, 'forget', id, engineBody(input));
 }
 

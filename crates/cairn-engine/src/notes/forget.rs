@@ -80,7 +80,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity) -> Result<Outcom
     index::remove(tx, part, &current)?;
     tx.delete(CUR, &id.cur_key(part))?;
     tx.delete(FORGOTTEN, &id.cur_key(part))?;
-    let events = remove_events(tx, part, &id.encode())?;
+    let events = remove_events(tx, part, "note", &id.encode())?;
     remove_receipts(tx, part, id)?;
     let imports = part.key(&[&[crate::notes::exchange::NOTE], id.encode().as_bytes(), b"\0"]);
     for (k, _) in tx.prefix(crate::knowledge::IMPORT_MAP, &imports)? {
@@ -104,10 +104,10 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity) -> Result<Outcom
     Ok(Ok(json!({ "state": "forgotten", "forgotten": forgotten, "kept": [], "note": what })))
 }
 
-/// Removes every event of the note `target` (an encoded identity) from the history and both its
-/// indexes; returns how many went.
-fn remove_events(tx: &mut WriteTxn<'_>, part: &Partition, target: &str) -> Result<u64> {
-    let indexed = tx.prefix(TARGET, &target_prefix(part, "note", target))?;
+/// Removes every event of `family` on `target` (a note's encoded identity, a handoff's task id)
+/// from the history and both its indexes; returns how many went.
+pub(super) fn remove_events(tx: &mut WriteTxn<'_>, part: &Partition, family: &str, target: &str) -> Result<u64> {
+    let indexed = tx.prefix(TARGET, &target_prefix(part, family, target))?;
     for (k, _) in &indexed {
         let seq = &k[k.len() - 8..];
         let Some(bytes) = tx.get(EVENT, &part.key(&[seq]))? else { continue };

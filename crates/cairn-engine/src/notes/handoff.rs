@@ -13,11 +13,13 @@ use crate::error::{Error, Result};
 use crate::history::{self, Change};
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
+use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::time::{iso_ms, parse_rfc3339};
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 pub(crate) const HAND: &str = "n.hand";
 pub(crate) const HAND_TO: &str = "n.hand_to";
@@ -221,6 +223,20 @@ fn newest_last(capsules: &mut [Capsule]) {
     capsules.sort_by_key(|c| (c.created_at, c.id));
 }
 
+/// Most entries of `skippedExpired` a resume lists (newest first); `skippedExpiredCount` counts
+/// them all, so a task that hands off often with short expiries does not grow every resume.
+pub const MAX_SKIPPED_LISTED: usize = 20;
+
+/// The capsules of `task_id`, oldest first (`newest_last`).
+fn task_capsules(snap: &Snapshot, part: &Partition, task_id: &str) -> Result<Vec<Capsule>> {
+    let mut capsules: Vec<Capsule> = Vec::new();
+    for kv in snap.prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]))? {
+        capsules.push(Capsule::decode(&kv?.1)?);
+    }
+    newest_last(&mut capsules);
+    Ok(capsules)
+}
+
 /// Runs `handoff_resume` for `caller`.
 pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
@@ -228,41 +244,38 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     if let Some(t) = &task_id {
         short_name("taskId", t)?;
     }
-    let limit = limit(&mut f)?;
+    // With a task there is one capsule to return: a `limit` would be ignored, so it is refused.
+    let limit = match &task_id {
+        Some(_) if f.u64("limit")?.is_some() => {
+            return Err(invalid(
+                "limit",
+                "pages the handoffs addressed to you; with taskId the one newest unexpired handoff is returned",
+            ));
+        }
+        Some(_) => 0,
+        None => limit(&mut f)?,
+    };
     f.bool("allowPrivate")?;
     f.finish()?;
     let snap = store.snapshot()?;
-    let part = &caller.part;
     let Some(task_id) = task_id else {
-        // Addressed to the caller: newest first, unexpired only.
-        let mut keys: Vec<Vec<u8>> = Vec::new();
-        for kv in snap.prefix(HAND_TO, &part.key(&[caller.agent.as_bytes(), b"\0"]))? {
-            let (k, task) = kv?;
-            keys.push(part.key(&[&task, b"\0", &k[k.len() - 8..]]));
-        }
-        let mut capsules = Vec::with_capacity(keys.len());
-        for key in &keys {
-            let bytes = snap.get(HAND, key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
-            capsules.push(Capsule::decode(&bytes)?);
-        }
-        newest_last(&mut capsules);
-        let handoffs: Vec<Value> =
-            capsules.iter().rev().filter(|c| !c.expired(caller.now)).take(limit).map(Capsule::render).collect();
-        return Ok(json!({ "state": "listed", "handoffs": handoffs }));
+        return Ok(json!({ "state": "listed", "handoffs": addressed(&snap, caller, limit)? }));
     };
-    let mut capsules: Vec<Capsule> = Vec::new();
-    for kv in snap.prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]))? {
-        capsules.push(Capsule::decode(&kv?.1)?);
-    }
-    newest_last(&mut capsules);
+    let capsules = task_capsules(&snap, &caller.part, &task_id)?;
     let newer_expired: Vec<&Capsule> = capsules.iter().rev().take_while(|c| c.expired(caller.now)).collect();
     let skipped: Vec<Value> = newer_expired
         .iter()
+        .take(MAX_SKIPPED_LISTED)
         .map(|c| json!({ "id": c.id.to_string(), "expiredAt": iso_ms(c.expires_at.unwrap_or_default()) }))
         .collect();
     Ok(match capsules.iter().rev().find(|c| !c.expired(caller.now)) {
         Some(c) if skipped.is_empty() => json!({ "state": "resumed", "handoff": c.render() }),
-        Some(c) => json!({ "state": "resumed", "handoff": c.render(), "skippedExpired": skipped }),
+        Some(c) => json!({
+            "state": "resumed",
+            "handoff": c.render(),
+            "skippedExpired": skipped,
+            "skippedExpiredCount": newer_expired.len(),
+        }),
         None => match newer_expired.first() {
             Some(newest) => json!({
                 "state": "expired",
@@ -273,4 +286,40 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
             None => json!({ "state": "none", "taskId": task_id }),
         },
     })
+}
+
+/// The unexpired capsules addressed to the caller, newest first, up to `limit`. One that a newer
+/// unexpired capsule of its task has replaced (so `handoff_resume {taskId}` returns that one) is
+/// marked `superseded: true` with the newer one's id as `supersededBy`: an agent acting on the
+/// list must not pick up a stale handoff, yet should still see that one was left for it.
+fn addressed(snap: &Snapshot, caller: &Caller, limit: usize) -> Result<Vec<Value>> {
+    let part = &caller.part;
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for kv in snap.prefix(HAND_TO, &part.key(&[caller.agent.as_bytes(), b"\0"]))? {
+        let (k, task) = kv?;
+        keys.push(part.key(&[&task, b"\0", &k[k.len() - 8..]]));
+    }
+    let mut capsules = Vec::with_capacity(keys.len());
+    for key in &keys {
+        let bytes = snap.get(HAND, key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
+        capsules.push(Capsule::decode(&bytes)?);
+    }
+    newest_last(&mut capsules);
+    // The capsule `handoff_resume {taskId}` returns, per task of the page.
+    let mut current: HashMap<String, Option<u64>> = HashMap::new();
+    let mut out = Vec::new();
+    for c in capsules.iter().rev().filter(|c| !c.expired(caller.now)).take(limit) {
+        if !current.contains_key(&c.task_id) {
+            let newest =
+                task_capsules(snap, part, &c.task_id)?.iter().rev().find(|t| !t.expired(caller.now)).map(|t| t.id);
+            current.insert(c.task_id.clone(), newest);
+        }
+        let mut shown = c.render();
+        if let Some(newer) = current[&c.task_id].filter(|id| *id != c.id) {
+            shown["superseded"] = json!(true);
+            shown["supersededBy"] = json!(newer.to_string());
+        }
+        out.push(shown);
+    }
+    Ok(out)
 }

@@ -25,7 +25,7 @@ pub(crate) const TREE: &str = HAND;
 
 /// `k.import_map` kind byte of an imported capsule: `part | 'h' | origin (16 bytes; none for a
 /// record naming no origin) | source id BE` → local id BE.
-const HANDOFF: u8 = b'h';
+pub(super) const HANDOFF: u8 = b'h';
 
 /// The export record of a stored capsule.
 pub(crate) fn record(value: &[u8]) -> Result<Value> {

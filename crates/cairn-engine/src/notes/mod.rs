@@ -16,6 +16,9 @@ mod fields;
 mod forget;
 mod handoff;
 pub(crate) mod handoff_exchange;
+mod handoff_forget;
+#[cfg(test)]
+mod handoff_tests;
 pub(crate) mod import;
 pub(crate) mod index;
 mod list;

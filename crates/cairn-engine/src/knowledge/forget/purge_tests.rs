@@ -42,7 +42,7 @@ fn on_disk(dir: &Path, words: &[&'static str]) -> Vec<(String, &'static str)> {
 }
 
 /// Words of what every form forgets (spelled nowhere else), then words of what stays.
-const GONE: [&str; 36] = [
+const GONE: [&str; 38] = [
     // subject (a whole document, a blanked passage, the name, an attribute, a fact with its type)
     "Quillfeather",
     "Vantablue",
@@ -70,6 +70,9 @@ const GONE: [&str; 36] = [
     // note (key, value)
     "nightjarledger",
     "saffronvault",
+    // handoff (summary, task id), forgotten by its task
+    "kittiwakecipher",
+    "cormorantdesk",
     // imported, then forgotten (subject, note)
     "Ossifrage",
     "wyvernlantern",
@@ -179,6 +182,10 @@ fn fill(store: &Store) -> Partition {
     forget(json!({"attribute": {"subject": "Mira Lund", "key": "grimoirequest"}}));
     forget(json!({"subject": "Ossifrage Tower"}));
     forget(json!({"subject": "Kestrelbourne Guild"}));
+    let capsule = json!({"taskId": "cormorantdesk", "summary": "the kittiwakecipher password", "to": "codex"});
+    ok(notes_verb(store, &c, "handoff_create", &capsule));
+    let gone = notes_verb(store, &who(&part, 2_000), "handoff_forget", &json!({"taskId": "cormorantdesk"}));
+    assert_eq!(gone["state"], "forgotten", "{gone}");
     for key in ["nightjarledger", "wyvernlantern"] {
         let note = notes_verb(store, &who(&part, 2_000), "note_forget", &json!({"key": key}));
         assert_eq!(note["state"], "forgotten", "{note}");

@@ -4,14 +4,22 @@
 //! (validation, `VERSION_CONFLICT`, `IDEMPOTENCY_CONFLICT`, `NOT_FOUND`) is a reply carrying
 //! `error` in DESIGN.md §3 terms and changes nothing; store failures are engine `Error`s.
 
-use super::{Fail, events, forget, handoff, index, list, write};
+use super::{Fail, events, forget, handoff, handoff_forget, index, list, write};
 use crate::error::{Error, Result};
 use crate::knowledge::api::Caller;
 use crate::store::Store;
 
 /// The verbs served here.
-pub const VERBS: [&str; 7] =
-    ["note_write", "note_list", "note_forget", "history", "audit", "handoff_create", "handoff_resume"];
+pub const VERBS: [&str; 8] = [
+    "note_write",
+    "note_list",
+    "note_forget",
+    "history",
+    "audit",
+    "handoff_create",
+    "handoff_resume",
+    "handoff_forget",
+];
 
 /// Runs `verb` for `caller` with the JSON `body`; returns the JSON reply. Reads run on a snapshot
 /// in the calling thread; writes wait until durable.
@@ -26,6 +34,7 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
         "audit" => events::audit(store, caller, body),
         "handoff_create" => handoff::create(store, caller, body),
         "handoff_resume" => handoff::resume(store, caller, body),
+        "handoff_forget" => handoff_forget::run(store, caller, body),
         other => return Err(Error::InvalidArgument(format!("unknown notes verb {other:?}"))),
     };
     reply(outcome)

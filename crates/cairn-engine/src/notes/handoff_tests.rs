@@ -1,0 +1,78 @@
+//! `handoff_resume` as an agent acting on it reads it (a replaced capsule marked, `limit` beside
+//! `taskId` refused, `skippedExpired` bounded) and `handoff_forget`, the one way to remove a
+//! task's capsules short of wiping the scope.
+
+use super::tests::{T0, agent, code, fresh, run, who};
+use serde_json::json;
+
+#[test]
+fn a_listed_capsule_that_a_newer_one_replaced_is_marked_superseded() {
+    let (_dir, store) = fresh();
+    let codex = agent("codex");
+    let old = run(&store, &codex, "handoff_create", &json!({"taskId": "X", "to": "claude", "summary": "old"}));
+    let newer = run(&store, &codex, "handoff_create", &json!({"taskId": "X", "summary": "done", "status": "done"}));
+    let live = run(&store, &codex, "handoff_create", &json!({"taskId": "Y", "to": "claude", "summary": "yours"}));
+    let listed = run(&store, &agent("claude"), "handoff_resume", &json!({}));
+    let handoffs = listed["handoffs"].as_array().unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(handoffs.len(), 2, "{listed}");
+    assert_eq!(handoffs[0]["id"], live["id"]);
+    assert!(handoffs[0].get("superseded").is_none(), "{listed}");
+    assert_eq!(handoffs[1]["id"], old["id"]);
+    assert_eq!(
+        (handoffs[1]["superseded"].clone(), handoffs[1]["supersededBy"].clone()),
+        (json!(true), newer["id"].clone())
+    );
+}
+
+#[test]
+fn limit_beside_task_id_is_refused_naming_limit() {
+    let (_dir, store) = fresh();
+    let me = agent("claude");
+    run(&store, &me, "handoff_create", &json!({"taskId": "X", "summary": "s"}));
+    let refused = run(&store, &me, "handoff_resume", &json!({"taskId": "X", "limit": 3}));
+    assert_eq!(code(&refused), "VALIDATION_ERROR");
+    assert_eq!(refused["error"]["details"][0]["field"], "limit", "{refused}");
+    assert_eq!(run(&store, &me, "handoff_resume", &json!({"limit": 3}))["state"], "listed");
+}
+
+#[test]
+fn skipped_expired_lists_the_newest_twenty_and_counts_them_all() {
+    let (_dir, store) = fresh();
+    let me = agent("claude");
+    run(&store, &me, "handoff_create", &json!({"taskId": "beat", "summary": "lasting"}));
+    let mut last = json!(null);
+    for i in 0..30 {
+        let at = who("u1", "default", "claude", T0 + 1 + i);
+        let soon = crate::time::iso_ms(T0 + 1_000);
+        last = run(&store, &at, "handoff_create", &json!({"taskId": "beat", "summary": "tick", "expiresAt": soon}));
+    }
+    let later = who("u1", "default", "claude", T0 + 2_000);
+    let resumed = run(&store, &later, "handoff_resume", &json!({"taskId": "beat"}));
+    assert_eq!(resumed["handoff"]["summary"], "lasting", "{resumed}");
+    let skipped = resumed["skippedExpired"].as_array().unwrap();
+    assert_eq!((skipped.len(), resumed["skippedExpiredCount"].clone()), (20, json!(30)));
+    assert_eq!(skipped[0]["id"], last["id"]);
+}
+
+#[test]
+fn forgetting_a_tasks_handoffs_removes_every_capsule_and_event() {
+    let (_dir, store) = fresh();
+    let (claude, codex) = (agent("claude"), agent("codex"));
+    run(&store, &claude, "handoff_create", &json!({"taskId": "T", "summary": "token sk-secret", "to": "codex"}));
+    run(&store, &claude, "handoff_create", &json!({"taskId": "T", "summary": "second"}));
+    run(&store, &claude, "handoff_create", &json!({"taskId": "U", "summary": "kept", "to": "codex"}));
+    let gone = run(&store, &codex, "handoff_forget", &json!({"taskId": "T"}));
+    assert_eq!(gone["state"], "forgotten", "{gone}");
+    assert_eq!((gone["forgotten"]["handoffs"].clone(), gone["handoff"]["capsules"].clone()), (json!(2), json!(2)));
+    assert_eq!(run(&store, &codex, "handoff_resume", &json!({"taskId": "T"}))["state"], "none");
+    let listed = run(&store, &codex, "handoff_resume", &json!({}));
+    assert_eq!(listed["handoffs"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["handoffs"][0]["summary"], "kept");
+    let audit = run(&store, &claude, "audit", &json!({"limit": 100}));
+    assert!(!audit.to_string().contains("sk-secret"), "{audit}");
+    assert_eq!(run(&store, &codex, "handoff_forget", &json!({"taskId": "T"}))["state"], "already_forgotten");
+    assert_eq!(code(&run(&store, &codex, "handoff_forget", &json!({"taskId": "never"}))), "NOT_FOUND");
+    let other_user = who("u2", "default", "claude", T0);
+    assert_eq!(code(&run(&store, &other_user, "handoff_forget", &json!({"taskId": "U"}))), "NOT_FOUND");
+    assert_eq!(run(&store, &codex, "handoff_resume", &json!({"taskId": "U"}))["state"], "resumed");
+}
