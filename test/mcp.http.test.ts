@@ -65,6 +65,30 @@ describe('tools', () => {
     ]);
   });
 
+  it('describes every notes and handoff field a model must understand to use it safely (the audit)', async () => {
+    const { tools } = await client.listTools();
+    const described = (tool: string, field: string) => {
+      const props = tools.find((x) => x.name === tool)?.inputSchema.properties as Record<
+        string,
+        { description?: string }
+      >;
+      return props[field]?.description ?? '';
+    };
+    expect(described('memory_note_write', 'kind')).toMatch(/[Rr]equired when the write creates/);
+    expect(described('memory_note_write', 'writeMode')).toMatch(/`null` deletes a key/);
+    expect(described('memory_note_write', 'private')).toMatch(/includePrivate/);
+    expect(described('memory_note_write', 'idempotencyKey')).toMatch(/per agent.*first receipt/);
+    expect(described('memory_note_list', 'limit')).toMatch(/default 20/);
+    expect(described('memory_note_list', 'query')).not.toBe('');
+    expect(described('memory_note_list', 'includePrivate')).toMatch(/every agent's/);
+    expect(described('memory_context', 'includePrivate')).toMatch(/every agent's/);
+    expect(described('memory_handoff_resume', 'limit')).toMatch(/refused with taskId/);
+    expect(described('memory_handoff_create', 'expiresAt')).toMatch(/in the future/);
+    const write = tools.find((x) => x.name === 'memory_note_write')?.description ?? '';
+    expect(write).toMatch(/required when creating/);
+    expect(tools.find((x) => x.name === 'memory_forget')?.description).toMatch(/`handoff` \{taskId\}/);
+  });
+
   it('answers ping', async () => {
     await expect(client.ping()).resolves.toBeDefined();
   });

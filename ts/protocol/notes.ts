@@ -27,13 +27,23 @@ export const NoteWriteInput = z.strictObject({
     .unknown()
     .refine((v) => v !== undefined && v !== null, 'required: any JSON value but null (use memory_forget to remove)')
     .describe('Any JSON value but null, ≤ 64 KiB serialised'),
-  kind: Kind.optional(),
+  kind: Kind.optional().describe('Required when the write creates the note; kept when omitted later'),
   visibility: Visibility.optional(),
   taskId: NoteTaskId.optional(),
-  private: z.boolean().optional(),
-  writeMode: z.enum(['replace', 'merge']).optional(),
-  expectedVersion: z.int().min(0).optional(),
-  idempotencyKey: name(256).optional(),
+  private: z
+    .boolean()
+    .optional()
+    .describe(
+      'Hide the note from every read that does not send includePrivate (only on a node that allows private notes); omitted keeps the current flag',
+    ),
+  writeMode: z
+    .enum(['replace', 'merge'])
+    .optional()
+    .describe('replace (default), or merge: JSON merge patch (RFC 7396), objects merge, `null` deletes a key'),
+  expectedVersion: z.int().min(0).optional().describe('Write only if the note is at this version (0: only if absent)'),
+  idempotencyKey: name(256)
+    .optional()
+    .describe('Yours (per agent): the same request again gets the first receipt back and writes nothing'),
   confidence: z.number().min(0).max(1).optional(),
   confidenceBasis: z.enum(['user_asserted', 'agent_inferred', 'source_supported']).optional(),
   userConfirmed: z.boolean().optional(),
@@ -46,11 +56,16 @@ export const NoteListInput = z.strictObject({
   kind: Kind.optional(),
   visibility: Visibility.optional(),
   taskId: TaskId.optional().describe("Only this task's notes (visibility task); not with visibility user or agent"),
-  query: text(4 * KiB).optional(),
-  limit: z.int().min(1).max(100).optional(),
+  query: text(4 * KiB)
+    .optional()
+    .describe('Words to search keys and values for: notes best first, each with a retrieval receipt'),
+  limit: z.int().min(1).max(100).optional().describe('Notes per page, default 20'),
   cursor: Cursor.optional(),
   as_of: IsoDate.optional(),
-  includePrivate: z.boolean().optional(),
+  includePrivate: z
+    .boolean()
+    .optional()
+    .describe("List private notes too, every agent's of this user (only when the node allows them)"),
 });
 
 /** memory_history: the events of one note, entity or fact, oldest first, paged. */
@@ -78,7 +93,7 @@ export const HandoffCreateInput = z.strictObject({
   nextSteps: Items.optional(),
   artifacts: Items.optional(),
   blockers: Items.optional(),
-  expiresAt: IsoDate.optional(),
+  expiresAt: IsoDate.optional().describe('When the handoff stops being resumed; must be in the future'),
   // An agent name as tokens bind them: a name no token can hold would reach nobody.
   to: AgentName.optional().describe('The agent the handoff is addressed to (letters, digits, ".", "_", "-")'),
 });
@@ -87,5 +102,10 @@ export const HandoffCreateInput = z.strictObject({
 export const HandoffResumeInput = z.strictObject({
   ...identityFields,
   taskId: TaskId.optional(),
-  limit: z.int().min(1).max(100).optional(),
+  limit: z
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('Without taskId: how many handoffs addressed to you, default 20; refused with taskId'),
 });

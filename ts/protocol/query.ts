@@ -27,7 +27,10 @@ export const QueryInput = z.strictObject({
   k: z.int().min(1).max(100).optional().describe('Items per step (default 8)'),
   as_of: IsoDate.optional(),
   valid_at: IsoDate.optional(),
-  includePrivate: z.boolean().optional(),
+  includePrivate: z
+    .boolean()
+    .optional()
+    .describe("Let private notes compete in each step: every agent's of this user (when the node allows them)"),
   taskId: text(256).optional().describe("Let the task's notes (visibility task) compete in each step"),
   tokenBudget: z.int().min(32).max(1_000_000).optional(),
   maxItems: z.int().min(1).max(100).optional(),

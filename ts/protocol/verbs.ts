@@ -176,10 +176,10 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'Erase memory. Send exactly one of: `subject` (an exact entity name: the entity, its facts and the passages ' +
       'naming it), `fact` ({from, to, type} or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
-      '{subject, key}, `note` {key}, or `all: true` (the whole scope: knowledge, notes, handoffs). Forgetting ' +
-      'again replies `already_forgotten` once nothing is left (a subject forgotten again takes text naming it ' +
-      'since); a name that never existed is NOT_FOUND with "did you mean" names. The reply counts what went and ' +
-      'what was kept and why. Only forget when the user asks.',
+      '{subject, key}, `note` {key}, `handoff` {taskId} (every handoff of the task), or `all: true` (the whole ' +
+      'scope: knowledge, notes, handoffs). Forgetting again replies `already_forgotten` once nothing is left (a ' +
+      'subject forgotten again takes text naming it since); a name that never existed is NOT_FOUND with "did ' +
+      'you mean" names. The reply counts what went and what was kept and why. Only forget when the user asks.',
   },
   {
     verb: 'export',
@@ -222,11 +222,13 @@ export const VERBS: readonly VerbSpec[] = [
     reply: NoteWriteReply,
     description:
       'Save a small structured note under a `key`: a user preference, a user fact, task state or a decision ' +
-      '(`kind`), with `value` any JSON. `visibility`: `user` (default, every agent of this user), `task` (needs ' +
-      '`taskId`), `agent` (only you). `writeMode: merge` deep-merges objects. For safe updates send ' +
-      '`expectedVersion` (0 = create only; VERSION_CONFLICT tells you the current version) and an ' +
-      '`idempotencyKey` when retrying. `confidence` needs `confidenceBasis`. The receipt gives `version` and ' +
-      '`evolution` (created|replaced|merged).',
+      '(`kind`, required when creating), with `value` any JSON. `visibility`: `user` (default, every agent of ' +
+      'this user), `task` (needs `taskId`), `agent` (only you). `writeMode: merge` deep-merges objects; `null` ' +
+      'in it deletes that key. `private: true` hides the note from reads without `includePrivate`. For safe ' +
+      'updates send `expectedVersion` (0 = create only; VERSION_CONFLICT tells you the current version) and an ' +
+      '`idempotencyKey` (yours alone) when retrying: the same request again replays the first receipt. ' +
+      '`confidence` needs `confidenceBasis`. The receipt gives `version`, `evolution` ' +
+      '(created|replaced|merged), and `private: true` when the note is private.',
   },
   {
     verb: 'note_list',
@@ -237,8 +239,9 @@ export const VERBS: readonly VerbSpec[] = [
     reply: NoteListReply,
     description:
       'Current notes you may see, filtered by `key`, `kind`, `visibility`, `taskId`, or found by `query` (each ' +
-      'item then has a retrieval receipt). `limit` ≤ 100; pass `nextCursor` back as `cursor` for more with the ' +
-      'same filters. `as_of` reads the notes as they were then.',
+      'item then has a retrieval receipt). `limit` 1–100, default 20; pass `nextCursor` back as `cursor` for ' +
+      'more with the same filters. `as_of` reads the notes as they were then. `includePrivate` adds private ' +
+      "notes (every agent's of this user) when the node allows them.",
   },
   {
     verb: 'history',
@@ -262,7 +265,8 @@ export const VERBS: readonly VerbSpec[] = [
     reply: HandoffCreateReply,
     description:
       'Leave a handoff capsule on `taskId` for the next agent: `summary`, `status`, `decisions`, `nextSteps`, ' +
-      '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601) and `to` (an agent name). Call it before you ' +
+      '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601, in the future) and `to` (an agent name). A newer ' +
+      'handoff on the task replaces it. Call it before you ' +
       'stop work that another agent will continue.',
   },
   {
@@ -274,8 +278,11 @@ export const VERBS: readonly VerbSpec[] = [
     reply: HandoffResumeReply,
     description:
       'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `expired` says when it ' +
-      'expired; `none` if there is none). Without `taskId`, the unexpired handoffs addressed to you. Call it ' +
-      'when you start on a task someone else may have begun.',
+      'expired; `none` if there is none; `skippedExpired` lists up to 20 newer expired ones, ' +
+      '`skippedExpiredCount` counts them). Without `taskId`, the unexpired handoffs addressed to you, newest ' +
+      'first, up to `limit` (default 20; refused with `taskId`); one a newer handoff of its task replaced has ' +
+      '`superseded: true` and `supersededBy`: resume that task instead. Call it when you start on a task ' +
+      'someone else may have begun.',
   },
   {
     verb: 'delete_user',
