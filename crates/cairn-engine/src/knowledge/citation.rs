@@ -127,11 +127,13 @@ pub(crate) fn document_source(doc_id: u64, label: Option<&str>, ingested_at: i64
 
 /// The code-point span of the first sentence of `cited` that names both `names`: the sentence
 /// that states the fact. A sentence naming only one end states something else ("Priya Raman
-/// works at Acme Corp." for Priya `married_to` Tom), so there is then no quote.
+/// works at Acme Corp." for Priya `married_to` Tom), so there is then no quote. A name that runs
+/// across a sentence boundary (hard-wrapped text: "hired Jonas\nBerg", where a line break ends a
+/// sentence) joins the sentences it crosses, so a quote never ends inside a name it cites.
 fn quote(cited: &Cited, names: (&str, &str)) -> Option<(usize, usize)> {
     let linker = Linker::new([(0, names.0), (1, names.1)]);
     let mentions = linker.find(&cited.doc.text);
-    let sentences = cited.sentences();
+    let sentences = joined(cited.sentences(), mentions.iter().map(|m| (m.start, m.end)));
     let sentence_of = |at: usize| {
         let i = sentences.partition_point(|&(_, end)| end <= at);
         sentences.get(i).filter(|&&(start, _)| start <= at).copied()
@@ -142,6 +144,28 @@ fn quote(cited: &Cited, names: (&str, &str)) -> Option<(usize, usize)> {
         *seen.entry(s).or_insert(0) |= if m.entity == 0 { 1 } else { 2 };
     }
     seen.into_iter().filter(|&(_, b)| b == 3).map(|(s, _)| s).min()
+}
+
+/// `sentences` (in order, not overlapping) with the ones each span `[start, end)` runs across
+/// joined into one.
+fn joined(sentences: &[(usize, usize)], spans: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    let index = |at: usize| sentences.partition_point(|&(_, end)| end <= at);
+    // `join[i]`: sentence i goes on into sentence i + 1.
+    let mut join = vec![false; sentences.len()];
+    for (start, end) in spans {
+        let (first, last) = (index(start), index(end.saturating_sub(1)));
+        join.iter_mut().take(last.min(sentences.len())).skip(first).for_each(|j| *j = true);
+    }
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(sentences.len());
+    let mut open = false;
+    for (i, &(start, end)) in sentences.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if open => last.1 = end,
+            _ => out.push((start, end)),
+        }
+        open = join[i];
+    }
+    out
 }
 
 #[cfg(test)]
@@ -171,5 +195,19 @@ mod tests {
         let (s, e) = quote(&c, ("Ren\u{e9} Dupont", "Lyon")).unwrap();
         assert_eq!(char_slice(&c.doc.text, s, e), Some("Rene\u{301} Dupont teaches in Lyon."));
         assert!(quote(&c, ("He", "Malm\u{f6}")).is_some());
+    }
+
+    #[test]
+    fn a_name_wrapped_across_lines_is_quoted_whole() {
+        let text = "Hi team,\nquick update: Priya Raman has hired Jonas\nBerg as head of platform. He starts in May.";
+        let c = cited(text);
+        let (s, e) = quote(&c, ("Priya Raman", "Jonas Berg")).unwrap();
+        assert_eq!(
+            char_slice(&c.doc.text, s, e),
+            Some("quick update: Priya Raman has hired Jonas\nBerg as head of platform.")
+        );
+        let c = cited("Attendees: PRIYA RAMAN, Jonas\nBerg.\nAgenda: hiring.");
+        let (s, e) = quote(&c, ("Priya Raman", "Jonas Berg")).unwrap();
+        assert_eq!(char_slice(&c.doc.text, s, e), Some("Attendees: PRIYA RAMAN, Jonas\nBerg."));
     }
 }
