@@ -105,39 +105,51 @@ fn check(req: &Request) -> Result<usize> {
     Ok(k)
 }
 
+/// The most facts beyond the subject's own that `farther` reads: past it, the count of what was
+/// cut is a lower bound (`omitted_more`), so a walk into a dense graph stays bounded.
+const MAX_FARTHER_READ: usize = 10_000;
+
+/// What `farther` found: the facts kept with their hop, how many more it cut, and whether it
+/// stopped reading with more unread.
+type Farther = (Vec<(Neighbour, usize)>, usize, bool);
+
 /// The live relations 2..=`hops` links away from `subject`, each once, with the hop it was
-/// reached at, nearest first; `first` are the subject's own (hop 1). Stops collecting at `k`.
+/// reached at, nearest first; `first` are the subject's own (hop 1). Keeps `room` of them and
+/// counts the rest it saw; `true` when it stopped at `MAX_FARTHER_READ` with more unread.
 fn farther(
     snap: &Snapshot,
     caller: &Caller,
-    subject: u64,
-    first: &[Neighbour],
+    (subject, first): (u64, &[Neighbour]),
     hops: usize,
-    k: usize,
+    room: usize,
     when: &When,
-) -> Result<Vec<(Neighbour, usize)>> {
+) -> Result<Farther> {
     let mut seen_rel: HashSet<u64> = first.iter().map(|n| n.relation.id).collect();
     let mut seen: HashSet<u64> = HashSet::from([subject]);
     let mut frontier: Vec<u64> = first.iter().map(|n| n.other).filter(|o| seen.insert(*o)).collect();
-    let mut out = Vec::new();
+    let (mut out, mut cut) = (Vec::new(), 0);
     for hop in 2..=hops {
         let mut next = Vec::new();
         for entity in frontier {
             for n in live_neighbours(snap, &caller.part, entity, when)? {
-                if out.len() >= k {
-                    return Ok(out);
+                if out.len() + cut >= MAX_FARTHER_READ {
+                    return Ok((out, cut, true));
                 }
                 if seen_rel.insert(n.relation.id) {
                     if seen.insert(n.other) {
                         next.push(n.other);
                     }
-                    out.push((n, hop));
+                    if out.len() < room {
+                        out.push((n, hop));
+                    } else {
+                        cut += 1;
+                    }
                 }
             }
         }
         frontier = next;
     }
-    Ok(out)
+    Ok((out, cut, false))
 }
 
 fn same_value(stored: &Value, wanted: &Value) -> bool {
@@ -267,6 +279,12 @@ fn resolve(
             let candidates: Vec<String> = std::iter::once(first.name.clone()).chain(tied).collect();
             return Ok(Err(could_not_judge(req, "the subject matches several stored names equally well", &candidates)));
         }
+        // A name of several words spelled near a stored one may be another person ("Maria Lopez"
+        // is not Mario Lopez, "Jon Smith" not John Smith) as often as a typo: a miss that names
+        // the stored spelling, never an answer about someone else (found by an audit).
+        if matches!(how, MatchKind::Near { .. }) && query.unicode_words().nth(1).is_some() {
+            return Ok(Err(answer_none(req, &did_you_mean(snap, caller, &names, query)?)));
+        }
         (first, matched(how), Vec::new())
     } else {
         let a = req.attribute.as_ref().expect("checked: subject or attribute");
@@ -329,7 +347,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let mut stored = facts;
     // Newest first: recency ranks facts at one hop.
     stored.sort_by(|a, b| b.relation.recorded_at.cmp(&a.relation.recorded_at).then(b.relation.id.cmp(&a.relation.id)));
-    let total = stored.len() + derived.len();
+    // The subject's own stored facts, then what follows from them, then farther hops; every fact
+    // cut by `k` is counted in `omitted`.
     let mut out = Vec::new();
     for n in stored.iter().take(k) {
         let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
@@ -340,7 +359,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             &FoundBy { seed: &subject.name, hops: 1, reasoning: None },
         )?);
     }
-    let far = farther(&snap, caller, subject.id, &stored, req.hops.unwrap_or(1), k.saturating_sub(out.len()), &when)?;
+    let mut omitted = stored.len().saturating_sub(k);
+    let room = k - out.len();
+    for d in derived.iter().take(room) {
+        if let Some(f) = derived_fact(&snap, &caller.part, &mut citer, d, &subject.name, &mut name_of)? {
+            out.push(f);
+        }
+    }
+    omitted += derived.len().saturating_sub(room);
+    let (far, cut, more) =
+        farther(&snap, caller, (subject.id, &stored), req.hops.unwrap_or(1), k.saturating_sub(out.len()), &when)?;
     for (n, hop) in &far {
         let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
         out.push(stored_fact(
@@ -350,20 +378,20 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             &FoundBy { seed: &subject.name, hops: *hop, reasoning: None },
         )?);
     }
-    for d in derived.iter().take(k.saturating_sub(out.len())) {
-        if let Some(f) = derived_fact(&snap, &caller.part, &mut citer, d, &subject.name, &mut name_of)? {
-            out.push(f);
-        }
-    }
+    omitted += cut;
     let shown = entity_when(&snap, &caller.part, &subject, &when)?;
     let mut reply = json!({
         "state": "answered",
         "subject": wire::entity(&shown),
         "facts": out,
-        "omitted": total.saturating_sub(k),
+        "omitted": omitted,
         "seeding": { "matched": how, "query": req.subject, "name": subject.name },
         "meaning": { "state": "not_armed" },
     });
+    if more {
+        // The walk stopped reading: more than `omitted` were cut.
+        reply["omitted_more"] = json!(true);
+    }
     if stored.is_empty()
         && let Some(hint) = outside_time(&snap, &caller.part, subject.id, &when)?
     {
@@ -433,6 +461,55 @@ mod tests {
         // A subject with no facts at all has no hint.
         call(&store, &caller(1_000), "remember", &json!({"facts": {"entities": [{"name": "Lone"}]}})).unwrap();
         assert!(read(json!({"subject": "Lone"})).get("outside_time").is_none());
+    }
+
+    #[test]
+    fn a_name_spelled_near_another_persons_is_a_miss_that_names_it() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"facts": {"relations": [
+            {"source": "Mario Lopez", "target": "Acme Corp", "type": "works_at"},
+            {"source": "Anna Lee", "target": "Acme Corp", "type": "works_at"},
+            {"source": "John Smith", "target": "Acme Corp", "type": "works_at"},
+        ]}});
+        call(&store, &caller(5), "remember", &body).unwrap();
+        for (asked, stored) in [("Maria Lopez", "Mario Lopez"), ("Dana Lee", "Anna Lee"), ("Jon Smith", "John Smith")] {
+            let r = call(&store, &caller(6), "recall", &json!({"subject": asked})).unwrap();
+            assert_eq!((&r["state"], &r["facts"]), (&json!("nothing_stored"), &json!([])), "{asked}: {r}");
+            assert_eq!(r["did_you_mean"], json!([stored]), "{asked}: {r}");
+        }
+        // The stored spelling, any case, and a word of it still answer.
+        for asked in ["Mario Lopez", "mario lopez", "Lopez"] {
+            let r = call(&store, &caller(6), "recall", &json!({"subject": asked})).unwrap();
+            assert_eq!(r["state"], json!("answered"), "{asked}: {r}");
+        }
+    }
+
+    #[test]
+    fn hops_keep_the_subjects_derived_facts_first_and_count_every_fact_cut() {
+        let (_dir, store, _part) = fresh();
+        let relations: Vec<Value> = (0..30)
+            .map(|i| json!({"source": "Hub Corp", "target": format!("Member {i:02}"), "type": "owns"}))
+            .collect();
+        call(&store, &caller(5), "remember", &json!({"facts": {"relations": relations}})).unwrap();
+        let r = call(&store, &caller(6), "recall", &json!({"subject": "Member 01", "hops": 2, "k": 5})).unwrap();
+        let facts = r["facts"].as_array().unwrap();
+        let read: Vec<(String, u64)> = facts
+            .iter()
+            .map(|f| {
+                (format!("{} {} {}", f["subject"], f["relation"], f["object"]), f["found_by"]["hops"].as_u64().unwrap())
+            })
+            .collect();
+        assert_eq!(read.len(), 5, "{r}");
+        assert_eq!(read[0], ("\"Hub Corp\" \"owns\" \"Member 01\"".to_owned(), 1), "{r}");
+        assert_eq!(
+            read[1],
+            ("\"Member 01\" \"owned_by\" \"Hub Corp\"".to_owned(), 1),
+            "the subject's own reading: {r}"
+        );
+        assert!(read[2..].iter().all(|(_, hop)| *hop == 2), "{r}");
+        // 29 facts two hops away, 3 shown.
+        assert_eq!(r["omitted"], json!(26), "{r}");
+        assert!(r.get("omitted_more").is_none());
     }
 
     #[test]
