@@ -75,7 +75,7 @@ export const RecallInput = z
     as_of: IsoDate.optional(),
     valid_at: IsoDate.optional(),
     k: z.int().min(1).max(1000).optional(),
-    hops: z.int().min(1).max(3).optional(),
+    hops: z.int().min(1).max(3).optional().describe('How far to walk from the subject (default 1)'),
     compact: z.boolean().optional(),
   })
   .superRefine((b, ctx) => {

@@ -153,12 +153,23 @@ export const RelateReply = z.object({
   superseded_by: z.array(Fact).describe('Newer facts that already replace this one'),
 });
 
+/** When a read's time hides stored facts: how many, and the nearest moments a read would see some. */
+const OutsideTime = z.object({
+  facts: Count.describe(
+    'Stored facts (of the subject; in context, between the entities named) this read’s time does not see',
+  ),
+  next_valid_from: SentDate.optional().describe('The earliest `valid_from` after the read’s instant'),
+  last_valid_to: SentDate.optional().describe('The latest `valid_to` at or before the read’s instant'),
+  next_recorded_at: Time.optional().describe('The first recording after `as_of`'),
+});
+
 /** memory_recall. */
 export const RecallReply = z.object({
   state: z.enum(['answered', 'nothing_stored', 'could_not_judge']),
   subject: Entity.nullable(),
   facts: z.array(Fact),
-  omitted: Count.optional().describe('Facts beyond `k`'),
+  omitted: Count.optional().describe('Facts beyond `k`: stored, derived and (with `hops`) farther ones'),
+  omitted_more: z.literal(true).optional().describe('More facts were cut than `omitted` counts (it stopped counting)'),
   seeding: z.object({ matched: z.string().nullable(), query: z.string().nullable(), name: z.string().optional() }),
   meaning: Meaning,
   other_matches: z
@@ -169,18 +180,10 @@ export const RecallReply = z.object({
   did_you_mean: z.array(z.string()).optional(),
   why: z.string().optional().describe('With could_not_judge'),
   candidates: z.array(z.string()).optional(),
-  outside_time: z
-    .object({
-      facts: Count.describe('Stored facts of the subject this read’s time does not see'),
-      next_valid_from: SentDate.optional().describe('The earliest `valid_from` after the read’s instant'),
-      last_valid_to: SentDate.optional().describe('The latest `valid_to` at or before the read’s instant'),
-      next_recorded_at: Time.optional().describe('The first recording after `as_of`'),
-    })
-    .optional()
-    .describe(
-      'Only when no fact is shown but the subject has facts at other times (`answered`; or `nothing_stored` ' +
-        'for a subject first recorded after `as_of`): read again with `valid_at` or `as_of` to see them',
-    ),
+  outside_time: OutsideTime.optional().describe(
+    'Only when no fact is shown but the subject has facts at other times (`answered`; or `nothing_stored` ' +
+      'for a subject first recorded after `as_of`): read again with `valid_at` or `as_of` to see them',
+  ),
 });
 
 /** memory_context; `context`, `omitted` and `budget` when a pack was asked for. */
@@ -207,6 +210,10 @@ export const ContextReply = z.object({
     hops: Count,
     k: Count,
   }),
+  outside_time: OutsideTime.optional().describe(
+    'Only when no fact between two entities the question names is true at the read’s time but some are stored ' +
+      '(the fact ended, or starts later): read again with `valid_at` or `as_of` to see them',
+  ),
   context: z.string().optional(),
   omitted: z.array(PackOmitted).optional().describe('The best ranked items the pack left out, at most 20'),
   omitted_total: Count.optional().describe('How many items the pack left out in all'),

@@ -128,7 +128,9 @@ export const VERBS: readonly VerbSpec[] = [
       'No facts but `outside_time`: the subject has that many facts true or recorded at other times; read again ' +
       'at its `next_valid_from`/`last_valid_to` (`valid_at`) or `next_recorded_at` (`as_of`). ' +
       '`as_of` (ISO time: what was known then), `valid_at` (what was true then, past or future), `k` (max ' +
-      'facts), `compact` (shorter citations).',
+      'facts; `omitted` counts the rest), `hops` 1–3 (default 1: also facts that many links away, after the ' +
+      "subject's own and derived facts), `compact` (shorter citations). A name of several words spelled near a " +
+      'stored one is `nothing_stored` with the stored spelling in `did_you_mean`: ask again with it.',
   },
   {
     verb: 'context',

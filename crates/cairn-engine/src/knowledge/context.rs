@@ -8,11 +8,13 @@
 use super::attribute_time::entity_when;
 use super::cache::Names;
 use super::context_derived;
+use super::context_walk::{Walk, walk};
 use super::derive::Derived;
 use super::docs::{Document, PassageSpan};
 use super::graph::{self, Entity, Neighbour};
+use super::grounding_rules::{self, NEGATED, Statement, is_negator, negation};
 use super::part::Partition;
-use super::recall::{When, live_neighbours};
+use super::recall::When;
 use super::records::decode;
 use super::spread::{Start, spread};
 use super::trees::{DOC, PSG};
@@ -33,8 +35,6 @@ pub const RRF_K: f64 = 60.0;
 pub const FULL_TEXT_WEIGHT: f64 = 0.5;
 /// The most traversal hops a request may ask for.
 pub const MAX_HOPS: usize = 3;
-/// The most relations a traversal collects, so a hub entity cannot make a context unbounded.
-pub const MAX_FACTS: usize = 500;
 /// The most passages the mentions channel collects.
 pub const MAX_MENTIONED: usize = 200;
 /// The most entities one word may seed by a loose rule (word of a name, near, prefix); a word
@@ -248,16 +248,6 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
     Ok(out)
 }
 
-/// What a traversal reached: relations with their hop and seed, the seed each reached entity came
-/// from, and the entities in the order reached (seeds first).
-struct Walk {
-    facts: Vec<(Neighbour, usize, u64)>,
-    reached: HashMap<u64, u64>,
-    order: Vec<u64>,
-    /// The hop at which each entity was reached (seeds: 0).
-    depth: HashMap<u64, usize>,
-}
-
 /// Whether word `i` of `question` (`spans`: byte offset and word) is a common word written as a
 /// name: capitalised (not in capitals throughout) where the plain word would not be. That is
 /// anywhere but at the start of a sentence ("What did May say?"), or at the start when a
@@ -287,37 +277,6 @@ fn written_as_name(question: &str, spans: &[(usize, &str)], i: usize) -> bool {
         })
 }
 
-/// Breadth-first from the seeds, each relation `when` sees once, ranked by hop, then newest.
-fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: usize, when: &When) -> Result<Walk> {
-    let mut reached: HashMap<u64, u64> = seed_ids.iter().map(|&id| (id, id)).collect();
-    let mut order: Vec<u64> = seed_ids.to_vec();
-    let mut frontier: Vec<u64> = seed_ids.to_vec();
-    let mut depth: HashMap<u64, usize> = seed_ids.iter().map(|&id| (id, 0)).collect();
-    let mut facts: BTreeMap<u64, (Neighbour, usize, u64)> = BTreeMap::new();
-    'walk: for hop in 1..=hops {
-        let mut next = Vec::new();
-        for entity in frontier {
-            let seed = reached[&entity];
-            for n in live_neighbours(snap, part, entity, when)? {
-                if facts.len() >= MAX_FACTS {
-                    break 'walk;
-                }
-                if let std::collections::hash_map::Entry::Vacant(v) = reached.entry(n.other) {
-                    v.insert(seed);
-                    depth.insert(n.other, hop);
-                    order.push(n.other);
-                    next.push(n.other);
-                }
-                facts.entry(n.relation.id).or_insert((n, hop, seed));
-            }
-        }
-        frontier = next;
-    }
-    let mut facts: Vec<(Neighbour, usize, u64)> = facts.into_values().collect();
-    facts.sort_by_key(|(n, hop, _)| (*hop, std::cmp::Reverse(n.relation.recorded_at), n.relation.id));
-    Ok(Walk { facts, reached, order, depth })
-}
-
 /// `context` over the given names of the partition (see `cache`).
 pub(crate) fn context_with(
     snap: &Snapshot,
@@ -338,9 +297,9 @@ pub(crate) fn context_with(
     let seed_ids: Vec<u64> = seeding.iter().map(|s| s.entity.id).collect();
     let mut known_names: HashMap<u64, String> = seeding.iter().map(|s| (s.entity.id, s.entity.name.clone())).collect();
 
-    let Walk { facts: graph, reached, order, depth } = walk(snap, part, &seed_ids, hops, when)?;
+    let Walk { facts: graph, reached, order, depth, own } = walk(snap, part, &seed_ids, hops, when)?;
     // What the seeds' relations imply rests on the graph channel: none without a traversal.
-    let derived = if hops == 0 { Vec::new() } else { context_derived::from_seeds(snap, part, &seed_ids, when)? };
+    let derived = if hops == 0 { Vec::new() } else { context_derived::from_seeds(snap, part, &seed_ids, &own, when)? };
 
     // Mentions: passages ranked by spreading from the reached entities (see `spread`).
     let seed_weight: HashMap<u64, f64> = seed_weights(snap, part, &seeding)?;
@@ -419,7 +378,8 @@ pub(crate) fn context_with(
     for s in seeding.iter().filter(|s| s.matched == "type") {
         type_words.entry(s.entity.id).or_default().push(&s.by);
     }
-    let (grounding, uncovered) = grounding(question, &items, &type_words);
+    let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
+    let (grounding, uncovered) = grounding(question, &items, &type_words, &names);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, uncovered, seeds, seeding, coverage })
@@ -774,8 +734,13 @@ fn match_terms(text: &str) -> Vec<String> {
 pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     let cjk = cjk_function_chars(question);
     let mut asked: Vec<(String, Vec<String>)> = Vec::new();
+    // A negation is content (most negators are stop words, so no index term stands for them).
+    if let Some(word) = negation(question) {
+        asked.push((word.to_owned(), vec![NEGATED.to_owned()]));
+    }
     for t in tokens(question) {
-        if is_function_word(question, &t, &cjk) {
+        let spelled = char_slice(question, t.start, t.end).unwrap_or(&t.term);
+        if is_function_word(question, &t, &cjk) || is_negator(spelled) {
             continue;
         }
         let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
@@ -794,39 +759,22 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 
 /// `Grounded` when one item's terms include every content term of the question; the uncovered
 /// terms are reported in the question's own spelling. A fact also covers the type words its ends
-/// were seeded by (`type_words`). A question with no content word cannot be judged, whatever
-/// was found. Beside the verdict: each item's uncovered words (`Context::uncovered`).
+/// were seeded by (`type_words`), and its relation's word only in its direction; a passage covers
+/// what one of its sentences does; a negation only where the item negates (`grounding_rules`). A
+/// question with no content word cannot be judged, whatever was found. Beside the verdict: each
+/// item's uncovered words (`Context::uncovered`).
 fn grounding(
     question: &str,
     items: &[Item],
     type_words: &HashMap<u64, Vec<&str>>,
+    seed_names: &[&str],
 ) -> (Grounding, Option<Vec<Vec<String>>>) {
     let asked = content_words(question);
     if asked.is_empty() {
         return (Grounding::CouldNotJudge, None);
     }
-    let wanted: BTreeSet<&String> = asked.iter().flat_map(|(_, terms)| terms).collect();
-    let mut each = Vec::with_capacity(items.len());
-    for item in items {
-        let mut have = fact_terms(&item.text);
-        let ends = match &item.kind {
-            ItemKind::Fact { relation, .. } => vec![relation.from, relation.to],
-            ItemKind::Derived { fact } => vec![fact.from, fact.to],
-            ItemKind::Entity { entity } => vec![entity.id],
-            ItemKind::Passage { .. } => Vec::new(),
-        };
-        for word in ends.iter().filter_map(|id| type_words.get(id)).flatten() {
-            have.extend(match_terms(word));
-        }
-        let missing: BTreeSet<&String> = wanted.iter().copied().filter(|t| !have.contains(*t)).collect();
-        let mut uncovered: Vec<String> = Vec::new();
-        for (word, terms) in &asked {
-            if terms.iter().any(|t| missing.contains(t)) && !uncovered.contains(word) {
-                uncovered.push(word.clone());
-            }
-        }
-        each.push(uncovered);
-    }
+    let judge = Judge { question, asked: &asked, type_words, seed_names };
+    let each: Vec<Vec<String>> = items.iter().map(|item| judge.uncovered(item)).collect();
     let verdict = if items.is_empty() {
         Grounding::NothingStored
     } else if each.iter().any(Vec::is_empty) {
@@ -837,6 +785,77 @@ fn grounding(
         Grounding::Related { uncovered: best }
     };
     (verdict, Some(each))
+}
+
+/// What `grounding` judges items by: the question, its content words, the type words seeds were
+/// found by, and the seeds' names.
+struct Judge<'a> {
+    question: &'a str,
+    asked: &'a [(String, Vec<String>)],
+    type_words: &'a HashMap<u64, Vec<&'a str>>,
+    seed_names: &'a [&'a str],
+}
+
+impl Judge<'_> {
+    /// The content words of the question that `item` alone does not cover.
+    fn uncovered(&self, item: &Item) -> Vec<String> {
+        let terms: BTreeSet<String> = self.asked.iter().flat_map(|(_, t)| t.iter().cloned()).collect();
+        let question = (self.question, &terms);
+        let covered = |text: &str| {
+            let mut have = fact_terms(text);
+            if negation(text).is_some() {
+                have.insert(NEGATED.to_owned());
+            }
+            have
+        };
+        let (ends, rel_type) = match &item.kind {
+            ItemKind::Fact { relation, .. } => (vec![relation.from, relation.to], Some(&relation.rel_type)),
+            ItemKind::Derived { fact } => (vec![fact.from, fact.to], Some(&fact.rel_type)),
+            ItemKind::Entity { entity } => (vec![entity.id], None),
+            ItemKind::Passage { .. } => {
+                // One sentence must cover the question: the best of them speaks for the passage.
+                return grounding_rules::passage_sentences(&item.text)
+                    .iter()
+                    .map(|s| {
+                        let mut have = covered(s);
+                        let kind = Statement::Sentence;
+                        if let Some(term) = grounding_rules::misdirected(question, s, kind, None, self.seed_names) {
+                            have.remove(&term);
+                        }
+                        missing(self.asked, &have)
+                    })
+                    .min_by_key(Vec::len)
+                    .unwrap_or_default();
+            }
+        };
+        let mut have = covered(&item.text);
+        for word in ends.iter().filter_map(|id| self.type_words.get(id)).flatten() {
+            have.extend(match_terms(word));
+        }
+        if let Some(rel_type) = rel_type
+            && let Some(at) = item.text.find(&format!(" {rel_type} "))
+        {
+            let ends = [&item.text[..at], &item.text[at + rel_type.len() + 2..]];
+            if let Some(term) =
+                grounding_rules::misdirected(question, &item.text, Statement::Fact, Some(rel_type), &ends)
+            {
+                // The fact says the relation the other way round: it does not answer that word.
+                have.remove(&term);
+            }
+        }
+        missing(self.asked, &have)
+    }
+}
+
+/// The words of `asked` (in the question's spelling) with a term not in `have`.
+fn missing(asked: &[(String, Vec<String>)], have: &BTreeSet<String>) -> Vec<String> {
+    let mut uncovered: Vec<String> = Vec::new();
+    for (word, terms) in asked {
+        if terms.iter().any(|t| !have.contains(t)) && !uncovered.contains(word) {
+            uncovered.push(word.clone());
+        }
+    }
+    uncovered
 }
 
 #[cfg(test)]

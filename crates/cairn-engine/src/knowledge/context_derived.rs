@@ -4,8 +4,9 @@
 
 use super::context::{Item, ItemKind};
 use super::derive::Derived;
+use super::graph::Neighbour;
 use super::part::Partition;
-use super::recall::{When, derived_of, live_neighbours};
+use super::recall::{When, derived_of};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -17,15 +18,22 @@ pub const MAX_DERIVE_READS: usize = 256;
 pub const MAX_DERIVED: usize = 100;
 
 /// The derived facts around `seeds`, in seed order, each with the seed it was read from and each
-/// reading once (a chain between two seeds is found from both ends). A reading that is stored is
-/// not derived (`derived_of`).
-pub(super) fn from_seeds(snap: &Snapshot, part: &Partition, seeds: &[u64], when: &When) -> Result<Vec<(Derived, u64)>> {
+/// reading once (a chain between two seeds is found from both ends), resting on `own`: each
+/// seed's relations the walk kept (`context_walk`), so a hub's thousands of edges are not read
+/// again here. A reading that is stored is not derived (`derived_of`).
+pub(super) fn from_seeds(
+    snap: &Snapshot,
+    part: &Partition,
+    seeds: &[u64],
+    own: &HashMap<u64, Vec<Neighbour>>,
+    when: &When,
+) -> Result<Vec<(Derived, u64)>> {
     let mut reads = MAX_DERIVE_READS;
     let mut seen: HashSet<(u64, u64, String)> = HashSet::new();
     let mut out = Vec::new();
     for &seed in seeds {
-        let facts = live_neighbours(snap, part, seed, when)?;
-        for d in derived_of(snap, part, seed, &facts, when, &mut reads)? {
+        let facts = own.get(&seed).map_or(&[][..], Vec::as_slice);
+        for d in derived_of(snap, part, seed, facts, when, &mut reads)? {
             if out.len() == MAX_DERIVED {
                 return Ok(out);
             }
@@ -37,13 +45,14 @@ pub(super) fn from_seeds(snap: &Snapshot, part: &Partition, seeds: &[u64], when:
     Ok(out)
 }
 
-/// The graph channel's order: the stored facts as the walk ranked them, each derived fact placed
+/// The graph channel's order: the stored facts as the walk ranked them, each derived chain placed
 /// right after the last of the stored facts it rests on, or right before the first of them when
 /// it covers more of the question's content terms (`wanted`) than each of them does (`Room 4
 /// part_of Main Hall` answers "Is Room 4 part of Main Hall?" better than either link). So a
-/// derived fact never outranks what it rests on unless it answers better, and then only just. One
-/// whose basis the walk did not reach (hops, the fact cap) goes last. `terms` gives an item's
-/// matching terms.
+/// derived fact never outranks what it rests on unless it answers better, and then only just. A
+/// symmetric or inverse reading that answers no better than its one stored fact comes after every
+/// stored fact, and one whose basis the walk did not reach (hops, the fact cap) last. `terms`
+/// gives an item's matching terms.
 pub(super) fn place(
     stored: Vec<Item>,
     derived: Vec<Item>,
@@ -70,7 +79,16 @@ pub(super) fn place(
         let key = match (basis.iter().min(), basis.iter().max()) {
             (Some(&first), Some(&end)) => {
                 let better = basis.iter().all(|&i| covers(&item) > cover[i]);
-                if better { (first, 0, j) } else { (end, 2, j) }
+                if better {
+                    (first, 0, j)
+                } else if fact.basis.len() == 1 {
+                    // The other end's reading of one stored fact, answering no better, says what
+                    // that fact says: it does not take a place from another fact (a hub's every
+                    // `employs` would otherwise bring its `employed_by` right after it).
+                    (last, 1, j)
+                } else {
+                    (end, 2, j)
+                }
             }
             _ => (last, 2, j),
         };

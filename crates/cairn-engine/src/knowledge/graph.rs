@@ -84,7 +84,7 @@ pub struct Shortened {
 }
 
 /// Which end of a relation an entity is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     Outbound,
     Inbound,
@@ -806,27 +806,61 @@ pub(crate) fn entities_in(tx: &mut WriteTxn<'_>, part: &Partition) -> Result<Vec
 /// relation from `entity` to itself (no verb writes one now; an older store or an import may hold
 /// it) is one stored fact, listed once, outbound: its inbound entry is skipped.
 pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<Neighbour>> {
-    let prefix = adj_prefix(part, entity);
     let mut out = Vec::new();
-    for item in snap.prefix(ADJ, &prefix)? {
-        let (key, _) = item?;
-        let direction = match key.get(prefix.len()) {
+    for (rel_id, direction) in adjacency(snap, part, entity, &adj_prefix(part, entity))? {
+        out.extend(neighbour(snap, part, rel_id, direction)?);
+    }
+    Ok(out)
+}
+
+/// The relations under `prefix` (an `adj_prefix` of `entity`, or one of its `adj_type_prefix`es)
+/// as their `ADJ` keys name them, in key order: each id and which end `entity` is. Reads keys
+/// only, no relation: a caller that keeps some of a hub's thousands of edges decodes only those.
+pub(crate) fn adjacency(
+    snap: &Snapshot,
+    part: &Partition,
+    entity: u64,
+    prefix: &[u8],
+) -> Result<Vec<(u64, Direction)>> {
+    let at = adj_prefix(part, entity).len();
+    let mut out = Vec::new();
+    snap.scan_prefix(ADJ, prefix, |key, _| {
+        let direction = match key.get(at) {
             Some(&OUT) => Direction::Outbound,
             Some(&IN) => Direction::Inbound,
             _ => return Err(Error::corrupt(None, "an adjacency key has no direction")),
         };
-        let rel_id = trailing_id(&key)?;
-        let bytes = snap
-            .get(REL, &rel_key(part, rel_id))?
-            .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
-        let relation: Relation = decode(&bytes, "relation")?;
-        if direction == Direction::Inbound && relation.from == relation.to {
-            continue;
-        }
-        let other = if direction == Direction::Outbound { relation.to } else { relation.from };
-        out.push(Neighbour { relation, direction, other });
-    }
+        out.push((trailing_id(key)?, direction));
+        Ok(true)
+    })?;
     Ok(out)
+}
+
+/// Relation `rel_id` seen from the end `direction` names; `None` for the inbound side of a
+/// self-loop (one fact, listed once, outbound).
+pub(crate) fn neighbour(
+    snap: &Snapshot,
+    part: &Partition,
+    rel_id: u64,
+    direction: Direction,
+) -> Result<Option<Neighbour>> {
+    let bytes = snap
+        .get(REL, &rel_key(part, rel_id))?
+        .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
+    let relation: Relation = decode(&bytes, "relation")?;
+    if direction == Direction::Inbound && relation.from == relation.to {
+        return Ok(None);
+    }
+    Ok(Some(Neighbour::of(relation, direction)))
+}
+
+impl Neighbour {
+    /// `relation` seen from the end `direction` names.
+    #[must_use]
+    pub fn of(relation: Relation, direction: Direction) -> Neighbour {
+        let other = if direction == Direction::Outbound { relation.to } else { relation.from };
+        Neighbour { relation, direction, other }
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod cache;
 mod citation;
 mod context;
 mod context_derived;
+mod context_walk;
 mod cursor;
 mod derive;
 mod docs;
@@ -29,6 +30,7 @@ mod exchange_tests;
 mod export;
 mod forget;
 mod graph;
+mod grounding_rules;
 mod ids;
 #[cfg(test)]
 mod ids_tests;

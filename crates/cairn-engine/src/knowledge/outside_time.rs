@@ -4,25 +4,54 @@
 //! recorded after `as_of`) cannot be told from a subject with no facts at all. It counts the
 //! hidden facts and names the nearest moments a read would see some: the next `valid_from` after
 //! the read's instant, the last `valid_to` at or before it, the next recording after `as_of`.
-//! It reads the subject's own partition only, like the recall it annotates.
+//! It reads the subject's own partition only, like the recall it annotates. A context gives the
+//! same hint for the facts between the entities its question names (`between`).
 
-use super::graph::neighbours;
+use super::graph::{Direction, Neighbour, adjacency, neighbour, neighbours};
 use super::part::Partition;
 use super::recall::{When, sees};
+use super::trees::adj_prefix;
 use super::wire::iso_ms;
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
 
 /// The hint for `entity` read at `when`, or `None` when the read hides none of its facts.
 pub(crate) fn outside_time(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Option<Value>> {
+    Ok(hint(neighbours(snap, part, entity)?, when))
+}
+
+/// The hint for the facts between two of `seeds` (a context's: "Does Priya work at Northwind?")
+/// when the read at `when` sees none of them but the store holds some: the fact ended, or starts
+/// later. Facts between seeds are found from the adjacency keys; only those are read.
+pub(crate) fn between(snap: &Snapshot, part: &Partition, seeds: &[u64], when: &When) -> Result<Option<Value>> {
+    let mut holders: HashMap<u64, usize> = HashMap::new();
+    for &seed in seeds {
+        let ids: HashSet<u64> =
+            adjacency(snap, part, seed, &adj_prefix(part, seed))?.into_iter().map(|(id, _)| id).collect();
+        for id in ids {
+            *holders.entry(id).or_default() += 1;
+        }
+    }
+    let mut facts = Vec::new();
+    for (&id, _) in holders.iter().filter(|&(_, &n)| n > 1) {
+        let Some(n) = neighbour(snap, part, id, Direction::Outbound)? else { continue };
+        if sees(&n.relation, when) {
+            return Ok(None);
+        }
+        facts.push(n);
+    }
+    Ok(hint(facts, when))
+}
+
+/// The hint over `facts` (as stored), or `None` when the read at `when` hides none of them.
+fn hint(facts: Vec<Neighbour>, when: &When) -> Option<Value> {
     // An earlier version of a fact revised by `as_of` (or by now) is no fact at another time.
-    let hidden: Vec<_> = neighbours(snap, part, entity)?
-        .into_iter()
-        .filter(|n| n.relation.current_at(when.as_of) && !sees(&n.relation, when))
-        .collect();
+    let hidden: Vec<_> =
+        facts.into_iter().filter(|n| n.relation.current_at(when.as_of) && !sees(&n.relation, when)).collect();
     if hidden.is_empty() {
-        return Ok(None);
+        return None;
     }
     let instant = when.valid_instant();
     // Facts the store knew at the read's `as_of` (all, without one) but not true at its instant.
@@ -60,5 +89,5 @@ pub(crate) fn outside_time(snap: &Snapshot, part: &Partition, entity: u64, when:
     if let Some(at) = next_recorded {
         hint["next_recorded_at"] = json!(iso_ms(at));
     }
-    Ok(Some(hint))
+    Some(hint)
 }

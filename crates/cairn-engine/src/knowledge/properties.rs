@@ -179,7 +179,8 @@ proptest! {
                     let mut derived = Vec::new();
                     if let Recall::Answered { subject, derived: recalled, .. } = recall(&snap, &part, name, when).unwrap() {
                         derived.extend(recalled);
-                        derived.extend(super::context_derived::from_seeds(&snap, &part, &[subject.id], when).unwrap().into_iter().map(|(d, _)| d));
+                        let own = std::collections::HashMap::from([(subject.id, super::recall::live_neighbours(&snap, &part, subject.id, when).unwrap())]);
+                        derived.extend(super::context_derived::from_seeds(&snap, &part, &[subject.id], &own, when).unwrap().into_iter().map(|(d, _)| d));
                     }
                     for d in &derived {
                         check_derived(&snap, &part, d, when)?;

@@ -4,8 +4,9 @@
 //! "did you mean" suggestions drawn from the same partition only.
 
 use super::derive::{self, Derived};
-use super::graph::{self, Direction, Entity, Neighbour, neighbours};
+use super::graph::{self, Direction, Entity, Neighbour, adjacency, neighbour, neighbours};
 use super::part::Partition;
+use super::trees::{IN, OUT, adj_type_prefix};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::text::{LookupOptions, MatchKind, NameIndex};
@@ -97,17 +98,19 @@ pub(crate) fn derived_of(
     when: &When,
     reads: &mut usize,
 ) -> Result<Vec<Derived>> {
-    let mut seen: HashMap<u64, Vec<Neighbour>> = HashMap::from([(subject, facts.to_vec())]);
+    let mut seen: HashMap<(u64, Direction), Vec<graph::Relation>> = HashMap::new();
     let mut side = |entity: u64, direction: Direction| -> Result<Vec<graph::Relation>> {
-        let all = match seen.entry(entity) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(_) if *reads == 0 => return Ok(Vec::new()),
+        if entity == subject {
+            return Ok(facts.iter().filter(|n| n.direction == direction).map(|n| n.relation.clone()).collect());
+        }
+        match seen.entry((entity, direction)) {
+            Entry::Occupied(known) => Ok(known.get().clone()),
+            Entry::Vacant(_) if *reads == 0 => Ok(Vec::new()),
             Entry::Vacant(slot) => {
                 *reads -= 1;
-                slot.insert(live_neighbours(snap, part, entity, when)?)
+                Ok(slot.insert(transitive_side(snap, part, entity, direction, when)?).clone())
             }
-        };
-        Ok(all.iter().filter(|n| n.direction == direction).map(|n| n.relation.clone()).collect())
+        }
     };
     let mut derived = derive::around(subject, facts);
     derived.extend(derive::chains(subject, |e| side(e, Direction::Outbound))?);
@@ -120,6 +123,28 @@ pub(crate) fn derived_of(
     Ok(derived)
 }
 
+/// The relations of a transitive type (`derive::TRANSITIVE`) on one side of `entity` that `when`
+/// sees: all a chain can follow, read by type from the adjacency keys, so a chain passing a hub
+/// reads its few `part_of` edges, not its thousands of others.
+fn transitive_side(
+    snap: &Snapshot,
+    part: &Partition,
+    entity: u64,
+    direction: Direction,
+    when: &When,
+) -> Result<Vec<graph::Relation>> {
+    let dir = if direction == Direction::Outbound { OUT } else { IN };
+    let mut out = Vec::new();
+    for rel_type in derive::TRANSITIVE {
+        for (rel_id, d) in adjacency(snap, part, entity, &adj_type_prefix(part, entity, dir, rel_type))? {
+            if let Some(n) = neighbour(snap, part, rel_id, d)?.and_then(|n| seen_at(n, when)) {
+                out.push(n.relation);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The relations touching `entity` that `when` sees: with a valid instant (`valid_at`, or now
 /// for a plain read), every edge recorded by `as_of` (or ever) whose valid time holds that
 /// instant, live or ended (an ended edge is history, true over its interval: stored as older
@@ -127,19 +152,21 @@ pub(crate) fn derived_of(
 /// store knew it at `as_of`: an earlier version of a fact revised since reads as that fact (its
 /// id), not yet ended.
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
-    Ok(neighbours(snap, part, entity)?
-        .into_iter()
-        .filter(|n| sees(&n.relation, when))
-        .map(|mut n| {
-            // Read as of a moment, an edge ended later was not ended (nor shortened) yet.
-            n.relation.valid_to = n.relation.valid_to_at(when.as_of).map(str::to_owned);
-            n.relation.ended_at = n.relation.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));
-            if let Some(fact) = n.relation.version_of.take() {
-                n.relation.id = fact;
-            }
-            n
-        })
-        .collect())
+    Ok(neighbours(snap, part, entity)?.into_iter().filter_map(|n| seen_at(n, when)).collect())
+}
+
+/// `n` as a read at `when` sees it (see `live_neighbours`), or `None` when it does not.
+pub(crate) fn seen_at(mut n: Neighbour, when: &When) -> Option<Neighbour> {
+    if !sees(&n.relation, when) {
+        return None;
+    }
+    // Read as of a moment, an edge ended later was not ended (nor shortened) yet.
+    n.relation.valid_to = n.relation.valid_to_at(when.as_of).map(str::to_owned);
+    n.relation.ended_at = n.relation.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));
+    if let Some(fact) = n.relation.version_of.take() {
+        n.relation.id = fact;
+    }
+    Some(n)
 }
 
 /// Whether a read at `when` sees `rel` (see `live_neighbours`).

@@ -12,6 +12,7 @@ use crate::knowledge::citation::Citer;
 use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with};
 use crate::knowledge::graph::{Direction, Source, entity_by_id};
 use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
+use crate::knowledge::outside_time;
 use crate::knowledge::valid;
 use crate::knowledge::wire::{self, FoundBy};
 use crate::knowledge::{MAX_HOPS, When};
@@ -154,13 +155,42 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     if verdict == "could_not_judge" {
         reply["why"] = json!("the question holds no content word to judge by");
     }
+    let seed_ids: Vec<u64> = found.seeding.iter().map(|s| s.entity.id).collect();
+    if let Some(hint) = outside_time::between(&snap, part, &seed_ids, &ask.when)? {
+        reply["outside_time"] = hint;
+    }
     Ok(reply)
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::testing::{assert_citations_slice, call, caller, fresh};
+    use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use serde_json::{Value, json};
+
+    #[test]
+    fn a_fact_between_the_named_entities_that_ended_is_hinted() {
+        let (_dir, store, _part) = fresh();
+        for attributes in [json!({"valid_from": "2023-03-01"}), json!({"valid_to": "2026-01-31"})] {
+            let body =
+                json!({"from": "Priya Raman", "to": "Northwind Labs", "type": "works_at", "attributes": attributes});
+            call(&store, &caller(TODAY - 10_000), "relate", &body).unwrap();
+        }
+        call(
+            &store,
+            &caller(TODAY - 10_000),
+            "relate",
+            &json!({"from": "Priya Raman", "to": "Oslo", "type": "lives_in"}),
+        )
+        .unwrap();
+        let ask = |q: &str| call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
+        let c = ask("Does Priya Raman work at Northwind Labs?");
+        assert_eq!(c["outside_time"], json!({"facts": 1, "last_valid_to": "2026-01-31"}), "{c}");
+        // Then it was true: no hint.
+        let then = json!({"question": "Does Priya Raman work at Northwind Labs?", "valid_at": "2025-01-01"});
+        let c = call(&store, &caller(TODAY), "context", &then).unwrap();
+        assert!(c.get("outside_time").is_none(), "{c}");
+        assert!(ask("Does Priya Raman live in Oslo?").get("outside_time").is_none());
+    }
 
     fn seeded() -> (tempfile::TempDir, crate::store::Store, crate::knowledge::Partition) {
         let (dir, store, part) = fresh();

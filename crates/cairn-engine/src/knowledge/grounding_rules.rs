@@ -1,0 +1,238 @@
+//! What one item covers of a question, beyond sharing its words (`context::grounding`):
+//! - a passage covers only what one of its sentences says: words met across sentences ("founded"
+//!   in one, "Contoso" in the next) answer nothing together;
+//! - a negation ("not", "never", "doesn't") is content: a question that negates is covered only
+//!   by text that negates too, and never by a bare fact;
+//! - a relation covers its own word only in its direction: "Who manages Jonas Berg?" puts Jonas
+//!   Berg after "manages", where "Jonas Berg manages Priya Raman" has him before, so that fact
+//!   does not answer it. Judged only where word order says it soundly (see `misdirected`).
+
+use super::derive::SYMMETRIC;
+use crate::text::{fold, sentences, tokens};
+use std::collections::BTreeSet;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// The matching term a negation stands for: no index term looks like it.
+pub(super) const NEGATED: &str = "\u{ac}";
+
+/// Words that negate what a sentence says (`n't` contractions are found by their ending).
+const NEGATORS: &[&str] =
+    &["cannot", "neither", "never", "no", "nobody", "none", "nor", "not", "nothing", "nowhere", "without"];
+
+/// Forms of "be" that make a participle after them passive ("is located", "was founded").
+const BE: &[&str] = &["am", "are", "be", "been", "being", "is", "was", "were"];
+
+fn lower(word: &str) -> String {
+    word.to_lowercase().replace('\u{2019}', "'")
+}
+
+/// Whether `word` negates.
+pub(super) fn is_negator(word: &str) -> bool {
+    let w = lower(word);
+    NEGATORS.contains(&w.as_str()) || w.ends_with("n't")
+}
+
+/// The first negating word of `text`, as spelled.
+pub(super) fn negation(text: &str) -> Option<&str> {
+    text.unicode_words().find(|w| is_negator(w))
+}
+
+/// The sentences of a passage's text, each as a string (the whole text when it has none).
+pub(super) fn passage_sentences(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let out: Vec<String> = sentences(text).iter().map(|s| chars[s.start..s.end].iter().collect()).collect();
+    if out.is_empty() { vec![text.to_owned()] } else { out }
+}
+
+/// A word of the question: lowercased, a possessive `'s` dropped, with its matching term (none
+/// for a stop word) and whether it was possessive.
+struct Word {
+    lower: String,
+    term: Option<String>,
+    possessive: bool,
+}
+
+fn words(text: &str) -> Vec<Word> {
+    text.unicode_words()
+        .map(|w| {
+            let l = lower(w);
+            let bare = l.strip_suffix("'s").unwrap_or(&l).to_owned();
+            let possessive = bare.len() < l.len();
+            let term = tokens(&bare).into_iter().next().map(|t| t.term);
+            Word { lower: bare, term, possessive }
+        })
+        .collect()
+}
+
+fn terms(text: &str) -> BTreeSet<String> {
+    tokens(&text.replace('_', " ")).into_iter().map(|t| t.term).collect()
+}
+
+/// Whether `word` has the shape of a participle ("located", "founded", "taken").
+fn participle(word: &str) -> bool {
+    word.ends_with("ed") || word.ends_with("en")
+}
+
+/// What a statement says the relation with: a stored or derived fact's text ("from type to", the
+/// type a participle and a preposition when passive: `located_in`, `managed_by`), or a sentence.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Statement {
+    Fact,
+    Sentence,
+}
+
+/// Whether the relation word at `at` of `w` is in the passive voice: followed by "by"; a
+/// participle after a form of "be" (in a question anywhere before it: "Where is Acme located?";
+/// in a sentence just before: "was founded"), or in a fact's type before its preposition; or a
+/// noun of the one acted on ("employees").
+fn passive(w: &[Word], at: usize, kind: Option<Statement>) -> bool {
+    let word = &w[at].lower;
+    let be = |from: usize| w[from..at].iter().any(|x| BE.contains(&x.lower.as_str()));
+    w.get(at + 1).is_some_and(|x| x.lower == "by")
+        || word.ends_with("ee")
+        || word.ends_with("ees")
+        || (participle(word)
+            && match kind {
+                None => be(0),
+                Some(Statement::Sentence) => be(at.saturating_sub(2)),
+                Some(Statement::Fact) => at + 1 < w.len(),
+            })
+}
+
+/// Where each name stands against word `at` of `w`: `Some(true)` before, `Some(false)` after,
+/// `None` when not named; the whole answer `None` when one is named possessively ("Jonas's
+/// manager": which side that puts him on depends on the noun).
+fn sides(w: &[Word], at: usize, names: &[BTreeSet<String>]) -> Option<Vec<Option<bool>>> {
+    names
+        .iter()
+        .map(|end| {
+            let holds = |x: &Word| x.term.as_ref().is_some_and(|t| end.contains(t));
+            let Some(p) = w.iter().position(holds) else { return Some(None) };
+            let run = w[p..].iter().take_while(|x| holds(x)).count();
+            if w[p + run - 1].possessive { None } else { Some(Some(p < at)) }
+        })
+        .collect()
+}
+
+/// The term of the relation word shared by `question` and `statement` (a content word of the
+/// question: its terms are `asked`) when the statement puts a
+/// name the question also holds (`names`) on the other side of that word than the question
+/// does, read in the same voice: "Who manages Jonas Berg?" against "Jonas Berg manages Priya
+/// Raman" (or "Jonas Berg is the manager of Priya Raman"). The word is the question's first one
+/// (not of a name) whose term the statement also holds; when the voices differ ("Who directed
+/// Titanic?", "Titanic was directed by …"), the sides swap. Not judged (`None`): a symmetric
+/// `rel_type`, no shared word, names sharing a word, a name written possessively.
+pub(super) fn misdirected(
+    (question, asked): (&str, &BTreeSet<String>),
+    statement: &str,
+    kind: Statement,
+    rel_type: Option<&str>,
+    names: &[&str],
+) -> Option<String> {
+    if rel_type.is_some_and(|t| SYMMETRIC.contains(&fold(t).as_str())) {
+        return None;
+    }
+    let names: Vec<BTreeSet<String>> = names.iter().map(|n| terms(n)).collect();
+    for (i, a) in names.iter().enumerate() {
+        if names[i + 1..].iter().any(|b| !a.is_disjoint(b)) {
+            return None;
+        }
+    }
+    let of_a_name = |t: &String| names.iter().any(|n| n.contains(t));
+    let (q, s) = (words(question), words(&statement.replace('_', " ")));
+    let (at, st) = q.iter().enumerate().find_map(|(i, w)| {
+        let term = w.term.as_ref().filter(|t| asked.contains(*t) && !of_a_name(t))?;
+        Some((i, s.iter().position(|x| x.term.as_ref() == Some(term))?))
+    })?;
+    let swap = passive(&q, at, None) != passive(&s, st, Some(kind));
+    let (asked, said) = (sides(&q, at, &names)?, sides(&s, st, &names)?);
+    let wrong = asked.iter().zip(&said).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if (a == b) == swap));
+    wrong.then(|| q[at].term.clone()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::testing::{TODAY, call, caller, fresh};
+    use serde_json::json;
+
+    #[test]
+    fn a_question_the_store_cannot_answer_is_not_grounded() {
+        let (_dir, store, _part) = fresh();
+        let wiki = json!({"content": "Northwind Labs was founded in 2015 in Oslo. Its largest customer, Contoso, is \
+            headquartered in Berlin. Jonas Berg is the manager of Priya Raman.", "date": "2024-05-01",
+            "source": "company-wiki", "facts": {"entities": [{"name": "Contoso", "type": "company"},
+            {"name": "Jonas Berg", "type": "person"}, {"name": "Priya Raman", "type": "person"}],
+            "relations": [{"source": "Jonas Berg", "target": "Priya Raman", "type": "manages"},
+            {"source": "Priya Raman", "target": "Northwind Labs", "type": "works_at"}]}});
+        call(&store, &caller(TODAY - 1_000), "remember", &wiki).unwrap();
+        let verdict = |q: &str| {
+            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
+            (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
+        };
+        assert_eq!(verdict("When was Contoso founded?").0, "related");
+        assert_eq!(verdict("Who manages Jonas Berg?").0, "related");
+        assert_eq!(verdict("Who is the manager of Jonas Berg?").0, "related");
+        assert_eq!(verdict("Who does not work at Northwind Labs?"), ("related".to_owned(), json!(["not"])));
+        // What the store does say is still grounded, from either end.
+        for q in [
+            "Who manages Priya Raman?",
+            "Who does Jonas Berg manage?",
+            "Where does Priya Raman work?",
+            "Where is Contoso headquartered?",
+            "Who is Priya Raman managed by?",
+        ] {
+            assert_eq!(verdict(q).0, "grounded", "{q}");
+        }
+    }
+
+    #[test]
+    fn a_relation_covers_its_word_only_in_its_direction() {
+        let wrong = |q: &str, from: &str, t: &str, to: &str| {
+            let asked = terms(q);
+            misdirected((q, &asked), &format!("{from} {t} {to}"), Statement::Fact, Some(t), &[from, to]).is_some()
+        };
+        let (jonas, priya) = ("Jonas Berg", "Priya Raman");
+        assert!(wrong("Who manages Jonas Berg?", jonas, "manages", priya));
+        assert!(wrong("Who is the manager of Jonas Berg?", jonas, "manages", priya));
+        assert!(!wrong("Who manages Priya Raman?", jonas, "manages", priya));
+        assert!(!wrong("Who does Jonas Berg manage?", jonas, "manages", priya));
+        assert!(!wrong("Does Jonas Berg manage Priya Raman?", jonas, "manages", priya));
+        assert!(wrong("Does Priya Raman manage Jonas Berg?", jonas, "manages", priya));
+        // Voices: the derived reading answers the question the stored one answers, not the other.
+        assert!(wrong("Who manages Jonas Berg?", priya, "managed_by", jonas));
+        assert!(!wrong("Who manages Priya Raman?", priya, "managed_by", jonas));
+        assert!(!wrong("Who is Priya Raman managed by?", priya, "managed_by", jonas));
+        assert!(!wrong("Who is managed by Jonas Berg?", jonas, "manages", priya));
+        assert!(!wrong("Where is Acme located?", "Acme", "located_in", "Berlin"));
+        assert!(!wrong("What is located in Berlin?", "Acme", "located_in", "Berlin"));
+        assert!(!wrong("Where is Priya Raman employed?", "Northwind", "employs", priya));
+        assert!(!wrong("Who are the employees of Northwind?", "Northwind", "employs", priya));
+        assert!(!wrong("Where does Priya Raman work?", priya, "works_at", "Northwind"));
+        // Not judged: symmetric, possessive, no relation word.
+        assert!(!wrong("Who is Bob Stone married to?", "Ann Lee", "married_to", "Bob Stone"));
+        assert!(!wrong("Who is Jonas Berg's manager?", jonas, "manages", priya));
+        assert!(!wrong("Jonas Berg Priya Raman", jonas, "manages", priya));
+        // A sentence, in its own voice.
+        let said = |q: &str, sentence: &str, names: &[&str]| {
+            misdirected((q, &terms(q)), sentence, Statement::Sentence, None, names)
+        };
+        let manager = "Jonas Berg is the manager of Priya Raman.";
+        assert!(said("Who manages Jonas Berg?", manager, &[jonas]).is_some());
+        assert!(said("Who manages Priya Raman?", manager, &[priya]).is_none());
+        let titanic = "Titanic is a 1997 film directed by James Cameron.";
+        assert!(said("Who directed Titanic?", titanic, &["Titanic"]).is_none());
+        assert!(said("What did James Cameron direct?", titanic, &["James Cameron"]).is_none());
+        assert!(said("When was Northwind founded?", "Northwind was founded in 2015.", &["Northwind"]).is_none());
+        assert!(said("Where did Priya Raman work?", "Priya Raman worked at Acme.", &[priya]).is_none());
+    }
+
+    #[test]
+    fn negations_are_found_by_word_and_contraction() {
+        assert_eq!(negation("Who does not work at Northwind?"), Some("not"));
+        assert_eq!(negation("Who doesn\u{2019}t work there?"), Some("doesn\u{2019}t"));
+        assert_eq!(negation("Who never left?"), Some("never"));
+        assert_eq!(negation("Who works at Northwind?"), None);
+        assert_eq!(negation("Notable people"), None);
+    }
+}
