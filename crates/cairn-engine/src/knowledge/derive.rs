@@ -44,6 +44,24 @@ pub(crate) fn rule_key(rel_type: &str) -> String {
     out
 }
 
+/// The stored (folded) spellings a rule type is looked up under in the adjacency index: each `_`
+/// of `rule` as `_`, a space or a hyphen (`part_of`, `part of`, `part-of`). Stored types are
+/// keyed by `fold`, so a read by the rule's own spelling alone missed `part of` (the audit's
+/// spelling); a run of several separators (`part - of`) is not among them.
+#[must_use]
+pub(crate) fn spellings(rule: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for (i, part) in rule.split('_').enumerate() {
+        if i > 0 {
+            out = out.iter().flat_map(|s| ['_', ' ', '-'].map(|sep| format!("{s}{sep}"))).collect();
+        }
+        for s in &mut out {
+            s.push_str(part);
+        }
+    }
+    out
+}
+
 /// The longest chain a transitive derivation follows.
 pub const MAX_LINKS: usize = 6;
 
@@ -418,6 +436,13 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_rule_type_is_looked_up_under_each_separator() {
+        assert_eq!(spellings("part_of"), ["part_of", "part of", "part-of"]);
+        assert_eq!(spellings("owns"), ["owns"]);
+        assert!(spellings("contained_in").iter().all(|s| rule_key(s) == "contained_in"));
     }
 
     #[test]

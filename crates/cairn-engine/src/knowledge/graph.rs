@@ -403,11 +403,12 @@ fn subject_edges(
         },
         false,
     )];
-    if let Some(mirror) = super::derive::mirror(folded_type) {
+    // The mirror type under each spelling it may be stored in (`married to`, `married-to`).
+    for mirror in super::derive::mirror(folded_type).map(super::derive::spellings).unwrap_or_default() {
         let keys = if replaces {
-            tx.prefix(ADJ, &adj_type_prefix(part, from, IN, mirror))?
+            tx.prefix(ADJ, &adj_type_prefix(part, from, IN, &mirror))?
         } else {
-            edges_between(tx, part, (to, from), mirror)?
+            edges_between(tx, part, (to, from), &mirror)?
         };
         reads.push((keys, true));
     }

@@ -956,6 +956,11 @@ mod tests {
         };
         assert_eq!(derived("Rui Lima"), ["Rui Lima symmetric Ana Lima"]);
         assert_eq!(derived("Room 9"), ["Room 9 transitive HQ"]);
+        // Said from the other end in another spelling, the marriage is the fact stored.
+        let again =
+            call(&store, &caller(20), "relate", &json!({"from": "Rui Lima", "to": "Ana Lima", "type": "married-to"}))
+                .unwrap();
+        assert_eq!(again["already"], json!(true), "{again}");
     }
 
     #[test]
