@@ -37,11 +37,25 @@ pub(super) fn negation(text: &str) -> Option<&str> {
     text.unicode_words().find(|w| is_negator(w))
 }
 
-/// The sentences of a passage's text, each as a string (the whole text when it has none).
+/// Subject pronouns that open a sentence by standing for what the sentence before named. Not the
+/// possessives: in "Its customer Contoso …" the sentence names its own subject.
+const BACK_REFERENCES: &[&str] = &["he", "it", "she", "these", "they", "this"];
+
+/// What a passage's text says, a sentence at a time (the whole text when it has none). A sentence
+/// that opens by pointing back ("She leads the lighthouse project.") is read with the sentence
+/// before it, which names whom it means: "What does Priya Raman lead?" is answered by "Priya Raman
+/// joined Acme in 2024. She leads the lighthouse project." (found merging the per-sentence rule).
 pub(super) fn passage_sentences(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
-    let out: Vec<String> = sentences(text).iter().map(|s| chars[s.start..s.end].iter().collect()).collect();
-    if out.is_empty() { vec![text.to_owned()] } else { out }
+    let said: Vec<String> = sentences(text).iter().map(|s| chars[s.start..s.end].iter().collect()).collect();
+    if said.is_empty() {
+        return vec![text.to_owned()];
+    }
+    let points_back = |s: &str| s.unicode_words().next().is_some_and(|w| BACK_REFERENCES.contains(&lower(w).as_str()));
+    said.iter()
+        .enumerate()
+        .map(|(i, s)| if i > 0 && points_back(s) { format!("{} {s}", said[i - 1]) } else { s.clone() })
+        .collect()
 }
 
 /// A word of the question: lowercased, a possessive `'s` dropped, with its matching term (none
@@ -155,6 +169,17 @@ mod tests {
     use super::*;
     use crate::knowledge::testing::{TODAY, call, caller, fresh};
     use serde_json::json;
+
+    #[test]
+    fn a_sentence_pointing_back_is_read_with_the_one_before() {
+        let said =
+            passage_sentences("Priya Raman joined Acme in 2024. She leads the lighthouse project. Acme is in Zürich.");
+        assert!(said.iter().any(|s| s.contains("Priya Raman") && s.contains("leads")), "{said:?}");
+        // A sentence that names its own subject stands alone, a possessive opening too.
+        assert!(!said.iter().any(|s| s.contains("leads") && s.contains("Zürich")), "{said:?}");
+        let own = passage_sentences("Northwind was founded in 2015. Its customer Contoso is in Berlin.");
+        assert!(!own.iter().any(|s| s.contains("founded") && s.contains("Contoso")), "{own:?}");
+    }
 
     #[test]
     fn a_question_the_store_cannot_answer_is_not_grounded() {
