@@ -50,6 +50,27 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
 
 /// `part | sha256(identity)`: the forgotten-note marker. A hash, so the marker does not keep the
 /// key it stands for.
+/// Records that a forget happened (the form and the counts, as knowledge forgets do) and keeps its
+/// event's seq under `marker` (a hash), so a later forget of the same thing is `already_forgotten`.
+pub(super) fn record_forget(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    target: &'static str,
+    counts: &Value,
+    marker: &[u8],
+) -> Result<()> {
+    let change = Change {
+        family: "forget",
+        target,
+        op: "forget",
+        before: None,
+        after: Some(json!({ "forgotten": counts })),
+        patch: None,
+    };
+    let seq = history::record(tx, caller, change)?;
+    tx.put(FORGOTTEN, marker, &seq.to_be_bytes())
+}
+
 pub(crate) fn marker_key(part: &Partition, id: &Identity) -> Vec<u8> {
     part.key(&[&Sha256::digest(id.encode().as_bytes())])
 }
@@ -86,18 +107,8 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, id: &Identity) -> Result<Outcom
     for (k, _) in tx.prefix(crate::knowledge::IMPORT_MAP, &imports)? {
         tx.delete(crate::knowledge::IMPORT_MAP, &k)?;
     }
-    // The record that a forget happened names the form and the counts, as knowledge forgets do.
     let counts = json!({ "notes": 1, "versions": versions.len(), "events": events });
-    let change = Change {
-        family: "forget",
-        target: "note",
-        op: "forget",
-        before: None,
-        after: Some(json!({ "forgotten": counts })),
-        patch: None,
-    };
-    let seq = history::record(tx, caller, change)?;
-    tx.put(FORGOTTEN, &marker_key(part, id), &seq.to_be_bytes())?;
+    record_forget(tx, caller, "note", &counts, &marker_key(part, id))?;
     what["versions"] = json!(versions.len());
     // Counted as every form of memory_forget counts; a note takes nothing else with it.
     let forgotten = crate::knowledge::Counts { notes: 1, ..crate::knowledge::Counts::default() };

@@ -8,13 +8,12 @@
 //! held a capsule is `NOT_FOUND`. `compact --purge` then erases the freed bytes, as for any forget.
 
 use super::fields::{Fields, short_name};
-use super::forget::remove_events;
+use super::forget::{record_forget, remove_events};
 use super::handoff::{Capsule, HAND, HAND_TO};
 use super::handoff_exchange::HANDOFF;
 use super::record::FORGOTTEN;
 use super::{Outcome, invalid, refuse};
 use crate::error::Result;
-use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
 use crate::knowledge::{IMPORT_MAP, Partition};
 use crate::store::Store;
@@ -69,16 +68,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, task_id: &str) -> Result<Outcom
         tx.delete(IMPORT_MAP, &k)?;
     }
     let counts = json!({ "handoffs": ids.len(), "events": events });
-    let change = Change {
-        family: "forget",
-        target: "handoff",
-        op: "forget",
-        before: None,
-        after: Some(json!({ "forgotten": counts })),
-        patch: None,
-    };
-    let seq = history::record(tx, caller, change)?;
-    tx.put(FORGOTTEN, &marker_key(part, task_id), &seq.to_be_bytes())?;
+    record_forget(tx, caller, "handoff", &counts, &marker_key(part, task_id))?;
     let forgotten = crate::knowledge::Counts { handoffs: ids.len() as u64, ..crate::knowledge::Counts::default() };
     Ok(Ok(json!({
         "state": "forgotten",
