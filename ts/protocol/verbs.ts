@@ -110,7 +110,8 @@ export const VERBS: readonly VerbSpec[] = [
       'entities are created. `attributes` may carry `valid_from`/`valid_to`. `replaces: true` ends the subject’s ' +
       'other relations of that type at `date` (else now), so `valid_at` still finds them before it (history is ' +
       'kept; re-asserting an old one restores it from `date`). Reuse relation type ' +
-      'spellings from memory_status. The reply lists the relation and what was `ended` or `restored`.',
+      'spellings from memory_status; another spelling of a stored type (`works at` for `works_at`) is stored as ' +
+      'the stored one. The reply lists the relation and what was `ended` or `restored`.',
   },
   {
     verb: 'recall',

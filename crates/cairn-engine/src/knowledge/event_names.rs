@@ -1,10 +1,11 @@
 //! The stored spellings `memory_history` reads knowledge events under. Writers file an entity's
 //! events under its stored name and a fact's under its ends' stored names and its stored type; a
 //! reader names them the way recall resolves a name that is exact or differs only in case (and
-//! accents or spacing), and a type up to case.
+//! accents or spacing), and a type up to case, or as another spelling of it (`type_spelling.rs`).
 
 use super::graph::{self, Direction, MAX_NAME_LEN, has_control, neighbours};
 use super::part::Partition;
+use super::type_spelling::match_key;
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::fold;
@@ -22,11 +23,18 @@ pub(crate) fn fact(
     (from, rel_type, to): (&str, &str, &str),
 ) -> Result<Option<String>> {
     let (Some(from), Some(to)) = (stored(snap, part, from)?, stored(snap, part, to)?) else { return Ok(None) };
+    // Up to case first, then as any spelling of the type (`type_spelling.rs`).
     let folded = fold(rel_type.trim());
-    let spelled = neighbours(snap, part, from.id)?
+    let key = match_key(rel_type);
+    let outbound: Vec<_> = neighbours(snap, part, from.id)?
         .into_iter()
-        .find(|n| n.direction == Direction::Outbound && n.other == to.id && fold(&n.relation.rel_type) == folded)
-        .map_or_else(|| rel_type.trim().to_owned(), |n| n.relation.rel_type);
+        .filter(|n| n.direction == Direction::Outbound && n.other == to.id)
+        .collect();
+    let spelled = outbound
+        .iter()
+        .find(|n| fold(&n.relation.rel_type) == folded)
+        .or_else(|| outbound.iter().find(|n| match_key(&n.relation.rel_type) == key))
+        .map_or_else(|| rel_type.trim().to_owned(), |n| n.relation.rel_type.clone());
     Ok(Some(format!("{}\0{spelled}\0{}", from.name, to.name)))
 }
 

@@ -11,6 +11,7 @@ use super::trees::{
     ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key, name_prefix,
     rel_key, trailing_id,
 };
+use super::type_spelling::TypeSpellings;
 use super::valid;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
@@ -350,7 +351,10 @@ pub(crate) fn relate_between(
     now: i64,
     tally: &mut Tally,
 ) -> Result<Related> {
-    let folded_type = check_name(a.rel_type, "relation type")?;
+    check_name(a.rel_type, "relation type")?;
+    let spelling = TypeSpellings::default().resolve(tx, part, a.rel_type)?;
+    let folded_type = fold(&spelling);
+    let a = Assertion { rel_type: &spelling, ..a };
     let mut ids = |tx: &mut WriteTxn<'_>| next_id(tx, part);
     let (related, _) = relate_ids(tx, part, (from_entity.id, to_entity.id), &folded_type, (a, now), &mut ids, tally)?;
     Ok(related)

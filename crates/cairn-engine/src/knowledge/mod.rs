@@ -68,6 +68,9 @@ mod testing;
 #[cfg(test)]
 pub(crate) mod testing_api;
 mod trees;
+mod type_spelling;
+#[cfg(test)]
+mod type_spelling_tests;
 mod valid;
 #[cfg(test)]
 mod valid_properties;

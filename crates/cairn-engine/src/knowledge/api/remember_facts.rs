@@ -12,6 +12,7 @@ use crate::history::{EncodedChange, record_encoded};
 use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, entity_in, relate_ids};
 use crate::knowledge::ids::{next_id, read_next_id, write_next_id};
 use crate::knowledge::tally::Tally;
+use crate::knowledge::type_spelling::TypeSpellings;
 use crate::text::fold;
 use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
@@ -45,9 +46,8 @@ pub(super) struct Prepared {
     /// Indexes into `Facts::ends`.
     from: usize,
     to: usize,
-    /// The type as stored (trimmed) and folded (its adjacency key).
+    /// The type as sent, trimmed (stored as the partition spells it: `type_spelling.rs`).
     rel_type: String,
-    folded_type: String,
     /// As sent, with the call's `date` as `valid_from` when none is given.
     attributes: Map<String, Value>,
     /// The caller's input as sent, encoded: the history event's patch.
@@ -119,7 +119,6 @@ pub(super) fn prepare<'a>(
         facts.relations.push(Prepared {
             from,
             to,
-            folded_type: fold(&rel_type),
             rel_type,
             attributes,
             patch: serde_json::to_vec(&patch).expect("patches serialise"),
@@ -226,11 +225,13 @@ pub(super) fn store(
         }
         Ok(names[end].clone().unwrap_or_default())
     };
+    let mut spellings = TypeSpellings::default();
     for (i, p) in facts.relations.iter().enumerate() {
+        let rel_type = spellings.resolve(tx, &caller.part, &p.rel_type)?;
         let a = Assertion {
             from: &facts.ends[p.from].0,
             to: &facts.ends[p.to].0,
-            rel_type: &p.rel_type,
+            rel_type: &rel_type,
             attributes: &p.attributes,
             source: source_of(i),
             agent: &caller.agent,
@@ -243,11 +244,11 @@ pub(super) fn store(
         };
         // A refusal that depends on what is stored names the relation's own field.
         let (related, bytes) =
-            relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &p.folded_type, (a, caller.now), &mut take, tally)
+            relate_ids(tx, &caller.part, (ids[p.from], ids[p.to]), &fold(&rel_type), (a, caller.now), &mut take, tally)
                 .map_err(|e| match e {
-                Error::InvalidArgument(m) => Error::InvalidArgument(format!("facts.relations[{i}].{m}")),
-                other => other,
-            })?;
+                    Error::InvalidArgument(m) => Error::InvalidArgument(format!("facts.relations[{i}].{m}")),
+                    other => other,
+                })?;
         // Saying a stored fact again changes nothing unless it adds something: no event then.
         let Some(after) = bytes else { continue };
         out.changed = true;

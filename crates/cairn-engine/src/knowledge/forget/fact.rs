@@ -7,6 +7,7 @@ use super::super::part::Partition;
 use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{ADJ, OUT, REL, adj_type_prefix, rel_key, trailing_id};
+use super::super::type_spelling::TypeSpellings;
 use super::{
     Counts, Kept, Outcome, Strip, bury_relation, entity_in, fact_target, missing, name_of, remove_relation,
     strip_events,
@@ -40,6 +41,8 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
             (rel.from, rel.to, fold(&rel.rel_type), target)
         }
         FactRef::Ends { from, to, rel_type } => {
+            // Named as the partition spells the type, as `relate` stores it (`type_spelling.rs`).
+            let rel_type = &TypeSpellings::default().resolve(tx, part, rel_type)?;
             let target = fact_target(from, rel_type, to);
             let message = format!("no fact {from:?} -[{rel_type}]-> {to:?} is stored");
             let (Some(f), Some(t)) = (entity_id(tx, part, from)?, entity_id(tx, part, to)?) else {
