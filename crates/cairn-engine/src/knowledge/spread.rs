@@ -185,13 +185,19 @@ fn handed_on(
             named.push((id, n));
         }
     }
-    let linker = Linker::new(named.iter().map(|(id, n)| (*id, n.as_str())));
-    let cuts = sentences(&passage.text);
     let mut out: Vec<(u64, usize, usize)> = Vec::new();
+    if named.is_empty() {
+        return Ok(out);
+    }
+    let linker = Linker::new(named.iter().map(|(id, n)| (*id, n.as_str())));
+    // Cut only once a name is found: most passages a hub's walk reaches hand on to nobody, and
+    // cutting sentences (UAX #29, a table search a character) was a third of such a context.
+    let mut cuts = None;
     for m in linker.find(&passage.text) {
         if out.iter().any(|(id, _, _)| *id == m.entity) {
             continue;
         }
+        let cuts = cuts.get_or_insert_with(|| sentences(&passage.text));
         let at = cuts.iter().position(|s| s.start <= m.start && m.start < s.end.max(s.start + 1)).unwrap_or(0);
         let text = cuts.get(at).and_then(|s| char_slice(&passage.text, s.start, s.end)).unwrap_or(&passage.text);
         out.push((m.entity, relevance(text, wanted), at));
