@@ -18,6 +18,10 @@ const TaskId = name(256)
 const NoteTaskId = TaskId.describe('The task of a task note; alone it means visibility task; not with user or agent');
 const Kind = z.enum(['user_preference', 'user_fact', 'task_state', 'decision']);
 const Cursor = text(4 * KiB).describe('The nextCursor of the previous page');
+// One key space per agent, shared by note_write and handoff_create: a key names one request.
+const IdempotencyKey = name(256)
+  .optional()
+  .describe('Yours (per agent): the same request again gets the first receipt back and writes nothing');
 
 /** memory_note_write: one note, versioned, with compare-and-set and idempotency. */
 export const NoteWriteInput = z.strictObject({
@@ -41,9 +45,7 @@ export const NoteWriteInput = z.strictObject({
     .optional()
     .describe('replace (default), or merge: JSON merge patch (RFC 7396), objects merge, `null` deletes a key'),
   expectedVersion: z.int().min(0).optional().describe('Write only if the note is at this version (0: only if absent)'),
-  idempotencyKey: name(256)
-    .optional()
-    .describe('Yours (per agent): the same request again gets the first receipt back and writes nothing'),
+  idempotencyKey: IdempotencyKey,
   confidence: z.number().min(0).max(1).optional(),
   confidenceBasis: z.enum(['user_asserted', 'agent_inferred', 'source_supported']).optional(),
   userConfirmed: z.boolean().optional(),
@@ -96,6 +98,7 @@ export const HandoffCreateInput = z.strictObject({
   expiresAt: IsoDate.optional().describe('When the handoff stops being resumed; must be in the future'),
   // An agent name as tokens bind them: a name no token can hold would reach nobody.
   to: AgentName.optional().describe('The agent the handoff is addressed to (letters, digits, ".", "_", "-")'),
+  idempotencyKey: IdempotencyKey,
 });
 
 /** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to you. */

@@ -269,8 +269,9 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'Leave a handoff capsule on `taskId` for the next agent: `summary`, `status`, `decisions`, `nextSteps`, ' +
       '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601, in the future) and `to` (an agent name). A newer ' +
-      'handoff on the task replaces it. Call it before you ' +
-      'stop work that another agent will continue.',
+      'handoff on the task replaces it. Send an `idempotencyKey` (yours alone) when retrying: the same request ' +
+      'again replays the first receipt and leaves no second capsule. Call it before you stop work that ' +
+      'another agent will continue.',
   },
   {
     verb: 'handoff_resume',

@@ -11,7 +11,7 @@ import { protocolError } from './rpc-error.js';
 
 /**
  * Writes that leave more behind when repeated with the same arguments: another version of the
- * note (without an `idempotencyKey`), another capsule, an edge asserted again (it may restore one).
+ * note or capsule (without an `idempotencyKey`), an edge asserted again (it may restore one).
  */
 const REPEATS_CHANGE = new Set(['relate', 'note_write', 'handoff_create']);
 

@@ -7,8 +7,8 @@
 //! key, and a marker under a hash of the identity (`n.forgotten`) that answers `already_forgotten`.
 
 use super::fields::{Fields, nfc};
+use super::idempotency::forget_receipts;
 use super::record::{CUR, FORGOTTEN, Identity, NoteRecord, VER, Visibility};
-use super::write::IDEM;
 use super::{Outcome, index, invalid, refuse};
 use crate::error::{Error, Result};
 use crate::history::{self, Change, EVENT, Event, TARGET, target_prefix};
@@ -129,31 +129,15 @@ pub(super) fn remove_events(tx: &mut WriteTxn<'_>, part: &Partition, family: &st
     Ok(indexed.len() as u64)
 }
 
-/// Removes the idempotency records (`n.idem`, `part | agent \0 | key` → `{hash, receipt}`) whose
-/// receipt is a write of note `id`: a retried write would otherwise answer with the forgotten key.
-/// The scope's records are read one at a time (one is kept per idempotent write, for good) and
-/// only the keys to delete are held.
+/// Removes the idempotency records whose receipt is a write of note `id`.
 fn remove_receipts(tx: &mut WriteTxn<'_>, part: &Partition, id: &Identity) -> Result<()> {
-    let mut gone = Vec::new();
-    tx.scan_prefix(IDEM, part.prefix(), |k, v| {
-        let stored: Value =
-            serde_json::from_slice(v).map_err(|e| Error::corrupt(None, format!("an idempotency record: {e}")))?;
-        let receipt = &stored["receipt"];
-        let writer = k[part.prefix().len()..].split(|b| *b == 0).next().unwrap_or_default();
-        let same = receipt["key"] == json!(id.key)
+    forget_receipts(tx, part, |writer, receipt| {
+        receipt["key"] == json!(id.key)
             && receipt["visibility"] == json!(id.visibility.as_str())
             && match id.visibility {
                 Visibility::User => true,
                 Visibility::Task => receipt["taskId"] == json!(id.owner),
                 Visibility::Agent => writer == id.owner.as_bytes(),
-            };
-        if same {
-            gone.push(k.to_vec());
-        }
-        Ok(())
-    })?;
-    for k in gone {
-        tx.erase(IDEM, &k)?;
-    }
-    Ok(())
+            }
+    })
 }

@@ -8,6 +8,7 @@
 //! then id: an imported capsule keeps its time but takes a new id).
 
 use super::fields::{Fields, agent_name, limit, short_name, written_task};
+use super::idempotency::Idempotency;
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::history::{self, Change};
@@ -144,8 +145,15 @@ pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) ->
     Ok(())
 }
 
-/// Runs `handoff_create` for `caller`.
-pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+/// A validated `handoff_create`: the capsule to store (its id not yet given), the body as sent
+/// (the event's patch) and its idempotency.
+struct Create {
+    capsule: Capsule,
+    input: Value,
+    idempotency: Option<Idempotency>,
+}
+
+fn parse_create(caller: &Caller, body: &[u8]) -> Outcome<Create> {
     let mut f = Fields::parse(body)?;
     let input = f.as_value();
     let task_id = f.name("taskId")?.ok_or_else(|| invalid("taskId", "is required"))?;
@@ -160,23 +168,20 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     }
     let lists = [list(&mut f, LISTS[0])?, list(&mut f, LISTS[1])?, list(&mut f, LISTS[2])?, list(&mut f, LISTS[3])?];
     let expires_at = match f.string("expiresAt")? {
-        Some(text) => {
-            let at = parse_rfc3339(&text)
-                .ok_or_else(|| invalid("expiresAt", format_args!("must be an RFC 3339 date-time, got {text:?}")))?;
-            if at <= caller.now {
-                return Err(invalid("expiresAt", "must be in the future"));
-            }
-            Some(at)
-        }
+        Some(text) => Some(
+            parse_rfc3339(&text)
+                .ok_or_else(|| invalid("expiresAt", format_args!("must be an RFC 3339 date-time, got {text:?}")))?,
+        ),
         None => None,
     };
     let to = f.string("to")?;
     if let Some(t) = &to {
         agent_name("to", t)?;
     }
+    let idempotency = Idempotency::field(&mut f)?;
     f.bool("allowPrivate")?;
     f.finish()?;
-    let mut capsule = Capsule {
+    let capsule = Capsule {
         id: 0,
         task_id,
         summary,
@@ -190,22 +195,53 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     if let Some(size) = oversized(&capsule) {
         return Err(invalid("(body)", oversized_message(size)));
     }
+    // The capsule as understood: absent, null and empty lists alike, `expiresAt` as an instant
+    // however it was spelled, the task id recomposed.
+    let understood = json!({
+        "verb": "handoff_create", "taskId": capsule.task_id, "summary": capsule.summary, "status": capsule.status,
+        "lists": capsule.lists, "expiresAt": capsule.expires_at, "to": capsule.to,
+    });
+    let idempotency = idempotency.map(|k| Idempotency::new(k, &understood, &input));
+    Ok(Create { capsule, input, idempotency })
+}
+
+/// Runs `handoff_create` for `caller`.
+pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
+    let Create { mut capsule, input, idempotency } = parse_create(caller, body)?;
     let caller = caller.clone();
-    let (capsule, _) = store.write(move |tx| {
-        caller.part.register(tx)?;
-        capsule.id = crate::knowledge::next_id(tx, &caller.part)?;
-        put(tx, &caller.part, &capsule)?;
-        let change = Change {
-            family: "handoff",
-            target: &capsule.task_id,
-            op: "create",
-            before: None,
-            after: Some(capsule.render()),
-            patch: Some(input),
-        };
-        history::record(tx, &caller, change)?;
-        Ok(capsule)
-    })?;
+    store
+        .write(move |tx| {
+            // A retry gets its first receipt even once a short `expiresAt` has passed since.
+            if let Some(replayed) = idempotency.as_ref().map(|i| i.replay(tx, &caller)).transpose()?.flatten() {
+                return Ok(replayed);
+            }
+            if capsule.expires_at.is_some_and(|at| at <= caller.now) {
+                return Ok(Err(invalid("expiresAt", "must be in the future")));
+            }
+            // Nothing is written above this line.
+            caller.part.register(tx)?;
+            capsule.id = crate::knowledge::next_id(tx, &caller.part)?;
+            put(tx, &caller.part, &capsule)?;
+            let change = Change {
+                family: "handoff",
+                target: &capsule.task_id,
+                op: "create",
+                before: None,
+                after: Some(capsule.render()),
+                patch: Some(input),
+            };
+            history::record(tx, &caller, change)?;
+            let receipt = receipt(&capsule);
+            if let Some(idem) = &idempotency {
+                idem.remember(tx, &caller, &receipt)?;
+            }
+            Ok(Ok(receipt))
+        })?
+        .0
+}
+
+/// What `handoff_create` answers for the capsule it stored.
+fn receipt(capsule: &Capsule) -> Value {
     let mut reply =
         json!({ "id": capsule.id.to_string(), "taskId": capsule.task_id, "createdAt": iso_ms(capsule.created_at) });
     if let Some(at) = capsule.expires_at {
@@ -214,7 +250,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     if let Some(to) = &capsule.to {
         reply["to"] = json!(to);
     }
-    Ok(reply)
+    reply
 }
 
 /// Orders capsules oldest first by when they were left (then id). Ids follow creation here, but

@@ -2,15 +2,16 @@
 //! transaction, so a secret pasted into a summary can go without wiping the scope (found by an
 //! audit: only `forget {all}` reached a handoff). Read rules as `handoff_resume`'s: any agent of
 //! the user that names the task. With the capsules go their addressee entries, every `handoff`
-//! event of the task (they hold the capsules' content), and the import map entries that point at
-//! them; one `forget` event (target `handoff`, counts, never the task id) and a marker under a
-//! hash of the task id stay, so forgetting again answers `already_forgotten`; a task that never
-//! held a capsule is `NOT_FOUND`. `compact --purge` then erases the freed bytes, as for any forget.
+//! event of the task (they hold the capsules' content), the import map entries that point at them
+//! and the idempotency records of their creation (a retry then creates anew); one `forget` event
+//! (target `handoff`, counts, never the task id) and a marker under a hash of the task id stay, so
+//! forgetting again answers `already_forgotten`; a task that never held a capsule is `NOT_FOUND`. `compact --purge` then erases the freed bytes, as for any forget.
 
 use super::fields::{Fields, short_name};
 use super::forget::{record_forget, remove_events};
 use super::handoff::{Capsule, HAND, HAND_TO};
 use super::handoff_exchange::HANDOFF;
+use super::idempotency::forget_receipts;
 use super::record::FORGOTTEN;
 use super::{Outcome, invalid, refuse};
 use crate::error::Result;
@@ -67,6 +68,10 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, task_id: &str) -> Result<Outcom
     for k in mapped {
         tx.delete(IMPORT_MAP, &k)?;
     }
+    // A capsule's receipt spells its task id, and a retry would answer with a forgotten capsule.
+    // Ids are the partition's, so no note receipt carries one of them.
+    let receipts: Vec<Value> = ids.iter().map(|id| json!(u64::from_be_bytes(*id).to_string())).collect();
+    forget_receipts(tx, part, |_, receipt| receipt.get("key").is_none() && receipts.contains(&receipt["id"]))?;
     let counts = json!({ "handoffs": ids.len(), "events": events });
     record_forget(tx, caller, "handoff", &counts, &marker_key(part, task_id))?;
     let forgotten = crate::knowledge::Counts { handoffs: ids.len() as u64, ..crate::knowledge::Counts::default() };

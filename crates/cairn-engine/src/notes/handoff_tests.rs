@@ -76,3 +76,62 @@ fn forgetting_a_tasks_handoffs_removes_every_capsule_and_event() {
     assert_eq!(code(&run(&store, &other_user, "handoff_forget", &json!({"taskId": "U"}))), "NOT_FOUND");
     assert_eq!(run(&store, &codex, "handoff_resume", &json!({"taskId": "U"}))["state"], "resumed");
 }
+
+/// How many capsules the store holds, expired ones too.
+fn capsules(store: &crate::store::Store) -> usize {
+    store.snapshot().unwrap().prefix(super::handoff::HAND, b"").unwrap().count()
+}
+
+#[test]
+fn a_retried_create_with_its_idempotency_key_stores_one_capsule_even_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || crate::store::Store::open(dir.path(), crate::store::StoreOptions::default()).unwrap();
+    let store = open();
+    let me = agent("claude");
+    let soon = crate::time::iso_ms(T0 + 60_000);
+    let body =
+        json!({"taskId": "T", "summary": "half done", "to": "codex", "expiresAt": soon, "idempotencyKey": "h-1"});
+    let first = run(&store, &me, "handoff_create", &body);
+    assert!(first["id"].is_string(), "{first}");
+    drop(store);
+    let store = open();
+    // The same request as understood: empty lists spelled out, the instant spelled another way,
+    // keys in another order; and retried after its expiry passed.
+    let later = who("u1", "default", "claude", T0 + 120_000);
+    let spelled = json!({"idempotencyKey": "h-1", "decisions": [], "blockers": null, "expiresAt": soon.replace(".000Z", "Z"),
+        "to": "codex", "summary": "half done", "taskId": "T"});
+    assert_eq!(run(&store, &later, "handoff_create", &spelled), first);
+    assert_eq!(capsules(&store), 1);
+    let other =
+        run(&store, &me, "handoff_create", &json!({"taskId": "T", "summary": "changed", "idempotencyKey": "h-1"}));
+    assert_eq!(code(&other), "IDEMPOTENCY_CONFLICT");
+    assert_eq!(other["error"]["details"][0]["field"], "idempotencyKey", "{other}");
+    // The key is the agent's own: another agent's same key is another request.
+    let theirs = run(
+        &store,
+        &agent("codex"),
+        "handoff_create",
+        &json!({"taskId": "T", "summary": "x", "idempotencyKey": "h-1"}),
+    );
+    assert_ne!(theirs["id"], first["id"], "{theirs}");
+    assert_eq!(capsules(&store), 2);
+    // One key, one request, whatever the verb: a note write under it is another request.
+    let note = json!({"key": "k", "value": 1, "kind": "decision", "idempotencyKey": "h-1"});
+    assert_eq!(code(&run(&store, &me, "note_write", &note)), "IDEMPOTENCY_CONFLICT");
+}
+
+#[test]
+fn forgetting_a_tasks_handoffs_takes_their_idempotency_records() {
+    let (_dir, store) = fresh();
+    let me = agent("claude");
+    let body = json!({"taskId": "secret-task", "summary": "s", "idempotencyKey": "k1"});
+    let first = run(&store, &me, "handoff_create", &body);
+    assert_eq!(run(&store, &me, "handoff_forget", &json!({"taskId": "secret-task"}))["state"], "forgotten");
+    for kv in store.snapshot().unwrap().prefix(super::idempotency::IDEM, b"").unwrap() {
+        let (k, v) = kv.unwrap();
+        assert!(!String::from_utf8_lossy(&v).contains("secret-task"), "{}", String::from_utf8_lossy(&k));
+    }
+    let again = run(&store, &me, "handoff_create", &body);
+    assert_ne!(again["id"], first["id"], "a retry after the forget creates anew: {again}");
+    assert_eq!(run(&store, &me, "handoff_resume", &json!({"taskId": "secret-task"}))["state"], "resumed");
+}

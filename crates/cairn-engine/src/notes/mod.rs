@@ -19,6 +19,7 @@ pub(crate) mod handoff_exchange;
 mod handoff_forget;
 #[cfg(test)]
 mod handoff_tests;
+mod idempotency;
 pub(crate) mod import;
 pub(crate) mod index;
 mod list;

@@ -3,7 +3,8 @@
 //! check and the write it guards are atomic: of N writers that send the same `expectedVersion`,
 //! exactly one wins and the others get `VERSION_CONFLICT` with the current version.
 
-use super::fields::{Fields, printable, short_name, written_key, written_task};
+use super::fields::{Fields, written_key, written_task};
+use super::idempotency::Idempotency;
 use super::index::Postings;
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
 use super::{Outcome, index, invalid, merge, refuse};
@@ -13,12 +14,7 @@ use crate::knowledge::api::Caller;
 use crate::store::Store;
 use crate::write::WriteTxn;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
-
-/// `part | agent \0 | idempotency key` → `{hash, receipt}`: the first receipt of a retried write.
-pub(crate) const IDEM: &str = "n.idem";
 
 /// The confidence bases a note may cite.
 pub const BASES: [&str; 3] = ["user_asserted", "agent_inferred", "source_supported"];
@@ -27,17 +23,6 @@ pub const BASES: [&str; 3] = ["user_asserted", "agent_inferred", "source_support
 enum Mode {
     Replace,
     Merge,
-}
-
-/// A write's `idempotencyKey` and the hashes a retry is compared by.
-struct Idempotency {
-    key: String,
-    /// The request as understood (`body_hash`): defaults applied, spellings recomposed, so a
-    /// retry that spells a default out (`writeMode: "replace"`, `visibility: "user"`) is the
-    /// same request. The node's policy (`allowPrivate`) is not part of it.
-    hash: String,
-    /// The body as sent, as records written before were hashed: such a record still matches it.
-    as_sent: String,
 }
 
 /// A validated write.
@@ -97,11 +82,7 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
         Some(other) => return Err(invalid("writeMode", format_args!("must be replace or merge, got {other:?}"))),
     };
     let expected = f.u64("expectedVersion")?;
-    let idempotency = f.string("idempotencyKey")?;
-    if let Some(k) = &idempotency {
-        short_name("idempotencyKey", k)?;
-        printable("idempotencyKey", k)?;
-    }
+    let idempotency = Idempotency::field(&mut f)?;
     let confidence = f.f64("confidence")?;
     let basis = f.string("confidenceBasis")?;
     let confirmed = f.bool("userConfirmed")?.unwrap_or(false);
@@ -127,49 +108,9 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
         "private": private, "writeMode": mode == Mode::Merge, "expectedVersion": expected,
         "confidence": confidence, "confidenceBasis": basis, "userConfirmed": confirmed,
     });
-    let idempotency =
-        idempotency.map(|k| Idempotency { key: k, hash: body_hash(&understood), as_sent: body_hash(&input) });
+    let idempotency = idempotency.map(|k| Idempotency::new(k, &understood, &input));
     let confidence = (confidence.is_some() || basis.is_some()).then_some((confidence, basis));
     Ok(Request { id, value, kind, private, allow_private, mode, expected, idempotency, confidence, confirmed, input })
-}
-
-/// sha256 of the request with object keys sorted, so a retry that reorders keys is the same body.
-fn body_hash(v: &Value) -> String {
-    fn canonical(v: &Value, out: &mut Vec<u8>) {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                out.push(b'{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend(serde_json::to_vec(k).expect("a string serialises"));
-                    out.push(b':');
-                    canonical(&m[k], out);
-                }
-                out.push(b'}');
-            }
-            Value::Array(items) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    canonical(item, out);
-                }
-                out.push(b']');
-            }
-            leaf => out.extend(serde_json::to_vec(leaf).expect("JSON serialises")),
-        }
-    }
-    let mut bytes = Vec::new();
-    canonical(v, &mut bytes);
-    Sha256::digest(&bytes).iter().fold(String::with_capacity(64), |mut hex, b| {
-        let _ = write!(hex, "{b:02x}");
-        hex
-    })
 }
 
 /// Runs `note_write` for `caller`.
@@ -258,10 +199,6 @@ fn new_value(req: &Request, prev: Option<&NoteRecord>) -> Value {
         (Mode::Merge, None) => merge(&Value::Null, &req.value),
         (Mode::Replace, _) => req.value.clone(),
     }
-}
-
-fn idem_key(caller: &Caller, key: &str) -> Vec<u8> {
-    caller.part.key(&[caller.agent.as_bytes(), b"\0", key.as_bytes()])
 }
 
 /// The refusals of a write that would give the note now holding `prev` (none: absent) `value`;
@@ -372,18 +309,9 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
 fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepared) -> Result<Outcome<Value>> {
     let part = &caller.part;
     if let Some(idem) = &req.idempotency
-        && let Some(stored) = tx.get(IDEM, &idem_key(caller, &idem.key))?
+        && let Some(replayed) = idem.replay(tx, caller)?
     {
-        let stored: Value = serde_json::from_slice(&stored)
-            .map_err(|e| crate::error::Error::corrupt(None, format!("an idempotency record: {e}")))?;
-        if [&idem.hash, &idem.as_sent].iter().any(|h| stored["hash"].as_str() == Some(h.as_str())) {
-            return Ok(Ok(stored["receipt"].clone()));
-        }
-        return Ok(Err(refuse(
-            "IDEMPOTENCY_CONFLICT",
-            format!("idempotencyKey {:?} was used with a different request", idem.key),
-            vec![json!({ "field": "idempotencyKey" })],
-        )));
+        return Ok(replayed);
     }
     let cur_key = req.id.cur_key(part);
     let stored = tx.get(CUR, &cur_key)?;
@@ -419,8 +347,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepar
     tx.put(VER, &req.id.ver_key(part, built.note.version), &built.bytes)?;
     history::record_prepared(tx, caller, &built.event)?;
     if let Some(idem) = &req.idempotency {
-        let stored = json!({ "hash": idem.hash, "receipt": built.receipt });
-        tx.put(IDEM, &idem_key(caller, &idem.key), &serde_json::to_vec(&stored).expect("JSON serialises"))?;
+        idem.remember(tx, caller, &built.receipt)?;
     }
     Ok(Ok(built.receipt))
 }
