@@ -121,6 +121,25 @@ describe('handoff between two MCP clients with different tokens', () => {
     }
   });
 
+  it('a create retried with its idempotencyKey replays the first receipt, marked replayed, one capsule', async () => {
+    const a = await mcpClient(t.url, tokenA);
+    const b = await mcpClient(t.url, tokenB);
+    try {
+      const args = { taskId: 'RETRY-1', summary: 'sent twice', to: 'codex', idempotencyKey: 'retry-1' };
+      const first = await tool(a, 'memory_handoff_create', args);
+      expect(first.isError).toBe(false);
+      expect(first.body.replayed).toBeUndefined();
+      const retry = await tool(a, 'memory_handoff_create', args);
+      expect(retry.body).toEqual({ ...first.body, replayed: true });
+      const mine = await tool(b, 'memory_handoff_resume', { limit: 100 });
+      const listed = (mine.body.handoffs as { taskId: string }[]).filter((h) => h.taskId === 'RETRY-1');
+      expect(listed).toHaveLength(1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('takes an expiry given as a date alone, as its first instant (UTC)', async () => {
     const a = await mcpClient(t.url, tokenA);
     try {

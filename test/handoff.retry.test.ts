@@ -40,7 +40,9 @@ describe('handoff_create with an idempotencyKey', () => {
     };
     const retry = await post('handoff_create', reordered);
     expect(retry.status).toBe(200);
-    expect(retry.body.id).toBe(first.body.id);
+    // A replay says so: the caller can tell it stored nothing new.
+    expect(first.body.replayed).toBeUndefined();
+    expect(retry.body).toEqual({ ...first.body, replayed: true });
     expect(await addressedTo(codex, 'R-1')).toHaveLength(1);
     const before = await t.txn();
     const other = await post('handoff_create', { ...body, summary: 'migrated all' });
@@ -70,7 +72,7 @@ it('a retry after the node restarts still replays: the key is stored', async () 
     node = await open();
     try {
       const retry = await call(node.url, body);
-      expect(retry.body.id).toBe(first.body.id);
+      expect(retry.body).toEqual({ ...first.body, replayed: true });
     } finally {
       await node.close();
     }

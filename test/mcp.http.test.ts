@@ -226,7 +226,8 @@ describe('notes and handoffs (notes engine)', () => {
       kind: 'user_preference',
       idempotencyKey: 'k1',
     });
-    expect(retry.body).toEqual(first.body);
+    expect(first.body.replayed).toBeUndefined();
+    expect(retry.body).toEqual({ ...first.body, replayed: true });
     const merged = await call('memory_note_write', {
       key: 'editor',
       value: { font: 'mono' },

@@ -21,7 +21,9 @@ const Cursor = text(4 * KiB).describe('The nextCursor of the previous page');
 // One key space per agent, shared by note_write and handoff_create: a key names one request.
 const IdempotencyKey = name(256)
   .optional()
-  .describe('Yours (per agent): the same request again gets the first receipt back and writes nothing');
+  .describe(
+    'Yours (per agent): the same request again gets the first receipt back, marked replayed: true, and writes nothing',
+  );
 
 /** memory_note_write: one note, versioned, with compare-and-set and idempotency. */
 export const NoteWriteInput = z.strictObject({

@@ -6,6 +6,10 @@ import { Count, Handoff, HistoryEvent, Id, Note, Receipt, Time } from './reply-p
 // builds them). Registered by name in `ts/server/reply-schemas.ts`.
 
 const Cursor = z.string().nullable().describe('Pass back as `cursor` for the next page; null when done');
+const Replayed = z
+  .literal(true)
+  .optional()
+  .describe('A retry with the same idempotencyKey: the first receipt again, nothing stored this time');
 
 /** memory_note_write: the receipt of the version written (or of the earlier one, on a retry). */
 export const NoteWriteReply = z.object({
@@ -22,6 +26,7 @@ export const NoteWriteReply = z.object({
     .describe(
       'The note written is private: hidden from reads without includePrivate (a write omitting private keeps it)',
     ),
+  replayed: Replayed,
 });
 
 /** memory_note_list; with `query`, each note has its retrieval `receipt`. */
@@ -33,13 +38,14 @@ export const NoteListReply = z.object({
 /** memory_history and audit: events oldest first (audit: newest first). */
 export const HistoryReply = z.object({ events: z.array(HistoryEvent), nextCursor: Cursor });
 
-/** memory_handoff_create. */
+/** memory_handoff_create: the receipt of the capsule stored (or of the earlier one, on a retry). */
 export const HandoffCreateReply = z.object({
   id: Id,
   taskId: z.string(),
   createdAt: Time,
   expiresAt: Time.optional(),
   to: z.string().optional(),
+  replayed: Replayed,
 });
 
 /**

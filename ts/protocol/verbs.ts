@@ -229,7 +229,8 @@ export const VERBS: readonly VerbSpec[] = [
       'this user), `task` (needs `taskId`), `agent` (only you). `writeMode: merge` deep-merges objects; `null` ' +
       'in it deletes that key. `private: true` hides the note from reads without `includePrivate`. For safe ' +
       'updates send `expectedVersion` (0 = create only; VERSION_CONFLICT tells you the current version) and an ' +
-      '`idempotencyKey` (yours alone) when retrying: the same request again replays the first receipt. ' +
+      '`idempotencyKey` (yours alone) when retrying: the same request again replays the first receipt, marked ' +
+      '`replayed: true` (nothing written this time). ' +
       '`confidence` needs `confidenceBasis`. The receipt gives `version`, `evolution` ' +
       '(created|replaced|merged), and `private: true` when the note is private.',
   },
@@ -270,8 +271,8 @@ export const VERBS: readonly VerbSpec[] = [
       'Leave a handoff capsule on `taskId` for the next agent: `summary`, `status`, `decisions`, `nextSteps`, ' +
       '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601, in the future) and `to` (an agent name). A newer ' +
       'handoff on the task replaces it. Send an `idempotencyKey` (yours alone) when retrying: the same request ' +
-      'again replays the first receipt and leaves no second capsule. Call it before you stop work that ' +
-      'another agent will continue.',
+      'again replays the first receipt, marked `replayed: true`, and leaves no second capsule. Call it before ' +
+      'you stop work that another agent will continue.',
   },
   {
     verb: 'handoff_resume',

@@ -2,7 +2,7 @@
 //! `taskId` refused, `skippedExpired` bounded) and `handoff_forget`, the one way to remove a
 //! task's capsules short of wiping the scope.
 
-use super::tests::{T0, agent, code, fresh, run, who};
+use super::tests::{T0, agent, code, fresh, replayed, run, who};
 use serde_json::json;
 
 #[test]
@@ -100,7 +100,7 @@ fn a_retried_create_with_its_idempotency_key_stores_one_capsule_even_after_a_res
     let later = who("u1", "default", "claude", T0 + 120_000);
     let spelled = json!({"idempotencyKey": "h-1", "decisions": [], "blockers": null, "expiresAt": soon.replace(".000Z", "Z"),
         "to": "codex", "summary": "half done", "taskId": "T"});
-    assert_eq!(run(&store, &later, "handoff_create", &spelled), first);
+    assert_eq!(run(&store, &later, "handoff_create", &spelled), replayed(&first));
     assert_eq!(capsules(&store), 1);
     let other =
         run(&store, &me, "handoff_create", &json!({"taskId": "T", "summary": "changed", "idempotencyKey": "h-1"}));

@@ -1,6 +1,7 @@
 //! `idempotencyKey` (DESIGN.md §2), one rule for every notes write that takes it (`note_write`,
 //! `handoff_create`): the key is the calling agent's own, scoped to (partition, agent, key). The
-//! same key with the same request gets the first receipt back and stores nothing; with another request it is `IDEMPOTENCY_CONFLICT`. A request is compared as
+//! same key with the same request gets the first receipt back, marked `replayed: true`, and
+//! stores nothing; with another request it is `IDEMPOTENCY_CONFLICT`. A request is compared as
 //! understood (defaults applied, spellings recomposed), never as spelled. Records are stored, so a
 //! retry after a restart still replays; they go with what they wrote (a note forget, a handoff
 //! forget) or with the whole scope.
@@ -48,14 +49,17 @@ impl Idempotency {
         caller.part.key(&[caller.agent.as_bytes(), b"\0", self.key.as_bytes()])
     }
 
-    /// What a retry gets: `Some` with the first receipt or the conflict,
+    /// What a retry gets: `Some` with the first receipt (marked `replayed: true`) or the conflict,
     /// `None` when the key is new. Read in the write's transaction, before anything is written.
     pub(super) fn replay(&self, tx: &mut WriteTxn<'_>, caller: &Caller) -> Result<Option<Outcome<Value>>> {
         let Some(stored) = tx.get(IDEM, &self.record_key(caller))? else { return Ok(None) };
         let stored: Value =
             serde_json::from_slice(&stored).map_err(|e| Error::corrupt(None, format!("an idempotency record: {e}")))?;
         if [&self.hash, &self.as_sent].iter().any(|h| stored["hash"].as_str() == Some(h.as_str())) {
-            return Ok(Some(Ok(stored["receipt"].clone())));
+            let mut receipt = stored["receipt"].clone();
+            // Else the caller cannot tell a replay, which stored nothing, from a first write.
+            receipt["replayed"] = json!(true);
+            return Ok(Some(Ok(receipt)));
         }
         Ok(Some(Err(refuse(
             "IDEMPOTENCY_CONFLICT",

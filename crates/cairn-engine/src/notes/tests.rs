@@ -31,6 +31,12 @@ pub(super) fn run(store: &Store, caller: &Caller, verb: &str, body: &Value) -> V
     serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap()
 }
 
+/// `first` as a retry that replays it gets it: marked `replayed: true`.
+pub(super) fn replayed(first: &Value) -> Value {
+    assert!(first.get("replayed").is_none(), "a first write is not a replay: {first}");
+    with(first.clone(), json!({"replayed": true}))
+}
+
 pub(super) fn code(reply: &Value) -> &str {
     reply["error"]["code"].as_str().unwrap_or_else(|| panic!("not a refusal: {reply}"))
 }
@@ -70,7 +76,7 @@ fn note(key: &str, value: Value) -> Value {
 }
 
 #[allow(clippy::needless_pass_by_value)] // as `note`
-fn with(mut body: Value, extra: Value) -> Value {
+pub(super) fn with(mut body: Value, extra: Value) -> Value {
     for (k, v) in extra.as_object().unwrap() {
         body[k] = v.clone();
     }
@@ -254,8 +260,12 @@ fn idempotent_retries_return_the_first_receipt() {
         r#"{"expectedVersion":0,"idempotencyKey":"op-1","kind":"user_fact","value":{"b":2,"a":1},"key":"k"}"#,
     )
     .unwrap();
-    assert_eq!(run(&store, &a, "note_write", &reordered), first);
-    assert_eq!(run(&store, &a, "note_write", &body), first, "a retry after success is not a version conflict");
+    assert_eq!(run(&store, &a, "note_write", &reordered), replayed(&first));
+    assert_eq!(
+        run(&store, &a, "note_write", &body),
+        replayed(&first),
+        "a retry after success is not a version conflict"
+    );
     let other = run(&store, &a, "note_write", &with(body.clone(), json!({"value": 3})));
     assert_eq!(code(&other), "IDEMPOTENCY_CONFLICT");
     assert_eq!(run(&store, &a, "history", &json!({"key": "k"}))["events"].as_array().unwrap().len(), 1);
@@ -370,8 +380,11 @@ fn concurrent_idempotent_retries_make_one_version() {
     .into_iter()
     .flatten()
     .collect();
-    assert!(receipts.iter().all(|r| *r == receipts[0]), "{receipts:?}");
-    assert_eq!(receipts[0]["version"], 1);
+    // One write stored the note; every other call replayed its receipt and says so.
+    let (first, replays): (Vec<&Value>, Vec<&Value>) = receipts.iter().partition(|r| r.get("replayed").is_none());
+    assert_eq!(first.len(), 1, "{receipts:?}");
+    assert!(replays.iter().all(|r| **r == replayed(first[0])), "{receipts:?}");
+    assert_eq!(first[0]["version"], 1);
     let a = agent("claude");
     assert_eq!(run(&store, &a, "history", &json!({"key": "k"}))["events"].as_array().unwrap().len(), 1);
 }

@@ -2,7 +2,7 @@
 //! a retry spelled with its defaults (the same request), and a private note it may not write
 //! (403 naming `key` and the remedy).
 
-use super::tests::{agent, code, fresh, run};
+use super::tests::{agent, code, fresh, replayed, run};
 use serde_json::json;
 
 #[test]
@@ -36,7 +36,7 @@ fn a_retry_that_spells_out_the_defaults_replays_the_first_receipt() {
         run(&store, &me, "note_write", &json!({"key": "k", "value": 1, "kind": "decision", "idempotencyKey": "h1"}));
     let spelled = json!({"key": "k", "value": 1, "kind": "decision", "idempotencyKey": "h1",
                          "writeMode": "replace", "visibility": "user", "userConfirmed": false});
-    assert_eq!(run(&store, &me, "note_write", &spelled), first);
+    assert_eq!(run(&store, &me, "note_write", &spelled), replayed(&first));
     let task = run(
         &store,
         &me,
@@ -44,7 +44,7 @@ fn a_retry_that_spells_out_the_defaults_replays_the_first_receipt() {
         &json!({"key": "tk", "value": 1, "kind": "decision", "taskId": "T", "idempotencyKey": "t1"}),
     );
     let task_spelled = json!({"key": "tk", "value": 1, "kind": "decision", "taskId": "T", "visibility": "task", "idempotencyKey": "t1"});
-    assert_eq!(run(&store, &me, "note_write", &task_spelled), task);
+    assert_eq!(run(&store, &me, "note_write", &task_spelled), replayed(&task));
     // A request that means something else still conflicts, and nothing was written by any retry.
     let merge = json!({"key": "k", "value": 1, "kind": "decision", "idempotencyKey": "h1", "writeMode": "merge"});
     assert_eq!(code(&run(&store, &me, "note_write", &merge)), "IDEMPOTENCY_CONFLICT");
