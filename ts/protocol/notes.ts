@@ -113,4 +113,5 @@ export const HandoffResumeInput = z.strictObject({
     .max(100)
     .optional()
     .describe('Without taskId: how many handoffs addressed to you, default 20; refused with taskId'),
+  cursor: Cursor.optional().describe('Without taskId: the nextCursor of the previous page; refused with taskId'),
 });

@@ -68,6 +68,9 @@ export const HandoffResumeReply = z.object({
       }),
     )
     .optional(),
+  nextCursor: Cursor.optional().describe(
+    'With handoffs (listed): pass back as `cursor` for the next page; null when done',
+  ),
   taskId: z.string().optional(),
   id: Id.optional(),
   expiredAt: Time.optional(),

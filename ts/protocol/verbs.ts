@@ -285,7 +285,8 @@ export const VERBS: readonly VerbSpec[] = [
       'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `expired` says when it ' +
       'expired; `none` if there is none; `skippedExpired` lists up to 20 newer expired ones, ' +
       '`skippedExpiredCount` counts them). Without `taskId`, the unexpired handoffs addressed to you, newest ' +
-      'first, up to `limit` (default 20; refused with `taskId`); one a newer handoff of its task replaced has ' +
+      'first, up to `limit` (default 20; refused with `taskId`), with `nextCursor` to pass back as `cursor` for ' +
+      'the next page; one a newer handoff of its task replaced has ' +
       '`superseded: true` and `supersededBy`: resume that task instead. Call it when you start on a task ' +
       'someone else may have begun.',
   },

@@ -1,13 +1,15 @@
 //! Handoff capsules (DESIGN.md §2): what one agent leaves on a task for the next. Task
 //! visibility: any agent of the user that names the task resumes it. A capsule may be addressed
 //! `to` an agent; `handoff_resume` without `taskId` lists the unexpired capsules addressed to the
-//! caller. An expired capsule is never returned; the reply says it expired and when.
+//! caller, a page at a time (`handoff_addressed.rs`). An expired capsule is never returned; the
+//! reply says it expired and when.
 //!
 //! Trees: `n.hand` `part | taskId \0 | id BE` → capsule; `n.hand_to` `part | to \0 | id BE` → taskId.
 //! Ids come from the partition's counter; the newest capsule of a task is the one left last (`createdAt`,
 //! then id: an imported capsule keeps its time but takes a new id).
 
 use super::fields::{Fields, agent_name, limit, short_name, written_task};
+use super::handoff_addressed::addressed;
 use super::idempotency::Idempotency;
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
@@ -20,7 +22,6 @@ use crate::time::{iso_ms, parse_rfc3339};
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
 pub(crate) const HAND: &str = "n.hand";
 pub(crate) const HAND_TO: &str = "n.hand_to";
@@ -255,7 +256,7 @@ fn receipt(capsule: &Capsule) -> Value {
 
 /// Orders capsules oldest first by when they were left (then id). Ids follow creation here, but
 /// an imported capsule takes a new id whenever its page arrives, so time decides which is newest.
-fn newest_last(capsules: &mut [Capsule]) {
+pub(super) fn newest_last(capsules: &mut [Capsule]) {
     capsules.sort_by_key(|c| (c.created_at, c.id));
 }
 
@@ -264,13 +265,18 @@ fn newest_last(capsules: &mut [Capsule]) {
 pub const MAX_SKIPPED_LISTED: usize = 20;
 
 /// The capsules of `task_id`, oldest first (`newest_last`).
-fn task_capsules(snap: &Snapshot, part: &Partition, task_id: &str) -> Result<Vec<Capsule>> {
+pub(super) fn task_capsules(snap: &Snapshot, part: &Partition, task_id: &str) -> Result<Vec<Capsule>> {
     let mut capsules: Vec<Capsule> = Vec::new();
     for kv in snap.prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]))? {
         capsules.push(Capsule::decode(&kv?.1)?);
     }
     newest_last(&mut capsules);
     Ok(capsules)
+}
+
+/// The refusal of `field` (`limit`, `cursor`) beside `taskId`: it pages the addressed handoffs.
+fn paging_with_task(field: &str) -> super::Fail {
+    invalid(field, "pages the handoffs addressed to you; with taskId the one newest unexpired handoff is returned")
 }
 
 /// Runs `handoff_resume` for `caller`.
@@ -280,22 +286,22 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     if let Some(t) = &task_id {
         short_name("taskId", t)?;
     }
-    // With a task there is one capsule to return: a `limit` would be ignored, so it is refused.
+    // With a task there is one capsule to return: a `limit` or `cursor` would be ignored, so
+    // either is refused.
     let limit = match &task_id {
-        Some(_) if f.u64("limit")?.is_some() => {
-            return Err(invalid(
-                "limit",
-                "pages the handoffs addressed to you; with taskId the one newest unexpired handoff is returned",
-            ));
-        }
+        Some(_) if f.u64("limit")?.is_some() => return Err(paging_with_task("limit")),
         Some(_) => 0,
         None => limit(&mut f)?,
     };
+    let cursor = f.string("cursor")?;
+    if task_id.is_some() && cursor.is_some() {
+        return Err(paging_with_task("cursor"));
+    }
     f.bool("allowPrivate")?;
     f.finish()?;
     let snap = store.snapshot()?;
     let Some(task_id) = task_id else {
-        return Ok(json!({ "state": "listed", "handoffs": addressed(&snap, caller, limit)? }));
+        return addressed(&snap, caller, limit, cursor.as_deref());
     };
     let capsules = task_capsules(&snap, &caller.part, &task_id)?;
     let newer_expired: Vec<&Capsule> = capsules.iter().rev().take_while(|c| c.expired(caller.now)).collect();
@@ -322,40 +328,4 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
             None => json!({ "state": "none", "taskId": task_id }),
         },
     })
-}
-
-/// The unexpired capsules addressed to the caller, newest first, up to `limit`. One that a newer
-/// unexpired capsule of its task has replaced (so `handoff_resume {taskId}` returns that one) is
-/// marked `superseded: true` with the newer one's id as `supersededBy`: an agent acting on the
-/// list must not pick up a stale handoff, yet should still see that one was left for it.
-fn addressed(snap: &Snapshot, caller: &Caller, limit: usize) -> Result<Vec<Value>> {
-    let part = &caller.part;
-    let mut keys: Vec<Vec<u8>> = Vec::new();
-    for kv in snap.prefix(HAND_TO, &part.key(&[caller.agent.as_bytes(), b"\0"]))? {
-        let (k, task) = kv?;
-        keys.push(part.key(&[&task, b"\0", &k[k.len() - 8..]]));
-    }
-    let mut capsules = Vec::with_capacity(keys.len());
-    for key in &keys {
-        let bytes = snap.get(HAND, key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
-        capsules.push(Capsule::decode(&bytes)?);
-    }
-    newest_last(&mut capsules);
-    // The capsule `handoff_resume {taskId}` returns, per task of the page.
-    let mut current: HashMap<String, Option<u64>> = HashMap::new();
-    let mut out = Vec::new();
-    for c in capsules.iter().rev().filter(|c| !c.expired(caller.now)).take(limit) {
-        if !current.contains_key(&c.task_id) {
-            let newest =
-                task_capsules(snap, part, &c.task_id)?.iter().rev().find(|t| !t.expired(caller.now)).map(|t| t.id);
-            current.insert(c.task_id.clone(), newest);
-        }
-        let mut shown = c.render();
-        if let Some(newer) = current[&c.task_id].filter(|id| *id != c.id) {
-            shown["superseded"] = json!(true);
-            shown["supersededBy"] = json!(newer.to_string());
-        }
-        out.push(shown);
-    }
-    Ok(out)
 }

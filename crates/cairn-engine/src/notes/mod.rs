@@ -15,8 +15,11 @@ pub(crate) mod exchange;
 mod fields;
 mod forget;
 mod handoff;
+mod handoff_addressed;
 pub(crate) mod handoff_exchange;
 mod handoff_forget;
+#[cfg(test)]
+mod handoff_page_tests;
 #[cfg(test)]
 mod handoff_tests;
 mod idempotency;

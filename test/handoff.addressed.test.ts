@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { startTestNode, type TestNode } from './node.js';
+
+// The handoffs addressed to an agent, as the agents of a team rely on them (found by an audit of
+// notes and handoffs with several agents): every one can be reached page by page.
+
+let t: TestNode;
+let claude: string;
+let codex: string;
+
+beforeAll(async () => {
+  t = await startTestNode();
+  claude = (await t.token({ agent: 'claude', user: 'ana' })).token;
+  codex = (await t.token({ agent: 'codex', user: 'ana' })).token;
+});
+afterAll(() => t.stop());
+
+const post = (verb: string, body: object, token: string) => t.call('POST', `/v1/memory/${verb}`, { body, token });
+
+it('handoff_resume without taskId pages every capsule addressed to the caller, newest first', async () => {
+  const made: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await post('handoff_create', { taskId: `P-${i}`, summary: `step ${i}`, to: 'codex' }, claude);
+    made.unshift(String(r.body.id));
+  }
+  const seen: string[] = [];
+  let page = await post('handoff_resume', { limit: 2 }, codex);
+  while (true) {
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+    seen.push(...(page.body.handoffs as { id: string }[]).map((h) => h.id));
+    if (page.body.nextCursor === null) break;
+    page = await post('handoff_resume', { limit: 2, cursor: page.body.nextCursor }, codex);
+  }
+  expect(seen).toEqual(made);
+  // The cursor is codex's listing: with a task, or as another agent, it is refused naming it.
+  const cursor = (await post('handoff_resume', { limit: 1 }, codex)).body.nextCursor;
+  for (const [body, token] of [
+    [{ taskId: 'P-1', cursor }, codex],
+    [{ cursor }, claude],
+  ] as const) {
+    const r = await post('handoff_resume', body, token);
+    expect(r.status).toBe(422);
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field: 'cursor' })]);
+  }
+});
