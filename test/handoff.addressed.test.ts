@@ -3,7 +3,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestNode, type TestNode } from './node.js';
 
 // The handoffs addressed to an agent, as the agents of a team rely on them (found by an audit of
-// notes and handoffs with several agents): every one can be reached page by page.
+// notes and handoffs with several agents): every one can be reached page by page, and a capsule
+// addressed to an agent no token is bound to is stored but says so.
 
 let t: TestNode;
 let claude: string;
@@ -43,4 +44,32 @@ it('handoff_resume without taskId pages every capsule addressed to the caller, n
     expect(r.status).toBe(422);
     expect(r.body.error?.details).toEqual([expect.objectContaining({ field: 'cursor' })]);
   }
+});
+
+it("a `to` no token is bound to is stored with a warning naming `to` and the tenant's near agents", async () => {
+  // Another tenant's agent is never suggested, however near.
+  await t.token({ agent: 'claudf', user: 'ana', tenant: 'acme' });
+  await t.token({ agent: 'Claud', user: 'ana' });
+  const typo = await post('handoff_create', { taskId: 'W-1', summary: 'for claude', to: 'claud' }, codex);
+  expect(typo.status, JSON.stringify(typo.body)).toBe(200);
+  expect(typo.body.to).toBe('claud');
+  expect(typo.body.warnings).toEqual([
+    {
+      field: 'to',
+      message: expect.stringMatching(/"claud".*did you mean "Claud", "claude"\?$/),
+      near: ['Claud', 'claude'],
+    },
+  ]);
+  expect(JSON.stringify(typo.body)).not.toContain('claudf');
+  // Stored as sent: a token made later for that agent finds it.
+  const later = (await t.token({ agent: 'claud', user: 'ana' })).token;
+  const found = await post('handoff_resume', {}, later);
+  expect((found.body.handoffs as { taskId: string }[]).map((h) => h.taskId)).toEqual(['W-1']);
+  // A known agent, or no `to`, has no warning; a name near nothing has an empty `near`.
+  for (const to of ['claude', 'claud', undefined]) {
+    const r = await post('handoff_create', { taskId: 'W-2', summary: 's', ...(to === undefined ? {} : { to }) }, codex);
+    expect(r.body.warnings).toBeUndefined();
+  }
+  const far = await post('handoff_create', { taskId: 'W-3', summary: 's', to: 'zeta-reviewer' }, codex);
+  expect(far.body.warnings).toEqual([{ field: 'to', message: expect.stringContaining('"zeta-reviewer"'), near: [] }]);
 });

@@ -60,7 +60,7 @@ export function expired(r: Pick<TokenRecord, 'expiresAt'>, now = Date.now()): bo
 }
 
 /** Whether `r` still works: neither revoked nor expired. */
-function live(r: Pick<TokenRecord, 'revokedAt' | 'expiresAt'>): boolean {
+export function live(r: Pick<TokenRecord, 'revokedAt' | 'expiresAt'>): boolean {
   return r.revokedAt === undefined && !expired(r);
 }
 

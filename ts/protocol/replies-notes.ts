@@ -46,6 +46,18 @@ export const HandoffCreateReply = z.object({
   expiresAt: Time.optional(),
   to: z.string().optional(),
   replayed: Replayed,
+  warnings: z
+    .array(
+      z.object({
+        field: z.string().describe('The request field warned about (`to`)'),
+        message: z.string(),
+        near: z
+          .array(z.string())
+          .describe('Known agents of your tenant near what was sent (case or ≤ 2 edits), at most 5'),
+      }),
+    )
+    .optional()
+    .describe('Stored as sent, but maybe not as meant: `to` names no agent a live token is bound to'),
 });
 
 /**

@@ -27,6 +27,7 @@ import { engineBody, type Principal, parseInput, type Service } from './context.
 import { fusedScore, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
+import { addresseeWarning } from './handoff-addressee.js';
 import { preauthorize, resolveIdentity } from './identity.js';
 import { buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
@@ -270,8 +271,17 @@ export const memoryNoteList = notesVerb('note_list', NoteListInput);
 /** memory_history: the events of one note, entity or fact. */
 export const memoryHistory = notesVerb('history', HistoryInput);
 
-/** memory_handoff_create: a handoff capsule on a task. */
-export const memoryHandoffCreate = notesVerb('handoff_create', HandoffCreateInput);
+/**
+ * memory_handoff_create: a handoff capsule on a task. A `to` naming no agent of the caller's
+ * tenant is stored as sent, with a warning in the receipt (the node knows the tokens, not the engine).
+ */
+export async function memoryHandoffCreate(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HandoffCreateInput, raw);
+  const id = identify(p, input);
+  const receipt = await notes(svc.store, 'handoff_create', id, notesBody(svc, input));
+  const warning = input.to === undefined ? null : await addresseeWarning(svc.store, id.tenant, input.to);
+  return warning === null ? receipt : { ...receipt, warnings: [warning] };
+}
 
 /** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to the caller. */
 export const memoryHandoffResume = notesVerb('handoff_resume', HandoffResumeInput);
