@@ -24,9 +24,10 @@ it('two agents spelling a type differently state one fact, shown in the stored s
   expect(second.status).toBe(200);
   expect(second.body).toMatchObject({ already: true, stored: { relations: 0 } });
   const third = await post(codex, 'relate', { from: 'priya raman', to: 'Helios Corp', type: 'Works at' });
-  expect(third.body).toMatchObject({ already: true, fact: { id: first.body.fact.id, relation: 'works_at' } });
-  const recall = await post(claude, 'recall', { subject: 'Priya Raman' });
-  expect(recall.body.facts.map((f: { relation: string }) => f.relation)).toEqual(['works_at']);
-  const status = await post(codex, 'status', { scope: 'default' });
-  expect(status.body.ontology.relation_types).toEqual([{ type: 'works_at', count: 1 }]);
+  const id = (first.body as { fact: { id: string } }).fact.id;
+  expect(third.body).toMatchObject({ already: true, fact: { id, relation: 'works_at' } });
+  const recall = (await post(claude, 'recall', { subject: 'Priya Raman' })).body as { facts: { relation: string }[] };
+  expect(recall.facts.map((f) => f.relation)).toEqual(['works_at']);
+  const status = (await post(codex, 'status', { scope: 'default' })).body as { ontology: { relation_types: unknown } };
+  expect(status.ontology.relation_types).toEqual([{ type: 'works_at', count: 1 }]);
 });
