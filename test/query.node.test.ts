@@ -276,6 +276,38 @@ describe('memory_query', () => {
   });
 });
 
+describe('memory_query compact', () => {
+  type Span = { text?: string; start: number; end: number } | null;
+  type Ev = { text: string; citation: { span: Span } | null };
+  const spans = (evidence: Ev[]) => evidence.map((e) => e.citation?.span).filter((s): s is NonNullable<Span> => !!s);
+
+  it('drops the quoted text from citations over MCP, keeps start/end, the items and the pack', async () => {
+    const client = await mcpClient(t.url, ann);
+    try {
+      const call = async (args: object) =>
+        toolJson(await client.callTool({ name: 'memory_query', arguments: { query: 'Who leads Atlas?', ...args } }));
+      const full = await call({});
+      const compact = await call({ compact: true });
+      expect(compact.isError).toBe(false);
+      const fullSpans = spans(full.body.evidence as Ev[]);
+      expect(fullSpans.length).toBeGreaterThan(0);
+      expect(fullSpans.every((s) => typeof s.text === 'string')).toBe(true);
+      const compactSpans = spans(compact.body.evidence as Ev[]);
+      expect(compactSpans.map(({ start, end }) => ({ start, end }))).toEqual(
+        fullSpans.map(({ start, end }) => ({ start, end })),
+      );
+      expect(compactSpans.some((s) => 'text' in s)).toBe(false);
+      expect((compact.body.evidence as Ev[]).map((e) => e.text)).toEqual(
+        (full.body.evidence as Ev[]).map((e) => e.text),
+      );
+      expect(compact.body.context).toBe(full.body.context);
+      expect(JSON.stringify(compact.body).length).toBeLessThan(JSON.stringify(full.body).length);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('memory_query over a large scope', () => {
   const scope = 'hub';
   const employee = (i: number) => `Employee ${String(i).padStart(4, '0')}`;

@@ -27,6 +27,10 @@ export const QueryInput = z.strictObject({
   k: z.int().min(1).max(100).optional().describe('Items per step (default 8)'),
   as_of: IsoDate.optional(),
   valid_at: IsoDate.optional(),
+  compact: z
+    .boolean()
+    .optional()
+    .describe('Drop the quoted text from citations (keep `start`/`end`), as memory_context does'),
   includePrivate: z
     .boolean()
     .optional()

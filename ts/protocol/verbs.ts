@@ -167,7 +167,9 @@ export const VERBS: readonly VerbSpec[] = [
       '`sufficient` — every step grounded with enough evidence; `partial` — answer what is covered and say what ' +
       'is not; `insufficient` — say you do not know. `fallback` says when the query hit `timeoutMs`, `maxSteps` ' +
       'or asked for reasoning the planner does not do (`unsupported_complexity`). `includeHistory` adds who ' +
-      'changed the notes and entities reached. Same options as memory_context for the pack.',
+      'changed the notes and entities reached. Options as memory_context: `hops`, `k` (items per step), `as_of`, ' +
+      '`valid_at`, `compact` (citations without the quoted text: the smallest reply), and the pack ' +
+      '(`tokenBudget`/`maxItems`/`purpose`), which also bounds `evidence`: only the items in `context` are returned.',
   },
   {
     verb: 'forget',

@@ -159,9 +159,10 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
 export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(QueryInput, raw);
   identify(p, input); // refuses a forbidden user or scope before any step runs
-  const { user_id, scope, hops, k, as_of, valid_at, includePrivate, taskId } = input;
+  const { user_id, scope, hops, k, as_of, valid_at, compact, includePrivate, taskId } = input;
   const identityFields = { ...(user_id === undefined ? {} : { user_id }), ...(scope === undefined ? {} : { scope }) };
-  const stepBody = { ...identityFields, hops, k, as_of, valid_at, includePrivate, taskId };
+  // `compact` goes to every step: its citations lose the quoted text the items and `context` carry.
+  const stepBody = { ...identityFields, hops, k, as_of, valid_at, compact, includePrivate, taskId };
   return runQuery(
     {
       query: input.query,
