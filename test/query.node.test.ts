@@ -308,6 +308,26 @@ describe('memory_query compact', () => {
   });
 });
 
+describe('memory_query sufficiency', () => {
+  it('with k 1 a grounded step is sufficient: the default minEvidence is never more than k', async () => {
+    const r = await post(ann, 'query', { query: 'Who leads Atlas?', k: 1 });
+    expect(r.status).toBe(200);
+    expect(r.body.steps).toMatchObject([{ state: 'done', grounding: 'grounded' }]);
+    expect(r.body).toMatchObject({ sufficiency: 'sufficient', minEvidence: 1, sufficiencyWhy: null });
+  });
+
+  it('says why a verdict is partial: too little evidence, an ungrounded step and its uncovered words', async () => {
+    const few = await post(ann, 'query', { query: 'Who leads Atlas?', k: 1, minEvidence: 2 });
+    expect(few.body).toMatchObject({ sufficiency: 'partial', sufficiencyWhy: 'evidence 1 < minEvidence 2' });
+    const related = await post(ann, 'query', { query: 'Who leads Atlas in Tokyo?' });
+    expect(related.body.steps).toMatchObject([{ grounding: 'related', uncovered: ['Tokyo'] }]);
+    expect(related.body.sufficiency).toBe('partial');
+    expect(related.body.sufficiencyWhy).toContain('step 1 related (uncovered: Tokyo)');
+    const none = await post(ann, 'query', { query: 'Where is the Zanzibar lighthouse?' });
+    expect(none.body).toMatchObject({ sufficiency: 'insufficient', sufficiencyWhy: 'no step found evidence' });
+  });
+});
+
 describe('memory_query over a large scope', () => {
   const scope = 'hub';
   const employee = (i: number) => `Employee ${String(i).padStart(4, '0')}`;

@@ -22,7 +22,12 @@ export const QueryInput = z.strictObject({
     .describe('Add the history events of the notes and entities the evidence reached'),
   maxSteps: z.int().min(1).max(8).optional().describe('At most this many steps (default 4)'),
   timeoutMs: z.int().min(1).max(60_000).optional().describe('Stop waiting after this long (default 5000)'),
-  minEvidence: z.int().min(1).max(100).optional().describe('Evidence items needed for `sufficient` (default 2)'),
+  minEvidence: z
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('Evidence items needed for `sufficient` (default 2, or `k` when `k` is 1)'),
   hops: z.int().min(0).max(3).optional(),
   k: z.int().min(1).max(100).optional().describe('Items per step (default 8)'),
   as_of: IsoDate.optional(),

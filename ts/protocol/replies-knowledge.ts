@@ -247,13 +247,18 @@ export const QueryReply = z.object({
       question: z.string(),
       state: z.enum(['done', 'timed_out', 'skipped', 'failed']),
       grounding: z.string().optional(),
+      uncovered: z.array(z.string()).optional().describe('With `related`: the words no kept item covers'),
       items: Count.optional(),
       error: StepError.optional(),
     }),
   ),
   evidence: z.array(EvidenceItem),
   sufficiency: z.enum(['sufficient', 'partial', 'insufficient']),
-  minEvidence: Count,
+  sufficiencyWhy: z
+    .string()
+    .nullable()
+    .describe('Why the verdict is not `sufficient` (each reason, "; " between them); null when it is'),
+  minEvidence: Count.describe('The evidence needed for `sufficient`: as sent, else 2, or `k` when `k` is 1'),
   fallback: Fallback.nullable(),
   fallbacks: z.array(Fallback),
   context: z.string(),

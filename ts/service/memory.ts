@@ -171,6 +171,7 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
       maxSteps: input.maxSteps,
       timeoutMs: input.timeoutMs,
       minEvidence: input.minEvidence,
+      k,
       pack: { tokenBudget: input.tokenBudget, maxItems: input.maxItems, purpose: input.purpose },
     },
     {

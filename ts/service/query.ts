@@ -10,7 +10,14 @@ type Reply = Record<string, unknown>;
 type Item = Record<string, unknown>;
 
 /** Defaults of memory_query (docs/design/query.md). */
-export const QUERY_DEFAULTS = { maxSteps: 4, timeoutMs: 5000, minEvidence: 2, historyTargets: 5, historyEvents: 20 };
+export const QUERY_DEFAULTS = {
+  maxSteps: 4,
+  timeoutMs: 5000,
+  minEvidence: 2,
+  k: 8,
+  historyTargets: 5,
+  historyEvents: 20,
+};
 
 /** What one query asks for, after validation. */
 export interface QueryRequest {
@@ -20,6 +27,8 @@ export interface QueryRequest {
   maxSteps?: number | undefined;
   timeoutMs?: number | undefined;
   minEvidence?: number | undefined;
+  /** Items per step: the default `minEvidence` never asks for more than one step can find. */
+  k?: number | undefined;
   pack: PackOptions;
 }
 
@@ -55,6 +64,8 @@ const TIMEOUT: unique symbol = Symbol('timeout');
  * (its budget, its item cap) never reaches the caller, so either makes the answer at most partial.
  * `found` counts the evidence the steps found, kept or not: a pack that keeps none of it leaves
  * the answer partial (a larger budget gets it), not insufficient (nothing stored answers).
+ * `why` names every reason the verdict is not `sufficient` (null when it is), so a caller that
+ * hedges knows on what: an audit saw `partial` with nothing to say it was `minEvidence`.
  */
 function sufficiency(
   found: number,
@@ -62,14 +73,21 @@ function sufficiency(
   reports: StepReport[],
   dropped: number,
   omitted: number,
-): string {
-  if (found === 0) return 'insufficient';
-  if (dropped > 0 || omitted > 0) return 'partial';
-  const allGrounded = reports.every(
-    (r) => r.state === 'done' && (r.grounding === 'grounded' || r.grounding === 'grounded_by_meaning'),
-  );
-  if (found >= minEvidence && allGrounded) return 'sufficient';
-  return 'partial';
+): { verdict: string; why: string | null } {
+  if (found === 0) return { verdict: 'insufficient', why: 'no step found evidence' };
+  const why: string[] = [];
+  if (dropped > 0) why.push(`${dropped} part(s) beyond maxSteps were not asked`);
+  if (omitted > 0) why.push(`${omitted} evidence item(s) left out of the pack (tokenBudget/maxItems)`);
+  for (const r of reports) {
+    if (r.state !== 'done') why.push(`step ${r.step} ${r.state}`);
+    else if (r.grounding !== 'grounded' && r.grounding !== 'grounded_by_meaning') {
+      const uncovered =
+        r.uncovered !== undefined && r.uncovered.length > 0 ? ` (uncovered: ${r.uncovered.join(', ')})` : '';
+      why.push(`step ${r.step} ${r.grounding ?? 'could_not_judge'}${uncovered}`);
+    }
+  }
+  if (found < minEvidence) why.push(`evidence ${found} < minEvidence ${minEvidence}`);
+  return why.length === 0 ? { verdict: 'sufficient', why: null } : { verdict: 'partial', why: why.join('; ') };
 }
 
 /** The notes and entities the evidence reached, best first, without repeats, at most `limit`. */
@@ -111,7 +129,8 @@ export function historyTargets(evidence: Evidence[], limit: number): HistoryTarg
 export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Reply> {
   const maxSteps = req.maxSteps ?? QUERY_DEFAULTS.maxSteps;
   const timeoutMs = req.timeoutMs ?? QUERY_DEFAULTS.timeoutMs;
-  const minEvidence = req.minEvidence ?? QUERY_DEFAULTS.minEvidence;
+  // With `k: 1` a default of 2 could never be met by a one-step query, however well grounded.
+  const minEvidence = req.minEvidence ?? Math.min(QUERY_DEFAULTS.minEvidence, req.k ?? QUERY_DEFAULTS.k);
   const explicit = req.subqueries !== undefined && req.subqueries.length > 0;
   // Stored names change a plan only where the planner may cut, kept or not (planner `mayCut`).
   const asksNames = !explicit && mayCut(req.query);
@@ -148,8 +167,10 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
       continue;
     }
     const items = Array.isArray(outcome.reply.items) ? (outcome.reply.items as Item[]) : [];
-    const verdict = (outcome.reply.grounding as { verdict?: string } | undefined)?.verdict ?? 'could_not_judge';
-    reports.push({ step, question, state: 'done', grounding: verdict, items: items.length });
+    const grounding = outcome.reply.grounding as { verdict?: string; uncovered?: string[] } | undefined;
+    const report: StepReport = { step, question, state: 'done', grounding: grounding?.verdict ?? 'could_not_judge' };
+    if (report.grounding === 'related' && Array.isArray(grounding?.uncovered)) report.uncovered = grounding.uncovered;
+    reports.push({ ...report, items: items.length });
     done.push({ step, items });
   }
   clock.cancel();
@@ -177,12 +198,14 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
     const line = lineOf.get(ev);
     return line === undefined ? [] : [{ ...ev, line }];
   });
+  const judged = sufficiency(found.length, minEvidence, reports, p.dropped.length, pack.omitted_total);
   const reply: Reply = {
     plan: { source: p.source, complexity: p.complexity, steps: p.steps, dropped: p.dropped },
     complexity: p.complexity,
     steps: reports,
     evidence,
-    sufficiency: sufficiency(found.length, minEvidence, reports, p.dropped.length, pack.omitted_total),
+    sufficiency: judged.verdict,
+    sufficiencyWhy: judged.why,
     minEvidence,
     fallback: fallbacks[0] ?? null,
     fallbacks,
