@@ -127,7 +127,6 @@ export const DocumentReply = z.object({
     .array(
       z.object({
         kind: z.enum(['paragraph', 'heading', 'list_item']),
-        text: z.string(),
         page: Count.optional(),
         paragraph: Count,
         start: Count.describe('UTF-8 byte offset into `text`'),
@@ -135,7 +134,7 @@ export const DocumentReply = z.object({
       }),
     )
     .optional()
-    .describe('Reading-order blocks, when the text is at most 16 KiB'),
+    .describe('Reading-order blocks, when the text is at most 16 KiB: where each is in `text` (its bytes start..end)'),
 });
 
 /** memory_relate. */

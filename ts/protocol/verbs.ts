@@ -94,7 +94,7 @@ export const VERBS: readonly VerbSpec[] = [
       'never the name. Its text is extracted in reading order (paragraphs, headings, list items; PDF paragraphs ' +
       'rebuilt from layout) and stored like `memory_remember` content, then found by recall and context with ' +
       'citations. Hidden DOCX text is not stored. The reply has `doc_id`, `source` (as stored: a file stored ' +
-      'before keeps its first name), the type, and the text with its blocks (page, paragraph, byte span) ' +
+      'before keeps its first name), the type, and the text with its blocks (page, paragraph, UTF-8 byte span in the text) ' +
       'when at most 16 KiB, else sizes. An unknown type is refused (415) before anything is stored; a truncated ' +
       'or broken file is DOCUMENT_CORRUPT, an encrypted or scanned PDF DOCUMENT_NOT_READABLE.',
   },

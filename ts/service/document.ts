@@ -81,6 +81,10 @@ export async function memoryDocument(svc: Service, p: Principal, raw: unknown): 
       blocks: doc.blocks.length,
       ...(pages === undefined ? {} : { pages }),
     },
-    ...(textBytes <= INLINE_TEXT ? { text: doc.text, blocks: doc.blocks } : {}),
+    // A block is its place in `text` (page, paragraph, byte span: DESIGN.md §2); its own text again
+    // doubled the reply (an audit: 7.5 KB of text came back as 19.3 KB).
+    ...(textBytes <= INLINE_TEXT
+      ? { text: doc.text, blocks: doc.blocks.map(({ text: _text, ...place }) => place) }
+      : {}),
   };
 }
