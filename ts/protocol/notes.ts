@@ -32,7 +32,10 @@ export const NoteWriteInput = z.strictObject({
   value: z
     .unknown()
     .refine((v) => v !== undefined && v !== null, 'required: any JSON value but null (use memory_forget to remove)')
-    .describe('Any JSON value but null, ≤ 64 KiB serialised'),
+    .describe('Any JSON value but null, ≤ 64 KiB serialised')
+    // Typed in the schema: a client that reads a schema without `type` as a string (an audit: Codex's
+    // sanitiser) would send an object as JSON text.
+    .meta({ anyOf: ['object', 'array', 'string', 'number', 'boolean'].map((type) => ({ type })) }),
   kind: Kind.optional().describe('Required when the write creates the note; kept when omitted later'),
   visibility: Visibility.optional(),
   taskId: NoteTaskId.optional(),
