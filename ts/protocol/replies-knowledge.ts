@@ -183,6 +183,14 @@ export const RecallReply = z.object({
     'Only when no fact is shown but the subject has facts at other times (`answered`; or `nothing_stored` ' +
       'for a subject first recorded after `as_of`): read again with `valid_at` or `as_of` to see them',
   ),
+  text_mentions: z
+    .object({
+      passages: Count.describe('Stored passages of the scope that name the subject word for word'),
+      more: z.literal(true).optional().describe('The check stopped reading: there may be more'),
+      hint: z.string(),
+    })
+    .optional()
+    .describe('With `nothing_stored` for a `subject` that stored text names: ask memory_context to answer from it'),
 });
 
 /** memory_context; `context`, `omitted` and `budget` when a pack was asked for. */

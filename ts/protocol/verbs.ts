@@ -76,7 +76,10 @@ export const VERBS: readonly VerbSpec[] = [
       'Store knowledge. Send one of: `content` (raw text, cut into passages), `messages` ([{role, content}] of a ' +
       'conversation), `passages` ([{text, mentions}], each mention must occur in its text), and/or `facts` ' +
       '({entities:[{name,type}], relations:[{source,target,type}]}). Add `date` (ISO 8601: when it was said or true) ' +
-      'and `source` (a label shown in citations). Sending the same content with the same date again changes nothing ' +
+      'and `source` (a label shown in citations). `content` and `messages` are stored as passages linked to the ' +
+      'entities already stored or sent in `facts` that they name; they create no entity or fact from the text ' +
+      '(only `passages` mentions create entities), and memory_recall answers from entities and facts: send ' +
+      '`facts` beside the text for the people and things it is about. Sending the same content with the same date again changes nothing ' +
       '(`already: true`), whatever its `source`: the reply’s `source` names the document as stored, to cite. The ' +
       'reply counts what was stored and lists `rejected` passages with the reason.',
   },
@@ -124,7 +127,10 @@ export const VERBS: readonly VerbSpec[] = [
       'Everything stored about one entity: send `subject` (a name; near spellings and a word of a longer name match) ' +
       'or `attribute` {key, value}. Returns facts in both directions, each with a `citation` (source and the quoted ' +
       'sentence) and derived facts marked `derived: true`. Read `state` first: `answered` — use the facts and cite ' +
-      'them; `nothing_stored` — say you do not know, never invent; `could_not_judge` — see why. Without `as_of` ' +
+      'them; `nothing_stored` — no entity or fact is stored: never invent; with `text_mentions`, stored passages ' +
+      'name it (text creates no entities): ask memory_context, which answers from them; without it, say you do ' +
+      'not know; `could_not_judge` — see why. Recall answers from facts; memory_context also from passages. ' +
+      'Without `as_of` ' +
       'and `valid_at` the facts are what is known now and true now (one dated to start later is not yet true). ' +
       'No facts but `outside_time`: the subject has that many facts true or recorded at other times; read again ' +
       'at its `next_valid_from`/`last_valid_to` (`valid_at`) or `next_recorded_at` (`as_of`). ' +

@@ -10,7 +10,6 @@ import {
   ExportInput,
   ForgetInput,
   ImportInput,
-  RecallInput,
   RelateInput,
   RememberInput,
   StatusInput,
@@ -31,6 +30,7 @@ import { addresseeWarning } from './handoff-addressee.js';
 import { preauthorize, resolveIdentity } from './identity.js';
 import { buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
+import { memoryRecall } from './recall.js';
 
 type Reply = Record<string, unknown>;
 
@@ -107,9 +107,6 @@ export const memoryRemember = knowledgeVerb('remember', RememberInput);
 
 /** memory_relate: one typed edge; `replaces` ends the subject's other edges of that type. */
 export const memoryRelate = knowledgeVerb('relate', RelateInput);
-
-/** memory_recall: everything about one entity, with citations and a `state`. */
-export const memoryRecall = knowledgeVerb('recall', RecallInput);
 
 /**
  * memory_context: ranked, cited items with a grounding verdict. The caller's visible notes that
