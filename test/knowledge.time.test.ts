@@ -197,6 +197,27 @@ describe('attributes in time', () => {
     expect((await entity({}))?.attributes).toEqual({ role: 'engineer' });
     expect((await entity({ valid_at: '2023-01-01' }))?.attributes).toEqual({ role: 'intern' });
   });
+
+  // The audit's calls: a fact's attribute said again with a later date held from that date, not
+  // over the whole fact (recall valid_at 2021 said CTO).
+  it("a fact's attributes hold from the date each was stated", async () => {
+    const scope = 'fact-attrs';
+    for (const [role, date] of [
+      ['engineer', '2020-01-01'],
+      ['CTO', '2023-01-01'],
+    ]) {
+      await relate({ scope, from: 'Ann', to: 'Acme', type: 'works_at', attributes: { role }, date });
+    }
+    const role = async (extra: Record<string, unknown>) => {
+      const r = await t.call('POST', '/v1/memory/recall', { body: { scope, subject: 'Ann', ...extra } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const facts = r.body.facts as { relation: string; attributes: Record<string, unknown> }[];
+      return facts.find((f) => f.relation === 'works_at')?.attributes;
+    };
+    expect(await role({ valid_at: '2021-06-01' })).toEqual({ role: 'engineer' });
+    expect(await role({ valid_at: '2024-06-01' })).toEqual({ role: 'CTO' });
+    expect(await role({})).toEqual({ role: 'CTO' });
+  });
 });
 
 describe('a read whose time sees none of the facts', () => {

@@ -110,6 +110,16 @@ async function scenario(agent: string) {
     replaces: true,
     date: '2025-06-01',
   });
+  // Said again with an attribute: the fact is revised (an earlier version, version_of) and keeps
+  // its attribute writes.
+  await verb('relate', {
+    scope: s,
+    from: 'Priya Raman',
+    to: 'Acme',
+    type: 'works_at',
+    attributes: { role: 'lead' },
+    date: '2025-09-01',
+  });
   await verb('status', { scope: s });
   await call('GET', `/v1/memory/status?scope=${s}`);
   for (const body of [

@@ -377,6 +377,20 @@ export const ExportRecord = z.discriminatedUnion('kind', [
       .optional()
       .describe('On a fact a `replaces` ended: the valid_to it had until ended_at (null: open)'),
     source_date: SentDate.optional().describe("When it was said (the call's date), when that is not valid_from"),
+    version_of: Id.optional().describe('On an earlier version of a revised fact: the fact it is a version of'),
+    attribute_writes: z
+      .array(
+        z.object({
+          attributes: AttributesOut,
+          from: SentDate.nullable().describe("The start it stated (null: the fact's own, which has none)"),
+          recorded_at: Time,
+        }),
+      )
+      .optional()
+      .describe(
+        'Once the fact was said again with attributes that change what is true from some start: what each write ' +
+          'set, from when, known since when (a read at a valid instant shows per key the latest start at or before it)',
+      ),
     provenance: z.object({
       kind: z.enum(['asserted', 'document']),
       doc_id: Id.optional(),

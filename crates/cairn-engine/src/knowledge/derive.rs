@@ -314,6 +314,7 @@ mod tests {
             source: Source::Asserted { label: None },
             agent: "a".into(),
             source_date: None,
+            attribute_writes: Vec::new(),
         }
     }
 

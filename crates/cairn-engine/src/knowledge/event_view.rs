@@ -2,6 +2,7 @@
 //! as it was written (ids as numbers, times in milliseconds), and replies show it in the product's
 //! spelling, ids as decimal strings and times in ISO 8601, like every other reply.
 
+use super::fact_attribute_time;
 use super::graph::{Entity, Relation, Source};
 use super::wire::{id, iso_ms};
 use serde::Deserialize;
@@ -34,7 +35,7 @@ fn relation(r: &Relation) -> Value {
         Source::Asserted { label } => json!({ "kind": "asserted", "label": label }),
         Source::Document { doc_id, label } => json!({ "kind": "document", "doc_id": id(*doc_id), "label": label }),
     };
-    json!({
+    let mut out = json!({
         "id": id(r.id),
         "from": id(r.from),
         "to": id(r.to),
@@ -46,7 +47,12 @@ fn relation(r: &Relation) -> Value {
         "ended_at": r.ended_at.map(iso_ms),
         "source": source,
         "agent": r.agent,
-    })
+    });
+    if !r.attribute_writes.is_empty() {
+        // `attributes` is each key's last write; which value is true when is the writes' starts.
+        out["attribute_writes"] = fact_attribute_time::on_the_wire(&r.attribute_writes);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -81,6 +87,7 @@ mod tests {
             source: Source::Document { doc_id: 95, label: None },
             source_date: None,
             agent: "alice".into(),
+            attribute_writes: Vec::new(),
         };
         let shown = payload("fact", &serde_json::to_value(&r).unwrap());
         assert_eq!(

@@ -11,6 +11,7 @@
 use super::attribute_time::attribute_writes;
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
+use super::fact_attribute_time;
 use super::graph::{Entity, Relation, Source};
 use super::import::{IMPORT_MAP, reserved_key};
 use super::origin::Origin;
@@ -158,6 +159,11 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
         // The end it had until a `replaces` ended it: an `as_of` read of the copy before
         // `ended_at` sees that one (found by an audit: the copy showed the end too early).
         record["valid_to_before_end"] = json!(before.valid_to);
+    }
+    if !r.attribute_writes.is_empty() {
+        // Which value is true when depends on each write's start (`fact_attribute_time.rs`): the
+        // record holds only each key's last write.
+        record["attribute_writes"] = fact_attribute_time::on_the_wire(&r.attribute_writes);
     }
     if let Some(fact) = r.version_of {
         // An earlier version of a revised fact (exported after it: its id is later), for `as_of`

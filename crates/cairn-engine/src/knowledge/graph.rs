@@ -3,6 +3,7 @@
 //! valid time (`valid_from`/`valid_to`, as given) and transaction time (`recorded_at`, and
 //! `ended_at` once it is superseded), indexed from both ends.
 
+use super::fact_attribute_time::{AttributeWrite, with_write};
 use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
@@ -76,6 +77,11 @@ pub struct Relation {
     /// a read `as_of` before then sees the fact as it was known; no other read sees it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_of: Option<u64>,
+    /// Its attribute writes, each with the start it stated, kept once a call changed what its
+    /// attributes say from some start (`fact_attribute_time.rs`); empty until then (and in stores
+    /// written before the list was kept): its attributes were all set at its start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attribute_writes: Vec<AttributeWrite>,
 }
 
 /// A relation's valid end before a `replaces` shortened it (`None`: unbounded).
@@ -535,6 +541,8 @@ pub(crate) fn relate_ids(
         ended_at: older.then_some(now),
         source: a.source,
         agent: a.agent.to_owned(),
+        // A new life: its attributes are all set at its start.
+        attribute_writes: Vec::new(),
     };
     let bytes = encode(&rel);
     tx.put(REL, &rel_key(part, id), &bytes)?;
@@ -656,9 +664,10 @@ fn said_again(attributes: &mut Map<String, Value>, live: Relation, ended: Vec<Re
 /// A start earlier than its own, an end later than its own, and an end where its own is unknown
 /// are news and move there; a start it already covers (the same fact said again at a later date)
 /// or an end sooner than its own confirm it and change nothing (an unbounded start is never
-/// moved). Given attributes merge in. A fact only asserted so far that the assertion takes from a
-/// document is cited from that document from now on (found by an audit: the document's support
-/// was dropped); one cited already keeps its source.
+/// moved). Given attributes that change what is true from the start the assertion states merge
+/// in, that write kept with its start (`fact_attribute_time.rs`). A fact only asserted so far
+/// that the assertion takes from a document is cited from that document from now on (found by an
+/// audit: the document's support was dropped); one cited already keeps its source.
 /// Equal to `stored` when the assertion adds nothing; else recorded at `now`, the time from which
 /// the store knows this version.
 fn restated(
@@ -675,10 +684,15 @@ fn restated(
     if matches!(stored.source, Source::Asserted { .. }) && matches!(source, Source::Document { .. }) {
         rel.source = source.clone();
     }
-    for (k, v) in attributes {
-        if k != "valid_from" && k != "valid_to" {
-            rel.attributes.insert(k.clone(), v.clone());
+    // Attributes merge in only when they change what is true from the start the call states; the
+    // write is kept with that start, so reads at other instants still see the earlier values.
+    if let Some(writes) = with_write(stored, attributes, now) {
+        for (k, v) in attributes {
+            if k != "valid_from" && k != "valid_to" {
+                rel.attributes.insert(k.clone(), v.clone());
+            }
         }
+        rel.attribute_writes = writes;
     }
     if let Some((text, start)) = given("valid_from")
         && stored.valid_start().is_some_and(|own| start < own)
@@ -982,6 +996,7 @@ mod tests {
             source: Source::Asserted { label: None },
             agent: "a".into(),
             source_date: None,
+            attribute_writes: Vec::new(),
         };
         let at = |date: &str| rel.valid_at(valid::instant(date).unwrap(), None);
         assert!(!at("2023-12-31"));

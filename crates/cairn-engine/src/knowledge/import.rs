@@ -558,10 +558,13 @@ fn import_fact(
         Ok(v) => v,
         Err(e) => return Ok(Err(e)),
     };
-    let attributes = match attrs_field(r) {
-        Ok(a) => a,
-        Err(e) => return Ok(Err(e)),
-    };
+    // Its attribute writes, when its source kept them, travel as they are: a copy answers reads
+    // at any valid instant as the source does.
+    let (attributes, attribute_writes) =
+        match attrs_field(r).and_then(|a| import_attributes::fact_field(r, now).map(|w| (a, w))) {
+            Ok(both) => both,
+            Err(e) => return Ok(Err(e)),
+        };
     let shortened = match fact_times(valid_from.as_deref(), valid_to.as_deref(), source_date.as_deref(), &attributes)
         .and_then(|()| before_end(r, valid_from.as_deref(), ended_at))
     {
@@ -620,6 +623,7 @@ fn import_fact(
             .unwrap_or_else(|| agent.to_owned()),
         source_date,
         version_of,
+        attribute_writes,
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     tally.relation(part, None, Some(&rel));

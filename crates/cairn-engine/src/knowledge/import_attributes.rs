@@ -2,9 +2,11 @@
 //! becomes an `entity` event of op `import` whose input holds what the write set and its `date`,
 //! as `remember` leaves one, so `attribute_time.rs` answers reads of the copy at any valid time as
 //! at the source. Without them a copy knows only each key's last write, and a value dated later
-//! than now would read as true now.
+//! than now would read as true now. A fact record's writes are checked here too and kept on the
+//! fact itself, as its source kept them (`fact_attribute_time.rs`).
 
 use super::api::Caller;
+use super::fact_attribute_time::AttributeWrite;
 use super::valid;
 use crate::error::Result;
 use crate::history::{Change, record};
@@ -22,27 +24,12 @@ pub(crate) type Write = (Map<String, Value>, String, Option<i64>, Option<String>
 /// The record's `attribute_writes`, checked: an array of `{attributes, from, recorded_at?,
 /// source?}`.
 pub(super) fn field(r: &Map<String, Value>, now: i64) -> std::result::Result<Vec<Write>, String> {
-    let items = match r.get("attribute_writes") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(items)) if items.len() <= MAX_WRITES => items,
-        Some(_) => return Err(format!("attribute_writes: must be an array of at most {MAX_WRITES} writes")),
-    };
-    let mut writes = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
+    let mut writes = Vec::new();
+    for (i, item) in items(r)?.iter().enumerate() {
         let at = |what: &str| format!("attribute_writes[{i}].{what}");
-        let Some(attributes) = item.get("attributes").and_then(Value::as_object) else {
-            return Err(format!("{}: must be an object", at("attributes")));
-        };
-        crate::json_depth::check_map(&at("attributes"), attributes)?;
-        let Some(from) = item.get("from").and_then(Value::as_str).filter(|f| valid::instant(f).is_some()) else {
+        let (attributes, from, recorded) = common(item, &at, now)?;
+        let Some(from) = from else {
             return Err(format!("{}: must be an ISO 8601 date or date-time", at("from")));
-        };
-        let recorded = match item.get("recorded_at") {
-            None | Some(Value::Null) => None,
-            Some(v) => match v.as_str().and_then(parse_iso_ms).filter(|&t| t <= now) {
-                Some(t) => Some(t),
-                None => return Err(format!("{}: must be an ISO 8601 UTC time, not to come", at("recorded_at"))),
-            },
         };
         let source = match item.get("source") {
             None | Some(Value::Null) => None,
@@ -52,13 +39,69 @@ pub(super) fn field(r: &Map<String, Value>, now: i64) -> std::result::Result<Vec
             }
             Some(_) => return Err(format!("{}: must be a non-empty string", at("source"))),
         };
-        let known = ["attributes", "from", "recorded_at", "source"];
-        if let Some(extra) = item.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
-            return Err(format!("{}: unknown field", at(extra)));
-        }
-        writes.push((attributes.clone(), from.to_owned(), recorded, source));
+        only_known(item, &["attributes", "from", "recorded_at", "source"], &at)?;
+        writes.push((attributes, from, recorded, source));
     }
     Ok(writes)
+}
+
+/// A fact record's `attribute_writes`, checked: an array of `{attributes, from, recorded_at}`,
+/// `from` null for attributes set from the start of a fact that has none
+/// (`fact_attribute_time.rs`), stored on the fact as they come.
+pub(super) fn fact_field(r: &Map<String, Value>, now: i64) -> std::result::Result<Vec<AttributeWrite>, String> {
+    let mut writes = Vec::new();
+    for (i, item) in items(r)?.iter().enumerate() {
+        let at = |what: &str| format!("attribute_writes[{i}].{what}");
+        let (set, from, recorded) = common(item, &at, now)?;
+        let Some(recorded) = recorded else { return Err(format!("{}: required", at("recorded_at"))) };
+        only_known(item, &["attributes", "from", "recorded_at"], &at)?;
+        writes.push(AttributeWrite { set, from, recorded });
+    }
+    Ok(writes)
+}
+
+/// The record's `attribute_writes` array (none: empty).
+fn items(r: &Map<String, Value>) -> std::result::Result<&[Value], String> {
+    match r.get("attribute_writes") {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) if items.len() <= MAX_WRITES => Ok(items),
+        Some(_) => Err(format!("attribute_writes: must be an array of at most {MAX_WRITES} writes")),
+    }
+}
+
+/// What every write holds: the attributes it set, its `from` and its `recorded_at` (ms).
+type Common = (Map<String, Value>, Option<String>, Option<i64>);
+
+/// A write's `attributes`, `from` (`None` when null or missing) and `recorded_at`, checked; `at`
+/// names a field of it.
+fn common(item: &Value, at: &dyn Fn(&str) -> String, now: i64) -> std::result::Result<Common, String> {
+    let Some(attributes) = item.get("attributes").and_then(Value::as_object) else {
+        return Err(format!("{}: must be an object", at("attributes")));
+    };
+    crate::json_depth::check_map(&at("attributes"), attributes)?;
+    let from = match item.get("from") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_str().filter(|f| valid::instant(f).is_some()) {
+            Some(f) => Some(f.to_owned()),
+            None => return Err(format!("{}: must be an ISO 8601 date or date-time", at("from"))),
+        },
+    };
+    let recorded = match item.get("recorded_at") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_str().and_then(parse_iso_ms).filter(|&t| t <= now) {
+            Some(t) => Some(t),
+            None => return Err(format!("{}: must be an ISO 8601 UTC time, not to come", at("recorded_at"))),
+        },
+    };
+    Ok((attributes.clone(), from, recorded))
+}
+
+/// Refuses a field of a write other than `known`.
+fn only_known(item: &Value, known: &[&str], at: &dyn Fn(&str) -> String) -> std::result::Result<(), String> {
+    match item.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
+        Some(extra) => Err(format!("{}: unknown field", at(extra))),
+        None => Ok(()),
+    }
 }
 
 /// Records the writes of entity `id` named `name`, in order.

@@ -38,6 +38,7 @@ const FACT: &[&str] = &[
     "provenance",
     "agent",
     "origin",
+    "attribute_writes",
 ];
 const PROVENANCE: &[&str] = &["kind", "doc_id", "label", "agent", "forgotten"];
 const DOCUMENT: &[&str] = &["kind", "id", "text", "label", "date", "ingested_at", "passages", "origin"];

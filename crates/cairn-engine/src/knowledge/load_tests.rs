@@ -375,6 +375,34 @@ fn a_load_replays_dated_attribute_writes() {
     assert_eq!((city("2024-06-01"), city("2031-06-01")), (json!("Milan"), json!("Turin")));
 }
 
+/// A fact record carrying its attribute writes (`fact_attribute_time.rs`) goes through import's
+/// path, so a loaded copy reads the fact's attributes at any valid instant as the source does.
+#[test]
+fn a_load_keeps_a_facts_attribute_writes() {
+    let (_dir, store, part) = crate::knowledge::testing::fresh();
+    for (at, role, date) in [(10, "engineer", "2020-01-01"), (30, "CTO", "2023-01-01")] {
+        let body = json!({"from": "Ann", "to": "Acme", "type": "works_at", "attributes": {"role": role}, "date": date});
+        verb(&store, &caller(&part, at), "relate", &body).unwrap();
+    }
+    let records = export_pages(&store, &part, 5000).concat();
+    let (loaded, imported, reply) = both_ways(&store, &records);
+    assert_eq!(reply["skipped"], json!([]), "{reply}");
+    let role = |p: &Partition, when: Value| {
+        let mut body = json!({"subject": "Ann"});
+        body.as_object_mut().unwrap().extend(when.as_object().cloned().unwrap_or_default());
+        verb(&store, &caller(p, NOW), "recall", &body).unwrap()["facts"][0]["attributes"]["role"].clone()
+    };
+    for p in [&part, &loaded, &imported] {
+        assert_eq!(role(p, json!({"valid_at": "2021-06-01"})), json!("engineer"), "{p:?}");
+        assert_eq!(role(p, json!({})), json!("CTO"), "{p:?}");
+        assert_eq!(role(p, json!({"as_of": 20, "valid_at": "2024-06-01"})), json!("engineer"), "{p:?}");
+    }
+    let writes = |records: &[Value]| -> Vec<Value> {
+        records.iter().filter(|r| r["kind"] == "fact").map(|r| r["attribute_writes"].clone()).collect()
+    };
+    assert_eq!(writes(&export_pages(&store, &loaded, 5000).concat()), writes(&records), "exported again alike");
+}
+
 #[test]
 fn a_load_files_every_event_under_exactly_the_names_it_spells() {
     let (_dir, store, part) = seeded();

@@ -28,6 +28,9 @@ mod exchange_properties;
 #[cfg(test)]
 mod exchange_tests;
 mod export;
+mod fact_attribute_time;
+#[cfg(test)]
+mod fact_attribute_time_tests;
 mod forget;
 mod graph;
 mod grounding_rules;

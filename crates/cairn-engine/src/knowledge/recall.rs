@@ -4,6 +4,7 @@
 //! "did you mean" suggestions drawn from the same partition only.
 
 use super::derive::{self, Derived};
+use super::fact_attribute_time;
 use super::graph::{self, Direction, Entity, Neighbour, adjacency, neighbour, neighbours};
 use super::part::Partition;
 use super::trees::{IN, OUT, adj_type_prefix};
@@ -150,7 +151,7 @@ fn transitive_side(
 /// instant, live or ended (an ended edge is history, true over its interval: stored as older
 /// news, it may be true today); with `as_of` alone, the edges live at that time. Each as the
 /// store knew it at `as_of`: an earlier version of a fact revised since reads as that fact (its
-/// id), not yet ended.
+/// id), not yet ended, with its attributes as true at the valid instant (`fact_attribute_time`).
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
     Ok(neighbours(snap, part, entity)?.into_iter().filter_map(|n| seen_at(n, when)).collect())
 }
@@ -166,6 +167,7 @@ pub(crate) fn seen_at(mut n: Neighbour, when: &When) -> Option<Neighbour> {
     if let Some(fact) = n.relation.version_of.take() {
         n.relation.id = fact;
     }
+    fact_attribute_time::read_at(&mut n.relation, when);
     Some(n)
 }
 

@@ -9,11 +9,12 @@ use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
 use crate::knowledge::citation::Citer;
+use crate::knowledge::fact_attribute_time::read_at;
 use crate::knowledge::graph::{self, Assertion, Direction, Relation, Source, entity_by_id, relation_by_id};
 use crate::knowledge::limits::MAX_NAME_LEN;
-use crate::knowledge::relate;
 use crate::knowledge::valid::check_interval;
 use crate::knowledge::wire::{self, FoundBy, check_date};
+use crate::knowledge::{When, relate};
 use crate::store::Store;
 use crate::text::fold;
 use crate::write::WriteTxn;
@@ -171,12 +172,15 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let snap = store.snapshot()?;
     let part = &caller.part;
     let mut citer = Citer::new(&snap, part, false);
-    let mut shape = |rel: &Relation| -> Result<Value> {
+    let mut shape = |stored: &Relation| -> Result<Value> {
+        // As a plain read shows it: its attributes are the values true now.
+        let mut rel = stored.clone();
+        read_at(&mut rel, &When::of_request(None, None, caller.now));
         let name = |id| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(String::new, |e| e.name)) };
         let names = (name(rel.from)?, name(rel.to)?);
-        let citation = citer.relation(rel, (&names.0, &names.1))?;
+        let citation = citer.relation(&rel, (&names.0, &names.1))?;
         let by = FoundBy { seed: &names.0, hops: 0, reasoning: None };
-        Ok(wire::fact(rel, (&names.0, &names.1), Direction::Outbound, None, &citation, &by))
+        Ok(wire::fact(&rel, (&names.0, &names.1), Direction::Outbound, None, &citation, &by))
     };
     let mut list = |ids: &[u64]| -> Result<Vec<Value>> {
         let mut out = Vec::new();

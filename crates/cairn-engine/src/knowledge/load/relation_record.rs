@@ -83,6 +83,8 @@ impl<'p> RelationRecords<'p> {
             source: Source::Asserted { label: f.label.clone() },
             agent: self.plan.agents[f.agent as usize].clone(),
             source_date: extra.and_then(|x| x.source_date.clone()),
+            // A line carrying attribute writes is not the fast path's: `import` stores it.
+            attribute_writes: Vec::new(),
         }
     }
 }
