@@ -110,9 +110,10 @@ export const VERBS: readonly VerbSpec[] = [
     reply: RelateReply,
     description:
       'Assert one typed relation `from` → `to` (e.g. from "Priya Raman", type "works_at", to "Acme"); missing ' +
-      'entities are created. `attributes` may carry `valid_from`/`valid_to`. `replaces: true` ends the subject’s ' +
-      'other relations of that type at `date` (else now), so `valid_at` still finds them before it (history is ' +
-      'kept; re-asserting an old one restores it from `date`). Reuse relation type ' +
+      'entities are created. `attributes` may carry `valid_from`/`valid_to`; other attributes said again about a ' +
+      'fact hold from `date` (else now), so `valid_at` before it still reads the earlier value. `replaces: true` ' +
+      'ends the subject’s other relations of that type at `date` (else now), so `valid_at` still finds them ' +
+      'before it (history is kept; re-asserting an old one restores it from `date`). Reuse relation type ' +
       'spellings from memory_status; another spelling of a stored type (`works at` for `works_at`) is stored as ' +
       'the stored one. The reply lists the relation and what was `ended` or `restored`.',
   },
