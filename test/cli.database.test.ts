@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { Store } from '../ts/index.js';
+import { storeLockHolder } from '../ts/server/store-lock.js';
 import { CLI, cairn, tempDir } from './helpers.js';
 
 // `cairn database backup|restore|compact` as users run them (the built CLI in its own process),
@@ -244,4 +245,43 @@ it('goes through a running node for backup and compact, and refuses restore unde
   await new Promise((r) => child.once('exit', r));
   // The backup taken through the node is a store of its own.
   expect((await recall(dest, 'keep', 'Mira Lund')).state).toBe('answered');
+});
+
+it('restores a copy of a data dir taken after kill -9, with the writes only its log held; a live source is refused', async () => {
+  const data = join(root, 'data');
+  const child = await serve(data);
+  const { url } = JSON.parse(readFileSync(join(data, 'node.json'), 'utf8')) as { url: string };
+  const keys = Array.from({ length: 10 }, (_, i) => `crash-note-${i}`);
+  for (const key of keys) {
+    const res = await fetch(`${url}/v1/memory/note_write`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scope: 'default', key, value: 'acknowledged', kind: 'decision' }),
+    });
+    expect(res.status, await res.text()).toBe(200);
+  }
+  // Files copied from under a running node are no consistent copy: refused, naming the node.
+  const live = await cairn(['database', 'restore', data, '--data-dir', join(root, 'from-live'), '--json']);
+  expect(live.code).toBe(1);
+  const refusal = JSON.parse(live.stdout) as { error: { code: string; message: string } };
+  expect(refusal.error.code).toBe('UNAVAILABLE');
+  expect(refusal.error.message).toContain(url);
+  expect(refusal.error.message).toContain('cairn database backup');
+  expect(existsSync(join(root, 'from-live'))).toBe(false);
+
+  child.kill('SIGKILL');
+  // Its lock goes when the kernel closes its files: nothing writes to them after that.
+  while (storeLockHolder(data) !== null) await new Promise((r) => setTimeout(r, 20));
+  const copy = join(root, 'copy');
+  cpSync(data, copy, { recursive: true });
+  const sourceBytes = ['data.cairn', 'wal.cairn'].map((f) => readFileSync(join(copy, f)));
+  const target = join(root, 'restored');
+  const r = await cairn(['database', 'restore', copy, '--data-dir', target, '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  const listed = await cairn(['memories', 'list', '--data-dir', target, '--json']);
+  expect(listed.code, listed.stderr).toBe(0);
+  expect(keys.filter((k) => !listed.stdout.includes(`"${k}"`))).toEqual([]);
+  // The source was copied, not opened: its files are as they were.
+  expect(['data.cairn', 'wal.cairn'].map((f) => readFileSync(join(copy, f)))).toEqual(sourceBytes);
+  expect(readdirSync(root).sort()).toEqual(['copy', 'data', 'restored']);
 });

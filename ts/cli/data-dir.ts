@@ -13,6 +13,9 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
 /** The engine's data file: a data dir without it holds no store. */
 export const DATA_FILE = 'data.cairn';
 
+/** The engine's write-ahead log: acknowledged writes not yet checkpointed into `DATA_FILE`. */
+export const LOG_FILE = 'wal.cairn';
+
 /**
  * Refuses (NOT_FOUND; the command decides the exit code) when `dataDir` holds no store, so a
  * command that reads or changes a store never creates one at a mistyped `--data-dir`. `then` is

@@ -5,9 +5,10 @@ import { basename, dirname, join, resolve } from 'node:path';
 
 import { type BackupReport, type CompactReport, Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
+import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
 import { renderReport, runCheck } from './check.js';
-import { DATA_FILE, needStore } from './data-dir.js';
+import { DATA_FILE, LOG_FILE, needStore } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
 
 /** Arguments of `cairn database check|backup|restore|compact`. */
@@ -32,7 +33,8 @@ function out(json: boolean, value: object, text: string) {
  * holds the store, backup and compact go through its admin API (`CAIRN_ADMIN_TOKEN`), so the
  * store is never opened twice; restore refuses, since it replaces the store the node serves.
  * Exit 0 done, 1 refused or failed (check: problems found), 2 bad usage. A backup holds one file,
- * the store's `DATA_FILE` (it is a store with an empty log).
+ * the store's `DATA_FILE` (it is a store with an empty log); restore also takes a copy of a data
+ * dir, log and all.
  */
 export async function runDatabase(sub: string, a: DatabaseArgs, env = process.env): Promise<number> {
   // Anything refused or failed once the command was understood is 1 (`run`'s default for what
@@ -95,13 +97,34 @@ async function compact(a: DatabaseArgs, env: NodeJS.ProcessEnv): Promise<number>
 }
 
 /**
- * Restores the backup in `src` into an empty data dir: copies it beside the target, opens and
- * checks the copy there (a damaged backup never becomes the store), then moves it into place.
+ * Refuses a source a running process holds: its files change under the copy (a page image and a
+ * log from different moments), so the only consistent copy of it is a backup made through it.
+ */
+function refuseHeldSource(src: string): void {
+  const node = findRunningNode(src);
+  const pid = storeLockHolder(src) ?? node?.pid;
+  if (pid === undefined || pid === null) return;
+  const holder = node !== null ? `the node at ${node.url} (pid ${pid})` : `another process (pid ${pid})`;
+  throw new CliFailure(
+    'UNAVAILABLE',
+    `${src} is held by ${holder}, so its files are not a consistent copy: make a backup through it with \`cairn database backup DEST --data-dir ${src}\` and restore that`,
+    EXIT_FAILED,
+    [{ field: 'SRC', message: `held by pid ${pid}` }],
+  );
+}
+
+/**
+ * Restores the store in `src` (a backup, or a copy of a data dir) into an empty data dir. The
+ * source is copied first (its data file and log) and that copy is opened, so recovery replays its
+ * log, writes acknowledged after its last checkpoint included, while the user's source stays as
+ * it was. The copy is then written beside the target as `backup` writes one (a dense data file,
+ * an empty log) and checked there (a damaged source never becomes the store), then moved into place.
  */
 async function restore(a: DatabaseArgs, src: string): Promise<number> {
   const target = resolve(a.dataDir);
   if (!existsSync(join(src, DATA_FILE)))
     throw new CliFailure('NOT_FOUND', `no backup at ${src} (no ${DATA_FILE} there)`);
+  refuseHeldSource(src);
   if (findRunningNode(target) !== null)
     throw new CliFailure('UNAVAILABLE', `a node is running on ${target}; stop it first`);
   if (existsSync(join(target, DATA_FILE))) {
@@ -115,9 +138,14 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
   }
   mkdirSync(dirname(target), { recursive: true });
   const staging = join(dirname(target), `.${basename(target)}.restore-${randomBytes(4).toString('hex')}`);
+  const source = `${staging}-source`;
   mkdirSync(staging, { mode: 0o700 });
+  mkdirSync(source, { mode: 0o700 });
   try {
-    await copyFile(join(src, DATA_FILE), join(staging, DATA_FILE));
+    for (const file of [DATA_FILE, LOG_FILE]) {
+      if (existsSync(join(src, file))) await copyFile(join(src, file), join(source, file));
+    }
+    await withStore(source, (s) => s.backup(staging));
     const report = await withStore(staging, (s) => s.check());
     if (!report.ok) throw refused(`the backup does not check clean:\n${renderReport(src, report)}`, 'SRC');
     // An empty directory (checked above) gives way to the restored one.
@@ -127,6 +155,7 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
     out(a.json, { dataDir: target, txn: report.txn }, `restored ${src} into ${target} at transaction ${report.txn}`);
     return 0;
   } finally {
+    rmSync(source, { recursive: true, force: true });
     rmSync(staging, { recursive: true, force: true });
   }
 }
