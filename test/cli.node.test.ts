@@ -152,3 +152,38 @@ it('cairn mcp starts a node in the background when none runs', async () => {
     for (let i = 0; i < 50 && existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
   }
 });
+
+it('a node.json left by a killed node whose pid lives again (here this test process) is ignored: commands use the store, cairn mcp starts a node that replaces it', async () => {
+  const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
+  // After a reboot a crashed node's pid often names another live process: the store's lock is free.
+  const stale = { url: 'http://127.0.0.1:1', pid: process.pid, dataDir: dir, startedAt: '2026-01-01T00:00:00Z' };
+  writeFileSync(join(dir, 'node.json'), JSON.stringify(stale));
+  const list = await cairn(['token', 'list', '--data-dir', dir, '--json'], { CAIRN_ADMIN_TOKEN: '' });
+  expect(list.code, list.stderr).toBe(0);
+  expect(JSON.parse(list.stdout)).toMatchObject({ tokens: [expect.objectContaining({ role: 'admin' })] });
+
+  const client = new Client({ name: 'stale-node-file', version: '0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--data-dir', dir],
+      env: {
+        ...(process.env as Record<string, string>),
+        CAIRN_TOKEN: init.token,
+        CAIRN_PORT: '0',
+        CAIRN_LOG_LEVEL: 'silent',
+      },
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    expect((await client.listTools()).tools.length).toBe(15);
+  } finally {
+    await client.close();
+    const node = JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { pid: number; url: string };
+    expect(node.pid).not.toBe(process.pid);
+    expect(node.url).not.toBe(stale.url);
+    process.kill(node.pid, 'SIGTERM');
+    for (let i = 0; i < 50 && existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  }
+});

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { storeLockHolder } from './store-lock.js';
+
 // Kept apart from node.ts (which starts a node, and so loads fastify and every route) for the CLI
 // commands that only look for one: `cairn mcp` starts with each desktop client.
 
@@ -15,7 +17,12 @@ export interface NodeFile {
   startedAt: string;
 }
 
-/** The `node.json` of a node running on `dataDir`, when one is there and its process lives. */
+/**
+ * The `node.json` of a node running on `dataDir`: one whose process holds the store's lock. A
+ * `node.json` left by a node that was killed (SIGKILL, OOM, power loss) is ignored even when its
+ * pid now belongs to another live process, as it does after a reboot (even the new node's own).
+ * Only where the lock cannot be seen (see `storeLockHolder`) is a live pid taken as the sign.
+ */
 export function findRunningNode(dataDir: string): NodeFile | null {
   let file: NodeFile;
   try {
@@ -23,6 +30,8 @@ export function findRunningNode(dataDir: string): NodeFile | null {
   } catch {
     return null;
   }
+  const holder = storeLockHolder(dataDir);
+  if (holder !== undefined) return holder === file.pid ? file : null;
   try {
     process.kill(file.pid, 0);
   } catch (err) {
