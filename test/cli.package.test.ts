@@ -253,3 +253,46 @@ it('exports and imports through a running node', async () => {
     await copy.close();
   }
 });
+
+it('through a node that withholds private notes, export says what it left out; an agent token is refused', async () => {
+  const data = join(root, 'data');
+  const store = await Store.open(data);
+  try {
+    for (const [key, secret] of [
+      ['ssn', true],
+      ['pub', false],
+    ] as const) {
+      const n = await store.notes('note_write', caller, {
+        key,
+        value: key,
+        kind: 'decision',
+        private: secret,
+        allowPrivate: true,
+      });
+      expect(n.error).toBeUndefined();
+    }
+  } finally {
+    await store.close();
+  }
+  // The default policy: private notes are not returned.
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const env = { CAIRN_ADMIN_TOKEN: ADMIN };
+  const out = await cairn(['export', join(root, 'pkg'), '--user', 'ann', '--scope', 'work', '--data-dir', data], env);
+  expect(out.code, out.stderr).toBe(0);
+  expect(out.stderr).toContain('1 private note withheld');
+  expect(out.stderr).toContain('CAIRN_ALLOW_PRIVATE=1');
+
+  const made = await cairn(['token', 'create', '--agent', 'reader', '--data-dir', data, '--json'], env);
+  const { token } = JSON.parse(made.stdout) as { token: string };
+  const asAgent = await cairn(['export', join(root, 'pkg2'), '--data-dir', data, '--json'], {
+    CAIRN_ADMIN_TOKEN: token,
+  });
+  expect(asAgent.code).toBe(1);
+  expect((JSON.parse(asAgent.stdout) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
+  expect(existsSync(join(root, 'pkg2'))).toBe(false);
+});
