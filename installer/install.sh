@@ -199,6 +199,7 @@ cat <<EOF
 SUCCESS: Cairn runs as the systemd service cairn at $URL (MCP: $URL/v1/mcp).
   admin token (shown once here; kept in $ENV_FILE):
     $TOKEN
-  make agent tokens:  CAIRN_ADMIN_TOKEN=... $SERVICE_NODE $PREFIX/dist/cli/main.js token create --agent NAME --data-dir $DATA_DIR
+  make agent tokens:  sudo -u $SERVICE_USER env CAIRN_ADMIN_TOKEN=... $SERVICE_NODE $PREFIX/dist/cli/main.js token create --agent NAME --data-dir $DATA_DIR
+                      (as $SERVICE_USER: the data dir is private to it)
   logs:               journalctl -u cairn
 EOF

@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
@@ -10,6 +11,8 @@ import { ADMIN, startTestNode } from './node.js';
 
 // What an operator meets running Cairn: private store files, refused profiles and settings,
 // the unlimited admin token that cannot be revoked last, and `cairn mcp` reporting a node that failed.
+
+const exec = promisify(execFile);
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -171,4 +174,35 @@ it('--version, -V and `cairn version` print the package version; --json as {"ver
   expect(JSON.parse(r.stdout)).toEqual({ version });
   // A bare `cairn` still shows the help and says it was not run.
   expect((await cairn([])).code).toBe(2);
+});
+
+it('a data dir this user may not read is said as such, with what to do, not as "no store … run cairn init"', async () => {
+  const store = join(dir, 'store');
+  expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
+  // As another user, as an operator meets the service's 0700 data dir: root drops to nobody.
+  const asOther = async (args: string[]) => {
+    const argv = [CLI, ...args];
+    const [file, all] =
+      process.getuid?.() === 0
+        ? ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, ...argv]]
+        : [process.execPath, argv];
+    if (process.getuid?.() !== 0) chmodSync(store, 0o000);
+    try {
+      await exec(file, all, { env: { ...process.env, CAIRN_ADMIN_TOKEN: ADMIN } });
+      return { code: 0, stdout: '', stderr: '' };
+    } catch (err) {
+      return err as { code: number; stdout: string; stderr: string };
+    } finally {
+      chmodSync(store, 0o700);
+    }
+  };
+  const list = await asOther(['token', 'list', '--data-dir', store, '--json']);
+  expect(list.code).toBe(1);
+  const refusal = JSON.parse(list.stdout) as { error: { code: string; message: string } };
+  expect(refusal.error.code).toBe('FORBIDDEN');
+  expect(refusal.error.message).toContain('permission denied');
+  expect(refusal.error.message).toContain('sudo');
+  const doctor = await asOther(['doctor', '--data-dir', store]);
+  expect(doctor.stdout).toContain('permission denied');
+  expect(doctor.stdout).not.toContain('cairn init');
 });

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -17,12 +17,35 @@ export const DATA_FILE = 'data.cairn';
 export const LOG_FILE = 'wal.cairn';
 
 /**
- * Refuses (NOT_FOUND; the command decides the exit code) when `dataDir` holds no store, so a
- * command that reads or changes a store never creates one at a mistyped `--data-dir`. `then` is
- * what to do about it, when there is something better to say than the path.
+ * Why `dataDir` holds no store this user can use, or null when it holds one: NOT_FOUND when
+ * there is none, FORBIDDEN when this user may not look (a service's data dir, 0700 and owned by
+ * its user: saying "no store" there would send the operator to `cairn init`). `then` is what to
+ * do about a missing store, when there is something better to say than the path. The command
+ * decides the exit code.
+ */
+export function storeProblem(dataDir: string, then?: string): CliFailure | null {
+  try {
+    statSync(join(dataDir, DATA_FILE));
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') {
+      return new CliFailure(
+        'FORBIDDEN',
+        `cannot read ${dataDir} (permission denied): run the command as the user that owns it (for the installed service: sudo -u cairn …) or with sudo`,
+        undefined,
+        [{ field: '--data-dir', message: 'permission denied' }],
+      );
+    }
+    return new CliFailure('NOT_FOUND', `no store at ${dataDir}${then === undefined ? '' : `: ${then}`}`);
+  }
+}
+
+/**
+ * Refuses (see `storeProblem`) when `dataDir` holds no store this user can use, so a command that
+ * reads or changes a store never creates one at a mistyped `--data-dir`.
  */
 export function needStore(dataDir: string, then?: string): void {
-  if (!existsSync(join(dataDir, DATA_FILE))) {
-    throw new CliFailure('NOT_FOUND', `no store at ${dataDir}${then === undefined ? '' : `: ${then}`}`);
-  }
+  const problem = storeProblem(dataDir, then);
+  if (problem !== null) throw problem;
 }

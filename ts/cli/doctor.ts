@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 import { parse as parseToml } from 'smol-toml';
 
 import { missingCpuFlags } from '../native/cpu.js';
 import { findRunningNode } from '../server/node-file.js';
 import { CLIENTS, clientSpec } from './clients.js';
+import { storeProblem } from './data-dir.js';
 
 /** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */
 export interface Finding {
@@ -54,8 +54,9 @@ function runtime(): Finding[] {
 
 /** The store and the node serving it; returns the node's URL when one answers. */
 async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): Promise<string | null> {
-  if (!existsSync(join(dataDir, 'data.cairn'))) {
-    out.push({ check: 'store', state: 'problem', detail: `no store at ${dataDir}: run \`cairn init\`` });
+  const problem = storeProblem(dataDir, 'run `cairn init`');
+  if (problem !== null) {
+    out.push({ check: 'store', state: 'problem', detail: problem.message });
     return null;
   }
   out.push({ check: 'store', state: 'ok', detail: dataDir });
