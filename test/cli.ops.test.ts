@@ -74,6 +74,22 @@ it.each([
   expect(existsSync(store)).toBe(false);
 });
 
+it.each([
+  ['CAIRN_HOST= (empty)', ['--port', '0'], { CAIRN_HOST: '' }, 'CAIRN_HOST must name an address to listen on'],
+  ['--host ""', ['--host', '', '--port', '0'], {}, '--host must name an address to listen on'],
+  ['CAIRN_PORT= (empty)', [], { CAIRN_PORT: '' }, 'CAIRN_PORT must be a port number 0–65535'],
+  ['CAIRN_PORT=" 12"', [], { CAIRN_PORT: ' 12' }, 'CAIRN_PORT must be a port number 0–65535'],
+  ['--port 0x50', ['--port', '0x50'], {}, '--port must be a port number 0–65535 (0: any free port), got "0x50"'],
+  ['--port 1e3', ['--port', '1e3'], {}, '--port must be a port number 0–65535'],
+  ['--port 65536', ['--port', '65536'], {}, '--port must be a port number 0–65535'],
+])('serve with %s refuses to listen, naming the setting, and touches nothing', async (_label, args, env, message) => {
+  const store = join(dir, 'store');
+  const r = await cairn(['serve', '--data-dir', store, ...args], env);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(message);
+  expect(existsSync(store)).toBe(false);
+});
+
 it('serve --profile lite (and CAIRN_PROFILE=lite) starts; /health reports the profile', async () => {
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0', '--profile', 'lite'], {
     env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_PROFILE: 'lite', CAIRN_RATE_LIMIT: '50' },

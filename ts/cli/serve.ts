@@ -29,6 +29,21 @@ function refusal(profile: string, rateLimit: string | undefined): string | null 
   return null;
 }
 
+/**
+ * Why the address cannot be listened on, naming the setting it came from (`hostFrom`,
+ * `portFrom`), or null. An empty host (`CAIRN_HOST=` in an env file) would listen on every
+ * interface; a port is plain decimal, as `Number` would also take `0x50`, ` 12` and `1e3`.
+ */
+function addressRefusal(host: string, hostFrom: string, portText: string, portFrom: string): string | null {
+  if (host.trim() === '' || /\s/.test(host)) {
+    return `${hostFrom} must name an address to listen on (127.0.0.1, 0.0.0.0, a host name), got ${JSON.stringify(host)}`;
+  }
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
+    return `${portFrom} must be a port number 0–65535 (0: any free port), got ${JSON.stringify(portText)}`;
+  }
+  return null;
+}
+
 /** What a user does instead of opening a store a node already serves (DESIGN.md §4). */
 const THROUGH_THE_NODE =
   'CLI commands (token, memories, export, import, check, backup, compact) go through that node with ' +
@@ -48,12 +63,15 @@ function heldBy(dataDir: string, holder: NodeFile): string {
 export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const host = args.host ?? env.CAIRN_HOST ?? '127.0.0.1';
   const portText = args.port ?? env.CAIRN_PORT ?? '4000';
-  const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`cairn serve: --port must be 0–65535, got ${JSON.stringify(portText)}\n`);
-    return 2;
-  }
-  const refused = refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ?? readLimitsRefusal(env);
+  const refused =
+    addressRefusal(
+      host,
+      args.host === undefined ? 'CAIRN_HOST' : '--host',
+      portText,
+      args.port === undefined ? 'CAIRN_PORT' : '--port',
+    ) ??
+    refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ??
+    readLimitsRefusal(env);
   if (refused !== null) {
     process.stderr.write(`cairn serve: ${refused}\n`);
     return 2;
@@ -68,7 +86,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     node = await startNode({
       dataDir: args.dataDir,
       host,
-      port,
+      port: Number(portText),
       adminToken: env.CAIRN_ADMIN_TOKEN,
       allowedHosts: (env.CAIRN_ALLOWED_HOSTS ?? '').split(',').filter((h) => h !== ''),
       ...(env.CAIRN_RATE_LIMIT === undefined ? {} : { rateLimit: Number(env.CAIRN_RATE_LIMIT) }),
