@@ -96,6 +96,23 @@ it('creates a new config readable by its owner only, and refuses a file that is 
   expect(unknown.code).toBe(2);
 });
 
+it('a config it cannot write fails (exit 1) and revokes the token it made for it', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  const plain = join(root, 'home', 'file');
+  writeFileSync(plain, '');
+  const live = async () =>
+    (JSON.parse((await run(['token', 'list', '--json'])).stdout) as { tokens: { revokedAt?: string }[] }).tokens.filter(
+      (t) => t.revokedAt === undefined,
+    ).length;
+  const before = await live();
+  const r = await run(['connect', 'trae', '--config', join(plain, 'sub', 'mcp.json'), '--json']);
+  expect(r.code).toBe(1);
+  const { error } = JSON.parse(r.stdout) as { error: { message: string } };
+  expect(error.message).toContain('cannot write');
+  expect(error.message).toContain('was revoked');
+  expect(await live()).toBe(before);
+});
+
 it('adds a stdio table to Codex config.toml, keeping comments, and replaces it with --force', async () => {
   expect((await run(['init'])).code).toBe(0);
   const dir = join(root, 'home', '.codex');

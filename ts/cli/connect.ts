@@ -6,6 +6,7 @@ import {
   readFileSync,
   realpathSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -105,6 +106,45 @@ async function revokeReplaced(a: ConnectArgs, token: string, env: NodeJS.Process
     const tokens = new Tokens(store);
     const record = tokens.verify(token);
     return record === null ? null : ((await tokens.revoke(record.id))?.id ?? null);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Writes `next` over `file` (text `text`, null when missing) atomically, 0600, after a backup of
+ * the old file; says where the backup is and whether the old file was readable by others.
+ */
+function writeConfig(file: string, text: string | null, next: string): { backup: string | null; widened: boolean } {
+  let backup: string | null = null;
+  if (text !== null) {
+    backup = `${file}.cairn-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    copyFileSync(file, backup);
+    chmodSync(backup, 0o600);
+  }
+  mkdirSync(dirname(file), { recursive: true });
+  // The file now holds a token: it is the user's alone, whatever its mode was.
+  const widened = text !== null && (statSync(file).mode & 0o077) !== 0;
+  const tmp = `${file}.cairn-tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, next, { mode: 0o600 });
+    renameSync(tmp, file);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return { backup, widened };
+}
+
+/** Revokes the token `id` this run made, through the running node or on the store. */
+async function revokeMade(a: ConnectArgs, id: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const node = findRunningNode(a.dataDir);
+  if (node !== null) {
+    await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
+    return;
+  }
+  const store = await Store.open(a.dataDir);
+  try {
+    await new Tokens(store).revoke(id);
   } finally {
     await store.close();
   }
@@ -220,18 +260,17 @@ export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = proces
         : { kind: 'stdio', command, args: [cli, 'mcp', '--data-dir', a.dataDir], token: made.token };
     const next = edit(file, spec.format, text, name, entry, a.force);
     const old = a.force ? replacedToken(spec.format, text, name) : null;
-    let backup: string | null = null;
-    if (text !== null) {
-      backup = `${file}.cairn-backup-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      copyFileSync(file, backup);
-      chmodSync(backup, 0o600);
+    let written: { backup: string | null; widened: boolean };
+    try {
+      written = writeConfig(file, text, next);
+    } catch (err) {
+      // No config holds the new token, so nothing should be able to use it.
+      await revokeMade(a, made.id, env);
+      throw new Refused(
+        `cannot write ${file}: ${err instanceof Error ? err.message : String(err)}; the token made for it (id ${made.id}) was revoked`,
+      );
     }
-    mkdirSync(dirname(file), { recursive: true });
-    // The file now holds a token: it is the user's alone, whatever its mode was.
-    const widened = text !== null && (statSync(file).mode & 0o077) !== 0;
-    const tmp = `${file}.cairn-tmp-${process.pid}`;
-    writeFileSync(tmp, next, { mode: 0o600 });
-    renameSync(tmp, file);
+    const { backup, widened } = written;
     const revoked = old === null ? null : await revokeReplaced(a, old, env);
     const report = {
       client: spec.name,
