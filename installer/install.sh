@@ -20,7 +20,8 @@ UNIT_FILE=/etc/systemd/system/cairn.service
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 die() { echo "install.sh: $*" >&2; exit 1; }
-usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
+# The usage: asked for (--help) on stdout with exit 0, after a bad option on stderr with exit 2.
+usage() { sed -n '7,8p' "$0" | sed 's/^# *//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,8 +31,8 @@ while [ $# -gt 0 ]; do
     --user) SERVICE_USER=${2:?--user needs a name}; shift ;;
     --host) HOST=${2:?--host needs an address}; shift ;;
     --port) PORT=${2:?--port needs a number}; shift ;;
-    -h|--help) usage ;;
-    *) echo "install.sh: unknown option $1" >&2; usage ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done

@@ -115,7 +115,8 @@ it('names bad lines by line, exits 1, and refuses bad usage with 2', async () =>
   }
   const human = await cairn(['import', file, '--data-dir', store, '--scope', 'bad']);
   expect(human.stdout).toContain('line 2: record: not JSON');
-  expect((await cairn(['import', join(dir, 'missing.jsonl'), '--data-dir', store])).code).toBe(2);
+  // A path that is not there is not found (1), as a missing store is; bad usage is 2.
+  expect((await cairn(['import', join(dir, 'missing.jsonl'), '--data-dir', store])).code).toBe(1);
   expect((await cairn(['import', file, '--data-dir', store, '--scope', 'a:b'])).code).toBe(2);
 });
 

@@ -52,7 +52,7 @@ it.each<[string, () => string[], number, string, string]>([
     '--scope',
   ],
   ['export into a non-empty dir', () => ['export', join(root, 'full')], 1, 'VALIDATION_ERROR', 'not empty'],
-  ['import of nothing', () => ['import', none()], 2, 'VALIDATION_ERROR', 'ENOENT'],
+  ['import of nothing', () => ['import', none()], 1, 'NOT_FOUND', 'no such file or directory'],
   ['connect, entry exists', () => ['connect', 'claude'], 1, 'VALIDATION_ERROR', '--force'],
   ['connect, unknown client', () => ['connect', 'emacs'], 2, 'VALIDATION_ERROR', 'give one of'],
   ['check of no store', () => ['check', '--data-dir', none()], 1, 'NOT_FOUND', 'no store at'],
@@ -125,6 +125,8 @@ it('a command group without its subcommand says what is missing, not "unknown co
     ['database', 'check, backup DEST'],
     ['memories', 'list, show KEY'],
     ['connect', 'claude, codex, cursor, claude-desktop, trae'],
+    ['export', 'DIR'],
+    ['import', 'PATH'],
   ] as const) {
     const r = await cairn([group], env);
     expect(r.code).toBe(2);

@@ -47,6 +47,12 @@ it('--dry-run prints every step of the service install and changes nothing', asy
   expect(existsSync('/opt/cairn-test')).toBe(false);
 });
 
+it('--help prints the usage on stdout and exits 0', async () => {
+  const r = await install(['--help']);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('install.sh [--dry-run]');
+});
+
 it('refuses bad options before any step', async () => {
   for (const [args, message] of [
     [['--dry-run', '--port', '70000'], '--port must be 1-65535'],

@@ -138,6 +138,11 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     }
   } catch (err) {
     if (err instanceof CliFailure) throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new CliFailure('NOT_FOUND', `${a.file}: no such file or directory`, EXIT_FAILED, [
+        { field: 'PATH', message: 'not found' },
+      ]);
+    }
     const message = err instanceof Error ? err.message : String(err);
     throw new CliFailure('VALIDATION_ERROR', `${a.file}: ${message}`, EXIT_UNUSABLE, [{ field: 'PATH', message }]);
   }

@@ -61,8 +61,10 @@ Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad us
 /** The commands that take a subcommand or target, named with it when they fail (`cairn token: …`). */
 const NAMED_WITH_ARG = ['memories', 'database', 'connect'];
 
-/** The command groups, each with what must follow it: said when it is missing (`cairn token`). */
+/** The commands that need an argument, each with what must follow it: said when it is missing (`cairn token`). */
 const GROUPS = new Map([
+  ['export', 'DIR: the directory to write the Memory Package into (cairn export DIR)'],
+  ['import', 'PATH: a Memory Package directory or an export file (cairn import PATH)'],
   ['token', 'subcommand; use create, list or revoke'],
   ['database', 'subcommand; use check, backup DEST, restore SRC or compact [--purge]'],
   ['memories', 'subcommand; use list, show KEY, history KEY or forget KEY'],
