@@ -254,7 +254,7 @@ it('exports and imports through a running node', async () => {
   }
 });
 
-it('through a node that withholds private notes, export says what it left out; an agent token is refused', async () => {
+it('through a node that withholds private notes, export and memories list say what they left out; an agent token is refused', async () => {
   const data = join(root, 'data');
   const store = await Store.open(data);
   try {
@@ -286,6 +286,10 @@ it('through a node that withholds private notes, export says what it left out; a
   expect(out.code, out.stderr).toBe(0);
   expect(out.stderr).toContain('1 private note withheld');
   expect(out.stderr).toContain('CAIRN_ALLOW_PRIVATE=1');
+  const listed = await cairn(['memories', 'list', '--user', 'ann', '--scope', 'work', '--data-dir', data], env);
+  expect(listed.code, listed.stderr).toBe(0);
+  expect(listed.stdout).toContain('pub');
+  expect(listed.stderr).toContain('1 private note withheld');
 
   const made = await cairn(['token', 'create', '--agent', 'reader', '--data-dir', data, '--json'], env);
   const { token } = JSON.parse(made.stdout) as { token: string };
@@ -295,4 +299,7 @@ it('through a node that withholds private notes, export says what it left out; a
   expect(asAgent.code).toBe(1);
   expect((JSON.parse(asAgent.stdout) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
   expect(existsSync(join(root, 'pkg2'))).toBe(false);
+  const agentList = await cairn(['memories', 'list', '--data-dir', data, '--json'], { CAIRN_ADMIN_TOKEN: token });
+  expect(agentList.code).toBe(1);
+  expect((JSON.parse(agentList.stdout) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
 });

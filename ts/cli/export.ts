@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
 
 import { Store } from '../engine/store.js';
-import { findRunningNode, type NodeFile } from '../server/node-file.js';
+import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
 import { CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
+import { needAdmin, withheldWarning } from './node-view.js';
 import { type Manifest, PackageError, writePackage } from './package.js';
 import { userScopeProblem } from './user-scope.js';
 
@@ -56,7 +57,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
     const seen: { header?: Record<string, unknown> } = {};
     let manifest: Manifest;
     if (node !== null) {
-      await needAdmin(node, env.CAIRN_ADMIN_TOKEN);
+      await needAdmin(node, env.CAIRN_ADMIN_TOKEN, 'an export');
       const page = async (cursor: string | undefined) =>
         (await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/memory/export', {
           user_id: user,
@@ -88,7 +89,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
       a.json ? `${JSON.stringify(summary)}\n` : `exported ${summary.records} records of ${user}/${scope} into ${dir}\n`,
     );
     // On the store directly every private note is exported; only a node may withhold some.
-    const warning = node === null ? null : withheldWarning(summary.withheld, node);
+    const warning = node === null ? null : withheldWarning(summary.withheld, node, 'export');
     if (warning !== null) process.stderr.write(`cairn export: warning: ${warning}\n`);
     return 0;
   } catch (err) {
@@ -96,32 +97,4 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
     if (err instanceof PackageError) throw new CliFailure('VALIDATION_ERROR', err.message, 1, [{ field: 'DIR' }]);
     throw err;
   }
-}
-
-/**
- * Refuses a token that is not an admin's: through a node it would export only what that agent
- * may read (no other agent's agent-only notes), a package that looks whole and is not.
- */
-async function needAdmin(node: NodeFile, token: string | undefined): Promise<void> {
-  const who = await adminCall(node, token, 'GET', '/v1/whoami');
-  if (who.role === 'admin') return;
-  throw new CliFailure(
-    'FORBIDDEN',
-    `CAIRN_ADMIN_TOKEN is agent ${String(who.agent)}'s token (role ${String(who.role)}), which reads only what that agent may: an export needs an admin token (cairn token create --agent NAME --role admin)`,
-    1,
-    [{ field: 'CAIRN_ADMIN_TOKEN', message: 'not an admin token' }],
-  );
-}
-
-/** What the package lacks that the store holds (the header's `withheld`), and how to include it. */
-function withheldWarning(withheld: unknown, node: NodeFile): string | null {
-  const w = (withheld ?? {}) as { private_notes?: number; private_versions?: number };
-  const notes = w.private_notes ?? 0;
-  const versions = w.private_versions ?? 0;
-  if (notes === 0 && versions === 0) return null;
-  const what = [
-    ...(notes > 0 ? [`${notes} private note${notes === 1 ? '' : 's'}`] : []),
-    ...(versions > 0 ? [`${versions} private earlier version${versions === 1 ? '' : 's'}`] : []),
-  ].join(' and ');
-  return `${what} withheld: the node at ${node.url} runs without CAIRN_ALLOW_PRIVATE=1, so this package does not hold them. To include them, stop the node and export from the store, or restart it with CAIRN_ALLOW_PRIVATE=1 and export again`;
 }

@@ -2,11 +2,12 @@ import type { Caller } from '../engine/knowledge.js';
 import type { NotesVerb } from '../engine/notes.js';
 import { Store } from '../engine/store.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
-import { findRunningNode } from '../server/node-file.js';
+import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
 import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
+import { needAdmin, withheldWarning } from './node-view.js';
 
 /** Arguments of `cairn memories list|show|history|forget`. */
 export interface MemoriesArgs {
@@ -39,13 +40,18 @@ const OPTION: Record<string, string> = {
  */
 type Call = (verb: NotesVerb | 'export', body: Body, agent?: string) => Promise<Body>;
 
-async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call: Call) => Promise<T>): Promise<T> {
+async function withCaller<T>(
+  a: MemoriesArgs,
+  env: NodeJS.ProcessEnv,
+  fn: (call: Call, node: NodeFile | null) => Promise<T>,
+): Promise<T> {
   const user = a.user ?? 'default';
   const scope = a.scopes?.[0] ?? 'default';
   needStore(a.dataDir);
   const node = findRunningNode(a.dataDir);
   if (node !== null) {
     const admin = env.CAIRN_ADMIN_TOKEN;
+    await needAdmin(node, admin, '`cairn memories`');
     // The admin token acts as its own agent; with `--agent` the note verbs run as that agent
     // through the admin routes (the export behind `list` reads every agent's notes either way).
     const baseOf = (agent: string | undefined) =>
@@ -58,7 +64,7 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
         : verb === 'export'
           ? adminCall(node, admin, 'POST', '/v1/memory/export', { ...body, user_id: user, scope })
           : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope });
-    });
+    }, node);
   }
   const store = await Store.open(a.dataDir);
   const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
@@ -72,7 +78,7 @@ async function withCaller<T>(a: MemoriesArgs, env: NodeJS.ProcessEnv, fn: (call:
           : await store.notes(verb, as, { ...body, allowPrivate: true });
       if (reply.error !== undefined) throw refusedBy(reply);
       return reply;
-    });
+    }, null);
   } finally {
     await store.close();
   }
@@ -120,7 +126,7 @@ function checked<T extends { safeParse: (v: unknown) => { success: boolean; erro
 
 /** Every note of the scope, whatever its visibility, task or agent (the export's note records),
  * narrowed by `--kind`, `--visibility` and `--task`. */
-async function everyNote(call: Call, a: MemoriesArgs): Promise<Body[]> {
+async function everyNote(call: Call, a: MemoriesArgs, node: NodeFile | null): Promise<Body[]> {
   const all: Body[] = [];
   let cursor: string | undefined;
   do {
@@ -130,6 +136,9 @@ async function everyNote(call: Call, a: MemoriesArgs): Promise<Body[]> {
       ...(cursor === undefined ? {} : { cursor }),
     });
     for (const r of (page.records ?? []) as Body[]) {
+      // Only a node withholds private notes (on the store the operator sees them): say so.
+      const warning = r.kind === 'header' && node !== null ? withheldWarning(r.withheld, node, 'memories list') : null;
+      if (warning !== null) process.stderr.write(`cairn memories: warning: ${warning}\n`);
       if (r.kind !== 'note') continue;
       const { kind: _record, noteKind, versions: _versions, ...note } = r;
       all.push({ ...note, kind: noteKind });
@@ -164,11 +173,11 @@ const score = (n: Body) => Number((n.receipt as { score?: unknown } | undefined)
  * the task, an agent's own notes only as that agent. So the search runs once for the user notes,
  * once per task and once per agent that the scope's notes have, and the finds are merged by score.
  */
-async function byQuery(call: Call, a: MemoriesArgs, filters: Body): Promise<Body[]> {
+async function byQuery(call: Call, a: MemoriesArgs, filters: Body, node: NodeFile | null): Promise<Body[]> {
   const query = { ...filters, includePrivate: true };
   // `--task` names one task: its notes are all a search with it can find, as the plain list's.
   if (a.task !== undefined) return listAll(call, query);
-  const shown = await everyNote(call, a);
+  const shown = await everyNote(call, a, node);
   const tasks = [...new Set(shown.filter((n) => n.visibility === 'task').map((n) => String(n.taskId)))];
   const agents = [...new Set(shown.filter((n) => n.visibility === 'agent').map((n) => String(n.agent)))];
   const found: Body[] = [];
@@ -205,12 +214,12 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       ...(a.query === undefined ? {} : { query: a.query }),
     };
     checked(NoteListInput, filters);
-    const notes = await withCaller(a, env, async (call) => {
+    const notes = await withCaller(a, env, async (call, node) => {
       // The plain list reads the export, which would quietly find nothing for a combination the
       // verb refuses (a task beside visibility user or agent): the verb is asked, so its refusal
       // reaches the operator as it is.
       if (a.task !== undefined && filters.visibility !== 'task') await call('note_list', { ...filters, limit: 1 });
-      return a.query === undefined ? everyNote(call, a) : byQuery(call, a, filters);
+      return a.query === undefined ? everyNote(call, a, node) : byQuery(call, a, filters, node);
     });
     out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
     return 0;
