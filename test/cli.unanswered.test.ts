@@ -23,21 +23,25 @@ let cleanup: () => Promise<void>;
 let data: string;
 let servers: (Server | HttpServer)[];
 let sockets: Socket[];
+let held: Store;
 
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('cli-unanswered'));
   data = join(dir, 'data');
-  await (await Store.open(data)).close();
+  // This process holds the store as the stand-in node's process would: a node.json whose
+  // process does not hold the store's lock is one a killed node left, and is ignored.
+  held = await Store.open(data);
   servers = [];
   sockets = [];
 });
 afterEach(async () => {
   for (const s of sockets) s.destroy();
   for (const s of servers) s.close();
+  await held.close();
   await cleanup();
 });
 
-/** Advertises a node at `port` in the data dir, as `cairn serve` does (its pid: a live process). */
+/** Advertises a node at `port` in the data dir, as `cairn serve` does (its pid: this process, which holds the store). */
 function advertise(port: number) {
   const node = {
     url: `http://127.0.0.1:${port}`,
@@ -158,7 +162,14 @@ it('cairn doctor says plainly that the node does not answer', async () => {
 });
 
 it('an export interrupted (SIGINT) while it waits on the node leaves no records.jsonl', async () => {
-  await silentNode();
+  // It says who the token is (an admin), then never answers the export.
+  const server = createHttpServer((req, res) => {
+    if (req.url === '/v1/whoami') res.writeHead(200, { 'content-type': 'application/json' }).end('{"role":"admin"}');
+    else sockets.push(req.socket);
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  advertise((server.address() as { port: number }).port);
   const out = join(dir, 'out');
   const child = spawn(process.execPath, [CLI, 'export', out, '--data-dir', data], {
     env: { ...process.env, CAIRN_ADMIN_TOKEN: 'cairn_some-admin-token' },
