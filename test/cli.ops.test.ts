@@ -163,6 +163,7 @@ it('cairn mcp reports at once a background node that failed (port in use), and i
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('EADDRINUSE');
     expect(r.stderr).toContain(String(port));
+    expect(r.stderr).toContain('choose another --port');
     expect(Date.now() - started).toBeLessThan(8000);
     expect(mode(join(dir, 'node.log'))).toBe(0o600);
   } finally {

@@ -97,7 +97,13 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     // A node that did not start could not run (exit 2, as --help says), whatever stopped it.
     const message = err instanceof Error ? err.message : String(err);
     const held = err instanceof StoreError && err.code === 'STORE_LOCKED';
-    process.stderr.write(`cairn serve: ${message}${held ? `; if that process is a node, ${THROUGH_THE_NODE}` : ''}\n`);
+    const portTaken = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    const then = held
+      ? `; if that process is a node, ${THROUGH_THE_NODE}`
+      : portTaken
+        ? '; another program listens there: choose another --port (or CAIRN_PORT; 0 takes any free port)'
+        : '';
+    process.stderr.write(`cairn serve: ${message}${then}\n`);
     return 2;
   }
   process.stderr.write(`cairn: serving ${args.dataDir} at ${node.url} (MCP: ${node.url}/v1/mcp)\n`);
