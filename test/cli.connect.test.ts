@@ -220,6 +220,7 @@ it('doctor says what is not ready, and is satisfied once a client is connected t
   expect(broken.code).toBe(1);
   expect(broken.stdout).toMatch(/problem\s+client cursor: .*refuses its token/);
   expect(broken.stdout).toMatch(/problem\s+client codex: stdio: the node refuses its CAIRN_TOKEN/);
+  expect(broken.stdout).toContain('`cairn connect codex --force` writes one that works');
 
   // With the node stopped, an HTTP client cannot connect: that is a problem, not a note.
   child.kill('SIGTERM');

@@ -70,6 +70,9 @@ it('lists, shows, pages the history of and forgets a note on the store', async (
   const gone = await mem(['show', 'editor.theme']);
   expect(gone.code).toBe(1);
   expect(gone.stderr).toContain('no note with key editor.theme');
+  // The key may be at an address `show` did not look: it says which, as `list` names them.
+  expect(gone.stderr).toContain('--agent NAME');
+  expect(gone.stderr).toContain('--task T');
   expect((await mem(['list', '--kind', 'bogus'])).code).toBe(2);
 });
 

@@ -94,7 +94,11 @@ async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): P
             state: 'ok',
             detail: `agent ${String(who.body.agent)}, user ${String(who.body.user)}`,
           }
-        : { check: 'CAIRN_TOKEN', state: 'problem', detail: `the node refuses it (${who.status})` },
+        : {
+            check: 'CAIRN_TOKEN',
+            state: 'problem',
+            detail: `the node refuses it (${who.status}): make a token with \`cairn token create --agent NAME\``,
+          },
     );
   }
   return node.url;
@@ -125,17 +129,19 @@ async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.Proc
       out.push({ check, state: 'note', detail: `no cairn server in ${spec.file} (\`cairn connect ${name}\`)` });
       continue;
     }
-    out.push(await judge(check, entry, dataDir, nodeUrl));
+    out.push(await judge(name, entry, dataDir, nodeUrl));
   }
 }
 
 async function judge(
-  check: string,
+  name: string,
   entry: Record<string, unknown>,
   dataDir: string,
   nodeUrl: string | null,
 ): Promise<Finding> {
-  const say = (state: Finding['state'], detail: string): Finding => ({ check, state, detail });
+  const say = (state: Finding['state'], detail: string): Finding => ({ check: `client ${name}`, state, detail });
+  // A refused token (revoked, expired, another store's) is replaced by connecting again.
+  const reconnect = `: \`cairn connect ${name} --force\` writes one that works`;
   if (typeof entry.url === 'string') {
     const auth = (entry.headers as Record<string, string> | undefined)?.Authorization ?? '';
     // The entry's own URL is tried, not this store's node: a client may use a node of another
@@ -151,7 +157,7 @@ async function judge(
     }
     return who.status === 200
       ? say('ok', `${entry.url} as agent ${String(who.body.agent)}`)
-      : say('problem', `${entry.url}: the node refuses its token (${who.status})`);
+      : say('problem', `${entry.url}: the node refuses its token (${who.status})${reconnect}`);
   }
   const args = Array.isArray(entry.args) ? (entry.args as string[]) : [];
   const command = String(entry.command ?? '');
@@ -171,7 +177,7 @@ async function judge(
   const who = await get(`${nodeUrl}/v1/whoami`, token);
   return who.status === 200
     ? say('ok', `stdio as agent ${String(who.body.agent)}: ${command} ${args.join(' ')}`)
-    : say('problem', `stdio: the node refuses its CAIRN_TOKEN (${who.status})`);
+    : say('problem', `stdio: the node refuses its CAIRN_TOKEN (${who.status})${reconnect}`);
 }
 
 /**

@@ -232,7 +232,14 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
   if (sub === 'show') {
     const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
     const notes = (r.notes ?? []) as Body[];
-    if (notes.length === 0) throw new CliFailure('NOT_FOUND', `no note with key ${key} here`);
+    if (notes.length === 0) {
+      // `list` shows every note, `show` looks up one address: say which others the key may be at.
+      const elsewhere =
+        a.agent === undefined && a.task === undefined && a.visibility === undefined
+          ? ' (a user note; an agent-visibility note is shown with --agent NAME, a task note with --task T, as `list` names them)'
+          : '';
+      throw new CliFailure('NOT_FOUND', `no note with key ${key} here${elsewhere}`);
+    }
     out({ notes }, `${notes.map((n) => JSON.stringify(n, null, 2)).join('\n')}\n`);
     return 0;
   }
