@@ -212,6 +212,13 @@ it('refuses a tampered package before anything is stored', async () => {
   expect(tampered.stderr).toContain('does not verify');
   expect(existsSync(target)).toBe(false);
 
+  // Cut short (a copy that did not finish): named by its size, not by its cut last line.
+  writeFileSync(file, original.slice(0, -50));
+  const cut = await cairn(['import', pkg, '--data-dir', target]);
+  expect(cut.code).toBe(1);
+  expect(cut.stderr).toMatch(/records\.jsonl: \d+ bytes, the manifest says \d+/);
+  expect(existsSync(target)).toBe(false);
+
   writeFileSync(file, original);
   const manifest = JSON.parse(readFileSync(join(pkg, 'manifest.json'), 'utf8'));
   writeFileSync(join(pkg, 'manifest.json'), JSON.stringify({ ...manifest, format: 'other' }));

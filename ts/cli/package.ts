@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -160,6 +161,9 @@ export async function verifyPackage(dir: string): Promise<Manifest> {
     let bytes = 0;
     let records = 0;
     try {
+      // A cut file would otherwise be named by its cut last line ("not JSON"): its size says it.
+      const size = statSync(join(dir, f.name)).size;
+      if (size !== f.bytes) throw new PackageError(`${f.name}: ${size} bytes, the manifest says ${f.bytes}`);
       for await (const piece of linePieces(createReadStream(join(dir, f.name)), VERIFY_PIECE)) {
         hash.update(piece.bytes);
         bytes += piece.bytes.length;
