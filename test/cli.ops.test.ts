@@ -223,3 +223,33 @@ it('a data dir this user may not read is said as such, with what to do, not as "
   expect(doctor.stdout).toContain('permission denied');
   expect(doctor.stdout).not.toContain('cairn init');
 });
+
+it('a first start that fails on a port in use shows no admin token; the next start shows the one it makes', async () => {
+  const store = join(dir, 'store');
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const taken = await cairn(['serve', '--data-dir', store, '--port', String(port)], { CAIRN_LOG_LEVEL: 'silent' });
+    expect(taken.code).toBe(2);
+    expect(taken.stderr).toContain('EADDRINUSE');
+    expect(taken.stderr).not.toContain('admin token');
+  } finally {
+    blocker.close();
+  }
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', store, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  for (let i = 0; i < 100 && !stderr.includes('serving'); i++) await new Promise((r) => setTimeout(r, 100));
+  const token = /admin token \(shown once, keep it\): (cairn_\S+)/.exec(stderr)?.[1];
+  expect(token, stderr).toBeDefined();
+  const { url } = JSON.parse(readFileSync(join(store, 'node.json'), 'utf8')) as { url: string };
+  const who = await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
+  expect(who.status).toBe(200);
+});

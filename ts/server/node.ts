@@ -63,6 +63,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   let app: FastifyInstance | undefined;
   try {
     const tokens = new Tokens(store);
+    let makeAdminToken = false;
     if (!(await tokens.any())) {
       if (opts.adminToken !== undefined && opts.adminToken !== '') {
         if (opts.adminToken.length < 32) throw new Error('CAIRN_ADMIN_TOKEN must be at least 32 characters');
@@ -72,8 +73,9 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
           `refusing to listen on ${host} with no token: run \`cairn init --data-dir ${opts.dataDir}\` or set CAIRN_ADMIN_TOKEN`,
         );
       } else {
-        createdAdminToken = (await tokens.create({ agent: 'admin', role: 'admin' })).token;
-        announce(`cairn: first start; admin token (shown once, keep it): ${createdAdminToken}`);
+        // Made once listening succeeded: a token shown by a start that then failed (a port in
+        // use) would be lost, and the next start, finding it, would show none.
+        makeAdminToken = true;
       }
     }
     let port = opts.port ?? 4000;
@@ -93,6 +95,10 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     if (dirWarning !== null) app.log.warn(dirWarning);
     await app.listen({ host, port });
     port = (app.server.address() as AddressInfo).port;
+    if (makeAdminToken) {
+      createdAdminToken = (await tokens.create({ agent: 'admin', role: 'admin' })).token;
+      announce(`cairn: first start; admin token (shown once, keep it): ${createdAdminToken}`);
+    }
     // A wildcard bind is announced by its loopback address: the URL is for clients on this machine.
     const reach = isWildcard(host) ? (host.includes(':') ? '::1' : '127.0.0.1') : host.replace(/^\[|\]$/g, '');
     const url = `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
