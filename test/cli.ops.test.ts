@@ -253,3 +253,20 @@ it('a first start that fails on a port in use shows no admin token; the next sta
   const who = await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
   expect(who.status).toBe(200);
 });
+
+it('serve warns when CAIRN_ADMIN_TOKEN is not an admin token of a store that has tokens', async () => {
+  const store = join(dir, 'store');
+  expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', store, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: 'rotated-in-the-env-file-0123456789abcdef' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  for (let i = 0; i < 100 && !stderr.includes('serving'); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(stderr).toContain('CAIRN_ADMIN_TOKEN is not an admin token of this store');
+  expect(stderr).toContain('token create');
+});

@@ -77,6 +77,15 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
         // use) would be lost, and the next start, finding it, would show none.
         makeAdminToken = true;
       }
+    } else if (
+      opts.adminToken !== undefined &&
+      opts.adminToken !== '' &&
+      tokens.verify(opts.adminToken)?.role !== 'admin'
+    ) {
+      // An operator who "rotates" the token in the env file would otherwise find it refused later.
+      announce(
+        'cairn: warning: CAIRN_ADMIN_TOKEN is not an admin token of this store, and is not made one (it seeds only a store with no token): make one with `cairn token create --agent NAME --role admin` and set that',
+      );
     }
     let port = opts.port ?? 4000;
     app = await buildApp({
