@@ -270,3 +270,15 @@ it('serve warns when CAIRN_ADMIN_TOKEN is not an admin token of a store that has
   expect(stderr).toContain('CAIRN_ADMIN_TOKEN is not an admin token of this store');
   expect(stderr).toContain('token create');
 });
+
+it('cairn COMMAND --help shows that command’s usage, not every command’s', async () => {
+  const r = await cairn(['token', '--help']);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('cairn token create --agent NAME');
+  expect(r.stdout).toContain('cairn token revoke ID');
+  expect(r.stdout).toContain('--data-dir DIR');
+  expect(r.stdout).not.toContain('cairn serve');
+  const db = await cairn(['database', 'restore', '--help']);
+  expect(db.stdout).toContain('cairn database restore SRC');
+  expect(db.stdout).not.toContain('cairn token');
+});

@@ -33,7 +33,8 @@ Usage:
                                           "args": ["${fileURLToPath(new URL('./main.js', import.meta.url))}", "mcp"]
   cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
   cairn database backup DEST [--json]     an online, consistent copy of the store into DEST
-  cairn database restore SRC [--json]     a backup into an empty data dir, checked before it is used
+  cairn database restore SRC [--json]     a backup (or a copy of a data dir, its log replayed) into
+                                          an empty data dir, checked before it is used
   cairn database compact [--purge] [--json]
                                           rewrite the store compactly; --purge also zeroes the
                                           freed space and the log, erasing forgotten data from disk
@@ -87,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = positionals;
   const json = values.json ?? false;
   if (values.help || command === 'help') {
-    process.stdout.write(HELP);
+    process.stdout.write(command === undefined || command === 'help' ? HELP : helpFor(command));
     return 0;
   }
   if (values.version || (command === 'version' && rest.length === 0)) {
@@ -110,6 +111,23 @@ export async function run(argv: string[]): Promise<number> {
     return report(where, json, asFailure(err));
   }
   return badUsage(json, `unknown command ${JSON.stringify(positionals.join(' '))}`);
+}
+
+/**
+ * The help of one command (`cairn token --help`): its usage lines from HELP, each with the lines
+ * that continue it, and the options every command takes; all of HELP for a command it does not name.
+ */
+function helpFor(command: string): string {
+  const [head = '', rest = ''] = HELP.split('\nUsage:\n');
+  const [usage = '', options = ''] = rest.split('\nOptions:\n');
+  const entries: string[][] = [];
+  for (const line of usage.split('\n')) {
+    if (line.startsWith('  cairn ')) entries.push([line]);
+    else entries.at(-1)?.push(line);
+  }
+  const own = entries.filter((e) => e[0]?.split(/\s+/)[2] === command);
+  if (own.length === 0) return HELP;
+  return `${head}\nUsage:\n${own.map((e) => e.join('\n')).join('\n')}\n\nOptions:\n${options}`;
 }
 
 /** Bad usage: the help after the reason, or with `--json` only the error object. */
