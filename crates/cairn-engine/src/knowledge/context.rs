@@ -744,7 +744,8 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
             continue;
         }
         let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
-        let terms = match_terms(&word);
+        // Read as items are (`fact_terms`): `render_snapshot_tests` is covered by its three words.
+        let terms = match_terms(&word.replace('_', " "));
         if !terms.is_empty() {
             asked.push((word, terms));
         }
@@ -752,7 +753,8 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     asked
 }
 
-/// The matching terms of an item's text; `works_at` covers "work": relation types read as words.
+/// The matching terms of an item's text; `works_at` covers "work": relation types and identifiers
+/// read as words, as the question's are (`content_words`).
 pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
     match_terms(&text.replace('_', " ")).into_iter().collect()
 }
@@ -937,6 +939,23 @@ mod tests {
         let c = context(&snap, &part, "quantum chromodynamics", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::NothingStored);
         assert!(c.items.is_empty());
+    }
+
+    #[test]
+    fn an_identifier_is_read_alike_in_the_question_and_the_item() {
+        // Found by an audit: the item's `_` read as a space, the question's not, so a passage
+        // quoting `render_snapshot_tests` left it uncovered.
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let text = "The flaky test is render_snapshot_tests, which fails on Windows because of CRLF line endings.";
+            remember_text(tx, p, text, Some("standup"), None, 1)
+        });
+        let snap = store.snapshot().unwrap();
+        let c = context(&snap, &part, "Why does render_snapshot_tests fail on Windows?", 2, 8).unwrap();
+        assert_eq!(c.grounding, Grounding::Grounded);
+        let c = context(&snap, &part, "Why does render_snapshot_tests fail on Linux?", 2, 8).unwrap();
+        assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["Linux".into()] });
+        let c = context(&snap, &part, "Why does render_golden_tests fail on Windows?", 2, 8).unwrap();
+        assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["render_golden_tests".into()] });
     }
 
     #[test]
