@@ -128,12 +128,36 @@ fn sides(w: &[Word], at: usize, names: &[BTreeSet<String>]) -> Option<Vec<Option
         .collect()
 }
 
+/// Auxiliaries, one of which ends a wh-phrase the question asks for before its subject.
+const AUXILIARIES: &[&str] = &[
+    "am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might", "must", "shall",
+    "should", "was", "were", "will", "would",
+];
+
+/// Where the rest of a question begins when it opens with a wh-phrase asking for a thing, object
+/// first, then an auxiliary ("What language | is Lumen written in?", "Which pull requests | does
+/// Dana Ortiz prefer?", "How many films | did …"): just after that auxiliary. `None` for other
+/// questions: no such opening ("Who manages …", "What is …"), a phrase of more than three words,
+/// or one holding a name (`name_word`), where the auxiliary is not the one after the phrase.
+fn after_wh_phrase(q: &[Word], name_word: impl Fn(&Word) -> bool) -> Option<usize> {
+    let second = q.get(1).map(|w| w.lower.as_str());
+    let from = match q.first()?.lower.as_str() {
+        "what" | "which" | "whose" => 1,
+        "how" if matches!(second, Some("many" | "much")) => 2,
+        _ => return None,
+    };
+    let aux = from + q[from..].iter().position(|w| AUXILIARIES.contains(&w.lower.as_str()))?;
+    let phrase = &q[from..aux];
+    (!phrase.is_empty() && phrase.len() <= 3 && !phrase.iter().any(name_word)).then_some(aux + 1)
+}
+
 /// The term of the relation word shared by `question` and `statement` (a content word of the
 /// question: its terms are `asked`) when the statement puts a
 /// name the question also holds (`names`) on the other side of that word than the question
 /// does, read in the same voice: "Who manages Jonas Berg?" against "Jonas Berg manages Priya
 /// Raman" (or "Jonas Berg is the manager of Priya Raman"). The word is the question's first one
-/// (not of a name) whose term the statement also holds; when the voices differ ("Who directed
+/// (not of a name) whose term the statement also holds, after an opening wh-phrase and its
+/// auxiliary when some word there is (`after_wh_phrase`); when the voices differ ("Who directed
 /// Titanic?", "Titanic was directed by …"), the sides swap. Not judged (`None`): a symmetric
 /// `rel_type`, no shared word, names sharing a word, a name written possessively.
 pub(super) fn misdirected(
@@ -153,11 +177,18 @@ pub(super) fn misdirected(
         }
     }
     let of_a_name = |t: &String| names.iter().any(|n| n.contains(t));
-    let (q, s) = (words(question), words(&statement.replace('_', " ")));
-    let (at, st) = q.iter().enumerate().find_map(|(i, w)| {
-        let term = w.term.as_ref().filter(|t| asked.contains(*t) && !of_a_name(t))?;
-        Some((i, s.iter().position(|x| x.term.as_ref() == Some(term))?))
-    })?;
+    let (q, s) = (words(&question.replace('_', " ")), words(&statement.replace('_', " ")));
+    let shared = |from: usize| {
+        q.iter().enumerate().skip(from).find_map(|(i, w)| {
+            let term = w.term.as_ref().filter(|t| asked.contains(*t) && !of_a_name(t))?;
+            Some((i, s.iter().position(|x| x.term.as_ref() == Some(term))?))
+        })
+    };
+    // The words of a wh-phrase name what is asked for, not the relation ("Which pull requests does
+    // Dana Ortiz prefer?" asks for what she prefers): the relation word is sought after it, and in
+    // the phrase only when the rest shares none ("Which manager does Jonas Berg have?").
+    let name_word = |w: &Word| w.term.as_ref().is_some_and(of_a_name);
+    let (at, st) = after_wh_phrase(&q, name_word).and_then(shared).or_else(|| shared(0))?;
     let swap = passive(&q, at, None) != passive(&s, st, Some(kind));
     let (asked, said) = (sides(&q, at, &names)?, sides(&s, st, &names)?);
     let wrong = asked.iter().zip(&said).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if (a == b) == swap));
@@ -250,6 +281,49 @@ mod tests {
         assert!(said("What did James Cameron direct?", titanic, &["James Cameron"]).is_none());
         assert!(said("When was Northwind founded?", "Northwind was founded in 2015.", &["Northwind"]).is_none());
         assert!(said("Where did Priya Raman work?", "Priya Raman worked at Acme.", &[priya]).is_none());
+    }
+
+    #[test]
+    fn a_wh_phrase_asked_for_is_not_read_as_the_relation() {
+        // Found by an audit: the thing asked for ("language", "pull") was read as a relation word
+        // said the other way round, and left uncovered by the sentence that answers.
+        let said = |q: &str, sentence: &str, names: &[&str]| {
+            misdirected((q, &terms(q)), sentence, Statement::Sentence, None, names)
+        };
+        let lumen = "Lumen is written in the Rust language.";
+        assert_eq!(said("What language is Lumen written in?", lumen, &["Lumen"]), None);
+        let dana = "Dana Ortiz prefers small pull requests.";
+        assert_eq!(said("Which pull requests does Dana Ortiz prefer?", dana, &["Dana Ortiz"]), None);
+        assert_eq!(said("How many pull requests does Dana Ortiz prefer?", dana, &["Dana Ortiz"]), None);
+        // The reverse relation is still not answered, the relation word found after the phrase.
+        assert!(said("Which language is written in Lumen?", lumen, &["Lumen"]).is_some());
+        let manages = "Jonas Berg manages Priya Raman.";
+        let (jonas, priya) = ("Jonas Berg", "Priya Raman");
+        assert!(said("Which people does Priya Raman manage?", manages, &[jonas, priya]).is_some());
+        assert_eq!(said("Which people does Jonas Berg manage?", manages, &[jonas, priya]), None);
+        // A phrase that is itself the relation, with nothing shared after it, is still judged.
+        assert!(said("Which manager does Jonas Berg have?", manages, &[jonas]).is_some());
+        assert_eq!(said("Which manager does Priya Raman have?", manages, &[priya]), None);
+    }
+
+    #[test]
+    fn wh_questions_are_grounded_by_the_sentence_that_answers_them() {
+        let (_dir, store, _part) = fresh();
+        for (content, name, kind) in [
+            ("Lumen is written in the Rust language.", "Lumen", "project"),
+            ("Dana Ortiz prefers small pull requests.", "Dana Ortiz", "person"),
+        ] {
+            let body = json!({"content": content, "facts": {"entities": [{"name": name, "type": kind}]}});
+            call(&store, &caller(TODAY - 1_000), "remember", &body).unwrap();
+        }
+        let verdict = |q: &str| {
+            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
+            (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
+        };
+        let grounded = ("grounded".to_owned(), json!([]));
+        assert_eq!(verdict("What language is Lumen written in?"), grounded);
+        assert_eq!(verdict("Which pull requests does Dana Ortiz prefer?"), grounded);
+        assert_eq!(verdict("Which language is written in Lumen?"), ("related".to_owned(), json!(["written"])));
     }
 
     #[test]
