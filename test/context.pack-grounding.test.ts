@@ -131,3 +131,81 @@ describe('a pack of knowledge items and notes', () => {
     expect(note?.note).toMatchObject({ version: 1, supersedes: null });
   });
 });
+
+// Found by an audit: notes were left out of judging, so a note answering the question was
+// reported `related` (beside an unrelated passage) with its own words listed as unsupported, and
+// the model told the user it did not know. A note the caller sees is stored memory, cited as
+// asserted, and grounds as a fact an agent related does.
+describe('a note that answers the question', () => {
+  const scope = 'gp-note-answers';
+  beforeAll(async () => {
+    const note = {
+      scope,
+      key: 'deploy_target',
+      kind: 'decision',
+      value: 'The lumen docs deploy to Netlify from the main branch',
+    };
+    const w = await t.call('POST', '/v1/memory/note_write', { body: note });
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    const r = await t.call('POST', '/v1/memory/remember', {
+      body: { scope, content: 'The lumen docs are written in Markdown.', source: 'readme' },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  });
+
+  async function ask(question: string, extra: Record<string, unknown> = {}): Promise<Reply> {
+    const r = await t.call('POST', '/v1/memory/context', { body: { scope, question, compact: true, ...extra } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    ContextReply.parse(r.body);
+    expect(r.body).not.toHaveProperty('judged');
+    return r.body as Reply;
+  }
+
+  it('grounds the verdict, and says which words each note leaves uncovered', async () => {
+    const r = await ask('Where do the lumen docs deploy?');
+    expect(r.items.map((i) => i.kind).sort()).toEqual(['note', 'passage']);
+    expect(r.grounding).toEqual({ verdict: 'grounded', uncovered: [] });
+    expect(r.items.find((i) => i.kind === 'note')?.uncovered).toEqual([]);
+    expect(r.items.find((i) => i.kind === 'passage')?.uncovered).toEqual(['deploy']);
+  });
+
+  it('does not ground what it does not say', async () => {
+    const r = await ask('Where do the lumen docs deploy on Fridays?');
+    expect(r.grounding).toEqual({ verdict: 'related', uncovered: ['Fridays'] });
+  });
+
+  it('grounds nothing once a pack leaves it out', async () => {
+    const r = await ask('Where do the lumen docs deploy?', { purpose: 'research', maxItems: 1 });
+    expect(r.items.map((i) => i.kind)).toEqual(['passage']);
+    expect(r.grounding).toEqual({ verdict: 'related', uncovered: ['deploy'] });
+  });
+});
+
+// Found by an audit: in "What language is Lumen written in?" the thing asked for ("language")
+// was read as a relation said the other way round, and left uncovered by the sentence answering.
+describe('a wh-question asking for a thing', () => {
+  const scope = 'gp-wh';
+  beforeAll(async () => {
+    const r = await t.call('POST', '/v1/memory/remember', {
+      body: {
+        scope,
+        content: 'Lumen is written in the Rust language.',
+        facts: { entities: [{ name: 'Lumen', type: 'project' }] },
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  });
+
+  it('is grounded by the sentence that answers it, and its reverse is not', async () => {
+    const verdict = async (question: string) => {
+      const c = await t.call('POST', '/v1/memory/context', { body: { scope, question, compact: true } });
+      expect(c.status, JSON.stringify(c.body)).toBe(200);
+      return (c.body as Reply).grounding;
+    };
+    expect(await verdict('What language is Lumen written in?')).toEqual({ verdict: 'grounded', uncovered: [] });
+    expect(await verdict('Which language is written in Lumen?')).toEqual({
+      verdict: 'related',
+      uncovered: ['written'],
+    });
+  });
+});

@@ -19,7 +19,7 @@ const ranked = {
     .array(z.string())
     .optional()
     .describe(
-      "The question's content words this item does not cover (empty: it grounds the answer alone); absent on notes and when the question has no content word",
+      "The question's content words this item does not cover (empty: it grounds the answer alone); a note is judged as a passage is; absent when the question has no content word",
     ),
   fused: Fused.optional(),
 };

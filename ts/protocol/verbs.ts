@@ -152,7 +152,7 @@ export const VERBS: readonly VerbSpec[] = [
       'types the question mentions. Read `grounding.verdict` before answering: `grounded` — one cited item covers ' +
       'the question, answer from it and cite; `grounded_by_meaning` — covered in meaning, not word for word, cite ' +
       'and say so; `related` — items touch the question but `uncovered` words are not supported, say what is ' +
-      'missing; `uncited` — only entities or notes answer, no quoted source, say it is unverified; ' +
+      'missing; `uncited` — only entities answer, nothing cited, say it is unverified; ' +
       '`nothing_stored` — say you do not know; `could_not_judge` — the question was too vague, ask. Never answer ' +
       'beyond the items. ' +
       'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of` (what was known then), `valid_at` (what ' +
@@ -162,7 +162,7 @@ export const VERBS: readonly VerbSpec[] = [
       'with its text again, scores and citation, so the whole reply is about twice the budget plus a few hundred ' +
       'bytes an item: add `compact` (no quotes in citations) and `maxItems` to keep it small. Your ' +
       'notes that match the question compete with facts and passages (`kind: "note"`; with `taskId`, that ' +
-      "task's notes too).",
+      "task's notes too) and count for the verdict as a passage does.",
   },
   {
     verb: 'query',

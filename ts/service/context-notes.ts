@@ -15,10 +15,17 @@ interface ListedNote {
   agent: string;
   updatedAt: string;
   receipt: { channels: string[]; ranks: Record<string, number>; score: number };
+  /** The question's content words the note does not cover, as the engine judged it. */
+  uncovered?: string[];
 }
 
 function valueText(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** A note's text as a context item shows it and the engine judges it: `key: value`. */
+export function noteText(n: ListedNote): string {
+  return `${n.key}: ${valueText(n.value)}`;
 }
 
 /**
@@ -29,7 +36,7 @@ function valueText(v: unknown): string {
 export function noteItem(n: ListedNote): Item {
   return {
     kind: 'note',
-    text: `${n.key}: ${valueText(n.value)}`,
+    text: noteText(n),
     score: n.receipt.score,
     channels: n.receipt.channels.map((c) => `note_${c}`),
     ranks: Object.fromEntries(Object.entries(n.receipt.ranks).map(([c, r]) => [`note_${c}`, r])),
@@ -43,6 +50,7 @@ export function noteItem(n: ListedNote): Item {
       span: null,
     },
     seed: null,
+    ...(n.uncovered === undefined ? {} : { uncovered: n.uncovered }),
     receipt: n.receipt,
     note: {
       id: n.id,

@@ -23,7 +23,7 @@ import {
 } from '../protocol/notes.js';
 import { QueryInput } from '../protocol/query.js';
 import { engineBody, type Principal, parseInput, type Service } from './context.js';
-import { fusedScore, type ListedNote, mergeNotes } from './context-notes.js';
+import { fusedScore, type ListedNote, mergeNotes, noteText } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { addresseeWarning } from './handoff-addressee.js';
@@ -125,19 +125,26 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
   // The task's notes compete beside the caller's others: `viewTaskId` widens what is visible,
   // where note_list's `taskId` would filter to that task alone.
   if (taskId !== undefined) noteQuery.viewTaskId = taskId;
-  const [reply, listed] = await Promise.all([
-    knowledge(svc.store, 'context', id, engineBody(rest)),
-    notes(svc.store, 'note_list', id, notesBody(svc, noteQuery)),
-  ]);
+  const listed = await notes(svc.store, 'note_list', id, notesBody(svc, noteQuery));
   const found = Array.isArray(listed.notes) ? (listed.notes as ListedNote[]) : [];
+  // The engine judges the notes beside its items (`judge` → `judged`): a note the caller sees is
+  // stored memory, cited as asserted like a fact an agent related, and grounds an answer as one
+  // does. Left out of judging (before, found by an audit), a note that answered was reported
+  // `related`, its own words listed as unsupported.
+  const engineInput = engineBody(rest);
+  if (found.length > 0) engineInput.judge = found.map(noteText);
+  const reply = await knowledge(svc.store, 'context', id, engineInput);
+  const judged = Array.isArray(reply.judged) ? (reply.judged as (string[] | null)[]) : [];
+  delete reply.judged;
   if (found.length > 0) {
     const knowledgeItems = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
-    reply.items = mergeNotes(knowledgeItems, found, k);
-    // Notes are agents' assertions, not quoted sources: they answer, but never ground a verdict.
+    const judgedNotes = found.map((n, i) => ({ ...n, uncovered: judged[i] ?? undefined }));
+    reply.items = mergeNotes(knowledgeItems, judgedNotes, k);
     if (reply.state === 'nothing_stored') reply.state = 'answered';
     const grounding = reply.grounding as { verdict?: unknown } | undefined;
     if (grounding?.verdict === 'nothing_stored') grounding.verdict = 'uncited';
-    // Notes may have taken the places of the knowledge items that grounded the answer.
+    // Judged over knowledge items and notes alike; notes may also have taken the places of the
+    // knowledge items that grounded the answer.
     reply.grounding = packGrounding(reply.grounding as Grounding, reply.items as Reply[]);
   }
   if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) return reply;

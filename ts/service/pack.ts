@@ -98,17 +98,20 @@ export interface Grounding {
   uncovered: string[];
 }
 
+/** The verdicts that rest on the items, judged again over the items a caller keeps. */
+const JUDGED_OVER_ITEMS = new Set(['grounded', 'related', 'uncited']);
+
 /**
- * The grounding verdict of the items a pack kept, from each knowledge item's `uncovered` words
- * (the engine judges every item it found, but the caller reads only those kept): `grounded` when
- * a kept item covers every content word, else `related` with the fewest words a kept item leaves
- * uncovered; `uncited` when the pack keeps no cited knowledge item (notes never ground, as in
- * memory_context). Verdicts that do not rest on the items (`nothing_stored`, `could_not_judge`)
- * and `grounded_by_meaning` are kept as they are.
+ * The grounding verdict of the items a pack kept, from each item's `uncovered` words (the engine
+ * judges every item it found and the notes beside them, but the caller reads only those kept):
+ * `grounded` when a kept item covers every content word, else `related` with the fewest words a
+ * kept item leaves uncovered; `uncited` when the pack keeps no cited item (a note is cited, as
+ * asserted; an entity is not). Verdicts that do not rest on the items (`nothing_stored`,
+ * `could_not_judge`) and `grounded_by_meaning` are kept as they are.
  */
 export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
-  if (grounding.verdict !== 'grounded' && grounding.verdict !== 'related') return grounding;
-  const judged = kept.filter((item) => item.kind !== 'note' && Array.isArray(item.uncovered));
+  if (!JUDGED_OVER_ITEMS.has(grounding.verdict)) return grounding;
+  const judged = kept.filter((item) => Array.isArray(item.uncovered));
   if (!judged.some((item) => item.citation !== null && item.citation !== undefined)) {
     return { verdict: 'uncited', uncovered: [] };
   }

@@ -799,36 +799,38 @@ struct Judge<'a> {
 }
 
 impl Judge<'_> {
+    /// The terms of the question's content words, beside the question.
+    fn asked_terms(&self) -> BTreeSet<String> {
+        self.asked.iter().flat_map(|(_, t)| t.iter().cloned()).collect()
+    }
+
+    /// The content words of the question that a passage's `text` does not cover: one sentence
+    /// must cover the question, the best of them speaks for the text.
+    fn sentences_uncovered(&self, text: &str) -> Vec<String> {
+        let terms = self.asked_terms();
+        grounding_rules::passage_sentences(text)
+            .iter()
+            .map(|s| {
+                let mut have = covered(s);
+                let (question, kind) = ((self.question, &terms), Statement::Sentence);
+                if let Some(term) = grounding_rules::misdirected(question, s, kind, None, self.seed_names) {
+                    have.remove(&term);
+                }
+                missing(self.asked, &have)
+            })
+            .min_by_key(Vec::len)
+            .unwrap_or_default()
+    }
+
     /// The content words of the question that `item` alone does not cover.
     fn uncovered(&self, item: &Item) -> Vec<String> {
-        let terms: BTreeSet<String> = self.asked.iter().flat_map(|(_, t)| t.iter().cloned()).collect();
+        let terms = self.asked_terms();
         let question = (self.question, &terms);
-        let covered = |text: &str| {
-            let mut have = fact_terms(text);
-            if negation(text).is_some() {
-                have.insert(NEGATED.to_owned());
-            }
-            have
-        };
         let (ends, rel_type) = match &item.kind {
             ItemKind::Fact { relation, .. } => (vec![relation.from, relation.to], Some(&relation.rel_type)),
             ItemKind::Derived { fact } => (vec![fact.from, fact.to], Some(&fact.rel_type)),
             ItemKind::Entity { entity } => (vec![entity.id], None),
-            ItemKind::Passage { .. } => {
-                // One sentence must cover the question: the best of them speaks for the passage.
-                return grounding_rules::passage_sentences(&item.text)
-                    .iter()
-                    .map(|s| {
-                        let mut have = covered(s);
-                        let kind = Statement::Sentence;
-                        if let Some(term) = grounding_rules::misdirected(question, s, kind, None, self.seed_names) {
-                            have.remove(&term);
-                        }
-                        missing(self.asked, &have)
-                    })
-                    .min_by_key(Vec::len)
-                    .unwrap_or_default();
-            }
+            ItemKind::Passage { .. } => return self.sentences_uncovered(&item.text),
         };
         let mut have = covered(&item.text);
         for word in ends.iter().filter_map(|id| self.type_words.get(id)).flatten() {
@@ -847,6 +849,28 @@ impl Judge<'_> {
         }
         missing(self.asked, &have)
     }
+}
+
+/// The terms `text` covers: its words, and a negation when it negates.
+fn covered(text: &str) -> BTreeSet<String> {
+    let mut have = fact_terms(text);
+    if negation(text).is_some() {
+        have.insert(NEGATED.to_owned());
+    }
+    have
+}
+
+/// The content words of `question` that `text` does not cover, read as a passage is (a sentence
+/// at a time, a relation word only in its direction as to `seed_names`); `None` when the question
+/// has no content word. The node judges the notes it adds to a context by it: a note the caller
+/// sees is stored memory, and grounds an answer as a passage does.
+pub(crate) fn text_uncovered(question: &str, text: &str, seed_names: &[&str]) -> Option<Vec<String>> {
+    let asked = content_words(question);
+    if asked.is_empty() {
+        return None;
+    }
+    let type_words = HashMap::new();
+    Some(Judge { question, asked: &asked, type_words: &type_words, seed_names }.sentences_uncovered(text))
 }
 
 /// The words of `asked` (in the question's spelling) with a term not in `have`.

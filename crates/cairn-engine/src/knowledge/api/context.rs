@@ -9,7 +9,7 @@ use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::knowledge::cache;
 use crate::knowledge::citation::Citer;
-use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with};
+use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with, text_uncovered};
 use crate::knowledge::graph::{Direction, Source, entity_by_id};
 use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
 use crate::knowledge::outside_time;
@@ -21,6 +21,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
+/// The most texts a context judges beside its items: as many as it returns at most (`k`).
+const CONTEXT_JUDGE: usize = 100;
+
 #[derive(Debug, Deserialize)]
 struct Request {
     question: String,
@@ -30,6 +33,10 @@ struct Request {
     valid_at: Option<String>,
     #[serde(default)]
     compact: bool,
+    /// Texts to judge beside the items (the node's notes for the question): the reply's `judged`
+    /// holds the question's content words each leaves uncovered. Not part of `memory_context`.
+    #[serde(default)]
+    judge: Vec<String>,
 }
 
 fn check(req: &Request, now: i64) -> Result<Ask> {
@@ -43,6 +50,9 @@ fn check(req: &Request, now: i64) -> Result<Ask> {
     let k = req.k.unwrap_or(CONTEXT_K);
     if !(1..=100).contains(&k) {
         return Err(Error::InvalidArgument(format!("k must be 1..=100, got {k}")));
+    }
+    if req.judge.len() > CONTEXT_JUDGE {
+        return Err(Error::InvalidArgument(format!("judge: at most {CONTEXT_JUDGE} texts, got {}", req.judge.len())));
     }
     let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
     Ok(Ask { hops, k, when: When::of_request(req.as_of, valid_at, now) })
@@ -155,6 +165,11 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     if verdict == "could_not_judge" {
         reply["why"] = json!("the question holds no content word to judge by");
     }
+    if !req.judge.is_empty() {
+        let names: Vec<&str> = found.seeding.iter().map(|s| s.entity.name.as_str()).collect();
+        let judged: Vec<_> = req.judge.iter().map(|t| text_uncovered(&req.question, t, &names)).collect();
+        reply["judged"] = json!(judged);
+    }
     let seed_ids: Vec<u64> = found.seeding.iter().map(|s| s.entity.id).collect();
     if let Some(hint) = outside_time::between(&snap, part, &seed_ids, &ask.when)? {
         reply["outside_time"] = hint;
@@ -166,6 +181,25 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 mod tests {
     use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
     use serde_json::{Value, json};
+
+    #[test]
+    fn texts_sent_to_judge_are_judged_as_passages_are() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"content": "The lumen docs are written in Markdown.", "source": "readme"});
+        call(&store, &caller(TODAY - 1_000), "remember", &body).unwrap();
+        let deploy = "deploy_target: The lumen docs deploy to Netlify from the main branch";
+        let ask = json!({"question": "Where do the lumen docs deploy?", "judge": [deploy, "The canteen serves soup."]});
+        let c = call(&store, &caller(TODAY), "context", &ask).unwrap();
+        assert_eq!(c["judged"], json!([[], ["lumen", "docs", "deploy"]]));
+        assert_eq!(c["grounding"], json!({"verdict": "related", "uncovered": ["deploy"]}), "the items' own verdict");
+        let plain = call(&store, &caller(TODAY), "context", &json!({"question": "Where do the lumen docs deploy?"}));
+        assert!(plain.unwrap().get("judged").is_none());
+        let vague = call(&store, &caller(TODAY), "context", &json!({"question": "what is it?", "judge": [deploy]}));
+        assert_eq!(vague.unwrap()["judged"], json!([null]));
+        let many = json!({"question": "Where do the lumen docs deploy?", "judge": vec![deploy; 101]});
+        let refused = call(&store, &caller(TODAY), "context", &many).unwrap_err();
+        assert_eq!(refused.code(), "INVALID_ARGUMENT");
+    }
 
     #[test]
     fn a_fact_between_the_named_entities_that_ended_is_hinted() {
