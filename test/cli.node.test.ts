@@ -39,6 +39,25 @@ async function serve(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<
   throw new Error('serve did not start');
 }
 
+/** An MCP client on `cairn mcp` for the data dir, as a desktop client starts it (any free port). */
+async function bridge(name: string, token: string): Promise<Client> {
+  const client = new Client({ name, version: '0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--data-dir', dir],
+      env: {
+        ...(process.env as Record<string, string>),
+        CAIRN_TOKEN: token,
+        CAIRN_PORT: '0',
+        CAIRN_LOG_LEVEL: 'silent',
+      },
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
 const exited = (c: ChildProcess) => new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
 
 it('init prints the admin token once as JSON, and refuses a second init', async () => {
@@ -129,20 +148,7 @@ it('refuses a non-loopback bind when no token exists (could not run: exit 2)', a
 
 it('cairn mcp starts a node in the background when none runs', async () => {
   const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
-  const client = new Client({ name: 'autostart', version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp', '--data-dir', dir],
-      env: {
-        ...(process.env as Record<string, string>),
-        CAIRN_TOKEN: init.token,
-        CAIRN_PORT: '0',
-        CAIRN_LOG_LEVEL: 'silent',
-      },
-      stderr: 'pipe',
-    }),
-  );
+  const client = await bridge('autostart', init.token);
   try {
     expect((await client.listTools()).tools.length).toBe(15);
   } finally {
@@ -162,20 +168,7 @@ it('a node.json left by a killed node whose pid lives again (here this test proc
   expect(list.code, list.stderr).toBe(0);
   expect(JSON.parse(list.stdout)).toMatchObject({ tokens: [expect.objectContaining({ role: 'admin' })] });
 
-  const client = new Client({ name: 'stale-node-file', version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp', '--data-dir', dir],
-      env: {
-        ...(process.env as Record<string, string>),
-        CAIRN_TOKEN: init.token,
-        CAIRN_PORT: '0',
-        CAIRN_LOG_LEVEL: 'silent',
-      },
-      stderr: 'pipe',
-    }),
-  );
+  const client = await bridge('stale-node-file', init.token);
   try {
     expect((await client.listTools()).tools.length).toBe(15);
   } finally {

@@ -193,6 +193,21 @@ it('--version, -V and `cairn version` print the package version; --json as {"ver
   expect((await cairn([])).code).toBe(2);
 });
 
+/** Starts `cairn serve` on `store` (any free port) and waits until it says it is serving; its stderr so far. */
+async function serveUntilServing(store: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', store, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  for (let i = 0; i < 100 && !stderr.includes('serving'); i++) await new Promise((r) => setTimeout(r, 100));
+  return stderr;
+}
+
 it('a data dir this user may not read is said as such, with what to do, not as "no store … run cairn init"', async () => {
   const store = join(dir, 'store');
   expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
@@ -240,16 +255,7 @@ it('a first start that fails on a port in use shows no admin token; the next sta
   } finally {
     blocker.close();
   }
-  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', store, '--port', '0'], {
-    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  for (let i = 0; i < 100 && !stderr.includes('serving'); i++) await new Promise((r) => setTimeout(r, 100));
+  const stderr = await serveUntilServing(store);
   const token = /admin token \(shown once, keep it\): (cairn_\S+)/.exec(stderr)?.[1];
   expect(token, stderr).toBeDefined();
   const { url } = JSON.parse(readFileSync(join(store, 'node.json'), 'utf8')) as { url: string };
@@ -260,16 +266,7 @@ it('a first start that fails on a port in use shows no admin token; the next sta
 it('serve warns when CAIRN_ADMIN_TOKEN is not an admin token of a store that has tokens', async () => {
   const store = join(dir, 'store');
   expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
-  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', store, '--port', '0'], {
-    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: 'rotated-in-the-env-file-0123456789abcdef' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  for (let i = 0; i < 100 && !stderr.includes('serving'); i++) await new Promise((r) => setTimeout(r, 100));
+  const stderr = await serveUntilServing(store, { CAIRN_ADMIN_TOKEN: 'rotated-in-the-env-file-0123456789abcdef' });
   expect(stderr).toContain('CAIRN_ADMIN_TOKEN is not an admin token of this store');
   expect(stderr).toContain('token create');
 });
