@@ -209,3 +209,42 @@ describe('a wh-question asking for a thing', () => {
     });
   });
 });
+
+// DESIGN: `grounded` when "one cited item covers every content word". An entity item is a name and
+// its types and cites nothing; before, "Lumen project" was `grounded` by the entity alone beside a
+// passage that never says Lumen is a project.
+describe('an entity that alone covers the question', () => {
+  const scope = 'gp-entity';
+  beforeAll(async () => {
+    const r = await t.call('POST', '/v1/memory/remember', {
+      body: {
+        scope,
+        content: 'Lumen was started in 2021 by a small team.',
+        facts: { entities: [{ name: 'Lumen', type: 'project' }] },
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  });
+
+  async function ask(question: string, extra: Record<string, unknown> = {}): Promise<Reply> {
+    const r = await t.call('POST', '/v1/memory/context', { body: { scope, question, compact: true, ...extra } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    ContextReply.parse(r.body);
+    return r.body as Reply;
+  }
+
+  it('leaves the answer uncited, in the reply and in a pack', async () => {
+    const r = await ask('Lumen project');
+    expect(r.items.map((i) => i.kind).sort()).toEqual(['entity', 'passage']);
+    expect(r.items.find((i) => i.kind === 'entity')?.uncovered).toEqual([]);
+    expect(r.grounding).toEqual({ verdict: 'uncited', uncovered: [] });
+    expect((await ask('Lumen project', { maxItems: 2 })).grounding).toEqual({ verdict: 'uncited', uncovered: [] });
+  });
+
+  it('is grounded when the cited passage covers the question', async () => {
+    expect((await ask('When was Lumen started?', { maxItems: 2 })).grounding).toEqual({
+      verdict: 'grounded',
+      uncovered: [],
+    });
+  });
+});

@@ -104,23 +104,25 @@ const JUDGED_OVER_ITEMS = new Set(['grounded', 'related', 'uncited']);
 /**
  * The grounding verdict of the items a pack kept, from each item's `uncovered` words (the engine
  * judges every item it found and the notes beside them, but the caller reads only those kept):
- * `grounded` when a kept item covers every content word, else `related` with the fewest words a
- * kept item leaves uncovered; `uncited` when the pack keeps no cited item (a note is cited, as
- * asserted; an entity is not). Verdicts that do not rest on the items (`nothing_stored`,
- * `could_not_judge`) and `grounded_by_meaning` are kept as they are.
+ * `grounded` when a kept cited item covers every content word (a note is cited, as asserted; an
+ * entity is not), else `related` with the fewest words a kept cited item leaves uncovered;
+ * `uncited` when the pack keeps no cited item, or only an entity covers the question. Verdicts
+ * that do not rest on the items (`nothing_stored`, `could_not_judge`) and `grounded_by_meaning`
+ * are kept as they are.
  */
 export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
   if (!JUDGED_OVER_ITEMS.has(grounding.verdict)) return grounding;
   const judged = kept.filter((item) => Array.isArray(item.uncovered));
-  if (!judged.some((item) => item.citation !== null && item.citation !== undefined)) {
+  const uncovered = (item: Item) => item.uncovered as string[];
+  const cited = judged.filter((item) => item.citation !== null && item.citation !== undefined);
+  let best: string[] | undefined;
+  for (const item of cited) {
+    if (best === undefined || uncovered(item).length < best.length) best = uncovered(item);
+  }
+  if (best?.length === 0) return { verdict: 'grounded', uncovered: [] };
+  if (best === undefined || judged.some((item) => uncovered(item).length === 0)) {
     return { verdict: 'uncited', uncovered: [] };
   }
-  let best: string[] | undefined;
-  for (const item of judged) {
-    const uncovered = item.uncovered as string[];
-    if (best === undefined || uncovered.length < best.length) best = uncovered;
-  }
-  if (best === undefined || best.length === 0) return { verdict: 'grounded', uncovered: [] };
   return { verdict: 'related', uncovered: best };
 }
 

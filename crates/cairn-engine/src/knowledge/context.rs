@@ -109,8 +109,11 @@ pub struct Item {
 pub enum Grounding {
     /// One item covers every content word of the question.
     Grounded,
-    /// Items were found, but no single one covers these content words (as the question spells them).
+    /// Items were found, but no single cited one covers these content words (as the question spells them).
     Related { uncovered: Vec<String> },
+    /// Only items that cite nothing (entities: a name and its types) cover the question, or no
+    /// item cites anything: what they say is not quoted from anything.
+    Uncited,
     /// Nothing stored matches.
     NothingStored,
     /// The question holds no content word to judge by.
@@ -759,8 +762,10 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
     match_terms(&text.replace('_', " ")).into_iter().collect()
 }
 
-/// `Grounded` when one item's terms include every content term of the question; the uncovered
-/// terms are reported in the question's own spelling. A fact also covers the type words its ends
+/// `Grounded` when one cited item's terms include every content term of the question (an entity
+/// item, a name and its types, cites nothing: when only such items cover it, `Uncited`); the
+/// uncovered terms are those of the cited item that leaves the fewest, in the question's own
+/// spelling. A fact also covers the type words its ends
 /// were seeded by (`type_words`), and its relation's word only in its direction; a passage covers
 /// what one of its sentences does; a negation only where the item negates (`grounding_rules`). A
 /// question with no content word cannot be judged, whatever was found. Beside the verdict: each
@@ -777,14 +782,15 @@ fn grounding(
     }
     let judge = Judge { question, asked: &asked, type_words, seed_names };
     let each: Vec<Vec<String>> = items.iter().map(|item| judge.uncovered(item)).collect();
-    let verdict = if items.is_empty() {
-        Grounding::NothingStored
-    } else if each.iter().any(Vec::is_empty) {
-        Grounding::Grounded
-    } else {
-        // The item that leaves the fewest words uncovered (the first of equals).
-        let best = each.iter().min_by_key(|u| u.len()).cloned().unwrap_or_default();
-        Grounding::Related { uncovered: best }
+    // The cited item that leaves the fewest words uncovered (the first of equals).
+    let best =
+        (0..items.len()).filter(|&i| !matches!(items[i].kind, ItemKind::Entity { .. })).min_by_key(|&i| each[i].len());
+    let verdict = match best {
+        _ if items.is_empty() => Grounding::NothingStored,
+        Some(i) if each[i].is_empty() => Grounding::Grounded,
+        Some(i) if !each.iter().any(Vec::is_empty) => Grounding::Related { uncovered: each[i].clone() },
+        // Nothing cited came back, or only an entity covers the question.
+        _ => Grounding::Uncited,
     };
     (verdict, Some(each))
 }
@@ -963,6 +969,24 @@ mod tests {
         let c = context(&snap, &part, "quantum chromodynamics", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::NothingStored);
         assert!(c.items.is_empty());
+    }
+
+    #[test]
+    fn an_entity_alone_covering_the_question_grounds_nothing() {
+        // An entity item is a name and its types: it quotes nothing, so the question it alone
+        // covers is `Uncited`, beside a cited passage that covers less (DESIGN: "one cited item").
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            crate::knowledge::upsert_entity(tx, p, "Lumen", &["project".into()], &Map::new(), 1)?;
+            remember_text(tx, p, "Lumen was started in 2021.", Some("notes"), None, 2)
+        });
+        let snap = store.snapshot().unwrap();
+        let c = context(&snap, &part, "Lumen project", 2, 8).unwrap();
+        assert!(c.items.iter().any(|i| matches!(i.kind, ItemKind::Passage { .. })), "the passage came back");
+        assert_eq!(c.grounding, Grounding::Uncited);
+        let c = context(&snap, &part, "When was Lumen started?", 2, 8).unwrap();
+        assert_eq!(c.grounding, Grounding::Grounded, "the passage covers this one");
+        let c = context(&snap, &part, "Lumen license", 2, 8).unwrap();
+        assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["license".into()] });
     }
 
     #[test]

@@ -151,6 +151,12 @@ fn after_wh_phrase(q: &[Word], name_word: impl Fn(&Word) -> bool) -> Option<usiz
     (!phrase.is_empty() && phrase.len() <= 3 && !phrase.iter().any(name_word)).then_some(aux + 1)
 }
 
+/// Whether word `at` of a sentence is had: a form of "have" at most three words before it ("has
+/// two projects", "had a manager").
+fn possessed(s: &[Word], at: usize) -> bool {
+    s[at.saturating_sub(3)..at].iter().any(|w| matches!(w.lower.as_str(), "has" | "have" | "had" | "having"))
+}
+
 /// The term of the relation word shared by `question` and `statement` (a content word of the
 /// question: its terms are `asked`) when the statement puts a
 /// name the question also holds (`names`) on the other side of that word than the question
@@ -188,7 +194,13 @@ pub(super) fn misdirected(
     // Dana Ortiz prefer?" asks for what she prefers): the relation word is sought after it, and in
     // the phrase only when the rest shares none ("Which manager does Jonas Berg have?").
     let name_word = |w: &Word| w.term.as_ref().is_some_and(of_a_name);
-    let (at, st) = after_wh_phrase(&q, name_word).and_then(shared).or_else(|| shared(0))?;
+    let rest = after_wh_phrase(&q, name_word);
+    let (at, st) = rest.and_then(shared).or_else(|| shared(0))?;
+    if rest.is_some_and(|r| at < r) && possessed(&s, st) {
+        // "Which projects does Priya Raman have?" against "Priya Raman has two projects": the
+        // sentence has the thing asked for, as the question asks; no relation word to turn round.
+        return None;
+    }
     let swap = passive(&q, at, None) != passive(&s, st, Some(kind));
     let (asked, said) = (sides(&q, at, &names)?, sides(&s, st, &names)?);
     let wrong = asked.iter().zip(&said).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if (a == b) == swap));
@@ -304,6 +316,11 @@ mod tests {
         // A phrase that is itself the relation, with nothing shared after it, is still judged.
         assert!(said("Which manager does Jonas Berg have?", manages, &[jonas]).is_some());
         assert_eq!(said("Which manager does Priya Raman have?", manages, &[priya]), None);
+        // The thing asked for, had in the sentence as in the question (left by session 29's fix).
+        let projects = "Priya Raman has two projects, Lighthouse and Beacon.";
+        assert_eq!(said("Which projects does Priya Raman have?", projects, &[priya]), None);
+        assert_eq!(said("What dependencies does Lumen have?", "Lumen has three dependencies.", &["Lumen"]), None);
+        assert!(said("Which manager does Jonas Berg have?", "Jonas Berg is the manager of Priya.", &[jonas]).is_some());
     }
 
     #[test]

@@ -71,7 +71,6 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let mut name_of =
         |id: u64| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name)) };
     let mut items = Vec::new();
-    let mut with_citation = 0;
     for (i, item) in found.items.iter().enumerate() {
         let seed = item.seed.and_then(|s| seed_names.get(&s).cloned());
         let ranks: Map<String, Value> = item.ranks.iter().map(|(c, r)| (c.name().to_owned(), json!(r))).collect();
@@ -87,7 +86,6 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                 let seed_name = seed.clone().unwrap_or_default();
                 let by = FoundBy { seed: &seed_name, hops: *hops, reasoning: None };
                 let direction = if item.seed == Some(relation.to) { Direction::Inbound } else { Direction::Outbound };
-                with_citation += 1;
                 let mut f = wire::fact(relation, (&ends.0, &ends.1), direction, source_date.as_deref(), &citation, &by);
                 f["kind"] = json!("fact");
                 f
@@ -98,7 +96,6 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                 let Some(mut f) = derived_fact(&snap, part, &mut citer, fact, &seed_name, &mut name_of)? else {
                     continue;
                 };
-                with_citation += 1;
                 f["kind"] = json!("fact");
                 f
             }
@@ -107,7 +104,6 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                     Some(c) => citer.passage(&c.doc, *span),
                     None => Value::Null,
                 };
-                with_citation += 1;
                 json!({
                     "kind": "passage", "doc_id": wire::id(*doc_id), "ordinal": ordinal,
                     "source": label, "date": date, "citation": citation,
@@ -133,10 +129,9 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         items.push(out);
     }
     let (verdict, uncovered) = match &found.grounding {
-        // Only entities came back: what they say is not quoted from anything.
-        Grounding::Grounded | Grounding::Related { .. } if with_citation == 0 => ("uncited", Vec::new()),
         Grounding::Grounded => ("grounded", Vec::new()),
         Grounding::Related { uncovered } => ("related", uncovered.clone()),
+        Grounding::Uncited => ("uncited", Vec::new()),
         Grounding::NothingStored => ("nothing_stored", Vec::new()),
         Grounding::CouldNotJudge => ("could_not_judge", Vec::new()),
     };
