@@ -13,6 +13,7 @@ use super::derive::Derived;
 use super::docs::{Document, PassageSpan};
 use super::graph::{self, Entity, Neighbour};
 use super::grounding_rules::{self, NEGATED, Statement, is_negator, negation};
+use super::irregular_verbs::base_term;
 use super::part::Partition;
 use super::recall::When;
 use super::records::decode;
@@ -728,9 +729,9 @@ fn cjk_function_chars(question: &str) -> Vec<bool> {
 
 /// The matching terms of `text`: its index terms, which fold case, accents and Unicode
 /// normalisation (`text::word_term`), so those never decide coverage ("Malmo" and "Malmö", NFD
-/// and NFC, are one term).
+/// and NFC, are one term); an irregular verb form reads as its base ("led" as "lead").
 fn match_terms(text: &str) -> Vec<String> {
-    tokens(text).into_iter().map(|t| t.term).collect()
+    tokens(text).into_iter().map(|t| base_term(t.term)).collect()
 }
 
 /// Each content word of the question, as the question spells it, with its matching terms.

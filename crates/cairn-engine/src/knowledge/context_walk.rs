@@ -39,7 +39,8 @@ struct Side {
     next: usize,
 }
 
-/// Breadth-first from the seeds, each relation `when` sees once, ranked by hop, then newest.
+/// Breadth-first from the seeds, each relation `when` sees once, ranked by hop, then those
+/// between two seeds, then newest.
 pub(super) fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: usize, when: &When) -> Result<Walk> {
     let mut walking = Walking {
         snap,
@@ -63,7 +64,12 @@ pub(super) fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: us
         frontier = walking.hop(sides, hop)?;
     }
     let mut facts: Vec<(Neighbour, usize, u64)> = walking.facts.into_values().collect();
-    facts.sort_by_key(|(n, hop, _)| (*hop, Reverse(n.relation.recorded_at), n.relation.id));
+    // A fact between two seeds is what a question naming both asks about ("Does Priya Raman work
+    // at Contoso?"): it leads its hop, ahead of the seeds' newer facts (found by an audit: eight
+    // newer `knows` pushed `works_at` out of k 8).
+    let seeds: HashSet<u64> = seed_ids.iter().copied().collect();
+    let links = |n: &Neighbour| seeds.contains(&n.relation.from) && seeds.contains(&n.relation.to);
+    facts.sort_by_key(|(n, hop, _)| (*hop, Reverse(links(n)), Reverse(n.relation.recorded_at), n.relation.id));
     Ok(Walk { facts, ..walking.walk })
 }
 
@@ -186,6 +192,23 @@ mod tests {
         assert_eq!(texts(&c)[0], "Hub Corp employs Zed Newcomer", "{c}");
         assert_eq!(c["grounding"]["verdict"], json!("grounded"), "{c}");
         assert_eq!(c["coverage"]["facts"], json!(500), "{c}");
+    }
+
+    #[test]
+    fn a_fact_between_two_seeds_leads_their_newer_facts() {
+        // Found by an audit: eight newer `knows` facts pushed `works_at` out of k 8.
+        let (_dir, store, _part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            relate(tx, p, assertion("Priya Raman", "Contoso", "works_at", &none, "a"), 1_000)?;
+            for i in 0..8 {
+                relate(tx, p, assertion("Priya Raman", &format!("Friend {i}"), "knows", &none, "a"), 2_000 + i)?;
+            }
+            Ok(())
+        });
+        let c =
+            call(&store, &caller(TODAY), "context", &json!({"question": "Does Priya Raman work at Contoso?"})).unwrap();
+        assert_eq!(texts(&c)[0], "Priya Raman works_at Contoso", "{c}");
+        assert_eq!(c["grounding"]["verdict"], json!("grounded"), "{c}");
     }
 
     #[test]

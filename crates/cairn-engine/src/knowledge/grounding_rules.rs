@@ -8,6 +8,7 @@
 //!   does not answer it. Judged only where word order says it soundly (see `misdirected`).
 
 use super::derive::SYMMETRIC;
+use super::irregular_verbs::base_term;
 use crate::text::{fold, sentences, tokens};
 use std::collections::BTreeSet;
 use unicode_segmentation::UnicodeSegmentation;
@@ -72,14 +73,14 @@ fn words(text: &str) -> Vec<Word> {
             let l = lower(w);
             let bare = l.strip_suffix("'s").unwrap_or(&l).to_owned();
             let possessive = bare.len() < l.len();
-            let term = tokens(&bare).into_iter().next().map(|t| t.term);
+            let term = tokens(&bare).into_iter().next().map(|t| base_term(t.term));
             Word { lower: bare, term, possessive }
         })
         .collect()
 }
 
 fn terms(text: &str) -> BTreeSet<String> {
-    tokens(&text.replace('_', " ")).into_iter().map(|t| t.term).collect()
+    tokens(&text.replace('_', " ")).into_iter().map(|t| base_term(t.term)).collect()
 }
 
 /// Whether `word` has the shape of a participle ("located", "founded", "taken").
@@ -97,9 +98,10 @@ pub(super) enum Statement {
 
 /// Whether the relation word at `at` of `w` is in the passive voice: followed by "by"; a
 /// participle after a form of "be" (in a question anywhere before it: "Where is Acme located?";
-/// in a sentence just before: "was founded"), or in a fact's type before its preposition; or a
-/// noun of the one acted on ("employees").
-fn passive(w: &[Word], at: usize, kind: Option<Statement>) -> bool {
+/// in a sentence just before: "was founded"), or in a fact's type (`rel_type`) before its
+/// preposition (`located_in`; a type that ends in it, `hired`, is active: "Contoso hired Priya
+/// Raman", found by an audit); or a noun of the one acted on ("employees").
+fn passive(w: &[Word], at: usize, kind: Option<Statement>, rel_type: Option<&str>) -> bool {
     let word = &w[at].lower;
     let be = |from: usize| w[from..at].iter().any(|x| BE.contains(&x.lower.as_str()));
     w.get(at + 1).is_some_and(|x| x.lower == "by")
@@ -109,7 +111,10 @@ fn passive(w: &[Word], at: usize, kind: Option<Statement>) -> bool {
             && match kind {
                 None => be(0),
                 Some(Statement::Sentence) => be(at.saturating_sub(2)),
-                Some(Statement::Fact) => at + 1 < w.len(),
+                Some(Statement::Fact) => {
+                    let type_words = words(&rel_type.unwrap_or_default().replace('_', " "));
+                    type_words.iter().position(|x| x.lower == *word).is_some_and(|i| i + 1 < type_words.len())
+                }
             })
 }
 
@@ -201,7 +206,7 @@ pub(super) fn misdirected(
         // sentence has the thing asked for, as the question asks; no relation word to turn round.
         return None;
     }
-    let swap = passive(&q, at, None) != passive(&s, st, Some(kind));
+    let swap = passive(&q, at, None, None) != passive(&s, st, Some(kind), rel_type);
     let (asked, said) = (sides(&q, at, &names)?, sides(&s, st, &names)?);
     let wrong = asked.iter().zip(&said).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if (a == b) == swap));
     wrong.then(|| q[at].term.clone()).flatten()
@@ -277,6 +282,13 @@ mod tests {
         assert!(!wrong("Where is Priya Raman employed?", "Northwind", "employs", priya));
         assert!(!wrong("Who are the employees of Northwind?", "Northwind", "employs", priya));
         assert!(!wrong("Where does Priya Raman work?", priya, "works_at", "Northwind"));
+        // A type that is a past tense is active (found by an audit: read as passive, it answered
+        // the reverse question and not its own).
+        assert!(!wrong("Who hired Priya Raman?", "Contoso", "hired", priya));
+        assert!(wrong("Did Priya Raman hire Contoso?", "Contoso", "hired", priya));
+        assert!(!wrong("Who founded Acme Corp?", jonas, "founded", "Acme Corp"));
+        assert!(wrong("Did Initech acquire Globex?", "Globex", "acquired", "Initech"));
+        assert!(!wrong("Who was Acme Corp founded by?", "Acme Corp", "founded_by", jonas));
         // Not judged: symmetric, possessive, no relation word.
         assert!(!wrong("Who is Bob Stone married to?", "Ann Lee", "married_to", "Bob Stone"));
         assert!(!wrong("Who is Jonas Berg's manager?", jonas, "manages", priya));
@@ -293,6 +305,10 @@ mod tests {
         assert!(said("What did James Cameron direct?", titanic, &["James Cameron"]).is_none());
         assert!(said("When was Northwind founded?", "Northwind was founded in 2015.", &["Northwind"]).is_none());
         assert!(said("Where did Priya Raman work?", "Priya Raman worked at Acme.", &[priya]).is_none());
+        // An irregular past tense is the verb the question asks with, in its direction.
+        let led = "Priya Raman led the billing rewrite.";
+        assert!(said("Did Priya Raman lead the billing rewrite?", led, &[priya]).is_none());
+        assert!(said("Did the billing rewrite lead Priya Raman?", led, &[priya]).is_some());
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub(crate) mod import_checks;
 #[cfg(test)]
 mod import_origin_tests;
 pub(crate) mod import_rules;
+mod irregular_verbs;
 pub mod limits;
 mod load;
 #[cfg(test)]
