@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
+import { Store } from '../ts/index.js';
+import { startNode } from '../ts/server/node.js';
+import { findRunningNode } from '../ts/server/node-file.js';
 import { CLI, cairn, tempDir } from './helpers.js';
+import { stdioBridge, toolJson } from './mcp-client.js';
 
 // The CLI as users run it: init, tokens (directly and through a running node), serve's lifecycle,
 // and `cairn mcp` starting a node in the background.
@@ -20,6 +23,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  await stopBackgroundNode();
   await cleanup();
 });
 
@@ -40,22 +44,23 @@ async function serve(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<
 }
 
 /** An MCP client on `cairn mcp` for the data dir, as a desktop client starts it (any free port). */
-async function bridge(name: string, token: string): Promise<Client> {
-  const client = new Client({ name, version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp', '--data-dir', dir],
-      env: {
-        ...(process.env as Record<string, string>),
-        CAIRN_TOKEN: token,
-        CAIRN_PORT: '0',
-        CAIRN_LOG_LEVEL: 'silent',
-      },
-      stderr: 'pipe',
-    }),
-  );
-  return client;
+function bridge(name: string, token: string): Promise<Client> {
+  return stdioBridge(name, ['--data-dir', dir], { CAIRN_TOKEN: token, CAIRN_PORT: '0', CAIRN_LOG_LEVEL: 'silent' });
+}
+
+/** Resolves once `ready()` holds, polling; fails after `ms`. */
+async function until(ready: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !ready(); await new Promise((r) => setTimeout(r, 20))) {
+    if (Date.now() > end) throw new Error('condition not reached');
+  }
+}
+
+/** Stops a node a bridge started on the data dir, if one runs, and waits for it to be gone. */
+async function stopBackgroundNode(): Promise<void> {
+  const node = findRunningNode(dir);
+  if (node === null || node.pid === process.pid) return;
+  process.kill(node.pid, 'SIGTERM');
+  await until(() => !existsSync(join(dir, 'node.json')));
 }
 
 const exited = (c: ChildProcess) => new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
@@ -179,4 +184,65 @@ it('a node.json left by a killed node whose pid lives again (here this test proc
     process.kill(node.pid, 'SIGTERM');
     for (let i = 0; i < 50 && existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
   }
+});
+
+it('bridges started at the same moment with no node running all end up on the one node that started', async () => {
+  const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
+  const tokens = [init.token];
+  for (const agent of ['claude', 'codex']) {
+    const made = await cairn(['token', 'create', '--agent', agent, '--data-dir', dir, '--json']);
+    tokens.push((JSON.parse(made.stdout) as { token: string }).token);
+  }
+  // Each starts a node; the store lets one open it, and the others wait for that one.
+  const clients = await Promise.all(tokens.map((token, i) => bridge(`login-${i}`, token)));
+  try {
+    const agents = [];
+    for (const client of clients) {
+      const r = toolJson(await client.callTool({ name: 'memory_status', arguments: {} }));
+      expect(r.isError, JSON.stringify(r.body)).toBe(false);
+      agents.push((r.body.identity as { agent: string }).agent);
+    }
+    expect(agents.slice(1)).toEqual(['claude', 'codex']);
+  } finally {
+    for (const client of clients) await client.close();
+  }
+});
+
+it('cairn mcp whose node finds the store held waits for the node that comes up there, and uses it', async () => {
+  const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
+  // Held as the node of a bridge started a moment before holds it until it listens and announces itself.
+  const held = await Store.open(dir);
+  const connecting = bridge('waits', init.token);
+  connecting.catch(() => undefined);
+  const log = join(dir, 'node.log');
+  await until(() => existsSync(log) && readFileSync(log, 'utf8').includes('is held by another process'));
+  await held.close();
+  const node = await startNode({ dataDir: dir, port: 0, logLevel: 'silent' });
+  try {
+    const client = await connecting;
+    const r = toolJson(await client.callTool({ name: 'memory_status', arguments: {} }));
+    expect(r.isError, JSON.stringify(r.body)).toBe(false);
+    expect(findRunningNode(dir)).toMatchObject({ pid: process.pid, url: node.url });
+    await client.close();
+  } finally {
+    await node.close();
+  }
+});
+
+it('a background node that could not start is reported with its own output, not what others wrote to node.log', async () => {
+  const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
+  // Another node (or another bridge's) writing to the shared log while this bridge's node starts.
+  const log = join(dir, 'node.log');
+  const other = setInterval(() => appendFileSync(log, 'cairn serve: a line of another node\n'), 5);
+  try {
+    const r = await cairn(['mcp', '--data-dir', dir], { CAIRN_TOKEN: init.token, CAIRN_PORT: 'x' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the node did not start: CAIRN_PORT must be a port number');
+    expect(r.stderr).toContain(`run \`cairn serve --data-dir ${dir}\` to see why`);
+    expect(r.stderr).not.toContain('another node');
+  } finally {
+    clearInterval(other);
+  }
+  // It said so in node.log too.
+  expect(readFileSync(log, 'utf8')).toContain('cairn serve: CAIRN_PORT must be a port number');
 });

@@ -1,7 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { isolatedFetch } from '../ts/cli/isolated-fetch.js';
+import { CLI } from './helpers.js';
 
 /**
  * An official MCP client connected to a node's `/v1/mcp` with `token` (and identity headers), on
@@ -14,6 +16,23 @@ export async function mcpClient(url: string, token: string, headers: Record<stri
     fetch: isolatedFetch(),
   });
   await client.connect(transport);
+  return client;
+}
+
+/**
+ * An official MCP client on a `cairn mcp ...args` process with `env` added to this one's, as a
+ * desktop client starts it. Resolves once the bridge has its session with the node.
+ */
+export async function stdioBridge(name: string, args: string[], env: Record<string, string>): Promise<Client> {
+  const client = new Client({ name, version: '0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', ...args],
+      env: { ...(process.env as Record<string, string>), ...env },
+      stderr: 'pipe',
+    }),
+  );
   return client;
 }
 

@@ -1,10 +1,8 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 import { type RunningNode, startNode } from '../ts/server/node.js';
-import { CLI } from './helpers.js';
-import { toolJson } from './mcp-client.js';
+import { stdioBridge, toolJson } from './mcp-client.js';
 import { ADMIN, startTestNode, type TestNode } from './node.js';
 
 // `cairn mcp` keeps working when the node loses its session: a desktop client holds the stdio
@@ -22,15 +20,7 @@ interface Bridged {
 async function bridged(opts: Parameters<typeof startTestNode>[0] = {}): Promise<Bridged> {
   const t = await startTestNode(opts);
   const { token } = await t.token({ agent: 'desktop', user: 'ann' });
-  const client = new Client({ name: 'bridge-test', version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp', '--url', t.url],
-      env: { ...(process.env as Record<string, string>), CAIRN_TOKEN: token },
-      stderr: 'pipe',
-    }),
-  );
+  const client = await stdioBridge('bridge-test', ['--url', t.url], { CAIRN_TOKEN: token });
   return { t, node: t.node, client };
 }
 

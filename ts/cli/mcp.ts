@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
-import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -13,6 +10,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { protocolError } from '../server/rpc-error.js';
 import { VERSION } from '../server/version.js';
 import { CliFailure } from './failure.js';
+import { startBackgroundNode } from './background-node.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, nodeRefusal } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
@@ -27,46 +25,6 @@ export interface McpArgs {
 const REFUSED = -32001;
 
 const say = (line: string) => process.stderr.write(`cairn mcp: ${line}\n`);
-
-/** What was appended to the file open at `fd` after byte `from`, trimmed. */
-function readFrom(fd: number, from: number): string {
-  const size = fstatSync(fd).size;
-  const buf = Buffer.alloc(Math.max(0, Math.min(size - from, 4096)));
-  readSync(fd, buf, 0, buf.length, Math.max(from, size - buf.length));
-  return buf.toString('utf8').trim();
-}
-
-/**
- * Starts `cairn serve` on `dataDir` in the background and waits (≤ 15 s) for its `node.json`.
- * Resolves with its URL, or with the reason it did not start (its output, when it exited early).
- */
-async function startBackgroundNode(dataDir: string): Promise<{ url: string } | { failed: string }> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const log = openSync(join(dataDir, 'node.log'), 'a+', 0o600);
-  const from = fstatSync(log).size;
-  const main = fileURLToPath(new URL('./main.js', import.meta.url));
-  const child = spawn(process.execPath, [main, 'serve', '--data-dir', dataDir], {
-    detached: true,
-    stdio: ['ignore', log, log],
-  });
-  let exit: number | null | undefined;
-  child.once('exit', (code) => {
-    exit = code;
-  });
-  child.unref();
-  try {
-    for (let i = 0; i < 150; i++) {
-      const node = findRunningNode(dataDir);
-      if (node !== null) return { url: node.url };
-      // A node that already failed (say, its port is taken) is reported at once, not after 15 s.
-      if (exit !== undefined) return { failed: readFrom(log, from) || `it exited with code ${exit}` };
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return { failed: 'it did not announce itself within 15 s' };
-  } finally {
-    closeSync(log);
-  }
-}
 
 /**
  * A protocol error from the node, passed on as the node sent it (without the client's prefix); a
@@ -124,8 +82,9 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     say(`no node runs on ${args.dataDir}; starting one in the background (log: ${join(args.dataDir, 'node.log')})`);
     const started = await startBackgroundNode(args.dataDir);
     if ('failed' in started) {
-      say(`the node did not start: ${started.failed}`);
-      say(`run \`cairn serve --data-dir ${args.dataDir}\` to see why`);
+      say(`the node did not start: ${started.failed.message}`);
+      // A store held by another process would only be refused again.
+      if (!started.failed.held) say(`run \`cairn serve --data-dir ${args.dataDir}\` to see why`);
       return 1;
     }
     url = started.url;

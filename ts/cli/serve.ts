@@ -2,6 +2,7 @@ import { readLimitsRefusal } from '../documents/read-limits.js';
 import { StoreError } from '../engine/errors.js';
 import { startNode } from '../server/node.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
+import { reportStart } from './start-report.js';
 
 /** `cairn serve` options after flags and environment are merged. */
 export interface ServeArgs {
@@ -55,6 +56,16 @@ function heldBy(dataDir: string, holder: NodeFile): string {
 }
 
 /**
+ * Says why the node could not start (exit 2), on stderr and to a `cairn mcp` that started it
+ * (`held`: another process holds the store, so that bridge waits for its node).
+ */
+function couldNotRun(env: NodeJS.ProcessEnv, message: string, held: boolean): number {
+  process.stderr.write(`cairn serve: ${message}\n`);
+  reportStart(env, { held, message });
+  return 2;
+}
+
+/**
  * Runs a node until SIGTERM/SIGINT, then shuts down gracefully: stops accepting, lets in-flight
  * requests and writes finish, closes the store, removes `node.json`. Resolves with the exit code:
  * 2 when it could not start (bad options, a store another node holds, a port in use), 1 when the
@@ -72,15 +83,9 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     ) ??
     refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ??
     readLimitsRefusal(env);
-  if (refused !== null) {
-    process.stderr.write(`cairn serve: ${refused}\n`);
-    return 2;
-  }
+  if (refused !== null) return couldNotRun(env, refused, false);
   const holder = findRunningNode(args.dataDir);
-  if (holder !== null) {
-    process.stderr.write(`cairn serve: ${heldBy(args.dataDir, holder)}\n`);
-    return 2;
-  }
+  if (holder !== null) return couldNotRun(env, heldBy(args.dataDir, holder), true);
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
     node = await startNode({
@@ -103,10 +108,10 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       : portTaken
         ? '; another program listens there: choose another --port (or CAIRN_PORT; 0 takes any free port)'
         : '';
-    process.stderr.write(`cairn serve: ${message}${then}\n`);
-    return 2;
+    return couldNotRun(env, `${message}${then}`, held);
   }
   process.stderr.write(`cairn: serving ${args.dataDir} at ${node.url} (MCP: ${node.url}/v1/mcp)\n`);
+  reportStart(env);
   // A wider bind is announced by every URL that reaches it, and the Host names it accepts are these.
   if (node.networkUrls.length > 0) {
     process.stderr.write(`cairn: from the network: ${node.networkUrls.join(', ')} (MCP: <url>/v1/mcp)\n`);
