@@ -2,7 +2,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { VERSION } from '../server/version.js';
+import { CliFailure } from './failure.js';
 import { isolatedFetch } from './isolated-fetch.js';
+import { nodeRefusal } from './mcp-refusal.js';
+import { connectionLost, refused } from './net-errors.js';
 import { silentNode, watchNode } from './node-wait.js';
 
 /** How the bridge finds and reaches its node. */
@@ -10,22 +13,13 @@ export interface LinkOptions {
   /** The node's base URL now: re-read on every reconnect, since a restarted node may move. */
   url: () => string;
   headers: Record<string, string>;
-  /** How long a reconnect keeps retrying a node that refuses connections (default 15 s). */
+  /** How long a reconnect keeps retrying a node that is restarting (default 15 s). */
   retryMs?: number;
   /**
    * How long opening a session waits for the node's reply (default 15 s): `initialize` is quick,
    * so a node silent that long is stopped or hung, and the bridge says so instead of waiting.
    */
   answerMs?: number;
-}
-
-/** Whether `err` (or an error inside it) is a refused TCP connection: nothing reached the node. */
-export function refused(err: unknown, depth = 0): boolean {
-  if (typeof err !== 'object' || err === null || depth > 4) return false;
-  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
-  if (e.code === 'ECONNREFUSED') return true;
-  if (Array.isArray(e.errors) && e.errors.some((x) => refused(x, depth + 1))) return true;
-  return refused(e.cause, depth + 1);
 }
 
 /**
@@ -39,9 +33,36 @@ export function sessionLost(err: unknown): boolean {
 }
 
 /**
+ * Whether opening a session failed in a way a node being restarted shows, so opening is tried
+ * again: nothing listens yet, the old node closed the connection, or it answered that it is
+ * shutting down (a `503` with its §3 `UNAVAILABLE` body; a full node's `503` is JSON-RPC's).
+ */
+function restarting(err: unknown): boolean {
+  return refused(err) || connectionLost(err) || nodeRefusal(err)?.body.error.code === 'UNAVAILABLE';
+}
+
+/**
+ * Why a request that may have run was not sent again: its connection closed before the reply
+ * (`connectionLost`), and it changes the store unless a repeat is known to change nothing.
+ */
+function outcomeUnknown(url: string): CliFailure {
+  return new CliFailure(
+    'UNAVAILABLE',
+    `the connection to the node at ${url} closed before it replied (the node stopped or restarted): ` +
+      'this call may or may not have been applied, so it was not sent again. Check what is stored before ' +
+      'repeating it (memory_note_list or memory_history for a note, memory_recall for facts); a ' +
+      'memory_note_write or memory_handoff_create with an idempotencyKey is applied once however often it is ' +
+      'sent, so the bridge re-sends those itself',
+    undefined,
+    [{ applied: 'unknown' }],
+  );
+}
+
+/**
  * The bridge's MCP session with its node, renewed transparently: a request that fails because the
- * session is lost opens a new session (retrying a node that is restarting for up to `retryMs`) and
- * is sent once more. Concurrent failures share one reconnect.
+ * session is lost, or whose connection closed when a repeat is safe, opens a new session (retrying
+ * a node that is restarting for up to `retryMs`) and is sent once more. Concurrent failures share
+ * one reconnect.
  */
 export class NodeLink {
   private client: Client | undefined;
@@ -63,16 +84,19 @@ export class NodeLink {
   }
 
   /**
-   * Runs `fn` on the current session; on a lost session, once more on a new one. A node that
-   * stops answering meanwhile (`watchNode`: neither the reply nor `/health` for `answerMs`) fails
-   * the request with UNAVAILABLE instead of the SDK's 60 s timeout.
+   * Runs `fn` on the current session; on a lost session, once more on a new one. A request whose
+   * connection closed before the reply may have run: it is sent again only when `repeatable` (a
+   * repeat changes nothing more), else it fails with UNAVAILABLE saying its outcome is unknown. A
+   * node that stops answering meanwhile (`watchNode`: neither the reply nor `/health` for
+   * `answerMs`) fails the request with UNAVAILABLE instead of the SDK's 60 s timeout.
    */
-  async request<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  async request<T>(fn: (client: Client) => Promise<T>, repeatable: boolean): Promise<T> {
     const client = this.client ?? (await this.renew(undefined));
     try {
       return await this.watched(() => fn(client));
     } catch (err) {
-      if (!sessionLost(err)) throw err;
+      if (connectionLost(err) && !repeatable) throw outcomeUnknown(this.at);
+      if (!sessionLost(err) && !connectionLost(err)) throw err;
       const renewed = await this.renew(client);
       return this.watched(() => fn(renewed));
     }
@@ -118,7 +142,7 @@ export class NodeLink {
         this.client = client;
         return client;
       } catch (err) {
-        if (!refused(err) || Date.now() >= deadline) throw err;
+        if (!restarting(err) || Date.now() >= deadline) throw err;
         await new Promise((r) => setTimeout(r, 200));
       }
     }

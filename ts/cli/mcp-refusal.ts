@@ -3,7 +3,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { type ErrorBody, isErrorCode } from '../protocol/errors.js';
 import { CliFailure } from './failure.js';
-import { refused } from './mcp-link.js';
+import { refused, unreachable } from './net-errors.js';
 import { seconds } from './node-wait.js';
 
 // What `cairn mcp` says when its node refuses it or is not there: the SDK's transport errors carry
@@ -38,32 +38,6 @@ function remedy(code: string): string {
   return '';
 }
 
-/** Network error codes: the request did not get to the node, or its answer did not come back. */
-const NETWORK = new Set([
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-]);
-
-/** Whether `err` (or an error inside it) is a network failure between the bridge and the node. */
-function unreachable(err: unknown, depth = 0): boolean {
-  if (typeof err !== 'object' || err === null || depth > 4) return false;
-  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof e.code === 'string' && NETWORK.has(e.code)) return true;
-  if (Array.isArray(e.errors) && e.errors.some((x) => unreachable(x, depth + 1))) return true;
-  return unreachable(e.cause, depth + 1);
-}
-
 /** Why the bridge's first session with the node at `url` did not open, said with what to run. */
 export function cannotConnect(err: unknown, url: string, dataDir: string): string {
   const refusal = nodeRefusal(err);
@@ -94,24 +68,39 @@ export function cannotConnect(err: unknown, url: string, dataDir: string): strin
 }
 
 /**
- * A tool call's failure as the tool error of DESIGN.md §3 (`isError` with the JSON body), when the
- * node refused the bridge (a revoked token, a rate limit) or is gone: the model reads the same
- * shape as any refusal of the node's, with what the user has to do. Null for other failures.
+ * The DESIGN.md §3 body of a request's failure, when the node refused the bridge (a revoked token,
+ * a rate limit; with what the user has to do) or is gone or cut off (`url`: where it was); null
+ * for other failures.
  */
-export function asToolError(err: unknown, url: string) {
+export function failureBody(err: unknown, url: string): ErrorBody | null {
   const refusal = nodeRefusal(err);
-  let body: ErrorBody | null = null;
   if (refusal !== null) {
     const { code, message, details } = refusal.body.error;
     const then = remedy(code);
-    body = { error: { code, message: then === '' ? message : `${message}; ${then}`, details } };
-  } else if (refused(err)) {
-    const message = `no node is running at ${url}; the user starts it with \`cairn serve\``;
-    body = { error: { code: 'UNAVAILABLE', message, details: [] } };
-  } else if (err instanceof CliFailure && err.code === 'UNAVAILABLE') {
-    // The node stopped answering during the call (`NodeLink.request`).
-    body = { error: { code: 'UNAVAILABLE', message: err.message, details: [] } };
+    return { error: { code, message: then === '' ? message : `${message}; ${then}`, details } };
   }
+  if (refused(err)) {
+    const message = `no node is running at ${url}; the user starts it with \`cairn serve\``;
+    return { error: { code: 'UNAVAILABLE', message, details: [] } };
+  }
+  // The node stopped answering during the request, or cut it off when a repeat was not safe
+  // (`NodeLink.request`).
+  if (err instanceof CliFailure && err.code === 'UNAVAILABLE') return err.body();
+  if (unreachable(err)) {
+    const why = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+    const message = `cannot reach the node at ${url} (${why}); the user checks that it runs (\`cairn serve\`)`;
+    return { error: { code: 'UNAVAILABLE', message, details: [] } };
+  }
+  return null;
+}
+
+/**
+ * A tool call's failure as the tool error of DESIGN.md §3 (`isError` with the JSON body), when
+ * `failureBody` has one: the model reads the same shape as any refusal of the node's, with what
+ * the user has to do. Null for other failures.
+ */
+export function asToolError(err: unknown, url: string) {
+  const body = failureBody(err, url);
   if (body === null) return null;
   // As the node answers a refused call: the JSON as structuredContent and as one text block.
   const structured = body as unknown as Record<string, unknown>;

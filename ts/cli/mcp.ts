@@ -9,11 +9,11 @@ import { encodeIdentityHeader } from '../protocol/identity-header.js';
 import { findRunningNode } from '../server/node-file.js';
 import { protocolError } from '../server/rpc-error.js';
 import { VERSION } from '../server/version.js';
-import { CliFailure } from './failure.js';
 import { startBackgroundNode } from './background-node.js';
 import { NodeLink } from './mcp-link.js';
-import { asToolError, cannotConnect, nodeRefusal } from './mcp-refusal.js';
+import { asToolError, cannotConnect, failureBody } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
+import { repeatable } from './repeatable.js';
 
 /** Arguments of `cairn mcp`. */
 export interface McpArgs {
@@ -28,19 +28,13 @@ const say = (line: string) => process.stderr.write(`cairn mcp: ${line}\n`);
 
 /**
  * A protocol error from the node, passed on as the node sent it (without the client's prefix); a
- * refusal by the node's HTTP layer (say, a revoked token on `tools/list`) as its §3 error's text.
+ * refusal by the node's HTTP layer (say, a revoked token on `tools/list`), or a node gone or not
+ * answering, as its §3 error: the code first in the message, the body as data.
  */
-function unwrap(err: unknown): never {
+function unwrap(err: unknown, url: string): never {
   if (err instanceof McpError) throw protocolError(err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data);
-  const refusal = nodeRefusal(err);
-  if (refusal !== null) {
-    const { code, message } = refusal.body.error;
-    throw protocolError(REFUSED, `${code}: ${message}`, refusal.body);
-  }
-  // The node stopped answering during the request (`NodeLink.request`).
-  if (err instanceof CliFailure && err.code === 'UNAVAILABLE') {
-    throw protocolError(REFUSED, `UNAVAILABLE: ${err.message}`, err.body());
-  }
+  const body = failureBody(err, url);
+  if (body !== null) throw protocolError(REFUSED, `${body.error.code}: ${body.error.message}`, body);
   throw err;
 }
 
@@ -49,7 +43,9 @@ function unwrap(err: unknown): never {
  * (the node from `--url`, else the data dir's `node.json`, else one started in the background),
  * authenticated with `CAIRN_TOKEN`; `CAIRN_USER`/`CAIRN_SCOPE` become the identity headers. When
  * the node loses the bridge's session (a restart, eviction at the session cap, the idle timeout),
- * the bridge opens a new one and re-sends the request: the stdio client never sees it.
+ * the bridge opens a new one and re-sends the request: the stdio client never sees it. A request
+ * whose connection closed before the reply may have run: it is re-sent only when that is safe
+ * (`repeatable`), else the client gets UNAVAILABLE saying its outcome is unknown.
  */
 export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = env.CAIRN_TOKEN;
@@ -98,6 +94,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     },
     headers,
     answerMs,
+    retryMs: answerMs,
   });
   try {
     await link.connect();
@@ -110,11 +107,15 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     { name: 'cairn', title: 'Cairn memory', version: VERSION },
     { capabilities: { tools: { listChanged: false } }, ...(instructions === undefined ? {} : { instructions }) },
   );
-  server.setRequestHandler(ListToolsRequestSchema, (req) => link.request((c) => c.listTools(req.params)).catch(unwrap));
+  server.setRequestHandler(ListToolsRequestSchema, (req) =>
+    link.request((c) => c.listTools(req.params), true).catch((err: unknown) => unwrap(err, last)),
+  );
   // A refused or unreachable node answers a tool call as a tool error (DESIGN.md §3), not a
   // transport failure the client shows as raw text.
   server.setRequestHandler(CallToolRequestSchema, (req) =>
-    link.request((c) => c.callTool(req.params)).catch((err: unknown) => asToolError(err, last) ?? unwrap(err)),
+    link
+      .request((c) => c.callTool(req.params), repeatable(req.params.name, req.params.arguments))
+      .catch((err: unknown) => asToolError(err, last) ?? unwrap(err, last)),
   );
   const done = new Promise<void>((resolve) => {
     server.onclose = resolve;
