@@ -75,6 +75,20 @@ it('a write whose connection closed after the node ran it is not sent again: UNA
   }
 });
 
+it('a write re-sent after "shutting down" whose connection then closed is not sent a third time: its outcome is unknown', async () => {
+  const cuts: Cut[] = ['shutting-down', 'close-after'];
+  const b = await through((msg) => (msg.method === 'tools/call' ? (cuts.shift() ?? 'pass') : 'pass'));
+  try {
+    const r = await write(b.client, { key: 'cut/twice', value: 1 });
+    expect(r.isError).toBe(true);
+    expect(r.body.error).toMatchObject({ code: 'UNAVAILABLE', details: [{ applied: 'unknown' }] });
+    expect(cuts).toEqual([]);
+    expect(await writes('cut/twice')).toBe(1);
+  } finally {
+    await b.close();
+  }
+});
+
 it('a write with an idempotencyKey whose connection closed is sent again: applied once, its first receipt returned', async () => {
   const b = await through(first('memory_note_write', 'close-after'));
   try {

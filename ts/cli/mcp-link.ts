@@ -91,14 +91,17 @@ export class NodeLink {
    * `answerMs`) fails the request with UNAVAILABLE instead of the SDK's 60 s timeout.
    */
   async request<T>(fn: (client: Client) => Promise<T>, repeatable: boolean): Promise<T> {
-    const client = this.client ?? (await this.renew(undefined));
-    try {
-      return await this.watched(() => fn(client));
-    } catch (err) {
-      if (connectionLost(err) && !repeatable) throw outcomeUnknown(this.at);
-      if (!sessionLost(err) && !connectionLost(err)) throw err;
-      const renewed = await this.renew(client);
-      return this.watched(() => fn(renewed));
+    let client = this.client ?? (await this.renew(undefined));
+    for (let resent = false; ; resent = true) {
+      try {
+        return await this.watched(() => fn(client));
+      } catch (err) {
+        const lost = connectionLost(err);
+        // Whether sent once or again (after a 404, say), a cut-off write may have been applied.
+        if (lost && !repeatable) throw outcomeUnknown(this.at);
+        if (resent || (!lost && !sessionLost(err))) throw err;
+        client = await this.renew(client);
+      }
     }
   }
 
