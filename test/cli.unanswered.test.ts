@@ -233,6 +233,14 @@ it('cairn mcp: a node that stops answering mid-session fails the tool call with 
     expect(error.message).toMatch(/does not answer/);
     // Well before the SDK's own 60 s request timeout.
     expect(Date.now() - started).toBeLessThan(15_000);
+    // A write the node may still apply when it wakes says so, and what to do.
+    const args = { key: 'hung/write', value: 1, kind: 'decision' };
+    const write = toolJson(await client.callTool({ name: 'memory_note_write', arguments: args }));
+    expect(write.isError).toBe(true);
+    expect(write.body.error).toMatchObject({ code: 'UNAVAILABLE', details: [{ applied: 'unknown' }] });
+    expect((write.body.error as { message: string }).message).toMatch(
+      /does not answer.*may or may not have been applied/,
+    );
   } finally {
     await client.close();
     await t.stop();

@@ -41,6 +41,12 @@ function restarting(err: unknown): boolean {
   return refused(err) || connectionLost(err) || nodeRefusal(err)?.body.error.code === 'UNAVAILABLE';
 }
 
+/** What to do about a write whose outcome is unknown. */
+const CHECK_FIRST =
+  'Check what is stored before repeating it (memory_note_list or memory_history for a note, memory_recall ' +
+  'for facts); a memory_note_write or memory_handoff_create with an idempotencyKey is applied once however ' +
+  'often it is sent, so the bridge re-sends those itself';
+
 /**
  * Why a request that may have run was not sent again: its connection closed before the reply
  * (`connectionLost`), and it changes the store unless a repeat is known to change nothing.
@@ -49,13 +55,16 @@ function outcomeUnknown(url: string): CliFailure {
   return new CliFailure(
     'UNAVAILABLE',
     `the connection to the node at ${url} closed before it replied (the node stopped or restarted): ` +
-      'this call may or may not have been applied, so it was not sent again. Check what is stored before ' +
-      'repeating it (memory_note_list or memory_history for a note, memory_recall for facts); a ' +
-      'memory_note_write or memory_handoff_create with an idempotencyKey is applied once however often it is ' +
-      'sent, so the bridge re-sends those itself',
+      `this call may or may not have been applied, so it was not sent again. ${CHECK_FIRST}`,
     undefined,
     [{ applied: 'unknown' }],
   );
+}
+
+/** `silent` (the node stopped answering a write in flight), saying the write may yet be applied. */
+function unanswered(silent: CliFailure): CliFailure {
+  const message = `${silent.message}. This call may or may not have been applied. ${CHECK_FIRST}`;
+  return new CliFailure('UNAVAILABLE', message, undefined, [{ applied: 'unknown' }]);
 }
 
 /**
@@ -96,6 +105,8 @@ export class NodeLink {
       try {
         return await this.watched(() => fn(client));
       } catch (err) {
+        // The node stopped answering (`watched`): a write may be applied when it comes back.
+        if (err instanceof CliFailure) throw repeatable ? err : unanswered(err);
         const lost = connectionLost(err);
         // Whether sent once or again (after a 404, say), a cut-off write may have been applied.
         if (lost && !repeatable) throw outcomeUnknown(this.at);
