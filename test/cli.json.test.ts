@@ -41,6 +41,13 @@ it.each<[string, () => string[], number, string, string]>([
     'VALIDATION_ERROR',
     '--scope:',
   ],
+  [
+    'token create --user with a C1 control character',
+    () => ['token', 'create', '--agent', 'a', '--user', 'a\u0085b'],
+    2,
+    'VALIDATION_ERROR',
+    '--user: must not contain control characters',
+  ],
   ['token revoke of no token', () => ['token', 'revoke', 'nope'], 1, 'NOT_FOUND', 'no token has id nope'],
   ['token, unknown subcommand', () => ['token', 'mint'], 2, 'VALIDATION_ERROR', 'unknown subcommand'],
   ['memories show of no note', () => ['memories', 'show', 'nope'], 1, 'NOT_FOUND', 'no note with key nope'],

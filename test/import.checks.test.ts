@@ -109,6 +109,27 @@ it('skips over-long names and types, and unknown fields, record by record', asyn
   expect(evil.body.state).toBe('nothing_stored');
 });
 
+it('skips a name holding a C1 control character (U+0080–U+009F), as the write verbs refuse it', async () => {
+  const r = await importInto('c1', [
+    { kind: 'entity', id: '1', name: 'Ne\u0085xt' },
+    { kind: 'entity', id: '2', name: 'Typed', types: ['t\u009b'] },
+    fact({ type: 'kno\u0085ws' }),
+    { kind: 'note', key: 'k\u0085', value: 1, noteKind: 'user_fact' },
+    { kind: 'handoff', taskId: 'T\u009b', summary: 's' },
+    { kind: 'entity', id: '3', name: 'Kept' },
+  ]);
+  expect(r.skipped.map((s) => [s.index, s.reason])).toEqual([
+    [0, 'name: must not contain control characters'],
+    [1, 'types[0]: must not contain control characters'],
+    [2, 'type: must not contain control characters'],
+    [3, 'key: must not contain control characters'],
+    [4, 'taskId: must not contain control characters'],
+  ]);
+  expect(r.imported).toMatchObject({ entities: 1, facts: 0, notes: 0, handoffs: 0 });
+  const listed = await post('note_list', { scope: 'c1' });
+  expect(listed.body.notes).toEqual([]);
+});
+
 it('relate names `to` when from and to are one entity', async () => {
   const r = await post('relate', { scope: 'same', from: 'Same', to: 'same', type: 'x' });
   expect(r.status).toBe(422);

@@ -18,8 +18,10 @@ export const Id = z
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 // Lone surrogates cannot be stored as UTF-8; control characters in a name break its keys and display.
 const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+// Unicode's control characters (category Cc): C0, DEL and C1. A C1 one is as invisible as a C0
+// one, and some (U+009B, CSI) drive a terminal that prints the name.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** `user_id` and `scope`: 1–256 bytes of UTF-8, no `:` (DESIGN.md §1). */
 export const Name256 = z

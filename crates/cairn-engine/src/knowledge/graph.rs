@@ -123,10 +123,11 @@ pub(crate) fn check_name(name: &str, what: &str) -> Result<String> {
     Ok(folded)
 }
 
-/// Whether `s` holds a control character (U+0000–U+001F, U+007F), which the node refuses in names:
-/// a NUL would also split the `name \0 …` keys, so one name could be taken for another it extends.
+/// Whether `s` holds a control character (category Cc: U+0000–U+001F, U+007F–U+009F), which the
+/// node refuses in names: a NUL would also split the `name \0 …` keys, so one name could be taken
+/// for another it extends.
 pub(crate) fn has_control(s: &str) -> bool {
-    s.chars().any(|c| c < ' ' || c == '\u{7f}')
+    s.chars().any(char::is_control)
 }
 
 fn find_id(tx: &mut WriteTxn<'_>, part: &Partition, folded: &str) -> Result<Option<u64>> {

@@ -166,7 +166,8 @@ pub(crate) fn short_name(field: &str, value: &str) -> Outcome<()> {
 /// keys and display (the node's schema refuses them too). Reads and forgets still take one, so a
 /// note stored before this rule stays reachable.
 pub(crate) fn printable(field: &str, value: &str) -> Outcome<()> {
-    if value.chars().any(|c| c <= '\u{1f}' || c == '\u{7f}') {
+    // Category Cc: C0, DEL and C1, as the node's schema (and `graph::has_control`) has it.
+    if value.chars().any(char::is_control) {
         return Err(invalid(field, "must not contain control characters"));
     }
     Ok(())
