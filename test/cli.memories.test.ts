@@ -226,6 +226,28 @@ it('list passes on the verb’s refusal of --task beside --visibility user, not 
   expect(r.stderr).toContain('taskId');
 });
 
+it('takes --user and --scope in NFC on the store, as a node does: either spelling of José is one user', async () => {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'Jos\u00e9', scope: 'caf\u00e9', agent: 'claude' };
+  expect(
+    (await store.notes('note_write', caller, { key: 'lang', value: 'pt', kind: 'user_fact' })).error,
+  ).toBeUndefined();
+  await store.close();
+  const r = await cairn([
+    'memories',
+    'list',
+    '--user',
+    'Jose\u0301',
+    '--scope',
+    'cafe\u0301',
+    '--data-dir',
+    dir,
+    '--json',
+  ]);
+  expect(r.code, r.stderr).toBe(0);
+  expect((JSON.parse(r.stdout) as { notes: { key: string }[] }).notes.map((n) => n.key)).toEqual(['lang']);
+});
+
 it('ends quietly (exit 0, no stack) when its reader closes stdout early', async () => {
   const child = spawn(process.execPath, [CLI, 'memories', 'list', ...who, '--data-dir', dir], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -254,6 +254,81 @@ describe('cairn mcp with a non-ASCII CAIRN_USER', () => {
   });
 });
 
+describe('whitespace at either end of a name', () => {
+  // HTTP drops the blanks around a header value: `X-Cairn-User: wsalice ` arrives as "wsalice".
+  // So a name may not begin or end with whitespace anywhere: the same text can never be one user
+  // in the body and another in the header.
+  const refusal = (r: { status: number; body: Record<string, unknown> }, field: string) => {
+    expect(r.status, JSON.stringify(r.body)).toBe(422);
+    expect(r.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field }] });
+    expect(JSON.stringify(r.body.error)).toContain('must not begin or end with whitespace');
+  };
+
+  it('is refused in user_id and scope, so the blank-padded text names no second user', async () => {
+    const w = await t.call('POST', '/v1/memory/note_write', {
+      token: shared,
+      body: { user_id: 'wsalice', scope: 'shop', key: 'cart', value: 'alice-item', kind: 'user_fact' },
+    });
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    const before = await t.txn();
+    for (const body of [
+      { user_id: 'wsalice ', scope: 'shop', key: 'cart', value: 'x', kind: 'user_fact' },
+      { user_id: ' ', scope: 'shop', key: 'cart', value: 'x', kind: 'user_fact' },
+      { user_id: '\u00a0wsalice', scope: 'shop', key: 'cart', value: 'x', kind: 'user_fact' },
+    ]) {
+      refusal(await t.call('POST', '/v1/memory/note_write', { token: shared, body }), 'user_id');
+    }
+    for (const scope of ['shop ', '\u3000shop', 'shop\u2028']) {
+      refusal(
+        await t.call('POST', '/v1/memory/note_list', { token: shared, body: { user_id: 'wsalice', scope } }),
+        'scope',
+      );
+    }
+    expect(await t.txn()).toBe(before);
+    // The header's surrounding blanks are HTTP's, not the name's: the header names wsalice.
+    const viaHeader = await raw(
+      'POST',
+      '/v1/memory/note_list',
+      { 'x-cairn-user': 'wsalice ', 'x-cairn-scope': ' shop' },
+      {},
+    );
+    expect((viaHeader.body.notes as { value: unknown }[]).map((n) => n.value)).toEqual(['alice-item']);
+  });
+
+  it('is refused in a header when it survives HTTP (escaped, or a blank HTTP does not drop), naming the header', async () => {
+    for (const [name, value] of [
+      ['x-cairn-user', "UTF-8''wsalice%20"],
+      ['x-cairn-user', utf8('wsalice\u00a0')],
+      ['x-cairn-scope', "UTF-8''%20shop"],
+    ] as const) {
+      for (const [method, path, body] of [
+        ['GET', '/v1/whoami', undefined],
+        ['POST', '/v1/memory/note_list', {}],
+      ] as const) {
+        const r = await raw(method, path, { [name]: value }, body);
+        refusal(r, name === 'x-cairn-user' ? 'X-Cairn-User' : 'X-Cairn-Scope');
+      }
+    }
+  });
+
+  it('is refused in MCP tool arguments and in a token made for such a user', async () => {
+    const client = await mcpClient(t.url, shared);
+    try {
+      const r = toolJson(
+        await client.callTool({ name: 'memory_note_list', arguments: { user_id: 'wsalice ', scope: 'shop' } }),
+      );
+      expect(r.isError).toBe(true);
+      expect(r.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'user_id' }] });
+    } finally {
+      await client.close();
+    }
+    const made = await t.call('POST', '/v1/admin/tokens', { body: { agent: 'app', user: 'wsalice ' } });
+    refusal(made, 'user');
+    const scoped = await t.call('POST', '/v1/admin/tokens', { body: { agent: 'app', scopes: ['shop', ' shop'] } });
+    refusal(scoped, 'scopes.1');
+  });
+});
+
 describe('a repeated identity header', () => {
   /** A request with `name` sent once per value (Node joins them into "alice, bob" on arrival). */
   function twice(method: string, path: string, name: string, values: string[], body?: unknown) {

@@ -4,11 +4,11 @@ import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
-import { CliFailure, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
+import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { needAdmin, withheldWarning } from './node-view.js';
 import { type Manifest, PackageError, writePackage } from './package.js';
-import { userScopeProblem } from './user-scope.js';
+import { userScope } from './user-scope.js';
 
 /** Arguments of `cairn export DIR`. */
 export interface ExportArgs {
@@ -46,10 +46,7 @@ async function* pagesOf(
  */
 export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
-  const user = a.user ?? 'default';
-  const scope = a.scopes?.[0] ?? 'default';
-  const problem = userScopeProblem(user, scope);
-  if (problem !== null) throw new CliFailure('VALIDATION_ERROR', problem, EXIT_UNUSABLE);
+  const { user, scope } = userScope(a.user ?? 'default', a.scopes?.[0] ?? 'default');
   const dir = resolve(a.dir);
   needStore(a.dataDir);
   const node = findRunningNode(a.dataDir);

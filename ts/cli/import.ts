@@ -8,7 +8,7 @@ import { type FileImported, importLines } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
 import { type Manifest, PackageError, packageBytes, packageSize, verifyPackage } from './package.js';
-import { userScopeProblem } from './user-scope.js';
+import { userScope } from './user-scope.js';
 
 /** Arguments of `cairn import FILE`. */
 export interface ImportArgs {
@@ -146,10 +146,10 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     const message = err instanceof Error ? err.message : String(err);
     throw new CliFailure('VALIDATION_ERROR', `${a.file}: ${message}`, EXIT_UNUSABLE, [{ field: 'PATH', message }]);
   }
-  const user = a.user ?? pkg?.source.user ?? 'default';
-  const scope = a.scopes?.[0] ?? pkg?.source.scope ?? 'default';
-  const problem = userScopeProblem(user, scope);
-  if (problem !== null) throw new CliFailure('VALIDATION_ERROR', problem, EXIT_UNUSABLE);
+  const { user, scope } = userScope(
+    a.user ?? pkg?.source.user ?? 'default',
+    a.scopes?.[0] ?? pkg?.source.scope ?? 'default',
+  );
   const emptyOnly = pkg !== null;
   let result: FileImported;
   const node = findRunningNode(a.dataDir);

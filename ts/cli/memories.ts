@@ -8,6 +8,7 @@ import { needStore } from './data-dir.js';
 import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { needAdmin, withheldWarning } from './node-view.js';
+import { userScope } from './user-scope.js';
 
 /** Arguments of `cairn memories list|show|history|forget`. */
 export interface MemoriesArgs {
@@ -45,8 +46,7 @@ async function withCaller<T>(
   env: NodeJS.ProcessEnv,
   fn: (call: Call, node: NodeFile | null) => Promise<T>,
 ): Promise<T> {
-  const user = a.user ?? 'default';
-  const scope = a.scopes?.[0] ?? 'default';
+  const { user, scope } = userScope(a.user ?? 'default', a.scopes?.[0] ?? 'default');
   needStore(a.dataDir);
   const node = findRunningNode(a.dataDir);
   if (node !== null) {

@@ -1,13 +1,19 @@
 import { Name256 } from '../protocol/fields.js';
+import { nfc } from '../protocol/unicode.js';
+import { usage } from './failure.js';
 
-/** Why `--user`/`--scope` values cannot name a scope (the flag and the rule), or null when both can. */
-export function userScopeProblem(user: string, scope: string): string | null {
+/**
+ * `--user` and `--scope` as the node takes `user_id` and `scope`: checked by the same rule (else
+ * VALIDATION_ERROR naming the flag, exit 2) and in NFC, so a name reaches the same user on the
+ * store directly as through a node.
+ */
+export function userScope(user: string, scope: string): { user: string; scope: string } {
   for (const [flag, value] of [
     ['--user', user],
     ['--scope', scope],
   ] as const) {
     const r = Name256.safeParse(value);
-    if (!r.success) return `${flag}: ${r.error.issues[0]?.message ?? 'invalid'}`;
+    if (!r.success) throw usage(flag, r.error.issues[0]?.message ?? 'invalid');
   }
-  return null;
+  return { user: nfc(user), scope: nfc(scope) };
 }

@@ -23,20 +23,31 @@ const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** `user_id` and `scope`: 1–256 bytes of UTF-8, no `:` (DESIGN.md §1). */
+// Whitespace (Unicode White_Space) at either end. HTTP drops the blanks around a header value, so
+// `X-Cairn-User: alice ` arrives as "alice": were "alice " a name, the same text would be one user
+// in the body and another in the header. Refused everywhere instead, it names no one anywhere.
+const EDGE_SPACE = /^\p{White_Space}|\p{White_Space}$/u;
+
+/** `user_id` and `scope`: 1–256 bytes of UTF-8, no `:` (DESIGN.md §1), no control characters, no
+ * whitespace at either end. */
 export const Name256 = z
   .string()
   .min(1)
   .refine(wellFormed, ILL_FORMED)
   .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+  .refine((s) => !EDGE_SPACE.test(s), 'must not begin or end with whitespace')
   .refine((s) => utf8Bytes(s) <= 256, 'at most 256 bytes')
   .refine((s) => !s.includes(':'), 'must not contain ":"');
 
 /** A scope name (default `default`). */
-export const Scope = Name256.describe('Namespace of the memory; default "default". 1–256 bytes, no ":"');
+export const Scope = Name256.describe(
+  'Namespace of the memory; default "default". 1–256 bytes, no ":", no control characters, no whitespace at either end',
+);
 
 /** The end user whose memory it is. */
-export const UserId = Name256.describe('End user whose memory this is; default from the token or "default"');
+export const UserId = Name256.describe(
+  'End user whose memory this is; default from the token or "default". Rules as for scope',
+);
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
