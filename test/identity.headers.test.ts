@@ -163,6 +163,59 @@ describe('names in NFC', () => {
   });
 });
 
+describe('the 256-byte limit, counted in NFC (the form the node keeps)', () => {
+  // 'é' × 128 is 256 bytes composed and 384 decomposed: one user, accepted in either spelling.
+  const [composed, decomposed] = ['\u00e9'.repeat(128), 'e\u0301'.repeat(128)];
+  // U+0958 has no composed form: NFC decomposes it, so 85 of them (255 bytes) become 510.
+  const grows = '\u0958'.repeat(85);
+
+  it('takes the decomposed spelling of a name that is 256 bytes composed, as the same user', async () => {
+    const w = await t.call('POST', '/v1/memory/note_write', {
+      token: shared,
+      body: { user_id: decomposed, scope: decomposed, key: 'long', value: 1, kind: 'user_fact' },
+    });
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    const headers = { 'x-cairn-user': utf8(composed), 'x-cairn-scope': encodeIdentityHeader(composed) };
+    const listed = await raw('POST', '/v1/memory/note_list', headers, {});
+    expect((listed.body.notes as { key: string }[]).map((n) => n.key)).toEqual(['long']);
+    const who = await raw('GET', '/v1/whoami', { 'x-cairn-user': encodeIdentityHeader(decomposed) });
+    expect(who.status, JSON.stringify(who.body)).toBe(200);
+    expect(who.body.user).toBe(composed);
+  });
+
+  it('refuses a name whose NFC form passes 256 bytes, naming the field or header sent; whoami as the verbs', async () => {
+    const before = await t.txn();
+    const write = { key: 'k', value: 'v', kind: 'user_fact' };
+    for (const [body, field] of [
+      [{ user_id: grows, ...write }, 'user_id'],
+      [{ scope: grows, ...write }, 'scope'],
+    ] as const) {
+      const r = await t.call('POST', '/v1/memory/note_write', { token: shared, body });
+      expect(r.status, JSON.stringify(r.body)).toBe(422);
+      expect(r.body.error?.details).toEqual([{ field, message: expect.stringContaining('256 bytes') }]);
+    }
+    for (const [header, field] of [
+      ['x-cairn-user', 'X-Cairn-User'],
+      ['x-cairn-scope', 'X-Cairn-Scope'],
+    ] as const) {
+      for (const value of [utf8(grows), encodeIdentityHeader(grows)]) {
+        for (const [method, path, body] of [
+          ['POST', '/v1/memory/note_write', write],
+          ['GET', '/v1/whoami', undefined],
+        ] as const) {
+          const r = await raw(method, path, { [header]: value }, body);
+          expect([path, r.status], JSON.stringify(r.body)).toEqual([path, 422]);
+          expect(r.body.error?.details).toEqual([{ field, message: expect.stringContaining('256 bytes') }]);
+        }
+      }
+    }
+    expect(await t.txn()).toBe(before);
+    const made = await t.call('POST', '/v1/admin/tokens', { body: { agent: 'app', user: grows } });
+    expect(made.status).toBe(422);
+    expect(made.body.error?.details).toMatchObject([{ field: 'user' }]);
+  });
+});
+
 describe("the header as UTF-8''<percent-encoded>", () => {
   it('names the same user as the raw bytes and as user_id', async () => {
     const r = await t.call('GET', '/v1/whoami', {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { ILL_FORMED, LONE_SURROGATE } from './unicode.js';
+import { ILL_FORMED, LONE_SURROGATE, nfc } from './unicode.js';
 
 // Field types shared by the verb schemas. Each carries the rule DESIGN.md states, so a refusal
 // names the field (zod's path) and says what was expected.
@@ -28,20 +28,23 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // in the body and another in the header. Refused everywhere instead, it names no one anywhere.
 const EDGE_SPACE = /^\p{White_Space}|\p{White_Space}$/u;
 
-/** `user_id` and `scope`: 1–256 bytes of UTF-8, no `:` (DESIGN.md §1), no control characters, no
- * whitespace at either end. */
+/** `user_id` and `scope`: 1–256 bytes of UTF-8 in NFC, no `:` (DESIGN.md §1), no control
+ * characters, no whitespace at either end. */
 export const Name256 = z
   .string()
   .min(1)
   .refine(wellFormed, ILL_FORMED)
   .refine((s) => !CONTROL.test(s), 'must not contain control characters')
   .refine((s) => !EDGE_SPACE.test(s), 'must not begin or end with whitespace')
-  .refine((s) => utf8Bytes(s) <= 256, 'at most 256 bytes')
+  // Counted in NFC, the form the node keys by (`nfc`): "é" sent decomposed is the same 2 bytes as
+  // sent composed, and a name whose NFC form is longer than the text sent is refused here, naming
+  // the field sent, not by the engine after normalizing.
+  .refine((s) => utf8Bytes(nfc(s)) <= 256, 'at most 256 bytes, counted in Unicode NFC (the form the node keeps)')
   .refine((s) => !s.includes(':'), 'must not contain ":"');
 
 /** A scope name (default `default`). */
 export const Scope = Name256.describe(
-  'Namespace of the memory; default "default". 1–256 bytes, no ":", no control characters, no whitespace at either end',
+  'Namespace of the memory; default "default". 1–256 bytes (in NFC), no ":", no control characters, no whitespace at either end',
 );
 
 /** The end user whose memory it is. */
