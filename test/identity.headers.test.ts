@@ -295,13 +295,14 @@ describe('cairn mcp with a non-ASCII CAIRN_USER', () => {
       promisify(execFile)(process.execPath, [CLI, 'mcp', '--url', 'http://127.0.0.1:9'], {
         env: { ...process.env, CAIRN_TOKEN: shared, ...env },
       }).catch((e: { code: number; stderr: string }) => e);
-    for (const [variable, value] of [
-      ['CAIRN_USER', 'a:b'],
-      ['CAIRN_SCOPE', 'x'.repeat(257)],
+    for (const [variable, value, says] of [
+      ['CAIRN_USER', 'a:b', 'must not contain ":"'],
+      ['CAIRN_SCOPE', 'x'.repeat(257), 'at most 256 bytes'],
+      ['CAIRN_USER', 'alice ', 'must not begin or end with whitespace'],
     ] as const) {
       const err = (await run({ [variable]: value })) as { code: number; stderr: string };
       expect(err.code).toBe(2);
-      expect(err.stderr).toContain(`cairn mcp: ${variable}: `);
+      expect(err.stderr).toContain(`cairn mcp: ${variable}: ${says}`);
       expect(err.stderr).not.toContain('cannot reach');
     }
   });

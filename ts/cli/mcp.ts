@@ -65,7 +65,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     const ok = Name256.safeParse(name);
     if (!ok.success) {
       say(
-        `${variable}: ${ok.error.issues[0]?.message ?? 'invalid'} (1–256 bytes of UTF-8, no ":", no control characters)`,
+        `${variable}: ${ok.error.issues[0]?.message ?? 'invalid'} (1–256 bytes of UTF-8, no ":", no control characters, no whitespace at either end)`,
       );
       return 2;
     }
