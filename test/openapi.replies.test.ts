@@ -19,7 +19,7 @@ const DOC_ID = 'https://cairn.test/openapi.json';
 const CLOSED_ID = 'https://cairn.test/closed.json';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-type Seen = { method: string; path: string; status: number; contentType: string; body: unknown };
+type Seen = { method: string; path: string; status: number; contentType: string; body: Reply['body'] };
 
 let t: TestNode;
 let doc: Doc;
@@ -161,6 +161,11 @@ async function scenario(agent: string) {
   await verb('history', { scope: s, fact: { from: 'Priya Raman', to: 'Acme', type: 'works_at' } });
   const handoff = { scope: s, taskId: 't1', summary: 'half done', status: 'in_progress', decisions: ['a'] };
   await verb('handoff_create', { ...handoff, nextSteps: [{ do: 'b' }], expiresAt: '2099-01-01', to: 'claude' });
+  // A retried handoff replays; the key reused for another capsule is a 409.
+  const keyed = { scope: s, taskId: 't4', summary: 'keyed', idempotencyKey: 'h1' };
+  await verb('handoff_create', keyed);
+  await verb('handoff_create', keyed);
+  await verb('handoff_create', { ...keyed, summary: 'another capsule' });
   await verb('handoff_resume', { scope: s, taskId: 't1' });
   await verb('handoff_resume', { scope: s, taskId: 'no-such-task' });
   // A task whose newest handoff has expired, and one whose newest expired over an older live one
@@ -294,6 +299,19 @@ describe('real replies against the OpenAPI document', () => {
     expect(undocumented).toEqual([]);
   });
 
+  // A status is held to the document only when the scenario provokes it, so every verb that takes
+  // an idempotencyKey must have been seen refusing a reused one: a new such verb fails here until
+  // the scenario reuses its key, and then the test above until the document lists the 409.
+  it('saw every verb that takes an idempotencyKey answer a reused key with 409 IDEMPOTENCY_CONFLICT', () => {
+    const keyed = Object.entries(doc.paths)
+      .filter(([path, ops]) => path.startsWith('/v1/memory/') && takes(ops.post, 'idempotencyKey'))
+      .map(([path]) => path);
+    expect(keyed).toContain('/v1/memory/note_write');
+    const conflict = (path: string) =>
+      seen.some((s) => s.path === path && s.status === 409 && s.body.error?.code === 'IDEMPOTENCY_CONFLICT');
+    expect(keyed.filter((path) => !conflict(path))).toEqual([]);
+  });
+
   it('saw a 200 from every documented 200 (so each reply schema is held to a real reply)', () => {
     const missed: string[] = [];
     for (const [path, ops] of Object.entries(doc.paths)) {
@@ -367,6 +385,13 @@ describe('real replies against the OpenAPI document', () => {
 });
 
 type Recall = { facts: Record<string, unknown>[] };
+type Operation = { requestBody?: { content: Record<string, { schema?: { properties?: object } }> } };
+
+/** Whether an operation's JSON body has the field `name`. */
+function takes(op: unknown, name: string): boolean {
+  const properties = (op as Operation | undefined)?.requestBody?.content['application/json']?.schema?.properties;
+  return properties !== undefined && name in properties;
+}
 
 /** `s` validates against its documented schema and, for a reply schema, its closed rendering. */
 function expectValid(s: Seen) {

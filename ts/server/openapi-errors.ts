@@ -46,6 +46,7 @@ export const VERB_ERRORS: Partial<Record<string, ErrorCode[]>> = {
   forget: ['NOT_FOUND'],
   delete_user: ['NOT_FOUND'],
   note_write: ['VERSION_CONFLICT', 'IDEMPOTENCY_CONFLICT'],
+  handoff_create: ['IDEMPOTENCY_CONFLICT'],
   document: ['DOCUMENT_CORRUPT', 'DOCUMENT_NOT_READABLE'],
 };
 
