@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,6 +88,32 @@ it.each([
   expect(r.code).toBe(2);
   expect(r.stderr).toContain(message);
   expect(existsSync(store)).toBe(false);
+});
+
+it.each([
+  ['CAIRN_DATA_DIR= (empty)', ['serve', '--port', '0'], { CAIRN_DATA_DIR: '' }, 'CAIRN_DATA_DIR: must name the store'],
+  ['--data-dir ""', ['init', '--data-dir', ''], {}, '--data-dir: must name the store directory, got ""'],
+  ['HOME= (empty), no data dir given', ['init'], { HOME: '', CAIRN_DATA_DIR: undefined }, 'HOME: must be an absolute'],
+  [
+    'HOME=relative, no data dir given',
+    ['serve', '--port', '0'],
+    { HOME: 'h', CAIRN_DATA_DIR: undefined },
+    'HOME: must',
+  ],
+])('%s is refused, naming it, and nothing is made in the current directory', async (_label, args, env, message) => {
+  const cwd = join(dir, 'cwd');
+  mkdirSync(cwd);
+  const r = await cairn(args, env, cwd);
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).toContain(message);
+  expect(readdirSync(cwd)).toEqual([]);
+  const json = await cairn(['token', 'list', '--json', ...args.slice(1)], env, cwd);
+  expect(json.code).toBe(2);
+  expect(JSON.parse(json.stdout).error).toMatchObject({
+    code: 'VALIDATION_ERROR',
+    details: [{ field: expect.any(String) }],
+  });
+  expect(readdirSync(cwd)).toEqual([]);
 });
 
 it('serve --profile lite (and CAIRN_PROFILE=lite) starts; /health reports the profile', async () => {

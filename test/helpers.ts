@@ -9,13 +9,17 @@ import { promisify } from 'node:util';
 export const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const exec = promisify(execFile);
 
-/** Runs `cairn ...args` in its own process; its exit code and output, whether it succeeded or not. */
+/**
+ * Runs `cairn ...args` in its own process (in the directory `cwd`, else this one); its exit code
+ * and output, whether it succeeded or not.
+ */
 export async function cairn(
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  cwd?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, cwd });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

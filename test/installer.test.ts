@@ -57,6 +57,8 @@ it('refuses bad options before any step', async () => {
   for (const [args, message] of [
     [['--dry-run', '--port', '70000'], '--port must be 1-65535'],
     [['--dry-run', '--data-dir', 'relative/dir'], 'must be absolute paths'],
+    // The env file's CAIRN_DATA_DIR is never empty (an empty one is refused by the node).
+    [['--dry-run', '--data-dir', ''], '--data-dir needs a path'],
     [['--dry-run', '--user', 'Bad User'], 'plain user name'],
     [['--dry-run', '--frobnicate'], 'unknown option'],
   ] as const) {

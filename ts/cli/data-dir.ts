@@ -1,12 +1,18 @@
 import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { CliFailure } from './failure.js';
+import { CliFailure, usage } from './failure.js';
+import { homeDir } from './home.js';
 
-/** The store directory: `--data-dir`, else `CAIRN_DATA_DIR`, else `~/.cairn`. */
+/**
+ * The store directory: `--data-dir`, else `CAIRN_DATA_DIR`, else `~/.cairn`. An empty one is
+ * refused naming where it came from, as an empty CAIRN_HOST is: `CAIRN_DATA_DIR=` in an env file
+ * would otherwise make the current directory the store.
+ */
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const dir = flag ?? env.CAIRN_DATA_DIR ?? join(homedir(), '.cairn');
+  const [dir, from] = flag !== undefined ? [flag, '--data-dir'] : [env.CAIRN_DATA_DIR, 'CAIRN_DATA_DIR'];
+  if (dir === undefined) return join(homeDir(env, 'give the store with --data-dir or CAIRN_DATA_DIR'), '.cairn');
+  if (dir === '') throw usage(from, 'must name the store directory, got ""');
   return resolve(dir);
 }
 

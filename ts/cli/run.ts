@@ -155,6 +155,14 @@ async function dispatch(
     process.stdout.write(outcome.stdout);
     return outcome.exitCode;
   }
+  // The commands that use no store, before the data dir is resolved (and perhaps refused).
+  if (command === 'demo' && rest.length === 0) return (await import('./demo.js')).runDemo();
+  if (command === 'openapi' && rest.length === 0) {
+    process.stdout.write(
+      `${JSON.stringify((await import('../server/openapi.js')).openApiDocument(VERSION), null, 2)}\n`,
+    );
+    return 0;
+  }
   const dataDir = resolveDataDir(values['data-dir']);
   if (command === 'serve' && rest.length === 0) {
     return (await import('./serve.js')).runServe({
@@ -199,7 +207,6 @@ async function dispatch(
       user: values.user,
     });
   }
-  if (command === 'demo' && rest.length === 0) return (await import('./demo.js')).runDemo();
   if (command === 'memories' && rest[0] !== undefined && rest.length <= 2) {
     return (await import('./memories.js')).runMemories(rest[0], {
       dataDir,
@@ -234,12 +241,6 @@ async function dispatch(
     });
   }
   if (command === 'mcp' && rest.length === 0) return (await import('./mcp.js')).runMcp({ dataDir, url: values.url });
-  if (command === 'openapi' && rest.length === 0) {
-    process.stdout.write(
-      `${JSON.stringify((await import('../server/openapi.js')).openApiDocument(VERSION), null, 2)}\n`,
-    );
-    return 0;
-  }
   return null;
 }
 
