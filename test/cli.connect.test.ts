@@ -229,3 +229,47 @@ it('doctor says what is not ready, and is satisfied once a client is connected t
   expect(down.code).toBe(1);
   expect(down.stdout).toMatch(/problem\s+client cursor: .*no node runs on this store/);
 });
+
+it('an empty XDG_CONFIG_HOME or CODEX_HOME counts as unset; an empty HOME is refused, never a file under the cwd', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  const cwd = join(root, 'cwd');
+  mkdirSync(cwd);
+  const here = (args: string[], extra: NodeJS.ProcessEnv) =>
+    cairn([...args, '--data-dir', data], { ...env, ...extra }, cwd);
+  const desktop = await here(['connect', 'claude-desktop', '--json'], { XDG_CONFIG_HOME: '' });
+  expect(desktop.code, desktop.stderr).toBe(0);
+  const config = join(root, 'home', '.config', 'Claude', 'claude_desktop_config.json');
+  expect(JSON.parse(desktop.stdout)).toMatchObject({ file: config });
+  expect(JSON.parse(readFileSync(config, 'utf8')).mcpServers.cairn.env.CAIRN_TOKEN).toMatch(/^cairn_/);
+  const codex = await here(['connect', 'codex', '--json'], { CODEX_HOME: '' });
+  expect(codex.code, codex.stderr).toBe(0);
+  expect(JSON.parse(codex.stdout)).toMatchObject({ file: join(root, 'home', '.codex', 'config.toml') });
+  expect(readdirSync(cwd)).toEqual([]);
+
+  // No home to find the file in: refused before a token is made; --config still works.
+  const count = (await tokens()).length;
+  for (const [client, extra, field] of [
+    ['cursor', { HOME: '' }, 'HOME'],
+    ['claude-desktop', { HOME: '', XDG_CONFIG_HOME: '' }, 'HOME'],
+    ['codex', { CODEX_HOME: 'codex' }, 'CODEX_HOME'],
+  ] as const) {
+    const r = await here(['connect', client, '--json'], extra);
+    expect(r.code, client).toBe(2);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field }] });
+  }
+  expect(readdirSync(cwd)).toEqual([]);
+  expect((await tokens()).length).toBe(count);
+  const chosen = join(root, 'chosen.json');
+  expect((await here(['connect', 'cursor', '--config', chosen], { HOME: '' })).code).toBe(0);
+  expect(existsSync(chosen)).toBe(true);
+
+  // A config left under the cwd is not the client's: doctor names the missing home, not "ok".
+  mkdirSync(join(cwd, '.cursor'));
+  writeFileSync(join(cwd, '.cursor', 'mcp.json'), readFileSync(chosen));
+  const doctor = await here(['doctor', '--json'], { HOME: '' });
+  expect(doctor.code).toBe(1);
+  const findings = (JSON.parse(doctor.stdout) as { findings: { check: string; state: string; detail: string }[] })
+    .findings;
+  expect(findings.find((f) => f.check === 'client cursor')).toMatchObject({ state: 'problem' });
+  expect(findings.find((f) => f.check === 'client cursor')?.detail).toContain('HOME: must be an absolute path');
+});

@@ -1,5 +1,7 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+
+import { usage } from './failure.js';
+import { homeDir } from './home.js';
 
 /** The MCP clients `cairn connect` configures (DESIGN.md §4). */
 export const CLIENTS = ['claude', 'codex', 'cursor', 'claude-desktop', 'trae'] as const;
@@ -23,34 +25,61 @@ export interface ClientSpec {
   httpType?: string;
 }
 
-/** Where per-user application config lives on this platform (XDG on Linux). */
-function appConfigDir(env: NodeJS.ProcessEnv, home: string): string {
-  if (process.platform === 'darwin') return join(home, 'Library', 'Application Support');
-  if (process.platform === 'win32') return env.APPDATA ?? join(home, 'AppData', 'Roaming');
-  return env.XDG_CONFIG_HOME ?? join(home, '.config');
+/**
+ * A directory setting as clients read it: unset when empty or relative, as the XDG Base Directory
+ * specification says of its variables (a relative one would put a token under the current directory).
+ */
+function absoluteSetting(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value !== undefined && isAbsolute(value) ? value : undefined;
 }
 
-/** The spec of `name` for the user whose home is `$HOME`. */
-export function clientSpec(name: ClientName, env: NodeJS.ProcessEnv = process.env): ClientSpec {
-  const home = env.HOME ?? homedir();
-  const app = appConfigDir(env, home);
+/** Where per-user application config lives on this platform (XDG on Linux). */
+function appConfigDir(env: NodeJS.ProcessEnv, home: () => string): string {
+  if (process.platform === 'darwin') return join(home(), 'Library', 'Application Support');
+  if (process.platform === 'win32') return absoluteSetting(env, 'APPDATA') ?? join(home(), 'AppData', 'Roaming');
+  return absoluteSetting(env, 'XDG_CONFIG_HOME') ?? join(home(), '.config');
+}
+
+/**
+ * The spec of `name` for the user whose home is `$HOME`, its file `config` when one is given
+ * (`--config`). Refuses (exit 2, naming the setting) when the file would not be an absolute path:
+ * an empty or relative HOME with no absolute setting to use instead, or a relative CODEX_HOME
+ * (Codex resolves it from wherever it starts).
+ */
+export function clientSpec(name: ClientName, env: NodeJS.ProcessEnv = process.env, config?: string): ClientSpec {
+  const home = () => homeDir(env, 'give the file with --config');
   switch (name) {
-    case 'claude':
-      return { name, file: join(home, '.claude.json'), format: 'json', transport: 'http', httpType: 'http' };
+    case 'claude': {
+      const file = config ?? join(home(), '.claude.json');
+      return { name, file, format: 'json', transport: 'http', httpType: 'http' };
+    }
     case 'cursor':
-      return { name, file: join(home, '.cursor', 'mcp.json'), format: 'json', transport: 'http' };
-    case 'claude-desktop':
-      return { name, file: join(app, 'Claude', 'claude_desktop_config.json'), format: 'json', transport: 'stdio' };
-    case 'trae':
-      return { name, file: join(app, 'Trae', 'User', 'mcp.json'), format: 'json', transport: 'stdio' };
+      return { name, file: config ?? join(home(), '.cursor', 'mcp.json'), format: 'json', transport: 'http' };
+    case 'claude-desktop': {
+      const file = config ?? join(appConfigDir(env, home), 'Claude', 'claude_desktop_config.json');
+      return { name, file, format: 'json', transport: 'stdio' };
+    }
+    case 'trae': {
+      const file = config ?? join(appConfigDir(env, home), 'Trae', 'User', 'mcp.json');
+      return { name, file, format: 'json', transport: 'stdio' };
+    }
     case 'codex':
-      return {
-        name,
-        file: join(env.CODEX_HOME ?? join(home, '.codex'), 'config.toml'),
-        format: 'toml',
-        transport: 'stdio',
-      };
+      return { name, file: config ?? join(codexHome(env, home), 'config.toml'), format: 'toml', transport: 'stdio' };
   }
+}
+
+/** Codex's home: `CODEX_HOME` (empty is unset), else `~/.codex`. */
+function codexHome(env: NodeJS.ProcessEnv, home: () => string): string {
+  const dir = env.CODEX_HOME;
+  if (dir === undefined || dir === '') return join(home(), '.codex');
+  if (!isAbsolute(dir)) {
+    throw usage(
+      'CODEX_HOME',
+      `must be an absolute path, got ${JSON.stringify(dir)}: set it, or give the file with --config`,
+    );
+  }
+  return dir;
 }
 
 /** What `cairn connect` puts under the server's name. */

@@ -238,8 +238,8 @@ export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = proces
   if (!valid.success) {
     throw usage('--user', valid.error.issues[0]?.message ?? 'invalid');
   }
-  const spec = clientSpec(a.client as ClientName, env);
-  const file = a.config ?? spec.file;
+  const spec = clientSpec(a.client as ClientName, env, a.config);
+  const file = spec.file;
   const name = a.name ?? 'cairn';
   try {
     const text = existsSync(file) ? readFileSync(file, 'utf8') : null;

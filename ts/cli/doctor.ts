@@ -4,8 +4,9 @@ import { parse as parseToml } from 'smol-toml';
 
 import { missingCpuFlags } from '../native/cpu.js';
 import { findRunningNode } from '../server/node-file.js';
-import { CLIENTS, clientSpec } from './clients.js';
+import { CLIENTS, type ClientSpec, clientSpec } from './clients.js';
 import { storeProblem } from './data-dir.js';
+import { CliFailure } from './failure.js';
 
 /** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */
 export interface Finding {
@@ -109,8 +110,16 @@ type Servers = Record<string, Record<string, unknown>>;
 /** Each client's config: connected or not, and whether its entry would reach this node. */
 async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.ProcessEnv, out: Finding[]) {
   for (const name of CLIENTS) {
-    const spec = clientSpec(name, env);
     const check = `client ${name}`;
+    let spec: ClientSpec;
+    try {
+      spec = clientSpec(name, env);
+    } catch (err) {
+      // No absolute home to find the file in: a file found relative to here is not the client's.
+      if (!(err instanceof CliFailure)) throw err;
+      out.push({ check, state: 'problem', detail: `cannot find its config: ${err.message}` });
+      continue;
+    }
     if (!existsSync(spec.file)) {
       out.push({ check, state: 'note', detail: `not connected (no ${spec.file}; \`cairn connect ${name}\`)` });
       continue;
