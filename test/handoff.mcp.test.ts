@@ -140,6 +140,18 @@ describe('handoff between two MCP clients with different tokens', () => {
     }
   });
 
+  it('takes a list sent as null as absent (a client that sends null for "none")', async () => {
+    const a = await mcpClient(t.url, tokenA);
+    try {
+      const made = await tool(a, 'memory_handoff_create', { taskId: 'NULL-1', summary: 's', decisions: null });
+      expect(made.isError, JSON.stringify(made.body)).toBe(false);
+      const resumed = await tool(a, 'memory_handoff_resume', { taskId: 'NULL-1' });
+      expect(resumed.body.handoff).toMatchObject({ summary: 's', decisions: [] });
+    } finally {
+      await a.close();
+    }
+  });
+
   it('takes an expiry given as a date alone, as its first instant (UTC)', async () => {
     const a = await mcpClient(t.url, tokenA);
     try {

@@ -50,6 +50,28 @@ describe('handoff_create with an idempotencyKey', () => {
     expect(other.body.error).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT', details: [{ field: 'idempotencyKey' }] });
     expect(await t.txn()).toBe(before);
   });
+
+  it('a list sent as null is taken as absent: stored empty, and a retry with [] or without it replays', async () => {
+    const lists = { decisions: null, nextSteps: null, artifacts: null, blockers: null };
+    const first = await post('handoff_create', {
+      taskId: 'R-N',
+      summary: 'none yet',
+      idempotencyKey: 'hand-n',
+      ...lists,
+    });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const resumed = await post('handoff_resume', { taskId: 'R-N' });
+    expect(resumed.body.handoff).toMatchObject({ decisions: [], nextSteps: [], artifacts: [], blockers: [] });
+    for (const again of [{ decisions: [] }, {}]) {
+      const retry = await post('handoff_create', {
+        taskId: 'R-N',
+        summary: 'none yet',
+        idempotencyKey: 'hand-n',
+        ...again,
+      });
+      expect(retry.body).toEqual({ ...first.body, replayed: true });
+    }
+  });
 });
 
 it('a retry after the node restarts still replays: the key is stored', async () => {

@@ -88,7 +88,12 @@ export const HistoryInput = z.strictObject({
   includePrivate: z.boolean().optional(),
 });
 
-const Items = z.array(z.union([text(4 * KiB), z.record(z.string(), z.unknown())])).max(100);
+// `null` is taken as absent (no items), for clients that send null for "none": the engine stores
+// absent, null and [] alike.
+const Items = z
+  .array(z.union([text(4 * KiB), z.record(z.string(), z.unknown())]))
+  .max(100)
+  .nullable();
 
 /** memory_handoff_create: a capsule for whoever picks the task up next. */
 export const HandoffCreateInput = z.strictObject({
