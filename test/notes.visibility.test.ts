@@ -31,7 +31,9 @@ async function setup(allowPrivate: boolean): Promise<Setup> {
   if (allowPrivate) expect(priv.status).toBe(200);
   else {
     expect(priv.status).toBe(422);
-    expect(JSON.stringify(priv.body.error)).toContain('private');
+    expect(priv.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'private' }] });
+    // The refusal says what the operator can do about it (operations.md, CAIRN_ALLOW_PRIVATE).
+    expect(priv.body.error?.message).toContain('start the node with CAIRN_ALLOW_PRIVATE=1');
   }
   return { t, alpha, beta };
 }

@@ -74,7 +74,11 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
     let allow_private = f.bool("allowPrivate")?.unwrap_or(false);
     let private = f.bool("private")?;
     if private == Some(true) && !allow_private {
-        return Err(invalid("private", "private notes are not allowed by this node's policy"));
+        // The operator's remedy is named, as the FORBIDDEN of a write to a stored private note does.
+        return Err(invalid(
+            "private",
+            "private notes are not allowed by this node's policy; write it without private, or start the node with CAIRN_ALLOW_PRIVATE=1",
+        ));
     }
     let mode = match f.string("writeMode")?.as_deref() {
         None | Some("replace") => Mode::Replace,
