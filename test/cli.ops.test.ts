@@ -61,6 +61,18 @@ it.each([
     'CAIRN_DOCUMENT_READ_SECONDS must be a whole number of seconds a document may take to read, 1–3600, got "0"',
   ],
   [
+    'CAIRN_ADMIN_TOKEN=short',
+    [],
+    { CAIRN_ADMIN_TOKEN: 'short' },
+    'CAIRN_ADMIN_TOKEN must be at least 32 characters, got 5',
+  ],
+  [
+    'CAIRN_LOG_LEVEL=bogus',
+    [],
+    { CAIRN_LOG_LEVEL: 'bogus' },
+    'CAIRN_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "bogus"',
+  ],
+  [
     'CAIRN_DOCUMENT_READ_MB=1.5',
     [],
     { CAIRN_DOCUMENT_READ_MB: '1.5' },

@@ -30,6 +30,27 @@ function refusal(profile: string, rateLimit: string | undefined): string | null 
   return null;
 }
 
+/** The log levels of the node's logger (pino's, and `silent`). */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Why the admin token or the log level cannot be used, or null. Checked with the others, before
+ * the store is opened: a short token would otherwise be refused only after an empty store was
+ * created, and a bad level by the logger, in words that do not name the setting.
+ */
+function tokenAndLogRefusal(env: NodeJS.ProcessEnv): string | null {
+  const token = env.CAIRN_ADMIN_TOKEN;
+  if (token !== undefined && token !== '' && token.length < 32) {
+    return `CAIRN_ADMIN_TOKEN must be at least 32 characters, got ${token.length}`;
+  }
+  // Empty is unset (`info`), as it always was: an env file's `CAIRN_LOG_LEVEL=` is no mistake to refuse.
+  const level = env.CAIRN_LOG_LEVEL;
+  if (level !== undefined && level !== '' && !LOG_LEVELS.includes(level)) {
+    return `CAIRN_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`;
+  }
+  return null;
+}
+
 /**
  * Why the address cannot be listened on, naming the setting it came from (`hostFrom`,
  * `portFrom`), or null. An empty host (`CAIRN_HOST=` in an env file) would listen on every
@@ -82,7 +103,8 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       args.port === undefined ? 'CAIRN_PORT' : '--port',
     ) ??
     refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ??
-    readLimitsRefusal(env);
+    readLimitsRefusal(env) ??
+    tokenAndLogRefusal(env);
   if (refused !== null) return couldNotRun(env, refused, false);
   const holder = findRunningNode(args.dataDir);
   if (holder !== null) return couldNotRun(env, heldBy(args.dataDir, holder), true);
@@ -95,7 +117,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       adminToken: env.CAIRN_ADMIN_TOKEN,
       allowedHosts: (env.CAIRN_ALLOWED_HOSTS ?? '').split(',').filter((h) => h !== ''),
       ...(env.CAIRN_RATE_LIMIT === undefined ? {} : { rateLimit: Number(env.CAIRN_RATE_LIMIT) }),
-      logLevel: env.CAIRN_LOG_LEVEL ?? 'info',
+      logLevel: env.CAIRN_LOG_LEVEL || 'info',
       allowPrivate: env.CAIRN_ALLOW_PRIVATE === '1' || env.CAIRN_ALLOW_PRIVATE === 'true',
     });
   } catch (err) {
