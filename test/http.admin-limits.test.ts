@@ -95,4 +95,21 @@ describe('store-wide admin routes', () => {
     });
     expect([out.status, out.body.error?.details]).toEqual([403, [expect.objectContaining({ field: 'scope' })]]);
   });
+  it("name the import route's refused user as the request sent it: the query parameter user", async () => {
+    const lines = `${JSON.stringify({ kind: 'entity', id: '1', name: 'Ann' })}\n`;
+    const ndjson = { 'content-type': 'application/x-ndjson' };
+    const before = await t.txn();
+    const other = await t.call('POST', '/v1/admin/import?user=bob&scope=s1', {
+      token: bothAdmin,
+      body: lines,
+      headers: ndjson,
+    });
+    expect([other.status, other.body.error?.code]).toEqual([403, 'FORBIDDEN']);
+    expect(other.body.error?.message).toMatch(/^user: /);
+    expect(other.body.error?.details).toEqual([expect.objectContaining({ field: 'user' })]);
+    const header = { ...ndjson, 'x-cairn-user': 'u1' };
+    const differs = await t.call('POST', '/v1/admin/import?user=bob&scope=s1', { body: lines, headers: header });
+    expect([differs.status, differs.body.error?.details]).toEqual([422, [expect.objectContaining({ field: 'user' })]]);
+    expect(await t.txn()).toBe(before);
+  });
 });

@@ -52,7 +52,7 @@ export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: S
     const onRequest = [adminHook(tokens), ndjsonOnly, lengthFirst];
     scoped.post('/v1/admin/import', { onRequest, bodyLimit: IMPORT_BODY_LIMIT }, async (req) => {
       const q = parseInput(ImportQuery, req.query);
-      const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope });
+      const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope }, 'user');
       const lines = req.body as AsyncIterable<Uint8Array>;
       const caller = { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent };
       return importLines(svc.store, caller, lines, { emptyOnly: q.empty === 'true' });

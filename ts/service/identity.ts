@@ -77,20 +77,25 @@ export function preauthorize(p: Principal, raw: unknown): void {
  * The identity of one call: tenant and agent from the token; user from `X-Cairn-User` (a different
  * body `user_id` is refused), else `user_id`, else the token's user, else `default`; scope from the
  * body, else `X-Cairn-Scope`, else the first scope of a token limited to scopes, else `default`. A
- * user or scope the token does not allow → FORBIDDEN.
+ * user or scope the token does not allow → FORBIDDEN. `userField` is what a refusal calls the
+ * user the request sent, as it sent it (`user` for the import route's query parameter).
  */
-export function resolveIdentity(p: Principal, body: { user_id?: string | undefined; scope?: string | undefined }) {
+export function resolveIdentity(
+  p: Principal,
+  body: { user_id?: string | undefined; scope?: string | undefined },
+  userField = 'user_id',
+) {
   checkDecoded(p);
   checkHeader('X-Cairn-User', p.headerUser);
   checkHeader('X-Cairn-Scope', p.headerScope);
   if (p.headerUser !== undefined && body.user_id !== undefined && nfc(body.user_id) !== nfc(p.headerUser)) {
-    throw new ApiError('VALIDATION_ERROR', 'user_id: differs from the X-Cairn-User header, which wins', [
-      { field: 'user_id', message: 'differs from the X-Cairn-User header' },
+    throw new ApiError('VALIDATION_ERROR', `${userField}: differs from the X-Cairn-User header, which wins`, [
+      { field: userField, message: 'differs from the X-Cairn-User header' },
     ]);
   }
   const user = nfc(p.headerUser ?? body.user_id ?? p.token.user ?? 'default');
   const scope = nfc(body.scope ?? p.headerScope ?? p.token.scopes?.[0] ?? 'default');
-  refuseUser(p, user, p.headerUser !== undefined ? 'X-Cairn-User' : 'user_id');
+  refuseUser(p, user, p.headerUser !== undefined ? 'X-Cairn-User' : userField);
   refuseScope(p, scope, body.scope === undefined && p.headerScope !== undefined ? 'X-Cairn-Scope' : 'scope');
   const identity: Identity = { tenant: p.token.tenant, user, scope, agent: nfc(p.token.agent) };
   return identity;
