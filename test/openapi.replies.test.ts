@@ -157,6 +157,10 @@ async function scenario(agent: string) {
   await verb('note_list', { scope: s, query: 'tea', taskId: 't1' });
   await verb('note_list', { scope: s, limit: 1 });
   await verb('history', { scope: s, key: 'lang' });
+  // A private note's history: its values withheld (redacted) unless includePrivate is sent.
+  await verb('note_write', { scope: s, key: 'pin', kind: 'user_fact', value: '1234', private: true });
+  await verb('history', { scope: s, key: 'pin' });
+  await verb('history', { scope: s, key: 'pin', includePrivate: true });
   await verb('history', { scope: s, subject: 'Priya Raman' });
   await verb('history', { scope: s, fact: { from: 'Priya Raman', to: 'Acme', type: 'works_at' } });
   const handoff = { scope: s, taskId: 't1', summary: 'half done', status: 'in_progress', decisions: ['a'] };
@@ -268,7 +272,8 @@ async function mcp() {
 }
 
 beforeAll(async () => {
-  t = await startTestNode();
+  // Private notes allowed, so a private note's history can be read both withheld and shown.
+  t = await startTestNode({ allowPrivate: true });
   doc = (await t.call('GET', '/v1/openapi.json', { token: null })).body as unknown as Doc;
   ajv.addSchema({ ...doc, $id: DOC_ID });
   ajv.addSchema({ $id: CLOSED_ID, components: { schemas: replyComponents({ closed: true }) } });
@@ -349,6 +354,10 @@ describe('real replies against the OpenAPI document', () => {
     const resumed = field('/v1/memory/handoff_resume', (b) => b.state);
     expect(resumed).toEqual(new Set(['resumed', 'expired', 'none', 'listed']));
     expect(seen.some((x) => (x.body as { skippedExpired?: unknown }).skippedExpired !== undefined)).toBe(true);
+    const redacted = seen
+      .filter((x) => x.path === '/v1/memory/history' && x.status === 200)
+      .flatMap((x) => (x.body.events as { redacted?: string }[]).map((e) => e.redacted));
+    expect(redacted).toContain('private');
     const forgot = field('/v1/memory/forget', (b) => b.state);
     expect(forgot).toEqual(new Set(['forgotten', 'already_forgotten']));
     const records = field('/v1/memory/export', (b) => (b.records as { kind: string }[]).map((r) => r.kind).join());

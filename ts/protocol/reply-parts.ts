@@ -132,6 +132,12 @@ export const HistoryEvent = z.object({
   before: z.unknown().optional(),
   after: z.unknown().optional(),
   patch: z.unknown().optional().describe('The input as sent'),
+  redacted: z
+    .enum(['private', 'forgotten'])
+    .optional()
+    .describe(
+      'Why before, after and patch are null: the note was private (read without includePrivate, or on a node that does not allow private notes), or was forgotten by an older node',
+    ),
 });
 
 /** A handoff capsule. */
