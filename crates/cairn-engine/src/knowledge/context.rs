@@ -108,7 +108,7 @@ pub struct Item {
 /// Whether the items answer the question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Grounding {
-    /// One item covers every content word of the question.
+    /// One cited item (a fact or a passage) covers every content word of the question.
     Grounded,
     /// Items were found, but no single cited one covers these content words (as the question spells them).
     Related { uncovered: Vec<String> },
@@ -766,9 +766,9 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 /// `Grounded` when one cited item's terms include every content term of the question (an entity
 /// item, a name and its types, cites nothing: when only such items cover it, `Uncited`); the
 /// uncovered terms are those of the cited item that leaves the fewest, in the question's own
-/// spelling. A fact also covers the type words its ends
-/// were seeded by (`type_words`), and its relation's word only in its direction; a passage covers
-/// what one of its sentences does; a negation only where the item negates (`grounding_rules`). A
+/// spelling. A fact also covers the type words its ends were seeded by (`type_words`), and its
+/// relation's word only in its direction; a passage covers what one of its sentences does; a
+/// negation only where the item negates (`grounding_rules`). A
 /// question with no content word cannot be judged, whatever was found. Beside the verdict: each
 /// item's uncovered words (`Context::uncovered`).
 fn grounding(
