@@ -190,7 +190,7 @@ export const VERBS: readonly VerbSpec[] = [
     reply: ForgetReply,
     description:
       'Erase memory. Send exactly one of: `subject` (an exact entity name: the entity, its facts and the passages ' +
-      'naming it), `fact` ({from, to, type} or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
+      'naming it), `fact` ({from, to, type}, from either end of a symmetric or inverse type, or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
       '{subject, key}, `note` {key}, `handoff` {taskId} (every handoff of the task), or `all: true` (the whole ' +
       'scope: knowledge, notes, handoffs). Forgetting again replies `already_forgotten` once nothing is left (a ' +
       'subject forgotten again takes text naming it since); a name that never existed is NOT_FOUND with "did ' +
@@ -268,9 +268,10 @@ export const VERBS: readonly VerbSpec[] = [
     reply: HistoryReply,
     description:
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
-      'entity (`subject`) or one fact (`fact: {from, to, type}`), oldest first, with before/after values and ' +
-      'the agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). ' +
-      'Paged by `cursor`.',
+      'entity (`subject`) or one fact (`fact: {from, to, type}`, from either end of a symmetric or inverse type ' +
+      'as relate reads it; a fact never stored is NOT_FOUND), oldest first, with before/after values and the ' +
+      'agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). Paged by ' +
+      '`cursor`.',
   },
   {
     verb: 'handoff_create',

@@ -45,6 +45,8 @@ export const ROUTE_ERRORS = {
 export const VERB_ERRORS: Partial<Record<string, ErrorCode[]>> = {
   forget: ['NOT_FOUND'],
   delete_user: ['NOT_FOUND'],
+  /** `history {fact}` of a fact never stored, as `forget {fact}` answers it. */
+  history: ['NOT_FOUND'],
   note_write: ['VERSION_CONFLICT', 'IDEMPOTENCY_CONFLICT'],
   handoff_create: ['IDEMPOTENCY_CONFLICT'],
   document: ['DOCUMENT_CORRUPT', 'DOCUMENT_NOT_READABLE'],

@@ -1,8 +1,12 @@
 //! The stored spellings `memory_history` reads knowledge events under. Writers file an entity's
 //! events under its stored name and a fact's under its ends' stored names and its stored type; a
 //! reader names them the way recall resolves a name that is exact or differs only in case (and
-//! accents or spacing), and a type up to case, or as another spelling of it (`type_spelling.rs`).
+//! accents or spacing), a type up to case, or as another spelling of it (`type_spelling.rs`), and
+//! a fact in any reading of it: from its other end under a symmetric or inverse type too, as
+//! `relate` and `forget` name it (`fact_readings.rs`).
 
+use super::fact_readings;
+use super::forget::{buried_in, fact_target};
 use super::graph::{self, Direction, MAX_NAME_LEN, has_control, neighbours};
 use super::part::Partition;
 use super::type_spelling::match_key;
@@ -15,27 +19,55 @@ pub(crate) fn entity(snap: &Snapshot, part: &Partition, name: &str) -> Result<Op
     Ok(stored(snap, part, name)?.map(|e| e.name))
 }
 
-/// The target `from \0 type \0 to` of the stored fact `(from, type, to)` names: its ends' stored
-/// names and the type as that fact spells it (as asked when no such fact is stored).
-pub(crate) fn fact(
-    snap: &Snapshot,
-    part: &Partition,
-    (from, rel_type, to): (&str, &str, &str),
-) -> Result<Option<String>> {
-    let (Some(from), Some(to)) = (stored(snap, part, from)?, stored(snap, part, to)?) else { return Ok(None) };
-    // Up to case first, then as any spelling of the type (`type_spelling.rs`).
+/// What `memory_history {fact}` reads for a fact: the targets its events are filed under, and
+/// whether the fact is known at all.
+pub(crate) struct FactNames {
+    /// `from \0 type \0 to` of each stored fact the request names, in each reading of it
+    /// (`fact_readings.rs`): its ends' stored names and the type as that fact spells it (as asked
+    /// when no fact is stored as asked).
+    pub(crate) targets: Vec<String>,
+    /// Whether a reading of it is stored, or was forgotten (a forget leaves its tombstone): a
+    /// fact neither stored nor forgotten was never stored.
+    pub(crate) known: bool,
+}
+
+/// The stored fact `(from, type, to)` names, in every reading of it.
+pub(crate) fn fact(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&str, &str, &str)) -> Result<FactNames> {
     let folded = fold(rel_type.trim());
+    let (Some(from_entity), Some(to_entity)) = (stored(snap, part, from)?, stored(snap, part, to)?) else {
+        return Ok(FactNames { targets: Vec::new(), known: forgotten(snap, part, (from, &folded, to))? });
+    };
+    let around = neighbours(snap, part, from_entity.id)?;
+    // Up to case first, then as any spelling of the type (`type_spelling.rs`).
     let key = match_key(rel_type);
-    let outbound: Vec<_> = neighbours(snap, part, from.id)?
-        .into_iter()
-        .filter(|n| n.direction == Direction::Outbound && n.other == to.id)
-        .collect();
+    let outbound: Vec<_> =
+        around.iter().filter(|n| n.direction == Direction::Outbound && n.other == to_entity.id).collect();
     let spelled = outbound
         .iter()
         .find(|n| fold(&n.relation.rel_type) == folded)
-        .or_else(|| outbound.iter().find(|n| match_key(&n.relation.rel_type) == key))
-        .map_or_else(|| rel_type.trim().to_owned(), |n| n.relation.rel_type.clone());
-    Ok(Some(format!("{}\0{spelled}\0{}", from.name, to.name)))
+        .or_else(|| outbound.iter().find(|n| match_key(&n.relation.rel_type) == key));
+    let mut known = spelled.is_some();
+    let own = spelled.map_or_else(|| rel_type.trim().to_owned(), |n| n.relation.rel_type.clone());
+    let mut targets = vec![format!("{}\0{own}\0{}", from_entity.name, to_entity.name)];
+    for n in around.iter().filter(|n| fact_readings::states_from_other_end(n, to_entity.id, &folded)) {
+        known = true;
+        let target = format!("{}\0{}\0{}", to_entity.name, n.relation.rel_type, from_entity.name);
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
+    }
+    let known = known || forgotten(snap, part, (from, &folded, to))?;
+    Ok(FactNames { targets, known })
+}
+
+/// Whether a reading of the fact `from -[folded_type]-> to` was forgotten.
+fn forgotten(snap: &Snapshot, part: &Partition, (from, folded_type, to): (&str, &str, &str)) -> Result<bool> {
+    for (f, t, o) in fact_readings::readings(from, folded_type, to) {
+        if buried_in(snap, part, "fact", &fact_target(&f, &t, &o))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn stored(snap: &Snapshot, part: &Partition, name: &str) -> Result<Option<graph::Entity>> {

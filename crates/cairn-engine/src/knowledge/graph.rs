@@ -393,12 +393,12 @@ pub(crate) fn edges_between(
 
 /// The stored edges an assertion `from` → `to` of type `folded_type` is read against (earlier
 /// versions of revised facts left out: their fact states them). `replaces` ends the subject's
-/// other edges of the type: it reads them all. Otherwise only the edges to `to` count, read from
-/// the shorter of the two adjacency lists that hold them. A symmetric or inverse type's edges
-/// stored from the other end say the same (`Bruno married_to Ana` is `Ana married_to Bruno`, `X
-/// employs Priya` is `Priya employed_by X`: derive.rs), so they are read too (found by an audit:
-/// said from the other end, a fact was stored twice, and `replaces` left the other end's fact
-/// live). Each edge read has `from` at one end: the rules compare its other end with `to`.
+/// other edges of the type: it reads them all. Otherwise only the fact's own edges count, in each
+/// of its readings (`fact_readings.rs`). A symmetric or inverse type's edges stored from the
+/// other end say the same (`Bruno married_to Ana` is `Ana married_to Bruno`, `X employs Priya` is
+/// `Priya employed_by X`: derive.rs), so they are read too (found by an audit: said from the
+/// other end, a fact was stored twice, and `replaces` left the other end's fact live). Each edge
+/// read has `from` at one end: the rules compare its other end with `to`.
 fn subject_edges(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -406,22 +406,20 @@ fn subject_edges(
     folded_type: &str,
     replaces: bool,
 ) -> Result<Vec<Relation>> {
-    let mut reads = vec![(
-        if replaces {
-            tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, folded_type))?
-        } else {
-            edges_between(tx, part, (from, to), folded_type)?
-        },
-        false,
-    )];
-    // The mirror type under each spelling it may be stored in (`married to`, `married-to`).
-    for mirror in super::derive::mirror(folded_type).map(super::derive::spellings).unwrap_or_default() {
-        let keys = if replaces {
-            tx.prefix(ADJ, &adj_type_prefix(part, from, IN, &mirror))?
-        } else {
-            edges_between(tx, part, (to, from), &mirror)?
-        };
-        reads.push((keys, true));
+    let records = if replaces {
+        every_edge_of_type(tx, part, from, folded_type)?
+    } else {
+        super::fact_readings::stored_versions(tx, part, (from, to), folded_type)?
+    };
+    Ok(records.into_iter().filter(|rel| rel.version_of.is_none() && rel.from != rel.to).collect())
+}
+
+/// Every edge of type `folded_type` with `from` at its subject end: outbound under the type, and
+/// inbound under each spelling of its mirror type.
+fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, folded_type: &str) -> Result<Vec<Relation>> {
+    let mut reads = vec![(tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, folded_type))?, false)];
+    for mirror in super::fact_readings::mirror_types(folded_type) {
+        reads.push((tx.prefix(ADJ, &adj_type_prefix(part, from, IN, &mirror))?, true));
     }
     let mut records = Vec::new();
     for (keys, mirrored) in reads {
@@ -432,7 +430,7 @@ fn subject_edges(
                 .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
             let rel = decode::<Relation>(&bytes, "relation")?;
             let subject_end = if mirrored { rel.to } else { rel.from };
-            if rel.version_of.is_none() && subject_end == from && rel.from != rel.to {
+            if subject_end == from {
                 records.push(rel);
             }
         }

@@ -31,6 +31,9 @@ mod export;
 mod fact_attribute_time;
 #[cfg(test)]
 mod fact_attribute_time_tests;
+mod fact_readings;
+#[cfg(test)]
+mod fact_readings_tests;
 mod forget;
 mod graph;
 mod grounding_rules;

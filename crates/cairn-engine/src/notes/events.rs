@@ -13,7 +13,7 @@ use super::cursor::{Binding, u64_position};
 use super::event_target;
 use super::fields::{Fields, limit};
 use super::record::{FORGOTTEN, Identity, Visibility};
-use super::{Outcome, invalid};
+use super::{Outcome, invalid, refuse};
 use crate::error::{Error, Result};
 use crate::history::{AGENT, Event, TARGET, agent_prefix, indexed_event, seq_of, target_prefix};
 use crate::knowledge::Partition;
@@ -38,17 +38,20 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let cursor = f.string("cursor")?;
     f.finish()?;
     let snap = store.snapshot()?;
+    // A fact neither stored nor forgotten, with no event filed under it, was never stored: as
+    // `forget {fact}` answers it, that is not found (one forgotten has no events: an empty page).
+    let mut unknown = None;
     let (family, target, also) = match (key, subject, fact) {
         (Some(key), None, None) => {
             let visibility = Visibility::named(visibility.as_deref(), task_id.as_deref())?;
-            ("note", Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?.encode(), None)
+            ("note", Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?.encode(), Vec::new())
         }
         (None, Some(subject), None) => {
             if subject.is_empty() {
                 return Err(invalid("subject", "must not be empty"));
             }
             let stored = event_names::entity(&snap, &caller.part, &subject)?;
-            ("entity", subject, stored)
+            ("entity", subject, stored.into_iter().collect())
         }
         (None, None, Some(mut fact)) => {
             let mut part = |name: &str| -> Outcome<String> {
@@ -60,20 +63,30 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
             };
             let (from, to, rel) = (part("from")?, part("to")?, part("type")?);
             fact.finish()?;
-            let stored = event_names::fact(&snap, &caller.part, (&from, &rel, &to))?;
-            ("fact", format!("{from}\0{rel}\0{to}"), stored)
+            let named = event_names::fact(&snap, &caller.part, (&from, &rel, &to))?;
+            unknown = (!named.known).then(|| format!("no fact {from:?} -[{rel}]-> {to:?} is stored"));
+            ("fact", format!("{from}\0{rel}\0{to}"), named.targets)
         }
         _ => return Err(invalid("key", "give exactly one of key, subject or fact")),
     };
-    // The events are filed under the stored spelling; ones filed under the spelling asked for
-    // (by writers before that) are read too.
+    // The events are filed under the stored spelling, a fact's in each reading of it; ones filed
+    // under the spelling asked for (by writers before that) are read too.
     let mut targets = vec![target];
-    targets.extend(also.filter(|stored| *stored != targets[0]));
+    for stored in also {
+        if !targets.contains(&stored) {
+            targets.push(stored);
+        }
+    }
     let binding = Binding::new("history", caller, &json!({ "family": family, "target": targets, "private": private }));
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
     let prefixes: Vec<(&Partition, Vec<u8>)> =
         targets.iter().map(|t| (&caller.part, target_prefix(&caller.part, family, t))).collect();
-    page(&snap, TARGET, &prefixes, after, limit, private, &binding)
+    let reply = page(&snap, TARGET, &prefixes, after, limit, private, &binding)?;
+    if let Some(message) = unknown.filter(|_| after.is_none() && reply["events"].as_array().is_some_and(Vec::is_empty))
+    {
+        return Err(refuse("NOT_FOUND", message, Vec::new()));
+    }
+    Ok(reply)
 }
 
 /// Runs `audit` for `caller`: its own events, oldest first.

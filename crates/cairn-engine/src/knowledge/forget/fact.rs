@@ -2,14 +2,15 @@
 //! and every ended one kept for history), named by its ends or by the id of any version. The
 //! entities at its ends stay.
 
+use super::super::fact_readings;
 use super::super::graph::Relation;
 use super::super::part::Partition;
 use super::super::records::decode;
 use super::super::tally::Tally;
-use super::super::trees::{ADJ, OUT, REL, adj_type_prefix, rel_key, trailing_id};
+use super::super::trees::{REL, rel_key};
 use super::super::type_spelling::TypeSpellings;
 use super::{
-    Counts, Kept, Outcome, Strip, bury_relation, entity_in, fact_target, missing, name_of, remove_relation,
+    Counts, Kept, Outcome, Strip, buried, bury_relation, entity_in, fact_target, missing, name_of, remove_relation,
     strip_events,
 };
 use crate::error::Result;
@@ -29,49 +30,61 @@ fn entity_id(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Opti
     Ok(entity_in(tx, part, name)?.map(|e| e.id))
 }
 
-/// Forgets every version of the fact `fact` names.
+/// Forgets every version of the fact `fact` names, in every reading of it (`fact_readings.rs`):
+/// named from the other end of a symmetric or inverse type, it is the fact stored from this one.
 pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now: i64) -> Result<Outcome> {
-    let (from, to, folded_type, target) = match fact {
+    let (from, to, folded_type, readings) = match fact {
         FactRef::Id(id) => {
             let Some(bytes) = tx.get(REL, &rel_key(part, *id))? else {
                 return missing(tx, part, "fact_id", &id.to_string(), format!("no fact has id {id}"));
             };
             let rel: Relation = decode(&bytes, "relation")?;
-            let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
-            (rel.from, rel.to, fold(&rel.rel_type), target)
+            (rel.from, rel.to, fold(rel.rel_type.trim()), Vec::new())
         }
         FactRef::Ends { from, to, rel_type } => {
             // Named as the partition spells the type, as `relate` stores it (`type_spelling.rs`).
             let rel_type = &TypeSpellings::default().resolve(tx, part, rel_type)?;
-            let target = fact_target(from, rel_type, to);
-            let message = format!("no fact {from:?} -[{rel_type}]-> {to:?} is stored");
+            let readings: Vec<String> = fact_readings::readings(from, &fold(rel_type.trim()), to)
+                .into_iter()
+                .map(|(f, t, o)| fact_target(&f, &t, &o))
+                .collect();
             let (Some(f), Some(t)) = (entity_id(tx, part, from)?, entity_id(tx, part, to)?) else {
-                return missing(tx, part, "fact", &target, message);
+                let message = format!("no fact {from:?} -[{rel_type}]-> {to:?} is stored");
+                return unstored(tx, part, &readings, message);
             };
-            (f, t, fold(rel_type.trim()), target)
+            (f, t, fold(rel_type.trim()), readings)
         }
     };
-    let out_prefix = adj_type_prefix(part, from, OUT, &folded_type);
-    let mut versions = Vec::new();
-    for (key, _) in tx.prefix(ADJ, &out_prefix)? {
-        if let Some(bytes) = tx.get(REL, &rel_key(part, trailing_id(&key)?))? {
-            let rel: Relation = decode(&bytes, "relation")?;
-            if rel.to == to {
-                versions.push(rel);
-            }
-        }
-    }
+    let versions = fact_readings::stored_versions(tx, part, (from, to), &folded_type)?;
     if versions.is_empty() {
-        return missing(tx, part, "fact", &target, "no version of this fact is stored".into());
+        return unstored(tx, part, &readings, "no version of this fact is stored".into());
     }
     let mut tally = Tally::default();
+    // Each version is buried under the reading it is stored in; the events filed under any reading
+    // go (a `relate` input naming the fact from its other end is filed on the facts it ended).
+    let mut targets = readings;
     for rel in &versions {
+        let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
         remove_relation(tx, part, rel, &mut tally)?;
         bury_relation(tx, part, rel, &target, now)?;
+        targets.push(target);
     }
     tally.flush(tx)?;
-    strip_events(tx, part, &Strip::Facts(std::slice::from_ref(&target)))?;
+    targets.sort_unstable();
+    targets.dedup();
+    strip_events(tx, part, &Strip::Facts(&targets))?;
     let counts = Counts { facts: versions.len() as u64, ..Counts::default() };
     let kept = vec![Kept { what: "entities", count: 2, why: "the ends of a fact are entities in their own right" }];
     Ok(Outcome::Forgotten { counts, kept })
+}
+
+/// The answer for a fact with no stored version: "already forgotten" when a reading of it went
+/// before (`readings`, as `fact_target`s, the one asked first), else not found.
+fn unstored(tx: &mut WriteTxn<'_>, part: &Partition, readings: &[String], message: String) -> Result<Outcome> {
+    for target in readings.iter().skip(1) {
+        if buried(tx, part, "fact", target)? {
+            return Ok(Outcome::AlreadyForgotten);
+        }
+    }
+    missing(tx, part, "fact", readings.first().map_or("", String::as_str), message)
 }

@@ -144,6 +144,16 @@ pub(crate) fn name_of(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Resul
         .map_or_else(String::new, |e| e.name))
 }
 
+/// Whether `target` of `form` was forgotten (its tombstone is kept).
+pub(crate) fn buried(tx: &mut WriteTxn<'_>, part: &Partition, form: &str, target: &str) -> Result<bool> {
+    Ok(kept(tx, TOMBSTONE, part, &tombstone_tail(form, target))?.is_some())
+}
+
+/// `buried` on a snapshot.
+pub(crate) fn buried_in(snap: &crate::snapshot::Snapshot, part: &Partition, form: &str, target: &str) -> Result<bool> {
+    Ok(kept_in(snap, TOMBSTONE, part, &tombstone_tail(form, target))?.is_some())
+}
+
 /// The answer when a form finds nothing to remove.
 pub(crate) fn missing(
     tx: &mut WriteTxn<'_>,
@@ -152,7 +162,7 @@ pub(crate) fn missing(
     target: &str,
     message: String,
 ) -> Result<Outcome> {
-    if kept(tx, TOMBSTONE, part, &tombstone_tail(form, target))?.is_some() {
+    if buried(tx, part, form, target)? {
         return Ok(Outcome::AlreadyForgotten);
     }
     Ok(Outcome::NotFound { message, did_you_mean: Vec::new() })

@@ -1,0 +1,72 @@
+//! The readings of one fact. A symmetric type reads both ways and an inverse pair each as the
+//! other from the far end (`derive.rs`), so `Bruno married_to Ana` is the stored `Ana married_to
+//! Bruno` and `Mei child_of Ana` the stored `Ana parent_of Mei`. Every verb that names a fact by
+//! its ends reads it through here: `relate` (said again from the other end, it is the stored
+//! fact), `forget {fact}` and `memory_history {fact}` (found by an audit: those two read only the
+//! stored reading, and answered "not stored" for the reading `relate` had just called already
+//! stored).
+
+use super::derive::{mirror, spellings};
+use super::graph::{Direction, Neighbour, Relation, edges_between};
+use super::part::Partition;
+use super::records::decode;
+use super::trees::{REL, rel_key, trailing_id};
+use crate::error::{Error, Result};
+use crate::text::fold;
+use crate::write::WriteTxn;
+
+/// The folded types a fact of type `folded_type` is stored under from its other end: each
+/// spelling of its mirror type (`parent_of`, `parent of`, `parent-of`); none for a type that
+/// has no mirror.
+pub(crate) fn mirror_types(folded_type: &str) -> Vec<String> {
+    mirror(folded_type).map(spellings).unwrap_or_default()
+}
+
+/// Whether `n`, a relation around the entity a fact `from -[folded_type]-> to` is asked from,
+/// states that fact from its other end: stored from `to` to `from` under a mirror type.
+pub(crate) fn states_from_other_end(n: &Neighbour, to: u64, folded_type: &str) -> bool {
+    n.direction == Direction::Inbound
+        && n.other == to
+        && mirror_types(folded_type).contains(&fold(n.relation.rel_type.trim()))
+}
+
+/// The folded `(from, type, to)` readings of the fact asked as `from -[folded_type]-> to`: as
+/// asked, then from its other end under each mirror type.
+pub(crate) fn readings(from: &str, folded_type: &str, to: &str) -> Vec<(String, String, String)> {
+    let (from, to) = (fold(from.trim()), fold(to.trim()));
+    let mut out = vec![(from.clone(), folded_type.to_owned(), to.clone())];
+    out.extend(mirror_types(folded_type).into_iter().map(|mirrored| (to.clone(), mirrored, from.clone())));
+    out
+}
+
+/// Every stored record of the fact `from -[folded_type]-> to` (entity ids; the type folded), in
+/// every reading: the live one, ended lives and the earlier versions kept for `as_of` reads, each
+/// once. Each adjacency list is read from the shorter end (`edges_between`): a hub's lists run to
+/// thousands.
+pub(crate) fn stored_versions(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    (from, to): (u64, u64),
+    folded_type: &str,
+) -> Result<Vec<Relation>> {
+    let mut reads = vec![((from, to), edges_between(tx, part, (from, to), folded_type)?)];
+    for mirrored in mirror_types(folded_type) {
+        reads.push(((to, from), edges_between(tx, part, (to, from), &mirrored)?));
+    }
+    let mut out: Vec<Relation> = Vec::new();
+    for ((start, end), keys) in reads {
+        for (key, _) in keys {
+            let rel_id = trailing_id(&key)?;
+            let bytes = tx
+                .get(REL, &rel_key(part, rel_id))?
+                .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
+            let rel = decode::<Relation>(&bytes, "relation")?;
+            // A list read from the shorter end holds edges to other ends too; a symmetric fact
+            // from an entity to itself is found by both reads.
+            if rel.from == start && rel.to == end && !out.iter().any(|r| r.id == rel.id) {
+                out.push(rel);
+            }
+        }
+    }
+    Ok(out)
+}
