@@ -9,6 +9,7 @@ mod attr_index;
 pub(crate) mod attr_index_build;
 #[cfg(test)]
 mod attr_index_tests;
+mod attribute_sources;
 mod attribute_time;
 mod build_once;
 mod cache;

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::fts;
 use crate::history::{Change, record};
 use crate::knowledge::Partition;
+use crate::knowledge::attribute_sources;
 use crate::knowledge::cache;
 use crate::knowledge::citation::document_source;
 use crate::knowledge::docs::{DocHash, NewDocument, NewPassage, document_in, hash_key, store_document, stored_doc};
@@ -322,7 +323,23 @@ fn upsert(
         && e.entity_type.as_deref().is_none_or(|t| b.types.iter().any(|have| fold(have) == fold(t)))
         && e.attributes.as_ref().is_none_or(|a| a.iter().all(|(k, v)| b.attributes.get(k) == Some(v)))
     {
-        // Named again with nothing new (a relation's endpoint, mostly): nothing to write.
+        // Named again with nothing new (a relation's endpoint, mostly): nothing to write, unless
+        // it states attributes under a label none of their writes had (`attribute_sources.rs`).
+        if let Some(sent) = &e.attributes
+            && attribute_sources::new_statement(tx, part, b, sent, label)?
+        {
+            done.changed = true;
+            let record_value = serde_json::to_value(b).expect("entities serialise");
+            let change = Change {
+                family: "entity",
+                target: &b.name,
+                op: "restate",
+                before: Some(record_value.clone()),
+                after: Some(record_value),
+                patch: Some(remember_facts::entity_patch(&e.view(), (date, label))),
+            };
+            record(tx, caller, change)?;
+        }
         return Ok(b.clone());
     }
     let types: Vec<String> = e.entity_type.iter().cloned().collect();

@@ -5,6 +5,7 @@
 //! one another write set too stays and is counted as kept, since which value is whose is not the
 //! label's to decide. The label is taken out of the entity events that name it.
 
+use super::super::attribute_sources::writes;
 use super::super::attribute_time::{set_by, source_of, written_entity};
 use super::super::graph::Entity;
 use super::super::part::Partition;
@@ -12,7 +13,7 @@ use super::super::records::{decode, encode};
 use super::super::trees::{ENT, ent_key};
 use super::{Strip, bury, strip_events};
 use crate::error::{Error, Result};
-use crate::history::{EVENT, Event, TARGET, rewrite, seq_of, target_prefix};
+use crate::history::{EVENT, Event, TARGET, remove, rewrite, seq_of};
 use crate::text::fold;
 use crate::write::WriteTxn;
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,17 +48,23 @@ fn labelled(tx: &mut WriteTxn<'_>, part: &Partition, label: &str) -> Result<Vec<
     Ok(out)
 }
 
-/// Whether a write of entity `id` not under `label` set `key`.
-fn set_elsewhere(tx: &mut WriteTxn<'_>, part: &Partition, entity: &Entity, key: &str, label: &str) -> Result<bool> {
-    for index in tx.prefix_keys(TARGET, &target_prefix(part, "entity", &entity.name))? {
-        let event = event_at(tx, part, seq_of(&index)?)?;
-        if source_of(&event) != Some(label)
-            && set_by(&event).is_some_and(|(id, set)| id == entity.id && set.contains_key(key))
-        {
-            return Ok(true);
-        }
+/// How writes of `entity` not under `label` set `key`: not at all (`None`); else whether they set
+/// every value the label's writes set too (`Some(true)`: each of its statements is another's too,
+/// a restatement among them, `attribute_sources.rs`).
+fn set_elsewhere(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    entity: &Entity,
+    key: &str,
+    label: &str,
+) -> Result<Option<bool>> {
+    let writes = writes(tx, part, entity)?;
+    let (own, others): (Vec<_>, Vec<_>) =
+        writes.iter().filter(|(_, set)| set.contains_key(key)).partition(|(event, _)| source_of(event) == Some(label));
+    if others.is_empty() {
+        return Ok(None);
     }
-    Ok(false)
+    Ok(Some(own.iter().all(|(_, set)| others.iter().any(|(_, other)| other.get(key) == set.get(key)))))
 }
 
 /// Forgets the attributes set under `label` in `part` (see the module comment).
@@ -74,6 +81,11 @@ pub(super) fn forget_labelled_attributes(
         keys.entry(id).or_default().extend(set.into_iter().map(|(k, _)| k));
     }
     let mut taken = Taken::default();
+    // The keys, by entity, whose every value the label stated another write states too: the value
+    // stays as that write's, and the label's statements of it go from its events, so forgetting
+    // the other label later takes it (else the label's write, kept without its label, would keep
+    // it for ever).
+    let mut restated: BTreeMap<u64, BTreeSet<String>> = BTreeMap::new();
     for id in events.iter().filter_map(written_entity) {
         if tx.get(ENT, &ent_key(part, id))?.is_some() {
             taken.entities.insert(id);
@@ -88,8 +100,11 @@ pub(super) fn forget_labelled_attributes(
             if !entity.attributes.contains_key(&key) {
                 continue;
             }
-            if set_elsewhere(tx, part, &entity, &key, label)? {
+            if let Some(same) = set_elsewhere(tx, part, &entity, &key, label)? {
                 taken.kept += 1;
+                if same {
+                    restated.entry(id).or_default().insert(key);
+                }
                 continue;
             }
             entity.attributes.remove(&key);
@@ -104,15 +119,23 @@ pub(super) fn forget_labelled_attributes(
             tx.put(ENT, &ent_key(part, id), &encode(&entity))?;
         }
     }
-    // The label goes from the events that kept it (read again: `strip_events` edited some).
+    // The label goes from the events that kept it (read again: `strip_events` edited some), and
+    // so do its statements of values another write states.
     for seq in events.iter().map(|e| e.seq) {
         let Some(bytes) = tx.get(EVENT, &part.key(&[&seq.to_be_bytes()]))? else { continue };
         let was: Event = decode(&bytes, "history event")?;
         let mut edited = was.clone();
+        let restated = written_entity(&was).and_then(|id| restated.get(&id));
         if let Some(patch) = edited.patch.as_mut().and_then(serde_json::Value::as_object_mut) {
             patch.remove("source");
+            if let (Some(keys), Some(set)) = (restated, patch.get_mut("attributes").and_then(|a| a.as_object_mut())) {
+                set.retain(|k, _| !keys.contains(k));
+            }
         }
-        if edited != was {
+        if was.op == "restate" && set_by(&edited).is_none() {
+            // It recorded only statements that went.
+            remove(tx, part, &was)?;
+        } else if edited != was {
             rewrite(tx, part, &was, &edited)?;
         }
     }
@@ -201,5 +224,69 @@ mod tests {
         let reply = call(&store, &copy, "forget", &json!({"source": "intake-form.pdf"}));
         assert_eq!(reply["forgotten"]["attributes"], 1, "{reply}");
         assert_eq!(attributes(&store, &copy), json!({}));
+    }
+
+    fn joe(label: &str, date: &str) -> Value {
+        json!({"source": label, "date": date,
+               "facts": {"entities": [{"name": "Jonas Berg", "attributes": {"nickname": "Joe"}}]}})
+    }
+
+    fn nickname(store: &Store, part: &Partition) -> Value {
+        call(store, part, "recall", &json!({"subject": "Jonas Berg"}))["subject"]["attributes"].clone()
+    }
+
+    fn kept_attributes(reply: &Value) -> Value {
+        let kept = reply["kept"].as_array().unwrap_or_else(|| panic!("{reply}"));
+        kept.iter().find(|k| k["what"] == "attributes").map_or(json!(0), |k| k["count"].clone())
+    }
+
+    /// Found by an audit (s30): `nickname: Joe` sent under `hr`, then under `press`, wrote nothing
+    /// the second time (`already`); forgetting `hr` took it though `press` says it, and forgetting
+    /// `press` was a 404. The second label is recorded; each forget keeps what the other still
+    /// states and the last one takes it, in either order, in the store and in a copy of it.
+    #[test]
+    fn a_value_said_again_under_another_label_is_that_labels_too() {
+        for (first, second) in [("hr", "press"), ("press", "hr")] {
+            let (_dir, store, part) = fresh();
+            assert_eq!(call(&store, &part, "remember", &joe("hr", "2023-05-05"))["already"], json!(false));
+            assert_eq!(call(&store, &part, "remember", &joe("press", "2023-06-06"))["already"], json!(false));
+            assert_eq!(call(&store, &part, "remember", &joe("press", "2023-07-07"))["already"], json!(true));
+            let copy = Partition::new("local", "u1", "copy").unwrap();
+            for page in export_pages(&store, &part, 500) {
+                assert_eq!(call(&store, &copy, "import", &json!({"records": page}))["skipped"], json!([]));
+            }
+            for scope in [&part, &copy] {
+                let kept = call(&store, scope, "forget", &json!({"source": first}));
+                assert_eq!((&kept["forgotten"]["attributes"], kept_attributes(&kept)), (&json!(0), json!(1)), "{kept}");
+                assert_eq!(nickname(&store, scope), json!({"nickname": "Joe"}), "{second} still says it");
+                let gone = call(&store, scope, "forget", &json!({"source": second}));
+                assert_eq!((&gone["forgotten"]["attributes"], kept_attributes(&gone)), (&json!(1), json!(0)), "{gone}");
+                assert_eq!(nickname(&store, scope), json!({}));
+                let again = call(&store, scope, "forget", &json!({"source": second}));
+                assert_eq!(again, json!({"state": "already_forgotten"}));
+            }
+        }
+    }
+
+    /// Said again under the label it was said under, or with nothing new, a value records nothing;
+    /// an entity named with an attribute of no known provenance (no write of its history set it)
+    /// records nothing either.
+    #[test]
+    fn a_value_said_again_by_its_own_label_records_nothing() {
+        let (_dir, store, part) = fresh();
+        call(&store, &part, "remember", &joe("hr", "2023-05-05"));
+        let events = || notes_verb(&store, &caller(&part, TODAY), "history", &json!({"subject": "Jonas Berg"}));
+        let before = events()["events"].as_array().unwrap().len();
+        assert_eq!(call(&store, &part, "remember", &joe("hr", "2024-01-01"))["already"], json!(true));
+        let unlabelled = json!({"facts": {"entities": [{"name": "Jonas Berg", "attributes": {"nickname": "Joe"}}]}});
+        assert_eq!(
+            call(&store, &part, "remember", &unlabelled)["already"],
+            json!(false),
+            "no label is another provenance"
+        );
+        assert_eq!(call(&store, &part, "remember", &unlabelled)["already"], json!(true));
+        let ops: Vec<Value> = events()["events"].as_array().unwrap().iter().map(|e| e["op"].clone()).collect();
+        assert_eq!(ops.len(), before + 1, "{ops:?}");
+        assert_eq!(ops.last(), Some(&json!("restate")));
     }
 }
