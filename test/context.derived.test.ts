@@ -100,8 +100,9 @@ describe('derived facts in memory_context', () => {
     expect(one.items).toHaveLength(1);
     const packed = await context({ question: 'Is Room 4 part of Main Hall?', tokenBudget: 500 });
     expect(packed.context).toMatch(/\[\d\] Room 4 part_of Main Hall — memo/);
-    // Too small for it: the derived fact is left out whole, like any other item.
-    const tight = await context({ question: 'Is Room 4 part of Main Hall?', tokenBudget: 32 });
+    // Too small for both: the derived fact, after the stored link it rests on (both cover the
+    // question), is left out whole, like any other item.
+    const tight = await context({ question: 'What is Room 4 part of?', tokenBudget: 32 });
     expect(tight.context).not.toContain('Room 4 part_of Main Hall');
     expect(tight.omitted).toContainEqual(expect.objectContaining({ kind: 'fact', id: null, reason: 'token_budget' }));
   });

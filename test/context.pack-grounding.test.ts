@@ -174,8 +174,13 @@ describe('a note that answers the question', () => {
     expect(r.grounding).toEqual({ verdict: 'related', uncovered: ['Fridays'] });
   });
 
-  it('grounds nothing once a pack leaves it out', async () => {
-    const r = await ask('Where do the lumen docs deploy?', { purpose: 'research', maxItems: 1 });
+  it('is kept first by a pack, covering the question, and grounds nothing once the pack leaves it out', async () => {
+    const one = await ask('Where do the lumen docs deploy?', { purpose: 'research', maxItems: 1 });
+    expect(one.items.map((i) => i.kind)).toEqual(['note']);
+    expect(one.grounding).toEqual({ verdict: 'grounded', uncovered: [] });
+    // A budget the note does not fit in, the passage does.
+    const r = await ask('Where do the lumen docs deploy?', { purpose: 'research', tokenBudget: 40 });
+    expect(r.omitted?.map((o) => o.kind)).toEqual(['note']);
     expect(r.items.map((i) => i.kind)).toEqual(['passage']);
     expect(r.grounding).toEqual({ verdict: 'related', uncovered: ['deploy'] });
   });
@@ -246,5 +251,37 @@ describe('an entity that alone covers the question', () => {
       verdict: 'grounded',
       uncovered: [],
     });
+  });
+});
+
+// Found by an audit: `maxItems: 1` kept a preference note that matched only "status" (the notes
+// list's first, tied with the knowledge list's first, and weighted past it by the default purpose),
+// leaving out the passage that answers. A pack orders by coverage of the question first.
+describe('a pack of one item', () => {
+  const scope = 'gp-one';
+  beforeAll(async () => {
+    const r = await t.call('POST', '/v1/memory/remember', {
+      body: { scope, content: 'The Atlas deploy status is green since the Tuesday rollback.', source: 'standup' },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const n = await t.call('POST', '/v1/memory/note_write', {
+      body: { scope, key: 'updates', kind: 'user_preference', value: 'Priya prefers short status updates in Slack' },
+    });
+    expect(n.status, JSON.stringify(n.body)).toBe(200);
+  });
+
+  it('keeps the item that answers, whatever the purpose prefers', async () => {
+    for (const purpose of [undefined, 'general', 'browser']) {
+      const r = await t.call('POST', '/v1/memory/context', {
+        body: { scope, question: 'What is the Atlas deploy status?', maxItems: 1, ...(purpose ? { purpose } : {}) },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const body = r.body as Reply;
+      expect(
+        body.items.map((i) => i.kind),
+        String(purpose),
+      ).toEqual(['passage']);
+      expect(body.grounding.verdict).toBe('grounded');
+    }
   });
 });

@@ -28,9 +28,10 @@ const HEADINGS: Record<Purpose, string> = {
 };
 
 /**
- * The kinds each purpose prefers (docs/design/query.md). A preferred item's score counts
- * `PREFERENCE_WEIGHT` times, so it moves ahead of items of similar relevance but not of items
- * ranked far above it. Kinds are an item's `kind`, or a note item's note kind.
+ * The kinds each purpose prefers (docs/design/query.md). Among items that leave as many of the
+ * question's words uncovered, a preferred item's score counts `PREFERENCE_WEIGHT` times, so it
+ * moves ahead of items of similar relevance but not of items ranked far above it, nor of items
+ * covering more of the question. Kinds are an item's `kind`, or a note item's note kind.
  */
 export const PREFERRED_KINDS: Record<Purpose, readonly string[]> = {
   general: ['user_preference', 'user_fact'],
@@ -79,16 +80,22 @@ export function ownScore(item: Item): number {
 }
 
 /**
- * Items in the order a purpose reads them: `scoreOf`, preferred kinds weighted; ties keep input
- * order.
+ * Items in the order a purpose reads them: those covering more of the question first (fewer
+ * `uncovered` words; an item without them, when the question had no content word, counts none),
+ * then `scoreOf` with preferred kinds weighted; ties keep input order. Coverage leads because a
+ * pack is what the caller reads and its verdict is judged over: found by an audit, `maxItems: 1`
+ * kept a preference note that matched only "status" of "What is the Atlas deploy status?" (the
+ * notes list's first, tied with the knowledge list's first and weighted past it) and left out
+ * the passage that answers.
  */
 export function orderForPurpose(items: Item[], purpose: Purpose, scoreOf = ownScore): Item[] {
   const preferred = PREFERRED_KINDS[purpose];
   const weighted = items.map((item, i) => {
     const score = scoreOf(item);
-    return { item, i, w: preferred.includes(packKind(item)) ? score * PREFERENCE_WEIGHT : score };
+    const missing = Array.isArray(item.uncovered) ? item.uncovered.length : 0;
+    return { item, i, missing, w: preferred.includes(packKind(item)) ? score * PREFERENCE_WEIGHT : score };
   });
-  weighted.sort((a, b) => b.w - a.w || a.i - b.i);
+  weighted.sort((a, b) => a.missing - b.missing || b.w - a.w || a.i - b.i);
   return weighted.map((w) => w.item);
 }
 

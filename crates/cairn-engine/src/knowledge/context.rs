@@ -326,7 +326,7 @@ pub(crate) fn context_with(
         .map(|p| (p.doc, p.ordinal, p.seed))
         .collect();
     let full_text: Vec<(u64, u32)> =
-        fts::search(snap, part.raw(), question, k * 3)?.into_iter().map(|h| (h.doc, h.ordinal)).collect();
+        fts::search(snap, part.raw(), question, full_text_depth(k))?.into_iter().map(|h| (h.doc, h.ordinal)).collect();
     let mut coverage = Coverage {
         seeds: seed_ids.len(),
         reached: order.len(),
@@ -528,11 +528,16 @@ const QUESTION_WORDS: &[&str] = &[
 ];
 
 /// Function words of questions and requests, lowercased as the question spells them (not
-/// stemmed): pronouns, determiners and quantifiers, auxiliaries, question words, and politeness
-/// and request words. They shape what is asked, not what it is about, so no item must cover them.
+/// stemmed): pronouns, determiners and quantifiers, auxiliaries, question words, politeness and
+/// request words, and the fillers a model asks memory with ("Do you remember …", "Who currently
+/// …", "What is the relationship between …", "Is it true that …"; found by an audit, each left
+/// `related`). They shape what is asked, not what it is about, so no item must cover them.
 /// Sorted, for binary search.
 const FUNCTION_WORDS: &[&str] = &[
     "about",
+    "according",
+    "actually",
+    "again",
     "all",
     "am",
     "any",
@@ -540,20 +545,27 @@ const FUNCTION_WORDS: &[&str] = &[
     "anything",
     "been",
     "being",
+    "between",
     "can",
+    "connected",
+    "connection",
+    "correct",
     "could",
+    "currently",
     "describe",
     "did",
     "do",
     "does",
     "doing",
     "done",
+    "dr",
     "each",
     "else",
     "ever",
     "every",
     "everyone",
     "everything",
+    "exactly",
     "explain",
     "find",
     "give",
@@ -571,6 +583,7 @@ const FUNCTION_WORDS: &[&str] = &[
     "his",
     "how",
     "i",
+    "idea",
     "it",
     "its",
     "itself",
@@ -585,14 +598,25 @@ const FUNCTION_WORDS: &[&str] = &[
     "mine",
     "more",
     "most",
+    "mr",
+    "mrs",
+    "ms",
     "much",
     "must",
     "my",
     "myself",
     "need",
+    "now",
     "our",
     "ours",
     "please",
+    "question",
+    "quick",
+    "really",
+    "recall",
+    "related",
+    "relationship",
+    "remember",
     "shall",
     "she",
     "should",
@@ -601,6 +625,7 @@ const FUNCTION_WORDS: &[&str] = &[
     "some",
     "someone",
     "something",
+    "still",
     "summarise",
     "summarize",
     "tell",
@@ -608,6 +633,7 @@ const FUNCTION_WORDS: &[&str] = &[
     "them",
     "themselves",
     "those",
+    "true",
     "us",
     "very",
     "want",
@@ -627,6 +653,20 @@ const FUNCTION_WORDS: &[&str] = &[
     "your",
     "yours",
 ];
+
+/// How many full-text hits a context of `k` items fuses: three per item, and never fewer than
+/// `FULL_TEXT_FLOOR`, so for every `k` up to 10 the channel is as deep and a smaller `k` only cuts
+/// the ranking (found by an audit: a passage at full-text rank 5 fell out of the channel at k 1, and
+/// k 1 answered with another passage than k 2 put first).
+fn full_text_depth(k: usize) -> usize {
+    (k * 3).max(FULL_TEXT_FLOOR)
+}
+
+const FULL_TEXT_FLOOR: usize = 30;
+
+/// Words that, right after "how", ask for a measure ("How long does the build take?", found by an
+/// audit: "long" was left uncovered by "The build takes 14 minutes"), as "many" does.
+const HOW_MEASURES: &[&str] = &["big", "far", "fast", "large", "long", "often", "old", "soon", "tall"];
 
 /// Chinese and Japanese particles, question words, copulas and request words: a CJK bigram of
 /// the question that touches one of them ("京吗", "在哪", "はど", "すか") is not content.
@@ -742,9 +782,12 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     if let Some(word) = negation(question) {
         asked.push((word.to_owned(), vec![NEGATED.to_owned()]));
     }
+    let mut after_how = false;
     for t in tokens(question) {
         let spelled = char_slice(question, t.start, t.end).unwrap_or(&t.term);
-        if is_function_word(question, &t, &cjk) || is_negator(spelled) {
+        let measure = after_how && HOW_MEASURES.contains(&spelled.to_lowercase().as_str());
+        after_how = spelled.eq_ignore_ascii_case("how");
+        if measure || is_function_word(question, &t, &cjk) || is_negator(spelled) {
             continue;
         }
         let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
@@ -988,6 +1031,53 @@ mod tests {
         assert_eq!(c.grounding, Grounding::Grounded, "the passage covers this one");
         let c = context(&snap, &part, "Lumen license", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["license".into()] });
+    }
+
+    #[test]
+    fn fillers_and_measures_a_model_asks_with_are_not_content() {
+        // Found by an audit: each was `related`, the filler or the measure listed as uncovered.
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            relate(tx, p, assertion("Jonas Berg", "Priya Raman", "manages", &none, "a"), 1)?;
+            remember_text(tx, p, "The nightly build takes 14 minutes on CI.", Some("standup"), None, 2)
+        });
+        let snap = store.snapshot().unwrap();
+        for q in [
+            "Do you remember who manages Priya Raman?",
+            "Who currently manages Priya Raman?",
+            "Is it true that Jonas Berg manages Priya Raman?",
+            "How long does the nightly build take on CI?",
+        ] {
+            assert_eq!(context(&snap, &part, q, 2, 8).unwrap().grounding, Grounding::Grounded, "{q}");
+        }
+        let c = context(&snap, &part, "How long does the nightly build take on Windows?", 2, 8).unwrap();
+        assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["Windows".into()] });
+    }
+
+    #[test]
+    fn a_smaller_k_only_cuts_the_ranking() {
+        // Passages sharing words in different measure, so full-text ranks and mentions interleave.
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            relate(tx, p, assertion("Atlas", "Kubernetes", "deploys_to", &none, "a"), 1)?;
+            let words = ["deploy", "atlas", "window", "friday", "rollback", "canary", "staging", "release"];
+            for i in 0..40_i64 {
+                let text: Vec<&str> = (0..12_i64)
+                    .map(|j| words[usize::try_from(i * 7 + j * (i % 5 + 1)).unwrap() % words.len()])
+                    .collect();
+                remember_text(tx, p, &format!("Note {i}: {}.", text.join(" ")), Some("log"), None, 2 + i)?;
+            }
+            Ok(())
+        });
+        let snap = store.snapshot().unwrap();
+        for q in ["Atlas deploy", "deploy window friday", "canary rollback", "Atlas release staging"] {
+            let all: Vec<String> = context(&snap, &part, q, 2, 10).unwrap().items.into_iter().map(|i| i.text).collect();
+            for k in 1..10 {
+                let cut: Vec<String> =
+                    context(&snap, &part, q, 2, k).unwrap().items.into_iter().map(|i| i.text).collect();
+                assert_eq!(cut[..], all[..k], "{q} at k {k}");
+            }
+        }
     }
 
     #[test]
