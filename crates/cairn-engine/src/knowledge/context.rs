@@ -824,7 +824,7 @@ fn grounding(
     if asked.is_empty() {
         return (Grounding::CouldNotJudge, None);
     }
-    let judge = Judge { question, asked: &asked, type_words, seed_names };
+    let judge = Judge::new(question, &asked, type_words, seed_names);
     let each: Vec<Vec<String>> = items.iter().map(|item| judge.uncovered(item)).collect();
     // The cited item that leaves the fewest words uncovered (the first of equals).
     let best =
@@ -840,15 +840,24 @@ fn grounding(
 }
 
 /// What `grounding` judges items by: the question, its content words, the type words seeds were
-/// found by, and the seeds' names.
+/// found by, and the names a sentence's direction is judged by (`grounding_rules::sentence_names`).
 struct Judge<'a> {
     question: &'a str,
     asked: &'a [(String, Vec<String>)],
     type_words: &'a HashMap<u64, Vec<&'a str>>,
-    seed_names: &'a [&'a str],
+    names: Vec<String>,
 }
 
-impl Judge<'_> {
+impl<'a> Judge<'a> {
+    fn new(
+        question: &'a str,
+        asked: &'a [(String, Vec<String>)],
+        type_words: &'a HashMap<u64, Vec<&'a str>>,
+        seed_names: &[&str],
+    ) -> Self {
+        Judge { question, asked, type_words, names: grounding_rules::sentence_names(question, seed_names) }
+    }
+
     /// The terms of the question's content words, beside the question.
     fn asked_terms(&self) -> BTreeSet<String> {
         self.asked.iter().flat_map(|(_, t)| t.iter().cloned()).collect()
@@ -863,7 +872,8 @@ impl Judge<'_> {
             .map(|s| {
                 let mut have = covered(s);
                 let (question, kind) = ((self.question, &terms), Statement::Sentence);
-                if let Some(term) = grounding_rules::misdirected(question, s, kind, None, self.seed_names) {
+                let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+                if let Some(term) = grounding_rules::misdirected(question, s, kind, None, &names) {
                     have.remove(&term);
                 }
                 missing(self.asked, &have)
@@ -920,7 +930,7 @@ pub(crate) fn text_uncovered(question: &str, text: &str, seed_names: &[&str]) ->
         return None;
     }
     let type_words = HashMap::new();
-    Some(Judge { question, asked: &asked, type_words: &type_words, seed_names }.sentences_uncovered(text))
+    Some(Judge::new(question, &asked, &type_words, seed_names).sentences_uncovered(text))
 }
 
 /// The words of `asked` (in the question's spelling) with a term not in `have`.

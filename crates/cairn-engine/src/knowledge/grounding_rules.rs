@@ -156,6 +156,42 @@ fn after_wh_phrase(q: &[Word], name_word: impl Fn(&Word) -> bool) -> Option<usiz
     (!phrase.is_empty() && phrase.len() <= 3 && !phrase.iter().any(name_word)).then_some(aux + 1)
 }
 
+/// The names a sentence's direction is judged by: the seeds' names, and each run of capitalized
+/// words of the question (not its opening question word or auxiliary) that shares no word with
+/// them. Text stored as `content` or `messages` names no entities, so with the seeds alone a
+/// passage saying "Jonas Berg manages Priya Raman." grounded "Who manages Jonas Berg?" (found by
+/// an audit); a capitalized run is how a question writes a name it has not stored.
+pub(super) fn sentence_names(question: &str, seed_names: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = seed_names.iter().map(|n| (*n).to_owned()).collect();
+    let mut seen: BTreeSet<String> = seed_names.iter().flat_map(|n| terms(n)).collect();
+    let mut run: Vec<&str> = Vec::new();
+    let words: Vec<&str> = question.unicode_words().collect();
+    for (i, w) in words.iter().enumerate() {
+        let opening = i == 0 && (is_question_word(w) || AUXILIARIES.contains(&lower(w).as_str()));
+        if w.chars().next().is_some_and(char::is_uppercase) && !opening && lower(w) != "i" {
+            run.push(w);
+            if i + 1 < words.len() {
+                continue;
+            }
+        }
+        if !run.is_empty() {
+            let name = run.join(" ");
+            let t = terms(&name);
+            if !t.is_empty() && t.is_disjoint(&seen) {
+                seen.extend(t);
+                names.push(name);
+            }
+            run.clear();
+        }
+    }
+    names
+}
+
+/// Whether `word` opens a wh-question.
+fn is_question_word(word: &str) -> bool {
+    matches!(lower(word).as_str(), "what" | "which" | "who" | "whom" | "whose" | "where" | "when" | "why" | "how")
+}
+
 /// Whether word `at` of a sentence is had: a form of "have" at most three words before it ("has
 /// two projects", "had a manager").
 fn possessed(s: &[Word], at: usize) -> bool {
@@ -357,6 +393,27 @@ mod tests {
         assert_eq!(verdict("What language is Lumen written in?"), grounded);
         assert_eq!(verdict("Which pull requests does Dana Ortiz prefer?"), grounded);
         assert_eq!(verdict("Which language is written in Lumen?"), ("related".to_owned(), json!(["written"])));
+    }
+
+    #[test]
+    fn a_passage_naming_no_stored_entity_is_judged_in_its_direction() {
+        // Found by an audit: `content` stores no entities, so with no seed names no direction was
+        // judged, and reversed questions were `grounded`.
+        let (_dir, store, _part) = fresh();
+        let body = json!({"content": "Jonas Berg manages Priya Raman. Globex acquired Initech in 2019."});
+        call(&store, &caller(TODAY - 1_000), "remember", &body).unwrap();
+        let verdict = |q: &str| {
+            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
+            c["grounding"]["verdict"].as_str().unwrap().to_owned()
+        };
+        for q in ["Who manages Jonas Berg?", "Does Priya Raman manage Jonas Berg?", "Did Initech acquire Globex?"] {
+            assert_eq!(verdict(q), "related", "{q}");
+        }
+        for q in ["Who manages Priya Raman?", "Does Jonas Berg manage Priya Raman?", "Did Globex acquire Initech?"] {
+            assert_eq!(verdict(q), "grounded", "{q}");
+        }
+        assert_eq!(sentence_names("Did Initech acquire Globex?", &[]), ["Initech", "Globex"]);
+        assert_eq!(sentence_names("Who manages Jonas Berg?", &["Jonas Berg"]), ["Jonas Berg"]);
     }
 
     #[test]
