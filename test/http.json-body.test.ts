@@ -25,13 +25,40 @@ describe('a JSON body that cannot be kept as sent', () => {
     // A repeated key (found by an audit): JSON.parse kept the last, silently.
     ['{"a":1,"a":2}', 'value.a'],
     ['{"x":[{"b":1},{"b":1, "\\u0062" :2}]}', 'value.x.1.b'],
-  ])('%s is refused naming %s, and nothing is written', async (value, field) => {
+    // A number past a double's range (found by an audit): JSON.parse made it Infinity, stored as null.
+    ['{"e":1e400}', 'value.e'],
+    ['[1,-1e999]', 'value.1'],
+    [`{"d":1${'0'.repeat(310)}.5}`, 'value.d'],
+    ['1E400', 'value', /beyond ±1\.79/],
+  ])('%s is refused naming %s, and nothing is written', async (value, field, message?: RegExp) => {
     const before = await t.txn();
     const r = await t.call('POST', '/v1/memory/note_write', { body: write(value) });
     expect(r.status, JSON.stringify(r.body)).toBe(422);
     expect(r.body.error?.code).toBe('VALIDATION_ERROR');
     expect(r.body.error?.details).toEqual([expect.objectContaining({ field })]);
+    if (message !== undefined) expect(r.body.error?.message).toMatch(message);
     expect(await t.txn()).toBe(before);
+  });
+
+  it.each([
+    ['note_write', '{"scope":"jb","key":"base","value":{"f":1e400},"writeMode":"merge"}', 'value.f'],
+    [
+      'remember',
+      '{"scope":"jb","facts":{"entities":[{"name":"Gizmo","type":"device","attributes":{"weight":-1e400}}]}}',
+      'facts.entities.0.attributes.weight',
+    ],
+    ['handoff_create', '{"scope":"jb","taskId":"T9","summary":"s","artifacts":[{"n":1e400}]}', 'artifacts.0.n'],
+  ])('%s with a number past a double’s range is refused naming it, and nothing changes', async (verb, body, field) => {
+    const base = await t.call('POST', '/v1/memory/note_write', { body: write('{"f":1}').replace('"k"', '"base"') });
+    expect(base.status, JSON.stringify(base.body)).toBe(200);
+    const before = await t.txn();
+    const r = await t.call('POST', `/v1/memory/${verb}`, { body });
+    expect(r.status, JSON.stringify(r.body)).toBe(422);
+    expect(r.body.error?.code).toBe('VALIDATION_ERROR');
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field })]);
+    expect(await t.txn()).toBe(before);
+    const list = await t.call('POST', '/v1/memory/note_list', { body: { scope: 'jb', key: 'base' } });
+    expect((list.body.notes as { value: unknown }[])[0]?.value).toEqual({ f: 1 });
   });
 
   it('a field given twice in the body is refused naming it, and nothing is written', async () => {
@@ -78,5 +105,45 @@ describe('a JSON body that cannot be kept as sent', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('over MCP a number past a double’s range is a tool error naming it, and nothing is written', async () => {
+    // The SDK client would send Infinity as null, so the JSON-RPC body is written by hand.
+    const { token } = await t.token({ agent: 'raw' });
+    const post = async (body: string, session?: string) => {
+      const res = await fetch(`${t.url}/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }),
+        },
+        body,
+      });
+      const text = await res.text();
+      return {
+        status: res.status,
+        session: res.headers.get('mcp-session-id'),
+        json: text === '' ? null : JSON.parse(text),
+      };
+    };
+    const init = await post(
+      '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}',
+    );
+    const session = init.session as string;
+    expect((await post('{"jsonrpc":"2.0","method":"notifications/initialized"}', session)).status).toBe(202);
+    const before = await t.txn();
+    const r = await post(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_note_write","arguments":{"scope":"jb","key":"mi","kind":"user_fact","value":{"e":1e400}}}}',
+      session,
+    );
+    expect(r.status).toBe(200);
+    expect(r.json.result.isError).toBe(true);
+    expect(r.json.result.structuredContent.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'value.e' }],
+    });
+    expect(await t.txn()).toBe(before);
   });
 });

@@ -15,6 +15,8 @@ declare module 'fastify' {
 }
 
 const PROTO = 'is not accepted as a key: in JavaScript it names an object’s prototype';
+const OVERFLOW =
+  'is a number beyond ±1.7976931348623157e308, the largest a JSON number here can hold (it would be kept as null); send it as a string';
 const LOST =
   'is an integer beyond ±9007199254740991, which a JSON number here cannot hold exactly; send it as a string';
 
@@ -122,9 +124,11 @@ function findPath(value: unknown, bad: (key: string, child: unknown) => boolean)
 /**
  * What of a parsed body `value` (read from `text`) cannot be kept as sent: a `__proto__` key, or a
  * `constructor` object holding `prototype` (keys JSON allows that would reshape objects here), and
- * a key repeated within an object (JSON.parse keeps the last), and integer literals JSON.parse
- * rounded (an id of 20 digits would be stored as another number). The prototype and integer
- * scans run only when the text could hold such a problem; the repeat scan reads every body once.
+ * a key repeated within an object (JSON.parse keeps the last), a number too large for a double
+ * (JSON.parse makes `1e400` Infinity, which is stored as null: a merge would delete the key), and
+ * integer literals JSON.parse rounded (an id of 20 digits would be stored as another number). The
+ * prototype, overflow and integer scans run only when the text could hold such a problem; the
+ * repeat scan reads every body once.
  */
 export function bodyProblem(text: string, value: unknown): BodyProblem | null {
   if (text.includes('"__proto__"') || text.includes('"constructor"')) {
@@ -138,6 +142,11 @@ export function bodyProblem(text: string, value: unknown): BodyProblem | null {
   }
   const repeated = repeatedKey(text);
   if (repeated !== undefined) return { path: repeated, message: REPEATED };
+  // Only an exponent or a run of 309 digits can leave the range of a double.
+  if (/\d[eE]|\d{309}/.test(text)) {
+    const path = findPath(value, (_k, child) => typeof child === 'number' && !Number.isFinite(child));
+    if (path !== undefined) return { path, message: OVERFLOW };
+  }
   if (/\d{16}/.test(text)) {
     const rounded = roundedIntegers(text);
     if (rounded.size > 0) {
