@@ -4,6 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
+import { nonFinitePath, OVERFLOW, problemError } from '../protocol/body-problem.js';
 import { Name256 } from '../protocol/fields.js';
 import { encodeIdentityHeader } from '../protocol/identity-header.js';
 import { findRunningNode } from '../server/node-file.js';
@@ -36,6 +37,18 @@ function unwrap(err: unknown, url: string): never {
   const body = failureBody(err, url);
   if (body !== null) throw protocolError(REFUSED, `${body.error.code}: ${body.error.message}`, body);
   throw err;
+}
+
+/**
+ * A tool call whose arguments hold a number past a double's range (`1e400`) refused here, as the
+ * node refuses it over HTTP: the SDK parsed the stdio line into Infinity, which forwarding would
+ * send as null (stored as null, a merge deleting the key). Null when the arguments are fine.
+ */
+function overflowRefusal(args: unknown) {
+  const path = nonFinitePath(args);
+  if (path === undefined) return null;
+  const body = problemError({ path, message: OVERFLOW }).body();
+  return { content: [{ type: 'text' as const, text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }
 
 /**
@@ -112,11 +125,13 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   );
   // A refused or unreachable node answers a tool call as a tool error (DESIGN.md §3), not a
   // transport failure the client shows as raw text.
-  server.setRequestHandler(CallToolRequestSchema, (req) =>
-    link
+  server.setRequestHandler(CallToolRequestSchema, (req) => {
+    const overflow = overflowRefusal(req.params.arguments);
+    if (overflow !== null) return overflow;
+    return link
       .request((c) => c.callTool(req.params), repeatable(req.params.name, req.params.arguments))
-      .catch((err: unknown) => asToolError(err, last) ?? unwrap(err, last)),
-  );
+      .catch((err: unknown) => asToolError(err, last) ?? unwrap(err, last));
+  });
   const done = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });

@@ -3,11 +3,12 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 
 import { Tokens } from '../auth/tokens.js';
 import type { Store } from '../engine/store.js';
+import { problemError } from '../protocol/body-problem.js';
 import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
 import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
-import { problemError, registerJsonBody } from './json-body.js';
+import { registerJsonBody } from './json-body.js';
 import { registerMcp, type SessionLimits } from './mcp.js';
 import { parseQuery, refuseUndecodableQuery } from './query.js';
 import { RateBuckets, rateKey } from './rate-limit.js';

@@ -1,12 +1,6 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 
-import { ApiError } from '../protocol/errors.js';
-
-/** What in a JSON body cannot be kept as sent: where (as zod spells paths) and why. */
-export interface BodyProblem {
-  path: (string | number)[];
-  message: string;
-}
+import { type BodyProblem, findPath, nonFinitePath, OVERFLOW } from '../protocol/body-problem.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,8 +9,6 @@ declare module 'fastify' {
 }
 
 const PROTO = 'is not accepted as a key: in JavaScript it names an object’s prototype';
-const OVERFLOW =
-  'is a number beyond ±1.7976931348623157e308, the largest a JSON number here can hold (it would be kept as null); send it as a string';
 const LOST =
   'is an integer beyond ±9007199254740991, which a JSON number here cannot hold exactly; send it as a string';
 
@@ -103,24 +95,6 @@ function repeatedKey(text: string): (string | number)[] | undefined {
   return undefined;
 }
 
-/** The path of the first place in `value` where `bad(key, child)` holds (iterative: any depth). */
-function findPath(value: unknown, bad: (key: string, child: unknown) => boolean): (string | number)[] | undefined {
-  const stack: [unknown, (string | number)[]][] = [[value, []]];
-  while (stack.length > 0) {
-    const [v, path] = stack.pop() as [unknown, (string | number)[]];
-    if (typeof v !== 'object' || v === null) continue;
-    const entries: [string | number, unknown][] = Array.isArray(v)
-      ? v.map((x, i) => [i, x])
-      : Object.keys(v).map((k) => [k, (v as Record<string, unknown>)[k]]);
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [k, child] = entries[i] as [string | number, unknown];
-      if (bad(String(k), child)) return [...path, k];
-      stack.push([child, [...path, k]]);
-    }
-  }
-  return undefined;
-}
-
 /**
  * What of a parsed body `value` (read from `text`) cannot be kept as sent: a `__proto__` key, or a
  * `constructor` object holding `prototype` (keys JSON allows that would reshape objects here), and
@@ -144,7 +118,7 @@ export function bodyProblem(text: string, value: unknown): BodyProblem | null {
   if (repeated !== undefined) return { path: repeated, message: REPEATED };
   // Only an exponent or a run of 309 digits can leave the range of a double.
   if (/\d[eE]|\d{309}/.test(text)) {
-    const path = findPath(value, (_k, child) => typeof child === 'number' && !Number.isFinite(child));
+    const path = nonFinitePath(value);
     if (path !== undefined) return { path, message: OVERFLOW };
   }
   if (/\d{16}/.test(text)) {
@@ -155,12 +129,6 @@ export function bodyProblem(text: string, value: unknown): BodyProblem | null {
     }
   }
   return null;
-}
-
-/** The problem as DESIGN §3's validation error, its field spelled from `path` as zod spells one. */
-export function problemError(problem: BodyProblem): ApiError {
-  const field = problem.path.length === 0 ? '(body)' : problem.path.map(String).join('.');
-  return new ApiError('VALIDATION_ERROR', `${field}: ${problem.message}`, [{ field, message: problem.message }]);
 }
 
 /**

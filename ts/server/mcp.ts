@@ -6,12 +6,12 @@ import { isInitializeRequest, type RequestId } from '@modelcontextprotocol/sdk/t
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Tokens } from '../auth/tokens.js';
+import { type BodyProblem, problemError } from '../protocol/body-problem.js';
 import { ApiError } from '../protocol/errors.js';
 import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { errorHandler as appErrorHandler, sendError } from './errors.js';
-import { type BodyProblem, problemError } from './json-body.js';
 import { releaseAnswered } from './mcp-answered.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
