@@ -213,6 +213,32 @@ describe('runQuery', () => {
     expect(r.sufficiency).toBe('partial');
   });
 
+  it('a timeout before any step finished is partial, never insufficient: nothing was searched', async () => {
+    const { deps, advance } = fakeDeps({
+      slow: { delay: 10_000, items: [fact('1')], verdict: 'grounded' },
+      later: { delay: 10, items: [fact('2')], verdict: 'grounded' },
+    });
+    const running = runQuery({ query: 'x', subqueries: ['slow', 'later'], timeoutMs: 1, pack: {} }, deps);
+    await advance(20_000);
+    const r = await running;
+    expect((r.steps as { state: string }[]).map((s) => s.state)).toEqual(['timed_out', 'skipped']);
+    expect(r.evidence).toEqual([]);
+    expect(r.sufficiency).toBe('partial');
+    expect(r.sufficiencyWhy).toBe('no step finished its search; step 1 timed_out; step 2 skipped');
+  });
+
+  it('a step that found nothing beside one that timed out is partial, naming both', async () => {
+    const { deps, advance } = fakeDeps({
+      nothing: { delay: 1, items: [], verdict: 'nothing_stored' },
+      slow: { delay: 10_000, items: [fact('1')], verdict: 'grounded' },
+    });
+    const running = runQuery({ query: 'x', subqueries: ['nothing', 'slow'], timeoutMs: 500, pack: {} }, deps);
+    await advance(20_000);
+    const r = await running;
+    expect(r.sufficiency).toBe('partial');
+    expect(r.sufficiencyWhy).toBe('the steps that ran found no evidence; step 1 nothing_stored; step 2 timed_out');
+  });
+
   it('asks for stored names only when the query may be cut, and never cuts them', async () => {
     const { deps, advance } = fakeDeps({
       和平饭店在哪里: { delay: 1, items: [fact('1')], verdict: 'grounded' },
@@ -241,7 +267,7 @@ describe('runQuery', () => {
     });
     const none = runQuery({ query: 'nothing', pack: {} }, deps);
     await advance(10);
-    expect((await none).sufficiency).toBe('insufficient');
+    expect(await none).toMatchObject({ sufficiency: 'insufficient', sufficiencyWhy: 'no step found evidence' });
     const l3 = runQuery({ query: 'how many people work at Acme', minEvidence: 3, pack: {} }, deps);
     await advance(10);
     const r = await l3;

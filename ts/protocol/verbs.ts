@@ -175,7 +175,8 @@ export const VERBS: readonly VerbSpec[] = [
       'A question with several parts ("who leads X and where is Y"): split on conjunctions, or send `subqueries`; ' +
       'each part runs as a memory_context, and the evidence is fused and packed. Read `sufficiency` first: ' +
       '`sufficient` — every step grounded with enough evidence; `partial` — answer what is covered and say what ' +
-      'is not (`sufficiencyWhy` says what is missing); `insufficient` — say you do not know. `fallback` says when the query hit `timeoutMs`, `maxSteps` ' +
+      'is not (`sufficiencyWhy` says what is missing, or that a step timed out before searching); `insufficient` — ' +
+      'every part was searched and nothing stored answers: say you do not know. `fallback` says when the query hit `timeoutMs`, `maxSteps` ' +
       'or asked for reasoning the planner does not do (`unsupported_complexity`). `includeHistory` adds who ' +
       'changed the notes and entities reached. Options as memory_context: `hops`, `k` (items per step), `as_of`, ' +
       '`valid_at`, `compact` (citations without the quoted text: the smallest reply), and the pack ' +

@@ -60,8 +60,12 @@ const TIMEOUT: unique symbol = Symbol('timeout');
 
 /**
  * sufficient: enough evidence, nothing dropped, and every step ran and was grounded; insufficient:
- * nothing found. A part dropped beyond `maxSteps` was never asked, and evidence the pack left out
- * (its budget, its item cap) never reaches the caller, so either makes the answer at most partial.
+ * every part was asked and its step ran, and none found anything. Nothing found while a part was
+ * not searched (a step timed out, skipped or failed, a part dropped beyond `maxSteps`) is
+ * partial: an audit saw `insufficient` ("no step found evidence") for a query whose deadline
+ * passed before any step ran, telling a caller memory holds nothing when nothing was searched.
+ * A part dropped beyond `maxSteps` was never asked, and evidence the pack left out (its budget,
+ * its item cap) never reaches the caller, so either makes the answer at most partial.
  * `found` counts the evidence the steps found, kept or not: a pack that keeps none of it leaves
  * the answer partial (a larger budget gets it), not insufficient (nothing stored answers).
  * `why` names every reason the verdict is not `sufficient` (null when it is), so a caller that
@@ -74,8 +78,13 @@ function sufficiency(
   dropped: number,
   omitted: number,
 ): { verdict: string; why: string | null } {
-  if (found === 0) return { verdict: 'insufficient', why: 'no step found evidence' };
+  const unsearched = dropped > 0 || reports.some((r) => r.state !== 'done');
+  if (found === 0 && !unsearched) return { verdict: 'insufficient', why: 'no step found evidence' };
   const why: string[] = [];
+  if (found === 0) {
+    const ran = reports.some((r) => r.state === 'done');
+    why.push(ran ? 'the steps that ran found no evidence' : 'no step finished its search');
+  }
   if (dropped > 0) why.push(`${dropped} part(s) beyond maxSteps were not asked`);
   if (omitted > 0) why.push(`${omitted} evidence item(s) left out of the pack (tokenBudget/maxItems)`);
   for (const r of reports) {
@@ -86,7 +95,7 @@ function sufficiency(
       why.push(`step ${r.step} ${r.grounding ?? 'could_not_judge'}${uncovered}`);
     }
   }
-  if (found < minEvidence) why.push(`evidence ${found} < minEvidence ${minEvidence}`);
+  if (found > 0 && found < minEvidence) why.push(`evidence ${found} < minEvidence ${minEvidence}`);
   return why.length === 0 ? { verdict: 'sufficient', why: null } : { verdict: 'partial', why: why.join('; ') };
 }
 
