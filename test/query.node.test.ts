@@ -161,6 +161,26 @@ describe('memory_query', () => {
     expect(JSON.stringify(r.body)).not.toMatch(bobsWords);
   });
 
+  it('with as_of, history holds only the events written by then', async () => {
+    // Found by an audit: the evidence was v1, but history showed the later write too.
+    const write = (value: string) => post(ann, 'note_write', { key: 'quokka.plan', value, kind: 'task_state' });
+    expect((await write('quokka rollout in phase one')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 20));
+    const t1 = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await write('quokka rollout in phase two')).status).toBe(200);
+    const ask = (as_of?: string) => post(ann, 'query', { query: 'quokka rollout phase', includeHistory: true, as_of });
+    const values = (r: Awaited<ReturnType<typeof ask>>) => {
+      const history = r.body.history as { target: { key?: string }; events: { after: { value: unknown } }[] }[];
+      return history.find((h) => h.target.key === 'quokka.plan')?.events.map((e) => e.after.value);
+    };
+    const then = await ask(t1);
+    expect(then.status).toBe(200);
+    expect(JSON.stringify(then.body.evidence)).toContain('phase one');
+    expect(values(then)).toEqual(['quokka rollout in phase one']);
+    expect(values(await ask())).toEqual(['quokka rollout in phase one', 'quokka rollout in phase two']);
+  });
+
   it('another user’s data never appears, even when asked for by name', async () => {
     const r = await post(ann, 'query', { query: 'Zorblat and Quillon', subqueries: ['Zorblat', 'Quillon vantablack'] });
     expect(r.status).toBe(200);

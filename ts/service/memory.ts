@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { KnowledgeVerb } from '../engine/knowledge.js';
 import type { NotesVerb } from '../engine/notes.js';
 import { ApiError } from '../protocol/errors.js';
+import { isoToMs } from '../protocol/fields.js';
 import {
   AuditInput,
   ContextInput,
@@ -176,6 +177,7 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
       timeoutMs: input.timeoutMs,
       minEvidence: input.minEvidence,
       k,
+      asOfMs: as_of === undefined ? undefined : isoToMs(as_of),
       pack: { tokenBudget: input.tokenBudget, maxItems: input.maxItems, purpose: input.purpose },
     },
     {

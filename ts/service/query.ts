@@ -29,6 +29,8 @@ export interface QueryRequest {
   minEvidence?: number | undefined;
   /** Items per step: the default `minEvidence` never asks for more than one step can find. */
   k?: number | undefined;
+  /** The steps' `as_of`, in ms: history is cut there too, so a read as of then shows nothing later. */
+  asOfMs?: number | undefined;
   pack: PackOptions;
 }
 
@@ -132,8 +134,9 @@ export function historyTargets(evidence: Evidence[], limit: number): HistoryTarg
  * running then is `timed_out` and the rest `skipped`: what finished is kept, so the degrade is
  * deterministic in which steps count), fuses the steps' items (RRF), packs them (what the pack
  * leaves out is only named in `omitted`), and optionally reads the history of the evidence
- * returned. A failing step is reported and the others still count; when every step fails, the
- * first failure is thrown.
+ * returned (up to `as_of`: an audit saw a query as of t1 show the events written after it). A
+ * failing step is reported and the others still count; when every step fails, the first failure
+ * is thrown.
  */
 export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Reply> {
   const maxSteps = req.maxSteps ?? QUERY_DEFAULTS.maxSteps;
@@ -228,7 +231,13 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
       targets.map(async (target) => {
         try {
           const h = await deps.history(target);
-          return { target, events: h.events ?? [], nextCursor: h.nextCursor ?? null };
+          const all = Array.isArray(h.events) ? (h.events as { at?: unknown }[]) : [];
+          const asOf = req.asOfMs;
+          const events =
+            asOf === undefined ? all : all.filter((e) => typeof e.at === 'string' && Date.parse(e.at) <= asOf);
+          // Events come oldest first: once one is past `as_of`, every later page is too.
+          const nextCursor = events.length < all.length ? null : (h.nextCursor ?? null);
+          return { target, events, nextCursor };
         } catch (err) {
           const e = err as ApiError;
           return { target, events: [], error: { code: e.code ?? 'INTERNAL', message: e.message } };
