@@ -35,10 +35,15 @@ pub(crate) const DOC: &str = "n.doc";
 /// The trees of the index's first layout (one key per posting, meta on each), rebuilt into the
 /// blocks above by `upgrade`.
 const OLD_TREES: [&str; 2] = ["n.tok", "n.tri"];
-/// `[]` → `[1]`: the index holds folded terms and trigrams (case, accents and NFC/NFD folded,
-/// `text::fold_text`). A store indexed before lacks it, and `upgrade` rebuilds its index once:
-/// its keys are unfolded spellings that neither a query nor a note's removal would find.
+/// `[]` → `LAYOUT`: the index holds folded terms and trigrams (case, accents and NFC/NFD folded,
+/// `text::fold_text`) of the text `record::search_text` gives now. A store indexed before lacks
+/// it (its keys are unfolded spellings that neither a query nor a note's removal would find) or
+/// holds `[1]` (its notes' keys were not split into parts, and a rewrite would not add the parts:
+/// `replace` writes only the difference from the old version's text as cut now), and `upgrade`
+/// rebuilds its index once.
 const FOLDED: &str = "n.folded";
+/// The layout `FOLDED` marks: 2 since note keys are indexed as their parts too.
+const LAYOUT: &[u8] = &[2];
 /// `part | id u64 BE` → the note's encoded identity.
 pub(crate) const IDS: &str = "n.id";
 /// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.
@@ -162,7 +167,7 @@ pub(crate) fn replace(
     // The first note of a store that had none (`upgrade` leaves such a store unmarked): its
     // postings are written folded from the start.
     if tx.get(FOLDED, &[])?.is_none() {
-        tx.put(FOLDED, &[], &[1])?;
+        tx.put(FOLDED, &[], LAYOUT)?;
     }
     let (id, blk) = (new.id, block_of(new.id));
     let new_meta = meta(new);
@@ -254,7 +259,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, note: &NoteRecord)
 /// its terms and trigrams are folded (`FOLDED`).
 pub(crate) fn current(store: &Store) -> Result<bool> {
     let snap = store.snapshot()?;
-    if snap.get(FOLDED, &[])?.is_none() {
+    if snap.get(FOLDED, &[])?.as_deref() != Some(LAYOUT) {
         return Ok(false);
     }
     let mut old = false;
@@ -282,7 +287,7 @@ fn unused(store: &Store) -> Result<bool> {
 }
 
 /// Rebuilds the index of a store written with the first layout (`OLD_TREES`), or before terms
-/// and trigrams were folded, from the current notes, in one transaction, and marks it folded; a
+/// and trigrams were folded or keys split (`FOLDED`), from the current notes, in one transaction, and marks it folded; a
 /// current store is left alone. A store without notes is left as it is, so a fresh store's first
 /// call writes nothing unless it writes a note (a refused call changes nothing).
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
@@ -295,7 +300,7 @@ pub(crate) fn upgrade(store: &Store) -> Result<()> {
         for tree in OLD_TREES {
             stale |= !tx.prefix(tree, &[])?.is_empty();
         }
-        if !stale && tx.get(FOLDED, &[])?.is_some() {
+        if !stale && tx.get(FOLDED, &[])?.as_deref() == Some(LAYOUT) {
             return Ok(());
         }
         for tree in OLD_TREES.into_iter().chain([TERM, GRAM, DOC, IDS, TRI_COUNT]) {
@@ -309,7 +314,7 @@ pub(crate) fn upgrade(store: &Store) -> Result<()> {
             let postings = Postings::of_note(&note);
             replace(tx, &part, None, (&note, &postings))?;
         }
-        tx.put(FOLDED, &[], &[1])
+        tx.put(FOLDED, &[], LAYOUT)
     })?;
     Ok(())
 }

@@ -25,6 +25,8 @@ mod handoff_tests;
 mod idempotency;
 pub(crate) mod import;
 pub(crate) mod index;
+#[cfg(test)]
+mod key_parts_tests;
 mod list;
 mod lookup;
 mod merge;

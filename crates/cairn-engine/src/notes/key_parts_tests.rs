@@ -1,0 +1,82 @@
+//! Note keys written dotted, `snake_case` or with `:` are found by their parts (found by an audit:
+//! `deploy.window` was one term, so "what is the deploy window" never reached it), and a store
+//! indexed before keys were split is rebuilt once.
+
+use super::tests::{agent, fresh, run};
+use crate::knowledge::Partition;
+use serde_json::{Value, json};
+
+fn write(store: &crate::store::Store, key: &str, value: &Value, kind: &str) {
+    let reply = run(store, &agent("claude"), "note_write", &json!({"key": key, "value": value, "kind": kind}));
+    assert!(reply.get("error").is_none(), "{reply}");
+}
+
+fn keys(store: &crate::store::Store, body: &Value) -> Vec<String> {
+    let reply = run(store, &agent("claude"), "note_list", body);
+    reply["notes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{reply}"))
+        .iter()
+        .map(|n| n["key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn audit_store() -> (tempfile::TempDir, crate::store::Store) {
+    let (d, store) = fresh();
+    write(&store, "deploy.window", &json!({"day": "Friday", "from": "14:00", "to": "16:00 UTC"}), "decision");
+    let checklist = "Before each deploy, run the smoke tests and check the error budget window";
+    write(&store, "release.checklist", &json!(checklist), "decision");
+    let db = "We chose PostgreSQL over MySQL for the analytics warehouse because of window functions";
+    write(&store, "db.choice", &json!(db), "decision");
+    write(&store, "preferred_language", &json!("TypeScript"), "user_preference");
+    write(&store, "favorite-language", &json!("Rust"), "user_preference");
+    write(&store, "kubernetes.cluster", &json!("prod-eu on GKE"), "user_fact");
+    write(&store, "infra", &json!("We run Kubernetes in two regions"), "user_fact");
+    write(&store, "ci:cache", &json!("warm"), "user_fact");
+    (d, store)
+}
+
+#[test]
+fn a_dotted_or_snake_case_key_is_found_first_by_its_parts() {
+    let (_d, store) = audit_store();
+    for (query, key) in [
+        ("what is the deploy window", "deploy.window"),
+        ("deploy window", "deploy.window"),
+        ("preferred language", "preferred_language"),
+        ("kubernetes cluster", "kubernetes.cluster"),
+        ("ci cache", "ci:cache"),
+    ] {
+        let found = keys(&store, &json!({"query": query}));
+        assert_eq!(found.first().map(String::as_str), Some(key), "{query}: {found:?}");
+        // The same ranking when the notes are scanned (`as_of`) rather than read from the index.
+        let scanned = keys(&store, &json!({"query": query, "as_of": super::tests::T0 + 1}));
+        assert_eq!(scanned.first().map(String::as_str), Some(key), "{query} as_of: {scanned:?}");
+    }
+    // The key as written still matches whole, and object keys of a value split too.
+    assert_eq!(keys(&store, &json!({"query": "deploy.window"})).first().map(String::as_str), Some("deploy.window"));
+    write(&store, "language", &json!({"preferred_language": "TypeScript", "avoid": "Java"}), "user_preference");
+    assert!(keys(&store, &json!({"query": "preferred"})).contains(&"language".to_owned()));
+}
+
+#[test]
+fn a_store_indexed_before_keys_were_split_is_rebuilt_on_first_use() {
+    let (_d, store) = audit_store();
+    // As a store indexed before: no postings for the parts, and the previous layout's mark.
+    let part = Partition::new("local", "u1", "default").unwrap();
+    store
+        .write(move |tx| {
+            for term in ["deploy", "window"] {
+                for (k, _) in tx.prefix(super::index::TERM, &super::index::term_prefix(&part, term))? {
+                    tx.delete(super::index::TERM, &k)?;
+                }
+            }
+            tx.put("n.folded", &[], &[1])
+        })
+        .unwrap();
+    assert!(!super::index::current(&store).unwrap());
+    assert_eq!(
+        keys(&store, &json!({"query": "what is the deploy window"})).first().map(String::as_str),
+        Some("deploy.window")
+    );
+    assert!(super::index::current(&store).unwrap());
+}
