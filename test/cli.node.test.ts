@@ -22,7 +22,12 @@ beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('cli-node'));
 });
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  // Killed children are waited for: until one is gone it still holds the store's lock, and the
+  // node.json it leaves would read as a background node to stop.
+  const running = children.splice(0).filter((c) => c.exitCode === null && c.signalCode === null);
+  const gone = running.map(exited);
+  for (const c of running) c.kill('SIGKILL');
+  await Promise.all(gone);
   await stopBackgroundNode();
   await cleanup();
 });

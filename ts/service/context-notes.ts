@@ -29,6 +29,16 @@ export function noteText(n: ListedNote): string {
 }
 
 /**
+ * A note's text as the engine judges it against the question: `noteText` with the key's parts
+ * as words (`deploy.window` → `deploy window`), as the notes index reads a key; the grounding
+ * rules keep `.`, `:`, `/` and `-` inside a word, so a note keyed `deploy.window` did not cover
+ * "When is the deploy window?" and a pack put a note merely mentioning both words first.
+ */
+export function judgedText(n: ListedNote): string {
+  return `${n.key.replace(/[._:/-]+/g, ' ')}: ${valueText(n.value)}`;
+}
+
+/**
  * A listed note as a context item: `kind: "note"`, its text (`key: value`), the notes query's
  * receipt as channels/ranks/score, and the note's identity and version. Notes are asserted by
  * agents, not quoted from a document, so the citation says so and has no span.

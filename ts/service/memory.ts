@@ -24,7 +24,7 @@ import {
 } from '../protocol/notes.js';
 import { QueryInput } from '../protocol/query.js';
 import { engineBody, type Principal, parseInput, type Service } from './context.js';
-import { fusedScore, type ListedNote, mergeNotes, noteText } from './context-notes.js';
+import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { addresseeWarning } from './handoff-addressee.js';
@@ -133,7 +133,7 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
   // does. Left out of judging (before, found by an audit), a note that answered was reported
   // `related`, its own words listed as unsupported.
   const engineInput = engineBody(rest);
-  if (found.length > 0) engineInput.judge = found.map(noteText);
+  if (found.length > 0) engineInput.judge = found.map(judgedText);
   const reply = await knowledge(svc.store, 'context', id, engineInput);
   const judged = Array.isArray(reply.judged) ? (reply.judged as (string[] | null)[]) : [];
   delete reply.judged;
