@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { mcpClient, toolJson } from './mcp-client.js';
+import { mcpClient, postMcp, toolJson } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // JSON that cannot be kept as sent (found by an audit): a `__proto__` key was refused as "not
@@ -111,22 +111,10 @@ describe('a JSON body that cannot be kept as sent', () => {
     // The SDK client would send Infinity as null, so the JSON-RPC body is written by hand.
     const { token } = await t.token({ agent: 'raw' });
     const post = async (body: string, session?: string) => {
-      const res = await fetch(`${t.url}/v1/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }),
-        },
-        body,
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        session: res.headers.get('mcp-session-id'),
-        json: text === '' ? null : JSON.parse(text),
-      };
+      const headers: Record<string, string> =
+        session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+      const r = await postMcp(t.url, token, body, headers);
+      return { ...r, session: r.headers.get('mcp-session-id') };
     };
     const init = await post(
       '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}',

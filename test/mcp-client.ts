@@ -46,3 +46,22 @@ export function toolJson(result: unknown): { isError: boolean; body: Record<stri
     throw new Error('text block differs from structuredContent');
   return { isError: r.isError === true, body };
 }
+
+/**
+ * A JSON-RPC body (text, sent as is: the SDK client would turn a bad number into null, or refuse
+ * a batch) POSTed to `/v1/mcp` with `token`: the status, headers and parsed reply (undefined when empty).
+ */
+export async function postMcp(url: string, token: string, body: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text === '' ? undefined : JSON.parse(text) };
+}

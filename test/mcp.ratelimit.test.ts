@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
+import { postMcp } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // The per-token rate limit on /v1/mcp: each message of a JSON-RPC batch is one request, and a
@@ -15,20 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-async function post(body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${t.url}/v1/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, json: text === '' ? undefined : JSON.parse(text) };
-}
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  postMcp(t.url, token, JSON.stringify(body), headers);
 
 const write = (i: number) => ({
   jsonrpc: '2.0',

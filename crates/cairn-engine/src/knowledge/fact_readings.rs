@@ -7,11 +7,9 @@
 //! stored).
 
 use super::derive::{mirror, spellings};
-use super::graph::{Direction, Neighbour, Relation, edges_between};
+use super::graph::{Direction, Neighbour, Relation, edges_between, indexed_relation};
 use super::part::Partition;
-use super::records::decode;
-use super::trees::{REL, rel_key, trailing_id};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::text::fold;
 use crate::write::WriteTxn;
 
@@ -56,11 +54,7 @@ pub(crate) fn stored_versions(
     let mut out: Vec<Relation> = Vec::new();
     for ((start, end), keys) in reads {
         for (key, _) in keys {
-            let rel_id = trailing_id(&key)?;
-            let bytes = tx
-                .get(REL, &rel_key(part, rel_id))?
-                .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
-            let rel = decode::<Relation>(&bytes, "relation")?;
+            let rel = indexed_relation(tx, part, &key)?;
             // A list read from the shorter end holds edges to other ends too; a symmetric fact
             // from an entity to itself is found by both reads.
             if rel.from == start && rel.to == end && !out.iter().any(|r| r.id == rel.id) {

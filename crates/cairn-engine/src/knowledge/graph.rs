@@ -424,11 +424,7 @@ fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, folded
     let mut records = Vec::new();
     for (keys, mirrored) in reads {
         for (key, _) in keys {
-            let rel_id = trailing_id(&key)?;
-            let bytes = tx
-                .get(REL, &rel_key(part, rel_id))?
-                .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))?;
-            let rel = decode::<Relation>(&bytes, "relation")?;
+            let rel = indexed_relation(tx, part, &key)?;
             let subject_end = if mirrored { rel.to } else { rel.from };
             if subject_end == from {
                 records.push(rel);
@@ -779,6 +775,14 @@ pub(crate) fn relation_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Resu
 /// The entity with `id` in `part`, including `tx`'s own writes.
 pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Option<Entity>> {
     tx.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
+}
+
+/// The relation an adjacency `key` (whose last 8 bytes are its id) indexes, including `tx`'s own
+/// writes; an index entry without its relation is corruption.
+pub(crate) fn indexed_relation(tx: &mut WriteTxn<'_>, part: &Partition, key: &[u8]) -> Result<Relation> {
+    let rel_id = trailing_id(key)?;
+    relation_in(tx, part, rel_id)?
+        .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))
 }
 
 /// The relation with `id` in `part`, including `tx`'s own writes.
