@@ -914,7 +914,8 @@ impl<'a> Judge<'a> {
 /// The terms `text` covers: its words, and a negation when it negates.
 fn covered(text: &str) -> BTreeSet<String> {
     let mut have = fact_terms(text);
-    if negation(text).is_some() {
+    // Read as words, as `fact_terms` reads it: a type `does_not_use` negates (found by an audit).
+    if negation(&text.replace('_', " ")).is_some() {
         have.insert(NEGATED.to_owned());
     }
     have
@@ -1088,6 +1089,15 @@ mod tests {
                 assert_eq!(cut[..], all[..k], "{q} at k {k}");
             }
         }
+    }
+
+    #[test]
+    fn a_negative_relation_type_negates() {
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            relate(tx, p, assertion("Lumen", "Redis", "does_not_use", &Map::new(), "a"), 1).map(|_| ())
+        });
+        let snap = store.snapshot().unwrap();
+        assert_eq!(context(&snap, &part, "Does Lumen not use Redis?", 2, 8).unwrap().grounding, Grounding::Grounded);
     }
 
     #[test]
