@@ -5,6 +5,7 @@
 //! follow from the seeds' relations (`context_derived`), each resting on stored ones. Nothing is
 //! invented: no item, no answer.
 
+use super::asked_time::{TIMED, asks_when, names_a_time};
 use super::attribute_time::entity_when;
 use super::cache::Names;
 use super::context_derived;
@@ -782,12 +783,19 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     if let Some(word) = negation(question) {
         asked.push((word.to_owned(), vec![NEGATED.to_owned()]));
     }
+    // So is a time asked for ("When …", "In what year …"): its word stands for any time.
+    let time = asks_when(question);
+    if let Some(t) = &time {
+        asked.push((t.word.clone(), vec![TIMED.to_owned()]));
+    }
     let mut after_how = false;
     for t in tokens(question) {
         let spelled = char_slice(question, t.start, t.end).unwrap_or(&t.term);
-        let measure = after_how && HOW_MEASURES.contains(&spelled.to_lowercase().as_str());
+        let lower = spelled.to_lowercase();
+        let measure = after_how && HOW_MEASURES.contains(&lower.as_str());
         after_how = spelled.eq_ignore_ascii_case("how");
-        if measure || is_function_word(question, &t, &cjk) || is_negator(spelled) {
+        let time_word = time.as_ref().is_some_and(|a| a.noun.as_deref() == Some(&lower));
+        if measure || time_word || is_function_word(question, &t, &cjk) || is_negator(spelled) {
             continue;
         }
         let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
@@ -811,7 +819,8 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 /// uncovered terms are those of the cited item that leaves the fewest, in the question's own
 /// spelling. A fact also covers the type words its ends were seeded by (`type_words`), and its
 /// relation's word only in its direction; a passage covers what one of its sentences does; a
-/// negation only where the item negates (`grounding_rules`). A
+/// negation only where the item negates (`grounding_rules`); an asked time ("When …") only where
+/// the item names or carries one (`asked_time`). A
 /// question with no content word cannot be judged, whatever was found. Beside the verdict: each
 /// item's uncovered words (`Context::uncovered`).
 fn grounding(
@@ -864,13 +873,17 @@ impl<'a> Judge<'a> {
     }
 
     /// The content words of the question that a passage's `text` does not cover: one sentence
-    /// must cover the question, the best of them speaks for the text.
-    fn sentences_uncovered(&self, text: &str) -> Vec<String> {
+    /// must cover the question, the best of them speaks for the text. A `dated` passage (its
+    /// document has a date) answers "when" in every sentence.
+    fn sentences_uncovered(&self, text: &str, dated: bool) -> Vec<String> {
         let terms = self.asked_terms();
         grounding_rules::passage_sentences(text)
             .iter()
             .map(|s| {
                 let mut have = covered(s);
+                if dated {
+                    have.insert(TIMED.to_owned());
+                }
                 let (question, kind) = ((self.question, &terms), Statement::Sentence);
                 let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
                 if let Some(term) = grounding_rules::misdirected(question, s, kind, None, &names) {
@@ -886,13 +899,24 @@ impl<'a> Judge<'a> {
     fn uncovered(&self, item: &Item) -> Vec<String> {
         let terms = self.asked_terms();
         let question = (self.question, &terms);
-        let (ends, rel_type) = match &item.kind {
-            ItemKind::Fact { relation, .. } => (vec![relation.from, relation.to], Some(&relation.rel_type)),
-            ItemKind::Derived { fact } => (vec![fact.from, fact.to], Some(&fact.rel_type)),
-            ItemKind::Entity { entity } => (vec![entity.id], None),
-            ItemKind::Passage { .. } => return self.sentences_uncovered(&item.text),
+        let (ends, rel_type, dated) = match &item.kind {
+            ItemKind::Fact { relation: r, .. } => {
+                let dated = r.valid_from.is_some() || r.valid_to.is_some() || r.source_date.is_some();
+                (vec![r.from, r.to], Some(&r.rel_type), dated)
+            }
+            ItemKind::Derived { fact } => (
+                vec![fact.from, fact.to],
+                Some(&fact.rel_type),
+                fact.span.valid_from.is_some() || fact.span.valid_to.is_some(),
+            ),
+            ItemKind::Entity { entity } => (vec![entity.id], None, false),
+            ItemKind::Passage { date, .. } => return self.sentences_uncovered(&item.text, date.is_some()),
         };
         let mut have = covered(&item.text);
+        if dated {
+            // The fact says when it held, or when it was said: a "when" is answered by it.
+            have.insert(TIMED.to_owned());
+        }
         for word in ends.iter().filter_map(|id| self.type_words.get(id)).flatten() {
             have.extend(match_terms(word));
         }
@@ -918,6 +942,9 @@ fn covered(text: &str) -> BTreeSet<String> {
     if negation(&text.replace('_', " ")).is_some() {
         have.insert(NEGATED.to_owned());
     }
+    if names_a_time(text) {
+        have.insert(TIMED.to_owned());
+    }
     have
 }
 
@@ -931,7 +958,7 @@ pub(crate) fn text_uncovered(question: &str, text: &str, seed_names: &[&str]) ->
         return None;
     }
     let type_words = HashMap::new();
-    Some(Judge::new(question, &asked, &type_words, seed_names).sentences_uncovered(text))
+    Some(Judge::new(question, &asked, &type_words, seed_names).sentences_uncovered(text, false))
 }
 
 /// The words of `asked` (in the question's spelling) with a term not in `have`.
@@ -951,7 +978,7 @@ mod tests {
     use crate::knowledge::testing::{assertion, seeded_with};
     use crate::knowledge::{relate, remember_text};
     use crate::store::Store;
-    use serde_json::Map;
+    use serde_json::{Map, Value, json};
 
     fn seeded() -> (tempfile::TempDir, Store, Partition) {
         seeded_with(|tx, p| {
@@ -1089,6 +1116,37 @@ mod tests {
                 assert_eq!(cut[..], all[..k], "{q} at k {k}");
             }
         }
+    }
+
+    #[test]
+    fn a_question_asking_when_is_grounded_only_by_an_item_that_says_when() {
+        // Found by an audit: "Acme acquired Beta." grounded "When did Acme acquire Beta?".
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            remember_text(tx, p, "Acme acquired Beta.", Some("press"), None, 1)?;
+            remember_text(tx, p, "Lumen hired Dana Ortiz in March 2021.", Some("hr"), None, 2)?;
+            remember_text(tx, p, "Orbit moved its office to Lisbon.", Some("news"), Some("2023-06-01"), 3)?;
+            let since: Map<String, Value> = [("valid_from".to_owned(), json!("2020-02-01"))].into_iter().collect();
+            relate(tx, p, assertion("Priya Raman", "Contoso", "works_at", &since, "a"), 4)?;
+            relate(tx, p, assertion("Jonas Berg", "Contoso", "manages", &Map::new(), "a"), 5).map(|_| ())
+        });
+        let snap = store.snapshot().unwrap();
+        let verdict = |q: &str| context(&snap, &part, q, 2, 8).unwrap().grounding;
+        assert_eq!(verdict("When did Acme acquire Beta?"), Grounding::Related { uncovered: vec!["When".into()] });
+        assert_eq!(verdict("Did Acme acquire Beta?"), Grounding::Grounded);
+        // A time in the text, the document's date, or a fact's valid time answers it.
+        assert_eq!(verdict("When did Lumen hire Dana Ortiz?"), Grounding::Grounded);
+        assert_eq!(verdict("When did Orbit move its office to Lisbon?"), Grounding::Grounded);
+        assert_eq!(verdict("Since when does Priya Raman work at Contoso?"), Grounding::Grounded);
+        assert_eq!(
+            verdict("Since when does Jonas Berg manage Contoso?"),
+            Grounding::Related { uncovered: vec!["Since when".into()] }
+        );
+        // "What year" asks for a time, not for the word "year".
+        assert_eq!(verdict("In what year did Lumen hire Dana Ortiz?"), Grounding::Grounded);
+        assert_eq!(
+            verdict("In what year did Acme acquire Beta?"),
+            Grounding::Related { uncovered: vec!["year".into()] }
+        );
     }
 
     #[test]
