@@ -378,13 +378,7 @@ pub(crate) fn context_with(
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
-    // A fact covers the type words its ends were seeded by ("companies" → Acme, a company).
-    let mut type_words: HashMap<u64, Vec<&str>> = HashMap::new();
-    for s in seeding.iter().filter(|s| s.matched == "type") {
-        type_words.entry(s.entity.id).or_default().push(&s.by);
-    }
-    let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
-    let (grounding, uncovered) = grounding(question, &items, &type_words, &names);
+    let (grounding, uncovered) = grounding(question, &items, &seeding);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, uncovered, seeds, seeding, coverage })
@@ -823,17 +817,17 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 /// the item names or carries one (`asked_time`). A
 /// question with no content word cannot be judged, whatever was found. Beside the verdict: each
 /// item's uncovered words (`Context::uncovered`).
-fn grounding(
-    question: &str,
-    items: &[Item],
-    type_words: &HashMap<u64, Vec<&str>>,
-    seed_names: &[&str],
-) -> (Grounding, Option<Vec<Vec<String>>>) {
+fn grounding(question: &str, items: &[Item], seeding: &[Seed]) -> (Grounding, Option<Vec<Vec<String>>>) {
     let asked = content_words(question);
     if asked.is_empty() {
         return (Grounding::CouldNotJudge, None);
     }
-    let judge = Judge::new(question, &asked, type_words, seed_names);
+    let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
+    let mut judge = Judge::new(question, &asked, &names);
+    for s in seeding.iter().filter(|s| s.matched == "type") {
+        judge.type_words.entry(s.entity.id).or_default().push(&s.by);
+        judge.typed_names.push((fact_terms(&s.entity.name), match_terms(&s.by)));
+    }
     let each: Vec<Vec<String>> = items.iter().map(|item| judge.uncovered(item)).collect();
     // The cited item that leaves the fewest words uncovered (the first of equals).
     let best =
@@ -849,22 +843,20 @@ fn grounding(
 }
 
 /// What `grounding` judges items by: the question, its content words, the type words seeds were
-/// found by, and the names a sentence's direction is judged by (`grounding_rules::sentence_names`).
+/// found by (by entity for facts; by the name's terms for sentences, which name entities in
+/// words), and the names a sentence's direction is judged by (`grounding_rules::sentence_names`).
 struct Judge<'a> {
     question: &'a str,
     asked: &'a [(String, Vec<String>)],
-    type_words: &'a HashMap<u64, Vec<&'a str>>,
+    type_words: HashMap<u64, Vec<&'a str>>,
+    typed_names: Vec<(BTreeSet<String>, Vec<String>)>,
     names: Vec<String>,
 }
 
 impl<'a> Judge<'a> {
-    fn new(
-        question: &'a str,
-        asked: &'a [(String, Vec<String>)],
-        type_words: &'a HashMap<u64, Vec<&'a str>>,
-        seed_names: &[&str],
-    ) -> Self {
-        Judge { question, asked, type_words, names: grounding_rules::sentence_names(question, seed_names) }
+    fn new(question: &'a str, asked: &'a [(String, Vec<String>)], seed_names: &[&str]) -> Self {
+        let names = grounding_rules::sentence_names(question, seed_names);
+        Judge { question, asked, type_words: HashMap::new(), typed_names: Vec::new(), names }
     }
 
     /// The terms of the question's content words, beside the question.
@@ -883,6 +875,13 @@ impl<'a> Judge<'a> {
                 let mut have = covered(s);
                 if dated {
                     have.insert(TIMED.to_owned());
+                }
+                // A sentence naming an entity covers the type word it was seeded by, as a fact
+                // does: "Acme opened an office in Berlin." answers "Which companies are in Berlin?".
+                for (name, type_terms) in &self.typed_names {
+                    if !name.is_empty() && name.is_subset(&have) {
+                        have.extend(type_terms.iter().cloned());
+                    }
                 }
                 let (question, kind) = ((self.question, &terms), Statement::Sentence);
                 let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
@@ -957,8 +956,7 @@ pub(crate) fn text_uncovered(question: &str, text: &str, seed_names: &[&str]) ->
     if asked.is_empty() {
         return None;
     }
-    let type_words = HashMap::new();
-    Some(Judge::new(question, &asked, &type_words, seed_names).sentences_uncovered(text, false))
+    Some(Judge::new(question, &asked, seed_names).sentences_uncovered(text, false))
 }
 
 /// The words of `asked` (in the question's spelling) with a term not in `have`.
@@ -1147,6 +1145,21 @@ mod tests {
             verdict("In what year did Acme acquire Beta?"),
             Grounding::Related { uncovered: vec!["year".into()] }
         );
+    }
+
+    #[test]
+    fn a_sentence_naming_an_entity_covers_the_type_word_it_was_seeded_by() {
+        // Found by an audit: only facts covered a type word, so text never grounded "Which …".
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            crate::knowledge::graph::upsert_entity(tx, p, "Acme", &["company".to_owned()], &none, 1)?;
+            remember_text(tx, p, "Acme opened an office in Berlin.", Some("news"), None, 2)?;
+            remember_text(tx, p, "The canteen sells soup.", Some("guide"), None, 3).map(|_| ())
+        });
+        let snap = store.snapshot().unwrap();
+        let verdict = |q: &str| context(&snap, &part, q, 2, 8).unwrap().grounding;
+        assert_eq!(verdict("Which companies have an office in Berlin?"), Grounding::Grounded);
+        assert_eq!(verdict("Which companies sell soup?"), Grounding::Related { uncovered: vec!["companies".into()] });
     }
 
     #[test]
