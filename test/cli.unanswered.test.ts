@@ -239,8 +239,17 @@ it('cairn mcp: a node that stops answering mid-session fails the tool call with 
     expect(write.isError).toBe(true);
     expect(write.body.error).toMatchObject({ code: 'UNAVAILABLE', details: [{ applied: 'unknown' }] });
     expect((write.body.error as { message: string }).message).toMatch(
-      /does not answer.*may or may not have been applied/,
+      /does not answer.*may or may not have been applied: send it again with "idempotencyKey": "cairn-mcp:/,
     );
+    // The key the bridge added, which the model did not know, named so it can apply the write once.
+    const [{ idempotencyKey }] = (write.body.error as { details: [{ idempotencyKey: string }] }).details;
+    expect(idempotencyKey).toMatch(/^cairn-mcp:/);
+    frozen = false;
+    const again = { ...args, idempotencyKey };
+    const first = toolJson(await client.callTool({ name: 'memory_note_write', arguments: again }));
+    expect(first.isError, JSON.stringify(first.body)).toBe(false);
+    const second = toolJson(await client.callTool({ name: 'memory_note_write', arguments: again }));
+    expect(second.body).toMatchObject({ version: first.body.version, replayed: true });
   } finally {
     await client.close();
     await t.stop();

@@ -39,7 +39,16 @@ function forward(
   });
 }
 
-async function handle(target: URL, cut: (msg: RpcMessage) => Cut, req: IncomingMessage, res: ServerResponse) {
+/** What the proxy runs after the node ran a request it cuts `close-after`, before it closes the connection. */
+type AfterRun = () => Promise<void>;
+
+async function handle(
+  target: URL,
+  cut: (msg: RpcMessage) => Cut,
+  afterRun: AfterRun | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const body = Buffer.concat(chunks);
@@ -53,7 +62,10 @@ async function handle(target: URL, cut: (msg: RpcMessage) => Cut, req: IncomingM
     );
   }
   const reply = await forward(target, req, body);
-  if (what === 'close-after') return void req.socket.destroy();
+  if (what === 'close-after') {
+    await afterRun?.();
+    return void req.socket.destroy();
+  }
   // The reply is read whole: a JSON reply, or an event stream the node ended (not held open).
   const {
     'content-length': _length,
@@ -68,12 +80,13 @@ async function handle(target: URL, cut: (msg: RpcMessage) => Cut, req: IncomingM
 /**
  * An HTTP proxy on a free loopback port in front of the node at `target`, which passes every
  * request on except the MCP requests `cut` picks: the failures a bridge sees when its node stops
- * or restarts, made to happen exactly when a test wants them.
+ * or restarts, made to happen exactly when a test wants them. `afterRun` (say, restarting the node)
+ * runs between a `close-after` request's run and its connection's end.
  */
-export async function cutProxy(target: string, cut: (msg: RpcMessage) => Cut) {
+export async function cutProxy(target: string, cut: (msg: RpcMessage) => Cut, afterRun?: AfterRun) {
   const to = new URL(target);
   const server = createServer((req, res) => {
-    handle(to, cut, req, res).catch(() => req.socket.destroy());
+    handle(to, cut, afterRun, req, res).catch(() => req.socket.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as { port: number };

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { VERSION } from '../server/version.js';
 import { CliFailure } from './failure.js';
 import { isolatedFetch } from './isolated-fetch.js';
-import { nodeRefusal } from './mcp-refusal.js';
+import { failureBody, nodeRefusal } from './mcp-refusal.js';
 import { connectionLost, refused } from './net-errors.js';
 import { silentNode, watchNode } from './node-wait.js';
 
@@ -43,9 +43,9 @@ function restarting(err: unknown): boolean {
 
 /** What to do about a write whose outcome is unknown. */
 const CHECK_FIRST =
-  'Check what is stored before repeating it (memory_note_list or memory_history for a note, memory_recall ' +
-  'for facts); a memory_note_write or memory_handoff_create with an idempotencyKey is applied once however ' +
-  'often it is sent, so the bridge re-sends those itself';
+  'Check what is stored before repeating it (memory_recall or memory_history for facts, memory_query for ' +
+  'a document); memory_note_write and memory_handoff_create are applied once however often they are sent, ' +
+  'so the bridge re-sends those itself';
 
 /**
  * Why a request that may have run was not sent again: its connection closed before the reply
@@ -61,8 +61,24 @@ function outcomeUnknown(url: string): CliFailure {
   );
 }
 
-/** `silent` (the node stopped answering a write in flight), saying the write may yet be applied. */
-function unanswered(silent: CliFailure): CliFailure {
+/**
+ * A write the bridge gave the `idempotencyKey` `key` (the model does not know it) that may have
+ * run and got no reply, said with `why` and how to apply it once: send it again with that key.
+ */
+function keyedUnknown(why: string, key: string): CliFailure {
+  const message =
+    `${why}. This call may or may not have been applied: send it again with "idempotencyKey": ` +
+    `${JSON.stringify(key)} (the bridge added it) and it is applied once; if it was, its receipt comes ` +
+    'back marked replayed: true';
+  return new CliFailure('UNAVAILABLE', message, undefined, [{ applied: 'unknown', idempotencyKey: key }]);
+}
+
+/**
+ * `silent` (the node stopped answering a write in flight), saying the write may yet be applied;
+ * `key`: the `idempotencyKey` the bridge gave it, which a repeat needs.
+ */
+function unanswered(silent: CliFailure, key: string | undefined): CliFailure {
+  if (key !== undefined) return keyedUnknown(silent.message, key);
   const message = `${silent.message}. This call may or may not have been applied. ${CHECK_FIRST}`;
   return new CliFailure('UNAVAILABLE', message, undefined, [{ applied: 'unknown' }]);
 }
@@ -97,23 +113,34 @@ export class NodeLink {
    * connection closed before the reply may have run: it is sent again only when `repeatable` (a
    * repeat changes nothing more), else it fails with UNAVAILABLE saying its outcome is unknown. A
    * node that stops answering meanwhile (`watchNode`: neither the reply nor `/health` for
-   * `answerMs`) fails the request with UNAVAILABLE instead of the SDK's 60 s timeout.
+   * `answerMs`) fails the request with UNAVAILABLE instead of the SDK's 60 s timeout. `ownKey`:
+   * the `idempotencyKey` the bridge added to a write, which makes it repeatable; a failure after it
+   * may have run says the outcome is unknown and names the key, which only the bridge knew.
    */
-  async request<T>(fn: (client: Client) => Promise<T>, repeatable: boolean): Promise<T> {
+  async request<T>(fn: (client: Client) => Promise<T>, repeatable: boolean, ownKey?: string): Promise<T> {
     let client = this.client ?? (await this.renew(undefined));
+    let mayHaveRun = false;
     for (let resent = false; ; resent = true) {
       try {
         return await this.watched(() => fn(client));
       } catch (err) {
         // The node stopped answering (`watched`): a write may be applied when it comes back.
-        if (err instanceof CliFailure) throw repeatable ? err : unanswered(err);
+        if (err instanceof CliFailure) throw repeatable && ownKey === undefined ? err : unanswered(err, ownKey);
         const lost = connectionLost(err);
         // Whether sent once or again (after a 404, say), a cut-off write may have been applied.
         if (lost && !repeatable) throw outcomeUnknown(this.at);
-        if (resent || (!lost && !sessionLost(err))) throw err;
-        client = await this.renew(client);
+        mayHaveRun ||= lost;
+        const gaveUp = (e: unknown) => (mayHaveRun && ownKey !== undefined ? this.unknownOutcome(e, ownKey) : e);
+        if (resent || (!lost && !sessionLost(err))) throw gaveUp(err);
+        client = await this.renew(client).catch((e: unknown) => Promise.reject(gaveUp(e)));
       }
     }
+  }
+
+  /** `err`, which ended a write keyed `key` that may have run, as `keyedUnknown` when it is the node's failure. */
+  private unknownOutcome(err: unknown, key: string): unknown {
+    const body = failureBody(err, this.at);
+    return body === null ? err : keyedUnknown(body.error.message, key);
   }
 
   /**

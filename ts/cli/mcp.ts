@@ -14,7 +14,7 @@ import { startBackgroundNode } from './background-node.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, failureBody } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
-import { repeatable } from './repeatable.js';
+import { keyed, repeatable, unreplayed } from './repeatable.js';
 
 /** Arguments of `cairn mcp`. */
 export interface McpArgs {
@@ -58,7 +58,8 @@ function overflowRefusal(args: unknown) {
  * the node loses the bridge's session (a restart, eviction at the session cap, the idle timeout),
  * the bridge opens a new one and re-sends the request: the stdio client never sees it. A request
  * whose connection closed before the reply may have run: it is re-sent only when that is safe
- * (`repeatable`), else the client gets UNAVAILABLE saying its outcome is unknown.
+ * (`repeatable`), else the client gets UNAVAILABLE saying its outcome is unknown. A note write or
+ * handoff sent without an `idempotencyKey` gets one of the bridge's (`keyed`), so it is safe.
  */
 export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const token = env.CAIRN_TOKEN;
@@ -128,8 +129,11 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   server.setRequestHandler(CallToolRequestSchema, (req) => {
     const overflow = overflowRefusal(req.params.arguments);
     if (overflow !== null) return overflow;
+    const { args, added } = keyed(req.params.name, req.params.arguments);
+    const params = { ...req.params, arguments: args };
     return link
-      .request((c) => c.callTool(req.params), repeatable(req.params.name, req.params.arguments))
+      .request((c) => c.callTool(params), repeatable(params.name, args), added)
+      .then((result) => (added === undefined ? result : unreplayed(result)))
       .catch((err: unknown) => asToolError(err, last) ?? unwrap(err, last));
   });
   const done = new Promise<void>((resolve) => {
