@@ -30,6 +30,10 @@ describe('a JSON body that cannot be kept as sent', () => {
     ['[1,-1e999]', 'value.1'],
     [`{"d":1${'0'.repeat(310)}.5}`, 'value.d'],
     ['1E400', 'value', /beyond ±1\.79/],
+    // A number too near 0 for a double (found by an audit): JSON.parse made it 0, stored as 0.
+    ['{"u":1e-400}', 'value.u', /nearer to 0 than ±4\.9e-324/],
+    ['[0,-2.5e-330]', 'value.1'],
+    [`{"s":"1e-400","t":[{"d":0.${'0'.repeat(400)}1}]}`, 'value.t.0.d'],
   ])('%s is refused naming %s, and nothing is written', async (value, field, message?: RegExp) => {
     const before = await t.txn();
     const r = await t.call('POST', '/v1/memory/note_write', { body: write(value) });
@@ -48,18 +52,27 @@ describe('a JSON body that cannot be kept as sent', () => {
       'facts.entities.0.attributes.weight',
     ],
     ['handoff_create', '{"scope":"jb","taskId":"T9","summary":"s","artifacts":[{"n":1e400}]}', 'artifacts.0.n'],
-  ])('%s with a number past a double’s range is refused naming it, and nothing changes', async (verb, body, field) => {
-    const base = await t.call('POST', '/v1/memory/note_write', { body: write('{"f":1}').replace('"k"', '"base"') });
-    expect(base.status, JSON.stringify(base.body)).toBe(200);
-    const before = await t.txn();
-    const r = await t.call('POST', `/v1/memory/${verb}`, { body });
-    expect(r.status, JSON.stringify(r.body)).toBe(422);
-    expect(r.body.error?.code).toBe('VALIDATION_ERROR');
-    expect(r.body.error?.details).toEqual([expect.objectContaining({ field })]);
-    expect(await t.txn()).toBe(before);
-    const list = await t.call('POST', '/v1/memory/note_list', { body: { scope: 'jb', key: 'base' } });
-    expect((list.body.notes as { value: unknown }[])[0]?.value).toEqual({ f: 1 });
-  });
+    ['note_write', '{"scope":"jb","key":"base","value":{"f":1e-400},"writeMode":"merge"}', 'value.f'],
+    [
+      'remember',
+      '{"scope":"jb","facts":{"entities":[{"name":"Gizmo","type":"device","attributes":{"weight":-2.5e-330}}]}}',
+      'facts.entities.0.attributes.weight',
+    ],
+  ])(
+    '%s with a number a double cannot hold (past its range, or nearer 0) is refused naming it, and nothing changes',
+    async (verb, body, field) => {
+      const base = await t.call('POST', '/v1/memory/note_write', { body: write('{"f":1}').replace('"k"', '"base"') });
+      expect(base.status, JSON.stringify(base.body)).toBe(200);
+      const before = await t.txn();
+      const r = await t.call('POST', `/v1/memory/${verb}`, { body });
+      expect(r.status, JSON.stringify(r.body)).toBe(422);
+      expect(r.body.error?.code).toBe('VALIDATION_ERROR');
+      expect(r.body.error?.details).toEqual([expect.objectContaining({ field })]);
+      expect(await t.txn()).toBe(before);
+      const list = await t.call('POST', '/v1/memory/note_list', { body: { scope: 'jb', key: 'base' } });
+      expect((list.body.notes as { value: unknown }[])[0]?.value).toEqual({ f: 1 });
+    },
+  );
 
   it('a field given twice in the body is refused naming it, and nothing is written', async () => {
     const before = await t.txn();
@@ -89,6 +102,33 @@ describe('a JSON body that cannot be kept as sent', () => {
       f: 0.1,
       s: '__proto__ constructor 12345678901234567891',
     });
+  });
+
+  it('keeps zero however it is spelled, and the smallest numbers a double holds', async () => {
+    const value = '{"a":0,"b":0.0,"c":0e5,"d":-0,"e":0.000e-400,"f":5e-324,"g":-1e-300,"h":"1e-400"}';
+    const r = await t.call('POST', '/v1/memory/note_write', { body: write(value).replace('"k"', '"zeros"') });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const list = await t.call('POST', '/v1/memory/note_list', { body: { scope: 'jb', key: 'zeros' } });
+    const stored = (list.body.notes as { value: Record<string, number> }[])[0]?.value ?? {};
+    expect(
+      Object.values(stored)
+        .slice(0, 5)
+        .every((n) => n === 0),
+    ).toBe(true);
+    expect(stored).toMatchObject({ f: 5e-324, g: -1e-300, h: '1e-400' });
+  });
+
+  it('a fact attribute too near 0 for a double is refused naming it, and a small one is kept', async () => {
+    const fact = (weight: string) =>
+      `{"scope":"jb","facts":{"entities":[{"name":"Speck","type":"device","attributes":{"weight":${weight}}}]}}`;
+    const before = await t.txn();
+    const r = await t.call('POST', '/v1/memory/remember', { body: fact('1e-400') });
+    expect(r.status, JSON.stringify(r.body)).toBe(422);
+    expect(r.body.error?.details).toEqual([expect.objectContaining({ field: 'facts.entities.0.attributes.weight' })]);
+    expect(await t.txn()).toBe(before);
+    expect((await t.call('POST', '/v1/memory/remember', { body: fact('1e-300') })).status).toBe(200);
+    const recall = await t.call('POST', '/v1/memory/recall', { body: { scope: 'jb', subject: 'Speck' } });
+    expect(JSON.stringify(recall.body)).toContain('"weight":1e-300');
   });
 
   it('over MCP is a tool error naming the field inside the arguments', async () => {

@@ -4,7 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { nonFinitePath, OVERFLOW, problemError } from '../protocol/body-problem.js';
+import { nonFinitePath, OVERFLOW, problemError, UNDERFLOW } from '../protocol/body-problem.js';
 import { Name256 } from '../protocol/fields.js';
 import { encodeIdentityHeader } from '../protocol/identity-header.js';
 import { findRunningNode } from '../server/node-file.js';
@@ -15,6 +15,7 @@ import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, failureBody } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
 import { keyed, repeatable, unreplayed } from './repeatable.js';
+import { watchUnderflows } from './stdin-underflow.js';
 
 /** Arguments of `cairn mcp`. */
 export interface McpArgs {
@@ -40,14 +41,21 @@ function unwrap(err: unknown, url: string): never {
 }
 
 /**
- * A tool call whose arguments hold a number past a double's range (`1e400`) refused here, as the
- * node refuses it over HTTP: the SDK parsed the stdio line into Infinity, which forwarding would
- * send as null (stored as null, a merge deleting the key). Null when the arguments are fine.
+ * A tool call whose arguments hold a number a double cannot hold refused here, as the node
+ * refuses it over HTTP: the SDK parsed the stdio line, making `1e400` Infinity (which forwarding
+ * would send as null: stored as null, a merge deleting the key) and `1e-400` 0 (`lost`: its path,
+ * found in the line by `watchUnderflows`). Null when the arguments are fine.
  */
-function overflowRefusal(args: unknown) {
-  const path = nonFinitePath(args);
-  if (path === undefined) return null;
-  const body = problemError({ path, message: OVERFLOW }).body();
+function numberRefusal(args: unknown, lost: (string | number)[] | undefined) {
+  const overflow = nonFinitePath(args);
+  const problem =
+    overflow !== undefined
+      ? { path: overflow, message: OVERFLOW }
+      : lost !== undefined
+        ? { path: lost, message: UNDERFLOW }
+        : undefined;
+  if (problem === undefined) return null;
+  const body = problemError(problem).body();
   return { content: [{ type: 'text' as const, text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }
 
@@ -121,14 +129,17 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     { name: 'cairn', title: 'Cairn memory', version: VERSION },
     { capabilities: { tools: { listChanged: false } }, ...(instructions === undefined ? {} : { instructions }) },
   );
+  // Reading stdin from here on, before the transport's own reader, which it adds when it starts
+  // (no await in between, so no line is read before it listens).
+  const underflows = watchUnderflows(process.stdin);
   server.setRequestHandler(ListToolsRequestSchema, (req) =>
     link.request((c) => c.listTools(req.params), true).catch((err: unknown) => unwrap(err, last)),
   );
   // A refused or unreachable node answers a tool call as a tool error (DESIGN.md §3), not a
   // transport failure the client shows as raw text.
-  server.setRequestHandler(CallToolRequestSchema, (req) => {
-    const overflow = overflowRefusal(req.params.arguments);
-    if (overflow !== null) return overflow;
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+    const refusal = numberRefusal(req.params.arguments, underflows.take(extra.requestId));
+    if (refusal !== null) return refusal;
     const { args, added } = keyed(req.params.name, req.params.arguments);
     const params = { ...req.params, arguments: args };
     return link
@@ -137,7 +148,10 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
       .catch((err: unknown) => asToolError(err, last) ?? unwrap(err, last));
   });
   const done = new Promise<void>((resolve) => {
-    server.onclose = resolve;
+    server.onclose = () => {
+      underflows.stop();
+      resolve();
+    };
   });
   await server.connect(new StdioServerTransport());
   // The SDK's stdio transport does not watch for end of input; the client closing stdin ends us.

@@ -1,6 +1,14 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 
-import { type BodyProblem, findPath, nonFinitePath, OVERFLOW } from '../protocol/body-problem.js';
+import {
+  type BodyProblem,
+  findPath,
+  nonFinitePath,
+  OVERFLOW,
+  UNDERFLOW,
+  underflowPath,
+} from '../protocol/body-problem.js';
+import { pathInText } from '../protocol/json-text.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -46,60 +54,21 @@ function roundedIntegers(text: string): Set<number> {
 const REPEATED =
   'is given more than once in its object: JSON.parse keeps only the last, so the body cannot be kept as sent';
 
-/** An open container while `repeatedKey` reads: an object's keys so far and its current key, or an array's index. */
-type Frame = { keys: Set<string>; key: string } | { index: number };
-
-const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-
 /**
  * The path of the first key that `text` (JSON that parsed) repeats within one object, or
  * undefined. JSON.parse keeps the last of two same-named members silently, so `{"key":"a",
- * "key":"b"}` would be taken as key `b`. Keys are compared as decoded (`"a"` and `"\u0061"` are one).
+ * "key":"b"}` would be taken as key `b`.
  */
 function repeatedKey(text: string): (string | number)[] | undefined {
-  const frames: Frame[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    const top = frames.at(-1);
-    if (c === 0x7b) frames.push({ keys: new Set(), key: '' });
-    else if (c === 0x5b) frames.push({ index: 0 });
-    else if (c === 0x7d || c === 0x5d) frames.pop();
-    else if (c === 0x2c && top !== undefined && 'index' in top) top.index++;
-    else if (c === 0x22) {
-      const start = i++;
-      let escaped = false;
-      while (i < text.length) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) {
-          escaped = true;
-          i += 2;
-          continue;
-        }
-        i++;
-        if (d === 0x22) break;
-      }
-      if (top === undefined || !('keys' in top)) continue;
-      let j = i;
-      while (isSpace(text.charCodeAt(j))) j++;
-      if (text.charCodeAt(j) !== 0x3a) continue;
-      const raw = text.slice(start, i);
-      const key = escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
-      if (top.keys.has(key)) return [...frames.slice(0, -1).map((f) => ('keys' in f ? f.key : f.index)), key];
-      top.keys.add(key);
-      top.key = key;
-      continue;
-    }
-    i++;
-  }
-  return undefined;
+  return pathInText(text, { key: (key, seen) => seen.has(key) });
 }
 
 /**
  * What of a parsed body `value` (read from `text`) cannot be kept as sent: a `__proto__` key, or a
  * `constructor` object holding `prototype` (keys JSON allows that would reshape objects here), and
  * a key repeated within an object (JSON.parse keeps the last), a number too large for a double
- * (JSON.parse makes `1e400` Infinity, which is stored as null: a merge would delete the key), and
+ * (JSON.parse makes `1e400` Infinity, which is stored as null: a merge would delete the key) or
+ * too near 0 for one (`1e-400` is made 0, its value lost), and
  * integer literals JSON.parse rounded (an id of 20 digits would be stored as another number). The
  * prototype, overflow and integer scans run only when the text could hold such a problem; the
  * repeat scan reads every body once.
@@ -120,6 +89,11 @@ export function bodyProblem(text: string, value: unknown): BodyProblem | null {
   if (/\d[eE]|\d{309}/.test(text)) {
     const path = nonFinitePath(value);
     if (path !== undefined) return { path, message: OVERFLOW };
+  }
+  // Only a negative exponent or a run of 323 zeros can come nearer 0 than a double holds.
+  if (/[eE]-|0{323}/.test(text)) {
+    const path = underflowPath(text);
+    if (path !== undefined) return { path, message: UNDERFLOW };
   }
   if (/\d{16}/.test(text)) {
     const rounded = roundedIntegers(text);
