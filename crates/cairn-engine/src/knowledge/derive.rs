@@ -9,6 +9,7 @@ use super::graph::{Direction, Neighbour, Relation};
 use super::valid;
 use crate::text::fold;
 use crate::time::iso_ms;
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
 /// Types that hold both ways.
@@ -25,14 +26,18 @@ pub(crate) fn mirror(folded: &str) -> Option<&'static str> {
     SYMMETRIC.iter().find(|t| **t == key).copied().or_else(|| inverse_of(&key))
 }
 
-/// The form a relation type is matched to the rules in: folded (`fold`), with each run of spaces,
-/// hyphens and underscores one `_`, so `married to`, `Married-To` and `married_to` all read as
-/// `married_to` (found by an audit: agents write `part of` and `part-of`, and derivation stopped
-/// at them). Only the rules read types this way; stored types are keyed by `fold`.
+/// The form a relation type is matched to the rules in: each lower-to-upper case step read as a
+/// separator (`childOf`, `ownedBy`: agents write camel case too), then folded (`fold`), with each
+/// run of spaces, hyphens and underscores one `_`, so `married to`, `Married-To`, `marriedTo` and
+/// `married_to` all read as `married_to` (found by audits: agents write `part of`, `part-of` and
+/// `childOf`, and derivation stopped at them). It is also the form two spellings of one type are
+/// stored as one by (`type_spelling.rs`). Only the rules and that match read types this way;
+/// stored types are keyed by `fold`, and keep their spelling.
 #[must_use]
 pub(crate) fn rule_key(rel_type: &str) -> String {
-    let mut out = String::with_capacity(rel_type.len());
-    for c in fold(rel_type).chars() {
+    let split = camel_split(rel_type.trim());
+    let mut out = String::with_capacity(split.len());
+    for c in fold(&split).chars() {
         if matches!(c, ' ' | '-' | '_') {
             if !out.ends_with('_') {
                 out.push('_');
@@ -42,6 +47,24 @@ pub(crate) fn rule_key(rel_type: &str) -> String {
         }
     }
     out
+}
+
+/// `rel_type` with a `_` before each upper-case letter that follows a lower-case one or a digit
+/// (`childOf` → `child_Of`, `hasCEO` → `has_CEO`, `member_of_2024Team` → `member_of_2024_Team`).
+fn camel_split(rel_type: &str) -> Cow<'_, str> {
+    if !rel_type.chars().any(char::is_uppercase) {
+        return Cow::Borrowed(rel_type);
+    }
+    let mut split = String::with_capacity(rel_type.len() + 4);
+    let mut lower_before = false;
+    for c in rel_type.chars() {
+        if c.is_uppercase() && lower_before {
+            split.push('_');
+        }
+        lower_before = c.is_lowercase() || c.is_ascii_digit();
+        split.push(c);
+    }
+    Cow::Owned(split)
 }
 
 /// The stored (folded) spellings a rule type is looked up under in the adjacency index: each `_`
@@ -58,6 +81,19 @@ pub(crate) fn spellings(rule: &str) -> Vec<String> {
         for s in &mut out {
             s.push_str(part);
         }
+    }
+    out
+}
+
+/// The stored (folded) spellings a read of rule type `rule` looks up when it keeps only the
+/// relations whose own spelling `rule_key` reads as `rule`: `spellings`, and the fold of the
+/// camel-case spelling (`partOf` is stored under `partof`, as a plain `partof` is; the check on
+/// the relation's spelling tells them apart).
+#[must_use]
+pub(crate) fn camel_and_spellings(rule: &str) -> Vec<String> {
+    let mut out = spellings(rule);
+    if rule.contains('_') {
+        out.push(rule.replace('_', ""));
     }
     out
 }
@@ -444,6 +480,42 @@ mod tests {
         assert_eq!(spellings("part_of"), ["part_of", "part of", "part-of"]);
         assert_eq!(spellings("owns"), ["owns"]);
         assert!(spellings("contained_in").iter().all(|s| rule_key(s) == "contained_in"));
+        assert_eq!(camel_and_spellings("part_of"), ["part_of", "part of", "part-of", "partof"]);
+        assert_eq!(camel_and_spellings("owns"), ["owns"]);
+    }
+
+    #[test]
+    fn camel_case_types_read_as_the_rules_do() {
+        for (spelled, key) in [
+            ("childOf", "child_of"),
+            ("ParentOf", "parent_of"),
+            ("ownedBy", "owned_by"),
+            ("marriedTo", "married_to"),
+            ("siblingOf", "sibling_of"),
+            ("partOf", "part_of"),
+            ("Child Of", "child_of"),
+            ("CHILD_OF", "child_of"),
+            ("hasCEO", "has_ceo"),
+        ] {
+            assert_eq!(rule_key(spelled), key, "{spelled}");
+        }
+        // A type written in lower case alone has no step to split at.
+        assert_eq!(rule_key("childof"), "childof");
+        assert_eq!(mirror("childOf"), Some("parent_of"));
+        assert_eq!(mirror("marriedTo"), Some("married_to"));
+        let inbound = |r: Relation| Neighbour { other: r.from, relation: r, direction: Direction::Inbound };
+        let got = around(1, &[inbound(rel(10, 2, 1, "childOf")), inbound(rel(11, 3, 1, "marriedTo"))]);
+        let read: Vec<(u64, u64, &str, Rule)> =
+            got.iter().map(|d| (d.from, d.to, d.rel_type.as_str(), d.rule)).collect();
+        assert_eq!(read, [(1, 2, "parent_of", Rule::Inverse), (1, 3, "marriedTo", Rule::Symmetric)]);
+    }
+
+    #[test]
+    fn camel_case_links_chain_and_a_lower_case_one_does_not() {
+        let edges = [rel(1, 1, 2, "partOf"), rel(2, 2, 3, "part_of"), rel(3, 3, 4, "partof")];
+        let got = chains(1, |e| Ok::<_, ()>(edges.iter().filter(|r| r.from == e).cloned().collect())).unwrap();
+        let reached: Vec<(u64, &str)> = got.iter().map(|d| (d.to, d.rel_type.as_str())).collect();
+        assert_eq!(reached, [(3, "partOf")], "the first spelling walked names the chain");
     }
 
     #[test]

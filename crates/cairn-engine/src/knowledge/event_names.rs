@@ -5,11 +5,11 @@
 //! a fact in any reading of it: from its other end under a symmetric or inverse type too, as
 //! `relate` and `forget` name it (`fact_readings.rs`).
 
+use super::derive::rule_key;
 use super::fact_readings;
 use super::forget::{buried_in, fact_target};
 use super::graph::{self, Direction, MAX_NAME_LEN, has_control, neighbours};
 use super::part::Partition;
-use super::type_spelling::match_key;
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::fold;
@@ -39,13 +39,13 @@ pub(crate) fn fact(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&st
     };
     let around = neighbours(snap, part, from_entity.id)?;
     // Up to case first, then as any spelling of the type (`type_spelling.rs`).
-    let key = match_key(rel_type);
+    let key = rule_key(rel_type);
     let outbound: Vec<_> =
         around.iter().filter(|n| n.direction == Direction::Outbound && n.other == to_entity.id).collect();
     let spelled = outbound
         .iter()
         .find(|n| fold(&n.relation.rel_type) == folded)
-        .or_else(|| outbound.iter().find(|n| match_key(&n.relation.rel_type) == key));
+        .or_else(|| outbound.iter().find(|n| rule_key(&n.relation.rel_type) == key));
     let mut known = spelled.is_some();
     let own = spelled.map_or_else(|| rel_type.trim().to_owned(), |n| n.relation.rel_type.clone());
     let mut targets = vec![format!("{}\0{own}\0{}", from_entity.name, to_entity.name)];

@@ -136,7 +136,8 @@ fn transitive_side(
 ) -> Result<Vec<graph::Relation>> {
     let dir = if direction == Direction::Outbound { OUT } else { IN };
     let mut out = Vec::new();
-    for rel_type in derive::TRANSITIVE.iter().flat_map(|t| derive::spellings(t)) {
+    // `derive::walk` keeps the relations whose spelling reads as the type (`rule_key`).
+    for rel_type in derive::TRANSITIVE.iter().flat_map(|t| derive::camel_and_spellings(t)) {
         for (rel_id, d) in adjacency(snap, part, entity, &adj_type_prefix(part, entity, dir, &rel_type))? {
             if let Some(n) = neighbour(snap, part, rel_id, d)?.and_then(|n| seen_at(n, when)) {
                 out.push(n.relation);

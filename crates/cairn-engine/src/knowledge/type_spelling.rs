@@ -2,7 +2,7 @@
 //! but agents spell one type many ways: `works_at`, `works at`, `Works-At`, `worksAt`. Keyed as
 //! sent, each spelling was another type, and "Ann works at Acme" said by two agents was two facts
 //! (found by an audit). A write now takes the spelling of the live type of the partition that
-//! reads the same (`match_key`: case, separators and camel case aside), so the fact it states is
+//! reads the same (`derive::rule_key`: case, separators and camel case aside), so the fact it states is
 //! the stored one; a type the partition does not have yet is stored as sent. Imports keep the
 //! spellings of their records (a copy must read as its source), and a store that already holds two
 //! spellings of one type keeps both: a spelling stored as such is used as it is.
@@ -15,24 +15,7 @@ use crate::text::fold;
 use crate::write::WriteTxn;
 use std::collections::HashMap;
 
-/// The form two spellings of one relation type share: each lower-to-upper case step of the
-/// spelling (`worksAt`) read as a separator, then as the derivation rules read types (`rule_key`:
-/// folded, each run of spaces, hyphens and underscores one `_`).
-#[must_use]
-pub(crate) fn match_key(rel_type: &str) -> String {
-    let mut split = String::with_capacity(rel_type.len() + 4);
-    let mut lower_before = false;
-    for c in rel_type.trim().chars() {
-        if c.is_uppercase() && lower_before {
-            split.push('_');
-        }
-        lower_before = c.is_lowercase() || c.is_ascii_digit();
-        split.push(c);
-    }
-    rule_key(&split)
-}
-
-/// The spellings one write operation has resolved, by `match_key`, so a call that states many
+/// The spellings one write operation has resolved, by `rule_key`, so a call that states many
 /// facts reads the partition's types once per spelling, and two spellings of a type new to the
 /// partition within one call are one type too.
 #[derive(Default)]
@@ -43,10 +26,10 @@ pub(crate) struct TypeSpellings {
 impl TypeSpellings {
     /// The spelling a relation of type `requested` (trimmed) is stored under in `part`: `requested`
     /// itself when a live type of the partition folds as it does (the matching stays up to case),
-    /// else the spelling of the live type with its `match_key`, else `requested` (a new type).
+    /// else the spelling of the live type with its `rule_key`, else `requested` (a new type).
     pub(crate) fn resolve(&mut self, tx: &mut WriteTxn<'_>, part: &Partition, requested: &str) -> Result<String> {
         let requested = requested.trim();
-        let key = match_key(requested);
+        let key = rule_key(requested);
         if let Some(spelling) = self.resolved.get(&key) {
             return Ok(spelling.clone());
         }
@@ -60,12 +43,12 @@ impl TypeSpellings {
     }
 }
 
-/// The spelling of a live relation type of `part` whose `match_key` is `key`, from the partition's
+/// The spelling of a live relation type of `part` whose `rule_key` is `key`, from the partition's
 /// counts (`tally.rs`: one key per live type, its first spelling in the value).
 fn live_type_with_key(tx: &mut WriteTxn<'_>, part: &Partition, key: &str) -> Result<Option<String>> {
     for (_, value) in tx.prefix(TALLY, &tally::key(part, RELATION_TYPE, None))? {
         let (count, spelling) = tally::decode(&value)?;
-        if count > 0 && match_key(&spelling) == key {
+        if count > 0 && rule_key(&spelling) == key {
             return Ok(Some(spelling));
         }
     }
@@ -74,19 +57,19 @@ fn live_type_with_key(tx: &mut WriteTxn<'_>, part: &Partition, key: &str) -> Res
 
 #[cfg(test)]
 mod tests {
-    use super::match_key;
+    use crate::knowledge::derive::rule_key;
 
     #[test]
-    fn spellings_of_one_type_share_a_match_key() {
+    fn spellings_of_one_type_share_a_rule_key() {
         for spelling in
             ["works_at", "works at", "Works-At", "WORKS_AT", "worksAt", "WorksAt", " works  at ", "works__at"]
         {
-            assert_eq!(match_key(spelling), "works_at", "{spelling}");
+            assert_eq!(rule_key(spelling), "works_at", "{spelling}");
         }
-        assert_eq!(match_key("hasCEO"), "has_ceo");
-        assert_eq!(match_key("member_of_2024Team"), "member_of_2024_team");
-        assert_ne!(match_key("works_at"), match_key("worked_at"));
-        assert_ne!(match_key("owns"), match_key("owned_by"));
-        assert_eq!(match_key("位于"), "位于");
+        assert_eq!(rule_key("hasCEO"), "has_ceo");
+        assert_eq!(rule_key("member_of_2024Team"), "member_of_2024_team");
+        assert_ne!(rule_key("works_at"), rule_key("worked_at"));
+        assert_ne!(rule_key("owns"), rule_key("owned_by"));
+        assert_eq!(rule_key("位于"), "位于");
     }
 }
