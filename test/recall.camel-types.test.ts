@@ -18,6 +18,7 @@ type Fact = { subject: string; relation: string; object: string; derived?: boole
 async function relate(from: string, type: string, to: string) {
   const r = await t.call('POST', '/v1/memory/relate', { body: { scope: 'camel', from, type, to } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body as { created: boolean; already: boolean };
 }
 
 async function facts(subject: string): Promise<Fact[]> {
@@ -36,6 +37,11 @@ it('Mei childOf Ana derives Ana parent_of Mei, as Mei child_of Ana does, and the
   expect(derived(await facts('Bo'))).toEqual([['Bo', 'parent_of', 'Lin', 'inverse']]);
   const stored = (await facts('Mei')).filter((f) => !f.derived);
   expect(stored.map((f) => [f.subject, f.relation, f.object])).toEqual([['Mei', 'childOf', 'Ana']]);
+  // Said from the other end, in either spelling, it is the stored fact, not a second one.
+  expect(await relate('Ana', 'parentOf', 'Mei')).toMatchObject({ created: false, already: true });
+  expect(await relate('Ana', 'parent_of', 'Mei')).toMatchObject({ created: false, already: true });
+  const around = (await facts('Ana')).filter((f) => !f.derived);
+  expect(around.map((f) => [f.subject, f.relation, f.object])).toEqual([['Mei', 'childOf', 'Ana']]);
 });
 
 it('ownedBy and marriedTo read as owned_by and married_to from the other end', async () => {

@@ -35,7 +35,7 @@ pub(crate) struct FactNames {
 pub(crate) fn fact(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&str, &str, &str)) -> Result<FactNames> {
     let folded = fold(rel_type.trim());
     let (Some(from_entity), Some(to_entity)) = (stored(snap, part, from)?, stored(snap, part, to)?) else {
-        return Ok(FactNames { targets: Vec::new(), known: forgotten(snap, part, (from, &folded, to))? });
+        return Ok(FactNames { targets: Vec::new(), known: forgotten(snap, part, (from, rel_type, to))? });
     };
     let around = neighbours(snap, part, from_entity.id)?;
     // Up to case first, then as any spelling of the type (`type_spelling.rs`).
@@ -49,20 +49,20 @@ pub(crate) fn fact(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&st
     let mut known = spelled.is_some();
     let own = spelled.map_or_else(|| rel_type.trim().to_owned(), |n| n.relation.rel_type.clone());
     let mut targets = vec![format!("{}\0{own}\0{}", from_entity.name, to_entity.name)];
-    for n in around.iter().filter(|n| fact_readings::states_from_other_end(n, to_entity.id, &folded)) {
+    for n in around.iter().filter(|n| fact_readings::states_from_other_end(n, to_entity.id, rel_type)) {
         known = true;
         let target = format!("{}\0{}\0{}", to_entity.name, n.relation.rel_type, from_entity.name);
         if !targets.contains(&target) {
             targets.push(target);
         }
     }
-    let known = known || forgotten(snap, part, (from, &folded, to))?;
+    let known = known || forgotten(snap, part, (from, rel_type, to))?;
     Ok(FactNames { targets, known })
 }
 
-/// Whether a reading of the fact `from -[folded_type]-> to` was forgotten.
-fn forgotten(snap: &Snapshot, part: &Partition, (from, folded_type, to): (&str, &str, &str)) -> Result<bool> {
-    for (f, t, o) in fact_readings::readings(from, folded_type, to) {
+/// Whether a reading of the fact `from -[rel_type]-> to` (the type as spelled) was forgotten.
+fn forgotten(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&str, &str, &str)) -> Result<bool> {
+    for (f, t, o) in fact_readings::readings(from, rel_type, to) {
         if buried_in(snap, part, "fact", &fact_target(&f, &t, &o))? {
             return Ok(true);
         }

@@ -110,3 +110,28 @@ fn a_merge_said_from_the_other_end_is_in_the_history_of_both_readings() {
         assert_eq!(history(&store, &part, reading).unwrap(), ["assert", "merge"], "{reading:?}");
     }
 }
+
+#[test]
+fn a_camel_case_type_is_the_same_fact_from_the_other_end() {
+    // Found by an audit: `childOf` had no mirror, so `Mei childOf Ana` said after `Ana parentOf
+    // Mei` (or `Ana parent_of Mei`) was stored as a second fact, and history and forget named it
+    // only in the stored reading.
+    let (_dir, store, part) = fresh();
+    assert_eq!(call(&store, &part, 10, "relate", &fact("Ana", "parentOf", "Mei"))["created"], json!(true));
+    assert_eq!(call(&store, &part, 11, "relate", &fact("Lu", "child_of", "Bo"))["created"], json!(true));
+    for (at, (from, rel_type, to)) in
+        [(20, ("Mei", "childOf", "Ana")), (21, ("Mei", "child_of", "Ana")), (22, ("Bo", "parentOf", "Lu"))]
+    {
+        let again = call(&store, &part, at, "relate", &fact(from, rel_type, to));
+        assert_eq!(again["already"], json!(true), "{from} {rel_type} {to}: {again}");
+        assert_eq!(history(&store, &part, (from, rel_type, to)).unwrap(), ["assert"], "{from} {rel_type} {to}");
+    }
+    // A type in lower case alone reads as no rule type: not the other end of `parentOf`.
+    assert_eq!(call(&store, &part, 30, "relate", &fact("Joe", "parentOf", "Kim"))["created"], json!(true));
+    let plain = call(&store, &part, 31, "relate", &fact("Kim", "childof", "Joe"));
+    assert_eq!(plain["created"], json!(true), "{plain}");
+    let body = json!({"fact": fact("Mei", "childOf", "Ana")});
+    let gone = call(&store, &part, 40, "forget", &body);
+    assert_eq!(gone["forgotten"]["facts"], json!(1), "{gone}");
+    assert_eq!(history(&store, &part, ("Ana", "parentOf", "Mei")).unwrap(), Vec::<String>::new());
+}

@@ -403,22 +403,22 @@ fn subject_edges(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (from, to): (u64, u64),
-    folded_type: &str,
+    rel_type: &str,
     replaces: bool,
 ) -> Result<Vec<Relation>> {
     let records = if replaces {
-        every_edge_of_type(tx, part, from, folded_type)?
+        every_edge_of_type(tx, part, from, rel_type)?
     } else {
-        super::fact_readings::stored_versions(tx, part, (from, to), folded_type)?
+        super::fact_readings::stored_versions(tx, part, (from, to), rel_type)?
     };
     Ok(records.into_iter().filter(|rel| rel.version_of.is_none() && rel.from != rel.to).collect())
 }
 
-/// Every edge of type `folded_type` with `from` at its subject end: outbound under the type, and
-/// inbound under each spelling of its mirror type.
-fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, folded_type: &str) -> Result<Vec<Relation>> {
-    let mut reads = vec![(tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, folded_type))?, false)];
-    for mirror in super::fact_readings::mirror_types(folded_type) {
+/// Every edge of type `rel_type` (as spelled) with `from` at its subject end: outbound under the
+/// type, and inbound under each spelling of its mirror type that reads as it (`fact_readings.rs`).
+fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, rel_type: &str) -> Result<Vec<Relation>> {
+    let mut reads = vec![(tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, &fold(rel_type.trim())))?, false)];
+    for mirror in super::fact_readings::mirror_types(rel_type) {
         reads.push((tx.prefix(ADJ, &adj_type_prefix(part, from, IN, &mirror))?, true));
     }
     let mut records = Vec::new();
@@ -426,7 +426,7 @@ fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, folded
         for (key, _) in keys {
             let rel = indexed_relation(tx, part, &key)?;
             let subject_end = if mirrored { rel.to } else { rel.from };
-            if subject_end == from {
+            if subject_end == from && (!mirrored || super::fact_readings::is_mirror(&rel, rel_type)) {
                 records.push(rel);
             }
         }
@@ -458,7 +458,7 @@ pub(crate) fn relate_ids(
     ids: &mut dyn FnMut(&mut WriteTxn<'_>) -> Result<u64>,
     tally: &mut Tally,
 ) -> Result<(Related, Option<Vec<u8>>)> {
-    let records = subject_edges(tx, part, (from, to), folded_type, a.replaces)?;
+    let records = subject_edges(tx, part, (from, to), a.rel_type, a.replaces)?;
     let mut attributes = a.attributes.clone();
     let plan = if a.replaces {
         replace_in_valid_time(&mut attributes, records, to, now)

@@ -14,7 +14,6 @@ use super::{
     strip_events,
 };
 use crate::error::Result;
-use crate::text::fold;
 use crate::write::WriteTxn;
 
 /// How a request names a fact.
@@ -33,18 +32,19 @@ fn entity_id(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Opti
 /// Forgets every version of the fact `fact` names, in every reading of it (`fact_readings.rs`):
 /// named from the other end of a symmetric or inverse type, it is the fact stored from this one.
 pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now: i64) -> Result<Outcome> {
-    let (from, to, folded_type, readings) = match fact {
+    // The type as spelled: the rules read `childOf` as `child_of`, which its fold no longer says.
+    let (from, to, rel_type, readings) = match fact {
         FactRef::Id(id) => {
             let Some(bytes) = tx.get(REL, &rel_key(part, *id))? else {
                 return missing(tx, part, "fact_id", &id.to_string(), format!("no fact has id {id}"));
             };
             let rel: Relation = decode(&bytes, "relation")?;
-            (rel.from, rel.to, fold(rel.rel_type.trim()), Vec::new())
+            (rel.from, rel.to, rel.rel_type.trim().to_owned(), Vec::new())
         }
         FactRef::Ends { from, to, rel_type } => {
             // Named as the partition spells the type, as `relate` stores it (`type_spelling.rs`).
             let rel_type = &TypeSpellings::default().resolve(tx, part, rel_type)?;
-            let readings: Vec<String> = fact_readings::readings(from, &fold(rel_type.trim()), to)
+            let readings: Vec<String> = fact_readings::readings(from, rel_type, to)
                 .into_iter()
                 .map(|(f, t, o)| fact_target(&f, &t, &o))
                 .collect();
@@ -52,10 +52,10 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
                 let message = format!("no fact {from:?} -[{rel_type}]-> {to:?} is stored");
                 return unstored(tx, part, &readings, message);
             };
-            (f, t, fold(rel_type.trim()), readings)
+            (f, t, rel_type.trim().to_owned(), readings)
         }
     };
-    let versions = fact_readings::stored_versions(tx, part, (from, to), &folded_type)?;
+    let versions = fact_readings::stored_versions(tx, part, (from, to), &rel_type)?;
     if versions.is_empty() {
         return unstored(tx, part, &readings, "no version of this fact is stored".into());
     }
