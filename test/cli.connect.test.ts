@@ -149,6 +149,12 @@ it('gives Claude Desktop a stdio entry that an MCP client can start and use, thr
   });
   children.push(child);
   for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  // A missing or refused admin token is a failure (1), as for every command, not bad usage (2).
+  for (const token of ['', 'cairn_wrong-admin-token-0123456789abcdef0000']) {
+    const refused = await run(['connect', 'claude-desktop', '--json'], { CAIRN_ADMIN_TOKEN: token });
+    expect(refused.code, token).toBe(1);
+    expect(JSON.parse(refused.stdout).error.code).toBe('UNAUTHENTICATED');
+  }
   const r = await run(['connect', 'claude-desktop'], { CAIRN_ADMIN_TOKEN: ADMIN });
   expect(r.code, r.stderr).toBe(0);
   const file = join(root, 'home', '.config', 'Claude', 'claude_desktop_config.json');

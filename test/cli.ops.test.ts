@@ -87,6 +87,31 @@ it.each([
 });
 
 it.each([
+  ['init', []],
+  ['serve', ['--port', '0']],
+])('%s with a data dir that cannot be made under /proc fails at once, not retrying for ever', async (cmd, args) => {
+  // Killed after 10 s: without the fix the recursive mkdir spins on ENOENT for ever.
+  const r = await exec(process.execPath, [CLI, cmd, ...args, '--data-dir', '/proc/cairn-no-such-dir'], {
+    timeout: 10_000,
+    killSignal: 'SIGKILL',
+  }).then(
+    () => ({ code: 0, killed: false, stderr: '' }),
+    (e: { code: number; killed: boolean; stderr: string }) => e,
+  );
+  expect(r.killed).toBe(false);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toContain('/proc/cairn-no-such-dir');
+});
+
+it('init with CAIRN_ADMIN_TOKEN=short refuses (exit 2) before the data dir is made', async () => {
+  const store = join(dir, 'store');
+  const r = await cairn(['init', '--data-dir', store], { CAIRN_ADMIN_TOKEN: 'short' });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('CAIRN_ADMIN_TOKEN: must be at least 32 characters, got 5');
+  expect(existsSync(store)).toBe(false);
+});
+
+it.each([
   ['CAIRN_HOST= (empty)', ['--port', '0'], { CAIRN_HOST: '' }, 'CAIRN_HOST must name an address to listen on'],
   ['--host ""', ['--host', '', '--port', '0'], {}, '--host must name an address to listen on'],
   ['CAIRN_PORT= (empty)', [], { CAIRN_PORT: '' }, 'CAIRN_PORT must be a port number 0–65535'],

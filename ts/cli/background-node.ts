@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-
+import { makeDirs } from '../server/make-dirs.js';
 import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { readStartFailure, START_FD, type StartFailure } from './start-report.js';
@@ -83,7 +83,7 @@ async function awaitHolder(dataDir: string, deadline: number): Promise<string | 
  * without one.
  */
 export async function startBackgroundNode(dataDir: string): Promise<{ url: string } | { failed: StartFailure }> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirs(dataDir, 0o700);
   const log = openSync(join(dataDir, 'node.log'), 'a', 0o600);
   const deadline = Date.now() + START_MS;
   const silent: StartFailure = { held: false, message: 'it did not announce itself within 15 s' };

@@ -2,7 +2,6 @@ import {
   chmodSync,
   copyFileSync,
   existsSync,
-  mkdirSync,
   readFileSync,
   realpathSync,
   renameSync,
@@ -18,10 +17,11 @@ import { parse as parseToml } from 'smol-toml';
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { TokenCreateInput } from '../protocol/admin.js';
+import { makeDirs } from '../server/make-dirs.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { CLIENTS, type ClientName, clientSpec, type Entry, jsonEntry, tomlEntry } from './clients.js';
-import { asFailure, CliFailure, usage } from './failure.js';
+import { asFailure, CliFailure, EXIT_FAILED, usage } from './failure.js';
 
 /** Arguments of `cairn connect CLIENT`. */
 export interface ConnectArgs {
@@ -122,7 +122,7 @@ function writeConfig(file: string, text: string | null, next: string): { backup:
     copyFileSync(file, backup);
     chmodSync(backup, 0o600);
   }
-  mkdirSync(dirname(file), { recursive: true });
+  makeDirs(dirname(file));
   // The file now holds a token: it is the user's alone, whatever its mode was.
   const widened = text !== null && (statSync(file).mode & 0o077) !== 0;
   const tmp = `${file}.cairn-tmp-${process.pid}`;
@@ -291,8 +291,10 @@ export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = proces
     );
     return 0;
   } catch (err) {
-    // A refusal (an entry already there, a config it cannot edit) is about what the user has: 1.
-    if (err instanceof Refused) throw new CliFailure('VALIDATION_ERROR', err.message, 1);
-    throw asFailure(err, 2);
+    // A refusal (an entry already there, a config it cannot edit) is about what the user has: 1;
+    // so is a missing store, a node that does not answer, a missing or refused admin token.
+    // Bad usage carries its own exit code (2).
+    if (err instanceof Refused) throw new CliFailure('VALIDATION_ERROR', err.message, EXIT_FAILED);
+    throw asFailure(err, EXIT_FAILED);
   }
 }

@@ -4,6 +4,7 @@ import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import { type BackupReport, type CompactReport, Store } from '../engine/store.js';
+import { makeDirs } from '../server/make-dirs.js';
 import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
@@ -136,7 +137,7 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
   if (existsSync(target) && readdirSync(target).length > 0) {
     throw refused(`${target} is not empty; restore only into an empty data dir`, '--data-dir');
   }
-  mkdirSync(dirname(target), { recursive: true });
+  makeDirs(dirname(target));
   const staging = join(dirname(target), `.${basename(target)}.restore-${randomBytes(4).toString('hex')}`);
   const source = `${staging}-source`;
   mkdirSync(staging, { mode: 0o700 });

@@ -14,6 +14,11 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   if (running !== null) {
     throw new CliFailure('VALIDATION_ERROR', `a node is running on ${dataDir} (${running.url}); it is initialised`, 1);
   }
+  // Checked before the data dir is made: a refused setting touches nothing.
+  const seed = env.CAIRN_ADMIN_TOKEN;
+  if (seed !== undefined && seed !== '' && seed.length < 32) {
+    throw usage('CAIRN_ADMIN_TOKEN', `must be at least 32 characters, got ${seed.length}`);
+  }
   const dirWarning = privateDataDir(dataDir);
   if (dirWarning !== null) process.stderr.write(`cairn init: warning: ${dirWarning}\n`);
   const store = await Store.open(dataDir);
@@ -25,10 +30,6 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
         `${dataDir} already has tokens; make more with \`cairn token create --agent NAME\``,
         1,
       );
-    }
-    const seed = env.CAIRN_ADMIN_TOKEN;
-    if (seed !== undefined && seed !== '' && seed.length < 32) {
-      throw usage('CAIRN_ADMIN_TOKEN', 'must be at least 32 characters');
     }
     const { token } = await tokens.create({ agent: 'admin', role: 'admin' }, seed || undefined);
     process.stdout.write(

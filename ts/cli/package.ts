@@ -4,7 +4,6 @@ import {
   createReadStream,
   existsSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -15,6 +14,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 
+import { makeDirs } from '../server/make-dirs.js';
 import { linePieces } from '../service/line-pieces.js';
 import { undoOnInterrupt } from './interrupt.js';
 
@@ -63,7 +63,7 @@ export async function writePackage(
   source: Manifest['source'],
 ): Promise<Manifest> {
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new PackageError(`${dir} is not empty`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirs(dir, 0o700);
   // A scope that could not be read whole, or an export interrupted, leaves no half package behind.
   const unfinished = () => rmSync(join(dir, RECORDS), { force: true });
   try {

@@ -1,5 +1,7 @@
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { makeDirs } from './make-dirs.js';
 
 /**
  * The files Cairn keeps in a data dir (engine files, the lock, the node's announcement and log).
@@ -14,7 +16,7 @@ const STORE_FILES = ['data.cairn', 'data.cairn.tmp', 'wal.cairn', 'LOCK', 'node.
  * in, the returned warning says so and how to fix it. The engine creates new files 0600 itself.
  */
 export function privateDataDir(dataDir: string): string | null {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirs(dataDir, 0o700);
   for (const name of STORE_FILES) {
     const path = join(dataDir, name);
     let mode: number;
