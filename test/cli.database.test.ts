@@ -1,6 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
@@ -14,6 +25,7 @@ import { CLI, cairn, tempDir } from './helpers.js';
 let root: string;
 let cleanup: () => Promise<void>;
 const children: ChildProcess[] = [];
+const exec = promisify(execFile);
 const ADMIN = 'cairn_database-test-admin-token-0123456789abcdef';
 const caller = (scope: string) => ({ tenant: 'local', user: 'default', scope, agent: 'test' });
 
@@ -88,6 +100,51 @@ it('backs a store up and restores it into an empty data dir, and refuses to over
   expect(over.stderr).toContain('already holds a store');
   // Nothing is left beside the targets.
   expect(readdirSync(root).sort()).toEqual(['backup', 'data', 'restored']);
+});
+
+/**
+ * Runs the CLI as a user whom permissions stop (root runs without the capabilities that override
+ * them), as the service's user meets its root-owned `/var/lib`.
+ */
+async function asUser(args: string[]) {
+  const argv = [CLI, ...args];
+  const [file, all] =
+    process.getuid?.() === 0
+      ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
+      : [process.execPath, argv];
+  try {
+    const { stdout, stderr } = await exec(file, all);
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    return err as { code: number; stdout: string; stderr: string };
+  }
+}
+
+it('restores into an empty data dir whose parent this user cannot write; a missing one there is refused', async () => {
+  const data = join(root, 'data');
+  const dest = join(root, 'backup');
+  await seed(data, 'Quillon');
+  expect((await cairn(['database', 'backup', dest, '--data-dir', data])).code).toBe(0);
+  // As the installer lays it out: /var/lib (root's) holding the service user's empty cairn dir.
+  const varlib = join(root, 'varlib');
+  const target = join(varlib, 'cairn');
+  mkdirSync(target, { recursive: true, mode: 0o700 });
+  chmodSync(varlib, 0o555);
+  try {
+    const r = await asUser(['database', 'restore', dest, '--data-dir', target, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readdirSync(target)).toEqual(['data.cairn']);
+    const missing = join(varlib, 'other');
+    const refused = await asUser(['database', 'restore', dest, '--data-dir', missing, '--json']);
+    expect(refused.code).toBe(1);
+    const error = JSON.parse(refused.stdout).error as { code: string; message: string };
+    expect(error.code).toBe('FORBIDDEN');
+    expect(error.message).toContain(`cannot write the data dir ${missing}`);
+    expect(readdirSync(varlib)).toEqual(['cairn']);
+  } finally {
+    chmodSync(varlib, 0o755);
+  }
+  expect((await recall(target, 'keep', 'Mira Lund')).state).toBe('answered');
 });
 
 it('refuses a damaged backup and leaves the target as it was', async () => {
@@ -219,10 +276,28 @@ it('through a running node, compact --purge erases the words of every form of fo
   await new Promise((r) => child.once('exit', r));
 });
 
+it('refuses a backup DEST inside the data dir, by any path to it, and makes nothing there', async () => {
+  const data = join(root, 'data');
+  await seed(data, 'Quillon');
+  symlinkSync(data, join(root, 'link'));
+  const before = readdirSync(data).sort();
+  for (const dest of [join(data, 'sub'), data, join(root, 'link', 'nightly')]) {
+    const r = await cairn(['database', 'backup', dest, '--data-dir', data, '--json']);
+    expect(r.code, dest).toBe(1);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'DEST' }] });
+    expect(r.stdout).toContain('inside the data dir');
+  }
+  expect(readdirSync(data).sort()).toEqual(before);
+});
+
 it('goes through a running node for backup and compact, and refuses restore under it', async () => {
   const data = join(root, 'data');
   await seed(data, 'Quillon');
+  // A staging dir a node stopped mid-backup left: gone once a node holds the store again.
+  mkdirSync(join(data, '.backup-0123456789ab'));
+  writeFileSync(join(data, '.backup-0123456789ab', 'data.cairn'), 'Quillon');
   const child = await serve(data);
+  expect(readdirSync(data).filter((f) => f.startsWith('.backup-'))).toEqual([]);
   expect(existsSync(join(data, 'node.json'))).toBe(true);
 
   const dest = join(root, 'backup');
@@ -233,7 +308,26 @@ it('goes through a running node for backup and compact, and refuses restore unde
   const env = { CAIRN_ADMIN_TOKEN: ADMIN };
   const made = await cairn(['database', 'backup', dest, '--data-dir', data, '--json'], env);
   expect(made.code, made.stderr).toBe(0);
-  expect(existsSync(join(dest, 'data.cairn'))).toBe(true);
+  // The node sent the copy and the CLI wrote it: whole (its digest as the node said), only the
+  // data file in DEST, and no staging copy left in the data dir.
+  const sent = JSON.parse(made.stdout) as { dest: string; bytes: number; sha256: string };
+  const file = readFileSync(join(dest, 'data.cairn'));
+  expect(sent).toMatchObject({ dest, bytes: file.length });
+  expect(createHash('sha256').update(file).digest('hex')).toBe(sent.sha256);
+  expect(readdirSync(dest)).toEqual(['data.cairn']);
+  expect(readdirSync(data).filter((f) => f.startsWith('.'))).toEqual([]);
+  // Inside the node's data dir: refused by the CLI, and by the node's route that writes a DEST itself.
+  const inside = await cairn(['database', 'backup', join(data, 'b'), '--data-dir', data], env);
+  expect(inside.code).toBe(1);
+  expect(inside.stderr).toContain('inside the data dir');
+  const url = (JSON.parse(readFileSync(join(data, 'node.json'), 'utf8')) as { url: string }).url;
+  const routed = await fetch(`${url}/v1/admin/database/backup`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ dest: join(data, 'b') }),
+  });
+  expect(routed.status).toBe(422);
+  expect(existsSync(join(data, 'b'))).toBe(false);
   const compacted = await cairn(['database', 'compact', '--data-dir', data, '--json'], env);
   expect(compacted.code, compacted.stderr).toBe(0);
   expect(JSON.parse(compacted.stdout)).toMatchObject({ purge: false, pagesAfter: expect.any(Number) });

@@ -1,8 +1,9 @@
-import { type CheckReport, Store } from '../engine/store.js';
+import type { CheckReport } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
 import { asFailure, EXIT_FAILED, EXIT_OK } from './failure.js';
+import { openStore } from './store-owner.js';
 
 /** What `cairn check` prints and the code it exits with. */
 export interface CheckOutcome {
@@ -16,7 +17,7 @@ async function checkReport(dataDir: string): Promise<CheckReport> {
   if (node !== null) {
     return (await adminCall(node, process.env.CAIRN_ADMIN_TOKEN, 'GET', '/v1/admin/check')) as unknown as CheckReport;
   }
-  const store = await Store.open(dataDir);
+  const store = await openStore(dataDir);
   try {
     return await store.check();
   } finally {

@@ -15,13 +15,13 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
 
 import { Tokens } from '../auth/tokens.js';
-import { Store } from '../engine/store.js';
 import { TokenCreateInput } from '../protocol/admin.js';
 import { makeDirs } from '../server/make-dirs.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { CLIENTS, type ClientName, clientSpec, type Entry, jsonEntry, tomlEntry } from './clients.js';
 import { asFailure, CliFailure, EXIT_FAILED, usage } from './failure.js';
+import { openStore } from './store-owner.js';
 
 /** Arguments of `cairn connect CLIENT`. */
 export interface ConnectArgs {
@@ -64,7 +64,7 @@ async function agentToken(a: ConnectArgs, agent: string, env: NodeJS.ProcessEnv)
   if (!existsSync(join(a.dataDir, 'data.cairn'))) {
     throw new Refused(`no store at ${a.dataDir}: run \`cairn init\` (or \`cairn serve\`) first`);
   }
-  const store = await Store.open(a.dataDir);
+  const store = await openStore(a.dataDir);
   try {
     const { token, record } = await new Tokens(store).create(input);
     return { token, id: record.id, url: null };
@@ -101,7 +101,7 @@ async function revokeReplaced(a: ConnectArgs, token: string, env: NodeJS.Process
     await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
     return id;
   }
-  const store = await Store.open(a.dataDir);
+  const store = await openStore(a.dataDir);
   try {
     const tokens = new Tokens(store);
     const record = tokens.verify(token);
@@ -142,7 +142,7 @@ async function revokeMade(a: ConnectArgs, id: string, env: NodeJS.ProcessEnv): P
     await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
     return;
   }
-  const store = await Store.open(a.dataDir);
+  const store = await openStore(a.dataDir);
   try {
     await new Tokens(store).revoke(id);
   } finally {

@@ -1,16 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 
-import { type BackupReport, type CompactReport, Store } from '../engine/store.js';
+import type { BackupReport, CompactReport, Store } from '../engine/store.js';
+import { isInside } from '../server/backup-file.js';
 import { makeDirs } from '../server/make-dirs.js';
 import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
+import { backupFromNode } from './backup-fetch.js';
 import { renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
+import { matchOwner, openStore } from './store-owner.js';
 
 /** Arguments of `cairn database check|backup|restore|compact`. */
 export interface DatabaseArgs {
@@ -57,7 +60,7 @@ export async function runDatabase(sub: string, a: DatabaseArgs, env = process.en
 
 /** Runs `fn` on the store directly (no node holds it). */
 async function withStore<T>(dataDir: string, fn: (s: Store) => Promise<T>): Promise<T> {
-  const store = await Store.open(dataDir);
+  const store = await openStore(dataDir);
   try {
     return await fn(store);
   } finally {
@@ -65,15 +68,25 @@ async function withStore<T>(dataDir: string, fn: (s: Store) => Promise<T>): Prom
   }
 }
 
+/**
+ * A backup is written by this process, as the user running the CLI, wherever it runs: through a
+ * node, the node sends the copy and this writes it (`backupFromNode`), so a node in a service's
+ * sandbox cannot put it somewhere the operator does not see. A DEST inside the data dir is
+ * refused: `compact --purge` would leave forgotten data in it.
+ */
 async function backup(a: DatabaseArgs, dest: string, env: NodeJS.ProcessEnv): Promise<number> {
   needStore(a.dataDir);
+  if (isInside(dest, a.dataDir)) {
+    throw refused(
+      `${dest} is inside the data dir ${a.dataDir}: a backup there keeps what \`compact --purge\` removes; choose a DEST outside it`,
+      'DEST',
+    );
+  }
   if (existsSync(join(dest, DATA_FILE))) throw refused(`${dest} already holds a store`, 'DEST');
   const node = findRunningNode(a.dataDir);
   const report: BackupReport & { dest: string } =
     node !== null
-      ? ((await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/admin/database/backup', {
-          dest,
-        })) as unknown as BackupReport & { dest: string })
+      ? await backupFromNode(node, env.CAIRN_ADMIN_TOKEN, dest)
       : { dest, ...(await withStore(a.dataDir, (s) => s.backup(dest))) };
   out(a.json, report, `backed up ${a.dataDir} at transaction ${report.txn} into ${dest} (${report.pages} pages)`);
   return 0;
@@ -118,8 +131,11 @@ function refuseHeldSource(src: string): void {
  * Restores the store in `src` (a backup, or a copy of a data dir) into an empty data dir. The
  * source is copied first (its data file and log) and that copy is opened, so recovery replays its
  * log, writes acknowledged after its last checkpoint included, while the user's source stays as
- * it was. The copy is then written beside the target as `backup` writes one (a dense data file,
- * an empty log) and checked there (a damaged source never becomes the store), then moved into place.
+ * it was. The copy is then written out as `backup` writes one (a dense data file, an empty log)
+ * and checked (a damaged source never becomes the store), and its data file is moved into place.
+ * The work is staged inside the target itself (`stagingIn`), which its owner can write even where
+ * its parent is not theirs (a service's `/var/lib/cairn`); run as root, the restored files get the
+ * target's owner (`matchOwner`), so the service's user can still open them.
  */
 async function restore(a: DatabaseArgs, src: string): Promise<number> {
   const target = resolve(a.dataDir);
@@ -137,26 +153,44 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
   if (existsSync(target) && readdirSync(target).length > 0) {
     throw refused(`${target} is not empty; restore only into an empty data dir`, '--data-dir');
   }
-  makeDirs(dirname(target));
-  const staging = join(dirname(target), `.${basename(target)}.restore-${randomBytes(4).toString('hex')}`);
-  const source = `${staging}-source`;
-  mkdirSync(staging, { mode: 0o700 });
-  mkdirSync(source, { mode: 0o700 });
+  const { staging, made } = stagingIn(target);
+  const source = join(target, `${basename(staging)}-source`);
+  let restored = false;
   try {
+    mkdirSync(staging, { mode: 0o700 });
+    mkdirSync(source, { mode: 0o700 });
     for (const file of [DATA_FILE, LOG_FILE]) {
       if (existsSync(join(src, file))) await copyFile(join(src, file), join(source, file));
     }
     await withStore(source, (s) => s.backup(staging));
     const report = await withStore(staging, (s) => s.check());
     if (!report.ok) throw refused(`the backup does not check clean:\n${renderReport(src, report)}`, 'SRC');
-    // An empty directory (checked above) gives way to the restored one.
-    if (existsSync(target)) rmdirSync(target);
-    renameSync(staging, target);
-    chmodSync(target, 0o700);
+    // One rename: the target holds no store, or the whole one (its log is made when it opens).
+    renameSync(join(staging, DATA_FILE), join(target, DATA_FILE));
+    restored = true;
+    matchOwner(target);
     out(a.json, { dataDir: target, txn: report.txn }, `restored ${src} into ${target} at transaction ${report.txn}`);
     return 0;
   } finally {
     rmSync(source, { recursive: true, force: true });
     rmSync(staging, { recursive: true, force: true });
+    if (made && !restored) rmSync(target, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where a restore into `target` stages its work: a hidden directory inside the target, made here
+ * (0700) when missing. A target this user cannot make or write is refused, saying what to do.
+ */
+function stagingIn(target: string): { staging: string; made: boolean } {
+  const made = !existsSync(target);
+  try {
+    if (made) makeDirs(target, 0o700);
+    accessSync(target, constants.W_OK);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? String(err);
+    const message = `cannot write the data dir ${target} (${why}): run the restore as the user that owns it, or make it empty and that user's first`;
+    throw new CliFailure('FORBIDDEN', message, EXIT_FAILED, [{ field: '--data-dir', message: why }]);
+  }
+  return { staging: join(target, `.restore-${randomBytes(4).toString('hex')}`), made };
 }

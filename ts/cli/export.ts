@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 
-import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
@@ -8,6 +7,7 @@ import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { needAdmin, withheldWarning } from './node-view.js';
 import { type Manifest, PackageError, writePackage } from './package.js';
+import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
 
 /** Arguments of `cairn export DIR`. */
@@ -65,7 +65,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
         })) as unknown as Page;
       manifest = await writePackage(dir, pagesOf(page, seen), { user, scope });
     } else {
-      const store = await Store.open(a.dataDir);
+      const store = await openStore(a.dataDir);
       try {
         const caller = { tenant: 'local', user, scope, agent: CLI_AGENT };
         const page = async (cursor: string | undefined) => {

@@ -2,12 +2,12 @@ import { createReadStream, openSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { Readable } from 'node:stream';
 
-import { Store } from '../engine/store.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { type FileImported, importLines } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
 import { type Manifest, PackageError, packageBytes, packageSize, verifyPackage } from './package.js';
+import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
 
 /** Arguments of `cairn import FILE`. */
@@ -164,7 +164,7 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     const query = { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) };
     result = await throughNode(node, token, query, body(), size);
   } else {
-    const store = await Store.open(a.dataDir);
+    const store = await openStore(a.dataDir);
     try {
       result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body(), { emptyOnly });
     } finally {

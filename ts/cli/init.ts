@@ -1,8 +1,8 @@
 import { Tokens } from '../auth/tokens.js';
-import { Store } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { privateDataDir } from '../server/private-dir.js';
 import { CliFailure, usage } from './failure.js';
+import { openStore } from './store-owner.js';
 
 /**
  * `cairn init`: creates the store and its admin token, printed once (`--json`:
@@ -21,7 +21,7 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   }
   const dirWarning = privateDataDir(dataDir);
   if (dirWarning !== null) process.stderr.write(`cairn init: warning: ${dirWarning}\n`);
-  const store = await Store.open(dataDir);
+  const store = await openStore(dataDir);
   try {
     const tokens = new Tokens(store);
     if (await tokens.any()) {

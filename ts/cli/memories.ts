@@ -1,6 +1,5 @@
 import type { Caller } from '../engine/knowledge.js';
 import type { NotesVerb } from '../engine/notes.js';
-import { Store } from '../engine/store.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
@@ -8,6 +7,7 @@ import { needStore } from './data-dir.js';
 import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { needAdmin, withheldWarning } from './node-view.js';
+import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
 
 /** Arguments of `cairn memories list|show|history|forget`. */
@@ -66,7 +66,7 @@ async function withCaller<T>(
           : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope });
     }, node);
   }
-  const store = await Store.open(a.dataDir);
+  const store = await openStore(a.dataDir);
   const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
   try {
     return await fn(async (verb, body, agent) => {

@@ -1,11 +1,11 @@
 import { expired, type TokenInfo, Tokens } from '../auth/tokens.js';
-import { Store } from '../engine/store.js';
 import { TokenCreateInput } from '../protocol/admin.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
 import { parseExpires } from './expires.js';
 import { asFailure, CliFailure, usage } from './failure.js';
+import { openStore } from './store-owner.js';
 
 /** Arguments of `cairn token create|list|revoke`. */
 export interface TokenArgs {
@@ -26,7 +26,7 @@ const INIT_FIRST = 'run `cairn init` (or `cairn serve`) first, which makes its a
 /** Runs `fn` on the store directly (no node holds it); refuses a data dir without one. */
 async function withTokens<T>(dataDir: string, fn: (t: Tokens) => Promise<T>, then?: string): Promise<T> {
   needStore(dataDir, then);
-  const store = await Store.open(dataDir);
+  const store = await openStore(dataDir);
   try {
     return await fn(new Tokens(store));
   } finally {

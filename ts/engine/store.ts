@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+
 import type {
   BindingBackupReport,
   BindingCheckReport,
@@ -33,7 +35,11 @@ export type StoreStats = BindingStats;
  * writes resolve once durable and many in flight share one fsync (group commit).
  */
 export class Store {
-  constructor(readonly inner: BindingStore) {}
+  /** `inner`, opened on the directory `dir` (absolute). */
+  constructor(
+    readonly inner: BindingStore,
+    readonly dir: string,
+  ) {}
 
   /**
    * Opens the store in `dir`, creating it when missing, taking its lock and recovering from any
@@ -41,7 +47,7 @@ export class Store {
    */
   static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
     const inner = await loadNative().openStore(dir, opts).catch(rethrow);
-    return new Store(inner);
+    return new Store(inner, resolve(dir));
   }
 
   /** The value of `key` in `tree` at the latest commit, or null. */

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { buildApp } from './app.js';
+import { removeStagedBackups } from './backup-file.js';
 import { isLoopback, isWildcard } from './guard.js';
 import { hostForm, reachableAddresses } from './machine-hosts.js';
 import { NODE_FILE, type NodeFile } from './node-file.js';
@@ -59,6 +60,8 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const announce = opts.announce ?? ((l: string) => process.stderr.write(`${l}\n`));
   const dirWarning = privateDataDir(opts.dataDir);
   const store = await Store.open(opts.dataDir);
+  // Holding the store's lock, so no other node is backing it up now.
+  removeStagedBackups(opts.dataDir);
   let createdAdminToken: string | null = null;
   let app: FastifyInstance | undefined;
   try {

@@ -186,6 +186,20 @@ function nodePaths(): Record<string, unknown> {
         responses: { ...ok('What was copied', BackupReply), ...errorResponses(ROUTE_ERRORS.body) },
       }),
     },
+    '/v1/admin/database/backup/file': {
+      post: admin(
+        'An online, consistent backup of the store sent as the body (admin): what `cairn database backup` writes to DEST itself; header x-cairn-backup: {txn, pages, bytes, sha256}',
+        {
+          responses: {
+            '200': {
+              description: 'The backup’s data file (`data.cairn`)',
+              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            },
+            ...errorResponses(ROUTE_ERRORS.token),
+          },
+        },
+      ),
+    },
     '/v1/admin/database/compact': {
       post: admin('Rewrite the store compactly; with purge, zero freed space and the log (admin)', {
         requestBody: { required: true, ...json(jsonSchemaOf(CompactInput)) },

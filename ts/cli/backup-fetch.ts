@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { BackupReport } from '../engine/store.js';
+import { makeDirs } from '../server/make-dirs.js';
+import type { NodeFile } from '../server/node-file.js';
+import { DATA_FILE } from './data-dir.js';
+import { CliFailure, refusedBy } from './failure.js';
+import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
+
+/** What the node says of the backup it sends (`x-cairn-backup`). */
+interface Sent {
+  txn: string;
+  pages: number;
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * Takes an online backup from the running node (`POST /v1/admin/database/backup/file`, which
+ * answers the copy's data file as the body) and writes it to `dest` as this process, so the
+ * backup lands where the operator asked and can see it, whatever sandbox the node runs in (a
+ * service's private /tmp, a read-only file system). The file is written under a temporary name,
+ * its size and sha256 checked against what the node said, synced, then renamed: a `data.cairn`
+ * in `dest` is a complete copy. On any failure what was written is removed (and `dest`, when this
+ * made it). Throws CliFailures without an exit code, as `adminCall` does.
+ */
+export async function backupFromNode(
+  node: NodeFile,
+  token: string | undefined,
+  dest: string,
+): Promise<BackupReport & { dest: string; sha256: string }> {
+  if (token === undefined || token === '') {
+    throw new CliFailure(
+      'UNAUTHENTICATED',
+      `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
+    );
+  }
+  const waitMs = nodeWaitMs();
+  const request = new AbortController();
+  let silent = false;
+  const stopWatching = watchNode(node.url, waitMs, () => {
+    silent = true;
+    request.abort();
+  });
+  const made = !existsSync(dest);
+  const partial = join(dest, `.${DATA_FILE}.partial`);
+  let fd: number | null = null;
+  try {
+    const res = await fetch(`${node.url}/v1/admin/database/backup/file`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      signal: request.signal,
+    });
+    if (!res.ok) throw refusedBy(await res.json().catch(() => null), res.status);
+    const sent = JSON.parse(res.headers.get('x-cairn-backup') ?? 'null') as Sent | null;
+    if (sent === null || res.body === null) {
+      throw new CliFailure('INTERNAL', `the node at ${node.url} sent a backup without saying what it holds`);
+    }
+    makeDirs(dest, 0o700);
+    fd = openSync(partial, 'wx', 0o600);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    for await (const chunk of res.body) {
+      hash.update(chunk);
+      for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
+      bytes += chunk.length;
+    }
+    const sha256 = hash.digest('hex');
+    if (bytes !== sent.bytes || sha256 !== sent.sha256) {
+      throw new CliFailure(
+        'INTERNAL',
+        `the backup from ${node.url} arrived incomplete or changed (${bytes} of ${sent.bytes} bytes); nothing was kept`,
+      );
+    }
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(partial, join(dest, DATA_FILE));
+    return { dest, txn: sent.txn, pages: sent.pages, bytes: sent.bytes, sha256 };
+  } catch (err) {
+    if (fd !== null) closeSync(fd);
+    rmSync(partial, { force: true });
+    if (made && existsSync(dest)) rmdirSync(dest);
+    if (err instanceof CliFailure) throw err;
+    // This process could not write DEST (its permissions, a full disk): said as such.
+    if ((err as NodeJS.ErrnoException).syscall !== undefined) {
+      const message = (err as Error).message;
+      throw new CliFailure('VALIDATION_ERROR', `${dest}: ${message}`, undefined, [{ field: 'DEST', message }]);
+    }
+    if (silent) throw silentNode(node.url, waitMs, node.pid);
+    const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    throw new CliFailure('UNAVAILABLE', `the node at ${node.url} does not answer (${why})`);
+  } finally {
+    stopWatching();
+  }
+}
