@@ -115,7 +115,7 @@ function recordsOf(pkg: string): string[] {
     .sort();
 }
 
-it('writes a scope of several export pages page by page, and takes it back a piece at a time', async () => {
+it('writes a scope of several export pages page by page, and takes it back in one transaction', async () => {
   const data = join(root, 'data');
   const store = await Store.open(data);
   const at = '2026-01-01T00:00:00.000Z';
@@ -143,10 +143,18 @@ it('writes a scope of several export pages page by page, and takes it back a pie
   expect(out.code, out.stderr).toBe(0);
   expect((JSON.parse(out.stdout) as { records: number }).records).toBe(5999);
   const copy = join(root, 'copy');
-  const imported = await cairn(['import', pkg, '--data-dir', copy, '--json'], { CAIRN_LOAD_PIECE_BYTES: '65536' });
+  // A package goes in whole or not at all: one larger than a load transaction takes is refused,
+  // naming the setting, before anything (even the data dir) is made.
+  const small = { CAIRN_LOAD_PIECE_BYTES: '65536' };
+  const tooLarge = await cairn(['import', pkg, '--data-dir', copy, '--json'], small);
+  expect(tooLarge.code).toBe(1);
+  expect(JSON.parse(tooLarge.stdout)).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE' } });
+  expect(tooLarge.stdout).toContain('CAIRN_LOAD_PIECE_BYTES');
+  expect(existsSync(copy)).toBe(false);
+  const imported = await cairn(['import', pkg, '--data-dir', copy, '--json']);
   expect(imported.code, imported.stderr).toBe(0);
   expect(JSON.parse(imported.stdout)).toMatchObject({
-    mode: 'load_then_import',
+    mode: 'load',
     imported: { entities: 3000, facts: 2999 },
     skipped: [],
   });
@@ -228,6 +236,53 @@ it('refuses a tampered package before anything is stored', async () => {
   expect(existsSync(target)).toBe(false);
 });
 
+/** Rewrites the records of package `pkg` by `edit` and its manifest to match, as another exporter could. */
+function rewritePackage(pkg: string, edit: (records: Record<string, unknown>[]) => void): void {
+  const file = join(pkg, 'records.jsonl');
+  const records = readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  edit(records);
+  const text = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+  writeFileSync(file, text);
+  const manifest = JSON.parse(readFileSync(join(pkg, 'manifest.json'), 'utf8'));
+  manifest.files[0].bytes = Buffer.byteLength(text);
+  manifest.files[0].sha256 = createHash('sha256').update(text).digest('hex');
+  writeFileSync(join(pkg, 'manifest.json'), JSON.stringify(manifest));
+}
+
+it('refuses a package whose digests match but a record fails its checks, storing nothing, so a fixed one goes in', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const pkg = join(root, 'pkg');
+  expect((await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data])).code).toBe(0);
+  const original = readFileSync(join(pkg, 'records.jsonl'), 'utf8');
+  let factLine = 0;
+  rewritePackage(pkg, (records) => {
+    factLine = records.findIndex((r) => r.kind === 'fact') + 1;
+    const fact = records[factLine - 1] as Record<string, unknown>;
+    fact.valid_from = 'not-a-date';
+  });
+  const target = join(root, 'target');
+  const refused = await cairn(['import', pkg, '--data-dir', target]);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain('does not verify');
+  expect(refused.stderr).toContain(`records.jsonl line ${factLine}: valid_from`);
+  const json = await cairn(['import', pkg, '--data-dir', target, '--json']);
+  expect(json.code).toBe(1);
+  expect(JSON.parse(json.stdout).error.details).toEqual([
+    { field: `records.jsonl line ${factLine}`, message: expect.stringContaining('valid_from') },
+  ]);
+  // Nothing of it was stored: the scope reads empty, and the package as exported goes in.
+  expect(await readBack(target)).toEqual({ facts: [], notes: [] });
+  writeFileSync(join(pkg, 'records.jsonl'), original);
+  rewritePackage(pkg, () => {});
+  const fixed = await cairn(['import', pkg, '--data-dir', target]);
+  expect(fixed.code, fixed.stderr).toBe(0);
+  expect(await readBack(target)).toEqual(await readBack(data));
+});
+
 it('exports and imports through a running node', async () => {
   const data = join(root, 'data');
   await seed(data);
@@ -248,6 +303,17 @@ it('exports and imports through a running node', async () => {
   const refused = await cairn(['import', pkg, '--data-dir', data], env);
   expect(refused.code).toBe(1);
   expect(refused.stderr).toContain('not empty');
+  // A package with a record that fails its checks: refused whole by the node, the scope left empty.
+  rewritePackage(pkg, (records) => {
+    const note = records.find((r) => r.kind === 'note') as Record<string, unknown>;
+    note.evil = 1;
+  });
+  const bad = await cairn(['import', pkg, '--scope', 'bad', '--data-dir', data, '--json'], env);
+  expect(bad.code).toBe(1);
+  expect(JSON.parse(bad.stdout).error.details[0]).toMatchObject({
+    field: expect.stringMatching(/^records\.jsonl line \d+$/),
+    message: expect.stringContaining('evil'),
+  });
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
   const copy = await Store.open(data);
@@ -256,6 +322,8 @@ it('exports and imports through a running node', async () => {
       facts: { object: string }[];
     };
     expect(r.facts.map((f) => f.object)).toContain('Acme Robotics');
+    const bad = await copy.notes('note_list', { ...caller, scope: 'bad' }, {});
+    expect(bad.notes).toEqual([]);
   } finally {
     await copy.close();
   }

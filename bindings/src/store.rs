@@ -225,11 +225,19 @@ impl BindingStore {
     /// copied: copying the bench's 57 MB into fresh memory took ~40 ms on the event loop, far
     /// more than the second wake-up that hands the `Buffer`'s reference back (see `run_verb`).
     /// JavaScript must not change `body` until the promise settles (`loadKnowledge` hands it
-    /// bytes it leaves alone).
+    /// bytes it leaves alone). With `whole`, a line that fails its checks refuses the whole body
+    /// and nothing is stored (`load_whole`: a Memory Package).
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn load<'env>(&self, env: &'env Env, caller: BindingCaller, body: Buffer) -> napi::Result<Object<'env>> {
+    pub fn load<'env>(
+        &self,
+        env: &'env Env,
+        caller: BindingCaller,
+        body: Buffer,
+        whole: Option<bool>,
+    ) -> napi::Result<Object<'env>> {
         let caller = to_napi(*env, caller.into_engine())?;
-        self.run_verb(env, cairn_engine::knowledge::api::call, "load".into(), caller, body)
+        let verb = if whole == Some(true) { "load_whole" } else { "load" };
+        self.run_verb(env, cairn_engine::knowledge::api::call, verb.into(), caller, body)
     }
 
     /// Runs the notes verb `verb` (`note_write`, `note_list`, `note_forget`, `history`, `audit`,

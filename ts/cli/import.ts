@@ -2,11 +2,12 @@ import { createReadStream, openSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { Readable } from 'node:stream';
 
+import { ApiError } from '../protocol/errors.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
-import { type FileImported, importLines } from '../service/import-file.js';
+import { type FileImported, importLines, wholeFits } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
-import { type Manifest, PackageError, packageBytes, packageSize, verifyPackage } from './package.js';
+import { PackageError, packageBytes, packageLine, packageSize, type Verified, verifyPackage } from './package.js';
 import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
 
@@ -102,8 +103,9 @@ function summary(r: FileImported): string {
 
 /**
  * `cairn import PATH [--user ID] [--scope S]`. A Memory Package directory (`cairn export`) is
- * verified in full first (manifest, sizes, sha256 digests, every record) and goes only into an
- * empty scope, by default the one it came from. An export file (JSON lines) goes into a scope
+ * verified first (manifest, sizes, sha256 digests, every line a record) and goes only into an
+ * empty scope, by default the one it came from, in one transaction: a record that fails its
+ * checks refuses the package, naming its file and line, and nothing is stored. An export file (JSON lines) goes into a scope
  * (default user and scope `default`): a bulk load when the scope is empty, else `import` page by
  * page.
  * Through the running node's admin API (`CAIRN_ADMIN_TOKEN`) when a node holds the store, else on
@@ -116,13 +118,13 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   // memory follows `loadPieceBytes`, not the file's size.
   let body: () => AsyncIterable<Uint8Array>;
   let size: number;
-  let pkg: Manifest | null = null;
+  let verified: Verified | null = null;
   try {
     const st = statSync(a.file);
     if (st.isDirectory()) {
       try {
-        const manifest = await verifyPackage(a.file);
-        pkg = manifest;
+        verified = await verifyPackage(a.file);
+        const { manifest } = verified;
         body = () => packageBytes(a.file, manifest);
         size = packageSize(manifest);
       } catch (err) {
@@ -146,13 +148,34 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     const message = err instanceof Error ? err.message : String(err);
     throw new CliFailure('VALIDATION_ERROR', `${a.file}: ${message}`, EXIT_UNUSABLE, [{ field: 'PATH', message }]);
   }
+  const pkg = verified?.manifest;
   const { user, scope } = userScope(
     a.user ?? pkg?.source.user ?? 'default',
     a.scopes?.[0] ?? pkg?.source.scope ?? 'default',
   );
-  const emptyOnly = pkg !== null;
+  const whole = verified === null ? undefined : { bytes: size };
   let result: FileImported;
-  const node = findRunningNode(a.dataDir);
+  try {
+    result = await importInto(a.dataDir, { user, scope, size, whole }, body(), env);
+  } catch (err) {
+    throw verified === null ? err : packageRefusal(a.file, verified, err);
+  }
+  process.stdout.write(a.json ? `${JSON.stringify(result)}\n` : summary(result));
+  return result.skipped.length > 0 ? 1 : 0;
+}
+
+/**
+ * Imports `body` into the scope through the node holding the store (`CAIRN_ADMIN_TOKEN`), else
+ * on the store directly; `whole` (a Memory Package of that many bytes) goes in whole or not at all.
+ */
+async function importInto(
+  dataDir: string,
+  to: { user: string; scope: string; size: number; whole: { bytes: number } | undefined },
+  body: AsyncIterable<Uint8Array>,
+  env: NodeJS.ProcessEnv,
+): Promise<FileImported> {
+  const { user, scope, size, whole } = to;
+  const node = findRunningNode(dataDir);
   if (node !== null) {
     const token = env.CAIRN_ADMIN_TOKEN;
     if (token === undefined || token === '') {
@@ -161,16 +184,34 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
         `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
       );
     }
-    const query = { user, scope, ...(emptyOnly ? { empty: 'true' } : {}) };
-    result = await throughNode(node, token, query, body(), size);
-  } else {
-    const store = await openStore(a.dataDir);
-    try {
-      result = await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body(), { emptyOnly });
-    } finally {
-      await store.close();
-    }
+    const query = { user, scope, ...(whole !== undefined ? { empty: 'true' } : {}) };
+    return throughNode(node, token, query, body, size);
   }
-  process.stdout.write(a.json ? `${JSON.stringify(result)}\n` : summary(result));
-  return result.skipped.length > 0 ? 1 : 0;
+  // Before the store is opened: a package refused changes nothing, not even the data dir.
+  if (whole !== undefined) wholeFits(whole.bytes);
+  const store = await openStore(dataDir);
+  try {
+    return await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { whole });
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * A package's records refused by the import (nothing was stored): each line it names (`line N`
+ * of the records read one file after another) said as the file and line it is in.
+ */
+function packageRefusal(file: string, v: Verified, err: unknown): unknown {
+  if (!(err instanceof ApiError) || err.code !== 'VALIDATION_ERROR') return err;
+  const details = err.details.map((d) => {
+    const { field, message } = d as { field?: unknown; message?: unknown };
+    const line = typeof field === 'string' ? /^line (\d+)$/.exec(field) : null;
+    return line === null ? d : { field: packageLine(v, Number(line[1]) - 1), message };
+  });
+  const named = details
+    .filter((d) => /line \d+$/.test(String((d as { field?: unknown }).field)))
+    .map((d) => `${(d as { field: string }).field}: ${String((d as { message?: unknown }).message)}`);
+  if (named.length === 0) return err;
+  const message = `${file}: the package does not verify: ${err.message}: ${named.slice(0, 5).join('; ')}`;
+  return new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, details);
 }

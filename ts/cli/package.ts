@@ -13,7 +13,6 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-
 import { makeDirs } from '../server/make-dirs.js';
 import { linePieces } from '../service/line-pieces.js';
 import { undoOnInterrupt } from './interrupt.js';
@@ -148,18 +147,28 @@ function readManifest(dir: string): Manifest {
 /** Bytes of a package file read at a time while it is verified. */
 const VERIFY_PIECE = 8 << 20;
 
+/** A verified package: its manifest, and how many lines each of its files holds (in its order). */
+export interface Verified {
+  manifest: Manifest;
+  lines: number[];
+}
+
 /**
  * Verifies the package in `dir` — the manifest, each file's size, sha256 and record count (by the
  * manifest's version), every line a JSON record with a `kind`, an export header first — reading
- * each file a piece at a time, and returns the manifest. Throws a `PackageError` naming the first
- * thing wrong.
+ * each file a piece at a time. Throws a `PackageError` naming the first thing wrong. What the
+ * records say is checked by the import itself, which stores all of them or none.
  */
-export async function verifyPackage(dir: string): Promise<Manifest> {
+export async function verifyPackage(dir: string): Promise<Verified> {
   const manifest = readManifest(dir);
+  const lines: number[] = [];
   for (const [n, f] of manifest.files.entries()) {
     const hash = createHash('sha256');
     let bytes = 0;
     let records = 0;
+    // Lines as the import counts them, blank ones too: newlines, and a last line without one.
+    let lineCount = 0;
+    let endsLine = true;
     try {
       // A cut file would otherwise be named by its cut last line ("not JSON"): its size says it.
       const size = statSync(join(dir, f.name)).size;
@@ -167,7 +176,12 @@ export async function verifyPackage(dir: string): Promise<Manifest> {
       for await (const piece of linePieces(createReadStream(join(dir, f.name)), VERIFY_PIECE)) {
         hash.update(piece.bytes);
         bytes += piece.bytes.length;
-        for (const [i, line] of piece.bytes.toString('utf8').split('\n').entries()) {
+        const parts = piece.bytes.toString('utf8').split('\n');
+        if (piece.bytes.length > 0) {
+          lineCount = piece.first + parts.length - 1;
+          endsLine = piece.bytes[piece.bytes.length - 1] === 0x0a;
+        }
+        for (const [i, line] of parts.entries()) {
           if (line.trim() === '') continue;
           const at = piece.first + i;
           let record: unknown;
@@ -194,8 +208,23 @@ export async function verifyPackage(dir: string): Promise<Manifest> {
       const what = manifest.version === 1 ? 'records, header included' : 'records besides the header';
       throw new PackageError(`${f.name}: holds ${records} ${what}, the manifest says ${f.records}`);
     }
+    lines.push(lineCount + (endsLine ? 0 : 1));
   }
-  return manifest;
+  return { manifest, lines };
+}
+
+/**
+ * Where line `index` (from 0) of a package's records, its files read one after another, lies:
+ * `records.jsonl line 7`.
+ */
+export function packageLine(v: Verified, index: number): string {
+  let first = 0;
+  for (const [n, f] of v.manifest.files.entries()) {
+    const count = v.lines[n] ?? 0;
+    if (index < first + count) return `${f.name} line ${index - first + 1}`;
+    first += count;
+  }
+  return `line ${index + 1}`;
 }
 
 /** The records of a verified package as one byte stream: its files in the manifest's order. */

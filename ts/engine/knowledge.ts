@@ -96,18 +96,21 @@ function splitTexts(body: unknown): { body: Record<string, unknown>; texts: stri
  * the export's records as JSON lines, one record a line, and the engine reads them where they
  * lie, uncopied: leave `lines` unchanged until the promise settles.
  * The reply is `import`'s (`imported`, `unchanged`, `skipped` by line index, `not_reproduced`); a
- * scope that already holds knowledge is refused with `error.code` `VALIDATION_ERROR`.
+ * scope that already holds knowledge is refused with `error.code` `VALIDATION_ERROR` (its details
+ * name the field `scope`). With `whole`, a line that fails its checks refuses the load, nothing is
+ * stored, and the refusal's details name each such line (`{field: "line N", message}`).
  */
 export async function loadKnowledge(
   inner: BindingStore,
   caller: Caller,
   lines: Uint8Array,
+  whole = false,
 ): Promise<Record<string, unknown>> {
   const { now = Date.now(), ...who } = caller;
   const body = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
   let reply: Buffer;
   try {
-    reply = await inner.load({ ...who, now }, body);
+    reply = await inner.load({ ...who, now }, body, whole);
   } catch (err) {
     rethrow(err);
   }

@@ -101,10 +101,11 @@ export class Store {
   /**
    * Bulk-loads a whole export (JSON lines, one record a line) into the empty scope of `caller` in
    * one transaction (see `loadKnowledge`): what an operator fills a scope from a file with. The
-   * engine reads `lines` in place: leave them unchanged until the promise settles.
+   * engine reads `lines` in place: leave them unchanged until the promise settles. With `whole`,
+   * any line that fails its checks refuses the load and nothing is stored.
    */
-  load(caller: Caller, lines: Uint8Array): Promise<Record<string, unknown>> {
-    return loadKnowledge(this.inner, caller, lines);
+  load(caller: Caller, lines: Uint8Array, whole = false): Promise<Record<string, unknown>> {
+    return loadKnowledge(this.inner, caller, lines, whole);
   }
 
   /**

@@ -22,7 +22,8 @@ const ImportQuery = z
 /**
  * `POST /v1/admin/import?user=U&scope=S[&empty=true]` (admin token): the body is an export file, JSON lines
  * (`application/x-ndjson`), imported into that user's scope (`importLines`: a bulk load when the
- * scope is empty, else `import` page by page; with `empty=true`, only into an empty scope). What
+ * scope is empty, else `import` page by page; with `empty=true`, a Memory Package: only into an
+ * empty scope, in one transaction, and refused whole when any record fails its checks). What
  * `cairn import` calls while a node runs.
  */
 export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: Service) {
@@ -55,7 +56,9 @@ export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: S
       const id = resolveIdentity(principalOf(req), { user_id: q.user, scope: q.scope }, 'user');
       const lines = req.body as AsyncIterable<Uint8Array>;
       const caller = { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent };
-      return importLines(svc.store, caller, lines, { emptyOnly: q.empty === 'true' });
+      // `lengthFirst` has checked the length: a package goes in whole, so it is the package's size.
+      const whole = q.empty === 'true' ? { bytes: Number(req.headers['content-length']) } : undefined;
+      return importLines(svc.store, caller, lines, { whole });
     });
   });
 }

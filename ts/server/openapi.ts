@@ -217,7 +217,8 @@ function nodePaths(): Record<string, unknown> {
               name: 'empty',
               in: 'query',
               required: false,
-              description: '`true`: only into an empty scope (a Memory Package); a scope holding anything is refused',
+              description:
+                '`true`: a Memory Package: only into an empty scope (one holding anything is refused), in one transaction, refused whole when a record fails its checks',
               schema: { type: 'string', enum: ['true', 'false'] },
             },
           ],

@@ -82,18 +82,18 @@ export function loadPieceBytes(env: NodeJS.ProcessEnv = process.env, memory = to
  * pieces after it, like every piece into a scope holding knowledge, through `import` a page of
  * 5,000 records at a time, which matches what is stored instead of duplicating it (each page
  * commits alone; running the file again finishes an interrupted one). `skipped` and
- * `not_reproduced` count lines from 0 either way. With `emptyOnly` (a Memory Package) a scope
- * holding anything is refused, and nothing is stored.
+ * `not_reproduced` count lines from 0 either way. With `whole` (a Memory Package of that many
+ * bytes) see `importWhole`: all of it into an empty scope, or nothing.
  */
 export async function importLines(
   store: Store,
   caller: Caller,
   input: Uint8Array | AsyncIterable<Uint8Array>,
-  opts: { emptyOnly?: boolean } = {},
+  opts: { whole?: { bytes: number } | undefined } = {},
 ): Promise<FileImported> {
-  if (opts.emptyOnly === true && !(await isEmpty(store, caller))) throw notEmpty();
-  const out: Omit<FileImported, 'mode'> = { imported: zero(), unchanged: zero(), skipped: [], not_reproduced: [] };
   const chunks = input instanceof Uint8Array ? oneChunk(input) : input;
+  if (opts.whole !== undefined) return importWhole(store, caller, chunks, opts.whole.bytes);
+  const out: Omit<FileImported, 'mode'> = { imported: zero(), unchanged: zero(), skipped: [], not_reproduced: [] };
   let pieces = 0;
   let loaded = false;
   for await (const piece of linePieces(chunks, loadPieceBytes())) {
@@ -105,12 +105,54 @@ export async function importLines(
         loaded = true;
         continue;
       }
-      if (opts.emptyOnly === true) throw notEmpty();
     }
     await importPiece(store, caller, piece, out);
   }
   out.skipped.sort((a, b) => a.index - b.index);
   return { mode: loaded ? (pieces > 1 ? 'load_then_import' : 'load') : 'import', ...out };
+}
+
+/**
+ * Refuses a Memory Package of `bytes` bytes of records larger than one load transaction takes
+ * here (`loadPieceBytes`), naming the setting that lets it in.
+ */
+export function wholeFits(bytes: number): void {
+  const limit = loadPieceBytes();
+  if (bytes > limit) {
+    throw new ApiError(
+      'PAYLOAD_TOO_LARGE',
+      `the package holds ${bytes} bytes of records, more than one transaction takes here (${limit}): ` +
+        `set CAIRN_LOAD_PIECE_BYTES to at least ${bytes} where the import runs (it needs several times that in memory)`,
+    );
+  }
+}
+
+/**
+ * A Memory Package's records (`bytes` of them) into the empty scope of `caller` in one
+ * transaction (DESIGN.md §4, "verified first"): a scope holding anything is refused, and so is
+ * the package when any record fails its checks (the refusal's details name each line as
+ * `line N`, from 1), and then nothing is stored. One transaction holds the package whole, so one
+ * larger than a load piece (`loadPieceBytes`) is refused before anything is read, with the
+ * setting that lets it in.
+ */
+async function importWhole(
+  store: Store,
+  caller: Caller,
+  chunks: AsyncIterable<Uint8Array>,
+  bytes: number,
+): Promise<FileImported> {
+  wholeFits(bytes);
+  if (!(await isEmpty(store, caller))) throw notEmpty();
+  let reply: Record<string, unknown> | null = null;
+  for await (const piece of linePieces(chunks, bytes + 1)) {
+    if (reply !== null) throw new ApiError('VALIDATION_ERROR', `the package holds more than ${bytes} bytes`);
+    const lines = piece.bytes;
+    reply = await engine(() => store.load(caller, lines, true));
+  }
+  const refused = reply === null ? null : refusalOf(reply);
+  if (refused !== null)
+    throw refused.details.some((d) => (d as { field?: unknown }).field === 'scope') ? notEmpty() : refused;
+  return { mode: 'load', ...(reply as Omit<FileImported, 'mode'>) };
 }
 
 /** Adds one reply's counts to `out`, its line indexes mapped by `at`. */

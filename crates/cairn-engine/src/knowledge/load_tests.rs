@@ -504,3 +504,34 @@ fn a_large_load_resolves_ahead_in_chunks_as_import_resolves_one_by_one() {
     let exported = |p: &Partition| normalized(&export_pages(&store, p, 5000).concat());
     assert_eq!(exported(&loaded), exported(&imported));
 }
+
+/// `load_whole` (a Memory Package) stores all of a body or, when any line fails its checks,
+/// nothing: the refusal names each such line, and the scope stays empty for the fixed body.
+#[test]
+fn a_whole_load_with_a_bad_line_stores_nothing_and_names_the_line() {
+    let (_dir, source, part) = seeded();
+    let mut records = export_pages(&source, &part, 5000).concat();
+    let good = lines(&records);
+    let fact = records.iter().position(|r| r["kind"] == json!("fact")).expect("the seed holds a fact");
+    records[fact]["valid_from"] = json!("not-a-date");
+    let (_a, store, into) = crate::knowledge::testing::fresh();
+    let whole = |body: &[u8]| -> Value {
+        serde_json::from_slice(&call(&store, "load_whole", &caller(&into, NOW), body).unwrap()).unwrap()
+    };
+    let reply = whole(&lines(&records));
+    assert_eq!(reply["error"]["code"], json!("VALIDATION_ERROR"), "{reply}");
+    let details = reply["error"]["details"].as_array().unwrap();
+    assert_eq!(details.len(), 1, "{reply}");
+    assert_eq!(details[0]["field"], json!(format!("line {}", fact + 1)));
+    assert!(details[0]["message"].as_str().unwrap().starts_with("valid_from"), "{reply}");
+    assert!(export_pages(&store, &into, 5000).concat().iter().all(|r| r["kind"] == json!("header")));
+    assert!(import_events(&store, &into).is_empty(), "no history either");
+    // The body as exported goes in whole.
+    let fixed = whole(&good);
+    assert!(fixed.get("error").is_none(), "{fixed}");
+    assert!(fixed["skipped"].as_array().unwrap().is_empty());
+    assert_eq!(
+        normalized(&export_pages(&store, &into, 5000).concat()),
+        normalized(&export_pages(&source, &part, 5000).concat())
+    );
+}

@@ -68,7 +68,8 @@ pub fn quick(verb: &str) -> bool {
 
 /// Runs `verb` for `caller` with the JSON `body`; returns the JSON reply. Reads run on a snapshot
 /// in the calling thread; writes wait until durable. Besides `VERBS`, `load` fills an empty scope
-/// from a whole export; its body is the export's JSON lines, not a JSON document (`load.rs`).
+/// from a whole export; its body is the export's JSON lines, not a JSON document, and `load_whole`
+/// does the same or, when any line fails its checks, nothing (`load.rs`).
 pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
     // A store written before the partitions' counts were kept gets them first: every verb after
     // may read (status) or change them (`tally_build.rs`).
@@ -84,7 +85,8 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
         "forget" => forget::run(store, caller, body)?,
         "export" => export::run(store, caller, body)?,
         "import" => import::run(store, caller, body)?,
-        "load" => load::run(store, caller, body)?,
+        "load" => load::run(store, caller, body, false)?,
+        "load_whole" => load::run(store, caller, body, true)?,
         "delete_user" => delete_user::run(store, caller, body)?,
         other => return Err(Error::InvalidArgument(format!("unknown knowledge verb {other:?}"))),
     };
