@@ -22,24 +22,35 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "install.sh: $*" >&2; exit 1; }
 # The usage: asked for (--help) on stdout with exit 0, after a bad option on stderr with exit 2.
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//'; }
+# Bad usage (an unknown option, a bad or missing value): said with the usage, exit 2, before any step.
+bad() { echo "install.sh: $*" >&2; usage >&2; exit 2; }
+# The value of option $1, given as $2 (which may be missing): refused when missing or empty.
+value() { [ -n "${2:-}" ] || bad "$1 needs $3"; printf '%s' "$2"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) DRY_RUN=1 ;;
-    --prefix) PREFIX=${2:?--prefix needs a path}; shift ;;
-    --data-dir) DATA_DIR=${2:?--data-dir needs a path}; shift ;;
-    --user) SERVICE_USER=${2:?--user needs a name}; shift ;;
-    --host) HOST=${2:?--host needs an address}; shift ;;
-    --port) PORT=${2:?--port needs a number}; shift ;;
+    --prefix) PREFIX=$(value "$1" "${2:-}" "a path") || exit 2; shift ;;
+    --data-dir) DATA_DIR=$(value "$1" "${2:-}" "a path") || exit 2; shift ;;
+    --user) SERVICE_USER=$(value "$1" "${2:-}" "a name") || exit 2; shift ;;
+    --host) HOST=$(value "$1" "${2:-}" "an address") || exit 2; shift ;;
+    --port) PORT=$(value "$1" "${2:-}" "a number") || exit 2; shift ;;
     -h|--help) usage; exit 0 ;;
-    *) echo "install.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+    *) bad "unknown option $1" ;;
   esac
   shift
 done
-case "$PREFIX$DATA_DIR" in *[[:space:]]*) die "paths with spaces are not supported" ;; esac
-[[ "$PREFIX" == /* && "$DATA_DIR" == /* ]] || die "--prefix and --data-dir must be absolute paths"
-[[ "$PORT" =~ ^[0-9]+$ && "$PORT" -ge 1 && "$PORT" -le 65535 ]] || die "--port must be 1-65535"
-[[ "$SERVICE_USER" =~ ^[a-z_][a-z0-9_-]*$ ]] || die "--user must be a plain user name"
+case "$PREFIX$DATA_DIR" in *[[:space:]]*) bad "paths with spaces are not supported" ;; esac
+[[ "$PREFIX" == /* && "$DATA_DIR" == /* ]] || bad "--prefix and --data-dir must be absolute paths"
+[[ "$PORT" =~ ^[0-9]+$ && "$PORT" -ge 1 && "$PORT" -le 65535 ]] || bad "--port must be 1-65535"
+[[ "$SERVICE_USER" =~ ^[a-z_][a-z0-9_-]*$ ]] || bad "--user must be a plain user name"
+# DESIGN.md §4: a dedicated user. Root (or any user id 0) would run the node with every privilege.
+if [ "$SERVICE_USER" = root ] || [ "$(id -u "$SERVICE_USER" 2>/dev/null)" = 0 ]; then
+  bad "--user $SERVICE_USER is root: the service runs as a dedicated unprivileged user (the default, cairn, is made for it)"
+fi
+# Written into the env file as CAIRN_HOST: an IP address (v4, or v6 with or without brackets) or a
+# host name, nothing a shell or the node would split.
+[[ "$HOST" =~ ^[][A-Za-z0-9.:%_-]+$ ]] || bad "--host must be an address or host name to listen on, got '$HOST'"
 
 step=0
 say() { step=$((step + 1)); echo "[$step] $*"; }

@@ -53,7 +53,7 @@ it('--help prints the usage on stdout and exits 0', async () => {
   expect(r.stdout).toContain('install.sh [--dry-run]');
 });
 
-it('refuses bad options before any step', async () => {
+it('refuses bad options as bad usage (exit 2, with the usage) before any step', async () => {
   for (const [args, message] of [
     [['--dry-run', '--port', '70000'], '--port must be 1-65535'],
     [['--dry-run', '--data-dir', 'relative/dir'], 'must be absolute paths'],
@@ -61,12 +61,23 @@ it('refuses bad options before any step', async () => {
     [['--dry-run', '--data-dir', ''], '--data-dir needs a path'],
     [['--dry-run', '--user', 'Bad User'], 'plain user name'],
     [['--dry-run', '--frobnicate'], 'unknown option'],
+    // A dedicated user, never root (DESIGN.md §4).
+    [['--dry-run', '--user', 'root'], '--user root is root'],
+    // A host is written into the env file: nothing the node would fail to listen on.
+    [['--dry-run', '--host', 'a b'], "--host must be an address or host name to listen on, got 'a b'"],
+    [['--dry-run', '--host', ''], '--host needs an address'],
+    [['--dry-run', '--host'], '--host needs an address'],
   ] as const) {
     const r = await install([...args]);
-    expect(r.code, args.join(' ')).not.toBe(0);
+    expect(r.code, args.join(' ')).toBe(2);
+    expect(r.stderr).toMatch(/^install\.sh: /);
     expect(r.stderr).toContain(message);
-    expect(r.stdout).not.toContain('[2]');
+    expect(r.stderr).toContain('install.sh [--dry-run]');
+    expect(r.stdout).not.toContain('[1]');
   }
+  const v6 = await install(['--dry-run', '--host', '::1', '--data-dir', join(ROOT, '.installer-test', 'data')]);
+  expect(v6.code, v6.stderr).toBe(0);
+  expect(v6.stdout).toContain('| CAIRN_HOST=::1');
 });
 
 it('refuses a data dir that already holds a store when no admin token for it is kept', async () => {
