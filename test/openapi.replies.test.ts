@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -214,7 +215,10 @@ async function scenario(agent: string) {
   await call('POST', `/v1/admin/import?scope=${s}-file`, { body: lines, headers: ndjson });
   await call('POST', '/v1/admin/import', { body: {} });
   await call('POST', `/v1/admin/import?scope=${s}-file&empty=true`, { body: lines, headers: ndjson });
+  // Beside the data dir (one inside it is refused: compact --purge would not reach it).
+  await call('POST', '/v1/admin/database/backup', { body: { dest: `${t.dataDir}-backup` } });
   await call('POST', '/v1/admin/database/backup', { body: { dest: join(t.dataDir, 'backup') } });
+  await call('POST', '/v1/admin/database/backup/file');
   await call('POST', '/v1/admin/database/backup', { body: { dest: 'relative' } });
   await call('POST', '/v1/admin/database/compact', { body: { purge: true } });
   await verb('forget', { scope: s, subject: 'Bob' });
@@ -281,7 +285,10 @@ beforeAll(async () => {
   expect(agent).not.toBe(ADMIN);
   await scenario(agent);
 });
-afterAll(() => t.stop());
+afterAll(async () => {
+  await t.stop();
+  rmSync(`${t.dataDir}-backup`, { recursive: true, force: true });
+});
 
 /** The documented response of one seen reply, or undefined when the document does not list it. */
 function documented(s: Seen): { content?: Record<string, { schema?: { $ref?: string } }> } | undefined {
