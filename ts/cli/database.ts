@@ -76,13 +76,13 @@ async function withStore<T>(dataDir: string, fn: (s: Store) => Promise<T>): Prom
  */
 async function backup(a: DatabaseArgs, dest: string, env: NodeJS.ProcessEnv): Promise<number> {
   needStore(a.dataDir);
+  if (existsSync(join(dest, DATA_FILE))) throw refused(`${dest} already holds a store`, 'DEST');
   if (isInside(dest, a.dataDir)) {
     throw refused(
       `${dest} is inside the data dir ${a.dataDir}: a backup there keeps what \`compact --purge\` removes; choose a DEST outside it`,
       'DEST',
     );
   }
-  if (existsSync(join(dest, DATA_FILE))) throw refused(`${dest} already holds a store`, 'DEST');
   const node = findRunningNode(a.dataDir);
   const report: BackupReport & { dest: string } =
     node !== null
