@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -167,6 +167,27 @@ it('cairn mcp starts a node in the background when none runs', async () => {
     process.kill(node.pid, 'SIGTERM');
     for (let i = 0; i < 50 && existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
   }
+});
+
+it('a background node logs no line per request, and node.log is set aside once it reaches 8 MiB', async () => {
+  const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
+  const log = join(dir, 'node.log');
+  const old = 8 << 20;
+  writeFileSync(log, `${'x'.repeat(old - 1)}\n`, { mode: 0o600 });
+  // The bridge's environment sets no CAIRN_LOG_LEVEL, as a client's config does not.
+  const client = await stdioBridge('logs', ['--data-dir', dir], { CAIRN_TOKEN: init.token, CAIRN_PORT: '0' });
+  try {
+    for (let i = 0; i < 5; i++)
+      expect(toolJson(await client.callTool({ name: 'memory_status', arguments: {} })).isError).toBe(false);
+  } finally {
+    await client.close();
+    await stopBackgroundNode();
+  }
+  expect(statSync(`${log}.1`).size).toBe(old);
+  const text = readFileSync(log, 'utf8');
+  expect(text).toContain('cairn: serving');
+  expect(text).not.toContain('"req"');
+  expect(text.length).toBeLessThan(1000);
 });
 
 it('a node.json left by a killed node whose pid lives again (here this test process) is ignored: commands use the store, cairn mcp starts a node that replaces it', async () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -23,14 +23,35 @@ interface Child {
   release(): void;
 }
 
-/** Starts `cairn serve` on `dataDir`, its output appended to the file open at `log`. */
+/**
+ * `node.log` is set aside as `node.log.1` (replacing the one before) when a node is started and it
+ * has reached this size, so the log of nodes started in the background stays under about twice it.
+ */
+const LOG_CAP = 8 << 20;
+
+/** Opens `node.log` in `dataDir` to append to, set aside first once it reaches `LOG_CAP`. */
+function openLog(dataDir: string): number {
+  const path = join(dataDir, 'node.log');
+  try {
+    if (statSync(path).size >= LOG_CAP) renameSync(path, `${path}.1`);
+  } catch {
+    // No log yet.
+  }
+  return openSync(path, 'a', 0o600);
+}
+
+/**
+ * Starts `cairn serve` on `dataDir`, its output appended to the file open at `log`. It logs at
+ * `warn` unless `CAIRN_LOG_LEVEL` says otherwise: a line a request (about 420 bytes) would grow
+ * the log by megabytes a day on a busy team's node, and no one reads it.
+ */
 function spawnServe(dataDir: string, log: number): Child {
   const main = fileURLToPath(new URL('./main.js', import.meta.url));
   // Its own pipe says why it did not start (`start-report.ts`): the log is shared by every node.
   const child = spawn(process.execPath, [main, 'serve', '--data-dir', dataDir], {
     detached: true,
     stdio: ['ignore', log, log, 'pipe'],
-    env: { ...process.env, [START_FD]: '3' },
+    env: { CAIRN_LOG_LEVEL: 'warn', ...process.env, [START_FD]: '3' },
   });
   const pipe = child.stdio[3] as Readable;
   let said = '';
@@ -84,7 +105,7 @@ async function awaitHolder(dataDir: string, deadline: number): Promise<string | 
  */
 export async function startBackgroundNode(dataDir: string): Promise<{ url: string } | { failed: StartFailure }> {
   makeDirs(dataDir, 0o700);
-  const log = openSync(join(dataDir, 'node.log'), 'a', 0o600);
+  const log = openLog(dataDir);
   const deadline = Date.now() + START_MS;
   const silent: StartFailure = { held: false, message: 'it did not announce itself within 15 s' };
   let failed = silent;

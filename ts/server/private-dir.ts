@@ -7,7 +7,7 @@ import { makeDirs } from './make-dirs.js';
  * The files Cairn keeps in a data dir (engine files, the lock, the node's announcement and log).
  * Only these are tightened: a data dir may be a directory the operator also uses for other things.
  */
-export const STORE_FILES = ['data.cairn', 'data.cairn.tmp', 'wal.cairn', 'LOCK', 'node.json', 'node.log'];
+export const STORE_FILES = ['data.cairn', 'data.cairn.tmp', 'wal.cairn', 'LOCK', 'node.json', 'node.log', 'node.log.1'];
 
 /**
  * Makes `dataDir` private before the store opens: creates it 0700 when missing, and sets Cairn's own
