@@ -176,6 +176,54 @@ it('gives Claude Desktop a stdio entry that an MCP client can start and use, thr
   }
 });
 
+it('--url makes the token at that node through its admin API, not in a local store', async () => {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const { url } = JSON.parse(readFileSync(join(data, 'node.json'), 'utf8')) as { url: string };
+  // The operator's own data dir: none (the service's is not theirs to read), or an old one.
+  const stale = join(root, 'stale');
+  expect((await cairn(['init', '--data-dir', stale], { CAIRN_ADMIN_TOKEN: '' })).code).toBe(0);
+  const config = join(root, 'cursor.json');
+  const whoami = async () => {
+    const auth = JSON.parse(readFileSync(config, 'utf8')).mcpServers.cairn.headers.Authorization as string;
+    return (await fetch(`${url}/v1/whoami`, { headers: { authorization: auth } })).status;
+  };
+  for (const dir of [join(root, 'none'), stale]) {
+    const r = await cairn(['connect', 'cursor', '--url', url, '--config', config, '--force', '--data-dir', dir], {
+      ...env,
+      CAIRN_ADMIN_TOKEN: ADMIN,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await whoami(), dir).toBe(200);
+  }
+  expect(existsSync(join(root, 'none'))).toBe(false);
+  const desktop = join(root, 'desktop.json');
+  const stdio = await cairn(['connect', 'claude-desktop', '--url', url, '--config', desktop, '--data-dir', stale], {
+    ...env,
+    CAIRN_ADMIN_TOKEN: ADMIN,
+  });
+  expect(stdio.code, stdio.stderr).toBe(0);
+  expect(JSON.parse(readFileSync(desktop, 'utf8')).mcpServers.cairn.args.slice(1)).toEqual(['mcp', '--url', url]);
+  // No admin token for it: refused (1), the file as it was; a URL that is not one: bad usage (2).
+  const before = readFileSync(config, 'utf8');
+  const noToken = await cairn(['connect', 'cursor', '--url', url, '--config', config, '--force', '--data-dir', stale], {
+    ...env,
+    CAIRN_ADMIN_TOKEN: '',
+  });
+  expect(noToken.code).toBe(1);
+  expect(readFileSync(config, 'utf8')).toBe(before);
+  const bad = await cairn(
+    ['connect', 'cursor', '--url', 'localhost:4000', '--config', config, '--data-dir', stale],
+    env,
+  );
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--url');
+});
+
 it('doctor says what is not ready, and is satisfied once a client is connected to a running node', async () => {
   const none = await run(['doctor', '--json']);
   expect(none.code).toBe(1);

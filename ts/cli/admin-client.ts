@@ -9,7 +9,7 @@ import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
  * even `/health`) for `CAIRN_NODE_WAIT_MS` (node-wait.ts, which says why a slow reply is waited for).
  */
 export async function adminCall(
-  node: NodeFile,
+  node: Pick<NodeFile, 'url'> & { pid?: number | undefined },
   token: string | undefined,
   method: string,
   path: string,

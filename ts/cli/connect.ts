@@ -53,10 +53,23 @@ export function cliPath(): string {
   return path;
 }
 
-/** A token for agent `agent`, made through the running node (admin token) or on the store. */
+/**
+ * The node connect makes and revokes tokens through: the one at `--url` (whose store may be on
+ * another machine, or a service's this user cannot read), else the one running on the data dir;
+ * null: none, the store is used directly.
+ */
+function adminNode(a: ConnectArgs): { url: string; pid?: number } | null {
+  if (a.url !== undefined) return { url: a.url.replace(/\/+$/, '') };
+  return findRunningNode(a.dataDir);
+}
+
+/**
+ * A token for agent `agent`, made through the node (`adminNode`, with the admin token) or on the
+ * store.
+ */
 async function agentToken(a: ConnectArgs, agent: string, env: NodeJS.ProcessEnv) {
   const input = { agent, ...(a.user === undefined ? {} : { user: a.user }) };
-  const node = findRunningNode(a.dataDir);
+  const node = adminNode(a);
   if (node !== null) {
     const made = await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/admin/tokens', input);
     return { token: String(made.token), id: String(made.id), url: node.url };
@@ -92,7 +105,7 @@ function replacedToken(format: 'json' | 'toml', text: string | null, name: strin
  * returns its id, or null when it is not one of this store's live tokens.
  */
 async function revokeReplaced(a: ConnectArgs, token: string, env: NodeJS.ProcessEnv): Promise<string | null> {
-  const node = findRunningNode(a.dataDir);
+  const node = adminNode(a);
   if (node !== null) {
     const who = await fetch(`${node.url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
     if (!who.ok) return null;
@@ -137,7 +150,7 @@ function writeConfig(file: string, text: string | null, next: string): { backup:
 
 /** Revokes the token `id` this run made, through the running node or on the store. */
 async function revokeMade(a: ConnectArgs, id: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const node = findRunningNode(a.dataDir);
+  const node = adminNode(a);
   if (node !== null) {
     await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
     return;
@@ -234,6 +247,9 @@ export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = proces
   if (!(CLIENTS as readonly string[]).includes(a.client)) {
     throw usage('CLIENT', `give one of ${CLIENTS.join(', ')}`);
   }
+  if (a.url !== undefined && !/^https?:\/\/[^\s/]+\/*$/.test(a.url)) {
+    throw usage('--url', `give the node's base URL, as http://HOST:PORT, got ${JSON.stringify(a.url)}`);
+  }
   const valid = TokenCreateInput.safeParse({ agent: a.client, ...(a.user === undefined ? {} : { user: a.user }) });
   if (!valid.success) {
     throw usage('--user', valid.error.issues[0]?.message ?? 'invalid');
@@ -257,7 +273,13 @@ export async function runConnect(a: ConnectArgs, env: NodeJS.ProcessEnv = proces
     const entry: Entry =
       spec.transport === 'http'
         ? { kind: 'http', url: `${base}/v1/mcp`, token: made.token, httpType: spec.httpType }
-        : { kind: 'stdio', command, args: [cli, 'mcp', '--data-dir', a.dataDir], token: made.token };
+        : {
+            kind: 'stdio',
+            command,
+            // With --url the bridge forwards to that node; else to the data dir's (started if need be).
+            args: a.url !== undefined ? [cli, 'mcp', '--url', base] : [cli, 'mcp', '--data-dir', a.dataDir],
+            token: made.token,
+          };
     const next = edit(file, spec.format, text, name, entry, a.force);
     const old = a.force ? replacedToken(spec.format, text, name) : null;
     let written: { backup: string | null; widened: boolean };
