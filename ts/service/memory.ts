@@ -81,7 +81,7 @@ export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Pr
       uptime_s: Math.round((Date.now() - svc.node.startedAt) / 1000),
     },
     capabilities: {
-      channels: ['graph', 'mentions', 'full_text', 'meaning'],
+      channels: ['graph', 'relation', 'mentions', 'full_text', 'meaning'],
       meaning: 'not_armed',
       embedding: { state: 'not_armed', done: 0, pending: 0 },
       budgets: {

@@ -52,6 +52,9 @@ pub enum Channel {
     Seed,
     /// A relation reached from a seed, or a fact derived from the seed's relations.
     Graph,
+    /// A fact of the graph channel whose type is a word the question asks with ("Which services
+    /// depend on auth-svc?" → `depends_on`), ranked by how many of the question's words it holds.
+    Relation,
     /// A passage that mentions a reached entity.
     Mentions,
     /// A BM25 match of the question.
@@ -65,6 +68,7 @@ impl Channel {
         match self {
             Channel::Seed => "seed",
             Channel::Graph => "graph",
+            Channel::Relation => "relation",
             Channel::Mentions => "mentions",
             Channel::FullText => "full_text",
         }
@@ -182,7 +186,10 @@ fn known(as_of: Option<i64>, at: i64) -> bool {
 /// The seeds of `question`: names it holds (the linker: exact and case-folded, longest first),
 /// then each significant word and pair of words looked up as a word of a longer name, a near
 /// spelling or a prefix, then words naming an entity type.
-fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of: Option<i64>) -> Result<Vec<Seed>> {
+/// Beside the seeds, each type word with the seeded entities of that type, also those a name
+/// rule seeded first ("svc" of "auth-svc" names orders-svc before "services" types it): what the
+/// grounding judges type words by.
+fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of: Option<i64>) -> Result<Seeded> {
     let mut out: Vec<Seed> = Vec::new();
     let push = |out: &mut Vec<Seed>, id: u64, matched: &'static str, by: &str| -> Result<()> {
         if out.iter().any(|s| s.entity.id == id) {
@@ -242,16 +249,23 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
             push(&mut out, hit.id, matched, phrase)?;
         }
     }
+    let mut typed = Vec::new();
     for word in &words {
         if is_stop_word(&word.to_lowercase()) {
             continue;
         }
         for &id in names.of_type(word).iter().take(MAX_TYPE_SEEDS) {
             push(&mut out, id, "type", word)?;
+            if out.iter().any(|s| s.entity.id == id) {
+                typed.push((id, (*word).to_owned()));
+            }
         }
     }
-    Ok(out)
+    Ok((out, typed))
 }
+
+/// The seeds, and the (entity id, type word) pairs of `seeds`.
+type Seeded = (Vec<Seed>, Vec<(u64, String)>);
 
 /// Whether word `i` of `question` (`spans`: byte offset and word) is a common word written as a
 /// name: capitalised (not in capitals throughout) where the plain word would not be. That is
@@ -294,7 +308,7 @@ pub(crate) fn context_with(
     if !(1..=100).contains(&k) || hops > MAX_HOPS {
         return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
     }
-    let mut seeding = seeds(snap, part, names, question, when.as_of)?;
+    let (mut seeding, type_hits) = seeds(snap, part, names, question, when.as_of)?;
     // Entity items show the entity of the read's moment (its current one for a plain read).
     for s in &mut seeding {
         s.entity = entity_when(snap, part, &s.entity, when)?;
@@ -351,12 +365,26 @@ pub(crate) fn context_with(
         };
         add(&mut fused, (2, s.entity.id, 0), item, Channel::Seed, rank + 1);
     }
-    for (rank, item) in graph_items(snap, part, &mut known_names, graph, derived, question)?.into_iter().enumerate() {
-        // A derived fact has no id of its own: it is keyed beside the first fact it rests on.
-        let key = match &item.kind {
-            ItemKind::Derived { fact } => (0, fact.basis[0], u32::try_from(rank + 1).unwrap_or(u32::MAX)),
-            _ => (0, item_id(&item), 0),
-        };
+    let asked: BTreeSet<String> = content_words(question).into_iter().flat_map(|(_, terms)| terms).collect();
+    let graph_list = graph_items(snap, part, &mut known_names, graph, derived, &asked)?;
+    let by_relation = relation_ranking(&graph_list, &asked);
+    let keyed: Vec<((u8, u64, u32), Item)> = graph_list
+        .into_iter()
+        .enumerate()
+        .map(|(rank, item)| {
+            // A derived fact has no id of its own: it is keyed beside the first fact it rests on.
+            let key = match &item.kind {
+                ItemKind::Derived { fact } => (0, fact.basis[0], u32::try_from(rank + 1).unwrap_or(u32::MAX)),
+                _ => (0, item_id(&item), 0),
+            };
+            (key, item)
+        })
+        .collect();
+    for (rank, &i) in by_relation.iter().enumerate() {
+        let (key, item) = &keyed[i];
+        add(&mut fused, *key, item.clone(), Channel::Relation, rank + 1);
+    }
+    for (rank, (key, item)) in keyed.into_iter().enumerate() {
         add(&mut fused, key, item, Channel::Graph, rank + 1);
     }
     let mentioned_list: Vec<(u64, u32, Option<u64>)> = mentioned.into_iter().map(|(d, o, s)| (d, o, Some(s))).collect();
@@ -378,7 +406,7 @@ pub(crate) fn context_with(
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
-    let (grounding, uncovered) = grounding(question, &items, &seeding);
+    let (grounding, uncovered) = grounding(question, &items, &seeding, &type_hits);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, uncovered, seeds, seeding, coverage })
@@ -392,7 +420,7 @@ fn graph_items(
     known_names: &mut HashMap<u64, String>,
     graph: Vec<(Neighbour, usize, u64)>,
     derived: Vec<(Derived, u64)>,
-    question: &str,
+    asked: &BTreeSet<String>,
 ) -> Result<Vec<Item>> {
     let mut name = |id: u64| -> Result<String> {
         if let Some(n) = known_names.get(&id) {
@@ -413,8 +441,30 @@ fn graph_items(
         let text = format!("{} {} {}", name(fact.from)?, fact.rel_type, name(fact.to)?);
         implied.push(Item { kind: ItemKind::Derived { fact }, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
     }
-    let asked: BTreeSet<String> = content_words(question).into_iter().flat_map(|(_, terms)| terms).collect();
-    Ok(context_derived::place(stored, implied, &asked, fact_terms))
+    Ok(context_derived::place(stored, implied, asked, fact_terms))
+}
+
+/// The relation channel: the graph items (by index) whose relation type holds a term the
+/// question asks with (`asked`), most of the question's terms held first, then in graph order.
+/// Without it a fact had one channel where a passage naming its entity had two (mentions and
+/// full text), so "Which services depend on auth-svc?" ranked every passage that named auth-svc
+/// above its `depends_on` facts (found by an audit: they came 27th, 33rd and 39th).
+fn relation_ranking(items: &[Item], asked: &BTreeSet<String>) -> Vec<usize> {
+    let mut ranked: Vec<(usize, usize)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let rel_type = match &item.kind {
+                ItemKind::Fact { relation, .. } => &relation.rel_type,
+                ItemKind::Derived { fact } => &fact.rel_type,
+                _ => return None,
+            };
+            let names_it = !fact_terms(rel_type).is_disjoint(asked);
+            names_it.then(|| (i, fact_terms(&item.text).intersection(asked).count()))
+        })
+        .collect();
+    ranked.sort_by_key(|&(i, held)| (std::cmp::Reverse(held), i));
+    ranked.into_iter().map(|(i, _)| i).collect()
 }
 
 /// How strongly each seed stands for what the question asks: how it matched (a full name beats a
@@ -817,16 +867,23 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 /// the item names or carries one (`asked_time`). A
 /// question with no content word cannot be judged, whatever was found. Beside the verdict: each
 /// item's uncovered words (`Context::uncovered`).
-fn grounding(question: &str, items: &[Item], seeding: &[Seed]) -> (Grounding, Option<Vec<Vec<String>>>) {
+fn grounding(
+    question: &str,
+    items: &[Item],
+    seeding: &[Seed],
+    typed: &[(u64, String)],
+) -> (Grounding, Option<Vec<Vec<String>>>) {
     let asked = content_words(question);
     if asked.is_empty() {
         return (Grounding::CouldNotJudge, None);
     }
     let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
     let mut judge = Judge::new(question, &asked, &names);
-    for s in seeding.iter().filter(|s| s.matched == "type") {
-        judge.type_words.entry(s.entity.id).or_default().push(&s.by);
-        judge.typed_names.push((fact_terms(&s.entity.name), match_terms(&s.by)));
+    for (id, word) in typed {
+        judge.type_words.entry(*id).or_default().push(word);
+        if let Some(s) = seeding.iter().find(|s| s.entity.id == *id) {
+            judge.typed_names.push((fact_terms(&s.entity.name), match_terms(word)));
+        }
     }
     let each: Vec<Vec<String>> = items.iter().map(|item| judge.uncovered(item)).collect();
     // The cited item that leaves the fewest words uncovered (the first of equals).
@@ -1057,15 +1114,15 @@ mod tests {
         // covers is `Uncited`, beside a cited passage that covers less (DESIGN: "one cited item").
         let (_dir, store, part) = seeded_with(|tx, p| {
             crate::knowledge::upsert_entity(tx, p, "Lumen", &["project".into()], &Map::new(), 1)?;
-            remember_text(tx, p, "Lumen was started in 2021.", Some("notes"), None, 2)
+            remember_text(tx, p, "The project was started in 2021.", Some("notes"), None, 2)
         });
         let snap = store.snapshot().unwrap();
         let c = context(&snap, &part, "Lumen project", 2, 8).unwrap();
         assert!(c.items.iter().any(|i| matches!(i.kind, ItemKind::Passage { .. })), "the passage came back");
         assert_eq!(c.grounding, Grounding::Uncited);
-        let c = context(&snap, &part, "When was Lumen started?", 2, 8).unwrap();
+        let c = context(&snap, &part, "When was the project started?", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::Grounded, "the passage covers this one");
-        let c = context(&snap, &part, "Lumen license", 2, 8).unwrap();
+        let c = context(&snap, &part, "project license", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::Related { uncovered: vec!["license".into()] });
     }
 
@@ -1160,6 +1217,35 @@ mod tests {
         let verdict = |q: &str| context(&snap, &part, q, 2, 8).unwrap().grounding;
         assert_eq!(verdict("Which companies have an office in Berlin?"), Grounding::Grounded);
         assert_eq!(verdict("Which companies sell soup?"), Grounding::Related { uncovered: vec!["companies".into()] });
+    }
+
+    #[test]
+    fn a_fact_whose_type_the_question_asks_with_outranks_passages_naming_its_entity() {
+        // Found by an audit: eight passages naming auth-svc (mentions and full text) filled the
+        // top 8, and the `depends_on` facts that answer came far below.
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            for (at, svc) in (1..).zip(["orders-svc", "billing-svc", "search-svc"]) {
+                crate::knowledge::graph::upsert_entity(tx, p, svc, &["service".to_owned()], &none, at)?;
+                relate(tx, p, assertion(svc, "auth-svc", "depends_on", &none, "a"), at)?;
+            }
+            for (at, who) in (10..).zip(["Priya Raman", "Jonas Berg", "Dana Ortiz", "Lin Chen"]) {
+                relate(tx, p, assertion(who, "auth-svc", "works_on", &none, "a"), at)?;
+            }
+            for i in 0..8 {
+                let text = format!("Standup {i}: the auth-svc services team shipped fix {i} for auth-svc tokens.");
+                remember_text(tx, p, &text, Some("standup"), None, 20 + i)?;
+            }
+            Ok(())
+        });
+        let snap = store.snapshot().unwrap();
+        let c = context(&snap, &part, "Which services depend on auth-svc?", 2, 8).unwrap();
+        let top: Vec<&str> = c.items.iter().take(3).map(|i| i.text.as_str()).collect();
+        for svc in ["orders-svc", "billing-svc", "search-svc"] {
+            assert!(top.contains(&format!("{svc} depends_on auth-svc").as_str()), "{svc} in {top:?}");
+        }
+        assert!(c.items[0].ranks.iter().any(|(ch, _)| *ch == Channel::Relation));
+        assert_eq!(c.grounding, Grounding::Grounded);
     }
 
     #[test]

@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(d["rests_on"], json!([link1["id"], link2["id"]]), "the stored facts, in chain order");
         assert_eq!(d["citation"], link1["citation"], "cited by the first fact it rests on");
         assert_eq!(d["citation"]["span"]["text"], json!("Room 4 is part of Wing B."));
-        assert_eq!(d["channels"], json!(["graph"]));
+        assert_eq!(d["channels"], json!(["relation", "graph"]), "its type is the question's word \"part\"");
         assert_eq!(d["found_by"]["hops"], json!(2));
         assert!(at < first && at < second, "it covers the question better than either link: {c}");
         assert!(c["coverage"]["derived"].as_u64().unwrap() >= 1, "{c}");
