@@ -49,3 +49,35 @@ describe('an attribute stated under two source labels', () => {
     expect(history).not.toMatch(/Joe|press|"hr"/);
   });
 });
+
+// The fact half (audit s30 defect 4): a fact said again under a second source is that source's
+// too, so forgetting one keeps it citing the other, and forgetting the other takes it.
+const berlin = (source: string) => ({ from: 'Acme', to: 'Berlin', type: 'located_in', source });
+const citations = async () =>
+  ((await post('recall', { subject: 'Acme' })).body.facts as { citation: { source: { name: unknown } } }[]).map(
+    (f) => f.citation.source.name,
+  );
+const keptFacts = (reply: { body: Record<string, unknown> }) =>
+  (reply.body.kept as { what: string; count: number; why: string }[]).find((k) => k.what === 'facts');
+
+describe('a fact stated under two source labels', () => {
+  it('stays while either label is left, citing it, and goes with the last', async () => {
+    expect((await post('relate', berlin('press'))).body.created).toBe(true);
+    expect((await post('relate', berlin('wiki'))).body.already).toBe(false);
+    expect((await post('relate', berlin('wiki'))).body.already).toBe(true);
+    const fact = { from: 'Acme', to: 'Berlin', type: 'located_in' };
+    const ops = ((await post('history', { fact })).body.events as { op: string }[]).map((e) => e.op);
+    expect(ops).toEqual(['assert', 'merge']);
+
+    const press = await post('forget', { source: 'press' });
+    expect([press.status, (press.body.forgotten as { facts: number }).facts]).toEqual([200, 0]);
+    expect(keptFacts(press)?.why).toMatch(/another source states them too/);
+    expect(await citations()).toEqual(['wiki']);
+    expect(JSON.stringify((await post('history', { fact })).body)).not.toMatch(/press/);
+
+    const wiki = await post('forget', { source: 'wiki' });
+    expect([wiki.status, (wiki.body.forgotten as { facts: number }).facts]).toEqual([200, 1]);
+    expect(await citations()).toEqual([]);
+    expect((await post('forget', { source: 'press' })).body.state).toBe('already_forgotten');
+  });
+});

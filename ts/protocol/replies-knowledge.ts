@@ -397,6 +397,23 @@ export const ExportRecord = z.discriminatedUnion('kind', [
       label: z.string().nullable(),
       agent: z.string(),
       forgotten: z.literal(true).optional().describe('The document it cites was forgotten; the fact was kept'),
+      also: z
+        .array(
+          z.object({
+            kind: z.enum(['asserted', 'document']),
+            doc_id: Id.optional(),
+            label: z.string().nullable(),
+            agent: z.string(),
+            recorded_at: Time,
+            source_date: SentDate.optional(),
+            forgotten: z.literal(true).optional(),
+          }),
+        )
+        .optional()
+        .describe(
+          'Every other provenance that stated the fact (another document, label, or none), in order, with when the ' +
+            'store learnt it from that one; forgetting one keeps the fact while another is left',
+        ),
     }),
   }),
   z.object({

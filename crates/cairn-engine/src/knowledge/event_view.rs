@@ -88,6 +88,7 @@ mod tests {
             source_date: None,
             agent: "alice".into(),
             attribute_writes: Vec::new(),
+            also: Vec::new(),
         };
         let shown = payload("fact", &serde_json::to_value(&r).unwrap());
         assert_eq!(

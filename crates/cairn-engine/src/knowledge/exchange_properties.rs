@@ -254,7 +254,22 @@ fn round_trip(steps: &[Step], limit: usize, order: u64, again: &[prop::sample::I
     ids.extend(again.iter().map(|ix| ix.index(pages.len())));
     let target = Partition::new("local", "u1", "copy").unwrap();
     let who = caller(&target, 1_000_000);
+    // An earlier version of a fact (a restatement under another source makes one) is refused
+    // until its fact is imported (forget-export.md, `version_of`): a page of it that came first
+    // is imported again at the end, as a restore reports it and an operator would.
+    let mut waiting = Vec::new();
     for &i in &ids {
+        let reply = verb(&store, &who, "import", &json!({"records": pages[i]})).unwrap();
+        let skipped = reply["skipped"].as_array().unwrap();
+        if skipped.iter().all(|s| s["reason"].as_str().unwrap().starts_with("version_of: the fact")) {
+            if !skipped.is_empty() {
+                waiting.push(i);
+            }
+        } else {
+            prop_assert_eq!(&reply["skipped"], &json!([]), "{}", reply);
+        }
+    }
+    for i in waiting {
         let reply = verb(&store, &who, "import", &json!({"records": pages[i]})).unwrap();
         prop_assert_eq!(&reply["skipped"], &json!([]), "{}", reply);
     }

@@ -118,12 +118,12 @@ fn entity_name(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<Stri
     snap.get(ENT, &ent_key(part, id))?.map(|b| decode::<Entity>(&b, "entity").map(|e| e.name)).transpose()
 }
 
-fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
-    let r: Relation = decode(value, "relation")?;
-    let provenance = match &r.source {
-        Source::Asserted { label } => json!({ "kind": "asserted", "label": label, "agent": r.agent }),
+/// A fact's provenance as exported: `{kind, doc_id?, label, agent, forgotten?}`.
+fn provenance(snap: &Snapshot, part: &Partition, source: &Source, agent: &str) -> Result<Value> {
+    Ok(match source {
+        Source::Asserted { label } => json!({ "kind": "asserted", "label": label, "agent": agent }),
         Source::Document { doc_id, label } => {
-            let mut p = json!({ "kind": "document", "doc_id": doc_id.to_string(), "label": label, "agent": r.agent });
+            let mut p = json!({ "kind": "document", "doc_id": doc_id.to_string(), "label": label, "agent": agent });
             // Its document was forgotten (the fact kept): no document record will come, so import
             // must not wait for one (found by an audit: the copy said "source_not_imported").
             if snap.get(DOC, &part.key(&[&doc_id.to_be_bytes()]))?.is_none()
@@ -133,7 +133,26 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
             }
             p
         }
-    };
+    })
+}
+
+fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
+    let r: Relation = decode(value, "relation")?;
+    let mut provenance = provenance(snap, part, &r.source, &r.agent)?;
+    if !r.also.is_empty() {
+        // Every other provenance that stated it, with when it did, so a copy keeps the fact
+        // while any of them is left (`fact_sources.rs`).
+        let mut also = Vec::new();
+        for a in &r.also {
+            let mut entry = self::provenance(snap, part, &a.source, &a.agent)?;
+            entry["recorded_at"] = json!(iso_ms(a.recorded_at));
+            if let Some(date) = &a.source_date {
+                entry["source_date"] = json!(date);
+            }
+            also.push(entry);
+        }
+        provenance["also"] = Value::Array(also);
+    }
     let mut record = json!({
         "kind": "fact",
         "id": r.id.to_string(),

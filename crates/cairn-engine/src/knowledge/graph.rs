@@ -4,6 +4,7 @@
 //! `ended_at` once it is superseded), indexed from both ends.
 
 use super::fact_attribute_time::{AttributeWrite, with_write};
+use super::fact_sources::{self, Also};
 use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
@@ -82,6 +83,10 @@ pub struct Relation {
     /// written before the list was kept): its attributes were all set at its start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attribute_writes: Vec<AttributeWrite>,
+    /// Every other provenance that stated it, in the order they did (`fact_sources.rs`); empty
+    /// (and absent in stores written before it was kept) when `source` is its only one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Also>,
 }
 
 /// A relation's valid end before a `replaces` shortened it (`None`: unbounded).
@@ -478,7 +483,7 @@ pub(crate) fn relate_ids(
         // An ended edge that already says it is returned as it is. A live one reads the plan's
         // attributes: under `replaces`, an end is never later than the next edge's start.
         let revised = if stored.ended_at.is_none() {
-            restated(&stored, &attributes, (a.date, &a.source), now)
+            restated(&stored, &attributes, (a.date, &a.source, a.agent), now)
         } else {
             stored.clone()
         };
@@ -536,8 +541,9 @@ pub(crate) fn relate_ids(
         ended_at: older.then_some(now),
         source: a.source,
         agent: a.agent.to_owned(),
-        // A new life: its attributes are all set at its start.
+        // A new life: its attributes are all set at its start, its provenance the call's.
         attribute_writes: Vec::new(),
+        also: Vec::new(),
     };
     let bytes = encode(&rel);
     tx.put(REL, &rel_key(part, id), &bytes)?;
@@ -660,15 +666,14 @@ fn said_again(attributes: &mut Map<String, Value>, live: Relation, ended: Vec<Re
 /// are news and move there; a start it already covers (the same fact said again at a later date)
 /// or an end sooner than its own confirm it and change nothing (an unbounded start is never
 /// moved). Given attributes that change what is true from the start the assertion states merge
-/// in, that write kept with its start (`fact_attribute_time.rs`). A fact only asserted so far
-/// that the assertion takes from a document is cited from that document from now on (found by an
-/// audit: the document's support was dropped); one cited already keeps its source.
-/// Equal to `stored` when the assertion adds nothing; else recorded at `now`, the time from which
-/// the store knows this version.
+/// in, that write kept with its start (`fact_attribute_time.rs`). Said under a provenance it
+/// does not have yet (another document, label, or none), it records that one too
+/// (`fact_sources::add`). Equal to `stored` when the assertion adds nothing; else recorded at
+/// `now`, the time from which the store knows this version.
 fn restated(
     stored: &Relation,
     attributes: &Map<String, Value>,
-    (date, source): (Option<&str>, &Source),
+    (date, source, agent): (Option<&str>, &Source, &str),
     now: i64,
 ) -> Relation {
     let given = |key: &str| {
@@ -676,8 +681,14 @@ fn restated(
         Some((text, valid::bound(text)?))
     };
     let mut rel = stored.clone();
-    if matches!(stored.source, Source::Asserted { .. }) && matches!(source, Source::Document { .. }) {
-        rel.source = source.clone();
+    if !fact_sources::states(stored, source) {
+        let said = Also {
+            source: source.clone(),
+            agent: agent.to_owned(),
+            recorded_at: now,
+            source_date: date.map(str::to_owned),
+        };
+        fact_sources::add(&mut rel, said);
     }
     // Attributes merge in only when they change what is true from the start the call states; the
     // write is kept with that start, so reads at other instants still see the earlier values.
@@ -1000,6 +1011,7 @@ mod tests {
             agent: "a".into(),
             source_date: None,
             attribute_writes: Vec::new(),
+            also: Vec::new(),
         };
         let at = |date: &str| rel.valid_at(valid::instant(date).unwrap(), None);
         assert!(!at("2023-12-31"));

@@ -19,6 +19,7 @@
 
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
+use super::fact_sources::Also;
 use super::forget::entity_in;
 use super::graph::{
     Entity, Relation, Shortened, Source, check_name, create_entity, edges_between, has_control, upsert_counted,
@@ -26,6 +27,7 @@ use super::graph::{
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
+use super::import_provenance;
 use super::import_rules::{not_future, own_author};
 use super::origin::Origin;
 use super::part::Partition;
@@ -44,7 +46,7 @@ use serde_json::{Map, Value};
 pub(crate) const IMPORT_MAP: &str = "k.import_map";
 pub(crate) const ENTITY: u8 = b'e';
 pub(crate) const FACT: u8 = b'f';
-const DOCUMENT: u8 = b'd';
+pub(super) const DOCUMENT: u8 = b'd';
 /// `k.import_map` kind byte of a document id a fact reserved before its document was imported:
 /// `part | 'r' | local id` → empty, deleted when the document takes the id (or is found stored
 /// here under another). While it is there the citation reads `source_not_imported`, not
@@ -104,7 +106,7 @@ pub(crate) fn map_key(part: &Partition, kind: u8, origin: Origin, source: u64) -
     part.key(&[&[kind], origin.key_bytes(), &source.to_be_bytes()])
 }
 
-fn mapped(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, (origin, source): Src) -> Result<Option<u64>> {
+pub(super) fn mapped(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, (origin, source): Src) -> Result<Option<u64>> {
     tx.get(IMPORT_MAP, &map_key(part, kind, origin, source))?
         .map(|v| {
             v.as_slice()
@@ -115,12 +117,18 @@ fn mapped(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, (origin, source): S
         .transpose()
 }
 
-fn set_map(tx: &mut WriteTxn<'_>, part: &Partition, kind: u8, (origin, source): Src, local: u64) -> Result<()> {
+pub(super) fn set_map(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    kind: u8,
+    (origin, source): Src,
+    local: u64,
+) -> Result<()> {
     tx.put(IMPORT_MAP, &map_key(part, kind, origin, source), &local.to_be_bytes())
 }
 
 /// A source id with the origin it was handed out in.
-type Src = (Origin, u64);
+pub(super) type Src = (Origin, u64);
 
 /// Whether `name` (as a record gives it) names `e` (the same folded name, as `entity_in` finds).
 fn names(e: &Entity, name: &str) -> bool {
@@ -137,16 +145,16 @@ fn mapped_entity(tx: &mut WriteTxn<'_>, part: &Partition, source: Src, name: Opt
 }
 
 /// A record field problem, as a skip reason naming the field.
-type Field<T> = std::result::Result<T, String>;
+pub(super) type Field<T> = std::result::Result<T, String>;
 
-fn id_field(r: &Map<String, Value>, field: &str) -> Field<u64> {
+pub(super) fn id_field(r: &Map<String, Value>, field: &str) -> Field<u64> {
     r.get(field)
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("{field}: must be an id as a decimal string"))
 }
 
-fn opt_str(r: &Map<String, Value>, field: &str) -> Field<Option<String>> {
+pub(super) fn opt_str(r: &Map<String, Value>, field: &str) -> Field<Option<String>> {
     match r.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -154,7 +162,7 @@ fn opt_str(r: &Map<String, Value>, field: &str) -> Field<Option<String>> {
     }
 }
 
-fn time_field(r: &Map<String, Value>, field: &str) -> Field<Option<i64>> {
+pub(super) fn time_field(r: &Map<String, Value>, field: &str) -> Field<Option<i64>> {
     match opt_str(r, field)? {
         None => Ok(None),
         Some(s) => parse_iso_ms(&s).map(Some).ok_or_else(|| format!("{field}: not an ISO 8601 UTC time")),
@@ -276,50 +284,6 @@ fn import_entity(
         out.unchanged.entities += 1;
     }
     Ok(Ok(()))
-}
-
-fn provenance(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    origin: Origin,
-    r: &Map<String, Value>,
-) -> Result<Field<(Source, Option<String>)>> {
-    let Some(p) = r.get("provenance").and_then(Value::as_object) else {
-        return Ok(Ok((Source::Asserted { label: None }, None)));
-    };
-    let label = match opt_str(p, "label").and_then(|l| label_ok("label", l.as_deref()).map(|()| l)) {
-        Ok(l) => l,
-        Err(e) => return Ok(Err(format!("provenance.{e}"))),
-    };
-    let agent = p.get("agent").and_then(Value::as_str).map(str::to_owned);
-    match p.get("kind").and_then(Value::as_str) {
-        Some("asserted") | None => Ok(Ok((Source::Asserted { label }, agent))),
-        Some("document") => {
-            let source = match id_field(p, "doc_id") {
-                Ok(id) => (origin, id),
-                Err(e) => return Ok(Err(format!("provenance.{e}"))),
-            };
-            let forgotten = match p.get("forgotten") {
-                None | Some(Value::Null | Value::Bool(false)) => false,
-                Some(Value::Bool(true)) => true,
-                Some(_) => return Ok(Err("provenance.forgotten: must be true or false".into())),
-            };
-            let local = if let Some(local) = mapped(tx, part, DOCUMENT, source)? {
-                local
-            } else {
-                // An id no document will take: the citation reads `source_forgotten`, as at the
-                // source. Otherwise the id is held for the document's record to come.
-                let reserved = next_id(tx, part)?;
-                set_map(tx, part, DOCUMENT, source, reserved)?;
-                if !forgotten {
-                    tx.put(IMPORT_MAP, &reserved_key(part, reserved), &[])?;
-                }
-                reserved
-            };
-            Ok(Ok((Source::Document { doc_id: local, label }, agent)))
-        }
-        Some(other) => Ok(Err(format!("provenance.kind: {other:?} is not document or asserted"))),
-    }
 }
 
 /// Where one end of a fact would resolve, before anything is written: a stored entity, or one
@@ -576,7 +540,7 @@ fn import_fact(
         Ok(mapped) => mapped,
         Err(e) => return Ok(Err(e)),
     };
-    let (prov, prov_agent) = match provenance(tx, part, origin, r)? {
+    let (prov, writer, also) = match import_provenance::of_record(tx, part, (origin, r), (agent, all_agents), now)? {
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),
     };
@@ -601,7 +565,9 @@ fn import_fact(
         // A version matches a version (of the fact this one's maps to), a fact a fact.
         if have.to == ends[1] && same_version && have.version_of == version_of {
             set_map(tx, part, FACT, source, have.id)?;
-            out.unchanged.facts += 1;
+            let own = Also { source: prov, agent: writer, recorded_at, source_date };
+            let merged = import_provenance::merge(tx, part, &have, std::iter::once(own).chain(also))?;
+            *if merged { &mut out.imported.facts } else { &mut out.unchanged.facts } += 1;
             return Ok(Ok(None));
         }
     }
@@ -618,12 +584,11 @@ fn import_fact(
         recorded_at,
         ended_at,
         source: prov,
-        agent: prov_agent
-            .or_else(|| r.get("agent").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_else(|| agent.to_owned()),
+        agent: writer,
         source_date,
         version_of,
         attribute_writes,
+        also,
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     tally.relation(part, None, Some(&rel));
@@ -644,10 +609,16 @@ fn import_fact(
 fn repoint_citations(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64) -> Result<()> {
     for (key, bytes) in tx.prefix(REL, part.prefix())? {
         let mut rel: Relation = decode(&bytes, "relation")?;
-        if let Source::Document { doc_id, .. } = &mut rel.source
-            && *doc_id == from
-        {
-            *doc_id = to;
+        let mut changed = false;
+        for source in std::iter::once(&mut rel.source).chain(rel.also.iter_mut().map(|a| &mut a.source)) {
+            if let Source::Document { doc_id, .. } = source
+                && *doc_id == from
+            {
+                *doc_id = to;
+                changed = true;
+            }
+        }
+        if changed {
             // Only the provenance changes: nothing to count.
             tx.put(REL, &key, &encode(&rel))?;
         }

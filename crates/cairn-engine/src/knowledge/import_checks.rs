@@ -40,7 +40,9 @@ const FACT: &[&str] = &[
     "origin",
     "attribute_writes",
 ];
-const PROVENANCE: &[&str] = &["kind", "doc_id", "label", "agent", "forgotten"];
+const PROVENANCE: &[&str] = &["kind", "doc_id", "label", "agent", "forgotten", "also"];
+/// An entry of `provenance.also`: another provenance of the fact, with when it stated it.
+const ALSO: &[&str] = &["kind", "doc_id", "label", "agent", "forgotten", "recorded_at", "source_date"];
 const DOCUMENT: &[&str] = &["kind", "id", "text", "label", "date", "ingested_at", "passages", "origin"];
 const PASSAGE: &[&str] = &["ordinal", "start", "end"];
 const NOTE: &[&str] = &[
@@ -92,11 +94,11 @@ fn only(r: &Map<String, Value>, known: &[&str], at: &str, what: &str) -> Field<(
 }
 
 /// Each object of the array `field` holds only `known` fields.
-fn only_in_list(r: &Map<String, Value>, field: &str, known: &[&str], what: &str) -> Field<()> {
+fn only_in_list(r: &Map<String, Value>, (at, field): (&str, &str), known: &[&str], what: &str) -> Field<()> {
     if let Some(Value::Array(items)) = r.get(field) {
         for (i, item) in items.iter().enumerate() {
             if let Value::Object(m) = item {
-                only(m, known, &format!("{field}[{i}]."), what)?;
+                only(m, known, &format!("{at}{field}[{i}]."), what)?;
             }
         }
     }
@@ -119,17 +121,20 @@ pub(crate) fn known_fields(kind: &str, r: &Map<String, Value>) -> Field<()> {
             only(r, FACT, "", "a fact record")?;
             match r.get("provenance") {
                 None | Some(Value::Null) => Ok(()),
-                Some(Value::Object(p)) => only(p, PROVENANCE, "provenance.", "a provenance"),
+                Some(Value::Object(p)) => {
+                    only(p, PROVENANCE, "provenance.", "a provenance")?;
+                    only_in_list(p, ("provenance.", "also"), ALSO, "another provenance")
+                }
                 Some(_) => Err("provenance: must be an object".into()),
             }
         }
         "document" => {
             only(r, DOCUMENT, "", "a document record")?;
-            only_in_list(r, "passages", PASSAGE, "a passage")
+            only_in_list(r, ("", "passages"), PASSAGE, "a passage")
         }
         "note" => {
             only(r, NOTE, "", "a note record")?;
-            only_in_list(r, "versions", &crate::notes::import::VERSION_FIELDS, "a note version")
+            only_in_list(r, ("", "versions"), &crate::notes::import::VERSION_FIELDS, "a note version")
         }
         "handoff" => only(r, HANDOFF, "", "a handoff record"),
         _ => Ok(()),

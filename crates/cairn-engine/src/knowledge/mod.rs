@@ -36,6 +36,9 @@ mod fact_attribute_time_tests;
 mod fact_readings;
 #[cfg(test)]
 mod fact_readings_tests;
+mod fact_sources;
+#[cfg(test)]
+mod fact_sources_tests;
 mod forget;
 mod graph;
 mod grounding_rules;
@@ -47,6 +50,7 @@ mod import_attributes;
 pub(crate) mod import_checks;
 #[cfg(test)]
 mod import_origin_tests;
+mod import_provenance;
 pub(crate) mod import_rules;
 mod irregular_verbs;
 pub mod limits;

@@ -42,9 +42,11 @@ pub(crate) fn export_pages(store: &Store, part: &Partition, limit: usize) -> Vec
     }
 }
 
-/// Records with store-local ids taken out, so two scopes' exports compare: ids are dropped,
-/// fact ends are named (the export carries the names), a document provenance names the
-/// document's text, and the header's time and scope and every record's origin go. Sorted.
+/// Records with store-local ids taken out, so two scopes' exports compare: ids are dropped (an
+/// earlier version's `version_of` reads `true`),
+/// fact ends are named (the export carries the names), a document provenance (the fact's, and
+/// each of `provenance.also`) names the document's text, and the header's time and scope and
+/// every record's origin go. Sorted.
 pub(crate) fn normalized(records: &[Value]) -> Vec<String> {
     let texts: std::collections::HashMap<String, Value> = records
         .iter()
@@ -62,11 +64,21 @@ pub(crate) fn normalized(records: &[Value]) -> Vec<String> {
             if r["kind"] == "fact" {
                 r.remove("from");
                 r.remove("to");
+                // An earlier version names its fact by id: it stays marked a version.
+                if r.contains_key("version_of") {
+                    r.insert("version_of".into(), Value::Bool(true));
+                }
             }
-            if let Some(Value::Object(p)) = r.get_mut("provenance")
-                && let Some(doc) = p.remove("doc_id")
-            {
-                p.insert("doc_text".into(), texts.get(doc.as_str().unwrap()).cloned().unwrap_or(Value::Null));
+            let by_text = |p: &mut serde_json::Map<String, Value>| {
+                if let Some(doc) = p.remove("doc_id") {
+                    p.insert("doc_text".into(), texts.get(doc.as_str().unwrap()).cloned().unwrap_or(Value::Null));
+                }
+            };
+            if let Some(Value::Object(p)) = r.get_mut("provenance") {
+                by_text(p);
+                if let Some(Value::Array(also)) = p.get_mut("also") {
+                    also.iter_mut().filter_map(Value::as_object_mut).for_each(by_text);
+                }
             }
             serde_json::to_string(&r).unwrap()
         })

@@ -9,6 +9,7 @@
 //! compared folded. A kept fact event whose `relate` input names what went shows that input as
 //! `{"redacted": "forgotten"}`.
 
+use super::super::fact_sources::Left;
 use super::super::graph::Relation;
 use super::super::part::Partition;
 use super::super::records::decode;
@@ -32,15 +33,17 @@ pub(crate) enum Strip<'a> {
     /// One attribute key inside an entity's events (folded name, key).
     Attribute(&'a str, &'a str),
     /// What a source label took: its documents' events, and of the facts it touched (folded
-    /// targets `facts`) the events of the versions that went, `gone` telling them by their
-    /// records. A fact in `emptied` kept no version: all its events go. A fact that keeps one
-    /// keeps the events whose `after` (the version the write made) stayed; such an event, and any
-    /// other fact event, shows a `before` that went and a `relate` input naming the label as
-    /// `{"redacted": "forgotten"}`. `docs`, `facts` and `emptied` are sorted: a source may take
-    /// thousands, looked up once an event.
+    /// targets `facts`) the events of the versions that went, `left` telling what is left of a
+    /// record (`fact_sources::without`). A fact in `emptied` kept no version: all its events go.
+    /// A fact that keeps one keeps the events whose `after` (the version the write made) still
+    /// has a provenance, shown without the label's; such an event, and any other fact event,
+    /// shows a `before` that went and a `relate` input naming the label as `{"redacted":
+    /// "forgotten"}`, and a `before` that another provenance still states without the label's.
+    /// `docs`, `facts` and `emptied` are sorted: a source may take thousands, looked up once an
+    /// event.
     Source {
         label: &'a str,
-        gone: &'a dyn Fn(&Relation) -> bool,
+        left: &'a dyn Fn(&Relation) -> Left,
         docs: &'a [u64],
         facts: &'a [String],
         emptied: &'a [String],
@@ -52,10 +55,16 @@ fn redacted() -> Value {
     json!({"redacted": "forgotten"})
 }
 
-/// Whether an event's record is a version `gone` took; a record that does not read as a
-/// relation counts as one (nothing shows that it was not).
-fn went(record: Option<&Value>, gone: &dyn Fn(&Relation) -> bool) -> bool {
-    record.is_none_or(|v| Relation::deserialize(v).map_or(true, |r| gone(&r)))
+/// What is left of an event's record once a source went: `None` when it went (a record that
+/// does not read as a relation counts as gone: nothing shows that it was not), else the record
+/// as it reads now (the label's provenances taken out).
+fn left_of(record: &Value, left: &dyn Fn(&Relation) -> Left) -> Option<Value> {
+    let Ok(rel) = Relation::deserialize(record) else { return None };
+    match left(&rel) {
+        Left::Untouched => Some(record.clone()),
+        Left::Rewritten(kept) => Some(serde_json::to_value(&*kept).expect("relations serialise")),
+        Left::Gone => None,
+    }
 }
 
 /// Whether `patch` is a `relate` input (it names `from`; `remember`'s names `source` as the
@@ -87,17 +96,21 @@ fn names_forgotten(event: &Event, what: &Strip<'_>) -> bool {
 /// What a source forget does to fact event `event`: whether it goes (else it may be edited).
 fn source_fact(
     event: &mut Event,
-    (label, gone): (&str, &dyn Fn(&Relation) -> bool),
+    (label, left): (&str, &dyn Fn(&Relation) -> Left),
     facts: &[String],
     emptied: &[String],
 ) -> bool {
     let folded = folded_fact(&event.target).map(|parts| parts.join("\0"));
     if let Some(target) = folded.filter(|t| facts.binary_search(t).is_ok()) {
-        if emptied.binary_search(&target).is_ok() || went(event.after.as_ref(), gone) {
+        if emptied.binary_search(&target).is_ok() {
             return true;
         }
-        if event.before.is_some() && went(event.before.as_ref(), gone) {
-            event.before = Some(redacted());
+        match event.after.as_ref().map(|after| left_of(after, left)) {
+            None | Some(None) => return true,
+            Some(Some(after)) => event.after = Some(after),
+        }
+        if let Some(before) = &event.before {
+            event.before = Some(left_of(before, left).unwrap_or_else(redacted));
         }
     }
     if relate_labelled(event.patch.as_ref(), label) {
@@ -197,9 +210,9 @@ pub(crate) fn strip_events(tx: &mut WriteTxn<'_>, part: &Partition, what: &Strip
             Strip::Documents(ids) => {
                 event.family == "document" && event.target.parse().is_ok_and(|id: u64| ids.binary_search(&id).is_ok())
             }
-            Strip::Source { label, gone, docs, facts, emptied } => match event.family.as_str() {
+            Strip::Source { label, left, docs, facts, emptied } => match event.family.as_str() {
                 "document" => event.target.parse().is_ok_and(|id: u64| docs.binary_search(&id).is_ok()),
-                "fact" => source_fact(&mut event, (label, *gone), facts, emptied),
+                "fact" => source_fact(&mut event, (label, *left), facts, emptied),
                 _ => false,
             },
             Strip::Attribute(name, attr) => {

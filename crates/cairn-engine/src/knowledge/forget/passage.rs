@@ -1,15 +1,17 @@
 //! Forgetting a document by id (the `passage` form): the document, every passage of it, their
 //! full-text postings and mention links, and its content hash (so remembering the same text again
 //! stores it anew). Facts whose provenance is the document stay and are reported as kept: they
-//! were asserted as facts; forgetting the `source` label removes them too. The entities its
+//! were asserted as facts; forgetting the `source` label removes them too. One another
+//! provenance states too cites that one instead (`fact_sources.rs`). The entities its
 //! passages named stay as well (they are stored in their own right) and are reported as kept.
 
 use super::super::docs::Document;
+use super::super::fact_sources::{Left, without};
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
-use super::super::records::decode;
+use super::super::records::{decode, encode};
 use super::super::tally::Tally;
-use super::super::trees::{DOC, MENTIONED, REL, trailing_id};
+use super::super::trees::{DOC, MENTIONED, REL, rel_key, trailing_id};
 use super::{Counts, Kept, Outcome, Strip, bury_document, missing, remove_document, strip_events};
 use crate::error::Result;
 use crate::write::WriteTxn;
@@ -32,15 +34,26 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
     tally.flush(tx)?;
     bury_document(tx, part, &document, now)?;
     strip_events(tx, part, &Strip::Documents(&[doc]))?;
-    // Counted one fact at a time: a scope's facts may not fit in memory at once.
-    let mut citing = 0;
+    // Counted one fact at a time: a scope's facts may not fit in memory at once. A fact another
+    // provenance states too cites that one from now on, the document taken out of it
+    // (`fact_sources::without`); one the document alone stated keeps citing it.
+    let of_doc = |source: &Source| matches!(source, Source::Document { doc_id, .. } if *doc_id == doc);
+    let (mut citing, mut promoted) = (0, Vec::new());
     tx.scan_prefix(REL, part.prefix(), |_, bytes| {
         let rel: Relation = decode(bytes, "relation")?;
-        if matches!(rel.source, Source::Document { doc_id, .. } if doc_id == doc) {
-            citing += 1;
+        match without(&rel, &of_doc) {
+            Left::Untouched => {}
+            // Earlier versions of a fact are not facts of their own.
+            Left::Gone => citing += u64::from(rel.version_of.is_none()),
+            Left::Rewritten(kept) => promoted.push(kept),
         }
         Ok(())
     })?;
+    let restated = promoted.iter().filter(|rel| rel.version_of.is_none()).count() as u64;
+    for rel in promoted {
+        // Its liveness and type stay: nothing to count.
+        tx.put(REL, &rel_key(part, rel.id), &encode(&*rel))?;
+    }
     let mut kept = Vec::new();
     if citing > 0 {
         kept.push(Kept {
@@ -48,6 +61,9 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
             count: citing,
             why: "facts taken from this document stay (their citation has no span now); forget the source to remove them",
         });
+    }
+    if restated > 0 {
+        kept.push(Kept { what: "facts", count: restated, why: "another source states them too; they cite it now" });
     }
     if !named.is_empty() {
         kept.push(Kept {

@@ -1,13 +1,15 @@
 //! Forgetting a source label: every document stored with that label (with its passages,
 //! postings and mention links), every fact whose provenance is one of those documents, every
 //! fact asserted with that label (a label names where knowledge came from, whichever form it was
-//! sent in), and the entity attributes set under it (`source_attributes.rs`). Entities stay:
-//! each is stored in its own right, and the reply says so.
+//! sent in), and the entity attributes set under it (`source_attributes.rs`). A fact another
+//! provenance states too stays, citing that one (`fact_sources.rs`), its label taken out of its
+//! record and events. Entities stay: each is stored in its own right, and the reply says so.
 
 use super::super::docs::Document;
+use super::super::fact_sources::{Left, without};
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
-use super::super::records::decode;
+use super::super::records::{decode, encode};
 use super::super::tally::Tally;
 use super::super::trees::{ADJ, DOC, OUT, REL, adj_type_prefix, rel_key, trailing_id};
 use super::source_attributes::forget_labelled_attributes;
@@ -59,35 +61,51 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     let mut doc_ids: Vec<u64> = docs.iter().map(|d| d.id).collect();
     doc_ids.sort_unstable();
     fts::remove_docs(tx, part.raw(), &doc_ids)?;
-    // A version is from here when its provenance is one of those documents or carries the label.
-    let from_here = |rel: &Relation| match &rel.source {
+    // A provenance is from here when it is one of those documents or carries the label. A
+    // version goes when every provenance it had is from here; one another still states is kept,
+    // rewritten without the label's (`fact_sources::without`).
+    let from_here = |source: &Source| match source {
         Source::Document { doc_id, label: l } => doc_ids.binary_search(doc_id).is_ok() || l.as_deref() == Some(label),
         Source::Asserted { label: l } => l.as_deref() == Some(label),
     };
+    let left = |rel: &Relation| without(rel, &from_here);
     let mut ends = std::collections::BTreeSet::new();
     // Each fact touched: its target, ends and folded type (a map: a source may state many).
     let mut facts: std::collections::BTreeMap<String, (u64, u64, String)> = std::collections::BTreeMap::new();
     let mut stated = Vec::new();
     tx.scan_prefix(REL, part.prefix(), |_, bytes| {
         let rel: Relation = decode(bytes, "relation")?;
-        if from_here(&rel) {
-            stated.push(rel);
+        match left(&rel) {
+            Left::Untouched => {}
+            Left::Gone => stated.push((rel, None)),
+            Left::Rewritten(kept) => stated.push((rel, Some(kept))),
         }
         Ok(())
     })?;
-    for rel in stated {
+    // Facts (not earlier versions) kept, and whether any record was kept or removed.
+    let (mut still_stated, mut touched) = (0, false);
+    for (rel, kept) in stated {
         let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
+        facts.entry(target.clone()).or_insert_with(|| (rel.from, rel.to, fold(&rel.rel_type)));
+        if let Some(kept) = kept {
+            // Its liveness and type stay: nothing to count.
+            tx.put(REL, &rel_key(part, kept.id), &encode(&*kept))?;
+            still_stated += u64::from(kept.version_of.is_none());
+            touched = true;
+            continue;
+        }
         remove_relation(tx, part, &rel, &mut tally)?;
         bury_relation(tx, part, &rel, &target, now)?;
-        facts.entry(target).or_insert_with(|| (rel.from, rel.to, fold(&rel.rel_type)));
         ends.extend([rel.from, rel.to]);
-        counts.facts += 1;
+        // Earlier versions of a fact are not facts of their own.
+        counts.facts += u64::from(rel.version_of.is_none());
+        touched = true;
     }
     tally.flush(tx)?;
     let attributes = forget_labelled_attributes(tx, part, label, now)?;
     ends.extend(&attributes.entities);
     counts.attributes = attributes.gone;
-    if counts.is_empty() && attributes.kept == 0 {
+    if counts.is_empty() && attributes.kept == 0 && !touched {
         return missing(tx, part, "source", label, format!("nothing is stored from source {label:?}"));
     }
     bury(tx, part, "source", label, now)?;
@@ -101,7 +119,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         }
     }
     let targets: Vec<String> = facts.into_keys().collect();
-    let what = Strip::Source { label, gone: &from_here, docs: &doc_ids, facts: &targets, emptied: &emptied };
+    let what = Strip::Source { label, left: &left, docs: &doc_ids, facts: &targets, emptied: &emptied };
     strip_events(tx, part, &what)?;
     let mut kept = Vec::new();
     if !ends.is_empty() {
@@ -109,6 +127,13 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
             what: "entities",
             count: ends.len() as u64,
             why: "entities the forgotten facts joined or the source wrote are stored in their own right; forget the subject to remove one",
+        });
+    }
+    if still_stated > 0 {
+        kept.push(Kept {
+            what: "facts",
+            count: still_stated,
+            why: "another source states them too; they cite it now, and go when it is forgotten",
         });
     }
     if attributes.kept > 0 {
