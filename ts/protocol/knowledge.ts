@@ -74,7 +74,12 @@ export const RecallInput = z
     attribute: AttributeMatch.optional(),
     as_of: IsoDate.optional(),
     valid_at: IsoDate.optional(),
-    k: z.int().min(1).max(1000).optional(),
+    k: z
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('Most facts returned (default 50, at most 1000), newest first; `omitted` counts the rest'),
     hops: z.int().min(1).max(3).optional().describe('How far to walk from the subject (default 1)'),
     compact: z.boolean().optional(),
   })

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { AgentName } from './admin.js';
-import { IsoDate, identityFields, name, text } from './fields.js';
+import { Id, IsoDate, identityFields, name, text } from './fields.js';
 
 // One strict schema per notes and handoff verb (DESIGN.md §2, "Notes and handoffs"). The notes
 // engine re-checks every rule; these make the tool schemas and OpenAPI say what it accepts.
@@ -84,7 +84,21 @@ export const HistoryInput = z.strictObject({
   visibility: Visibility.optional(),
   taskId: NoteTaskId.optional(),
   subject: name(1024).optional(),
-  fact: z.strictObject({ from: name(1024), to: name(1024), type: name(1024) }).optional(),
+  fact: z
+    .strictObject({
+      id: Id.optional(),
+      from: name(1024).optional(),
+      to: name(1024).optional(),
+      type: name(1024).optional(),
+    })
+    .superRefine((f, ctx) => {
+      const ends = [f.from, f.to, f.type].filter((v) => v !== undefined).length;
+      if (f.id === undefined ? ends !== 3 : ends !== 0) {
+        ctx.addIssue({ code: 'custom', message: 'send {id} (as recall and relate give it) or {from, to, type}' });
+      }
+    })
+    .optional()
+    .describe('One fact: {id} as recall and relate give it, or {from, to, type}'),
   cursor: Cursor.optional(),
   limit: z.int().min(1).max(100).optional(),
   includePrivate: z.boolean().optional(),

@@ -81,6 +81,26 @@ export const StatusReply = z.object({
     .describe('Only when a scope was named (field or header)'),
 });
 
+/** An entity a write created whose name is spelled like one stored: maybe the same, maybe not. */
+const PossibleDuplicate = z.object({
+  name: z.string().describe('The entity this call created'),
+  id: Id,
+  similar_to: z.object({ name: z.string(), id: Id }).describe('The stored entity it is spelled like'),
+});
+
+const PossibleDuplicates = z
+  .array(PossibleDuplicate)
+  .describe(
+    'Entities this call created whose name is a near spelling, a word, or a longer form of a stored name ' +
+      '(`Priya Ramen`, `Priya`, `Dr. Priya Raman` beside `Priya Raman`): if you meant the stored one, ' +
+      'memory_forget the new one by `subject` and send the call again with the stored spelling',
+  );
+
+const DuplicatesUnchecked = z
+  .literal(true)
+  .optional()
+  .describe('The call created more than 100 entities (a bulk load): `possible_duplicates` was not checked');
+
 /** memory_remember. */
 export const RememberReply = z.object({
   stored: z.object({ entities: Count, relations: Count, passages: Count }),
@@ -103,6 +123,8 @@ export const RememberReply = z.object({
       'which may differ from this call’s `source`',
   ),
   sources: z.array(CitationSource).optional().describe('Each of `doc_ids` as stored and cited'),
+  possible_duplicates: PossibleDuplicates,
+  possible_duplicates_unchecked: DuplicatesUnchecked,
 });
 
 /** memory_document: what was read and stored. */
@@ -150,6 +172,8 @@ export const RelateReply = z.object({
   ended: z.array(Fact),
   restored: z.array(Fact),
   superseded_by: z.array(Fact).describe('Newer facts that already replace this one'),
+  possible_duplicates: PossibleDuplicates,
+  possible_duplicates_unchecked: DuplicatesUnchecked,
 });
 
 /** When a read's time hides stored facts: how many, and the nearest moments a read would see some. */
@@ -169,6 +193,10 @@ export const RecallReply = z.object({
   facts: z.array(Fact),
   omitted: Count.optional().describe('Facts beyond `k`: stored, derived and (with `hops`) farther ones'),
   omitted_more: z.literal(true).optional().describe('More facts were cut than `omitted` counts (it stopped counting)'),
+  omitted_hint: z
+    .string()
+    .optional()
+    .describe('When `omitted` > 0: that facts were left out, and how to reach them (a larger `k`, memory_context)'),
   seeding: z.object({ matched: z.string().nullable(), query: z.string().nullable(), name: z.string().optional() }),
   meaning: Meaning,
   other_matches: z

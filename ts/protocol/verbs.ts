@@ -81,7 +81,9 @@ export const VERBS: readonly VerbSpec[] = [
       '(only `passages` mentions create entities), and memory_recall answers from entities and facts: send ' +
       '`facts` beside the text for the people and things it is about. Sending the same content with the same date again changes nothing ' +
       '(`already: true`), whatever its `source`: the reply’s `source` names the document as stored, to cite. The ' +
-      'reply counts what was stored and lists `rejected` passages with the reason.',
+      'reply counts what was stored and lists `rejected` passages with the reason, and in `possible_duplicates` ' +
+      'the entities it created whose name is spelled like a stored one: if you meant the stored one, ' +
+      'memory_forget the new one by `subject` and send the facts again with the stored spelling.',
   },
   {
     verb: 'document',
@@ -115,7 +117,10 @@ export const VERBS: readonly VerbSpec[] = [
       'ends the subject’s other relations of that type at `date` (else now), so `valid_at` still finds them ' +
       'before it (history is kept; re-asserting an old one restores it from `date`). Reuse relation type ' +
       'spellings from memory_status; another spelling of a stored type (`works at` for `works_at`) is stored as ' +
-      'the stored one. The reply lists the relation and what was `ended` or `restored`.',
+      'the stored one. The reply lists the relation and what was `ended` or `restored`. Check ' +
+      '`possible_duplicates`: an entity this call created whose name is spelled like a stored one (`Priya Ramen` ' +
+      'beside `Priya Raman`); if you meant the stored one, memory_forget the new one by `subject` and relate ' +
+      'again with the stored spelling.',
   },
   {
     verb: 'recall',
@@ -125,8 +130,11 @@ export const VERBS: readonly VerbSpec[] = [
     input: RecallInput,
     reply: RecallReply,
     description:
-      'Everything stored about one entity: send `subject` (a name; near spellings and a word of a longer name match) ' +
-      'or `attribute` {key, value}. Returns facts in both directions, each with a `citation` (source and the quoted ' +
+      'Everything stored about one entity: send `subject` (a name) or `attribute` {key, value}. A subject matches ' +
+      'a stored name exactly, up to case, as a word of a longer name (`Priya` → `Priya Raman`) or as a near ' +
+      'spelling (`Priya Ramen`): `seeding.matched` says which (`exact`, `case`, `word`, `near`) and `seeding.name` ' +
+      'the name answered; check it before you rely on a `word` or `near` match. ' +
+      'Returns facts in both directions, each with a `citation` (source and the quoted ' +
       'sentence) and derived facts marked `derived: true`. Read `state` first: `answered` — use the facts and cite ' +
       'them; `nothing_stored` — no entity or fact is stored: never invent; with `text_mentions`, stored passages ' +
       'name it (text creates no entities): ask memory_context, which answers from them; without it, say you do ' +
@@ -136,9 +144,12 @@ export const VERBS: readonly VerbSpec[] = [
       'No facts but `outside_time`: the subject has that many facts true or recorded at other times; read again ' +
       'at its `next_valid_from`/`last_valid_to` (`valid_at`) or `next_recorded_at` (`as_of`). ' +
       '`as_of` (ISO time: what was known then), `valid_at` (what was true then, past or future), `k` (max ' +
-      'facts; `omitted` counts the rest), `hops` 1–3 (default 1: also facts that many links away, after the ' +
-      "subject's own and derived facts), `compact` (shorter citations). A name of several words spelled near a " +
-      'stored one is `nothing_stored` with the stored spelling in `did_you_mean`: ask again with it.',
+      'facts, default 50, at most 1000, newest first; `omitted` counts the rest and `omitted_hint` says so: a ' +
+      'fact you look for may be among them, so raise `k` or ask memory_context), `hops` 1–3 (default 1: also ' +
+      "facts that many links away, after the subject's own and derived facts), `compact` (shorter citations). " +
+      'A subject that matches no name that way (the start of one, `Acme Robo`; one with a title, suffix or ' +
+      'initial: `Dr. Priya Raman`, `Acme Robotics Inc`, `Priya R.`) is `nothing_stored` with the stored names ' +
+      'it may mean in `did_you_mean`: ask again with one.',
   },
   {
     verb: 'context',
@@ -269,8 +280,10 @@ export const VERBS: readonly VerbSpec[] = [
     reply: HistoryReply,
     description:
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
-      'entity (`subject`) or one fact (`fact: {from, to, type}`, from either end of a symmetric or inverse type ' +
-      'as relate reads it; a fact never stored is NOT_FOUND), oldest first, with before/after values and the ' +
+      'entity (`subject`, its stored name in any case) or one fact (`fact: {id}` as recall gives it, or ' +
+      '`{from, to, type}`, from either end of a symmetric or inverse type as relate reads it). A note, subject ' +
+      'or fact never stored is NOT_FOUND (a subject with the stored names it may mean in `did_you_mean`); one ' +
+      'forgotten has no events left, an empty page. Oldest first, with before/after values and the ' +
       'agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). Paged by ' +
       '`cursor`.',
   },

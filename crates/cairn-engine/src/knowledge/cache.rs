@@ -62,6 +62,20 @@ impl Names {
         out
     }
 
+    /// The names `query` holds or abbreviates (see `NameIndex::held_or_abbreviated`), from base
+    /// and delta, longer first.
+    pub(crate) fn held_or_abbreviated(&self, query: &str, limit: usize) -> Vec<(u64, String)> {
+        let mut out = self.base.index.held_or_abbreviated(query, limit);
+        if let Some(d) = &self.delta {
+            out.extend(d.index.held_or_abbreviated(query, limit));
+            out.sort_by(|a, b| (b.1.chars().count(), &a.1, a.0).cmp(&(a.1.chars().count(), &b.1, b.0)));
+            let mut seen = std::collections::HashSet::new();
+            out.retain(|(id, _)| seen.insert(*id));
+            out.truncate(limit);
+        }
+        out
+    }
+
     /// The names matching `query` (see `NameIndex::lookup`), merged in the same order; an entity
     /// in both (retyped since the base) appears once, at its best.
     pub(crate) fn lookup(&self, query: &str, opts: LookupOptions) -> Vec<NameMatch> {

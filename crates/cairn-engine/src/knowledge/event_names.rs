@@ -10,6 +10,7 @@ use super::fact_readings;
 use super::forget::{buried_in, fact_target};
 use super::graph::{self, Direction, MAX_NAME_LEN, has_control, neighbours};
 use super::part::Partition;
+use super::trees::{FORGOTTEN, SEQ, forgotten_key, legacy_forgotten_key};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::fold;
@@ -17,6 +18,34 @@ use crate::text::fold;
 /// The stored name of the entity `name` names, if one does (a name no entity could have names none).
 pub(crate) fn entity(snap: &Snapshot, part: &Partition, name: &str) -> Result<Option<String>> {
     Ok(stored(snap, part, name)?.map(|e| e.name))
+}
+
+/// Whether an entity of this name (folded) was forgotten: its events went with it, so its
+/// history is an empty page, not a miss (`forget/subject.rs` keeps the same marker).
+pub(crate) fn entity_forgotten(snap: &Snapshot, part: &Partition, name: &str) -> Result<bool> {
+    let folded = fold(name.trim());
+    Ok(snap.get(FORGOTTEN, &forgotten_key(part, &folded))?.is_some()
+        || snap.get(FORGOTTEN, &legacy_forgotten_key(part, &folded))?.is_some())
+}
+
+/// Whether the partition was forgotten whole (`forget {all}`, `delete_user`): no marker of what
+/// went is kept, but its id counter moves to its retired partition (`forget/retire.rs`), so every
+/// name there reads as forgotten, an empty page, not as never stored.
+pub(crate) fn scope_forgotten(snap: &Snapshot, part: &Partition) -> Result<bool> {
+    Ok(snap.get(SEQ, part.retired().prefix())?.is_some())
+}
+
+/// The targets of the fact stored under `id`, in every reading (`fact`), if one is.
+pub(crate) fn fact_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<Vec<String>>> {
+    let Some(rel) = graph::relation_by_id(snap, part, id)? else { return Ok(None) };
+    let name = |id| -> Result<String> { Ok(graph::entity_by_id(snap, part, id)?.map_or_else(String::new, |e| e.name)) };
+    let (from, to) = (name(rel.from)?, name(rel.to)?);
+    Ok(Some(fact(snap, part, (&from, &rel.rel_type, &to))?.targets))
+}
+
+/// Whether the fact of id `id` was forgotten (its tombstone is kept).
+pub(crate) fn fact_id_forgotten(snap: &Snapshot, part: &Partition, id: u64) -> Result<bool> {
+    buried_in(snap, part, "fact_id", &id.to_string())
 }
 
 /// What `memory_history {fact}` reads for a fact: the targets its events are filed under, and

@@ -42,6 +42,8 @@ mod fact_sources_tests;
 mod forget;
 mod graph;
 mod grounding_rules;
+#[cfg(test)]
+mod history_miss_tests;
 mod ids;
 #[cfg(test)]
 mod ids_tests;

@@ -12,6 +12,7 @@
 use super::cursor::{Binding, u64_position};
 use super::event_target;
 use super::fields::{Fields, limit};
+use super::forget::marker_key;
 use super::record::{FORGOTTEN, Identity, Visibility};
 use super::{Outcome, invalid, refuse};
 use crate::error::{Error, Result};
@@ -24,6 +25,22 @@ use crate::store::Store;
 use crate::time::iso_ms;
 use serde_json::{Value, json};
 use std::ops::Bound;
+
+/// What a `history` request names: its family, the targets its events are filed under, and
+/// what it names if nothing is stored under that name (then a page with no event is 404).
+struct Named {
+    family: &'static str,
+    targets: Vec<String>,
+    unknown: Option<Unknown>,
+}
+
+/// Something a history request names that is not stored, and was never forgotten (what was
+/// forgotten has no events left: an empty page, as forget-export.md has it).
+enum Unknown {
+    Note(String),
+    Subject(String),
+    Fact(String),
+}
 
 /// Runs `history` for `caller`.
 pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
@@ -38,55 +55,88 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let cursor = f.string("cursor")?;
     f.finish()?;
     let snap = store.snapshot()?;
-    // A fact neither stored nor forgotten, with no event filed under it, was never stored: as
-    // `forget {fact}` answers it, that is not found (one forgotten has no events: an empty page).
-    let mut unknown = None;
-    let (family, target, also) = match (key, subject, fact) {
+    let Named { family, targets, unknown } = match (key, subject, fact) {
         (Some(key), None, None) => {
             let visibility = Visibility::named(visibility.as_deref(), task_id.as_deref())?;
-            ("note", Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?.encode(), Vec::new())
+            let identity = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
+            // A note keeps an event per version while it exists, and a forgotten one leaves its
+            // marker (a hash): with neither, no note of that key was ever readable here.
+            let forgotten = snap.get(FORGOTTEN, &marker_key(&caller.part, &identity))?.is_some()
+                || snap.get(FORGOTTEN, &identity.cur_key(&caller.part))?.is_some();
+            let message = format!("no note {key:?} with {} visibility is stored", visibility.as_str());
+            let unknown = (!forgotten).then_some(Unknown::Note(message));
+            Named { family: "note", targets: vec![identity.encode()], unknown }
         }
-        (None, Some(subject), None) => {
-            if subject.is_empty() {
-                return Err(invalid("subject", "must not be empty"));
-            }
-            let stored = event_names::entity(&snap, &caller.part, &subject)?;
-            ("entity", subject, stored.into_iter().collect())
-        }
-        (None, None, Some(mut fact)) => {
-            let mut part = |name: &str| -> Outcome<String> {
-                let v = fact.string(name)?.ok_or_else(|| invalid(&format!("fact.{name}"), "is required"))?;
-                if v.is_empty() || v.contains('\0') {
-                    return Err(invalid(&format!("fact.{name}"), "must be non-empty and hold no NUL"));
-                }
-                Ok(v)
-            };
-            let (from, to, rel) = (part("from")?, part("to")?, part("type")?);
-            fact.finish()?;
-            let named = event_names::fact(&snap, &caller.part, (&from, &rel, &to))?;
-            unknown = (!named.known).then(|| format!("no fact {from:?} -[{rel}]-> {to:?} is stored"));
-            ("fact", format!("{from}\0{rel}\0{to}"), named.targets)
-        }
+        (None, Some(subject), None) => subject_named(&snap, caller, subject)?,
+        (None, None, Some(fact)) => fact_named(&snap, caller, fact)?,
         _ => return Err(invalid("key", "give exactly one of key, subject or fact")),
     };
-    // The events are filed under the stored spelling, a fact's in each reading of it; ones filed
-    // under the spelling asked for (by writers before that) are read too.
-    let mut targets = vec![target];
-    for stored in also {
-        if !targets.contains(&stored) {
-            targets.push(stored);
-        }
-    }
     let binding = Binding::new("history", caller, &json!({ "family": family, "target": targets, "private": private }));
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
     let prefixes: Vec<(&Partition, Vec<u8>)> =
         targets.iter().map(|t| (&caller.part, target_prefix(&caller.part, family, t))).collect();
     let reply = page(&snap, TARGET, &prefixes, after, limit, private, &binding)?;
-    if let Some(message) = unknown.filter(|_| after.is_none() && reply["events"].as_array().is_some_and(Vec::is_empty))
-    {
-        return Err(refuse("NOT_FOUND", message, Vec::new()));
+    let empty = after.is_none() && reply["events"].as_array().is_some_and(Vec::is_empty);
+    let unknown = unknown.filter(|_| empty);
+    if unknown.is_some() && event_names::scope_forgotten(&snap, &caller.part)? {
+        return Ok(reply);
     }
-    Ok(reply)
+    match unknown {
+        None => Ok(reply),
+        Some(Unknown::Note(message) | Unknown::Fact(message)) => Err(refuse("NOT_FOUND", message, Vec::new())),
+        Some(Unknown::Subject(subject)) => {
+            // As `forget {subject}` answers a miss: the names of this partition that were meant.
+            let meant = crate::knowledge::api::names_meant(store, &snap, caller, &subject)?;
+            let details = meant.into_iter().map(|name| json!({ "did_you_mean": name })).collect();
+            Err(refuse("NOT_FOUND", format!("no entity is named {subject:?}"), details))
+        }
+    }
+}
+
+/// `history {subject}`: the entity's events under its stored name (a spelling that differs only in
+/// case, accents or spacing names it), and under the spelling asked for (by writers before that).
+fn subject_named(snap: &Snapshot, caller: &Caller, subject: String) -> Outcome<Named> {
+    if subject.is_empty() {
+        return Err(invalid("subject", "must not be empty"));
+    }
+    let stored = event_names::entity(snap, &caller.part, &subject)?;
+    let unknown = (stored.is_none() && !event_names::entity_forgotten(snap, &caller.part, &subject)?)
+        .then(|| Unknown::Subject(subject.clone()));
+    let mut targets = vec![subject];
+    targets.extend(stored.filter(|s| *s != targets[0]));
+    Ok(Named { family: "entity", targets, unknown })
+}
+
+/// `history {fact}`: `{from, to, type}` in every reading of the fact, or `{id}` as recall and
+/// relate hand it out. A fact neither stored nor forgotten, with no event filed under it, was
+/// never stored: as `forget {fact}` answers it, that is not found.
+fn fact_named(snap: &Snapshot, caller: &Caller, mut fact: Fields) -> Outcome<Named> {
+    if let Some(id) = fact.string("id")? {
+        fact.finish()?;
+        let id: u64 = id.parse().map_err(|_| invalid("fact.id", "must be an id as a decimal string"))?;
+        let stored = event_names::fact_by_id(snap, &caller.part, id)?;
+        let unknown = (stored.is_none() && !event_names::fact_id_forgotten(snap, &caller.part, id)?)
+            .then(|| Unknown::Fact(format!("no fact has id {id}")));
+        return Ok(Named { family: "fact", targets: stored.unwrap_or_default(), unknown });
+    }
+    let mut part = |name: &str| -> Outcome<String> {
+        let v = fact.string(name)?.ok_or_else(|| invalid(&format!("fact.{name}"), "is required (or give fact.id)"))?;
+        if v.is_empty() || v.contains('\0') {
+            return Err(invalid(&format!("fact.{name}"), "must be non-empty and hold no NUL"));
+        }
+        Ok(v)
+    };
+    let (from, to, rel) = (part("from")?, part("to")?, part("type")?);
+    fact.finish()?;
+    let named = event_names::fact(snap, &caller.part, (&from, &rel, &to))?;
+    let unknown = (!named.known).then(|| Unknown::Fact(format!("no fact {from:?} -[{rel}]-> {to:?} is stored")));
+    let mut targets = vec![format!("{from}\0{rel}\0{to}")];
+    for stored in named.targets {
+        if !targets.contains(&stored) {
+            targets.push(stored);
+        }
+    }
+    Ok(Named { family: "fact", targets, unknown })
 }
 
 /// Runs `audit` for `caller`: its own events, oldest first.

@@ -341,6 +341,50 @@ impl NameIndex {
         out
     }
 
+    /// Stored names that `query` holds or abbreviates word by word, which `lookup` does not
+    /// match: a name whose words all stand in a row in a query of more words (`Dr. Priya Raman`
+    /// and `Priya Raman Iyer` hold `Priya Raman`, `Acme Robotics Inc` holds `Acme Robotics`), or
+    /// one with a run of words that the query's words begin, in order, with at least one word
+    /// whole and not common (`Priya R.` → `Priya Raman`). A stored name of only short or common
+    /// words is never held. Longer names first (they cover more of the query), at most `limit`.
+    #[must_use]
+    pub fn held_or_abbreviated(&self, query: &str, limit: usize) -> Vec<(u64, String)> {
+        let folded = fold(query);
+        let qwords: Vec<&str> = word_ranges(&folded).into_iter().map(|(from, to)| &folded[from..to]).collect();
+        let (mut found, mut seen): (Vec<u32>, HashSet<u32>) = (Vec::new(), HashSet::new());
+        for (j, w) in qwords.iter().enumerate() {
+            let Some(postings) = self.words.get(*w) else { continue };
+            for &(e, pos) in postings {
+                let entry = &self.entries[e as usize];
+                let n = entry.words.len();
+                // Held: the name's first word is this one, and all its words follow in the query.
+                let held = pos == 0
+                    && n < qwords.len()
+                    && j + n <= qwords.len()
+                    && (0..n).all(|k| entry.word(k) == qwords[j + k])
+                    && is_significant(
+                        &entry.folded,
+                        entry.len,
+                        &(0..n).map(|k| entry.word(k)).collect::<Vec<_>>(),
+                        false,
+                    );
+                // Abbreviated: the query's words begin the name's words from the one this stands at.
+                let abbreviated = qwords.len() > 1
+                    && !is_common_word(w)
+                    && (pos as usize).checked_sub(j).is_some_and(|first| {
+                        first + qwords.len() <= n
+                            && qwords.iter().enumerate().all(|(k, q)| entry.word(first + k).starts_with(q))
+                    });
+                if (held || abbreviated) && seen.insert(e) {
+                    found.push(e);
+                }
+            }
+        }
+        let mut out: Vec<&Entry> = found.into_iter().map(|e| &self.entries[e as usize]).collect();
+        out.sort_by(|a, b| (b.len, &a.name, a.id).cmp(&(a.len, &b.name, b.id)));
+        out.into_iter().take(limit).map(|e| (e.id, e.name.clone())).collect()
+    }
+
     /// Entries with more words than `qwords` that hold them as a contiguous run.
     /// The stored names holding `query` as whole words (`WordOfName`), however short or common it
     /// is, shorter names first, at most `limit`: candidates to offer when a short subject names
@@ -964,6 +1008,22 @@ mod tests {
         }
         let ids: Vec<u64> = a.lookup("Sam Lee", ALL).iter().map(|m| m.id).collect();
         assert_eq!(ids[..3], [1, 9, 5], "equal names by id");
+    }
+
+    #[test]
+    fn held_and_abbreviated_names() {
+        let idx = index(&["Priya Raman", "Priya Shah", "Acme Robotics", "Acme", "The Who", "New York"]);
+        let held = |q: &str| -> Vec<String> { idx.held_or_abbreviated(q, 5).into_iter().map(|(_, n)| n).collect() };
+        assert_eq!(held("Dr. Priya Raman"), ["Priya Raman"]);
+        assert_eq!(held("Priya Raman Iyer"), ["Priya Raman"]);
+        assert_eq!(held("Acme Robotics Inc"), ["Acme Robotics", "Acme"]);
+        assert_eq!(held("Priya R."), ["Priya Raman"]);
+        assert_eq!(held("P. Raman"), ["Priya Raman"]);
+        assert_eq!(held("Priya S"), ["Priya Shah"]);
+        assert!(held("the new guy").is_empty(), "common words alone hold nothing: {:?}", held("the new guy"));
+        assert!(held("Priya").is_empty(), "one word is lookup's (word of a name)");
+        assert!(held("Raman Priya").is_empty());
+        assert_eq!(idx.held_or_abbreviated("Acme Robotics Inc", 1).len(), 1);
     }
 
     #[test]

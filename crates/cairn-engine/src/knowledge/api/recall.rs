@@ -65,18 +65,39 @@ pub(super) fn visible(snap: &Snapshot, caller: &Caller, id: u64, as_of: Option<i
     Ok(entity_by_id(snap, &caller.part, id)?.filter(|e| as_of.is_none_or(|t| e.recorded_at <= t)))
 }
 
-/// Up to three stored names spelled like `query` (near, then names it begins), same partition.
+/// Up to three stored names spelled like `query` (near, then names it begins), then names it
+/// holds or abbreviates word by word (`Acme Robotics Inc`, `Priya R.`: `held_or_abbreviated`),
+/// same partition.
 pub(super) fn did_you_mean(snap: &Snapshot, caller: &Caller, names: &Names, query: &str) -> Result<Vec<String>> {
+    suggest(snap, caller, names, query, |how| matches!(how, MatchKind::Near { .. } | MatchKind::Prefix))
+}
+
+/// `did_you_mean` for a verb that takes a stored name exactly (up to case), for which a word of
+/// a longer name (`Priya` → `Priya Raman`) is a suggestion too: `memory_history {subject}`.
+pub(crate) fn names_meant(store: &Store, snap: &Snapshot, caller: &Caller, query: &str) -> Result<Vec<String>> {
+    let names = cache::names(store.dir(), snap, &caller.part)?;
+    suggest(snap, caller, &names, query, |how| !matches!(how, MatchKind::Exact | MatchKind::CaseFolded))
+}
+
+fn suggest(
+    snap: &Snapshot,
+    caller: &Caller,
+    names: &Names,
+    query: &str,
+    offered: impl Fn(MatchKind) -> bool,
+) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
-    for hit in names.lookup(query, LookupOptions { prefix: true, limit: 64, as_name: false }) {
+    let spelled = names
+        .lookup(query, LookupOptions { prefix: true, limit: 64, as_name: false })
+        .into_iter()
+        .filter(|hit| offered(hit.how))
+        .map(|hit| (hit.id, hit.name));
+    for (id, name) in spelled.chain(names.held_or_abbreviated(query, 16)) {
         if out.len() == SUGGESTIONS {
             break;
         }
-        if matches!(hit.how, MatchKind::Near { .. } | MatchKind::Prefix)
-            && !out.contains(&hit.name)
-            && visible(snap, caller, hit.id, None)?.is_some()
-        {
-            out.push(hit.name);
+        if !out.contains(&name) && visible(snap, caller, id, None)?.is_some() {
+            out.push(name);
         }
     }
     Ok(out)
@@ -386,6 +407,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         // The walk stopped reading: more than `omitted` were cut.
         reply["omitted_more"] = json!(true);
     }
+    if omitted > 0 {
+        // A model that reads only `facts` would take the first `k` for all there is (found by an
+        // audit: a hub's 2,000th fact was not among the default 50, and `state` said answered).
+        let left = if more { format!("more than {omitted}") } else { omitted.to_string() };
+        reply["omitted_hint"] = json!(format!(
+            "{} facts shown, {left} left out (the subject's newest first): what you look for may be among those; \
+             send a larger `k` (at most {MAX_RECALL_K}) or ask memory_context the question",
+            reply["facts"].as_array().map_or(0, Vec::len)
+        ));
+    }
     if stored.is_empty()
         && let Some(hint) = outside_time(&snap, &caller.part, subject.id, &when)?
     {
@@ -498,6 +529,10 @@ mod tests {
         // 29 facts two hops away, 3 shown.
         assert_eq!(r["omitted"], json!(26), "{r}");
         assert!(r.get("omitted_more").is_none());
+        let hint = r["omitted_hint"].as_str().unwrap_or_else(|| panic!("no omitted_hint: {r}"));
+        assert!(hint.starts_with("5 facts shown, 26 left out") && hint.contains("larger `k` (at most 1000)"), "{hint}");
+        let all = call(&store, &caller(6), "recall", &json!({"subject": "Member 01"})).unwrap();
+        assert!(all.get("omitted_hint").is_none(), "nothing left out, no hint: {all}");
     }
 
     #[test]
@@ -758,6 +793,25 @@ mod tests {
         assert_eq!(theirs["state"], json!("nothing_stored"), "another user's names are no candidates: {theirs}");
         let none = call(&store, &caller(4), "recall", &json!({"subject": "Zu"})).unwrap();
         assert_eq!(none["state"], json!("nothing_stored"), "{none}");
+    }
+
+    #[test]
+    fn a_subject_that_holds_or_abbreviates_a_stored_name_is_offered_it() {
+        // The audit's calls: a title, a company suffix and an initial named nothing and offered nothing.
+        let (_dir, store, _part) = fresh();
+        call(&store, &caller(1), "relate", &json!({"from": "Priya Raman", "to": "Acme Robotics", "type": "works_at"}))
+            .unwrap();
+        let mut other = caller(2);
+        other.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
+        call(&store, &other, "relate", &json!({"from": "Priya Rao", "to": "Acme Robotics Group", "type": "works_at"}))
+            .unwrap();
+        for (subject, meant) in
+            [("Dr. Priya Raman", "Priya Raman"), ("Acme Robotics Inc", "Acme Robotics"), ("Priya R.", "Priya Raman")]
+        {
+            let miss = call(&store, &caller(3), "recall", &json!({"subject": subject})).unwrap();
+            assert_eq!(miss["state"], json!("nothing_stored"), "{subject}: {miss}");
+            assert_eq!(miss["did_you_mean"], json!([meant]), "{subject}: {miss}");
+        }
     }
 
     #[test]

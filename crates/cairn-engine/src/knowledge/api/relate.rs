@@ -5,6 +5,7 @@
 //! first of them starts, and ends none of them (knowledge-verbs.md "Valid time").
 
 use super::attribute_keys::trim_keys;
+use super::duplicates;
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
@@ -72,6 +73,8 @@ struct Done {
     newer: Vec<u64>,
     /// The call changed nothing: the fact already said it (and nothing ended).
     already: bool,
+    /// The entities the call created (an end not stored before).
+    new_entities: Vec<u64>,
 }
 
 fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> {
@@ -97,8 +100,10 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         .filter(|n| graph::entity_id_in(tx, part, n).is_ok_and(|id| id.is_none()))
         .collect();
     let related = relate(tx, part, a, caller.now)?;
+    let mut new_entities = Vec::new();
     for name in missing {
         if let Some(e) = graph::entity_by_name_in(tx, part, name)? {
+            new_entities.push(e.id);
             let after = Some(serde_json::to_value(&e).expect("entities serialise"));
             record(tx, caller, Change { family: "entity", target: &e.name, op: "create", after, ..Change::default() })?;
         }
@@ -160,6 +165,7 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
         ended: related.ended,
         restored: related.restored.into_iter().collect(),
         newer: related.superseded_by,
+        new_entities,
     })
 }
 
@@ -194,14 +200,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let ended = list(&done.ended)?;
     let restored = list(&done.restored)?;
     let superseded_by = list(&done.newer)?;
-    Ok(json!({
+    let mut reply = json!({
         "fact": shape(&done.relation)?,
         "created": done.created,
         "already": done.already,
         "ended": ended,
         "restored": restored,
         "superseded_by": superseded_by,
-    }))
+    });
+    duplicates::annotate(store, &snap, caller, &done.new_entities, &mut reply)?;
+    Ok(reply)
 }
 
 #[cfg(test)]
@@ -660,7 +668,8 @@ mod tests {
         }
         let malmo = json!({"fact": {"from": "Oskar Berg", "type": "located_in", "to": "malmö"}});
         assert_eq!(history(malmo), ["assert"], "remember files its facts the same way");
-        assert!(history(json!({"subject": "Oskar"})).is_empty(), "a word of a name is not the name");
+        let oskar = crate::notes::api::call(&store, "history", &caller(TODAY), br#"{"subject": "Oskar"}"#).unwrap();
+        assert!(String::from_utf8_lossy(&oskar).contains("NOT_FOUND"), "a word of a name is not the name");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Every limit is checked before the write starts, so a refused call changes nothing.
 
 use super::attribute_keys::trim_keys;
+use super::duplicates;
 use super::remember_facts::{self, EntityView, RelationView};
 use super::{Caller, parse};
 use crate::error::{Error, Result};
@@ -305,6 +306,8 @@ struct Done {
     unlinked: Vec<u32>,
     /// The full-text batch's buffers, freed on the calling thread that made them.
     spent: Option<fts::Spent>,
+    /// The entities the call created, in the call's order.
+    new_entities: Vec<u64>,
 }
 
 /// Stores `e` (created, or merged into the entity of that name); `date` and `source` are the call's,
@@ -474,6 +477,8 @@ fn write(
 ) -> Result<Done> {
     let part = &caller.part;
     part.register(tx)?;
+    // Ids come from one counter, so the entities this call creates are those from here on.
+    let first_new = read_next_id(tx, part)?;
     // Before this call creates entities: the cached names describe exactly the stored ones. A
     // facts-only call links nothing and needs none.
     let names = match text {
@@ -501,6 +506,11 @@ fn write(
             |tx: &mut WriteTxn<'_>, n: &str, t: &mut Tally| Ok(upsert(tx, caller, &bare(n), date, &mut done, t)?.id);
         remember_facts::resolve(tx, caller, facts_in, &mut create, &mut tally)?
     };
+    for id in sent.iter().map(|e| e.id).chain(ends.iter().copied()) {
+        if id >= first_new && !done.new_entities.contains(&id) {
+            done.new_entities.push(id);
+        }
+    }
     if matches!(text, Text::Some(_)) {
         // The call's text links to every entity the call names, endpoints included.
         for &end in &ends {
@@ -606,7 +616,9 @@ pub(super) fn run_with_texts(store: &Store, caller: &Caller, body: &[u8], texts:
     let (done, _) = store.write(move |tx| write(tx, &dir, &who, &req, (text, index), &facts))?;
     // Nothing changed: every document (if any) was stored before, with every fact.
     let already = !done.changed;
-    Ok(reply(&done, already, &rejected))
+    let mut out = reply(&done, already, &rejected);
+    duplicates::annotate(store, &store.snapshot()?, caller, &done.new_entities, &mut out)?;
+    Ok(out)
 }
 
 fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
@@ -619,6 +631,7 @@ fn reply(done: &Done, already: bool, rejected: &[Value]) -> Value {
         "unlinked_passages": done.unlinked,
         "rejected": rejected,
         "meaning": "not_armed",
+        "possible_duplicates": [],
     });
     let source = |d: &CallDoc| document_source(d.id, d.label.as_deref(), d.ingested_at);
     if let Some(first) = done.docs.first() {
