@@ -100,8 +100,9 @@ export const HistoryInput = z.strictObject({
     .optional()
     .describe('One fact: {id} as recall and relate give it, or {from, to, type}'),
   cursor: Cursor.optional(),
-  limit: z.int().min(1).max(100).optional(),
+  limit: z.int().min(1).max(100).optional().describe('Events per page, default 20 (fewer past 32 KB)'),
   includePrivate: z.boolean().optional(),
+  compact: z.boolean().optional().describe('Leave out each event’s before/after; keep op and patch'),
 });
 
 // `null` is taken as absent (no items), for clients that send null for "none": the engine stores

@@ -19,7 +19,10 @@ export const QueryInput = z.strictObject({
   includeHistory: z
     .boolean()
     .optional()
-    .describe('Add the history events of the notes and entities the evidence reached'),
+    .describe(
+      'Add the history events of the notes and entities the evidence reached, within what the pack left of ' +
+        'tokenBudget (else 8,000 tokens); events that do not fit are left out whole and counted',
+    ),
   maxSteps: z.int().min(1).max(8).optional().describe('At most this many steps (default 4)'),
   timeoutMs: z.int().min(1).max(60_000).optional().describe('Stop waiting after this long (default 5000)'),
   minEvidence: z
@@ -35,7 +38,7 @@ export const QueryInput = z.strictObject({
   compact: z
     .boolean()
     .optional()
-    .describe('Drop the quoted text from citations (keep `start`/`end`), as memory_context does'),
+    .describe('Drop the quoted text from citations (keep `start`/`end`) and before/after from history events'),
   includePrivate: z
     .boolean()
     .optional()

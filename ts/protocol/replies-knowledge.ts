@@ -312,12 +312,28 @@ export const QueryReply = z.object({
           subject: z.string().optional(),
         }),
         events: z.array(HistoryEvent),
-        nextCursor: z.string().nullable().optional(),
+        nextCursor: z
+          .string()
+          .nullable()
+          .optional()
+          .describe('null when the target has no more events, or some were left out (`omittedEvents`)'),
+        omittedEvents: Count.optional().describe(
+          'Events of this page left out whole, as they did not fit `historyBudget` (memory_history on the target reads them)',
+        ),
         error: StepError.optional(),
       }),
     )
     .optional()
     .describe('With includeHistory'),
+  historyBudget: z
+    .object({
+      estimator: z.literal('utf8_bytes_v1'),
+      limit: Count.describe('What history may spend: what the pack left of `tokenBudget`, else 8000'),
+      used: Count.describe("Estimated tokens of the history's events (their JSON)"),
+      omittedEvents: Count.describe('Events left out whole because they did not fit'),
+    })
+    .optional()
+    .describe('With includeHistory: what its events spent'),
 });
 
 const ForgetCounts = z.object({

@@ -284,8 +284,9 @@ export const VERBS: readonly VerbSpec[] = [
       '`{from, to, type}`, from either end of a symmetric or inverse type as relate reads it). A note, subject ' +
       'or fact never stored is NOT_FOUND (a subject with the stored names it may mean in `did_you_mean`); one ' +
       'forgotten has no events left, an empty page. Oldest first, with before/after values and the ' +
-      'agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). Paged by ' +
-      '`cursor`.',
+      'agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). A page ' +
+      'holds `limit` events (default 20) but ends early past 32 KB (at least one event); pass `nextCursor` back as ' +
+      '`cursor`. `compact` leaves out before/after (keeps the op and `patch`, what was written).',
   },
   {
     verb: 'handoff_create',

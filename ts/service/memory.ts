@@ -196,7 +196,7 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
       },
       history: (target: HistoryTarget) => {
         const { kind: _kind, ...which } = target;
-        return memoryHistory(svc, p, { ...identityFields, ...which, limit: 20, includePrivate });
+        return memoryHistory(svc, p, { ...identityFields, ...which, limit: 20, includePrivate, compact });
       },
       timer: (ms) => {
         let handle: NodeJS.Timeout | undefined;

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ApiError } from '../protocol/errors.js';
 import type { QueryReply } from '../protocol/replies-knowledge.js';
 import { type Evidence, fuseSteps } from './fusion.js';
-import { buildPack, type PackOptions } from './pack.js';
+import { buildPack, ESTIMATOR, type PackOptions } from './pack.js';
 import { mayCut, type Plan, plan } from './planner.js';
 
 type Reply = Record<string, unknown>;
@@ -18,6 +18,9 @@ export const QUERY_DEFAULTS = {
   historyTargets: 5,
   historyEvents: 20,
 };
+
+/** What history may spend without a `tokenBudget`: 8,000 estimated tokens (32 KB of events). */
+export const HISTORY_TOKENS = 8000;
 
 /** What one query asks for, after validation. */
 export interface QueryRequest {
@@ -129,6 +132,53 @@ export function historyTargets(evidence: Evidence[], limit: number): HistoryTarg
   return out;
 }
 
+type HistoryEntry = { target: HistoryTarget; events: Item[]; nextCursor?: string | null; error?: object };
+
+/** One target's events up to `as_of` (a failure is reported on the target, the others still count). */
+async function readHistory(target: HistoryTarget, deps: QueryDeps, asOf: number | undefined): Promise<HistoryEntry> {
+  try {
+    const h = await deps.history(target);
+    const all = Array.isArray(h.events) ? (h.events as Item[]) : [];
+    const events = asOf === undefined ? all : all.filter((e) => typeof e.at === 'string' && Date.parse(e.at) <= asOf);
+    // Events come oldest first: once one is past `as_of`, every later page is too.
+    const nextCursor = events.length < all.length ? null : ((h.nextCursor as string | null | undefined) ?? null);
+    return { target, events, nextCursor };
+  } catch (err) {
+    const e = err as ApiError;
+    return { target, events: [], error: { code: e.code ?? 'INTERNAL', message: e.message } };
+  }
+}
+
+/**
+ * The history a reply carries within `limit` estimated tokens (`utf8_bytes_v1` of each event's
+ * JSON): each target keeps its events, oldest first, while they fit; from the first that does not,
+ * that target's events are left out whole (never cut), counted in `omittedEvents`, and its
+ * `nextCursor` is null, since the page's cursor would skip them (memory_history on the target
+ * reads them); a later target's may still fit. Found by an audit: a 1,000-token budget answered
+ * 198 KB, 190 KB of it twenty 3 KB note versions, each with its before, after and patch.
+ */
+export function boundHistory(entries: HistoryEntry[], limit: number) {
+  let bytes = 0;
+  let omitted = 0;
+  const history = entries.map((entry) => {
+    const kept: Item[] = [];
+    for (const event of entry.events) {
+      const eventBytes = Buffer.byteLength(JSON.stringify(event), 'utf8');
+      if (Math.ceil((bytes + eventBytes) / 4) > limit) break;
+      bytes += eventBytes;
+      kept.push(event);
+    }
+    const left = entry.events.length - kept.length;
+    if (left === 0) return entry;
+    omitted += left;
+    return { ...entry, events: kept, nextCursor: null, omittedEvents: left };
+  });
+  return {
+    history,
+    budget: { estimator: ESTIMATOR, limit, used: Math.ceil(bytes / 4), omittedEvents: omitted },
+  };
+}
+
 /**
  * Runs a query: plans it, runs the steps one after another until the deadline (a step still
  * running then is `timed_out` and the rest `skipped`: what finished is kept, so the degrade is
@@ -227,23 +277,12 @@ export async function runQuery(req: QueryRequest, deps: QueryDeps): Promise<Repl
   if (req.includeHistory === true && !timedOut) {
     // Of the evidence returned only: the history of what the pack left out would bring it back.
     const targets = historyTargets(evidence, QUERY_DEFAULTS.historyTargets);
-    reply.history = await Promise.all(
-      targets.map(async (target) => {
-        try {
-          const h = await deps.history(target);
-          const all = Array.isArray(h.events) ? (h.events as { at?: unknown }[]) : [];
-          const asOf = req.asOfMs;
-          const events =
-            asOf === undefined ? all : all.filter((e) => typeof e.at === 'string' && Date.parse(e.at) <= asOf);
-          // Events come oldest first: once one is past `as_of`, every later page is too.
-          const nextCursor = events.length < all.length ? null : (h.nextCursor ?? null);
-          return { target, events, nextCursor };
-        } catch (err) {
-          const e = err as ApiError;
-          return { target, events: [], error: { code: e.code ?? 'INTERNAL', message: e.message } };
-        }
-      }),
-    );
+    const read = await Promise.all(targets.map((target) => readHistory(target, deps, req.asOfMs)));
+    const limit =
+      req.pack.tokenBudget === undefined ? HISTORY_TOKENS : Math.max(0, req.pack.tokenBudget - pack.budget.used);
+    const bounded = boundHistory(read, limit);
+    reply.history = bounded.history;
+    reply.historyBudget = bounded.budget;
   } else if (req.includeHistory === true) {
     reply.history = [];
   }

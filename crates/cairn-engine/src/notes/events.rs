@@ -53,6 +53,7 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let private = read_private(&mut f)?;
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
+    let compact = f.bool("compact")?.unwrap_or(false);
     f.finish()?;
     let snap = store.snapshot()?;
     let Named { family, targets, unknown } = match (key, subject, fact) {
@@ -75,7 +76,7 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
     let prefixes: Vec<(&Partition, Vec<u8>)> =
         targets.iter().map(|t| (&caller.part, target_prefix(&caller.part, family, t))).collect();
-    let reply = page(&snap, TARGET, &prefixes, after, limit, private, &binding)?;
+    let reply = page(&snap, TARGET, &prefixes, (after, limit), Shape { private, compact }, &binding)?;
     let empty = after.is_none() && reply["events"].as_array().is_some_and(Vec::is_empty);
     let unknown = unknown.filter(|_| empty);
     if unknown.is_some() && event_names::scope_forgotten(&snap, &caller.part)? {
@@ -153,8 +154,22 @@ pub(crate) fn audit(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Valu
     // in the same sequence as the scope's own.
     let retired = caller.part.retired();
     let prefixes = [&caller.part, &retired].map(|part| (part, agent_prefix(part, &caller.agent)));
-    page(&snap, AGENT, &prefixes, after, limit, private, &binding)
+    page(&snap, AGENT, &prefixes, (after, limit), Shape { private, compact: false }, &binding)
 }
+
+/// How a page renders its events: with private values (`allowPrivate && includePrivate`), and
+/// without `before`/`after` (`compact`).
+#[derive(Clone, Copy)]
+struct Shape {
+    private: bool,
+    compact: bool,
+}
+
+/// A page ends early, before the event that would take its events' JSON past this many bytes
+/// (about 8,000 tokens), though it always holds one: found by an audit, twenty versions of a
+/// 3 KB note made a default page of 190 KB, and a note value may be 64 KiB. `nextCursor`
+/// continues after the last event returned.
+pub(crate) const PAGE_BYTES: usize = 32 * 1024;
 
 /// `allowPrivate && includePrivate`.
 fn read_private(f: &mut Fields) -> Outcome<bool> {
@@ -163,15 +178,14 @@ fn read_private(f: &mut Fields) -> Outcome<bool> {
 }
 
 /// One page of the index `tree` under `prefixes` (keys end in a sequence number), each in the
-/// partition whose events it indexes, after `after`: the events under any of them, in sequence
-/// order (the partitions given share one sequence).
+/// partition whose events it indexes, after `after`: up to `limit` events under any of them, in
+/// sequence order (the partitions given share one sequence), fewer once past `PAGE_BYTES`.
 fn page(
     snap: &Snapshot,
     tree: &str,
     prefixes: &[(&Partition, Vec<u8>)],
-    after: Option<u64>,
-    limit: usize,
-    private: bool,
+    (after, limit): (Option<u64>, usize),
+    shape: Shape,
     binding: &Binding,
 ) -> Outcome<Value> {
     let mut seqs = Vec::with_capacity(limit + 1);
@@ -189,15 +203,25 @@ fn page(
     seqs.sort_unstable_by_key(|(seq, _)| *seq);
     seqs.dedup_by_key(|(seq, _)| *seq);
     seqs.truncate(limit + 1);
-    let more = seqs.len() > limit;
+    let mut more = seqs.len() > limit;
     seqs.truncate(limit);
     let mut events = Vec::with_capacity(seqs.len());
+    let mut bytes = 0;
+    let mut last = None;
     for (seq, part) in &seqs {
         let event = indexed_event(snap, part, *seq)?;
-        let redacted = redaction(snap, part, &event, private)?;
-        events.push(render(&event, redacted));
+        let redacted = redaction(snap, part, &event, shape.private)?;
+        let rendered = render(&event, redacted, shape.compact);
+        let size = serde_json::to_vec(&rendered).map_or(0, |v| v.len());
+        if !events.is_empty() && bytes + size > PAGE_BYTES {
+            more = true;
+            break;
+        }
+        bytes += size;
+        events.push(rendered);
+        last = Some(*seq);
     }
-    let next = more.then(|| seqs.last().map(|(s, _)| binding.cursor(&s.to_be_bytes()))).flatten();
+    let next = more.then(|| last.map(|s| binding.cursor(&s.to_be_bytes()))).flatten();
     Ok(json!({ "events": events, "nextCursor": next }))
 }
 
@@ -232,8 +256,10 @@ fn without_node_fields(patch: &Value) -> Value {
     patch
 }
 
-/// An event as replies show it (DESIGN.md §2): ids as strings, times in ISO 8601.
-fn render(event: &Event, redacted: Option<&str>) -> Value {
+/// An event as replies show it (DESIGN.md §2): ids as strings, times in ISO 8601; `compact`
+/// leaves out `before` and `after` (the states, up to 64 KiB each for a note), keeping the op and
+/// `patch`, the input as sent, which says what the write changed.
+fn render(event: &Event, redacted: Option<&str>, compact: bool) -> Value {
     let mut out = json!({
         "seq": event.seq.to_string(),
         "family": event.family,
@@ -250,6 +276,10 @@ fn render(event: &Event, redacted: Option<&str>) -> Value {
         out["after"] = Value::Null;
         out["patch"] = Value::Null;
         out["redacted"] = json!(why);
+    }
+    if compact && let Some(fields) = out.as_object_mut() {
+        fields.remove("before");
+        fields.remove("after");
     }
     out
 }
