@@ -2,11 +2,12 @@ import { join } from 'node:path';
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { nonFinitePath, OVERFLOW, problemError, UNDERFLOW } from '../protocol/body-problem.js';
 import { Name256 } from '../protocol/fields.js';
 import { encodeIdentityHeader } from '../protocol/identity-header.js';
+import { onToolCall } from '../server/mcp-call.js';
 import { findRunningNode } from '../server/node-file.js';
 import { protocolError } from '../server/rpc-error.js';
 import { VERSION } from '../server/version.js';
@@ -137,11 +138,11 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   );
   // A refused or unreachable node answers a tool call as a tool error (DESIGN.md §3), not a
   // transport failure the client shows as raw text.
-  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
-    const refusal = numberRefusal(req.params.arguments, underflows.take(extra.requestId));
+  onToolCall(server, (call, extra) => {
+    const refusal = numberRefusal(call.arguments, underflows.take(extra.requestId));
     if (refusal !== null) return refusal;
-    const { args, added } = keyed(req.params.name, req.params.arguments);
-    const params = { ...req.params, arguments: args };
+    const { args, added } = keyed(call.name, call.arguments);
+    const params = { ...call, arguments: args };
     return link
       .request((c) => c.callTool(params), repeatable(params.name, args), added)
       .then((result) => (added === undefined ? result : unreplayed(result)))

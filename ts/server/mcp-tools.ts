@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { jsonSchemaOf } from '../protocol/json-schema.js';
 import { VERBS } from '../protocol/verbs.js';
@@ -7,6 +7,7 @@ import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { SERVICES } from '../service/memory.js';
 import { toApiError } from './errors.js';
+import { onToolCall, toolResult } from './mcp-call.js';
 import { protocolError } from './rpc-error.js';
 
 /**
@@ -32,15 +33,6 @@ export function toolList() {
   }));
 }
 
-/** The JSON of a reply as MCP wants it: the same object as structuredContent and one text block. */
-function result(body: Record<string, unknown>, isError = false) {
-  return {
-    content: [{ type: 'text' as const, text: JSON.stringify(body) }],
-    structuredContent: body,
-    ...(isError ? { isError: true } : {}),
-  };
-}
-
 /**
  * An MCP server whose tools call the service functions, as the HTTP routes do; `principalOf`
  * gives the principal of the request being handled (from the transport's auth info).
@@ -63,15 +55,15 @@ export function toolServer(
   );
   const tools = toolList();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-    const spec = VERBS.find((v) => v.tool === req.params.name);
+  onToolCall(server, async (call, extra) => {
+    const spec = VERBS.find((v) => v.tool === call.name);
     const run = spec === undefined ? undefined : SERVICES[spec.verb];
-    if (run === undefined) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+    if (run === undefined) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${call.name}`);
     try {
-      return result(await run(svc, principalOf(extra), req.params.arguments ?? {}));
+      return toolResult(await run(svc, principalOf(extra), call.arguments ?? {}));
     } catch (err) {
       const api = toApiError(err, onError);
-      return result(api.body() as unknown as Record<string, unknown>, true);
+      return toolResult(api.body() as unknown as Record<string, unknown>, true);
     }
   });
   return server;
