@@ -169,9 +169,10 @@ export const VERBS: readonly VerbSpec[] = [
       'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of` (what was known then), `valid_at` (what ' +
       'was true then; without both, facts are what is known and true now), `compact`, and a context pack ' +
       'with `tokenBudget`/`maxItems`/`purpose` that returns ready-to-use `context` text within the budget. The ' +
-      'budget bounds `context` (tokens = UTF-8 bytes / 4); `items` are then only the items in `context`, each ' +
-      'with its text again, scores and citation, so the whole reply is about twice the budget plus a few hundred ' +
-      'bytes an item: add `compact` (no quotes in citations) and `maxItems` to keep it small. Your ' +
+      'budget bounds `context` (tokens = UTF-8 bytes / 4); `items` are then only those in `context`, each with ' +
+      'its text again and its citation quoting it a third time, so the whole reply is about three times the ' +
+      'budget plus a few hundred bytes an item (twice with `compact`, which drops the quotes); `maxItems` keeps ' +
+      'it smaller. Your ' +
       'notes that match the question compete with facts and passages (`kind: "note"`; with `taskId`, that ' +
       "task's notes too) and count for the verdict as a passage does.",
   },
