@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 
+import { EXPORT_MAX_BYTES } from '../protocol/knowledge.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
@@ -60,6 +61,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
           user_id: user,
           scope,
           limit: PAGE,
+          maxBytes: EXPORT_MAX_BYTES,
           includePrivate: true,
           ...(cursor === undefined ? {} : { cursor }),
         })) as unknown as Page;

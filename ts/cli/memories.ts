@@ -1,5 +1,6 @@
 import type { Caller } from '../engine/knowledge.js';
 import type { NotesVerb } from '../engine/notes.js';
+import { EXPORT_MAX_BYTES } from '../protocol/knowledge.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
@@ -132,6 +133,7 @@ async function everyNote(call: Call, a: MemoriesArgs, node: NodeFile | null): Pr
   do {
     const page = await call('export', {
       limit: 5000,
+      maxBytes: EXPORT_MAX_BYTES,
       includePrivate: true,
       ...(cursor === undefined ? {} : { cursor }),
     });

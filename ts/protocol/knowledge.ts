@@ -9,6 +9,15 @@ const NAME = name(1024);
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
+/** The most an export page may hold before it ends (the engine's `PAGE_BYTES`). */
+export const EXPORT_MAX_BYTES = 4 * MiB;
+/**
+ * Where an export page ends unless a caller asks otherwise: about 16,000 tokens, a page a model
+ * can read (found by an audit: default pages of 215 KB, and 1.5 MB for one holding a document).
+ * A program exporting a scope asks for `EXPORT_MAX_BYTES`.
+ */
+export const EXPORT_DEFAULT_BYTES = 64 * KiB;
+
 /** memory_status: node health and the caller's scopes; with `scope`, that scope's ontology. */
 export const StatusInput = z.strictObject({ ...identityFields });
 
@@ -150,6 +159,14 @@ export const ExportInput = z.strictObject({
   ...identityFields,
   cursor: text(4 * KiB).optional(),
   limit: z.int().min(1).max(5000).optional(),
+  maxBytes: z
+    .int()
+    .min(KiB)
+    .max(EXPORT_MAX_BYTES)
+    .optional()
+    .describe(
+      'A page ends once its records pass this many bytes of JSON (default 65536, at most 4 MiB; a page holds one record however large)',
+    ),
   includePrivate: z
     .boolean()
     .optional()

@@ -220,10 +220,12 @@ export const VERBS: readonly VerbSpec[] = [
       'One page of the scope as JSON records: header, entities, facts with provenance and ended state, documents ' +
       'with their live passages, notes (every note of the scope, any visibility or task: its current version, the ' +
       'note’s own kind as `noteKind`, and every earlier version in `versions`) and handoffs (expired ones too). ' +
-      'Private notes only with `includePrivate` when the node allows them; otherwise the header’s ' +
-      '`withheld.private_notes` (and `private_versions`) counts them. Pass the reply’s `next` ' +
+      'Private notes only with `includePrivate` when the node allows them (else the header’s `withheld` counts ' +
+      'them). Pass the reply’s `next` ' +
       'as `cursor` to get the following page; `next: null` means done. `limit` records per page (default 500, max ' +
-      '5000); a page ends early once past 4 MiB of JSON, so each page can be sent to memory_import as it came.',
+      '5000); a page ends early once its records pass `maxBytes` of JSON (default 64 KiB, at most 4 MiB; one ' +
+      'record larger, such as a long document, comes whole on its own page). Each page can be sent to ' +
+      'memory_import as it came.',
   },
   {
     verb: 'import',

@@ -8,6 +8,7 @@ import {
   AuditInput,
   ContextInput,
   DeleteUserInput,
+  EXPORT_DEFAULT_BYTES,
   ExportInput,
   ForgetInput,
   ImportInput,
@@ -232,6 +233,7 @@ export async function memoryExport(svc: Service, p: Principal, raw: unknown): Pr
   const input = parseInput(ExportInput, raw);
   return knowledge(svc.store, 'export', identify(p, input), {
     ...engineBody(input),
+    maxBytes: input.maxBytes ?? EXPORT_DEFAULT_BYTES,
     allowPrivate: svc.node.allowPrivate,
     allAgents: p.token.role === 'admin',
   });

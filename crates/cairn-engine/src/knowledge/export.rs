@@ -31,12 +31,14 @@ pub const FORMAT_VERSION: u64 = 1;
 /// Records per page unless asked otherwise, and the most a page may hold.
 pub const DEFAULT_LIMIT: usize = 500;
 pub const MAX_LIMIT: usize = 5000;
-/// A page ends early once its records' JSON reaches this many bytes: half of the 8 MiB body
-/// `memory_import` accepts, so any page sent back as it came is accepted, with room for the
-/// request around it and for a client that escapes more than we do (found by an audit: nine
-/// 1 MB documents made one 9.5 MB page that import refused with 413). A page still holds at
-/// least one record, however large.
+/// A page ends early once its records' JSON reaches this many bytes, unless the caller asks for
+/// less (`maxBytes`): half of the 8 MiB body `memory_import` accepts, so any page sent back as it
+/// came is accepted, with room for the request around it and for a client that escapes more than
+/// we do (found by an audit: nine 1 MB documents made one 9.5 MB page that import refused with
+/// 413). A page still holds at least one record, however large.
 pub const PAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The least `maxBytes` a caller may ask for.
+pub const MIN_PAGE_BYTES: usize = 1024;
 
 /// Whose export this is: whether private notes are asked for (`allowPrivate && includePrivate`),
 /// and the agent whose agent-visibility notes it may carry (`None`: every agent's, for an admin).
@@ -244,7 +246,7 @@ pub struct Page {
 }
 
 /// Up to `limit` records of `part` from `cursor` (the start when `None`), fewer once they reach
-/// `PAGE_BYTES` of JSON; `now` stamps the header;
+/// `page_bytes` (at most `PAGE_BYTES`) of JSON; `now` stamps the header;
 /// `reader` says which notes it may carry (private ones withheld are counted in the header);
 /// `origin` (`Origin::of` the store and `part`) is named in the header and in every record, so
 /// an import keys each page's ids by where they were handed out, whichever page it reads first.
@@ -253,12 +255,17 @@ pub fn export(
     part: &Partition,
     origin: Origin,
     cursor: Option<&str>,
-    limit: usize,
+    (limit, page_bytes): (usize, usize),
     now: i64,
     reader: &Reader<'_>,
 ) -> Result<Page> {
     if limit == 0 || limit > MAX_LIMIT {
         return Err(Error::InvalidArgument(format!("limit must be 1..={MAX_LIMIT}, got {limit}")));
+    }
+    if !(MIN_PAGE_BYTES..=PAGE_BYTES).contains(&page_bytes) {
+        return Err(Error::InvalidArgument(format!(
+            "maxBytes: must be {MIN_PAGE_BYTES}..={PAGE_BYTES}, got {page_bytes}"
+        )));
     }
     let start = match cursor {
         Some(text) => Cursor::decode(text, part, &kind_names())?,
@@ -269,7 +276,7 @@ pub fn export(
     let mut records = Vec::new();
     // The JSON bytes of `records`, each counted once as it is added.
     let mut bytes = 0;
-    let full = |records: &Vec<Value>, bytes: usize| records.len() == limit || bytes >= PAGE_BYTES;
+    let full = |records: &Vec<Value>, bytes: usize| records.len() == limit || bytes >= page_bytes;
     let origin = origin.hex().map_or(Value::Null, Value::String);
     while at < KINDS.len() {
         let kind = &KINDS[at];

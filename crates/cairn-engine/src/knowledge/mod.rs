@@ -96,7 +96,8 @@ pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MA
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
 pub use export::{
-    DEFAULT_LIMIT as EXPORT_DEFAULT_LIMIT, FORMAT as EXPORT_FORMAT, MAX_LIMIT as EXPORT_MAX_LIMIT, Page, Reader, export,
+    DEFAULT_LIMIT as EXPORT_DEFAULT_LIMIT, FORMAT as EXPORT_FORMAT, MAX_LIMIT as EXPORT_MAX_LIMIT,
+    PAGE_BYTES as EXPORT_PAGE_BYTES, Page, Reader, export,
 };
 pub(crate) use forget::entity_in;
 pub use forget::{

@@ -1,15 +1,15 @@
-//! `memory_export`: `{cursor?, limit?, includePrivate?}` → `{records, next}` (see
+//! `memory_export`: `{cursor?, limit?, maxBytes?, includePrivate?}` → `{records, next}` (see
 //! `knowledge::export`). The node adds its policy as `allowPrivate`; private notes are exported
 //! only when it is true and the caller sends `includePrivate: true`.
 
 use super::Caller;
 use crate::error::{Error, Result};
-use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, Origin, Reader, export};
+use crate::knowledge::{EXPORT_DEFAULT_LIMIT, EXPORT_MAX_LIMIT, EXPORT_PAGE_BYTES, Origin, Reader, export};
 use crate::store::Store;
 use serde_json::{Map, Value, json};
 
 /// The fields an export request may carry (`allowPrivate` is the node's policy, not the caller's).
-const FIELDS: [&str; 5] = ["cursor", "limit", "includePrivate", "allowPrivate", "allAgents"];
+const FIELDS: [&str; 6] = ["cursor", "limit", "maxBytes", "includePrivate", "allowPrivate", "allAgents"];
 
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
     let req: Map<String, Value> = super::parse("export", body)?;
@@ -38,8 +38,16 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
             )?
         }
     };
+    // Checked against its range by `export`, which names it.
+    let max_bytes = match req.get("maxBytes") {
+        None | Some(Value::Null) => EXPORT_PAGE_BYTES,
+        Some(n) => n
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::InvalidArgument(format!("maxBytes: must be an integer of bytes, got {n}")))?,
+    };
     let snap = store.snapshot()?;
-    let page =
-        export(&snap, &caller.part, Origin::of(store.store_id(), &caller.part), cursor, limit, caller.now, &reader)?;
+    let origin = Origin::of(store.store_id(), &caller.part);
+    let page = export(&snap, &caller.part, origin, cursor, (limit, max_bytes), caller.now, &reader)?;
     Ok(json!({ "records": page.records, "next": page.next }))
 }

@@ -7,8 +7,8 @@ use crate::knowledge::testing::{assertion, seeded_with};
 use crate::knowledge::testing_api::{caller, verb};
 use crate::knowledge::trees::{DOC, ENT, PSG, REL};
 use crate::knowledge::{
-    Assertion, Partition, Reader, Recall, Source, When, entity_by_name, export, recall, relate, remember_text,
-    upsert_entity,
+    Assertion, EXPORT_PAGE_BYTES, Partition, Reader, Recall, Source, When, entity_by_name, export, recall, relate,
+    remember_text, upsert_entity,
 };
 
 /// An export of everything but private notes, as an admin reads it.
@@ -42,14 +42,17 @@ fn forget(store: &Store, part: &Partition, body: &Value) -> Value {
 
 fn doc_id(store: &Store, part: &Partition, label: &str) -> u64 {
     let snap = store.snapshot().unwrap();
-    let page = export(&snap, part, Origin::of(0, part), None, 100, 0, &ALL).unwrap();
+    let page = export(&snap, part, Origin::of(0, part), None, (100, EXPORT_PAGE_BYTES), 0, &ALL).unwrap();
     let doc = page.records.iter().find(|r| r["kind"] == "document" && r["label"] == label).expect("document");
     doc["id"].as_str().unwrap().parse().unwrap()
 }
 
 fn exported_text(store: &Store, part: &Partition) -> String {
     let snap = store.snapshot().unwrap();
-    serde_json::to_string(&export(&snap, part, Origin::of(0, part), None, 1000, 0, &ALL).unwrap().records).unwrap()
+    serde_json::to_string(
+        &export(&snap, part, Origin::of(0, part), None, (1000, EXPORT_PAGE_BYTES), 0, &ALL).unwrap().records,
+    )
+    .unwrap()
 }
 
 fn tree_count(store: &Store, tree: &str, part: &Partition) -> usize {
@@ -348,7 +351,7 @@ fn all_empties_the_scope_and_nothing_else() {
     let snap = store.snapshot().unwrap();
     assert!(fts::search(&snap, part.raw(), "lighthouse", 5).unwrap().is_empty());
     assert_eq!(fts::search(&snap, other.raw(), "lighthouse", 5).unwrap().len(), 1, "another scope is untouched");
-    let page = export(&snap, &part, Origin::of(0, &part), None, 100, 0, &ALL).unwrap();
+    let page = export(&snap, &part, Origin::of(0, &part), None, (100, EXPORT_PAGE_BYTES), 0, &ALL).unwrap();
     assert_eq!(page.records.len(), 1, "only the header is left: {:?}", page.records);
     assert_eq!(forget(&store, &part, &json!({"all": true})), json!({"state": "already_forgotten"}));
 }

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { mcpClient, toolJson } from './mcp-client.js';
+import { startTestNode, type TestNode } from './node.js';
+
+// Export pages a model can take (found by an audit: default pages of 215 KB, and one of 1.5 MB
+// holding a document): a page ends once its records pass `maxBytes` (default 64 KiB), holds one
+// record however large, and the pages still join to the whole scope.
+
+let t: TestNode;
+let token: string;
+const post = (body: object) => t.call('POST', '/v1/memory/export', { token, body });
+const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
+type Page = { records: { kind: string }[]; next: string | null };
+
+beforeAll(async () => {
+  t = await startTestNode();
+  token = (await t.token({ agent: 'claude', user: 'ann' })).token;
+  const entities = Array.from({ length: 400 }, (_, i) => ({
+    name: `Widget ${i}`,
+    type: 'product',
+    attributes: { note: `widget number ${i} made in the northern plant` },
+  }));
+  const relations = entities.map((e) => ({ source: 'Hub Corp', target: e.name, type: 'makes' }));
+  const facts = { entities: [{ name: 'Hub Corp', type: 'company' }, ...entities], relations };
+  expect((await t.call('POST', '/v1/memory/remember', { token, body: { facts } })).status).toBe(200);
+  // One document of about 200 KB: a record larger than a default page.
+  const content = 'Hub Corp ships widgets from the northern plant every morning. '.repeat(3300);
+  expect((await t.call('POST', '/v1/memory/remember', { token, body: { content, source: 'manual' } })).status).toBe(
+    200,
+  );
+});
+afterAll(async () => t.stop());
+
+async function pages(body: object): Promise<Page[]> {
+  const out: Page[] = [];
+  let cursor: string | null = null;
+  do {
+    const r = await post({ ...body, ...(cursor === null ? {} : { cursor }) });
+    expect(r.status).toBe(200);
+    const page = r.body as unknown as Page;
+    out.push(page);
+    cursor = page.next;
+  } while (cursor !== null);
+  return out;
+}
+
+it('a default page ends past 64 KiB, one record larger comes alone, and the pages join to the whole', async () => {
+  const small = await pages({});
+  for (const page of small) {
+    expect(page.records.length).toBeGreaterThan(0);
+    const last = page.records.at(-1);
+    // Past the bound only by its last record, or a single record larger than it (the bound
+    // counts each record's JSON, not the commas between them, nor the small header).
+    const counted = page.records.slice(0, -1).filter((r) => r.kind !== 'header');
+    const before = counted.reduce((n, r) => n + bytes(r), 0);
+    expect(before).toBeLessThan(64 * 1024);
+    if (page.records.length === 1 && bytes(last) > 64 * 1024) expect(last?.kind).toBe('document');
+  }
+  const doc = small.find((p) => p.records.some((r) => r.kind === 'document'));
+  expect(bytes(doc?.records)).toBeGreaterThan(64 * 1024);
+  expect(small.length).toBeGreaterThan(3);
+  const whole = await pages({ maxBytes: 4 * 1024 * 1024, limit: 5000 });
+  expect(whole).toHaveLength(1);
+  const kinds = (ps: Page[]) => ps.flatMap((p) => p.records.map((r) => r.kind));
+  expect(kinds(small)).toEqual(kinds(whole));
+});
+
+it('maxBytes out of range is a VALIDATION_ERROR naming it (over MCP a tool error)', async () => {
+  const r = await post({ maxBytes: 10 });
+  expect(r.status).toBe(422);
+  expect(r.body.error?.message).toMatch(/^maxBytes/);
+  const client = await mcpClient(t.url, token);
+  try {
+    const res = toolJson(await client.callTool({ name: 'memory_export', arguments: { maxBytes: 5 * 1024 * 1024 } }));
+    expect(res.isError).toBe(true);
+    expect(JSON.stringify(res.body)).toContain('maxBytes');
+    const page = toolJson(await client.callTool({ name: 'memory_export', arguments: {} }));
+    expect(bytes(page.body.records)).toBeLessThan(64 * 1024 + 4096);
+  } finally {
+    await client.close();
+  }
+});
