@@ -42,14 +42,20 @@ export const Name256 = z
   .refine((s) => utf8Bytes(nfc(s)) <= 256, 'at most 256 bytes, counted in Unicode NFC (the form the node keeps)')
   .refine((s) => !s.includes(':'), 'must not contain ":"');
 
-/** A scope name (default `default`). */
-export const Scope = Name256.describe(
-  'Namespace of the memory; default "default". 1–256 bytes (in NFC), no ":", no control characters, no whitespace at either end',
-);
+// The two descriptions are in every tool's schema (15% of `tools/list` once, found by an audit),
+// so they say only what a model acts on; a name breaking the other rules is refused naming them.
 
-/** The end user whose memory it is. */
+/** A scope name (default `default`). */
+export const Scope = Name256.describe('Namespace; default "default"; no ":"');
+
+/**
+ * The end user whose memory it is. DESIGN.md §1: the user comes from the application (the token,
+ * `X-Cairn-User`), as the agent is never guessed by a model. Described as "the end user whose
+ * memory this is", a model filled it with a person's name in one call and left it out in the next,
+ * and lost its own writes to another user's memory (found by an audit).
+ */
 export const UserId = Name256.describe(
-  'End user whose memory this is; default from the token or "default". Rules as for scope',
+  'Omit: your token or app sets it. Send only an end user you were told to serve; each value is a separate memory',
 );
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;

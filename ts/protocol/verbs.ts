@@ -79,11 +79,11 @@ export const VERBS: readonly VerbSpec[] = [
       'and `source` (a label shown in citations). `content` and `messages` are stored as passages linked to the ' +
       'entities already stored or sent in `facts` that they name; they create no entity or fact from the text ' +
       '(only `passages` mentions create entities), and memory_recall answers from entities and facts: send ' +
-      '`facts` beside the text for the people and things it is about. Sending the same content with the same date again changes nothing ' +
-      '(`already: true`), whatever its `source`: the reply’s `source` names the document as stored, to cite. The ' +
-      'reply counts what was stored and lists `rejected` passages with the reason, and in `possible_duplicates` ' +
-      'the entities it created whose name is spelled like a stored one: if you meant the stored one, ' +
-      'memory_forget the new one by `subject` and send the facts again with the stored spelling.',
+      '`facts` beside the text for the people and things it is about. The same content and date sent again ' +
+      'changes nothing (`already: true`; cite the reply’s `source`, the one stored). The reply counts what was ' +
+      'stored and lists `rejected` passages with the reason, and in `possible_duplicates` the entities it created ' +
+      'whose name is spelled like a stored one: if you meant the stored one, memory_forget the new one by ' +
+      '`subject` and send the facts again with the stored spelling.',
   },
   {
     verb: 'document',
@@ -98,7 +98,7 @@ export const VERBS: readonly VerbSpec[] = [
       '`name` (the citation source unless `source` is given); optional `date`. The type is read from the bytes, ' +
       'never the name. Its text is extracted in reading order (paragraphs, headings, list items; PDF paragraphs ' +
       'rebuilt from layout) and stored like `memory_remember` content, then found by recall and context with ' +
-      'citations. Hidden DOCX text is not stored. The reply has `doc_id`, `source` (as stored: a file stored ' +
+      'citations. The reply has `doc_id`, `source` (as stored: a file stored ' +
       'before keeps its first name), the type, and the text with its blocks (page, paragraph, UTF-8 byte span in the text) ' +
       'when at most 16 KiB, else sizes. An unknown type is refused (415) before anything is stored; a truncated ' +
       'or broken file is DOCUMENT_CORRUPT, an encrypted or scanned PDF DOCUMENT_NOT_READABLE.',
@@ -239,9 +239,8 @@ export const VERBS: readonly VerbSpec[] = [
       'Pages may come in any order and twice without duplicates; history is kept. A note already holding the same ' +
       'value is unchanged; a different value becomes the next version here. The reply counts what was imported ' +
       'and unchanged by kind and lists `skipped` (index and reason) and `not_reproduced`. Records keep their ' +
-      'author and times: with an agent token, only records your own agent wrote are taken (a handoff `from`, a ' +
-      'note version `agent`, a fact `provenance.agent` naming another agent is skipped), and no record stamped ' +
-      'later than now is taken from any token.',
+      'author and times: an agent token imports only records its own agent wrote, and none is taken stamped ' +
+      'later than now.',
   },
   {
     verb: 'note_write',

@@ -23,8 +23,8 @@ export function toolList() {
     title: v.title,
     description: v.description,
     inputSchema: jsonSchemaOf(v.input) as { type: 'object'; [k: string]: unknown },
+    // No `annotations.title`: it would only repeat `title` (MCP reads either).
     annotations: {
-      title: v.title,
       readOnlyHint: !v.writes,
       destructiveHint: v.verb === 'forget',
       idempotentHint: !REPEATS_CHANGE.has(v.verb),

@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { mcpClient } from './mcp-client.js';
+import { startTestNode, type TestNode } from './node.js';
+
+// `tools/list` as a model reads it (found by an audit): 33,304 bytes, 15% of them the `user_id`
+// and `scope` descriptions repeated in every tool, the `user_id` one inviting a model to fill in
+// a person's name (its writes then went to another user's memory), and `annotations.title`
+// repeating `title`.
+
+let t: TestNode;
+beforeAll(async () => {
+  t = await startTestNode();
+});
+afterAll(async () => t.stop());
+
+it('is smaller, tells a model to leave user_id out, and repeats no title', async () => {
+  const { token } = await t.token({ agent: 'claude', user: 'ann' });
+  const client = await mcpClient(t.url, token);
+  try {
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(15);
+    expect(Buffer.byteLength(JSON.stringify({ tools }), 'utf8')).toBeLessThan(32_800);
+    for (const tool of tools) {
+      const props = tool.inputSchema.properties as Record<string, { description?: string }>;
+      expect(props.user_id?.description).toMatch(/^Omit: your token or app sets it\./);
+      expect(Buffer.byteLength(props.scope?.description ?? '')).toBeLessThan(60);
+      expect(tool.title).toBeTypeOf('string');
+      expect(tool.annotations).not.toHaveProperty('title');
+      expect(tool.annotations?.readOnlyHint).toBeTypeOf('boolean');
+    }
+  } finally {
+    await client.close();
+  }
+});
