@@ -95,9 +95,14 @@ export function words(maxBytes: number) {
   return text(maxBytes).refine((s) => s.trim() !== '', 'must not be blank: ask with at least one word');
 }
 
-/** A name (entity, type, key): like `text`, without control characters. */
+/**
+ * A name (entity, type, key): like `text`, without control characters, and not only whitespace:
+ * a blank name was refused by the engine as "must be 1..=1024 bytes", blaming its length (an audit).
+ */
 export function name(maxBytes: number) {
-  return text(maxBytes).refine((s) => !CONTROL.test(s), 'must not contain control characters');
+  return text(maxBytes)
+    .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+    .refine((s) => s.trim() !== '', 'must not be blank');
 }
 
 /** Attributes of an entity or relation: a JSON object of scalar or structured values. */

@@ -210,8 +210,23 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
   );
 }
 
+/**
+ * Refuses a `fact` spelled with remember's relation ends (`source`/`target`), naming the form
+ * forget and history take. Found by an audit: zod's closest shape was `{id}`, so the model was
+ * told `fact.id` was missing and `type` unknown, and never that `{from, to, type}` would work.
+ */
+function refuseRememberEnds(raw: unknown): void {
+  const fact = (raw as { fact?: unknown } | null | undefined)?.fact;
+  if (typeof fact !== 'object' || fact === null || Array.isArray(fact)) return;
+  if (!('source' in fact) && !('target' in fact)) return;
+  const message =
+    'a fact is named here as {from, to, type} (or {id}): source/target are memory_remember’s spelling of the ends';
+  throw new ApiError('VALIDATION_ERROR', `fact: ${message}`, [{ field: 'fact', message }]);
+}
+
 /** memory_forget: exactly one form; notes go to the notes engine, the rest to knowledge. */
 export async function memoryForget(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  refuseRememberEnds(raw);
   const input = parseInput(ForgetInput, raw);
   const id = identify(p, input);
   if (input.note !== undefined) {
@@ -278,8 +293,13 @@ export const memoryNoteWrite = notesVerb('note_write', NoteWriteInput);
 /** memory_note_list: the caller's visible notes, by filters or query, paged by a bound cursor. */
 export const memoryNoteList = notesVerb('note_list', NoteListInput);
 
+const historyVerb = notesVerb('history', HistoryInput);
+
 /** memory_history: the events of one note, entity or fact. */
-export const memoryHistory = notesVerb('history', HistoryInput);
+export const memoryHistory: ServiceFn = (svc, p, raw) => {
+  refuseRememberEnds(raw);
+  return historyVerb(svc, p, raw);
+};
 
 /**
  * memory_handoff_create: a handoff capsule on a task. A `to` naming no agent of the caller's

@@ -110,7 +110,11 @@ struct DocIn {
 
 fn name(field: &str, value: &str) -> Result<()> {
     let len = value.trim().len();
-    if len == 0 || len > MAX_NAME_LEN {
+    // Blank is said as such: "must be 1..=1024 bytes, got 0" for " " blamed its length (an audit).
+    if len == 0 {
+        return Err(Error::InvalidArgument(format!("{field} must not be blank")));
+    }
+    if len > MAX_NAME_LEN {
         return Err(Error::InvalidArgument(format!("{field} must be 1..={MAX_NAME_LEN} bytes, got {len}")));
     }
     // Invisible code points fold away (`text::fold`): a name of nothing else names nothing.
@@ -145,6 +149,10 @@ fn check(req: &Request) -> Result<()> {
     if let Some(ms) = &req.messages {
         if ms.is_empty() {
             return Err(Error::InvalidArgument("messages must hold at least one turn".into()));
+        }
+        // Blank as `content` is: turns with nothing said stored "user: \nassistant:   " (an audit).
+        if ms.iter().all(|m| m.content.trim().is_empty()) {
+            return Err(Error::InvalidArgument("messages must not be blank: every turn's content is empty".into()));
         }
         for (i, m) in ms.iter().enumerate() {
             name(&format!("messages[{i}].role"), &m.role)?;
@@ -864,6 +872,12 @@ mod tests {
         refused(&json!({"content": "x", "messages": []}), "one of");
         refused(&json!({}), "give content");
         refused(&json!({"content": "   "}), "content");
+        let blank_turns = json!([{"role": "user", "content": ""}, {"role": "assistant", "content": "  "}]);
+        refused(&json!({"messages": blank_turns}), "messages must not be blank");
+        refused(
+            &json!({"facts": {"entities": [{"name": " ", "type": "t"}]}}),
+            "facts.entities[0].name must not be blank",
+        );
         refused(&json!({"content": 5}), "remember");
         let rel = json!({"source": "a", "target": "b", "type": "t", "attributes": {"valid_from": "soon"}});
         refused(&json!({"facts": {"relations": [rel]}}), "facts.relations[0].attributes.valid_from");
