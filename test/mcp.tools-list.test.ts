@@ -29,6 +29,12 @@ it('is smaller, tells a model to leave user_id out, and repeats no title', async
       expect(tool.annotations).not.toHaveProperty('title');
       expect(tool.annotations?.readOnlyHint).toBeTypeOf('boolean');
     }
+    // What the audit found missing or wrong: history's paging fields undescribed, and
+    // handoff_resume's "`expired` says when it expired" (the time is `expiredAt`).
+    const history = tools.find((x) => x.name === 'memory_history');
+    const fields = history?.inputSchema.properties as Record<string, { description?: string }>;
+    for (const f of ['limit', 'includePrivate', 'compact']) expect(fields[f]?.description).toBeTypeOf('string');
+    expect(tools.find((x) => x.name === 'memory_handoff_resume')?.description).toContain('`expiredAt`');
   } finally {
     await client.close();
   }

@@ -101,7 +101,10 @@ export const HistoryInput = z.strictObject({
     .describe('One fact: {id} as recall and relate give it, or {from, to, type}'),
   cursor: Cursor.optional(),
   limit: z.int().min(1).max(100).optional().describe('Events per page, default 20 (fewer past 32 KB)'),
-  includePrivate: z.boolean().optional(),
+  includePrivate: z
+    .boolean()
+    .optional()
+    .describe('Show the values of events of private notes (only when the node allows them)'),
   compact: z.boolean().optional().describe('Leave out each event’s before/after; keep op and patch'),
 });
 

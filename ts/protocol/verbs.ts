@@ -313,8 +313,8 @@ export const VERBS: readonly VerbSpec[] = [
     input: HandoffResumeInput,
     reply: HandoffResumeReply,
     description:
-      'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `expired` says when it ' +
-      'expired; `none` if there is none; `skippedExpired` lists up to 20 newer expired ones, ' +
+      'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `state: expired` with ' +
+      '`expiredAt` when the newest has expired; `none` if there is none; `skippedExpired` lists up to 20 newer expired ones, ' +
       '`skippedExpiredCount` counts them). Without `taskId`, the unexpired handoffs addressed to you, newest ' +
       'first, up to `limit` (default 20; refused with `taskId`), with `nextCursor` to pass back as `cursor` for ' +
       'the next page; one a newer handoff of its task replaced has ' +
