@@ -12,7 +12,9 @@ const Fused = z.object({ list: z.enum(['knowledge', 'notes']), rank: z.int().min
 const ranked = {
   text: z.string(),
   score: z.number(),
-  channels: z.array(z.string()).describe('seed, graph, relation, mentions, full_text, meaning; note_token, note_trigram'),
+  channels: z
+    .array(z.string())
+    .describe('seed, graph, relation, mentions, full_text, meaning; note_token, note_trigram'),
   ranks: z.record(z.string(), z.int()),
   seed: z.string().nullable().describe('The seed entity the item was reached from'),
   uncovered: z
