@@ -64,7 +64,9 @@ describe('derived facts in memory_context', () => {
     const [at, d] = find(c.items, 'Room 4 part_of Main Hall');
     const [first, link1] = find(c.items, 'Room 4 part_of Wing B');
     const [second, link2] = find(c.items, 'Wing B part_of Main Hall');
-    expect(d).toMatchObject({ kind: 'fact', id: null, derived: true, rule: 'transitive', channels: ['graph'] });
+    // Its type is the question's word "part": the relation channel ranks it too.
+    expect(d).toMatchObject({ kind: 'fact', id: null, derived: true, rule: 'transitive' });
+    expect(d.channels).toEqual(['relation', 'graph']);
     expect(d.rests_on).toEqual([link1.id, link2.id]);
     expect(d.citation?.span?.text).toBe('Room 4 is part of Wing B.');
     // It answers the question better than either link, so it may rank before them.
@@ -100,10 +102,14 @@ describe('derived facts in memory_context', () => {
     expect(one.items).toHaveLength(1);
     const packed = await context({ question: 'Is Room 4 part of Main Hall?', tokenBudget: 500 });
     expect(packed.context).toMatch(/\[\d\] Room 4 part_of Main Hall — memo/);
-    // Too small for both: the derived fact, after the stored link it rests on (both cover the
-    // question), is left out whole, like any other item.
+    // A budget of 32 tokens holds the two facts that answer, the stored link first, and leaves the
+    // passages out whole; one item only leaves out the derived fact, after the link it rests on.
     const tight = await context({ question: 'What is Room 4 part of?', tokenBudget: 32 });
-    expect(tight.context).not.toContain('Room 4 part_of Main Hall');
-    expect(tight.omitted).toContainEqual(expect.objectContaining({ kind: 'fact', id: null, reason: 'token_budget' }));
+    expect(tight.context).toContain('[1] Room 4 part_of Wing B');
+    expect(tight.context).toContain('[2] Room 4 part_of Main Hall');
+    expect(tight.omitted).toContainEqual(expect.objectContaining({ kind: 'passage', reason: 'token_budget' }));
+    const single = await context({ question: 'What is Room 4 part of?', tokenBudget: 32, maxItems: 1 });
+    expect(single.context).not.toContain('Room 4 part_of Main Hall');
+    expect(single.omitted).toContainEqual(expect.objectContaining({ kind: 'fact', id: null }));
   });
 });

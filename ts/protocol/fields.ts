@@ -55,7 +55,7 @@ export const Scope = Name256.describe('Namespace; default "default"; no ":"');
  * and lost its own writes to another user's memory (found by an audit).
  */
 export const UserId = Name256.describe(
-  'Omit: your token or app sets it. Send only an end user you were told to serve; each value is a separate memory',
+  'Omit: your token or app sets it. Send only an end user you serve; each is a separate memory',
 );
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -164,9 +164,7 @@ export const ExportInput = z.strictObject({
     .min(KiB)
     .max(EXPORT_MAX_BYTES)
     .optional()
-    .describe(
-      'A page ends once its records pass this many bytes of JSON (default 65536, at most 4 MiB; a page holds one record however large)',
-    ),
+    .describe('A page ends past this many bytes of JSON (default 65536; at least one record a page)'),
   includePrivate: z
     .boolean()
     .optional()

@@ -22,9 +22,8 @@ const Cursor = text(4 * KiB).describe('The nextCursor of the previous page');
 const IdempotencyKey = name(256)
   .optional()
   .describe(
-    'Yours (per agent): the same request again gets the first receipt back, marked replayed: true, and writes ' +
-      'nothing. Through `cairn mcp` a write sent without one gets one (`cairn-mcp:` and a UUID), so the bridge ' +
-      "can re-send it safely; its history's `patch` shows it",
+    'Per agent: the same request again returns the first receipt (replayed: true) and writes nothing. ' +
+      '`cairn mcp` adds one (`cairn-mcp:<uuid>`) when none is sent',
   );
 
 /** memory_note_write: one note, versioned, with compare-and-set and idempotency. */

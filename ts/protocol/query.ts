@@ -20,8 +20,8 @@ export const QueryInput = z.strictObject({
     .boolean()
     .optional()
     .describe(
-      'Add the history events of the notes and entities the evidence reached, within what the pack left of ' +
-        'tokenBudget (else 8,000 tokens); events that do not fit are left out whole and counted',
+      'Add the history of the notes and entities reached, within what the pack left of tokenBudget (else ' +
+        '8,000 tokens); events that do not fit are left out and counted',
     ),
   maxSteps: z.int().min(1).max(8).optional().describe('At most this many steps (default 4)'),
   timeoutMs: z.int().min(1).max(60_000).optional().describe('Stop waiting after this long (default 5000)'),

@@ -112,15 +112,13 @@ export const VERBS: readonly VerbSpec[] = [
     reply: RelateReply,
     description:
       'Assert one typed relation `from` → `to` (e.g. from "Priya Raman", type "works_at", to "Acme"); missing ' +
-      'entities are created. `attributes` may carry `valid_from`/`valid_to`; other attributes said again about a ' +
-      'fact hold from `date` (else now), so `valid_at` before it still reads the earlier value. `replaces: true` ' +
-      'ends the subject’s other relations of that type at `date` (else now), so `valid_at` still finds them ' +
-      'before it (history is kept; re-asserting an old one restores it from `date`). Reuse relation type ' +
-      'spellings from memory_status; another spelling of a stored type (`works at` for `works_at`) is stored as ' +
-      'the stored one. The reply lists the relation and what was `ended` or `restored`. Check ' +
-      '`possible_duplicates`: an entity this call created whose name is spelled like a stored one (`Priya Ramen` ' +
-      'beside `Priya Raman`); if you meant the stored one, memory_forget the new one by `subject` and relate ' +
-      'again with the stored spelling.',
+      'entities are created. `attributes` may carry `valid_from`/`valid_to`; other attributes said again hold ' +
+      'from `date` (else now). `replaces: true` ends the subject’s other relations of that type at `date` (else ' +
+      'now; kept for `valid_at` reads; re-asserting an old one restores it). Reuse type spellings from ' +
+      'memory_status (`works at` is stored as a stored `works_at`). The reply lists the relation and what was ' +
+      '`ended` or `restored`. Check `possible_duplicates`: entities this call created named like a stored one ' +
+      '(`Priya Ramen`, `Priya Raman`); if you meant the stored one, memory_forget the new one by `subject` and ' +
+      'relate again with the stored spelling.',
   },
   {
     verb: 'recall',
@@ -134,22 +132,16 @@ export const VERBS: readonly VerbSpec[] = [
       'a stored name exactly, up to case, as a word of a longer name (`Priya` → `Priya Raman`) or as a near ' +
       'spelling (`Priya Ramen`): `seeding.matched` says which (`exact`, `case`, `word`, `near`) and `seeding.name` ' +
       'the name answered; check it before you rely on a `word` or `near` match. ' +
-      'Returns facts in both directions, each with a `citation` (source and the quoted ' +
-      'sentence) and derived facts marked `derived: true`. Read `state` first: `answered` — use the facts and cite ' +
-      'them; `nothing_stored` — no entity or fact is stored: never invent; with `text_mentions`, stored passages ' +
-      'name it (text creates no entities): ask memory_context, which answers from them; without it, say you do ' +
-      'not know; `could_not_judge` — see why. Recall answers from facts; memory_context also from passages. ' +
-      'Without `as_of` ' +
-      'and `valid_at` the facts are what is known now and true now (one dated to start later is not yet true). ' +
-      'No facts but `outside_time`: the subject has that many facts true or recorded at other times; read again ' +
-      'at its `next_valid_from`/`last_valid_to` (`valid_at`) or `next_recorded_at` (`as_of`). ' +
-      '`as_of` (ISO time: what was known then), `valid_at` (what was true then, past or future), `k` (max ' +
-      'facts, default 50, at most 1000, newest first; `omitted` counts the rest and `omitted_hint` says so: a ' +
-      'fact you look for may be among them, so raise `k` or ask memory_context), `hops` 1–3 (default 1: also ' +
-      "facts that many links away, after the subject's own and derived facts), `compact` (shorter citations). " +
-      'A subject that matches no name that way (the start of one, `Acme Robo`; one with a title, suffix or ' +
-      'initial: `Dr. Priya Raman`, `Acme Robotics Inc`, `Priya R.`) is `nothing_stored` with the stored names ' +
-      'it may mean in `did_you_mean`: ask again with one.',
+      'Returns facts in both directions, each with a `citation` (source, quoted sentence); derived facts have ' +
+      '`derived: true`. Read `state` first: `answered` — use and cite the facts; `nothing_stored` — never invent; ' +
+      'with `text_mentions`, passages name it: ask memory_context; else say you do not know; ' +
+      '`could_not_judge` — see why. Without `as_of`/`valid_at`, facts are those known and true now; ' +
+      '`outside_time` counts facts true or recorded at other times (read again at its `next_valid_from`/' +
+      '`last_valid_to` with `valid_at`, or `next_recorded_at` with `as_of`). `as_of`: what was known then; ' +
+      '`valid_at`: what was true then; `k`: max facts (default 50, max 1000, newest first; `omitted` counts the ' +
+      'rest: raise `k` or ask memory_context); `hops` 1–3 (default 1); `compact`: shorter citations. A subject ' +
+      'matching no name (`Dr. Priya Raman`, `Priya R.`) is `nothing_stored` with names it may mean in ' +
+      '`did_you_mean`: ask again with one.',
   },
   {
     verb: 'context',
@@ -167,14 +159,10 @@ export const VERBS: readonly VerbSpec[] = [
       '`nothing_stored` — say you do not know; `could_not_judge` — the question was too vague, ask. Never answer ' +
       'beyond the items. ' +
       'Options: `hops` 0–3 (default 2), `k` 1–100 (default 8), `as_of` (what was known then), `valid_at` (what ' +
-      'was true then; without both, facts are what is known and true now), `compact`, and a context pack ' +
-      'with `tokenBudget`/`maxItems`/`purpose` that returns ready-to-use `context` text within the budget. The ' +
-      'budget bounds `context` (tokens = UTF-8 bytes / 4); `items` are then only those in `context`, each with ' +
-      'its text again and its citation quoting it a third time, so the whole reply is about three times the ' +
-      'budget plus a few hundred bytes an item (twice with `compact`, which drops the quotes); `maxItems` keeps ' +
-      'it smaller. Your ' +
-      'notes that match the question compete with facts and passages (`kind: "note"`; with `taskId`, that ' +
-      "task's notes too) and count for the verdict as a passage does.",
+      'was true then; without both, what is known and true now), `compact`, and a pack: `tokenBudget`/' +
+      '`maxItems`/`purpose` return `context` text within the budget (tokens = UTF-8 bytes / 4); the whole reply ' +
+      'is about three times the budget plus a few hundred bytes an item (twice with `compact`). Your matching ' +
+      'notes compete too (`kind: "note"`; with `taskId`, that task\'s) and count for the verdict as passages do.',
   },
   {
     verb: 'query',
