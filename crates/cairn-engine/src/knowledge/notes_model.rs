@@ -150,8 +150,10 @@ impl NotesModel {
                 body["includePrivate"] = json!(true);
                 body["limit"] = json!(100);
                 let history = call(store, part, 1, "history", &body);
-                let trail: Vec<Value> = history["events"]
-                    .as_array()
+                // A key never written in that visibility is NOT_FOUND: no events, as in the copy.
+                let none = history["error"]["code"] == json!("NOT_FOUND");
+                let events = if none { Some(&Vec::new()) } else { history["events"].as_array() };
+                let trail: Vec<Value> = events
                     .unwrap_or_else(|| panic!("{history}"))
                     .iter()
                     .map(|e| {
