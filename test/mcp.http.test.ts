@@ -77,7 +77,7 @@ describe('tools', () => {
     expect(described('memory_note_write', 'kind')).toMatch(/[Rr]equired when the write creates/);
     expect(described('memory_note_write', 'writeMode')).toMatch(/`null` deletes a key/);
     expect(described('memory_note_write', 'private')).toMatch(/includePrivate/);
-    expect(described('memory_note_write', 'idempotencyKey')).toMatch(/per agent.*first receipt/);
+    expect(described('memory_note_write', 'idempotencyKey')).toMatch(/per agent.*first receipt/i);
     expect(described('memory_note_list', 'limit')).toMatch(/default 20/);
     expect(described('memory_note_list', 'query')).not.toBe('');
     expect(described('memory_note_list', 'includePrivate')).toMatch(/every agent's/);

@@ -111,7 +111,7 @@ describe('a misspelled name', () => {
     expect(r.body.omitted_hint).toMatch(/^50 facts shown, 10 left out.*larger `k` \(at most 1000\).*memory_context/);
     const { tools } = await client.listTools();
     const recall = tools.find((x) => x.name === 'memory_recall');
-    expect(recall?.description).toMatch(/default 50, at most 1000/);
+    expect(recall?.description).toMatch(/default 50, max 1000/);
     expect(recall?.description).not.toMatch(/spelled near a stored one is `nothing_stored`/);
   });
 });

@@ -923,13 +923,15 @@ impl<'a> Judge<'a> {
 
     /// The content words of the question that a passage's `text` does not cover: one sentence
     /// must cover the question, the best of them speaks for the text. A `dated` passage (its
-    /// document has a date) answers "when" in every sentence.
-    fn sentences_uncovered(&self, text: &str, dated: bool) -> Vec<String> {
+    /// document has a date) answers "when" in every sentence; the words of `lead` (a note's key)
+    /// count in every sentence, but not for a sentence's direction.
+    fn sentences_uncovered(&self, (lead, text): (&str, &str), dated: bool) -> Vec<String> {
         let terms = self.asked_terms();
         grounding_rules::passage_sentences(text)
             .iter()
             .map(|s| {
                 let mut have = covered(s);
+                have.extend(fact_terms(lead));
                 if dated {
                     have.insert(TIMED.to_owned());
                 }
@@ -966,7 +968,7 @@ impl<'a> Judge<'a> {
                 fact.span.valid_from.is_some() || fact.span.valid_to.is_some(),
             ),
             ItemKind::Entity { entity } => (vec![entity.id], None, false),
-            ItemKind::Passage { date, .. } => return self.sentences_uncovered(&item.text, date.is_some()),
+            ItemKind::Passage { date, .. } => return self.sentences_uncovered(("", &item.text), date.is_some()),
         };
         let mut have = covered(&item.text);
         if dated {
@@ -1007,13 +1009,18 @@ fn covered(text: &str) -> BTreeSet<String> {
 /// The content words of `question` that `text` does not cover, read as a passage is (a sentence
 /// at a time, a relation word only in its direction as to `seed_names`); `None` when the question
 /// has no content word. The node judges the notes it adds to a context by it: a note the caller
-/// sees is stored memory, and grounds an answer as a passage does.
+/// sees is stored memory, and grounds an answer as a passage does. A note comes as `key: value`
+/// (the node's `judgedText`): the key names the note's topic, not a sentence's subject, so its
+/// words cover the question but take no side of a relation word (found by an audit: the note
+/// `redis: Drop Redis now` left "drop" uncovered in "Why did we drop Redis?", Redis read as
+/// standing before "Drop").
 pub(crate) fn text_uncovered(question: &str, text: &str, seed_names: &[&str]) -> Option<Vec<String>> {
     let asked = content_words(question);
     if asked.is_empty() {
         return None;
     }
-    Some(Judge::new(question, &asked, seed_names).sentences_uncovered(text, false))
+    let keyed = text.split_once(": ").unwrap_or(("", text));
+    Some(Judge::new(question, &asked, seed_names).sentences_uncovered(keyed, false))
 }
 
 /// The words of `asked` (in the question's spelling) with a term not in `have`.
@@ -1246,6 +1253,14 @@ mod tests {
         }
         assert!(c.items[0].ranks.iter().any(|(ch, _)| *ch == Channel::Relation));
         assert_eq!(c.grounding, Grounding::Grounded);
+    }
+
+    #[test]
+    fn a_note_key_covers_the_question_but_takes_no_side_of_its_relation_word() {
+        let uncovered = |q: &str, note: &str| text_uncovered(q, note, &[]).unwrap();
+        assert_eq!(uncovered("Why did we drop Redis?", "redis: Drop Redis now"), Vec::<String>::new());
+        assert_eq!(uncovered("What is the deploy window?", "deploy window: Fridays"), Vec::<String>::new());
+        assert_eq!(uncovered("Who manages Jonas Berg?", "team: Jonas Berg manages Priya Raman"), vec!["manages"]);
     }
 
     #[test]

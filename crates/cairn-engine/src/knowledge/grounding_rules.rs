@@ -206,7 +206,8 @@ fn possessed(s: &[Word], at: usize) -> bool {
 /// (not of a name) whose term the statement also holds, after an opening wh-phrase and its
 /// auxiliary when some word there is (`after_wh_phrase`); when the voices differ ("Who directed
 /// Titanic?", "Titanic was directed by …"), the sides swap. Not judged (`None`): a symmetric
-/// `rel_type`, no shared word, names sharing a word, a name written possessively.
+/// `rel_type`, no shared word, a name holding no word the other names lack, a name written
+/// possessively.
 pub(super) fn misdirected(
     (question, asked): (&str, &BTreeSet<String>),
     statement: &str,
@@ -217,13 +218,22 @@ pub(super) fn misdirected(
     if rel_type.is_some_and(|t| SYMMETRIC.contains(&fold(t).as_str())) {
         return None;
     }
-    let names: Vec<BTreeSet<String>> = names.iter().map(|n| terms(n)).collect();
-    for (i, a) in names.iter().enumerate() {
-        if names[i + 1..].iter().any(|b| !a.is_disjoint(b)) {
-            return None;
-        }
+    let all: Vec<BTreeSet<String>> = names.iter().map(|n| terms(n)).collect();
+    // Names are told apart by the words only one of them holds: `orders-svc` and `auth-svc` by
+    // "orders" and "auth" (found by an audit: service names nearly all share "svc", and a shared
+    // word skipped the check, so `orders-svc uses auth-svc` grounded "What does auth-svc use?").
+    // A name with no word of its own ("Raman" beside "Priya Raman") cannot be placed: not judged.
+    let names: Vec<BTreeSet<String>> = all
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            a.iter().filter(|t| !all.iter().enumerate().any(|(j, b)| j != i && b.contains(*t))).cloned().collect()
+        })
+        .collect();
+    if all.iter().zip(&names).any(|(a, own)| !a.is_empty() && own.is_empty()) {
+        return None;
     }
-    let of_a_name = |t: &String| names.iter().any(|n| n.contains(t));
+    let of_a_name = |t: &String| all.iter().any(|n| n.contains(t));
     let (q, s) = (words(&question.replace('_', " ")), words(&statement.replace('_', " ")));
     let shared = |from: usize| {
         q.iter().enumerate().skip(from).find_map(|(i, w)| {
@@ -325,7 +335,13 @@ mod tests {
         assert!(!wrong("Who founded Acme Corp?", jonas, "founded", "Acme Corp"));
         assert!(wrong("Did Initech acquire Globex?", "Globex", "acquired", "Initech"));
         assert!(!wrong("Who was Acme Corp founded by?", "Acme Corp", "founded_by", jonas));
-        // Not judged: symmetric, possessive, no relation word.
+        // Names sharing a word are told apart by their own words (found by an audit: skipped, so
+        // the reverse fact grounded the question).
+        assert!(wrong("What does auth-svc use?", "orders-svc", "uses", "auth-svc"));
+        assert!(!wrong("What does orders-svc use?", "orders-svc", "uses", "auth-svc"));
+        assert!(wrong("Who does Bob Corp employ?", "Acme Corp", "employs", "Bob Corp"));
+        // Not judged: symmetric, possessive, no relation word, a name with no word of its own.
+        assert!(!wrong("Who manages Raman?", "Raman", "manages", priya));
         assert!(!wrong("Who is Bob Stone married to?", "Ann Lee", "married_to", "Bob Stone"));
         assert!(!wrong("Who is Jonas Berg's manager?", jonas, "manages", priya));
         assert!(!wrong("Jonas Berg Priya Raman", jonas, "manages", priya));

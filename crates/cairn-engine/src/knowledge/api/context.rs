@@ -33,8 +33,9 @@ struct Request {
     valid_at: Option<String>,
     #[serde(default)]
     compact: bool,
-    /// Texts to judge beside the items (the node's notes for the question): the reply's `judged`
-    /// holds the question's content words each leaves uncovered. Not part of `memory_context`.
+    /// Texts to judge beside the items (the node's notes for the question, each `key: value`,
+    /// `text_uncovered`): the reply's `judged` holds the question's content words each leaves
+    /// uncovered. Not part of `memory_context`.
     #[serde(default)]
     judge: Vec<String>,
 }
