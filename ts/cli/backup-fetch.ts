@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import type { BackupReport } from '../engine/store.js';
 import { makeDirs } from '../server/make-dirs.js';
 import type { NodeFile } from '../server/node-file.js';
+import { watchedRequest } from './admin-client.js';
 import { DATA_FILE } from './data-dir.js';
 import { CliFailure, refusedBy } from './failure.js';
-import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
 
 /** What the node says of the backup it sends (`x-cairn-backup`). */
 interface Sent {
@@ -31,27 +31,15 @@ export async function backupFromNode(
   token: string | undefined,
   dest: string,
 ): Promise<BackupReport & { dest: string; sha256: string }> {
-  if (token === undefined || token === '') {
-    throw new CliFailure(
-      'UNAUTHENTICATED',
-      `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
-    );
-  }
-  const waitMs = nodeWaitMs();
-  const request = new AbortController();
-  let silent = false;
-  const stopWatching = watchNode(node.url, waitMs, () => {
-    silent = true;
-    request.abort();
-  });
+  const watch = watchedRequest(node, token);
   const made = !existsSync(dest);
   const partial = join(dest, `.${DATA_FILE}.partial`);
   let fd: number | null = null;
   try {
     const res = await fetch(`${node.url}/v1/admin/database/backup/file`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
-      signal: request.signal,
+      headers: { authorization: `Bearer ${watch.token}` },
+      signal: watch.signal,
     });
     if (!res.ok) throw refusedBy(await res.json().catch(() => null), res.status);
     const sent = JSON.parse(res.headers.get('x-cairn-backup') ?? 'null') as Sent | null;
@@ -89,10 +77,8 @@ export async function backupFromNode(
       const message = (err as Error).message;
       throw new CliFailure('VALIDATION_ERROR', `${dest}: ${message}`, undefined, [{ field: 'DEST', message }]);
     }
-    if (silent) throw silentNode(node.url, waitMs, node.pid);
-    const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-    throw new CliFailure('UNAVAILABLE', `the node at ${node.url} does not answer (${why})`);
+    throw watch.unanswered(err);
   } finally {
-    stopWatching();
+    watch.stop();
   }
 }
