@@ -340,8 +340,12 @@ pub(crate) fn context_with(
         .take(MAX_MENTIONED)
         .map(|p| (p.doc, p.ordinal, p.seed))
         .collect();
-    let full_text: Vec<(u64, u32)> =
-        fts::search(snap, part.raw(), question, full_text_depth(k))?.into_iter().map(|h| (h.doc, h.ordinal)).collect();
+    let searched = full_text_query(question);
+    let full_text: Vec<(u64, u32)> = if searched.is_empty() {
+        Vec::new()
+    } else {
+        fts::search(snap, part.raw(), &searched, full_text_depth(k))?.into_iter().map(|h| (h.doc, h.ordinal)).collect()
+    };
     let mut coverage = Coverage {
         seeds: seed_ids.len(),
         reached: order.len(),
@@ -708,6 +712,20 @@ fn full_text_depth(k: usize) -> usize {
 }
 
 const FULL_TEXT_FLOOR: usize = 30;
+
+/// What the full-text channel searches for: the question's content words (`content_words`), so
+/// its function words find nothing. Found by an audit: "What package manager do we use?" put
+/// first a passage sharing only "do" and "we" with it ("Where does billing run now and who do I
+/// ask about it?"), and "What do we do?" (no content word) still returned passages. Empty when
+/// the question has no content word: the channel then finds nothing.
+fn full_text_query(question: &str) -> String {
+    let words: Vec<String> = content_words(question)
+        .into_iter()
+        .filter(|(_, terms)| !terms.iter().any(|t| t == NEGATED || t == TIMED))
+        .map(|(word, _)| word)
+        .collect();
+    words.join(" ")
+}
 
 /// Words that, right after "how", ask for a measure ("How long does the build take?", found by an
 /// audit: "long" was left uncovered by "The build takes 14 minutes"), as "many" does.
@@ -1100,6 +1118,24 @@ mod tests {
         // Hops limit the traversal.
         let c0 = context(&snap, &part, "Priya Raman", 1, 8).unwrap();
         assert!(!c0.items.iter().any(|i| i.text == "Acme located_in Berlin"));
+    }
+
+    #[test]
+    fn full_text_searches_the_content_words_of_the_question() {
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            remember_text(tx, p, "Where does billing run now and who do I ask about it?", Some("chat"), None, 1)?;
+            remember_text(tx, p, "We chose pnpm as the package manager.", Some("adr"), None, 2)
+        });
+        let snap = store.snapshot().unwrap();
+        let texts = |q: &str| -> Vec<String> {
+            context(&snap, &part, q, 0, 8).unwrap().items.into_iter().map(|i| i.text).collect()
+        };
+        // The billing turn shares only "do" and "we" with the question: it is not a hit.
+        assert_eq!(texts("What package manager do we use?"), ["We chose pnpm as the package manager."]);
+        // A question of function words alone finds nothing, though every word of it is stored.
+        assert_eq!(texts("What do we do?"), Vec::<String>::new());
+        assert_eq!(full_text_query("What do we do?"), "");
+        assert_eq!(full_text_query("When didn't Priya's team ship in 2024?"), "Priya's team ship 2024");
     }
 
     #[test]
