@@ -263,3 +263,67 @@ it('ends quietly (exit 0, no stack) when its reader closes stdout early', async 
   expect(stderr).toBe('');
   expect(code).toBe(0);
 });
+
+/** Writes a merge into editor.theme (as codex) and a note with a 2,000-character value, big.doc. */
+async function writeMergeAndBig(): Promise<{ notes: string }> {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'codex' };
+  const big = { notes: 'x'.repeat(2000) };
+  for (const body of [
+    { key: 'editor.theme', value: { font: 'mono', theme: null }, writeMode: 'merge' },
+    { key: 'big.doc', value: big, kind: 'user_fact' },
+  ]) {
+    expect((await store.notes('note_write', caller, body)).error).toBeUndefined();
+  }
+  await store.close();
+  return big;
+}
+
+it('history in text shows each event’s version and values before and after, long ones cut', async () => {
+  const big = await writeMergeAndBig();
+  const history = await mem(['history', 'editor.theme']);
+  expect(history.code, history.stderr).toBe(0);
+  // Who, when, what, before/after (DESIGN.md §2), one block an event.
+  expect(history.stdout).toMatch(
+    new RegExp(
+      [
+        String.raw`^v1 {2}\S+ {2}claude {2}create`,
+        String.raw` {4}after: {2}\{"theme":"dark"\}`,
+        String.raw`v2 {2}\S+ {2}claude {2}replace`,
+        String.raw` {4}before: \{"theme":"dark"\}`,
+        String.raw` {4}after: {2}\{"theme":"light"\}`,
+        String.raw`v3 {2}\S+ {2}codex {2}merge`,
+        String.raw` {4}before: \{"theme":"light"\}`,
+        String.raw` {4}patch: {2}\{"font":"mono","theme":null\}`,
+        String.raw` {4}after: {2}\{"font":"mono"\}`,
+        '$',
+      ].join('\n'),
+    ),
+  );
+  expect(history.stderr).toBe('');
+
+  const bigHistory = await mem(['history', 'big.doc']);
+  expect(bigHistory.code, bigHistory.stderr).toBe(0);
+  const after = bigHistory.stdout.split('\n').find((l) => l.includes('after:')) ?? '';
+  expect(after).toMatch(/^ {4}after: {2}\{"notes":"x+…$/);
+  expect(after.length).toBeLessThan(120);
+  expect(bigHistory.stderr).toContain('`cairn memories history big.doc --json` prints them whole');
+  // --json is unchanged: the whole value.
+  const json = await mem(['history', 'big.doc', '--json']);
+  expect((JSON.parse(json.stdout) as { events: { after: { value: unknown } }[] }).events[0]?.after.value).toEqual(big);
+});
+
+it('list in text cuts a long value with an ellipsis and says how to see it whole', async () => {
+  const big = await writeMergeAndBig();
+  const list = await mem(['list']);
+  expect(list.code, list.stderr).toBe(0);
+  const row = list.stdout.split('\n').find((l) => l.startsWith('big.doc ')) ?? '';
+  expect(row).toMatch(/\{"notes":"x+…$/);
+  expect(row.length).toBeLessThan(200);
+  expect(list.stderr).toContain('`cairn memories show KEY` prints one whole');
+  // Short values are whole, with no ellipsis.
+  expect(list.stdout).toMatch(/^editor\.theme .*\{"font":"mono"\}$/m);
+  const json = await mem(['list', '--json']);
+  const notes = (JSON.parse(json.stdout) as { notes: { key: string; value: unknown }[] }).notes;
+  expect(notes.find((n) => n.key === 'big.doc')?.value).toEqual(big);
+});

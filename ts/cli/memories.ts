@@ -4,6 +4,7 @@ import { EXPORT_MAX_BYTES } from '../protocol/knowledge.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
+import { clip } from './clip.js';
 import { needStore } from './data-dir.js';
 import { CliFailure, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
@@ -195,8 +196,39 @@ async function byQuery(call: Call, a: MemoriesArgs, filters: Body, node: NodeFil
     .map(({ n }) => n);
 }
 
+/** Characters of a note's value on a line of `list`, and on a line of `history` (before, after). */
+const LIST_VALUE = 80;
+const HISTORY_VALUE = 100;
+
 const line = (n: Body) =>
-  `${String(n.key)}  v${String(n.version)}  ${String(n.kind)}  ${String(n.visibility)}${n.taskId === undefined ? '' : `:${String(n.taskId)}`}  ${String(n.agent)}  ${String(n.updatedAt ?? '')}  ${JSON.stringify(n.value).slice(0, 80)}`;
+  `${String(n.key)}  v${String(n.version)}  ${String(n.kind)}  ${String(n.visibility)}${n.taskId === undefined ? '' : `:${String(n.taskId)}`}  ${String(n.agent)}  ${String(n.updatedAt ?? '')}  ${clip(n.value, LIST_VALUE).text}`;
+
+type Side = { value?: unknown; version?: unknown } | null | undefined;
+
+/**
+ * One event of a note's history as an operator reads it (DESIGN.md §2: who, when, what,
+ * before/after): the version it made, when, by whom, how, then the value before it (a replace or
+ * merge), a merge's patch and the value after it, each on its own line and cut to `HISTORY_VALUE`.
+ */
+function eventBlock(e: Body): { text: string; cut: boolean } {
+  const before = e.before as Side;
+  const after = e.after as Side;
+  const version = after?.version ?? before?.version;
+  // A create has no before; a replace or merge has both, and a merge its patch: what it changed,
+  // which a large value's cut rendering may not reach.
+  const patch = e.op === 'merge' ? (e.patch as Side) : null;
+  const sides: [string, Side][] = [
+    ['before:', before],
+    ['patch: ', patch],
+    ['after: ', after],
+  ];
+  const shown = sides.flatMap(([label, side]) => (side == null ? [] : [{ label, ...clip(side.value, HISTORY_VALUE) }]));
+  const head = `${version === undefined ? 'v?' : `v${String(version)}`}  ${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`;
+  return {
+    text: [head, ...shown.map((s) => `    ${s.label} ${s.text}`)].join('\n'),
+    cut: shown.some((s) => s.cut),
+  };
+}
 
 /**
  * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4): the notes of a user's
@@ -224,6 +256,11 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       return a.query === undefined ? everyNote(call, a, node) : byQuery(call, a, filters, node);
     });
     out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
+    if (!a.json && notes.some((n) => clip(n.value, LIST_VALUE).cut)) {
+      process.stderr.write(
+        `cairn memories: values cut at ${LIST_VALUE} characters (…): \`cairn memories show KEY\` prints one whole (with --task T for a task note, --agent NAME for an agent's), --json all of them\n`,
+      );
+    }
     return 0;
   }
   if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
@@ -257,8 +294,13 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       return all;
     });
     if (events.length === 0) throw new CliFailure('NOT_FOUND', `no history for key ${key} here`);
-    const text = events.map((e) => `${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`).join('\n');
-    out({ events }, `${text}\n`);
+    const blocks = events.map(eventBlock);
+    out({ events }, `${blocks.map((b) => b.text).join('\n')}\n`);
+    if (!a.json && blocks.some((b) => b.cut)) {
+      process.stderr.write(
+        `cairn memories: values cut at ${HISTORY_VALUE} characters (…): \`cairn memories history ${key} --json\` prints them whole\n`,
+      );
+    }
     return 0;
   }
   const r = await withCaller(a, env, (call) => call('note_forget', body));
