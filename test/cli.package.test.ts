@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -377,4 +377,94 @@ it('through a node that withholds private notes, export and memories list say wh
   const agentList = await cairn(['memories', 'list', '--data-dir', data, '--json'], { CAIRN_ADMIN_TOKEN: token });
   expect(agentList.code).toBe(1);
   expect((JSON.parse(agentList.stdout) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
+});
+
+it('refuses to export a scope or user that holds nothing (a typo), naming the user’s scopes, unless --allow-empty', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const other = await Store.open(data);
+  try {
+    const n = await other.notes(
+      'note_write',
+      { ...caller, user: 'bob', scope: 'bobs' },
+      { key: 'k', value: 1, kind: 'decision' },
+    );
+    expect(n.error).toBeUndefined();
+  } finally {
+    await other.close();
+  }
+  const exportTo = (pkg: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+    cairn(['export', join(root, pkg), ...args, '--data-dir', data], env);
+  const check = async (env: NodeJS.ProcessEnv) => {
+    const typo = await exportTo('typo', ['--user', 'ann', '--scope', 'wrok'], env);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('nothing to export: user ann has nothing in scope wrok');
+    // The user's own scopes, never another user's.
+    expect(typo.stderr).toContain("user ann's other scopes: work");
+    expect(typo.stderr).not.toContain('bobs');
+    expect(typo.stderr).toContain('--allow-empty');
+    expect(existsSync(join(root, 'typo'))).toBe(false);
+
+    const nobody = await exportTo('nobody', ['--user', 'nobody', '--json'], env);
+    expect(nobody.code).toBe(1);
+    const error = (JSON.parse(nobody.stdout) as { error: { code: string; message: string; details: unknown[] } }).error;
+    expect(error.code).toBe('NOT_FOUND');
+    expect(error.message).toContain('user nobody has nothing in scope default nor in any other scope seen here');
+    expect(error.details).toEqual([
+      { field: '--scope', message: 'user nobody has nothing in scope default', scopes: [] },
+    ]);
+    expect(existsSync(join(root, 'nobody'))).toBe(false);
+
+    const allowed = await exportTo('allowed', ['--user', 'ann', '--scope', 'wrok', '--allow-empty', '--json'], env);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ records: 0 });
+    expect(readdirSync(join(root, 'allowed')).sort()).toEqual(['manifest.json', 'records.jsonl']);
+    rmSync(join(root, 'allowed'), { recursive: true });
+  };
+  await check({});
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  await check({ CAIRN_ADMIN_TOKEN: ADMIN });
+});
+
+it('a failed export removes the directories it made for the package, and only those', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  // An admin token limited to user ann: an export of bob's scope is refused by the node.
+  const made = await cairn(
+    ['token', 'create', '--agent', 'ops', '--user', 'ann', '--role', 'admin', '--data-dir', data, '--json'],
+    { CAIRN_ADMIN_TOKEN: ADMIN },
+  );
+  expect(made.code, made.stderr).toBe(0);
+  const env = { CAIRN_ADMIN_TOKEN: (JSON.parse(made.stdout) as { token: string }).token };
+  const nested = join(root, 'nightly', '2026-12-05');
+  const refused = await cairn(['export', nested, '--user', 'bob', '--data-dir', data], env);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain('FORBIDDEN');
+  expect(existsSync(join(root, 'nightly'))).toBe(false);
+
+  // A directory that was there before stays, empty as it was.
+  const before = join(root, 'kept');
+  mkdirSync(before);
+  const again = await cairn(['export', before, '--user', 'bob', '--data-dir', data], env);
+  expect(again.code).toBe(1);
+  expect(readdirSync(before)).toEqual([]);
+  // So does a parent that was there, when only the innermost was made.
+  const inner = await cairn(['export', join(before, 'pkg'), '--user', 'bob', '--data-dir', data], env);
+  expect(inner.code).toBe(1);
+  expect(readdirSync(before)).toEqual([]);
+  // The same export with a token that may read bob's scope is refused only as empty, and leaves nothing either.
+  const empty = await cairn(['export', nested, '--user', 'bob', '--data-dir', data], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(empty.code).toBe(1);
+  expect(existsSync(join(root, 'nightly'))).toBe(false);
 });

@@ -18,30 +18,74 @@ export interface ExportArgs {
   json: boolean;
   user?: string | undefined;
   scopes?: string[] | undefined;
+  /** Write a package even when the scope holds nothing (else that is refused: a typo'd name). */
+  allowEmpty?: boolean | undefined;
 }
 
 /** Records a page (the verb's largest). */
 const PAGE = 5000;
 
-type Page = { records: Record<string, unknown>[]; next: string | null };
+type Body = Record<string, unknown>;
 
-/** The scope's records page by page from `page`, header first; the export header is left in `seen`. */
+type Page = { records: Body[]; next: string | null };
+
+/**
+ * The scope's records page by page from `page`, header first; the export header is left in
+ * `seen`. When the pages held no record and withheld none, `empty` is awaited before the last
+ * page ends (so before a package is finished): it may throw.
+ */
 async function* pagesOf(
   page: (cursor: string | undefined) => Promise<Page>,
-  seen: { header?: Record<string, unknown> },
-): AsyncGenerator<Record<string, unknown>[]> {
+  seen: { header?: Body },
+  empty: () => Promise<void>,
+): AsyncGenerator<Body[]> {
   let cursor: string | undefined;
+  let records = 0;
   do {
     const p = await page(cursor);
     seen.header ??= p.records.find((r) => r.kind === 'header');
+    records += p.records.filter((r) => r.kind !== 'header').length;
     yield p.records;
     cursor = p.next ?? undefined;
   } while (cursor !== undefined);
+  const w = (seen.header?.withheld ?? {}) as { private_notes?: number; private_versions?: number };
+  if (records === 0 && (w.private_notes ?? 0) === 0 && (w.private_versions ?? 0) === 0) await empty();
 }
 
 /**
- * `cairn export DIR [--user ID] [--scope S]`: a scope (default user and scope `default`) as a
- * Memory Package in DIR (`package.ts`), every agent's notes and private ones included. Through the
+ * The refusal of an export that found nothing (found by an audit: `--scope typo-scope` exported
+ * "0 records", exit 0, and a nightly export's typo went unnoticed), naming the user's other scopes
+ * from `status` (memory_status: only this user's, and through a node only those its token may
+ * use), or none when it could not be asked.
+ */
+async function nothingToExport(user: string, scope: string, status: () => Promise<Body>): Promise<never> {
+  let others: string[] | null = null;
+  try {
+    const listed = ((await status()).scopes ?? []) as { scope?: unknown }[];
+    others = listed.map((s) => String(s.scope)).filter((s) => s !== scope);
+  } catch {
+    // The refusal is the point; without the list it still names the user and scope.
+  }
+  const where =
+    others === null
+      ? ''
+      : others.length === 0
+        ? ` nor in any other scope seen here (is --user right?)`
+        : `; user ${user}'s other scopes: ${others.join(', ')} (--scope S)`;
+  const message = `nothing to export: user ${user} has nothing in scope ${scope}${where}. --allow-empty writes the empty package anyway`;
+  throw new CliFailure('NOT_FOUND', message, 1, [
+    {
+      field: '--scope',
+      message: `user ${user} has nothing in scope ${scope}`,
+      ...(others === null ? {} : { scopes: others }),
+    },
+  ]);
+}
+
+/**
+ * `cairn export DIR [--user ID] [--scope S] [--allow-empty]`: a scope (default user and scope
+ * `default`) as a Memory Package in DIR (`package.ts`), every agent's notes and private ones
+ * included; a scope that holds nothing is refused (`nothingToExport`) unless `--allow-empty`. Through the
  * running node's `memory_export` with the admin token when a node holds the store (private notes
  * then follow the node's policy; the header counts any withheld), else on the store directly.
  */
@@ -52,7 +96,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
   needStore(a.dataDir);
   const node = findRunningNode(a.dataDir);
   try {
-    const seen: { header?: Record<string, unknown> } = {};
+    const seen: { header?: Body } = {};
     let manifest: Manifest;
     if (node !== null) {
       await needAdmin(node, env.CAIRN_ADMIN_TOKEN, 'an export');
@@ -65,7 +109,10 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
           includePrivate: true,
           ...(cursor === undefined ? {} : { cursor }),
         })) as unknown as Page;
-      manifest = await writePackage(dir, pagesOf(page, seen), { user, scope });
+      const status = () =>
+        adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/memory/status', { user_id: user, scope });
+      const empty = () => (a.allowEmpty ? Promise.resolve() : nothingToExport(user, scope, status));
+      manifest = await writePackage(dir, pagesOf(page, seen, empty), { user, scope });
     } else {
       const store = await openStore(a.dataDir);
       try {
@@ -76,7 +123,13 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
           if (reply.error !== undefined) throw refusedBy(reply);
           return reply as unknown as Page;
         };
-        manifest = await writePackage(dir, pagesOf(page, seen), { user, scope });
+        const status = async () => {
+          const reply = await store.knowledge('status', caller, {});
+          if (reply.error !== undefined) throw refusedBy(reply);
+          return reply;
+        };
+        const empty = () => (a.allowEmpty ? Promise.resolve() : nothingToExport(user, scope, status));
+        manifest = await writePackage(dir, pagesOf(page, seen, empty), { user, scope });
       } finally {
         await store.close();
       }

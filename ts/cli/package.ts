@@ -7,6 +7,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  rmdirSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -62,9 +63,21 @@ export async function writePackage(
   source: Manifest['source'],
 ): Promise<Manifest> {
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new PackageError(`${dir} is not empty`);
-  makeDirs(dir, 0o700);
-  // A scope that could not be read whole, or an export interrupted, leaves no half package behind.
-  const unfinished = () => rmSync(join(dir, RECORDS), { force: true });
+  const made = makeDirs(dir, 0o700);
+  // A scope that could not be read whole, or an export refused or interrupted, leaves no half
+  // package behind, nor the directories it made for one (an audit found an empty DEST left by a
+  // refused export); a directory that was there before stays, as does anything another wrote.
+  const unfinished = () => {
+    rmSync(join(dir, RECORDS), { force: true });
+    // Innermost first; rmdir removes only an empty directory, so one holding another's file stays.
+    for (const d of [...made].reverse()) {
+      try {
+        rmdirSync(d);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') break;
+      }
+    }
+  };
   try {
     return await undoOnInterrupt(unfinished, () => writeRecords(dir, pages, source));
   } catch (err) {

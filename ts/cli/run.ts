@@ -38,9 +38,11 @@ Usage:
   cairn database compact [--purge] [--json]
                                           rewrite the store compactly; --purge also zeroes the
                                           freed space and the log, erasing forgotten data from disk
-  cairn export DIR [--user ID] [--scope S] [--json]
+  cairn export DIR [--user ID] [--scope S] [--allow-empty] [--json]
                                           a scope as a Memory Package: manifest.json (sha256
-                                          digests) and records.jsonl, into an empty DIR
+                                          digests) and records.jsonl, into an empty DIR; a scope
+                                          holding nothing is refused (exit 1, naming the user's
+                                          other scopes) unless --allow-empty
   cairn import PATH [--user ID] [--scope S] [--json]
                                           a Memory Package, verified first, into an empty scope
                                           (default: the one it came from); or an export file
@@ -230,6 +232,7 @@ async function dispatch(
       json: values.json ?? false,
       user: values.user,
       scopes: values.scope,
+      allowEmpty: values['allow-empty'] ?? false,
     });
   }
   if (command === 'database' && rest[0] !== undefined && rest.length <= 2) {
@@ -252,6 +255,7 @@ function parse(argv: string[]) {
       'data-dir': { type: 'string' },
       json: { type: 'boolean' },
       purge: { type: 'boolean' },
+      'allow-empty': { type: 'boolean' },
       force: { type: 'boolean' },
       name: { type: 'string' },
       config: { type: 'string' },
