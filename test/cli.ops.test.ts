@@ -345,3 +345,69 @@ it('cairn COMMAND --help shows that command’s usage, not every command’s', a
   expect(db.stdout).toContain('cairn database restore SRC');
   expect(db.stdout).not.toContain('cairn token');
 });
+
+it('a command’s --help lists its every subcommand and only the options it honours', async () => {
+  for (const args of [
+    ['database', '--help'],
+    ['database', 'backup', '--help'],
+  ]) {
+    const r = await cairn(args);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('cairn database check');
+    expect(r.stdout).toContain('cairn database compact');
+    expect(r.stdout).toContain('--data-dir DIR');
+    expect(r.stdout).toMatch(/^ {2}--json /m);
+  }
+  // serve reads the data dir but prints no JSON; demo and openapi use no store and print no JSON.
+  const serve = await cairn(['serve', '--help']);
+  expect(serve.stdout).toContain('--data-dir DIR');
+  expect(serve.stdout).not.toMatch(/^ {2}--json/m);
+  for (const command of ['demo', 'openapi']) {
+    const r = await cairn([command, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`cairn ${command}`);
+    expect(r.stdout).not.toContain('--data-dir');
+    expect(r.stdout).not.toMatch(/^ {2}--json/m);
+  }
+  const mcp = await cairn(['mcp', '--help']);
+  expect(mcp.stdout).toContain('--data-dir DIR');
+  expect(mcp.stdout).not.toMatch(/^ {2}--json/m);
+  // The whole help says which commands ignore each.
+  const all = await cairn(['--help']);
+  expect(all.stdout).toMatch(/--data-dir DIR .*not demo, openapi/);
+  expect(all.stdout).toContain('not serve, demo, mcp, openapi');
+});
+
+it('an argument past what a command takes is said as unexpected, exit 2, with that command’s usage', async () => {
+  const r = await cairn(['memories', 'show', 'a', 'b']);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(/^cairn: memories show: unexpected argument "b"\n/);
+  expect(r.stderr).toContain('cairn memories show|history|forget KEY');
+  expect(r.stderr).not.toContain('unknown command');
+  expect(r.stderr).not.toContain('cairn token');
+  const json = await cairn(['memories', 'show', 'a', 'b', '--json']);
+  expect(json.code).toBe(2);
+  expect(JSON.parse(json.stdout)).toEqual({
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: 'memories show: unexpected argument "b"',
+      details: [{ field: 'b', message: 'unexpected argument' }],
+    },
+  });
+  for (const [args, extra, usage] of [
+    [['serve', 'now'], 'serve: unexpected argument "now"', 'cairn serve [--host H]'],
+    [['export', 'a', 'b'], 'export: unexpected argument "b"', 'cairn export DIR'],
+    [['token', 'list', 'x'], 'token list: unexpected argument "x"', 'cairn token list'],
+    [['database', 'compact', 'x'], 'database compact: unexpected argument "x"', 'cairn database compact'],
+  ] as const) {
+    const bad = await cairn([...args]);
+    expect(bad.code, args.join(' ')).toBe(2);
+    expect(bad.stderr).toContain(extra);
+    expect(bad.stderr).toContain(usage);
+    expect(bad.stderr).not.toContain('cairn openapi');
+  }
+  // A command it does not know is still said as one.
+  const unknown = await cairn(['frobnicate']);
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain('unknown command "frobnicate"');
+});

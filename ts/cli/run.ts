@@ -32,6 +32,7 @@ Usage:
                                           "command": "${process.execPath}",
                                           "args": ["${fileURLToPath(new URL('./main.js', import.meta.url))}", "mcp"]
   cairn check [--data-dir DIR] [--json]   check the store's integrity (also: cairn database check)
+  cairn database check [--json]           check the store's integrity (as cairn check)
   cairn database backup DEST [--json]     an online, consistent copy of the store into DEST
   cairn database restore SRC [--json]     a backup (or a copy of a data dir, its log replayed) into
                                           an empty data dir, checked before it is used
@@ -53,13 +54,48 @@ Usage:
   cairn --help                            show this help
 
 Options:
-  --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn)
-  --json           print one JSON object, a failure too: {"error":{"code","message","details"}}
+  --data-dir DIR   the store directory (default: $CAIRN_DATA_DIR, else ~/.cairn); not demo, openapi
+  --json           print one JSON object, a failure too: {"error":{"code","message","details"}};
+                   not serve, demo, mcp, openapi
 
 While a node runs, token, export, import, check, backup and compact go through its admin API with
 $CAIRN_ADMIN_TOKEN (restore refuses: stop the node first).
 Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
+
+/**
+ * How many arguments each command takes after its name (for a group, after each subcommand's
+ * name too): one more is bad usage said as such, with the command's own usage, not as an unknown
+ * command with every command's help. An unknown subcommand is left to the command to name.
+ */
+const ARGUMENTS: Record<string, number | Record<string, number>> = {
+  serve: 0,
+  init: 0,
+  demo: 0,
+  doctor: 0,
+  openapi: 0,
+  mcp: 0,
+  check: 0,
+  export: 1,
+  import: 1,
+  connect: 1,
+  token: { create: 1, list: 1, revoke: 2 },
+  memories: { list: 1, show: 2, history: 2, forget: 2 },
+  database: { check: 1, backup: 2, restore: 2, compact: 1 },
+};
+
+/** The first argument past what `command` takes, or undefined. */
+function extraArgument(command: string, rest: string[]): string | undefined {
+  const takes = ARGUMENTS[command];
+  const most = typeof takes === 'number' ? takes : takes?.[rest[0] ?? ''];
+  return most === undefined ? undefined : rest[most];
+}
+
+/** The options not every command honours, and the commands that ignore each (listed without it). */
+const IGNORED_BY: Record<string, string[]> = {
+  '--data-dir': ['demo', 'openapi'],
+  '--json': ['serve', 'demo', 'mcp', 'openapi'],
+};
 
 /** The commands that take a subcommand or target, named with it when they fail (`cairn token: …`). */
 const NAMED_WITH_ARG = ['memories', 'database', 'connect'];
@@ -106,6 +142,12 @@ export async function run(argv: string[]): Promise<number> {
     return report(command, json, new CliFailure('VALIDATION_ERROR', `missing ${group}`, EXIT_UNUSABLE));
   }
   const where = NAMED_WITH_ARG.includes(command) && rest[0] !== undefined ? `${command} ${rest[0]}` : command;
+  const extra = extraArgument(command, rest);
+  if (extra !== undefined) {
+    const named = typeof ARGUMENTS[command] === 'number' ? command : `${command} ${rest[0]}`;
+    const message = `${named}: unexpected argument ${JSON.stringify(extra)}`;
+    return badUsage(json, message, helpFor(command), [{ field: extra, message: 'unexpected argument' }]);
+  }
   try {
     const code = await dispatch(command, rest, values);
     if (code !== null) return code;
@@ -129,13 +171,24 @@ function helpFor(command: string): string {
   }
   const own = entries.filter((e) => e[0]?.split(/\s+/)[2] === command);
   if (own.length === 0) return HELP;
-  return `${head}\nUsage:\n${own.map((e) => e.join('\n')).join('\n')}\n\nOptions:\n${options}`;
+  // Only the options this command honours, each without the note naming the commands that ignore it.
+  const [optionLines = '', after = ''] = options.split('\n\n');
+  const honoured: string[][] = [];
+  for (const line of optionLines.split('\n')) {
+    if (line.startsWith('  --')) honoured.push([line]);
+    else honoured.at(-1)?.push(line);
+  }
+  const kept = honoured
+    .filter((o) => !IGNORED_BY[o[0]?.trim().split(/\s+/)[0] ?? '']?.includes(command))
+    .map((o) => o.join('\n').replace(/;?\s*not [a-z, ]+$/, ''));
+  const optionsPart = kept.length === 0 ? '' : `\nOptions:\n${kept.join('\n')}\n`;
+  return `${head}\nUsage:\n${own.map((e) => e.join('\n')).join('\n')}\n${optionsPart}\n${after}`;
 }
 
-/** Bad usage: the help after the reason, or with `--json` only the error object. */
-function badUsage(json: boolean, message: string): number {
-  if (json) return report('', true, new CliFailure('VALIDATION_ERROR', message, EXIT_UNUSABLE));
-  process.stderr.write(`cairn: ${message}\n\n${HELP}`);
+/** Bad usage: `help` (all of it unless a command's own is given) after the reason, or with `--json` only the error object. */
+function badUsage(json: boolean, message: string, help = HELP, details: unknown[] = []): number {
+  if (json) return report('', true, new CliFailure('VALIDATION_ERROR', message, EXIT_UNUSABLE, details));
+  process.stderr.write(`cairn: ${message}\n\n${help}`);
   return EXIT_UNUSABLE;
 }
 
