@@ -2,6 +2,7 @@
 # Installs a built Cairn checkout as a system service (DESIGN.md §4): the app under a prefix, a
 # dedicated system user, a data directory on ext4 or xfs, the admin token in an env file only root
 # reads, a hardened systemd unit, and a SUCCESS banner with the token once the node answers.
+# Run again over an install, it upgrades: the new files are copied and a running service restarted.
 # `--dry-run` prints every step and changes nothing (no root needed).
 #
 #   sudo installer/install.sh [--dry-run] [--prefix /opt/cairn] [--data-dir /var/lib/cairn]
@@ -21,7 +22,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 die() { echo "install.sh: $*" >&2; exit 1; }
 # The usage: asked for (--help) on stdout with exit 0, after a bad option on stderr with exit 2.
-usage() { sed -n '7,8p' "$0" | sed 's/^# *//'; }
+usage() { sed -n '8,9p' "$0" | sed 's/^# *//'; }
 # Bad usage (an unknown option, a bad or missing value): said with the usage, exit 2, before any step.
 bad() { echo "install.sh: $*" >&2; usage >&2; exit 2; }
 # The value of option $1, given as $2 (which may be missing): refused when missing or empty.
@@ -96,6 +97,16 @@ if [ -n "$NODE_COPIED_FROM" ]; then
 else
   echo "    node $NODE ($("$NODE" --version)); app from $SRC"
 fi
+
+# A service already running is an upgrade: `enable --now` does not restart an active unit, so the
+# old process would keep serving the old code (and pass the health check): it is restarted once
+# the new files are in place. Asked read-only, in a dry run too.
+WAS_ACTIVE=0
+if systemctl is-active --quiet cairn.service 2>/dev/null; then
+  WAS_ACTIVE=1
+  echo "    cairn.service is running: an upgrade (it is restarted once the new files are in place)"
+fi
+APP_VERSION=$("$NODE" -p 'require(process.argv[1]).version' "$SRC/package.json")
 
 # The store's durability rests on fsync semantics checked on ext4 and xfs.
 probe=$DATA_DIR
@@ -182,9 +193,16 @@ ReadWritePaths=$DATA_DIR
 WantedBy=multi-user.target
 EOF
 
-say "start the service"
-run systemctl daemon-reload
-run systemctl enable --now cairn.service
+if [ "$WAS_ACTIVE" = 1 ]; then
+  say "restart the running service on the new files"
+  run systemctl daemon-reload
+  run systemctl enable cairn.service
+  run systemctl restart cairn.service
+else
+  say "start the service"
+  run systemctl daemon-reload
+  run systemctl enable --now cairn.service
+fi
 # The health check and the banner reach the node on loopback for a wildcard bind; IPv6 in brackets.
 case "$HOST" in
   0.0.0.0) URL="http://127.0.0.1:$PORT" ;;
@@ -192,26 +210,40 @@ case "$HOST" in
   *:*) URL="http://[${HOST#[}" && URL="${URL%]}]:$PORT" ;;
   *) URL="http://$HOST:$PORT" ;;
 esac
+# The node that answers must be the one just installed: its /health names the app's version.
+healthy() {
+  "$NODE" -e 'fetch(process.argv[1] + "/health").then((r) => (r.ok ? r.json() : {})).then(
+    (b) => process.exit(b.version === process.argv[2] ? 0 : 1), () => process.exit(1))' "$URL" "$APP_VERSION"
+}
 if [ "$DRY_RUN" = 0 ]; then
   for _ in $(seq 1 60); do
-    if "$NODE" -e "fetch('$URL/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then break; fi
+    if healthy; then break; fi
     sleep 0.5
   done
-  "$NODE" -e "fetch('$URL/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" ||
-    die "the service did not answer at $URL/health: see journalctl -u cairn"
+  healthy || die "the service did not answer at $URL/health as version $APP_VERSION: see journalctl -u cairn"
+else
+  echo "    then waits for $URL/health to answer as version $APP_VERSION"
 fi
 
+# The CLI as the service user, with the env file's settings (the admin token among them) read by
+# root, which alone may read it: the token is never on a command line (ps, shell history).
+CLI_AS_SERVICE="sudo sh -c 'set -a; . $ENV_FILE; exec runuser -u $SERVICE_USER -- $SERVICE_NODE $PREFIX/dist/cli/main.js"
+BANNER=$(cat <<EOF
+
+SUCCESS: Cairn runs as the systemd service cairn at $URL (MCP: $URL/v1/mcp).
+  admin token (shown once here; kept in $ENV_FILE):
+    $SHOWN_TOKEN
+  make agent tokens:  $CLI_AS_SERVICE token create --agent NAME'
+                      (root reads $ENV_FILE; the command runs as $SERVICE_USER, whose data dir it is)
+  upgrade:            run this script again from the new checkout (the service is restarted)
+  logs:               journalctl -u cairn
+EOF
+)
 if [ "$DRY_RUN" = 1 ]; then
+  echo "    then prints:"
+  sed 's/^/      | /' <<<"$BANNER"
   echo
   echo "dry run: nothing was changed"
   exit 0
 fi
-cat <<EOF
-
-SUCCESS: Cairn runs as the systemd service cairn at $URL (MCP: $URL/v1/mcp).
-  admin token (shown once here; kept in $ENV_FILE):
-    $TOKEN
-  make agent tokens:  sudo -u $SERVICE_USER env CAIRN_ADMIN_TOKEN=... $SERVICE_NODE $PREFIX/dist/cli/main.js token create --agent NAME --data-dir $DATA_DIR
-                      (as $SERVICE_USER: the data dir is private to it)
-  logs:               journalctl -u cairn
-EOF
+printf '%s\n' "$BANNER"

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,4 +116,63 @@ it('copies a Node.js that lives under a home directory (nvm, volta, npx node@22)
   } finally {
     rmSync(bin, { recursive: true, force: true });
   }
+});
+
+/** A `systemctl` that answers `is-active` as a unit that is running (`active`) or not, and refuses anything else. */
+function fakeSystemctl(active: boolean): { bin: string; remove: () => void } {
+  const bin = mkdtempSync(join(ROOT, '.installer-test-bin-'));
+  writeFileSync(
+    join(bin, 'systemctl'),
+    `#!/bin/sh\n[ "$1" = is-active ] && exit ${active ? 0 : 3}\necho "systemctl $* must not run in a dry run" >&2\nexit 1\n`,
+    { mode: 0o755 },
+  );
+  return { bin, remove: () => rmSync(bin, { recursive: true, force: true }) };
+}
+
+it('run again over a running service, it restarts the service on the new files (an upgrade), shown by --dry-run', async () => {
+  const data = join(ROOT, '.installer-test', 'data');
+  for (const active of [true, false]) {
+    const fake = fakeSystemctl(active);
+    try {
+      const r = await install(['--dry-run', '--data-dir', data, '--prefix', '/opt/cairn-test'], {
+        ...process.env,
+        PATH: `${fake.bin}:${process.env.PATH}`,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+      expect(r.stdout).toContain(`then waits for http://127.0.0.1:4000/health to answer as version ${version}`);
+      if (active) {
+        expect(r.stdout).toContain('cairn.service is running: an upgrade');
+        // `enable --now` leaves an active unit as it is: the old process would go on serving the old code.
+        expect(r.stdout).toMatch(
+          /restart the running service on the new files\n {4}would run: systemctl daemon-reload\n {4}would run: systemctl enable cairn\.service\n {4}would run: systemctl restart cairn\.service\n/,
+        );
+        expect(r.stdout).not.toContain('enable --now');
+        // After the new files are copied.
+        expect(r.stdout.indexOf('restart cairn.service')).toBeGreaterThan(r.stdout.indexOf('would run: cp -a'));
+      } else {
+        expect(r.stdout).toContain('would run: systemctl enable --now cairn.service');
+        expect(r.stdout).not.toContain('systemctl restart');
+      }
+    } finally {
+      fake.remove();
+    }
+  }
+  expect(existsSync('/opt/cairn-test')).toBe(false);
+});
+
+it('the SUCCESS banner shows how to make agent tokens without putting the admin token on a command line', async () => {
+  const data = join(ROOT, '.installer-test', 'data');
+  const r = await install(['--dry-run', '--data-dir', data, '--prefix', '/opt/cairn-test', '--user', 'cairnsvc']);
+  expect(r.code, r.stderr).toBe(0);
+  const banner = r.stdout.slice(r.stdout.indexOf('then prints:'));
+  expect(banner).toContain('| SUCCESS: Cairn runs as the systemd service cairn');
+  const make = banner.split('\n').find((l) => l.includes('make agent tokens:')) ?? '';
+  // Root reads the env file (0600, root's) and runs the CLI as the service user with its settings.
+  expect(make).toMatch(
+    /sudo sh -c 'set -a; \. \/etc\/cairn\/cairn\.env; exec runuser -u cairnsvc -- \S+ \/opt\/cairn-test\/dist\/cli\/main\.js token create --agent NAME'$/,
+  );
+  expect(make).not.toContain('CAIRN_ADMIN_TOKEN');
+  expect(banner).not.toMatch(/env CAIRN_ADMIN_TOKEN=/);
+  expect(banner).toContain('upgrade:');
 });
