@@ -42,6 +42,42 @@ describe('planner', () => {
     expect(splitQuery('Are Tom and Jerry friends?')).toEqual(['Are Tom', 'Jerry friends']);
   });
 
+  it('gives a part that refers back with a pronoun the name of the part before', () => {
+    const steps = (q: string, names: string[]) => plan(q, undefined, 4, names).steps;
+    expect(steps('who owns billing-svc and where is it deployed?', ['billing-svc'])).toEqual([
+      'who owns billing-svc',
+      'where is billing-svc deployed',
+    ]);
+    expect(steps('Who hired Priya Raman and what is her role?', ['Priya Raman'])).toEqual([
+      'Who hired Priya Raman',
+      "what is Priya Raman's role",
+    ]);
+    expect(steps('where is Atlas hosted; who maintains its API; and who funds it', ['Atlas'])).toEqual([
+      'where is Atlas hosted',
+      "who maintains Atlas's API",
+      'who funds Atlas',
+    ]);
+    expect(steps('李雷在哪里工作以及他住在哪里', ['李雷'])).toEqual(['李雷在哪里工作', '李雷住在哪里']);
+    // A part naming something of its own, the speakers ("we"), and explicit subqueries stay as written.
+    expect(steps('who owns billing-svc and where is orders-svc deployed', ['billing-svc', 'orders-svc'])).toEqual([
+      'who owns billing-svc',
+      'where is orders-svc deployed',
+    ]);
+    expect(steps("what's left on Atlas and who are we waiting on?", ['Atlas'])).toEqual([
+      "what's left on Atlas",
+      'who are we waiting on',
+    ]);
+    expect(plan('x', ['who owns billing-svc', 'where is it deployed'], 4, ['billing-svc']).steps).toEqual([
+      'who owns billing-svc',
+      'where is it deployed',
+    ]);
+    // No name before it: nothing to refer to.
+    expect(steps('where is it deployed and who owns billing-svc', ['billing-svc'])).toEqual([
+      'where is it deployed',
+      'who owns billing-svc',
+    ]);
+  });
+
   it('explicit subqueries come first, in order, without duplicates; maxSteps drops the rest (L3)', () => {
     const p = plan('ignored and split', ['a question', 'another one', 'a question'], 4);
     expect(p).toMatchObject({ source: 'subqueries', steps: ['a question', 'another one'], complexity: 'L2' });

@@ -1,6 +1,8 @@
 // The deterministic planner of memory_query (docs/design/query.md): no model, no randomness, the
 // same query always gives the same plan.
 
+import { resolveReferences } from './planner-refer.js';
+
 /** L0 one lookup, L1 one context, L2 several steps, L3 beyond what the planner does. */
 export type Complexity = 'L0' | 'L1' | 'L2' | 'L3';
 
@@ -147,7 +149,9 @@ function words(s: string): number {
  */
 export function plan(query: string, subqueries: string[] | undefined, maxSteps: number, names: string[] = []): Plan {
   const explicit = subqueries !== undefined && subqueries.length > 0;
-  const raw = explicit ? subqueries.map((s) => s.trim()).filter((s) => s !== '') : splitQuery(query, names);
+  const raw = explicit
+    ? subqueries.map((s) => s.trim()).filter((s) => s !== '')
+    : resolveReferences(splitQuery(query, names), names);
   const parts = [...new Set(raw.length === 0 ? [query.trim()] : raw)];
   const source = explicit ? 'subqueries' : parts.length > 1 ? 'split' : 'whole';
   const steps = parts.slice(0, maxSteps);
