@@ -44,6 +44,15 @@ async function items(question: string): Promise<Item[]> {
 }
 
 describe('notes beside knowledge in memory_context', () => {
+  it('reads notes as they were at valid_at, as it reads facts and dated text', async () => {
+    const body = { scope: 'order', question: 'What package manager do we use?' };
+    const now = await t.call('POST', '/v1/memory/context', { body });
+    expect((now.body as { items: Item[] }).items.some((i) => i.kind === 'note')).toBe(true);
+    const before = await t.call('POST', '/v1/memory/context', { body: { ...body, valid_at: '2020-01-01' } });
+    expect(before.status, JSON.stringify(before.body)).toBe(200);
+    expect((before.body as { items: Item[] }).items.some((i) => i.kind === 'note')).toBe(false);
+  });
+
   it('puts first the note that answers, ahead of text sharing only function words', async () => {
     const got = await items('What package manager do we use?');
     expect(got[0]?.kind).toBe('note');

@@ -123,6 +123,9 @@ export async function memoryContext(svc: Service, p: Principal, raw: unknown): P
   const k = rest.k ?? 8;
   const noteQuery: Record<string, unknown> = { query: rest.question, limit: k };
   if (rest.as_of !== undefined) noteQuery.as_of = rest.as_of;
+  // A note has no valid time: what held at `valid_at` is the version current then, as text dated
+  // after it is left out (found by an audit: current notes answered "as of Nov 10").
+  else if (rest.valid_at !== undefined && isoToMs(rest.valid_at) < Date.now()) noteQuery.as_of = rest.valid_at;
   if (includePrivate !== undefined) noteQuery.includePrivate = includePrivate;
   // The task's notes compete beside the caller's others: `viewTaskId` widens what is visible,
   // where note_list's `taskId` would filter to that task alone.

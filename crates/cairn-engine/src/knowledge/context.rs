@@ -20,6 +20,7 @@ use super::recall::When;
 use super::records::decode;
 use super::spread::{Start, spread};
 use super::trees::{DOC, PSG};
+use super::valid;
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
@@ -181,6 +182,17 @@ pub fn context(snap: &Snapshot, part: &Partition, question: &str, hops: usize, k
 
 fn known(as_of: Option<i64>, at: i64) -> bool {
     as_of.is_none_or(|t| at <= t)
+}
+
+/// Whether a document dated `date` speaks of a time after `valid_at`: such text tells what held
+/// later, not what held then, so a read at `valid_at` leaves its passages out (found by an audit:
+/// "where is billing-svc deployed?" at `valid_at` 2026-11-10 answered from text dated 11-14 to
+/// 11-28). An undated document is kept: nothing says when it speaks of.
+fn said_after(date: Option<&str>, valid_at: Option<i64>) -> bool {
+    match (date.and_then(valid::instant), valid_at) {
+        (Some(said), Some(at)) => said > at,
+        _ => false,
+    }
 }
 
 /// The seeds of `question`: names it holds (the linker: exact and case-folded, longest first),
@@ -398,7 +410,7 @@ pub(crate) fn context_with(
     for (channel, list) in [(Channel::Mentions, &mentioned_list), (Channel::FullText, &full_list)] {
         let mut rank = 0;
         for &(doc, ordinal, seed) in list {
-            let Some(item) = passage_item(snap, part, &mut docs, (doc, ordinal), seed, when.as_of)? else { continue };
+            let Some(item) = passage_item(snap, part, &mut docs, (doc, ordinal), seed, when)? else { continue };
             rank += 1;
             add(&mut fused, (1, doc, ordinal), item, channel, rank);
         }
@@ -543,7 +555,7 @@ fn passage_item(
     docs: &mut HashMap<u64, Option<Document>>,
     (doc_id, ordinal): (u64, u32),
     seed: Option<u64>,
-    as_of: Option<i64>,
+    when: &When,
 ) -> Result<Option<Item>> {
     let at = [&doc_id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
     let Some(span) = snap.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
@@ -553,7 +565,7 @@ fn passage_item(
         slot.insert(doc.map(|d| decode(&d, "document")).transpose()?);
     }
     let Some(doc) = docs.get(&doc_id).and_then(Option::as_ref) else { return Ok(None) };
-    if !known(as_of, doc.ingested_at) {
+    if !known(when.as_of, doc.ingested_at) || said_after(doc.date.as_deref(), when.valid_at) {
         return Ok(None);
     }
     // The quoted text is sliced from the stored document and checked, never taken on trust.
@@ -1136,6 +1148,38 @@ mod tests {
         assert_eq!(texts("What do we do?"), Vec::<String>::new());
         assert_eq!(full_text_query("What do we do?"), "");
         assert_eq!(full_text_query("When didn't Priya's team ship in 2024?"), "Priya's team ship 2024");
+    }
+
+    #[test]
+    fn a_read_at_valid_at_leaves_out_text_dated_after_it() {
+        use crate::knowledge::testing::{call, caller, fresh};
+        let (_dir, store, _part) = fresh();
+        for (content, date) in [
+            ("Billing runs on the eks-prod-us cluster.", Some("2026-11-05")),
+            ("Billing moved to the eks-prod-eu cluster.", Some("2026-11-20T09:00:00Z")),
+            ("Billing has always run on some cluster.", None),
+        ] {
+            let mut body = json!({"content": content, "source": "ops"});
+            if let Some(d) = date {
+                body["date"] = json!(d);
+            }
+            call(&store, &caller(10), "remember", &body).unwrap();
+        }
+        let texts = |body: Value| -> Vec<String> {
+            let c = call(&store, &caller(20), "context", &body).unwrap();
+            let mut t: Vec<String> =
+                c["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap().to_owned()).collect();
+            t.sort();
+            t
+        };
+        let all = texts(json!({"question": "Which cluster does billing run on?"}));
+        assert_eq!(all.len(), 3, "{all:?}");
+        let then = texts(json!({"question": "Which cluster does billing run on?", "valid_at": "2026-11-10"}));
+        assert_eq!(then, ["Billing has always run on some cluster.", "Billing runs on the eks-prod-us cluster."]);
+        // The day it was said counts as said by then.
+        let that_day =
+            texts(json!({"question": "Which cluster does billing run on?", "valid_at": "2026-11-20T09:00:00Z"}));
+        assert_eq!(that_day.len(), 3, "{that_day:?}");
     }
 
     #[test]
