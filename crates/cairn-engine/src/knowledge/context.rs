@@ -592,7 +592,9 @@ const QUESTION_WORDS: &[&str] = &[
 /// stemmed): pronouns, determiners and quantifiers, auxiliaries, question words, politeness and
 /// request words, and the fillers a model asks memory with ("Do you remember …", "Who currently
 /// …", "What is the relationship between …", "Is it true that …"; found by an audit, each left
-/// `related`). They shape what is asked, not what it is about, so no item must cover them.
+/// `related`), and the generic verbs and preposition of questions about events ("What happened
+/// with …", "How do releases get to prod?", "… during Black Friday?": an audit of developer
+/// questions). They shape what is asked, not what it is about, so no item must cover them.
 /// Sorted, for binary search.
 const FUNCTION_WORDS: &[&str] = &[
     "about",
@@ -620,6 +622,7 @@ const FUNCTION_WORDS: &[&str] = &[
     "doing",
     "done",
     "dr",
+    "during",
     "each",
     "else",
     "ever",
@@ -629,8 +632,14 @@ const FUNCTION_WORDS: &[&str] = &[
     "exactly",
     "explain",
     "find",
+    "get",
+    "gets",
     "give",
+    "got",
     "had",
+    "happen",
+    "happened",
+    "happens",
     "has",
     "have",
     "having",
@@ -1180,6 +1189,20 @@ mod tests {
         let that_day =
             texts(json!({"question": "Which cluster does billing run on?", "valid_at": "2026-11-20T09:00:00Z"}));
         assert_eq!(that_day.len(), 3, "{that_day:?}");
+    }
+
+    #[test]
+    fn generic_verbs_of_questions_about_events_need_no_cover() {
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            remember_text(tx, p, "The double charge came from a retried webhook.", Some("incident"), None, 1)?;
+            remember_text(tx, p, "Releases reach prod through the canary pipeline.", Some("ops"), None, 2)
+        });
+        let snap = store.snapshot().unwrap();
+        for q in ["What happened with the double charge?", "How do releases get to prod?"] {
+            assert_eq!(context(&snap, &part, q, 0, 8).unwrap().grounding, Grounding::Grounded, "{q}");
+        }
+        let c = context(&snap, &part, "What happened with the refund?", 0, 8).unwrap();
+        assert_eq!(c.grounding, Grounding::NothingStored, "{:?}", c.items);
     }
 
     #[test]
