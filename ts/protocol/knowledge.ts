@@ -91,6 +91,7 @@ export const RecallInput = z
       .describe('Most facts returned (default 50, at most 1000), newest first; `omitted` counts the rest'),
     hops: z.int().min(1).max(3).optional().describe('How far to walk from the subject (default 1)'),
     compact: z.boolean().optional(),
+    cursor: text(KiB).optional(),
   })
   .superRefine((b, ctx) => {
     if ((b.subject === undefined) === (b.attribute === undefined)) {

@@ -196,7 +196,12 @@ export const RecallReply = z.object({
   omitted_hint: z
     .string()
     .optional()
-    .describe('When `omitted` > 0: that facts were left out, and how to reach them (a larger `k`, memory_context)'),
+    .describe('When `omitted` > 0: that facts were left out, and how to reach them (`next`, a larger `k`)'),
+  next: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('Send as `cursor` with the same request for the next page; null when nothing more'),
   seeding: z.object({ matched: z.string().nullable(), query: z.string().nullable(), name: z.string().optional() }),
   meaning: Meaning,
   other_matches: z

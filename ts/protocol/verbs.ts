@@ -139,7 +139,7 @@ export const VERBS: readonly VerbSpec[] = [
       '`outside_time` counts facts true or recorded at other times (read again at its `next_valid_from`/' +
       '`last_valid_to` with `valid_at`, or `next_recorded_at` with `as_of`). `as_of`: what was known then; ' +
       '`valid_at`: what was true then; `k`: max facts (default 50, max 1000, newest first; `omitted` counts the ' +
-      'rest: raise `k` or ask memory_context); `hops` 1–3 (default 1); `compact`: shorter citations. A subject ' +
+      'rest: pass `next` as `cursor` to page); `hops` 1–3 (default 1); `compact`: shorter citations. A subject ' +
       'matching no name (`Dr. Priya Raman`, `Priya R.`) is `nothing_stored` with names it may mean in ' +
       '`did_you_mean`: ask again with one.',
   },

@@ -57,7 +57,7 @@ impl Cursor {
 }
 
 /// base64url without padding (RFC 4648 §5).
-fn base64url(bytes: &[u8]) -> String {
+pub(crate) fn base64url(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
@@ -68,7 +68,8 @@ fn base64url(bytes: &[u8]) -> String {
     out
 }
 
-fn unbase64url(text: &str) -> Option<Vec<u8>> {
+/// The bytes of canonical base64url `text`; `None` for anything else.
+pub(crate) fn unbase64url(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
     let digits: Vec<u32> = text
         .bytes()

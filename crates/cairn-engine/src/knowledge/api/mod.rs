@@ -17,6 +17,9 @@ mod load;
 #[cfg(test)]
 mod quick_tests;
 mod recall;
+mod recall_cursor;
+#[cfg(test)]
+mod recall_paging_tests;
 mod relate;
 mod remember;
 mod remember_facts;

@@ -3,14 +3,18 @@
 //! directions with derived facts after them, each cited; `as_of` (ms) reads what the store knew
 //! then, `valid_at` what was true then. Nothing is invented: a miss is `nothing_stored` with "did
 //! you mean" names of the same partition; an ambiguous or empty subject is `could_not_judge`.
+//! A reply is one page of `k` facts; its `next` cursor resumes the same request where it ended,
+//! read as of the first page (`recall_cursor.rs`).
 
 use super::derived::derived_fact;
+use super::recall_cursor::{Binding, Page, given, refused};
 use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::knowledge::attr_index;
 use crate::knowledge::attribute_time::{attributes_when, entity_when};
 use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
+use crate::knowledge::derive::Derived;
 use crate::knowledge::graph::{self, Entity, Source, entity_by_id};
 use crate::knowledge::limits::{MAX_NAME_LEN, MAX_RECALL_K, RECALL_K};
 use crate::knowledge::outside_time::outside_time;
@@ -41,6 +45,8 @@ struct Request {
     hops: Option<usize>,
     #[serde(default)]
     compact: bool,
+    /// Where to go on: the `next` of the same request's previous page.
+    cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -186,6 +192,7 @@ fn answer_none(req: &Request, did_you_mean: &[String]) -> Value {
         "subject": null,
         "facts": [],
         "did_you_mean": did_you_mean,
+        "next": null,
         "seeding": { "matched": null, "query": req.subject },
         "meaning": { "state": "not_armed" },
     })
@@ -208,6 +215,7 @@ fn could_not_judge(req: &Request, why: &str, candidates: &[String]) -> Value {
         "candidates": candidates,
         "subject": null,
         "facts": [],
+        "next": null,
         "seeding": { "matched": null, "query": req.subject },
         "meaning": { "state": "not_armed" },
     })
@@ -338,68 +346,131 @@ fn hint_missed(snap: &Snapshot, caller: &Caller, req: &Request, when: &When, mut
     Ok(reply)
 }
 
+/// The answer-shaping fields of a request, which its cursor is bound to (with the caller).
+fn bound_fields(req: &Request, k: usize, valid_at: Option<i64>) -> Value {
+    let attribute = req.attribute.as_ref().map(|a| json!([a.key, a.value]));
+    json!({
+        "subject": req.subject, "attribute": attribute, "k": k, "as_of": req.as_of, "valid_at": valid_at,
+        "hops": req.hops.unwrap_or(1), "compact": req.compact,
+    })
+}
+
+/// The moment a later page reads: what the first page read at its time `read_at`, pinned in
+/// transaction time (`as_of`, unless the request named one) so writes since cannot shift the
+/// order, and, for a plain read, in valid time too (that "now" was `read_at`).
+fn pinned(as_of: Option<i64>, valid_at: Option<i64>, read_at: i64) -> When {
+    When {
+        as_of: Some(as_of.unwrap_or(read_at)),
+        valid_at: valid_at.or(as_of.is_none().then_some(read_at)),
+        now: Some(read_at),
+    }
+}
+
 pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> {
-    let req: Request = parse("recall", body)?;
+    let mut req: Request = parse("recall", body)?;
     let k = check(&req)?;
     let valid_at = req.valid_at.as_deref().map(|v| valid::parse("valid_at", v)).transpose()?;
+    let binding = Binding::new(caller, &bound_fields(&req, k, valid_at));
+    let page = req.cursor.as_deref().map(|c| binding.open(c)).transpose()?;
     let snap = store.snapshot()?;
-    let when = When::of_request(req.as_of, valid_at, caller.now);
+    let when = match page {
+        None => When::of_request(req.as_of, valid_at, caller.now),
+        Some(p) => {
+            let when = pinned(req.as_of, valid_at, p.read_at);
+            // The subject is found as the first page found it, by what was stored then.
+            req.as_of = when.as_of;
+            when
+        }
+    };
     let (subject, how, others) = match resolve(store, &snap, caller, &req, &when)? {
         Ok(found) => found,
         Err(reply) => return hint_missed(&snap, caller, &req, &when, reply),
     };
-    let (facts, derived) = facts_of(&snap, &caller.part, subject.id, &when)?;
-    let mut citer = Citer::new(&snap, &caller.part, req.compact);
-    let mut names: HashMap<u64, String> = HashMap::from([(subject.id, subject.name.clone())]);
-    let mut name_of = |id: u64| -> Result<String> {
-        if let Some(n) = names.get(&id) {
-            return Ok(n.clone());
+    let first_at = page.map_or(caller.now, |p| p.read_at);
+    let read = Read { snap: &snap, caller, when: &when, k, compact: req.compact, page, first_at };
+    let mut reply = answer(&read, &req, (&subject, how), &binding)?;
+    if !others.is_empty() {
+        // At most `k`, as the facts are: an attribute many entities share would otherwise list
+        // every one of them (found by an audit: 2,996 names with `k: 1`).
+        reply["other_matches"] =
+            others.iter().take(k).map(|e| json!({ "id": wire::id(e.id), "name": e.name })).collect();
+        if others.len() > k {
+            reply["other_matches_omitted"] = json!(others.len() - k);
         }
-        let n = entity_by_id(&snap, &caller.part, id)?.map_or_else(|| id.to_string(), |e| e.name);
-        names.insert(id, n.clone());
-        Ok(n)
-    };
-    let mut stored = facts;
+    }
+    Ok(reply)
+}
+
+/// One page's read: the snapshot, the caller, its moment, the page size, whether citations are
+/// compact, where it starts (none for the first) and the first page's time.
+struct Read<'a> {
+    snap: &'a Snapshot,
+    caller: &'a Caller,
+    when: &'a When,
+    k: usize,
+    compact: bool,
+    page: Option<Page>,
+    first_at: i64,
+}
+
+/// One entry of the whole list a recall pages through.
+enum Listed<'a> {
+    /// The subject's own stored fact.
+    Own(&'a Neighbour),
+    /// What follows from the subject's own facts.
+    Derived(&'a Derived),
+    /// A stored fact farther away, with its hop.
+    Far(&'a Neighbour, usize),
+}
+
+impl Listed<'_> {
+    /// What the entry is, for the hash of the entries a cursor says were given.
+    fn key(&self) -> String {
+        match self {
+            Listed::Own(n) => format!("own {}", n.relation.id),
+            Listed::Derived(d) => format!("derived {} {} {} {:?}", d.from, d.to, d.rel_type, d.basis),
+            Listed::Far(n, hop) => format!("far {} {hop}", n.relation.id),
+        }
+    }
+}
+
+/// The answered reply for `subject`: the page of its whole list (own stored facts newest first,
+/// then what follows from them, then farther hops) that `read` starts, and `next` for the rest.
+fn answer(read: &Read<'_>, req: &Request, (subject, how): (&Entity, &str), binding: &Binding) -> Result<Value> {
+    let (snap, part, k) = (read.snap, &read.caller.part, read.k);
+    let (mut stored, derived) = facts_of(snap, part, subject.id, read.when)?;
     // Newest first: recency ranks facts at one hop.
     stored.sort_by(|a, b| b.relation.recorded_at.cmp(&a.relation.recorded_at).then(b.relation.id.cmp(&a.relation.id)));
-    // The subject's own stored facts, then what follows from them, then farther hops; every fact
-    // cut by `k` is counted in `omitted`.
-    let mut out = Vec::new();
-    for n in stored.iter().take(k) {
-        let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
-        out.push(stored_fact(
-            &mut citer,
-            n,
-            (&ends.0, &ends.1),
-            &FoundBy { seed: &subject.name, hops: 1, reasoning: None },
-        )?);
+    let offset = read.page.map_or(0, |p| p.offset);
+    let room = (offset + k).saturating_sub(stored.len() + derived.len());
+    let (far, cut, more) = farther(snap, read.caller, (subject.id, &stored), req.hops.unwrap_or(1), room, read.when)?;
+    let listed: Vec<Listed<'_>> = (stored.iter().map(Listed::Own))
+        .chain(derived.iter().map(Listed::Derived))
+        .chain(far.iter().map(|(n, hop)| Listed::Far(n, *hop)))
+        .collect();
+    if let Some(p) = read.page
+        && listed.get(..offset).is_none_or(|before| given(subject.id, before.iter().map(Listed::key)) != p.given)
+    {
+        return Err(refused(
+            "the facts its earlier pages gave read differently now (one was forgotten since); send the request \
+             again without it",
+        ));
     }
-    let mut omitted = stored.len().saturating_sub(k);
-    let room = k - out.len();
-    for d in derived.iter().take(room) {
-        if let Some(f) = derived_fact(&snap, &caller.part, &mut citer, d, &subject.name, &mut name_of)? {
-            out.push(f);
-        }
-    }
-    omitted += derived.len().saturating_sub(room);
-    let (far, cut, more) =
-        farther(&snap, caller, (subject.id, &stored), req.hops.unwrap_or(1), k.saturating_sub(out.len()), &when)?;
-    for (n, hop) in &far {
-        let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
-        out.push(stored_fact(
-            &mut citer,
-            n,
-            (&ends.0, &ends.1),
-            &FoundBy { seed: &subject.name, hops: *hop, reasoning: None },
-        )?);
-    }
-    omitted += cut;
-    let shown = entity_when(&snap, &caller.part, &subject, &when)?;
+    let end = (offset + k).min(listed.len());
+    let out = render(read, subject, &listed[offset..end])?;
+    // Every fact after this page, listed or cut by the walk, is counted in `omitted`.
+    let omitted = listed.len() - end + cut;
+    let next = (omitted > 0).then(|| {
+        let given = given(subject.id, listed[..end].iter().map(Listed::key));
+        binding.cursor(&Page { offset: end, read_at: read.first_at, given })
+    });
+    let shown = entity_when(snap, part, subject, read.when)?;
     let mut reply = json!({
         "state": "answered",
         "subject": wire::entity(&shown),
         "facts": out,
         "omitted": omitted,
+        "next": next,
         "seeding": { "matched": how, "query": req.subject, "name": subject.name },
         "meaning": { "state": "not_armed" },
     });
@@ -413,25 +484,47 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         let left = if more { format!("more than {omitted}") } else { omitted.to_string() };
         reply["omitted_hint"] = json!(format!(
             "{} facts shown, {left} left out (the subject's newest first): what you look for may be among those; \
-             send a larger `k` (at most {MAX_RECALL_K}) or ask memory_context the question",
+             send the same request with `cursor` set to `next` for the next page, a larger `k` (at most \
+             {MAX_RECALL_K}), or ask memory_context the question",
             reply["facts"].as_array().map_or(0, Vec::len)
         ));
     }
     if stored.is_empty()
-        && let Some(hint) = outside_time(&snap, &caller.part, subject.id, &when)?
+        && let Some(hint) = outside_time(snap, part, subject.id, read.when)?
     {
         reply["outside_time"] = hint;
     }
-    if !others.is_empty() {
-        // At most `k`, as the facts are: an attribute many entities share would otherwise list
-        // every one of them (found by an audit: 2,996 names with `k: 1`).
-        reply["other_matches"] =
-            others.iter().take(k).map(|e| json!({ "id": wire::id(e.id), "name": e.name })).collect();
-        if others.len() > k {
-            reply["other_matches_omitted"] = json!(others.len() - k);
-        }
-    }
     Ok(reply)
+}
+
+/// `listed` on the wire, each cited, as read from `subject`.
+fn render(read: &Read<'_>, subject: &Entity, listed: &[Listed<'_>]) -> Result<Vec<Value>> {
+    let (snap, part) = (read.snap, &read.caller.part);
+    let mut citer = Citer::new(snap, part, read.compact);
+    let mut names: HashMap<u64, String> = HashMap::from([(subject.id, subject.name.clone())]);
+    let mut name_of = |id: u64| -> Result<String> {
+        if let Some(n) = names.get(&id) {
+            return Ok(n.clone());
+        }
+        let n = entity_by_id(snap, part, id)?.map_or_else(|| id.to_string(), |e| e.name);
+        names.insert(id, n.clone());
+        Ok(n)
+    };
+    let mut out = Vec::new();
+    for entry in listed {
+        let (n, hops) = match entry {
+            Listed::Own(n) => (*n, 1),
+            Listed::Far(n, hop) => (*n, *hop),
+            Listed::Derived(d) => {
+                out.extend(derived_fact(snap, part, &mut citer, d, &subject.name, &mut name_of)?);
+                continue;
+            }
+        };
+        let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
+        let by = FoundBy { seed: &subject.name, hops, reasoning: None };
+        out.push(stored_fact(&mut citer, n, (&ends.0, &ends.1), &by)?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
