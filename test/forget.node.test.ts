@@ -230,4 +230,26 @@ describe('forgetting leaves nothing behind', () => {
     expect((await post('export', { scope: 'r2' })).text).not.toContain('diabetes');
     expect((await post('forget', { scope: 'r2', source: 'intake-form.pdf' })).body.state).toBe('already_forgotten');
   });
+
+  it('a subject missed by a title or an initial is 404 offering the name it holds, as recall does (the audit)', async () => {
+    const relation = (source: string, target: string) => ({ relations: [{ source, target, type: 'works_at' }] });
+    await post('remember', { scope: 'dym', facts: relation('Priya Raman', 'Acme Robotics') });
+    // Another scope's and another user's near names are never offered.
+    await post('remember', { scope: 'dym-other', facts: relation('Priya Rao', 'Acme Robotics Group') });
+    await post('remember', { scope: 'dym', user_id: 'ann', facts: relation('Priya Rao', 'Acme Robotics Group') });
+    for (const [subject, meant] of [
+      ['Dr. Priya Raman', 'Priya Raman'],
+      ['Priya R.', 'Priya Raman'],
+      ['Acme Robotics Inc', 'Acme Robotics'],
+    ]) {
+      const miss = await post('forget', { scope: 'dym', subject });
+      expect(miss.status, miss.text).toBe(404);
+      expect(miss.body.error, subject).toMatchObject({ code: 'NOT_FOUND', details: [{ did_you_mean: meant }] });
+      expect((miss.body.error as { details: unknown[] }).details, subject).toHaveLength(1);
+    }
+    const elsewhere = await post('forget', { scope: 'dym-empty', subject: 'Dr. Priya Raman' });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.error).toMatchObject({ details: [] });
+    expect((await post('recall', { scope: 'dym', subject: 'Priya Raman' })).body.state).toBe('answered');
+  });
 });

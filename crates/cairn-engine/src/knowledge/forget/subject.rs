@@ -275,12 +275,16 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Named> {
         let names = entities_in(tx, part)?;
         let index = NameIndex::new(names.iter().map(|e| (e.id, e.name.as_str())));
         // Forget takes exact names only, so a name that would recall (a word of a longer name, a
-        // near spelling) is a suggestion here, as are names it begins.
-        let did_you_mean = index
-            .lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS, as_name: false })
-            .into_iter()
-            .map(|m| m.name)
-            .collect();
+        // near spelling) is a suggestion here, as are names it begins, then the names it holds or
+        // abbreviates word by word ("Dr. Priya Raman", "Priya R."), as recall's misses offer them.
+        let spelled = index.lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS, as_name: false });
+        let held = index.held_or_abbreviated(name, 16);
+        let mut did_you_mean: Vec<String> = Vec::new();
+        for meant in spelled.into_iter().map(|m| m.name).chain(held.into_iter().map(|(_, n)| n)) {
+            if did_you_mean.len() < SUGGESTIONS && !did_you_mean.contains(&meant) {
+                did_you_mean.push(meant);
+            }
+        }
         return Ok(Named::Missing(Forgot::NotFound { did_you_mean }));
     };
     let entity = trailing_id(&name_key)?;
@@ -435,5 +439,27 @@ mod tests {
         assert_eq!(forget(&store, &part, "Jonas"), Forgot::NotFound { did_you_mean: vec!["Jonas Weber".into()] });
         let other = Partition::new("local", "u2", "default").unwrap();
         assert_eq!(forget(&store, &other, "Jonas"), Forgot::NotFound { did_you_mean: vec![] });
+    }
+
+    /// Found by an audit: recall offered "Priya Raman" for "Dr. Priya Raman" and "Priya R.", forget
+    /// offered nothing for the same names.
+    #[test]
+    fn a_miss_that_holds_or_abbreviates_a_stored_name_is_offered_it_from_its_own_partition_only() {
+        let (_dir, store, part) = seeded();
+        let theirs = Partition::new("local", "u2", "default").unwrap();
+        let elsewhere = Partition::new("local", "u1", "work").unwrap();
+        for p in [theirs.clone(), elsewhere.clone()] {
+            let none = Map::new();
+            store
+                .write(move |tx| relate(tx, &p, assertion("Priya Rao", "Acme Group", "works_at", &none, "a"), 4))
+                .unwrap();
+        }
+        for (name, meant) in [("Dr. Priya Raman", "Priya Raman"), ("Priya R.", "Priya Raman"), ("Acme Inc", "Acme")] {
+            assert_eq!(forget(&store, &part, name), Forgot::NotFound { did_you_mean: vec![meant.into()] }, "{name}");
+        }
+        assert_eq!(forget(&store, &theirs, "Dr. Priya Raman"), Forgot::NotFound { did_you_mean: vec![] });
+        assert_eq!(forget(&store, &elsewhere, "Jonas W."), Forgot::NotFound { did_you_mean: vec![] });
+        let snap = store.snapshot().unwrap();
+        assert!(matches!(recall(&snap, &part, "Priya Raman", &When::default()).unwrap(), Recall::Answered { .. }));
     }
 }
