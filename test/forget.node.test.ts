@@ -247,6 +247,9 @@ describe('forgetting leaves nothing behind', () => {
       expect(miss.body.error, subject).toMatchObject({ code: 'NOT_FOUND', details: [{ did_you_mean: meant }] });
       expect((miss.body.error as { details: unknown[] }).details, subject).toHaveLength(1);
     }
+    const attribute = await post('forget', { scope: 'dym', attribute: { subject: 'Priya R.', key: 'role' } });
+    expect(attribute.status, attribute.text).toBe(404);
+    expect(attribute.body.error).toMatchObject({ code: 'NOT_FOUND', details: [{ did_you_mean: 'Priya Raman' }] });
     const elsewhere = await post('forget', { scope: 'dym-empty', subject: 'Dr. Priya Raman' });
     expect(elsewhere.status).toBe(404);
     expect(elsewhere.body.error).toMatchObject({ details: [] });

@@ -5,6 +5,7 @@ use super::super::graph::Entity;
 use super::super::part::Partition;
 use super::super::records::encode;
 use super::super::trees::{ENT, ent_key};
+use super::subject::names_meant;
 use super::{Counts, Outcome, Strip, bury, entity_in, missing, strip_events};
 use crate::error::{Error, Result};
 use crate::text::fold;
@@ -27,7 +28,15 @@ pub fn forget_attribute(
     }
     let target = format!("{}\0{key}", fold(subject.trim()));
     let Some(mut entity): Option<Entity> = entity_in(tx, part, subject)? else {
-        return missing(tx, part, "attribute", &target, format!("no entity is named {subject:?}, in any case"));
+        let message = format!("no entity is named {subject:?}, in any case");
+        return Ok(match missing(tx, part, "attribute", &target, message)? {
+            // A subject that names no entity is offered the names it may mean, as the `subject`
+            // form offers them (found by an audit: this form offered none).
+            Outcome::NotFound { message, .. } => {
+                Outcome::NotFound { message, did_you_mean: names_meant(tx, part, subject.trim())? }
+            }
+            other => other,
+        });
     };
     if entity.attributes.remove(key).is_none() {
         return missing(tx, part, "attribute", &target, format!("{:?} has no attribute {key:?}", entity.name));

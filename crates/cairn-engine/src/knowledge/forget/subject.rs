@@ -259,6 +259,24 @@ enum Named {
     Missing(Forgot),
 }
 
+/// Up to three stored names of `part` that `name`, which names no entity, may mean. Forget takes
+/// exact names only, so a name that would recall (a word of a longer name, a near spelling) is a
+/// suggestion here, as are names it begins, then the names it holds or abbreviates word by word
+/// ("Dr. Priya Raman", "Priya R."), as recall's misses offer them.
+pub(super) fn names_meant(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Vec<String>> {
+    let names = entities_in(tx, part)?;
+    let index = NameIndex::new(names.iter().map(|e| (e.id, e.name.as_str())));
+    let spelled = index.lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS, as_name: false });
+    let held = index.held_or_abbreviated(name, 16);
+    let mut meant: Vec<String> = Vec::new();
+    for candidate in spelled.into_iter().map(|m| m.name).chain(held.into_iter().map(|(_, n)| n)) {
+        if meant.len() < SUGGESTIONS && !meant.contains(&candidate) {
+            meant.push(candidate);
+        }
+    }
+    Ok(meant)
+}
+
 /// What `name` finds (see `Named`).
 fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Named> {
     let folded = fold(name.trim());
@@ -272,20 +290,7 @@ fn named(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Named> {
         {
             return Ok(Named::Gone);
         }
-        let names = entities_in(tx, part)?;
-        let index = NameIndex::new(names.iter().map(|e| (e.id, e.name.as_str())));
-        // Forget takes exact names only, so a name that would recall (a word of a longer name, a
-        // near spelling) is a suggestion here, as are names it begins, then the names it holds or
-        // abbreviates word by word ("Dr. Priya Raman", "Priya R."), as recall's misses offer them.
-        let spelled = index.lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS, as_name: false });
-        let held = index.held_or_abbreviated(name, 16);
-        let mut did_you_mean: Vec<String> = Vec::new();
-        for meant in spelled.into_iter().map(|m| m.name).chain(held.into_iter().map(|(_, n)| n)) {
-            if did_you_mean.len() < SUGGESTIONS && !did_you_mean.contains(&meant) {
-                did_you_mean.push(meant);
-            }
-        }
-        return Ok(Named::Missing(Forgot::NotFound { did_you_mean }));
+        return Ok(Named::Missing(Forgot::NotFound { did_you_mean: names_meant(tx, part, name)? }));
     };
     let entity = trailing_id(&name_key)?;
     let stored: Entity =

@@ -316,6 +316,24 @@ fn an_attribute_goes_alone() {
     assert_eq!(missing["error"]["code"], "NOT_FOUND");
     let nobody = forget(&store, &part, &json!({"attribute": {"subject": "Nobody", "key": "role"}}));
     assert_eq!(nobody["error"]["code"], "NOT_FOUND");
+    assert!(nobody["error"].get("details").is_none(), "no name is near: {nobody}");
+}
+
+/// Found by an audit: the `subject` form offered the names a miss may mean, the `attribute` form
+/// none; both offer them by one rule now, from the caller's own partition only.
+#[test]
+fn an_attribute_of_a_name_no_entity_has_offers_the_names_meant() {
+    let (_dir, store, part) = seeded();
+    for subject in ["Dr. Priya Raman", "Priya R.", "Priya Ramen"] {
+        let miss = forget(&store, &part, &json!({"attribute": {"subject": subject, "key": "role"}}));
+        assert_eq!(miss["error"]["code"], "NOT_FOUND", "{subject}: {miss}");
+        assert_eq!(miss["error"]["details"], json!([{"did_you_mean": "Priya Raman"}]), "{subject}: {miss}");
+    }
+    let other = Partition::new("local", "u2", "default").unwrap();
+    let theirs = forget(&store, &other, &json!({"attribute": {"subject": "Dr. Priya Raman", "key": "role"}}));
+    assert!(theirs["error"].get("details").is_none(), "another user's names are not offered: {theirs}");
+    let priya = entity_by_name(&store.snapshot().unwrap(), &part, "Priya Raman").unwrap().unwrap();
+    assert!(priya.attributes.contains_key("role"), "a miss forgets nothing");
 }
 
 #[test]
