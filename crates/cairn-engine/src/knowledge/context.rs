@@ -17,6 +17,7 @@ use super::grounding_rules::{self, NEGATED, Statement, is_negator, negation};
 use super::irregular_verbs::base_term;
 use super::part::Partition;
 use super::recall::When;
+use super::recency;
 use super::records::decode;
 use super::spread::{Start, spread};
 use super::trees::{DOC, PSG};
@@ -60,6 +61,8 @@ pub enum Channel {
     Mentions,
     /// A BM25 match of the question.
     FullText,
+    /// The dated items found, newest first, when the question asks for the newest (`recency.rs`).
+    Recency,
 }
 
 impl Channel {
@@ -72,6 +75,7 @@ impl Channel {
             Channel::Relation => "relation",
             Channel::Mentions => "mentions",
             Channel::FullText => "full_text",
+            Channel::Recency => "recency",
         }
     }
 }
@@ -419,6 +423,7 @@ pub(crate) fn context_with(
             coverage.full_text = rank;
         }
     }
+    rank_by_recency(question, &mut fused);
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
@@ -539,7 +544,28 @@ fn item_id(item: &Item) -> u64 {
 }
 
 fn add(fused: &mut BTreeMap<(u8, u64, u32), Item>, key: (u8, u64, u32), item: Item, channel: Channel, rank: usize) {
-    let entry = fused.entry(key).or_insert(item);
+    credit(fused.entry(key).or_insert(item), channel, rank);
+}
+
+/// When `question` asks for the newest, credits the dated items found with their rank newest first
+/// (`Channel::Recency`), items of equal date in the order the other channels put them.
+fn rank_by_recency(question: &str, fused: &mut BTreeMap<(u8, u64, u32), Item>) {
+    if !recency::asks_latest(question) {
+        return;
+    }
+    let mut keys: Vec<(u8, u64, u32)> = fused.keys().copied().collect();
+    keys.sort_by(|a, b| fused[b].score.total_cmp(&fused[a].score));
+    let items: Vec<&Item> = keys.iter().map(|k| &fused[k]).collect();
+    let newest: Vec<(u8, u64, u32)> = recency::newest_first(&items).into_iter().map(|i| keys[i]).collect();
+    for (rank, key) in newest.iter().enumerate() {
+        if let Some(entry) = fused.get_mut(key) {
+            credit(entry, Channel::Recency, rank + 1);
+        }
+    }
+}
+
+/// Credits `entry` with its `rank` in `channel`.
+fn credit(entry: &mut Item, channel: Channel, rank: usize) {
     entry.ranks.push((channel, rank));
     // Ranks are at most a few hundred (k ≤ 100, three times that from full text): exact in f64.
     let rank = f64::from(u32::try_from(rank).unwrap_or(u32::MAX));
@@ -1203,6 +1229,31 @@ mod tests {
         }
         let c = context(&snap, &part, "What happened with the refund?", 0, 8).unwrap();
         assert_eq!(c.grounding, Grounding::NothingStored, "{:?}", c.items);
+    }
+
+    #[test]
+    fn a_question_asking_for_the_latest_ranks_dated_items_newest_first() {
+        use crate::knowledge::testing::{call, caller, fresh};
+        let (_dir, store, _part) = fresh();
+        for (content, date) in [
+            ("Incident: the search index broke after a mapping change.", "2026-11-19"),
+            ("Incident: the gateway broke under a retry storm.", "2026-11-26"),
+            ("Incident: checkout broke when the card vault timed out.", "2026-11-06"),
+            ("Incident: login broke during the token rotation.", "2026-11-13"),
+        ] {
+            call(&store, &caller(10), "remember", &json!({"content": content, "date": date, "source": "postmortem"}))
+                .unwrap();
+        }
+        let first = |q: &str| -> Value {
+            let c = call(&store, &caller(20), "context", &json!({"question": q})).unwrap();
+            c["items"][0].clone()
+        };
+        let latest = first("What broke in the last incident?");
+        assert_eq!(latest["date"], json!("2026-11-26"), "{latest}");
+        assert!(latest["channels"].as_array().unwrap().contains(&json!("recency")), "{latest}");
+        // Without a word asking for the newest, dates rank nothing.
+        let any = first("What broke in an incident?");
+        assert!(!any["channels"].as_array().unwrap().contains(&json!("recency")), "{any}");
     }
 
     #[test]

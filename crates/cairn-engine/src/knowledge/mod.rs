@@ -72,6 +72,7 @@ mod part;
 #[cfg(test)]
 mod properties;
 mod recall;
+mod recency;
 mod records;
 mod spread;
 pub(crate) mod tally;
