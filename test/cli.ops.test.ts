@@ -61,6 +61,12 @@ it.each([
     'CAIRN_DOCUMENT_READ_SECONDS must be a whole number of seconds a document may take to read, 1–3600, got "0"',
   ],
   [
+    'CAIRN_IDEMPOTENCY_HOURS=0',
+    [],
+    { CAIRN_IDEMPOTENCY_HOURS: '0' },
+    'CAIRN_IDEMPOTENCY_HOURS must be a whole number of hours a retried write is recognised, 1–8760, got "0"',
+  ],
+  [
     'CAIRN_ADMIN_TOKEN=short',
     [],
     { CAIRN_ADMIN_TOKEN: 'short' },

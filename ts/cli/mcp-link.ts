@@ -68,7 +68,8 @@ function outcomeUnknown(url: string): CliFailure {
 function keyedUnknown(why: string, key: string): CliFailure {
   const message =
     `${why}. This call may or may not have been applied: send it again with "idempotencyKey": ` +
-    `${JSON.stringify(key)} (the bridge added it) and it is applied once; if it was, its receipt comes ` +
+    `${JSON.stringify(key)} (the bridge added it) within the node's idempotency window (24 hours by default) and it ` +
+    'is applied once; if it was, its receipt comes ' +
     'back marked replayed: true';
   return new CliFailure('UNAVAILABLE', message, undefined, [{ applied: 'unknown', idempotencyKey: key }]);
 }

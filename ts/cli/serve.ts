@@ -30,6 +30,15 @@ function refusal(profile: string, rateLimit: string | undefined): string | null 
   return null;
 }
 
+/**
+ * Why `CAIRN_IDEMPOTENCY_HOURS` cannot be used, or null: a whole number of hours, 1–8760 (the
+ * engine's range; checked here too so a bad value is refused before the store is opened).
+ */
+function idempotencyRefusal(hours: string | undefined): string | null {
+  if (hours === undefined || (/^\d{1,4}$/.test(hours) && Number(hours) >= 1 && Number(hours) <= 8760)) return null;
+  return `CAIRN_IDEMPOTENCY_HOURS must be a whole number of hours a retried write is recognised, 1–8760, got ${JSON.stringify(hours)}`;
+}
+
 /** The log levels of the node's logger (pino's, and `silent`). */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -104,6 +113,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     ) ??
     refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ??
     readLimitsRefusal(env) ??
+    idempotencyRefusal(env.CAIRN_IDEMPOTENCY_HOURS) ??
     tokenAndLogRefusal(env);
   if (refused !== null) return couldNotRun(env, refused, false);
   const holder = findRunningNode(args.dataDir);
@@ -119,6 +129,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       ...(env.CAIRN_RATE_LIMIT === undefined ? {} : { rateLimit: Number(env.CAIRN_RATE_LIMIT) }),
       logLevel: env.CAIRN_LOG_LEVEL || 'info',
       allowPrivate: env.CAIRN_ALLOW_PRIVATE === '1' || env.CAIRN_ALLOW_PRIVATE === 'true',
+      ...(env.CAIRN_IDEMPOTENCY_HOURS === undefined ? {} : { idempotencyHours: Number(env.CAIRN_IDEMPOTENCY_HOURS) }),
     });
   } catch (err) {
     // A node that did not start could not run (exit 2, as --help says), whatever stopped it.

@@ -17,12 +17,14 @@ import { pointRead } from './point-read.js';
 import { type Entry, type RangeOptions, scan } from './scan.js';
 import { Snapshot } from './snapshot.js';
 
-/** Sizes for an open store; anything left out takes the engine's default. */
+/** Sizes and windows for an open store; anything left out takes the engine's default. */
 export interface StoreOptions {
   /** Bytes of page cache (default 64 MiB). */
   cacheBytes?: number;
   /** WAL size in bytes that triggers a checkpoint (default 64 MiB). */
   checkpointBytes?: number;
+  /** Hours a notes write's `idempotencyKey` is remembered, a whole number 1–8760 (default 24). */
+  idempotencyHours?: number;
 }
 
 export type CheckReport = BindingCheckReport;

@@ -22,7 +22,8 @@ const Cursor = text(4 * KiB).describe('The nextCursor of the previous page');
 const IdempotencyKey = name(256)
   .optional()
   .describe(
-    'Per agent: the same request again returns the first receipt (replayed: true) and writes nothing. ' +
+    'Per agent, for 24 h by default: the same request again returns the first receipt (replayed: true) and ' +
+      'writes nothing. ' +
       '`cairn mcp` adds one (`cairn-mcp:<uuid>`) when none is sent',
   );
 

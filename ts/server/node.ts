@@ -30,6 +30,8 @@ export interface NodeOptions {
   /** Where log lines go (default stdout). */
   logStream?: { write(line: string): void };
   allowPrivate?: boolean;
+  /** Hours a write's `idempotencyKey` is remembered (`CAIRN_IDEMPOTENCY_HOURS`; default 24). */
+  idempotencyHours?: number;
   /** Where first-start messages go (the admin token, once). Default stderr. */
   announce?: (line: string) => void;
 }
@@ -59,7 +61,10 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const loopback = isLoopback(host);
   const announce = opts.announce ?? ((l: string) => process.stderr.write(`${l}\n`));
   const dirWarning = privateDataDir(opts.dataDir);
-  const store = await Store.open(opts.dataDir);
+  const store = await Store.open(
+    opts.dataDir,
+    opts.idempotencyHours === undefined ? {} : { idempotencyHours: opts.idempotencyHours },
+  );
   // Holding the store's lock, so no other node is backing it up now.
   removeStagedBackups(opts.dataDir);
   let createdAdminToken: string | null = null;

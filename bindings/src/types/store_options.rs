@@ -9,10 +9,13 @@ pub struct BindingStoreOptions {
     pub cache_bytes: Option<f64>,
     /// WAL size in bytes that triggers a checkpoint (default 64 MiB).
     pub checkpoint_bytes: Option<f64>,
+    /// Hours a notes write's `idempotencyKey` is remembered, 1–8760 (default 24).
+    pub idempotency_hours: Option<f64>,
 }
 
 impl BindingStoreOptions {
-    /// The engine's options, refusing sizes that are not whole non-negative numbers.
+    /// The engine's options, refusing sizes that are not whole non-negative numbers and hours
+    /// outside `IDEMPOTENCY_HOURS`.
     pub fn into_engine(self) -> Result<cairn_engine::StoreOptions, Failure> {
         let mut opts = cairn_engine::StoreOptions::default();
         if let Some(n) = self.cache_bytes {
@@ -21,6 +24,9 @@ impl BindingStoreOptions {
         }
         if let Some(n) = self.checkpoint_bytes {
             opts.checkpoint_bytes = size("checkpointBytes", n)?;
+        }
+        if let Some(n) = self.idempotency_hours {
+            opts.idempotency_hours = hours(n)?;
         }
         Ok(opts)
     }
@@ -32,4 +38,17 @@ fn size(name: &str, n: f64) -> Result<u64, Failure> {
         return Err(Failure::invalid(format!("{name} must be a whole number of bytes, got {n}")));
     }
     Ok(n as u64)
+}
+
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked just before
+fn hours(n: f64) -> Result<u32, Failure> {
+    let range = cairn_engine::IDEMPOTENCY_HOURS;
+    if n.fract() != 0.0 || !(f64::from(*range.start())..=f64::from(*range.end())).contains(&n) {
+        return Err(Failure::invalid(format!(
+            "idempotencyHours must be a whole number of hours, {}–{}, got {n}",
+            range.start(),
+            range.end()
+        )));
+    }
+    Ok(n as u32)
 }

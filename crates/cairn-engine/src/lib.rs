@@ -38,5 +38,5 @@ pub use check::{CheckReport, Problem};
 pub use error::{Corruption, Error, Result};
 pub use limits::{MAX_KEY_LEN, MAX_TREE_NAME_LEN, MAX_VALUE_LEN, PAGE_SIZE};
 pub use snapshot::{Entries, Snapshot, TreeInfo};
-pub use store::{BackupReport, CompactOptions, CompactReport, Stats, Store, StoreOptions};
+pub use store::{BackupReport, CompactOptions, CompactReport, IDEMPOTENCY_HOURS, Stats, Store, StoreOptions};
 pub use write::WriteTxn;

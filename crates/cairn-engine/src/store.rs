@@ -50,11 +50,31 @@ pub struct StoreOptions {
     pub checkpoint_bytes: u64,
     /// The file system.
     pub vfs: Arc<dyn Vfs>,
+    /// Hours a notes write's `idempotencyKey` is remembered (`IDEMPOTENCY_HOURS`): a retry
+    /// within them replays, one after them writes anew, and the record is then removed.
+    pub idempotency_hours: u32,
+}
+
+/// The hours `StoreOptions::idempotency_hours` may be: 1 up to a year. Default 24, as payment APIs
+/// keep a key a day: long enough for any client's retries, short enough that the records of a
+/// bridge that keys every write do not pile up.
+pub const IDEMPOTENCY_HOURS: std::ops::RangeInclusive<u32> = 1..=8760;
+
+/// `hours` of `StoreOptions::idempotency_hours` in milliseconds; refused outside `IDEMPOTENCY_HOURS`.
+fn idempotency_ms(hours: u32) -> Result<i64> {
+    if !IDEMPOTENCY_HOURS.contains(&hours) {
+        return Err(Error::InvalidArgument(format!(
+            "idempotencyHours must be a whole number of hours, {}–{}, got {hours}",
+            IDEMPOTENCY_HOURS.start(),
+            IDEMPOTENCY_HOURS.end()
+        )));
+    }
+    Ok(i64::from(hours) * 3_600_000)
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { cache_bytes: 64 << 20, checkpoint_bytes: 64 << 20, vfs: Arc::new(StdFs) }
+        StoreOptions { cache_bytes: 64 << 20, checkpoint_bytes: 64 << 20, vfs: Arc::new(StdFs), idempotency_hours: 24 }
     }
 }
 
@@ -127,6 +147,8 @@ struct Shared {
     lock: Mutex<Option<Box<dyn DirLock>>>,
     /// The store's random id (its meta page's), which export origins are made from.
     store_id: u64,
+    /// `StoreOptions::idempotency_hours` in milliseconds, the unit of a caller's `now`.
+    idempotency_ms: i64,
 }
 
 /// An open store. Cheap to clone; every clone is the same store. Closing any clone closes it.
@@ -176,7 +198,8 @@ impl Store {
     /// every acknowledged commit from the log.
     pub fn open(dir: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
         let dir = dir.as_ref().to_path_buf();
-        let StoreOptions { cache_bytes, checkpoint_bytes, vfs } = opts;
+        let StoreOptions { cache_bytes, checkpoint_bytes, vfs, idempotency_hours } = opts;
+        let idempotency_ms = idempotency_ms(idempotency_hours)?;
         vfs.create_dir_all(&dir).map_err(io("creating the store directory"))?;
         let lock = vfs.lock_dir(&dir).map_err(|e| match e {
             LockError::Held(pid) => Error::Locked { path: dir.clone(), holder_pid: pid },
@@ -270,6 +293,7 @@ impl Store {
                 writer: Mutex::new(Some(handle)),
                 lock: Mutex::new(Some(lock)),
                 store_id: meta.store_id,
+                idempotency_ms,
             }),
         })
     }
@@ -285,6 +309,11 @@ impl Store {
     #[must_use]
     pub fn store_id(&self) -> u64 {
         self.shared.store_id
+    }
+
+    /// How long a notes write's `idempotencyKey` is remembered, in milliseconds.
+    pub(crate) fn idempotency_ms(&self) -> i64 {
+        self.shared.idempotency_ms
     }
 
     /// A consistent view of the last committed state.
@@ -948,6 +977,40 @@ mod tests {
     const BULK: u32 = crate::write::LOGGED_DELETE_MAX as u32;
 
     #[test]
+    fn range_first_reads_a_bounded_start_of_a_range_with_waiting_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), opts()).unwrap();
+        store
+            .write(|t| {
+                for k in ["a0", "a1", "a2", "a3", "a4", "b0"] {
+                    t.put("t", k.as_bytes(), b"v")?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let keys = |entries: crate::write::Entries| {
+            entries.into_iter().map(|(k, _)| String::from_utf8(k).unwrap()).collect::<Vec<_>>()
+        };
+        store
+            .write(move |t| {
+                t.delete("t", b"a1")?;
+                t.put("t", b"a05", b"v")?;
+                t.put("t", b"a9", b"v")?;
+                // Three read: a0, a1 (deleted here), a2; a05 waits between them, a9 after the last read.
+                let first = t.range_first("t", Bound::Included(b"a"), Bound::Excluded(b"b"), 3)?;
+                assert_eq!(keys(first), ["a0", "a05", "a2"]);
+                let rest = t.range_first("t", Bound::Excluded(b"a2"), Bound::Unbounded, 10)?;
+                assert_eq!(keys(rest), ["a3", "a4", "a9", "b0"]);
+                assert_eq!(
+                    keys(t.range_first("t", Bound::Included(b"a"), Bound::Included(b"a3"), 0)?),
+                    Vec::<String>::new()
+                );
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
     fn writes_survive_reopen_and_check_is_clean() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), opts()).unwrap();
@@ -1335,8 +1398,12 @@ mod tests {
         use crate::vfs::fault::{CrashMode, FaultFs, PointKind};
         use std::path::Path;
         let dir = Path::new("/store");
-        let options =
-            |fs: &FaultFs| StoreOptions { cache_bytes: 1 << 20, checkpoint_bytes: 1 << 20, vfs: Arc::new(fs.clone()) };
+        let options = |fs: &FaultFs| StoreOptions {
+            cache_bytes: 1 << 20,
+            checkpoint_bytes: 1 << 20,
+            vfs: Arc::new(fs.clone()),
+            ..StoreOptions::default()
+        };
         let n = BULK + 500;
         // Fills and checkpoints a store, then deletes the prefix: whether the delete was
         // acknowledged, and at which point the delete began.

@@ -585,6 +585,42 @@ impl<'a> WriteTxn<'a> {
         Ok(self.with_pending(tree, stored, start, &within))
     }
 
+    /// Up to the first `max` entries of `tree` between two bounds, this transaction's writes
+    /// included, reading at most `max` stored entries: a range's whole backlog is never held, and
+    /// nothing is merged first (a write that scans a little on every call must not merge its
+    /// group's changes each time). It may return fewer than there are: a waiting delete can hide
+    /// one of the entries read.
+    pub(crate) fn range_first(
+        &mut self,
+        tree: &str,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        max: usize,
+    ) -> Result<Entries> {
+        validate_tree_name(tree)?;
+        let before_end = |k: &[u8]| match end {
+            Bound::Included(e) => k <= e,
+            Bound::Excluded(e) => k < e,
+            Bound::Unbounded => true,
+        };
+        let root = self.tree(tree).root;
+        let mut cursor = btree::Cursor::seek(self, root, start)?;
+        let mut stored = Vec::new();
+        while stored.len() < max {
+            let Some((k, v)) = cursor.next(self)? else { break };
+            if !before_end(&k) {
+                break;
+            }
+            stored.push((k, btree::read_value(self, v)?));
+        }
+        // Past the last entry read, waiting changes would come before entries left unread.
+        let last = if stored.len() == max { stored.last().map(|(k, _)| k.clone()) } else { None };
+        let within = |k: &[u8]| before_end(k) && last.as_deref().is_none_or(|l| k <= l);
+        let mut entries = self.with_pending(tree, stored, start, &within);
+        entries.truncate(max);
+        Ok(entries)
+    }
+
     /// Entries of `tree` whose keys start with `prefix`, including this transaction's writes.
     pub fn prefix(&mut self, tree: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         validate_tree_name(tree)?;

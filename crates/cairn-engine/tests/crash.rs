@@ -100,7 +100,7 @@ fn scenario(seed: u64) -> Scenario {
 }
 
 fn options(fs: &FaultFs, checkpoint_bytes: u64) -> StoreOptions {
-    StoreOptions { cache_bytes: 24 * 4096, checkpoint_bytes, vfs: Arc::new(fs.clone()) }
+    StoreOptions { cache_bytes: 24 * 4096, checkpoint_bytes, vfs: Arc::new(fs.clone()), ..StoreOptions::default() }
 }
 
 fn batch(c: &Changes) -> Batch {

@@ -210,10 +210,11 @@ fn parse_create(caller: &Caller, body: &[u8]) -> Outcome<Create> {
 pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let Create { mut capsule, input, idempotency } = parse_create(caller, body)?;
     let caller = caller.clone();
+    let window = store.idempotency_ms();
     store
         .write(move |tx| {
             // A retry gets its first receipt even once a short `expiresAt` has passed since.
-            if let Some(replayed) = idempotency.as_ref().map(|i| i.replay(tx, &caller)).transpose()?.flatten() {
+            if let Some(replayed) = idempotency.as_ref().map(|i| i.replay(tx, &caller, window)).transpose()?.flatten() {
                 return Ok(replayed);
             }
             if capsule.expires_at.is_some_and(|at| at <= caller.now) {
@@ -221,6 +222,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
             }
             // Nothing is written above this line.
             caller.part.register(tx)?;
+            super::idempotency_window::prune(tx, &caller.part, caller.now, window)?;
             capsule.id = crate::knowledge::next_id(tx, &caller.part)?;
             put(tx, &caller.part, &capsule)?;
             let change = Change {

@@ -3,19 +3,21 @@
 //! same key with the same request gets the first receipt back, marked `replayed: true`, and
 //! stores nothing; with another request it is `IDEMPOTENCY_CONFLICT`. A request is compared as
 //! understood (defaults applied, spellings recomposed), never as spelled. Records are stored, so a
-//! retry after a restart still replays; they go with what they wrote (a note forget, a handoff
-//! forget) or with the whole scope.
+//! retry after a restart still replays, for the store's window (`idempotency_window.rs`); they
+//! go then, or before with what they wrote (a note forget, a handoff forget) or the whole scope.
 
 use super::fields::{Fields, printable, short_name};
+use super::idempotency_window::{IDEM_AT, at_key, decode, live, recorded_at};
 use super::{Outcome, refuse};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::knowledge::api::Caller;
 use crate::write::WriteTxn;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 
-/// `part | agent \0 | idempotency key` → `{hash, receipt}`: the first receipt of a retried write.
+/// `part | agent \0 | idempotency key` → `{hash, receipt, at}`: the first receipt of a retried
+/// write and when it was made (the caller's `now`, ms).
 pub(crate) const IDEM: &str = "n.idem";
 
 /// A write's `idempotencyKey` and the hashes a retry is compared by.
@@ -50,11 +52,14 @@ impl Idempotency {
     }
 
     /// What a retry gets: `Some` with the first receipt (marked `replayed: true`) or the conflict,
-    /// `None` when the key is new. Read in the write's transaction, before anything is written.
-    pub(super) fn replay(&self, tx: &mut WriteTxn<'_>, caller: &Caller) -> Result<Option<Outcome<Value>>> {
+    /// `None` when the key is new or its record older than `window` ms. Read in the write's
+    /// transaction, before anything is written.
+    pub(super) fn replay(&self, tx: &mut WriteTxn<'_>, caller: &Caller, window: i64) -> Result<Option<Outcome<Value>>> {
         let Some(stored) = tx.get(IDEM, &self.record_key(caller))? else { return Ok(None) };
-        let stored: Value =
-            serde_json::from_slice(&stored).map_err(|e| Error::corrupt(None, format!("an idempotency record: {e}")))?;
+        let stored = decode(&stored)?;
+        if recorded_at(&stored).is_some_and(|at| !live(at, caller.now, window)) {
+            return Ok(None);
+        }
         if [&self.hash, &self.as_sent].iter().any(|h| stored["hash"].as_str() == Some(h.as_str())) {
             let mut receipt = stored["receipt"].clone();
             // Else the caller cannot tell a replay, which stored nothing, from a first write.
@@ -68,17 +73,25 @@ impl Idempotency {
         ))))
     }
 
-    /// Keeps `receipt` for the retries of this request, in the write's transaction.
+    /// Keeps `receipt` for the retries of this request, in the write's transaction, in place of
+    /// an expired record of the key.
     pub(super) fn remember(&self, tx: &mut WriteTxn<'_>, caller: &Caller, receipt: &Value) -> Result<()> {
-        let stored = json!({ "hash": self.hash, "receipt": receipt });
-        tx.put(IDEM, &self.record_key(caller), &serde_json::to_vec(&stored).expect("JSON serialises"))
+        let key = self.record_key(caller);
+        if let Some(expired) = tx.get(IDEM, &key)?
+            && let Some(at) = recorded_at(&decode(&expired)?)
+        {
+            tx.erase(IDEM_AT, &at_key(&caller.part, &key, at))?;
+        }
+        let stored = json!({ "hash": self.hash, "receipt": receipt, "at": caller.now });
+        tx.put(IDEM, &key, &serde_json::to_vec(&stored).expect("JSON serialises"))?;
+        tx.put(IDEM_AT, &at_key(&caller.part, &key, caller.now), &[])
     }
 }
 
 /// Removes the idempotency records of `part` whose receipt `gone` picks (given the writing agent
-/// and the receipt): a retried write would otherwise answer with what was forgotten. The scope's
-/// records are read one at a time (one is kept per idempotent write, for good) and only the keys
-/// to delete are held.
+/// and the receipt), with their index entries: a retried write would otherwise answer with what
+/// was forgotten. The scope's records are read one at a time (one is kept per idempotent write
+/// for the window) and only the keys to delete are held.
 pub(super) fn forget_receipts(
     tx: &mut WriteTxn<'_>,
     part: &crate::knowledge::Partition,
@@ -86,15 +99,17 @@ pub(super) fn forget_receipts(
 ) -> Result<()> {
     let mut doomed = Vec::new();
     tx.scan_prefix(IDEM, part.prefix(), |k, v| {
-        let stored: Value =
-            serde_json::from_slice(v).map_err(|e| Error::corrupt(None, format!("an idempotency record: {e}")))?;
+        let stored = decode(v)?;
         let writer = k[part.prefix().len()..].split(|b| *b == 0).next().unwrap_or_default();
         if gone(writer, &stored["receipt"]) {
-            doomed.push(k.to_vec());
+            doomed.push((k.to_vec(), recorded_at(&stored)));
         }
         Ok(())
     })?;
-    for k in doomed {
+    for (k, at) in doomed {
+        if let Some(at) = at {
+            tx.erase(IDEM_AT, &at_key(part, &k, at))?;
+        }
         tx.erase(IDEM, &k)?;
     }
     Ok(())

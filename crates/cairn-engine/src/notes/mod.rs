@@ -23,6 +23,9 @@ mod handoff_page_tests;
 #[cfg(test)]
 mod handoff_tests;
 mod idempotency;
+mod idempotency_window;
+#[cfg(test)]
+mod idempotency_window_tests;
 pub(crate) mod import;
 pub(crate) mod index;
 #[cfg(test)]

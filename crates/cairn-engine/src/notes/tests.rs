@@ -71,7 +71,7 @@ fn race<T: Send + 'static>(
 }
 
 #[allow(clippy::needless_pass_by_value)] // call sites read as JSON literals: note("k", json!(1))
-fn note(key: &str, value: Value) -> Value {
+pub(super) fn note(key: &str, value: Value) -> Value {
     json!({ "key": key, "value": value, "kind": "user_fact" })
 }
 

@@ -5,6 +5,7 @@
 
 use super::fields::{Fields, written_key, written_task};
 use super::idempotency::Idempotency;
+use super::idempotency_window::prune;
 use super::index::Postings;
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
 use super::{Outcome, index, invalid, merge, refuse};
@@ -122,7 +123,8 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     let req = parse(caller, body)?;
     let prepared = prepare(store, caller, &req)?;
     let caller = caller.clone();
-    store.write(move |tx| apply(tx, &caller, &req, prepared))?.0
+    let window = store.idempotency_ms();
+    store.write(move |tx| apply(tx, &caller, &req, prepared, window))?.0
 }
 
 /// Runs `note_write` for `caller` without waiting for it: the request is parsed and worked out
@@ -138,12 +140,13 @@ pub(crate) fn submit(store: &Store, caller: &Caller, body: &[u8], done: Box<dyn 
         Err(e) => return done(Err(e.into())),
     };
     let caller = caller.clone();
+    let window = store.idempotency_ms();
     // The writer leaves the outcome here; `done` reads it once the group is durable.
     let slot: Arc<Mutex<Option<Outcome<Value>>>> = Arc::new(Mutex::new(None));
     let out = slot.clone();
     store.submit_fn(
         Box::new(move |tx| {
-            let outcome = apply(tx, &caller, &req, prepared)?;
+            let outcome = apply(tx, &caller, &req, prepared, window)?;
             *out.lock().expect("outcome slot") = Some(outcome);
             Ok(())
         }),
@@ -309,11 +312,18 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
     Built { bytes: note.encode(), note, event, receipt }
 }
 
-/// The write itself; refuses before it changes anything.
-fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepared) -> Result<Outcome<Value>> {
+/// The write itself; refuses before it changes anything. `window`: how long idempotency records
+/// last (ms).
+fn apply(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    req: &Request,
+    prepared: Prepared,
+    window: i64,
+) -> Result<Outcome<Value>> {
     let part = &caller.part;
     if let Some(idem) = &req.idempotency
-        && let Some(replayed) = idem.replay(tx, caller)?
+        && let Some(replayed) = idem.replay(tx, caller, window)?
     {
         return Ok(replayed);
     }
@@ -345,6 +355,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request, prepared: Prepar
         };
         compose(req, caller, prev.as_ref(), &value, kind, id)
     };
+    prune(tx, part, caller.now, window)?;
     let old = prev.as_ref().zip(old_postings.as_ref());
     index::replace(tx, part, old, (&built.note, &new_postings))?;
     tx.put(CUR, &cur_key, &built.bytes)?;
