@@ -22,9 +22,8 @@ const Cursor = text(4 * KiB).describe('The nextCursor of the previous page');
 const IdempotencyKey = name(256)
   .optional()
   .describe(
-    'Per agent, for 24 h by default: the same request again returns the first receipt (replayed: true) and ' +
-      'writes nothing. ' +
-      '`cairn mcp` adds one (`cairn-mcp:<uuid>`) when none is sent',
+    'Per agent, for 24 h by default: the same request again returns the first receipt (replayed: true), ' +
+      'writing nothing. `cairn mcp` adds one when none is sent',
   );
 
 /** memory_note_write: one note, versioned, with compare-and-set and idempotency. */
