@@ -9,11 +9,13 @@ use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{REL, rel_key};
 use super::super::type_spelling::TypeSpellings;
+use super::subject::names_meant;
 use super::{
     Counts, Kept, Outcome, Strip, buried, bury_relation, entity_in, fact_target, missing, name_of, remove_relation,
     strip_events,
 };
 use crate::error::Result;
+use crate::knowledge::SUGGESTIONS;
 use crate::write::WriteTxn;
 
 /// How a request names a fact.
@@ -48,9 +50,17 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
                 .into_iter()
                 .map(|(f, t, o)| fact_target(&f, &t, &o))
                 .collect();
-            let (Some(f), Some(t)) = (entity_id(tx, part, from)?, entity_id(tx, part, to)?) else {
+            let (f, t) = (entity_id(tx, part, from)?, entity_id(tx, part, to)?);
+            let (Some(f), Some(t)) = (f, t) else {
                 let message = format!("no fact {from:?} -[{rel_type}]-> {to:?} is stored");
-                return unstored(tx, part, &readings, message);
+                let unknown: Vec<&str> =
+                    [(f, from), (t, to)].into_iter().filter(|(id, _)| id.is_none()).map(|(_, n)| n.as_str()).collect();
+                return match unstored(tx, part, &readings, message)? {
+                    Outcome::NotFound { message, .. } => {
+                        Ok(Outcome::NotFound { did_you_mean: ends_meant(tx, part, &unknown)?, message })
+                    }
+                    answered => Ok(answered),
+                };
             };
             (f, t, rel_type.trim().to_owned(), readings)
         }
@@ -76,6 +86,21 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
     let counts = Counts { facts: versions.len() as u64, ..Counts::default() };
     let kept = vec![Kept { what: "entities", count: 2, why: "the ends of a fact are entities in their own right" }];
     Ok(Outcome::Forgotten { counts, kept })
+}
+
+/// The stored names the `unknown` ends of a fact may mean (`names_meant`, the subject form's
+/// rule), each end's in turn, at most three in all: a misspelt end ("Priya Ramen") answered
+/// nothing before, where forgetting the subject offered "Priya Raman".
+fn ends_meant(tx: &mut WriteTxn<'_>, part: &Partition, unknown: &[&str]) -> Result<Vec<String>> {
+    let mut meant: Vec<String> = Vec::new();
+    for end in unknown {
+        for name in names_meant(tx, part, end)? {
+            if meant.len() < SUGGESTIONS && !meant.contains(&name) {
+                meant.push(name);
+            }
+        }
+    }
+    Ok(meant)
 }
 
 /// The answer for a fact with no stored version: "already forgotten" when a reading of it went

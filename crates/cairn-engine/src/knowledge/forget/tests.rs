@@ -126,6 +126,26 @@ fn subject_goes_with_its_facts_and_passages_and_again_is_already() {
 }
 
 #[test]
+fn a_fact_with_a_misspelt_end_suggests_the_names_that_end_may_mean() {
+    let (_dir, store, part) = seeded();
+    let before = exported_text(&store, &part);
+    let fact = json!({"fact": {"from": "Priya Ramen", "to": "Acme", "type": "works_at"}});
+    let miss = forget(&store, &part, &fact);
+    assert_eq!(miss["error"]["code"], "NOT_FOUND", "{miss}");
+    assert_eq!(miss["error"]["details"], json!([{"did_you_mean": "Priya Raman"}]), "{miss}");
+    // Both ends stored, the type not: nothing to suggest by name.
+    let wrong_type = forget(&store, &part, &json!({"fact": {"from": "Priya Raman", "to": "Acme", "type": "owns"}}));
+    assert_eq!(wrong_type["error"]["code"], "NOT_FOUND", "{wrong_type}");
+    assert!(wrong_type["error"]["details"].is_null(), "{wrong_type}");
+    // Another user's partition offers nothing of this one's.
+    let other = Partition::new("local", "u2", "default").unwrap();
+    let miss = forget(&store, &other, &fact);
+    assert_eq!(miss["error"]["code"], "NOT_FOUND", "{miss}");
+    assert!(miss["error"]["details"].is_null(), "{miss}");
+    assert_eq!(exported_text(&store, &part), before);
+}
+
+#[test]
 fn a_missed_subject_suggests_only_own_names() {
     let (_dir, store, part) = seeded();
     let miss = forget(&store, &part, &json!({"subject": "Jonas"}));
