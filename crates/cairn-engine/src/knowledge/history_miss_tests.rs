@@ -45,6 +45,26 @@ fn a_subject_never_stored_is_not_found_with_the_names_meant_from_the_callers_par
 }
 
 #[test]
+fn a_fact_with_an_end_never_stored_offers_the_names_that_end_may_mean() {
+    let (_dir, store, _part) = fresh();
+    call(&store, &caller(1), "relate", &json!({"from": "Priya Raman", "to": "Acme Robotics", "type": "works_at"}))
+        .unwrap();
+    let other = Caller { part: Partition::new("local", "u2", "default").unwrap(), ..caller(1) };
+    call(&store, &other, "relate", &json!({"from": "Priya Ramen", "to": "Porto", "type": "born_in"})).unwrap();
+    for (from, to, meant) in [
+        ("Priya Ramen", "Acme Robotics", vec!["Priya Raman"]),
+        ("Priya Raman", "Acme", vec!["Acme Robotics"]),
+        ("Priya Raman", "Acme Robotics", vec![]),
+        ("Nobody Here", "Porto", vec![]),
+    ] {
+        let fact = json!({"fact": {"from": from, "to": to, "type": "owns"}});
+        let miss = history(&store, &caller(2), &fact);
+        assert_eq!(miss["error"]["code"], json!("NOT_FOUND"), "{fact}: {miss}");
+        assert_eq!(did_you_mean(&miss), meant, "{fact}: {miss}");
+    }
+}
+
+#[test]
 fn a_forgotten_subject_reads_as_an_empty_page() {
     let (_dir, store, _part) = fresh();
     call(&store, &caller(1), "relate", &json!({"from": "Marcus Feld", "to": "Oslo", "type": "lives_in"})).unwrap();

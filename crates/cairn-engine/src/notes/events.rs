@@ -39,7 +39,8 @@ struct Named {
 enum Unknown {
     Note(String),
     Subject(String),
-    Fact(String),
+    /// A fact's message and its ends no entity has, for which names are suggested.
+    Fact(String, Vec<String>),
 }
 
 /// Runs `history` for `caller`.
@@ -84,7 +85,20 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     }
     match unknown {
         None => Ok(reply),
-        Some(Unknown::Note(message) | Unknown::Fact(message)) => Err(refuse("NOT_FOUND", message, Vec::new())),
+        Some(Unknown::Note(message)) => Err(refuse("NOT_FOUND", message, Vec::new())),
+        Some(Unknown::Fact(message, ends)) => {
+            // As `forget {fact}` answers a miss: the names each unknown end may mean.
+            let mut meant: Vec<String> = Vec::new();
+            for end in &ends {
+                for name in crate::knowledge::api::names_meant(store, &snap, caller, end)? {
+                    if meant.len() < crate::knowledge::SUGGESTIONS && !meant.contains(&name) {
+                        meant.push(name);
+                    }
+                }
+            }
+            let details = meant.into_iter().map(|name| json!({ "did_you_mean": name })).collect();
+            Err(refuse("NOT_FOUND", message, details))
+        }
         Some(Unknown::Subject(subject)) => {
             // As `forget {subject}` answers a miss: the names of this partition that were meant.
             let meant = crate::knowledge::api::names_meant(store, &snap, caller, &subject)?;
@@ -117,7 +131,7 @@ fn fact_named(snap: &Snapshot, caller: &Caller, mut fact: Fields) -> Outcome<Nam
         let id: u64 = id.parse().map_err(|_| invalid("fact.id", "must be an id as a decimal string"))?;
         let stored = event_names::fact_by_id(snap, &caller.part, id)?;
         let unknown = (stored.is_none() && !event_names::fact_id_forgotten(snap, &caller.part, id)?)
-            .then(|| Unknown::Fact(format!("no fact has id {id}")));
+            .then(|| Unknown::Fact(format!("no fact has id {id}"), Vec::new()));
         return Ok(Named { family: "fact", targets: stored.unwrap_or_default(), unknown });
     }
     let mut part = |name: &str| -> Outcome<String> {
@@ -130,7 +144,17 @@ fn fact_named(snap: &Snapshot, caller: &Caller, mut fact: Fields) -> Outcome<Nam
     let (from, to, rel) = (part("from")?, part("to")?, part("type")?);
     fact.finish()?;
     let named = event_names::fact(snap, &caller.part, (&from, &rel, &to))?;
-    let unknown = (!named.known).then(|| Unknown::Fact(format!("no fact {from:?} -[{rel}]-> {to:?} is stored")));
+    let unknown = if named.known {
+        None
+    } else {
+        let mut ends = Vec::new();
+        for end in [&from, &to] {
+            if event_names::entity(snap, &caller.part, end)?.is_none() {
+                ends.push(end.clone());
+            }
+        }
+        Some(Unknown::Fact(format!("no fact {from:?} -[{rel}]-> {to:?} is stored"), ends))
+    };
     let mut targets = vec![format!("{from}\0{rel}\0{to}")];
     for stored in named.targets {
         if !targets.contains(&stored) {
