@@ -193,10 +193,8 @@ fn known(as_of: Option<i64>, at: i64) -> bool {
 /// "where is billing-svc deployed?" at `valid_at` 2026-11-10 answered from text dated 11-14 to
 /// 11-28). An undated document is kept: nothing says when it speaks of.
 fn said_after(date: Option<&str>, valid_at: Option<i64>) -> bool {
-    match (date.and_then(valid::instant), valid_at) {
-        (Some(said), Some(at)) => said > at,
-        _ => false,
-    }
+    // Only a read at `valid_at` parses the date: a plain context reads every passage it fuses.
+    valid_at.is_some_and(|at| date.and_then(valid::instant).is_some_and(|said| said > at))
 }
 
 /// The seeds of `question`: names it holds (the linker: exact and case-folded, longest first),

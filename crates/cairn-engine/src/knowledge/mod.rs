@@ -115,4 +115,5 @@ pub use import::{ImportCounts, Imported, Skipped, import};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use origin::Origin;
 pub use part::Partition;
+pub(crate) use recall::add_suggestions;
 pub use recall::{Recall, SUGGESTIONS, When, recall};

@@ -17,6 +17,18 @@ use std::collections::{HashMap, HashSet};
 /// How many "did you mean" names a miss offers (DESIGN.md §2: up to three).
 pub const SUGGESTIONS: usize = 3;
 
+/// Adds to `meant` the `names` it lacks, in order, until it holds `SUGGESTIONS`.
+pub(crate) fn add_suggestions(meant: &mut Vec<String>, names: impl IntoIterator<Item = String>) {
+    for name in names {
+        if meant.len() == SUGGESTIONS {
+            return;
+        }
+        if !meant.contains(&name) {
+            meant.push(name);
+        }
+    }
+}
+
 /// Which moment a recall reads: `as_of` (transaction time, ms: what the store knew then) and
 /// `valid_at` (valid time, ms: what was true then). A request that names neither reads what is
 /// known now about what is true now: `now` (the call's time) stands for `valid_at`. All unset

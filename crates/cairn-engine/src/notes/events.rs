@@ -90,11 +90,10 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
             // As `forget {fact}` answers a miss: the names each unknown end may mean.
             let mut meant: Vec<String> = Vec::new();
             for end in &ends {
-                for name in crate::knowledge::api::names_meant(store, &snap, caller, end)? {
-                    if meant.len() < crate::knowledge::SUGGESTIONS && !meant.contains(&name) {
-                        meant.push(name);
-                    }
-                }
+                crate::knowledge::add_suggestions(
+                    &mut meant,
+                    crate::knowledge::api::names_meant(store, &snap, caller, end)?,
+                );
             }
             let details = meant.into_iter().map(|name| json!({ "did_you_mean": name })).collect();
             Err(refuse("NOT_FOUND", message, details))

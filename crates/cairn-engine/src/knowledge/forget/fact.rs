@@ -5,6 +5,7 @@
 use super::super::fact_readings;
 use super::super::graph::Relation;
 use super::super::part::Partition;
+use super::super::recall::add_suggestions;
 use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{REL, rel_key};
@@ -15,7 +16,6 @@ use super::{
     strip_events,
 };
 use crate::error::Result;
-use crate::knowledge::SUGGESTIONS;
 use crate::write::WriteTxn;
 
 /// How a request names a fact.
@@ -94,11 +94,7 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
 fn ends_meant(tx: &mut WriteTxn<'_>, part: &Partition, unknown: &[&str]) -> Result<Vec<String>> {
     let mut meant: Vec<String> = Vec::new();
     for end in unknown {
-        for name in names_meant(tx, part, end)? {
-            if meant.len() < SUGGESTIONS && !meant.contains(&name) {
-                meant.push(name);
-            }
-        }
+        add_suggestions(&mut meant, names_meant(tx, part, end)?);
     }
     Ok(meant)
 }

@@ -6,7 +6,7 @@
 use super::super::docs::{Document, PassageSpan, passage_text, remove_hash};
 use super::super::graph::{Entity, Relation, entities_in};
 use super::super::part::Partition;
-use super::super::recall::SUGGESTIONS;
+use super::super::recall::{SUGGESTIONS, add_suggestions};
 use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{
@@ -269,11 +269,7 @@ pub(super) fn names_meant(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -
     let spelled = index.lookup(name, LookupOptions { prefix: true, limit: SUGGESTIONS, as_name: false });
     let held = index.held_or_abbreviated(name, 16);
     let mut meant: Vec<String> = Vec::new();
-    for candidate in spelled.into_iter().map(|m| m.name).chain(held.into_iter().map(|(_, n)| n)) {
-        if meant.len() < SUGGESTIONS && !meant.contains(&candidate) {
-            meant.push(candidate);
-        }
-    }
+    add_suggestions(&mut meant, spelled.into_iter().map(|m| m.name).chain(held.into_iter().map(|(_, n)| n)));
     Ok(meant)
 }
 
