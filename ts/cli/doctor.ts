@@ -18,6 +18,14 @@ export interface Finding {
 /** How long the doctor waits for each answer of the node. */
 const ANSWER_MS = 3000;
 
+/** What /health's reply adds: the version, or why the store takes no writes (docs/operations.md). */
+function healthDetail(status: number, body: Record<string, unknown>): string {
+  if (status === 200) return `, version ${String(body.version)}, profile ${String(body.profile)}`;
+  const store = body.store as { reason?: unknown; since?: unknown } | undefined;
+  if (body.status !== 'degraded' || store === undefined) return '';
+  return `: writes stopped since ${String(store.since)} (${String(store.reason)}); free space on the data dir's disk and the node resumes by itself`;
+}
+
 async function get(url: string, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, {
     headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
@@ -75,7 +83,7 @@ async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): P
     out.push({
       check: 'node',
       state: health.status === 200 ? 'ok' : 'problem',
-      detail: `${node.url} (pid ${node.pid}) answers /health ${health.status}${health.status === 200 ? `, version ${String(health.body.version)}, profile ${String(health.body.profile)}` : ''}`,
+      detail: `${node.url} (pid ${node.pid}) answers /health ${health.status}${healthDetail(health.status, health.body)}`,
     });
   } catch (err) {
     out.push({

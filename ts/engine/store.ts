@@ -16,6 +16,7 @@ import { callNotes, type NotesVerb } from './notes.js';
 import { pointRead } from './point-read.js';
 import { type Entry, type RangeOptions, scan } from './scan.js';
 import { Snapshot } from './snapshot.js';
+import { type ReopenEvent, Reopener, type StoreHealth } from './store-reopen.js';
 
 /** Sizes and windows for an open store; anything left out takes the engine's default. */
 export interface StoreOptions {
@@ -37,11 +38,17 @@ export type StoreStats = BindingStats;
  * writes resolve once durable and many in flight share one fsync (group commit).
  */
 export class Store {
-  /** `inner`, opened on the directory `dir` (absolute). */
+  #inner: BindingStore;
+  #reopener: Reopener | undefined;
+
+  /** `inner`, opened on the directory `dir` (absolute) with `opts`. */
   constructor(
-    readonly inner: BindingStore,
+    inner: BindingStore,
     readonly dir: string,
-  ) {}
+    private readonly opts: StoreOptions = {},
+  ) {
+    this.#inner = inner;
+  }
 
   /**
    * Opens the store in `dir`, creating it when missing, taking its lock and recovering from any
@@ -49,47 +56,90 @@ export class Store {
    */
   static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
     const inner = await loadNative().openStore(dir, opts).catch(rethrow);
-    return new Store(inner, resolve(dir));
+    return new Store(inner, resolve(dir), opts);
+  }
+
+  /** The open engine handle (another after a reopen: see `reopenAfterFailure`). */
+  get inner(): BindingStore {
+    return this.#inner;
+  }
+
+  /**
+   * From now on a write failure that stops the store (a full disk: `STORE_FAILED`) is followed by
+   * reopening it once the disk takes writes again (`Reopener`); `report` hears each step. A node
+   * calls this; a CLI command, which ends at the failure, does not.
+   */
+  reopenAfterFailure(report: (e: ReopenEvent) => void): void {
+    this.#reopener ??= new Reopener(this.dir, () => this.#replace(), report);
+  }
+
+  /** Whether the store takes writes, and if not, why and since when. */
+  health(): StoreHealth {
+    return this.#reopener?.health() ?? { writes: 'ok' };
+  }
+
+  async #replace(): Promise<void> {
+    await this.#inner.close().catch(() => {});
+    this.#inner = await loadNative().openStore(this.dir, this.opts).catch(rethrow);
+  }
+
+  /** Runs an engine call on the current handle, after a reopen in progress; see `Reopener.seen`. */
+  async #run<T>(call: (inner: BindingStore) => Promise<T>): Promise<T> {
+    const swap = this.#reopener?.settled();
+    if (swap !== undefined) await swap;
+    try {
+      return await call(this.#inner);
+    } catch (err) {
+      throw this.#reopener?.seen(err) ?? err;
+    }
+  }
+
+  #now<T>(call: (inner: BindingStore) => T): T {
+    try {
+      return coded(() => call(this.#inner));
+    } catch (err) {
+      throw this.#reopener?.seen(err) ?? err;
+    }
   }
 
   /** The value of `key` in `tree` at the latest commit, or null. */
   get(tree: string, key: Bytes): Buffer | null {
-    return coded(() => pointRead(this.inner, tree, toBytes(key)));
+    return this.#now((inner) => pointRead(inner, tree, toBytes(key)));
   }
 
   /** Commits `batch` atomically; resolves with its transaction id (decimal string) once durable. */
   write(batch: WriteBatch): Promise<string> {
-    return this.inner.write(batch.encode()).catch(rethrow);
+    return this.#run((inner) => inner.write(batch.encode()).catch(rethrow));
   }
 
   /** Entries of `tree` at the latest commit; see `RangeOptions`. */
   range(tree: string, opts?: RangeOptions): Promise<Entry[]> {
-    return scan(this.inner, tree, opts);
+    return this.#run((inner) => scan(inner, tree, opts));
   }
 
   /** A consistent read view at the latest commit. */
   snapshot(): Snapshot {
-    return coded(() => new Snapshot(this.inner.snapshot()));
+    return this.#now((inner) => new Snapshot(inner.snapshot()));
   }
 
   /** Checks every page and tree; `ok` is false and `problems` say what is wrong when damaged. */
   check(): Promise<CheckReport> {
-    return this.inner.check().catch(rethrow);
+    return this.#run((inner) => inner.check().catch(rethrow));
   }
 
   /** Writes a consistent copy of the store into `dir` while writes go on. */
   backup(dir: string): Promise<BackupReport> {
-    return this.inner.backup(dir).catch(rethrow);
+    return this.#run((inner) => inner.backup(dir).catch(rethrow));
   }
 
   /** Rewrites the data file without free pages; `purge` also zeroes the bytes of freed pages. */
   compact(opts: { purge?: boolean } = {}): Promise<CompactReport> {
-    return this.inner.compact(opts).catch(rethrow);
+    return this.#run((inner) => inner.compact(opts).catch(rethrow));
   }
 
   /** Moves the write-ahead log into the data file. */
   checkpoint(): Promise<void> {
-    return this.inner.checkpoint().catch(rethrow);
+    return this.#run((inner) => inner.checkpoint().catch(rethrow));
   }
 
   /**
@@ -97,7 +147,7 @@ export class Store {
    * which carries `error` when the engine refused in the product's terms.
    */
   knowledge(verb: KnowledgeVerb, caller: Caller, body: unknown): Promise<Record<string, unknown>> {
-    return callKnowledge(this.inner, verb, caller, body);
+    return this.#run((inner) => callKnowledge(inner, verb, caller, body));
   }
 
   /**
@@ -107,7 +157,7 @@ export class Store {
    * any line that fails its checks refuses the load and nothing is stored.
    */
   load(caller: Caller, lines: Uint8Array, whole = false): Promise<Record<string, unknown>> {
-    return loadKnowledge(this.inner, caller, lines, whole);
+    return this.#run((inner) => loadKnowledge(inner, caller, lines, whole));
   }
 
   /**
@@ -115,16 +165,17 @@ export class Store {
    * reply, which carries `error` when the engine refused in the product's terms.
    */
   notes(verb: NotesVerb, caller: Caller, body: unknown): Promise<Record<string, unknown>> {
-    return callNotes(this.inner, verb, caller, body);
+    return this.#run((inner) => callNotes(inner, verb, caller, body));
   }
 
   /** Counters of the open store. */
   stats(): StoreStats {
-    return coded(() => this.inner.stats());
+    return this.#now((inner) => inner.stats());
   }
 
   /** Finishes pending writes and releases the directory; idempotent. */
-  close(): Promise<void> {
-    return this.inner.close().catch(rethrow);
+  async close(): Promise<void> {
+    await this.#reopener?.close();
+    return this.#inner.close().catch(rethrow);
   }
 }

@@ -5,8 +5,24 @@ import { KindCounts, Time } from './reply-parts.js';
 // The 200 replies of the node's own routes: health, whoami and the admin routes
 // (`ts/server/routes.ts`, `ts/server/import-route.ts`). Registered in `ts/server/reply-schemas.ts`.
 
-/** GET /health. */
+/** GET /health, 200: the node is up and its store takes writes. */
 export const HealthReply = z.object({ status: z.literal('ok'), version: z.string(), profile: z.string() });
+
+/**
+ * GET /health, 503: the node answers and its store still serves reads, but a write could not reach
+ * the disk (full, or failing), so writes are stopped until the node has reopened the store.
+ */
+export const HealthDegradedReply = z.object({
+  status: z.literal('degraded'),
+  version: z.string(),
+  profile: z.string(),
+  store: z.object({
+    writes: z.literal('stopped'),
+    reason: z.string().describe('The failed write, e.g. "growing the log: No space left on device (os error 28)"'),
+    since: Time.describe('When the first write failed'),
+    attempts: z.number().int().describe('Reopen attempts so far; each waits until the disk takes a probe file'),
+  }),
+});
 
 /** GET /v1/whoami: the identity this token and these headers resolve to. */
 export const WhoamiReply = z.object({

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
+import type { ReopenEvent } from '../engine/store-reopen.js';
 import { buildApp } from './app.js';
 import { removeStagedBackups } from './backup-file.js';
 import { isLoopback, isWildcard } from './guard.js';
@@ -50,6 +51,14 @@ export interface RunningNode {
   /** Stops accepting, lets in-flight requests (and writes) finish, closes the store; idempotent. */
   close(): Promise<void>;
 }
+
+/** What the log says at each step of a store's stop and reopen (`Store.reopenAfterFailure`). */
+const STORE_EVENTS: Record<ReopenEvent['event'], string> = {
+  stopped: 'store stopped taking writes after a failed write; reads go on, and it reopens once the disk takes writes',
+  probe_failed: 'the disk does not take writes yet; the store stays stopped',
+  reopen_failed: 'reopening the store failed; trying again later',
+  reopened: 'store reopened; writes resumed',
+};
 
 /**
  * Opens the store, makes sure a token exists (seeding `adminToken`, or on a loopback bind creating
@@ -110,6 +119,11 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       ...(opts.logStream === undefined ? {} : { logStream: opts.logStream }),
     });
     if (dirWarning !== null) app.log.warn(dirWarning);
+    const log = app.log;
+    store.reopenAfterFailure((e) => {
+      const level = e.event === 'reopened' ? 'info' : e.event === 'probe_failed' ? 'warn' : 'error';
+      log[level](e, STORE_EVENTS[e.event]);
+    });
     await app.listen({ host, port });
     port = (app.server.address() as AddressInfo).port;
     if (makeAdminToken) {

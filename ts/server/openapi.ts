@@ -7,6 +7,7 @@ import {
   BackupReply,
   CheckReply,
   CompactReply,
+  HealthDegradedReply,
   HealthReply,
   JsonRpcMessage,
   McpReply,
@@ -129,7 +130,15 @@ function nodePaths(): Record<string, unknown> {
       get: {
         summary: 'Liveness (no token)',
         security: [],
-        responses: { ...ok('The node is up', HealthReply), ...errorResponses(ROUTE_ERRORS.open) },
+        responses: {
+          ...ok('The node is up', HealthReply),
+          ...errorResponses(ROUTE_ERRORS.open),
+          '503': {
+            description:
+              'UNAVAILABLE: the node is shutting down (an Error body); or `degraded`: the node is up, but its store takes no writes until the node has reopened it (a full or failing disk)',
+            ...json({ oneOf: [{ $ref: '#/components/schemas/Error' }, replyRef(HealthDegradedReply)] }),
+          },
+        },
       },
     },
     '/v1/openapi.json': {

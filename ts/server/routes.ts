@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { Tokens } from '../auth/tokens.js';
 import { TokenCreateInput } from '../protocol/admin.js';
 import { ApiError } from '../protocol/errors.js';
-import type { HealthReply, TokenCreateReply, WhoamiReply } from '../protocol/replies-node.js';
+import type { HealthDegradedReply, HealthReply, TokenCreateReply, WhoamiReply } from '../protocol/replies-node.js';
 import { VERBS } from '../protocol/verbs.js';
 import { parseInput, type Service } from '../service/context.js';
 import { resolveIdentity } from '../service/identity.js';
@@ -36,8 +36,14 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   const onRequest = authHook(tokens);
   const open = { config: { rateLimit: false } };
 
-  app.get('/health', open, () => {
-    const reply: z.infer<typeof HealthReply> = { status: 'ok', version: svc.node.version, profile: svc.node.profile };
+  app.get('/health', open, (_req, res) => {
+    const store = svc.store.health();
+    const { version, profile } = svc.node;
+    if (store.writes === 'stopped') {
+      const degraded: z.infer<typeof HealthDegradedReply> = { status: 'degraded', version, profile, store };
+      return res.code(503).send(degraded);
+    }
+    const reply: z.infer<typeof HealthReply> = { status: 'ok', version, profile };
     return reply;
   });
   const doc = openApiDocument(svc.node.version);

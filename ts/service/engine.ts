@@ -33,12 +33,17 @@ function invalidArgument(message: string): ApiError {
   return new ApiError('VALIDATION_ERROR', text, [{ field, message: detail }]);
 }
 
+/** What a call gets while the store takes no writes (`Store.health`; the cause is in the log and /health). */
+const WRITES_STOPPED =
+  'writes are stopped: the store could not write to its disk (full, or failing); nothing acknowledged is lost, and the node reopens the store by itself once the disk takes writes again: retry later';
+
 /** A store failure in the product's terms; internals stay in the log, never in the reply. */
 export function storeFailure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof StoreError) {
     if (err.code === 'INVALID_ARGUMENT') return invalidArgument(err.message);
     if (err.code === 'STORE_CLOSED') return new ApiError('UNAVAILABLE', 'the node is shutting down');
+    if (err.code === 'STORE_FAILED') return new ApiError('UNAVAILABLE', WRITES_STOPPED, [], err);
   }
   return new ApiError('INTERNAL', 'internal error', [], err);
 }
