@@ -1,4 +1,5 @@
 import type { BindingStore } from '../native/index.js';
+import { writeTime } from './clock.js';
 import { rethrow } from './errors.js';
 
 /** The knowledge verbs the engine serves (DESIGN.md §2, without the `memory_` prefix). */
@@ -45,7 +46,7 @@ export async function callKnowledge(
   caller: Caller,
   body: unknown,
 ): Promise<Record<string, unknown>> {
-  const { now = Date.now(), ...who } = caller;
+  const { now = writeTime(), ...who } = caller;
   const split = verb === 'remember' ? splitTexts(body) : undefined;
   let reply: Buffer;
   try {
@@ -106,7 +107,7 @@ export async function loadKnowledge(
   lines: Uint8Array,
   whole = false,
 ): Promise<Record<string, unknown>> {
-  const { now = Date.now(), ...who } = caller;
+  const { now = writeTime(), ...who } = caller;
   const body = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
   let reply: Buffer;
   try {

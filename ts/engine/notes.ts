@@ -1,4 +1,5 @@
 import type { BindingStore } from '../native/index.js';
+import { writeTime } from './clock.js';
 import { rethrow } from './errors.js';
 import type { Caller } from './knowledge.js';
 
@@ -27,7 +28,7 @@ export async function callNotes(
   body: unknown,
 ): Promise<Record<string, unknown>> {
   const request = Buffer.from(JSON.stringify(body ?? {}));
-  const { now = Date.now(), ...who } = caller;
+  const { now = writeTime(), ...who } = caller;
   let reply: Buffer;
   try {
     // A quick call (a list of one key) answers at once; the rest answer a promise.
