@@ -47,6 +47,7 @@ interface Body {
   error?: { code: string; message: string };
   notes?: { value: unknown }[];
   status?: string;
+  node?: { status: string; writes?: { state: string } };
   store?: { writes: string; reason: string };
 }
 
@@ -100,6 +101,10 @@ it('refuses writes while the disk takes none, keeps reads, and reopens by itself
   expect(viaMcp.isError).toBe(true);
   expect((viaMcp.body.error as { code: string }).code).toBe('UNAVAILABLE');
   expect((await write(url, 'still-stopped')).status).toBe(503);
+  // An agent asking memory_status learns it too.
+  const status = await call(url, 'GET', '/v1/memory/status');
+  expect(status.status).toBe(200);
+  expect(status.body.node).toMatchObject({ status: 'degraded', writes: { state: 'stopped' } });
   const doctor = await cairn(['doctor', '--data-dir', dir, '--json']);
   const { findings } = JSON.parse(doctor.stdout) as { findings: { check: string; state: string; detail: string }[] };
   const nodeFinding = findings.find((f) => f.check === 'node');

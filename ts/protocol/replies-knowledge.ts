@@ -24,7 +24,18 @@ const TypeCounts = z.array(z.object({ type: z.string(), count: Count }));
 
 /** memory_status. */
 export const StatusReply = z.object({
-  node: z.object({ status: z.literal('ok'), version: z.string(), profile: z.string(), uptime_s: Count }),
+  node: z.object({
+    status: z
+      .enum(['ok', 'degraded'])
+      .describe('degraded: the store takes no writes until the node has reopened it (a full or failing disk)'),
+    version: z.string(),
+    profile: z.string(),
+    uptime_s: Count,
+    writes: z
+      .object({ state: z.literal('stopped'), reason: z.string(), since: Time })
+      .optional()
+      .describe('Present while degraded: the failed write and when; reads still work'),
+  }),
   capabilities: z.object({
     channels: z.array(z.string()),
     meaning: z.string(),

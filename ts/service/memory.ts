@@ -74,12 +74,14 @@ export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Pr
   if (allowed !== undefined && Array.isArray(rest.scopes)) {
     rest.scopes = (rest.scopes as { scope?: unknown }[]).filter((s) => allowed.includes(String(s.scope)));
   }
+  const health = svc.store.health();
   return {
     node: {
-      status: 'ok',
+      status: health.writes === 'ok' ? 'ok' : 'degraded',
       version: svc.node.version,
       profile: svc.node.profile,
       uptime_s: Math.round((Date.now() - svc.node.startedAt) / 1000),
+      ...(health.writes === 'ok' ? {} : { writes: { state: 'stopped', reason: health.reason, since: health.since } }),
     },
     capabilities: {
       channels: ['graph', 'relation', 'mentions', 'full_text', 'meaning'],
