@@ -14,7 +14,7 @@ const ranked = {
   score: z.number(),
   channels: z
     .array(z.string())
-    .describe('seed, graph, relation, mentions, full_text, recency, meaning; note_token, note_trigram'),
+    .describe('seed, graph, relation, typed, mentions, full_text, recency, meaning; note_token, note_trigram'),
   ranks: z.record(z.string(), z.int()),
   seed: z.string().nullable().describe('The seed entity the item was reached from'),
   uncovered: z

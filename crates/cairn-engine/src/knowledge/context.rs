@@ -57,6 +57,9 @@ pub enum Channel {
     /// A fact of the graph channel whose type is a word the question asks with ("Which services
     /// depend on auth-svc?" → `depends_on`), ranked by how many of the question's words it holds.
     Relation,
+    /// A fact of the graph channel joining an entity the question names to a member of a type it
+    /// asks for ("Which services run on eks-prod-eu?" → `billing-svc deployed_to eks-prod-eu`).
+    Typed,
     /// A passage that mentions a reached entity.
     Mentions,
     /// A BM25 match of the question.
@@ -73,6 +76,7 @@ impl Channel {
             Channel::Seed => "seed",
             Channel::Graph => "graph",
             Channel::Relation => "relation",
+            Channel::Typed => "typed",
             Channel::Mentions => "mentions",
             Channel::FullText => "full_text",
             Channel::Recency => "recency",
@@ -385,26 +389,7 @@ pub(crate) fn context_with(
     }
     let asked: BTreeSet<String> = content_words(question).into_iter().flat_map(|(_, terms)| terms).collect();
     let graph_list = graph_items(snap, part, &mut known_names, graph, derived, &asked)?;
-    let by_relation = relation_ranking(&graph_list, &asked);
-    let keyed: Vec<((u8, u64, u32), Item)> = graph_list
-        .into_iter()
-        .enumerate()
-        .map(|(rank, item)| {
-            // A derived fact has no id of its own: it is keyed beside the first fact it rests on.
-            let key = match &item.kind {
-                ItemKind::Derived { fact } => (0, fact.basis[0], u32::try_from(rank + 1).unwrap_or(u32::MAX)),
-                _ => (0, item_id(&item), 0),
-            };
-            (key, item)
-        })
-        .collect();
-    for (rank, &i) in by_relation.iter().enumerate() {
-        let (key, item) = &keyed[i];
-        add(&mut fused, *key, item.clone(), Channel::Relation, rank + 1);
-    }
-    for (rank, (key, item)) in keyed.into_iter().enumerate() {
-        add(&mut fused, key, item, Channel::Graph, rank + 1);
-    }
+    credit_graph(&mut fused, graph_list, &asked, &seeding);
     let mentioned_list: Vec<(u64, u32, Option<u64>)> = mentioned.into_iter().map(|(d, o, s)| (d, o, Some(s))).collect();
     let full_list: Vec<(u64, u32, Option<u64>)> = full_text.into_iter().map(|(d, o)| (d, o, None)).collect();
     // Passages of one document share its read: a document may hold hundreds of them.
@@ -461,6 +446,66 @@ fn graph_items(
         implied.push(Item { kind: ItemKind::Derived { fact }, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
     }
     Ok(context_derived::place(stored, implied, asked, fact_terms))
+}
+
+/// Credits the graph channel's items in their order, and those of them the relation and typed
+/// channels rank (`relation_ranking`, `typed_ranking`) in theirs.
+fn credit_graph(
+    fused: &mut BTreeMap<(u8, u64, u32), Item>,
+    graph_list: Vec<Item>,
+    asked: &BTreeSet<String>,
+    seeding: &[Seed],
+) {
+    let by_relation = relation_ranking(&graph_list, asked);
+    let by_type = typed_ranking(&graph_list, seeding);
+    let keyed: Vec<((u8, u64, u32), Item)> = graph_list
+        .into_iter()
+        .enumerate()
+        .map(|(rank, item)| {
+            // A derived fact has no id of its own: it is keyed beside the first fact it rests on.
+            let key = match &item.kind {
+                ItemKind::Derived { fact } => (0, fact.basis[0], u32::try_from(rank + 1).unwrap_or(u32::MAX)),
+                _ => (0, item_id(&item), 0),
+            };
+            (key, item)
+        })
+        .collect();
+    for (channel, ranking) in [(Channel::Relation, &by_relation), (Channel::Typed, &by_type)] {
+        for (rank, &i) in ranking.iter().enumerate() {
+            let (key, item) = &keyed[i];
+            add(fused, *key, item.clone(), channel, rank + 1);
+        }
+    }
+    for (rank, (key, item)) in keyed.into_iter().enumerate() {
+        add(fused, key, item, Channel::Graph, rank + 1);
+    }
+}
+
+/// The typed channel: the graph items (by index) that join an entity the question names (any
+/// seed but a type's member) to a member of a type it asks for, in graph order. "Which services
+/// run on eks-prod-eu?" seeds eks-prod-eu by name and every service by type; the facts between
+/// them are the answer, yet with one channel each they ranked below every passage naming the
+/// cluster (found by an audit: the first came 22nd). A fact between two members, or two named
+/// entities, is not in it.
+fn typed_ranking(items: &[Item], seeding: &[Seed]) -> Vec<usize> {
+    let by_type: HashSet<u64> = seeding.iter().filter(|s| s.matched == "type").map(|s| s.entity.id).collect();
+    let by_name: HashSet<u64> = seeding.iter().filter(|s| s.matched != "type").map(|s| s.entity.id).collect();
+    if by_type.is_empty() || by_name.is_empty() {
+        return Vec::new();
+    }
+    let joins = |a: u64, b: u64| by_name.contains(&a) && by_type.contains(&b) && !by_name.contains(&b);
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let (from, to) = match &item.kind {
+                ItemKind::Fact { relation, .. } => (relation.from, relation.to),
+                ItemKind::Derived { fact } => (fact.from, fact.to),
+                _ => return None,
+            };
+            (joins(from, to) || joins(to, from)).then_some(i)
+        })
+        .collect()
 }
 
 /// The relation channel: the graph items (by index) whose relation type holds a term the
@@ -1405,6 +1450,44 @@ mod tests {
         }
         assert!(c.items[0].ranks.iter().any(|(ch, _)| *ch == Channel::Relation));
         assert_eq!(c.grounding, Grounding::Grounded);
+    }
+
+    #[test]
+    fn facts_joining_the_named_entity_to_members_of_the_asked_type_outrank_passages_naming_it() {
+        // Found by an audit: "Which services run on eks-prod-eu?" ranked the `deployed_to` facts
+        // from 22nd down, below every passage and note naming the cluster.
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            let service = ["service".to_owned()];
+            for (at, svc) in (1..).zip(["billing-svc", "auth-svc", "orders-svc", "search-svc"]) {
+                crate::knowledge::graph::upsert_entity(tx, p, svc, &service, &none, at)?;
+            }
+            for (at, svc) in (5..).zip(["billing-svc", "auth-svc", "orders-svc"]) {
+                relate(tx, p, assertion(svc, "eks-prod-eu", "deployed_to", &none, "a"), at)?;
+            }
+            // Facts between members, or from people to the cluster, answer nothing asked.
+            relate(tx, p, assertion("billing-svc", "auth-svc", "depends_on", &none, "a"), 9)?;
+            relate(tx, p, assertion("search-svc", "orders-svc", "depends_on", &none, "a"), 10)?;
+            relate(tx, p, assertion("Dan Okafor", "eks-prod-eu", "maintains", &none, "a"), 11)?;
+            for i in 0..8 {
+                let text = format!("Standup {i}: services on eks-prod-eu run fine after upgrade {i} of eks-prod-eu.");
+                remember_text(tx, p, &text, Some("standup"), None, 20 + i)?;
+            }
+            Ok(())
+        });
+        let snap = store.snapshot().unwrap();
+        let c = context(&snap, &part, "Which services run on eks-prod-eu?", 2, 8).unwrap();
+        let top: Vec<&str> = c.items.iter().take(3).map(|i| i.text.as_str()).collect();
+        for svc in ["billing-svc", "auth-svc", "orders-svc"] {
+            assert!(top.contains(&format!("{svc} deployed_to eks-prod-eu").as_str()), "{svc} in {top:?}");
+        }
+        let typed: Vec<&str> = c
+            .items
+            .iter()
+            .filter(|i| i.ranks.iter().any(|(ch, _)| *ch == Channel::Typed))
+            .map(|i| i.text.as_str())
+            .collect();
+        assert_eq!(typed.len(), 3, "only the joining facts: {typed:?}");
     }
 
     #[test]
