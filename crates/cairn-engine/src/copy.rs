@@ -150,7 +150,8 @@ impl Iterator for VersionEntries<'_> {
 }
 
 /// Writes `version` as a complete, synced data file at `path`.
-pub(crate) fn build(version: &Version, vfs: &dyn Vfs, path: &Path, store_id: u64) -> Result<Built> {
+/// `log_salt` is what its metas name as the log generation after them (`meta.rs`).
+pub(crate) fn build(version: &Version, vfs: &dyn Vfs, path: &Path, store_id: u64, log_salt: u64) -> Result<Built> {
     let file = vfs.open(path, true).map_err(|e| Error::io("creating the new data file", e))?;
     file.set_len(0).map_err(|e| Error::io("truncating the new data file", e))?;
     let mut b = Builder::new(file.clone(), version.txn);
@@ -175,6 +176,7 @@ pub(crate) fn build(version: &Version, vfs: &dyn Vfs, path: &Path, store_id: u64
             page_count,
             sequence,
             store_id,
+            log_salt,
         };
         metas.extend_from_slice(&meta.encode(slot));
     }
@@ -191,7 +193,8 @@ pub(crate) fn backup(snap: &Snapshot, vfs: &dyn Vfs, dest_dir: &Path) -> Result<
     }
     vfs.create_dir_all(dest_dir).map_err(|e| Error::io("creating the backup directory", e))?;
     let tmp = dest_dir.join(format!("{DATA_FILE}.backup"));
-    let built = build(snap.version_arc(), vfs, &tmp, crate::wal::random_u64())?;
+    // A backup has no log: its metas name none.
+    let built = build(snap.version_arc(), vfs, &tmp, crate::wal::random_u64(), 0)?;
     vfs.rename(&tmp, &dest).map_err(|e| Error::io("installing the backup", e))?;
     Ok(BackupReport { txn: snap.txn(), pages: built.page_count, bytes: built.page_count * PAGE_SIZE as u64 })
 }

@@ -12,6 +12,7 @@ mod freelist;
 mod json_depth;
 mod key_text;
 mod limits;
+mod log_rules;
 mod meta;
 mod page;
 mod pager;

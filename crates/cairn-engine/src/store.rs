@@ -10,12 +10,13 @@ use crate::copy;
 use crate::error::{Error, Result};
 use crate::freelist::{self, Allocator};
 use crate::limits::PAGE_SIZE;
-use crate::meta::Meta;
+use crate::log_rules;
+use crate::meta::{Chosen, Meta};
 use crate::page::{NO_PAGE, PageId};
 use crate::pager::PageFile;
 use crate::snapshot::{Registry, Snapshot, TreeRoot, Version};
 use crate::syncer::{Counters, Done, Gauges, Group, Merging, Syncer};
-use crate::vfs::{DirLock, LockError, StdFs, Vfs};
+use crate::vfs::{DirLock, LockError, StdFs, Vfs, VfsFile};
 use crate::wal::{self, Wal};
 use crate::write::{Core, CoreStore, PENDING_LIMIT, WriteTxn, catalog_put, decode_catalog_value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -205,25 +206,9 @@ impl Store {
             LockError::Held(pid) => Error::Locked { path: dir.clone(), holder_pid: pid },
             LockError::Io(e) => Error::io("locking the store directory", e),
         })?;
-        let data_path = dir.join(DATA_FILE);
-        vfs.remove(&tmp_path(&data_path)).map_err(io("removing a stale temporary file"))?;
-        if !vfs.exists(&data_path) {
-            create_data_file(&*vfs, &data_path)?;
-        }
-        let file = vfs.open(&data_path, false).map_err(io("opening the data file"))?;
-        let file_len = file.len().map_err(io("reading the data file's length"))?;
-        if file_len < 2 * PAGE_SIZE as u64 {
-            return Err(Error::NotAStore { path: data_path });
-        }
-        let mut slots = Vec::new();
-        for slot in 0..2u64 {
-            let mut buf = vec![0u8; PAGE_SIZE];
-            file.read_exact_at(&mut buf, slot * PAGE_SIZE as u64).map_err(io("reading a meta page"))?;
-            slots.push(Meta::decode(slot, &buf));
-        }
-        let b = slots.pop().expect("two slots");
-        let a = slots.pop().expect("two slots");
-        let (meta_slot, meta) = Meta::choose(a, b, &data_path)?;
+        let wal_path = dir.join(WAL_FILE);
+        let (file, file_len, chosen) = open_data_file(&*vfs, &dir)?;
+        let (meta_slot, meta) = (chosen.slot, chosen.meta);
         if file_len < meta.page_count * PAGE_SIZE as u64 {
             return Err(Error::corrupt(
                 None,
@@ -234,9 +219,10 @@ impl Store {
         let (reusable, list_pages) =
             freelist::load(&*page_file, meta.freelist_head, meta.freelist_len, meta.page_count)?;
         let trees = load_catalog(&page_file, meta.catalog_root)?;
-        let wal_file = vfs.open(&dir.join(WAL_FILE), true).map_err(io("opening the log"))?;
+        let wal_file = vfs.open(&wal_path, true).map_err(io("opening the log"))?;
         let log = wal_file.clone();
-        let (wal, records) = Wal::open(wal_file, meta.store_id)?;
+        let salt = log_rules::replay_salt(wal::read_header(&*wal_file)?, &chosen, &wal_file)?;
+        let (wal, records) = Wal::open(wal_file, meta.store_id, salt)?;
         let core = Core {
             alloc: Allocator::new(meta.page_count, file_len / PAGE_SIZE as u64, reusable, list_pages),
             file: page_file.clone(),
@@ -484,6 +470,35 @@ impl Drop for Shared {
     }
 }
 
+/// Opens the data file of the store in `dir` (made when missing), with its length and the meta
+/// it opens at.
+fn open_data_file(vfs: &dyn Vfs, dir: &Path) -> Result<(Arc<dyn VfsFile>, u64, Chosen)> {
+    let data_path = dir.join(DATA_FILE);
+    vfs.remove(&tmp_path(&data_path)).map_err(io("removing a stale temporary file"))?;
+    if !vfs.exists(&data_path) {
+        let wal_path = dir.join(WAL_FILE);
+        if vfs.exists(&wal_path) {
+            log_rules::refuse_orphan_log(&vfs.open(&wal_path, false).map_err(io("opening the log"))?)?;
+        }
+        create_data_file(vfs, &data_path)?;
+    }
+    let file = vfs.open(&data_path, false).map_err(io("opening the data file"))?;
+    let file_len = file.len().map_err(io("reading the data file's length"))?;
+    if file_len < 2 * PAGE_SIZE as u64 {
+        return Err(Error::NotAStore { path: data_path });
+    }
+    let mut slots = Vec::new();
+    for slot in 0..2u64 {
+        let mut buf = vec![0u8; PAGE_SIZE];
+        file.read_exact_at(&mut buf, slot * PAGE_SIZE as u64).map_err(io("reading a meta page"))?;
+        slots.push(Meta::decode(slot, &buf));
+    }
+    let b = slots.pop().expect("two slots");
+    let a = slots.pop().expect("two slots");
+    let chosen = Meta::choose(a, b, &data_path)?;
+    Ok((file, file_len, chosen))
+}
+
 fn tmp_path(p: &Path) -> PathBuf {
     let mut s = p.as_os_str().to_owned();
     s.push(TMP_SUFFIX);
@@ -494,7 +509,7 @@ fn tmp_path(p: &Path) -> PathBuf {
 fn create_data_file(vfs: &dyn Vfs, path: &Path) -> Result<()> {
     let tmp = tmp_path(path);
     let file = vfs.open(&tmp, true).map_err(io("creating the data file"))?;
-    let store_id = wal::random_u64();
+    let (store_id, log_salt) = (wal::random_u64(), wal::random_u64());
     let mut bytes = Vec::with_capacity(2 * PAGE_SIZE);
     for (slot, sequence) in [(0u64, 1u64), (1, 0)] {
         let meta = Meta {
@@ -505,6 +520,7 @@ fn create_data_file(vfs: &dyn Vfs, path: &Path) -> Result<()> {
             page_count: 2,
             sequence,
             store_id,
+            log_salt,
         };
         bytes.extend_from_slice(&meta.encode(slot));
     }
@@ -638,16 +654,14 @@ impl Writer {
             tx.commit();
             replayed += 1;
         }
-        // Either way the log starts a new generation (new salt): intact records may lie beyond
-        // the point where replay stopped (a torn record with a whole one after it), and a new
-        // commit written over the torn one must never make them replayable.
+        // Either way a checkpoint starts a new log generation (a new salt, named by its meta):
+        // intact records may lie beyond the point where replay stopped (a torn record with a
+        // whole one after it), and a new commit written over the torn one must never make them
+        // replayable.
         if replayed > 0 {
             self.core.flush_pages()?;
-            self.checkpoint()?;
-        } else {
-            self.core.wal.reset()?;
         }
-        Ok(())
+        self.checkpoint()
     }
 
     /// Makes the writer's state the one readers see (only when nothing is in the syncer's hands:
@@ -911,6 +925,7 @@ impl Writer {
             page_count: core.alloc.page_count,
             sequence: self.meta_sequence + 1,
             store_id: self.store_id,
+            log_salt: wal::random_u64(),
         };
         let slot = 1 - self.meta_slot;
         core.file.write(&mut [(slot, meta.encode(slot))])?;
@@ -918,7 +933,8 @@ impl Writer {
         core.file.sync()?;
         self.meta_slot = slot;
         self.meta_sequence += 1;
-        core.wal.reset()?;
+        // The log follows the meta: reset only once the meta naming its salt is durable.
+        core.wal.reset(meta.log_salt)?;
         core.alloc.checkpointed(list.holders);
         self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
         self.publish();
@@ -932,7 +948,8 @@ impl Writer {
         let data_path = self.dir.join(DATA_FILE);
         let tmp = tmp_path(&data_path);
         let version = self.registry.current();
-        let built = copy::build(&version, &*self.vfs, &tmp, self.store_id)?;
+        // The new data file's metas name the log's current generation, which it keeps.
+        let built = copy::build(&version, &*self.vfs, &tmp, self.store_id, self.core.wal.salt())?;
         self.vfs.rename(&tmp, &data_path).map_err(io("installing the compacted data file"))?;
         let file = self.vfs.open(&data_path, false).map_err(io("opening the compacted data file"))?;
         let old = std::mem::replace(&mut self.core.file, Arc::new(PageFile::new(file, self.cache_bytes)));

@@ -4,9 +4,10 @@
 //! Header (32 bytes): `0..8 magic "CAIRNWAL" | 8..12 format u32 | 12..16 crc32c of the other 28
 //! bytes | 16..24 salt u64 | 24..32 store id u64`. Then records:
 //! `len u32 | crc32c u32 | txn u64 | payload (len bytes, a batch encoding)`, where the checksum
-//! covers the salt, `len`, `txn` and the payload. Each reset (after a checkpoint) picks a new
-//! salt, so records left over from an older generation never verify; replay also demands
-//! consecutive txn ids and stops at the first record that fails.
+//! covers the salt, `len`, `txn` and the payload. Each reset (after a checkpoint) starts a new
+//! salt, the one the checkpoint's meta names (`meta.rs`), so records left over from an older
+//! generation never verify; replay also demands consecutive txn ids and stops at the first record
+//! that fails. Which salt an open reads records under is `log_rules.rs`'s to say.
 
 use crate::error::{Error, Result};
 use crate::vfs::VfsFile;
@@ -84,22 +85,42 @@ pub(crate) fn decode_record(bytes: &[u8], salt: u64) -> Option<(u64, &[u8], usiz
     (record_crc(salt, txn, payload) == crc).then_some((txn, payload, RECORD_HEADER + len))
 }
 
+/// What a log's header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Header {
+    /// Shorter than a header, or all zeros: a log never written, or zeroed by a purge.
+    Fresh,
+    Valid {
+        salt: u64,
+        store_id: u64,
+    },
+    /// Anything else: a header damaged after it was written (a sector is written whole).
+    Damaged,
+}
+
+/// Reads the header of the log in `file`.
+pub(crate) fn read_header(file: &dyn VfsFile) -> Result<Header> {
+    let len = file.len().map_err(|e| Error::io("reading the log's length", e))?;
+    if len < HEADER_LEN {
+        return Ok(Header::Fresh);
+    }
+    let mut h = [0u8; HEADER_LEN as usize];
+    file.read_exact_at(&mut h, 0).map_err(|e| Error::io("reading the log header", e))?;
+    Ok(match decode_header(&h) {
+        Some((salt, store_id)) => Header::Valid { salt, store_id },
+        None if h.iter().all(|&b| b == 0) => Header::Fresh,
+        None => Header::Damaged,
+    })
+}
+
 impl Wal {
-    /// Opens the log and reads back every intact record in order. A missing or damaged header
-    /// means no records (the log is only reset after a checkpoint made them redundant).
-    pub(crate) fn open(file: Arc<dyn VfsFile>, store_id: u64) -> Result<(Wal, Vec<Record>)> {
+    /// Opens the log and reads back every intact record under `salt`, in order (none without
+    /// one). The log is not changed: recovery resets it once the records are in the data file.
+    pub(crate) fn open(file: Arc<dyn VfsFile>, store_id: u64, salt: Option<u64>) -> Result<(Wal, Vec<Record>)> {
         let len = file.len().map_err(|e| Error::io("reading the log's length", e))?;
         let mut records = Vec::new();
-        let mut header = [0u8; HEADER_LEN as usize];
-        let parsed = if len >= HEADER_LEN {
-            file.read_exact_at(&mut header, 0).map_err(|e| Error::io("reading the log header", e))?;
-            decode_header(&header).filter(|&(_, id)| id == store_id)
-        } else {
-            None
-        };
         let mut wal = Wal { file, salt: 0, store_id, pos: HEADER_LEN, allocated: len, buf: Vec::new() };
-        let Some((salt, _)) = parsed else {
-            wal.reset()?;
+        let Some(salt) = salt else {
             return Ok((wal, records));
         };
         wal.salt = salt;
@@ -160,10 +181,10 @@ impl Wal {
         self.file.sync_data().map_err(|e| Error::io("syncing the log", e))
     }
 
-    /// Starts a new generation: new salt, empty log. Only call once the data file holds every
-    /// logged transaction durably.
-    pub(crate) fn reset(&mut self) -> Result<()> {
-        self.salt = random_u64();
+    /// Starts a new generation under `salt` (the one the meta just made durable names), an empty
+    /// log. Only call once the data file holds every logged transaction durably.
+    pub(crate) fn reset(&mut self, salt: u64) -> Result<()> {
+        self.salt = salt;
         let mut h = [0u8; HEADER_LEN as usize];
         h[0..8].copy_from_slice(MAGIC);
         h[8..12].copy_from_slice(&VERSION.to_le_bytes());
@@ -178,7 +199,8 @@ impl Wal {
         Ok(())
     }
 
-    /// Overwrites the whole log with zeros and starts a new generation (purge).
+    /// Overwrites the whole log with zeros and starts it again under its salt (purge: no record
+    /// is left to verify under it).
     pub(crate) fn zero(&mut self) -> Result<u64> {
         let len = self.file.len().map_err(|e| Error::io("reading the log's length", e))?;
         let chunk = vec![0u8; 1 << 20];
@@ -188,8 +210,13 @@ impl Wal {
             self.file.write_all_at(&chunk[..n], at).map_err(|e| Error::io("zeroing the log", e))?;
             at += n as u64;
         }
-        self.reset()?;
+        self.reset(self.salt)?;
         Ok(len)
+    }
+
+    /// The salt of the current generation.
+    pub(crate) fn salt(&self) -> u64 {
+        self.salt
     }
 
     /// Bytes of records since the last reset.
