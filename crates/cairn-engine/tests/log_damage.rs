@@ -53,7 +53,7 @@ fn files(fs: &FaultFs) -> Vec<(String, Vec<u8>)> {
 /// Opens `fs`, which must be refused as corrupt with a message holding `says`, changing nothing.
 fn refused(fs: &FaultFs, says: &str) {
     let before = files(fs);
-    let err = Store::open("/store", options(fs)).err().expect("the open is refused");
+    let Err(err) = Store::open("/store", options(fs)) else { panic!("the open is refused") };
     assert_eq!(err.code(), "STORE_CORRUPT", "{err}");
     assert!(err.to_string().contains(says), "{err}");
     assert_eq!(files(fs), before, "a refused open changes nothing on disk");
