@@ -2,7 +2,8 @@
 # Installs a built Cairn checkout as a system service (DESIGN.md §4): the app under a prefix, a
 # dedicated system user, a data directory on ext4 or xfs, the admin token in an env file only root
 # reads, a hardened systemd unit, and a SUCCESS banner with the token once the node answers.
-# Run again over an install, it upgrades: the new files are copied and a running service restarted.
+# Run again over an install, it upgrades: the prefix is replaced by the new release (install-app.sh)
+# and a running service restarted.
 # `--dry-run` prints every step and changes nothing (no root needed).
 #
 #   sudo installer/install.sh [--dry-run] [--prefix /opt/cairn] [--data-dir /var/lib/cairn]
@@ -22,7 +23,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 die() { echo "install.sh: $*" >&2; exit 1; }
 # The usage: asked for (--help) on stdout with exit 0, after a bad option on stderr with exit 2.
-usage() { sed -n '8,9p' "$0" | sed 's/^# *//'; }
+usage() { sed -n '9,10p' "$0" | sed 's/^# *//'; }
 # Bad usage (an unknown option, a bad or missing value): said with the usage, exit 2, before any step.
 bad() { echo "install.sh: $*" >&2; usage >&2; exit 2; }
 # The value of option $1, given as $2 (which may be missing): refused when missing or empty.
@@ -118,17 +119,10 @@ case "$FSTYPE" in
 esac
 
 say "the app in $PREFIX (dist, production node_modules, the native engine)"
-run mkdir -p "$PREFIX"
-run cp -a "$SRC/package.json" "$SRC/package-lock.json" "$SRC/dist" "$SRC/docs" "$SRC/node_modules" "$PREFIX/"
-run cp "$SRC/ts/native/cairn.linux-x64-gnu.node" "$PREFIX/dist/native/"
-if [ -n "$NODE_COPIED_FROM" ]; then
-  run install -D -m 0755 "$NODE_COPIED_FROM" "$SERVICE_NODE"
-  # A build that needs libraries from beside it in that home would not start: say so now.
-  [ "$DRY_RUN" = 1 ] || "$SERVICE_NODE" -e '' ||
-    die "the copy of $NODE_COPIED_FROM does not run on its own; install a system Node.js 20+ (e.g. /usr/bin/node)"
-fi
-run npm prune --omit=dev --ignore-scripts --no-audit --no-fund --prefix "$PREFIX"
-run chown -R root:root "$PREFIX"
+# Built beside the old tree and swapped in, so the prefix holds exactly this release.
+app=("$SRC" "$PREFIX" root:root "$NODE_COPIED_FROM")
+[ "$DRY_RUN" = 0 ] || app=(--dry-run "${app[@]}")
+bash "$SRC/installer/install-app.sh" "${app[@]}"
 
 say "the system user $SERVICE_USER"
 if id -u "$SERVICE_USER" >/dev/null 2>&1; then

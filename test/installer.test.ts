@@ -1,6 +1,15 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,6 +21,7 @@ import { expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = join(ROOT, 'installer', 'install.sh');
+const APP_SCRIPT = join(ROOT, 'installer', 'install-app.sh');
 
 async function install(
   args: string[],
@@ -110,7 +120,7 @@ it('copies a Node.js that lives under a home directory (nvm, volta, npx node@22)
     expect(r.stdout).toContain(
       `node ${process.execPath} (v${process.versions.node}, under a home directory: copied to`,
     );
-    expect(r.stdout).toContain(`would run: install -D -m 0755 ${process.execPath} /opt/cairn-test/bin/node`);
+    expect(r.stdout).toContain(`would run: install -D -m 0755 ${process.execPath} /opt/cairn-test.new/bin/node`);
     expect(r.stdout).toContain('| ExecStart=/opt/cairn-test/bin/node /opt/cairn-test/dist/cli/main.js serve');
     expect(existsSync('/opt/cairn-test')).toBe(false);
   } finally {
@@ -175,4 +185,83 @@ it('the SUCCESS banner shows how to make agent tokens without putting the admin 
   expect(make).not.toContain('CAIRN_ADMIN_TOKEN');
   expect(banner).not.toMatch(/env CAIRN_ADMIN_TOKEN=/);
   expect(banner).toContain('upgrade:');
+});
+
+/** A built checkout in miniature: what the app step copies, `dist/old.js` among it. */
+function fakeRelease(root: string): string {
+  const src = join(root, 'src');
+  for (const [file, body] of [
+    ['package.json', '{ "name": "cairn", "version": "0.0.1" }'],
+    ['package-lock.json', '{}'],
+    ['dist/cli/main.js', 'new main'],
+    ['dist/old.js', 'a module the next release drops'],
+    ['dist/native/.keep', ''],
+    ['docs/operations.md', 'docs'],
+    ['node_modules/dep/index.js', 'dep'],
+    ['ts/native/cairn.linux-x64-gnu.node', 'engine'],
+  ] as const) {
+    mkdirSync(join(src, file, '..'), { recursive: true });
+    writeFileSync(join(src, file), body);
+  }
+  return src;
+}
+
+/** Every file under `dir`, relative to it, sorted. */
+function tree(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .sort();
+}
+
+it('an upgrade leaves the prefix holding exactly the new release: a file dropped upstream is gone, and a failed copy keeps the old install', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'cairn-install-app-'));
+  // The app step for real (no root needed: the owner is this user); `npm prune` is a stand-in
+  // that fails on demand, as a copy that breaks part-way would.
+  const bin = join(root, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'npm'), '#!/bin/sh\n[ -z "$FAIL_NPM" ] || exit 1\n', { mode: 0o755 });
+  const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+  const owner = `${process.getuid?.()}:${process.getgid?.()}`;
+  const run = async (src: string, prefix: string, extra: NodeJS.ProcessEnv = {}) => {
+    try {
+      await promisify(execFile)('bash', [APP_SCRIPT, src, prefix, owner], { env: { ...env, ...extra } });
+      return 0;
+    } catch (err) {
+      return (err as { code: number }).code;
+    }
+  };
+  try {
+    const src = fakeRelease(root);
+    const prefix = join(root, 'opt', 'cairn');
+    expect(await run(src, prefix)).toBe(0);
+    expect(existsSync(join(prefix, 'dist', 'old.js'))).toBe(true);
+    // The next release drops old.js and changes main.js.
+    rmSync(join(src, 'dist', 'old.js'));
+    writeFileSync(join(src, 'dist', 'cli', 'main.js'), 'newer main');
+    expect(await run(src, prefix)).toBe(0);
+    expect(tree(prefix)).toEqual(
+      [...tree(src).filter((f) => !f.startsWith('ts/')), 'dist/native/cairn.linux-x64-gnu.node'].sort(),
+    );
+    expect(existsSync(join(prefix, 'dist', 'old.js'))).toBe(false);
+    expect(readFileSync(join(prefix, 'dist', 'cli', 'main.js'), 'utf8')).toBe('newer main');
+    expect(readdirSync(join(root, 'opt'))).toEqual(['cairn']);
+    // A run that fails part-way leaves the working install as it was, and nothing beside it
+    // once a later run succeeds.
+    const before = tree(prefix);
+    writeFileSync(join(src, 'dist', 'cli', 'main.js'), 'a release that fails to install');
+    expect(await run(src, prefix, { FAIL_NPM: '1' })).not.toBe(0);
+    expect(tree(prefix)).toEqual(before);
+    expect(readFileSync(join(prefix, 'dist', 'cli', 'main.js'), 'utf8')).toBe('newer main');
+    expect(await run(src, prefix)).toBe(0);
+    expect(readdirSync(join(root, 'opt'))).toEqual(['cairn']);
+    // A prefix holding something else is refused, not replaced.
+    const other = join(root, 'usr-local');
+    mkdirSync(join(other, 'bin'), { recursive: true });
+    writeFileSync(join(other, 'bin', 'tool'), 'not ours');
+    expect(await run(src, other)).toBe(1);
+    expect(tree(other)).toEqual(['bin/tool']);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
