@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -145,6 +146,64 @@ it('restores into an empty data dir whose parent this user cannot write; a missi
     chmodSync(varlib, 0o755);
   }
   expect((await recall(target, 'keep', 'Mira Lund')).state).toBe('answered');
+});
+
+/** Each file of `dir` with its mode, size and a digest of its bytes. */
+function listing(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .map((f) => {
+      const path = join(dir, f);
+      const { mode, size } = statSync(path);
+      return `${f} ${mode.toString(8)} ${size} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
+    });
+}
+
+it('database check of a backup, or of a data dir whose files are read-only, changes nothing there', async () => {
+  const data = join(root, 'data');
+  const dest = join(root, 'backup');
+  await seed(data, 'Quillon');
+  expect((await cairn(['database', 'backup', dest, '--data-dir', data])).code).toBe(0);
+  const before = listing(dest);
+  expect(readdirSync(dest)).toEqual(['data.cairn']);
+  const r = await cairn(['database', 'check', '--data-dir', dest, '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, dataDir: dest, problems: [] });
+  // No LOCK, no log: the backup is exactly as it was.
+  expect(listing(dest)).toEqual(before);
+
+  // A data dir this user may only read (a read-only mount, a copy made read-only, another
+  // user's files with read access). `asUser` drops root's power to override permissions, so
+  // this runs even as root (the one run where a plain chmod would not stop the CLI).
+  // Its `LOCK` unreadable even so (the store makes it 0600): the kernel's lock table says no
+  // process holds it.
+  const ro = join(root, 'read-only');
+  cpSync(data, ro, { recursive: true });
+  for (const f of readdirSync(ro)) chmodSync(join(ro, f), 0o400);
+  chmodSync(join(ro, 'LOCK'), 0o000);
+  chmodSync(ro, 0o500);
+  try {
+    const roBefore = listing(ro);
+    const c = await asUser(['database', 'check', '--data-dir', ro, '--json']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(JSON.parse(c.stdout)).toMatchObject({ ok: true, problems: [] });
+    expect(listing(ro)).toEqual(roBefore);
+  } finally {
+    chmodSync(ro, 0o700);
+  }
+  // A store held by a process is refused, unreadable `LOCK` or not.
+  const held = await Store.open(data);
+  try {
+    chmodSync(join(data, 'LOCK'), 0o000);
+    const c = await asUser(['database', 'check', '--data-dir', data, '--json']);
+    expect(c.code).toBe(1);
+    const { error } = JSON.parse(c.stdout) as { error: { code: string; message: string } };
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.message).toContain('STORE_LOCKED');
+  } finally {
+    chmodSync(join(data, 'LOCK'), 0o600);
+    await held.close();
+  }
 });
 
 it('refuses a damaged backup and leaves the target as it was', async () => {
@@ -376,9 +435,17 @@ it('restores a copy of a data dir taken after kill -9, with the writes only its 
         .digest('hex'),
     );
   const sourceDigests = digests();
+  const listing = readdirSync(copy).sort();
+  // A check reads the copy as it is: the log's writes replayed in memory, nothing written there.
+  const checked = await cairn(['database', 'check', '--data-dir', copy, '--json']);
+  expect(checked.code, checked.stderr).toBe(0);
+  expect(digests()).toEqual(sourceDigests);
+  expect(readdirSync(copy).sort()).toEqual(listing);
   const target = join(root, 'restored');
   const r = await cairn(['database', 'restore', copy, '--data-dir', target, '--json']);
   expect(r.code, r.stderr).toBe(0);
+  // The check saw the writes only the log held: the restore, which replays it, reaches the same transaction.
+  expect((JSON.parse(checked.stdout) as { txn: string }).txn).toBe((JSON.parse(r.stdout) as { txn: string }).txn);
   const listed = await cairn(['memories', 'list', '--data-dir', target, '--json']);
   expect(listed.code, listed.stderr).toBe(0);
   expect(keys.filter((k) => !listed.stdout.includes(`"${k}"`))).toEqual([]);

@@ -4,6 +4,7 @@ export type { Bytes } from './engine/bytes.js';
 export { StoreError, type StoreErrorCode } from './engine/errors.js';
 export type { Caller, KnowledgeVerb, Refusal } from './engine/knowledge.js';
 export type { NotesVerb } from './engine/notes.js';
+export { ReadOnlyStore } from './engine/read-only-store.js';
 export { decodeEntries, type Entry, type RangeOptions } from './engine/scan.js';
 export { Snapshot } from './engine/snapshot.js';
 export {

@@ -8,6 +8,7 @@
 mod completion;
 mod error;
 mod job;
+mod read_only_store;
 mod reply;
 mod scan;
 mod snapshot;
@@ -42,6 +43,7 @@ fn keep_freed_memory() {
 use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 
+pub use read_only_store::{BindingReadOnlyStore, open_store_read_only};
 pub use snapshot::BindingSnapshot;
 pub use store::{BindingStore, open_store};
 

@@ -1,9 +1,9 @@
+import { ReadOnlyStore } from '../engine/read-only-store.js';
 import type { CheckReport } from '../engine/store.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
 import { asFailure, EXIT_FAILED, EXIT_OK } from './failure.js';
-import { openStore } from './store-owner.js';
 
 /** What `cairn check` prints and the code it exits with. */
 export interface CheckOutcome {
@@ -11,13 +11,26 @@ export interface CheckOutcome {
   stdout: string;
 }
 
-/** The report of the store in `dataDir`: from the node that holds it, else by opening it. */
+/**
+ * The report of the store in `dataDir`: from the node that holds it, else of the store opened
+ * read-only (`checkDir`).
+ */
 async function checkReport(dataDir: string): Promise<CheckReport> {
   const node = findRunningNode(dataDir);
   if (node !== null) {
     return (await adminCall(node, process.env.CAIRN_ADMIN_TOKEN, 'GET', '/v1/admin/check')) as unknown as CheckReport;
   }
-  const store = await openStore(dataDir);
+  return checkDir(dataDir);
+}
+
+/**
+ * Checks the store in `dataDir`, which no node holds, opened read-only: the check changes nothing
+ * there (no `LOCK` or log made, no file written; the log's records past the last checkpoint are
+ * replayed in memory), so a backup, a copy, a read-only mount or a data dir this user may only
+ * read is checked as it is. Refused (`STORE_LOCKED`) while another process holds the store.
+ */
+export async function checkDir(dataDir: string): Promise<CheckReport> {
+  const store = await ReadOnlyStore.open(dataDir);
   try {
     return await store.check();
   } finally {
@@ -28,7 +41,7 @@ async function checkReport(dataDir: string): Promise<CheckReport> {
 /**
  * Runs the integrity checker on the store in `dataDir` (through the node that holds it, if one
  * runs: DESIGN.md §4) and renders its report, as text or (with `json`) as one JSON object. Never
- * creates a store that is not there. Throws a CliFailure (exit 1, as problems found: 2 is kept
+ * creates a store that is not there, nor changes one that is (`checkDir`). Throws a CliFailure (exit 1, as problems found: 2 is kept
  * for bad usage) when it could not check: no store, no or a refused admin token, a store held.
  */
 export async function runCheck(dataDir: string, json: boolean): Promise<CheckOutcome> {

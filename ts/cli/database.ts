@@ -10,7 +10,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
 import { backupFromNode } from './backup-fetch.js';
-import { renderReport, runCheck } from './check.js';
+import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
 import { matchOwner, openStore } from './store-owner.js';
@@ -163,7 +163,7 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
       if (existsSync(join(src, file))) await copyFile(join(src, file), join(source, file));
     }
     await withStore(source, (s) => s.backup(staging));
-    const report = await withStore(staging, (s) => s.check());
+    const report = await checkDir(staging);
     if (!report.ok) throw refused(`the backup does not check clean:\n${renderReport(src, report)}`, 'SRC');
     // One rename: the target holds no store, or the whole one (its log is made when it opens).
     renameSync(join(staging, DATA_FILE), join(target, DATA_FILE));

@@ -3,11 +3,12 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 import { assertCpuSupported } from './cpu.js';
-import type { BindingStore, BindingStoreOptions } from './index.js';
+import type { BindingReadOnlyStore, BindingStore, BindingStoreOptions } from './index.js';
 
 /** The functions the native addon exports (its classes come back from them). */
 export interface NativeBinding {
   openStore(dir: string, options?: BindingStoreOptions | null): Promise<BindingStore>;
+  openStoreReadOnly(dir: string, options?: BindingStoreOptions | null): Promise<BindingReadOnlyStore>;
 }
 
 const require = createRequire(import.meta.url);

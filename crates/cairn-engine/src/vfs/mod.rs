@@ -1,13 +1,16 @@
-//! The file layer under the store. The real one is the OS file system; tests swap in a
-//! fault-injecting one (`vfs::fault`) to simulate crashes at every write and sync point.
+//! The file layer under the store. The real one is the OS file system; a read-only open reads it
+//! and keeps its changes in memory (`vfs::read_only`); tests swap in a fault-injecting one
+//! (`vfs::fault`) to simulate crashes at every write and sync point.
 
 pub mod fault;
+mod read_only;
 mod std_fs;
 
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use read_only::ReadOnlyFs;
 pub use std_fs::StdFs;
 
 /// One open file. Positional reads and writes only, so readers never share a cursor.

@@ -106,6 +106,11 @@ impl Vfs for StdFs {
                 Ok(Box::new(StdLock(file)))
             }
             Err(TryLockError::WouldBlock) => {
+                // Held only shared, by read-only opens (`vfs::ReadOnlyFs`), which write no pid:
+                // the one in the file is an earlier holder's, perhaps long gone.
+                if file.try_lock_shared().is_ok() {
+                    return Err(LockError::Held(None));
+                }
                 let mut text = String::new();
                 let _ = file.read_to_string(&mut text);
                 Err(LockError::Held(text.trim().parse().ok()))
