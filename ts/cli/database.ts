@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 
@@ -13,6 +13,7 @@ import { backupFromNode } from './backup-fetch.js';
 import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
+import { undoOnInterrupt } from './interrupt.js';
 import { matchOwner, openStore } from './store-owner.js';
 
 /** Arguments of `cairn database check|backup|restore|compact`. */
@@ -87,9 +88,38 @@ async function backup(a: DatabaseArgs, dest: string, env: NodeJS.ProcessEnv): Pr
   const report: BackupReport & { dest: string } =
     node !== null
       ? await backupFromNode(node, env.CAIRN_ADMIN_TOKEN, dest)
-      : { dest, ...(await withStore(a.dataDir, (s) => s.backup(dest))) };
+      : { dest, ...(await offlineBackup(a.dataDir, dest)) };
   out(a.json, report, `backed up ${a.dataDir} at transaction ${report.txn} into ${dest} (${report.pages} pages)`);
   return 0;
+}
+
+/** Removes `dir` when it is empty: a directory this run made, unless something else was put in it meanwhile. */
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Gone already, or it holds what is not ours to remove.
+  }
+}
+
+/**
+ * A backup with no node: the engine writes DEST itself, as `data.cairn.backup` renamed into place
+ * once whole. A run that fails or is interrupted (Ctrl-C, SIGTERM) leaves nothing behind, as one
+ * through a node does (`backupFromNode`): the engine removes its temporary file on failure, this
+ * removes it on a signal, and DEST goes when this run made it.
+ */
+async function offlineBackup(dataDir: string, dest: string): Promise<BackupReport> {
+  const made = !existsSync(dest);
+  const undo = () => {
+    rmSync(join(dest, `${DATA_FILE}.backup`), { force: true });
+    if (made) removeIfEmpty(dest);
+  };
+  try {
+    return await undoOnInterrupt(undo, () => withStore(dataDir, (s) => s.backup(dest)));
+  } catch (err) {
+    if (made) removeIfEmpty(dest);
+    throw err;
+  }
 }
 
 async function compact(a: DatabaseArgs, env: NodeJS.ProcessEnv): Promise<number> {

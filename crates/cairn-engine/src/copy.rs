@@ -185,7 +185,9 @@ pub(crate) fn build(version: &Version, vfs: &dyn Vfs, path: &Path, store_id: u64
     Ok(Built { page_count, catalog_root })
 }
 
-/// Writes a snapshot as a new store in `dest_dir`.
+/// Writes a snapshot as a new store in `dest_dir`. It is written under a temporary name and
+/// renamed into place; a failure (a damaged page met on the way, a full disk) removes the
+/// temporary file, so a failed backup leaves no half-written store behind.
 pub(crate) fn backup(snap: &Snapshot, vfs: &dyn Vfs, dest_dir: &Path) -> Result<BackupReport> {
     let dest = dest_dir.join(DATA_FILE);
     if vfs.exists(&dest) {
@@ -194,7 +196,13 @@ pub(crate) fn backup(snap: &Snapshot, vfs: &dyn Vfs, dest_dir: &Path) -> Result<
     vfs.create_dir_all(dest_dir).map_err(|e| Error::io("creating the backup directory", e))?;
     let tmp = dest_dir.join(format!("{DATA_FILE}.backup"));
     // A backup has no log: its metas name none.
-    let built = build(snap.version_arc(), vfs, &tmp, crate::wal::random_u64(), 0)?;
-    vfs.rename(&tmp, &dest).map_err(|e| Error::io("installing the backup", e))?;
+    let installed = build(snap.version_arc(), vfs, &tmp, crate::wal::random_u64(), 0).and_then(|built| {
+        vfs.rename(&tmp, &dest).map_err(|e| Error::io("installing the backup", e))?;
+        Ok(built)
+    });
+    let built = installed.inspect_err(|_| {
+        // The failure is what the caller needs; a temporary file that will not go is left to it.
+        let _ = vfs.remove(&tmp);
+    })?;
     Ok(BackupReport { txn: snap.txn(), pages: built.page_count, bytes: built.page_count * PAGE_SIZE as u64 })
 }

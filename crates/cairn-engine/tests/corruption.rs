@@ -371,3 +371,20 @@ fn the_lock_holds_on_fault_fs_too() {
     store.close().unwrap();
     Store::open(Path::new("/s"), opts()).unwrap().close().unwrap();
 }
+
+#[test]
+fn a_backup_that_meets_a_damaged_page_fails_and_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path());
+    let mut file = std::fs::read(data_path(dir.path())).unwrap();
+    let needle = b"NEEDLE-VALUE";
+    let pages = pages_with(&file, LEAF, needle);
+    flip(&mut file, &pages, needle);
+    std::fs::write(data_path(dir.path()), &file).unwrap();
+    let store = open(dir.path()).unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let err = store.backup(dest.path()).expect_err("a backup that reads a damaged page must fail");
+    assert_eq!(err.code(), "STORE_CORRUPT", "{err}");
+    let left: Vec<_> = std::fs::read_dir(dest.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "the failed backup left {left:?}");
+}

@@ -1,0 +1,94 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { Store, WriteBatch } from '../ts/index.js';
+import { CLI, cairn, tempDir } from './helpers.js';
+
+// `cairn database backup|restore` that fail or are interrupted (Ctrl-C, kill -9) leave nothing
+// that blocks or misleads the next run (the failure audit's F5, F6 and F8).
+
+let root: string;
+let cleanup: () => Promise<void>;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir('cli-db-int'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await cleanup();
+});
+
+const PAGE = 4096;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A closed store in `dir` of about `mb` MiB of incompressible values in tree `t`. */
+async function bigStore(dir: string, mb: number): Promise<void> {
+  const store = await Store.open(dir);
+  try {
+    for (let i = 0; i < mb; i++) {
+      const batch = new WriteBatch();
+      for (let j = 0; j < 64; j++) batch.put('t', `k${i}-${j}`, randomBytes(16 << 10));
+      await store.write(batch);
+    }
+    await store.checkpoint();
+  } finally {
+    await store.close();
+  }
+}
+
+/** `cairn ...args` in its own process, interrupted with `signal` as soon as `started()` holds. */
+async function interrupted(args: string[], started: () => boolean, signal: NodeJS.Signals) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, sig) => r({ code, signal: sig })),
+  );
+  while (!started()) {
+    if (child.exitCode !== null) throw new Error(`cairn ${args.join(' ')} ended before it was interrupted`);
+    await sleep(2);
+  }
+  child.kill(signal);
+  return exited;
+}
+
+it('an offline backup that meets a damaged page fails and leaves neither its file nor the DEST it made', async () => {
+  const data = join(root, 'data');
+  await bigStore(data, 2);
+  const file = join(data, 'data.cairn');
+  const bytes = readFileSync(file);
+  // Scribble over the values' pages (the tree's leaves are written before its branches).
+  bytes.fill(0x5a, 8 * PAGE + 100, 24 * PAGE);
+  writeFileSync(file, bytes);
+  const dest = join(root, 'nightly', 'bkd');
+  const r = await cairn(['database', 'backup', dest, '--data-dir', data, '--json']);
+  expect(r.code).toBe(1);
+  expect(JSON.parse(r.stdout).error.details, r.stdout).toEqual([{ store: 'STORE_CORRUPT' }]);
+  expect(existsSync(dest)).toBe(false);
+  expect(readdirSync(root)).toEqual(['data', 'nightly']);
+  // A DEST the user made is theirs: it stays, as empty as it was.
+  const own = join(root, 'own');
+  mkdirSync(own);
+  expect((await cairn(['database', 'backup', own, '--data-dir', data])).code).toBe(1);
+  expect(readdirSync(own)).toEqual([]);
+});
+
+it('an offline backup interrupted with Ctrl-C removes what it wrote and the DEST it made', async () => {
+  const data = join(root, 'data');
+  await bigStore(data, 48);
+  const dest = join(root, 'bkd');
+  const ended = await interrupted(
+    ['database', 'backup', dest, '--data-dir', data],
+    () => existsSync(join(dest, 'data.cairn.backup')),
+    'SIGINT',
+  );
+  expect(ended.signal).toBe('SIGINT');
+  expect(existsSync(dest)).toBe(false);
+  const again = await cairn(['database', 'backup', dest, '--data-dir', data]);
+  expect(again.code, again.stderr).toBe(0);
+  expect(readdirSync(dest)).toEqual(['data.cairn']);
+});
