@@ -92,3 +92,66 @@ it('an offline backup interrupted with Ctrl-C removes what it wrote and the DEST
   expect(again.code, again.stderr).toBe(0);
   expect(readdirSync(dest)).toEqual(['data.cairn']);
 });
+
+/** A backup of about `mb` MiB in `root/backup`, for a restore to take a while. */
+async function bigBackup(mb: number): Promise<string> {
+  const data = join(root, 'data');
+  await bigStore(data, mb);
+  const backup = join(root, 'backup');
+  const made = await cairn(['database', 'backup', backup, '--data-dir', data]);
+  expect(made.code, made.stderr).toBe(0);
+  return backup;
+}
+
+const staging = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith('.restore-')) : []);
+
+it('a restore interrupted with Ctrl-C removes its staging dirs and the target it made; into an existing target, leaves it empty', async () => {
+  const backup = await bigBackup(48);
+  const made = join(root, 'made');
+  const first = await interrupted(
+    ['database', 'restore', backup, '--data-dir', made],
+    () => staging(made).length > 0,
+    'SIGINT',
+  );
+  expect(first.signal).toBe('SIGINT');
+  expect(existsSync(made)).toBe(false);
+  const own = join(root, 'own');
+  mkdirSync(own);
+  const second = await interrupted(
+    ['database', 'restore', backup, '--data-dir', own],
+    () => staging(own).length > 0,
+    'SIGINT',
+  );
+  expect(second.signal).toBe('SIGINT');
+  expect(readdirSync(own)).toEqual([]);
+});
+
+it('a restore killed with kill -9 is retried: the retry removes the dead run’s staging dirs and restores', async () => {
+  const backup = await bigBackup(48);
+  const target = join(root, 'target');
+  const killed = await interrupted(
+    ['database', 'restore', backup, '--data-dir', target],
+    () => staging(target).length > 0,
+    'SIGKILL',
+  );
+  expect(killed.signal).toBe('SIGKILL');
+  expect(staging(target).length).toBeGreaterThan(0);
+  const retry = await cairn(['database', 'restore', backup, '--data-dir', target, '--json']);
+  expect(retry.code, retry.stdout).toBe(0);
+  expect(readdirSync(target)).toEqual(['data.cairn']);
+});
+
+it('a restore into a target holding a running restore’s staging dirs is refused naming them, and leaves them', async () => {
+  const backup = await bigBackup(1);
+  const target = join(root, 'target');
+  // Named for this test's process, which runs: as a restore still at work would be.
+  const live = `.restore-${process.pid}-0badc0de`;
+  mkdirSync(join(target, live), { recursive: true });
+  writeFileSync(join(target, live, 'data.cairn'), 'staged');
+  const r = await cairn(['database', 'restore', backup, '--data-dir', target, '--json']);
+  expect(r.code).toBe(1);
+  const error = JSON.parse(r.stdout).error as { code: string; message: string };
+  expect(error.code).toBe('VALIDATION_ERROR');
+  expect(error.message).toContain(`it holds the staging dirs of another restore (${live})`);
+  expect(readdirSync(join(target, live))).toEqual(['data.cairn']);
+});

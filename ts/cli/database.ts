@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 
 import type { BackupReport, CompactReport, Store } from '../engine/store.js';
 import { isInside } from '../server/backup-file.js';
-import { makeDirs } from '../server/make-dirs.js';
 import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
@@ -14,6 +12,7 @@ import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
 import { undoOnInterrupt } from './interrupt.js';
+import { clearDeadStaging, stagingIn } from './restore-staging.js';
 import { matchOwner, openStore } from './store-owner.js';
 
 /** Arguments of `cairn database check|backup|restore|compact`. */
@@ -165,7 +164,9 @@ function refuseHeldSource(src: string): void {
  * and checked (a damaged source never becomes the store), and its data file is moved into place.
  * The work is staged inside the target itself (`stagingIn`), which its owner can write even where
  * its parent is not theirs (a service's `/var/lib/cairn`); run as root, the restored files get the
- * target's owner (`matchOwner`), so the service's user can still open them.
+ * target's owner (`matchOwner`), so the service's user can still open them. Ctrl-C or SIGTERM
+ * removes what the run made; the staging dirs are named for this process, so a later restore
+ * removes those a run killed outright left, and names those of one still running.
  */
 async function restore(a: DatabaseArgs, src: string): Promise<number> {
   const target = resolve(a.dataDir);
@@ -180,47 +181,40 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
       '--data-dir',
     );
   }
+  const staged = clearDeadStaging(target);
   if (existsSync(target) && readdirSync(target).length > 0) {
-    throw refused(`${target} is not empty; restore only into an empty data dir`, '--data-dir');
+    const named =
+      staged.length === 0
+        ? ''
+        : `: it holds the staging dirs of another restore (${staged.join(', ')}); wait for it to end, or, if none runs, remove them`;
+    throw refused(`${target} is not empty; restore only into an empty data dir${named}`, '--data-dir');
   }
   const { staging, made } = stagingIn(target);
   const source = join(target, `${basename(staging)}-source`);
   let restored = false;
-  try {
-    mkdirSync(staging, { mode: 0o700 });
-    mkdirSync(source, { mode: 0o700 });
-    for (const file of [DATA_FILE, LOG_FILE]) {
-      if (existsSync(join(src, file))) await copyFile(join(src, file), join(source, file));
-    }
-    await withStore(source, (s) => s.backup(staging));
-    const report = await checkDir(staging);
-    if (!report.ok) throw refused(`the backup does not check clean:\n${renderReport(src, report)}`, 'SRC');
-    // One rename: the target holds no store, or the whole one (its log is made when it opens).
-    renameSync(join(staging, DATA_FILE), join(target, DATA_FILE));
-    restored = true;
-    matchOwner(target);
-    out(a.json, { dataDir: target, txn: report.txn }, `restored ${src} into ${target} at transaction ${report.txn}`);
-    return 0;
-  } finally {
+  const undo = () => {
     rmSync(source, { recursive: true, force: true });
     rmSync(staging, { recursive: true, force: true });
     if (made && !restored) rmSync(target, { recursive: true, force: true });
-  }
-}
-
-/**
- * Where a restore into `target` stages its work: a hidden directory inside the target, made here
- * (0700) when missing. A target this user cannot make or write is refused, saying what to do.
- */
-function stagingIn(target: string): { staging: string; made: boolean } {
-  const made = !existsSync(target);
+  };
   try {
-    if (made) makeDirs(target, 0o700);
-    accessSync(target, constants.W_OK);
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code ?? String(err);
-    const message = `cannot write the data dir ${target} (${why}): run the restore as the user that owns it, or make it empty and that user's first`;
-    throw new CliFailure('FORBIDDEN', message, EXIT_FAILED, [{ field: '--data-dir', message: why }]);
+    return await undoOnInterrupt(undo, async () => {
+      mkdirSync(staging, { mode: 0o700 });
+      mkdirSync(source, { mode: 0o700 });
+      for (const file of [DATA_FILE, LOG_FILE]) {
+        if (existsSync(join(src, file))) await copyFile(join(src, file), join(source, file));
+      }
+      await withStore(source, (s) => s.backup(staging));
+      const report = await checkDir(staging);
+      if (!report.ok) throw refused(`the backup does not check clean:\n${renderReport(src, report)}`, 'SRC');
+      // One rename: the target holds no store, or the whole one (its log is made when it opens).
+      renameSync(join(staging, DATA_FILE), join(target, DATA_FILE));
+      restored = true;
+      matchOwner(target);
+      out(a.json, { dataDir: target, txn: report.txn }, `restored ${src} into ${target} at transaction ${report.txn}`);
+      return 0;
+    });
+  } finally {
+    undo();
   }
-  return { staging: join(target, `.restore-${randomBytes(4).toString('hex')}`), made };
 }
