@@ -43,7 +43,21 @@ async function bigStore(dir: string, mb: number): Promise<void> {
 
 /** `cairn ...args` in its own process, interrupted with `signal` as soon as `started()` holds. */
 async function interrupted(args: string[], started: () => boolean, signal: NodeJS.Signals) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child, exited } = await launched(args, started);
+  child.kill(signal);
+  return exited;
+}
+
+/** `cairn ...args` (with `env`) in its own process, once `started()` holds; and how it exits. */
+async function launched(args: string[], started: () => boolean, env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   children.push(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
     child.once('exit', (code, sig) => r({ code, signal: sig })),
@@ -52,8 +66,7 @@ async function interrupted(args: string[], started: () => boolean, signal: NodeJ
     if (child.exitCode !== null) throw new Error(`cairn ${args.join(' ')} ended before it was interrupted`);
     await sleep(2);
   }
-  child.kill(signal);
-  return exited;
+  return { child, exited: exited.then((how) => ({ ...how, stderr: () => stderr })) };
 }
 
 it('an offline backup that meets a damaged page fails and leaves neither its file nor the DEST it made', async () => {
@@ -154,4 +167,60 @@ it('a restore into a target holding a running restore’s staging dirs is refuse
   expect(error.code).toBe('VALIDATION_ERROR');
   expect(error.message).toContain(`it holds the staging dirs of another restore (${live})`);
   expect(readdirSync(join(target, live))).toEqual(['data.cairn']);
+});
+
+const ADMIN = 'cairn_database-interrupted-admin-token-0123456789';
+
+/** `cairn serve` on `data` (any free port), once it has announced itself in node.json. */
+async function serve(data: string): Promise<void> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  children.push(child);
+  while (!existsSync(join(data, 'node.json'))) {
+    if (child.exitCode !== null) throw new Error('the node did not start');
+    await sleep(50);
+  }
+}
+
+const partials = (dest: string) =>
+  existsSync(dest) ? readdirSync(dest).filter((f) => f.startsWith('.data.cairn.partial')) : [];
+
+it('through a node, a backup killed mid-transfer does not block the next one into the same DEST', async () => {
+  const data = join(root, 'data');
+  await bigStore(data, 48);
+  await serve(data);
+  const dest = join(root, 'nightly');
+  const args = ['database', 'backup', dest, '--data-dir', data];
+  const { child, exited } = await launched(args, () => partials(dest).length > 0, { CAIRN_ADMIN_TOKEN: ADMIN });
+  child.kill('SIGKILL');
+  expect((await exited).signal).toBe('SIGKILL');
+  const again = await cairn([...args, '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(again.code, again.stdout).toBe(0);
+  expect(readdirSync(dest)).toEqual(['data.cairn']);
+});
+
+it('through a node, of two backups into one DEST the second is refused saying the first writes there, and the first succeeds', async () => {
+  const data = join(root, 'data');
+  await bigStore(data, 48);
+  await serve(data);
+  const dest = join(root, 'nightly');
+  const args = ['database', 'backup', dest, '--data-dir', data, '--json'];
+  const env = { CAIRN_ADMIN_TOKEN: ADMIN };
+  const first = await launched(args, () => partials(dest).length > 0, env);
+  // Held mid-run, so the second starts while the first is writing, however fast the machine.
+  first.child.kill('SIGSTOP');
+  const second = await cairn(args, env);
+  first.child.kill('SIGCONT');
+  expect(second.code).toBe(1);
+  const error = JSON.parse(second.stdout).error as { code: string; message: string };
+  expect(error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'DEST' }] });
+  expect(error.message).toContain(`another backup (pid ${first.child.pid}) is writing into ${dest}`);
+  const done = await first.exited;
+  expect(done.code, done.stderr()).toBe(0);
+  expect(readdirSync(dest)).toEqual(['data.cairn']);
+  // The node's whole copy: it checks clean.
+  const check = await cairn(['check', '--data-dir', dest, '--json']);
+  expect(check.code, check.stdout).toBe(0);
 });

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { BackupReport } from '../engine/store.js';
 import { makeDirs } from '../server/make-dirs.js';
 import type { NodeFile } from '../server/node-file.js';
 import { watchedRequest } from './admin-client.js';
-import { DATA_FILE } from './data-dir.js';
+import { claimDest, installBackup, partialName } from './backup-dest.js';
 import { CliFailure, refusedBy } from './failure.js';
 
 /** What the node says of the backup it sends (`x-cairn-backup`). */
@@ -21,10 +21,12 @@ interface Sent {
  * Takes an online backup from the running node (`POST /v1/admin/database/backup/file`, which
  * answers the copy's data file as the body) and writes it to `dest` as this process, so the
  * backup lands where the operator asked and can see it, whatever sandbox the node runs in (a
- * service's private /tmp, a read-only file system). The file is written under a temporary name,
- * its size and sha256 checked against what the node said, synced, then renamed: a `data.cairn`
- * in `dest` is a complete copy. On any failure what was written is removed (and `dest`, when this
- * made it). Throws CliFailures without an exit code, as `adminCall` does.
+ * service's private /tmp, a read-only file system). The file is written under a name of this
+ * run's own (`backup-dest.ts`: a dead run's leftover does not block it, a live run's is refused),
+ * its size and sha256 checked against what the node said, synced, then installed: a `data.cairn`
+ * in `dest` is a complete, durable copy. On any failure what this run wrote is removed (and
+ * `dest`, when this made it and nothing else is in it). Throws CliFailures without an exit code,
+ * as `adminCall` does.
  */
 export async function backupFromNode(
   node: NodeFile,
@@ -33,9 +35,15 @@ export async function backupFromNode(
 ): Promise<BackupReport & { dest: string; sha256: string }> {
   const watch = watchedRequest(node, token);
   const made = !existsSync(dest);
-  const partial = join(dest, `.${DATA_FILE}.partial`);
+  const partial = join(dest, partialName(process.pid));
   let fd: number | null = null;
+  let created = false;
   try {
+    // DEST is claimed before the node is asked: a refusal comes at once, not after the transfer.
+    makeDirs(dest, 0o700);
+    claimDest(dest);
+    fd = openSync(partial, 'wx', 0o600);
+    created = true;
     const res = await fetch(`${node.url}/v1/admin/database/backup/file`, {
       method: 'POST',
       headers: { authorization: `Bearer ${watch.token}` },
@@ -46,8 +54,6 @@ export async function backupFromNode(
     if (sent === null || res.body === null) {
       throw new CliFailure('INTERNAL', `the node at ${node.url} sent a backup without saying what it holds`);
     }
-    makeDirs(dest, 0o700);
-    fd = openSync(partial, 'wx', 0o600);
     const hash = createHash('sha256');
     let bytes = 0;
     for await (const chunk of res.body) {
@@ -65,12 +71,12 @@ export async function backupFromNode(
     fsyncSync(fd);
     closeSync(fd);
     fd = null;
-    renameSync(partial, join(dest, DATA_FILE));
+    installBackup(partial, dest);
     return { dest, txn: sent.txn, pages: sent.pages, bytes: sent.bytes, sha256 };
   } catch (err) {
     if (fd !== null) closeSync(fd);
-    rmSync(partial, { force: true });
-    if (made && existsSync(dest)) rmdirSync(dest);
+    if (created) rmSync(partial, { force: true });
+    if (made) removeIfEmpty(dest);
     if (err instanceof CliFailure) throw err;
     // This process could not write DEST (its permissions, a full disk): said as such.
     if ((err as NodeJS.ErrnoException).syscall !== undefined) {
@@ -80,5 +86,14 @@ export async function backupFromNode(
     throw watch.unanswered(err);
   } finally {
     watch.stop();
+  }
+}
+
+/** Removes `dest` when it is empty: made by this run, unless another run's file is in it now. */
+function removeIfEmpty(dest: string): void {
+  try {
+    rmdirSync(dest);
+  } catch {
+    // Gone already, or it holds another run's file.
   }
 }

@@ -1,0 +1,73 @@
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+} from 'node:fs';
+import { join } from 'node:path';
+
+import { DATA_FILE } from './data-dir.js';
+import { CliFailure } from './failure.js';
+import { runs } from './run-marks.js';
+
+// How a backup through a node shares its DEST with other runs (docs/operations.md, "Backup"):
+// each writes its own partial file, named for its process, so none ever opens or removes a file
+// another run made, a dead run's leftover is told from a live run's, and the first to finish
+// installs its copy without replacing another's.
+
+/** The partial file of the backup that process `pid` writes into a DEST. */
+export const partialName = (pid: number) => `.${DATA_FILE}.partial-${pid}`;
+
+const PARTIAL = new RegExp(`^\\.${DATA_FILE.replace('.', '\\.')}\\.partial-(\\d+)$`);
+
+const taken = (message: string) => new CliFailure('VALIDATION_ERROR', message, undefined, [{ field: 'DEST', message }]);
+
+/**
+ * Makes `dest` this run's to write: removes the partial files of backups whose process is gone
+ * (killed mid-transfer), and refuses while another backup's process still runs there. Throws
+ * CliFailures without an exit code, as `adminCall` does.
+ */
+export function claimDest(dest: string): void {
+  for (const name of readdirSync(dest)) {
+    const pid = PARTIAL.exec(name)?.[1];
+    if (pid === undefined) continue;
+    if (runs(Number(pid))) {
+      throw taken(
+        `another backup (pid ${pid}) is writing into ${dest}: wait for it to end or choose another DEST (if no backup runs, remove ${join(dest, name)})`,
+      );
+    }
+    rmSync(join(dest, name), { force: true });
+  }
+}
+
+/**
+ * Names the whole, synced `partial` in `dest` as its `DATA_FILE`, unless another backup put one
+ * there meanwhile (a hard link fails rather than replace it; a file system without hard links is
+ * checked first, then renamed). Then syncs `dest`, so the name survives a power loss once the
+ * backup is reported.
+ */
+export function installBackup(partial: string, dest: string): void {
+  const final = join(dest, DATA_FILE);
+  try {
+    linkSync(partial, final);
+    unlinkSync(partial);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'EPERM' && code !== 'ENOTSUP') throw err;
+    if (code === 'EEXIST' || existsSync(final)) {
+      throw taken(`${dest} already holds a store: another backup finished there first; it is kept, this copy not`);
+    }
+    renameSync(partial, final);
+  }
+  const dir = openSync(dest, 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}
