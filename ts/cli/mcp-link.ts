@@ -20,6 +20,12 @@ export interface LinkOptions {
    * so a node silent that long is stopped or hung, and the bridge says so instead of waiting.
    */
   answerMs?: number;
+  /**
+   * Starts a node when none runs (given when the bridge has no `--url`: it started one itself at
+   * start-up, and does again when that one is gone). Resolves once one announces itself; rejects
+   * (an UNAVAILABLE CliFailure) with why none did.
+   */
+  start?: () => Promise<void>;
 }
 
 /**
@@ -119,7 +125,7 @@ export class NodeLink {
    * may have run says the outcome is unknown and names the key, which only the bridge knew.
    */
   async request<T>(fn: (client: Client) => Promise<T>, repeatable: boolean, ownKey?: string): Promise<T> {
-    let client = this.client ?? (await this.renew(undefined));
+    let client = this.client ?? (await this.renew(undefined, true));
     let mayHaveRun = false;
     for (let resent = false; ; resent = true) {
       try {
@@ -133,14 +139,16 @@ export class NodeLink {
         mayHaveRun ||= lost;
         const gaveUp = (e: unknown) => (mayHaveRun && ownKey !== undefined ? this.unknownOutcome(e, ownKey) : e);
         if (resent || (!lost && !sessionLost(err))) throw gaveUp(err);
-        client = await this.renew(client).catch((e: unknown) => Promise.reject(gaveUp(e)));
+        // Only a call that never reached the node may start one: a write cut off in flight keeps
+        // its answer (outcome unknown) rather than being re-sent to a node it brought up.
+        client = await this.renew(client, !mayHaveRun).catch((e: unknown) => Promise.reject(gaveUp(e)));
       }
     }
   }
 
   /** `err`, which ended a write keyed `key` that may have run, as `keyedUnknown` when it is the node's failure. */
   private unknownOutcome(err: unknown, key: string): unknown {
-    const body = failureBody(err, this.at);
+    const body = failureBody(err, this.at, this.opts.start !== undefined);
     return body === null ? err : keyedUnknown(body.error.message, key);
   }
 
@@ -166,24 +174,38 @@ export class NodeLink {
   /**
    * A new session replacing `stale`, unless another request already replaced it. The stale client
    * is dropped, not closed: closing it would fail other requests still awaiting its replies, which
-   * then renew onto the new session themselves.
+   * then renew onto the new session themselves. `mayStart`: the request never reached the node, so
+   * finding none running, the bridge may start one (`LinkOptions.start`); a reopen under way
+   * learns it too.
    */
-  private renew(stale: Client | undefined): Promise<Client> {
+  private renew(stale: Client | undefined, mayStart: boolean): Promise<Client> {
     if (this.client !== stale && this.client !== undefined) return Promise.resolve(this.client);
+    this.startWanted ||= mayStart;
     this.opening ??= this.reopen().finally(() => {
       this.opening = undefined;
+      this.startWanted = false;
     });
     return this.opening;
   }
 
+  /** Whether a request waiting on the reopen under way may have it start a node. */
+  private startWanted = false;
+
   private async reopen(): Promise<Client> {
     const deadline = Date.now() + (this.opts.retryMs ?? 15_000);
+    let started = false;
     for (;;) {
       try {
         const client = await this.open();
         this.client = client;
         return client;
       } catch (err) {
+        // Nothing listens where the node was: it is gone (killed, out of memory), not restarting.
+        if (refused(err) && this.startWanted && this.opts.start !== undefined && !started) {
+          started = true;
+          await this.opts.start();
+          continue;
+        }
         if (!restarting(err) || Date.now() >= deadline) throw err;
         await new Promise((r) => setTimeout(r, 200));
       }

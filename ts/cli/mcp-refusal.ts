@@ -70,9 +70,10 @@ export function cannotConnect(err: unknown, url: string, dataDir: string): strin
 /**
  * The DESIGN.md §3 body of a request's failure, when the node refused the bridge (a revoked token,
  * a rate limit; with what the user has to do) or is gone or cut off (`url`: where it was); null
- * for other failures.
+ * for other failures. `restarts`: the bridge starts a node itself when it finds none (it was given
+ * a data dir, not `--url`), so a node gone is not the user's to start.
  */
-export function failureBody(err: unknown, url: string): ErrorBody | null {
+export function failureBody(err: unknown, url: string, restarts = false): ErrorBody | null {
   const refusal = nodeRefusal(err);
   if (refusal !== null) {
     const { code, message, details } = refusal.body.error;
@@ -80,7 +81,9 @@ export function failureBody(err: unknown, url: string): ErrorBody | null {
     return { error: { code, message: then === '' ? message : `${message}; ${then}`, details } };
   }
   if (refused(err)) {
-    const message = `no node is running at ${url}; the user starts it with \`cairn serve\``;
+    const message = restarts
+      ? `no node is running at ${url} (it stopped); the bridge starts one again on the next call`
+      : `no node is running at ${url}; the user starts it with \`cairn serve\``;
     return { error: { code: 'UNAVAILABLE', message, details: [] } };
   }
   // The node stopped answering during the request, or cut it off when a repeat was not safe
@@ -99,8 +102,8 @@ export function failureBody(err: unknown, url: string): ErrorBody | null {
  * `failureBody` has one: the model reads the same shape as any refusal of the node's, with what
  * the user has to do. Null for other failures.
  */
-export function asToolError(err: unknown, url: string) {
-  const body = failureBody(err, url);
+export function asToolError(err: unknown, url: string, restarts = false) {
+  const body = failureBody(err, url, restarts);
   if (body === null) return null;
   // As the node answers a refused call: the JSON as structuredContent and as one text block.
   const structured = body as unknown as Record<string, unknown>;

@@ -12,6 +12,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { protocolError } from '../server/rpc-error.js';
 import { VERSION } from '../server/version.js';
 import { startBackgroundNode } from './background-node.js';
+import { CliFailure } from './failure.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, failureBody } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
@@ -34,9 +35,9 @@ const say = (line: string) => process.stderr.write(`cairn mcp: ${line}\n`);
  * refusal by the node's HTTP layer (say, a revoked token on `tools/list`), or a node gone or not
  * answering, as its §3 error: the code first in the message, the body as data.
  */
-function unwrap(err: unknown, url: string): never {
+function unwrap(err: unknown, url: string, restarts: boolean): never {
   if (err instanceof McpError) throw protocolError(err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data);
-  const body = failureBody(err, url);
+  const body = failureBody(err, url, restarts);
   if (body !== null) throw protocolError(REFUSED, `${body.error.code}: ${body.error.message}`, body);
   throw err;
 }
@@ -61,8 +62,26 @@ function numberRefusal(args: unknown, lost: (string | number)[] | undefined) {
 }
 
 /**
+ * Starts a node on `dataDir` in the background once the one the bridge used is gone, unless one
+ * runs there by now; rejects with UNAVAILABLE saying why none started.
+ */
+async function startAgain(dataDir: string): Promise<void> {
+  if (findRunningNode(dataDir) !== null) return;
+  const log = join(dataDir, 'node.log');
+  say(`the node on ${dataDir} is gone; starting one again in the background (log: ${log})`);
+  const started = await startBackgroundNode(dataDir);
+  if (!('failed' in started)) return;
+  say(`the node did not start: ${started.failed.message}`);
+  const message =
+    `no node runs on ${dataDir} and the bridge could not start one: ${started.failed.message}` +
+    (started.failed.held ? '' : `; the user runs \`cairn serve --data-dir ${dataDir}\` to see why (log: ${log})`);
+  throw new CliFailure('UNAVAILABLE', message);
+}
+
+/**
  * `cairn mcp`: an MCP server on stdio that forwards every request to a node over Streamable HTTP
- * (the node from `--url`, else the data dir's `node.json`, else one started in the background),
+ * (the node from `--url`, else the data dir's `node.json`, else one started in the background,
+ * and started again when it is gone: `startAgain`),
  * authenticated with `CAIRN_TOKEN`; `CAIRN_USER`/`CAIRN_SCOPE` become the identity headers. When
  * the node loses the bridge's session (a restart, eviction at the session cap, the idle timeout),
  * the bridge opens a new one and re-sends the request: the stdio client never sees it. A request
@@ -109,7 +128,9 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     url = started.url;
   }
   let last = url;
-  // Without --url, a restarted node is found again through node.json (its port may change).
+  // Without --url, a restarted node is found again through node.json (its port may change), and
+  // one gone for good (killed, out of memory) is started again, as at start-up.
+  const restarts = args.url === undefined;
   const link = new NodeLink({
     url: () => {
       last = args.url ?? findRunningNode(args.dataDir)?.url ?? last;
@@ -118,6 +139,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     headers,
     answerMs,
     retryMs: answerMs,
+    ...(restarts ? { start: () => startAgain(args.dataDir) } : {}),
   });
   try {
     await link.connect();
@@ -134,7 +156,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   // (no await in between, so no line is read before it listens).
   const underflows = watchUnderflows(process.stdin);
   server.setRequestHandler(ListToolsRequestSchema, (req) =>
-    link.request((c) => c.listTools(req.params), true).catch((err: unknown) => unwrap(err, last)),
+    link.request((c) => c.listTools(req.params), true).catch((err: unknown) => unwrap(err, last, restarts)),
   );
   // A refused or unreachable node answers a tool call as a tool error (DESIGN.md §3), not a
   // transport failure the client shows as raw text.
@@ -146,7 +168,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     return link
       .request((c) => c.callTool(params), repeatable(params.name, args), added)
       .then((result) => (added === undefined ? result : unreplayed(result)))
-      .catch((err: unknown) => asToolError(err, last) ?? unwrap(err, last));
+      .catch((err: unknown) => asToolError(err, last, restarts) ?? unwrap(err, last, restarts));
   });
   const done = new Promise<void>((resolve) => {
     server.onclose = () => {

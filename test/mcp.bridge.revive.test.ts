@@ -1,0 +1,116 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+
+import { Tokens } from '../ts/auth/tokens.js';
+import { Store } from '../ts/index.js';
+import { tempDir } from './helpers.js';
+import { stdioBridge, toolJson } from './mcp-client.js';
+
+// A `cairn mcp` bridge given a data dir (no --url) starts a node there when none runs, and again
+// when that node is gone (killed, out of memory): a desktop client holds the bridge for hours,
+// and the agent cannot start a node itself (the failure audit's F7).
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let client: Client | undefined;
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir('bridge-revive'));
+});
+afterEach(async () => {
+  await client?.close();
+  client = undefined;
+  const pid = nodePid();
+  if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
+  await cleanup();
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The pid in the data dir's node.json, when there is one. */
+function nodePid(): number | undefined {
+  const file = join(dir, 'node.json');
+  if (!existsSync(file)) return undefined;
+  return (JSON.parse(readFileSync(file, 'utf8')) as { pid: number }).pid;
+}
+
+/** A store in `dir` with a token for the bridge. */
+async function token(): Promise<string> {
+  const store = await Store.open(dir);
+  try {
+    return (await new Tokens(store).create({ agent: 'desktop', user: 'ann' })).token;
+  } finally {
+    await store.close();
+  }
+}
+
+const write = async (key: string) =>
+  toolJson(
+    await (client as Client).callTool({
+      name: 'memory_note_write',
+      arguments: { kind: 'decision', key, value: key },
+    }),
+  );
+
+it('a bridge whose node was killed starts one again on the next call, and the call succeeds', async () => {
+  // CAIRN_PORT=0: the nodes it starts take any free port (never 4000), found through node.json.
+  const env = { CAIRN_TOKEN: await token(), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
+  client = await stdioBridge('revive-test', ['--data-dir', dir], env);
+  expect((await write('before')).isError).toBe(false);
+  const first = nodePid() as number;
+  process.kill(first, 'SIGKILL');
+  while (alive(first)) await new Promise((r) => setTimeout(r, 20));
+
+  const started = Date.now();
+  const after = await write('after');
+  expect(after.isError, JSON.stringify(after.body)).toBe(false);
+  expect(Date.now() - started).toBeLessThan(3000);
+  const second = nodePid() as number;
+  expect(second).not.toBe(first);
+  expect(alive(second)).toBe(true);
+  // The new node serves the same store: the write acknowledged before the kill is there.
+  const listed = toolJson(await client.callTool({ name: 'memory_note_list', arguments: {} }));
+  expect(JSON.stringify(listed.body)).toContain('"before"');
+});
+
+it('a write in flight when the node dies still answers that its outcome is unknown, starting no node; the repeat starts one and applies it once', async () => {
+  const env = { CAIRN_TOKEN: await token(), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
+  client = await stdioBridge('revive-inflight-test', ['--data-dir', dir], env);
+  expect((await write('warm')).isError).toBe(false);
+  const first = nodePid() as number;
+  // Stopped, the node never reads the write; killed, its connection is cut with the write unanswered.
+  process.kill(first, 'SIGSTOP');
+  const pending = write('cut');
+  await new Promise((r) => setTimeout(r, 300));
+  process.kill(first, 'SIGKILL');
+  const cut = await pending;
+  expect(cut.isError).toBe(true);
+  const error = cut.body.error as { code: string; message: string; details: [{ idempotencyKey: string }] };
+  expect(error.code).toBe('UNAVAILABLE');
+  expect(error.details).toEqual([{ applied: 'unknown', idempotencyKey: expect.stringMatching(/^cairn-mcp:/) }]);
+  expect(error.message).toContain('the bridge starts one again on the next call');
+  expect(error.message).not.toContain('the user starts it');
+  // No node was started for it.
+  expect(nodePid()).toBe(first);
+
+  const [{ idempotencyKey }] = error.details;
+  const again = toolJson(
+    await client.callTool({
+      name: 'memory_note_write',
+      arguments: { kind: 'decision', key: 'cut', value: 'cut', idempotencyKey },
+    }),
+  );
+  expect(again.isError, JSON.stringify(again.body)).toBe(false);
+  expect(again.body).toMatchObject({ version: 1 });
+  expect(nodePid()).not.toBe(first);
+});
