@@ -223,6 +223,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
             // Nothing is written above this line.
             caller.part.register(tx)?;
             super::idempotency_window::prune(tx, &caller.part, caller.now, window)?;
+            super::idempotency_upgrade::step(tx, caller.now)?;
             capsule.id = crate::knowledge::next_id(tx, &caller.part)?;
             put(tx, &caller.part, &capsule)?;
             let change = Change {

@@ -7,6 +7,7 @@
 //! go then, or before with what they wrote (a note forget, a handoff forget) or the whole scope.
 
 use super::fields::{Fields, printable, short_name};
+use super::idempotency_upgrade::time_of;
 use super::idempotency_window::{IDEM_AT, at_key, decode, live, recorded_at};
 use super::{Outcome, refuse};
 use crate::error::Result;
@@ -55,9 +56,10 @@ impl Idempotency {
     /// `None` when the key is new or its record older than `window` ms. Read in the write's
     /// transaction, before anything is written.
     pub(super) fn replay(&self, tx: &mut WriteTxn<'_>, caller: &Caller, window: i64) -> Result<Option<Outcome<Value>>> {
-        let Some(stored) = tx.get(IDEM, &self.record_key(caller))? else { return Ok(None) };
+        let key = self.record_key(caller);
+        let Some(stored) = tx.get(IDEM, &key)? else { return Ok(None) };
         let stored = decode(&stored)?;
-        if recorded_at(&stored).is_some_and(|at| !live(at, caller.now, window)) {
+        if !live(time_of(tx, &caller.part, &key, &stored, caller.now)?, caller.now, window) {
             return Ok(None);
         }
         if [&self.hash, &self.as_sent].iter().any(|h| stored["hash"].as_str() == Some(h.as_str())) {

@@ -44,6 +44,41 @@ fn keyed(key: &str, value: Value, idem: &str) -> Value {
     with(note(key, value), json!({"idempotencyKey": idem}))
 }
 
+/// Leaves the store as a build before the window left it, with `more` records of `at(T0).part`
+/// (key after the partition prefix, record) added: no time in the records, no index, no marker.
+fn as_an_older_build_left_them(store: &Store, more: Vec<(Vec<u8>, Value)>) {
+    let part = at(T0).part;
+    store
+        .write(move |tx| {
+            for (k, v) in tx.prefix(IDEM, &[])? {
+                let mut record: Value = serde_json::from_slice(&v).unwrap();
+                record.as_object_mut().unwrap().remove("at");
+                tx.put(IDEM, &k, &serde_json::to_vec(&record).unwrap())?;
+            }
+            for (k, _) in tx.prefix(IDEM_AT, &[])? {
+                tx.delete(IDEM_AT, &k)?;
+            }
+            for (k, record) in &more {
+                tx.put(IDEM, &part.key(&[k]), &serde_json::to_vec(record).unwrap())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// A note write's record whose version was never stored.
+fn lost() -> Value {
+    json!({"hash": "0", "receipt": {"key": "lost", "version": 9, "visibility": "user", "id": "99"}})
+}
+
+/// The times of the store's records, in key order.
+fn times(store: &Store) -> Vec<i64> {
+    entries(store, IDEM)
+        .iter()
+        .map(|(_, v)| serde_json::from_slice::<Value>(v).unwrap()["at"].as_i64().unwrap())
+        .collect()
+}
+
 #[test]
 fn a_retry_replays_inside_the_window_and_writes_anew_after_it() {
     let (_d, store) = fresh();
@@ -135,37 +170,58 @@ fn records_of_older_builds_are_timed_by_the_write_they_answer() {
     let agent_note = run(&store, &at(T0 + 10), "note_write", &mine);
     let body = json!({"taskId": "T", "summary": "s", "idempotencyKey": "h-1"});
     let left = run(&store, &at(T0 + 20), "handoff_create", &body);
-    // As an older build left them: no time in the records, no index, no marker; and one record
-    // whose write is not found (its version was never stored).
-    store
-        .write(|tx| {
-            for (k, v) in tx.prefix(IDEM, &[])? {
-                let mut record: Value = serde_json::from_slice(&v).unwrap();
-                record.as_object_mut().unwrap().remove("at");
-                tx.put(IDEM, &k, &serde_json::to_vec(&record).unwrap())?;
-            }
-            for (k, _) in tx.prefix(IDEM_AT, &[])? {
-                tx.delete(IDEM_AT, &k)?;
-            }
-            let lost = json!({"hash": "0", "receipt": {"key": "lost", "version": 9, "visibility": "user", "id": "99"}});
-            let part = at(T0).part;
-            tx.put(IDEM, &part.key(&[b"claude\0lost-op"]), &serde_json::to_vec(&lost).unwrap())
-        })
-        .unwrap();
+    // And one record whose write is not found (its version was never stored).
+    as_an_older_build_left_them(&store, vec![(b"claude\0lost-op".to_vec(), lost())]);
     let late = T0 + DAY - 1;
-    assert_eq!(run(&store, &at(late), "note_write", &keyed("k", json!(1), "op-1")), replayed(&first));
+    // The first write (a replay writes nothing) times them all: there are fewer than 64.
+    run(&store, &at(late), "note_write", &note("plain", json!(1)));
     assert_eq!(assert_indexed(&store), 4, "every record timed and indexed");
+    assert_eq!(run(&store, &at(late), "note_write", &keyed("k", json!(1), "op-1")), replayed(&first));
     assert_eq!(run(&store, &at(late), "note_write", &mine), replayed(&agent_note));
     assert_eq!(run(&store, &at(late), "handoff_create", &body), replayed(&left));
-    // Each expires a day after its own write; the lost one a day after the upgrade.
+    // Each expires a day after its own write; the lost one a day after the write that timed it.
     assert_eq!(run(&store, &at(T0 + DAY), "note_write", &keyed("k", json!(1), "op-1"))["version"], 2);
     assert_eq!(run(&store, &at(T0 + DAY + 10), "note_write", &mine)["version"], 2);
     assert!(run(&store, &at(T0 + DAY + 20), "handoff_create", &body).get("replayed").is_none());
-    let times: Vec<i64> = entries(&store, IDEM)
-        .iter()
-        .map(|(_, v)| serde_json::from_slice::<Value>(v).unwrap()["at"].as_i64().unwrap())
+    assert_eq!(times(&store), vec![T0 + DAY + 20, late, T0 + DAY, T0 + DAY + 10], "h-1, lost-op, op-1, op-2");
+}
+
+#[test]
+fn a_store_of_many_untimed_records_times_64_a_write_and_they_still_expire() {
+    let (_d, store) = fresh();
+    let first = run(&store, &at(T0), "note_write", &keyed("k1", json!(1), "op-1"));
+    run(&store, &at(T0), "note_write", &keyed("k2", json!(2), "op-2"));
+    // 1,000 records of handoffs made at T0, and a lost one; keys sort old-…, op-1, op-2, zz-lost.
+    let created = crate::time::iso_ms(T0);
+    let mut more: Vec<(Vec<u8>, Value)> = (0..1000)
+        .map(|i| {
+            let receipt = json!({"id": i.to_string(), "taskId": "T", "createdAt": created});
+            (format!("claude\0old-{i:04}").into_bytes(), json!({"hash": "0", "receipt": receipt}))
+        })
         .collect();
-    assert_eq!(times, vec![T0 + DAY + 20, late, T0 + DAY, T0 + DAY + 10], "h-1, lost-op, op-1, op-2");
+    more.push((b"claude\0zz-lost".to_vec(), lost()));
+    as_an_older_build_left_them(&store, more);
+    let records = || entries(&store, IDEM).len();
+    let timed = || tree_keys(&store, IDEM_AT).len();
+    assert_eq!(records(), 1003);
+    // Before any record is timed, each answers by its own write's time: a replay (which stores
+    // nothing, and times nothing) inside the window, a new write after it.
+    assert_eq!(run(&store, &at(T0 + DAY - 1), "note_write", &keyed("k1", json!(1), "op-1")), replayed(&first));
+    assert_eq!(timed(), 0);
+    assert_eq!(run(&store, &at(T0 + DAY), "note_write", &keyed("k2", json!(2), "op-2"))["version"], 2);
+    assert_eq!(timed(), 64 + 1, "the first write timed 64 older records, not 1,003, and its own");
+    // Each later write removes at most 64 expired records and times at most 64 more, until the
+    // two left are op-2's new record and the lost one, timed at the first write.
+    for j in 2..=17 {
+        run(&store, &at(T0 + DAY + j - 1), "note_write", &note("plain", json!(j)));
+        assert_eq!(records(), usize::try_from((1003 - 64 * (j - 1)).max(2)).unwrap(), "write {j}");
+        assert!(timed() <= 64 + 1, "write {j}: {} timed", timed());
+    }
+    assert_eq!(entries(&store, IDEM_AT)[0], (vec![], vec![1]), "every record timed");
+    assert_eq!(assert_indexed(&store), 2);
+    assert_eq!(times(&store), vec![T0 + DAY, T0 + DAY], "op-2, zz-lost");
+    run(&store, &at(T0 + 2 * DAY), "note_write", &note("plain", json!(0)));
+    assert_eq!(records(), 0);
 }
 
 #[test]

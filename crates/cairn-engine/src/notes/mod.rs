@@ -23,6 +23,7 @@ mod handoff_page_tests;
 #[cfg(test)]
 mod handoff_tests;
 mod idempotency;
+mod idempotency_upgrade;
 mod idempotency_window;
 #[cfg(test)]
 mod idempotency_window_tests;

@@ -8,7 +8,7 @@ use super::idempotency::Idempotency;
 use super::idempotency_window::prune;
 use super::index::Postings;
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
-use super::{Outcome, index, invalid, merge, refuse};
+use super::{Outcome, idempotency_upgrade, index, invalid, merge, refuse};
 use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
@@ -356,6 +356,7 @@ fn apply(
         compose(req, caller, prev.as_ref(), &value, kind, id)
     };
     prune(tx, part, caller.now, window)?;
+    idempotency_upgrade::step(tx, caller.now)?;
     let old = prev.as_ref().zip(old_postings.as_ref());
     index::replace(tx, part, old, (&built.note, &new_postings))?;
     tx.put(CUR, &cur_key, &built.bytes)?;

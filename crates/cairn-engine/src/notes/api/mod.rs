@@ -4,7 +4,7 @@
 //! (validation, `VERSION_CONFLICT`, `IDEMPOTENCY_CONFLICT`, `NOT_FOUND`) is a reply carrying
 //! `error` in DESIGN.md §3 terms and changes nothing; store failures are engine `Error`s.
 
-use super::{Fail, events, forget, handoff, handoff_forget, idempotency_window, index, list, write};
+use super::{Fail, events, forget, handoff, handoff_forget, index, list, write};
 use crate::error::{Error, Result};
 use crate::knowledge::api::Caller;
 use crate::store::Store;
@@ -26,10 +26,6 @@ pub const VERBS: [&str; 8] = [
 pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
     // A store written before the index took blocks is rebuilt before its first use.
     index::upgrade(store)?;
-    if verb == "note_write" || verb == "handoff_create" {
-        // Its idempotency records are timed before a write can replay or prune them.
-        idempotency_window::upgrade(store, caller.now)?;
-    }
     let outcome = match verb {
         "note_write" => write::run(store, caller, body),
         "note_list" => list::run(store, caller, body),
@@ -89,7 +85,7 @@ pub fn submit(store: &Store, verb: &str, caller: &Caller, body: &[u8], done: Ans
     if verb != "note_write" {
         return done(call(store, verb, caller, body));
     }
-    if let Err(e) = index::upgrade(store).and_then(|()| idempotency_window::upgrade(store, caller.now)) {
+    if let Err(e) = index::upgrade(store) {
         return done(Err(e));
     }
     write::submit(store, caller, body, Box::new(move |outcome| done(reply(outcome))));
