@@ -88,6 +88,46 @@ describe('a misspelled name', () => {
     expect(mixed.status, JSON.stringify(mixed.body)).toBe(422);
   });
 
+  it('a fact whose two ends are stored, named with another type or direction, is 404 offering what joins them', async () => {
+    // Bob's fact between the same names is his own: never offered to alice, and his to him.
+    await post('relate', { scope: 'miss', from: 'Priya Raman', to: 'Acme Robotics', type: 'owns' }, otherToken);
+    const stored = {
+      did_you_mean: 'Priya Raman -[works_at]-> Acme Robotics',
+      fact: { from: 'Priya Raman', to: 'Acme Robotics', type: 'works_at' },
+    };
+    const asked = [
+      { from: 'Priya Raman', to: 'Acme Robotics', type: 'employed_by' },
+      { from: 'Acme Robotics', to: 'Priya Raman', type: 'works_at' },
+    ];
+    for (const verb of ['forget', 'history']) {
+      for (const fact of asked) {
+        const miss = await post(verb, { scope: 'miss', fact });
+        expect([verb, miss.status], JSON.stringify(miss.body)).toEqual([verb, 404]);
+        expect(miss.body.error, verb).toMatchObject({ code: 'NOT_FOUND', details: [stored] });
+        const message = (miss.body.error as { message: string }).message;
+        expect(message).toContain('stored between them: "Priya Raman" -[works_at]-> "Acme Robotics"');
+      }
+      const theirs = await post(verb, { scope: 'miss', fact: asked[0] }, otherToken);
+      expect(theirs.status, JSON.stringify(theirs.body)).toBe(404);
+      expect((theirs.body.error as { details: unknown[] }).details).toEqual([
+        { did_you_mean: 'Priya Raman -[owns]-> Acme Robotics', fact: { ...stored.fact, type: 'owns' } },
+      ]);
+    }
+    // A model reads the same through MCP, in the message as in the details.
+    const mcp = await client.callTool({ name: 'memory_forget', arguments: { scope: 'miss', fact: asked[0] } });
+    const { isError, body } = toolJson(mcp);
+    expect(isError).toBe(true);
+    expect(body.error).toMatchObject({ code: 'NOT_FOUND', details: [stored] });
+    expect(JSON.stringify(mcp.content)).toContain('-[works_at]->');
+    const { tools } = await client.listTools();
+    for (const name of ['memory_forget', 'memory_history']) {
+      expect(tools.find((x) => x.name === name)?.description).toMatch(/stored between/);
+    }
+    // Nothing was forgotten.
+    const recalled = await post('recall', { scope: 'miss', subject: 'Priya Raman' });
+    expect((recalled.body.facts as { relation: string }[]).map((f) => f.relation)).toEqual(['works_at']);
+  });
+
   it('recall offers a stored name the subject holds or abbreviates', async () => {
     for (const [subject, meant] of [
       ['Dr. Priya Raman', 'Priya Raman'],

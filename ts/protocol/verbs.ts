@@ -195,7 +195,9 @@ export const VERBS: readonly VerbSpec[] = [
       '{subject, key}, `note` {key}, `handoff` {taskId} (every handoff of the task), or `all: true` (the whole ' +
       'scope: knowledge, notes, handoffs). Forgetting again replies `already_forgotten` once nothing is left (a ' +
       'subject forgotten again takes text naming it since); a name that never existed is NOT_FOUND with "did ' +
-      'you mean" names. The reply counts what went and what was kept and why. Only forget when the user asks.',
+      'you mean" names; a `fact` whose two ends are stored but not joined that way is NOT_FOUND naming the live ' +
+      "facts stored between them (each detail's `fact`, exact type spelling: send it as `fact`). The reply " +
+      'counts what went and what was kept and why. Only forget when the user asks.',
   },
   {
     verb: 'export',
@@ -272,7 +274,9 @@ export const VERBS: readonly VerbSpec[] = [
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
       'entity (`subject`, its stored name in any case) or one fact (`fact: {id}` as recall gives it, or ' +
       '`{from, to, type}`, from either end of a symmetric or inverse type as relate reads it). A note, subject ' +
-      'or fact never stored is NOT_FOUND (a subject with the stored names it may mean in `did_you_mean`); one ' +
+      "or fact never stored is NOT_FOUND (a subject, or a fact's unknown end, with the stored names it may mean " +
+      'in `did_you_mean`; a fact whose two ends are stored with the facts stored between them, ended ones too, ' +
+      "each detail's `fact` to send back as `fact`); one " +
       'forgotten has no events left, an empty page. Oldest first, with before/after values and the ' +
       'agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). A page ' +
       'holds `limit` events (default 20) but ends early past 32 KB (at least one event); pass `nextCursor` back as ' +

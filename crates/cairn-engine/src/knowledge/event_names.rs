@@ -7,6 +7,7 @@
 
 use super::derive::rule_key;
 use super::fact_readings;
+use super::facts_between::{self, Between, Keep};
 use super::forget::{buried_in, fact_target};
 use super::graph::{self, Direction, MAX_NAME_LEN, has_control, neighbours};
 use super::part::Partition;
@@ -97,6 +98,13 @@ fn forgotten(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&str, &st
         }
     }
     Ok(false)
+}
+
+/// The facts stored between the entities `from` and `to` name, live and ended, for a fact named
+/// with another type or direction (`facts_between.rs`): history reads ended facts too.
+pub(crate) fn facts_between(snap: &Snapshot, part: &Partition, (from, to): (&str, &str)) -> Result<Vec<Between>> {
+    let (Some(from), Some(to)) = (stored(snap, part, from)?, stored(snap, part, to)?) else { return Ok(Vec::new()) };
+    facts_between::between(&mut &*snap, part, (from.id, to.id), Keep::Stored)
 }
 
 fn stored(snap: &Snapshot, part: &Partition, name: &str) -> Result<Option<graph::Entity>> {

@@ -39,6 +39,9 @@ mod fact_readings_tests;
 mod fact_sources;
 #[cfg(test)]
 mod fact_sources_tests;
+pub(crate) mod facts_between;
+#[cfg(test)]
+mod facts_between_tests;
 mod forget;
 mod graph;
 mod grounding_rules;

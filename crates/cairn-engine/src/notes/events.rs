@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::history::{AGENT, Event, TARGET, agent_prefix, indexed_event, seq_of, target_prefix};
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
+use crate::knowledge::facts_between::{self, Between};
 use crate::knowledge::{event_names, event_view};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -39,8 +40,9 @@ struct Named {
 enum Unknown {
     Note(String),
     Subject(String),
-    /// A fact's message and its ends no entity has, for which names are suggested.
-    Fact(String, Vec<String>),
+    /// A fact's message, its ends no entity has, for which names are suggested, and when both
+    /// ends are stored the facts between them.
+    Fact(String, Vec<String>, Vec<Between>),
 }
 
 /// Runs `history` for `caller`.
@@ -86,8 +88,9 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     match unknown {
         None => Ok(reply),
         Some(Unknown::Note(message)) => Err(refuse("NOT_FOUND", message, Vec::new())),
-        Some(Unknown::Fact(message, ends)) => {
-            // As `forget {fact}` answers a miss: the names each unknown end may mean.
+        Some(Unknown::Fact(message, ends, between)) => {
+            // As `forget {fact}` answers a miss: the names each unknown end may mean, or what
+            // joins two stored ends.
             let mut meant: Vec<String> = Vec::new();
             for end in &ends {
                 crate::knowledge::add_suggestions(
@@ -95,8 +98,9 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
                     crate::knowledge::api::names_meant(store, &snap, caller, end)?,
                 );
             }
-            let details = meant.into_iter().map(|name| json!({ "did_you_mean": name })).collect();
-            Err(refuse("NOT_FOUND", message, details))
+            let names = meant.into_iter().map(|name| json!({ "did_you_mean": name }));
+            let details = names.chain(between.iter().map(Between::detail)).collect();
+            Err(refuse("NOT_FOUND", facts_between::message(message, &between), details))
         }
         Some(Unknown::Subject(subject)) => {
             // As `forget {subject}` answers a miss: the names of this partition that were meant.
@@ -130,7 +134,7 @@ fn fact_named(snap: &Snapshot, caller: &Caller, mut fact: Fields) -> Outcome<Nam
         let id: u64 = id.parse().map_err(|_| invalid("fact.id", "must be an id as a decimal string"))?;
         let stored = event_names::fact_by_id(snap, &caller.part, id)?;
         let unknown = (stored.is_none() && !event_names::fact_id_forgotten(snap, &caller.part, id)?)
-            .then(|| Unknown::Fact(format!("no fact has id {id}"), Vec::new()));
+            .then(|| Unknown::Fact(format!("no fact has id {id}"), Vec::new(), Vec::new()));
         return Ok(Named { family: "fact", targets: stored.unwrap_or_default(), unknown });
     }
     let mut part = |name: &str| -> Outcome<String> {
@@ -152,7 +156,9 @@ fn fact_named(snap: &Snapshot, caller: &Caller, mut fact: Fields) -> Outcome<Nam
                 ends.push(end.clone());
             }
         }
-        Some(Unknown::Fact(format!("no fact {from:?} -[{rel}]-> {to:?} is stored"), ends))
+        let between =
+            if ends.is_empty() { event_names::facts_between(snap, &caller.part, (&from, &to))? } else { Vec::new() };
+        Some(Unknown::Fact(format!("no fact {from:?} -[{rel}]-> {to:?} is stored"), ends, between))
     };
     let mut targets = vec![format!("{from}\0{rel}\0{to}")];
     for stored in named.targets {

@@ -8,6 +8,7 @@
 use super::{Caller, Refusal};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
+use crate::knowledge::facts_between::Between;
 use crate::knowledge::{
     FactRef, Outcome, entity_in, forget_attribute, forget_document, forget_fact, forget_scope, forget_source,
     forget_subject, subject_outcome,
@@ -110,10 +111,14 @@ pub(super) fn reply(outcome: Outcome) -> Value {
     match outcome {
         Outcome::Forgotten { counts, kept } => json!({ "state": "forgotten", "forgotten": counts, "kept": kept }),
         Outcome::AlreadyForgotten => json!({ "state": "already_forgotten" }),
-        Outcome::NotFound { message, did_you_mean } => Refusal {
+        Outcome::NotFound { message, did_you_mean, stored_between } => Refusal {
             code: "NOT_FOUND",
             message,
-            details: did_you_mean.into_iter().map(|name| json!({ "did_you_mean": name })).collect(),
+            details: did_you_mean
+                .into_iter()
+                .map(|name| json!({ "did_you_mean": name }))
+                .chain(stored_between.iter().map(Between::detail))
+                .collect(),
         }
         .reply(),
     }

@@ -72,6 +72,7 @@ pub fn forget_scope(tx: &mut WriteTxn<'_>, part: &Partition, now: i64) -> Result
             return Ok(Outcome::NotFound {
                 message: "nothing is stored in this scope".into(),
                 did_you_mean: Vec::new(),
+                stored_between: Vec::new(),
             });
         }
         // Everything went before, one form at a time: what those forgets left (their

@@ -32,9 +32,11 @@ pub fn forget_attribute(
         return Ok(match missing(tx, part, "attribute", &target, message)? {
             // A subject that names no entity is offered the names it may mean, as the `subject`
             // form offers them (found by an audit: this form offered none).
-            Outcome::NotFound { message, .. } => {
-                Outcome::NotFound { message, did_you_mean: names_meant(tx, part, subject.trim())? }
-            }
+            Outcome::NotFound { message, .. } => Outcome::NotFound {
+                message,
+                did_you_mean: names_meant(tx, part, subject.trim())?,
+                stored_between: Vec::new(),
+            },
             other => other,
         });
     };

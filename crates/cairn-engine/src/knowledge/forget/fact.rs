@@ -3,6 +3,7 @@
 //! entities at its ends stay.
 
 use super::super::fact_readings;
+use super::super::facts_between::{self, Keep};
 use super::super::graph::Relation;
 use super::super::part::Partition;
 use super::super::recall::add_suggestions;
@@ -35,13 +36,13 @@ fn entity_id(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> Result<Opti
 /// named from the other end of a symmetric or inverse type, it is the fact stored from this one.
 pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now: i64) -> Result<Outcome> {
     // The type as spelled: the rules read `childOf` as `child_of`, which its fold no longer says.
-    let (from, to, rel_type, readings) = match fact {
+    let (from, to, rel_type, readings, asked) = match fact {
         FactRef::Id(id) => {
             let Some(bytes) = tx.get(REL, &rel_key(part, *id))? else {
                 return missing(tx, part, "fact_id", &id.to_string(), format!("no fact has id {id}"));
             };
             let rel: Relation = decode(&bytes, "relation")?;
-            (rel.from, rel.to, rel.rel_type.trim().to_owned(), Vec::new())
+            (rel.from, rel.to, rel.rel_type.trim().to_owned(), Vec::new(), format!("no fact has id {id}"))
         }
         FactRef::Ends { from, to, rel_type } => {
             // Named as the partition spells the type, as `relate` stores it (`type_spelling.rs`).
@@ -51,23 +52,33 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
                 .map(|(f, t, o)| fact_target(&f, &t, &o))
                 .collect();
             let (f, t) = (entity_id(tx, part, from)?, entity_id(tx, part, to)?);
+            let message = format!("no fact {from:?} -[{rel_type}]-> {to:?} is stored");
             let (Some(f), Some(t)) = (f, t) else {
-                let message = format!("no fact {from:?} -[{rel_type}]-> {to:?} is stored");
                 let unknown: Vec<&str> =
                     [(f, from), (t, to)].into_iter().filter(|(id, _)| id.is_none()).map(|(_, n)| n.as_str()).collect();
                 return match unstored(tx, part, &readings, message)? {
-                    Outcome::NotFound { message, .. } => {
-                        Ok(Outcome::NotFound { did_you_mean: ends_meant(tx, part, &unknown)?, message })
-                    }
+                    Outcome::NotFound { message, .. } => Ok(Outcome::NotFound {
+                        did_you_mean: ends_meant(tx, part, &unknown)?,
+                        message,
+                        stored_between: Vec::new(),
+                    }),
                     answered => Ok(answered),
                 };
             };
-            (f, t, rel_type.trim().to_owned(), readings)
+            (f, t, rel_type.trim().to_owned(), readings, message)
         }
     };
     let versions = fact_readings::stored_versions(tx, part, (from, to), &rel_type)?;
     if versions.is_empty() {
-        return unstored(tx, part, &readings, "no version of this fact is stored".into());
+        return match unstored(tx, part, &readings, asked)? {
+            // Both ends are stored: what joins them is what the caller may have meant.
+            Outcome::NotFound { message, did_you_mean, .. } => {
+                let stored_between = facts_between::between(tx, part, (from, to), Keep::Live)?;
+                let message = facts_between::message(message, &stored_between);
+                Ok(Outcome::NotFound { message, did_you_mean, stored_between })
+            }
+            answered => Ok(answered),
+        };
     }
     let mut tally = Tally::default();
     // Each version is buried under the reading it is stored in; the events filed under any reading

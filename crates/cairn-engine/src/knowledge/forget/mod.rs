@@ -25,6 +25,7 @@ pub use source::forget_source;
 pub use subject::{Forgot, forget_subject, rehash_forgotten};
 
 use super::docs::{Document, PassageSpan, add_hash, hash_key, remove_hash, stored_doc};
+use super::facts_between::Between;
 use super::graph::{Relation, Source};
 use super::part::Partition;
 use super::records::decode;
@@ -86,10 +87,12 @@ pub enum Outcome {
     /// It went before; nothing changed.
     AlreadyForgotten,
     /// Nothing like it was ever stored in this partition; `did_you_mean` holds near names of the
-    /// same partition only.
+    /// same partition only, and `stored_between` the live facts joining the two stored ends of a
+    /// fact named with another type or direction (`facts_between.rs`).
     NotFound {
         message: String,
         did_you_mean: Vec<String>,
+        stored_between: Vec<Between>,
     },
 }
 
@@ -165,7 +168,7 @@ pub(crate) fn missing(
     if buried(tx, part, form, target)? {
         return Ok(Outcome::AlreadyForgotten);
     }
-    Ok(Outcome::NotFound { message, did_you_mean: Vec::new() })
+    Ok(Outcome::NotFound { message, did_you_mean: Vec::new(), stored_between: Vec::new() })
 }
 
 /// The folded fact target `from \0 type \0 to` that tombstones and history name a fact by.
@@ -349,9 +352,11 @@ pub fn subject_outcome(forgot: Forgot, name: &str) -> Outcome {
             Outcome::Forgotten { counts, kept }
         }
         Forgot::AlreadyForgotten => Outcome::AlreadyForgotten,
-        Forgot::NotFound { did_you_mean } => {
-            Outcome::NotFound { message: format!("no entity is named exactly {name:?}"), did_you_mean }
-        }
+        Forgot::NotFound { did_you_mean } => Outcome::NotFound {
+            message: format!("no entity is named exactly {name:?}"),
+            did_you_mean,
+            stored_between: Vec::new(),
+        },
     }
 }
 
