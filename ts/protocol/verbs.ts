@@ -179,8 +179,8 @@ export const VERBS: readonly VerbSpec[] = [
       'every part was searched and nothing stored answers: say you do not know. `fallback` says when the query hit `timeoutMs`, `maxSteps` ' +
       'or asked for reasoning the planner does not do (`unsupported_complexity`). `includeHistory` adds who ' +
       'changed the notes and entities reached. Options as memory_context: `hops`, `k` (items per step), `as_of`, ' +
-      '`valid_at`, `compact` (citations without the quoted text: the smallest reply), and the pack ' +
-      '(`tokenBudget`/`maxItems`/`purpose`), which also bounds `evidence`: only the items in `context` are returned.',
+      '`valid_at`, `compact` (citations without the quoted text), and the pack ' +
+      '(`tokenBudget`/`maxItems`/`purpose`), which also bounds `evidence` to the items in `context`.',
   },
   {
     verb: 'forget',
@@ -191,13 +191,12 @@ export const VERBS: readonly VerbSpec[] = [
     reply: ForgetReply,
     description:
       'Erase memory. Send exactly one of: `subject` (an exact entity name: the entity, its facts and the passages ' +
-      'naming it), `fact` ({from, to, type}, from either end of a symmetric or inverse type, or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
-      '{subject, key}, `note` {key}, `handoff` {taskId} (every handoff of the task), or `all: true` (the whole ' +
+      'naming it), `fact` ({from, to, type} from either end, or {id}), `passage` (a doc id), `source` (a label), `attribute` ' +
+      '{subject, key}, `note` {key}, `handoff` {taskId} (all for that task), or `all: true` (the whole ' +
       'scope: knowledge, notes, handoffs). Forgetting again replies `already_forgotten` once nothing is left (a ' +
       'subject forgotten again takes text naming it since); a name that never existed is NOT_FOUND with "did ' +
-      'you mean" names; a `fact` whose two ends are stored but not joined that way is NOT_FOUND naming the live ' +
-      "facts stored between them (each detail's `fact`, exact type spelling: send it as `fact`). The reply " +
-      'counts what went and what was kept and why. Only forget when the user asks.',
+      'you mean" names (for a `fact` with both ends stored: the facts between them; send a detail\'s `fact` ' +
+      'back). The reply counts what went and what was kept and why. Only forget when the user asks.',
   },
   {
     verb: 'export',
@@ -272,15 +271,14 @@ export const VERBS: readonly VerbSpec[] = [
     reply: HistoryReply,
     description:
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
-      'entity (`subject`, its stored name in any case) or one fact (`fact: {id}` as recall gives it, or ' +
-      '`{from, to, type}`, from either end of a symmetric or inverse type as relate reads it). A note, subject ' +
-      "or fact never stored is NOT_FOUND (a subject, or a fact's unknown end, with the stored names it may mean " +
-      'in `did_you_mean`; a fact whose two ends are stored with the facts stored between them, ended ones too, ' +
-      "each detail's `fact` to send back as `fact`); one " +
-      'forgotten has no events left, an empty page. Oldest first, with before/after values and the ' +
-      'agent that wrote them; each event names its `target` as an object (a fact as {from, type, to}). A page ' +
+      'entity (`subject`, its stored name in any case) or one fact (`fact`: {id} as recall gives it, or ' +
+      '{from, to, type} from either end of a symmetric or inverse type). A note, subject ' +
+      'or fact never stored is NOT_FOUND with `did_you_mean` (names it may mean; for a fact with both ends ' +
+      "stored, the facts between them: send a detail's `fact` back); one " +
+      'forgotten has no events: an empty page. Oldest first, with before/after values and the ' +
+      'agent that wrote them; each event names its `target`. A page ' +
       'holds `limit` events (default 20) but ends early past 32 KB (at least one event); pass `nextCursor` back as ' +
-      '`cursor`. `compact` leaves out before/after (keeps the op and `patch`, what was written).',
+      '`cursor`. `compact` leaves out before/after (keeps the op and the `patch` written).',
   },
   {
     verb: 'handoff_create',
