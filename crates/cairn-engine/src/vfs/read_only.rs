@@ -153,7 +153,9 @@ fn refused(what: &str, path: &Path) -> io::Error {
 }
 
 /// Holds a shared lock on the store's `LOCK` for as long as the store is open.
-struct SharedLock(#[allow(dead_code)] Option<File>);
+/// A read-only open's shared locks: of the directory (what a read-write open locks), when this
+/// user may open it, and of `LOCK`, when it is there.
+struct SharedLock(#[allow(dead_code)] Option<File>, #[allow(dead_code)] Option<File>);
 impl DirLock for SharedLock {}
 
 impl ReadOnlyFs {
@@ -220,15 +222,16 @@ impl Vfs for ReadOnlyFs {
 
     fn lock_dir(&self, dir: &Path) -> Result<Box<dyn DirLock>, LockError> {
         let path = dir.join("LOCK");
+        let dir_lock = shared_dir_lock(dir, &path)?;
         let mut file = match File::open(&path) {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Box::new(SharedLock(None))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Box::new(SharedLock(dir_lock, None))),
             // A `LOCK` this user may not read (the store's files are 0600, its data file may have
             // been shared with this user, its `LOCK` not): the kernel's lock table still tells
             // whether a read-write open holds it, though nothing keeps one out meanwhile.
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
                 return match held_exclusively(&path) {
-                    Ok(false) => Ok(Box::new(SharedLock(None))),
+                    Ok(false) => Ok(Box::new(SharedLock(dir_lock, None))),
                     Ok(true) => Err(LockError::Held(None)),
                     Err(_) => Err(LockError::Io(e)),
                 };
@@ -236,7 +239,7 @@ impl Vfs for ReadOnlyFs {
             Err(e) => return Err(LockError::Io(e)),
         };
         match file.try_lock_shared() {
-            Ok(()) => Ok(Box::new(SharedLock(Some(file)))),
+            Ok(()) => Ok(Box::new(SharedLock(dir_lock, Some(file)))),
             Err(TryLockError::WouldBlock) => {
                 // The holder wrote its pid into the file on taking the lock.
                 let mut text = String::new();
@@ -245,6 +248,24 @@ impl Vfs for ReadOnlyFs {
             }
             Err(TryLockError::Error(e)) => Err(LockError::Io(e)),
         }
+    }
+}
+
+/// A shared `flock` of the directory, which a read-write open holds exclusively (`StdFs`); `None`
+/// when this user may not open the directory (the `LOCK` rules then decide alone).
+fn shared_dir_lock(dir: &Path, lock: &Path) -> Result<Option<File>, LockError> {
+    let file = match File::open(dir) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => return Ok(None),
+        Err(e) => return Err(LockError::Io(e)),
+    };
+    match file.try_lock_shared() {
+        Ok(()) => Ok(Some(file)),
+        Err(TryLockError::WouldBlock) => {
+            let pid = std::fs::read_to_string(lock).ok().and_then(|t| t.trim().parse().ok());
+            Err(LockError::Held(pid))
+        }
+        Err(TryLockError::Error(e)) => Err(LockError::Io(e)),
     }
 }
 

@@ -45,7 +45,12 @@ impl VfsFile for StdFile {
 }
 
 /// The lock file stays open (and flocked) for as long as the store is open.
-struct StdLock(#[allow(dead_code)] File);
+/// The held lock: the directory's own `flock`, and `LOCK`'s (which names the holder's pid and is
+/// what `ts/server/store-lock.ts` looks up in `/proc/locks`). Both go when it is dropped.
+struct StdLock {
+    _dir: File,
+    _file: File,
+}
 impl DirLock for StdLock {}
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -88,6 +93,18 @@ impl Vfs for StdFs {
 
     fn lock_dir(&self, dir: &Path) -> Result<Box<dyn DirLock>, LockError> {
         let path = dir.join("LOCK");
+        // The directory itself is what is locked: `LOCK` can be deleted (by hand, by a cleanup
+        // script) while a node holds it, and a second opener would then lock a new file of that
+        // name and open the store twice (found by a failure audit: the writes of one node were
+        // lost). A directory cannot be replaced while it holds the store's files.
+        let dir_file = File::open(dir).map_err(LockError::Io)?;
+        match dir_file.try_lock() {
+            Ok(()) => {}
+            // Held only shared, by read-only opens, which write no pid (see below).
+            Err(TryLockError::WouldBlock) if dir_file.try_lock_shared().is_ok() => return Err(LockError::Held(None)),
+            Err(TryLockError::WouldBlock) => return Err(LockError::Held(holder_pid(&path))),
+            Err(TryLockError::Error(e)) => return Err(LockError::Io(e)),
+        }
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -103,7 +120,7 @@ impl Vfs for StdFs {
                 file.set_len(0).map_err(LockError::Io)?;
                 file.seek(SeekFrom::Start(0)).map_err(LockError::Io)?;
                 file.write_all(pid.as_bytes()).map_err(LockError::Io)?;
-                Ok(Box::new(StdLock(file)))
+                Ok(Box::new(StdLock { _dir: dir_file, _file: file }))
             }
             Err(TryLockError::WouldBlock) => {
                 // Held only shared, by read-only opens (`vfs::ReadOnlyFs`), which write no pid:
@@ -120,6 +137,11 @@ impl Vfs for StdFs {
     }
 }
 
+/// The pid the holder of the store wrote into `LOCK`, when the file is there and says one.
+fn holder_pid(lock: &Path) -> Option<u32> {
+    fs::read_to_string(lock).ok()?.trim().parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +150,22 @@ mod tests {
 
     fn mode(p: &Path) -> u32 {
         fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_deleted_lock_file_does_not_let_a_second_open_in() {
+        // Found by a failure audit: `rm LOCK` beside a running node let a second node open the
+        // same store, and the writes of one of them were lost.
+        let dir = tempfile::tempdir().unwrap();
+        let first = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        fs::remove_file(dir.path().join("LOCK")).unwrap();
+        let Err(second) = Store::open(dir.path(), StoreOptions::default()) else {
+            panic!("a second open of a held store")
+        };
+        assert_eq!(second.code(), "STORE_LOCKED", "{second}");
+        first.close().unwrap();
+        drop(first);
+        Store::open(dir.path(), StoreOptions::default()).unwrap();
     }
 
     /// Under the usual umask (022) a plain create would make these 0644/0755.
