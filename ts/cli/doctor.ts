@@ -21,9 +21,22 @@ const ANSWER_MS = 3000;
 /** What /health's reply adds: the version, or why the store takes no writes (docs/operations.md). */
 function healthDetail(status: number, body: Record<string, unknown>): string {
   if (status === 200) return `, version ${String(body.version)}, profile ${String(body.profile)}`;
-  const store = body.store as { reason?: unknown; since?: unknown } | undefined;
+  const store = body.store as
+    | { writes?: unknown; reason?: unknown; since?: unknown; damaged?: { reason?: unknown } }
+    | undefined;
   if (body.status !== 'degraded' || store === undefined) return '';
-  return `: writes stopped since ${String(store.since)} (${String(store.reason)}); free space on the data dir's disk and the node resumes by itself`;
+  const said: string[] = [];
+  if (store.writes === 'stopped') {
+    said.push(
+      `: writes stopped since ${String(store.since)} (${String(store.reason)}); free space on the data dir's disk and the node resumes by itself`,
+    );
+  }
+  if (store.damaged !== undefined) {
+    said.push(
+      `: the store is damaged (${String(store.damaged.reason)}); run \`cairn database check\` and restore it from a backup`,
+    );
+  }
+  return said.join('');
 }
 
 async function get(url: string, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {

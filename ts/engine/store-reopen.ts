@@ -9,7 +9,7 @@ import { StoreError } from './errors.js';
  * sync it can no longer tell what reached the disk; reopening recovers exactly the acknowledged
  * writes from the log. Reads of the stopped store still work.
  */
-export type StoreHealth =
+export type WritesHealth =
   | { writes: 'ok' }
   | {
       writes: 'stopped';
@@ -84,7 +84,7 @@ async function probe(dir: string): Promise<void> {
  * next attempt succeeds.
  */
 export class Reopener {
-  #health: StoreHealth = { writes: 'ok' };
+  #health: WritesHealth = { writes: 'ok' };
   #timer: NodeJS.Timeout | undefined;
   #wait = FIRST_WAIT_MS;
   #swap: Promise<void> | undefined;
@@ -97,7 +97,7 @@ export class Reopener {
     private readonly report: (e: ReopenEvent) => void,
   ) {}
 
-  health(): StoreHealth {
+  health(): WritesHealth {
     return this.#health;
   }
 

@@ -10,13 +10,13 @@ import type {
 import { loadNative } from '../native/loader.js';
 import type { WriteBatch } from './batch.js';
 import { type Bytes, toBytes } from './bytes.js';
-import { coded, rethrow } from './errors.js';
+import { coded, rethrow, StoreError } from './errors.js';
 import { type Caller, callKnowledge, type KnowledgeVerb, loadKnowledge } from './knowledge.js';
 import { callNotes, type NotesVerb } from './notes.js';
 import { pointRead } from './point-read.js';
 import { type Entry, type RangeOptions, scan } from './scan.js';
 import { Snapshot } from './snapshot.js';
-import { type ReopenEvent, Reopener, type StoreHealth } from './store-reopen.js';
+import { type ReopenEvent, Reopener, type WritesHealth } from './store-reopen.js';
 
 /** Sizes and windows for an open store; anything left out takes the engine's default. */
 export interface StoreOptions {
@@ -33,6 +33,15 @@ export type BackupReport = BindingBackupReport;
 export type CompactReport = BindingCompactReport;
 export type StoreStats = BindingStats;
 
+/** A page the engine found damaged (`STORE_CORRUPT`): the first one's account, and when. */
+export interface Damage {
+  reason: string;
+  since: string;
+}
+
+/** Whether the store takes writes (`WritesHealth`), and whether a read met a damaged page. */
+export type StoreHealth = WritesHealth & { damaged?: Damage };
+
 /**
  * One open store directory, owned by this process until `close()`. Point reads are synchronous;
  * writes resolve once durable and many in flight share one fsync (group commit).
@@ -40,6 +49,7 @@ export type StoreStats = BindingStats;
 export class Store {
   #inner: BindingStore;
   #reopener: Reopener | undefined;
+  #damage: Damage | undefined;
 
   /** `inner`, opened on the directory `dir` (absolute) with `opts`. */
   constructor(
@@ -73,9 +83,22 @@ export class Store {
     this.#reopener ??= new Reopener(this.dir, () => this.#replace(), report);
   }
 
-  /** Whether the store takes writes, and if not, why and since when. */
+  /**
+   * Whether the store takes writes, and if not, why and since when; and whether a call met a
+   * damaged page since it was opened (the damage stays: a page fails its checksum until the store
+   * is restored).
+   */
   health(): StoreHealth {
-    return this.#reopener?.health() ?? { writes: 'ok' };
+    const writes = this.#reopener?.health() ?? { writes: 'ok' };
+    return this.#damage === undefined ? writes : { ...writes, damaged: this.#damage };
+  }
+
+  /** What a failed engine call throws, having noted a damaged page or a stopped store. */
+  #failed(err: unknown): unknown {
+    if (err instanceof StoreError && err.code === 'STORE_CORRUPT') {
+      this.#damage ??= { reason: err.message, since: new Date().toISOString() };
+    }
+    return this.#reopener?.seen(err) ?? err;
   }
 
   async #replace(): Promise<void> {
@@ -90,7 +113,7 @@ export class Store {
     try {
       return await call(this.#inner);
     } catch (err) {
-      throw this.#reopener?.seen(err) ?? err;
+      throw this.#failed(err);
     }
   }
 
@@ -98,7 +121,7 @@ export class Store {
     try {
       return coded(() => call(this.#inner));
     } catch (err) {
-      throw this.#reopener?.seen(err) ?? err;
+      throw this.#failed(err);
     }
   }
 

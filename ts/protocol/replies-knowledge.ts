@@ -27,14 +27,20 @@ export const StatusReply = z.object({
   node: z.object({
     status: z
       .enum(['ok', 'degraded'])
-      .describe('degraded: the store takes no writes until the node has reopened it (a full or failing disk)'),
+      .describe(
+        'degraded: the store takes no writes until the node has reopened it (a full or failing disk), or a page is damaged',
+      ),
     version: z.string(),
     profile: z.string(),
     uptime_s: Count,
     writes: z
       .object({ state: z.literal('stopped'), reason: z.string(), since: Time })
       .optional()
-      .describe('Present while degraded: the failed write and when; reads still work'),
+      .describe('Present while writes are stopped: the failed write and when; reads still work'),
+    damaged: z
+      .object({ reason: z.string(), since: Time })
+      .optional()
+      .describe('Present once a read met a damaged page: calls needing it fail until the store is restored'),
   }),
   capabilities: z.object({
     channels: z.array(z.string()),

@@ -9,18 +9,30 @@ import { KindCounts, Time } from './reply-parts.js';
 export const HealthReply = z.object({ status: z.literal('ok'), version: z.string(), profile: z.string() });
 
 /**
- * GET /health, 503: the node answers and its store still serves reads, but a write could not reach
- * the disk (full, or failing), so writes are stopped until the node has reopened the store.
+ * GET /health, 503: the node answers, but its store is not whole: a write could not reach the disk
+ * (full, or failing), so writes are stopped until the node has reopened the store (reads go on);
+ * or a read met a page that fails its checksum, which stays so until the store is restored.
  */
 export const HealthDegradedReply = z.object({
   status: z.literal('degraded'),
   version: z.string(),
   profile: z.string(),
   store: z.object({
-    writes: z.literal('stopped'),
-    reason: z.string().describe('The failed write, e.g. "growing the log: No space left on device (os error 28)"'),
-    since: Time.describe('When the first write failed'),
-    attempts: z.number().int().describe('Reopen attempts so far; each waits until the disk takes a probe file'),
+    writes: z.enum(['ok', 'stopped']),
+    reason: z
+      .string()
+      .optional()
+      .describe('While stopped: the failed write, e.g. "growing the log: No space left on device (os error 28)"'),
+    since: Time.optional().describe('While stopped: when the first write failed'),
+    attempts: z
+      .number()
+      .int()
+      .optional()
+      .describe('While stopped: reopen attempts so far; each waits until the disk takes a probe file'),
+    damaged: z
+      .object({ reason: z.string(), since: Time })
+      .optional()
+      .describe('A page failed its checksum: the first one met, and when (run `cairn database check`)'),
   }),
 });
 

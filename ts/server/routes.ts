@@ -39,7 +39,7 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   app.get('/health', open, (_req, res) => {
     const store = svc.store.health();
     const { version, profile } = svc.node;
-    if (store.writes === 'stopped') {
+    if (store.writes === 'stopped' || store.damaged !== undefined) {
       const degraded: z.infer<typeof HealthDegradedReply> = { status: 'degraded', version, profile, store };
       return res.code(503).send(degraded);
     }

@@ -37,6 +37,10 @@ function invalidArgument(message: string): ApiError {
 const WRITES_STOPPED =
   'writes are stopped: the store could not write to its disk (full, or failing); nothing acknowledged is lost, and the node reopens the store by itself once the disk takes writes again: retry later';
 
+/** What a call that met a damaged page gets (`Store.health`; the node's log names the page). */
+const DAMAGED =
+  'the store is damaged: a page it needed failed its checksum; nothing was changed, and the operator runs `cairn database check` and restores the store from a backup';
+
 /** A store failure in the product's terms; internals stay in the log, never in the reply. */
 export function storeFailure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -44,6 +48,7 @@ export function storeFailure(err: unknown): ApiError {
     if (err.code === 'INVALID_ARGUMENT') return invalidArgument(err.message);
     if (err.code === 'STORE_CLOSED') return new ApiError('UNAVAILABLE', 'the node is shutting down');
     if (err.code === 'STORE_FAILED') return new ApiError('UNAVAILABLE', WRITES_STOPPED, [], err);
+    if (err.code === 'STORE_CORRUPT') return new ApiError('INTERNAL', DAMAGED, [], err);
   }
   return new ApiError('INTERNAL', 'internal error', [], err);
 }

@@ -77,11 +77,12 @@ export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Pr
   const health = svc.store.health();
   return {
     node: {
-      status: health.writes === 'ok' ? 'ok' : 'degraded',
+      status: health.writes === 'ok' && health.damaged === undefined ? 'ok' : 'degraded',
       version: svc.node.version,
       profile: svc.node.profile,
       uptime_s: Math.round((Date.now() - svc.node.startedAt) / 1000),
       ...(health.writes === 'ok' ? {} : { writes: { state: 'stopped', reason: health.reason, since: health.since } }),
+      ...(health.damaged === undefined ? {} : { damaged: health.damaged }),
     },
     capabilities: {
       channels: ['graph', 'relation', 'mentions', 'full_text', 'meaning'],
