@@ -121,7 +121,7 @@ describe('a misspelled name', () => {
     expect(JSON.stringify(mcp.content)).toContain('-[works_at]->');
     const { tools } = await client.listTools();
     for (const name of ['memory_forget', 'memory_history']) {
-      expect(tools.find((x) => x.name === name)?.description).toMatch(/stored between/);
+      expect(tools.find((x) => x.name === name)?.description).toMatch(/both ends stored.*the facts between them/);
     }
     // Nothing was forgotten.
     const recalled = await post('recall', { scope: 'miss', subject: 'Priya Raman' });

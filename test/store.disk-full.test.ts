@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
@@ -48,7 +48,7 @@ interface Body {
   notes?: { value: unknown }[];
   status?: string;
   node?: { status: string; writes?: { state: string } };
-  store?: { writes: string; reason: string };
+  store?: { writes: string; reason: string; attempts?: number };
 }
 
 async function call(url: string, method: string, path: string, body?: object) {
@@ -138,4 +138,23 @@ it('refuses writes while the disk takes none, keeps reads, and reopens by itself
   const check = await cairn(['database', 'check', '--data-dir', dir, '--json']);
   expect(check.code, check.stderr).toBe(0);
   expect(JSON.parse(check.stdout).ok).toBe(true);
+});
+
+it('never reopens a stopped store as a new one when its files went meanwhile', { timeout: 60_000 }, async () => {
+  dir = join(dir, 'emptied');
+  mkdirSync(dir);
+  const started = await serve(LIMIT_KIB);
+  node = started.child;
+  let status = 200;
+  for (let i = 0; i < 1000 && status === 200; i++) status = (await write(started.url, `g${i}`)).status;
+  expect(status).toBe(503);
+  // The data dir is emptied under the stopped node, then the disk takes writes again.
+  for (const file of ['data.cairn', 'wal.cairn', 'LOCK']) rmSync(join(dir, file), { force: true });
+  execFileSync('prlimit', ['--pid', String(node.pid), '--fsize=unlimited:']);
+  await sleep(4_000);
+  const health = await call(started.url, 'GET', '/health');
+  expect(health.status).toBe(503);
+  expect(health.body.store?.attempts).toBeGreaterThanOrEqual(2);
+  expect(existsSync(join(dir, 'data.cairn'))).toBe(false);
+  expect((await write(started.url, 'into-nothing')).status).toBe(503);
 });

@@ -1,4 +1,4 @@
-import { open, statfs, unlink } from 'node:fs/promises';
+import { access, open, statfs, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { StoreError } from './errors.js';
@@ -35,6 +35,7 @@ const LONGEST_WAIT_MS = 30_000;
 const PROBE_MARGIN_BYTES = 16 << 20;
 const PROBE_FILE = '.space-probe';
 const LOG_FILE = 'wal.cairn';
+const DATA_FILE = 'data.cairn';
 const CHUNK = Buffer.alloc(1 << 20);
 
 /** The failure inside the engine's STORE_FAILED message (it ends "…; reopen it to recover"). */
@@ -51,6 +52,10 @@ export function failureReason(message: string): string {
  * at the write.
  */
 async function probe(dir: string): Promise<void> {
+  // A data dir emptied or removed under the node would reopen as a new, empty store.
+  await access(join(dir, DATA_FILE)).catch(() => {
+    throw new Error(`${DATA_FILE} is no longer in ${dir}: restore it (the node will not make a new store there)`);
+  });
   const logBytes = await open(join(dir, LOG_FILE), 'r')
     .then(async (f) => {
       try {
