@@ -106,7 +106,7 @@ export class Store {
     this.#inner = await loadNative().openStore(this.dir, this.opts).catch(rethrow);
   }
 
-  /** Runs an engine call on the current handle, after a reopen in progress; see `Reopener.seen`. */
+  /** Runs an engine call on the current handle, after a reopen in progress; failures go through `#failed`. */
   async #run<T>(call: (inner: BindingStore) => Promise<T>): Promise<T> {
     const swap = this.#reopener?.settled();
     if (swap !== undefined) await swap;
@@ -117,6 +117,7 @@ export class Store {
     }
   }
 
+  /** `#run` for a synchronous engine call (a point read, a snapshot, the counters). */
   #now<T>(call: (inner: BindingStore) => T): T {
     try {
       return coded(() => call(this.#inner));
