@@ -158,3 +158,38 @@ it('never reopens a stopped store as a new one when its files went meanwhile', {
   expect(existsSync(join(dir, 'data.cairn'))).toBe(false);
   expect((await write(started.url, 'into-nothing')).status).toBe(503);
 });
+
+it('stops taking writes when the data dir is emptied under a running node, and says why', {
+  timeout: 60_000,
+}, async () => {
+  // Found by a failure audit: the node answered 200 to writes into files no later start reads.
+  dir = join(dir, 'removed');
+  mkdirSync(dir);
+  const started = await serve();
+  node = started.child;
+  expect((await write(started.url, 'before')).status).toBe(200);
+  for (const file of ['data.cairn', 'wal.cairn', 'LOCK']) rmSync(join(dir, file), { force: true });
+  let health = await call(started.url, 'GET', '/health');
+  for (let i = 0; i < 100 && health.status === 200; i++) {
+    await sleep(100);
+    health = await call(started.url, 'GET', '/health');
+  }
+  expect(health.status).toBe(503);
+  expect(health.body.store?.reason).toMatch(/data\.cairn was removed under the node/);
+  const refused = await write(started.url, 'after');
+  expect(refused.status).toBe(503);
+  expect(existsSync(join(dir, 'data.cairn'))).toBe(false);
+});
+
+it('takes a compaction, which renames a new data file into place, as the same store', { timeout: 60_000 }, async () => {
+  dir = join(dir, 'compacted');
+  mkdirSync(dir);
+  const started = await serve();
+  node = started.child;
+  expect((await write(started.url, 'before')).status).toBe(200);
+  const compacted = await cairn(['database', 'compact', '--data-dir', dir], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(compacted.code, compacted.stderr).toBe(0);
+  await sleep(2_500);
+  expect((await call(started.url, 'GET', '/health')).status).toBe(200);
+  expect((await write(started.url, 'after')).status).toBe(200);
+});

@@ -99,8 +99,21 @@ export class Reopener {
     private readonly dir: string,
     /** Closes the stopped store and opens it again (recovery replays its log). */
     private readonly replace: () => Promise<void>,
+    /** Closes the store's handle, so nothing more is written through it. */
+    private readonly release: () => Promise<void>,
     private readonly report: (e: ReopenEvent) => void,
   ) {}
+
+  /**
+   * The store's files went from under it (`FilesWatch`): it stops as after a failed write, and its
+   * handle is closed at once, since what is written through it reaches files no open will read.
+   * It reopens once a `data.cairn` is back (put there by hand, or restored).
+   */
+  lost(why: string): void {
+    if (this.#closed || this.#health.writes === 'stopped') return;
+    this.#stop(why);
+    void this.release();
+  }
 
   health(): WritesHealth {
     return this.#health;
@@ -120,16 +133,17 @@ export class Reopener {
    */
   seen(err: unknown): unknown {
     if (!(err instanceof StoreError) || this.#closed) return err;
-    if (err.code === 'STORE_FAILED' && this.#health.writes === 'ok') {
-      const reason = failureReason(err.message);
-      this.#health = { writes: 'stopped', reason, since: new Date().toISOString(), attempts: 0 };
-      this.report({ event: 'stopped', reason });
-      this.#schedule();
-    }
+    if (err.code === 'STORE_FAILED' && this.#health.writes === 'ok') this.#stop(failureReason(err.message));
     if (err.code === 'STORE_CLOSED' && this.#health.writes === 'stopped') {
-      return new StoreError('STORE_FAILED', `the store is reopening after a failed write: ${this.#health.reason}`);
+      return new StoreError('STORE_FAILED', `the store is stopped: ${this.#health.reason}`);
     }
     return err;
+  }
+
+  #stop(reason: string): void {
+    this.#health = { writes: 'stopped', reason, since: new Date().toISOString(), attempts: 0 };
+    this.report({ event: 'stopped', reason });
+    this.#schedule();
   }
 
   /** Stops the cycle (the store is closing); a swap in progress finishes first. */

@@ -16,6 +16,7 @@ import { callNotes, type NotesVerb } from './notes.js';
 import { pointRead } from './point-read.js';
 import { type Entry, type RangeOptions, scan } from './scan.js';
 import { Snapshot } from './snapshot.js';
+import { FilesWatch } from './store-files-watch.js';
 import { type ReopenEvent, Reopener, type WritesHealth } from './store-reopen.js';
 
 /** Sizes and windows for an open store; anything left out takes the engine's default. */
@@ -49,6 +50,7 @@ export type StoreHealth = WritesHealth & { damaged?: Damage };
 export class Store {
   #inner: BindingStore;
   #reopener: Reopener | undefined;
+  #watch: FilesWatch | undefined;
   #damage: Damage | undefined;
 
   /** `inner`, opened on the directory `dir` (absolute) with `opts`. */
@@ -80,7 +82,15 @@ export class Store {
    * calls this; a CLI command, which ends at the failure, does not.
    */
   reopenAfterFailure(report: (e: ReopenEvent) => void): void {
-    this.#reopener ??= new Reopener(this.dir, () => this.#replace(), report);
+    if (this.#reopener !== undefined) return;
+    const reopener = new Reopener(
+      this.dir,
+      () => this.#watch?.around(() => this.#replace()) ?? this.#replace(),
+      () => this.#inner.close().catch(() => {}),
+      report,
+    );
+    this.#reopener = reopener;
+    this.#watch = new FilesWatch(this.dir, (why) => reopener.lost(why));
   }
 
   /**
@@ -158,7 +168,9 @@ export class Store {
 
   /** Rewrites the data file without free pages; `purge` also zeroes the bytes of freed pages. */
   compact(opts: { purge?: boolean } = {}): Promise<CompactReport> {
-    return this.#run((inner) => inner.compact(opts).catch(rethrow));
+    // Compaction renames a new data file into place: the watch takes it as the store's.
+    const run = () => this.#run((inner) => inner.compact(opts).catch(rethrow));
+    return this.#watch?.around(run) ?? run();
   }
 
   /** Moves the write-ahead log into the data file. */
@@ -199,6 +211,7 @@ export class Store {
 
   /** Finishes pending writes and releases the directory; idempotent. */
   async close(): Promise<void> {
+    this.#watch?.stop();
     await this.#reopener?.close();
     return this.#inner.close().catch(rethrow);
   }

@@ -35,7 +35,7 @@ function invalidArgument(message: string): ApiError {
 
 /** What a call gets while the store takes no writes (`Store.health`; the cause is in the log and /health). */
 const WRITES_STOPPED =
-  'writes are stopped: the store could not write to its disk (full, or failing); nothing acknowledged is lost, and the node reopens the store by itself once the disk takes writes again: retry later';
+  'writes are stopped: the store could not write to its disk (full, or failing), or its files were removed; the node reopens the store by itself once it can (GET /health says why): retry later';
 
 /** What a call that met a damaged page gets (`Store.health`; the node's log names the page). */
 const DAMAGED =
