@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 
 import { CLI, cairn, tempDir } from './helpers.js';
 import { mcpClient, toolJson } from './mcp-client.js';
@@ -24,8 +24,16 @@ beforeAll(async () => {
   ({ dir, cleanup } = await tempDir('disk-full'));
 });
 
+// Each case starts its own node: it goes when the case ends, however it ended.
+afterEach(async () => {
+  if (node !== undefined && node.exitCode === null && node.signalCode === null) {
+    node.kill('SIGKILL');
+    await once(node, 'exit');
+  }
+  node = undefined;
+});
+
 afterAll(async () => {
-  node?.kill('SIGKILL');
   await cleanup();
 });
 
