@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import { DATA_FILE, LOG_FILE } from '../engine/store-files.js';
 import { CliFailure, usage } from './failure.js';
 import { homeDir } from './home.js';
 
@@ -16,11 +17,7 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
   return resolve(dir);
 }
 
-/** The engine's data file: a data dir without it holds no store. */
-export const DATA_FILE = 'data.cairn';
-
-/** The engine's write-ahead log: acknowledged writes not yet checkpointed into `DATA_FILE`. */
-export const LOG_FILE = 'wal.cairn';
+export { DATA_FILE, LOG_FILE };
 
 /**
  * Why `dataDir` holds no store this user can use, or null when it holds one: NOT_FOUND when

@@ -1,6 +1,8 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { DATA_FILE } from './store-files.js';
+
 /** How often a node looks at its store's data file. */
 const EVERY_MS = 2_000;
 
@@ -29,7 +31,7 @@ export class FilesWatch {
   #paused = 0;
 
   constructor(dir: string, lost: (why: string) => void) {
-    const path = join(dir, 'data.cairn');
+    const path = join(dir, DATA_FILE);
     this.#path = path;
     this.#known = identity(path);
     this.#timer = setInterval(() => {

@@ -1,7 +1,8 @@
-import { access, open, statfs, unlink } from 'node:fs/promises';
+import { access, open, stat, statfs, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { StoreError } from './errors.js';
+import { DATA_FILE, LOG_FILE } from './store-files.js';
 
 /**
  * Whether the store takes writes. The engine stops a store for good at the first write it could
@@ -34,12 +35,10 @@ const LONGEST_WAIT_MS = 30_000;
 /** Room a reopen needs beyond the log's size: recovery rewrites the log's pages into the data file. */
 const PROBE_MARGIN_BYTES = 16 << 20;
 const PROBE_FILE = '.space-probe';
-const LOG_FILE = 'wal.cairn';
-const DATA_FILE = 'data.cairn';
 const CHUNK = Buffer.alloc(1 << 20);
 
 /** The failure inside the engine's STORE_FAILED message (it ends "…; reopen it to recover"). */
-export function failureReason(message: string): string {
+function failureReason(message: string): string {
   const inner = /after an I\/O failure \((.*?)\); reopen it to recover/s.exec(message)?.[1];
   return inner ?? message;
 }
@@ -56,15 +55,10 @@ async function probe(dir: string): Promise<void> {
   await access(join(dir, DATA_FILE)).catch(() => {
     throw new Error(`${DATA_FILE} is no longer in ${dir}: restore it (the node will not make a new store there)`);
   });
-  const logBytes = await open(join(dir, LOG_FILE), 'r')
-    .then(async (f) => {
-      try {
-        return (await f.stat()).size;
-      } finally {
-        await f.close();
-      }
-    })
-    .catch(() => 0);
+  const logBytes = await stat(join(dir, LOG_FILE)).then(
+    (s) => s.size,
+    () => 0,
+  );
   const need = logBytes + PROBE_MARGIN_BYTES;
   const fs = await statfs(dir);
   if (fs.bavail * fs.bsize < need) {
