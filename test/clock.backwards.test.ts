@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 
-import { startTestNode, type TestNode } from './node.js';
+import { startNode } from '../ts/server/node.js';
+import { tempDir } from './helpers.js';
+import { ADMIN, startTestNode, type TestNode } from './node.js';
 
-// The wall clock stepped back while a node runs (a VM restored, NTP correcting a clock that ran
-// ahead, WSL after sleep): what is written after must still read as written after. The clock is
+// The wall clock stepped back while a node runs or before it starts (a VM restored, NTP correcting
+// a clock that ran ahead, WSL after sleep): what is written after must still read as written after. The clock is
 // outside the product, so it is the one thing mocked here.
 
 let t: TestNode;
@@ -52,4 +54,34 @@ it("keeps a note's versions in order in time: updatedAt never before createdAt, 
   const at = (history.body.events as { at: string }[]).map((e) => Date.parse(e.at));
   expect(at).toHaveLength(2);
   expect([...at].sort((a, b) => a - b)).toEqual(at);
+});
+
+it('resumes the capsule written last when the node restarted with its clock an hour behind', async () => {
+  const { dir, cleanup } = await tempDir('clock');
+  const start = () => startNode({ dataDir: dir, port: 0, adminToken: ADMIN, logLevel: 'silent' });
+  const handoff = (url: string, summary: string) =>
+    fetch(`${url}/v1/memory/handoff_create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ taskId: 'CLK-2', summary }),
+    });
+  try {
+    const before = await start();
+    expect((await handoff(before.url, 'before the restart')).status).toBe(200);
+    await before.close();
+    const after = await anHourEarlier(async () => {
+      const node = await start();
+      expect((await handoff(node.url, 'after the restart')).status).toBe(200);
+      return node;
+    });
+    const resumed = await fetch(`${after.url}/v1/memory/handoff_resume`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ taskId: 'CLK-2' }),
+    });
+    expect(((await resumed.json()) as { handoff: unknown }).handoff).toMatchObject({ summary: 'after the restart' });
+    await after.close();
+  } finally {
+    await cleanup();
+  }
 });

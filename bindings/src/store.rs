@@ -186,7 +186,7 @@ impl BindingStore {
         body: &[u8],
     ) -> napi::Result<Either<Buffer, Object<'env>>> {
         use cairn_engine::knowledge::api;
-        let caller = to_napi(*env, caller.into_engine())?;
+        let caller = to_napi(*env, caller.into_engine(&self.store))?;
         if api::quick(&verb) && self.pooled_knowledge.load(Ordering::Acquire) == 0 {
             let here = guard_failure(|| {
                 Ok(cairn_engine::budget::within(QUICK_READ, || api::call(&self.store, &verb, &caller, body)))
@@ -214,7 +214,7 @@ impl BindingStore {
         body: &[u8],
         texts: Vec<String>,
     ) -> napi::Result<Object<'env>> {
-        let caller = to_napi(*env, caller.into_engine())?;
+        let caller = to_napi(*env, caller.into_engine(&self.store))?;
         let call = move |store: &Store, verb: &str, caller: &cairn_engine::knowledge::api::Caller, body: &[u8]| {
             cairn_engine::knowledge::api::call_with_texts(store, verb, caller, body, texts)
         };
@@ -235,7 +235,7 @@ impl BindingStore {
         body: Buffer,
         whole: Option<bool>,
     ) -> napi::Result<Object<'env>> {
-        let caller = to_napi(*env, caller.into_engine())?;
+        let caller = to_napi(*env, caller.into_engine(&self.store))?;
         let verb = if whole == Some(true) { "load_whole" } else { "load" };
         self.run_verb(env, cairn_engine::knowledge::api::call, verb.into(), caller, body)
     }
@@ -258,7 +258,7 @@ impl BindingStore {
     ) -> napi::Result<Either<Buffer, Object<'env>>> {
         use cairn_engine::notes::api;
         if api::quick(&verb, body) {
-            let caller = to_napi(*env, caller.into_engine())?;
+            let caller = to_napi(*env, caller.into_engine(&self.store))?;
             return to_napi(*env, guard(|| api::call(&self.store, &verb, &caller, body)))
                 .map(|reply| Either::A(Buffer::from(reply)));
         }
@@ -271,7 +271,7 @@ impl BindingStore {
         let (reply, promise) = Reply::new(env)?;
         let counted = (verb == "note_write").then(|| InFlight::enter(&self.writes_in_flight));
         verb_pool::spawn(move || {
-            let caller = match guard_failure(|| caller.into_engine()) {
+            let caller = match guard_failure(|| caller.into_engine(&store)) {
                 Ok(caller) => caller,
                 Err(failure) => {
                     verb_pool::finishing();
@@ -317,7 +317,7 @@ impl BindingStore {
         body: &[u8],
     ) -> napi::Result<Object<'env>> {
         use cairn_engine::notes::api;
-        let caller = to_napi(*env, caller.into_engine())?;
+        let caller = to_napi(*env, caller.into_engine(&self.store))?;
         let (reply, promise) = Reply::new(env)?;
         let counted = InFlight::enter(&self.writes_in_flight);
         let done = Box::new(move |result: cairn_engine::Result<Vec<u8>>| {

@@ -1,5 +1,4 @@
 import type { BindingStore } from '../native/index.js';
-import { writeTime } from './clock.js';
 import { rethrow } from './errors.js';
 
 /** The knowledge verbs the engine serves (DESIGN.md §2, without the `memory_` prefix). */
@@ -14,7 +13,10 @@ export type KnowledgeVerb =
   | 'export'
   | 'import';
 
-/** Who is calling, as the node established it. `now` defaults to the wall clock. */
+/**
+ * Who is calling, as the node established it. `now` defaults to the wall clock; the engine stamps a
+ * call with it, or with the latest time it handed out when the clock is behind that (`clock.rs`).
+ */
 export interface Caller {
   tenant: string;
   user: string;
@@ -46,7 +48,7 @@ export async function callKnowledge(
   caller: Caller,
   body: unknown,
 ): Promise<Record<string, unknown>> {
-  const { now = writeTime(), ...who } = caller;
+  const { now = Date.now(), ...who } = caller;
   const split = verb === 'remember' ? splitTexts(body) : undefined;
   let reply: Buffer;
   try {
@@ -107,7 +109,7 @@ export async function loadKnowledge(
   lines: Uint8Array,
   whole = false,
 ): Promise<Record<string, unknown>> {
-  const { now = writeTime(), ...who } = caller;
+  const { now = Date.now(), ...who } = caller;
   const body = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
   let reply: Buffer;
   try {

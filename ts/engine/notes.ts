@@ -1,5 +1,4 @@
 import type { BindingStore } from '../native/index.js';
-import { writeTime } from './clock.js';
 import { rethrow } from './errors.js';
 import type { Caller } from './knowledge.js';
 
@@ -28,7 +27,7 @@ export async function callNotes(
   body: unknown,
 ): Promise<Record<string, unknown>> {
   const request = Buffer.from(JSON.stringify(body ?? {}));
-  const { now = writeTime(), ...who } = caller;
+  const { now = Date.now(), ...who } = caller;
   let reply: Buffer;
   try {
     // A quick call (a list of one key) answers at once; the rest answer a promise.

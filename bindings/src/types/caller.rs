@@ -1,3 +1,4 @@
+use cairn_engine::Store;
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
 use napi_derive::napi;
@@ -18,11 +19,11 @@ pub struct BindingCaller {
 
 impl BindingCaller {
     #[allow(clippy::cast_possible_truncation)] // a millisecond clock is an integer well inside i64
-    pub fn into_engine(self) -> Result<Caller, Failure> {
+    pub fn into_engine(self, store: &Store) -> Result<Caller, Failure> {
         if !self.now.is_finite() || self.now < 0.0 {
             return Err(Failure::invalid("now must be a non-negative number of milliseconds"));
         }
         let part = Partition::new(&self.tenant, &self.user, &self.scope).map_err(Failure::from)?;
-        Ok(Caller { part, agent: self.agent, now: self.now as i64 })
+        Ok(Caller { part, agent: self.agent, now: store.stamp(self.now as i64) })
     }
 }

@@ -6,6 +6,7 @@ mod batch;
 mod btree;
 mod cache;
 mod check;
+mod clock;
 mod copy;
 mod error;
 mod freelist;

@@ -6,6 +6,7 @@ use crate::batch::Batch;
 use crate::btree::{Cursor, read_value};
 use crate::budget;
 use crate::check::{self, CheckReport};
+use crate::clock::{self, Clock, ClockLog};
 use crate::copy;
 use crate::error::{Error, Result};
 use crate::freelist::{self, Allocator};
@@ -150,6 +151,8 @@ struct Shared {
     store_id: u64,
     /// `StoreOptions::idempotency_hours` in milliseconds, the unit of a caller's `now`.
     idempotency_ms: i64,
+    /// The latest time a call was stamped with (`clock.rs`).
+    clock: Arc<Clock>,
 }
 
 /// An open store. Cheap to clone; every clone is the same store. Closing any clone closes it.
@@ -175,6 +178,8 @@ pub(crate) struct Writer {
     syncer: Syncer,
     /// Whether the last logged group held one write (a caller writing one at a time).
     last_lone: bool,
+    clock: Arc<Clock>,
+    clock_log: ClockLog,
 }
 
 fn io(context: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -262,9 +267,14 @@ impl Store {
             failed: None,
             syncer: Syncer::start(log, registry.clone(), counters.clone(), wake)?,
             last_lone: true,
+            clock: Arc::default(),
+            clock_log: ClockLog::default(),
         };
         writer.recover(records)?;
         writer.publish();
+        let clock = Clock::starting_at(registry.snapshot()?.get(clock::TREE, &[])?.as_deref())?;
+        writer.clock_log = ClockLog::starting_at(&clock);
+        writer.clock = clock.clone();
         let handle = std::thread::Builder::new()
             .name("cairn-writer".into())
             .spawn(move || writer.run(&rx))
@@ -280,6 +290,7 @@ impl Store {
                 lock: Mutex::new(Some(lock)),
                 store_id: meta.store_id,
                 idempotency_ms,
+                clock,
             }),
         })
     }
@@ -295,6 +306,13 @@ impl Store {
     #[must_use]
     pub fn store_id(&self) -> u64 {
         self.shared.store_id
+    }
+
+    /// The time to stamp a call that brings the wall clock `now` with: never before a time this
+    /// store handed out, in this process or before it (`clock.rs`).
+    #[must_use]
+    pub fn stamp(&self, now: i64) -> i64 {
+        self.shared.clock.stamp(now)
     }
 
     /// How long a notes write's `idempotencyKey` is remembered, in milliseconds.
@@ -705,14 +723,20 @@ impl Writer {
         }
         let txn = self.core.last_txn + 1;
         let mut tx = WriteTxn::new(&mut self.core, txn);
-        let outcome = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
+        let (clock, clock_log) = (&self.clock, &self.clock_log);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            f(&mut tx)?;
+            // A write that changed nothing needs no mark: no time it was stamped with is stored.
+            if tx.is_empty() { Ok(None) } else { clock_log.put(clock, &mut tx) }
+        }));
         let res = match outcome {
-            Ok(Ok(())) if tx.is_empty() => {
+            Ok(Ok(_)) if tx.is_empty() => {
                 tx.rollback();
                 Ok(txn - 1)
             }
-            Ok(Ok(())) => {
+            Ok(Ok(mark)) => {
                 g.records.push((txn, tx.commit()));
+                self.clock_log.record(mark);
                 Ok(txn)
             }
             Ok(Err(e)) => {
