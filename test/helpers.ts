@@ -27,6 +27,15 @@ export async function cairn(
   }
 }
 
+/**
+ * This environment for an `npx` a test runs, without what an enclosing `npm exec` (e.g.
+ * `npm run test:node22`) leaves for its own command: inherited, its `call` and `package` would
+ * become this npx's and refuse its arguments.
+ */
+export const npxEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^npm_config_(call|package)$/i.test(k)),
+) as NodeJS.ProcessEnv;
+
 /** A fresh temporary directory and a function that removes it. */
 export async function tempDir(label: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `cairn-${label}-`));

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
+import { npxEnv } from './helpers.js';
 import { ADMIN, startTestNode, type TestNode } from './node.js';
 
 // The official MCP conformance suite against /v1/mcp. It sends no token, so a loopback proxy
@@ -12,14 +13,6 @@ import { ADMIN, startTestNode, type TestNode } from './node.js';
 // the npm registry on first use.
 
 const run = promisify(execFile);
-/**
- * This environment without what an enclosing `npm exec` (e.g. `npm run test:node22`) leaves for
- * its own command: inherited, its `call` and `package` would become this npx's and refuse its
- * arguments.
- */
-const npxEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !/^npm_config_(call|package)$/i.test(k)),
-) as NodeJS.ProcessEnv;
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
 
 let t: TestNode;
