@@ -77,9 +77,7 @@ say "checks"
 if [ "$DRY_RUN" = 0 ] && [ "$(id -u)" != 0 ]; then die "run as root (sudo), or --dry-run to see the steps"; fi
 command -v systemctl >/dev/null || die "systemd (systemctl) is required"
 command -v npm >/dev/null || die "npm is required (it prunes the copied app to its production dependencies)"
-NODE=$(command -v node) || die "Node.js 20 or later is required (node not found)"
-NODE_MAJOR=$("$NODE" -p 'process.versions.node.split(".")[0]')
-[ "$NODE_MAJOR" -ge 20 ] || die "Node.js 20 or later is required (found $("$NODE" --version))"
+NODE=$(command -v node) || die "Node.js 20.19+ or 22.13+ is required (node not found)"
 # A Node.js under a home directory (nvm, fnm, volta, `npx node@22`) is out of the service's reach
 # (ProtectHome hides homes; the service user may not enter them): its executable (the real one,
 # not a version manager's shim or link) is copied into the prefix and the service runs that.
@@ -93,6 +91,11 @@ case "$NODE" in
 esac
 [ -f "$SRC/dist/cli/main.js" ] && [ -f "$SRC/ts/native/cairn.linux-x64-gnu.node" ] ||
   die "$SRC is not built: run npm install there first"
+# The versions the build's own rule accepts (ts/cli/node-version.ts says why those).
+NODE_VERSION=$("$NODE" -p 'process.versions.node')
+"$NODE" -e 'import(process.argv[1]).then((m) => process.exit(m.nodeSupported(process.argv[2]) ? 0 : 1))' \
+  "$SRC/dist/cli/node-version.js" "$NODE_VERSION" ||
+  die "Node.js $NODE_VERSION is not supported: Cairn needs Node.js 20.19 or a later 20, or 22.13 or later"
 if [ -n "$NODE_COPIED_FROM" ]; then
   echo "    node $NODE_COPIED_FROM (v$("$NODE_COPIED_FROM" -p 'process.versions.node'), under a home directory: copied to $SERVICE_NODE); app from $SRC"
 else

@@ -36,6 +36,13 @@ export const npxEnv = Object.fromEntries(
   Object.entries(process.env).filter(([k]) => !/^npm_config_(call|package)$/i.test(k)),
 ) as NodeJS.ProcessEnv;
 
+/**
+ * A `--import` preload that makes a Node report `version` as `process.versions.node`, so the CLI
+ * can be checked as another release would run it.
+ */
+export const reportingVersion = (version: string): string =>
+  `data:text/javascript,Object.defineProperty(process.versions,'node',{value:'${version}'})`;
+
 /** A fresh temporary directory and a function that removes it. */
 export async function tempDir(label: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `cairn-${label}-`));

@@ -16,6 +16,8 @@ import { promisify } from 'node:util';
 
 import { expect, it } from 'vitest';
 
+import { reportingVersion } from './helpers.js';
+
 // installer/install.sh: what it would do, shown by --dry-run, which changes nothing and needs no
 // root; and its refusals, which come before any step.
 
@@ -263,5 +265,26 @@ it('an upgrade leaves the prefix holding exactly the new release: a file dropped
     expect(tree(other)).toEqual(['bin/tool']);
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+it('refuses a Node.js the build does not run on (22 before 22.13), before any step', async () => {
+  // A `node` that reports 22.0.0, on which every PDF document failed: the rule is the build's own.
+  const bin = mkdtempSync(join(tmpdir(), 'cairn-installer-node-'));
+  writeFileSync(
+    join(bin, 'node'),
+    `#!/bin/sh\nexec '${process.execPath}' --import "${reportingVersion('22.0.0')}" "$@"\n`,
+    { mode: 0o755 },
+  );
+  try {
+    const data = join(ROOT, '.installer-test', 'data');
+    const r = await install(['--dry-run', '--data-dir', data], { ...process.env, PATH: `${bin}:${process.env.PATH}` });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'Node.js 22.0.0 is not supported: Cairn needs Node.js 20.19 or a later 20, or 22.13 or later',
+    );
+    expect(r.stdout).not.toContain('dry run: nothing was changed');
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
   }
 });

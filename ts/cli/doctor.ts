@@ -7,6 +7,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { CLIENTS, type ClientSpec, clientSpec } from './clients.js';
 import { storeProblem } from './data-dir.js';
 import { CliFailure } from './failure.js';
+import { nodeSupported, SUPPORTED_NODE_SAID } from './node-version.js';
 
 /** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */
 export interface Finding {
@@ -57,11 +58,11 @@ function unanswered(err: unknown): string {
 }
 
 function runtime(): Finding[] {
-  const major = Number(process.versions.node.split('.')[0]);
+  const version = process.versions.node;
   const out: Finding[] = [
-    major >= 20
-      ? { check: 'node.js', state: 'ok', detail: `Node ${process.versions.node}` }
-      : { check: 'node.js', state: 'problem', detail: `Node ${process.versions.node}; Cairn needs Node 20 or later` },
+    nodeSupported(version)
+      ? { check: 'node.js', state: 'ok', detail: `Node ${version}` }
+      : { check: 'node.js', state: 'problem', detail: `Node ${version}; Cairn needs ${SUPPORTED_NODE_SAID}` },
   ];
   if (process.platform === 'linux' && process.arch === 'x64') {
     const missing = missingCpuFlags(readFileSync('/proc/cpuinfo', 'utf8'));
