@@ -6,6 +6,7 @@ import type { Store } from '../engine/store.js';
 import { problemError } from '../protocol/body-problem.js';
 import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
+import { registerDrain } from './drain.js';
 import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
 import { registerJsonBody } from './json-body.js';
@@ -68,7 +69,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       ...(opts.logStream === undefined ? {} : { stream: opts.logStream }),
     },
     forceCloseConnections: 'idle',
-    // Requests that arrive while draining get our UNAVAILABLE body (below), not fastify's own.
+    // Requests that arrive while draining get our UNAVAILABLE body (`drain.ts`), not fastify's own.
     return503OnClosing: false,
     // Malformed requests (headers over 16 KiB, raw non-ASCII or bad escapes in the URL) answer in
     // DESIGN §3's shape too, and query values are decoded as UTF-8 only (`query.ts`).
@@ -76,20 +77,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     frameworkErrors,
     routerOptions: { querystringParser: parseQuery },
   });
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onRequest', async (_req, reply) => {
-    if (!closing) return;
-    reply.header('Connection', 'close');
-    throw new ApiError('UNAVAILABLE', 'the node is shutting down');
-  });
-  // A request in flight when the drain starts ends its keep-alive connection with its reply, so
-  // close() does not wait for the client's idle timeout.
-  app.addHook('onSend', async (_req, reply) => {
-    if (closing) reply.header('Connection', 'close');
-  });
+  // Shutdown: in-flight requests answered, every connection ended, new requests refused 503.
+  registerDrain(app);
   app.decorateRequest('principal', null);
   // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.
   app.removeContentTypeParser('text/plain');
