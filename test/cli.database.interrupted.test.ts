@@ -154,6 +154,24 @@ it('a restore killed with kill -9 is retried: the retry removes the dead run’s
   expect(readdirSync(target)).toEqual(['data.cairn']);
 });
 
+/** This process's start time as Linux counts it (field 22 of /proc/self/stat), which marks the files a run names for itself. */
+function ownStartTime(): string {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] as string;
+}
+
+it('a restore removes staging dirs whose pid now names another process (their start times differ), and restores', async () => {
+  const backup = await bigBackup(1);
+  const target = join(root, 'target');
+  // A dead restore's, its pid reused by a process that runs (this test's) but started at another time.
+  const stale = `.restore-${process.pid}-1-0badc0de`;
+  mkdirSync(join(target, stale), { recursive: true });
+  writeFileSync(join(target, stale, 'data.cairn'), 'staged');
+  const r = await cairn(['database', 'restore', backup, '--data-dir', target, '--json']);
+  expect(r.code, r.stdout).toBe(0);
+  expect(readdirSync(target)).toEqual(['data.cairn']);
+});
+
 it('a restore into a target holding a running restore’s staging dirs is refused naming them, and leaves them', async () => {
   const backup = await bigBackup(1);
   const target = join(root, 'target');
@@ -199,6 +217,36 @@ it('through a node, a backup killed mid-transfer does not block the next one int
   const again = await cairn([...args, '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
   expect(again.code, again.stdout).toBe(0);
   expect(readdirSync(dest)).toEqual(['data.cairn']);
+});
+
+it('through a node, a partial file whose pid now names another process (its start time differs) is removed, and the backup made', async () => {
+  const data = join(root, 'data');
+  await bigStore(data, 1);
+  await serve(data);
+  const dest = join(root, 'nightly');
+  mkdirSync(dest);
+  // A killed backup's, its pid reused by a process that runs (this test's) but started at another time.
+  writeFileSync(join(dest, `.data.cairn.partial-${process.pid}-1`), 'half a copy');
+  const r = await cairn(['database', 'backup', dest, '--data-dir', data, '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(r.code, r.stdout).toBe(0);
+  expect(readdirSync(dest)).toEqual(['data.cairn']);
+});
+
+it('through a node, a partial file naming a running process and its start time is refused as another backup’s, and left', async () => {
+  const data = join(root, 'data');
+  await bigStore(data, 1);
+  await serve(data);
+  const dest = join(root, 'nightly');
+  mkdirSync(dest);
+  // This test's process, as a backup still writing would be.
+  const live = `.data.cairn.partial-${process.pid}-${ownStartTime()}`;
+  writeFileSync(join(dest, live), 'half a copy');
+  const r = await cairn(['database', 'backup', dest, '--data-dir', data, '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(r.code).toBe(1);
+  const error = JSON.parse(r.stdout).error as { code: string; message: string };
+  expect(error.code).toBe('VALIDATION_ERROR');
+  expect(error.message).toContain(`another backup (pid ${process.pid}) is writing into ${dest}`);
+  expect(readdirSync(dest)).toEqual([live]);
 });
 
 it('through a node, of two backups into one DEST the second is refused saying the first writes there, and the first succeeds', async () => {

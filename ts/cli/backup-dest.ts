@@ -13,17 +13,17 @@ import { join } from 'node:path';
 
 import { DATA_FILE } from './data-dir.js';
 import { CliFailure } from './failure.js';
-import { runs } from './run-marks.js';
+import { MARK, markPid, ownMark, stillRuns } from './run-marks.js';
 
 // How a backup through a node shares its DEST with other runs (docs/operations.md, "Backup"):
-// each writes its own partial file, named for its process, so none ever opens or removes a file
-// another run made, a dead run's leftover is told from a live run's, and the first to finish
-// installs its copy without replacing another's.
+// each writes its own partial file, named for its process (its pid and start time: `run-marks.ts`),
+// so none ever opens or removes a file another run made, a dead run's leftover is told from a live
+// run's, and the first to finish installs its copy without replacing another's.
 
-/** The partial file of the backup that process `pid` writes into a DEST. */
-export const partialName = (pid: number) => `.${DATA_FILE}.partial-${pid}`;
+/** The partial file this process's backup writes into a DEST. */
+export const partialName = () => `.${DATA_FILE}.partial-${ownMark()}`;
 
-const PARTIAL = new RegExp(`^\\.${DATA_FILE.replace('.', '\\.')}\\.partial-(\\d+)$`);
+const PARTIAL = new RegExp(`^\\.${DATA_FILE.replace('.', '\\.')}\\.partial-(${MARK})$`);
 
 const taken = (message: string) => new CliFailure('VALIDATION_ERROR', message, undefined, [{ field: 'DEST', message }]);
 
@@ -34,11 +34,11 @@ const taken = (message: string) => new CliFailure('VALIDATION_ERROR', message, u
  */
 export function claimDest(dest: string): void {
   for (const name of readdirSync(dest)) {
-    const pid = PARTIAL.exec(name)?.[1];
-    if (pid === undefined) continue;
-    if (runs(Number(pid))) {
+    const mark = PARTIAL.exec(name)?.[1];
+    if (mark === undefined) continue;
+    if (stillRuns(mark)) {
       throw taken(
-        `another backup (pid ${pid}) is writing into ${dest}: wait for it to end or choose another DEST (if no backup runs, remove ${join(dest, name)})`,
+        `another backup (pid ${markPid(mark)}) is writing into ${dest}: wait for it to end or choose another DEST (if no backup runs, remove ${join(dest, name)})`,
       );
     }
     rmSync(join(dest, name), { force: true });

@@ -35,7 +35,7 @@ export async function backupFromNode(
 ): Promise<BackupReport & { dest: string; sha256: string }> {
   const watch = watchedRequest(node, token);
   const made = !existsSync(dest);
-  const partial = join(dest, partialName(process.pid));
+  const partial = join(dest, partialName());
   let fd: number | null = null;
   let created = false;
   try {

@@ -4,15 +4,15 @@ import { join } from 'node:path';
 
 import { makeDirs } from '../server/make-dirs.js';
 import { CliFailure, EXIT_FAILED } from './failure.js';
-import { runs } from './run-marks.js';
+import { MARK, ownMark, stillRuns } from './run-marks.js';
 
 /**
- * A restore's staging dirs in its target: `.restore-<pid>-<hex>` and that name with `-source`,
- * named for the process that made them, so a later restore can tell a dead run's leftovers (a
- * kill -9, a power loss) from a restore still running. `.restore-<hex>`: made before the pid was
- * in the name; whose it is cannot be told.
+ * A restore's staging dirs in its target: `.restore-<mark>-<hex>` and that name with `-source`,
+ * named for the process that made them (its pid and start time: `run-marks.ts`), so a later
+ * restore can tell a dead run's leftovers (a kill -9, a power loss) from a restore still running.
+ * `.restore-<hex>`: made before the pid was in the name; whose it is cannot be told.
  */
-const STAGING = /^\.restore-(?:(\d+)-)?[0-9a-f]{8}(?:-source)?$/;
+const STAGING = new RegExp(`^\\.restore-(?:(${MARK})-)?[0-9a-f]{8}(?:-source)?$`);
 
 /**
  * Where a restore into `target` stages its work: a hidden directory inside the target, made here
@@ -28,7 +28,7 @@ export function stagingIn(target: string): { staging: string; made: boolean } {
     const message = `cannot write the data dir ${target} (${why}): run the restore as the user that owns it, or make it empty and that user's first`;
     throw new CliFailure('FORBIDDEN', message, EXIT_FAILED, [{ field: '--data-dir', message: why }]);
   }
-  const name = `.restore-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const name = `.restore-${ownMark()}-${randomBytes(4).toString('hex')}`;
   return { staging: join(target, name), made };
 }
 
@@ -41,10 +41,10 @@ export function clearDeadStaging(target: string): string[] {
   if (!existsSync(target)) return [];
   const kept: string[] = [];
   for (const name of readdirSync(target)) {
-    const pid = STAGING.exec(name)?.[1];
-    if (pid === undefined) {
+    const mark = STAGING.exec(name)?.[1];
+    if (mark === undefined) {
       if (STAGING.test(name)) kept.push(name);
-    } else if (runs(Number(pid))) {
+    } else if (stillRuns(mark)) {
       kept.push(name);
     } else {
       rmSync(join(target, name), { recursive: true, force: true });
