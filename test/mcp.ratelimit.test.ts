@@ -71,3 +71,52 @@ it('counts each message of a batch, and refuses a batch past the limit whole', a
   expect([single.status, single.json.error?.code]).toEqual([429, 'RATE_LIMITED']);
   expect(await notes()).toBe(7);
 });
+
+// Found by an audit: the count was kept per Authorization header as sent, and auth accepts any
+// case of `Bearer` and any whitespace, so each spelling of one token had a fresh limit.
+it('counts every spelling of one token in one bucket, over HTTP and over MCP batches', async () => {
+  const own = (await t.token({ agent: 'speller' })).token;
+  const spellings = ['Bearer ', 'bearer ', 'BEARER ', 'Bearer  ', 'Bearer\t', 'bEaReR   '];
+  const whoami = (prefix: string, suffix = '') =>
+    fetch(`${t.url}/v1/whoami`, { headers: { authorization: `${prefix}${own}${suffix}` } }).then((r) => r.status);
+  const codes: number[] = [];
+  for (let i = 0; i < 6; i++) codes.push(await whoami(spellings[i] as string, i % 2 === 0 ? '' : '  '));
+  expect(codes).toEqual([200, 200, 200, 200, 200, 200]); // 6 of 10 used
+
+  const init = await fetch(`${t.url}/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${own}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    }),
+  }); // 7 used
+  expect(init.status).toBe(200);
+  const sid = init.headers.get('mcp-session-id') as string;
+  const batch = (spaces: number, ids: number[]) =>
+    fetch(`${t.url}/v1/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer${' '.repeat(spaces)}${own}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sid,
+        'mcp-protocol-version': VERSION,
+      },
+      body: JSON.stringify(ids.map((id) => ({ jsonrpc: '2.0', id, method: 'tools/list' }))),
+    }).then((r) => r.status);
+  expect(await batch(2, [1, 2])).toBe(200); // 9 used
+  // Two more would be 11 of 10, whatever the spacing: refused.
+  expect(await batch(3, [3, 4])).toBe(429);
+  expect(await batch(7, [5, 6])).toBe(429);
+  for (const prefix of spellings) expect(await whoami(prefix)).toBe(429);
+  // Another token keeps its own count.
+  const other = (await t.token({ agent: 'other' })).token;
+  expect((await t.call('GET', '/v1/whoami', { token: other })).status).toBe(200);
+});

@@ -30,11 +30,19 @@ const IDENTITY_HEADERS = [
   ['X-Cairn-Scope', 'headerScope'],
 ] as const;
 
+/**
+ * The token of the request's `Authorization: Bearer <token>` header (the scheme in any case, any
+ * whitespace around the token), or undefined. The one reading of the header: the rate limit
+ * (`rate-limit.ts`) counts by the same token auth accepts, so no spelling of it gets a fresh count.
+ */
+export function bearerToken(req: FastifyRequest): string | undefined {
+  const auth = header(req, 'authorization');
+  return auth === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
+}
+
 /** The principal of a request with a valid bearer token; UNAUTHENTICATED otherwise. */
 export function authenticate(tokens: Tokens, req: FastifyRequest): Principal {
-  const auth = header(req, 'authorization');
-  const match = auth === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(auth);
-  const token = match?.[1];
+  const token = bearerToken(req);
   if (token === undefined) throw new ApiError('UNAUTHENTICATED', 'send a bearer token: Authorization: Bearer <token>');
   const record = tokens.verify(token);
   if (record === null) throw new ApiError('UNAUTHENTICATED', 'the token is unknown or revoked');

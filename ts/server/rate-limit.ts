@@ -4,16 +4,22 @@ import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/
 import type { FastifyRequest } from 'fastify';
 
 import { ApiError } from '../protocol/errors.js';
+import { bearerToken } from './auth.js';
 
 interface Bucket {
   current: number;
   start: number;
 }
 
-/** The bucket a request is counted in: its token (by the header's hash, never logged), else its address. */
+/**
+ * The bucket a request is counted in: its bearer token (by the token's hash, never logged), read
+ * as auth reads it, so every spelling of the header (`bearer`, extra spaces) shares one count
+ * (found by an audit: each spelling had a fresh one); a request with no token, its address's.
+ * It runs before auth (an onRequest hook), so an unknown token is counted too, in its own bucket.
+ */
 export function rateKey(req: FastifyRequest): string {
-  const auth = req.headers.authorization;
-  return auth === undefined ? `ip:${req.ip}` : createHash('sha256').update(auth).digest('base64url');
+  const token = bearerToken(req);
+  return token === undefined ? `ip:${req.ip}` : `token:${createHash('sha256').update(token).digest('base64url')}`;
 }
 
 /**
