@@ -73,3 +73,28 @@ it("a `to` no token is bound to is stored with a warning naming `to` and the ten
   const far = await post('handoff_create', { taskId: 'W-3', summary: 's', to: 'zeta-reviewer' }, codex);
   expect(far.body.warnings).toEqual([{ field: 'to', message: expect.stringContaining('"zeta-reviewer"'), near: [] }]);
 });
+
+// Found by an audit: `near`, and whether a warning came at all, named the agents of every user's
+// tokens, so any token could probe which agents another user has and whether their tokens live.
+it("a `to` warning knows only the agents of tokens that may act for the caller's user", async () => {
+  await t.token({ agent: 'ladmin', user: 'alice', role: 'admin' });
+  await t.token({ agent: 'auditor', user: 'alice' });
+  await t.token({ agent: 'ladmix' }); // bound to no user: it may act for bob (as may the node's admin)
+  const bob = (await t.token({ agent: 'bobbot', user: 'bob' })).token;
+  const typo = await post('handoff_create', { taskId: 'B-1', summary: 's', to: 'ladmi' }, bob);
+  expect(typo.status, JSON.stringify(typo.body)).toBe(200);
+  expect(typo.body.warnings).toEqual([{ field: 'to', message: expect.any(String), near: ['ladmix', 'admin'] }]);
+  expect(JSON.stringify(typo.body)).not.toContain('ladmin');
+  // An agent only alice's tokens name is no agent for bob: warned, so its existence is not told.
+  const probe = await post('handoff_create', { taskId: 'B-2', summary: 's', to: 'auditor' }, bob);
+  expect(probe.body.warnings).toEqual([{ field: 'to', message: expect.stringContaining('"auditor"'), near: [] }]);
+  // Alice's own agents are hers to name.
+  const alice = (await t.token({ agent: 'alicebot', user: 'alice' })).token;
+  const hers = await post('handoff_create', { taskId: 'A-1', summary: 's', to: 'ladmi' }, alice);
+  expect(hers.body.warnings).toEqual([
+    { field: 'to', message: expect.any(String), near: ['ladmin', 'ladmix', 'admin'] },
+  ]);
+  expect((await post('handoff_create', { taskId: 'A-2', summary: 's', to: 'auditor' }, alice)).body.warnings).toBe(
+    undefined,
+  );
+});

@@ -1,5 +1,7 @@
-import { live, Tokens } from '../auth/tokens.js';
+import { live, type TokenInfo, Tokens } from '../auth/tokens.js';
 import type { Store } from '../engine/store.js';
+import { nfc } from '../protocol/unicode.js';
+import type { Identity } from './identity.js';
 
 /** Most known agent names a warning suggests. */
 const MAX_NEAR = 5;
@@ -15,14 +17,23 @@ export interface Warning {
 }
 
 /**
- * The warning for a handoff addressed `to` an agent no live token of `tenant` is bound to: the
- * capsule is stored (a team may make that token later), but until then nobody finds it among the
- * handoffs addressed to them, and a typo would go unnoticed (found by an audit). Only the
- * caller's tenant's agents are read or named (DESIGN.md §1: nothing of another tenant leaks).
+ * The warning for a handoff addressed `to` an agent no live token that may act for the caller's
+ * `user` is bound to (one bound to that user, or to no user): the capsule is stored (a team may
+ * make that token later), but until then nobody finds it among the handoffs addressed to them,
+ * and a typo would go unnoticed (found by an audit). Only those tokens' agents are read or named:
+ * another user's agents, and whether their tokens live, are that user's (DESIGN.md §1; an audit
+ * found `near` naming them), and another tenant's likewise.
  */
-export async function addresseeWarning(store: Store, tenant: string, to: string): Promise<Warning | null> {
+export async function addresseeWarning(
+  store: Store,
+  id: Pick<Identity, 'tenant' | 'user'>,
+  to: string,
+): Promise<Warning | null> {
+  const mayActFor = (r: TokenInfo) => r.user === undefined || nfc(r.user) === nfc(id.user);
   const known = new Set(
-    (await new Tokens(store).list()).filter((r) => r.tenant === tenant && live(r)).map((r) => r.agent),
+    (await new Tokens(store).list())
+      .filter((r) => r.tenant === id.tenant && live(r) && mayActFor(r))
+      .map((r) => r.agent),
   );
   if (known.has(to)) return null;
   const wanted = to.toLowerCase();
@@ -34,7 +45,7 @@ export async function addresseeWarning(store: Store, tenant: string, to: string)
     .map((c) => c.name);
   const guess = near.length === 0 ? '' : `; did you mean ${near.map((n) => JSON.stringify(n)).join(', ')}?`;
   const message =
-    `no live token is bound to agent ${JSON.stringify(to)}: the handoff is stored, but no agent will find it ` +
+    `no live token that may act for this user is bound to agent ${JSON.stringify(to)}: the handoff is stored, but no agent will find it ` +
     `among the handoffs addressed to it until a token names that agent${guess}`;
   return { field: 'to', message, near };
 }

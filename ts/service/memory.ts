@@ -308,14 +308,14 @@ export const memoryHistory: ServiceFn = (svc, p, raw) => {
 };
 
 /**
- * memory_handoff_create: a handoff capsule on a task. A `to` naming no agent of the caller's
- * tenant is stored as sent, with a warning in the receipt (the node knows the tokens, not the engine).
+ * memory_handoff_create: a handoff capsule on a task. A `to` naming no agent that may act for the
+ * caller's user is stored as sent, with a warning in the receipt (the node knows the tokens, not the engine).
  */
 export async function memoryHandoffCreate(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(HandoffCreateInput, raw);
   const id = identify(p, input);
   const receipt = await notes(svc.store, 'handoff_create', id, notesBody(svc, input));
-  const warning = input.to === undefined ? null : await addresseeWarning(svc.store, id.tenant, input.to);
+  const warning = input.to === undefined ? null : await addresseeWarning(svc.store, id, input.to);
   return warning === null ? receipt : { ...receipt, warnings: [warning] };
 }
 
