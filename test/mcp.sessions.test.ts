@@ -71,3 +71,57 @@ describe('MCP session caps', () => {
     await expect(held.ping()).resolves.toBeDefined();
   });
 });
+
+// Found by an audit: the sessions of revoked tokens kept their places until the 30-minute idle
+// sweep, so a few tokens could fill the node and revoking them did not let anyone back in.
+describe('sessions of tokens that no longer work', () => {
+  let n: TestNode;
+  beforeAll(async () => {
+    n = await startTestNode({ sessions: { maxSessions: 4, maxPerToken: 2, idleMs: 60_000 } });
+  });
+  afterAll(() => n.stop());
+
+  const init = (token: string) =>
+    fetch(`${n.url}/v1/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }),
+    }).then((r) => r.status);
+
+  it('revoking a token closes its sessions and frees their places at once', async () => {
+    const flood = [await n.token({ agent: 'flood1' }), await n.token({ agent: 'flood2' })];
+    for (const f of flood) for (let i = 0; i < 2; i++) expect(await init(f.token)).toBe(200);
+    const bob = (await n.token({ agent: 'bob' })).token;
+    expect(await init(bob)).toBe(503);
+    for (const f of flood) expect((await n.call('DELETE', `/v1/admin/tokens/${f.id}`)).status).toBe(200);
+    // Four places freed: bob's next sessions fit, up to the node's cap again.
+    expect(await init(bob)).toBe(200);
+    const carol = (await n.token({ agent: 'carol' })).token;
+    expect(await init(carol)).toBe(200);
+    expect(await init(carol)).toBe(200);
+    const dave = (await n.token({ agent: 'dave' })).token;
+    expect(await init(dave)).toBe(200);
+    expect(await init((await n.token({ agent: 'erin' })).token)).toBe(503);
+  });
+
+  it('a full node drops the sessions of tokens that expired before refusing a new one', async () => {
+    const soon = await n.token({ agent: 'brief', expiresAt: new Date(Date.now() + 1500).toISOString() });
+    // bob 1 + carol 2 + dave 1: full. Close dave's by revoking him, then fill with the brief token.
+    const dave = (await n.call('GET', '/v1/admin/tokens')).body.tokens as { id: string; agent: string }[];
+    expect((await n.call('DELETE', `/v1/admin/tokens/${dave.find((r) => r.agent === 'dave')?.id}`)).status).toBe(200);
+    expect(await init(soon.token)).toBe(200);
+    const frank = (await n.token({ agent: 'frank' })).token;
+    expect(await init(frank)).toBe(503);
+    await new Promise((r) => setTimeout(r, 1700));
+    expect(await init(frank)).toBe(200);
+  });
+});

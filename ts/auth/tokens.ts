@@ -113,6 +113,12 @@ export class Tokens {
     return record.revokedAt === undefined ? record : null;
   }
 
+  /** Whether the token whose record is at `hash` (hex) still works: stored, unrevoked and unexpired. */
+  isLive(hash: string): boolean {
+    const raw = this.store.get(TOKEN_TREE, Buffer.from(hash, 'hex'));
+    return raw !== null && live(JSON.parse(raw.toString('utf8')) as TokenRecord);
+  }
+
   /** Every record (revoked ones too), without hashes. */
   async list(): Promise<TokenInfo[]> {
     const entries = await this.store.range(TOKEN_TREE);

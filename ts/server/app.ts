@@ -10,7 +10,8 @@ import { registerDrain } from './drain.js';
 import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
 import { registerJsonBody } from './json-body.js';
-import { registerMcp, type SessionLimits } from './mcp.js';
+import { registerMcp } from './mcp.js';
+import { McpSessions, type SessionLimits } from './mcp-sessions.js';
 import { parseQuery, refuseUndecodableQuery } from './query.js';
 import { RateBuckets, rateKey } from './rate-limit.js';
 import { registerRoutes } from './routes.js';
@@ -114,18 +115,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   const svc: Service = { store: opts.store, node: opts.node };
   const tokens = new Tokens(opts.store);
-  registerRoutes(app, svc, tokens);
-  registerMcp(
-    app,
-    svc,
-    tokens,
-    opts.node.version,
+  const sessions = new McpSessions(
     {
       maxSessions: opts.sessions?.maxSessions ?? 128,
       maxPerToken: opts.sessions?.maxPerToken ?? 16,
       idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
     },
-    buckets,
+    tokens,
   );
+  // The revoke route closes the revoked token's MCP sessions.
+  registerRoutes(app, svc, tokens, sessions);
+  registerMcp(app, svc, tokens, opts.node.version, sessions, buckets);
   return app;
 }

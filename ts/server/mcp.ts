@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import type { Tokens } from '../auth/tokens.js';
+import type { TokenRecord, Tokens } from '../auth/tokens.js';
 import { type BodyProblem, problemError } from '../protocol/body-problem.js';
 import { ApiError } from '../protocol/errors.js';
 import type { Service } from '../service/context.js';
@@ -13,32 +12,13 @@ import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { errorHandler as appErrorHandler, sendError } from './errors.js';
 import { releaseAnswered } from './mcp-answered.js';
+import type { McpSessions } from './mcp-sessions.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
 import type { RateBuckets } from './rate-limit.js';
 
-/**
- * Bounds on MCP sessions: how many the node holds at once, how many one token may hold (its
- * share), and how long one may sit idle.
- */
-export interface SessionLimits {
-  maxSessions: number;
-  maxPerToken: number;
-  idleMs: number;
-}
-
 /** Seconds a client refused for a full node is told to wait (idle sessions are swept each minute). */
 const FULL_RETRY_AFTER_S = 60;
-
-interface Session {
-  transport: WebStandardStreamableHTTPServerTransport;
-  server: Server;
-  /** The token that opened it: only that token may use it. */
-  tokenId: string;
-  lastSeen: number;
-  /** Ids of the requests whose replies are still owed in this session. */
-  inFlight: Set<RequestId>;
-}
 
 function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
@@ -95,29 +75,15 @@ export function registerMcp(
   svc: Service,
   tokens: Tokens,
   version: string,
-  limits: SessionLimits,
+  sessions: McpSessions,
   buckets?: RateBuckets,
 ) {
-  const sessions = new Map<string, Session>();
-
-  const close = (id: string) => {
-    const s = sessions.get(id);
-    if (s === undefined) return;
-    sessions.delete(id);
-    void s.transport.close().catch(() => undefined);
-    void s.server.close().catch(() => undefined);
-  };
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, s] of sessions) if (now - s.lastSeen > limits.idleMs) close(id);
-    },
-    Math.min(limits.idleMs, 60_000),
-  );
+  const { limits } = sessions;
+  const sweep = setInterval(() => sessions.sweep(), Math.min(limits.idleMs, 60_000));
   sweep.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweep);
-    for (const id of [...sessions.keys()]) close(id);
+    sessions.closeAll();
   });
 
   const principalFromExtra = (extra: { authInfo?: { extra?: Record<string, unknown> } }): Principal => {
@@ -131,31 +97,17 @@ export function registerMcp(
    * accepts the request as an initialize (the cap is applied then, so refused requests evict
    * nobody); otherwise it answers the refusal and is dropped.
    */
-  /** The sessions `tokenId` holds, least recently used first. */
-  const heldBy = (tokenId: string) =>
-    [...sessions.entries()].filter(([, s]) => s.tokenId === tokenId).sort((a, b) => a[1].lastSeen - b[1].lastSeen);
-  /** Initializes admitted but not yet sessions: counted against the node's cap so a burst cannot pass it. */
-  let opening = 0;
-  /**
-   * Whether a new session for `tokenId` fits: a token at its share replaces its own least recently
-   * used session (the node's count does not grow); otherwise the node must have room. Another
-   * token's session is never closed to make room.
-   */
-  const fits = (tokenId: string) =>
-    heldBy(tokenId).length >= limits.maxPerToken || sessions.size + opening < limits.maxSessions;
-
-  const open = async (tokenId: string, admitted: () => void): Promise<WebStandardStreamableHTTPServerTransport> => {
+  const open = async (token: TokenRecord, admitted: () => void): Promise<WebStandardStreamableHTTPServerTransport> => {
     const server = toolServer(svc, version, principalFromExtra, (err) => app.log.error({ err }, 'tool failed'));
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
         admitted();
-        const own = heldBy(tokenId);
-        for (const [old] of own.slice(0, Math.max(0, own.length - limits.maxPerToken + 1))) close(old);
-        sessions.set(id, { transport, server, tokenId, lastSeen: Date.now(), inFlight: new Set() });
+        const bound = { id: token.id, hash: token.hash };
+        sessions.add(id, { transport, server, token: bound, lastSeen: Date.now(), inFlight: new Set() });
       },
-      onsessionclosed: (id) => close(id),
+      onsessionclosed: (id) => sessions.close(id),
     });
     await server.connect(transport);
     return transport;
@@ -177,7 +129,7 @@ export function registerMcp(
     if (typeof sid === 'string') {
       const s = sessions.get(sid);
       // Another token's session looks exactly like one that does not exist.
-      if (s === undefined || s.tokenId !== p.token.id) return rpcError(reply, 404, -32001, 'Session not found');
+      if (s === undefined || s.token.id !== p.token.id) return rpcError(reply, 404, -32001, 'Session not found');
       s.lastSeen = Date.now();
       const ids = requestIds(req.body);
       const taken = ids.find((id, i) => s.inFlight.has(id) || ids.indexOf(id) !== i);
@@ -192,20 +144,15 @@ export function registerMcp(
       transport = s.transport;
     } else if (req.method === 'POST') {
       const initializing = (Array.isArray(req.body) ? req.body : [req.body]).some((m) => isInitializeRequest(m));
-      if (initializing && !fits(p.token.id)) {
+      if (initializing && !sessions.fits(p.token.id)) {
         reply.header('Retry-After', String(FULL_RETRY_AFTER_S));
         const full = `the node holds its maximum of ${limits.maxSessions} MCP sessions; retry later`;
         return rpcError(reply, 503, -32000, `Server busy: ${full}`);
       }
       // Reserve a place until the transport makes the session (or refuses the request).
-      let reserved = initializing;
-      const admitted = () => {
-        if (reserved) opening--;
-        reserved = false;
-      };
-      if (reserved) opening++;
+      const admitted = initializing ? sessions.reserve() : () => undefined;
       reply.raw.once('close', admitted);
-      transport = await open(p.token.id, admitted);
+      transport = await open(p.token, admitted);
     } else {
       return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
@@ -262,5 +209,4 @@ export function registerMcp(
       );
     },
   });
-  return { sessions };
 }

@@ -15,6 +15,7 @@ import { authHook, principalOf, storeAdminHook } from './auth.js';
 import { DOCS_HTML } from './docs-page.js';
 import { sendError } from './errors.js';
 import { registerImportRoute } from './import-route.js';
+import type { McpSessions } from './mcp-sessions.js';
 import { openApiDocument } from './openapi.js';
 
 /** Paths OAuth clients probe; Cairn uses bearer tokens, so they are plain JSON 404s, before auth. */
@@ -31,8 +32,11 @@ const OAUTH_PATHS = [
 /** Methods no memory verb route takes (GET and HEAD are status's). */
 const OTHER_METHODS: HTTPMethods[] = ['PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-/** The memory verbs, health, whoami, the API description, and the admin token routes. */
-export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Tokens) {
+/**
+ * The memory verbs, health, whoami, the API description, and the admin token routes (a revoke
+ * closes the token's MCP sessions in `sessions`).
+ */
+export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Tokens, sessions: McpSessions) {
   const onRequest = authHook(tokens);
   const open = { config: { rateLimit: false } };
 
@@ -109,6 +113,8 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
   app.delete<{ Params: { id: string } }>('/v1/admin/tokens/:id', admin, async (req) => {
     const revoked = await tokens.revoke(req.params.id);
     if (revoked === null) throw new ApiError('NOT_FOUND', 'no token has that id');
+    // Its sessions stop at once and free their places under the node's session cap.
+    sessions.closeToken(revoked.id);
     return { revoked };
   });
   // The integrity report of the store this node holds (`cairn check` while a node runs).
