@@ -68,6 +68,17 @@ function closest(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   return best.flatMap((sub) => closest({ ...sub, path: [...issue.path, ...sub.path] } as z.core.$ZodIssue));
 }
 
+/** Unknown fields named in a refusal: at most this many, then how many more (a body of 100k unknown keys was answered with 1.58 MB naming each). */
+const NAMED_UNKNOWN = 5;
+
+/** The refusal's message for `count` unknown fields, the first of them `keys`. */
+export function unknownFields(keys: readonly string[], count: number): string {
+  const named = keys.slice(0, NAMED_UNKNOWN).join(', ');
+  return count > NAMED_UNKNOWN
+    ? `unknown field(s): ${named} and ${count - NAMED_UNKNOWN} more`
+    : `unknown field(s): ${named}`;
+}
+
 /**
  * A zod failure as VALIDATION_ERROR: the message names the first field, and every issue is in
  * `details` as `{field, message}` (field is the dotted zod path; `(body)` for the whole body).
@@ -76,7 +87,7 @@ export function validationError(error: z.ZodError): ApiError {
   const details = error.issues.flatMap(closest).map((i) => {
     // An unknown field is named itself, not the object that holds it.
     const path = i.code === 'unrecognized_keys' ? [...i.path, i.keys[0] ?? ''] : i.path;
-    const message = i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message;
+    const message = i.code === 'unrecognized_keys' ? unknownFields(i.keys, i.keys.length) : i.message;
     return { field: path.length === 0 ? '(body)' : path.map(String).join('.'), message };
   });
   const first = details[0] ?? { field: '(body)', message: 'invalid' };

@@ -6,6 +6,7 @@ import type { Store } from '../engine/store.js';
 import { problemError } from '../protocol/body-problem.js';
 import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
+import { preauthorize } from '../service/identity.js';
 import { registerDrain } from './drain.js';
 import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
@@ -84,9 +85,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON only; anything else is 415 rather than a string the schemas would misname.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
-  // MCP answers a body's problem in JSON-RPC terms (`mcp.ts`); every other route refuses it here.
+  // MCP answers a body's problem in JSON-RPC terms (`mcp.ts`); every other route refuses it here,
+  // a memory verb after what its token alone decides (a user or scope it may not use is 403 first,
+  // as the verb would judge it: the body as parsed still names them beside a refused part).
   app.addHook('preValidation', async (req) => {
-    if (req.bodyProblem !== null && req.routeOptions.url !== '/v1/mcp') throw problemError(req.bodyProblem);
+    if (req.bodyProblem === null || req.routeOptions.url === '/v1/mcp') return;
+    if (req.principal !== null && req.routeOptions.url?.startsWith('/v1/memory/'))
+      preauthorize(req.principal, req.body);
+    throw problemError(req.bodyProblem);
   });
   app.setErrorHandler(errorHandler);
   app.addHook('preValidation', refuseUndecodableQuery);

@@ -9,6 +9,8 @@ import {
   underflowPath,
 } from '../protocol/body-problem.js';
 import { pathInText } from '../protocol/json-text.js';
+import { MCP_RULES, ROUTE_RULES } from './body-rules.js';
+import { scanBody } from './body-scan.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -109,7 +111,8 @@ export function bodyProblem(text: string, value: unknown): BodyProblem | null {
  * JSON bodies parsed here rather than by fastify's parser, which refuses a `__proto__` key as
  * "not valid JSON" (naming no field, and over MCP a transport parse error the model never sees)
  * and keeps no text to find rounded integers in. A body that parses is kept with its problem on
- * the request (`bodyProblem`): each route refuses it naming the field, MCP as a tool error.
+ * the request (`bodyProblem`): each route refuses it naming the field, MCP as a tool error. The
+ * text is scanned first (`body-scan.ts`), so a body too deep or past an item limit costs one pass.
  */
 export function registerJsonBody(app: FastifyInstance) {
   app.decorateRequest('bodyProblem', null);
@@ -120,14 +123,18 @@ export function registerJsonBody(app: FastifyInstance) {
       done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       return;
     }
+    // A body past the nesting or an item limit is refused from its text alone: parsed with the
+    // refused parts replaced by 0, so MCP can still answer its message's id.
+    const url = req.routeOptions.url;
+    const scanned = scanBody(text, url === '/v1/mcp' ? MCP_RULES : ROUTE_RULES.get(url ?? ''));
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(scanned?.text ?? text);
     } catch (err) {
       done(err as SyntaxError, undefined);
       return;
     }
-    req.bodyProblem = bodyProblem(text, value);
+    req.bodyProblem = scanned?.problem ?? bodyProblem(text, value);
     done(null, value);
   });
 }
