@@ -63,10 +63,10 @@ function requestIds(body: unknown): RequestId[] {
 /**
  * MCP over Streamable HTTP at `/v1/mcp`: the SDK's web-standard transport (fed by `mcp-web.ts`,
  * cheaper per call than the SDK's node wrapper around it) in its JSON-response form and a tool
- * server per session, bound to the token that opened it, evicted when idle or when its token
- * opens one past its share (that token's least recently used); a node at its cap refuses new
- * sessions (503, Retry-After) rather than close another token's. The transport applies the
- * protocol's HTTP rules; this adds the
+ * server per session, bound to the token that opened it, evicted when idle, when its token
+ * opens one past its share (that token's least recently used), or once its token is revoked or
+ * expired (`mcp-sessions.ts`); a node at its cap refuses new sessions (503, Retry-After) rather
+ * than close another live token's. The transport applies the protocol's HTTP rules; this adds the
  * token binding, the bounds, and a refusal of a request id already waiting for its reply in the
  * session (the transport would route both replies to the later request and leave the first open).
  */
