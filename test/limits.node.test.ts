@@ -28,6 +28,32 @@ async function refused(verb: string, body: unknown, field: string) {
   return r.body.error;
 }
 
+describe('attributes', () => {
+  const many = (n: number, size = 1) =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v'.repeat(size)]));
+
+  // Found by an audit: one entity with 300k attributes (4.7 MiB) was stored, for every recall
+  // of it to return whole.
+  it('keeps 256 attributes and 64 KiB a call, refuses more naming the field', async () => {
+    const at = { name: 'Wide One', type: 't', attributes: many(256) };
+    expect((await P('remember', { scope: 'attrs', facts: { entities: [at] } })).status).toBe(200);
+    const recall = await P('recall', { scope: 'attrs', subject: 'Wide One' });
+    expect(Object.keys((recall.body.subject as { attributes: object }).attributes)).toHaveLength(256);
+    const wide = { name: 'Wider One', type: 't', attributes: many(257) };
+    const error = await refused(
+      'remember',
+      { scope: 'attrs', facts: { entities: [wide] } },
+      'facts.entities.0.attributes',
+    );
+    expect(error?.message).toContain('at most 256 attributes a call');
+    await refused(
+      'relate',
+      { scope: 'attrs', from: 'A', relation: 'r', to: 'B', attributes: many(3, 30_000) },
+      'attributes',
+    );
+  });
+});
+
 describe('nesting', () => {
   const nested = (levels: number): unknown => {
     let v: unknown = 'x';

@@ -105,8 +105,24 @@ export function name(maxBytes: number) {
     .refine((s) => s.trim() !== '', 'must not be blank');
 }
 
-/** Attributes of an entity or relation: a JSON object of scalar or structured values. */
-export const Attributes = z.record(z.string().min(1), z.unknown()).describe('Attributes as a JSON object');
+/** Most attributes one entity or relation may be given in a call. */
+export const ATTRIBUTE_KEYS = 256;
+/** Most bytes of JSON one entity's or relation's attributes may take in a call, as a note's value. */
+export const ATTRIBUTE_BYTES = 65_536;
+
+/**
+ * Attributes of an entity or relation: a JSON object of scalar or structured values. Bounded
+ * (an audit stored one entity with 300k attributes, 4.7 MiB, which every recall of it would then
+ * return whole): a few hundred keys and 64 KiB a call.
+ */
+export const Attributes = z
+  .record(z.string().min(1), z.unknown())
+  .refine((a) => Object.keys(a).length <= ATTRIBUTE_KEYS, `at most ${ATTRIBUTE_KEYS} attributes a call`)
+  .refine(
+    (a) => Buffer.byteLength(JSON.stringify(a)) <= ATTRIBUTE_BYTES,
+    `at most ${ATTRIBUTE_BYTES} bytes of JSON a call`,
+  )
+  .describe('Attributes as a JSON object');
 
 /** The identity fields every verb body may carry; the node strips them before the engine. */
 export const identityFields = {
