@@ -11,7 +11,7 @@
 
 mod names;
 
-pub(crate) use names::{NAME, mark_if_new, name_prefix, names_of_event, naming};
+pub(crate) use names::{NAME, mark_if_new, name_prefix, names_of_event, naming, naming_fewer};
 
 use crate::error::{Error, Result};
 use crate::key_text::fit;

@@ -39,6 +39,10 @@ pub(crate) struct PageFile {
     /// and a batch must be handed to the background write by one of them at a time.
     staging: Mutex<()>,
     zero_on_drop: std::sync::atomic::AtomicBool,
+    /// Pages handed to readers (cached or not) since this generation was opened: what a test
+    /// counts to show a read's work does not grow with the store (never a clock).
+    #[cfg(test)]
+    pages_read: std::sync::atomic::AtomicU64,
 }
 
 impl PageFile {
@@ -51,12 +55,16 @@ impl PageFile {
             in_flight: Mutex::new(None),
             staging: Mutex::new(()),
             zero_on_drop: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(test)]
+            pages_read: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
     /// A page, from the cache or else from disk with its checksum verified.
     pub(crate) fn read(&self, id: PageId) -> Result<Page> {
         budget::check()?;
+        #[cfg(test)]
+        self.pages_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if let Some(p) = self.cache.get(id) {
             return Ok(p);
         }
@@ -77,10 +85,18 @@ impl PageFile {
         budget::check()?;
         let mut f = Some(f);
         if let Some(r) = self.cache.with(id, |p| (f.take().expect("called once"))(p)) {
+            #[cfg(test)]
+            self.pages_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Ok(r);
         }
         let page = self.read(id)?;
         Ok((f.take().expect("not called on a miss"))(&page))
+    }
+
+    /// The pages handed to readers so far (`pages_read`).
+    #[cfg(test)]
+    pub(crate) fn pages_read(&self) -> u64 {
+        self.pages_read.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A page straight from disk, checksum verified; the cache is neither read nor filled.

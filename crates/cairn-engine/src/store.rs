@@ -325,6 +325,12 @@ impl Store {
         self.shared.registry.snapshot()
     }
 
+    /// The pages readers of the store's current data file have been handed (`PageFile::pages_read`).
+    #[cfg(test)]
+    pub(crate) fn pages_read(&self) -> u64 {
+        self.snapshot().expect("an open store").version_arc().file.pages_read()
+    }
+
     /// The value under `key` in `tree`, as last committed.
     pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.shared.registry.get(tree, key, |v| v.map(<[u8]>::to_vec))

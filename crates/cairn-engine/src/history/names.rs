@@ -98,6 +98,23 @@ pub(crate) fn naming(tx: &mut WriteTxn<'_>, part: &Partition, folded: &str) -> R
     tx.prefix_keys(NAME, &name_prefix(part, folded))?.iter().map(|k| seq_of(k)).collect()
 }
 
+/// The sequence numbers of the events of `part` that name `a` or those that name `b`, whichever
+/// are fewer, ascending: an event naming both (a fact's between them) is among each, so a
+/// forget of such a fact reads the shorter list, not a hub's thousands of events. Each list is
+/// read a growing stretch at a time, as `knowledge::edge_reads` reads adjacency lists.
+pub(crate) fn naming_fewer(tx: &mut WriteTxn<'_>, part: &Partition, (a, b): (&str, &str)) -> Result<Vec<u64>> {
+    ensure(tx)?;
+    let mut max = 16_usize;
+    loop {
+        for name in [a, b] {
+            if let Some(entries) = tx.prefix_within(NAME, &name_prefix(part, name), max)? {
+                return entries.iter().map(|(k, _)| seq_of(k)).collect();
+            }
+        }
+        max = max.saturating_mul(8);
+    }
+}
+
 /// Marks a store that holds no event yet as indexed, so it never pays `ensure`'s scan (called
 /// on a partition's first write: `Partition::register`).
 pub(crate) fn mark_if_new(tx: &mut WriteTxn<'_>) -> Result<()> {

@@ -6,12 +6,13 @@
 //! `relate` and `forget` name it (`fact_readings.rs`).
 
 use super::derive::rule_key;
+use super::edge_reads;
 use super::fact_readings;
 use super::facts_between::{self, Between, Keep};
 use super::forget::{buried_in, fact_target};
-use super::graph::{self, Direction, MAX_NAME_LEN, has_control, neighbours};
+use super::graph::{self, MAX_NAME_LEN, Relation, has_control};
 use super::part::Partition;
-use super::trees::{FORGOTTEN, SEQ, forgotten_key, legacy_forgotten_key};
+use super::trees::{FORGOTTEN, SEQ, forgotten_key, keyed_type, legacy_forgotten_key};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::fold;
@@ -61,33 +62,66 @@ pub(crate) struct FactNames {
     pub(crate) known: bool,
 }
 
-/// The stored fact `(from, type, to)` names, in every reading of it.
+/// The stored fact `(from, type, to)` names, in every reading of it. Read from what names it:
+/// the facts of the type between the two ends, and of its mirror types the other way, each from
+/// the shorter of the two lists that can hold them (`edge_reads.rs`), so a fact at a hub reads
+/// what a fact elsewhere does (found by an audit: every fact of `from` was read, record by
+/// record).
 pub(crate) fn fact(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&str, &str, &str)) -> Result<FactNames> {
-    let folded = fold(rel_type.trim());
     let (Some(from_entity), Some(to_entity)) = (stored(snap, part, from)?, stored(snap, part, to)?) else {
         return Ok(FactNames { targets: Vec::new(), known: forgotten(snap, part, (from, rel_type, to))? });
     };
-    let around = neighbours(snap, part, from_entity.id)?;
+    let (r, ends) = (&mut &*snap, (from_entity.id, to_entity.id));
     // Up to case first, then as any spelling of the type (`type_spelling.rs`).
-    let key = rule_key(rel_type);
-    let outbound: Vec<_> =
-        around.iter().filter(|n| n.direction == Direction::Outbound && n.other == to_entity.id).collect();
-    let spelled = outbound
-        .iter()
-        .find(|n| fold(&n.relation.rel_type) == folded)
-        .or_else(|| outbound.iter().find(|n| rule_key(&n.relation.rel_type) == key));
+    let spelled = match edge_reads::of_type(r, part, ends, &fold(rel_type.trim()))?.into_iter().next() {
+        Some(rel) => Some(rel),
+        None => other_spelling(r, part, ends, rel_type)?,
+    };
     let mut known = spelled.is_some();
-    let own = spelled.map_or_else(|| rel_type.trim().to_owned(), |n| n.relation.rel_type.clone());
+    let own = spelled.map_or_else(|| rel_type.trim().to_owned(), |rel| rel.rel_type);
     let mut targets = vec![format!("{}\0{own}\0{}", from_entity.name, to_entity.name)];
-    for n in around.iter().filter(|n| fact_readings::states_from_other_end(n, to_entity.id, rel_type)) {
+    for rel in from_other_end(r, part, ends, rel_type)? {
         known = true;
-        let target = format!("{}\0{}\0{}", to_entity.name, n.relation.rel_type, from_entity.name);
+        let target = format!("{}\0{}\0{}", to_entity.name, rel.rel_type, from_entity.name);
         if !targets.contains(&target) {
             targets.push(target);
         }
     }
     let known = known || forgotten(snap, part, (from, rel_type, to))?;
     Ok(FactNames { targets, known })
+}
+
+/// The fact from `from` to `to` whose type is another spelling of `rel_type`, the first as
+/// `from`'s list holds them (by folded type, then id). Those spellings are more than can be
+/// listed (`works at`, `worksAt`, `Works-At`, `works__at`), so every fact between the two ends is
+/// read, from the end with fewer facts: a fact asked in its stored spelling never gets here.
+fn other_spelling(
+    r: &mut &Snapshot,
+    part: &Partition,
+    (from, to): (u64, u64),
+    rel_type: &str,
+) -> Result<Option<Relation>> {
+    let key = rule_key(rel_type);
+    let between = edge_reads::any_type(r, part, (from, to), usize::MAX)?.unwrap_or_default();
+    Ok(between
+        .into_iter()
+        .filter(|rel| (rel.from, rel.to) == (from, to) && rule_key(&rel.rel_type) == key)
+        .min_by_key(|rel| (listed(part, rel), rel.id)))
+}
+
+/// The facts stored from `to` to `from` that state `from -[rel_type]-> to` from the other end
+/// (`fact_readings.rs`), in the order `from`'s inbound list holds them (by folded type, then
+/// id). A fact from an entity to itself is not among them: it is its own stored reading.
+fn from_other_end(r: &mut &Snapshot, part: &Partition, ends: (u64, u64), rel_type: &str) -> Result<Vec<Relation>> {
+    let mut stated = fact_readings::mirrored(r, part, ends, rel_type)?;
+    stated.retain(|rel| rel.from != rel.to);
+    stated.sort_by_key(|rel| (listed(part, rel), rel.id));
+    Ok(stated)
+}
+
+/// The type of `rel` as adjacency keys hold it, which orders an entity's list.
+fn listed(part: &Partition, rel: &Relation) -> Vec<u8> {
+    keyed_type(part, &fold(rel.rel_type.trim())).into_owned()
 }
 
 /// Whether a reading of the fact `from -[rel_type]-> to` (the type as spelled) was forgotten.

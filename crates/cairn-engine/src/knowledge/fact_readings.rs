@@ -7,11 +7,11 @@
 //! stored).
 
 use super::derive::{camel_and_spellings, mirror, rule_key};
-use super::graph::{Direction, Neighbour, Relation, edges_between, indexed_relation};
+use super::edge_reads::{self, Reads};
+use super::graph::Relation;
 use super::part::Partition;
 use crate::error::Result;
 use crate::text::fold;
-use crate::write::WriteTxn;
 
 /// The folded types a fact of type `rel_type` (as spelled: `childOf` reads as `child_of`, which
 /// its fold `childof` no longer says) is stored under from its other end: each spelling of its
@@ -28,15 +28,6 @@ pub(crate) fn is_mirror(rel: &Relation, rel_type: &str) -> bool {
     mirror(rel_type).is_some_and(|m| rule_key(&rel.rel_type) == m)
 }
 
-/// Whether `n`, a relation around the entity a fact `from -[rel_type]-> to` is asked from, states
-/// that fact from its other end: stored from `to` to `from` under a mirror type.
-pub(crate) fn states_from_other_end(n: &Neighbour, to: u64, rel_type: &str) -> bool {
-    n.direction == Direction::Inbound
-        && n.other == to
-        && mirror_types(rel_type).contains(&fold(n.relation.rel_type.trim()))
-        && is_mirror(&n.relation, rel_type)
-}
-
 /// The folded `(from, type, to)` readings of the fact asked as `from -[rel_type]-> to`: as asked,
 /// then from its other end under each mirror type.
 pub(crate) fn readings(from: &str, rel_type: &str, to: &str) -> Vec<(String, String, String)> {
@@ -48,29 +39,36 @@ pub(crate) fn readings(from: &str, rel_type: &str, to: &str) -> Vec<(String, Str
 
 /// Every stored record of the fact `from -[rel_type]-> to` (entity ids; the type as spelled), in
 /// every reading: the live one, ended lives and the earlier versions kept for `as_of` reads, each
-/// once. Each adjacency list is read from the shorter end (`edges_between`): a hub's lists run to
-/// thousands.
+/// once, read from the shorter of the lists that can hold them (`edge_reads.rs`): a hub's lists
+/// run to thousands.
 pub(crate) fn stored_versions(
-    tx: &mut WriteTxn<'_>,
+    r: &mut impl Reads,
     part: &Partition,
     (from, to): (u64, u64),
     rel_type: &str,
 ) -> Result<Vec<Relation>> {
-    let mut reads = vec![((from, to), false, edges_between(tx, part, (from, to), &fold(rel_type.trim()))?)];
-    for mirrored in mirror_types(rel_type) {
-        reads.push(((to, from), true, edges_between(tx, part, (to, from), &mirrored)?));
-    }
-    let mut out: Vec<Relation> = Vec::new();
-    for ((start, end), mirrored, keys) in reads {
-        for (key, _) in keys {
-            let rel = indexed_relation(tx, part, &key)?;
-            // A list read from the shorter end holds edges to other ends too; a symmetric fact
-            // from an entity to itself is found by both reads.
-            let ends = rel.from == start && rel.to == end;
-            if ends && (!mirrored || is_mirror(&rel, rel_type)) && !out.iter().any(|r| r.id == rel.id) {
-                out.push(rel);
-            }
+    let mut out = edge_reads::of_type(r, part, (from, to), &fold(rel_type.trim()))?;
+    for rel in mirrored(r, part, (from, to), rel_type)? {
+        // A symmetric fact from an entity to itself is found by both reads.
+        if !out.iter().any(|r| r.id == rel.id) {
+            out.push(rel);
         }
+    }
+    Ok(out)
+}
+
+/// The records stored from `to` to `from` that state the fact `from -[rel_type]-> to` from its
+/// other end: under a spelling of its mirror type that reads as it, each spelling's in id order.
+pub(crate) fn mirrored(
+    r: &mut impl Reads,
+    part: &Partition,
+    (from, to): (u64, u64),
+    rel_type: &str,
+) -> Result<Vec<Relation>> {
+    let mut out = Vec::new();
+    for mirrored in mirror_types(rel_type) {
+        let stated = edge_reads::of_type(r, part, (to, from), &mirrored)?;
+        out.extend(stated.into_iter().filter(|rel| is_mirror(rel, rel_type)));
     }
     Ok(out)
 }

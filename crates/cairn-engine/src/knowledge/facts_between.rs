@@ -7,14 +7,12 @@
 //! from the partition only (own tenant, user and scope), from the end with fewer edges, at most
 //! `MOST_EDGES_READ` of them: between two larger hubs nothing is offered.
 
-use super::graph::{self, Relation};
+use super::edge_reads::{self, Reads};
+use super::graph::Relation;
 use super::part::Partition;
 use super::recall::SUGGESTIONS;
-use super::trees::{ADJ, adj_prefix, trailing_id};
 use crate::error::Result;
-use crate::snapshot::Snapshot;
 use crate::text::fold;
-use crate::write::WriteTxn;
 use serde_json::{Value, json};
 
 /// Most edges of one end read for the facts between two entities.
@@ -58,61 +56,15 @@ pub(crate) fn message(message: String, between: &[Between]) -> String {
     format!("{message}; stored between them: {} (name a fact as stored)", named.join(", "))
 }
 
-/// The reads the facts between two entities take: a write transaction's (`forget`) or a
-/// snapshot's (`memory_history`).
-pub(crate) trait Reads {
-    /// The ids of the relations at `entity` (both directions), when there are at most `max`.
-    fn edges_within(&mut self, part: &Partition, entity: u64, max: usize) -> Result<Option<Vec<u64>>>;
-    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>>;
-    /// The stored name of entity `id` (empty when it is gone).
-    fn name(&mut self, part: &Partition, id: u64) -> Result<String>;
-}
-
-impl Reads for WriteTxn<'_> {
-    fn edges_within(&mut self, part: &Partition, entity: u64, max: usize) -> Result<Option<Vec<u64>>> {
-        let Some(entries) = self.prefix_within(ADJ, &adj_prefix(part, entity), max)? else { return Ok(None) };
-        entries.iter().map(|(k, _)| trailing_id(k)).collect::<Result<_>>().map(Some)
-    }
-
-    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>> {
-        graph::relation_in(self, part, id)
-    }
-
-    fn name(&mut self, part: &Partition, id: u64) -> Result<String> {
-        Ok(graph::entity_in(self, part, id)?.map(|e| e.name).unwrap_or_default())
-    }
-}
-
-impl Reads for &Snapshot {
-    fn edges_within(&mut self, part: &Partition, entity: u64, max: usize) -> Result<Option<Vec<u64>>> {
-        let mut ids = Vec::new();
-        self.scan_prefix(ADJ, &adj_prefix(part, entity), |k, _| {
-            ids.push(trailing_id(k)?);
-            Ok(ids.len() <= max)
-        })?;
-        Ok((ids.len() <= max).then_some(ids))
-    }
-
-    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>> {
-        graph::relation_by_id(self, part, id)
-    }
-
-    fn name(&mut self, part: &Partition, id: u64) -> Result<String> {
-        Ok(graph::entity_by_id(self, part, id)?.map(|e| e.name).unwrap_or_default())
-    }
-}
-
 /// Up to `SUGGESTIONS` facts stored between entities `a` and `b` of `part`, each once (by its
 /// ends and folded type): those from `a` to `b` first (the direction asked), live before ended,
 /// then by type.
 pub(crate) fn between(r: &mut impl Reads, part: &Partition, (a, b): (u64, u64), keep: Keep) -> Result<Vec<Between>> {
-    let Some(ids) = shorter_end(r, part, (a, b))? else { return Ok(Vec::new()) };
+    let Some(joining) = edge_reads::any_type(r, part, (a, b), MOST_EDGES_READ)? else { return Ok(Vec::new()) };
     let mut found: Vec<(bool, bool, String, Relation)> = Vec::new();
-    for id in ids {
-        let Some(rel) = r.relation(part, id)? else { continue };
-        let joins = (rel.from, rel.to) == (a, b) || (rel.from, rel.to) == (b, a);
+    for rel in joining {
         // An earlier version of a revised fact is that fact; forget offers what is not ended.
-        if !joins || rel.version_of.is_some() || (keep == Keep::Live && rel.ended_at.is_some()) {
+        if rel.version_of.is_some() || (keep == Keep::Live && rel.ended_at.is_some()) {
             continue;
         }
         found.push((rel.from != a, rel.ended_at.is_some(), fold(rel.rel_type.trim()), rel));
@@ -125,21 +77,4 @@ pub(crate) fn between(r: &mut impl Reads, part: &Partition, (a, b): (u64, u64), 
         out.push(Between { from, rel_type: rel.rel_type.trim().to_owned(), to });
     }
     Ok(out)
-}
-
-/// The relation ids of whichever of `a` and `b` has fewer edges, read a growing stretch at a time
-/// (as `graph::edges_between`); `None` when both have more than `MOST_EDGES_READ`.
-fn shorter_end(r: &mut impl Reads, part: &Partition, (a, b): (u64, u64)) -> Result<Option<Vec<u64>>> {
-    let mut max = 16;
-    loop {
-        for end in [a, b] {
-            if let Some(ids) = r.edges_within(part, end, max)? {
-                return Ok(Some(ids));
-            }
-        }
-        if max == MOST_EDGES_READ {
-            return Ok(None);
-        }
-        max = (max * 8).min(MOST_EDGES_READ);
-    }
 }

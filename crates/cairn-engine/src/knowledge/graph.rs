@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::text::fold;
 use crate::time::iso_ms;
-use crate::write::{Entries, WriteTxn};
+use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -370,30 +370,6 @@ pub(crate) fn relate_between(
     let mut ids = |tx: &mut WriteTxn<'_>| next_id(tx, part);
     let (related, _) = relate_ids(tx, part, (from_entity.id, to_entity.id), &folded_type, (a, now), &mut ids, tally)?;
     Ok(related)
-}
-
-/// The adjacency keys of every edge of type `folded_type` from `from` to `to` (and maybe of other
-/// edges of the type): `from`'s outbound list or `to`'s inbound one, whichever is shorter, found
-/// by reading both a growing stretch at a time. A hub's list (a company's `employs`) runs to
-/// thousands; reading it whole, each relation decoded, for every edge written to it made
-/// writing a hub's edges quadratic (the 20th thousand of `employs` edges took 31 s).
-pub(crate) fn edges_between(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    (from, to): (u64, u64),
-    folded_type: &str,
-) -> Result<Entries> {
-    let out_prefix = adj_type_prefix(part, from, OUT, folded_type);
-    let in_prefix = adj_type_prefix(part, to, IN, folded_type);
-    let mut max = 16;
-    loop {
-        for prefix in [&out_prefix, &in_prefix] {
-            if let Some(keys) = tx.prefix_within(ADJ, prefix, max)? {
-                return Ok(keys);
-            }
-        }
-        max *= 8;
-    }
 }
 
 /// The stored edges an assertion `from` → `to` of type `folded_type` is read against (earlier

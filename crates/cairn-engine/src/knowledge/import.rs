@@ -21,9 +21,7 @@ use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, sto
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::fact_sources::Also;
 use super::forget::entity_in;
-use super::graph::{
-    Entity, Relation, Shortened, Source, check_name, create_entity, edges_between, has_control, upsert_counted,
-};
+use super::graph::{Entity, Relation, Shortened, Source, check_name, create_entity, has_control, upsert_counted};
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
@@ -551,19 +549,14 @@ fn import_fact(
     let ends = [from.id, to.id];
     let folded_type = fold(rel_type.trim());
     // The same fact stored here already (live with live, or the same ended version) is reused.
-    for (key, _) in edges_between(tx, part, (ends[0], ends[1]), &folded_type)? {
-        let Some(bytes) = tx.get(REL, &rel_key(part, super::trees::trailing_id(&key)?))? else { continue };
-        let have: Relation = decode(&bytes, "relation")?;
-        if have.from != ends[0] {
-            continue;
-        }
+    for have in super::edge_reads::of_type(tx, part, (ends[0], ends[1]), &folded_type)? {
         let same_version = match (have.ended_at, ended_at) {
             (None, None) => true,
             (Some(a), Some(b)) => a == b && have.recorded_at == recorded_at,
             _ => false,
         };
         // A version matches a version (of the fact this one's maps to), a fact a fact.
-        if have.to == ends[1] && same_version && have.version_of == version_of {
+        if same_version && have.version_of == version_of {
             set_map(tx, part, FACT, source, have.id)?;
             let own = Also { source: prov, agent: writer, recorded_at, source_date };
             let merged = import_provenance::merge(tx, part, &have, std::iter::once(own).chain(also))?;

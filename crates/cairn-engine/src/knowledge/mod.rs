@@ -21,6 +21,7 @@ mod context_walk;
 mod cursor;
 mod derive;
 mod docs;
+pub(crate) mod edge_reads;
 pub(crate) mod event_names;
 pub(crate) mod event_view;
 #[cfg(test)]
@@ -47,6 +48,8 @@ mod graph;
 mod grounding_rules;
 #[cfg(test)]
 mod history_miss_tests;
+#[cfg(test)]
+mod hub_tests;
 mod ids;
 #[cfg(test)]
 mod ids_tests;

@@ -14,7 +14,7 @@ use super::super::graph::Relation;
 use super::super::part::Partition;
 use super::super::records::decode;
 use crate::error::Result;
-use crate::history::{EVENT, Event, TARGET, naming, remove, rewrite, seq_of, target_prefix};
+use crate::history::{EVENT, Event, TARGET, naming, naming_fewer, remove, rewrite, seq_of, target_prefix};
 use crate::text::fold;
 use crate::write::WriteTxn;
 use serde::Deserialize;
@@ -173,9 +173,13 @@ fn candidates(tx: &mut WriteTxn<'_>, part: &Partition, what: &Strip<'_>) -> Resu
     };
     match what {
         Strip::Subject(name) | Strip::Attribute(name, _) => named(tx, name, &mut seqs)?,
+        // A fact's events name both its ends (their target, or the `relate` input they carry):
+        // the end named by fewer events holds them all (`from` may be a hub).
         Strip::Facts(targets) => {
-            for from in subjects(targets) {
-                named(tx, &from, &mut seqs)?;
+            let pairs: BTreeSet<[String; 2]> =
+                targets.iter().filter_map(|t| folded_fact(t)).map(|[from, _, to]| [from, to]).collect();
+            for [from, to] in pairs {
+                seqs.extend(naming_fewer(tx, part, (&from, &to))?);
             }
         }
         Strip::Documents(ids) => documents(tx, ids, &mut seqs)?,

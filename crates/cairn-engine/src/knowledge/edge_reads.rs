@@ -1,0 +1,120 @@
+//! The relations stored between two entities, read from the adjacency lists (`k.adj`, keyed by
+//! one end, then direction and type) without reading a hub's whole list: of the two lists that
+//! can hold them (the first end's outbound, the second's inbound, of one type or of all), the
+//! shorter is read, a growing stretch of each at a time, so the work is the shorter list's
+//! however many facts the other end has. Writing read this way first (reading a company's whole
+//! `employs` list for each edge written to it made a hub's edges quadratic to write); then an
+//! audit found `memory_history {fact}` reading every fact of its `from` end, record by record, a
+//! latency cliff at a hub of 200k facts. The key layout needs nothing more for this: no index
+//! was added (knowledge-keys.md, "Facts between two ends"). Read by a write transaction
+//! (`relate`, `remember`, `forget`, `import`) or a snapshot (`memory_history`).
+
+use super::graph::{self, Relation};
+use super::part::Partition;
+use super::trees::{ADJ, IN, OUT, adj_prefix, adj_type_prefix, trailing_id};
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+use crate::write::WriteTxn;
+
+/// The first stretch of a list read; each next one is eight times longer.
+const FIRST_STRETCH: usize = 16;
+
+/// The reads the relations between two entities take.
+pub(crate) trait Reads {
+    /// The relation ids under the adjacency `prefix`, in key order, when there are at most `max`.
+    fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>>;
+    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>>;
+    /// The stored name of entity `id` (empty when it is gone).
+    fn name(&mut self, part: &Partition, id: u64) -> Result<String>;
+}
+
+impl Reads for WriteTxn<'_> {
+    fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>> {
+        let Some(entries) = self.prefix_within(ADJ, prefix, max)? else { return Ok(None) };
+        entries.iter().map(|(k, _)| trailing_id(k)).collect::<Result<_>>().map(Some)
+    }
+
+    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>> {
+        graph::relation_in(self, part, id)
+    }
+
+    fn name(&mut self, part: &Partition, id: u64) -> Result<String> {
+        Ok(graph::entity_in(self, part, id)?.map(|e| e.name).unwrap_or_default())
+    }
+}
+
+impl Reads for &Snapshot {
+    fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>> {
+        let mut ids = Vec::new();
+        self.scan_prefix(ADJ, prefix, |k, _| {
+            ids.push(trailing_id(k)?);
+            Ok(ids.len() <= max)
+        })?;
+        Ok((ids.len() <= max).then_some(ids))
+    }
+
+    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>> {
+        graph::relation_by_id(self, part, id)
+    }
+
+    fn name(&mut self, part: &Partition, id: u64) -> Result<String> {
+        Ok(graph::entity_by_id(self, part, id)?.map(|e| e.name).unwrap_or_default())
+    }
+}
+
+/// The relations stored from `from` to `to` under the folded type `folded_type` (as their
+/// adjacency keys hold it), live and ended, earlier versions included, in id order.
+pub(crate) fn of_type(
+    r: &mut impl Reads,
+    part: &Partition,
+    (from, to): (u64, u64),
+    folded_type: &str,
+) -> Result<Vec<Relation>> {
+    let lists = [adj_type_prefix(part, from, OUT, folded_type), adj_type_prefix(part, to, IN, folded_type)];
+    let ids = shorter(r, &lists, usize::MAX)?.unwrap_or_default();
+    // The shorter list holds the relations from its end to other entities too.
+    Ok(records(r, part, ids)?.into_iter().filter(|rel| (rel.from, rel.to) == (from, to)).collect())
+}
+
+/// The relations stored between `a` and `b`, either way and of any type, in id order; `None` when
+/// both entities have more than `most` relations.
+pub(crate) fn any_type(
+    r: &mut impl Reads,
+    part: &Partition,
+    (a, b): (u64, u64),
+    most: usize,
+) -> Result<Option<Vec<Relation>>> {
+    let Some(mut ids) = shorter(r, &[adj_prefix(part, a), adj_prefix(part, b)], most)? else { return Ok(None) };
+    // An entity's list holds each relation once per direction: a relation from it to itself twice.
+    ids.sort_unstable();
+    ids.dedup();
+    let joins = |rel: &Relation| (rel.from, rel.to) == (a, b) || (rel.from, rel.to) == (b, a);
+    Ok(Some(records(r, part, ids)?.into_iter().filter(joins).collect()))
+}
+
+/// The relation ids under whichever of two adjacency `lists` holds fewer; `None` when both hold
+/// more than `most`. Each is read up to a stretch, the other then up to the same, the stretch
+/// growing eightfold, so no more than about twenty times the shorter list is read.
+fn shorter(r: &mut impl Reads, lists: &[Vec<u8>; 2], most: usize) -> Result<Option<Vec<u64>>> {
+    let mut max = FIRST_STRETCH.min(most);
+    loop {
+        for list in lists {
+            if let Some(ids) = r.ids_within(list, max)? {
+                return Ok(Some(ids));
+            }
+        }
+        if max == most {
+            return Ok(None);
+        }
+        max = max.saturating_mul(8).min(most);
+    }
+}
+
+/// The relations `ids` name; an index entry without its relation is corruption.
+fn records(r: &mut impl Reads, part: &Partition, ids: Vec<u64>) -> Result<Vec<Relation>> {
+    ids.into_iter()
+        .map(|id| {
+            r.relation(part, id)?.ok_or_else(|| Error::corrupt(None, format!("relation {id} is indexed but missing")))
+        })
+        .collect()
+}
