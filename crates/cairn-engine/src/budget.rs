@@ -4,9 +4,10 @@
 //! So a binding may try a read where it is called, under a deadline, and run it elsewhere from
 //! the start only when it runs out of time.
 //!
-//! The deadline is checked before every page read (the work of a read is mostly page reads) and
-//! before anything that would wait for the writer or queue a write: a call that gets there is
-//! stopped with `Error::Deferred` and has changed nothing. What a read caches for later reads
+//! The deadline is checked before every page read (the work of a read is mostly page reads), every
+//! so many steps of a loop that reads no pages (`Meter`: matching names over a scope's cached
+//! index), and before anything that would wait for the writer or queue a write: a call that gets
+//! there is stopped with `Error::Deferred` and has changed nothing. What a read caches for later reads
 //! (names, in `knowledge::cache`) it stores only once built, so a stopped read leaves none.
 
 use std::cell::Cell;
@@ -61,6 +62,37 @@ pub(crate) fn check() -> Result<()> {
     }
 }
 
+/// Steps between two deadline checks of a `Meter`: a few µs of name matching.
+const METER_EVERY: u64 = 1 << 12;
+
+/// Counts the steps of a computation that reads no pages and so never meets `check` (found by an
+/// audit: matching a subject against a scope's cached names ran 13 s on the event loop), and
+/// checks the deadline each time the count passes a multiple of `METER_EVERY`. Once out of time
+/// it stays out: the computation stops where it is and its partial answer is void (`within`).
+#[derive(Debug, Default)]
+pub(crate) struct Meter {
+    steps: u64,
+    stopped: bool,
+}
+
+impl Meter {
+    /// Adds `n` steps; `false` once the computation must stop.
+    pub(crate) fn tick(&mut self, n: usize) -> bool {
+        let before = self.steps;
+        self.steps = before.saturating_add(n as u64);
+        if !self.stopped && before / METER_EVERY != self.steps / METER_EVERY {
+            self.stopped = check().is_err();
+        }
+        !self.stopped
+    }
+
+    /// The steps counted so far.
+    #[cfg(test)]
+    pub(crate) fn steps(&self) -> u64 {
+        self.steps
+    }
+}
+
 /// Before waiting for another thread or queueing a write: fails inside `within`, always.
 pub(crate) fn may_wait() -> Result<()> {
     if ACTIVE.load(Ordering::Relaxed) != 0 && DEADLINE.get().is_some() { stop() } else { Ok(()) }
@@ -95,6 +127,27 @@ mod tests {
     fn waiting_is_refused_inside_and_allowed_after() {
         assert!(within(Duration::from_secs(5), may_wait).is_none());
         assert!(may_wait().is_ok());
+    }
+
+    #[test]
+    fn a_meter_stops_a_loop_past_its_deadline_and_only_there() {
+        let count = |limit: Option<Duration>| {
+            let mut meter = Meter::default();
+            let mut ticks = 0_u64;
+            let mut run = || {
+                while ticks < 10 * METER_EVERY && meter.tick(1) {
+                    ticks += 1;
+                }
+                Ok(ticks)
+            };
+            match limit {
+                Some(limit) => within(limit, run).map(Result::unwrap),
+                None => run().ok(),
+            }
+        };
+        assert_eq!(count(None), Some(10 * METER_EVERY), "no deadline outside `within`");
+        assert_eq!(count(Some(Duration::from_secs(60))), Some(10 * METER_EVERY));
+        assert_eq!(count(Some(Duration::ZERO)), None, "stopped at its first check, and void");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::{is_cjk, is_stop_word};
+use crate::budget::Meter;
 
 /// The matching key of a name: compatibility-decomposed (`ﬁ` → `fi`, fullwidth → ASCII, halfwidth
 /// kana → kana), lowercased (`ß` → `ss`, `ς` → `σ`, `’` → `'`), generic diacritics removed
@@ -188,6 +189,15 @@ pub fn allowed_distance(chars: usize) -> u32 {
 /// The shortest prefix query, in code points.
 const MIN_PREFIX: usize = 3;
 
+/// The most words a query may have to match by a word rule (a word of a name, held, abbreviated).
+/// Names run to 1 KiB (DESIGN.md §2), a few hundred words, but one written out or abbreviated
+/// word by word has a handful: a longer query is no name's words, and matching it word by word
+/// cost words² × stored words (found by an audit: 330 repeated words against 202 names of them
+/// took 13 s). Bounded here, a word rule costs at most this many steps per stored word it reads.
+const MAX_MATCH_WORDS: usize = 32;
+// The places a word stands in such a query are the bits of a u64.
+const _: () = assert!(MAX_MATCH_WORDS <= 64);
+
 /// Stands for the start and the end of a name in its bigrams; above every `char`.
 const EDGE: u64 = 0x11_0000;
 
@@ -263,6 +273,11 @@ impl NameIndex {
     /// CJK) gets only exact and case-folded matches.
     #[must_use]
     pub fn lookup(&self, query: &str, opts: LookupOptions) -> Vec<NameMatch> {
+        self.lookup_metered(query, opts, &mut Meter::default())
+    }
+
+    /// `lookup`, its steps counted on `meter`: out of time, it stops with a partial answer.
+    fn lookup_metered(&self, query: &str, opts: LookupOptions, meter: &mut Meter) -> Vec<NameMatch> {
         if opts.limit == 0 {
             return Vec::new();
         }
@@ -283,14 +298,14 @@ impl NameIndex {
             seen.insert(e);
         }
 
-        if is_significant(&folded, qlen, &qwords, opts.as_name) {
-            for e in self.word_of_name(&qwords) {
+        if is_significant(&folded, qlen, qwords.iter().copied(), opts.as_name) {
+            for e in self.word_of_name(&qwords, meter) {
                 if seen.insert(e) {
                     hits.push((MatchKind::WordOfName, e));
                 }
             }
             let chars: Vec<char> = folded.chars().collect();
-            for (e, distance) in self.near(&chars, allowed_distance(qlen)) {
+            for (e, distance) in self.near(&chars, allowed_distance(qlen), meter) {
                 if seen.insert(e) {
                     hits.push((MatchKind::Near { distance }, e));
                 }
@@ -349,33 +364,64 @@ impl NameIndex {
     /// words is never held. Longer names first (they cover more of the query), at most `limit`.
     #[must_use]
     pub fn held_or_abbreviated(&self, query: &str, limit: usize) -> Vec<(u64, String)> {
+        self.held_or_abbreviated_metered(query, limit, &mut Meter::default())
+    }
+
+    /// `held_or_abbreviated`, its steps counted on `meter`: out of time, it stops with a partial
+    /// answer. Each distinct query word's postings are walked once, for every place it stands
+    /// in the query, and each alignment of an entry with the query is compared once.
+    fn held_or_abbreviated_metered(&self, query: &str, limit: usize, meter: &mut Meter) -> Vec<(u64, String)> {
         let folded = fold(query);
         let qwords: Vec<&str> = word_ranges(&folded).into_iter().map(|(from, to)| &folded[from..to]).collect();
+        // Held needs more query words than the name has, abbreviated at least two.
+        if !(2..=MAX_MATCH_WORDS).contains(&qwords.len()) {
+            return Vec::new();
+        }
         let (mut found, mut seen): (Vec<u32>, HashSet<u32>) = (Vec::new(), HashSet::new());
-        for (j, w) in qwords.iter().enumerate() {
+        // The alignments of one entry already compared, as bits, for a word standing in several
+        // places (`tried_for` says which entry); one place gives every posting its own alignment.
+        let (mut tried, mut tried_for): (Vec<u64>, Option<u32>) = (Vec::new(), None);
+        'words: for (j, w) in qwords.iter().enumerate() {
+            if qwords[..j].contains(w) {
+                continue;
+            }
             let Some(postings) = self.words.get(*w) else { continue };
+            let places = qwords.iter().enumerate().filter(|(_, q)| *q == w).fold(0_u64, |m, (k, _)| m | (1 << k));
+            let abbreviates = !is_common_word(w);
             for &(e, pos) in postings {
+                if !meter.tick(1) {
+                    break 'words;
+                }
+                if seen.contains(&e) {
+                    continue;
+                }
                 let entry = &self.entries[e as usize];
                 let n = entry.words.len();
+                let mut hit = false;
                 // Held: the name's first word is this one, and all its words follow in the query.
-                let held = pos == 0
-                    && n < qwords.len()
-                    && j + n <= qwords.len()
-                    && (0..n).all(|k| entry.word(k) == qwords[j + k])
-                    && is_significant(
-                        &entry.folded,
-                        entry.len,
-                        &(0..n).map(|k| entry.word(k)).collect::<Vec<_>>(),
-                        false,
-                    );
+                if pos == 0 && n < qwords.len() {
+                    hit = bits(places).filter(|&at| at + n <= qwords.len()).any(|at| {
+                        meter.tick(n);
+                        (0..n).all(|k| entry.word(k) == qwords[at + k])
+                    }) && is_significant(&entry.folded, entry.len, (0..n).map(|k| entry.word(k)), false);
+                }
                 // Abbreviated: the query's words begin the name's words from the one this stands at.
-                let abbreviated = qwords.len() > 1
-                    && !is_common_word(w)
-                    && (pos as usize).checked_sub(j).is_some_and(|first| {
-                        first + qwords.len() <= n
-                            && qwords.iter().enumerate().all(|(k, q)| entry.word(first + k).starts_with(q))
+                if !hit && abbreviates && n >= qwords.len() {
+                    let several = places.count_ones() > 1;
+                    if several && tried_for != Some(e) {
+                        tried.clear();
+                        tried.resize(n.div_ceil(64), 0);
+                        tried_for = Some(e);
+                    }
+                    hit = bits(places).filter_map(|at| (pos as usize).checked_sub(at)).any(|first| {
+                        if first + qwords.len() > n || several && !first_try(&mut tried, first) {
+                            return false;
+                        }
+                        meter.tick(qwords.len());
+                        qwords.iter().enumerate().all(|(k, q)| entry.word(first + k).starts_with(q))
                     });
-                if (held || abbreviated) && seen.insert(e) {
+                }
+                if hit && seen.insert(e) {
                     found.push(e);
                 }
             }
@@ -395,7 +441,7 @@ impl NameIndex {
         let qwords: Vec<&str> = word_ranges(&folded).into_iter().map(|(from, to)| &folded[from..to]).collect();
         let qlen = folded.chars().count();
         let mut found: Vec<&Entry> =
-            self.word_of_name(&qwords).into_iter().map(|e| &self.entries[e as usize]).collect();
+            self.word_of_name(&qwords, &mut Meter::default()).into_iter().map(|e| &self.entries[e as usize]).collect();
         found.sort_by(|a, b| (a.len, &a.name, a.id).cmp(&(b.len, &b.name, b.id)));
         found.truncate(limit);
         found
@@ -409,7 +455,12 @@ impl NameIndex {
             .collect()
     }
 
-    fn word_of_name(&self, qwords: &[&str]) -> Vec<u32> {
+    /// Entries with more words than `qwords` that hold them as a run, each once. Out of time
+    /// (`meter`), it stops with a partial answer.
+    fn word_of_name(&self, qwords: &[&str], meter: &mut Meter) -> Vec<u32> {
+        if qwords.len() > MAX_MATCH_WORDS {
+            return Vec::new();
+        }
         // Walk the postings of the rarest query word; a word missing from the index rules all out.
         let mut rarest: Option<(usize, &Vec<(u32, u32)>)> = None;
         for (j, w) in qwords.iter().enumerate() {
@@ -421,14 +472,20 @@ impl NameIndex {
         let Some((j, postings)) = rarest else { return Vec::new() };
         let mut out: Vec<u32> = Vec::new();
         for &(e, pos) in postings {
+            if !meter.tick(1) {
+                break;
+            }
+            // An entry's postings are in a row: once it holds the run, the rest are skipped.
+            if out.last() == Some(&e) {
+                continue;
+            }
             let entry = &self.entries[e as usize];
             let Some(first) = (pos as usize).checked_sub(j) else { continue };
-            if qwords.len() < entry.words.len()
-                && first + qwords.len() <= entry.words.len()
-                && qwords.iter().enumerate().all(|(k, w)| entry.word(first + k) == *w)
-                && out.last() != Some(&e)
-            {
-                out.push(e);
+            if qwords.len() < entry.words.len() && first + qwords.len() <= entry.words.len() {
+                meter.tick(qwords.len());
+                if qwords.iter().enumerate().all(|(k, w)| entry.word(first + k) == *w) {
+                    out.push(e);
+                }
             }
         }
         out
@@ -442,7 +499,8 @@ impl NameIndex {
     /// edit (a swap included) touches at most three bigrams. Only names passing both get the
     /// (bounded) distance computed; when the query's bound is not positive every name in the length
     /// window does.
-    fn near(&self, query: &[char], max: u32) -> Vec<(u32, u32)> {
+    /// Out of time (`meter`), it stops with a partial answer.
+    fn near(&self, query: &[char], max: u32, meter: &mut Meter) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
         if max == 0 {
             return out;
@@ -454,7 +512,8 @@ impl NameIndex {
         let cut = 3 * slack;
         let mut rows = Rows::default();
         let mut name: Vec<char> = Vec::new();
-        let mut check = |e: usize, out: &mut Vec<(u32, u32)>| {
+        // Whether to go on: the distance's band is about the name's length × (2·max + 1) cells.
+        let mut check = |e: usize, out: &mut Vec<(u32, u32)>, meter: &mut Meter| {
             name.clear();
             name.extend(self.entries[e].folded.chars());
             if let Some(d) = osa_within(query, &name, slack, &mut rows)
@@ -462,10 +521,13 @@ impl NameIndex {
             {
                 out.push((to_u32(e), to_u32(d)));
             }
+            meter.tick(name.len() * (2 * slack + 1))
         };
         if qgrams.len() <= cut {
             for e in lo..hi {
-                check(e, &mut out);
+                if !check(e, &mut out, meter) {
+                    break;
+                }
             }
             return out;
         }
@@ -473,14 +535,18 @@ impl NameIndex {
         for g in &qgrams {
             let Some(postings) = self.grams.get(g) else { continue };
             let from = postings.partition_point(|&e| (e as usize) < lo);
-            for &e in postings[from..].iter().take_while(|&&e| (e as usize) < hi) {
+            let to = postings.partition_point(|&e| (e as usize) < hi);
+            for &e in &postings[from..to] {
                 shared[e as usize - lo] += 1;
+            }
+            if !meter.tick(to.saturating_sub(from)) {
+                return out;
             }
         }
         for (k, &count) in shared.iter().enumerate() {
             let e = lo + k;
-            if count as usize + cut >= qgrams.len().max(self.entries[e].grams) {
-                check(e, &mut out);
+            if count as usize + cut >= qgrams.len().max(self.entries[e].grams) && !check(e, &mut out, meter) {
+                break;
             }
         }
         out
@@ -490,9 +556,26 @@ impl NameIndex {
 /// Whether a folded query may match by the looser rules (word of a name, near, prefix): at least 3
 /// code points (2 if it holds CJK), with a word that is not a common word (`is_common_word`),
 /// unless the caller read it `as_name`.
-fn is_significant(folded: &str, len: usize, words: &[&str], as_name: bool) -> bool {
+fn is_significant<'a>(folded: &str, len: usize, mut words: impl Iterator<Item = &'a str>, as_name: bool) -> bool {
     let min = if folded.chars().any(is_cjk) { 2 } else { 3 };
-    len >= min && (as_name || words.iter().any(|w| !is_common_word(w)))
+    len >= min && (as_name || words.any(|w| !is_common_word(w)))
+}
+
+/// The set bits of `mask`, lowest first.
+fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let at = mask.trailing_zeros();
+        mask &= mask.wrapping_sub(1);
+        (at < 64).then_some(at as usize)
+    })
+}
+
+/// Marks bit `at` of `set`; whether it was clear.
+fn first_try(set: &mut [u64], at: usize) -> bool {
+    let (word, bit) = (at / 64, 1_u64 << (at % 64));
+    let fresh = set[word] & bit == 0;
+    set[word] |= bit;
+    fresh
 }
 
 /// Short everyday English words that begin or end many names ("New York", "Old Trafford", "Big
@@ -1026,6 +1109,60 @@ mod tests {
         assert_eq!(idx.held_or_abbreviated("Acme Robotics Inc", 1).len(), 1);
     }
 
+    /// `n` names of 330 words `aa` and one of their own (`… aa e7`), as an audit stored them.
+    fn repeated_words(n: usize) -> NameIndex {
+        let words = ["aa"; 330].join(" ");
+        let names: Vec<String> = (0..n).map(|i| format!("{words} e{i}")).collect();
+        NameIndex::new(names.iter().enumerate().map(|(i, n)| (i as u64, n.as_str())))
+    }
+
+    #[test]
+    fn matching_repeated_words_costs_a_few_steps_per_stored_word() {
+        // Found by an audit: a subject of 330 words `aa` and `nomatch`, against 202 names of
+        // the same words, held the event loop for 13 s (about words² steps per stored word).
+        let idx = repeated_words(300);
+        let stored_words = 300 * 331;
+        let most = (MAX_MATCH_WORDS as u64 + 8) * stored_words;
+        for words in [330, 33, 32, 31, 8, 2] {
+            let aa = ["aa"; 330][..words].join(" ");
+            for query in [format!("{aa} nomatch"), aa.clone(), format!("{aa} e7"), format!("e7 {aa}")] {
+                let mut meter = Meter::default();
+                let held = idx.held_or_abbreviated_metered(&query, 16, &mut meter);
+                let found = idx.lookup_metered(&query, ALL, &mut meter);
+                assert!(
+                    meter.steps() <= most,
+                    "{words} words: {} steps for {stored_words} stored words",
+                    meter.steps()
+                );
+                if query.ends_with("nomatch") {
+                    assert!(held.is_empty() && found.is_empty(), "{words} words");
+                }
+                if query == aa {
+                    // Words of every name up to the words a word rule reads; their start past that.
+                    let how = if words <= MAX_MATCH_WORDS { MatchKind::WordOfName } else { MatchKind::Prefix };
+                    assert!(found.len() == 300 && found.iter().all(|m| m.how == how), "{words} words");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_match_gives_way_to_its_deadline() {
+        use crate::budget::within;
+        use std::time::Duration;
+        let idx = repeated_words(300);
+        let held = format!("{} nomatch", ["aa"; 31].join(" "));
+        let word_of = ["aa"; 31].join(" ");
+        // In time, the answers are whole; past the deadline they are void, though no page is read.
+        let ample = Duration::from_secs(600);
+        assert_eq!(within(ample, || Ok(idx.held_or_abbreviated(&held, 16))).map(Result::unwrap), Some(vec![]));
+        assert_eq!(within(ample, || Ok(idx.lookup(&word_of, ALL).len())).map(Result::unwrap), Some(300));
+        assert!(within(Duration::ZERO, || Ok(idx.held_or_abbreviated(&held, 16))).is_none());
+        assert!(within(Duration::ZERO, || Ok(idx.lookup(&word_of, ALL))).is_none());
+        assert!(within(Duration::ZERO, || Ok(idx.did_you_mean(&word_of, 3))).is_none());
+        assert!(within(Duration::ZERO, || Ok(idx.names_with_word(&word_of, 3))).is_none());
+    }
+
     #[test]
     fn did_you_mean_offers_near_then_prefix() {
         let idx = index(&["Priya Raman", "Priya Ramen", "Priya Ramanathan", "Priya Raman", "Raman"]);
@@ -1082,7 +1219,7 @@ mod tests {
             let how = got.get(&(i as u64)).copied();
             if *name == q {
                 assert!(matches!(how, Some(MatchKind::Exact | MatchKind::CaseFolded)), "{query:?} / {name:?}");
-            } else if is_significant(&q, qlen, &qwords, false) {
+            } else if is_significant(&q, qlen, qwords.iter().copied(), false) {
                 let chars: Vec<char> = name.chars().collect();
                 if let Some(d) = osa_within(&qchars, &chars, max, &mut rows) {
                     assert!(
