@@ -51,6 +51,14 @@ export function toolJson(result: unknown): { isError: boolean; body: Record<stri
  * A JSON-RPC body (text, sent as is: the SDK client would turn a bad number into null, or refuse
  * a batch) POSTed to `/v1/mcp` with `token`: the status, headers and parsed reply (undefined when empty).
  */
+/** A raw `initialize` request, as a client opening a session sends it. */
+export const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});
+
 export async function postMcp(url: string, token: string, body: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${url}/v1/mcp`, {
     method: 'POST',

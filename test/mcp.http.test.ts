@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { mcpClient, toolJson } from './mcp-client.js';
+import { INITIALIZE, mcpClient, postMcp, toolJson } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // The official MCP client over Streamable HTTP: tools, every verb's happy path and its errors.
@@ -263,20 +263,7 @@ describe('notes and handoffs (notes engine)', () => {
 describe('sessions', () => {
   it('a session belongs to the token that opened it', async () => {
     const other = (await t.token({ agent: 'codex' })).token;
-    const init = await fetch(`${t.url}/v1/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-      }),
-    });
+    const init = await postMcp(t.url, token, INITIALIZE);
     const sid = init.headers.get('mcp-session-id');
     expect(sid).toBeTruthy();
     const stolen = await fetch(`${t.url}/v1/mcp`, {

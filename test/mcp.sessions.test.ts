@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { mcpClient } from './mcp-client.js';
+import { INITIALIZE, mcpClient, postMcp } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // Session caps through the official MCP client: a token's sessions are bounded by its own share, and
@@ -25,21 +25,7 @@ const connect = async (token: string) => {
   return c;
 };
 
-const initialize = (token: string) =>
-  fetch(`${t.url}/v1/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-    }),
-  });
+const initialize = (token: string) => postMcp(t.url, token, INITIALIZE);
 
 describe('MCP session caps', () => {
   it("one token opening many sessions evicts only its own, never another token's", async () => {
@@ -61,7 +47,7 @@ describe('MCP session caps', () => {
     const refused = await initialize(fourth);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('60');
-    const body = (await refused.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    const body = refused.json as { jsonrpc: string; error: { code: number; message: string } };
     expect(body.jsonrpc).toBe('2.0');
     expect(body.error.message).toMatch(/maximum of 4 MCP sessions/);
     await expect(held.ping()).resolves.toBeDefined();
@@ -81,21 +67,7 @@ describe('sessions of tokens that no longer work', () => {
   });
   afterAll(() => n.stop());
 
-  const init = (token: string) =>
-    fetch(`${n.url}/v1/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-      }),
-    }).then((r) => r.status);
+  const init = async (token: string) => (await postMcp(n.url, token, INITIALIZE)).status;
 
   it('revoking a token closes its sessions and frees their places at once', async () => {
     const flood = [await n.token({ agent: 'flood1' }), await n.token({ agent: 'flood2' })];
