@@ -74,6 +74,20 @@ it.each([
       'decisions.0: holds an array or object of more than 2048 items, so it is more than 4096 bytes serialised; at most 4096',
   },
   {
+    what: 'an entity of 300k attributes',
+    verb: 'remember',
+    body: `{"facts":{"entities":[{"name":"Wide","type":"t","attributes":{${keys(300_000, 'k')}}}]}}`,
+    message:
+      'facts.entities.0.attributes: holds an array or object of more than 32768 items, so it is more than 65536 bytes serialised; at most 65536',
+  },
+  {
+    what: 'a fact of 300k attributes',
+    verb: 'relate',
+    body: `{"from":"A","relation":"r","to":"B","attributes":{${keys(300_000, 'k')}}}`,
+    message:
+      'attributes: holds an array or object of more than 32768 items, so it is more than 65536 bytes serialised; at most 65536',
+  },
+  {
     what: '400k unknown fields',
     verb: 'note_list',
     body: `{${keys(400_000, 'x')}}`,
