@@ -1035,30 +1035,44 @@ impl<'a> Judge<'a> {
     /// count in every sentence, but not for a sentence's direction.
     fn sentences_uncovered(&self, (lead, text): (&str, &str), dated: bool) -> Vec<String> {
         let terms = self.asked_terms();
-        grounding_rules::passage_sentences(text)
-            .iter()
-            .map(|s| {
-                let mut have = covered(s);
-                have.extend(fact_terms(lead));
-                if dated {
-                    have.insert(TIMED.to_owned());
+        let lead_terms = fact_terms(lead);
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let asking = grounding_rules::Asking::new((self.question, &terms), &names);
+        let mut best: Option<Vec<String>> = None;
+        for s in grounding_rules::passage_sentences(text) {
+            let mut have = covered(&s, &terms);
+            have.extend(lead_terms.iter().cloned());
+            if dated {
+                have.insert(TIMED.to_owned());
+            }
+            // A sentence naming an entity covers the type word it was seeded by, as a fact
+            // does: "Acme opened an office in Berlin." answers "Which companies are in Berlin?".
+            for (name, type_terms) in &self.typed_names {
+                if !name.is_empty() && name.is_subset(&have) {
+                    have.extend(type_terms.iter().cloned());
                 }
-                // A sentence naming an entity covers the type word it was seeded by, as a fact
-                // does: "Acme opened an office in Berlin." answers "Which companies are in Berlin?".
-                for (name, type_terms) in &self.typed_names {
-                    if !name.is_empty() && name.is_subset(&have) {
-                        have.extend(type_terms.iter().cloned());
-                    }
+            }
+            // The direction check only ever takes a word away, so a sentence that already leaves
+            // as many words uncovered as the best before it cannot replace it (the first of
+            // equals stands): the check, most of grounding's time, runs only where it can matter.
+            if best.as_ref().is_some_and(|b| missing(self.asked, &have).len() >= b.len()) {
+                continue;
+            }
+            if asking.may_remove_from(&have)
+                && let Some(term) = asking.misdirected(&s, Statement::Sentence, None)
+            {
+                have.remove(&term);
+            }
+            let uncovered = missing(self.asked, &have);
+            if best.as_ref().is_none_or(|b| uncovered.len() < b.len()) {
+                let all_covered = uncovered.is_empty();
+                best = Some(uncovered);
+                if all_covered {
+                    break;
                 }
-                let (question, kind) = ((self.question, &terms), Statement::Sentence);
-                let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-                if let Some(term) = grounding_rules::misdirected(question, s, kind, None, &names) {
-                    have.remove(&term);
-                }
-                missing(self.asked, &have)
-            })
-            .min_by_key(Vec::len)
-            .unwrap_or_default()
+            }
+        }
+        best.unwrap_or_default()
     }
 
     /// The content words of the question that `item` alone does not cover.
@@ -1078,7 +1092,7 @@ impl<'a> Judge<'a> {
             ItemKind::Entity { entity } => (vec![entity.id], None, false),
             ItemKind::Passage { date, .. } => return self.sentences_uncovered(("", &item.text), date.is_some()),
         };
-        let mut have = covered(&item.text);
+        let mut have = covered(&item.text, &terms);
         if dated {
             // The fact says when it held, or when it was said: a "when" is answered by it.
             have.insert(TIMED.to_owned());
@@ -1101,14 +1115,16 @@ impl<'a> Judge<'a> {
     }
 }
 
-/// The terms `text` covers: its words, and a negation when it negates.
-fn covered(text: &str) -> BTreeSet<String> {
+/// The terms `text` covers: its words, and a negation when it negates and a time when it names
+/// one. Those two are sought only when the question asks for them (`asked`): no other term stands
+/// for them, so elsewhere they decide nothing, and seeking them was a fifth of grounding's time.
+fn covered(text: &str, asked: &BTreeSet<String>) -> BTreeSet<String> {
     let mut have = fact_terms(text);
     // Read as words, as `fact_terms` reads it: a type `does_not_use` negates (found by an audit).
-    if negation(&text.replace('_', " ")).is_some() {
+    if asked.contains(NEGATED) && negation(&text.replace('_', " ")).is_some() {
         have.insert(NEGATED.to_owned());
     }
-    if names_a_time(text) {
+    if asked.contains(TIMED) && names_a_time(text) {
         have.insert(TIMED.to_owned());
     }
     have
@@ -1141,6 +1157,10 @@ fn missing(asked: &[(String, Vec<String>)], have: &BTreeSet<String>) -> Vec<Stri
     }
     uncovered
 }
+
+#[cfg(test)]
+#[path = "sentence_grounding_tests.rs"]
+mod sentence_grounding_tests;
 
 #[cfg(test)]
 mod tests {

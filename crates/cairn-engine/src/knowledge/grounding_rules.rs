@@ -209,53 +209,89 @@ fn possessed(s: &[Word], at: usize) -> bool {
 /// `rel_type`, no shared word, a name holding no word the other names lack, a name written
 /// possessively.
 pub(super) fn misdirected(
-    (question, asked): (&str, &BTreeSet<String>),
+    question: (&str, &BTreeSet<String>),
     statement: &str,
     kind: Statement,
     rel_type: Option<&str>,
     names: &[&str],
 ) -> Option<String> {
-    if rel_type.is_some_and(|t| SYMMETRIC.contains(&fold(t).as_str())) {
-        return None;
+    Asking::new(question, names).misdirected(statement, kind, rel_type)
+}
+
+/// The question's side of `misdirected`, read once: a passage's sentences are all judged against
+/// the same question and names, and reading the question again for each was most of the check.
+pub(super) struct Asking<'a> {
+    asked: &'a BTreeSet<String>,
+    /// Each name's terms.
+    all: Vec<BTreeSet<String>>,
+    /// Each name's own terms: those no other name holds.
+    names: Vec<BTreeSet<String>>,
+    /// Nothing can be judged: a name holds no word of its own, so none can be placed, or the
+    /// question holds no name's own word, so no side of a relation word is asked about.
+    unjudged: bool,
+    q: Vec<Word>,
+    /// Where the question's rest begins after an opening wh-phrase (`after_wh_phrase`).
+    rest: Option<usize>,
+    /// The asked terms of no name: the only terms `misdirected` can name.
+    relation_terms: BTreeSet<String>,
+}
+
+impl<'a> Asking<'a> {
+    pub(super) fn new((question, asked): (&str, &'a BTreeSet<String>), names: &[&str]) -> Self {
+        let all: Vec<BTreeSet<String>> = names.iter().map(|n| terms(n)).collect();
+        // Names are told apart by the words only one of them holds: `orders-svc` and `auth-svc` by
+        // "orders" and "auth" (found by an audit: service names nearly all share "svc", and a shared
+        // word skipped the check, so `orders-svc uses auth-svc` grounded "What does auth-svc use?").
+        // A name with no word of its own ("Raman" beside "Priya Raman") cannot be placed: not judged.
+        let names: Vec<BTreeSet<String>> = all
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                a.iter().filter(|t| !all.iter().enumerate().any(|(j, b)| j != i && b.contains(*t))).cloned().collect()
+            })
+            .collect();
+        let q = words(&question.replace('_', " "));
+        let unplaceable = all.iter().zip(&names).any(|(a, own)| !a.is_empty() && own.is_empty());
+        let in_question = |own: &BTreeSet<String>| q.iter().any(|w| w.term.as_ref().is_some_and(|t| own.contains(t)));
+        let unjudged = unplaceable || !names.iter().any(in_question);
+        // The words of a wh-phrase name what is asked for, not the relation ("Which pull requests does
+        // Dana Ortiz prefer?" asks for what she prefers): the relation word is sought after it, and in
+        // the phrase only when the rest shares none ("Which manager does Jonas Berg have?").
+        let rest = after_wh_phrase(&q, |w: &Word| w.term.as_ref().is_some_and(|t| all.iter().any(|n| n.contains(t))));
+        let relation_terms = asked.iter().filter(|t| !all.iter().any(|n| n.contains(*t))).cloned().collect();
+        Asking { asked, all, names, unjudged, q, rest, relation_terms }
     }
-    let all: Vec<BTreeSet<String>> = names.iter().map(|n| terms(n)).collect();
-    // Names are told apart by the words only one of them holds: `orders-svc` and `auth-svc` by
-    // "orders" and "auth" (found by an audit: service names nearly all share "svc", and a shared
-    // word skipped the check, so `orders-svc uses auth-svc` grounded "What does auth-svc use?").
-    // A name with no word of its own ("Raman" beside "Priya Raman") cannot be placed: not judged.
-    let names: Vec<BTreeSet<String>> = all
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            a.iter().filter(|t| !all.iter().enumerate().any(|(j, b)| j != i && b.contains(*t))).cloned().collect()
-        })
-        .collect();
-    if all.iter().zip(&names).any(|(a, own)| !a.is_empty() && own.is_empty()) {
-        return None;
+
+    /// Whether `misdirected` could take a term out of `have`: only when `have` holds a relation
+    /// term. Most sentences hold none, and reading them word by word was most of the check.
+    pub(super) fn may_remove_from(&self, have: &BTreeSet<String>) -> bool {
+        !self.unjudged && self.relation_terms.iter().any(|t| have.contains(t))
     }
-    let of_a_name = |t: &String| all.iter().any(|n| n.contains(t));
-    let (q, s) = (words(&question.replace('_', " ")), words(&statement.replace('_', " ")));
-    let shared = |from: usize| {
-        q.iter().enumerate().skip(from).find_map(|(i, w)| {
-            let term = w.term.as_ref().filter(|t| asked.contains(*t) && !of_a_name(t))?;
-            Some((i, s.iter().position(|x| x.term.as_ref() == Some(term))?))
-        })
-    };
-    // The words of a wh-phrase name what is asked for, not the relation ("Which pull requests does
-    // Dana Ortiz prefer?" asks for what she prefers): the relation word is sought after it, and in
-    // the phrase only when the rest shares none ("Which manager does Jonas Berg have?").
-    let name_word = |w: &Word| w.term.as_ref().is_some_and(of_a_name);
-    let rest = after_wh_phrase(&q, name_word);
-    let (at, st) = rest.and_then(shared).or_else(|| shared(0))?;
-    if rest.is_some_and(|r| at < r) && possessed(&s, st) {
-        // "Which projects does Priya Raman have?" against "Priya Raman has two projects": the
-        // sentence has the thing asked for, as the question asks; no relation word to turn round.
-        return None;
+
+    /// `misdirected` for this question and names.
+    pub(super) fn misdirected(&self, statement: &str, kind: Statement, rel_type: Option<&str>) -> Option<String> {
+        if self.unjudged || rel_type.is_some_and(|t| SYMMETRIC.contains(&fold(t).as_str())) {
+            return None;
+        }
+        let of_a_name = |t: &String| self.all.iter().any(|n| n.contains(t));
+        let (q, s) = (&self.q, words(&statement.replace('_', " ")));
+        let shared = |from: usize| {
+            q.iter().enumerate().skip(from).find_map(|(i, w)| {
+                let term = w.term.as_ref().filter(|t| self.asked.contains(*t) && !of_a_name(t))?;
+                Some((i, s.iter().position(|x| x.term.as_ref() == Some(term))?))
+            })
+        };
+        let (at, st) = self.rest.and_then(shared).or_else(|| shared(0))?;
+        if self.rest.is_some_and(|r| at < r) && possessed(&s, st) {
+            // "Which projects does Priya Raman have?" against "Priya Raman has two projects": the
+            // sentence has the thing asked for, as the question asks; no relation word to turn round.
+            return None;
+        }
+        let swap = passive(q, at, None, None) != passive(&s, st, Some(kind), rel_type);
+        let (asked, said) = (sides(q, at, &self.names)?, sides(&s, st, &self.names)?);
+        let wrong = asked.iter().zip(&said).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if (a == b) == swap));
+        wrong.then(|| q[at].term.clone()).flatten()
     }
-    let swap = passive(&q, at, None, None) != passive(&s, st, Some(kind), rel_type);
-    let (asked, said) = (sides(&q, at, &names)?, sides(&s, st, &names)?);
-    let wrong = asked.iter().zip(&said).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if (a == b) == swap));
-    wrong.then(|| q[at].term.clone()).flatten()
 }
 
 #[cfg(test)]

@@ -1,0 +1,101 @@
+//! `Judge::sentences_uncovered` skips work it can prove changes nothing (a sentence that cannot
+//! beat the best before it, negation and time sought only when asked, the direction check only
+//! where a name of the question and a relation word meet). These tests hold it to the plain
+//! reading: every sentence, every check, the first of the fewest uncovered.
+
+use super::*;
+use proptest::prelude::*;
+
+/// The plain reading `sentences_uncovered` must agree with.
+fn plain(judge: &Judge, lead: &str, text: &str, dated: bool) -> Vec<String> {
+    let terms = judge.asked_terms();
+    let names: Vec<&str> = judge.names.iter().map(String::as_str).collect();
+    grounding_rules::passage_sentences(text)
+        .iter()
+        .map(|s| {
+            let mut have = fact_terms(s);
+            if negation(&s.replace('_', " ")).is_some() {
+                have.insert(NEGATED.to_owned());
+            }
+            if names_a_time(s) {
+                have.insert(TIMED.to_owned());
+            }
+            have.extend(fact_terms(lead));
+            if dated {
+                have.insert(TIMED.to_owned());
+            }
+            for (name, type_terms) in &judge.typed_names {
+                if !name.is_empty() && name.is_subset(&have) {
+                    have.extend(type_terms.iter().cloned());
+                }
+            }
+            let question = (judge.question, &terms);
+            if let Some(term) = grounding_rules::misdirected(question, s, Statement::Sentence, None, &names) {
+                have.remove(&term);
+            }
+            missing(judge.asked, &have)
+        })
+        .min_by_key(Vec::len)
+        .unwrap_or_default()
+}
+
+const QUESTIONS: &[&str] = &[
+    "Who manages Jonas Berg?",
+    "Who does Jonas Berg manage?",
+    "When was Acme founded?",
+    "Which companies are not in Berlin?",
+    "What does Priya Raman lead?",
+    "Who founded Acme in 2015?",
+    "deploy rollback friday",
+    "Where is Acme located?",
+    "Which pull requests does Dana Ortiz prefer?",
+];
+
+const PIECES: &[&str] = &[
+    "Jonas Berg manages Priya Raman.",
+    "Priya Raman manages Jonas Berg.",
+    "She leads the lighthouse project.",
+    "Priya Raman joined Acme in 2024.",
+    "Acme was founded by Jonas Berg.",
+    "Acme is not in Berlin.",
+    "Acme is located in Berlin.",
+    "The deploy on Friday needed a rollback.",
+    "Dana Ortiz prefers small pull requests.",
+    "It never shipped.",
+    "The meeting is at 10:30.",
+    "Berg founded it in May 2015.",
+    "Nothing else happened.",
+];
+
+proptest! {
+    #[test]
+    fn agrees_with_the_plain_reading(
+        q in proptest::sample::select(QUESTIONS),
+        picks in proptest::collection::vec(proptest::sample::select(PIECES), 1..7),
+        seeded in proptest::collection::vec(proptest::sample::select(&["Jonas Berg", "Priya Raman", "Acme"][..]), 0..3),
+        lead in proptest::sample::select(&["", "acme", "berg deploy"][..]),
+        dated: bool,
+        typed: bool,
+    ) {
+        let asked = content_words(q);
+        let mut judge = Judge::new(q, &asked, &seeded);
+        if typed {
+            judge.typed_names.push((fact_terms("Acme"), match_terms("companies")));
+        }
+        let text = picks.join(" ");
+        prop_assert_eq!(judge.sentences_uncovered((lead, &text), dated), plain(&judge, lead, &text, dated));
+    }
+}
+
+#[test]
+fn the_direction_check_still_runs_where_it_matters() {
+    // The shortcuts must not skip the check where a name of the question meets a relation word.
+    let q = "Who manages Jonas Berg?";
+    let asked = content_words(q);
+    let judge = Judge::new(q, &asked, &[]);
+    let text = "Jonas Berg manages Priya Raman.";
+    assert_eq!(judge.sentences_uncovered(("", text), false), ["manages"]);
+    assert_eq!(judge.sentences_uncovered(("", text), false), plain(&judge, "", text, false));
+    let both = "Jonas Berg manages Priya Raman. Priya Raman manages Jonas Berg.";
+    assert!(judge.sentences_uncovered(("", both), false).is_empty());
+}
