@@ -74,16 +74,20 @@ export const StatusReply = z.object({
     notes: Count.describe('Current notes you may read (user, task and your own agent notes; private ones aside)'),
     handoffs: Count.describe('Unexpired handoffs'),
   }),
-  scopes: z.array(
-    z.object({
-      scope: z.string(),
-      entities: Count,
-      relations: Count,
-      documents: Count,
-      notes: Count,
-      handoffs: Count,
-    }),
-  ),
+  scopes: z
+    .array(
+      z.object({
+        scope: z.string(),
+        entities: Count,
+        relations: Count,
+        documents: Count,
+        notes: Count,
+        handoffs: Count,
+      }),
+    )
+    .describe('Your scopes in name order; past 100, the 100 holding the most'),
+  scopes_omitted: Count.optional().describe('How many scopes the list leaves out'),
+  scopes_hint: z.string().optional().describe('When scopes were left out: how to count one'),
   ontology: z
     .object({
       entity_types: TypeCounts.describe('The 100 most used, most used first'),
@@ -243,7 +247,7 @@ export const RecallReply = z.object({
     .describe('With `nothing_stored` for a `subject` that stored text names: ask memory_context to answer from it'),
 });
 
-/** memory_context; `context`, `omitted` and `budget` when a pack was asked for. */
+/** memory_context; `context`, `omitted` and `budget` when a pack was asked for (`omitted` also when `items` passed 64 KiB). */
 export const ContextReply = z.object({
   state: z.enum(['answered', 'nothing_stored', 'could_not_judge']),
   grounding: z.object({
@@ -272,8 +276,11 @@ export const ContextReply = z.object({
       '(the fact ended, or starts later): read again with `valid_at` or `as_of` to see them',
   ),
   context: z.string().optional(),
-  omitted: z.array(PackOmitted).optional().describe('The best ranked items the pack left out, at most 20'),
-  omitted_total: Count.optional().describe('How many items the pack left out in all'),
+  omitted: z
+    .array(PackOmitted)
+    .optional()
+    .describe('The best ranked items the pack, or the 64 KiB bound of `items`, left out, at most 20'),
+  omitted_total: Count.optional().describe('How many items were left out in all'),
   budget: PackBudget.optional(),
 });
 

@@ -77,7 +77,7 @@ export const PackOmitted = z.object({
   kind: z.string(),
   id: Id.nullable(),
   tokens: Count,
-  reason: z.enum(['token_budget', 'max_items']),
+  reason: z.enum(['token_budget', 'max_items', 'reply_bytes']),
 });
 
 /** What a context pack spent: estimated tokens (`utf8_bytes_v1` = ceil(bytes / 4)) of `context`. */

@@ -22,8 +22,20 @@ export const Count = z.int().min(0);
 /** A JSON object of attributes. */
 export const AttributesOut = z.record(z.string(), z.unknown());
 
+/** What a reply left out of one entity's or fact's attributes (at most 8 KiB of JSON are shown). */
+export const AttributesOmitted = z
+  .object({ count: Count, bytes: Count, keys: z.array(z.string()).describe('The first 10'), hint: z.string() })
+  .optional()
+  .describe('Attributes past the 8 KiB a reply shows of one entity or fact; memory_export gives them all');
+
 /** `{id, name, types, attributes}`: an entity as every verb shows it. */
-export const Entity = z.object({ id: Id, name: z.string(), types: z.array(z.string()), attributes: AttributesOut });
+export const Entity = z.object({
+  id: Id,
+  name: z.string(),
+  types: z.array(z.string()),
+  attributes: AttributesOut,
+  attributes_omitted: AttributesOmitted,
+});
 
 /** Where a cited item comes from: a stored document, or an assertion (facts, notes). */
 export const CitationSource = z.object({
@@ -63,6 +75,7 @@ export const Fact = z.object({
   rule: z.enum(['symmetric', 'inverse', 'transitive']).optional(),
   rests_on: z.array(Id).optional().describe('The stored facts a derived fact rests on'),
   attributes: AttributesOut,
+  attributes_omitted: AttributesOmitted,
   valid_from: SentDate.nullable(),
   valid_to: SentDate.nullable(),
   recorded_at: Time,

@@ -30,7 +30,7 @@ import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { addresseeWarning } from './handoff-addressee.js';
 import { preauthorize, resolveIdentity } from './identity.js';
-import { buildPack, type Grounding, packGrounding } from './pack.js';
+import { boundItems, buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
 import { memoryRecall } from './recall.js';
 
@@ -74,6 +74,7 @@ export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Pr
   if (allowed !== undefined && Array.isArray(rest.scopes)) {
     rest.scopes = (rest.scopes as { scope?: unknown }[]).filter((s) => allowed.includes(String(s.scope)));
   }
+  if (Array.isArray(rest.scopes)) Object.assign(rest, listedScopes(rest.scopes as ScopeCounts[]));
   const health = svc.store.health();
   return {
     node: {
@@ -107,6 +108,40 @@ export async function memoryStatus(svc: Service, p: Principal, raw: unknown): Pr
   };
 }
 
+/** One scope's counts in memory_status. */
+type ScopeCounts = Record<string, unknown> & { scope: string };
+
+/**
+ * How many scopes memory_status lists. Found by an audit: a user of 2,000 scopes got a 164 KB
+ * status; a model reads a summary, and `memory_status {scope}` counts any one scope.
+ */
+export const SCOPES_LISTED = 100;
+
+/** Everything a scope holds, to rank which scopes a capped list keeps. */
+const held = (s: ScopeCounts) =>
+  ['entities', 'relations', 'documents', 'notes', 'handoffs'].reduce((n, f) => n + Number(s[f] ?? 0), 0);
+
+/**
+ * `scopes` within `SCOPES_LISTED`: past it, the scopes that hold the most (in name order, as the
+ * whole list is), with `scopes_omitted` counting the rest and `scopes_hint` saying how to read one.
+ */
+function listedScopes(scopes: ScopeCounts[]): Record<string, unknown> {
+  if (scopes.length <= SCOPES_LISTED) return { scopes };
+  const kept = new Set(
+    scopes
+      .map((s, i) => ({ s, i, n: held(s) }))
+      .sort((a, b) => b.n - a.n || a.i - b.i)
+      .slice(0, SCOPES_LISTED)
+      .map((e) => e.s),
+  );
+  const omitted = scopes.length - SCOPES_LISTED;
+  return {
+    scopes: scopes.filter((s) => kept.has(s)),
+    scopes_omitted: omitted,
+    scopes_hint: `${SCOPES_LISTED} of ${scopes.length} scopes listed (those holding the most); ${omitted} left out: memory_status with \`scope\` counts any one`,
+  };
+}
+
 /** memory_remember: stores text and/or facts in the caller's scope. */
 export const memoryRemember = knowledgeVerb('remember', RememberInput);
 
@@ -117,9 +152,19 @@ export const memoryRelate = knowledgeVerb('relate', RelateInput);
  * memory_context: ranked, cited items with a grounding verdict. The caller's visible notes that
  * match the question (the notes engine's hybrid query, same identity) compete with the knowledge
  * items for the `k` places. With `tokenBudget`, `maxItems` or `purpose` the items are also packed
- * into `context` text within the budget.
+ * into `context` text within the budget. Either way `items` stay within `ITEMS_BYTES` of JSON.
  */
 export async function memoryContext(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const reply = await contextReply(svc, p, raw);
+  if (reply.context !== undefined || !Array.isArray(reply.items)) return reply;
+  // No pack: the items still stay within `ITEMS_BYTES`, the verdict judged over those kept.
+  const bounded = boundItems(reply.items as Reply[]);
+  if (bounded.omitted === undefined) return reply;
+  return { ...reply, ...bounded, grounding: packGrounding(reply.grounding as Grounding, bounded.items) };
+}
+
+/** memory_context's reply before its items are bounded: what memory_query's steps read. */
+async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(ContextInput, raw);
   const { tokenBudget, maxItems, purpose, includePrivate, taskId, ...rest } = input;
   const id = identify(p, rest);
@@ -188,7 +233,7 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
       pack: { tokenBudget: input.tokenBudget, maxItems: input.maxItems, purpose: input.purpose },
     },
     {
-      context: (question) => memoryContext(svc, p, { ...stepBody, question }),
+      context: (question) => contextReply(svc, p, { ...stepBody, question }),
       names: async (question) => {
         // The names the engine's linker finds whole in the query (its exact and case seeds).
         const body = engineBody({ question, hops: 0, k: 1, as_of });

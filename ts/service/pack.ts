@@ -141,10 +141,48 @@ export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
 const OMITTED_LISTED = 20;
 
 /**
+ * The most bytes of JSON a reply's `items` take, pack or none: past it an item is omitted whole
+ * (`reply_bytes`), though one is always kept. `k` counts items, not their size: found by an
+ * audit, a context over passages of 60 KB (each carried thrice: `text`, the citation's span and,
+ * in a pack, its line) or entities of many attributes answered 1.2 MB at the default `k`; this is
+ * recall's page bound (about 16,000 tokens). `tokenBudget` is the tighter bound where it is given.
+ */
+export const ITEMS_BYTES = 64 * 1024;
+
+/** An item's bytes in `items`: its JSON and a separator. */
+const itemBytes = (item: Item) => Buffer.byteLength(JSON.stringify(item), 'utf8') + 1;
+
+/** An omitted entry for `item` at `rank` (from 1). */
+function omittedEntry(item: Item, rank: number, tokens: number, reason: OmitReason): Omitted {
+  return { rank, kind: typeof item.kind === 'string' ? item.kind : 'item', id: itemId(item), tokens, reason };
+}
+
+/**
+ * Ranked items without a pack, within `ITEMS_BYTES`: those kept, and, when any was left out, the
+ * best ranked of those (`omitted`, reason `reply_bytes`) and how many in all (`omitted_total`).
+ */
+export function boundItems(items: Item[]): { items: Item[]; omitted?: Omitted[]; omitted_total?: number } {
+  const kept: Item[] = [];
+  const omitted: Omitted[] = [];
+  let bytes = 0;
+  items.forEach((item, i) => {
+    const size = itemBytes(item);
+    if (kept.length > 0 && bytes + size > ITEMS_BYTES) {
+      omitted.push(omittedEntry(item, i + 1, estimateTokens(String(item.text ?? '')), 'reply_bytes'));
+      return;
+    }
+    bytes += size;
+    kept.push(item);
+  });
+  if (omitted.length === 0) return { items };
+  return { items: kept, omitted: omitted.slice(0, OMITTED_LISTED), omitted_total: omitted.length };
+}
+
+/**
  * A context pack from ranked items: ordered for the purpose, then taken while they fit the token
- * budget and the item cap; an item that does not fit is omitted whole (never cut), and later,
- * smaller items may still fit. Returns the text, the items kept, the first omitted ones with the
- * reason and how many were omitted in all, and the budget.
+ * budget, the item cap and `ITEMS_BYTES`; an item that does not fit is omitted whole (never cut),
+ * and later, smaller items may still fit. Returns the text, the items kept, the first omitted
+ * ones with the reason and how many were omitted in all, and the budget.
  */
 export function buildPack(items: Item[], opts: PackOptions, scoreOf = ownScore) {
   const purpose = opts.purpose ?? 'general';
@@ -154,24 +192,21 @@ export function buildPack(items: Item[], opts: PackOptions, scoreOf = ownScore) 
   const kept: Item[] = [];
   const lines = [heading];
   const omitted: Omitted[] = [];
+  let keptBytes = 0;
   orderForPurpose(items, purpose, scoreOf).forEach((item, i) => {
     const l = line(kept.length + 1, item);
     const lineBytes = Buffer.byteLength(`\n${l}`, 'utf8');
-    const cost = estimateTokens(`\n${l}`);
-    const base = {
-      rank: i + 1,
-      kind: typeof item.kind === 'string' ? item.kind : 'item',
-      id: itemId(item),
-      tokens: cost,
-    };
-    if (opts.maxItems !== undefined && kept.length >= opts.maxItems) {
-      omitted.push({ ...base, reason: 'max_items' });
+    const size = itemBytes(item);
+    let reason: OmitReason | undefined;
+    if (opts.maxItems !== undefined && kept.length >= opts.maxItems) reason = 'max_items';
+    else if (opts.tokenBudget !== undefined && Math.ceil((bytes + lineBytes) / 4) > opts.tokenBudget) {
+      reason = 'token_budget';
+    } else if (kept.length > 0 && keptBytes + size > ITEMS_BYTES) reason = 'reply_bytes';
+    if (reason !== undefined) {
+      omitted.push(omittedEntry(item, i + 1, estimateTokens(`\n${l}`), reason));
       return;
     }
-    if (opts.tokenBudget !== undefined && Math.ceil((bytes + lineBytes) / 4) > opts.tokenBudget) {
-      omitted.push({ ...base, reason: 'token_budget' });
-      return;
-    }
+    keptBytes += size;
     bytes += lineBytes;
     kept.push(item);
     lines.push(l);

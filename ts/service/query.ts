@@ -91,7 +91,7 @@ function sufficiency(
     why.push(ran ? 'the steps that ran found no evidence' : 'no step finished its search');
   }
   if (dropped > 0) why.push(`${dropped} part(s) beyond maxSteps were not asked`);
-  if (omitted > 0) why.push(`${omitted} evidence item(s) left out of the pack (tokenBudget/maxItems)`);
+  if (omitted > 0) why.push(`${omitted} evidence item(s) left out of the pack (tokenBudget/maxItems/reply bytes)`);
   for (const r of reports) {
     if (r.state !== 'done') why.push(`step ${r.step} ${r.state}`);
     else if (r.grounding !== 'grounded' && r.grounding !== 'grounded_by_meaning') {

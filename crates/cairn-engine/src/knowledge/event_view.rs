@@ -4,9 +4,10 @@
 
 use super::fact_attribute_time;
 use super::graph::{Entity, Relation, Source};
+use super::shown_attributes::{SHOWN_ATTRIBUTE_BYTES, shown};
 use super::wire::{id, iso_ms};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// `value` as a reply shows it, for an event of `family`: entity and fact records respelled, any
 /// other payload (or one that does not read as its family's record) unchanged.
@@ -20,14 +21,27 @@ pub fn payload(family: &str, value: &Value) -> Value {
     respelled.unwrap_or_else(|| value.clone())
 }
 
+/// `out` with `attributes` within their bound (`shown_attributes.rs`): an event's `before` and
+/// `after` are the whole record, which gathers attributes over every write (found by an audit: the
+/// 20th of 20 writes of a 60 KB value showed 1.2 MB twice, a 2.4 MB page); its `patch`, what the
+/// write said, is shown whole.
+fn with_attributes(mut out: Value, attributes: &Map<String, Value>) -> Value {
+    let (kept, omitted) = shown(attributes);
+    out["attributes"] = Value::Object(kept);
+    if let Some(o) = omitted {
+        out["attributes_omitted"] = o;
+    }
+    out
+}
+
 fn entity(e: &Entity) -> Value {
-    json!({
+    let out = json!({
         "id": id(e.id),
         "name": e.name,
         "types": e.types,
-        "attributes": e.attributes,
         "recorded_at": iso_ms(e.recorded_at),
-    })
+    });
+    with_attributes(out, &e.attributes)
 }
 
 fn relation(r: &Relation) -> Value {
@@ -40,7 +54,6 @@ fn relation(r: &Relation) -> Value {
         "from": id(r.from),
         "to": id(r.to),
         "type": r.rel_type,
-        "attributes": r.attributes,
         "valid_from": r.valid_from,
         "valid_to": r.valid_to,
         "recorded_at": iso_ms(r.recorded_at),
@@ -50,15 +63,29 @@ fn relation(r: &Relation) -> Value {
     });
     if !r.attribute_writes.is_empty() {
         // `attributes` is each key's last write; which value is true when is the writes' starts.
-        out["attribute_writes"] = fact_attribute_time::on_the_wire(&r.attribute_writes);
+        // The newest writes within `SHOWN_ATTRIBUTE_BYTES`, at least one; older ones counted.
+        let writes = fact_attribute_time::on_the_wire(&r.attribute_writes);
+        let writes = writes.as_array().map_or(&[][..], Vec::as_slice);
+        let (mut bytes, mut from) = (0, writes.len());
+        while from > 0 {
+            let size = serde_json::to_vec(&writes[from - 1]).map_or(0, |v| v.len()) + 1;
+            if from < writes.len() && bytes + size > SHOWN_ATTRIBUTE_BYTES {
+                break;
+            }
+            bytes += size;
+            from -= 1;
+        }
+        out["attribute_writes"] = Value::Array(writes[from..].to_vec());
+        if from > 0 {
+            out["attribute_writes_omitted"] = json!(from);
+        }
     }
-    out
+    with_attributes(out, &r.attributes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
 
     #[test]
     fn entity_and_fact_events_show_ids_as_strings_and_times_in_iso() {
@@ -99,6 +126,16 @@ mod tests {
         assert_eq!(shown["valid_from"], json!("2024-01-01"));
         let numbers = |v: &Value| v.as_object().unwrap().values().filter(|x| x.is_number()).count();
         assert_eq!(numbers(&shown), 0, "no JSON number left: {shown}");
+    }
+
+    #[test]
+    fn an_entity_of_many_large_attributes_is_shown_within_the_bound() {
+        let attributes: Map<String, Value> = (0..20).map(|i| (format!("big{i}"), json!("z".repeat(60_000)))).collect();
+        let e = Entity { id: 1, name: "Big".into(), types: vec![], attributes, recorded_at: 0 };
+        let shown = payload("entity", &serde_json::to_value(&e).unwrap());
+        assert!(serde_json::to_vec(&shown).unwrap().len() < SHOWN_ATTRIBUTE_BYTES + 1024, "{shown}");
+        assert_eq!(shown["attributes"], json!({}));
+        assert_eq!(shown["attributes_omitted"]["count"], json!(20));
     }
 
     #[test]

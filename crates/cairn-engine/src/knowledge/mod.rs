@@ -80,6 +80,7 @@ mod properties;
 mod recall;
 mod recency;
 mod records;
+pub mod shown_attributes;
 mod spread;
 pub(crate) mod tally;
 pub(crate) mod tally_build;

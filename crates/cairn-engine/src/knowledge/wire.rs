@@ -3,6 +3,7 @@
 
 use super::derive::{Derived, Rule};
 use super::graph::{Direction, Entity, Relation};
+use super::shown_attributes::shown;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value, json};
 
@@ -30,10 +31,16 @@ pub fn parse_id(field: &str, value: &str) -> Result<u64> {
         .ok_or_else(|| Error::InvalidArgument(format!("{field} must be an id (a decimal string), got {value:?}")))
 }
 
-/// `{id, name, types, attributes}`.
+/// `{id, name, types, attributes, attributes_omitted?}`: attributes within their bound
+/// (`shown_attributes.rs`).
 #[must_use]
 pub fn entity(e: &Entity) -> Value {
-    json!({ "id": id(e.id), "name": e.name, "types": e.types, "attributes": e.attributes })
+    let (attributes, omitted) = shown(&e.attributes);
+    let mut out = json!({ "id": id(e.id), "name": e.name, "types": e.types, "attributes": attributes });
+    if let Some(o) = omitted {
+        out["attributes_omitted"] = o;
+    }
+    out
 }
 
 /// How a stored fact was reached.
@@ -54,7 +61,8 @@ fn found_by(f: &FoundBy<'_>) -> Value {
 }
 
 /// The fact shape of a stored relation. `subject`/`object` are the names of its `from`/`to` ends
-/// (the stored direction); `direction` says which end the recalled entity is.
+/// (the stored direction); `direction` says which end the recalled entity is. Its attributes are
+/// shown within their bound (`shown_attributes.rs`), `attributes_omitted` saying what was left.
 #[must_use]
 pub fn fact(
     rel: &Relation,
@@ -64,6 +72,7 @@ pub fn fact(
     citation: &Value,
     by: &FoundBy<'_>,
 ) -> Value {
+    let (attributes, omitted) = shown(&without_valid_time(&rel.attributes));
     let mut out = json!({
         "id": id(rel.id),
         "subject": names.0,
@@ -72,7 +81,7 @@ pub fn fact(
         "object": names.1,
         "object_id": id(rel.to),
         "direction": match direction { Direction::Outbound => "outbound", Direction::Inbound => "inbound" },
-        "attributes": without_valid_time(&rel.attributes),
+        "attributes": attributes,
         "valid_from": rel.valid_from,
         "valid_to": rel.valid_to,
         "recorded_at": iso_ms(rel.recorded_at),
@@ -83,6 +92,9 @@ pub fn fact(
     });
     if let Some(end) = rel.ended_at {
         out["ended_at"] = Value::String(iso_ms(end));
+    }
+    if let Some(o) = omitted {
+        out["attributes_omitted"] = o;
     }
     out
 }

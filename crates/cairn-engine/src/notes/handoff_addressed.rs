@@ -1,10 +1,12 @@
 //! `handoff_resume` without `taskId`: the unexpired capsules addressed `to` the caller, newest
-//! first (latest `createdAt`, then id, as a task's newest is chosen), a page of `limit` at a time.
+//! first (latest `createdAt`, then id, as a task's newest is chosen), a page of `limit` at a time
+//! (fewer past `PAGE_BYTES` of JSON).
 //! The cursor is opaque and bound to the caller (`cursor.rs`; no other field shapes this list,
 //! and the page size may change between pages); it keeps the (`createdAt`, id) of the last capsule
 //! shown, so a capsule left meanwhile (newer than every page) neither shifts nor repeats a page.
 
 use super::cursor::Binding;
+use super::events::PAGE_BYTES;
 use super::handoff::{Capsule, HAND, HAND_TO, newest_last, task_capsules};
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
@@ -33,6 +35,7 @@ pub(super) fn addressed(snap: &Snapshot, caller: &Caller, limit: usize, cursor: 
     // The capsule `handoff_resume {taskId}` returns, per task of the page.
     let mut current: HashMap<&str, Option<u64>> = HashMap::new();
     let mut out = Vec::with_capacity(page.len());
+    let mut bytes = 0;
     for c in page {
         if !current.contains_key(c.task_id.as_str()) {
             let newest = task_capsules(snap, &caller.part, &c.task_id)?
@@ -47,10 +50,17 @@ pub(super) fn addressed(snap: &Snapshot, caller: &Caller, limit: usize, cursor: 
             shown["superseded"] = json!(true);
             shown["supersededBy"] = json!(newer.to_string());
         }
+        // A page ends early, before the capsule that would take it past `PAGE_BYTES` (history's
+        // bound), though it holds one: a capsule may be 64 KiB, so 20 of them made 1.3 MB.
+        let size = serde_json::to_vec(&shown).map_or(0, |v| v.len()) + 1;
+        if !out.is_empty() && bytes + size > PAGE_BYTES {
+            break;
+        }
+        bytes += size;
         out.push(shown);
     }
-    let next = (rest.len() > limit).then(|| {
-        let last = page[limit - 1];
+    let next = (rest.len() > out.len()).then(|| {
+        let last = page[out.len() - 1];
         binding.cursor(&[last.created_at.to_be_bytes(), last.id.to_be_bytes()].concat())
     });
     Ok(json!({ "state": "listed", "handoffs": out, "nextCursor": next }))

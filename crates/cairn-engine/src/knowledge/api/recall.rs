@@ -456,8 +456,8 @@ fn answer(read: &Read<'_>, req: &Request, (subject, how): (&Entity, &str), bindi
              again without it",
         ));
     }
-    let end = (offset + k).min(listed.len());
-    let out = render(read, subject, &listed[offset..end])?;
+    let (out, taken) = render(read, subject, &listed[offset..(offset + k).min(listed.len())])?;
+    let end = offset + taken;
     // Every fact after this page, listed or cut by the walk, is counted in `omitted`.
     let omitted = listed.len() - end + cut;
     let next = (omitted > 0).then(|| {
@@ -485,7 +485,8 @@ fn answer(read: &Read<'_>, req: &Request, (subject, how): (&Entity, &str), bindi
         reply["omitted_hint"] = json!(format!(
             "{} facts shown, {left} left out (the subject's newest first): what you look for may be among those; \
              send the same request with `cursor` set to `next` for the next page, a larger `k` (at most \
-             {MAX_RECALL_K}), or ask memory_context the question",
+             {MAX_RECALL_K}), or ask memory_context the question (a page holds at most {RECALL_PAGE_BYTES} \
+             bytes of facts, however large `k`)",
             reply["facts"].as_array().map_or(0, Vec::len)
         ));
     }
@@ -497,8 +498,15 @@ fn answer(read: &Read<'_>, req: &Request, (subject, how): (&Entity, &str), bindi
     Ok(reply)
 }
 
-/// `listed` on the wire, each cited, as read from `subject`.
-fn render(read: &Read<'_>, subject: &Entity, listed: &[Listed<'_>]) -> Result<Vec<Value>> {
+/// A page ends early, before the fact that would take its facts' JSON past this many bytes (about
+/// 16,000 tokens, export's default page), though it always holds one: found by an audit, 50 facts
+/// whose attributes were 60 KB each made a default recall of 2.4 MB. Facts of a few hundred
+/// bytes fill `k` first; `next` continues after the last fact shown.
+pub(crate) const RECALL_PAGE_BYTES: usize = 64 * 1024;
+
+/// `listed` on the wire, each cited, as read from `subject`, up to `RECALL_PAGE_BYTES`; with how
+/// many entries of `listed` were read (a derived fact whose basis is gone is read, not shown).
+fn render(read: &Read<'_>, subject: &Entity, listed: &[Listed<'_>]) -> Result<(Vec<Value>, usize)> {
     let (snap, part) = (read.snap, &read.caller.part);
     let mut citer = Citer::new(snap, part, read.compact);
     let mut names: HashMap<u64, String> = HashMap::from([(subject.id, subject.name.clone())]);
@@ -510,21 +518,26 @@ fn render(read: &Read<'_>, subject: &Entity, listed: &[Listed<'_>]) -> Result<Ve
         names.insert(id, n.clone());
         Ok(n)
     };
-    let mut out = Vec::new();
-    for entry in listed {
-        let (n, hops) = match entry {
-            Listed::Own(n) => (*n, 1),
-            Listed::Far(n, hop) => (*n, *hop),
-            Listed::Derived(d) => {
-                out.extend(derived_fact(snap, part, &mut citer, d, &subject.name, &mut name_of)?);
-                continue;
+    let (mut out, mut bytes) = (Vec::new(), 0);
+    for (read_so_far, entry) in listed.iter().enumerate() {
+        let fact = match entry {
+            Listed::Own(n) | Listed::Far(n, _) => {
+                let hops = if let Listed::Far(_, hop) = entry { *hop } else { 1 };
+                let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
+                let by = FoundBy { seed: &subject.name, hops, reasoning: None };
+                Some(stored_fact(&mut citer, n, (&ends.0, &ends.1), &by)?)
             }
+            Listed::Derived(d) => derived_fact(snap, part, &mut citer, d, &subject.name, &mut name_of)?,
         };
-        let ends = (name_of(n.relation.from)?, name_of(n.relation.to)?);
-        let by = FoundBy { seed: &subject.name, hops, reasoning: None };
-        out.push(stored_fact(&mut citer, n, (&ends.0, &ends.1), &by)?);
+        let Some(fact) = fact else { continue };
+        let size = serde_json::to_vec(&fact).map_or(0, |v| v.len()) + 1;
+        if !out.is_empty() && bytes + size > RECALL_PAGE_BYTES {
+            return Ok((out, read_so_far));
+        }
+        bytes += size;
+        out.push(fact);
     }
-    Ok(out)
+    Ok((out, listed.len()))
 }
 
 #[cfg(test)]

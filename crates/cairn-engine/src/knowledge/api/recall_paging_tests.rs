@@ -135,3 +135,26 @@ fn a_fact_forgotten_between_pages_refuses_the_cursor_rather_than_skip_one() {
     let err = call(&store, &caller(T + 200), "recall", &body).unwrap_err();
     assert!(err.to_string().contains("cursor: the facts its earlier pages gave read differently"), "{err}");
 }
+
+/// A page ends before the fact that would take its facts past `RECALL_PAGE_BYTES`, whatever `k`;
+/// the pages still concatenate to every fact once, `omitted` counting what each left.
+#[test]
+fn a_page_of_large_facts_ends_at_its_byte_bound_and_the_rest_follow() {
+    let (_dir, store, _part) = fresh();
+    for i in 0..30 {
+        let attributes = json!({"notes": format!("{i} {}", "n".repeat(7_000))});
+        let body = json!({"from": "Heavy", "to": format!("Thing {i:02}"), "type": "has", "attributes": attributes});
+        call(&store, &caller(T + i), "relate", &body).unwrap();
+    }
+    let got = pages(&store, &caller(T + 100), &json!({"subject": "Heavy", "k": 1000}), || {});
+    assert!(got.len() >= 4, "{} pages", got.len());
+    for page in &got {
+        let bytes = serde_json::to_vec(&page["facts"]).unwrap().len();
+        assert!(bytes <= super::recall::RECALL_PAGE_BYTES, "{bytes}");
+    }
+    let joined: Vec<String> = got.iter().flat_map(said).collect();
+    assert_eq!(joined.len(), 30);
+    assert_eq!(joined.iter().collect::<std::collections::HashSet<_>>().len(), 30);
+    let first = got[0]["facts"].as_array().unwrap().len();
+    assert_eq!(got[0]["omitted"], json!(30 - first));
+}
