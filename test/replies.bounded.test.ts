@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { mcpClient, toolJson } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // Every verb's reply is bounded by default and says what it left out (found by an audit of
@@ -156,6 +157,24 @@ describe('memory_context', () => {
     expect(r.status).toBe(200);
     expect((r.body.omitted as { reason: string }[]).some((o) => o.reason === 'reply_bytes')).toBe(true);
     expect(bytes(r.body)).toBeLessThan(400 * KiB);
+  });
+
+  it('over MCP the tool result is bounded alike', async () => {
+    const client = await mcpClient(t.url, token);
+    try {
+      const res = toolJson(
+        await client.callTool({
+          name: 'memory_context',
+          arguments: { scope: 'ctx', question: 'What did the Zeta report say about lorem?', k: 100 },
+        }),
+      );
+      expect(res.isError).toBe(false);
+      const items = res.body.items as unknown[];
+      expect(items.length === 1 || bytes(items) <= 64 * KiB).toBe(true);
+      expect(res.body.omitted_total).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
   });
 
   it('a small reply is unchanged: no `omitted` without a pack', async () => {
