@@ -384,6 +384,44 @@ it('a command’s --help lists its every subcommand and only the options it hono
   expect(all.stdout).toContain('not serve, demo, mcp, openapi');
 });
 
+it('an option a command does not honour is bad usage, exit 2, never taken and ignored', async () => {
+  const store = join(dir, 'store');
+  expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
+  // In a client's config `cairn mcp --user alice --scope work` served user default, scope default.
+  const mcp = await cairn(['mcp', '--user', 'alice', '--scope', 'work', '--data-dir', store], { CAIRN_TOKEN: 'x' });
+  expect(mcp.code).toBe(2);
+  expect(mcp.stderr).toMatch(
+    /^cairn: mcp: --user is not an option of this command \(set CAIRN_USER in its environment\)\n/,
+  );
+  expect(mcp.stderr).toContain('cairn mcp [--url URL]');
+  expect(mcp.stderr).toContain('$CAIRN_USER, $CAIRN_SCOPE pick the user and scope');
+  // `token list --user bob` listed every user's tokens.
+  const list = await cairn(['token', 'list', '--user', 'bob', '--data-dir', store, '--json']);
+  expect(list.code).toBe(2);
+  expect(JSON.parse(list.stdout)).toEqual({
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: 'token list: --user is not an option of this command',
+      details: [{ field: '--user', message: 'not an option of this command' }],
+    },
+  });
+  // Refused before anything is done: no backup is made, no document printed.
+  const dest = join(dir, 'copy');
+  const backup = await cairn(['database', 'backup', dest, '--force', '--data-dir', store]);
+  expect(backup.code).toBe(2);
+  expect(backup.stderr).toContain('database backup: --force is not an option of this command');
+  expect(existsSync(dest)).toBe(false);
+  // A command with no JSON form is told in text.
+  const openapi = await cairn(['openapi', '--json']);
+  expect(openapi.code).toBe(2);
+  expect(openapi.stdout).toBe('');
+  expect(openapi.stderr).toContain('openapi: --json is not an option of this command');
+  // The options a command honours still work.
+  const made = await cairn(['token', 'create', '--agent', 'a', '--user', 'bob', '--data-dir', store, '--json']);
+  expect(made.code, made.stderr).toBe(0);
+  expect(JSON.parse(made.stdout)).toMatchObject({ agent: 'a', user: 'bob' });
+});
+
 it('an argument past what a command takes is said as unexpected, exit 2, with that command’s usage', async () => {
   const r = await cairn(['memories', 'show', 'a', 'b']);
   expect(r.code).toBe(2);

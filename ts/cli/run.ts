@@ -27,7 +27,8 @@ Usage:
   cairn memories show|history|forget KEY [--visibility V] [--task T] [--agent NAME] [--json]
                                           the notes of a scope (--user, --scope; --agent for an
                                           agent's own notes, through a node with the admin token)
-  cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN); in a
+  cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN;
+                                          $CAIRN_USER, $CAIRN_SCOPE pick the user and scope); in a
                                           client's config name this CLI by absolute path, not npx:
                                           "command": "${process.execPath}",
                                           "args": ["${fileURLToPath(new URL('./main.js', import.meta.url))}", "mcp"]
@@ -91,11 +92,50 @@ function extraArgument(command: string, rest: string[]): string | undefined {
   return most === undefined ? undefined : rest[most];
 }
 
-/** The options not every command honours, and the commands that ignore each (listed without it). */
-const IGNORED_BY: Record<string, string[]> = {
-  '--data-dir': ['demo', 'openapi'],
-  '--json': ['serve', 'demo', 'mcp', 'openapi'],
+const STORE = ['--data-dir', '--json'];
+const NOTE = [...STORE, '--user', '--scope', '--agent', '--visibility', '--task'];
+
+/**
+ * The options each command honours (for a group, each subcommand's); `--help` and `--version` go
+ * with every one. Any other option is bad usage, said as such: taken and ignored, `cairn mcp
+ * --user alice --scope work` in a client's config served user default, scope default, and `token
+ * list --user bob` listed every user's tokens.
+ */
+const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
+  serve: ['--data-dir', '--host', '--port', '--profile'],
+  init: STORE,
+  demo: [],
+  doctor: STORE,
+  openapi: [],
+  mcp: ['--data-dir', '--url'],
+  check: STORE,
+  export: [...STORE, '--user', '--scope', '--allow-empty'],
+  import: [...STORE, '--user', '--scope'],
+  connect: [...STORE, '--force', '--name', '--config', '--url', '--user'],
+  token: { create: [...STORE, '--agent', '--user', '--scope', '--role', '--expires'], list: STORE, revoke: STORE },
+  memories: { list: [...NOTE, '--kind', '--query'], show: NOTE, history: NOTE, forget: NOTE },
+  database: { check: STORE, backup: STORE, restore: STORE, compact: [...STORE, '--purge'] },
 };
+
+/** What a bridge takes from its environment instead of an option (the client config's `env`). */
+const FROM_ENV: Record<string, Record<string, string>> = {
+  mcp: { '--user': 'CAIRN_USER', '--scope': 'CAIRN_SCOPE' },
+};
+
+/** The options `command` honours, with `sub` when it is a group; undefined for a command or subcommand it does not know. */
+function optionsOf(command: string, sub: string | undefined): string[] | undefined {
+  const takes = OPTIONS[command];
+  return Array.isArray(takes) ? takes : takes?.[sub ?? ''];
+}
+
+/** The first option given that `command` does not honour (help and version aside), or undefined. */
+function foreignOption(command: string, sub: string | undefined, values: object): string | undefined {
+  const takes = optionsOf(command, sub);
+  if (takes === undefined) return undefined;
+  return Object.keys(values)
+    .map((name) => `--${name}`)
+    .find((flag) => flag !== '--help' && flag !== '--version' && !takes.includes(flag));
+}
 
 /** The commands that take a subcommand or target, named with it when they fail (`cairn token: …`). */
 const NAMED_WITH_ARG = ['memories', 'database', 'connect'];
@@ -148,6 +188,15 @@ export async function run(argv: string[]): Promise<number> {
     const message = `${named}: unexpected argument ${JSON.stringify(extra)}`;
     return badUsage(json, message, helpFor(command), [{ field: extra, message: 'unexpected argument' }]);
   }
+  const foreign = foreignOption(command, rest[0], values);
+  if (foreign !== undefined) {
+    const named = Array.isArray(OPTIONS[command]) ? command : `${command} ${rest[0]}`;
+    const variable = FROM_ENV[command]?.[foreign];
+    const message = `${named}: ${foreign} is not an option of this command${variable === undefined ? '' : ` (set ${variable} in its environment)`}`;
+    // The JSON form only where the command has one: `serve --json` is told in text.
+    const asJson = json && (optionsOf(command, rest[0])?.includes('--json') ?? false);
+    return badUsage(asJson, message, helpFor(command), [{ field: foreign, message: 'not an option of this command' }]);
+  }
   try {
     const code = await dispatch(command, rest, values);
     if (code !== null) return code;
@@ -178,8 +227,10 @@ function helpFor(command: string): string {
     if (line.startsWith('  --')) honoured.push([line]);
     else honoured.at(-1)?.push(line);
   }
+  const takes = OPTIONS[command];
+  const its = new Set(Array.isArray(takes) ? takes : Object.values(takes ?? {}).flat());
   const kept = honoured
-    .filter((o) => !IGNORED_BY[o[0]?.trim().split(/\s+/)[0] ?? '']?.includes(command))
+    .filter((o) => its.has(o[0]?.trim().split(/\s+/)[0] ?? ''))
     .map((o) => o.join('\n').replace(/;?\s*not [a-z, ]+$/, ''));
   const optionsPart = kept.length === 0 ? '' : `\nOptions:\n${kept.join('\n')}\n`;
   return `${head}\nUsage:\n${own.map((e) => e.join('\n')).join('\n')}\n${optionsPart}\n${after}`;
