@@ -53,3 +53,27 @@ it.each(['SIGINT', 'SIGTERM'] as const)('an interrupted demo (%s) deletes its te
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
 });
+
+it('a demo whose output is closed (`cairn demo | head -2`) deletes its temporary store and exits 1', async () => {
+  const tmp = join(home, 'tmp');
+  mkdirSync(tmp);
+  const child = spawn(process.execPath, [CLI, 'demo'], {
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: home, TMPDIR: tmp },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    // Closed before the demo writes: its first line, once the node and store are up, meets EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(stderr).toBe('');
+    // It did not run to its end, so it does not say it did; and it leaves nothing behind.
+    expect(code).toBe(1);
+    expect(readdirSync(tmp)).toEqual([]);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
