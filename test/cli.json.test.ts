@@ -147,6 +147,31 @@ it('a refusal on a data dir with no store creates none there', async () => {
   }
 });
 
+it('a file where a directory is wanted is named as such, not an INTERNAL "File exists (os error 17)"', async () => {
+  const file = join(root, 'a-file');
+  writeFileSync(file, 'not a directory');
+  const within = join(file, 'sub');
+  for (const [args, code, field, says] of [
+    [['init', '--data-dir', file], 2, '--data-dir', `${file} is a file, not a directory`],
+    [['check', '--data-dir', within], 2, '--data-dir', `${within} has a file where a directory should be`],
+    [['export', file], 1, 'DIR', `${file} is a file, not a directory`],
+    [['export', within], 1, 'DIR', `${within} has a file where a directory should be`],
+    [['database', 'backup', file], 1, 'DEST', `${file} is a file, not a directory`],
+  ] as const) {
+    const r = await cairn([...args, '--json'], env);
+    expect(r.code, args.join(' ')).toBe(code);
+    const { error } = JSON.parse(r.stdout) as {
+      error: { code: string; details: { field: string; message: string }[] };
+    };
+    expect(error.code, args.join(' ')).toBe('VALIDATION_ERROR');
+    expect(error.details, args.join(' ')).toEqual([{ field, message: says }]);
+  }
+  // `serve` says it before it tries to make the store, and does not start.
+  const serve = await cairn(['serve', '--port', '0'], { ...env, CAIRN_DATA_DIR: file });
+  expect(serve.code).toBe(2);
+  expect(serve.stderr).toContain(`CAIRN_DATA_DIR: ${file} is a file, not a directory`);
+});
+
 it('a command group without its subcommand says what is missing, not "unknown command" and the help', async () => {
   for (const [group, then] of [
     ['token', 'create, list or revoke'],

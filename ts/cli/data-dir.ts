@@ -14,7 +14,23 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
   const [dir, from] = flag !== undefined ? [flag, '--data-dir'] : [env.CAIRN_DATA_DIR, 'CAIRN_DATA_DIR'];
   if (dir === undefined) return join(homeDir(env, 'give the store with --data-dir or CAIRN_DATA_DIR'), '.cairn');
   if (dir === '') throw usage(from, 'must name the store directory, got ""');
+  const why = notADirectory(dir);
+  if (why !== null) throw usage(from, `${resolve(dir)} ${why}`);
   return resolve(dir);
+}
+
+/**
+ * Why `path` cannot be a directory Cairn makes or writes into (a file is there, or on its way),
+ * or null when it is one or is missing: said before anything tries to, which otherwise failed as
+ * INTERNAL "File exists (os error 17)" or "ENOTDIR: … scandir", and `cairn init` warned to
+ * `chmod 700` the file.
+ */
+export function notADirectory(path: string): string | null {
+  try {
+    return statSync(path).isDirectory() ? null : 'is a file, not a directory';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'has a file where a directory should be' : null;
+  }
 }
 
 export { DATA_FILE, LOG_FILE };

@@ -9,7 +9,7 @@ import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
 import { backupFromNode } from './backup-fetch.js';
 import { checkDir, renderReport, runCheck } from './check.js';
-import { DATA_FILE, LOG_FILE, needStore } from './data-dir.js';
+import { DATA_FILE, LOG_FILE, needStore, notADirectory } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
 import { undoOnInterrupt } from './interrupt.js';
 import { clearDeadStaging, stagingIn } from './restore-staging.js';
@@ -76,6 +76,8 @@ async function withStore<T>(dataDir: string, fn: (s: Store) => Promise<T>): Prom
  */
 async function backup(a: DatabaseArgs, dest: string, env: NodeJS.ProcessEnv): Promise<number> {
   needStore(a.dataDir);
+  const notDir = notADirectory(dest);
+  if (notDir !== null) throw refused(`${dest} ${notDir}`, 'DEST');
   if (existsSync(join(dest, DATA_FILE))) throw refused(`${dest} already holds a store`, 'DEST');
   if (isInside(dest, a.dataDir)) {
     throw refused(

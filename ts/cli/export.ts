@@ -146,7 +146,8 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
     return 0;
   } catch (err) {
     // The package's own refusal (DIR not empty) is about what the user gave, not a fault.
-    if (err instanceof PackageError) throw new CliFailure('VALIDATION_ERROR', err.message, 1, [{ field: 'DIR' }]);
+    if (err instanceof PackageError)
+      throw new CliFailure('VALIDATION_ERROR', err.message, 1, [{ field: 'DIR', message: err.message }]);
     throw err;
   }
 }

@@ -16,6 +16,7 @@ import {
 import { join } from 'node:path';
 import { makeDirs } from '../server/make-dirs.js';
 import { linePieces } from '../service/line-pieces.js';
+import { notADirectory } from './data-dir.js';
 import { undoOnInterrupt } from './interrupt.js';
 
 /**
@@ -62,6 +63,8 @@ export async function writePackage(
   pages: AsyncIterable<readonly { kind?: unknown }[]>,
   source: Manifest['source'],
 ): Promise<Manifest> {
+  const notDir = notADirectory(dir);
+  if (notDir !== null) throw new PackageError(`${dir} ${notDir}`);
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new PackageError(`${dir} is not empty`);
   const made = makeDirs(dir, 0o700);
   // A scope that could not be read whole, or an export refused or interrupted, leaves no half
