@@ -282,6 +282,13 @@ it('doctor says what is not ready, and is satisfied once a client is connected t
   const down = await run(['doctor']);
   expect(down.code).toBe(1);
   expect(down.stdout).toMatch(/problem\s+client cursor: .*no node runs on this store/);
+  // CAIRN_TOKEN only a node can judge: said as not tried, never left out of a report that says ready.
+  const untried = await run(['doctor', '--json'], { CAIRN_TOKEN: 'cairn_revoked_or_not' });
+  const finding = (
+    JSON.parse(untried.stdout) as { findings: { check: string; state: string; detail: string }[] }
+  ).findings.find((f) => f.check === 'CAIRN_TOKEN');
+  expect(finding, untried.stdout).toMatchObject({ state: 'note' });
+  expect(finding?.detail).toContain('not tried: no node runs');
 });
 
 it('an empty XDG_CONFIG_HOME or CODEX_HOME counts as unset; an empty HOME is refused, never a file under the cwd', async () => {

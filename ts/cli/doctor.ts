@@ -90,6 +90,14 @@ async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): P
       state: 'note',
       detail: 'no node runs on this store: `cairn serve` (stdio clients start one when they need it)',
     });
+    // Only a node can say whether it takes the token: doctor says so rather than leave it out.
+    if (env.CAIRN_TOKEN) {
+      out.push({
+        check: 'CAIRN_TOKEN',
+        state: 'note',
+        detail: 'not tried: no node runs to ask (`cairn serve`, then `cairn doctor` again)',
+      });
+    }
     return null;
   }
   try {
