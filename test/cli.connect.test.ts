@@ -291,6 +291,23 @@ it('doctor says what is not ready, and is satisfied once a client is connected t
   expect(finding?.detail).toContain('not tried: no node runs');
 });
 
+it('doctor names an option in a stdio entry that `cairn mcp` refuses, which the client shows only as a failed server', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  expect((await run(['connect', 'claude-desktop'])).code).toBe(0);
+  const config = join(root, 'home', '.config', 'Claude', 'claude_desktop_config.json');
+  const written = JSON.parse(readFileSync(config, 'utf8'));
+  expect((await run(['doctor'])).stdout).toMatch(/ok\s+client claude-desktop: stdio/);
+  // By hand, as a user who reads `--scope` as the bridge's: `cairn mcp` refuses it (exit 2).
+  written.mcpServers.cairn.args.push('--scope', 'work');
+  writeFileSync(config, JSON.stringify(written));
+  const r = await run(['doctor']);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toMatch(
+    /problem\s+client claude-desktop: its args hold --scope, which `cairn mcp` refuses \(set CAIRN_SCOPE in its env instead\)/,
+  );
+  expect(r.stdout).toContain('`cairn connect claude-desktop --force` writes one that works');
+});
+
 it('an empty XDG_CONFIG_HOME or CODEX_HOME counts as unset; an empty HOME is refused, never a file under the cwd', async () => {
   expect((await run(['init'])).code).toBe(0);
   const cwd = join(root, 'cwd');

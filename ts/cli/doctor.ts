@@ -8,6 +8,7 @@ import { CLIENTS, type ClientSpec, clientSpec } from './clients.js';
 import { storeProblem } from './data-dir.js';
 import { CliFailure } from './failure.js';
 import { nodeSupported, SUPPORTED_NODE_SAID } from './node-version.js';
+import { FROM_ENV, optionsOf } from './options.js';
 
 /** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */
 export interface Finding {
@@ -204,6 +205,16 @@ async function judge(
   if (!existsSync(command)) return say('problem', `its command ${command} does not exist`);
   if (!existsSync(script) || /[\\/]_npx[\\/]/.test(script)) {
     return say('problem', `it starts ${script}, which is missing or in npx's temporary cache`);
+  }
+  // An option `cairn mcp` refuses (exit 2) shows in the client only as a server that did not start.
+  const takes = optionsOf('mcp', undefined) ?? [];
+  const refused = args.slice(2).find((arg) => arg.startsWith('-') && !takes.includes(arg.split('=')[0] ?? arg));
+  if (refused !== undefined) {
+    const variable = FROM_ENV.mcp?.[refused];
+    return say(
+      'problem',
+      `its args hold ${refused}, which \`cairn mcp\` refuses${variable === undefined ? '' : ` (set ${variable} in its env instead)`}${reconnect}`,
+    );
   }
   const at = args.indexOf('--data-dir');
   if (at >= 0 && args[at + 1] !== dataDir) {
