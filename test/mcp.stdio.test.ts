@@ -59,6 +59,18 @@ it('runs verbs as the token’s agent and user, in CAIRN_SCOPE', async () => {
   expect(recall.body.state).toBe('answered');
 });
 
+it('a --url that is not an http(s) URL is bad usage, exit 2, not a node it could not reach', async () => {
+  for (const url of ['notaurl', 'localhost:4000', 'ftp://127.0.0.1:4000']) {
+    const err = await promisify(execFile)(process.execPath, [CLI, 'mcp', '--url', url], {
+      env: { ...process.env, CAIRN_TOKEN: 'cairn_x' },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect((err as { code: number }).code, url).toBe(2);
+    expect((err as { stderr: string }).stderr).toContain(
+      `--url: give the node's URL, as http://HOST:PORT, got "${url}"`,
+    );
+  }
+});
+
 it('without CAIRN_TOKEN it says what to do and exits 2', async () => {
   const env = { ...process.env };
   delete env.CAIRN_TOKEN;

@@ -95,6 +95,11 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     say('set CAIRN_TOKEN to a token of the node (make one: `cairn token create --agent NAME`)');
     return 2;
   }
+  // A URL that is no URL is bad usage (2), not a node that could not be reached (1).
+  if (args.url !== undefined && !/^https?:$/.test(URL.parse(args.url)?.protocol ?? '')) {
+    say(`--url: give the node's URL, as http://HOST:PORT, got ${JSON.stringify(args.url)}`);
+    return 2;
+  }
   const answerMs = nodeWaitMs(env);
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   // Checked here, as the node would: a bad name is the variable's fault, not an unreachable node.
