@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -222,6 +223,33 @@ it('--url makes the token at that node through its admin API, not in a local sto
   );
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--url');
+});
+
+it('connect says a missing store as NOT_FOUND, and claims no running node for a --url nothing answers', async () => {
+  const config = join(root, 'cursor.json');
+  const none = await cairn(['connect', 'cursor', '--config', config, '--data-dir', join(root, 'none'), '--json'], env);
+  expect(none.code).toBe(1);
+  expect(JSON.parse(none.stdout).error).toMatchObject({
+    code: 'NOT_FOUND',
+    message: expect.stringContaining('no store at'),
+  });
+  // Without the admin token the CLI cannot know whether a node runs at --url: it asks for the token, no more.
+  const closed = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+  const url = `http://127.0.0.1:${closed}`;
+  const r = await cairn(['connect', 'cursor', '--url', url, '--config', config, '--json'], {
+    ...env,
+    CAIRN_ADMIN_TOKEN: '',
+  });
+  expect(r.code).toBe(1);
+  const { error } = JSON.parse(r.stdout) as { error: { code: string; message: string } };
+  expect(error.code).toBe('UNAUTHENTICATED');
+  expect(error.message).toBe(`set CAIRN_ADMIN_TOKEN to the admin token of the node at ${url}`);
+  expect(existsSync(config)).toBe(false);
 });
 
 it('doctor says what is not ready, and is satisfied once a client is connected to a running node', async () => {

@@ -22,9 +22,13 @@ export interface Watch {
  */
 export function watchedRequest(node: Reached, token: string | undefined): Watch {
   if (token === undefined || token === '') {
+    // A node found on the data dir runs (its pid holds the store); one named by `--url` is only
+    // where the user said to go, and may not run at all.
     throw new CliFailure(
       'UNAUTHENTICATED',
-      `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
+      node.pid === undefined
+        ? `set CAIRN_ADMIN_TOKEN to the admin token of the node at ${node.url}`
+        : `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
     );
   }
   const waitMs = nodeWaitMs();

@@ -9,7 +9,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { parse as parseToml } from 'smol-toml';
@@ -20,6 +20,7 @@ import { makeDirs } from '../server/make-dirs.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { CLIENTS, type ClientName, clientSpec, type Entry, jsonEntry, tomlEntry } from './clients.js';
+import { needStore } from './data-dir.js';
 import { asFailure, CliFailure, EXIT_FAILED, usage } from './failure.js';
 import { openStore } from './store-owner.js';
 
@@ -74,9 +75,8 @@ async function agentToken(a: ConnectArgs, agent: string, env: NodeJS.ProcessEnv)
     const made = await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/admin/tokens', input);
     return { token: String(made.token), id: String(made.id), url: node.url };
   }
-  if (!existsSync(join(a.dataDir, 'data.cairn'))) {
-    throw new Refused(`no store at ${a.dataDir}: run \`cairn init\` (or \`cairn serve\`) first`);
-  }
+  // NOT_FOUND as every command says a missing store (FORBIDDEN for one this user may not read).
+  needStore(a.dataDir, 'run `cairn init` (or `cairn serve`) first');
   const store = await openStore(a.dataDir);
   try {
     const { token, record } = await new Tokens(store).create(input);
