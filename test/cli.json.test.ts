@@ -133,6 +133,18 @@ it.each<[string, () => string[], number, string, string]>([
   expect(Array.isArray(body.error.details)).toBe(true);
 });
 
+it('`cairn --json` with no command is bad usage in one JSON object, not the help text', async () => {
+  const r = await cairn(['--json'], env);
+  expect(r.code).toBe(2);
+  expect(JSON.parse(r.stdout)).toEqual({
+    error: { code: 'VALIDATION_ERROR', message: 'missing command (see cairn --help)', details: [] },
+  });
+  // Without --json it is the help, as before.
+  const plain = await cairn([], env);
+  expect(plain.code).toBe(2);
+  expect(plain.stdout).toContain('Usage:');
+});
+
 it('a refusal on a data dir with no store creates none there', async () => {
   for (const args of [
     ['export', join(root, 'out')],

@@ -130,6 +130,8 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === undefined) {
+    // `cairn --json` alone is bad usage too, said in the one JSON object it asked for.
+    if (json) return badUsage(true, 'missing command (see cairn --help)');
     process.stdout.write(HELP);
     return EXIT_UNUSABLE;
   }
