@@ -169,6 +169,16 @@ it('cairn mcp starts a node in the background when none runs', async () => {
   }
 });
 
+it('cairn mcp on a data dir with no store starts no node there and makes no store (a mistyped --data-dir)', async () => {
+  const r = await cairn(['mcp', '--data-dir', dir], { CAIRN_TOKEN: 'cairn_of-another-store', CAIRN_PORT: '0' });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(
+    `cairn mcp: no store at ${dir}: check --data-dir (or CAIRN_DATA_DIR), or run \`cairn init`,
+  );
+  expect(r.stderr).not.toContain('starting one in the background');
+  for (const file of ['data.cairn', 'node.json', 'node.log']) expect(existsSync(join(dir, file)), file).toBe(false);
+});
+
 it('a background node logs no line per request, and node.log is set aside once it reaches 8 MiB', async () => {
   const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
   const log = join(dir, 'node.log');

@@ -226,6 +226,7 @@ it('cairn mcp reports at once a background node that failed (port in use), and i
   const blocker = createServer();
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
   const port = (blocker.address() as { port: number }).port;
+  expect((await cairn(['init', '--data-dir', dir])).code).toBe(0);
   try {
     const started = Date.now();
     const r = await cairn(['mcp', '--data-dir', dir], { CAIRN_TOKEN: 'x', CAIRN_PORT: String(port) });

@@ -12,6 +12,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { protocolError } from '../server/rpc-error.js';
 import { VERSION } from '../server/version.js';
 import { startBackgroundNode } from './background-node.js';
+import { storeProblem } from './data-dir.js';
 import { CliFailure } from './failure.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, failureBody } from './mcp-refusal.js';
@@ -122,6 +123,17 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
   }
   let url = args.url ?? findRunningNode(args.dataDir)?.url;
   if (url === undefined) {
+    // A node started on a data dir that holds no store would make a new one (its admin token only
+    // in node.log) and refuse CAIRN_TOKEN, a token of some other store, and keep running there:
+    // a mistyped --data-dir left a stray store and a node holding the port.
+    const problem = storeProblem(
+      args.dataDir,
+      `check --data-dir (or CAIRN_DATA_DIR), or run \`cairn init --data-dir ${args.dataDir}\` and give the bridge a token made there (\`cairn token create --agent NAME\`)`,
+    );
+    if (problem !== null) {
+      say(problem.message);
+      return 1;
+    }
     say(`no node runs on ${args.dataDir}; starting one in the background (log: ${join(args.dataDir, 'node.log')})`);
     const started = await startBackgroundNode(args.dataDir);
     if ('failed' in started) {
