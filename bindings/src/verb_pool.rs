@@ -6,7 +6,9 @@
 //! A job that is about to answer calls `finishing()` first, so its thread counts as free before
 //! JavaScript can see the answer and ask again: otherwise a caller making one call after another
 //! found the thread still busy and started a new one, and calls rotated over several threads.
-//! A thread is only woken (a futex syscall) when one is asleep and not already woken for a job.
+//! A thread is only woken (a futex syscall) when one is asleep and not already woken for a job,
+//! and the one woken is the last to fall asleep: its stack, allocator pages and memos are the
+//! warmest, and threads left unused after a burst (the load that started them) time out.
 //!
 //! Hand-written rather than a crate: `threadpool` has a fixed size, which is the cap this removes,
 //! and a tokio runtime's blocking pool adds a hop through its scheduler to every call, which the
@@ -15,9 +17,10 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -30,16 +33,20 @@ struct State {
     jobs: VecDeque<Job>,
     /// Threads without a job: asleep, or about to look at `jobs` before sleeping.
     idle: usize,
-    /// Threads asleep on `READY`.
-    asleep: usize,
-    /// Sleepers woken for a job that have not woken up yet.
-    woken: usize,
+    /// Threads asleep and not yet woken, the last to fall asleep last.
+    sleepers: Vec<Sleeper>,
     /// Threads alive.
     threads: usize,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { jobs: VecDeque::new(), idle: 0, asleep: 0, woken: 0, threads: 0 });
-static READY: Condvar = Condvar::new();
+/// A pool thread parked in `work` until a `spawn` wakes it.
+struct Sleeper {
+    thread: Thread,
+    /// Set by the thread before it parks, cleared under the lock by the `spawn` that wakes it.
+    waiting: Arc<AtomicBool>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { jobs: VecDeque::new(), idle: 0, sleepers: Vec::new(), threads: 0 });
 
 thread_local! {
     /// Set on a pool thread while it runs a job that has not called `finishing()`.
@@ -69,16 +76,16 @@ pub fn spawn(job: impl FnOnce() + Send + 'static) {
             return;
         }
     }
-    // A thread that is idle but awake looks at `jobs` before it sleeps: wake a sleeper only when
-    // the jobs outnumber the awake idle threads and the sleepers already woken.
-    let awake_idle = s.idle - s.asleep;
-    let wake = s.asleep > s.woken && s.jobs.len() > awake_idle + s.woken;
-    if wake {
-        s.woken += 1;
+    // A thread that is idle but awake (sleepers already woken included) looks at `jobs` before it
+    // sleeps: wake a sleeper only when the jobs outnumber those, and the warmest (the last asleep).
+    let awake_idle = s.idle - s.sleepers.len();
+    let wake = if s.jobs.len() > awake_idle { s.sleepers.pop() } else { None };
+    if let Some(sleeper) = &wake {
+        sleeper.waiting.store(false, Ordering::Release);
     }
     drop(s);
-    if wake {
-        READY.notify_one();
+    if let Some(sleeper) = wake {
+        sleeper.thread.unpark();
     }
 }
 
@@ -93,6 +100,7 @@ pub fn finishing() {
 }
 
 fn work() {
+    let waiting = Arc::new(AtomicBool::new(false));
     let mut s = lock();
     // A new thread is counted busy (see `spawn`) until it finds no job.
     let mut idle = false;
@@ -119,17 +127,27 @@ fn work() {
             s.idle += 1;
             idle = true;
         }
-        s.asleep += 1;
-        let (guard, wait) = READY.wait_timeout(s, IDLE_EXIT).unwrap_or_else(PoisonError::into_inner);
-        s = guard;
-        s.asleep -= 1;
-        // Whoever wakes, one pending wake-up is spent (a spurious wake-up may spend another's; the
-        // count only decides whether to notify, and the queue is checked under the lock).
-        s.woken = s.woken.saturating_sub(1);
-        if wait.timed_out() && s.jobs.is_empty() {
-            s.idle -= 1;
-            s.threads -= 1;
-            return;
+        waiting.store(true, Ordering::Relaxed);
+        s.sleepers.push(Sleeper { thread: thread::current(), waiting: waiting.clone() });
+        drop(s);
+        let deadline = Instant::now() + IDLE_EXIT;
+        while waiting.load(Ordering::Acquire) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            thread::park_timeout(left);
+        }
+        s = lock();
+        // Still waiting under the lock: no `spawn` woke it, so it timed out and leaves the
+        // sleepers itself (a wake-up popped it already otherwise).
+        if waiting.load(Ordering::Relaxed) {
+            s.sleepers.retain(|w| !Arc::ptr_eq(&w.waiting, &waiting));
+            if s.jobs.is_empty() {
+                s.idle -= 1;
+                s.threads -= 1;
+                return;
+            }
         }
     }
 }
