@@ -28,6 +28,15 @@ export interface Caller {
 }
 
 /**
+ * `caller` as the binding takes it, its clock read now when it carries none. Copied field by
+ * field: a rest-and-spread copy (`{ ...who, now }`) cost ~1.5 µs a call on the event loop.
+ */
+export function clocked(caller: Caller): Required<Caller> {
+  const { tenant, user, scope, agent } = caller;
+  return { tenant, user, scope, agent, now: caller.now ?? Date.now() };
+}
+
+/**
  * A refusal the engine answered in the product's terms (DESIGN.md §3), e.g. a forget that found
  * nothing, with "did you mean" names in `details`.
  */
@@ -48,14 +57,14 @@ export async function callKnowledge(
   caller: Caller,
   body: unknown,
 ): Promise<Record<string, unknown>> {
-  const { now = Date.now(), ...who } = caller;
+  const who = clocked(caller);
   const split = verb === 'remember' ? splitTexts(body) : undefined;
   let reply: Buffer;
   try {
     // A quick read answers at once (a Buffer, not a promise): see `BindingStore.knowledge`.
     reply = await (split
-      ? inner.knowledgeTexts(verb, { ...who, now }, Buffer.from(JSON.stringify(split.body)), split.texts)
-      : inner.knowledge(verb, { ...who, now }, Buffer.from(JSON.stringify(body ?? {}))));
+      ? inner.knowledgeTexts(verb, who, Buffer.from(JSON.stringify(split.body)), split.texts)
+      : inner.knowledge(verb, who, Buffer.from(JSON.stringify(body ?? {}))));
   } catch (err) {
     rethrow(err);
   }
@@ -109,11 +118,10 @@ export async function loadKnowledge(
   lines: Uint8Array,
   whole = false,
 ): Promise<Record<string, unknown>> {
-  const { now = Date.now(), ...who } = caller;
   const body = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
   let reply: Buffer;
   try {
-    reply = await inner.load({ ...who, now }, body, whole);
+    reply = await inner.load(clocked(caller), body, whole);
   } catch (err) {
     rethrow(err);
   }

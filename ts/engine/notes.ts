@@ -1,6 +1,6 @@
 import type { BindingStore } from '../native/index.js';
 import { rethrow } from './errors.js';
-import type { Caller } from './knowledge.js';
+import { type Caller, clocked } from './knowledge.js';
 
 /** The notes and handoff verbs the engine serves (DESIGN.md §2, without the `memory_` prefix). */
 export type NotesVerb =
@@ -27,11 +27,10 @@ export async function callNotes(
   body: unknown,
 ): Promise<Record<string, unknown>> {
   const request = Buffer.from(JSON.stringify(body ?? {}));
-  const { now = Date.now(), ...who } = caller;
   let reply: Buffer;
   try {
     // A quick call (a list of one key) answers at once; the rest answer a promise.
-    reply = await inner.notes(verb, { ...who, now }, request);
+    reply = await inner.notes(verb, clocked(caller), request);
   } catch (err) {
     rethrow(err);
   }

@@ -92,14 +92,18 @@ fn parse(body: &[u8]) -> Outcome<Request> {
 /// Runs `note_list` for `caller`.
 pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let req = parse(body)?;
-    let binding = Binding::new(
-        "note_list",
-        caller,
-        &json!({
-            "key": req.key, "kind": req.kind, "visibility": req.visibility.map(Visibility::as_str),
-            "taskId": req.task_id, "viewTaskId": req.view_task_id, "query": req.query, "as_of": req.as_of, "private": req.private,
-        }),
-    );
+    // Hashed only for a cursor given or given out: most lists (a key's note) need neither, and
+    // the hash was a seventh of a one-key list on the event loop.
+    let binding = std::cell::LazyCell::new(|| {
+        Binding::new(
+            "note_list",
+            caller,
+            &json!({
+                "key": req.key, "kind": req.kind, "visibility": req.visibility.map(Visibility::as_str),
+                "taskId": req.task_id, "viewTaskId": req.view_task_id, "query": req.query, "as_of": req.as_of, "private": req.private,
+            }),
+        )
+    });
     let position = req.cursor.as_deref().map(|c| binding.position(c)).transpose()?;
     let task_id = req.task_id.as_deref().or(req.view_task_id.as_deref());
     let viewer = Viewer { agent: &caller.agent, task_id, private: req.private };
