@@ -365,4 +365,6 @@ mod purge_tests;
 #[cfg(test)]
 mod scope_tests;
 #[cfg(test)]
+mod source_hub_tests;
+#[cfg(test)]
 mod tests;

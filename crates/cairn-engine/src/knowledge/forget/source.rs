@@ -6,12 +6,13 @@
 //! record and events. Entities stay: each is stored in its own right, and the reply says so.
 
 use super::super::docs::Document;
+use super::super::edge_reads;
 use super::super::fact_sources::{Left, without};
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::{decode, encode};
 use super::super::tally::Tally;
-use super::super::trees::{ADJ, DOC, OUT, REL, adj_type_prefix, rel_key, trailing_id};
+use super::super::trees::{DOC, REL, rel_key};
 use super::source_attributes::forget_labelled_attributes;
 use super::{
     Counts, Kept, Outcome, Strip, bury, bury_document, bury_relation, fact_target, missing, name_of, remove_relation,
@@ -22,16 +23,12 @@ use crate::fts;
 use crate::text::fold;
 use crate::write::WriteTxn;
 
-/// Whether `part` still holds a version of the fact `from` -[`folded_type`]-> `to`.
+/// Whether `part` still holds a version of the fact `from` -[`folded_type`]-> `to`, read from the
+/// shorter of its ends' lists (`edge_reads`): reading `from`'s whole list of the type, once a fact,
+/// made a source's facts on a hub cost their number times the hub's (7.7M pages and 3 s for 500
+/// facts on a hub of 20,000).
 fn any_version(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64, folded_type: &str) -> Result<bool> {
-    for (key, _) in tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, folded_type))? {
-        if let Some(bytes) = tx.get(REL, &rel_key(part, trailing_id(&key)?))?
-            && decode::<Relation>(&bytes, "relation")?.to == to
-        {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    Ok(!edge_reads::of_type(tx, part, (from, to), folded_type)?.is_empty())
 }
 
 /// Forgets everything `part` holds from source `label` (matched exactly).
