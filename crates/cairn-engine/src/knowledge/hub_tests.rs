@@ -4,7 +4,7 @@
 //! at an entity with 20,000 facts answer as they do at one with 2,000, reading about as many pages:
 //! the store's page count (`Store::pages_read`), never a clock.
 
-use crate::knowledge::testing::{call, caller};
+use crate::knowledge::testing::{call, caller, counted};
 use crate::store::{Store, StoreOptions};
 use serde_json::{Value, json};
 
@@ -37,18 +37,6 @@ fn hub(filler: usize) -> (tempfile::TempDir, Store) {
         assert!(reply.get("error").is_none(), "{reply}");
     }
     (dir, store)
-}
-
-/// The reply of `verb` (a notes verb for `history`) and the pages it read.
-fn counted(store: &Store, verb: &str, body: &Value) -> (Value, u64) {
-    let body = serde_json::to_vec(body).unwrap();
-    let before = store.pages_read();
-    let reply = match verb {
-        "history" => crate::notes::api::call(store, verb, &caller(3), &body),
-        _ => crate::knowledge::api::call(store, verb, &caller(3), &body),
-    };
-    let pages = store.pages_read() - before;
-    (serde_json::from_slice(&reply.unwrap()).unwrap(), pages)
 }
 
 fn fact(from: &str, rel_type: &str, to: &str) -> Value {

@@ -62,6 +62,18 @@ pub(crate) fn call(
     Ok(serde_json::from_slice(&reply).unwrap())
 }
 
+/// The reply of `verb` (a notes verb for `history`) called at time 3, and the pages it read.
+pub(crate) fn counted(store: &Store, verb: &str, body: &Value) -> (Value, u64) {
+    let body = serde_json::to_vec(body).unwrap();
+    let before = store.pages_read();
+    let reply = match verb {
+        "history" => crate::notes::api::call(store, verb, &caller(3), &body),
+        _ => super::api::call(store, verb, &caller(3), &body),
+    };
+    let pages = store.pages_read() - before;
+    (serde_json::from_slice(&reply.unwrap()).unwrap(), pages)
+}
+
 /// Checks that every citation in `reply` with a span slices the stored document text exactly.
 pub(crate) fn assert_citations_slice(store: &Store, part: &Partition, reply: &Value) {
     fn walk(v: &Value, out: &mut Vec<Value>) {

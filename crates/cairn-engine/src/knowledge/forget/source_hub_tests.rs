@@ -7,7 +7,7 @@
 
 use crate::history::EVENT;
 use crate::knowledge::Partition;
-use crate::knowledge::testing::{call, caller};
+use crate::knowledge::testing::{call, caller, counted};
 use crate::store::{Store, StoreOptions};
 use serde_json::{Value, json};
 
@@ -33,18 +33,6 @@ fn hub(filler: usize, own: usize) -> (tempfile::TempDir, Store) {
     remember(&store, &(0..filler).map(|i| to("Other", i)).collect::<Vec<_>>(), "crm");
     remember(&store, &(0..own).map(|i| to("Friend", i)).collect::<Vec<_>>(), "memo");
     (dir, store)
-}
-
-/// The reply of `verb` (a notes verb for `history`) and the pages it read.
-fn counted(store: &Store, verb: &str, body: &Value) -> (Value, u64) {
-    let body = serde_json::to_vec(body).unwrap();
-    let before = store.pages_read();
-    let reply = match verb {
-        "history" => crate::notes::api::call(store, verb, &caller(3), &body),
-        _ => crate::knowledge::api::call(store, verb, &caller(3), &body),
-    };
-    let pages = store.pages_read() - before;
-    (serde_json::from_slice(&reply.unwrap()).unwrap(), pages)
 }
 
 #[test]
