@@ -11,14 +11,15 @@ use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::{Linker, LookupOptions, Mention, NameIndex, NameMatch, fold};
 use crate::write::WriteTxn;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Partitions kept at once; past this an arbitrary entry is dropped (rebuilt on its next use).
 const MAX_ENTRIES: usize = 64;
 /// Entities changed since the base was built that are kept as a delta; past this the base is
-/// rebuilt. A delta costs a log read and a small index build per new generation.
+/// rebuilt. A new generation reads only the entities changed since the cached one (the delta's
+/// entities are kept in memory) and rebuilds the delta's small index from them.
 const MAX_DELTA: u64 = 4096;
 
 /// An index over a set of entities' names and types.
@@ -35,6 +36,10 @@ pub(crate) struct Names {
     base: Arc<Part>,
     base_gen: u64,
     delta: Option<Part>,
+    /// The entities `delta` indexes (each at its latest), so the next generation's delta is built
+    /// from these and the few changed since, not read again from the log (found by an audit: a
+    /// relate creating one entity read every entity created since the base, 4,090 pages at 2,000).
+    delta_entities: Vec<Entity>,
 }
 
 impl Names {
@@ -171,7 +176,7 @@ fn part_of(entities: &[Entity]) -> Part {
 
 /// Names over `entities` with no delta.
 pub(crate) fn build(entities: &[Entity]) -> Names {
-    Names { base: Arc::new(part_of(entities)), base_gen: 0, delta: None }
+    Names { base: Arc::new(part_of(entities)), base_gen: 0, delta: None, delta_entities: Vec::new() }
 }
 
 fn cached(dir: &Path, part: &Partition) -> Option<(u64, Arc<Names>)> {
@@ -242,14 +247,29 @@ fn names_from(dir: &Path, mut src: impl Source, part: &Partition) -> Result<Arc<
     {
         return Ok(names.clone());
     }
-    // Bring a cached base up to date from the entities changed since it was built.
+    // Bring a cached base up to date from the entities changed since it was built: those of the
+    // cached delta and, read from the log, those changed since the cached generation (or, for a
+    // snapshot older than it, all since the base).
     let names = match hit {
-        Some((_, old)) if old.base_gen <= generation && generation - old.base_gen <= MAX_DELTA => {
-            let changed = src.changed(part, old.base_gen, generation)?;
-            let delta = (!changed.is_empty()).then(|| part_of(&changed));
-            Arc::new(Names { base: old.base.clone(), base_gen: old.base_gen, delta })
+        Some((cached_gen, old)) if old.base_gen <= generation && generation - old.base_gen <= MAX_DELTA => {
+            let (after, mut entities) = if cached_gen < generation {
+                (cached_gen, old.delta_entities.clone())
+            } else {
+                (old.base_gen, Vec::new())
+            };
+            let changed = src.changed(part, after, generation)?;
+            let ids: HashSet<u64> = changed.iter().map(|e| e.id).collect();
+            entities.retain(|e| !ids.contains(&e.id));
+            entities.extend(changed);
+            let delta = (!entities.is_empty()).then(|| part_of(&entities));
+            Arc::new(Names { base: old.base.clone(), base_gen: old.base_gen, delta, delta_entities: entities })
         }
-        _ => Arc::new(Names { base: Arc::new(part_of(&src.all(part)?)), base_gen: generation, delta: None }),
+        _ => Arc::new(Names {
+            base: Arc::new(part_of(&src.all(part)?)),
+            base_gen: generation,
+            delta: None,
+            delta_entities: Vec::new(),
+        }),
     };
     keep(dir, part, generation, &names);
     Ok(names)

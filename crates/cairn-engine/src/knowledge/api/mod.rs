@@ -10,6 +10,8 @@ mod context;
 mod delete_user;
 mod derived;
 mod duplicates;
+#[cfg(test)]
+mod duplicates_pages_tests;
 mod export;
 mod forget;
 mod import;
