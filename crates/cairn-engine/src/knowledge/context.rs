@@ -1054,7 +1054,7 @@ impl<'a> Judge<'a> {
             }
             // The direction check only ever takes a word away, so a sentence that already leaves
             // as many words uncovered as the best before it cannot replace it (the first of
-            // equals stands): the check, most of grounding's time, runs only where it can matter.
+            // equals stands): the check, which reads the sentence word by word, runs only then.
             if best.as_ref().is_some_and(|b| missing(self.asked, &have).len() >= b.len()) {
                 continue;
             }
