@@ -4,9 +4,10 @@
 //! that creates an entity or changes its types bumps. Forgetting does not bump it: readers check
 //! every id they take from the cache against the snapshot, so a forgotten entity is never served.
 
-use super::graph::{self, Entity};
+use super::graph::Entity;
 use super::part::Partition;
-use super::trees::{names_gen, names_gen_in, names_log, names_log_in};
+use super::records::decode;
+use super::trees::{ENT, ent_key, names_gen, names_gen_in, names_log, names_log_in};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 use crate::text::{Linker, LookupOptions, Mention, NameIndex, NameMatch, fold};
@@ -39,10 +40,10 @@ pub(crate) struct Names {
     base: Arc<Part>,
     base_gen: u64,
     delta: Option<Part>,
-    /// The entities `delta` indexes (each at its latest, attributes dropped), so the next generation's delta is built
+    /// The entities `delta` indexes (each at its latest), so the next generation's delta is built
     /// from these and the few changed since, not read again from the log (found by an audit: a
     /// relate creating one entity read every entity created since the base, 4,090 pages at 2,000).
-    delta_entities: Vec<Entity>,
+    delta_entities: Vec<Named>,
 }
 
 impl Part {
@@ -165,7 +166,23 @@ pub(crate) fn type_key(t: &str) -> String {
     }
 }
 
-fn part_of(entities: &[Entity]) -> Part {
+/// What the index reads of a stored entity. Decoded from its record without its attributes, which
+/// no index reads and which grow with an entity's writes: building a partition's names parses
+/// every entity, and the delta keeps up to `MAX_DELTA` of these in memory.
+#[derive(Clone, serde::Deserialize)]
+pub(crate) struct Named {
+    id: u64,
+    name: String,
+    types: Vec<String>,
+}
+
+impl From<&Entity> for Named {
+    fn from(e: &Entity) -> Named {
+        Named { id: e.id, name: e.name.clone(), types: e.types.clone() }
+    }
+}
+
+fn part_of(entities: &[Named]) -> Part {
     let mut types: HashMap<String, Vec<u64>> = HashMap::new();
     for e in entities {
         for t in &e.types {
@@ -181,7 +198,8 @@ fn part_of(entities: &[Entity]) -> Part {
 
 /// Names over `entities` with no delta.
 pub(crate) fn build(entities: &[Entity]) -> Names {
-    Names { base: Arc::new(part_of(entities)), base_gen: 0, delta: None, delta_entities: Vec::new() }
+    let named: Vec<Named> = entities.iter().map(Named::from).collect();
+    Names { base: Arc::new(part_of(&named)), base_gen: 0, delta: None, delta_entities: Vec::new() }
 }
 
 fn cached(dir: &Path, part: &Partition) -> Option<(u64, Arc<Names>)> {
@@ -202,24 +220,24 @@ fn keep(dir: &Path, part: &Partition, generation: u64, names: &Arc<Names>) {
 /// Where the names of one generation come from: the store as a snapshot or a write sees it.
 trait Source {
     fn generation(&mut self, part: &Partition) -> Result<u64>;
-    fn all(&mut self, part: &Partition) -> Result<Vec<Entity>>;
-    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Entity>>;
+    fn all(&mut self, part: &Partition) -> Result<Vec<Named>>;
+    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Named>>;
 }
 
 impl Source for &Snapshot {
     fn generation(&mut self, part: &Partition) -> Result<u64> {
         names_gen(self, part)
     }
-    fn all(&mut self, part: &Partition) -> Result<Vec<Entity>> {
-        graph::entities(self, part)
+    fn all(&mut self, part: &Partition) -> Result<Vec<Named>> {
+        self.prefix(ENT, part.prefix())?.map(|item| decode(&item?.1, "entity")).collect()
     }
-    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Entity>> {
+    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Named>> {
         let mut ids = names_log(self, part, after, upto)?;
         ids.sort_unstable();
         ids.dedup();
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            out.extend(graph::entity_by_id(self, part, id)?);
+            out.extend(self.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()?);
         }
         Ok(out)
     }
@@ -229,16 +247,16 @@ impl Source for &mut WriteTxn<'_> {
     fn generation(&mut self, part: &Partition) -> Result<u64> {
         names_gen_in(self, part)
     }
-    fn all(&mut self, part: &Partition) -> Result<Vec<Entity>> {
-        graph::entities_in(self, part)
+    fn all(&mut self, part: &Partition) -> Result<Vec<Named>> {
+        self.prefix(ENT, part.prefix())?.iter().map(|(_, bytes)| decode(bytes, "entity")).collect()
     }
-    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Entity>> {
+    fn changed(&mut self, part: &Partition, after: u64, upto: u64) -> Result<Vec<Named>> {
         let mut ids = names_log_in(self, part, after, upto)?;
         ids.sort_unstable();
         ids.dedup();
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            out.extend(graph::entity_in(self, part, id)?);
+            out.extend(self.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()?);
         }
         Ok(out)
     }
@@ -265,9 +283,7 @@ fn names_from(dir: &Path, mut src: impl Source, part: &Partition) -> Result<Arc<
             let changed = src.changed(part, after, generation)?;
             let ids: HashSet<u64> = changed.iter().map(|e| e.id).collect();
             entities.retain(|e| !ids.contains(&e.id));
-            // Kept without attributes, which no index reads: up to `MAX_DELTA` entities a
-            // partition stay in memory, and an entity's attributes grow with its writes.
-            entities.extend(changed.into_iter().map(|e| Entity { attributes: serde_json::Map::new(), ..e }));
+            entities.extend(changed);
             let delta = (!entities.is_empty()).then(|| part_of(&entities));
             Arc::new(Names { base: old.base.clone(), base_gen: old.base_gen, delta, delta_entities: entities })
         }
