@@ -165,7 +165,7 @@ export const ExportInput = z.strictObject({
     .min(KiB)
     .max(EXPORT_MAX_BYTES)
     .optional()
-    .describe('A page ends past this many bytes of JSON (default 65536; at least one record a page)'),
+    .describe('A page’s records fit in this many bytes of JSON (default 65536; one larger comes alone)'),
   includePrivate: z
     .boolean()
     .optional()

@@ -212,7 +212,7 @@ export const VERBS: readonly VerbSpec[] = [
       'Private notes only with `includePrivate` when the node allows them (else the header’s `withheld` counts ' +
       'them). Pass the reply’s `next` ' +
       'as `cursor` to get the following page; `next: null` means done. `limit` records per page (default 500, max ' +
-      '5000); a page ends early once its records pass `maxBytes` of JSON (default 64 KiB, at most 4 MiB; one ' +
+      '5000); a page’s records fit in `maxBytes` of JSON (default 64 KiB, at most 4 MiB; one ' +
       'record larger, such as a long document, comes whole on its own page). Each page can be sent to ' +
       'memory_import as it came.',
   },

@@ -31,11 +31,12 @@ pub const FORMAT_VERSION: u64 = 1;
 /// Records per page unless asked otherwise, and the most a page may hold.
 pub const DEFAULT_LIMIT: usize = 500;
 pub const MAX_LIMIT: usize = 5000;
-/// A page ends early once its records' JSON reaches this many bytes, unless the caller asks for
-/// less (`maxBytes`): half of the 8 MiB body `memory_import` accepts, so any page sent back as it
+/// The most bytes a page's `records` array takes as JSON unless the caller asks for less
+/// (`maxBytes`): half of the 8 MiB body `memory_import` accepts, so any page sent back as it
 /// came is accepted, with room for the request around it and for a client that escapes more than
 /// we do (found by an audit: nine 1 MB documents made one 9.5 MB page that import refused with
-/// 413). A page still holds at least one record, however large.
+/// 413). A page still holds at least one record, however large: one larger than the bound comes
+/// alone.
 pub const PAGE_BYTES: usize = 4 * 1024 * 1024;
 /// The least `maxBytes` a caller may ask for.
 pub const MIN_PAGE_BYTES: usize = 1024;
@@ -245,8 +246,9 @@ pub struct Page {
     pub next: Option<String>,
 }
 
-/// Up to `limit` records of `part` from `cursor` (the start when `None`), fewer once they reach
-/// `page_bytes` (at most `PAGE_BYTES`) of JSON; `now` stamps the header;
+/// Up to `limit` records of `part` from `cursor` (the start when `None`), as many as fit in
+/// `page_bytes` (at most `PAGE_BYTES`) of JSON as an array, or the one record that does not;
+/// `now` stamps the header;
 /// `reader` says which notes it may carry (private ones withheld are counted in the header);
 /// `origin` (`Origin::of` the store and `part`) is named in the header and in every record, so
 /// an import keys each page's ids by where they were handed out, whichever page it reads first.
@@ -274,8 +276,12 @@ pub fn export(
     let mut at = KINDS.iter().position(|k| k.name == start.kind).expect("decode checks the kind");
     let mut after = start.after;
     let mut records = Vec::new();
-    // The JSON bytes of `records`, each counted once as it is added.
-    let mut bytes = 0;
+    // The bytes `records` takes as a JSON array: its opening bracket, then each record with the
+    // comma or closing bracket after it. A record that would take the page past `page_bytes` starts
+    // the next page instead (found by an audit at 440k records: pages asked for 64 KiB and 4 MiB
+    // came at up to 66.5 KiB and 4.004 MiB, the record that crossed the bound kept, commas
+    // uncounted), as notes, history and recall pages end.
+    let mut bytes = 1;
     let full = |records: &Vec<Value>, bytes: usize| records.len() == limit || bytes >= page_bytes;
     let origin = origin.hex().map_or(Value::Null, Value::String);
     while at < KINDS.len() {
@@ -287,7 +293,7 @@ pub fn export(
             let (_, _, scope) = part.parts();
             let (notes, versions) =
                 if reader.private { (0, 0) } else { notes::exchange::private_count(snap, part, reader.agent)? };
-            records.push(json!({
+            let header = json!({
                 "kind": "header",
                 "format": FORMAT,
                 "version": FORMAT_VERSION,
@@ -296,7 +302,10 @@ pub fn export(
                 "exported_at": iso_ms(now),
                 "kinds": kind_names(),
                 "withheld": { "private_notes": notes, "private_versions": versions },
-            }));
+            });
+            // First on its page, so it always fits (`maxBytes` is at least 1 KiB).
+            bytes += json_len(&header) + 1;
+            records.push(header);
             at += 1;
             after = Vec::new();
             continue;
@@ -313,7 +322,12 @@ pub fn export(
             }
             if let Some(mut r) = record(snap, part, &value, reader)? {
                 r["origin"] = origin.clone();
-                bytes += json_len(&r);
+                let size = json_len(&r) + 1;
+                if !records.is_empty() && bytes + size > page_bytes {
+                    // This record opens the next page: continue after the last key returned.
+                    return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
+                }
+                bytes += size;
                 records.push(r);
             }
             after = suffix.to_vec();
