@@ -8,7 +8,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { AdminImportReply } from '../protocol/replies-node.js';
 import type { KindCounts } from '../protocol/reply-parts.js';
 import { storeFailure } from './engine.js';
-import { linePieces, oneChunk, type Piece } from './line-pieces.js';
+import { gathered, linePieces, oneChunk, type Piece } from './line-pieces.js';
 
 /** Records per `import` call when a file goes through `import` (the verb's per-call limit). */
 const PAGE = 5000;
@@ -143,13 +143,10 @@ async function importWhole(
 ): Promise<FileImported> {
   wholeFits(bytes);
   if (!(await isEmpty(store, caller))) throw notEmpty();
-  let reply: Record<string, unknown> | null = null;
-  for await (const piece of linePieces(chunks, bytes + 1)) {
-    if (reply !== null) throw new ApiError('VALIDATION_ERROR', `the package holds more than ${bytes} bytes`);
-    const lines = piece.bytes;
-    reply = await engine(() => store.load(caller, lines, true));
-  }
-  const refused = reply === null ? null : refusalOf(reply);
+  const lines = await gathered(chunks, bytes);
+  if (lines === null) throw new ApiError('VALIDATION_ERROR', `the package holds more than ${bytes} bytes`);
+  const reply = await engine(() => store.load(caller, lines, true));
+  const refused = refusalOf(reply);
   if (refused !== null)
     throw refused.details.some((d) => (d as { field?: unknown }).field === 'scope') ? notEmpty() : refused;
   return { mode: 'load', ...(reply as Omit<FileImported, 'mode'>) };
