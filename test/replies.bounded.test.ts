@@ -260,3 +260,66 @@ describe('memory_history', () => {
     );
   });
 });
+
+describe('memory_remember', () => {
+  it('lists at most 100 rejected passages within 16 KiB, counting the rest and saying where they are', async () => {
+    const long = 'M'.repeat(1000);
+    const passages = Array.from({ length: 1000 }, (_, i) => ({
+      text: `Note ${i} about nothing in particular.`,
+      mentions: [`${long}${i}`],
+      key: `k${String(i).padStart(4, '0')}${'x'.repeat(500)}`,
+    }));
+    passages[999] = { text: 'Quentin wrote the last one.', mentions: ['Quentin'], key: 'last' };
+    const r = await post('remember', { scope: 'rej', passages });
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+    expect(r.body.stored).toMatchObject({ passages: 1 });
+    const rejected = r.body.rejected as { passage: number; key: string; reason: string }[];
+    expect(rejected.length).toBeGreaterThan(0);
+    expect(rejected.length).toBeLessThanOrEqual(100);
+    expect(bytes(rejected)).toBeLessThanOrEqual(16 * KiB);
+    expect(rejected.map((e) => e.passage)).toEqual(rejected.map((_, i) => i));
+    expect(rejected[0]?.reason).toContain('does not occur');
+    expect(r.body.rejected_omitted).toBe(999 - rejected.length);
+    expect(r.body.rejected_hint).toContain(`come after passage ${rejected.length - 1}`);
+    expect(bytes(r.body)).toBeLessThan(24 * KiB);
+
+    // The call's last passage alone, sent again: already stored, and nothing is rejected.
+    const again = await post('remember', { scope: 'rej', passages: passages.slice(999) });
+    expect(again.body).toMatchObject({ already: true, rejected: [] });
+    expect(again.body.rejected_omitted).toBeUndefined();
+  });
+
+  it('lists the first 100 unlinked passages and counts the rest', async () => {
+    const passages = Array.from({ length: 1000 }, (_, i) => ({ text: `plain words number ${i}`, mentions: [] }));
+    const r = await post('remember', { scope: 'unl', passages });
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+    expect(r.body.stored).toMatchObject({ passages: 1000 });
+    expect(r.body.unlinked_passages).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(r.body.unlinked_passages_omitted).toBe(900);
+    const few = await post('remember', { scope: 'unl2', passages: passages.slice(0, 3) });
+    expect(few.body.unlinked_passages).toEqual([0, 1, 2]);
+    expect(few.body.unlinked_passages_omitted).toBeUndefined();
+  });
+});
+
+describe('delete_user', () => {
+  it('lists at most 100 scopes, those that held the most, and sums what went in every one', async () => {
+    const dan = (await t.token({ agent: 'claude', user: 'dan' })).token;
+    for (let i = 0; i < 130; i++) {
+      const scope = `d${String(i).padStart(3, '0')}`;
+      const w = await post('note_write', { scope, key: 'k', value: 1, kind: 'user_fact' }, dan);
+      expect(w.status).toBe(200);
+    }
+    // The scope holding the most is listed though it sorts last by name.
+    await post('relate', { scope: 'zz-big', from: 'A', to: 'B', type: 'knows' }, dan);
+    const r = await post('delete_user', { confirm: true }, dan);
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+    const scopes = r.body.scopes as { scope: string }[];
+    expect(scopes).toHaveLength(100);
+    expect(scopes.at(-1)?.scope).toBe('zz-big');
+    expect(scopes.map((s) => s.scope)).toEqual(scopes.map((s) => s.scope).sort());
+    expect(r.body.scopes_omitted).toBe(31);
+    expect(r.body.forgotten).toMatchObject({ notes: 130, entities: 2, facts: 1 });
+    expect(bytes(r.body)).toBeLessThan(24 * KiB);
+  });
+});

@@ -134,8 +134,13 @@ export const RememberReply = z.object({
   already: z.boolean().describe('true: this content with this date was stored before; nothing changed'),
   extraction: z.string(),
   linking: z.string(),
-  unlinked_passages: z.array(Count),
-  rejected: z.array(z.object({ passage: Count, key: z.string().nullable(), reason: z.string() })),
+  unlinked_passages: z.array(Count).describe('Passages naming no entity, by index: the first 100'),
+  unlinked_passages_omitted: Count.optional().describe('How many more `unlinked_passages` are left out'),
+  rejected: z
+    .array(z.object({ passage: Count, key: z.string().nullable(), reason: z.string() }))
+    .describe('Passages not stored, in the call’s order: at most 100, within 16 KiB'),
+  rejected_omitted: Count.optional().describe('How many more rejected passages are left out'),
+  rejected_hint: z.string().optional().describe('How to list the rejected passages left out'),
   meaning: z.enum(['queued', 'not_armed']),
   doc_id: Id.optional().describe('The first stored document'),
   doc_ids: z.array(Id).optional().describe('Every stored document, when there are several'),
@@ -389,7 +394,13 @@ export const ForgetReply = z.object({
 /** delete_user. */
 export const DeleteUserReply = z.object({
   state: z.enum(['forgotten', 'already_forgotten']),
-  scopes: z.array(z.object({ scope: z.string(), forgotten: ForgetCounts })).optional(),
+  forgotten: ForgetCounts.optional().describe('Summed over every scope, listed or not'),
+  scopes: z
+    .array(z.object({ scope: z.string(), forgotten: ForgetCounts }))
+    .optional()
+    .describe('At most 100: past that, those that held the most'),
+  scopes_omitted: Count.optional().describe('How many forgotten scopes the list leaves out'),
+  scopes_hint: z.string().optional(),
 });
 
 /** Where an export's ids were handed out: a digest (never a name), the same in every record. */

@@ -33,6 +33,7 @@ import { preauthorize, resolveIdentity } from './identity.js';
 import { boundItems, buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
 import { memoryRecall } from './recall.js';
+import { boundDeleteUser, boundRemember } from './reply-lists.js';
 
 type Reply = Record<string, unknown>;
 
@@ -142,8 +143,10 @@ function listedScopes(scopes: ScopeCounts[]): Record<string, unknown> {
   };
 }
 
-/** memory_remember: stores text and/or facts in the caller's scope. */
-export const memoryRemember = knowledgeVerb('remember', RememberInput);
+const rememberVerb = knowledgeVerb('remember', RememberInput);
+
+/** memory_remember: stores text and/or facts in the caller's scope; its lists bounded (`boundRemember`). */
+export const memoryRemember: ServiceFn = async (svc, p, raw) => boundRemember(await rememberVerb(svc, p, raw));
 
 /** memory_relate: one typed edge; `replaces` ends the subject's other edges of that type. */
 export const memoryRelate = knowledgeVerb('relate', RelateInput);
@@ -317,7 +320,7 @@ export async function memoryImport(svc: Service, p: Principal, raw: unknown): Pr
   });
 }
 
-/** delete_user: every scope of the caller's user. */
+/** delete_user: every scope of the caller's user; the list of scopes bounded (`boundDeleteUser`). */
 export async function deleteUser(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   // Judged before `confirm`: a token limited to scopes may never call this verb, whatever it sends.
   if (p.token.scopes !== undefined) {
@@ -327,7 +330,7 @@ export async function deleteUser(svc: Service, p: Principal, raw: unknown): Prom
   }
   const input = parseInput(DeleteUserInput, raw);
   const { confirm: _confirm, ...rest } = input;
-  return knowledge(svc.store, 'delete_user', identify(p, rest), engineBody(rest));
+  return boundDeleteUser(await knowledge(svc.store, 'delete_user', identify(p, rest), engineBody(rest)));
 }
 
 /** audit: the calling agent's own events, paged (served by the notes engine). */
