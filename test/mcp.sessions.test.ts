@@ -58,6 +58,49 @@ describe('MCP session caps', () => {
   });
 });
 
+// Found by an audit: each token was held to its share, but an operator's several tokens of one
+// user were not, so eight tokens of one user at 16 sessions each filled the node's 128.
+describe('the sessions of one user', () => {
+  let n: TestNode;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    n = await startTestNode({ sessions: { maxSessions: 4, maxPerToken: 2, maxPerUser: 3, idleMs: 60_000 } });
+  });
+  afterAll(async () => {
+    for (const c of clients) await c.close().catch(() => undefined);
+    await n.stop();
+  });
+  // Sessions are ordered by the millisecond of their last request: a step apart keeps that order.
+  const tick = () => new Promise((r) => setTimeout(r, 3));
+  const open = async (token: string) => {
+    const c = await mcpClient(n.url, token);
+    clients.push(c);
+    return c;
+  };
+
+  it("share one bound: the user's least recently used session makes room, never another user's", async () => {
+    const first = (await n.token({ agent: 'claude', user: 'alice' })).token;
+    const second = (await n.token({ agent: 'codex', user: 'alice' })).token;
+    const a = [await open(first), await open(first), await open(second)];
+    await tick();
+    await a[0]?.ping(); // a[1] is now alice's least recently used session
+    a.push(await open(second)); // alice at her 3: a[1] closed, the node not full
+    await expect(a[1]?.ping()).rejects.toThrow();
+    for (const c of [a[0], a[2], a[3]]) {
+      await tick();
+      await expect(c?.ping()).resolves.toBeDefined();
+    }
+    // Bob still finds the place alice's tokens together could otherwise have taken.
+    const bob = await open((await n.token({ agent: 'claude', user: 'bob' })).token);
+    await expect(bob.ping()).resolves.toBeDefined();
+    // The node is full now: alice's third token replaces her own oldest session, not bob's.
+    const third = await open((await n.token({ agent: 'cursor', user: 'alice' })).token);
+    await expect(third.ping()).resolves.toBeDefined();
+    await expect(bob.ping()).resolves.toBeDefined();
+    expect((await Promise.allSettled(a.map((c) => c?.ping()))).filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+  });
+});
+
 // Found by an audit: the sessions of revoked tokens kept their places until the 30-minute idle
 // sweep, so a few tokens could fill the node and revoking them did not let anyone back in.
 describe('sessions of tokens that no longer work', () => {

@@ -125,6 +125,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     {
       maxSessions: opts.sessions?.maxSessions ?? 128,
       maxPerToken: opts.sessions?.maxPerToken ?? 16,
+      maxPerUser: opts.sessions?.maxPerUser ?? 32,
       idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
     },
     tokens,

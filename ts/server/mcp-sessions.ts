@@ -6,11 +6,12 @@ import type { TokenRecord, Tokens } from '../auth/tokens.js';
 
 /**
  * Bounds on MCP sessions: how many the node holds at once, how many one token may hold (its
- * share), and how long one may sit idle.
+ * share), how many the tokens bound to one user may hold together, and how long one may sit idle.
  */
 export interface SessionLimits {
   maxSessions: number;
   maxPerToken: number;
+  maxPerUser: number;
   idleMs: number;
 }
 
@@ -20,9 +21,21 @@ export interface Session {
   server: Server;
   /** The token that opened it: only that token may use it. */
   token: Pick<TokenRecord, 'id' | 'hash'>;
+  /** Whose share it counts against beside its token's (`ownerOf`). */
+  owner: string;
   lastSeen: number;
   /** Ids of the requests whose replies are still owed in this session. */
   inFlight: Set<RequestId>;
+}
+
+/**
+ * The share a token's sessions count against beside its own: the user it is bound to (so an
+ * operator's several tokens of one user cannot fill the node: found by an audit, eight tokens of
+ * one user at 16 sessions each held all 128), else the token alone (one bound to no user may act
+ * for any, as the node's own clients do; its 16 bound it).
+ */
+export function ownerOf(token: Pick<TokenRecord, 'id' | 'tenant' | 'user'>): string {
+  return token.user === undefined ? `token\0${token.id}` : `user\0${token.tenant}\0${token.user}`;
 }
 
 /**
@@ -47,13 +60,18 @@ export class McpSessions {
   }
 
   /**
-   * Adds session `id` for `s.token`, first closing that token's least recently used sessions past
-   * its share.
+   * Adds session `id` for `s.token`, first closing the least recently used sessions of that token
+   * past its share, then of its user past theirs.
    */
   add(id: string, s: Session): void {
-    const own = this.heldBy(s.token.id);
-    for (const [old] of own.slice(0, Math.max(0, own.length - this.limits.maxPerToken + 1))) this.close(old);
+    this.evict(this.ofToken(s.token.id), this.limits.maxPerToken);
+    this.evict(this.ofOwner(s.owner), this.limits.maxPerUser);
     this.sessions.set(id, s);
+  }
+
+  /** Closes the first of `held` (least recently used first) so that a new one fits in `share`. */
+  private evict(held: [string, Session][], share: number): void {
+    for (const [old] of held.slice(0, Math.max(0, held.length - share + 1))) this.close(old);
   }
 
   close(id: string): void {
@@ -66,7 +84,7 @@ export class McpSessions {
 
   /** Closes every session token `tokenId` opened (it was revoked); returns how many. */
   closeToken(tokenId: string): number {
-    const held = this.heldBy(tokenId);
+    const held = this.ofToken(tokenId);
     for (const [id] of held) this.close(id);
     return held.length;
   }
@@ -82,13 +100,14 @@ export class McpSessions {
   }
 
   /**
-   * Whether a new session for `tokenId` fits: a token at its share replaces its own least recently
-   * used session (the node's count does not grow); otherwise the node must have room, once the
-   * sessions of tokens that no longer work are dropped. Another live token's session is never
-   * closed to make room.
+   * Whether a new session for `token` fits: a token at its share, or a user at theirs, replaces
+   * its own least recently used session (the node's count does not grow); otherwise the node
+   * must have room, once the sessions of tokens that no longer work are dropped. The session of
+   * another user (or of another token bound to none) is never closed to make room.
    */
-  fits(tokenId: string): boolean {
-    if (this.heldBy(tokenId).length >= this.limits.maxPerToken) return true;
+  fits(token: Pick<TokenRecord, 'id' | 'tenant' | 'user'>): boolean {
+    if (this.ofToken(token.id).length >= this.limits.maxPerToken) return true;
+    if (this.ofOwner(ownerOf(token)).length >= this.limits.maxPerUser) return true;
     if (this.sessions.size + this.opening < this.limits.maxSessions) return true;
     this.dropDead();
     return this.sessions.size + this.opening < this.limits.maxSessions;
@@ -104,11 +123,22 @@ export class McpSessions {
     };
   }
 
-  /** The sessions `tokenId` holds, least recently used first. */
-  private heldBy(tokenId: string): [string, Session][] {
+  private ofToken(tokenId: string): [string, Session][] {
+    return this.heldBy((s) => s.token.id === tokenId);
+  }
+
+  private ofOwner(owner: string): [string, Session][] {
+    return this.heldBy((s) => s.owner === owner);
+  }
+
+  /**
+   * The sessions `which` picks, in the order they are closed to make room: those with no request
+   * in flight first (closing one would lose the reply owed), each group least recently used first.
+   */
+  private heldBy(which: (s: Session) => boolean): [string, Session][] {
     return [...this.sessions.entries()]
-      .filter(([, s]) => s.token.id === tokenId)
-      .sort((a, b) => a[1].lastSeen - b[1].lastSeen);
+      .filter(([, s]) => which(s))
+      .sort((a, b) => Number(a[1].inFlight.size > 0) - Number(b[1].inFlight.size > 0) || a[1].lastSeen - b[1].lastSeen);
   }
 
   /** Closes the sessions whose token is revoked, expired or gone (one lookup per token). */

@@ -12,7 +12,7 @@ import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { errorHandler as appErrorHandler, sendError } from './errors.js';
 import { releaseAnswered } from './mcp-answered.js';
-import type { McpSessions } from './mcp-sessions.js';
+import { type McpSessions, ownerOf } from './mcp-sessions.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
 import type { RateBuckets } from './rate-limit.js';
@@ -63,8 +63,8 @@ function requestIds(body: unknown): RequestId[] {
 /**
  * MCP over Streamable HTTP at `/v1/mcp`: the SDK's web-standard transport (fed by `mcp-web.ts`,
  * cheaper per call than the SDK's node wrapper around it) in its JSON-response form and a tool
- * server per session, bound to the token that opened it, evicted when idle, when its token
- * opens one past its share (that token's least recently used), or once its token is revoked or
+ * server per session, bound to the token that opened it, evicted when idle, when its token or
+ * user opens one past their share (their least recently used), or once its token is revoked or
  * expired (`mcp-sessions.ts`); a node at its cap refuses new sessions (503, Retry-After) rather
  * than close another live token's. The transport applies the protocol's HTTP rules; this adds the
  * token binding, the bounds, and a refusal of a request id already waiting for its reply in the
@@ -105,7 +105,8 @@ export function registerMcp(
       onsessioninitialized: (id) => {
         admitted();
         const bound = { id: token.id, hash: token.hash };
-        sessions.add(id, { transport, server, token: bound, lastSeen: Date.now(), inFlight: new Set() });
+        const owner = ownerOf(token);
+        sessions.add(id, { transport, server, token: bound, owner, lastSeen: Date.now(), inFlight: new Set() });
       },
       onsessionclosed: (id) => sessions.close(id),
     });
@@ -144,7 +145,7 @@ export function registerMcp(
       transport = s.transport;
     } else if (req.method === 'POST') {
       const initializing = (Array.isArray(req.body) ? req.body : [req.body]).some((m) => isInitializeRequest(m));
-      if (initializing && !sessions.fits(p.token.id)) {
+      if (initializing && !sessions.fits(p.token)) {
         reply.header('Retry-After', String(FULL_RETRY_AFTER_S));
         const full = `the node holds its maximum of ${limits.maxSessions} MCP sessions; retry later`;
         return rpcError(reply, 503, -32000, `Server busy: ${full}`);

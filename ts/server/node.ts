@@ -26,7 +26,7 @@ export interface NodeOptions {
   allowedHosts?: string[];
   rateLimit?: number;
   bodyLimit?: number;
-  sessions?: { maxSessions?: number; maxPerToken?: number; idleMs?: number };
+  sessions?: { maxSessions?: number; maxPerToken?: number; maxPerUser?: number; idleMs?: number };
   logLevel?: string;
   /** Where log lines go (default stdout). */
   logStream?: { write(line: string): void };
