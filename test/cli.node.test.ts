@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -150,10 +150,17 @@ it('a second serve on a store a node holds could not run (exit 2): it names the 
   expect((await fetch(`${url}/health`)).status).toBe(200);
 });
 
-it('refuses a non-loopback bind when no token exists (could not run: exit 2)', async () => {
+it('refuses a non-loopback bind when no token exists (could not run: exit 2), creating nothing', async () => {
   const r = await cairn(['serve', '--data-dir', dir, '--host', '0.0.0.0', '--port', '0']);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('refusing to listen');
+  // Found by an audit: the refused start left a store (data.cairn, wal.cairn, LOCK) behind.
+  expect(readdirSync(dir)).toEqual([]);
+  const fresh = join(dir, 'fresh');
+  const again = await cairn(['serve', '--data-dir', fresh, '--host', '0.0.0.0', '--port', '0']);
+  expect(again.code).toBe(2);
+  expect(again.stderr).toContain(`cairn init --data-dir ${fresh}`);
+  expect(existsSync(fresh)).toBe(false);
 });
 
 it('cairn mcp starts a node in the background when none runs', async () => {

@@ -1,4 +1,4 @@
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
+import { DATA_FILE } from '../engine/store-files.js';
 import type { ReopenEvent } from '../engine/store-reopen.js';
 import { buildApp } from './app.js';
 import { removeStagedBackups } from './backup-file.js';
@@ -69,6 +70,11 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const host = opts.host ?? '127.0.0.1';
   const loopback = isLoopback(host);
   const announce = opts.announce ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const seeded = opts.adminToken !== undefined && opts.adminToken !== '';
+  const noToken = `refusing to listen on ${host} with no token: run \`cairn init --data-dir ${opts.dataDir}\` or set CAIRN_ADMIN_TOKEN`;
+  // A data dir holding no store holds no token: refused before the dir or a store is made there
+  // (found by an audit: the refused start left an empty store behind).
+  if (!loopback && !seeded && !existsSync(join(opts.dataDir, DATA_FILE))) throw new Error(noToken);
   const dirWarning = privateDataDir(opts.dataDir);
   const store = await Store.open(
     opts.dataDir,
@@ -82,13 +88,11 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     const tokens = new Tokens(store);
     let makeAdminToken = false;
     if (!(await tokens.any())) {
-      if (opts.adminToken !== undefined && opts.adminToken !== '') {
+      if (opts.adminToken !== undefined && seeded) {
         if (opts.adminToken.length < 32) throw new Error('CAIRN_ADMIN_TOKEN must be at least 32 characters');
         await tokens.create({ agent: 'admin', role: 'admin' }, opts.adminToken);
       } else if (!loopback) {
-        throw new Error(
-          `refusing to listen on ${host} with no token: run \`cairn init --data-dir ${opts.dataDir}\` or set CAIRN_ADMIN_TOKEN`,
-        );
+        throw new Error(noToken);
       } else {
         // Made once listening succeeded: a token shown by a start that then failed (a port in
         // use) would be lost, and the next start, finding it, would show none.
