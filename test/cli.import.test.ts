@@ -120,6 +120,27 @@ it('names bad lines by line, exits 1, and refuses bad usage with 2', async () =>
   expect((await cairn(['import', file, '--data-dir', store, '--scope', 'a:b'])).code).toBe(2);
 });
 
+// Found by an audit: an empty file was "loaded into an empty scope", exit 0.
+it('refuses a file holding no record as bad input (exit 1), naming it, before any store is made', async () => {
+  const store = join(dir, 'store');
+  const empty = join(dir, 'empty.jsonl');
+  writeFileSync(empty, '');
+  const r = await cairn(['import', empty, '--data-dir', store]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`${empty} is empty (0 bytes): nothing to import`);
+  const json = await cairn(['import', empty, '--data-dir', store, '--json']);
+  expect(json.code).toBe(1);
+  expect(JSON.parse(json.stdout)).toMatchObject({
+    error: { code: 'VALIDATION_ERROR', details: [{ field: 'PATH', message: 'no records' }] },
+  });
+  const blank = join(dir, 'blank.jsonl');
+  writeFileSync(blank, '\n  \n\n');
+  const b = await cairn(['import', blank, '--data-dir', store]);
+  expect(b.code).toBe(1);
+  expect(b.stderr).toContain(`${blank} holds only blank lines`);
+  expect(existsSync(store)).toBe(false);
+});
+
 /** `n` entities, each related to the next, as export lines. */
 function chain(n: number): string[] {
   const lines: string[] = [];

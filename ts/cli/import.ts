@@ -1,4 +1,4 @@
-import { createReadStream, openSync, statSync } from 'node:fs';
+import { createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { Readable } from 'node:stream';
 
@@ -135,6 +135,7 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     } else {
       // Opened here, so an unreadable file is refused as such before anything is stored.
       const fd = openSync(a.file, 'r');
+      refuseEmpty(a.file, fd, st.size);
       body = () => createReadStream('', { fd });
       size = st.size;
     }
@@ -162,6 +163,24 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   }
   process.stdout.write(a.json ? `${JSON.stringify(result)}\n` : summary(result));
   return result.skipped.length > 0 ? 1 : 0;
+}
+
+/** The most of a file read to tell one of only blank lines (an empty export file, saved by an editor). */
+const BLANK_READ = 64 * 1024;
+
+/**
+ * Refuses a file holding no record (empty, or only blank lines, within `BLANK_READ`) before
+ * anything is stored, as bad input (exit 1) naming the file. Found by an audit: an empty file was
+ * "loaded into an empty scope", exit 0, so a failed export piped into a file looked imported.
+ */
+function refuseEmpty(file: string, fd: number, size: number): void {
+  if (size > BLANK_READ) return;
+  const head = Buffer.alloc(size);
+  const read = readSync(fd, head, 0, size, 0);
+  if (head.subarray(0, read).toString('utf8').trim() !== '') return;
+  const what = size === 0 ? 'is empty (0 bytes)' : 'holds only blank lines';
+  const message = `${file} ${what}: nothing to import (an export file holds one JSON record a line)`;
+  throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: 'no records' }]);
 }
 
 /**
