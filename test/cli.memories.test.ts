@@ -76,6 +76,55 @@ it('lists, shows, pages the history of and forgets a note on the store', async (
   expect((await mem(['list', '--kind', 'bogus'])).code).toBe(2);
 });
 
+// Found by an audit: `list --json` printed the export's record (its `origin` digest, no
+// `supersedes`) and `show --json` the verb's note, so one note had two shapes.
+it('list and show print a note in one shape, the verb’s note, on the store and through a node', async () => {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };
+  const sure = { key: 'sure', value: 1, kind: 'user_fact', confidence: 0.9, confidenceBasis: 'agent_inferred' };
+  expect((await store.notes('note_write', caller, sure)).error).toBeUndefined();
+  await store.close();
+  const notes = async (args: string[], env: NodeJS.ProcessEnv) => {
+    const r = await mem([...args, '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout) as { notes: Record<string, unknown>[] }).notes;
+  };
+  const check = async (env: NodeJS.ProcessEnv) => {
+    const listed = await notes(['list'], env);
+    const find = (key: string) => listed.find((n) => n.key === key);
+    const theme = find('editor.theme');
+    expect(Object.keys(theme ?? {})).toEqual([
+      'id',
+      'key',
+      'value',
+      'kind',
+      'visibility',
+      'private',
+      'version',
+      'supersedes',
+      'agent',
+      'createdAt',
+      'updatedAt',
+    ]);
+    expect(theme).toMatchObject({ version: 2, supersedes: 1, kind: 'user_preference' });
+    expect(await notes(['show', 'editor.theme'], env)).toEqual([theme]);
+    expect(await notes(['show', 'release.plan', '--task', 'REL-1'], env)).toEqual([find('release.plan')]);
+    expect(find('release.plan')).toMatchObject({ taskId: 'REL-1', supersedes: null });
+    expect(await notes(['show', 'scratch', '--agent', 'claude'], env)).toEqual([find('scratch')]);
+    expect(find('scratch')).toMatchObject({ visibility: 'agent', owner: 'claude' });
+    expect(await notes(['show', 'sure'], env)).toEqual([find('sure')]);
+    expect(find('sure')).toMatchObject({ confidence: 0.9, confidenceBasis: 'agent_inferred' });
+    // What `--query` finds is the same note, with its receipt.
+    const [found] = await notes(['list', '--query', 'dark light theme'], env);
+    const { receipt, ...note } = found ?? {};
+    expect(receipt).toBeDefined();
+    expect(note).toEqual(find(String(note.key)));
+  };
+  await check({});
+  await serve();
+  await check({ CAIRN_ADMIN_TOKEN: ADMIN });
+});
+
 it('goes through a running node with the admin token', async () => {
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
     env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },

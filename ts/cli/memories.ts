@@ -143,8 +143,9 @@ async function everyNote(call: Call, a: MemoriesArgs, node: NodeFile | null): Pr
       const warning = r.kind === 'header' && node !== null ? withheldWarning(r.withheld, node, 'memories list') : null;
       if (warning !== null) process.stderr.write(`cairn memories: warning: ${warning}\n`);
       if (r.kind !== 'note') continue;
-      const { kind: _record, noteKind, versions: _versions, ...note } = r;
-      all.push({ ...note, kind: noteKind });
+      const { noteKind, version } = r;
+      // The record has the version it is, not the one it replaced: versions are numbered on, one a write.
+      all.push(noteItem({ ...r, kind: noteKind, supersedes: Number(version) > 1 ? Number(version) - 1 : null }));
     }
     cursor = (page.next as string | null | undefined) ?? undefined;
   } while (cursor !== undefined);
@@ -156,13 +157,45 @@ async function everyNote(call: Call, a: MemoriesArgs, node: NodeFile | null): Pr
   );
 }
 
-/** The notes one `note_list` with `body` finds, every page. */
+/** The fields of a note `list --json` and `show --json` print, in this order: `memory_note_list`'s note. */
+const NOTE_FIELDS = [
+  'id',
+  'key',
+  'value',
+  'kind',
+  'visibility',
+  'taskId',
+  'private',
+  'version',
+  'supersedes',
+  'agent',
+  'createdAt',
+  'updatedAt',
+  'confidence',
+  'confidenceBasis',
+  'owner',
+  'receipt',
+];
+
+/**
+ * One note as `list` and `show` print it, whichever verb read it: `memory_note_list`'s note
+ * (DESIGN.md §2), `owner` on an agent-visibility note (the agent `--agent` names to reach it) and
+ * `receipt` on one `--query` found. Found by an audit: `list` printed the export's record (with
+ * its `origin` digest, without `supersedes`) and `show` the verb's note, so one note had two shapes.
+ */
+function noteItem(n: Body, owner?: string): Body {
+  // The verb's note is the caller's own when agent-visible: it was read as `owner` (else as its writer).
+  const item: Body = n.visibility === 'agent' ? { ...n, owner: n.owner ?? owner ?? n.agent } : n;
+  return Object.fromEntries(NOTE_FIELDS.filter((f) => item[f] !== undefined).map((f) => [f, item[f]]));
+}
+
+/** The notes one `note_list` with `body` finds, every page, as `noteItem`s. */
 async function listAll(call: Call, body: Body, agent?: string): Promise<Body[]> {
   const all: Body[] = [];
   let cursor: string | undefined;
   do {
     const page = await call('note_list', { ...body, limit: 100, ...(cursor === undefined ? {} : { cursor }) }, agent);
-    all.push(...((page.notes ?? []) as Body[]));
+    all.push(...((page.notes ?? []) as Body[]).map((n) => noteItem(n, agent)));
     cursor = (page.nextCursor as string | null | undefined) ?? undefined;
   } while (cursor !== undefined);
   return all;
@@ -270,7 +303,7 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
   const body = checked(HistoryInput, { key, ...noteAddress(a) });
   if (sub === 'show') {
     const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
-    const notes = (r.notes ?? []) as Body[];
+    const notes = ((r.notes ?? []) as Body[]).map((n) => noteItem(n, a.agent));
     if (notes.length === 0) {
       // `list` shows every note, `show` looks up one address: say which others the key may be at.
       const elsewhere =
