@@ -385,6 +385,56 @@ it('a command’s --help lists its every subcommand and only the options it hono
   expect(all.stdout).toContain('not serve, demo, mcp, openapi');
 });
 
+// Found by an audit: `--port 1 --port 2` served on port 2 and `--user a --user b` acted for b,
+// the first value quietly dropped.
+it('a single-value option given twice is bad usage, exit 2, naming it; --scope may repeat', async () => {
+  const store = join(dir, 'store');
+  const serve = await cairn(['serve', '--port', '1', '--port', '2', '--data-dir', store]);
+  expect(serve.code).toBe(2);
+  expect(serve.stderr).toMatch(/^cairn: serve: --port is given 2 times \("1", "2"\); give it once\n/);
+  expect(existsSync(store)).toBe(false);
+  expect((await cairn(['init', '--data-dir', store])).code).toBe(0);
+  const token = await cairn([
+    'token',
+    'create',
+    '--agent',
+    'a',
+    '--user',
+    'ann',
+    '--user=bob',
+    '--data-dir',
+    store,
+    '--json',
+  ]);
+  expect(token.code).toBe(2);
+  expect(JSON.parse(token.stdout)).toEqual({
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: 'token create: --user is given 2 times ("ann", "bob"); give it once',
+      details: [{ field: '--user', message: 'given more than once' }],
+    },
+  });
+  const listed = await cairn(['token', 'list', '--data-dir', store, '--json']);
+  expect((JSON.parse(listed.stdout) as { tokens: unknown[] }).tokens).toHaveLength(1);
+  // A repeatable option still repeats; a flag said twice still means one thing.
+  const scoped = await cairn([
+    'token',
+    'create',
+    '--agent',
+    'a',
+    '--scope',
+    'x',
+    '--scope',
+    'y',
+    '--json',
+    '--json',
+    '--data-dir',
+    store,
+  ]);
+  expect(scoped.code, scoped.stderr).toBe(0);
+  expect(JSON.parse(scoped.stdout)).toMatchObject({ agent: 'a', scopes: ['x', 'y'] });
+});
+
 it('an option a command does not honour is bad usage, exit 2, never taken and ignored', async () => {
   const store = join(dir, 'store');
   expect((await cairn(['init', '--data-dir', store])).code).toBe(0);

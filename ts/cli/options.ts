@@ -45,3 +45,26 @@ export function foreignOption(command: string, sub: string | undefined, values: 
     .map((name) => `--${name}`)
     .find((flag) => flag !== '--help' && flag !== '--version' && !takes.includes(flag));
 }
+
+/** The options that may be given more than once, each time adding a value. */
+const MULTIPLE = ['--scope'];
+
+/** One option as `parseArgs` read it (`tokens: true`). */
+type OptionToken = { kind: string; name?: string; value?: string | undefined };
+
+/**
+ * The first option that takes one value and was given more than once, with the values given, or
+ * undefined. Found by an audit: `--port 1 --port 2` served on port 2, and `--user a --user b`
+ * acted for b, the first said and quietly dropped. A flag said twice still means one thing.
+ */
+export function repeatedOption(tokens: OptionToken[]): { flag: string; values: string[] } | undefined {
+  const given = new Map<string, string[]>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name === undefined || t.value === undefined) continue;
+    const flag = `--${t.name}`;
+    if (MULTIPLE.includes(flag)) continue;
+    given.set(flag, [...(given.get(flag) ?? []), t.value]);
+  }
+  const [flag, values] = [...given].find(([, v]) => v.length > 1) ?? [];
+  return flag === undefined || values === undefined ? undefined : { flag, values };
+}

@@ -4,7 +4,7 @@ import { VERSION } from '../server/version.js';
 import { CLIENTS } from './clients.js';
 import { resolveDataDir } from './data-dir.js';
 import { asFailure, CliFailure, EXIT_UNUSABLE, report } from './failure.js';
-import { FROM_ENV, foreignOption, OPTIONS, optionsOf } from './options.js';
+import { FROM_ENV, foreignOption, OPTIONS, optionsOf, repeatedOption } from './options.js';
 
 const HELP = `cairn — a local-first memory layer for AI agents
 
@@ -118,7 +118,7 @@ export async function run(argv: string[]): Promise<number> {
     // The flags did not parse, so `--json` is looked for by hand.
     return badUsage(argv.includes('--json'), err instanceof Error ? err.message : String(err));
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   const [command, ...rest] = positionals;
   const json = values.json ?? false;
   if (values.help || command === 'help') {
@@ -154,6 +154,14 @@ export async function run(argv: string[]): Promise<number> {
     // The JSON form only where the command has one: `serve --json` is told in text.
     const asJson = json && (optionsOf(command, rest[0])?.includes('--json') ?? false);
     return badUsage(asJson, message, helpFor(command), [{ field: foreign, message: 'not an option of this command' }]);
+  }
+  const repeated = repeatedOption(tokens);
+  if (repeated !== undefined) {
+    const named = Array.isArray(OPTIONS[command]) ? command : `${command} ${rest[0] ?? ''}`.trim();
+    const given = repeated.values.map((v) => JSON.stringify(v)).join(', ');
+    const message = `${named}: ${repeated.flag} is given ${repeated.values.length} times (${given}); give it once`;
+    const asJson = json && (optionsOf(command, rest[0])?.includes('--json') ?? false);
+    return badUsage(asJson, message, helpFor(command), [{ field: repeated.flag, message: 'given more than once' }]);
   }
   try {
     const code = await dispatch(command, rest, values);
@@ -313,6 +321,7 @@ function parse(argv: string[]) {
   return parseArgs({
     args: argv,
     allowPositionals: true,
+    tokens: true,
     options: {
       'data-dir': { type: 'string' },
       json: { type: 'boolean' },
