@@ -11,7 +11,7 @@ mod tokenize;
 
 pub use chunk::{MAX_WORDS, MIN_WORDS, Passage, TARGET_WORDS, chunk_messages, chunk_text, messages_text, word_count};
 pub use fast_hash::{FastHasher, FastMap};
-pub use link::{Linker, Mention, mentions_name};
+pub use link::{Linker, Mention, absent_mention, mentions_name};
 pub use names::{
     LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold, fold_text, folds_to, is_common_word,
     may_name_alone, title_case,
