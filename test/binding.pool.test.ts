@@ -26,5 +26,9 @@ it('serves calls made one after another on one thread after a burst started many
   const { threads, spent } = JSON.parse(stdout) as { threads: number; spent: number[] };
   expect(threads).toBeGreaterThan(4);
   const total = spent.reduce((a, b) => a + b, 0);
-  expect(Math.max(...spent)).toBeGreaterThan(0.9 * total);
+  // Woken coldest first, the calls spread over every thread (the busiest had at most ~1/threads
+  // of them); warmest first, one thread serves nearly all. On a loaded box a call now and then
+  // still lands on another thread before the warm one sleeps again (0.895 seen at load ~8), so
+  // the bound sits between the two, well clear of both.
+  expect(Math.max(...spent)).toBeGreaterThan(0.6 * total);
 });
