@@ -67,6 +67,12 @@ it.each([
     'CAIRN_IDEMPOTENCY_HOURS must be a whole number of hours a retried write is recognised, 1–8760, got "0"',
   ],
   [
+    'CAIRN_NAME_CACHE_MB=-1',
+    [],
+    { CAIRN_NAME_CACHE_MB: '-1' },
+    'CAIRN_NAME_CACHE_MB must be a whole number of MiB of name indexes kept between calls, 0–1048576, got "-1"',
+  ],
+  [
     'CAIRN_ADMIN_TOKEN=short',
     [],
     { CAIRN_ADMIN_TOKEN: 'short' },

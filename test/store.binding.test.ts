@@ -255,6 +255,9 @@ describe('errors', () => {
     expect(thrown(() => store.inner.get(7 as unknown as string, Buffer.from('k'))).code).toBe('StringExpected');
     expect((await rejection(store.range('t', { limit: -1 }))).code).toBe('INVALID_ARGUMENT');
     expect((await rejection(Store.open(dir, { cacheBytes: -5 }))).code).toBe('INVALID_ARGUMENT');
+    const names = await rejection(Store.open(dir, { nameCacheBytes: 1.5 }));
+    expect(names.code).toBe('INVALID_ARGUMENT');
+    expect(names.message).toContain('nameCacheBytes must be a whole number of bytes');
   });
 });
 

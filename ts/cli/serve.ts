@@ -39,6 +39,15 @@ function idempotencyRefusal(hours: string | undefined): string | null {
   return `CAIRN_IDEMPOTENCY_HOURS must be a whole number of hours a retried write is recognised, 1–8760, got ${JSON.stringify(hours)}`;
 }
 
+/**
+ * Why `CAIRN_NAME_CACHE_MB` cannot be used, or null: a whole number of MiB, 0–1048576 (0 keeps
+ * only the partition in use).
+ */
+function nameCacheRefusal(mb: string | undefined): string | null {
+  if (mb === undefined || (/^\d{1,7}$/.test(mb) && Number(mb) <= 1048576)) return null;
+  return `CAIRN_NAME_CACHE_MB must be a whole number of MiB of name indexes kept between calls, 0–1048576, got ${JSON.stringify(mb)}`;
+}
+
 /** The log levels of the node's logger (pino's, and `silent`). */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -114,6 +123,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ??
     readLimitsRefusal(env) ??
     idempotencyRefusal(env.CAIRN_IDEMPOTENCY_HOURS) ??
+    nameCacheRefusal(env.CAIRN_NAME_CACHE_MB) ??
     tokenAndLogRefusal(env);
   if (refused !== null) return couldNotRun(env, refused, false);
   const holder = findRunningNode(args.dataDir);
@@ -130,6 +140,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       logLevel: env.CAIRN_LOG_LEVEL || 'info',
       allowPrivate: env.CAIRN_ALLOW_PRIVATE === '1' || env.CAIRN_ALLOW_PRIVATE === 'true',
       ...(env.CAIRN_IDEMPOTENCY_HOURS === undefined ? {} : { idempotencyHours: Number(env.CAIRN_IDEMPOTENCY_HOURS) }),
+      ...(env.CAIRN_NAME_CACHE_MB === undefined ? {} : { nameCacheMb: Number(env.CAIRN_NAME_CACHE_MB) }),
     });
   } catch (err) {
     // A node that did not start could not run (exit 2, as --help says), whatever stopped it.

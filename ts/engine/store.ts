@@ -27,6 +27,8 @@ export interface StoreOptions {
   checkpointBytes?: number;
   /** Hours a notes write's `idempotencyKey` is remembered, a whole number 1–8760 (default 24). */
   idempotencyHours?: number;
+  /** Bytes of entity-name indexes the process keeps between calls (default 512 MiB). */
+  nameCacheBytes?: number;
 }
 
 export type CheckReport = BindingCheckReport;

@@ -34,6 +34,8 @@ export interface NodeOptions {
   allowPrivate?: boolean;
   /** Hours a write's `idempotencyKey` is remembered (`CAIRN_IDEMPOTENCY_HOURS`; default 24). */
   idempotencyHours?: number;
+  /** MiB of entity-name indexes kept between calls (`CAIRN_NAME_CACHE_MB`; default 512). */
+  nameCacheMb?: number;
   /** Where first-start messages go (the admin token, once). Default stderr. */
   announce?: (line: string) => void;
 }
@@ -76,10 +78,10 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   // (found by an audit: the refused start left an empty store behind).
   if (!loopback && !seeded && !existsSync(join(opts.dataDir, DATA_FILE))) throw new Error(noToken);
   const dirWarning = privateDataDir(opts.dataDir);
-  const store = await Store.open(
-    opts.dataDir,
-    opts.idempotencyHours === undefined ? {} : { idempotencyHours: opts.idempotencyHours },
-  );
+  const store = await Store.open(opts.dataDir, {
+    ...(opts.idempotencyHours === undefined ? {} : { idempotencyHours: opts.idempotencyHours }),
+    ...(opts.nameCacheMb === undefined ? {} : { nameCacheBytes: opts.nameCacheMb * 2 ** 20 }),
+  });
   // Holding the store's lock, so no other node is backing it up now.
   removeStagedBackups(opts.dataDir);
   let createdAdminToken: string | null = null;

@@ -11,6 +11,8 @@ pub struct BindingStoreOptions {
     pub checkpoint_bytes: Option<f64>,
     /// Hours a notes write's `idempotencyKey` is remembered, 1–8760 (default 24).
     pub idempotency_hours: Option<f64>,
+    /// Bytes of entity-name indexes the process keeps between calls (default 512 MiB).
+    pub name_cache_bytes: Option<f64>,
 }
 
 impl BindingStoreOptions {
@@ -27,6 +29,10 @@ impl BindingStoreOptions {
         }
         if let Some(n) = self.idempotency_hours {
             opts.idempotency_hours = hours(n)?;
+        }
+        if let Some(n) = self.name_cache_bytes {
+            opts.name_cache_bytes = usize::try_from(size("nameCacheBytes", n)?)
+                .map_err(|_| Failure::invalid("nameCacheBytes is too large"))?;
         }
         Ok(opts)
     }

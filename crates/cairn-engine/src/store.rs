@@ -55,6 +55,9 @@ pub struct StoreOptions {
     /// Hours a notes write's `idempotencyKey` is remembered (`IDEMPOTENCY_HOURS`): a retry
     /// within them replays, one after them writes anew, and the record is then removed.
     pub idempotency_hours: u32,
+    /// Bytes of entity-name indexes kept between calls, for every store of the process
+    /// (`knowledge/cache_budget.rs`; default 512 MiB).
+    pub name_cache_bytes: usize,
 }
 
 /// The hours `StoreOptions::idempotency_hours` may be: 1 up to a year. Default 24, as payment APIs
@@ -76,7 +79,13 @@ fn idempotency_ms(hours: u32) -> Result<i64> {
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { cache_bytes: 64 << 20, checkpoint_bytes: 64 << 20, vfs: Arc::new(StdFs), idempotency_hours: 24 }
+        StoreOptions {
+            cache_bytes: 64 << 20,
+            checkpoint_bytes: 64 << 20,
+            vfs: Arc::new(StdFs),
+            idempotency_hours: 24,
+            name_cache_bytes: crate::knowledge::NAME_CACHE_BYTES,
+        }
     }
 }
 
@@ -204,8 +213,9 @@ impl Store {
     /// every acknowledged commit from the log.
     pub fn open(dir: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
         let dir = dir.as_ref().to_path_buf();
-        let StoreOptions { cache_bytes, checkpoint_bytes, vfs, idempotency_hours } = opts;
+        let StoreOptions { cache_bytes, checkpoint_bytes, vfs, idempotency_hours, name_cache_bytes } = opts;
         let idempotency_ms = idempotency_ms(idempotency_hours)?;
+        crate::knowledge::set_name_cache_bytes(name_cache_bytes);
         vfs.create_dir_all(&dir).map_err(io("creating the store directory"))?;
         let lock = vfs.lock_dir(&dir).map_err(|e| match e {
             LockError::Held(pid) => Error::Locked { path: dir.clone(), holder_pid: pid },

@@ -4,6 +4,7 @@
 //! that creates an entity or changes its types bumps. Forgetting does not bump it: readers check
 //! every id they take from the cache against the snapshot, so a forgotten entity is never served.
 
+use super::cache_budget::{cached, keep};
 use super::graph::Entity;
 use super::part::Partition;
 use super::records::decode;
@@ -13,11 +14,9 @@ use crate::snapshot::Snapshot;
 use crate::text::{Linker, LookupOptions, Mention, NameIndex, NameMatch, fold};
 use crate::write::WriteTxn;
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
-/// Partitions kept at once; past this an arbitrary entry is dropped (rebuilt on its next use).
-const MAX_ENTRIES: usize = 64;
 /// Entities changed since the base was built that are kept as a delta; past this the base is
 /// rebuilt. A new generation reads only the entities changed since the cached one (the delta's
 /// entities are kept in memory) and rebuilds only the delta's small layer from them.
@@ -68,6 +67,25 @@ impl Part {
     fn linker(&self) -> &Linker {
         self.linker.get_or_init(|| Linker::new(self.index.names()))
     }
+
+    /// Heap bytes, about: the index, the linker once built, and the type classes.
+    fn bytes(&self) -> usize {
+        let types: usize = self.types.iter().map(|(k, ids)| k.capacity() + ids.capacity() * 8 + 56).sum();
+        self.index.bytes() + self.linker.get().map_or(0, Linker::bytes) + types
+    }
+}
+
+impl Layer {
+    fn bytes(&self) -> usize {
+        let kept: usize = self
+            .entities
+            .iter()
+            .map(|e| {
+                std::mem::size_of::<Named>() + e.name.capacity() + e.types.iter().map(String::capacity).sum::<usize>()
+            })
+            .sum();
+        self.part.bytes() + kept
+    }
 }
 
 impl Names {
@@ -75,6 +93,11 @@ impl Names {
     /// (types only grow, so the latest holds what the others do); each answer merges them.
     fn parts(&self) -> impl Iterator<Item = &Part> {
         std::iter::once(&*self.base).chain(self.large.iter().chain(&self.small).map(|l| &l.part))
+    }
+
+    /// Heap bytes, about, as `cache_budget.rs` counts them.
+    pub(crate) fn bytes(&self) -> usize {
+        self.base.bytes() + self.large.iter().chain(&self.small).map(|l| l.bytes()).sum::<usize>()
     }
 
     fn layered(&self) -> bool {
@@ -150,14 +173,6 @@ impl Names {
     }
 }
 
-type Key = (PathBuf, Vec<u8>);
-type Cache = Mutex<HashMap<Key, (u64, Arc<Names>)>>;
-
-fn cache() -> &'static Cache {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
 /// English plurals no ending rule finds, as the singular a type is stored under: "which people"
 /// meets type `person` (found by an audit: "which persons" seeded every person, "which people"
 /// none).
@@ -225,24 +240,6 @@ fn part_of(entities: &[Named]) -> Part {
 pub(crate) fn build(entities: &[Entity]) -> Names {
     let named: Vec<Named> = entities.iter().map(Named::from).collect();
     Names { base: Arc::new(part_of(&named)), base_gen: 0, large: None, small: None }
-}
-
-fn cached(dir: &Path, part: &Partition) -> Option<(u64, Arc<Names>)> {
-    let map = cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    map.get(&(dir.to_path_buf(), part.raw().to_vec())).cloned()
-}
-
-fn keep(dir: &Path, part: &Partition, generation: u64, names: &Arc<Names>) {
-    let mut map = cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let key = (dir.to_path_buf(), part.raw().to_vec());
-    // A partition's new generation takes its own place: only a new partition evicts another.
-    if !map.contains_key(&key)
-        && map.len() >= MAX_ENTRIES
-        && let Some(victim) = map.keys().next().cloned()
-    {
-        map.remove(&victim);
-    }
-    map.insert(key, (generation, names.clone()));
 }
 
 /// Where the names of one generation come from: the store as a snapshot or a write sees it.

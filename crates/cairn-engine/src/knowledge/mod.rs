@@ -14,6 +14,7 @@ mod attribute_sources;
 mod attribute_time;
 mod build_once;
 mod cache;
+mod cache_budget;
 mod citation;
 mod context;
 mod context_derived;
@@ -100,6 +101,7 @@ mod valid_properties;
 pub mod wire;
 
 pub use crate::time::{iso_ms, parse_iso_ms};
+pub use cache_budget::{DEFAULT_BYTES as NAME_CACHE_BYTES, set_budget as set_name_cache_bytes};
 pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, Seed, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};

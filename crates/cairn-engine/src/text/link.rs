@@ -67,6 +67,15 @@ impl Linker {
         Linker { automaton, entities }
     }
 
+    /// The heap bytes the linker holds, about: the automaton's and each pattern's entity list.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        let lists: usize = self.entities.iter().map(|ids| ids.capacity() * std::mem::size_of::<u64>()).sum();
+        self.automaton.as_ref().map_or(0, AhoCorasick::memory_usage)
+            + self.entities.capacity() * std::mem::size_of::<Vec<u64>>()
+            + lists
+    }
+
     /// Whether the linker holds no name.
     #[must_use]
     pub fn is_empty(&self) -> bool {

@@ -216,6 +216,32 @@ struct Entry {
     grams: usize,
 }
 
+/// The heap bytes of a `NameIndex`'s parts: each entry's strings and word ranges, and each map
+/// slot's key and list (a map's table counted at one key, value and control byte a slot).
+fn heap_bytes(
+    entries: &[Entry],
+    by_folded: &[u32],
+    words: &FxHashMap<String, Vec<(u32, u32)>>,
+    grams: &FxHashMap<u64, Vec<u32>>,
+) -> usize {
+    use std::mem::size_of;
+    let entry_heap: usize = entries
+        .iter()
+        .map(|e| e.name.capacity() + e.folded.capacity() + e.words.capacity() * size_of::<(usize, usize)>())
+        .sum();
+    let word_heap: usize = words.iter().map(|(k, v)| k.capacity() + v.capacity() * size_of::<(u32, u32)>()).sum();
+    let gram_heap: usize = grams.values().map(|v| v.capacity() * size_of::<u32>()).sum();
+    let word_slots = words.capacity() * (size_of::<String>() + size_of::<Vec<(u32, u32)>>() + 1);
+    let gram_slots = grams.capacity() * (size_of::<u64>() + size_of::<Vec<u32>>() + 1);
+    std::mem::size_of_val(entries)
+        + entry_heap
+        + std::mem::size_of_val(by_folded)
+        + word_heap
+        + gram_heap
+        + word_slots
+        + gram_slots
+}
+
 impl Entry {
     fn word(&self, k: usize) -> &str {
         let (from, to) = self.words[k];
@@ -237,6 +263,8 @@ pub struct NameIndex {
     words: FxHashMap<String, Vec<(u32, u32)>>,
     /// Bigram (two code points, or an edge and one) → entries holding it, ascending.
     grams: FxHashMap<u64, Vec<u32>>,
+    /// Heap bytes the above hold, estimated once built (`heap_bytes`).
+    bytes: usize,
 }
 
 impl NameIndex {
@@ -267,7 +295,14 @@ impl NameIndex {
         }
         let mut by_folded: Vec<u32> = (0..to_u32(entries.len())).collect();
         by_folded.sort_by(|&a, &b| entries[a as usize].folded.cmp(&entries[b as usize].folded).then(a.cmp(&b)));
-        Self { entries, by_folded, words, grams }
+        let bytes = heap_bytes(&entries, &by_folded, &words, &grams);
+        Self { entries, by_folded, words, grams, bytes }
+    }
+
+    /// The heap bytes the index holds, about: what a cache of indexes counts against its budget.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Every indexed name with its entity id (duplicates kept), in no particular order.
