@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::key_text::fit;
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
+use crate::knowledge::{source_index, source_of};
 use crate::snapshot::Snapshot;
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
@@ -95,6 +96,9 @@ pub(crate) struct EncodedChange<'a> {
     pub before: Option<&'a [u8]>,
     pub after: &'a [u8],
     pub patch: &'a [u8],
+    /// The `source` an entity event's `patch` holds (`knowledge::source_of`), for the source
+    /// index: the caller knows it without parsing the patch back.
+    pub source: Option<&'a str>,
 }
 
 /// `record` for an encoded change, with its sequence number `seq` given (a fresh id of the
@@ -134,6 +138,7 @@ pub(crate) fn record_encoded(
     tx.put(EVENT, &part.key(&[&seq_be]), &event)?;
     tx.put(TARGET, &[target_prefix(part, change.family, change.target), seq_be.to_vec()].concat(), &[])?;
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
+    source_index::refile_event(tx, part, seq, (None, change.source))?;
     // Encoded patches are `remember`'s: their ends are the target's.
     names::index(tx, part, &names::names_of(change.family, change.target, None), seq)
 }
@@ -146,6 +151,8 @@ pub(crate) struct PreparedEvent {
     target: String,
     /// The folded entity names it spells (`h.name`).
     names: std::collections::BTreeSet<String>,
+    /// The label its write came under (`knowledge::source_of`), which the source index files.
+    source: Option<String>,
     /// The event as `record` encodes it, with sequence number 0.
     json: Vec<u8>,
 }
@@ -168,7 +175,8 @@ pub(crate) fn prepare(caller: &Caller, change: Change<'_>) -> PreparedEvent {
     };
     let json = serde_json::to_vec(&event).expect("events serialise");
     let names = names_of_event(&event);
-    PreparedEvent { family: event.family, target: event.target, names, json }
+    let source = source_of(&event).map(str::to_owned);
+    PreparedEvent { family: event.family, target: event.target, names, source, json }
 }
 
 /// The bytes of a prepared event given sequence number `seq`.
@@ -191,6 +199,7 @@ pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &Pr
     tx.put(TARGET, &[target_prefix(part, &event.family, &event.target), seq_be.to_vec()].concat(), &[])?;
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
     names::index(tx, part, &event.names, seq)?;
+    source_index::refile_event(tx, part, seq, (None, event.source.as_deref()))?;
     Ok(seq)
 }
 
@@ -225,6 +234,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, event: &Event) -> 
     tx.delete(EVENT, &part.key(&[&seq]))?;
     tx.delete(TARGET, &[target_prefix(part, &event.family, &event.target), seq.to_vec()].concat())?;
     tx.delete(AGENT, &[agent_prefix(part, &event.agent), seq.to_vec()].concat())?;
+    source_index::refile_event(tx, part, event.seq, (source_of(event), None))?;
     names::unindex(tx, part, &names_of_event(event), event.seq)
 }
 
@@ -232,6 +242,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, event: &Event) -> 
 /// drops the `h.name` entries of the names it no longer spells.
 pub(crate) fn rewrite(tx: &mut WriteTxn<'_>, part: &Partition, was: &Event, edited: &Event) -> Result<()> {
     tx.put(EVENT, &part.key(&[&edited.seq.to_be_bytes()]), &serde_json::to_vec(edited).expect("events serialise"))?;
+    source_index::refile_event(tx, part, edited.seq, (source_of(was), source_of(edited)))?;
     let kept = names_of_event(edited);
     let gone = names_of_event(was).difference(&kept).cloned().collect();
     names::unindex(tx, part, &gone, edited.seq)

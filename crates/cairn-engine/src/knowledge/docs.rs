@@ -328,6 +328,7 @@ pub(crate) fn store_document(
         ingested_at: doc.now,
     };
     tx.put(DOC, &part.key(&[&doc_id.to_be_bytes()]), &encode(&record))?;
+    super::source_index::document(tx, part, &record)?;
     tally.documents(part, 1);
     tally.passages(part, super::tally::delta(passages.len()));
     add_hash(tx, doc.hash, doc_id)?;

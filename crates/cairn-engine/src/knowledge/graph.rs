@@ -450,6 +450,7 @@ pub(crate) fn relate_ids(
     for mut rel in plan.end {
         let before = rel.ended_at.is_none().then(|| rel.clone());
         rel.ended_at = rel.ended_at.or(Some(now));
+        // Only its end changes: its provenances, and so its source index entries, stay.
         tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
         tally.relation(part, before.as_ref(), Some(&rel));
         ended.push(rel.id);
@@ -469,10 +470,12 @@ pub(crate) fn relate_ids(
             // the fact itself (same id) is recorded anew as it is known from now on.
             let copy = Relation { id: ids(tx)?, ended_at: Some(now), version_of: Some(stored.id), ..stored.clone() };
             tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
+            super::source_index::refile(tx, part, None, Some(&copy))?;
             tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
             tx.put(ADJ, &adj_key(part, copy.to, IN, &own_type(&copy), copy.id), &[])?;
             let bytes = encode(&revised);
             tx.put(REL, &rel_key(part, revised.id), &bytes)?;
+            super::source_index::refile(tx, part, Some(&stored), Some(&revised))?;
             // The copy is ended (never counted); the fact keeps its liveness and its type.
             tally.relation(part, Some(&stored), Some(&revised));
             written = Some(bytes);
@@ -486,6 +489,7 @@ pub(crate) fn relate_ids(
         // The earlier life stays as history under a new id; the fact itself lives on under its own.
         let copy = Relation { id: ids(tx)?, ended_at: old.ended_at.or(Some(now)), ..old.clone() };
         tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
+        super::source_index::refile(tx, part, None, Some(&copy))?;
         tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
         tx.put(ADJ, &adj_key(part, copy.to, IN, &own_type(&copy), copy.id), &[])?;
     }
@@ -523,6 +527,7 @@ pub(crate) fn relate_ids(
     };
     let bytes = encode(&rel);
     tx.put(REL, &rel_key(part, id), &bytes)?;
+    super::source_index::refile(tx, part, restored.as_ref(), Some(&rel))?;
     // A restored fact was ended; a new one was nothing; either may be stored ended (older news).
     tally.relation(part, restored.as_ref(), Some(&rel));
     if restored.is_none() {

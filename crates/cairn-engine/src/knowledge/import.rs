@@ -584,6 +584,7 @@ fn import_fact(
         also,
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
+    super::source_index::refile(tx, part, None, Some(&rel))?;
     tally.relation(part, None, Some(&rel));
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
     tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
@@ -600,8 +601,18 @@ fn import_fact(
 /// Repoints the provenance of facts citing `from` to `to` (a reserved id whose text turned out to
 /// be stored here already).
 fn repoint_citations(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64) -> Result<()> {
-    for (key, bytes) in tx.prefix(REL, part.prefix())? {
-        let mut rel: Relation = decode(&bytes, "relation")?;
+    // Those the source index files under `from` once it is built, else every fact of the scope.
+    let filed = if super::source_index::built(tx)? { Some(super::source_index::citing(tx, part, from)?) } else { None };
+    let mut citing = Vec::new();
+    let cites = |s: &Source| matches!(s, Source::Document { doc_id, .. } if *doc_id == from);
+    super::source_index::each_relation(tx, part, filed.as_ref(), |rel| {
+        if cites(&rel.source) || rel.also.iter().any(|a| cites(&a.source)) {
+            citing.push(rel);
+        }
+        Ok(())
+    })?;
+    for was in citing {
+        let mut rel = was.clone();
         let mut changed = false;
         for source in std::iter::once(&mut rel.source).chain(rel.also.iter_mut().map(|a| &mut a.source)) {
             if let Source::Document { doc_id, .. } = source
@@ -613,7 +624,8 @@ fn repoint_citations(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64
         }
         if changed {
             // Only the provenance changes: nothing to count.
-            tx.put(REL, &key, &encode(&rel))?;
+            tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
+            super::source_index::refile(tx, part, Some(&was), Some(&rel))?;
         }
     }
     Ok(())
@@ -704,6 +716,7 @@ fn import_document(
     tx.delete(IMPORT_MAP, &reserved_key(part, id))?;
     let doc = Document { id, text: text.to_owned(), label, date, ingested_at };
     tx.put(DOC, &part.key(&[&id.to_be_bytes()]), &encode(&doc))?;
+    super::source_index::document(tx, part, &doc)?;
     tally.documents(part, 1);
     tally.passages(part, super::tally::delta(spans.len()));
     add_hash(tx, &hash, id)?;

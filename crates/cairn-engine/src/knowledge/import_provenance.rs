@@ -157,5 +157,6 @@ pub(super) fn merge(
     }
     // Only its provenance changes: nothing to count.
     tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
+    super::source_index::refile(tx, part, Some(have), Some(&rel))?;
     Ok(true)
 }

@@ -82,6 +82,10 @@ mod recall;
 mod recency;
 mod records;
 pub mod shown_attributes;
+pub(crate) mod source_index;
+pub(crate) mod source_index_build;
+#[cfg(test)]
+mod source_index_tests;
 mod spread;
 pub(crate) mod tally;
 pub(crate) mod tally_build;
@@ -101,6 +105,7 @@ mod valid_properties;
 pub mod wire;
 
 pub use crate::time::{iso_ms, parse_iso_ms};
+pub(crate) use attribute_time::source_of;
 pub use cache_budget::{DEFAULT_BYTES as NAME_CACHE_BYTES, set_budget as set_name_cache_bytes};
 pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, Seed, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};

@@ -12,6 +12,11 @@ use std::borrow::Cow;
 pub(crate) const SEQ: &str = "k.seq";
 /// `part | entity id` → entity record.
 pub(crate) const ENT: &str = "k.ent";
+/// What each source label stored and which relation records cite each document
+/// (`source_index.rs`): `part | 'd' | keyed label \0 | doc id`, `part | 'f' | keyed label \0 |
+/// relation id` and `part | 'c' | doc id | relation id` → (); the empty key → `[1]` marks it
+/// built (`source_index_build.rs`).
+pub(crate) const SOURCES: &str = "k.source";
 /// `part | folded name \0 | entity id` → () (a name too long for the key is kept as its head and
 /// a digest: `keyed_name`).
 pub(crate) const ENT_NAME: &str = "k.ent_name";

@@ -66,6 +66,8 @@ pub(super) struct Facts {
     /// The call's `date`: each relation's `source_date`, as `relate` keeps it beside a given
     /// `valid_from`.
     date: Option<String>,
+    /// The call's `source` label, which its entity events' patches hold (`entity_patch`).
+    label: Option<String>,
 }
 
 /// The history input of an entity a `remember` call sends: as sent, with the call's `date` (the
@@ -89,7 +91,7 @@ pub(super) fn prepare<'a>(
     relations: impl Iterator<Item = RelationView<'a>>,
     (date, label): (Option<&str>, Option<&str>),
 ) -> Facts {
-    let mut facts = Facts { date: date.map(str::to_owned), ..Facts::default() };
+    let mut facts = Facts { date: date.map(str::to_owned), label: label.map(str::to_owned), ..Facts::default() };
     for e in entities {
         let patch = entity_patch(&e, (date, label));
         facts.entities.push(PreparedEntity {
@@ -159,6 +161,7 @@ pub(super) fn store_entities(
             before: None,
             after: &bytes,
             patch: &p.patch,
+            source: facts.label.as_deref(),
         };
         record_encoded(tx, caller, seq, change)?;
         created += 1;
@@ -278,6 +281,7 @@ pub(super) fn store(
             before: before.as_deref(),
             after: &after,
             patch: &p.patch,
+            source: None,
         };
         record_encoded(tx, caller, next, change)?;
         next += 1;

@@ -189,7 +189,7 @@ pub(crate) fn remove_relation(
     if tx.delete(REL, &rel_key(part, rel.id))? {
         tally.relation(part, Some(rel), None);
     }
-    Ok(())
+    super::source_index::refile(tx, part, Some(rel), None)
 }
 
 /// Removes passage `(doc, ordinal)`'s mention links and its span record, counted in `tally`;
@@ -238,6 +238,7 @@ pub(crate) fn unlink_document(
     if tx.delete(DOC, &doc_prefix)? {
         tally.documents(part, -1);
     }
+    super::source_index::unfile_document(tx, part, doc)?;
     Ok(passages)
 }
 
@@ -270,6 +271,7 @@ pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, name: &str) -> 
 pub(crate) fn blank_spans(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, spans: &[PassageSpan]) -> Result<()> {
     let key = part.key(&[&doc.to_be_bytes()]);
     let Some(bytes) = tx.get(DOC, &key)? else { return Ok(()) };
+    // Its label stays: its source index entry too.
     let mut d: Document = decode(&bytes, "document")?;
     // One flag a code point, set span by span: linear in the text and the spans together, where
     // testing every span at every code point was their product (a large document losing many
@@ -366,5 +368,7 @@ mod purge_tests;
 mod scope_tests;
 #[cfg(test)]
 mod source_hub_tests;
+#[cfg(test)]
+mod source_scale_tests;
 #[cfg(test)]
 mod tests;

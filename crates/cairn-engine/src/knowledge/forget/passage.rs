@@ -7,9 +7,10 @@
 
 use super::super::docs::Document;
 use super::super::fact_sources::{Left, without};
-use super::super::graph::{Relation, Source};
+use super::super::graph::Source;
 use super::super::part::Partition;
 use super::super::records::{decode, encode};
+use super::super::source_index;
 use super::super::tally::Tally;
 use super::super::trees::{DOC, MENTIONED, REL, rel_key, trailing_id};
 use super::{Counts, Kept, Outcome, Strip, bury_document, missing, remove_document, strip_events};
@@ -38,21 +39,23 @@ pub fn forget_document(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, now: i
     // provenance states too cites that one from now on, the document taken out of it
     // (`fact_sources::without`); one the document alone stated keeps citing it.
     let of_doc = |source: &Source| matches!(source, Source::Document { doc_id, .. } if *doc_id == doc);
+    // The facts citing it, through the source index once it is built (`source_index.rs`).
+    let filed = if source_index::built(tx)? { Some(source_index::citing(tx, part, doc)?) } else { None };
     let (mut citing, mut promoted) = (0, Vec::new());
-    tx.scan_prefix(REL, part.prefix(), |_, bytes| {
-        let rel: Relation = decode(bytes, "relation")?;
+    source_index::each_relation(tx, part, filed.as_ref(), |rel| {
         match without(&rel, &of_doc) {
             Left::Untouched => {}
             // Earlier versions of a fact are not facts of their own.
             Left::Gone => citing += u64::from(rel.version_of.is_none()),
-            Left::Rewritten(kept) => promoted.push(kept),
+            Left::Rewritten(kept) => promoted.push((rel, kept)),
         }
         Ok(())
     })?;
-    let restated = promoted.iter().filter(|rel| rel.version_of.is_none()).count() as u64;
-    for rel in promoted {
+    let restated = promoted.iter().filter(|(rel, _)| rel.version_of.is_none()).count() as u64;
+    for (was, rel) in promoted {
         // Its liveness and type stay: nothing to count.
         tx.put(REL, &rel_key(part, rel.id), &encode(&*rel))?;
+        source_index::refile(tx, part, Some(&was), Some(&rel))?;
     }
     let mut kept = Vec::new();
     if citing > 0 {

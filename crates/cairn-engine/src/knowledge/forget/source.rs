@@ -4,6 +4,8 @@
 //! sent in), and the entity attributes set under it (`source_attributes.rs`). A fact another
 //! provenance states too stays, citing that one (`fact_sources.rs`), its label taken out of its
 //! record and events. Entities stay: each is stored in its own right, and the reply says so.
+//! What the label holds is found through the source index (`source_index.rs`), so the form reads
+//! pages by what the source holds, not by what its scope holds.
 
 use super::super::docs::Document;
 use super::super::edge_reads;
@@ -11,6 +13,7 @@ use super::super::fact_sources::{Left, without};
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
 use super::super::records::{decode, encode};
+use super::super::source_index;
 use super::super::tally::Tally;
 use super::super::trees::{DOC, REL, rel_key};
 use super::source_attributes::forget_labelled_attributes;
@@ -31,6 +34,32 @@ fn any_version(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64, fold
     Ok(!edge_reads::of_type(tx, part, (from, to), folded_type)?.is_empty())
 }
 
+/// The documents of `part` stored with `label`, in id order. They come from the source index
+/// (`source_index.rs`), each checked as a scan would; a store whose index is not built yet reads
+/// the scope's documents one at a time and keeps only the source's (a scope's texts may not fit
+/// in memory). So do its facts (`source_index::each_relation`).
+fn documents(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, indexed: bool) -> Result<Vec<Document>> {
+    let mut docs = Vec::new();
+    let mut theirs = |doc: Document| {
+        if doc.label.as_deref() == Some(label) {
+            docs.push(doc);
+        }
+    };
+    if indexed {
+        for id in source_index::documents_of(tx, part, label)? {
+            if let Some(bytes) = tx.get(DOC, &part.key(&[&id.to_be_bytes()]))? {
+                theirs(decode(&bytes, "document")?);
+            }
+        }
+    } else {
+        tx.scan_prefix(DOC, part.prefix(), |_, bytes| {
+            theirs(decode(bytes, "document")?);
+            Ok(())
+        })?;
+    }
+    Ok(docs)
+}
+
 /// Forgets everything `part` holds from source `label` (matched exactly).
 pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: i64) -> Result<Outcome> {
     if label.is_empty() {
@@ -38,16 +67,8 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     }
     let mut counts = Counts::default();
     let mut tally = Tally::default();
-    // The scope's documents and facts are read one at a time and only the source's are kept: a
-    // scope's texts may not fit in memory at once.
-    let mut docs = Vec::new();
-    tx.scan_prefix(DOC, part.prefix(), |_, bytes| {
-        let doc: Document = decode(bytes, "document")?;
-        if doc.label.as_deref() == Some(label) {
-            docs.push(doc);
-        }
-        Ok(())
-    })?;
+    let indexed = source_index::built(tx)?;
+    let docs = documents(tx, part, label, indexed)?;
     for doc in &docs {
         counts.passages += unlink_document(tx, part, doc, &mut tally)?;
         counts.documents += 1;
@@ -70,8 +91,8 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     // Each fact touched: its target, ends and folded type (a map: a source may state many).
     let mut facts: std::collections::BTreeMap<String, (u64, u64, String)> = std::collections::BTreeMap::new();
     let mut stated = Vec::new();
-    tx.scan_prefix(REL, part.prefix(), |_, bytes| {
-        let rel: Relation = decode(bytes, "relation")?;
+    let filed = if indexed { Some(source_index::facts_of(tx, part, label, &doc_ids)?) } else { None };
+    source_index::each_relation(tx, part, filed.as_ref(), |rel| {
         match left(&rel) {
             Left::Untouched => {}
             Left::Gone => stated.push((rel, None)),
@@ -87,6 +108,7 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         if let Some(kept) = kept {
             // Its liveness and type stay: nothing to count.
             tx.put(REL, &rel_key(part, kept.id), &encode(&*kept))?;
+            source_index::refile(tx, part, Some(&rel), Some(&kept))?;
             still_stated += u64::from(kept.version_of.is_none());
             touched = true;
             continue;

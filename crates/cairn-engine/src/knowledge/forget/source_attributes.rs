@@ -10,6 +10,7 @@ use super::super::attribute_time::{set_by, source_of, written_entity};
 use super::super::graph::Entity;
 use super::super::part::Partition;
 use super::super::records::{decode, encode};
+use super::super::source_index;
 use super::super::trees::{ENT, ent_key};
 use super::{Strip, bury, strip_events};
 use crate::error::{Error, Result};
@@ -36,11 +37,17 @@ fn event_at(tx: &mut WriteTxn<'_>, part: &Partition, seq: u64) -> Result<Event> 
 
 /// The entity events of `part` (by sequence number) whose writes came under `label`.
 fn labelled(tx: &mut WriteTxn<'_>, part: &Partition, label: &str) -> Result<Vec<Event>> {
+    // Those the source index files under the label once it is built (`source_index.rs`), else
+    // every entity event, through its target index: `part | entity \0 …`.
+    let seqs = if source_index::built(tx)? {
+        source_index::events_of(tx, part, label)?
+    } else {
+        let family = [part.prefix(), b"entity\0"].concat();
+        tx.prefix_keys(TARGET, &family)?.iter().map(|key| seq_of(key)).collect::<Result<_>>()?
+    };
     let mut out = Vec::new();
-    // Every entity event, through its target index: `part | entity \0 …`.
-    let family = [part.prefix(), b"entity\0"].concat();
-    for key in tx.prefix_keys(TARGET, &family)? {
-        let event = event_at(tx, part, seq_of(&key)?)?;
+    for seq in seqs {
+        let event = event_at(tx, part, seq)?;
         if source_of(&event) == Some(label) {
             out.push(event);
         }

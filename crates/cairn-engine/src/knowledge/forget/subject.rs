@@ -75,6 +75,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         if tx.delete(REL, &rel_key(part, rel_id))? {
             tally.relation(part, Some(&rel), None);
         }
+        super::super::source_index::refile(tx, part, Some(&rel), None)?;
         // Its id and ends answer "already" through the `fact` form, as if forgotten one by one.
         bury_relation(tx, part, &rel, &target, now)?;
         relations += 1;
@@ -214,6 +215,7 @@ fn forget_passages(
             let d: Document = decode(&bytes, "document")?;
             remove_hash(tx, part, &d.text, d.date.as_deref(), doc)?;
             tx.delete(DOC, &doc_key)?;
+            super::super::source_index::unfile_document(tx, part, &d)?;
             tally.documents(part, -1);
             // The `passage` form of a document that went with the subject answers "already".
             bury_document(tx, part, &d, now)?;

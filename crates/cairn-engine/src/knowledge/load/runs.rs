@@ -14,9 +14,10 @@ use crate::knowledge::graph::Entity;
 use crate::knowledge::ids::{read_next_id, write_next_id};
 use crate::knowledge::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, import};
 use crate::knowledge::part::Partition;
+use crate::knowledge::source_index::asserted_key;
 use crate::knowledge::tally::Tally;
 use crate::knowledge::trees::{
-    ADJ, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, keyed_name, keyed_type, names_gen_in,
+    ADJ, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, SOURCES, keyed_name, keyed_type, names_gen_in,
 };
 use crate::side::SidePages;
 use crate::text::FastMap;
@@ -190,6 +191,18 @@ fn relation_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) 
         b.key.extend_from_slice(&ids.fact(i).to_be_bytes());
         records.write(f, (ids.fact(i), ids.entity(f.from), ids.entity(f.to)), &mut b.value);
         run.push(&b.key, &b.value)?;
+    }
+    run.finish()
+}
+
+/// `k.source`: the facts asserted under a label (`source_index.rs`), sorted by the run (a label
+/// is rarely the only one of a load; other partitions may hold entries already).
+fn source_run(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids) -> Result<()> {
+    let mut run = tx.sorted_run(SOURCES, false)?;
+    for (i, f) in plan.facts.iter().enumerate() {
+        if let Some(label) = &f.label {
+            run.push(&asserted_key(part, label, ids.fact(i)), &[])?;
+        }
     }
     run.finish()
 }
@@ -642,11 +655,13 @@ impl<'p> EventOrders<'p> {
     }
 }
 
-/// The record trees written in plan order (entities, name generations, attributes, relations).
+/// The record trees written in plan order (entities, name generations, attributes, relations and
+/// their source labels).
 fn records(tx: &mut WriteTxn<'_>, part: &Partition, plan: &Plan, ids: Ids, generation: u64) -> Result<()> {
     entity_runs(tx, part, plan, ids, generation)?;
     attribute_runs(tx, part, plan, ids)?;
-    relation_run(tx, part, plan, ids)
+    relation_run(tx, part, plan, ids)?;
+    source_run(tx, part, plan, ids)
 }
 
 /// The record trees written in the orders `RecordOrders` sorted (names, adjacency, id map), and
