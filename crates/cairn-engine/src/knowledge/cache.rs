@@ -45,11 +45,23 @@ pub(crate) struct Part {
 struct Layer {
     part: Part,
     entities: Vec<Named>,
+    /// Heap bytes `entities` hold, counted once: the budget reads every entry's size at each store.
+    kept_bytes: usize,
 }
 
 impl Layer {
     fn new(entities: Vec<Named>) -> Option<Arc<Layer>> {
-        (!entities.is_empty()).then(|| Arc::new(Layer { part: part_of(&entities), entities }))
+        let kept_bytes = entities
+            .iter()
+            .map(|e| {
+                std::mem::size_of::<Named>() + e.name.capacity() + e.types.iter().map(String::capacity).sum::<usize>()
+            })
+            .sum();
+        (!entities.is_empty()).then(|| Arc::new(Layer { part: part_of(&entities), entities, kept_bytes }))
+    }
+
+    fn bytes(&self) -> usize {
+        self.part.bytes() + self.kept_bytes
     }
 }
 
@@ -72,19 +84,6 @@ impl Part {
     fn bytes(&self) -> usize {
         let types: usize = self.types.iter().map(|(k, ids)| k.capacity() + ids.capacity() * 8 + 56).sum();
         self.index.bytes() + self.linker.get().map_or(0, Linker::bytes) + types
-    }
-}
-
-impl Layer {
-    fn bytes(&self) -> usize {
-        let kept: usize = self
-            .entities
-            .iter()
-            .map(|e| {
-                std::mem::size_of::<Named>() + e.name.capacity() + e.types.iter().map(String::capacity).sum::<usize>()
-            })
-            .sum();
-        self.part.bytes() + kept
     }
 }
 
