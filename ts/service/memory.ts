@@ -33,7 +33,7 @@ import { preauthorize, resolveIdentity } from './identity.js';
 import { boundItems, buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
 import { memoryRecall } from './recall.js';
-import { boundDeleteUser, boundRemember } from './reply-lists.js';
+import { boundDeleteUser, boundRemember, largestInOrder } from './reply-lists.js';
 
 type Reply = Record<string, unknown>;
 
@@ -128,16 +128,9 @@ const held = (s: ScopeCounts) =>
  */
 function listedScopes(scopes: ScopeCounts[]): Record<string, unknown> {
   if (scopes.length <= SCOPES_LISTED) return { scopes };
-  const kept = new Set(
-    scopes
-      .map((s, i) => ({ s, i, n: held(s) }))
-      .sort((a, b) => b.n - a.n || a.i - b.i)
-      .slice(0, SCOPES_LISTED)
-      .map((e) => e.s),
-  );
   const omitted = scopes.length - SCOPES_LISTED;
   return {
-    scopes: scopes.filter((s) => kept.has(s)),
+    scopes: largestInOrder(scopes, SCOPES_LISTED, held),
     scopes_omitted: omitted,
     scopes_hint: `${SCOPES_LISTED} of ${scopes.length} scopes listed (those holding the most); ${omitted} left out: memory_status with \`scope\` counts any one`,
   };

@@ -13,6 +13,21 @@ export const LISTED = 100;
 /** The JSON bytes `rejected` keeps, past which it ends early (at least one entry kept). */
 export const REJECTED_BYTES = 16 * 1024;
 
+/**
+ * The `n` entries of `list` with the largest `size`, in `list`'s order (ties: the earlier). Both
+ * scope lists (status's and delete_user's) keep those that hold the most, in name order.
+ */
+export function largestInOrder<T>(list: T[], n: number, size: (entry: T) => number): T[] {
+  const kept = new Set(
+    list
+      .map((e, i) => ({ e, i, size: size(e) }))
+      .sort((a, b) => b.size - a.size || a.i - b.i)
+      .slice(0, n)
+      .map((x) => x.e),
+  );
+  return list.filter((e) => kept.has(e));
+}
+
 const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
 
 /** The first entries of `list` within `LISTED` and `maxBytes` of JSON (one kept whatever its size). */
@@ -70,18 +85,11 @@ export function boundDeleteUser(reply: Reply): Reply {
     for (const [what, n] of Object.entries(s.forgotten)) forgotten[what] = (forgotten[what] ?? 0) + Number(n);
   }
   if (scopes.length <= LISTED) return { ...reply, forgotten };
-  const kept = new Set(
-    scopes
-      .map((s, i) => ({ s, i, n: held(s) }))
-      .sort((a, b) => b.n - a.n || a.i - b.i)
-      .slice(0, LISTED)
-      .map((e) => e.s),
-  );
   const omitted = scopes.length - LISTED;
   return {
     ...reply,
     forgotten,
-    scopes: scopes.filter((s) => kept.has(s)),
+    scopes: largestInOrder(scopes, LISTED, held),
     scopes_omitted: omitted,
     scopes_hint: `${LISTED} of ${scopes.length} forgotten scopes listed (those that held the most); \`forgotten\` counts all of them`,
   };
