@@ -9,7 +9,7 @@ import { Store } from '../ts/index.js';
 import { startNode } from '../ts/server/node.js';
 import { findRunningNode } from '../ts/server/node-file.js';
 import { CLI, cairn, tempDir } from './helpers.js';
-import { stdioBridge, toolJson } from './mcp-client.js';
+import { INITIALIZE, postMcp, stdioBridge, toolJson } from './mcp-client.js';
 
 // The CLI as users run it: init, tokens (directly and through a running node), serve's lifecycle,
 // and `cairn mcp` starting a node in the background.
@@ -137,6 +137,46 @@ it('serve: health, tokens through the admin API while running, graceful SIGTERM'
   expect(existsSync(join(dir, 'node.json'))).toBe(false);
   // The store was closed cleanly: the CLI can open it again.
   expect((await cairn(['check', '--data-dir', dir])).code).toBe(0);
+});
+
+it('serve takes its MCP session caps from CAIRN_MCP_SESSIONS and CAIRN_MCP_SESSIONS_PER_TOKEN', async () => {
+  const admin = 'seeded-admin-token-for-the-cli-test-0000000';
+  const { child, url } = await serve({
+    CAIRN_ADMIN_TOKEN: admin,
+    CAIRN_MCP_SESSIONS: '2',
+    CAIRN_MCP_SESSIONS_PER_TOKEN: '1',
+  });
+  const token = async (agent: string) => {
+    const made = await cairn(['token', 'create', '--agent', agent, '--data-dir', dir, '--json'], {
+      CAIRN_ADMIN_TOKEN: admin,
+    });
+    return (JSON.parse(made.stdout) as { token: string }).token;
+  };
+  const [codex, claude, cursor] = [await token('codex'), await token('claude'), await token('cursor')];
+  const sessionOf = async (t: string) => {
+    const r = await postMcp(url, t, INITIALIZE);
+    expect(r.status).toBe(200);
+    return r.headers.get('mcp-session-id') ?? '';
+  };
+  const ping = async (t: string, session: string) =>
+    (
+      await postMcp(url, t, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }), {
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-06-18',
+      })
+    ).status;
+  // One session a token: codex's second initialize closes its first.
+  const first = await sessionOf(codex);
+  const second = await sessionOf(codex);
+  expect(await ping(codex, first)).toBe(404);
+  expect(await ping(codex, second)).toBe(200);
+  // Two a node: claude takes the second place, cursor finds none.
+  await sessionOf(claude);
+  expect((await postMcp(url, cursor, INITIALIZE)).status).toBe(503);
+  expect(await ping(codex, second)).toBe(200);
+  const done = exited(child);
+  child.kill('SIGTERM');
+  expect(await done).toBe(0);
 });
 
 it('a second serve on a store a node holds could not run (exit 2): it names the node and says to go through it', async () => {

@@ -73,6 +73,18 @@ it.each([
     'CAIRN_NAME_CACHE_MB must be a whole number of MiB of name indexes kept between calls, 0–1048576, got "-1"',
   ],
   [
+    'CAIRN_MCP_SESSIONS=0',
+    [],
+    { CAIRN_MCP_SESSIONS: '0' },
+    'CAIRN_MCP_SESSIONS must be a whole number of MCP sessions the node holds at once, 1–100000, got "0"',
+  ],
+  [
+    'CAIRN_MCP_SESSIONS_PER_USER=ten',
+    [],
+    { CAIRN_MCP_SESSIONS_PER_USER: 'ten' },
+    'CAIRN_MCP_SESSIONS_PER_USER must be a whole number of MCP sessions the tokens of one user hold together',
+  ],
+  [
     'CAIRN_ADMIN_TOKEN=short',
     [],
     { CAIRN_ADMIN_TOKEN: 'short' },

@@ -48,6 +48,29 @@ function nameCacheRefusal(mb: string | undefined): string | null {
   return `CAIRN_NAME_CACHE_MB must be a whole number of MiB of name indexes kept between calls, 0–1048576, got ${JSON.stringify(mb)}`;
 }
 
+/** The MCP session caps an operator may set, each a whole number 1–100000, and what it bounds. */
+const SESSION_SETTINGS = {
+  CAIRN_MCP_SESSIONS: ['maxSessions', 'MCP sessions the node holds at once'],
+  CAIRN_MCP_SESSIONS_PER_USER: ['maxPerUser', 'MCP sessions the tokens of one user hold together'],
+  CAIRN_MCP_SESSIONS_PER_TOKEN: ['maxPerToken', 'MCP sessions one token holds'],
+} as const;
+
+type SessionCaps = Partial<Record<(typeof SESSION_SETTINGS)[keyof typeof SESSION_SETTINGS][0], number>>;
+
+/** The session caps set in `env`, or why one cannot be used (checked before the store is opened). */
+function sessionCaps(env: NodeJS.ProcessEnv): { caps: SessionCaps } | { refused: string } {
+  const caps: SessionCaps = {};
+  for (const [name, [field, what]] of Object.entries(SESSION_SETTINGS)) {
+    const text = env[name];
+    if (text === undefined) continue;
+    if (!/^[1-9]\d{0,5}$/.test(text) || Number(text) > 100_000) {
+      return { refused: `${name} must be a whole number of ${what}, 1–100000, got ${JSON.stringify(text)}` };
+    }
+    caps[field] = Number(text);
+  }
+  return { caps };
+}
+
 /** The log levels of the node's logger (pino's, and `silent`). */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -126,6 +149,8 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     nameCacheRefusal(env.CAIRN_NAME_CACHE_MB) ??
     tokenAndLogRefusal(env);
   if (refused !== null) return couldNotRun(env, refused, false);
+  const sessions = sessionCaps(env);
+  if ('refused' in sessions) return couldNotRun(env, sessions.refused, false);
   const holder = findRunningNode(args.dataDir);
   if (holder !== null) return couldNotRun(env, heldBy(args.dataDir, holder), true);
   let node: Awaited<ReturnType<typeof startNode>>;
@@ -141,6 +166,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       allowPrivate: env.CAIRN_ALLOW_PRIVATE === '1' || env.CAIRN_ALLOW_PRIVATE === 'true',
       ...(env.CAIRN_IDEMPOTENCY_HOURS === undefined ? {} : { idempotencyHours: Number(env.CAIRN_IDEMPOTENCY_HOURS) }),
       ...(env.CAIRN_NAME_CACHE_MB === undefined ? {} : { nameCacheMb: Number(env.CAIRN_NAME_CACHE_MB) }),
+      sessions: sessions.caps,
     });
   } catch (err) {
     // A node that did not start could not run (exit 2, as --help says), whatever stopped it.
