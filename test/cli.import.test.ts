@@ -141,6 +141,52 @@ it('refuses a file holding no record as bad input (exit 1), naming it, before an
   expect(existsSync(store)).toBe(false);
 });
 
+// Found by an audit: `[]`, `{}` and a saved memory_export reply were "loaded", zero counts.
+it('refuses a file whose first record line is no record, naming the line, before any store is made', async () => {
+  const store = join(dir, 'store');
+  const cases: [string, string][] = [
+    ['[]', 'line 1 is a JSON array'],
+    ['\n\n{}\n', 'line 3 is a JSON object without a `kind`'],
+    [JSON.stringify({ records: RECORDS, next: null }), 'line 1 is a memory_export reply'],
+    ['<html>502 Bad Gateway</html>', 'line 1 is not JSON'],
+  ];
+  for (const [text, problem] of cases) {
+    const file = join(dir, 'not-export.jsonl');
+    writeFileSync(file, text);
+    const r = await cairn(['import', file, '--data-dir', store, '--json']);
+    expect(r.code, text).toBe(1);
+    const { error } = JSON.parse(r.stdout) as { error: { code: string; message: string; details: unknown[] } };
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.message).toContain(`${file} is not an export file: ${problem}`);
+    expect(error.details).toEqual([{ field: 'PATH', message: expect.stringContaining(problem) }]);
+  }
+  expect(existsSync(store)).toBe(false);
+});
+
+it('imports an export of an empty scope (its header alone), and blank pieces before the first record', async () => {
+  const store = join(dir, 'store');
+  expect((await cairn(['init', '--data-dir', store, '--json'])).code).toBe(0);
+  const pkg = join(dir, 'pkg');
+  expect((await cairn(['export', pkg, '--data-dir', store, '--scope', 'none', '--allow-empty'])).code).toBe(0);
+  const header = readFileSync(join(pkg, 'records.jsonl'), 'utf8');
+  expect(JSON.parse(header)).toMatchObject({ kind: 'header' });
+  const only = exportFile([header.trimEnd()]);
+  const r = await cairn(['import', only, '--data-dir', store, '--scope', 'copy', '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ mode: 'load', imported: { entities: 0 }, skipped: [] });
+  // 2,000 blank lines (pieces of 300 bytes hold only them), then records with a bad line among them:
+  // the first piece with a record is loaded, and lines are still numbered from the file's start.
+  const lines = [...Array.from({ length: 2000 }, () => ''), ...RECORDS.map((x) => JSON.stringify(x)), '{"kind": '];
+  const file = exportFile(lines);
+  const p = await cairn(['import', file, '--data-dir', store, '--scope', 'late', '--json'], {
+    CAIRN_LOAD_PIECE_BYTES: '300',
+  });
+  expect(p.code, p.stderr).toBe(1);
+  const out = JSON.parse(p.stdout) as Imported;
+  expect(out.imported).toMatchObject({ entities: 3, facts: 2 });
+  expect(out.skipped.map((x) => x.index)).toEqual([2005]);
+});
+
 /** `n` entities, each related to the next, as export lines. */
 function chain(n: number): string[] {
   const lines: string[] = [];

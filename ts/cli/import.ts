@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 
 import { ApiError } from '../protocol/errors.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
+import { EXPORT_FILE, firstLine, headProblem } from '../service/export-head.js';
 import { type FileImported, importLines, wholeFits } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
@@ -135,7 +136,7 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     } else {
       // Opened here, so an unreadable file is refused as such before anything is stored.
       const fd = openSync(a.file, 'r');
-      refuseEmpty(a.file, fd, st.size);
+      refuseNoExportFile(a.file, fd, st.size);
       body = () => createReadStream('', { fd });
       size = st.size;
     }
@@ -165,22 +166,32 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   return result.skipped.length > 0 ? 1 : 0;
 }
 
-/** The most of a file read to tell one of only blank lines (an empty export file, saved by an editor). */
-const BLANK_READ = 64 * 1024;
+/** The most of a file read to judge its first record (an export file's is its header, a few hundred bytes). */
+const HEAD_READ = 64 * 1024;
 
 /**
- * Refuses a file holding no record (empty, or only blank lines, within `BLANK_READ`) before
- * anything is stored, as bad input (exit 1) naming the file. Found by an audit: an empty file was
- * "loaded into an empty scope", exit 0, so a failed export piped into a file looked imported.
+ * Refuses a file that is no export file, before anything is stored or a store made, as bad input
+ * (exit 1) naming the file: one holding no record (empty, or only blank lines, within
+ * `HEAD_READ`; found by an audit: an empty file was "loaded into an empty scope", exit 0, so a
+ * failed export piped into a file looked imported), or whose first line that is not blank, when
+ * whole within `HEAD_READ`, is no record (`export-head.ts`: `[]`, `{}`, an error page). The
+ * import judges the body the same way, so a longer first line is refused there.
  */
-function refuseEmpty(file: string, fd: number, size: number): void {
-  if (size > BLANK_READ) return;
-  const head = Buffer.alloc(size);
-  const read = readSync(fd, head, 0, size, 0);
-  if (head.subarray(0, read).toString('utf8').trim() !== '') return;
-  const what = size === 0 ? 'is empty (0 bytes)' : 'holds only blank lines';
-  const message = `${file} ${what}: nothing to import (an export file holds one JSON record a line)`;
-  throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: 'no records' }]);
+function refuseNoExportFile(file: string, fd: number, size: number): void {
+  const head = Buffer.alloc(Math.min(size, HEAD_READ));
+  const read = readSync(fd, head, 0, head.length, 0);
+  const line = firstLine(head.subarray(0, read));
+  if (line === null) {
+    if (size > HEAD_READ) return;
+    const what = size === 0 ? 'is empty (0 bytes)' : 'holds only blank lines';
+    const message = `${file} ${what}: nothing to import (${EXPORT_FILE})`;
+    throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: 'no records' }]);
+  }
+  // A line that may go on past the read is left to the import.
+  const problem = line.ended || read === size ? headProblem(line) : null;
+  if (problem === null) return;
+  const message = `${file} is not an export file: ${problem}; ${EXPORT_FILE}`;
+  throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: problem }]);
 }
 
 /**

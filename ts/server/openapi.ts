@@ -234,7 +234,13 @@ function nodePaths(): Record<string, unknown> {
           requestBody: {
             required: true,
             content: {
-              'application/x-ndjson': { schema: { type: 'string', description: 'export records, one a line' } },
+              'application/x-ndjson': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'export records, one a line; a body with no record, or whose first line that is not blank is no record (a JSON object with a kind), is refused (422 naming `body`), nothing stored',
+                },
+              },
             },
           },
           responses: { ...ok('What was imported', AdminImportReply), ...errorResponses(ROUTE_ERRORS.body) },

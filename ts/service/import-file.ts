@@ -8,6 +8,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { AdminImportReply } from '../protocol/replies-node.js';
 import type { KindCounts } from '../protocol/reply-parts.js';
 import { storeFailure } from './engine.js';
+import { EXPORT_FILE, firstLine, headProblem } from './export-head.js';
 import { gathered, linePieces, oneChunk, type Piece } from './line-pieces.js';
 
 /** Records per `import` call when a file goes through `import` (the verb's per-call limit). */
@@ -52,6 +53,21 @@ function notEmpty(): ApiError {
   );
 }
 
+/** The refusal of a body whose first line that is not blank is no record (`export-head.ts`). */
+function notAnExportFile(problem: string): ApiError {
+  return new ApiError('VALIDATION_ERROR', `the body is not an export file: ${problem}; ${EXPORT_FILE}`, [
+    { field: 'body', message: problem },
+  ]);
+}
+
+/** The refusal of a body of `bytes` bytes holding no line that is not blank. */
+function noRecords(bytes: number): ApiError {
+  const what = bytes === 0 ? '0 bytes' : `${bytes} bytes of blank lines`;
+  return new ApiError('VALIDATION_ERROR', `the body holds no records (${what}): nothing to import; ${EXPORT_FILE}`, [
+    { field: 'body', message: 'no records' },
+  ]);
+}
+
 /** Whether the scope of `caller` holds nothing an export would carry (every agent's, private too). */
 async function isEmpty(store: Store, caller: Caller): Promise<boolean> {
   const body = { limit: 1, allAgents: true, allowPrivate: true, includePrivate: true };
@@ -83,7 +99,9 @@ export function loadPieceBytes(env: NodeJS.ProcessEnv = process.env, memory = to
  * 5,000 records at a time, which matches what is stored instead of duplicating it (each page
  * commits alone; running the file again finishes an interrupted one). `skipped` and
  * `not_reproduced` count lines from 0 either way. With `whole` (a Memory Package of that many
- * bytes) see `importWhole`: all of it into an empty scope, or nothing.
+ * bytes) see `importWhole`: all of it into an empty scope, or nothing. Either way a body holding
+ * no record, or whose first line that is not blank is no record (`export-head.ts`), is refused
+ * before anything is stored.
  */
 export async function importLines(
   store: Store,
@@ -94,20 +112,32 @@ export async function importLines(
   const chunks = input instanceof Uint8Array ? oneChunk(input) : input;
   if (opts.whole !== undefined) return importWhole(store, caller, chunks, opts.whole.bytes);
   const out: Omit<FileImported, 'mode'> = { imported: zero(), unchanged: zero(), skipped: [], not_reproduced: [] };
+  // Pieces holding a record; those before the first hold only blank lines and are passed over.
   let pieces = 0;
+  let blank = 0;
   let loaded = false;
   for await (const piece of linePieces(chunks, loadPieceBytes())) {
+    if (pieces === 0) {
+      const head = firstLine(piece.bytes);
+      if (head === null) {
+        blank += piece.bytes.length;
+        continue;
+      }
+      const problem = headProblem(head, piece.first);
+      if (problem !== null) throw notAnExportFile(problem);
+    }
     if (pieces++ === 0) {
       const reply = await engine(() => store.load(caller, piece.bytes));
       // `load` refuses only a scope that holds knowledge; anything else it would have skipped.
       if (reply.error === undefined) {
-        add(out, reply as Omit<FileImported, 'mode'>, (index) => index);
+        add(out, reply as Omit<FileImported, 'mode'>, (index) => piece.first + index);
         loaded = true;
         continue;
       }
     }
     await importPiece(store, caller, piece, out);
   }
+  if (pieces === 0) throw noRecords(blank);
   out.skipped.sort((a, b) => a.index - b.index);
   return { mode: loaded ? (pieces > 1 ? 'load_then_import' : 'load') : 'import', ...out };
 }
@@ -145,6 +175,10 @@ async function importWhole(
   if (!(await isEmpty(store, caller))) throw notEmpty();
   const lines = await gathered(chunks, bytes);
   if (lines === null) throw new ApiError('VALIDATION_ERROR', `the package holds more than ${bytes} bytes`);
+  const head = firstLine(lines);
+  if (head === null) throw noRecords(lines.length);
+  const problem = headProblem(head);
+  if (problem !== null) throw notAnExportFile(problem);
   const reply = await engine(() => store.load(caller, lines, true));
   const refused = refusalOf(reply);
   if (refused !== null)
