@@ -131,7 +131,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     tokens,
   );
   // The revoke route closes the revoked token's MCP sessions.
-  registerRoutes(app, svc, tokens, sessions);
+  registerRoutes(app, svc, tokens, sessions, buckets);
   registerMcp(app, svc, tokens, opts.node.version, sessions, buckets);
   return app;
 }

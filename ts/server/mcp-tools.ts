@@ -33,15 +33,20 @@ export function toolList() {
   }));
 }
 
+/** The request a tool call came in, as the transport hands it to the handler. */
+type CallExtra = { authInfo?: { extra?: Record<string, unknown> } };
+
 /**
  * An MCP server whose tools call the service functions, as the HTTP routes do; `principalOf`
- * gives the principal of the request being handled (from the transport's auth info).
+ * gives the principal of the request being handled (from the transport's auth info), and
+ * `answered` hears of each call answered without error (the rate limit's refunds).
  */
 export function toolServer(
   svc: Service,
   version: string,
-  principalOf: (extra: { authInfo?: { extra?: Record<string, unknown> } }) => Principal,
+  principalOf: (extra: CallExtra) => Principal,
   onError: (err: unknown) => void,
+  answered: (verb: string, args: Record<string, unknown>, extra: CallExtra) => void = () => undefined,
 ): Server {
   const server = new Server(
     { name: 'cairn', title: 'Cairn memory', version },
@@ -56,11 +61,15 @@ export function toolServer(
   const tools = toolList();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   onToolCall(server, async (call, extra) => {
-    const spec = VERBS.find((v) => v.tool === call.name);
-    const run = spec === undefined ? undefined : SERVICES[spec.verb];
-    if (run === undefined) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${call.name}`);
+    const verb = VERBS.find((v) => v.tool === call.name)?.verb;
+    const run = verb === undefined ? undefined : SERVICES[verb];
+    if (verb === undefined || run === undefined)
+      throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${call.name}`);
     try {
-      return toolResult(await run(svc, principalOf(extra), call.arguments ?? {}));
+      const args = call.arguments ?? {};
+      const reply = await run(svc, principalOf(extra), args);
+      answered(verb, args, extra);
+      return toolResult(reply);
     } catch (err) {
       const api = toApiError(err, onError);
       return toolResult(api.body() as unknown as Record<string, unknown>, true);

@@ -11,11 +11,12 @@ import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
 import { authHook, principalOf } from './auth.js';
 import { errorHandler as appErrorHandler, sendError } from './errors.js';
+import { exportPageRefund } from './export-page-cost.js';
 import { releaseAnswered } from './mcp-answered.js';
 import { type McpSessions, ownerOf } from './mcp-sessions.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
-import type { RateBuckets } from './rate-limit.js';
+import { type RateBuckets, rateKey } from './rate-limit.js';
 
 /** Seconds a client refused for a full node is told to wait (idle sessions are swept each minute). */
 const FULL_RETRY_AFTER_S = 60;
@@ -97,8 +98,20 @@ export function registerMcp(
    * accepts the request as an initialize (the cap is applied then, so refused requests evict
    * nobody); otherwise it answers the refusal and is dropped.
    */
+  // An export continuation page gives part of its request back to the bucket the call was counted in.
+  const answered = (verb: string, args: unknown, extra: { authInfo?: { extra?: Record<string, unknown> } }) => {
+    const key = extra.authInfo?.extra?.rateKey;
+    if (buckets !== undefined && typeof key === 'string') buckets.refund(key, exportPageRefund(verb, args));
+  };
+
   const open = async (token: TokenRecord, admitted: () => void): Promise<WebStandardStreamableHTTPServerTransport> => {
-    const server = toolServer(svc, version, principalFromExtra, (err) => app.log.error({ err }, 'tool failed'));
+    const server = toolServer(
+      svc,
+      version,
+      principalFromExtra,
+      (err) => app.log.error({ err }, 'tool failed'),
+      answered,
+    );
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
@@ -158,7 +171,12 @@ export function registerMcp(
       return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
     if (req.bodyProblem !== null) return answerProblem(reply, req.body, req.bodyProblem);
-    const authInfo: AuthInfo = { token: '', clientId: p.token.id, scopes: [], extra: { principal: p } };
+    const authInfo: AuthInfo = {
+      token: '',
+      clientId: p.token.id,
+      scopes: [],
+      extra: { principal: p, rateKey: rateKey(req) },
+    };
     reply.hijack();
     try {
       const answer = await transport.handleRequest(webRequest(req.raw), { parsedBody: req.body, authInfo });

@@ -7,9 +7,13 @@ import { ApiError } from '../protocol/errors.js';
 import { bearerToken } from './auth.js';
 
 interface Bucket {
-  current: number;
+  /** Requests counted this window, in `PARTS` of one (an export continuation page costs less: `refund`). */
+  used: number;
   start: number;
 }
+
+/** A request is counted as this many parts, so a refund can leave a fraction of one charged. */
+export const PARTS = 16;
 
 /**
  * The bucket a request is counted in: its bearer token (by the token's hash, never logged), read
@@ -27,7 +31,8 @@ export function rateKey(req: FastifyRequest): string {
  * from its first request, at most `cap` keys (the least recently seen dropped first). It is the
  * store of @fastify/rate-limit, which charges one unit per HTTP request before the route runs,
  * and `/v1/mcp` charges the other messages of a JSON-RPC batch with `charge`, so a batch of N
- * costs N, as N requests would.
+ * costs N, as N requests would. An export continuation page gives most of its unit back once
+ * answered (`refund`, `export-page-cost.ts`).
  */
 export class RateBuckets implements FastifyRateLimitStore {
   private readonly buckets = new Map<string, Bucket>();
@@ -40,7 +45,7 @@ export class RateBuckets implements FastifyRateLimitStore {
 
   private bucket(key: string, now: number): Bucket {
     let b = this.buckets.get(key);
-    if (b === undefined || b.start + this.windowMs <= now) b = { current: 0, start: now };
+    if (b === undefined || b.start + this.windowMs <= now) b = { used: 0, start: now };
     this.buckets.delete(key);
     this.buckets.set(key, b);
     if (this.buckets.size > this.cap) {
@@ -50,12 +55,25 @@ export class RateBuckets implements FastifyRateLimitStore {
     return b;
   }
 
-  /** The plugin's call: one more request for `key`, whether or not it is over the limit. */
+  /**
+   * The plugin's call: one more request for `key`, whether or not it is over the limit. A fraction
+   * left by refunds counts as a whole request, so the plugin sees (and its headers show) whole ones.
+   */
   incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void): void {
     const now = Date.now();
     const b = this.bucket(key, now);
-    b.current++;
-    callback(null, { current: b.current, ttl: b.start + this.windowMs - now });
+    b.used += PARTS;
+    callback(null, { current: Math.ceil(b.used / PARTS), ttl: b.start + this.windowMs - now });
+  }
+
+  /**
+   * Gives `parts` of a request already counted back to the bucket `key` (`rateKey`), when it is
+   * still counting this window; a bucket never goes below zero, so a window begun since gains nothing.
+   */
+  refund(key: string, parts: number, now = Date.now()): void {
+    const b = this.buckets.get(key);
+    if (parts <= 0 || b === undefined || b.start + this.windowMs <= now) return;
+    b.used = Math.max(0, b.used - parts);
   }
 
   /** One store for every route (no route has its own limit). */
@@ -71,12 +89,12 @@ export class RateBuckets implements FastifyRateLimitStore {
   charge(req: FastifyRequest, n: number, now = Date.now()): { retryAfter: number; error: ApiError } | null {
     if (n <= 0) return null;
     const b = this.bucket(rateKey(req), now);
-    if (b.current + n <= this.max) {
-      b.current += n;
+    if (b.used + n * PARTS <= this.max * PARTS) {
+      b.used += n * PARTS;
       return null;
     }
     const retryAfter = Math.max(1, Math.ceil((b.start + this.windowMs - now) / 1000));
-    const left = Math.max(0, this.max - b.current);
+    const left = Math.max(0, Math.floor((this.max * PARTS - b.used) / PARTS));
     const message = `too many requests: a batch of ${n + 1} messages counts as ${n + 1} requests and this token has ${left} left this minute; retry in ${retryAfter} seconds`;
     return { retryAfter, error: new ApiError('RATE_LIMITED', message) };
   }

@@ -14,9 +14,11 @@ import { registerAdminNoteRoutes } from './admin-notes.js';
 import { authHook, principalOf, storeAdminHook } from './auth.js';
 import { DOCS_HTML } from './docs-page.js';
 import { sendError } from './errors.js';
+import { exportPageRefund } from './export-page-cost.js';
 import { registerImportRoute } from './import-route.js';
 import type { McpSessions } from './mcp-sessions.js';
 import { openApiDocument } from './openapi.js';
+import { type RateBuckets, rateKey } from './rate-limit.js';
 
 /** Paths OAuth clients probe; Cairn uses bearer tokens, so they are plain JSON 404s, before auth. */
 const OAUTH_PATHS = [
@@ -34,9 +36,16 @@ const OTHER_METHODS: HTTPMethods[] = ['PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /**
  * The memory verbs, health, whoami, the API description, and the admin token routes (a revoke
- * closes the token's MCP sessions in `sessions`).
+ * closes the token's MCP sessions in `sessions`). An export continuation page answered gives part
+ * of its request back to the token's count in `buckets` (`export-page-cost.ts`).
  */
-export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Tokens, sessions: McpSessions) {
+export function registerRoutes(
+  app: FastifyInstance,
+  svc: Service,
+  tokens: Tokens,
+  sessions: McpSessions,
+  buckets: RateBuckets,
+) {
   const onRequest = authHook(tokens);
   const open = { config: { rateLimit: false } };
 
@@ -75,7 +84,12 @@ export function registerRoutes(app: FastifyInstance, svc: Service, tokens: Token
     const run = SERVICES[spec.verb];
     if (run === undefined) continue;
     // A GET (status) takes its fields from the query string: `?scope=S` asks for that scope's ontology.
-    const handler = (req: FastifyRequest) => run(svc, principalOf(req), req.method === 'GET' ? req.query : req.body);
+    const handler = async (req: FastifyRequest) => {
+      const input = req.method === 'GET' ? req.query : req.body;
+      const reply = await run(svc, principalOf(req), input);
+      buckets.refund(rateKey(req), exportPageRefund(spec.verb, input));
+      return reply;
+    };
     const url = `/v1/memory/${spec.verb}`;
     app.post(url, { onRequest }, handler);
     const readable = spec.verb === 'status';
