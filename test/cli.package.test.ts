@@ -303,6 +303,13 @@ it('exports and imports through a running node', async () => {
   const refused = await cairn(['import', pkg, '--data-dir', data], env);
   expect(refused.code).toBe(1);
   expect(refused.stderr).toContain('not empty');
+  // In pieces through the node: into an empty scope, and then refused into it as it now holds data.
+  for (const code of [0, 1]) {
+    const pieces = await cairn(['import', pkg, '--in-pieces', '--scope', 'pieces', '--data-dir', data, '--json'], env);
+    expect(pieces.code, pieces.stderr).toBe(code);
+    if (code === 1) expect(JSON.parse(pieces.stdout).error.message).toContain('not empty');
+    else expect(JSON.parse(pieces.stdout)).toMatchObject({ imported: { facts: 1, notes: 1 }, skipped: [] });
+  }
   // A package with a record that fails its checks: refused whole by the node, the scope left empty.
   rewritePackage(pkg, (records) => {
     const note = records.find((r) => r.kind === 'note') as Record<string, unknown>;
@@ -467,4 +474,90 @@ it('a failed export removes the directories it made for the package, and only th
   const empty = await cairn(['export', nested, '--user', 'bob', '--data-dir', data], { CAIRN_ADMIN_TOKEN: ADMIN });
   expect(empty.code).toBe(1);
   expect(existsSync(join(root, 'nightly'))).toBe(false);
+});
+
+/** A package's records as a copy must hold them: ids, origins and export times are the store's own. */
+function contentOf(pkg: string): string[] {
+  const own = new Set(['id', 'from', 'to', 'origin', 'doc_id', 'exported_at']);
+  const strip = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(strip)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).flatMap(([k, x]) => (own.has(k) ? [] : [[k, strip(x)]])))
+        : v;
+  const lines = readFileSync(join(pkg, 'records.jsonl'), 'utf8').trimEnd().split('\n');
+  return lines.map((l) => JSON.stringify(strip(JSON.parse(l)))).sort();
+}
+
+it('--in-pieces takes a package larger than a piece and an import page completely, only into an empty scope', async () => {
+  const data = join(root, 'data');
+  const store = await Store.open(data);
+  const at = '2026-01-01T00:00:00.000Z';
+  const lines: string[] = [];
+  for (let i = 0; i < 3000; i++)
+    lines.push(JSON.stringify({ kind: 'entity', id: String(i), name: `N${i}`, types: ['x'] }));
+  for (let i = 0; i + 1 < 3000; i++) {
+    const fact = {
+      kind: 'fact',
+      id: String(3000 + i),
+      from: String(i),
+      to: String(i + 1),
+      type: 'next',
+      recorded_at: at,
+    };
+    lines.push(JSON.stringify(fact));
+  }
+  try {
+    expect((await store.load(caller, Buffer.from(lines.join('\n')))).error).toBeUndefined();
+    for (let i = 0; i < 40; i++) {
+      const r = await store.knowledge('remember', caller, {
+        content: `N${i} met N${i + 1} in room ${i}.`,
+        source: `s${i % 3}`,
+      });
+      expect(r.error).toBeUndefined();
+    }
+    for (const v of ['dark', 'light']) {
+      const n = await store.notes('note_write', caller, {
+        key: 'editor.theme',
+        value: { theme: v },
+        kind: 'user_preference',
+      });
+      expect(n.error).toBeUndefined();
+    }
+    const h = await store.notes('handoff_create', caller, {
+      taskId: 't-1',
+      summary: 'half done',
+      status: 'in_progress',
+    });
+    expect(h.error).toBeUndefined();
+  } finally {
+    await store.close();
+  }
+  const pkg = join(root, 'pkg');
+  expect((await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data])).code).toBe(0);
+  const copy = join(root, 'copy');
+  // 64 KiB pieces: the first goes in by bulk load, the 5,700 records after it in two import pages.
+  const small = { CAIRN_LOAD_PIECE_BYTES: '65536' };
+  const whole = await cairn(['import', pkg, '--data-dir', copy, '--json'], small);
+  expect(JSON.parse(whole.stdout).error.message).toContain('--in-pieces');
+  const imported = await cairn(['import', pkg, '--in-pieces', '--data-dir', copy, '--json'], small);
+  expect(imported.code, imported.stderr).toBe(0);
+  expect(JSON.parse(imported.stdout)).toMatchObject({
+    mode: 'load_then_import',
+    imported: { entities: 3000, facts: 2999, documents: 40, notes: 1, handoffs: 1 },
+    skipped: [],
+  });
+  const back = join(root, 'back');
+  expect((await cairn(['export', back, '--user', 'ann', '--scope', 'work', '--data-dir', copy])).code).toBe(0);
+  expect(contentOf(back)).toEqual(contentOf(pkg));
+  // Again into the scope now holding it: refused, nothing changed; a file is refused the option.
+  const again = await cairn(['import', pkg, '--in-pieces', '--data-dir', copy, '--json'], small);
+  expect(again.code).toBe(1);
+  expect(JSON.parse(again.stdout).error.message).toContain('not empty');
+  const file = await cairn(['import', join(pkg, 'records.jsonl'), '--in-pieces', '--data-dir', copy, '--json']);
+  expect(file.code).toBe(2);
+  expect(JSON.parse(file.stdout).error.details[0]).toMatchObject({ field: '--in-pieces' });
+  const after = join(root, 'after');
+  expect((await cairn(['export', after, '--user', 'ann', '--scope', 'work', '--data-dir', copy])).code).toBe(0);
+  expect(contentOf(after)).toEqual(contentOf(pkg));
 });

@@ -19,6 +19,8 @@ export interface ImportArgs {
   json: boolean;
   user?: string | undefined;
   scopes?: string[] | undefined;
+  /** A package goes in a piece at a time, each committed alone, instead of in one transaction. */
+  inPieces?: boolean;
 }
 
 /** The agent recorded on what `cairn import` stores when it opens the store itself. */
@@ -103,10 +105,15 @@ function summary(r: FileImported): string {
 }
 
 /**
- * `cairn import PATH [--user ID] [--scope S]`. A Memory Package directory (`cairn export`) is
- * verified first (manifest, sizes, sha256 digests, every line a record) and goes only into an
- * empty scope, by default the one it came from, in one transaction: a record that fails its
- * checks refuses the package, naming its file and line, and nothing is stored. An export file (JSON lines) goes into a scope
+ * `cairn import PATH [--user ID] [--scope S] [--in-pieces]`. A Memory Package directory (`cairn
+ * export`) is verified first (manifest, sizes, sha256 digests, every line a record) and goes only
+ * into an empty scope, by default the one it came from, in one transaction: a record that fails
+ * its checks refuses the package, naming its file and line, and nothing is stored. One
+ * transaction holds the package several times in memory; with `--in-pieces` it goes in as an
+ * export file does instead (the first piece by bulk load, the rest a page at a time, each
+ * committed alone, a record failing its checks skipped and listed), so memory follows the piece,
+ * and an interrupted run leaves the pieces before it (`cairn import DIR/records.jsonl` into the
+ * same scope finishes it, matching what is stored). An export file (JSON lines) goes into a scope
  * (default user and scope `default`): a bulk load when the scope is empty, else `import` page by
  * page.
  * Through the running node's admin API (`CAIRN_ADMIN_TOKEN`) when a node holds the store, else on
@@ -115,6 +122,7 @@ function summary(r: FileImported): string {
  */
 export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
+  const inPieces = a.inPieces === true;
   // The file is read as a stream, twice for a package (verified whole first, then imported), so
   // memory follows `loadPieceBytes`, not the file's size.
   let body: () => AsyncIterable<Uint8Array>;
@@ -134,6 +142,11 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
         throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: err.message }]);
       }
     } else {
+      if (inPieces)
+        throw usage(
+          '--in-pieces',
+          'only a Memory Package directory is imported in one transaction; a file already goes in pieces',
+        );
       // Opened here, so an unreadable file is refused as such before anything is stored.
       const fd = openSync(a.file, 'r');
       refuseNoExportFile(a.file, fd, st.size);
@@ -155,10 +168,10 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     a.user ?? pkg?.source.user ?? 'default',
     a.scopes?.[0] ?? pkg?.source.scope ?? 'default',
   );
-  const whole = verified === null ? undefined : { bytes: size };
+  const whole = verified === null || inPieces ? undefined : { bytes: size };
   let result: FileImported;
   try {
-    result = await importInto(a.dataDir, { user, scope, size, whole }, body(), env);
+    result = await importInto(a.dataDir, { user, scope, size, whole, empty: inPieces }, body(), env);
   } catch (err) {
     throw verified === null ? err : packageRefusal(a.file, verified, err);
   }
@@ -196,15 +209,16 @@ function refuseNoExportFile(file: string, fd: number, size: number): void {
 
 /**
  * Imports `body` into the scope through the node holding the store (`CAIRN_ADMIN_TOKEN`), else
- * on the store directly; `whole` (a Memory Package of that many bytes) goes in whole or not at all.
+ * on the store directly; `whole` (a Memory Package of that many bytes) goes in whole or not at
+ * all; `empty` (a package in pieces) only into an empty scope.
  */
 async function importInto(
   dataDir: string,
-  to: { user: string; scope: string; size: number; whole: { bytes: number } | undefined },
+  to: { user: string; scope: string; size: number; whole: { bytes: number } | undefined; empty: boolean },
   body: AsyncIterable<Uint8Array>,
   env: NodeJS.ProcessEnv,
 ): Promise<FileImported> {
-  const { user, scope, size, whole } = to;
+  const { user, scope, size, whole, empty } = to;
   const node = findRunningNode(dataDir);
   if (node !== null) {
     const token = env.CAIRN_ADMIN_TOKEN;
@@ -214,14 +228,15 @@ async function importInto(
         `a node is running at ${node.url}; set CAIRN_ADMIN_TOKEN to its admin token`,
       );
     }
-    const query = { user, scope, ...(whole !== undefined ? { empty: 'true' } : {}) };
+    const into: Record<string, string> = whole !== undefined ? { empty: 'true' } : empty ? { empty: 'pieces' } : {};
+    const query = { user, scope, ...into };
     return throughNode(node, token, query, body, size);
   }
   // Before the store is opened: a package refused changes nothing, not even the data dir.
   if (whole !== undefined) wholeFits(whole.bytes);
   const store = await openStore(dataDir);
   try {
-    return await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { whole });
+    return await importLines(store, { tenant: 'local', user, scope, agent: CLI_AGENT }, body, { whole, empty });
   } finally {
     await store.close();
   }

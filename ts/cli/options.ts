@@ -19,7 +19,7 @@ export const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
   mcp: ['--data-dir', '--url'],
   check: STORE,
   export: [...STORE, '--user', '--scope', '--allow-empty'],
-  import: [...STORE, '--user', '--scope'],
+  import: [...STORE, '--user', '--scope', '--in-pieces'],
   connect: [...STORE, '--force', '--name', '--config', '--url', '--user'],
   token: { create: [...STORE, '--agent', '--user', '--scope', '--role', '--expires'], list: STORE, revoke: STORE },
   memories: { list: [...NOTE, '--kind', '--query'], show: NOTE, history: NOTE, forget: NOTE },

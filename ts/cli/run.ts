@@ -46,11 +46,13 @@ Usage:
                                           digests) and records.jsonl, into an empty DIR; a scope
                                           holding nothing is refused (exit 1, naming the user's
                                           other scopes) unless --allow-empty
-  cairn import PATH [--user ID] [--scope S] [--json]
+  cairn import PATH [--user ID] [--scope S] [--in-pieces] [--json]
                                           a Memory Package, verified first, into an empty scope
-                                          (default: the one it came from); or an export file
-                                          (JSON lines): a bulk load into an empty scope, else
-                                          matched record by record
+                                          (default: the one it came from) in one transaction, or
+                                          with --in-pieces a piece at a time (memory follows the
+                                          piece, not the package); or an export file (JSON
+                                          lines): a bulk load into an empty scope, else matched
+                                          record by record
   cairn openapi                           print the HTTP API's OpenAPI document
   cairn --version                         print the version (--json: {"version"})
   cairn --help                            show this help
@@ -265,6 +267,7 @@ async function dispatch(
       json: values.json ?? false,
       user: values.user,
       scopes: values.scope,
+      inPieces: values['in-pieces'] ?? false,
     });
   }
   if (command === 'connect' && rest.length === 1 && rest[0] !== undefined) {
@@ -327,6 +330,7 @@ function parse(argv: string[]) {
       json: { type: 'boolean' },
       purge: { type: 'boolean' },
       'allow-empty': { type: 'boolean' },
+      'in-pieces': { type: 'boolean' },
       force: { type: 'boolean' },
       name: { type: 'string' },
       config: { type: 'string' },

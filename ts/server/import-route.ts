@@ -16,14 +16,19 @@ import { adminHook, principalOf } from './auth.js';
 export const IMPORT_BODY_LIMIT = 64 * 1024 * 1024 * 1024;
 
 const ImportQuery = z
-  .object({ user: Name256.optional(), scope: Name256.optional(), empty: z.enum(['true', 'false']).optional() })
+  .object({
+    user: Name256.optional(),
+    scope: Name256.optional(),
+    empty: z.enum(['true', 'false', 'pieces']).optional(),
+  })
   .strict();
 
 /**
- * `POST /v1/admin/import?user=U&scope=S[&empty=true]` (admin token): the body is an export file, JSON lines
+ * `POST /v1/admin/import?user=U&scope=S[&empty=true|pieces]` (admin token): the body is an export file, JSON lines
  * (`application/x-ndjson`), imported into that user's scope (`importLines`: a bulk load when the
  * scope is empty, else `import` page by page; with `empty=true`, a Memory Package: only into an
- * empty scope, in one transaction, and refused whole when any record fails its checks). What
+ * empty scope, in one transaction, and refused whole when any record fails its checks; with
+ * `empty=pieces`, only into an empty scope, then as a file goes, each piece committed alone). What
  * `cairn import` calls while a node runs.
  */
 export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: Service) {
@@ -58,7 +63,7 @@ export function registerImportRoute(app: FastifyInstance, tokens: Tokens, svc: S
       const caller = { tenant: id.tenant, user: id.user, scope: id.scope, agent: id.agent };
       // `lengthFirst` has checked the length: a package goes in whole, so it is the package's size.
       const whole = q.empty === 'true' ? { bytes: Number(req.headers['content-length']) } : undefined;
-      return importLines(svc.store, caller, lines, { whole });
+      return importLines(svc.store, caller, lines, { whole, empty: q.empty === 'pieces' });
     });
   });
 }

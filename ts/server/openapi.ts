@@ -227,8 +227,8 @@ function nodePaths(): Record<string, unknown> {
               in: 'query',
               required: false,
               description:
-                '`true`: a Memory Package: only into an empty scope (one holding anything is refused), in one transaction, refused whole when a record fails its checks',
-              schema: { type: 'string', enum: ['true', 'false'] },
+                '`true`: a Memory Package: only into an empty scope (one holding anything is refused), in one transaction, refused whole when a record fails its checks; `pieces`: only into an empty scope, then as a file goes (memory follows the piece; each piece commits alone, a record failing its checks is skipped)',
+              schema: { type: 'string', enum: ['true', 'false', 'pieces'] },
             },
           ],
           requestBody: {

@@ -99,18 +99,21 @@ export function loadPieceBytes(env: NodeJS.ProcessEnv = process.env, memory = to
  * 5,000 records at a time, which matches what is stored instead of duplicating it (each page
  * commits alone; running the file again finishes an interrupted one). `skipped` and
  * `not_reproduced` count lines from 0 either way. With `whole` (a Memory Package of that many
- * bytes) see `importWhole`: all of it into an empty scope, or nothing. Either way a body holding
- * no record, or whose first line that is not blank is no record (`export-head.ts`), is refused
- * before anything is stored.
+ * bytes) see `importWhole`: all of it into an empty scope, or nothing. With `empty` (a Memory
+ * Package imported in pieces) a scope holding anything is refused first, and then the package goes
+ * in as a file does: its memory follows the piece, where `whole` holds the package several times.
+ * Either way a body holding no record, or whose first line that is not blank is no record
+ * (`export-head.ts`), is refused before anything is stored.
  */
 export async function importLines(
   store: Store,
   caller: Caller,
   input: Uint8Array | AsyncIterable<Uint8Array>,
-  opts: { whole?: { bytes: number } | undefined } = {},
+  opts: { whole?: { bytes: number } | undefined; empty?: boolean } = {},
 ): Promise<FileImported> {
   const chunks = input instanceof Uint8Array ? oneChunk(input) : input;
   if (opts.whole !== undefined) return importWhole(store, caller, chunks, opts.whole.bytes);
+  if (opts.empty === true && !(await isEmpty(store, caller))) throw notEmpty();
   const out: Omit<FileImported, 'mode'> = { imported: zero(), unchanged: zero(), skipped: [], not_reproduced: [] };
   // Pieces holding a record; those before the first hold only blank lines and are passed over.
   let pieces = 0;
@@ -152,7 +155,8 @@ export function wholeFits(bytes: number): void {
     throw new ApiError(
       'PAYLOAD_TOO_LARGE',
       `the package holds ${bytes} bytes of records, more than one transaction takes here (${limit}): ` +
-        `set CAIRN_LOAD_PIECE_BYTES to at least ${bytes} where the import runs (it needs several times that in memory)`,
+        `set CAIRN_LOAD_PIECE_BYTES to at least ${bytes} where the import runs (it needs several times that in memory), ` +
+        'or import it in pieces (`cairn import DIR --in-pieces`), each committed alone',
     );
   }
 }
