@@ -22,10 +22,10 @@ pub(crate) fn mirror_types(rel_type: &str) -> Vec<String> {
     mirror(rel_type).map(camel_and_spellings).unwrap_or_default()
 }
 
-/// Whether `rel`, found under a mirror spelling of `rel_type`, states a fact of that type from
-/// its other end: its own spelling reads as the mirror type.
-pub(crate) fn is_mirror(rel: &Relation, rel_type: &str) -> bool {
-    mirror(rel_type).is_some_and(|m| rule_key(&rel.rel_type) == m)
+/// Whether an edge stored as `stored_type`, found under a mirror spelling of `rel_type`, states a
+/// fact of that type from its other end: its own spelling reads as the mirror type.
+pub(crate) fn is_mirror(stored_type: &str, rel_type: &str) -> bool {
+    mirror(rel_type).is_some_and(|m| rule_key(stored_type) == m)
 }
 
 /// The folded `(from, type, to)` readings of the fact asked as `from -[rel_type]-> to`: as asked,
@@ -68,7 +68,7 @@ pub(crate) fn mirrored(
     let mut out = Vec::new();
     for mirrored in mirror_types(rel_type) {
         let stated = edge_reads::of_type(r, part, (to, from), &mirrored)?;
-        out.extend(stated.into_iter().filter(|rel| is_mirror(rel, rel_type)));
+        out.extend(stated.into_iter().filter(|rel| is_mirror(&rel.rel_type, rel_type)));
     }
     Ok(out)
 }

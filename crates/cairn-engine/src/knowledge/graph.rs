@@ -3,11 +3,13 @@
 //! valid time (`valid_from`/`valid_to`, as given) and transaction time (`recorded_at`, and
 //! `ended_at` once it is superseded), indexed from both ends.
 
+use super::edge_view::EdgeView;
 use super::fact_attribute_time::{AttributeWrite, with_write};
 use super::fact_sources::{self, Also};
 use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
+use super::relate_plan::{Plan, plain, replace_in_valid_time};
 use super::tally::Tally;
 use super::trees::{
     ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key, name_prefix,
@@ -18,7 +20,6 @@ use super::valid;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::text::fold;
-use crate::time::iso_ms;
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -343,7 +344,7 @@ impl Relation {
 /// and now in transaction time (and are kept).
 /// Asserting an ended relation again restores it: live again under its id from the assertion's
 /// start, its earlier life kept as an ended copy so `as_of` and `valid_at` reads still see it. The
-/// rules are `plain`'s and `replace_in_valid_time`'s.
+/// rules are `plain`'s and `replace_in_valid_time`'s (`relate_plan.rs`).
 pub fn relate(tx: &mut WriteTxn<'_>, part: &Partition, a: Assertion<'_>, now: i64) -> Result<Related> {
     let mut tally = Tally::default();
     let none = Map::new();
@@ -372,52 +373,67 @@ pub(crate) fn relate_between(
     Ok(related)
 }
 
-/// The stored edges an assertion `from` → `to` of type `folded_type` is read against (earlier
-/// versions of revised facts left out: their fact states them). `replaces` ends the subject's
-/// other edges of the type: it reads them all. Otherwise only the fact's own edges count, in each
-/// of its readings (`fact_readings.rs`). A symmetric or inverse type's edges stored from the
+/// The plan (`relate_plan.rs`) of assertion `a` `from` → `to`, made from the stored edges it is
+/// read against (earlier versions of revised facts left out: their fact states them), the edges
+/// it names read whole. `replaces` ends the subject's other edges of the type: it reads them all,
+/// each as its light `EdgeView` (`edge_view.rs`). Otherwise only the fact's own edges count, in
+/// each of its readings (`fact_readings.rs`). A symmetric or inverse type's edges stored from the
 /// other end say the same (`Bruno married_to Ana` is `Ana married_to Bruno`, `X employs Priya` is
-/// `Priya employed_by X`: derive.rs), so they are read too (found by an audit: said from the
-/// other end, a fact was stored twice, and `replaces` left the other end's fact live). Each edge
-/// read has `from` at one end: the rules compare its other end with `to`.
-fn subject_edges(
+/// `Priya employed_by X`: derive.rs), so they are read too (found by an audit: said from the other
+/// end, a fact was stored twice, and `replaces` left the other end's fact live). Each edge read
+/// has `from` at one end: the rules compare its other end with `to`.
+fn planned(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (from, to): (u64, u64),
-    rel_type: &str,
-    replaces: bool,
-) -> Result<Vec<Relation>> {
-    let records = if replaces {
-        every_edge_of_type(tx, part, from, rel_type)?
-    } else {
-        super::fact_readings::stored_versions(tx, part, (from, to), rel_type)?
-    };
-    Ok(records.into_iter().filter(|rel| rel.version_of.is_none() && rel.from != rel.to).collect())
+    (a, now): (&Assertion<'_>, i64),
+    attributes: &mut Map<String, Value>,
+) -> Result<Plan<Relation>> {
+    let kept = |ends: (u64, u64), version_of: Option<u64>| version_of.is_none() && ends.0 != ends.1;
+    if a.replaces {
+        let mut views = every_edge_of_type(tx, part, from, a.rel_type)?;
+        views.retain(|v| kept((v.from, v.to), v.version_of));
+        let plan = replace_in_valid_time(attributes, views, to, now);
+        return plan.read_whole(|view| relation_in(tx, part, view.id)?.ok_or_else(|| missing(view.id)));
+    }
+    let mut records = super::fact_readings::stored_versions(tx, part, (from, to), a.rel_type)?;
+    records.retain(|r| kept((r.from, r.to), r.version_of));
+    plain(attributes, records, to, now)
 }
 
-/// Every edge of type `rel_type` (as spelled) with `from` at its subject end: outbound under the
-/// type, and inbound under each spelling of its mirror type that reads as it (`fact_readings.rs`).
-fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, rel_type: &str) -> Result<Vec<Relation>> {
+/// An adjacency entry naming relation `id`, which is not stored: corruption.
+fn missing(id: u64) -> Error {
+    Error::corrupt(None, format!("relation {id} is indexed but missing"))
+}
+
+/// Every edge of type `rel_type` (as spelled) with `from` at its subject end, as its light view:
+/// outbound under the type, and inbound under each spelling of its mirror type that reads as it
+/// (`fact_readings.rs`).
+fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, rel_type: &str) -> Result<Vec<EdgeView>> {
     let mut reads = vec![(tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, &fold(rel_type.trim())))?, false)];
     for mirror in super::fact_readings::mirror_types(rel_type) {
         reads.push((tx.prefix(ADJ, &adj_type_prefix(part, from, IN, &mirror))?, true));
     }
-    let mut records = Vec::new();
+    let mut views = Vec::new();
     for (keys, mirrored) in reads {
         for (key, _) in keys {
-            let rel = indexed_relation(tx, part, &key)?;
-            let subject_end = if mirrored { rel.to } else { rel.from };
-            if subject_end == from && (!mirrored || super::fact_readings::is_mirror(&rel, rel_type)) {
-                records.push(rel);
+            let id = trailing_id(&key)?;
+            let bytes = tx.get(REL, &rel_key(part, id))?.ok_or_else(|| missing(id))?;
+            let view: EdgeView = decode(&bytes, "relation")?;
+            let subject_end = if mirrored { view.to } else { view.from };
+            if subject_end == from && (!mirrored || super::fact_readings::is_mirror(&view.rel_type, rel_type)) {
+                views.push(view);
             }
         }
     }
-    Ok(records)
+    Ok(views)
 }
 
-/// Whether `rel`, an edge with the subject at one end (`subject_edges`), has `to` at the other.
-fn reaches(rel: &Relation, to: u64) -> bool {
-    rel.to == to || rel.from == to
+/// `rel`, an edge true at an assertion's start `at` under `replaces`, as it is stored once it ends
+/// there: its `valid_to` moves to `at`, the one it had kept (`shortened`) for `as_of` reads.
+fn ended_at_start(rel: Relation, at: &str) -> Relation {
+    let shortened = rel.shortened.clone().or_else(|| Some(Shortened { valid_to: rel.valid_to.clone() }));
+    Relation { valid_to: Some(at.to_owned()), shortened, ..rel }
 }
 
 /// The adjacency type of a stored edge: its own type folded (a mirrored edge's is not the
@@ -439,16 +455,12 @@ pub(crate) fn relate_ids(
     ids: &mut dyn FnMut(&mut WriteTxn<'_>) -> Result<u64>,
     tally: &mut Tally,
 ) -> Result<(Related, Option<Vec<u8>>)> {
-    let records = subject_edges(tx, part, (from, to), a.rel_type, a.replaces)?;
     let mut attributes = a.attributes.clone();
-    let plan = if a.replaces {
-        replace_in_valid_time(&mut attributes, records, to, now)
-    } else {
-        plain(&mut attributes, records, to, now)?
-    };
+    let plan = planned(tx, part, (from, to), (&a, now), &mut attributes)?;
     let mut ended = Vec::new();
-    for mut rel in plan.end {
-        let before = rel.ended_at.is_none().then(|| rel.clone());
+    for stored in plan.end {
+        let before = stored.ended_at.is_none().then(|| stored.clone());
+        let mut rel = ended_at_start(stored, &plan.end_at);
         rel.ended_at = rel.ended_at.or(Some(now));
         // Only its end changes: its provenances, and so its source index entries, stay.
         tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
@@ -545,102 +557,6 @@ pub(crate) fn relate_ids(
     Ok((related, Some(bytes)))
 }
 
-/// What an assertion does to the subject's edges of its type.
-#[derive(Default)]
-struct Plan {
-    /// An edge to the same target that already says it: said again (`restated`) when live, else
-    /// kept as is.
-    same: Option<Relation>,
-    /// Edges that end, as they are to be stored (`ended_at` is set when they are written).
-    end: Vec<Relation>,
-    /// An edge to the same target whose interval is over, which the assertion brings back.
-    restored: Option<Relation>,
-    /// Edges starting later in valid time: the assertion is older news.
-    newer: Vec<u64>,
-}
-
-/// Without `replaces`: a live edge to the same target is merged into. Else the ended ones are read
-/// at the assertion's start (its `valid_from`, else now): one true there already states it
-/// (nothing changes); else the latest one over by then is restored from that start, which a given
-/// `valid_to` must follow (`attributes.valid_to` is refused otherwise: restored from now, an end
-/// already past would make an interval that runs backwards).
-fn plain(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Result<Plan> {
-    let mut plan = Plan::default();
-    let mut ended = Vec::new();
-    let mut live = None;
-    for rel in records.into_iter().filter(|r| reaches(r, to)) {
-        if rel.ended_at.is_none() {
-            live = Some(rel);
-        } else {
-            ended.push(rel);
-        }
-    }
-    if let Some(live) = live {
-        return Ok(said_again(attributes, live, ended));
-    }
-    if ended.is_empty() {
-        return Ok(plan);
-    }
-    let given = attributes.get("valid_from").and_then(Value::as_str).and_then(valid::bound);
-    let start = given.unwrap_or(now);
-    if let Some(stated) = ended.iter().find(|r| r.valid_at(start, None)) {
-        plan.same = Some(stated.clone());
-        return Ok(plan);
-    }
-    plan.restored = latest(ended.into_iter().filter(|r| r.valid_end(None).is_some_and(|end| end <= start)));
-    if plan.restored.is_some() && given.is_none() {
-        if attributes.get("valid_to").and_then(Value::as_str).and_then(valid::bound).is_some_and(|end| end <= now) {
-            return Err(Error::InvalidArgument(format!(
-                "attributes.valid_to must be later than its start, now ({}): the fact is over and would be restored from now",
-                iso_ms(now)
-            )));
-        }
-        // Restored from now: without a start it would also claim its earlier, ended interval.
-        attributes.insert("valid_from".into(), Value::String(iso_ms(now)));
-    }
-    Ok(plan)
-}
-
-/// A live edge to the same target said again without `replaces`, read against the assertion's
-/// interval (`valid_from`, else the call's `date`; `valid_to`). When the two overlap or meet, the
-/// edge is said again (`restated`). Else the edge's history (`ended`, to the same target) is read
-/// as for a target with no live edge: one true at the assertion's start already says it; failing
-/// that, an edge over before the assertion starts is restored from there (a new life), and an
-/// assertion that ends before the edge starts is older news: kept in history, true until the first
-/// edge to the target that starts later (unless it ends sooner).
-fn said_again(attributes: &mut Map<String, Value>, live: Relation, ended: Vec<Relation>) -> Plan {
-    let bound = |key: &str| attributes.get(key).and_then(Value::as_str).and_then(valid::bound);
-    let (start, end) = (bound("valid_from"), bound("valid_to"));
-    let over = matches!((start, live.valid_end(None)), (Some(s), Some(e)) if e <= s);
-    let before = matches!((end, live.valid_start()), (Some(t), Some(s)) if t < s);
-    let mut plan = Plan::default();
-    if !over && !before {
-        plan.same = Some(live);
-        return plan;
-    }
-    let at_start = |r: &Relation| start.map_or(r.valid_start().is_none(), |s| r.valid_at(s, None));
-    if let Some(stated) = ended.iter().find(|r| at_start(r)) {
-        plan.same = Some(stated.clone());
-    } else if over {
-        plan.restored = Some(live);
-    } else {
-        let mut later: Vec<Relation> = ended
-            .into_iter()
-            .chain([live])
-            .filter(|r| r.valid_start().is_some_and(|from| start.is_none_or(|s| from > s)))
-            .collect();
-        later.sort_by_key(Relation::valid_start);
-        if let Some(first) = later.first()
-            && let (Some(from), Some(text)) = (first.valid_start(), first.valid_from.clone())
-            && end.is_none_or(|t| t > from)
-        {
-            attributes.insert("valid_to".into(), Value::String(text));
-        }
-        plan.newer = later.iter().map(|r| r.id).collect();
-    }
-    plan
-}
-
 /// `stored`, a live edge, as it reads once an assertion with `attributes` (and the call's `date`)
 /// says it again (knowledge-verbs.md "Saying a live fact again"): its valid interval only grows.
 /// A start earlier than its own, an end later than its own, and an end where its own is unknown
@@ -702,58 +618,6 @@ fn restated(
     rel
 }
 
-/// Of the edges to one target, the one whose life is the latest: the live one, else the last
-/// ended (an earlier life kept as a copy by a restore ended no later, and was recorded earlier).
-fn latest(edges: impl Iterator<Item = Relation>) -> Option<Relation> {
-    edges.max_by_key(|r| (r.ended_at.unwrap_or(i64::MAX), r.recorded_at, std::cmp::Reverse(r.id)))
-}
-
-/// The valid-time rules of `replaces` (knowledge-verbs.md "Valid time"). The assertion starts at
-/// its `valid_from` (`now` when it has none, which it then gets). Every edge of the type from the
-/// subject is read as its interval:
-/// - starting later: newer; the assertion is older news, ends (`valid_to`) when the first newer
-///   edge starts (unless it ends sooner) and is stored ended;
-/// - true at the start, to another target: it ends there (`valid_to` = the start) and is ended;
-/// - true at the start, to the same target: the assertion is already stated; nothing new is stored;
-/// - over before the start, to the same target: the assertion restores the latest such edge (its
-///   earlier life, live or ended, is kept as an ended copy).
-fn replace_in_valid_time(attributes: &mut Map<String, Value>, records: Vec<Relation>, to: u64, now: i64) -> Plan {
-    let given = attributes.get("valid_from").and_then(Value::as_str).map(|s| (s.to_owned(), valid::bound(s)));
-    let (at, start) = match given {
-        Some((text, Some(ms))) => (text, ms),
-        _ => (iso_ms(now), now),
-    };
-    attributes.insert("valid_from".into(), Value::String(at.clone()));
-    let mut plan = Plan::default();
-    let mut newer: Vec<Relation> = Vec::new();
-    let mut over = Vec::new();
-    for rel in records {
-        let covers = rel.valid_end(None).is_none_or(|end| end > start);
-        match (rel.valid_start(), reaches(&rel, to), covers) {
-            (Some(from), _, _) if from > start => newer.push(rel),
-            (_, false, true) => {
-                let shortened = rel.shortened.clone().or_else(|| Some(Shortened { valid_to: rel.valid_to.clone() }));
-                plan.end.push(Relation { valid_to: Some(at.clone()), shortened, ..rel });
-            }
-            (_, true, true) => plan.same = Some(rel),
-            (_, true, false) => over.push(rel),
-            (_, false, false) => {}
-        }
-    }
-    if let Some(first) = newer.iter().filter_map(|r| Some((r.valid_start()?, r))).min_by_key(|(ms, _)| *ms) {
-        let own_end = attributes.get("valid_to").and_then(Value::as_str).and_then(valid::bound);
-        if own_end.is_none_or(|end| end > first.0) {
-            let spelled = first.1.valid_from.clone().unwrap_or_default();
-            attributes.insert("valid_to".into(), Value::String(spelled));
-        }
-    }
-    plan.newer = newer.iter().map(|r| r.id).collect();
-    if plan.same.is_none() && plan.newer.is_empty() {
-        plan.restored = latest(over.into_iter());
-    }
-    plan
-}
-
 /// The entity with `id` in `part`, as of `snap`.
 pub(crate) fn entity_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<Entity>> {
     snap.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
@@ -767,14 +631,6 @@ pub(crate) fn relation_by_id(snap: &Snapshot, part: &Partition, id: u64) -> Resu
 /// The entity with `id` in `part`, including `tx`'s own writes.
 pub(crate) fn entity_in(tx: &mut WriteTxn<'_>, part: &Partition, id: u64) -> Result<Option<Entity>> {
     tx.get(ENT, &ent_key(part, id))?.map(|b| decode(&b, "entity")).transpose()
-}
-
-/// The relation an adjacency `key` (whose last 8 bytes are its id) indexes, including `tx`'s own
-/// writes; an index entry without its relation is corruption.
-pub(crate) fn indexed_relation(tx: &mut WriteTxn<'_>, part: &Partition, key: &[u8]) -> Result<Relation> {
-    let rel_id = trailing_id(key)?;
-    relation_in(tx, part, rel_id)?
-        .ok_or_else(|| Error::corrupt(None, format!("relation {rel_id} is indexed but missing")))
 }
 
 /// The relation with `id` in `part`, including `tx`'s own writes.

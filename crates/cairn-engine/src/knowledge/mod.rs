@@ -23,6 +23,7 @@ mod cursor;
 mod derive;
 mod docs;
 pub(crate) mod edge_reads;
+mod edge_view;
 pub(crate) mod event_names;
 pub(crate) mod event_view;
 #[cfg(test)]
@@ -81,6 +82,9 @@ mod properties;
 mod recall;
 mod recency;
 mod records;
+mod relate_plan;
+#[cfg(test)]
+mod relate_plan_properties;
 pub mod shown_attributes;
 pub(crate) mod source_index;
 pub(crate) mod source_index_build;
