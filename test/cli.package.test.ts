@@ -25,6 +25,29 @@ afterEach(async () => {
   await cleanup();
 });
 
+/** Export records of a chain: entities N0…N2999 (with `extra` fields), each `next` the one after. */
+function chainLines(extra: Record<string, unknown>): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < 3000; i++) lines.push(JSON.stringify({ kind: 'entity', id: String(i), name: `N${i}`, ...extra }));
+  for (let i = 0; i + 1 < 3000; i++) {
+    const fact = { kind: 'fact', id: String(3000 + i), from: String(i), to: String(i + 1), type: 'next' };
+    lines.push(JSON.stringify({ ...fact, recorded_at: '2026-01-01T00:00:00.000Z' }));
+  }
+  return lines;
+}
+
+/** Writes note `editor.theme` twice (dark, then light): a note with two versions. */
+async function writeThemeTwice(store: Store, who: typeof caller): Promise<void> {
+  for (const v of ['dark', 'light']) {
+    const n = await store.notes('note_write', who, {
+      key: 'editor.theme',
+      value: { theme: v },
+      kind: 'user_preference',
+    });
+    expect(n.error).toBeUndefined();
+  }
+}
+
 async function seed(dir: string): Promise<void> {
   const store = await Store.open(dir);
   try {
@@ -39,14 +62,7 @@ async function seed(dir: string): Promise<void> {
       },
     });
     expect(r.error).toBeUndefined();
-    for (const v of ['dark', 'light']) {
-      const n = await store.notes('note_write', caller, {
-        key: 'editor.theme',
-        value: { theme: v },
-        kind: 'user_preference',
-      });
-      expect(n.error).toBeUndefined();
-    }
+    await writeThemeTwice(store, caller);
   } finally {
     await store.close();
   }
@@ -118,21 +134,7 @@ function recordsOf(pkg: string): string[] {
 it('writes a scope of several export pages page by page, and takes it back in one transaction', async () => {
   const data = join(root, 'data');
   const store = await Store.open(data);
-  const at = '2026-01-01T00:00:00.000Z';
-  const lines: string[] = [];
-  for (let i = 0; i < 3000; i++) lines.push(JSON.stringify({ kind: 'entity', id: String(i), name: `N${i}` }));
-  for (let i = 0; i + 1 < 3000; i++) {
-    lines.push(
-      JSON.stringify({
-        kind: 'fact',
-        id: String(3000 + i),
-        from: String(i),
-        to: String(i + 1),
-        type: 'next',
-        recorded_at: at,
-      }),
-    );
-  }
+  const lines = chainLines({});
   try {
     expect((await store.load(caller, Buffer.from(lines.join('\n')))).error).toBeUndefined();
   } finally {
@@ -492,21 +494,7 @@ function contentOf(pkg: string): string[] {
 it('--in-pieces takes a package larger than a piece and an import page completely, only into an empty scope', async () => {
   const data = join(root, 'data');
   const store = await Store.open(data);
-  const at = '2026-01-01T00:00:00.000Z';
-  const lines: string[] = [];
-  for (let i = 0; i < 3000; i++)
-    lines.push(JSON.stringify({ kind: 'entity', id: String(i), name: `N${i}`, types: ['x'] }));
-  for (let i = 0; i + 1 < 3000; i++) {
-    const fact = {
-      kind: 'fact',
-      id: String(3000 + i),
-      from: String(i),
-      to: String(i + 1),
-      type: 'next',
-      recorded_at: at,
-    };
-    lines.push(JSON.stringify(fact));
-  }
+  const lines = chainLines({ types: ['x'] });
   try {
     expect((await store.load(caller, Buffer.from(lines.join('\n')))).error).toBeUndefined();
     for (let i = 0; i < 40; i++) {
@@ -516,14 +504,7 @@ it('--in-pieces takes a package larger than a piece and an import page completel
       });
       expect(r.error).toBeUndefined();
     }
-    for (const v of ['dark', 'light']) {
-      const n = await store.notes('note_write', caller, {
-        key: 'editor.theme',
-        value: { theme: v },
-        kind: 'user_preference',
-      });
-      expect(n.error).toBeUndefined();
-    }
+    await writeThemeTwice(store, caller);
     const h = await store.notes('handoff_create', caller, {
       taskId: 't-1',
       summary: 'half done',

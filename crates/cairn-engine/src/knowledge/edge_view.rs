@@ -58,44 +58,30 @@ pub(crate) trait Edge: Clone {
     }
 }
 
-impl Edge for EdgeView {
-    fn id(&self) -> u64 {
-        self.id
-    }
-    fn ends(&self) -> (u64, u64) {
-        (self.from, self.to)
-    }
-    fn ended_at(&self) -> Option<i64> {
-        self.ended_at
-    }
-    fn recorded_at(&self) -> i64 {
-        self.recorded_at
-    }
-    fn valid_from(&self) -> Option<&str> {
-        self.valid_from.as_deref()
-    }
-    fn valid_to(&self) -> Option<&str> {
-        self.valid_to.as_deref()
-    }
+/// The two shapes an edge is read in share their field names, so one body serves both.
+macro_rules! edge_fields {
+    ($($t:ty),*) => {$(
+        impl Edge for $t {
+            fn id(&self) -> u64 {
+                self.id
+            }
+            fn ends(&self) -> (u64, u64) {
+                (self.from, self.to)
+            }
+            fn ended_at(&self) -> Option<i64> {
+                self.ended_at
+            }
+            fn recorded_at(&self) -> i64 {
+                self.recorded_at
+            }
+            fn valid_from(&self) -> Option<&str> {
+                self.valid_from.as_deref()
+            }
+            fn valid_to(&self) -> Option<&str> {
+                self.valid_to.as_deref()
+            }
+        }
+    )*};
 }
 
-impl Edge for Relation {
-    fn id(&self) -> u64 {
-        self.id
-    }
-    fn ends(&self) -> (u64, u64) {
-        (self.from, self.to)
-    }
-    fn ended_at(&self) -> Option<i64> {
-        self.ended_at
-    }
-    fn recorded_at(&self) -> i64 {
-        self.recorded_at
-    }
-    fn valid_from(&self) -> Option<&str> {
-        self.valid_from.as_deref()
-    }
-    fn valid_to(&self) -> Option<&str> {
-        self.valid_to.as_deref()
-    }
-}
+edge_fields!(EdgeView, Relation);
