@@ -93,17 +93,17 @@ export function registerMcp(
     return p;
   };
 
-  /**
-   * A transport for a request that names no session: it becomes a session only if the transport
-   * accepts the request as an initialize (the cap is applied then, so refused requests evict
-   * nobody); otherwise it answers the refusal and is dropped.
-   */
   // An export continuation page gives part of its request back to the bucket the call was counted in.
   const answered = (verb: string, args: unknown, extra: { authInfo?: { extra?: Record<string, unknown> } }) => {
     const key = extra.authInfo?.extra?.rateKey;
     if (buckets !== undefined && typeof key === 'string') buckets.refund(key, exportPageRefund(verb, args));
   };
 
+  /**
+   * A transport for a request that names no session: it becomes a session only if the transport
+   * accepts the request as an initialize (the cap is applied then, so refused requests evict
+   * nobody); otherwise it answers the refusal and is dropped.
+   */
   const open = async (token: TokenRecord, admitted: () => void): Promise<WebStandardStreamableHTTPServerTransport> => {
     const server = toolServer(
       svc,
