@@ -60,6 +60,18 @@ function notAnExportFile(problem: string): ApiError {
   ]);
 }
 
+/**
+ * Whether `bytes` (a piece whose first line is line `first` of the body) holds a line that is not
+ * blank; throws when the first such line is no record (`export-head.ts`).
+ */
+function opensWithRecord(bytes: Buffer, first = 0): boolean {
+  const head = firstLine(bytes);
+  if (head === null) return false;
+  const problem = headProblem(head, first);
+  if (problem !== null) throw notAnExportFile(problem);
+  return true;
+}
+
 /** The refusal of a body of `bytes` bytes holding no line that is not blank. */
 function noRecords(bytes: number): ApiError {
   const what = bytes === 0 ? '0 bytes' : `${bytes} bytes of blank lines`;
@@ -120,14 +132,9 @@ export async function importLines(
   let blank = 0;
   let loaded = false;
   for await (const piece of linePieces(chunks, loadPieceBytes())) {
-    if (pieces === 0) {
-      const head = firstLine(piece.bytes);
-      if (head === null) {
-        blank += piece.bytes.length;
-        continue;
-      }
-      const problem = headProblem(head, piece.first);
-      if (problem !== null) throw notAnExportFile(problem);
+    if (pieces === 0 && !opensWithRecord(piece.bytes, piece.first)) {
+      blank += piece.bytes.length;
+      continue;
     }
     if (pieces++ === 0) {
       const reply = await engine(() => store.load(caller, piece.bytes));
@@ -179,10 +186,7 @@ async function importWhole(
   if (!(await isEmpty(store, caller))) throw notEmpty();
   const lines = await gathered(chunks, bytes);
   if (lines === null) throw new ApiError('VALIDATION_ERROR', `the package holds more than ${bytes} bytes`);
-  const head = firstLine(lines);
-  if (head === null) throw noRecords(lines.length);
-  const problem = headProblem(head);
-  if (problem !== null) throw notAnExportFile(problem);
+  if (!opensWithRecord(lines)) throw noRecords(lines.length);
   const reply = await engine(() => store.load(caller, lines, true));
   const refused = refusalOf(reply);
   if (refused !== null)
