@@ -535,7 +535,13 @@ export const ExportRecord = z.discriminatedUnion('kind', [
 ]);
 
 /** memory_export: one page; `next` is the cursor of the following page, null when done. */
-export const ExportReply = z.object({ records: z.array(ExportRecord), next: z.string().nullable() });
+export const ExportReply = z.object({
+  records: z.array(ExportRecord),
+  next: z
+    .string()
+    .nullable()
+    .describe('The `cursor` of the next page; null on the page holding the last record the caller gets'),
+});
 
 /** memory_import. */
 export const ImportReply = z.object({

@@ -53,25 +53,33 @@ pub struct Reader<'a> {
 /// private note not asked for or another agent's note).
 type ToRecord = fn(&Snapshot, &Partition, &[u8], &Reader<'_>) -> Result<Option<Value>>;
 
-/// One record kind: its name and, for kinds stored one record per key, the tree it walks and the
-/// function that turns a stored value into an export record.
+/// Whether a stored value of a kind's tree gives the reader a record (as its `ToRecord` decides,
+/// without building the record); `None` for a kind whose every value gives one.
+type Exported = Option<fn(&[u8], &Reader<'_>) -> Result<bool>>;
+
+/// One record kind: its name and, for kinds stored one record per key, the tree it walks, the
+/// function that turns a stored value into an export record, and whether a value gives one.
 struct Kind {
     name: &'static str,
-    walk: Option<(&'static str, ToRecord)>,
+    walk: Option<(&'static str, ToRecord, Exported)>,
 }
 
 /// The kinds in export order. The header has no tree: it is one record, first.
 const KINDS: [Kind; 6] = [
     Kind { name: "header", walk: None },
-    Kind { name: "entity", walk: Some((ENT, entity_record)) },
-    Kind { name: "fact", walk: Some((REL, fact_record)) },
-    Kind { name: "document", walk: Some((DOC, document_record)) },
-    Kind { name: "note", walk: Some((notes::exchange::TREE, note_record)) },
-    Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, handoff_record)) },
+    Kind { name: "entity", walk: Some((ENT, entity_record, None)) },
+    Kind { name: "fact", walk: Some((REL, fact_record, None)) },
+    Kind { name: "document", walk: Some((DOC, document_record, None)) },
+    Kind { name: "note", walk: Some((notes::exchange::TREE, note_record, Some(note_exported))) },
+    Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, handoff_record, None)) },
 ];
 
 fn note_record(snap: &Snapshot, part: &Partition, value: &[u8], reader: &Reader<'_>) -> Result<Option<Value>> {
     notes::exchange::record(snap, part, value, reader.private, reader.agent)
+}
+
+fn note_exported(value: &[u8], reader: &Reader<'_>) -> Result<bool> {
+    notes::exchange::exported(value, reader.private, reader.agent)
 }
 
 fn handoff_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
@@ -238,11 +246,47 @@ fn json_len(value: &Value) -> usize {
     counter.0
 }
 
+/// Where the page after a full one starts, the page ending at `after` in kind `at`: at the first
+/// stored value from there that gives the reader a record, the values before it (notes not the
+/// reader's) passed over; `None` when none is left, so the page holding the last record says
+/// there is no next (found by a review: when the last notes were another agent's, that page
+/// handed out a cursor to a page of no record). It reads one key of any other kind, and the notes
+/// up to the next the reader gets, which the next page would read anyway.
+fn next_start(
+    snap: &Snapshot,
+    part: &Partition,
+    mut at: usize,
+    mut after: Vec<u8>,
+    reader: &Reader<'_>,
+) -> Result<Option<Cursor>> {
+    while at < KINDS.len() {
+        let kind = &KINDS[at];
+        let Some((tree, _, exported)) = kind.walk else {
+            return Ok(Some(Cursor { kind: kind.name.into(), after }));
+        };
+        let from = [part.prefix(), &after].concat();
+        let lower = if after.is_empty() { Bound::Included(&from[..]) } else { Bound::Excluded(&from[..]) };
+        for item in snap.range(tree, lower, Bound::Unbounded)? {
+            let (key, value) = item?;
+            let Some(suffix) = key.strip_prefix(part.prefix()) else { break };
+            if exported.map_or(Ok(true), |given| given(&value, reader))? {
+                return Ok(Some(Cursor { kind: kind.name.into(), after }));
+            }
+            after = suffix.to_vec();
+        }
+        at += 1;
+        after = Vec::new();
+    }
+    Ok(None)
+}
+
 /// One page of an export.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
     pub records: Vec<Value>,
-    /// Where the next page starts; `None` after the last record.
+    /// Where the next page starts; `None` on the page holding the last record the reader gets
+    /// (`next_start`). A next page can still hold none when what it starts at left the store, or
+    /// turned private, between the two pages (each reads its own snapshot).
     pub next: Option<String>,
 }
 
@@ -286,10 +330,7 @@ pub fn export(
     let origin = origin.hex().map_or(Value::Null, Value::String);
     while at < KINDS.len() {
         let kind = &KINDS[at];
-        let Some((tree, record)) = kind.walk else {
-            if full(&records, bytes) {
-                return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
-            }
+        let Some((tree, record, _)) = kind.walk else {
             let (_, _, scope) = part.parts();
             let (notes, versions) =
                 if reader.private { (0, 0) } else { notes::exchange::private_count(snap, part, reader.agent)? };
@@ -317,8 +358,9 @@ pub fn export(
             let (key, value) = item?;
             let Some(suffix) = key.strip_prefix(part.prefix()) else { break };
             if full(&records, bytes) {
-                // More of this kind remains: continue after the last key returned.
-                return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
+                // More of this kind is stored: the next page starts at the first the reader gets.
+                let next = next_start(snap, part, at, after, reader)?;
+                return Ok(Page { records, next: next.map(|c| c.encode(part)) });
             }
             if let Some(mut r) = record(snap, part, &value, reader)? {
                 r["origin"] = origin.clone();

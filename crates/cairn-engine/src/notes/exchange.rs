@@ -27,6 +27,17 @@ pub(super) fn owned_by(note: &NoteRecord, agent: Option<&str>) -> bool {
     note.visibility() != Visibility::Agent || agent.is_none_or(|a| note.owner == a)
 }
 
+/// Whether an export for `agent` (private notes when `private`) carries `note`.
+fn given(note: &NoteRecord, private: bool, agent: Option<&str>) -> bool {
+    (private || !note.private) && owned_by(note, agent)
+}
+
+/// Whether an export carries the stored current note `value` (as `record` decides, without
+/// reading its versions): what tells a full page whether a record comes after it.
+pub(crate) fn exported(value: &[u8], private: bool, agent: Option<&str>) -> Result<bool> {
+    Ok(given(&NoteRecord::decode(value)?, private, agent))
+}
+
 /// The fields one version of a note holds (its identity aside), as export records name them.
 fn version_fields(note: &NoteRecord) -> Map<String, Value> {
     let mut r = Map::new();
@@ -70,7 +81,7 @@ pub(crate) fn record(
     agent: Option<&str>,
 ) -> Result<Option<Value>> {
     let note = NoteRecord::decode(value)?;
-    if (note.private && !private) || !owned_by(&note, agent) {
+    if !given(&note, private, agent) {
         return Ok(None);
     }
     let mut r = Map::new();
