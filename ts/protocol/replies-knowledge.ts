@@ -419,10 +419,15 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     origin: Origin,
     exported_at: Time,
     kinds: z.array(z.string()),
-    withheld: z.object({
-      private_notes: Count,
-      private_versions: Count.describe('Private earlier versions of notes that did leave'),
-    }),
+    withheld: z
+      .object({
+        private_notes: Count,
+        private_versions: Count.describe('Private earlier versions of notes that did leave'),
+      })
+      .describe(
+        'What `includePrivate` (on a node allowing private notes) would add. Other agents’ own notes are not ' +
+          'the caller’s to read: neither exported nor counted',
+      ),
   }),
   Entity.extend({
     kind: z.literal('entity'),

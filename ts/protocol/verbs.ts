@@ -207,11 +207,10 @@ export const VERBS: readonly VerbSpec[] = [
     reply: ExportReply,
     description:
       'One page of the scope as JSON records: header, entities, facts with provenance and ended state, documents ' +
-      'with their live passages, notes (every note of the scope, any visibility or task: its current version, the ' +
-      'note’s own kind as `noteKind`, and every earlier version in `versions`) and handoffs (expired ones too). ' +
-      'Private notes only with `includePrivate` when the node allows them (else the header’s `withheld` counts ' +
-      'them). Pass the reply’s `next` ' +
-      'as `cursor` to get the following page; `next: null` means done. `limit` records per page (default 500, max ' +
+      'with their live passages, notes (any visibility or task, except other agents’ own notes, which are not ' +
+      'counted either; each with its kind as `noteKind` and its earlier versions in `versions`) and handoffs ' +
+      '(expired ones too). Private notes only with `includePrivate` when the node allows them (else the header’s ' +
+      '`withheld` counts them). Pass `next` as `cursor` for the next page; `next: null` means done. `limit` records per page (default 500, max ' +
       '5000); a page’s records fit in `maxBytes` of JSON (default 64 KiB, at most 4 MiB; one ' +
       'record larger, such as a long document, comes whole on its own page). Each page can be sent to ' +
       'memory_import as it came.',

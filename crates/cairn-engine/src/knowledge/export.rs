@@ -6,7 +6,9 @@
 //! only the passages it still has. Private notes are exported only when asked for (`private`:
 //! the node allows private notes and the caller sends `includePrivate`); otherwise the header
 //! counts them in `withheld.private_notes` (and private earlier versions of the notes it carries
-//! in `withheld.private_versions`), so an export never looks complete when it is not.
+//! in `withheld.private_versions`), so an export never looks complete when it is not. That is all
+//! it leaves out of what the reader may read; another agent's own notes, which it may not read,
+//! are neither exported nor counted (their existence is not the reader's to learn).
 
 use super::attribute_time::attribute_writes;
 use super::cursor::Cursor;
