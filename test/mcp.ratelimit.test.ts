@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { postMcp } from './mcp-client.js';
+import { mcpClient, postMcp, toolJson } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // The per-token rate limit on /v1/mcp: each message of a JSON-RPC batch is one request, and a
@@ -119,4 +119,28 @@ it('counts every spelling of one token in one bucket, over HTTP and over MCP bat
   // Another token keeps its own count.
   const other = (await t.token({ agent: 'other' })).token;
   expect((await t.call('GET', '/v1/whoami', { token: other })).status).toBe(200);
+});
+
+// Found by a review: the official SDK client probes `GET /v1/mcp` for a push stream after
+// `initialize`, and the 405 "no push stream" answer was counted, so every session cost a request
+// the client never asked for. The answer is a constant refusal before auth, as the other 405s of
+// /v1/mcp, which were already free; a 429 to a flood of them would cost the node the same.
+it("does not count the SDK client's push-stream probe (GET /v1/mcp, 405) against the token", async () => {
+  const own = (await t.token({ agent: 'prober' })).token;
+  const client = await mcpClient(t.url, own); // initialize and notifications/initialized: 2 used
+  try {
+    for (let i = 0; i < 8; i++) {
+      const r = toolJson(await client.callTool({ name: 'memory_status', arguments: {} }));
+      expect(r.isError, `call ${i + 1}`).toBe(false);
+    } // 10 used
+    await expect(client.callTool({ name: 'memory_status', arguments: {} })).rejects.toThrow(/429|RATE_LIMITED/);
+  } finally {
+    await client.close();
+  }
+  const prober = (await t.token({ agent: 'flood' })).token;
+  for (let i = 0; i < 30; i++) {
+    const r = await fetch(`${t.url}/v1/mcp`, { headers: { authorization: `Bearer ${prober}` } });
+    expect([r.status, r.headers.get('allow')]).toEqual([405, 'POST, DELETE']);
+  }
+  expect((await t.call('GET', '/v1/whoami', { token: prober })).status).toBe(200);
 });

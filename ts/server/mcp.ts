@@ -211,7 +211,10 @@ export function registerMcp(
   app.post('/v1/mcp', { onRequest, errorHandler }, handle);
   app.delete('/v1/mcp', { onRequest, errorHandler }, handle);
   // No server-initiated push stream: say so before asking for a token, so clients fall back cleanly.
-  app.get('/v1/mcp', (_req, reply) => {
+  // Not counted by the rate limit, as the other 405s here: the official SDK client probes it after
+  // every initialize (found by a review: each session cost the token a request it never made), and
+  // the 429 a flood of them would get costs the node what this constant answer does.
+  app.get('/v1/mcp', { config: { rateLimit: false } }, (_req, reply) => {
     reply.header('Allow', 'POST, DELETE');
     return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', 'this node has no push stream; use POST'));
   });

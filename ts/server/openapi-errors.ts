@@ -29,8 +29,8 @@ const BODY: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALID
 export const ROUTE_ERRORS = {
   /** /health, /v1/openapi.json, /docs: no token, no rate limit. */
   open: ANY,
-  /** GET /v1/mcp: refused before auth. */
-  mcpGet: [...LIMITED, 'METHOD_NOT_ALLOWED'],
+  /** GET /v1/mcp: refused before auth, not counted (an MCP client's push-stream probe). */
+  mcpGet: [...ANY, 'METHOD_NOT_ALLOWED'],
   /** A GET with a token; identity headers (and a query string) are checked. */
   tokenGet: [...TOKEN, 'VALIDATION_ERROR'],
   /** A GET with a token and no input (the admin GETs). */
