@@ -285,6 +285,29 @@ it('refuses a package whose digests match but a record fails its checks, storing
   expect(await readBack(target)).toEqual(await readBack(data));
 });
 
+// Found by a review: `--in-pieces` skips a record that fails its checks and goes on, and said
+// where it was as `line N` of the package's records read one file after another, naming no file.
+it('--in-pieces names the file and line of each record it skips', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const pkg = join(root, 'pkg');
+  expect((await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data])).code).toBe(0);
+  let factLine = 0;
+  rewritePackage(pkg, (records) => {
+    factLine = records.findIndex((r) => r.kind === 'fact') + 1;
+    (records[factLine - 1] as Record<string, unknown>).valid_from = 'not-a-date';
+  });
+  const human = await cairn(['import', pkg, '--in-pieces', '--scope', 'human', '--data-dir', data]);
+  expect(human.code, human.stderr).toBe(1);
+  expect(human.stdout).toContain('skipped 1 lines:');
+  expect(human.stdout).toContain(`  records.jsonl line ${factLine}: valid_from`);
+  const json = await cairn(['import', pkg, '--in-pieces', '--scope', 'json', '--data-dir', data, '--json']);
+  expect(json.code, json.stderr).toBe(1);
+  expect(JSON.parse(json.stdout).skipped).toEqual([
+    { index: factLine - 1, file: 'records.jsonl', line: factLine, reason: expect.stringContaining('valid_from') },
+  ]);
+});
+
 it('exports and imports through a running node', async () => {
   const data = join(root, 'data');
   await seed(data);

@@ -8,7 +8,15 @@ import { EXPORT_FILE, firstLine, headProblem } from '../service/export-head.js';
 import { type FileImported, importLines, wholeFits } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
-import { PackageError, packageBytes, packageLine, packageSize, type Verified, verifyPackage } from './package.js';
+import {
+  PackageError,
+  packageBytes,
+  packageLine,
+  packagePlace,
+  packageSize,
+  type Verified,
+  verifyPackage,
+} from './package.js';
 import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
 
@@ -86,7 +94,20 @@ function throughNode(
   });
 }
 
-function summary(r: FileImported): string {
+/** A skipped line, with the package file and line it is in when the import read a package. */
+type Skipped = FileImported['skipped'][number] & { file?: string; line?: number };
+type Shown = Omit<FileImported, 'skipped'> & { skipped: Skipped[] };
+
+/**
+ * `r` with each skipped line of a package named by its file and line there (`file`, `line` from 1)
+ * beside `index`, which counts the lines of its files read one after another (found by a review:
+ * `--in-pieces` said `line N` of that count, naming no file).
+ */
+function placed(r: FileImported, v: Verified): Shown {
+  return { ...r, skipped: r.skipped.map((s) => ({ ...s, ...packagePlace(v, s.index) })) };
+}
+
+function summary(r: Shown): string {
   const n = (c: FileImported['imported']) =>
     `${c.entities} entities, ${c.facts} facts, ${c.documents} documents, ${c.notes} notes, ${c.handoffs} handoffs`;
   const lines = [
@@ -99,7 +120,9 @@ function summary(r: FileImported): string {
     `unchanged: ${n(r.unchanged)}`,
   ];
   if (r.skipped.length > 0) lines.push(`skipped ${r.skipped.length} lines:`);
-  for (const s of r.skipped.slice(0, 20)) lines.push(`  line ${s.index + 1}: ${s.reason}`);
+  for (const s of r.skipped.slice(0, 20)) {
+    lines.push(`  ${s.file === undefined ? '' : `${s.file} `}line ${s.line ?? s.index + 1}: ${s.reason}`);
+  }
   if (r.not_reproduced.length > 0) lines.push(`not reproduced: ${r.not_reproduced.length} (see --json)`);
   return `${lines.join('\n')}\n`;
 }
@@ -175,7 +198,8 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   } catch (err) {
     throw verified === null ? err : packageRefusal(a.file, verified, err);
   }
-  process.stdout.write(a.json ? `${JSON.stringify(result)}\n` : summary(result));
+  const shown = verified === null ? result : placed(result, verified);
+  process.stdout.write(a.json ? `${JSON.stringify(shown)}\n` : summary(shown));
   return result.skipped.length > 0 ? 1 : 0;
 }
 

@@ -230,17 +230,23 @@ export async function verifyPackage(dir: string): Promise<Verified> {
 }
 
 /**
- * Where line `index` (from 0) of a package's records, its files read one after another, lies:
- * `records.jsonl line 7`.
+ * Where line `index` (from 0) of a package's records, its files read one after another, lies: its
+ * file and its line there (from 1); null past the last.
  */
-export function packageLine(v: Verified, index: number): string {
+export function packagePlace(v: Verified, index: number): { file: string; line: number } | null {
   let first = 0;
   for (const [n, f] of v.manifest.files.entries()) {
     const count = v.lines[n] ?? 0;
-    if (index < first + count) return `${f.name} line ${index - first + 1}`;
+    if (index < first + count) return { file: f.name, line: index - first + 1 };
     first += count;
   }
-  return `line ${index + 1}`;
+  return null;
+}
+
+/** `packagePlace` said as a reader reads it: `records.jsonl line 7`. */
+export function packageLine(v: Verified, index: number): string {
+  const at = packagePlace(v, index);
+  return at === null ? `line ${index + 1}` : `${at.file} line ${at.line}`;
 }
 
 /** The records of a verified package as one byte stream: its files in the manifest's order. */
