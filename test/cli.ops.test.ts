@@ -351,6 +351,39 @@ it('a first start that fails on a port in use shows no admin token; the next sta
   expect(who.status).toBe(200);
 });
 
+it('a first start that fails on a port in use leaves no store, nor the directories it made', async () => {
+  const made = join(dir, 'new', 'nested', 'store');
+  const chosen = join(dir, 'chosen');
+  mkdirSync(chosen);
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    for (const store of [made, chosen]) {
+      const taken = await cairn(['serve', '--data-dir', store, '--port', String(port)], { CAIRN_LOG_LEVEL: 'silent' });
+      expect(taken.code, store).toBe(2);
+      expect(taken.stderr).toContain('choose another --port');
+    }
+  } finally {
+    blocker.close();
+  }
+  // Found by a review: the refused start left an empty store (data.cairn, wal.cairn, LOCK) there.
+  expect(existsSync(join(dir, 'new'))).toBe(false);
+  // A directory the operator made stays, as it was.
+  expect(readdirSync(chosen)).toEqual([]);
+  // A store that was there is left whole.
+  expect((await cairn(['init', '--data-dir', chosen])).code).toBe(0);
+  const blocker2 = createServer();
+  await new Promise<void>((r) => blocker2.listen(0, '127.0.0.1', r));
+  try {
+    const port2 = String((blocker2.address() as { port: number }).port);
+    expect((await cairn(['serve', '--data-dir', chosen, '--port', port2], { CAIRN_LOG_LEVEL: 'silent' })).code).toBe(2);
+  } finally {
+    blocker2.close();
+  }
+  expect((await cairn(['token', 'list', '--data-dir', chosen, '--json'])).code).toBe(0);
+});
+
 it('serve warns when CAIRN_ADMIN_TOKEN is not an admin token of a store that has tokens', async () => {
   const store = join(dir, 'store');
   expect((await cairn(['init', '--data-dir', store])).code).toBe(0);

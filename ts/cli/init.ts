@@ -19,7 +19,7 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   if (seed !== undefined && seed !== '' && seed.length < 32) {
     throw usage('CAIRN_ADMIN_TOKEN', `must be at least 32 characters, got ${seed.length}`);
   }
-  const dirWarning = privateDataDir(dataDir);
+  const { warning: dirWarning } = privateDataDir(dataDir);
   if (dirWarning !== null) process.stderr.write(`cairn init: warning: ${dirWarning}\n`);
   const store = await openStore(dataDir);
   try {

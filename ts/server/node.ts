@@ -14,7 +14,7 @@ import { removeStagedBackups } from './backup-file.js';
 import { isLoopback, isWildcard } from './guard.js';
 import { hostForm, reachableAddresses } from './machine-hosts.js';
 import { NODE_FILE, type NodeFile } from './node-file.js';
-import { privateDataDir } from './private-dir.js';
+import { privateDataDir, removeMadeDirs, removeNewStore } from './private-dir.js';
 import { VERSION } from './version.js';
 
 /** How to run a node. */
@@ -66,7 +66,7 @@ const STORE_EVENTS: Record<ReopenEvent['event'], string> = {
 /**
  * Opens the store, makes sure a token exists (seeding `adminToken`, or on a loopback bind creating
  * one and announcing it once), then listens and writes `node.json`. A non-loopback bind with no
- * token refuses to start.
+ * token refuses to start. A first start that fails removes the store it made.
  */
 export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const host = opts.host ?? '127.0.0.1';
@@ -77,11 +77,20 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   // A data dir holding no store holds no token: refused before the dir or a store is made there
   // (found by an audit: the refused start left an empty store behind).
   if (!loopback && !seeded && !existsSync(join(opts.dataDir, DATA_FILE))) throw new Error(noToken);
-  const dirWarning = privateDataDir(opts.dataDir);
-  const store = await Store.open(opts.dataDir, {
-    ...(opts.idempotencyHours === undefined ? {} : { idempotencyHours: opts.idempotencyHours }),
-    ...(opts.nameCacheMb === undefined ? {} : { nameCacheBytes: opts.nameCacheMb * 2 ** 20 }),
-  });
+  const fresh = !existsSync(join(opts.dataDir, DATA_FILE));
+  const { warning: dirWarning, made } = privateDataDir(opts.dataDir);
+  let store: Store;
+  try {
+    store = await Store.open(opts.dataDir, {
+      ...(opts.idempotencyHours === undefined ? {} : { idempotencyHours: opts.idempotencyHours }),
+      ...(opts.nameCacheMb === undefined ? {} : { nameCacheBytes: opts.nameCacheMb * 2 ** 20 }),
+    });
+  } catch (err) {
+    // Only the directories made for it, and only when empty: a store another process opened
+    // there meanwhile (STORE_LOCKED) is not this start's to remove.
+    removeMadeDirs(made);
+    throw err;
+  }
   // Holding the store's lock, so no other node is backing it up now.
   removeStagedBackups(opts.dataDir);
   let createdAdminToken: string | null = null;
@@ -169,6 +178,9 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   } catch (err) {
     await app?.close();
     await store.close();
+    // A first start that failed (found by a review: a port in use left an empty store, and the
+    // directories made for it, behind) leaves the disk as it found it.
+    if (fresh) removeNewStore(opts.dataDir, made);
     throw err;
   }
 }
