@@ -524,6 +524,43 @@ it('an option a command does not honour is bad usage, exit 2, never taken and ig
   expect(JSON.parse(made.stdout)).toMatchObject({ agent: 'a', user: 'bob' });
 });
 
+it('a mistyped option or one missing its value is said in the command’s terms, with its usage only', async () => {
+  // Found by a review: Node's parser message ("To specify a positional argument starting with a
+  // '-', place it … after '--'", a quote left open) and every command's help, 60 lines.
+  const typo = await cairn(['serve', '--prot', '4001']);
+  expect(typo.code).toBe(2);
+  expect(typo.stderr).toMatch(/^cairn: serve: unknown option --prot \(did you mean --port\?\)\n/);
+  expect(typo.stderr).toContain('cairn serve [--host H]');
+  expect(typo.stderr).not.toContain('cairn token');
+  expect(typo.stderr).not.toContain('positional');
+  const json = await cairn(['token', 'list', '--jsno', '--json']);
+  expect(json.code).toBe(2);
+  expect(JSON.parse(json.stdout)).toEqual({
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: 'token list: unknown option --jsno (did you mean --json?)',
+      details: [{ field: '--jsno', message: 'unknown option' }],
+    },
+  });
+  // Nothing close: no guess.
+  const far = await cairn(['check', '--frobnicate']);
+  expect(far.stderr).toMatch(/^cairn: check: unknown option --frobnicate\n/);
+  for (const [args, says] of [
+    [['token', 'create', '--agent'], 'token create: --agent needs a value'],
+    [['token', 'create', '--agent', '--user', 'bob'], 'token create: --agent needs a value'],
+    [['token', 'create', '--agent', 'a', '--expires', '-5m'], 'token create: --expires needs a value'],
+    [['check', '--json=yes'], 'check: --json takes no value'],
+  ] as const) {
+    const r = await cairn([...args]);
+    expect(r.code, args.join(' ')).toBe(2);
+    expect(r.stderr, args.join(' ')).toMatch(new RegExp(`^cairn: ${says.replace(/[-]/g, '\\-')}`));
+    expect(r.stderr).not.toContain('cairn openapi');
+  }
+  // A value that starts with "-" is still said how to give.
+  const dash = await cairn(['token', 'create', '--agent', 'a', '--expires', '-5m']);
+  expect(dash.stderr).toContain('--expires=-5m');
+});
+
 it('an argument past what a command takes is said as unexpected, exit 2, with that command’s usage', async () => {
   const r = await cairn(['memories', 'show', 'a', 'b']);
   expect(r.code).toBe(2);

@@ -5,6 +5,7 @@ import { CLIENTS } from './clients.js';
 import { resolveDataDir } from './data-dir.js';
 import { asFailure, CliFailure, EXIT_UNUSABLE, report } from './failure.js';
 import { FROM_ENV, foreignOption, OPTIONS, optionsOf, repeatedOption } from './options.js';
+import { parseRefusal } from './parse-refusal.js';
 
 const HELP = `cairn — a local-first memory layer for AI agents
 
@@ -117,8 +118,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (err) {
-    // The flags did not parse, so `--json` is looked for by hand.
-    return badUsage(argv.includes('--json'), err instanceof Error ? err.message : String(err));
+    return refusedLine(argv, err);
   }
   const { values, positionals, tokens } = parsed;
   const [command, ...rest] = positionals;
@@ -172,6 +172,26 @@ export async function run(argv: string[]): Promise<number> {
     return report(where, json, asFailure(err));
   }
   return badUsage(json, `unknown command ${JSON.stringify(positionals.join(' '))}`);
+}
+
+/**
+ * A command line the parser refused (an option no command has, one missing its value), said as
+ * the command's bad usage with its own usage; the command is found by a parse that refuses
+ * nothing, and `--json` by hand.
+ */
+function refusedLine(argv: string[], err: unknown): number {
+  const [command = '', sub = ''] = parseArgs({ args: argv, allowPositionals: true, strict: false }).positionals;
+  const takes = OPTIONS[command];
+  const own = optionsOf(command, sub);
+  // A group's subcommand not (yet) given or known: any option of the group's; no command: any at all.
+  const every = (t: (typeof OPTIONS)[string]): string[] => (Array.isArray(t) ? t : Object.values(t).flat());
+  const honoured = own ?? [...new Set(takes === undefined ? Object.values(OPTIONS).flatMap(every) : every(takes))];
+  const named = takes === undefined ? '' : Array.isArray(takes) || own === undefined ? command : `${command} ${sub}`;
+  const json = argv.includes('--json') && (takes === undefined || honoured.includes('--json'));
+  const said = parseRefusal(err, argv, honoured);
+  if (said === null) return badUsage(json, err instanceof Error ? err.message : String(err));
+  const message = named === '' ? said.message : `${named}: ${said.message}`;
+  return badUsage(json, message, helpFor(command), [{ field: said.field, message: said.reason }]);
 }
 
 /**
