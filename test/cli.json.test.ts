@@ -115,6 +115,13 @@ it.each<[string, () => string[], number, string, string]>([
     'missing subcommand; use list, show KEY, history KEY or forget KEY',
   ],
   ['connect, no client', () => ['connect'], 2, 'VALIDATION_ERROR', 'missing client; use one of claude, codex'],
+  // Found by a review: these said "give check, backup DEST, restore SRC or compact", as for a
+  // subcommand the CLI does not know, and named no argument.
+  ['database backup, no DEST', () => ['database', 'backup'], 2, 'VALIDATION_ERROR', 'missing DEST: the directory'],
+  ['database restore, no SRC', () => ['database', 'restore'], 2, 'VALIDATION_ERROR', 'missing SRC: the backup'],
+  ['memories show, no KEY', () => ['memories', 'show'], 2, 'VALIDATION_ERROR', 'missing KEY: the note'],
+  ['memories forget, no KEY', () => ['memories', 'forget'], 2, 'VALIDATION_ERROR', 'missing KEY: the note'],
+  ['token revoke, no ID', () => ['token', 'revoke'], 2, 'VALIDATION_ERROR', 'missing ID: the token'],
   ['an unknown command', () => ['frobnicate'], 2, 'VALIDATION_ERROR', 'unknown command'],
   ['an unknown option', () => ['token', 'list', '--frob'], 2, 'VALIDATION_ERROR', '--frob'],
 ])('%s: one §3 error object on stdout, the text form’s exit code', async (_label, args, exit, code, says) => {

@@ -10,7 +10,7 @@ import { adminCall } from './admin-client.js';
 import { backupFromNode } from './backup-fetch.js';
 import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore, notADirectory } from './data-dir.js';
-import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE } from './failure.js';
+import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, missing } from './failure.js';
 import { undoOnInterrupt } from './interrupt.js';
 import { clearDeadStaging, stagingIn } from './restore-staging.js';
 import { matchOwner, openStore } from './store-owner.js';
@@ -51,6 +51,10 @@ export async function runDatabase(sub: string, a: DatabaseArgs, env = process.en
   if (sub === 'backup' && a.path !== undefined) return backup(a, resolve(a.path), env);
   if (sub === 'compact' && a.path === undefined) return compact(a, env);
   if (sub === 'restore' && a.path !== undefined) return restore(a, resolve(a.path));
+  if (sub === 'backup') throw missing('DEST', 'the directory to write the backup into (cairn database backup DEST)');
+  if (sub === 'restore') {
+    throw missing('SRC', 'the backup (or copy of a data dir) to restore (cairn database restore SRC)');
+  }
   throw new CliFailure(
     'VALIDATION_ERROR',
     'give check, backup DEST, restore SRC or compact [--purge] (see cairn --help)',

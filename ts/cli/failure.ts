@@ -32,6 +32,13 @@ export function usage(field: string, message: string): CliFailure {
   return new CliFailure('VALIDATION_ERROR', `${field}: ${message}`, EXIT_UNUSABLE, [{ field, message }]);
 }
 
+/** Bad usage: the argument `arg` (`DEST`, `KEY`) is not given; `what` says what it is, exit 2. */
+export function missing(arg: string, what: string): CliFailure {
+  return new CliFailure('VALIDATION_ERROR', `missing ${arg}: ${what}`, EXIT_UNUSABLE, [
+    { field: arg, message: 'missing' },
+  ]);
+}
+
 /** A refusal a node (or the store's own verbs) answered with its §3 body, passed on as it came. */
 export function refusedBy(body: unknown, status = 0): CliFailure {
   const e = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;

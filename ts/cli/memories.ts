@@ -6,7 +6,7 @@ import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { clip } from './clip.js';
 import { needStore } from './data-dir.js';
-import { CliFailure, refusedBy, usage } from './failure.js';
+import { CliFailure, missing, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { needAdmin, withheldWarning } from './node-view.js';
 import { openStore } from './store-owner.js';
@@ -295,6 +295,9 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       );
     }
     return 0;
+  }
+  if (a.key === undefined && ['show', 'history', 'forget'].includes(sub)) {
+    throw missing('KEY', `the note's key (cairn memories ${sub} KEY; \`cairn memories list\` shows them)`);
   }
   if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
     throw new CliFailure('VALIDATION_ERROR', 'give list, or show|history|forget KEY (see cairn --help)', 2);

@@ -4,7 +4,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
 import { parseExpires } from './expires.js';
-import { asFailure, CliFailure, usage } from './failure.js';
+import { asFailure, CliFailure, missing, usage } from './failure.js';
 import { openStore } from './store-owner.js';
 
 /** Arguments of `cairn token create|list|revoke`. */
@@ -115,7 +115,7 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
       return 0;
     }
     if (sub === 'revoke') {
-      if (a.id === undefined) throw usage('ID', 'revoke needs the token id (see `cairn token list`)');
+      if (a.id === undefined) throw missing('ID', 'the token to revoke, by its id (`cairn token list` shows them)');
       const id = a.id;
       const revoked =
         node !== null
