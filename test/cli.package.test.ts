@@ -565,3 +565,51 @@ it('--in-pieces takes a package larger than a piece and an import page completel
   expect((await cairn(['export', after, '--user', 'ann', '--scope', 'work', '--data-dir', copy])).code).toBe(0);
   expect(contentOf(after)).toEqual(contentOf(pkg));
 });
+
+it('a directory that is not a Memory Package is said as such, with what to do, and nothing is made', async () => {
+  // Found by a review: `cairn import BACKUP` said "the package does not verify: manifest.json:
+  // ENOENT: no such file or directory, open 'BACKUP/manifest.json'".
+  const data = join(root, 'data');
+  await seed(data);
+  const backup = join(root, 'backup');
+  expect((await cairn(['database', 'backup', backup, '--data-dir', data])).code).toBe(0);
+  const target = join(root, 'target');
+  const asBackup = await cairn(['import', backup, '--data-dir', target]);
+  expect(asBackup.code).toBe(1);
+  expect(asBackup.stderr).toBe(
+    `cairn import: ${backup} is not a Memory Package (no manifest.json in it): it holds a store; a backup goes back with \`cairn database restore ${backup}\`\n`,
+  );
+  const pkg = join(root, 'pkg');
+  expect((await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data])).code).toBe(0);
+  rmSync(join(pkg, 'manifest.json'));
+  const bare = await cairn(['import', pkg, '--data-dir', target, '--json']);
+  expect(bare.code).toBe(1);
+  expect(JSON.parse(bare.stdout)).toEqual({
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: `${pkg} is not a Memory Package (no manifest.json in it): an export file in it is imported by its path (cairn import ${join(pkg, 'records.jsonl')} --user U --scope S)`,
+      details: [{ field: 'PATH', message: 'no manifest.json' }],
+    },
+  });
+  const empty = join(root, 'empty');
+  mkdirSync(empty);
+  const none = await cairn(['import', empty, '--data-dir', target]);
+  expect(none.code).toBe(1);
+  expect(none.stderr).toContain(`${empty} is not a Memory Package (no manifest.json in it): give a directory \`cairn export\` wrote`);
+  expect(existsSync(target)).toBe(false);
+});
+
+it('a package into a scope that holds something names that user and scope, and how to choose another', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const pkg = join(root, 'pkg');
+  expect((await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data])).code).toBe(0);
+  const again = await cairn(['import', pkg, '--data-dir', data, '--json']);
+  expect(again.code).toBe(1);
+  const { error } = JSON.parse(again.stdout) as { error: { code: string; message: string; details: unknown[] } };
+  expect(error.code).toBe('VALIDATION_ERROR');
+  expect(error.message).toBe(
+    "user ann's scope work is not empty: a Memory Package goes only into an empty scope; choose another with --scope S (or --user ID)",
+  );
+  expect(error.details).toEqual([{ field: '--scope', message: 'not empty' }]);
+});

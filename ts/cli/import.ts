@@ -1,7 +1,9 @@
-import { createReadStream, openSync, readSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 
+import { DATA_FILE } from '../engine/store-files.js';
 import { ApiError } from '../protocol/errors.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { EXPORT_FILE, firstLine, headProblem } from '../service/export-head.js';
@@ -9,11 +11,13 @@ import { type FileImported, importLines, wholeFits } from '../service/import-fil
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
 import {
+  MANIFEST,
   PackageError,
   packageBytes,
   packageLine,
   packagePlace,
   packageSize,
+  RECORDS,
   type Verified,
   verifyPackage,
 } from './package.js';
@@ -154,6 +158,7 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   try {
     const st = statSync(a.file);
     if (st.isDirectory()) {
+      if (!existsSync(join(a.file, MANIFEST))) throw notAPackage(a.file);
       try {
         verified = await verifyPackage(a.file);
         const { manifest } = verified;
@@ -196,11 +201,40 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   try {
     result = await importInto(a.dataDir, { user, scope, size, whole, empty: inPieces }, body(), env);
   } catch (err) {
+    if (verified !== null && isNotEmpty(err)) {
+      const message = `user ${user}'s scope ${scope} is not empty: a Memory Package goes only into an empty scope; choose another with --scope S (or --user ID)`;
+      throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: '--scope', message: 'not empty' }]);
+    }
     throw verified === null ? err : packageRefusal(a.file, verified, err);
   }
   const shown = verified === null ? result : placed(result, verified);
   process.stdout.write(a.json ? `${JSON.stringify(shown)}\n` : summary(shown));
   return result.skipped.length > 0 ? 1 : 0;
+}
+
+/**
+ * A directory given as a package that holds no manifest, said with what it is likely meant as: a
+ * backup (a store) goes back with restore, a package's records file by its own path.
+ */
+function notAPackage(dir: string): CliFailure {
+  const then = existsSync(join(dir, DATA_FILE))
+    ? `it holds a store; a backup goes back with \`cairn database restore ${dir}\``
+    : existsSync(join(dir, RECORDS))
+      ? `an export file in it is imported by its path (cairn import ${join(dir, RECORDS)} --user U --scope S)`
+      : 'give a directory `cairn export` wrote, or an export file (JSON lines)';
+  return new CliFailure(
+    'VALIDATION_ERROR',
+    `${dir} is not a Memory Package (no ${MANIFEST} in it): ${then}`,
+    EXIT_FAILED,
+    [{ field: 'PATH', message: `no ${MANIFEST}` }],
+  );
+}
+
+/** Whether `err` is the import's refusal of a target scope that holds something (import-file.ts). */
+function isNotEmpty(err: unknown): boolean {
+  if (!(err instanceof ApiError) || err.code !== 'VALIDATION_ERROR') return false;
+  const [d] = err.details as { field?: unknown; message?: unknown }[];
+  return d?.field === 'scope' && d.message === 'not empty';
 }
 
 /** The most of a file read to judge its first record (an export file's is its header, a few hundred bytes). */
