@@ -139,6 +139,35 @@ it('serve: health, tokens through the admin API while running, graceful SIGTERM'
   expect((await cairn(['check', '--data-dir', dir])).code).toBe(0);
 });
 
+it('a CAIRN_ADMIN_TOKEN the node does not know is said as that setting, with how to get an admin token', async () => {
+  // Found by a review: every command said only "UNAUTHENTICATED: the token is unknown or revoked",
+  // naming neither the setting nor what to do when the admin token is lost.
+  const admin = 'seeded-admin-token-for-the-cli-test-0000000';
+  const { url } = await serve({ CAIRN_ADMIN_TOKEN: admin });
+  const wrong = { CAIRN_ADMIN_TOKEN: 'cairn_rotated-elsewhere-0123456789abcdef' };
+  const out = await tempDir('cli-node-out');
+  const pkg = join(out.dir, 'pkg');
+  const file = join(out.dir, 'records.jsonl');
+  writeFileSync(file, `${JSON.stringify({ kind: 'entity', id: '1', name: 'Ann' })}\n`);
+  for (const args of [
+    ['token', 'list'],
+    ['export', pkg],
+    ['database', 'backup', join(out.dir, 'copy')],
+    ['import', file, '--scope', 'x'],
+  ]) {
+    const r = await cairn([...args, '--data-dir', dir], wrong);
+    expect(r.code, args.join(' ')).toBe(1);
+    expect(r.stderr, args.join(' ')).toContain('UNAUTHENTICATED: the token is unknown or revoked');
+    expect(r.stderr, args.join(' ')).toContain(`CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}`);
+    expect(r.stderr, args.join(' ')).toContain('cairn token create --agent NAME --role admin');
+    const json = await cairn([...args, '--data-dir', dir, '--json'], wrong);
+    expect(JSON.parse(json.stdout).error.code, args.join(' ')).toBe('UNAUTHENTICATED');
+    expect(JSON.parse(json.stdout).error.message, args.join(' ')).toContain('CAIRN_ADMIN_TOKEN is not a live token');
+  }
+  expect(readdirSync(out.dir)).toEqual(['records.jsonl']);
+  await out.cleanup();
+});
+
 it('serve takes its MCP session caps from CAIRN_MCP_SESSIONS and CAIRN_MCP_SESSIONS_PER_TOKEN', async () => {
   const admin = 'seeded-admin-token-for-the-cli-test-0000000';
   const { child, url } = await serve({

@@ -75,7 +75,7 @@ export async function adminCall(node: Reached, token: string | undefined, method
         `the node at ${node.url} answered ${path} with something that is not JSON (HTTP ${res.status})`,
       );
     }
-    if (!res.ok) throw refusedBy(json, res.status);
+    if (!res.ok) throw refusedBy(json, res.status, node.url);
     return json;
   } catch (err) {
     if (err instanceof CliFailure) throw err;

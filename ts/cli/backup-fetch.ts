@@ -49,7 +49,7 @@ export async function backupFromNode(
       headers: { authorization: `Bearer ${watch.token}` },
       signal: watch.signal,
     });
-    if (!res.ok) throw refusedBy(await res.json().catch(() => null), res.status);
+    if (!res.ok) throw refusedBy(await res.json().catch(() => null), res.status, node.url);
     const sent = JSON.parse(res.headers.get('x-cairn-backup') ?? 'null') as Sent | null;
     if (sent === null || res.body === null) {
       throw new CliFailure('INTERNAL', `the node at ${node.url} sent a backup without saying what it holds`);

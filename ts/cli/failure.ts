@@ -39,11 +39,19 @@ export function missing(arg: string, what: string): CliFailure {
   ]);
 }
 
-/** A refusal a node (or the store's own verbs) answered with its §3 body, passed on as it came. */
-export function refusedBy(body: unknown, status = 0): CliFailure {
+/**
+ * A refusal a node (or the store's own verbs) answered with its §3 body, passed on as it came.
+ * A 401 from the node at `url` (the CLI calls it only with `CAIRN_ADMIN_TOKEN`) also says which
+ * setting it refused and how to get an admin token again: "the token" alone named neither.
+ */
+export function refusedBy(body: unknown, status = 0, url?: string): CliFailure {
   const e = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
   const code: ErrorCode = isErrorCode(e?.code) ? e.code : status >= 500 ? 'INTERNAL' : 'VALIDATION_ERROR';
-  const message = typeof e?.message === 'string' ? e.message : `request failed (${status})`;
+  const said = typeof e?.message === 'string' ? e.message : `request failed (${status})`;
+  const message =
+    status === 401 && url !== undefined
+      ? `${said}: CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}; set it to one of its admin tokens (lost: stop the node, run \`cairn token create --agent NAME --role admin\` on its data dir, start it again)`
+      : said;
   const details = Array.isArray(e?.details) ? e.details : [];
   return new CliFailure(code, message, undefined, details, `${code}: ${message}`);
 }

@@ -71,7 +71,7 @@ function throughNode(
           try {
             const json = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
             const status = res.statusCode ?? 0;
-            if (status < 200 || status > 299) reject(refusedBy(json, status));
+            if (status < 200 || status > 299) reject(refusedBy(json, status, node.url));
             else resolve(json as unknown as FileImported);
           } catch (err) {
             reject(err);
