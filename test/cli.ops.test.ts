@@ -161,6 +161,15 @@ it.each([
     { HOME: 'h', CAIRN_DATA_DIR: undefined },
     'HOME: must',
   ],
+  // Found by a review: a "~" no shell expanded (`export CAIRN_DATA_DIR="~/.cairn"`, an env file,
+  // `--data-dir=~/x`) made a store in a directory named "~" under the current one.
+  [
+    'CAIRN_DATA_DIR="~/.cairn" (not expanded)',
+    ['serve', '--port', '0'],
+    { CAIRN_DATA_DIR: '~/.cairn' },
+    'CAIRN_DATA_DIR: "~/.cairn" starts with a "~" no shell expanded',
+  ],
+  ['--data-dir=~/x', ['init', '--data-dir=~/x'], {}, '--data-dir: "~/x" starts with a "~" no shell expanded'],
 ])('%s is refused, naming it, and nothing is made in the current directory', async (_label, args, env, message) => {
   const cwd = join(dir, 'cwd');
   mkdirSync(cwd);

@@ -8,12 +8,18 @@ import { homeDir } from './home.js';
 /**
  * The store directory: `--data-dir`, else `CAIRN_DATA_DIR`, else `~/.cairn`. An empty one is
  * refused naming where it came from, as an empty CAIRN_HOST is: `CAIRN_DATA_DIR=` in an env file
- * would otherwise make the current directory the store.
+ * would otherwise make the current directory the store. So is one starting with an unexpanded `~`.
  */
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const [dir, from] = flag !== undefined ? [flag, '--data-dir'] : [env.CAIRN_DATA_DIR, 'CAIRN_DATA_DIR'];
   if (dir === undefined) return join(homeDir(env, 'give the store with --data-dir or CAIRN_DATA_DIR'), '.cairn');
   if (dir === '') throw usage(from, 'must name the store directory, got ""');
+  // Only a shell expands "~", and not inside quotes, in an env file or after `--data-dir=`: the
+  // store would go into a directory named "~" under the current one, another one from each.
+  if (dir.startsWith('~')) {
+    const meant = /^~(\/|$)/.test(dir) && env.HOME ? ` (${env.HOME}${dir.slice(1)}?)` : '';
+    throw usage(from, `${JSON.stringify(dir)} starts with a "~" no shell expanded: give the whole path${meant}`);
+  }
   const why = notADirectory(dir);
   if (why !== null) throw usage(from, `${resolve(dir)} ${why}`);
   return resolve(dir);
