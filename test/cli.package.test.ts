@@ -595,7 +595,9 @@ it('a directory that is not a Memory Package is said as such, with what to do, a
   mkdirSync(empty);
   const none = await cairn(['import', empty, '--data-dir', target]);
   expect(none.code).toBe(1);
-  expect(none.stderr).toContain(`${empty} is not a Memory Package (no manifest.json in it): give a directory \`cairn export\` wrote`);
+  expect(none.stderr).toContain(
+    `${empty} is not a Memory Package (no manifest.json in it): give a directory \`cairn export\` wrote`,
+  );
   expect(existsSync(target)).toBe(false);
 });
 
