@@ -272,3 +272,23 @@ it('through a node, of two backups into one DEST the second is refused saying th
   const check = await cairn(['check', '--data-dir', dest, '--json']);
   expect(check.code, check.stdout).toBe(0);
 });
+
+it('an offline compact interrupted with Ctrl-C removes its half-built copy; the store still opens whole', async () => {
+  const data = join(root, 'data');
+  await bigStore(data, 48);
+  const ended = await interrupted(
+    ['database', 'compact', '--data-dir', data],
+    () => existsSync(join(data, 'data.cairn.tmp')),
+    'SIGINT',
+  );
+  expect(ended.signal).toBe('SIGINT');
+  expect(existsSync(join(data, 'data.cairn.tmp'))).toBe(false);
+  const check = await cairn(['database', 'check', '--data-dir', data]);
+  expect(check.code, check.stderr).toBe(0);
+  const store = await Store.open(data);
+  try {
+    expect((await store.range('t')).length).toBe(48 * 64);
+  } finally {
+    await store.close();
+  }
+});

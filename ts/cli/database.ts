@@ -135,7 +135,7 @@ async function compact(a: DatabaseArgs, env: NodeJS.ProcessEnv): Promise<number>
       ? ((await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/admin/database/compact', {
           purge: a.purge,
         })) as unknown as CompactReport & { purge: boolean })
-      : { purge: a.purge, ...(await withStore(a.dataDir, (s) => s.compact({ purge: a.purge }))) };
+      : { purge: a.purge, ...(await offlineCompact(a.dataDir, a.purge)) };
   const zeroed = a.purge ? `, ${report.bytesZeroed} bytes of freed space and log zeroed` : '';
   out(
     a.json,
@@ -143,6 +143,17 @@ async function compact(a: DatabaseArgs, env: NodeJS.ProcessEnv): Promise<number>
     `compacted ${a.dataDir}: ${report.pagesBefore} pages before, ${report.pagesAfter} after${zeroed}`,
   );
   return 0;
+}
+
+/**
+ * A compaction with no node: the engine builds the new data file as `data.cairn.tmp` and renames
+ * it over `data.cairn` once whole. Interrupted (Ctrl-C, SIGTERM) before that, the store is as it
+ * was but the half-built copy, as large as the store, stayed until the next open; this removes it
+ * on the signal. After the rename there is no such file and nothing to remove.
+ */
+function offlineCompact(dataDir: string, purge: boolean): Promise<CompactReport> {
+  const undo = () => rmSync(join(dataDir, `${DATA_FILE}.tmp`), { force: true });
+  return undoOnInterrupt(undo, () => withStore(dataDir, (s) => s.compact({ purge })));
 }
 
 /**
