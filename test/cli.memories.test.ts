@@ -376,3 +376,29 @@ it('list in text cuts a long value with an ellipsis and says how to see it whole
   const notes = (JSON.parse(json.stdout) as { notes: { key: string; value: unknown }[] }).notes;
   expect(notes.find((n) => n.key === 'big.doc')?.value).toEqual(big);
 });
+
+it('an empty list of a mistyped scope or user names the scopes that hold notes, on the store and through a node', async () => {
+  const list = (user: string, scope: string, env: NodeJS.ProcessEnv = {}, more: string[] = []) =>
+    cairn(['memories', 'list', '--user', user, '--scope', scope, ...more, '--data-dir', dir], env);
+  const check = async (env: NodeJS.ProcessEnv) => {
+    const typo = await list('ann', 'wrok', env);
+    expect(typo.code, typo.stderr).toBe(0);
+    expect(typo.stdout).toBe('no notes\n');
+    expect(typo.stderr).toBe(
+      "cairn memories: user ann has no notes in scope wrok; user ann's scopes with notes: work (--scope S)\n",
+    );
+    // Another user's scopes are never named.
+    const nobody = await list('bob', 'work', env, ['--json']);
+    expect(nobody.code, nobody.stderr).toBe(0);
+    expect(JSON.parse(nobody.stdout)).toEqual({ notes: [] });
+    expect(nobody.stderr).toBe(
+      'cairn memories: user bob has no notes in scope work, nor in any other scope (is --user right?)\n',
+    );
+    // A filtered list that finds nothing is an answer, not a typo: no hint.
+    const filtered = await list('ann', 'work', env, ['--kind', 'decision']);
+    expect([filtered.code, filtered.stdout, filtered.stderr]).toEqual([0, 'no notes\n', '']);
+  };
+  await check({});
+  await serve();
+  await check({ CAIRN_ADMIN_TOKEN: ADMIN });
+});

@@ -41,7 +41,7 @@ const OPTION: Record<string, string> = {
  * Runs a notes verb: through the running node with the admin token, or on the store directly; as
  * `agent` when given (an agent's own notes are visible only to it), else as `--agent`'s.
  */
-type Call = (verb: NotesVerb | 'export', body: Body, agent?: string) => Promise<Body>;
+type Call = (verb: NotesVerb | 'export' | 'status', body: Body, agent?: string) => Promise<Body>;
 
 async function withCaller<T>(
   a: MemoriesArgs,
@@ -63,8 +63,8 @@ async function withCaller<T>(
       // Over HTTP a note is forgotten by memory_forget's `note` form.
       return verb === 'note_forget'
         ? adminCall(node, admin, 'POST', `${base}/forget`, { note: body, user_id: user, scope })
-        : verb === 'export'
-          ? adminCall(node, admin, 'POST', '/v1/memory/export', { ...body, user_id: user, scope })
+        : verb === 'export' || verb === 'status'
+          ? adminCall(node, admin, 'POST', `/v1/memory/${verb}`, { ...body, user_id: user, scope })
           : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope });
     }, node);
   }
@@ -77,7 +77,9 @@ async function withCaller<T>(
       const reply =
         verb === 'export'
           ? await store.knowledge('export', as, { ...body, allowPrivate: true, allAgents: true })
-          : await store.notes(verb, as, { ...body, allowPrivate: true });
+          : verb === 'status'
+            ? await store.knowledge('status', as, body)
+            : await store.notes(verb, as, { ...body, allowPrivate: true });
       if (reply.error !== undefined) throw refusedBy(reply);
       return reply;
     }, null);
@@ -264,6 +266,28 @@ function eventBlock(e: Body): { text: string; cut: boolean } {
 }
 
 /**
+ * What an empty, unfiltered list says on stderr: the user's scopes that hold notes (from
+ * memory_status, which counts only this user's), so a mistyped `--scope` or `--user` is seen
+ * rather than read as "no notes" (found by a CLI review; `cairn export` refuses that case).
+ */
+async function noNotesHere(call: Call, a: MemoriesArgs): Promise<string> {
+  const { user, scope } = userScope(a.user ?? 'default', a.scopes?.[0] ?? 'default');
+  let holding: string[];
+  try {
+    const scopes = ((await call('status', {})).scopes ?? []) as { scope?: unknown; notes?: unknown }[];
+    holding = scopes.filter((s) => Number(s.notes) > 0 && s.scope !== scope).map((s) => String(s.scope));
+  } catch {
+    // The list itself is the answer; without the scopes it says only that this one is empty.
+    return `cairn memories: user ${user} has no notes in scope ${scope}\n`;
+  }
+  const where =
+    holding.length === 0
+      ? ', nor in any other scope (is --user right?)'
+      : `; user ${user}'s scopes with notes: ${holding.join(', ')} (--scope S)`;
+  return `cairn memories: user ${user} has no notes in scope ${scope}${where}\n`;
+}
+
+/**
  * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4): the notes of a user's
  * scope as an operator reads them. `list` shows every note (every visibility, task and agent,
  * private ones too), or with `--query` what the hybrid search finds among those same notes. Through the running node's API
@@ -286,7 +310,9 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       // verb refuses (a task beside visibility user or agent): the verb is asked, so its refusal
       // reaches the operator as it is.
       if (a.task !== undefined && filters.visibility !== 'task') await call('note_list', { ...filters, limit: 1 });
-      return a.query === undefined ? everyNote(call, a, node) : byQuery(call, a, filters, node);
+      const found = await (a.query === undefined ? everyNote(call, a, node) : byQuery(call, a, filters, node));
+      if (found.length === 0 && Object.keys(filters).length === 0) process.stderr.write(await noNotesHere(call, a));
+      return found;
     });
     out({ notes }, notes.length === 0 ? 'no notes\n' : `${notes.map(line).join('\n')}\n`);
     if (!a.json && notes.some((n) => clip(n.value, LIST_VALUE).cut)) {
