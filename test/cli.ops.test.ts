@@ -411,6 +411,10 @@ it('cairn COMMAND --help shows that command’s usage, not every command’s', a
   const db = await cairn(['database', 'restore', '--help']);
   expect(db.stdout).toContain('cairn database restore SRC');
   expect(db.stdout).not.toContain('cairn token');
+  // `cairn help COMMAND` is the same question (it printed every command's usage).
+  const asked = await cairn(['help', 'token']);
+  expect([asked.code, asked.stdout]).toEqual([0, r.stdout]);
+  expect(r.stdout).toContain('cairn token revoke ID [--json]');
 });
 
 it('a command’s --help lists its every subcommand and only the options it honours', async () => {

@@ -17,7 +17,7 @@ Usage:
   cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent]
                      [--expires 30m|12h|30d|RFC3339] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
-  cairn token revoke ID                   revoke a token
+  cairn token revoke ID [--json]          revoke a token
   cairn connect claude|codex|cursor|claude-desktop|trae [--force] [--name N] [--config FILE]
                 [--url URL] [--user ID] [--json]
                                           make a token for that agent and write the client's MCP
@@ -124,7 +124,9 @@ export async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = positionals;
   const json = values.json ?? false;
   if (values.help || command === 'help') {
-    process.stdout.write(command === undefined || command === 'help' ? HELP : helpFor(command));
+    // `cairn help token` asks what `cairn token --help` does.
+    const about = command === 'help' ? rest[0] : command;
+    process.stdout.write(about === undefined ? HELP : helpFor(about));
     return 0;
   }
   if (values.version || (command === 'version' && rest.length === 0)) {
