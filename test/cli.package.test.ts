@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -614,4 +614,18 @@ it('a package into a scope that holds something names that user and scope, and h
     "user ann's scope work is not empty: a Memory Package goes only into an empty scope; choose another with --scope S (or --user ID)",
   );
   expect(error.details).toEqual([{ field: '--scope', message: 'not empty' }]);
+});
+
+it('refuses an export DIR inside the data dir, by any path to it, and makes nothing there', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  symlinkSync(data, join(root, 'link'));
+  const before = readdirSync(data).sort();
+  for (const dir of [join(data, 'pkg'), join(root, 'link', 'nightly')]) {
+    const r = await cairn(['export', dir, '--user', 'ann', '--scope', 'work', '--data-dir', data, '--json']);
+    expect(r.code, dir).toBe(1);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'DIR' }] });
+    expect(r.stdout).toContain('inside the data dir');
+  }
+  expect(readdirSync(data).sort()).toEqual(before);
 });

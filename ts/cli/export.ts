@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
 
 import { EXPORT_MAX_BYTES } from '../protocol/knowledge.js';
+import { isInside } from '../server/backup-file.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
-import { CliFailure, refusedBy, usage } from './failure.js';
+import { CliFailure, EXIT_FAILED, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { needAdmin, withheldWarning } from './node-view.js';
 import { type Manifest, PackageError, writePackage } from './package.js';
@@ -94,6 +95,11 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
   const { user, scope } = userScope(a.user ?? 'default', a.scopes?.[0] ?? 'default');
   const dir = resolve(a.dir);
   needStore(a.dataDir);
+  if (isInside(dir, a.dataDir)) {
+    // As for a backup: a copy there would keep what `compact --purge` erases from the store.
+    const message = `${a.dir} is inside the data dir ${a.dataDir}: an export there keeps what \`compact --purge\` removes; choose a DIR outside it`;
+    throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'DIR', message }]);
+  }
   const node = findRunningNode(a.dataDir);
   try {
     const seen: { header?: Body } = {};
