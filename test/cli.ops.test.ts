@@ -607,3 +607,20 @@ it('an argument past what a command takes is said as unexpected, exit 2, with th
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('unknown command "frobnicate"');
 });
+
+it('token create --scope a,b warns that it is one scope named with a comma; token list shows it unambiguously', async () => {
+  const store = join(dir, 'commas');
+  expect((await cairn(['init', '--data-dir', store, '--json'])).code).toBe(0);
+  const create = ['token', 'create', '--data-dir', store];
+  const made = await cairn([...create, '--agent', 'a', '--scope', 'work,personal', '--json']);
+  expect(made.code, made.stderr).toBe(0);
+  const { id, scopes } = JSON.parse(made.stdout) as { id: string; scopes: string[] };
+  expect(scopes).toEqual(['work,personal']);
+  expect(made.stderr).toContain('"work,personal" is one scope');
+  expect(made.stderr).toContain(`cairn token revoke ${id}`);
+  const two = await cairn([...create, '--agent', 'b', '--scope', 'work', '--scope', 'personal']);
+  expect([two.code, two.stderr]).toEqual([0, '']);
+  const list = (await cairn(['token', 'list', '--data-dir', store])).stdout;
+  expect(list).toContain('agent=a  user=*  scopes=["work,personal"]');
+  expect(list).toContain('agent=b  user=*  scopes=work,personal');
+});

@@ -91,6 +91,14 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
               },
               INIT_FIRST,
             );
+      const commas = (parsed.data.scopes ?? []).filter((s) => s.includes(','));
+      if (commas.length > 0) {
+        // Commas are allowed in a scope name, so this is no error; but `--scope work,personal`
+        // most likely meant two scopes, and the token is limited to one named with the comma.
+        process.stderr.write(
+          `cairn token: ${commas.map((s) => JSON.stringify(s)).join(', ')} is one scope (a name may hold a comma); for several, repeat the option: --scope work --scope personal (revoke this token with cairn token revoke ${String(made.id)})\n`,
+        );
+      }
       process.stdout.write(
         a.json
           ? `${JSON.stringify({ token: made.token, id: made.id, agent: made.agent, user: made.user ?? null, scopes: made.scopes ?? null, role: made.role, expiresAt: made.expiresAt ?? null })}\n`
@@ -109,7 +117,7 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
           const state =
             t.revokedAt !== undefined ? `revoked ${t.revokedAt}` : expired(t) ? `expired ${t.expiresAt}` : 'live';
           process.stdout.write(
-            `${t.id}  ${t.role.padEnd(5)}  agent=${t.agent}  user=${t.user ?? '*'}  scopes=${t.scopes?.join(',') ?? '*'}  expires=${t.expiresAt ?? 'never'}  ${state}\n`,
+            `${t.id}  ${t.role.padEnd(5)}  agent=${t.agent}  user=${t.user ?? '*'}  scopes=${shownScopes(t.scopes)}  expires=${t.expiresAt ?? 'never'}  ${state}\n`,
           );
         }
       return 0;
@@ -134,4 +142,10 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
   } catch (err) {
     throw asFailure(err);
   }
+}
+
+/** A token's scopes in `token list`: comma-separated, or as JSON when a name holds a comma. */
+function shownScopes(scopes: string[] | undefined): string {
+  if (scopes === undefined) return '*';
+  return scopes.some((s) => s.includes(',')) ? JSON.stringify(scopes) : scopes.join(',');
 }
