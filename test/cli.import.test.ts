@@ -120,6 +120,27 @@ it('names bad lines by line, exits 1, and refuses bad usage with 2', async () =>
   expect((await cairn(['import', file, '--data-dir', store, '--scope', 'a:b'])).code).toBe(2);
 });
 
+it('a last line the file ends inside is skipped as cut short, on the first run and on a re-run', async () => {
+  const whole = `${RECORDS.map((r) => JSON.stringify(r)).join('\n')}\n`;
+  const file = join(dir, 'cut.jsonl');
+  writeFileSync(file, `${whole}{"kind":"entity","id":"9","name":"Ber`);
+  const store = join(dir, 'store');
+  for (const run of ['load', 'import']) {
+    const r = await cairn(['import', file, '--data-dir', store, '--scope', 'cut', '--json']);
+    expect(r.code, `${run}: ${r.stderr}`).toBe(1);
+    const out = JSON.parse(r.stdout) as Imported;
+    expect(out.mode).toBe(run);
+    expect(out.skipped.map((s) => s.index)).toEqual([RECORDS.length]);
+    expect(out.skipped[0]?.reason).toContain('the file ends inside this line (no newline after it): cut short?');
+  }
+  // A bad line with a newline after it is not called cut short.
+  writeFileSync(file, `${whole}{"kind":"entity","id":"9","name":"Ber\n`);
+  const bad = JSON.parse(
+    (await cairn(['import', file, '--data-dir', store, '--scope', 'cut', '--json'])).stdout,
+  ) as Imported;
+  expect(bad.skipped[0]?.reason).not.toContain('cut short');
+});
+
 // Found by an audit: an empty file was "loaded into an empty scope", exit 0.
 it('refuses a file holding no record as bad input (exit 1), naming it, before any store is made', async () => {
   const store = join(dir, 'store');

@@ -9,7 +9,7 @@ import type { AdminImportReply } from '../protocol/replies-node.js';
 import type { KindCounts } from '../protocol/reply-parts.js';
 import { storeFailure } from './engine.js';
 import { EXPORT_FILE, firstLine, headProblem } from './export-head.js';
-import { gathered, linePieces, oneChunk, type Piece } from './line-pieces.js';
+import { gathered, lineCount, linePieces, NEWLINE, oneChunk, type Piece } from './line-pieces.js';
 
 /** Records per `import` call when a file goes through `import` (the verb's per-call limit). */
 const PAGE = 5000;
@@ -131,7 +131,9 @@ export async function importLines(
   let pieces = 0;
   let blank = 0;
   let loaded = false;
+  let last: Piece | undefined;
   for await (const piece of linePieces(chunks, loadPieceBytes())) {
+    last = piece;
     if (pieces === 0 && !opensWithRecord(piece.bytes, piece.first)) {
       blank += piece.bytes.length;
       continue;
@@ -149,7 +151,19 @@ export async function importLines(
   }
   if (pieces === 0) throw noRecords(blank);
   out.skipped.sort((a, b) => a.index - b.index);
+  if (last !== undefined) cutShort(out.skipped, last);
   return { mode: loaded ? (pieces > 1 ? 'load_then_import' : 'load') : 'import', ...out };
+}
+
+/**
+ * Says so on a skipped last line that the body ends inside (no newline after it): a file cut
+ * short (copied while it was still written, a full disk) otherwise reads as one bad record, its
+ * parse error worded one way by the first run's load and another by a re-run's import.
+ */
+function cutShort(skipped: FileImported['skipped'], last: Piece): void {
+  if (last.bytes.length === 0 || last.bytes[last.bytes.length - 1] === NEWLINE) return;
+  const s = skipped.find((x) => x.index === last.first + lineCount(last.bytes));
+  if (s !== undefined) s.reason = `${s.reason}; the file ends inside this line (no newline after it): cut short?`;
 }
 
 /**

@@ -4,9 +4,10 @@ export interface Piece {
   bytes: Buffer;
 }
 
-const NEWLINE = 0x0a;
+export const NEWLINE = 0x0a;
 
-function lineCount(bytes: Buffer): number {
+/** The newlines in `bytes`: the index, from `first`, of the line after its last one. */
+export function lineCount(bytes: Buffer): number {
   let n = 0;
   for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) n++;
   return n;
