@@ -71,9 +71,22 @@ function closest(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
 /** Unknown fields named in a refusal: at most this many, then how many more (a body of 100k unknown keys was answered with 1.58 MB naming each). */
 const NAMED_UNKNOWN = 5;
 
-/** The refusal's message for `count` unknown fields, the first of them `keys`. */
-export function unknownFields(keys: readonly string[], count: number): string {
-  const named = keys.slice(0, NAMED_UNKNOWN).join(', ');
+/**
+ * The refusal's message for `count` unknown fields, the first of them `keys`, each with the field
+ * `meant` by it where there is one (`from (did you mean source?)`).
+ */
+export function unknownFields(
+  keys: readonly string[],
+  count: number,
+  meant: (key: string) => string | undefined = () => undefined,
+): string {
+  const named = keys
+    .slice(0, NAMED_UNKNOWN)
+    .map((k) => {
+      const field = meant(k);
+      return field === undefined ? k : `${k} (did you mean ${field}?)`;
+    })
+    .join(', ');
   return count > NAMED_UNKNOWN
     ? `unknown field(s): ${named} and ${count - NAMED_UNKNOWN} more`
     : `unknown field(s): ${named}`;
@@ -86,23 +99,33 @@ export function unknownFields(keys: readonly string[], count: number): string {
  */
 export const LISTED_ISSUES = 20;
 
+/** The field of the object at `path` that an unknown `key` there was meant as, if any. */
+export type FieldMeant = (path: readonly PropertyKey[], key: string) => string | undefined;
+
 /**
  * A zod failure as VALIDATION_ERROR: the message names the first field, and the issues are in
  * `details` as `{field, message}` (field is the dotted zod path; `(body)` for the whole body), at
- * most `LISTED_ISSUES`, then `{field: "(more)", message: "N more issues …"}`.
+ * most `LISTED_ISSUES`, then `{field: "(more)", message: "N more issues …"}`. An unknown field
+ * that `meant` finds a field for comes first: a "missing" issue of that field is its echo.
  */
-export function validationError(error: z.ZodError): ApiError {
-  const issues = error.issues.flatMap(closest);
+export function validationError(error: z.ZodError, meant: FieldMeant = () => undefined): ApiError {
+  const all = error.issues.flatMap(closest);
+  const hinted = all.filter(
+    (i) => i.code === 'unrecognized_keys' && i.keys.slice(0, NAMED_UNKNOWN).some((k) => meant(i.path, k) !== undefined),
+  );
+  const first = new Set(hinted);
+  const issues = [...hinted, ...all.filter((i) => !first.has(i))];
   const details = issues.slice(0, LISTED_ISSUES).map((i) => {
     // An unknown field is named itself, not the object that holds it.
     const path = i.code === 'unrecognized_keys' ? [...i.path, i.keys[0] ?? ''] : i.path;
-    const message = i.code === 'unrecognized_keys' ? unknownFields(i.keys, i.keys.length) : i.message;
+    const message =
+      i.code === 'unrecognized_keys' ? unknownFields(i.keys, i.keys.length, (k) => meant(i.path, k)) : i.message;
     return { field: path.length === 0 ? '(body)' : path.map(String).join('.'), message };
   });
   const more = issues.length - details.length;
-  const first = details[0] ?? { field: '(body)', message: 'invalid' };
+  const named = details[0] ?? { field: '(body)', message: 'invalid' };
   if (more > 0) {
     details.push({ field: '(more)', message: `${more} more issues not listed (${issues.length} in all)` });
   }
-  return new ApiError('VALIDATION_ERROR', `${first.field}: ${first.message}`, details);
+  return new ApiError('VALIDATION_ERROR', `${named.field}: ${named.message}`, details);
 }

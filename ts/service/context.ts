@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Store } from '../engine/store.js';
 
 import { ApiError, validationError } from '../protocol/errors.js';
+import { fieldMeant } from '../protocol/field-meant.js';
 import { isoToMs } from '../protocol/fields.js';
 import { ILL_FORMED, illFormedPath, MAX_BODY_DEPTH, tooDeepPath } from '../protocol/unicode.js';
 import type { Principal } from './identity.js';
@@ -47,7 +48,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     throw new ApiError('VALIDATION_ERROR', `${field}: ${ILL_FORMED}`, [{ field, message: ILL_FORMED }]);
   }
   const r = schema.safeParse(input);
-  if (!r.success) throw validationError(r.error);
+  if (!r.success) throw validationError(r.error, (path, key) => fieldMeant(schema, path, key));
   return r.data;
 }
 
