@@ -7,9 +7,14 @@ import { ILL_FORMED, LONE_SURROGATE, nfc } from './unicode.js';
 
 const MAX_U64 = 18446744073709551615n;
 
+/** The refusal of an id sent as the JSON number `n`, with its string when that is one. */
+const numberId = (n: number) =>
+  `an id is a decimal string${Number.isSafeInteger(n) && n >= 0 ? ` ("${n}")` : ''}, not a JSON number`;
+
 /** A 64-bit unsigned id as a decimal string; JSON numbers are refused (they lose precision). */
 export const Id = z
-  .string()
+  // A model sends back `"id": "11"` as 11: say how to write it (a missing id keeps zod's message).
+  .string({ error: (i) => (typeof i.input === 'number' ? numberId(i.input) : undefined) })
   .regex(/^(0|[1-9][0-9]{0,19})$/, 'an id is a decimal string of a 64-bit unsigned integer')
   // zod runs every check, so this one also sees what the pattern refused: BigInt would throw there.
   .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) <= MAX_U64, 'an id is at most 2^64-1')
