@@ -61,8 +61,8 @@ export const HandoffCreateReply = z.object({
 });
 
 /**
- * memory_handoff_resume: `resumed` (with `handoff`), `expired` (the newest expired one), `none`,
- * or, without `taskId`, `listed` (the unexpired handoffs addressed to the caller).
+ * memory_handoff_resume: `resumed` (with `handoff`), `expired` (the newest expired one), `none`
+ * (with `did_you_mean` when a stored task is spelled like it), or, without `taskId`, `listed` (the unexpired handoffs addressed to the caller).
  */
 export const HandoffResumeReply = z.object({
   state: z.enum(['resumed', 'expired', 'none', 'listed']),
@@ -86,4 +86,8 @@ export const HandoffResumeReply = z.object({
   taskId: z.string().optional(),
   id: Id.optional(),
   expiredAt: Time.optional(),
+  did_you_mean: z
+    .array(z.string())
+    .optional()
+    .describe('With none: tasks with handoffs spelled like `taskId` (at most 3)'),
 });

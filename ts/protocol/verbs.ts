@@ -272,11 +272,11 @@ export const VERBS: readonly VerbSpec[] = [
       'Who changed what and when: the events of one note (`key`, with `visibility`/`taskId` where needed), one ' +
       'entity (`subject`, its stored name in any case) or one fact (`fact`: {id} as recall gives it, or ' +
       '{from, to, type} from either end of a symmetric or inverse type). A note, subject ' +
-      'or fact never stored is NOT_FOUND with `did_you_mean` (names it may mean; for a fact with both ends ' +
-      "stored, the facts between them: send a detail's `fact` back); one " +
+      'or fact never stored is NOT_FOUND with `did_you_mean` (names it may mean; notes, and for a fact with both ends ' +
+      "stored, the facts between them: send a detail's `note` or `fact` back); one " +
       'forgotten has no events: an empty page. Oldest first, with before/after values and the ' +
       'agent that wrote them; each event names its `target`. A page ' +
-      'holds `limit` events (default 20) but ends early past 32 KB (at least one event); pass `nextCursor` back as ' +
+      'holds up to `limit` events; pass `nextCursor` back as ' +
       '`cursor`. `compact` leaves out before/after (keeps the op and the `patch` written).',
   },
   {
@@ -302,8 +302,9 @@ export const VERBS: readonly VerbSpec[] = [
     input: HandoffResumeInput,
     reply: HandoffResumeReply,
     description:
-      'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `state: expired` with ' +
-      '`expiredAt` when the newest has expired; `none` if there is none; `skippedExpired` lists up to 20 newer expired ones, ' +
+      'Pick up a task: with `taskId`, the newest unexpired handoff (`state: resumed`; `expired` with ' +
+      '`expiredAt` when the newest has expired; `none` if there is none, `did_you_mean` naming tasks spelled alike; ' +
+      '`skippedExpired` lists up to 20 newer expired ones, ' +
       '`skippedExpiredCount` counts them). Without `taskId`, the unexpired handoffs addressed to you, newest ' +
       'first, up to `limit` (default 20; refused with `taskId`), with `nextCursor` to pass back as `cursor` for ' +
       'the next page; one a newer handoff of its task replaced has ' +

@@ -13,6 +13,7 @@ use super::cursor::{Binding, u64_position};
 use super::event_target;
 use super::fields::{Fields, limit};
 use super::forget::marker_key;
+use super::notes_meant::{message_with, notes_meant};
 use super::record::{FORGOTTEN, Identity, Visibility};
 use super::{Outcome, invalid, refuse};
 use crate::error::{Error, Result};
@@ -38,7 +39,8 @@ struct Named {
 /// Something a history request names that is not stored, and was never forgotten (what was
 /// forgotten has no events left: an empty page, as forget-export.md has it).
 enum Unknown {
-    Note(String),
+    /// A note's message and the identity named.
+    Note(String, Identity),
     Subject(String),
     /// A fact's message, its ends no entity has, for which names are suggested, and when both
     /// ends are stored the facts between them.
@@ -68,8 +70,9 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
             let forgotten = snap.get(FORGOTTEN, &marker_key(&caller.part, &identity))?.is_some()
                 || snap.get(FORGOTTEN, &identity.cur_key(&caller.part))?.is_some();
             let message = format!("no note {key:?} with {} visibility is stored", visibility.as_str());
-            let unknown = (!forgotten).then_some(Unknown::Note(message));
-            Named { family: "note", targets: vec![identity.encode()], unknown }
+            let targets = vec![identity.encode()];
+            let unknown = (!forgotten).then_some(Unknown::Note(message, identity));
+            Named { family: "note", targets, unknown }
         }
         (None, Some(subject), None) => subject_named(&snap, caller, subject)?,
         (None, None, Some(fact)) => fact_named(&snap, caller, fact)?,
@@ -87,7 +90,10 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     }
     match unknown {
         None => Ok(reply),
-        Some(Unknown::Note(message)) => Err(refuse("NOT_FOUND", message, Vec::new())),
+        Some(Unknown::Note(message, named)) => {
+            let offered = notes_meant(&snap, &caller.part, &caller.agent, &named)?;
+            Err(refuse("NOT_FOUND", message_with(message, &offered), offered))
+        }
         Some(Unknown::Fact(message, ends, between)) => {
             // As `forget {fact}` answers a miss: the names each unknown end may mean, or what
             // joins two stored ends.

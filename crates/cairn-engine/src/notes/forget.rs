@@ -8,8 +8,9 @@
 
 use super::fields::{Fields, nfc};
 use super::idempotency::forget_receipts;
+use super::notes_meant::{message_with, notes_meant};
 use super::record::{CUR, FORGOTTEN, Identity, NoteRecord, VER, Visibility};
-use super::{Outcome, index, invalid, refuse};
+use super::{Fail, Outcome, index, invalid, refuse};
 use crate::error::{Error, Result};
 use crate::history::{self, Change, EVENT, Event, TARGET, target_prefix};
 use crate::knowledge::Partition;
@@ -32,9 +33,11 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     // A note written before keys and task ids were recomposed may be stored as sent: forgetting
     // must still reach it by that spelling.
     let as_sent = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
-    let caller = caller.clone();
-    store
+    let asked = named.clone();
+    let writer = caller.clone();
+    let outcome = store
         .write(move |tx| {
+            let caller = writer;
             let id = if as_sent != named
                 && tx.get(CUR, &named.cur_key(&caller.part))?.is_none()
                 && tx.get(CUR, &as_sent.cur_key(&caller.part))?.is_some()
@@ -45,7 +48,17 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             };
             apply(tx, &caller, &id)
         })?
-        .0
+        .0;
+    match outcome {
+        // The notes it may have meant, read after the write found nothing: no lock needed.
+        Err(Fail::Refused(mut refusal)) if refusal.code == "NOT_FOUND" => {
+            let offered = notes_meant(&store.snapshot()?, &caller.part, &caller.agent, &asked)?;
+            refusal.message = message_with(refusal.message, &offered);
+            refusal.details = offered;
+            Err(Fail::Refused(refusal))
+        }
+        other => other,
+    }
 }
 
 /// `part | sha256(identity)`: the forgotten-note marker. A hash, so the marker does not keep the

@@ -11,6 +11,7 @@
 use super::fields::{Fields, agent_name, limit, short_name, written_task};
 use super::handoff_addressed::addressed;
 use super::idempotency::Idempotency;
+use super::notes_meant::tasks_meant;
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::history::{self, Change};
@@ -328,7 +329,18 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
                 "id": newest.id.to_string(),
                 "expiredAt": iso_ms(newest.expires_at.unwrap_or_default()),
             }),
-            None => json!({ "state": "none", "taskId": task_id }),
+            None => none(&snap, caller, &task_id)?,
         },
+    })
+}
+
+/// `state: none` for a task with no capsule, naming the tasks spelled like it (a model that
+/// misspells the task would read a bare `none` as "no one began it").
+fn none(snap: &Snapshot, caller: &Caller, task_id: &str) -> Result<Value> {
+    let meant = tasks_meant(snap, &caller.part, task_id)?;
+    Ok(if meant.is_empty() {
+        json!({ "state": "none", "taskId": task_id })
+    } else {
+        json!({ "state": "none", "taskId": task_id, "did_you_mean": meant })
     })
 }

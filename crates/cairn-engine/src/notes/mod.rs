@@ -34,6 +34,9 @@ mod key_parts_tests;
 mod list;
 mod lookup;
 mod merge;
+mod notes_meant;
+#[cfg(test)]
+mod notes_meant_tests;
 mod purge;
 mod record;
 mod search;

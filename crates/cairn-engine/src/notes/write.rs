@@ -228,9 +228,17 @@ fn check(req: &Request, prev: Option<&NoteRecord>, value: &Value) -> Outcome<Str
     if let Some(expected) = req.expected
         && expected != current
     {
+        // "at version 0" read as a note at its first version: say there is none at this identity
+        // (a task note left without its taskId is the usual cause).
+        let now = if current == 0 {
+            let id = &req.id;
+            format!("no note {:?} with {} visibility is stored (version 0)", id.key, id.visibility.as_str())
+        } else {
+            format!("the note is at version {current}")
+        };
         return Err(refuse(
             "VERSION_CONFLICT",
-            format!("expectedVersion {expected} but the note is at version {current}"),
+            format!("expectedVersion {expected} but {now}"),
             vec![json!({ "currentVersion": current })],
         ));
     }

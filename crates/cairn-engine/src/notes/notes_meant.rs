@@ -1,0 +1,103 @@
+//! "Did you mean" for a note or task named with nothing behind it. A model misspells the key
+//! (`deploy-window` for `deploy_window`) or leaves out the `taskId` of a task note, and a bare
+//! `NOT_FOUND` of `history {key}` or `forget {note}` read to it as "never stored"; a misspelt task
+//! (`atlas_migration`) was `handoff_resume` `state: none`, "no one began it". Offered: the notes it
+//! may name and read without `includePrivate` (the user's, its own agent notes, any task's: an
+//! export holds them all) whose key is the one sent at another visibility, then those spelled like
+//! it (`text::names`: near spellings, then keys it begins), each as a `note` to send back; the
+//! tasks with handoffs spelled like the one asked. A scope's notes or handoffs are read up to
+//! `READ`, so a miss costs a bounded scan.
+
+use super::handoff::HAND;
+use super::record::{CUR, Identity, NoteRecord, Visibility};
+use crate::error::Result;
+use crate::knowledge::Partition;
+use crate::snapshot::Snapshot;
+use crate::text::NameIndex;
+use serde_json::{Value, json};
+
+/// Current notes read for suggestions, at most.
+const READ: usize = 5_000;
+
+/// Suggestions offered, at most.
+const OFFERED: usize = 3;
+
+/// `details` of the `NOT_FOUND` for `named`: `{did_you_mean, note: {key, visibility, taskId?}}`.
+pub(crate) fn notes_meant(snap: &Snapshot, part: &Partition, agent: &str, named: &Identity) -> Result<Vec<Value>> {
+    // Identities from the tree's keys (`key \0 visibility \0 owner`): only the few offered are
+    // read, to leave out private ones (a value may be 64 KiB).
+    let mut notes: Vec<Identity> = Vec::new();
+    for kv in snap.prefix(CUR, part.prefix())?.take(READ) {
+        let (k, _) = kv?;
+        let Some(n) = identity_of(&k[part.prefix().len()..]) else { continue };
+        let nameable = match n.visibility {
+            Visibility::Agent => n.owner == agent,
+            Visibility::User | Visibility::Task => true,
+        };
+        if nameable && n != *named {
+            notes.push(n);
+        }
+    }
+    let index = NameIndex::new(notes.iter().enumerate().map(|(i, n)| (i as u64, n.key.as_str())));
+    let mut keys = vec![named.key.clone()];
+    keys.extend(index.did_you_mean(&named.key, OFFERED));
+    let mut offered = Vec::new();
+    for n in keys.iter().flat_map(|k| notes.iter().filter(move |n| &n.key == k)) {
+        if offered.len() == OFFERED {
+            break;
+        }
+        let Some(bytes) = snap.get(CUR, &n.cur_key(part))? else { continue };
+        if NoteRecord::decode(&bytes)?.private {
+            continue;
+        }
+        let mut note = json!({ "key": n.key, "visibility": n.visibility.as_str() });
+        if let Some(t) = n.task_id() {
+            note["taskId"] = json!(t);
+        }
+        offered.push(json!({ "did_you_mean": n.key, "note": note }));
+    }
+    Ok(offered)
+}
+
+/// The tasks with handoffs in `part` spelled like `task_id`, which has none.
+pub(crate) fn tasks_meant(snap: &Snapshot, part: &Partition, task_id: &str) -> Result<Vec<String>> {
+    let mut tasks: Vec<String> = Vec::new();
+    // Keys are `task \0 id` (8 bytes), a task's capsules together.
+    for kv in snap.prefix(HAND, part.prefix())?.take(READ) {
+        let (k, _) = kv?;
+        let Some(task) = k.get(part.prefix().len()..k.len().saturating_sub(9)) else { continue };
+        let Ok(task) = std::str::from_utf8(task) else { continue };
+        if tasks.last().is_none_or(|t| t != task) {
+            tasks.push(task.to_owned());
+        }
+    }
+    let index = NameIndex::new(tasks.iter().enumerate().map(|(i, t)| (i as u64, t.as_str())));
+    Ok(index.did_you_mean(task_id, OFFERED))
+}
+
+/// `message` with the notes `offered` (as `notes_meant` gives them) named after it.
+pub(crate) fn message_with(message: String, offered: &[Value]) -> String {
+    if offered.is_empty() {
+        return message;
+    }
+    let named: Vec<String> = offered
+        .iter()
+        .map(|o| {
+            let note = &o["note"];
+            match note["taskId"].as_str() {
+                Some(t) => format!("{} (task {t:?})", note["key"]),
+                None => format!("{} ({})", note["key"], note["visibility"].as_str().unwrap_or_default()),
+            }
+        })
+        .collect();
+    format!("{message}; did you mean {}? (send a detail's `note` back)", named.join(", "))
+}
+
+/// The identity a current note's tree key spells after its partition; None for one unreadable.
+fn identity_of(tail: &[u8]) -> Option<Identity> {
+    let text = std::str::from_utf8(tail).ok()?;
+    let mut parts = text.splitn(3, '\0');
+    let (key, visibility, owner) = (parts.next()?, parts.next()?, parts.next()?);
+    let visibility = Visibility::parse(Some(visibility)).ok()?;
+    Some(Identity { key: key.to_owned(), visibility, owner: owner.to_owned() })
+}
