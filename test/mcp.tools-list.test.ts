@@ -39,3 +39,21 @@ it('is smaller, tells a model to leave user_id out, and repeats no title', async
     await client.close();
   }
 });
+
+// Found by a review from a model's side: the server's instructions named only the knowledge
+// tools, so a model reading them learned nothing of notes or handoffs.
+it('instructions name the notes and handoff tools, and only tools the node lists', async () => {
+  const { token } = await t.token({ agent: 'claude', user: 'ann' });
+  const client = await mcpClient(t.url, token);
+  try {
+    const instructions = client.getInstructions() ?? '';
+    const named = new Set(instructions.match(/memory_[a-z_]+/g));
+    for (const tool of ['memory_context', 'memory_note_write', 'memory_handoff_resume', 'memory_handoff_create']) {
+      expect(named.has(tool), tool).toBe(true);
+    }
+    const listed = new Set((await client.listTools()).tools.map((x) => x.name));
+    for (const tool of named) expect(listed.has(tool), tool).toBe(true);
+  } finally {
+    await client.close();
+  }
+});

@@ -53,9 +53,12 @@ export function toolServer(
     {
       capabilities: { tools: { listChanged: false } },
       instructions:
-        'Cairn is your long-term memory. Before answering about people, projects or past decisions, call ' +
-        'memory_context (or memory_recall for one entity) and answer only from cited items; store what the user ' +
-        'tells you with memory_remember or memory_relate.',
+        'Cairn is your long-term memory, shared with the other agents of your user. Before answering about people, ' +
+        'projects or past decisions, call memory_context (or memory_recall for one entity) and answer only from ' +
+        'cited items; store what the user tells you with memory_remember or memory_relate. Keep preferences, facts, ' +
+        'task state and decisions as keyed notes (memory_note_write, memory_note_list). Starting a task, call ' +
+        'memory_handoff_resume with its taskId; stopping before it is done, leave memory_handoff_create for the ' +
+        'agent that picks it up.',
     },
   );
   const tools = toolList();
