@@ -482,12 +482,13 @@ fn answer(read: &Read<'_>, req: &Request, (subject, how): (&Entity, &str), bindi
         // A model that reads only `facts` would take the first `k` for all there is (found by an
         // audit: a hub's 2,000th fact was not among the default 50, and `state` said answered).
         let left = if more { format!("more than {omitted}") } else { omitted.to_string() };
+        let shown = reply["facts"].as_array().map_or(0, Vec::len);
+        let facts = if shown == 1 { "fact" } else { "facts" };
         reply["omitted_hint"] = json!(format!(
-            "{} facts shown, {left} left out (the subject's newest first): what you look for may be among those; \
+            "{shown} {facts} shown, {left} left out (the subject's newest first): what you look for may be among those; \
              send the same request with `cursor` set to `next` for the next page, a larger `k` (at most \
              {MAX_RECALL_K}), or ask memory_context the question (a page holds at most {RECALL_PAGE_BYTES} \
-             bytes of facts, however large `k`)",
-            reply["facts"].as_array().map_or(0, Vec::len)
+             bytes of facts, however large `k`)"
         ));
     }
     if stored.is_empty()
@@ -637,6 +638,9 @@ mod tests {
         assert!(r.get("omitted_more").is_none());
         let hint = r["omitted_hint"].as_str().unwrap_or_else(|| panic!("no omitted_hint: {r}"));
         assert!(hint.starts_with("5 facts shown, 26 left out") && hint.contains("larger `k` (at most 1000)"), "{hint}");
+        let one = call(&store, &caller(6), "recall", &json!({"subject": "Member 01", "hops": 2, "k": 1})).unwrap();
+        let hint = one["omitted_hint"].as_str().unwrap_or_else(|| panic!("no omitted_hint: {one}"));
+        assert!(hint.starts_with("1 fact shown, 30 left out"), "{hint}");
         let all = call(&store, &caller(6), "recall", &json!({"subject": "Member 01"})).unwrap();
         assert!(all.get("omitted_hint").is_none(), "nothing left out, no hint: {all}");
     }
