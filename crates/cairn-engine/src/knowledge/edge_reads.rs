@@ -7,14 +7,20 @@
 //! audit found `memory_history {fact}` reading every fact of its `from` end, record by record, a
 //! latency cliff at a hub of 200k facts. The key layout needs nothing more for this: no index
 //! was added (knowledge-keys.md, "Facts between two ends"). Read by a write transaction
-//! (`relate`, `remember`, `forget`, `import`) or a snapshot (`memory_history`).
+//! (`relate`, `remember`, `forget`, `import`) or a snapshot (`memory_history`). The facts of one
+//! type between two ends are read in the shape the caller needs: a writer planning from them reads
+//! each as its light `EdgeView` (`edge_view.rs`), a fact said again many times keeping a version
+//! per revision, each with the attribute writes known then.
 
+use super::edge_view::Edge;
 use super::graph::{self, Relation};
 use super::part::Partition;
-use super::trees::{ADJ, IN, OUT, adj_prefix, adj_type_prefix, trailing_id};
+use super::records::decode;
+use super::trees::{ADJ, IN, OUT, REL, adj_prefix, adj_type_prefix, rel_key, trailing_id};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::write::WriteTxn;
+use serde::de::DeserializeOwned;
 
 /// The first stretch of a list read; each next one is eight times longer.
 const FIRST_STRETCH: usize = 16;
@@ -23,7 +29,8 @@ const FIRST_STRETCH: usize = 16;
 pub(crate) trait Reads {
     /// The relation ids under the adjacency `prefix`, in key order, when there are at most `max`.
     fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>>;
-    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>>;
+    /// The stored bytes of relation `id`.
+    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Vec<u8>>>;
     /// The stored name of entity `id` (empty when it is gone).
     fn name(&mut self, part: &Partition, id: u64) -> Result<String>;
 }
@@ -34,8 +41,8 @@ impl Reads for WriteTxn<'_> {
         entries.iter().map(|(k, _)| trailing_id(k)).collect::<Result<_>>().map(Some)
     }
 
-    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>> {
-        graph::relation_in(self, part, id)
+    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Vec<u8>>> {
+        self.get(REL, &rel_key(part, id))
     }
 
     fn name(&mut self, part: &Partition, id: u64) -> Result<String> {
@@ -53,8 +60,8 @@ impl Reads for &Snapshot {
         Ok((ids.len() <= max).then_some(ids))
     }
 
-    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Relation>> {
-        graph::relation_by_id(self, part, id)
+    fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Vec<u8>>> {
+        self.get(REL, &rel_key(part, id))
     }
 
     fn name(&mut self, part: &Partition, id: u64) -> Result<String> {
@@ -63,17 +70,18 @@ impl Reads for &Snapshot {
 }
 
 /// The relations stored from `from` to `to` under the folded type `folded_type` (as their
-/// adjacency keys hold it), live and ended, earlier versions included, in id order.
-pub(crate) fn of_type(
+/// adjacency keys hold it), live and ended, earlier versions included, in id order, each read as
+/// a `T`: a whole `Relation` or its `EdgeView`.
+pub(crate) fn of_type<T: Edge + DeserializeOwned>(
     r: &mut impl Reads,
     part: &Partition,
     (from, to): (u64, u64),
     folded_type: &str,
-) -> Result<Vec<Relation>> {
+) -> Result<Vec<T>> {
     let lists = [adj_type_prefix(part, from, OUT, folded_type), adj_type_prefix(part, to, IN, folded_type)];
     let ids = shorter(r, &lists, usize::MAX)?.unwrap_or_default();
     // The shorter list holds the relations from its end to other entities too.
-    Ok(records(r, part, ids)?.into_iter().filter(|rel| (rel.from, rel.to) == (from, to)).collect())
+    Ok(records::<T>(r, part, ids)?.into_iter().filter(|rel| rel.ends() == (from, to)).collect())
 }
 
 /// The relations stored between `a` and `b`, either way and of any type, in id order; `None` when
@@ -89,7 +97,7 @@ pub(crate) fn any_type(
     ids.sort_unstable();
     ids.dedup();
     let joins = |rel: &Relation| (rel.from, rel.to) == (a, b) || (rel.from, rel.to) == (b, a);
-    Ok(Some(records(r, part, ids)?.into_iter().filter(joins).collect()))
+    Ok(Some(records::<Relation>(r, part, ids)?.into_iter().filter(joins).collect()))
 }
 
 /// The relation ids under whichever of two adjacency `lists` holds fewer; `None` when both hold
@@ -110,11 +118,15 @@ fn shorter(r: &mut impl Reads, lists: &[Vec<u8>; 2], most: usize) -> Result<Opti
     }
 }
 
-/// The relations `ids` name; an index entry without its relation is corruption.
-fn records(r: &mut impl Reads, part: &Partition, ids: Vec<u64>) -> Result<Vec<Relation>> {
+/// The relations `ids` name, each read as a `T`; an index entry without its relation is
+/// corruption.
+fn records<T: DeserializeOwned>(r: &mut impl Reads, part: &Partition, ids: Vec<u64>) -> Result<Vec<T>> {
     ids.into_iter()
         .map(|id| {
-            r.relation(part, id)?.ok_or_else(|| Error::corrupt(None, format!("relation {id} is indexed but missing")))
+            let bytes = r
+                .relation(part, id)?
+                .ok_or_else(|| Error::corrupt(None, format!("relation {id} is indexed but missing")))?;
+            decode(&bytes, "relation")
         })
         .collect()
 }

@@ -7,6 +7,7 @@
 
 use super::derive::rule_key;
 use super::edge_reads;
+use super::edge_view::EdgeView;
 use super::fact_readings;
 use super::facts_between::{self, Between, Keep};
 use super::forget::{buried_in, fact_target};
@@ -73,12 +74,13 @@ pub(crate) fn fact(snap: &Snapshot, part: &Partition, (from, rel_type, to): (&st
     };
     let (r, ends) = (&mut &*snap, (from_entity.id, to_entity.id));
     // Up to case first, then as any spelling of the type (`type_spelling.rs`).
-    let spelled = match edge_reads::of_type(r, part, ends, &fold(rel_type.trim()))?.into_iter().next() {
-        Some(rel) => Some(rel),
-        None => other_spelling(r, part, ends, rel_type)?,
+    let as_asked: Vec<EdgeView> = edge_reads::of_type(r, part, ends, &fold(rel_type.trim()))?;
+    let spelled = match as_asked.into_iter().next() {
+        Some(view) => Some(view.rel_type),
+        None => other_spelling(r, part, ends, rel_type)?.map(|rel| rel.rel_type),
     };
     let mut known = spelled.is_some();
-    let own = spelled.map_or_else(|| rel_type.trim().to_owned(), |rel| rel.rel_type);
+    let own = spelled.unwrap_or_else(|| rel_type.trim().to_owned());
     let mut targets = vec![format!("{}\0{own}\0{}", from_entity.name, to_entity.name)];
     for rel in from_other_end(r, part, ends, rel_type)? {
         known = true;
@@ -106,22 +108,22 @@ fn other_spelling(
     Ok(between
         .into_iter()
         .filter(|rel| (rel.from, rel.to) == (from, to) && rule_key(&rel.rel_type) == key)
-        .min_by_key(|rel| (listed(part, rel), rel.id)))
+        .min_by_key(|rel| (listed(part, &rel.rel_type), rel.id)))
 }
 
 /// The facts stored from `to` to `from` that state `from -[rel_type]-> to` from the other end
 /// (`fact_readings.rs`), in the order `from`'s inbound list holds them (by folded type, then
 /// id). A fact from an entity to itself is not among them: it is its own stored reading.
-fn from_other_end(r: &mut &Snapshot, part: &Partition, ends: (u64, u64), rel_type: &str) -> Result<Vec<Relation>> {
-    let mut stated = fact_readings::mirrored(r, part, ends, rel_type)?;
+fn from_other_end(r: &mut &Snapshot, part: &Partition, ends: (u64, u64), rel_type: &str) -> Result<Vec<EdgeView>> {
+    let mut stated: Vec<EdgeView> = fact_readings::mirrored(r, part, ends, rel_type)?;
     stated.retain(|rel| rel.from != rel.to);
-    stated.sort_by_key(|rel| (listed(part, rel), rel.id));
+    stated.sort_by_key(|rel| (listed(part, &rel.rel_type), rel.id));
     Ok(stated)
 }
 
-/// The type of `rel` as adjacency keys hold it, which orders an entity's list.
-fn listed(part: &Partition, rel: &Relation) -> Vec<u8> {
-    keyed_type(part, &fold(rel.rel_type.trim())).into_owned()
+/// A stored type as adjacency keys hold it, which orders an entity's list.
+fn listed(part: &Partition, rel_type: &str) -> Vec<u8> {
+    keyed_type(part, &fold(rel_type.trim())).into_owned()
 }
 
 /// Whether a reading of the fact `from -[rel_type]-> to` (the type as spelled) was forgotten.

@@ -8,10 +8,11 @@
 
 use super::derive::{camel_and_spellings, mirror, rule_key};
 use super::edge_reads::{self, Reads};
-use super::graph::Relation;
+use super::edge_view::Edge;
 use super::part::Partition;
 use crate::error::Result;
 use crate::text::fold;
+use serde::de::DeserializeOwned;
 
 /// The folded types a fact of type `rel_type` (as spelled: `childOf` reads as `child_of`, which
 /// its fold `childof` no longer says) is stored under from its other end: each spelling of its
@@ -40,17 +41,17 @@ pub(crate) fn readings(from: &str, rel_type: &str, to: &str) -> Vec<(String, Str
 /// Every stored record of the fact `from -[rel_type]-> to` (entity ids; the type as spelled), in
 /// every reading: the live one, ended lives and the earlier versions kept for `as_of` reads, each
 /// once, read from the shorter of the lists that can hold them (`edge_reads.rs`): a hub's lists
-/// run to thousands.
-pub(crate) fn stored_versions(
+/// run to thousands. Each is read as a `T`: a whole `Relation` or its `EdgeView`.
+pub(crate) fn stored_versions<T: Edge + DeserializeOwned>(
     r: &mut impl Reads,
     part: &Partition,
     (from, to): (u64, u64),
     rel_type: &str,
-) -> Result<Vec<Relation>> {
-    let mut out = edge_reads::of_type(r, part, (from, to), &fold(rel_type.trim()))?;
-    for rel in mirrored(r, part, (from, to), rel_type)? {
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = edge_reads::of_type(r, part, (from, to), &fold(rel_type.trim()))?;
+    for rel in mirrored::<T>(r, part, (from, to), rel_type)? {
         // A symmetric fact from an entity to itself is found by both reads.
-        if !out.iter().any(|r| r.id == rel.id) {
+        if !out.iter().any(|r| r.id() == rel.id()) {
             out.push(rel);
         }
     }
@@ -59,16 +60,16 @@ pub(crate) fn stored_versions(
 
 /// The records stored from `to` to `from` that state the fact `from -[rel_type]-> to` from its
 /// other end: under a spelling of its mirror type that reads as it, each spelling's in id order.
-pub(crate) fn mirrored(
+pub(crate) fn mirrored<T: Edge + DeserializeOwned>(
     r: &mut impl Reads,
     part: &Partition,
     (from, to): (u64, u64),
     rel_type: &str,
-) -> Result<Vec<Relation>> {
+) -> Result<Vec<T>> {
     let mut out = Vec::new();
     for mirrored in mirror_types(rel_type) {
-        let stated = edge_reads::of_type(r, part, (to, from), &mirrored)?;
-        out.extend(stated.into_iter().filter(|rel| is_mirror(&rel.rel_type, rel_type)));
+        let stated: Vec<T> = edge_reads::of_type(r, part, (to, from), &mirrored)?;
+        out.extend(stated.into_iter().filter(|rel| is_mirror(rel.rel_type(), rel_type)));
     }
     Ok(out)
 }

@@ -374,14 +374,14 @@ pub(crate) fn relate_between(
 }
 
 /// The plan (`relate_plan.rs`) of assertion `a` `from` → `to`, made from the stored edges it is
-/// read against (earlier versions of revised facts left out: their fact states them), the edges
-/// it names read whole. `replaces` ends the subject's other edges of the type: it reads them all,
-/// each as its light `EdgeView` (`edge_view.rs`). Otherwise only the fact's own edges count, in
-/// each of its readings (`fact_readings.rs`). A symmetric or inverse type's edges stored from the
-/// other end say the same (`Bruno married_to Ana` is `Ana married_to Bruno`, `X employs Priya` is
-/// `Priya employed_by X`: derive.rs), so they are read too (found by an audit: said from the other
-/// end, a fact was stored twice, and `replaces` left the other end's fact live). Each edge read
-/// has `from` at one end: the rules compare its other end with `to`.
+/// read against, each read as its light `EdgeView` (`edge_view.rs`), the edges the plan names
+/// then read whole. `replaces` ends the subject's other edges of the type: it reads them all.
+/// Otherwise only the fact's own edges count, in each of its readings (`fact_readings.rs`). A
+/// symmetric or inverse type's edges stored from the other end say the same (`Bruno married_to
+/// Ana` is `Ana married_to Bruno`, `X employs Priya` is `Priya employed_by X`: derive.rs), so they
+/// are read too (found by an audit: said from the other end, a fact was stored twice, and
+/// `replaces` left the other end's fact live). Each edge read has `from` at one end: the rules
+/// compare its other end with `to`.
 fn planned(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
@@ -389,16 +389,14 @@ fn planned(
     (a, now): (&Assertion<'_>, i64),
     attributes: &mut Map<String, Value>,
 ) -> Result<Plan<Relation>> {
-    let kept = |ends: (u64, u64), version_of: Option<u64>| version_of.is_none() && ends.0 != ends.1;
-    if a.replaces {
-        let mut views = every_edge_of_type(tx, part, from, a.rel_type)?;
-        views.retain(|v| kept((v.from, v.to), v.version_of));
-        let plan = replace_in_valid_time(attributes, views, to, now);
-        return plan.read_whole(|view| relation_in(tx, part, view.id)?.ok_or_else(|| missing(view.id)));
-    }
-    let mut records = super::fact_readings::stored_versions(tx, part, (from, to), a.rel_type)?;
-    records.retain(|r| kept((r.from, r.to), r.version_of));
-    plain(attributes, records, to, now)
+    let views = if a.replaces {
+        every_edge_of_type(tx, part, from, a.rel_type)?
+    } else {
+        super::fact_readings::stored_versions(tx, part, (from, to), a.rel_type)?
+    };
+    let plan =
+        if a.replaces { replace_in_valid_time(attributes, views, to, now) } else { plain(attributes, views, to, now)? };
+    plan.read_whole(|view| relation_in(tx, part, view.id)?.ok_or_else(|| missing(view.id)))
 }
 
 /// An adjacency entry naming relation `id`, which is not stored: corruption.

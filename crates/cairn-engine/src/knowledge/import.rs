@@ -18,10 +18,13 @@
 //! `notes::handoff_exchange`), which record their own history events.
 
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
+use super::edge_view::EdgeView;
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::fact_sources::Also;
 use super::forget::entity_in;
-use super::graph::{Entity, Relation, Shortened, Source, check_name, create_entity, has_control, upsert_counted};
+use super::graph::{
+    Entity, Relation, Shortened, Source, check_name, create_entity, has_control, relation_in, upsert_counted,
+};
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
@@ -548,8 +551,10 @@ fn import_fact(
     };
     let ends = [from.id, to.id];
     let folded_type = fold(rel_type.trim());
-    // The same fact stored here already (live with live, or the same ended version) is reused.
-    for have in super::edge_reads::of_type(tx, part, (ends[0], ends[1]), &folded_type)? {
+    // The same fact stored here already (live with live, or the same ended version) is reused;
+    // the versions are read light (`edge_view.rs`), the one reused whole.
+    let versions: Vec<EdgeView> = super::edge_reads::of_type(tx, part, (ends[0], ends[1]), &folded_type)?;
+    for have in versions {
         let same_version = match (have.ended_at, ended_at) {
             (None, None) => true,
             (Some(a), Some(b)) => a == b && have.recorded_at == recorded_at,
@@ -558,6 +563,8 @@ fn import_fact(
         // A version matches a version (of the fact this one's maps to), a fact a fact.
         if same_version && have.version_of == version_of {
             set_map(tx, part, FACT, source, have.id)?;
+            let have = relation_in(tx, part, have.id)?
+                .ok_or_else(|| Error::corrupt(None, format!("relation {} is indexed but missing", have.id)))?;
             let own = Also { source: prov, agent: writer, recorded_at, source_date };
             let merged = import_provenance::merge(tx, part, &have, std::iter::once(own).chain(also))?;
             *if merged { &mut out.imported.facts } else { &mut out.unchanged.facts } += 1;

@@ -1,7 +1,8 @@
 //! What a `relate` assertion does to the subject's stored edges of its type (`graph::relate`),
-//! planned from each edge as the store reads it now (`Edge`): a whole `Relation`, or under
-//! `replaces`, which reads the subject's whole history of the type, its light `EdgeView`
-//! (`edge_view.rs`); the few edges a plan names are then read whole (`Plan::read_whole`).
+//! planned from each edge as the store reads it now (`Edge`): its light `EdgeView` (`edge_view.rs`),
+//! as `relate` reads them, or a whole `Relation`, which plans alike (`relate_plan_properties.rs`);
+//! the few edges a plan names are then read whole (`Plan::read_whole`). Neither rule reads an
+//! earlier version of a revised fact (the fact states it) nor an edge from the subject to itself.
 
 use super::edge_view::Edge;
 use super::valid;
@@ -58,7 +59,7 @@ pub(crate) fn plain<T: Edge>(
     let mut plan = Plan::default();
     let mut ended = Vec::new();
     let mut live = None;
-    for rel in records.into_iter().filter(|r| r.reaches(to)) {
+    for rel in records.into_iter().filter(|r| read_against(r) && r.reaches(to)) {
         if rel.ended_at().is_none() {
             live = Some(rel);
         } else {
@@ -131,6 +132,13 @@ fn said_again<T: Edge>(attributes: &mut Map<String, Value>, live: T, ended: Vec<
     plan
 }
 
+/// Whether a plan reads `edge`: not an earlier version of a revised fact, nor from the subject to
+/// itself.
+fn read_against<T: Edge>(edge: &T) -> bool {
+    let (a, b) = edge.ends();
+    edge.version_of().is_none() && a != b
+}
+
 /// Of the edges to one target, the one whose life is the latest: the live one, else the last
 /// ended (an earlier life kept as a copy by a restore ended no later, and was recorded earlier).
 fn latest<T: Edge>(edges: impl Iterator<Item = T>) -> Option<T> {
@@ -161,7 +169,7 @@ pub(crate) fn replace_in_valid_time<T: Edge>(
     let mut plan = Plan { end_at: at, ..Plan::default() };
     let mut newer: Vec<T> = Vec::new();
     let mut over = Vec::new();
-    for rel in records {
+    for rel in records.into_iter().filter(read_against) {
         let covers = rel.end().is_none_or(|end| end > start);
         match (rel.start(), rel.reaches(to), covers) {
             (Some(from), _, _) if from > start => newer.push(rel),

@@ -1,14 +1,19 @@
-//! Property test of `relate`'s plan over light views (`edge_view.rs`): over random histories of a
-//! subject's edges (live, ended, shortened, mirrored, with attributes and provenance the view
-//! skips), a view decoded from a stored record reads as the whole record does now, and the plans
-//! of `replaces` and of a plain assertion made from the views, read whole, are the plans made
-//! from the whole records, down to the attributes they give the assertion.
+//! Property tests of `relate`'s plan over light views (`edge_view.rs`): over random histories of
+//! a subject's edges (live, ended, shortened, mirrored, earlier versions, to itself, with
+//! attributes and provenance the view skips), a view decoded from a stored record reads as the
+//! whole record does now, and the plans of `replaces` and of a plain assertion made from the
+//! views, read whole, are the plans made from the whole records, down to the attributes they give
+//! the assertion. The second test stores its histories by `relate` calls and reads a fact's
+//! versions as `relate` does (`fact_readings::stored_versions`), as views and as whole records.
 
 use super::edge_view::{Edge, EdgeView};
-use super::graph::{Relation, Shortened, Source};
+use super::fact_readings::stored_versions;
+use super::graph::{self, Assertion, Relation, Shortened, Source};
 use super::records::{decode, encode};
 use super::relate_plan::{Plan, plain, replace_in_valid_time};
+use super::testing::{TODAY, fresh};
 use super::valid::instant;
+use crate::error::Error;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -31,11 +36,12 @@ fn time(i: usize) -> i64 {
     [ms("2019-01-01"), ms("2021-01-01"), ms("2022-01-01T12:00:00Z"), ms("2024-01-01")][i]
 }
 
-type Drawn = (u64, bool, usize, usize, Option<usize>, usize, Option<usize>);
+type Drawn = (u64, bool, usize, usize, Option<usize>, usize, Option<usize>, Option<u64>);
 
-/// A stored edge of the subject's: to `target` (stored from it when `mirrored`), its bounds and
-/// times drawn from the lists above, and fields the view skips.
-fn edge(id: u64, (target, mirrored, from, to, ended, recorded, shortened): Drawn) -> Relation {
+/// A stored edge of the subject's: to `target` (stored from it when `mirrored`; the subject itself
+/// when `target` is 1), an earlier version of fact `version_of` when drawn, its bounds and times
+/// drawn from the lists above, and fields the view skips.
+fn edge(id: u64, (target, mirrored, from, to, ended, recorded, shortened, version_of): Drawn) -> Relation {
     let (a, b) = if mirrored { (target, SUBJECT) } else { (SUBJECT, target) };
     let mut attributes = Map::new();
     attributes.insert("note".into(), json!({"nested": [1, "two", {"three": null}], "text": "a \"quoted\" note"}));
@@ -53,7 +59,7 @@ fn edge(id: u64, (target, mirrored, from, to, ended, recorded, shortened): Drawn
         agent: "claude".into(),
         shortened: shortened.map(|i| Shortened { valid_to: bound(i) }),
         source_date: Some("2020-02-02".into()),
-        version_of: None,
+        version_of,
         attribute_writes: Vec::new(),
         also: Vec::new(),
     }
@@ -71,13 +77,14 @@ fn whole(records: &[Relation]) -> impl FnMut(EdgeView) -> crate::error::Result<R
 
 fn drawn() -> impl Strategy<Value = Drawn> {
     (
-        2..5u64,
+        1..5u64,
         any::<bool>(),
         0..BOUNDS.len(),
         0..BOUNDS.len(),
         prop::option::of(0..4usize),
         0..4usize,
         prop::option::of(0..BOUNDS.len()),
+        prop::option::weighted(0.2, 10..18u64),
     )
 }
 
@@ -139,5 +146,95 @@ impl<T: Edge> ReadNow for T {
     }
     fn true_now(&self, at: i64) -> bool {
         self.true_at(at)
+    }
+}
+
+/// One `relate` call of a stored history, at day `day` after `TODAY`: from the subject to target
+/// `to` (from `to` to the subject under the mirror type when `mirrored`; to itself when `to` is
+/// 0), with `replaces`, a start and an end (indices into `BOUNDS`) and an attribute value when
+/// drawn (said again with a new value, a fact keeps the version known before).
+type Call = (u64, bool, bool, Option<usize>, Option<usize>, Option<u8>);
+
+const TARGETS: [&str; 4] = ["Subject", "Ana", "Bruno", "Chen"];
+
+fn call() -> impl Strategy<Value = Call> {
+    (
+        0..4u64,
+        any::<bool>(),
+        prop::bool::weighted(0.3),
+        prop::option::of(0..BOUNDS.len()),
+        prop::option::weighted(0.3, 0..BOUNDS.len()),
+        prop::option::of(0..3u8),
+    )
+}
+
+/// Attributes of a call or assertion: a start, an end and a `task` value, each when drawn.
+fn attributes(from: Option<usize>, to: Option<usize>, task: Option<u8>) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.extend(from.and_then(bound).map(|b| ("valid_from".to_owned(), Value::String(b))));
+    out.extend(to.and_then(bound).map(|b| ("valid_to".to_owned(), Value::String(b))));
+    out.extend(task.map(|t| ("task".to_owned(), json!(format!("task {t}")))));
+    out
+}
+
+/// What a plan reads of an edge, with the attributes it gives the assertion, or its refusal.
+type Planned = Result<(Plan<Relation>, Map<String, Value>), String>;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_plan_from_stored_views_is_the_plan_from_stored_records(
+        calls in prop::collection::vec(call(), 1..24),
+        (from, until, task, now) in (prop::option::of(0..BOUNDS.len()), prop::option::of(0..BOUNDS.len()), prop::option::of(0..3u8), 0..40i64),
+    ) {
+        const DAY: i64 = 86_400_000;
+        let (_dir, store, part) = fresh();
+        let ((views, wholes, plans), _) = store.write(move |tx| {
+            for (day, &(to, mirrored, replaces, start, end, value)) in (0_i64..).zip(&calls) {
+                let attributes = attributes(start, end, value);
+                let target = TARGETS[to as usize];
+                let (a, b, rel_type) = if mirrored { (target, "Subject", "parent_of") } else { ("Subject", target, "child_of") };
+                let source = Source::Asserted { label: None };
+                let asserted = Assertion { from: a, to: b, rel_type, attributes: &attributes, source, agent: "claude", replaces, date: None };
+                // A refused call (an end before its start) is part of the history like any other.
+                let _ = graph::relate(tx, &part, asserted, TODAY + day * DAY);
+            }
+            let id = |tx: &mut crate::write::WriteTxn<'_>, name: &str| -> crate::error::Result<u64> {
+                Ok(graph::entity_by_name_in(tx, &part, name)?.map_or(u64::MAX, |e| e.id))
+            };
+            let subject = id(tx, "Subject")?;
+            let (mut views, mut wholes, mut plans) = (Vec::new(), Vec::new(), Vec::new());
+            for name in TARGETS {
+                let to = id(tx, name)?;
+                let seen: Vec<EdgeView> = stored_versions(tx, &part, (subject, to), "child_of")?;
+                let whole: Vec<Relation> = stored_versions(tx, &part, (subject, to), "child_of")?;
+                let asked = attributes(from, until, task);
+                let now = TODAY + now * DAY;
+                let planned = |plan: crate::error::Result<Plan<Relation>>, given: Map<String, Value>| -> Planned {
+                    plan.map(|p| (p, given)).map_err(|e| e.to_string())
+                };
+                let (mut mine, mut theirs) = (asked.clone(), asked);
+                let want = plain(&mut mine, whole.clone(), to, now);
+                let got = plain(&mut theirs, seen.clone(), to, now).and_then(|p| {
+                    p.read_whole(|v| graph::relation_in(tx, &part, v.id)?.ok_or_else(|| Error::corrupt(None, format!("relation {} is missing", v.id))))
+                });
+                plans.push((planned(got, theirs), planned(want, mine)));
+                views.push(seen);
+                wholes.push(whole);
+            }
+            Ok((views, wholes, plans))
+        }).unwrap();
+        for (seen, whole) in views.iter().zip(&wholes) {
+            prop_assert_eq!(seen.len(), whole.len());
+            for (view, rel) in seen.iter().zip(whole) {
+                prop_assert_eq!((view.id, view.from, view.to, view.version_of), (rel.id, rel.from, rel.to, rel.version_of));
+                prop_assert_eq!((&view.rel_type, &view.valid_from, &view.valid_to), (&rel.rel_type, &rel.valid_from, &rel.valid_to));
+                prop_assert_eq!((view.recorded_at, view.ended_at), (rel.recorded_at, rel.ended_at));
+            }
+        }
+        for (got, want) in plans {
+            prop_assert_eq!(got, want);
+        }
     }
 }

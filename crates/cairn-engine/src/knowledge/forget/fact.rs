@@ -68,7 +68,7 @@ pub fn forget_fact(tx: &mut WriteTxn<'_>, part: &Partition, fact: &FactRef, now:
             (f, t, rel_type.trim().to_owned(), readings, message)
         }
     };
-    let versions = fact_readings::stored_versions(tx, part, (from, to), &rel_type)?;
+    let versions: Vec<Relation> = fact_readings::stored_versions(tx, part, (from, to), &rel_type)?;
     if versions.is_empty() {
         return match unstored(tx, part, &readings, asked)? {
             // Both ends are stored: what joins them is what the caller may have meant.

@@ -9,6 +9,7 @@
 
 use super::super::docs::Document;
 use super::super::edge_reads;
+use super::super::edge_view::EdgeView;
 use super::super::fact_sources::{Left, without};
 use super::super::graph::{Relation, Source};
 use super::super::part::Partition;
@@ -31,7 +32,7 @@ use crate::write::WriteTxn;
 /// made a source's facts on a hub cost their number times the hub's (7.7M pages and 3 s for 500
 /// facts on a hub of 20,000).
 fn any_version(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, to: u64, folded_type: &str) -> Result<bool> {
-    Ok(!edge_reads::of_type(tx, part, (from, to), folded_type)?.is_empty())
+    Ok(!edge_reads::of_type::<EdgeView>(tx, part, (from, to), folded_type)?.is_empty())
 }
 
 /// The documents of `part` stored with `label`, in id order. They come from the source index
