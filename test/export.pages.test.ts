@@ -79,3 +79,16 @@ it('maxBytes out of range is a VALIDATION_ERROR naming it (over MCP a tool error
     await client.close();
   }
 });
+
+// Found by a review from a model's side: recall's `next` sent to export was refused as "made for
+// another scope or user", sending the model to check a scope it had right.
+it('a cursor of another tool is refused naming cursor and saying it is not an export `next`', async () => {
+  const recall = await t.call('POST', '/v1/memory/recall', { token, body: { subject: 'Hub Corp', k: 1 } });
+  const next = (recall.body as { next: string | null }).next;
+  expect(next).toBeTypeOf('string');
+  const r = await post({ cursor: next });
+  expect(r.status).toBe(422);
+  const error = (r.body as { error: { message: string; details: { field: string }[] } }).error;
+  expect(error.details[0]?.field).toBe('cursor');
+  expect(error.message).toContain('not a `next` of memory_export for this scope and user');
+});

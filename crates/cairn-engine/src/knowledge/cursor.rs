@@ -40,11 +40,14 @@ impl Cursor {
         let raw = unbase64url(text).ok_or_else(|| refused("not a cursor this node issued"))?;
         let (&version, rest) = raw.split_first().ok_or_else(|| refused("empty"))?;
         if version != VERSION {
-            return Err(refused("made by another version of the export format"));
+            return Err(refused("not a `next` of memory_export in this format (another tool's, or an older export's)"));
         }
         let (bound, rest) = rest.split_at_checked(8).ok_or_else(|| refused("truncated"))?;
         if bound != bind(part) {
-            return Err(refused("made for another scope or user"));
+            // Another tool's cursors (recall, note_list) share the version byte: say both.
+            return Err(refused(
+                "not a `next` of memory_export for this scope and user (another tool's, scope's or user's)",
+            ));
         }
         let (&kind_len, rest) = rest.split_first().ok_or_else(|| refused("truncated"))?;
         let (kind, after) = rest.split_at_checked(usize::from(kind_len)).ok_or_else(|| refused("truncated"))?;
@@ -117,6 +120,8 @@ mod tests {
             assert_eq!(err.code(), "INVALID_ARGUMENT");
             assert!(err.to_string().contains("cursor: "), "{err}");
         }
+        let err = Cursor::decode(&text, &theirs, &KINDS).unwrap_err().to_string();
+        assert!(err.contains("not a `next` of memory_export for this scope and user"), "{err}");
         let other_kind = Cursor { kind: "note".into(), after: vec![] }.encode(&mine);
         assert!(Cursor::decode(&other_kind, &mine, &KINDS).is_err());
     }
