@@ -10,7 +10,7 @@ import { adminCall } from './admin-client.js';
 import { backupFromNode } from './backup-fetch.js';
 import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore, notADirectory } from './data-dir.js';
-import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, missing } from './failure.js';
+import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, missing, refused } from './failure.js';
 import { undoOnInterrupt } from './interrupt.js';
 import { clearDeadStaging, stagingIn } from './restore-staging.js';
 import { matchOwner, openStore } from './store-owner.js';
@@ -25,8 +25,6 @@ export interface DatabaseArgs {
 }
 
 /** A refusal the user fixes (a target that is taken, a node in the way), said as is. */
-const refused = (message: string, field: string) =>
-  new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field, message }]);
 
 function out(json: boolean, value: object, text: string) {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);

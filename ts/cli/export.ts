@@ -5,7 +5,7 @@ import { isInside } from '../server/backup-file.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { needStore } from './data-dir.js';
-import { CliFailure, EXIT_FAILED, refusedBy, usage } from './failure.js';
+import { CliFailure, refused, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
 import { needAdmin, withheldWarning } from './node-view.js';
 import { type Manifest, PackageError, writePackage } from './package.js';
@@ -98,7 +98,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
   if (isInside(dir, a.dataDir)) {
     // As for a backup: a copy there would keep what `compact --purge` erases from the store.
     const message = `${a.dir} is inside the data dir ${a.dataDir}: an export there keeps what \`compact --purge\` removes; choose a DIR outside it`;
-    throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'DIR', message }]);
+    throw refused(message, 'DIR');
   }
   const node = findRunningNode(a.dataDir);
   try {

@@ -32,6 +32,11 @@ export function usage(field: string, message: string): CliFailure {
   return new CliFailure('VALIDATION_ERROR', `${field}: ${message}`, EXIT_UNUSABLE, [{ field, message }]);
 }
 
+/** Bad input: a VALIDATION_ERROR naming the argument (`DEST`, `DIR`) whose value is refused, exit 1. */
+export function refused(message: string, field: string): CliFailure {
+  return new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field, message }]);
+}
+
 /** Bad usage: the argument `arg` (`DEST`, `KEY`) is not given; `what` says what it is, exit 2. */
 export function missing(arg: string, what: string): CliFailure {
   return new CliFailure('VALIDATION_ERROR', `missing ${arg}: ${what}`, EXIT_UNUSABLE, [
