@@ -25,7 +25,7 @@ function refusal(profile: string, rateLimit: string | undefined): string | null 
     return 'the team profile (PostgreSQL) is not available in this version; run the lite profile (the default)';
   }
   if (rateLimit !== undefined && !/^[1-9]\d{0,8}$/.test(rateLimit)) {
-    return `CAIRN_RATE_LIMIT must be a whole number of requests per minute per token (1 or more), got ${JSON.stringify(rateLimit)}`;
+    return `CAIRN_RATE_LIMIT must be a whole number of requests per minute per token, 1–999999999, got ${JSON.stringify(rateLimit)}`;
   }
   return null;
 }
