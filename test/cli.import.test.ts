@@ -162,6 +162,21 @@ it('refuses a file holding no record as bad input (exit 1), naming it, before an
   expect(existsSync(store)).toBe(false);
 });
 
+// A mistyped size was taken for the default (a sixteenth of memory in one load), without a word.
+it('refuses a CAIRN_LOAD_PIECE_BYTES that is no whole number of bytes (exit 2), before any store is made', async () => {
+  const store = join(dir, 'store');
+  const file = exportFile(RECORDS.map((r) => JSON.stringify(r)));
+  for (const bad of ['64MB', '0', '1.5', '']) {
+    const r = await cairn(['import', file, '--data-dir', store, '--json'], { CAIRN_LOAD_PIECE_BYTES: bad });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', details: [{ field: 'CAIRN_LOAD_PIECE_BYTES' }] },
+    });
+  }
+  expect(existsSync(store)).toBe(false);
+  expect((await cairn(['import', file, '--data-dir', store], { CAIRN_LOAD_PIECE_BYTES: '65536' })).code).toBe(0);
+});
+
 // Found by an audit: `[]`, `{}` and a saved memory_export reply were "loaded", zero counts.
 it('refuses a file whose first record line is no record, naming the line, before any store is made', async () => {
   const store = join(dir, 'store');

@@ -102,6 +102,12 @@ it.each([
     { CAIRN_DOCUMENT_READ_MB: '1.5' },
     'CAIRN_DOCUMENT_READ_MB must be a whole number',
   ],
+  [
+    'CAIRN_LOAD_PIECE_BYTES=64MB',
+    [],
+    { CAIRN_LOAD_PIECE_BYTES: '64MB' },
+    'CAIRN_LOAD_PIECE_BYTES must be a whole number of bytes one bulk load of an import takes, 1 or more, got "64MB"',
+  ],
 ])('serve with %s refuses to start and touches nothing', async (_label, args, env, message) => {
   const store = join(dir, 'store');
   const r = await cairn(['serve', '--data-dir', store, '--port', '0', ...args], env);

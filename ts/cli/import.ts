@@ -7,7 +7,7 @@ import { DATA_FILE } from '../engine/store-files.js';
 import { ApiError } from '../protocol/errors.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { EXPORT_FILE, firstLine, headProblem } from '../service/export-head.js';
-import { type FileImported, importLines, wholeFits } from '../service/import-file.js';
+import { type FileImported, importLines, loadPieceRefusal, wholeFits } from '../service/import-file.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
 import {
@@ -149,6 +149,12 @@ function summary(r: Shown): string {
  */
 export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
+  const pieceRefused = loadPieceRefusal(env);
+  if (pieceRefused !== null) {
+    throw new CliFailure('VALIDATION_ERROR', pieceRefused, EXIT_UNUSABLE, [
+      { field: 'CAIRN_LOAD_PIECE_BYTES', message: pieceRefused },
+    ]);
+  }
   const inPieces = a.inPieces === true;
   // The file is read as a stream, twice for a package (verified whole first, then imported), so
   // memory follows `loadPieceBytes`, not the file's size.

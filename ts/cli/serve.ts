@@ -2,6 +2,7 @@ import { readLimitsRefusal } from '../documents/read-limits.js';
 import { StoreError } from '../engine/errors.js';
 import { startNode } from '../server/node.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
+import { loadPieceRefusal } from '../service/import-file.js';
 import { reportStart } from './start-report.js';
 
 /** `cairn serve` options after flags and environment are merged. */
@@ -147,6 +148,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     readLimitsRefusal(env) ??
     idempotencyRefusal(env.CAIRN_IDEMPOTENCY_HOURS) ??
     nameCacheRefusal(env.CAIRN_NAME_CACHE_MB) ??
+    loadPieceRefusal(env) ??
     tokenAndLogRefusal(env);
   if (refused !== null) return couldNotRun(env, refused, false);
   const sessions = sessionCaps(env);

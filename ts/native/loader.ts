@@ -19,9 +19,18 @@ let loaded: NativeBinding | undefined;
 
 /** Where a local `npm run build:native` puts the addon, seen from the source or from `dist/`. */
 function localCandidates(): string[] {
-  const override = process.env.CAIRN_NATIVE_PATH;
   const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
-  return [...(override ? [override] : []), here(`./${FILE_NAME}`), here(`../../ts/native/${FILE_NAME}`)];
+  return [here(`./${FILE_NAME}`), here(`../../ts/native/${FILE_NAME}`)];
+}
+
+/**
+ * The addon `CAIRN_NATIVE_PATH` names, which wins over every other: it is how two builds are
+ * compared (A/B benchmarks), and a path passed over without a word (a typo, a build not made)
+ * measured the same build twice.
+ */
+function overridden(path: string): NativeBinding {
+  if (!existsSync(path)) throw new Error(`CAIRN_NATIVE_PATH names no file: ${path}`);
+  return require(path) as NativeBinding;
 }
 
 /**
@@ -38,8 +47,8 @@ function declineHugePages(): void {
 }
 
 /**
- * Loads the native engine once: checks the CPU first, then prefers the prebuilt platform package
- * when it is installed, else the local build.
+ * Loads the native engine once: checks the CPU first, then loads the addon `CAIRN_NATIVE_PATH`
+ * names, else the prebuilt platform package when it is installed, else the local build.
  */
 export function loadNative(): NativeBinding {
   if (loaded) return loaded;
@@ -47,6 +56,11 @@ export function loadNative(): NativeBinding {
   declineHugePages();
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(`Cairn's native engine is built for linux-x64 only, not ${process.platform}-${process.arch}`);
+  }
+  const override = process.env.CAIRN_NATIVE_PATH;
+  if (override) {
+    loaded = overridden(override);
+    return loaded;
   }
   const tried: string[] = [];
   try {

@@ -90,6 +90,17 @@ async function isEmpty(store: Store, caller: Caller): Promise<boolean> {
 }
 
 /**
+ * Why `CAIRN_LOAD_PIECE_BYTES` cannot be used, or null (unset, or a whole number of bytes ≥ 1).
+ * `cairn serve` and `cairn import` refuse such a value before anything is opened: taken for the
+ * default, a mistyped size (`64MB`) let an import hold a sixteenth of memory in one load.
+ */
+export function loadPieceRefusal(env: NodeJS.ProcessEnv = process.env): string | null {
+  const v = env.CAIRN_LOAD_PIECE_BYTES;
+  if (v === undefined || (/^[1-9]\d{0,14}$/.test(v) && Number.isSafeInteger(Number(v)))) return null;
+  return `CAIRN_LOAD_PIECE_BYTES must be a whole number of bytes one bulk load of an import takes, 1 or more, got ${JSON.stringify(v)}`;
+}
+
+/**
  * Bytes of export lines one bulk `load` takes at most (see `importLines`): `CAIRN_LOAD_PIECE_BYTES`
  * when set to a positive integer, else a sixteenth of the machine's memory within 64 MiB..1 GiB.
  * A load holds several times its input while it plans (a 182 MB file: 1.4 GB peak RSS), so a
