@@ -98,17 +98,33 @@ function throughNode(
   });
 }
 
-/** A skipped line, with the package file and line it is in when the import read a package. */
-type Skipped = FileImported['skipped'][number] & { file?: string; line?: number };
-type Shown = Omit<FileImported, 'skipped'> & { skipped: Skipped[] };
+/** Where a record is in a package, when the import read one: its file and line there (from 1). */
+type Place = { file?: string; line?: number };
+/** A skipped line, with its place in the package. */
+type Skipped = FileImported['skipped'][number] & Place;
+/** A record not reproduced, with its place in the package. */
+type NotReproduced = FileImported['not_reproduced'][number] & Place;
+type Shown = Omit<FileImported, 'skipped' | 'not_reproduced'> & { skipped: Skipped[]; not_reproduced: NotReproduced[] };
 
 /**
- * `r` with each skipped line of a package named by its file and line there (`file`, `line` from 1)
- * beside `index`, which counts the lines of its files read one after another (found by a review:
- * `--in-pieces` said `line N` of that count, naming no file).
+ * `r` with each skipped or not reproduced record of a package named by its file and line there
+ * (`file`, `line` from 1) beside `index`, which counts the lines of its files read one after
+ * another (found by reviews: `--in-pieces` said `line N` of that count, naming no file, and a
+ * record not reproduced had its index only).
  */
 function placed(r: FileImported, v: Verified): Shown {
-  return { ...r, skipped: r.skipped.map((s) => ({ ...s, ...packagePlace(v, s.index) })) };
+  const at = (index: unknown) => (typeof index === 'number' ? packagePlace(v, index) : null);
+  return {
+    ...r,
+    skipped: r.skipped.map((s) => ({ ...s, ...at(s.index) })),
+    not_reproduced: r.not_reproduced.map((n) => ({ ...n, ...at(n.index) })),
+  };
+}
+
+/** Where a record was read, as a reader reads it: `records.jsonl line 7`, or `line 7` of an export file. */
+function where(p: Place & { index?: unknown }): string {
+  const line = p.line ?? (typeof p.index === 'number' ? p.index + 1 : undefined);
+  return `${p.file === undefined ? '' : `${p.file} `}line ${line ?? '?'}`;
 }
 
 function summary(r: Shown): string {
@@ -124,10 +140,9 @@ function summary(r: Shown): string {
     `unchanged: ${n(r.unchanged)}`,
   ];
   if (r.skipped.length > 0) lines.push(`skipped ${r.skipped.length} lines:`);
-  for (const s of r.skipped.slice(0, 20)) {
-    lines.push(`  ${s.file === undefined ? '' : `${s.file} `}line ${s.line ?? s.index + 1}: ${s.reason}`);
-  }
-  if (r.not_reproduced.length > 0) lines.push(`not reproduced: ${r.not_reproduced.length} (see --json)`);
+  for (const s of r.skipped.slice(0, 20)) lines.push(`  ${where(s)}: ${s.reason}`);
+  if (r.not_reproduced.length > 0) lines.push(`not reproduced ${r.not_reproduced.length} records:`);
+  for (const n of r.not_reproduced.slice(0, 20)) lines.push(`  ${where(n)}: ${String(n.what)}: ${String(n.why)}`);
   return `${lines.join('\n')}\n`;
 }
 
