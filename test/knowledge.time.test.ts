@@ -294,6 +294,50 @@ describe('a read whose time sees none of the facts', () => {
   });
 });
 
+describe('a partial name read before its entity was recorded', () => {
+  // Found by a review: `as_of` before anything of "Priya Raman" was stored answered an exact name
+  // `nothing_stored` with `outside_time`, but "Priya" (a word of it) or "Priya Ramen" (a near
+  // spelling) `nothing_stored` with no hint, as if nothing about her were ever stored.
+  it('carries the hint with the name it matched, for the caller’s own names only', async () => {
+    const recall = async (body: Record<string, unknown>) => {
+      const r = await t.call('POST', '/v1/memory/recall', { body: { scope: 'partial', ...body } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as { state: string; outside_time?: Record<string, unknown> };
+    };
+    const before = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 5));
+    await relate({ scope: 'partial', from: 'Priya Raman', to: 'Northwind', type: 'works_at' });
+    expect(await recall({ subject: 'Priya' })).toMatchObject({ state: 'answered' });
+
+    for (const [subject, matched] of [
+      ['Priya', 'word'],
+      ['Priya Ramen', 'near'],
+    ]) {
+      const early = await recall({ subject, as_of: before });
+      expect(early, subject).toMatchObject({
+        state: 'nothing_stored',
+        outside_time: { facts: 1, name: 'Priya Raman', matched },
+      });
+      expect(Date.parse(early.outside_time?.next_recorded_at as string)).toBeGreaterThan(Date.parse(before));
+    }
+    // The exact name's hint is as it was: the name is the one asked.
+    const exact = await recall({ subject: 'Priya Raman', as_of: before });
+    expect(exact.outside_time).toEqual({ facts: 1, next_recorded_at: expect.any(String) });
+
+    // Another user's name, and the caller's own in another scope, are neither counted nor named.
+    const bob = await t.call('POST', '/v1/memory/relate', {
+      body: { scope: 'partial', user_id: 'bob', from: 'Tomas Berg', to: 'Rome', type: 'visits' },
+    });
+    expect(bob.status, JSON.stringify(bob.body)).toBe(200);
+    await relate({ scope: 'partial-other', from: 'Ingrid Dahl', to: 'Oslo', type: 'visits' });
+    for (const subject of ['Tomas', 'Tomas Berg', 'Ingrid', 'Ingrid Dahl']) {
+      const r = await recall({ subject, as_of: before });
+      expect(r.state, subject).toBe('nothing_stored');
+      expect(r.outside_time, subject).toBeUndefined();
+    }
+  });
+});
+
 describe('saying a live fact again', () => {
   // The audit's calls (scope `dup2`): a later date confirms the fact; an earlier one extends it from
   // now on, and a read `as_of` a time between the calls sees the fact as it was known then.

@@ -210,6 +210,16 @@ const OutsideTime = z.object({
   next_valid_from: SentDate.optional().describe('The earliest `valid_from` after the read’s instant'),
   last_valid_to: SentDate.optional().describe('The latest `valid_to` at or before the read’s instant'),
   next_recorded_at: Time.optional().describe('The first recording after `as_of`'),
+  name: z
+    .string()
+    .optional()
+    .describe(
+      'Recall `nothing_stored` only: the stored name the subject matched loosely (a word of it, a near spelling)',
+    ),
+  matched: z
+    .string()
+    .optional()
+    .describe('How `name` matched the subject, as `seeding.matched` says it (`word`, `near`)'),
 });
 
 /** memory_recall. */

@@ -34,7 +34,7 @@ use std::collections::{HashMap, HashSet};
 const SHORT_CANDIDATES: usize = 8;
 use unicode_segmentation::UnicodeSegmentation;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct Request {
     subject: Option<String>,
     attribute: Option<AttributeIn>,
@@ -333,14 +333,34 @@ fn stored_fact(citer: &mut Citer<'_>, n: &Neighbour, ends: (&str, &str), by: &Fo
 }
 
 /// `reply` (no subject to answer about), with the `outside_time` hint when it is `nothing_stored`
-/// only because the subject, named exactly (any case), was first recorded after `as_of`.
-fn hint_missed(snap: &Snapshot, caller: &Caller, req: &Request, when: &When, mut reply: Value) -> Result<Value> {
-    if reply["state"] == "nothing_stored"
-        && req.as_of.is_some()
-        && let Some(query) = &req.subject
-        && let Some(later) = graph::entity_by_name(snap, &caller.part, query)?
-        && let Some(hint) = outside_time(snap, &caller.part, later.id, when)?
+/// only because the subject was first recorded after `as_of`: named exactly (any case), or as a
+/// read without `as_of` would match it (a word of the name, a near spelling; found by a review:
+/// "Priya" had no hint where "Priya Raman" had one), then with the `name` and how it `matched`.
+/// Only the caller's partition is read, as the recall does.
+fn hint_missed(
+    store: &Store,
+    snap: &Snapshot,
+    caller: &Caller,
+    req: &Request,
+    when: &When,
+    mut reply: Value,
+) -> Result<Value> {
+    let (true, Some(_), Some(query)) = (reply["state"] == "nothing_stored", req.as_of, &req.subject) else {
+        return Ok(reply);
+    };
+    if let Some(later) = graph::entity_by_name(snap, &caller.part, query)? {
+        if let Some(hint) = outside_time(snap, &caller.part, later.id, when)? {
+            reply["outside_time"] = hint;
+        }
+        return Ok(reply);
+    }
+    // The entity a read of every time would answer with, if one, and only a loose match is left.
+    let always = Request { subject: Some(query.clone()), ..Request::default() };
+    if let Ok((later, how, _)) = resolve(store, snap, caller, &always, when)?
+        && let Some(mut hint) = outside_time(snap, &caller.part, later.id, when)?
     {
+        hint["name"] = json!(later.name);
+        hint["matched"] = json!(how);
         reply["outside_time"] = hint;
     }
     Ok(reply)
@@ -384,7 +404,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     };
     let (subject, how, others) = match resolve(store, &snap, caller, &req, &when)? {
         Ok(found) => found,
-        Err(reply) => return hint_missed(&snap, caller, &req, &when, reply),
+        Err(reply) => return hint_missed(store, &snap, caller, &req, &when, reply),
     };
     let first_at = page.map_or(caller.now, |p| p.read_at);
     let read = Read { snap: &snap, caller, when: &when, k, compact: req.compact, page, first_at };
@@ -593,6 +613,35 @@ mod tests {
         // A subject with no facts at all has no hint.
         call(&store, &caller(1_000), "remember", &json!({"facts": {"entities": [{"name": "Lone"}]}})).unwrap();
         assert!(read(json!({"subject": "Lone"})).get("outside_time").is_none());
+    }
+
+    /// `as_of` before a name was recorded: a word of it or a near spelling carries the hint an
+    /// exact name does, with the name it matched; another partition's names never give one.
+    #[test]
+    fn a_loose_name_read_before_its_entity_was_recorded_says_when_it_was() {
+        let (_dir, store, _part) = fresh();
+        let body =
+            json!({"facts": {"relations": [{"source": "Priya Raman", "target": "Northwind", "type": "works_at"}]}});
+        call(&store, &caller(1_000), "remember", &body).unwrap();
+        let mut elsewhere = caller(1_000);
+        elsewhere.part = crate::knowledge::Partition::new("local", "u2", "default").unwrap();
+        let other = json!({"facts": {"relations": [{"source": "Tomas Berg", "target": "Rome", "type": "visits"}]}});
+        call(&store, &elsewhere, "remember", &other).unwrap();
+        let read =
+            |subject: &str| call(&store, &caller(TODAY), "recall", &json!({"subject": subject, "as_of": 500})).unwrap();
+        for (subject, matched) in [("Priya", "word"), ("Priya Ramen", "near")] {
+            let r = read(subject);
+            assert_eq!(r["state"], json!("nothing_stored"), "{r}");
+            let hint = json!({"facts": 1, "next_recorded_at": "1970-01-01T00:00:01.000Z", "name": "Priya Raman", "matched": matched});
+            assert_eq!(r["outside_time"], hint, "{r}");
+        }
+        assert_eq!(
+            read("Priya Raman")["outside_time"],
+            json!({"facts": 1, "next_recorded_at": "1970-01-01T00:00:01.000Z"})
+        );
+        for subject in ["Tomas", "Tomas Berg"] {
+            assert!(read(subject).get("outside_time").is_none(), "{subject}");
+        }
     }
 
     #[test]
