@@ -98,3 +98,47 @@ it("a `to` warning knows only the agents of tokens that may act for the caller's
     undefined,
   );
 });
+
+// Found by a review: `handoff_resume {}` lists the caller's scope only, so an agent whose handoffs
+// were left in another scope of its user read an empty list as "nothing for me". The empty list
+// names those scopes with counts; never another user's, nor a scope the caller's token may not use.
+it('an empty list names the other scopes of the user and token where handoffs addressed to the caller wait', async () => {
+  const reviewer = (await t.token({ agent: 'reviewer', user: 'ana' })).token;
+  const limited = (await t.token({ agent: 'reviewer', user: 'ana', scopes: ['default', 'review'] })).token;
+  const bosCodex = (await t.token({ agent: 'codex', user: 'bo' })).token;
+  const leave = async (scope: string, taskId: string, token = codex) => {
+    const r = await post('handoff_create', { scope, taskId, summary: 'look at it', to: 'reviewer' }, token);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  };
+  const before = await post('handoff_resume', {}, reviewer);
+  expect(before.body).toEqual({ state: 'listed', handoffs: [], nextCursor: null });
+  await leave('review', 'R-1');
+  await leave('review', 'R-2');
+  await leave('hidden', 'H-1');
+  await leave('bo-scope', 'B-1', bosCodex);
+
+  const listed = await post('handoff_resume', {}, reviewer);
+  expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+  expect(listed.body).toMatchObject({ state: 'listed', handoffs: [], nextCursor: null });
+  expect(listed.body.elsewhere).toEqual({
+    scopes: [
+      { scope: 'review', handoffs: 2 },
+      { scope: 'hidden', handoffs: 1 },
+    ],
+    hint: expect.stringContaining('"review" (2), "hidden" (1)'),
+  });
+  expect(JSON.stringify(listed.body)).not.toContain('bo-scope');
+  const narrow = await post('handoff_resume', {}, limited);
+  expect(narrow.body.elsewhere).toEqual({
+    scopes: [{ scope: 'review', handoffs: 2 }],
+    hint: expect.stringContaining('send `scope`'),
+  });
+  expect(JSON.stringify(narrow.body)).not.toContain('hidden');
+  // Asked where they wait, they are listed, and nothing points elsewhere.
+  const there = await post('handoff_resume', { scope: 'review' }, limited);
+  expect((there.body.handoffs as { taskId: string }[]).map((h) => h.taskId)).toEqual(['R-2', 'R-1']);
+  expect(there.body.elsewhere).toBeUndefined();
+  // The engine's list of readable scopes is the node's to give, never a client's.
+  const forged = await post('handoff_resume', { readableScopes: ['hidden'] }, limited);
+  expect(forged.status).toBe(422);
+});

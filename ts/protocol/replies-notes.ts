@@ -62,7 +62,8 @@ export const HandoffCreateReply = z.object({
 
 /**
  * memory_handoff_resume: `resumed` (with `handoff`), `expired` (the newest expired one), `none`
- * (with `did_you_mean` when a stored task is spelled like it), or, without `taskId`, `listed` (the unexpired handoffs addressed to the caller).
+ * (with `did_you_mean` when a stored task is spelled like it), or, without `taskId`, `listed` (the unexpired handoffs addressed to the caller;
+ * when none, `elsewhere` names the caller's other scopes where some wait).
  */
 export const HandoffResumeReply = z.object({
   state: z.enum(['resumed', 'expired', 'none', 'listed']),
@@ -90,4 +91,17 @@ export const HandoffResumeReply = z.object({
     .array(z.string())
     .optional()
     .describe('With none: tasks with handoffs spelled like `taskId` (at most 3)'),
+  elsewhere: z
+    .object({
+      scopes: z
+        .array(z.object({ scope: z.string(), handoffs: Count }))
+        .describe('Most first, at most 10: unexpired handoffs addressed to you there'),
+      more: z.literal(true).optional().describe('There may be more than listed (the check stops reading)'),
+      hint: z.string(),
+    })
+    .optional()
+    .describe(
+      'With listed and no handoffs (first page): your other scopes, of your user and token, where handoffs ' +
+        'addressed to you wait: send `scope` to list them',
+    ),
 });

@@ -24,6 +24,7 @@ import {
   NoteWriteInput,
 } from '../protocol/notes.js';
 import { QueryInput } from '../protocol/query.js';
+import { nfc } from '../protocol/unicode.js';
 import { engineBody, type Principal, parseInput, type Service } from './context.js';
 import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
@@ -360,8 +361,16 @@ export async function memoryHandoffCreate(svc: Service, p: Principal, raw: unkno
   return warning === null ? receipt : { ...receipt, warnings: [warning] };
 }
 
-/** memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to the caller. */
-export const memoryHandoffResume = notesVerb('handoff_resume', HandoffResumeInput);
+/**
+ * memory_handoff_resume: the newest unexpired capsule of a task, or those addressed to the caller.
+ * An empty list names the caller's other scopes where some wait (`elsewhere`): of a token limited
+ * to scopes, only those (`readableScopes`; the engine reads only the caller's tenant and user).
+ */
+export async function memoryHandoffResume(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  const input = parseInput(HandoffResumeInput, raw);
+  const readable = p.token.scopes === undefined ? {} : { readableScopes: p.token.scopes.map(nfc) };
+  return notes(svc.store, 'handoff_resume', identify(p, input), { ...notesBody(svc, input), ...readable });
+}
 
 /** `fn` after the checks the principal alone decides, so a refused user or scope is 403 before any 422. */
 function authorized(fn: ServiceFn): ServiceFn {

@@ -133,5 +133,6 @@ pub use import::{ImportCounts, Imported, Skipped, import};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use origin::Origin;
 pub use part::Partition;
+pub(crate) use part::user_scopes;
 pub(crate) use recall::add_suggestions;
 pub use recall::{Recall, SUGGESTIONS, When, recall};

@@ -16,6 +16,17 @@ pub(crate) fn user_scopes_prefix(tenant: &str, user: &str) -> Vec<u8> {
     [tenant.as_bytes(), b"\0", user.as_bytes(), b"\0"].concat()
 }
 
+/// The scopes `tenant`'s `user` has written (`Partition::register`), in key order.
+pub(crate) fn user_scopes(snap: &crate::snapshot::Snapshot, tenant: &str, user: &str) -> Result<Vec<String>> {
+    let prefix = user_scopes_prefix(tenant, user);
+    let mut scopes = Vec::new();
+    for item in snap.prefix(SCOPES, &prefix)? {
+        let (key, _) = item?;
+        scopes.push(String::from_utf8_lossy(&key[prefix.len()..]).into_owned());
+    }
+    Ok(scopes)
+}
+
 /// The tenant of every retired partition (`Partition::retired`). It holds a `:`, which no
 /// caller's tenant may, so no caller's identity names a retired partition.
 const RETIRED_TENANT: &str = "retired:";

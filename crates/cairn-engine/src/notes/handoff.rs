@@ -283,6 +283,17 @@ fn paging_with_task(field: &str) -> super::Fail {
     invalid(field, "pages the handoffs addressed to you; with taskId the one newest unexpired handoff is returned")
 }
 
+/// `readableScopes`, from the node: the only scopes the caller's token may use (absent: every
+/// one of its user's), which alone `handoff_resume {}` may name as holding handoffs for it.
+fn readable_scopes(f: &mut Fields) -> Outcome<Option<Vec<String>>> {
+    match f.raw("readableScopes") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => {
+            serde_json::from_value(v).map(Some).map_err(|_| invalid("readableScopes", "must be a list of scopes"))
+        }
+    }
+}
+
 /// Runs `handoff_resume` for `caller`.
 pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let mut f = Fields::parse(body)?;
@@ -302,10 +313,11 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
         return Err(paging_with_task("cursor"));
     }
     f.bool("allowPrivate")?;
+    let readable = readable_scopes(&mut f)?;
     f.finish()?;
     let snap = store.snapshot()?;
     let Some(task_id) = task_id else {
-        return addressed(&snap, caller, limit, cursor.as_deref());
+        return addressed(&snap, caller, (limit, cursor.as_deref()), readable.as_deref());
     };
     let capsules = task_capsules(&snap, &caller.part, &task_id)?;
     let newer_expired: Vec<&Capsule> = capsules.iter().rev().take_while(|c| c.expired(caller.now)).collect();

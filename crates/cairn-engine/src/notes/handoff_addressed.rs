@@ -8,6 +8,7 @@
 use super::cursor::Binding;
 use super::events::PAGE_BYTES;
 use super::handoff::{Capsule, HAND, HAND_TO, newest_last, task_capsules};
+use super::handoff_elsewhere::elsewhere;
 use super::{Outcome, invalid};
 use crate::error::{Error, Result};
 use crate::knowledge::api::Caller;
@@ -20,7 +21,14 @@ use std::collections::HashMap;
 /// replaced (so `handoff_resume {taskId}` returns that one) is marked `superseded: true` with the
 /// newer one's id as `supersededBy`: an agent acting on the list must not pick up a stale
 /// handoff, yet should still see that one was left for it.
-pub(super) fn addressed(snap: &Snapshot, caller: &Caller, limit: usize, cursor: Option<&str>) -> Outcome<Value> {
+/// With none on the first page, `elsewhere` names the other scopes (among `readable`) where some
+/// wait (`handoff_elsewhere.rs`).
+pub(super) fn addressed(
+    snap: &Snapshot,
+    caller: &Caller,
+    (limit, cursor): (usize, Option<&str>),
+    readable: Option<&[String]>,
+) -> Outcome<Value> {
     let binding = Binding::new("handoff_resume", caller, &json!({}));
     let after = cursor.map(|c| binding.position(c).and_then(|p| position(&p))).transpose()?;
     let mut capsules = addressed_capsules(snap, caller)?;
@@ -63,7 +71,14 @@ pub(super) fn addressed(snap: &Snapshot, caller: &Caller, limit: usize, cursor: 
         let last = page[out.len() - 1];
         binding.cursor(&[last.created_at.to_be_bytes(), last.id.to_be_bytes()].concat())
     });
-    Ok(json!({ "state": "listed", "handoffs": out, "nextCursor": next }))
+    let mut reply = json!({ "state": "listed", "handoffs": out, "nextCursor": next });
+    if cursor.is_none()
+        && rest.is_empty()
+        && let Some(there) = elsewhere(snap, caller, readable)?
+    {
+        reply["elsewhere"] = there;
+    }
+    Ok(reply)
 }
 
 /// The (`createdAt`, id) a cursor keeps.

@@ -135,3 +135,44 @@ fn forgetting_a_tasks_handoffs_takes_their_idempotency_records() {
     assert_ne!(again["id"], first["id"], "a retry after the forget creates anew: {again}");
     assert_eq!(run(&store, &me, "handoff_resume", &json!({"taskId": "secret-task"}))["state"], "resumed");
 }
+
+/// `handoff_resume {}` with nothing addressed to the caller here names the caller's other scopes
+/// where some wait, with counts: only its own user's, only those `readableScopes` allows, only
+/// unexpired capsules addressed to its agent; never on a page after the first or beside a list.
+#[test]
+fn an_empty_list_names_the_callers_other_scopes_where_handoffs_wait() {
+    let (_dir, store) = fresh();
+    let leave = |user: &str, scope: &str, body: serde_json::Value| {
+        let r = run(&store, &who(user, scope, "codex", T0), "handoff_create", &body);
+        assert!(r.get("error").is_none(), "{r}");
+    };
+    let to_claude = |task: &str| json!({"taskId": task, "to": "claude", "summary": "s"});
+    leave("u1", "work", to_claude("a"));
+    leave("u1", "work", to_claude("b"));
+    leave("u1", "work", json!({"taskId": "c", "to": "gemini", "summary": "not yours"}));
+    leave("u1", "secret", to_claude("d"));
+    let soon = crate::time::iso_ms(T0 + 1_000);
+    leave("u1", "stale", json!({"taskId": "e", "to": "claude", "summary": "s", "expiresAt": soon}));
+    leave("u2", "mine", to_claude("f"));
+    let me = who("u1", "default", "claude", T0 + 2_000);
+    let every = run(&store, &me, "handoff_resume", &json!({}));
+    assert_eq!(every["handoffs"], json!([]), "{every}");
+    let scopes = json!([{"scope": "work", "handoffs": 2}, {"scope": "secret", "handoffs": 1}]);
+    assert_eq!(every["elsewhere"]["scopes"], scopes, "{every}");
+    let hint = every["elsewhere"]["hint"].as_str().unwrap();
+    assert!(hint.contains(r#""work" (2), "secret" (1)"#) && hint.contains("`scope`"), "{hint}");
+    assert!(every["elsewhere"].get("more").is_none(), "{every}");
+    // A token limited to some scopes hears of those only; of none, nothing.
+    let limited = run(&store, &me, "handoff_resume", &json!({"readableScopes": ["default", "work"]}));
+    assert_eq!(limited["elsewhere"]["scopes"], json!([{"scope": "work", "handoffs": 2}]), "{limited}");
+    assert!(!limited.to_string().contains("secret"), "{limited}");
+    let alone = run(&store, &me, "handoff_resume", &json!({"readableScopes": ["default"]}));
+    assert!(alone.get("elsewhere").is_none(), "{alone}");
+    // Another agent, or the caller where something is addressed to it, gets no such hint.
+    assert!(run(&store, &who("u1", "default", "aider", T0), "handoff_resume", &json!({})).get("elsewhere").is_none());
+    let there = run(&store, &who("u1", "work", "claude", T0), "handoff_resume", &json!({}));
+    assert_eq!(there["handoffs"].as_array().map(Vec::len), Some(2), "{there}");
+    assert!(there.get("elsewhere").is_none(), "{there}");
+    let bad = run(&store, &me, "handoff_resume", &json!({"readableScopes": "work"}));
+    assert_eq!(code(&bad), "VALIDATION_ERROR");
+}

@@ -16,6 +16,7 @@ mod fields;
 mod forget;
 mod handoff;
 mod handoff_addressed;
+mod handoff_elsewhere;
 pub(crate) mod handoff_exchange;
 mod handoff_forget;
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use super::{Caller, parse};
 use crate::error::Result;
-use crate::knowledge::part::{Partition, SCOPES, user_scopes_prefix};
+use crate::knowledge::part::{Partition, user_scopes};
 use crate::knowledge::tally::totals;
 use crate::knowledge::{TypeCount, ontology};
 use crate::notes::{live_handoffs, visible_notes};
@@ -46,11 +46,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     };
     let o = ontology(&snap, part)?;
     let (tenant, user, _) = part.parts();
-    let prefix = user_scopes_prefix(tenant, user);
     let mut scopes = Vec::new();
-    for item in snap.prefix(SCOPES, &prefix)? {
-        let (key, _) = item?;
-        let scope = String::from_utf8_lossy(&key[prefix.len()..]).into_owned();
+    for scope in user_scopes(&snap, tenant, user)? {
         let p = Partition::new(tenant, user, &scope)?;
         let counted = totals(&snap, &p)?;
         let (notes, handoffs) = notes(&p)?;

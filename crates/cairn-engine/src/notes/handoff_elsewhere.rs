@@ -1,0 +1,77 @@
+//! Where handoffs addressed to the caller wait when none does in its scope. `handoff_resume {}`
+//! lists the caller's scope only, so an agent whose capsules were left in another scope of its
+//! user read an empty list as "nothing for me" (found by a review); the reply names those scopes
+//! with their counts, so the agent knows to pass `scope`. Read: the caller's tenant and user only
+//! (a partition's keys start with them), of its scopes only those the node says the caller's
+//! token may use (`readableScopes`; none given, every one), at most `READ` capsules in all.
+
+use super::handoff::{Capsule, HAND, HAND_TO};
+use crate::error::{Error, Result};
+use crate::knowledge::api::Caller;
+use crate::knowledge::{Partition, user_scopes};
+use crate::snapshot::Snapshot;
+use serde_json::{Value, json};
+
+/// Capsules read across the other scopes, at most: past it the counts are lower bounds (`more`).
+const READ: usize = 5_000;
+
+/// Scopes named, at most (those with the most capsules addressed to the caller first).
+const NAMED: usize = 10;
+
+/// `{scopes: [{scope, handoffs}], more?, hint}`: the caller's other scopes, among `readable`,
+/// holding unexpired capsules addressed to it, most first; `None` when there are none.
+pub(super) fn elsewhere(snap: &Snapshot, caller: &Caller, readable: Option<&[String]>) -> Result<Option<Value>> {
+    let (tenant, user, here) = caller.part.parts();
+    let mut found: Vec<(String, u64)> = Vec::new();
+    let mut budget = READ;
+    for scope in user_scopes(snap, tenant, user)? {
+        if scope == here || readable.is_some_and(|r| !r.contains(&scope)) {
+            continue;
+        }
+        let part = Partition::new(tenant, user, &scope)?;
+        let n = addressed_live(snap, &part, caller, &mut budget)?;
+        if n > 0 {
+            found.push((scope, n));
+        }
+        if budget == 0 {
+            break;
+        }
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let more = budget == 0 || found.len() > NAMED;
+    found.truncate(NAMED);
+    let named: Vec<String> = found.iter().map(|(s, n)| format!("{s:?} ({n})")).collect();
+    let hint = format!(
+        "nothing in this scope is addressed to you, but handoffs addressed to you wait in your scopes {}{}: \
+         send `scope` with one to list them",
+        named.join(", "),
+        if more { " and perhaps more" } else { "" }
+    );
+    let mut out = json!({
+        "scopes": found.iter().map(|(scope, n)| json!({ "scope": scope, "handoffs": n })).collect::<Vec<_>>(),
+        "hint": hint,
+    });
+    if more {
+        out["more"] = json!(true);
+    }
+    Ok(Some(out))
+}
+
+/// The unexpired capsules of `part` addressed to the caller's agent, reading at most `budget`.
+fn addressed_live(snap: &Snapshot, part: &Partition, caller: &Caller, budget: &mut usize) -> Result<u64> {
+    let mut n = 0;
+    for kv in snap.prefix(HAND_TO, &part.key(&[caller.agent.as_bytes(), b"\0"]))? {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let (k, task) = kv?;
+        let key = part.key(&[&task, b"\0", &k[k.len() - 8..]]);
+        let bytes = snap.get(HAND, &key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
+        n += u64::from(!Capsule::decode(&bytes)?.expired(caller.now));
+    }
+    Ok(n)
+}
