@@ -11,7 +11,7 @@ use super::records::decode;
 use super::trees::{ENT, ent_key, names_gen, names_gen_in, names_log, names_log_in};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
-use crate::text::{Linker, LookupOptions, Mention, NameIndex, NameMatch, fold};
+use crate::text::{Effort, Linker, LookupOptions, Mention, NameIndex, NameMatch, fold};
 use crate::write::WriteTxn;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -129,8 +129,13 @@ impl Names {
     /// The names `query` holds or abbreviates (see `NameIndex::held_or_abbreviated`), from base
     /// and delta, longer first.
     pub(crate) fn held_or_abbreviated(&self, query: &str, limit: usize) -> Vec<(u64, String)> {
+        self.held_or_abbreviated_with(query, limit, Effort::Whole)
+    }
+
+    /// `held_or_abbreviated` reading each part as `effort` allows.
+    pub(crate) fn held_or_abbreviated_with(&self, query: &str, limit: usize, effort: Effort) -> Vec<(u64, String)> {
         let mut out: Vec<(u64, String)> =
-            self.parts().flat_map(|p| p.index.held_or_abbreviated(query, limit)).collect();
+            self.parts().flat_map(|p| p.index.held_or_abbreviated_with(query, limit, effort)).collect();
         if self.layered() {
             out.sort_by(|a, b| (b.1.chars().count(), &a.1, a.0).cmp(&(a.1.chars().count(), &b.1, b.0)));
             let mut seen = HashSet::new();
@@ -143,7 +148,12 @@ impl Names {
     /// The names matching `query` (see `NameIndex::lookup`), merged in the same order; an entity
     /// in several parts (retyped since the base) appears once, at its best.
     pub(crate) fn lookup(&self, query: &str, opts: LookupOptions) -> Vec<NameMatch> {
-        let mut out: Vec<NameMatch> = self.parts().flat_map(|p| p.index.lookup(query, opts)).collect();
+        self.lookup_with(query, opts, Effort::Whole)
+    }
+
+    /// `lookup` reading each part as `effort` allows.
+    pub(crate) fn lookup_with(&self, query: &str, opts: LookupOptions, effort: Effort) -> Vec<NameMatch> {
+        let mut out: Vec<NameMatch> = self.parts().flat_map(|p| p.index.lookup_with(query, opts, effort)).collect();
         if self.layered() {
             out.sort_by(|a, b| {
                 (a.how.rank(), a.name.chars().count(), &a.name, a.id).cmp(&(

@@ -13,8 +13,8 @@ pub use chunk::{MAX_WORDS, MIN_WORDS, Passage, TARGET_WORDS, chunk_messages, chu
 pub use fast_hash::{FastHasher, FastMap};
 pub use link::{Linker, Mention, absent_mention, mentions_name};
 pub use names::{
-    LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold, fold_text, folds_to, is_common_word,
-    may_name_alone, title_case,
+    Effort, LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold, fold_text, folds_to,
+    is_common_word, may_name_alone, title_case,
 };
 pub use sentences::{ABBREVIATIONS, Sentence, sentences};
 pub use tokenize::{

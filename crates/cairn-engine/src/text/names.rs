@@ -7,6 +7,7 @@
 // of 100k entities (profiled), FxHash is a multiply. A partition's names are its own user's, so a
 // flooding key set slows only that user's index.
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::ops::Range;
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
@@ -178,6 +179,40 @@ pub struct LookupOptions {
     pub as_name: bool,
 }
 
+/// How much of the index a lookup reads. `Whole` reads all its rules need, so the answer is
+/// complete. `Capped` is for a hint a write pays for (`possible_duplicates`), whose cost must not
+/// grow with the names stored (measured: 2.7 ms a write at 10k names like `Service 12`, 7.4 ms at
+/// 30k, most of it edit distances to every name in the length window): each rule walks at most
+/// `CAPPED_POSTINGS` postings, the rarest words and bigrams first, and computes at most
+/// `CAPPED_DISTANCES` distances, to the names sharing the most counted bigrams. Among more names
+/// than that like the query it answers some of them, not always the best ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effort {
+    Whole,
+    Capped,
+}
+
+/// The postings one rule of a `Capped` lookup walks.
+pub const CAPPED_POSTINGS: usize = 4096;
+/// The edit distances a `Capped` lookup computes.
+pub const CAPPED_DISTANCES: usize = 256;
+
+impl Effort {
+    fn postings(self) -> usize {
+        match self {
+            Self::Whole => usize::MAX,
+            Self::Capped => CAPPED_POSTINGS,
+        }
+    }
+
+    fn distances(self) -> usize {
+        match self {
+            Self::Whole => usize::MAX,
+            Self::Capped => CAPPED_DISTANCES,
+        }
+    }
+}
+
 /// The edits a near spelling may be from a folded query of `chars` code points: none up to 3, one
 /// for 4–7, two from 8.
 #[must_use]
@@ -316,11 +351,18 @@ impl NameIndex {
     /// CJK) gets only exact and case-folded matches.
     #[must_use]
     pub fn lookup(&self, query: &str, opts: LookupOptions) -> Vec<NameMatch> {
-        self.lookup_metered(query, opts, &mut Meter::default())
+        self.lookup_with(query, opts, Effort::Whole)
     }
 
-    /// `lookup`, its steps counted on `meter`: out of time, it stops with a partial answer.
-    fn lookup_metered(&self, query: &str, opts: LookupOptions, meter: &mut Meter) -> Vec<NameMatch> {
+    /// `lookup` reading as much of the index as `effort` allows: exact and case-folded matches
+    /// are always all found.
+    #[must_use]
+    pub fn lookup_with(&self, query: &str, opts: LookupOptions, effort: Effort) -> Vec<NameMatch> {
+        self.lookup_metered(query, opts, &mut Meter::default(), effort)
+    }
+
+    /// `lookup_with`, its steps counted on `meter`: out of time, it stops with a partial answer.
+    fn lookup_metered(&self, query: &str, opts: LookupOptions, meter: &mut Meter, effort: Effort) -> Vec<NameMatch> {
         if opts.limit == 0 {
             return Vec::new();
         }
@@ -342,13 +384,13 @@ impl NameIndex {
         }
 
         if is_significant(&folded, qlen, qwords.iter().copied(), opts.as_name) {
-            for e in self.word_of_name(&qwords, meter) {
+            for e in self.word_of_name(&qwords, meter, effort) {
                 if seen.insert(e) {
                     hits.push((MatchKind::WordOfName, e));
                 }
             }
             let chars: Vec<char> = folded.chars().collect();
-            for (e, distance) in self.near(&chars, allowed_distance(qlen), meter) {
+            for (e, distance) in self.near(&chars, allowed_distance(qlen), meter, effort) {
                 if seen.insert(e) {
                     hits.push((MatchKind::Near { distance }, e));
                 }
@@ -407,13 +449,27 @@ impl NameIndex {
     /// words is never held. Longer names first (they cover more of the query), at most `limit`.
     #[must_use]
     pub fn held_or_abbreviated(&self, query: &str, limit: usize) -> Vec<(u64, String)> {
-        self.held_or_abbreviated_metered(query, limit, &mut Meter::default())
+        self.held_or_abbreviated_with(query, limit, Effort::Whole)
     }
 
-    /// `held_or_abbreviated`, its steps counted on `meter`: out of time, it stops with a partial
-    /// answer. Each distinct query word's postings are walked once, for every place it stands
-    /// in the query, and each alignment of an entry with the query is compared once.
-    fn held_or_abbreviated_metered(&self, query: &str, limit: usize, meter: &mut Meter) -> Vec<(u64, String)> {
+    /// `held_or_abbreviated` reading as much of the index as `effort` allows.
+    #[must_use]
+    pub fn held_or_abbreviated_with(&self, query: &str, limit: usize, effort: Effort) -> Vec<(u64, String)> {
+        self.held_or_abbreviated_metered(query, limit, &mut Meter::default(), effort)
+    }
+
+    /// `held_or_abbreviated_with`, its steps counted on `meter`: out of time, it stops with a
+    /// partial answer. Each distinct query word's postings are walked once, rarest word first,
+    /// for every place it stands in the query; an alignment of an entry with the query is
+    /// compared once for an abbreviation, and once for each of its words the query holds for a
+    /// held name (fewer than `MAX_MATCH_WORDS`).
+    fn held_or_abbreviated_metered(
+        &self,
+        query: &str,
+        limit: usize,
+        meter: &mut Meter,
+        effort: Effort,
+    ) -> Vec<(u64, String)> {
         let folded = fold(query);
         let qwords: Vec<&str> = word_ranges(&folded).into_iter().map(|(from, to)| &folded[from..to]).collect();
         // Held needs more query words than the name has, abbreviated at least two.
@@ -424,12 +480,22 @@ impl NameIndex {
         // The alignments of one entry already compared, as bits, for a word standing in several
         // places (`tried_for` says which entry); one place gives every posting its own alignment.
         let (mut tried, mut tried_for): (Vec<u64>, Option<u32>) = (Vec::new(), None);
-        'words: for (j, w) in qwords.iter().enumerate() {
-            if qwords[..j].contains(w) {
-                continue;
+        // The set found is the same in any order of the words; rarest first, a capped walk reads
+        // the words that name fewest entries whole.
+        let mut distinct: Vec<(&str, &[(u32, u32)])> = Vec::new();
+        for (j, w) in qwords.iter().enumerate() {
+            if let Some(postings) = self.words.get(*w)
+                && !qwords[..j].contains(w)
+            {
+                distinct.push((*w, postings));
             }
-            let Some(postings) = self.words.get(*w) else { continue };
-            let places = qwords.iter().enumerate().filter(|(_, q)| *q == w).fold(0_u64, |m, (k, _)| m | (1 << k));
+        }
+        distinct.sort_by_key(|(_, postings)| postings.len());
+        let mut budget = effort.postings();
+        'words: for (w, postings) in distinct {
+            let postings = &postings[..postings.len().min(budget)];
+            budget -= postings.len();
+            let places = qwords.iter().enumerate().filter(|(_, q)| **q == w).fold(0_u64, |m, (k, _)| m | (1 << k));
             let abbreviates = !is_common_word(w);
             for &(e, pos) in postings {
                 if !meter.tick(1) {
@@ -441,9 +507,11 @@ impl NameIndex {
                 let entry = &self.entries[e as usize];
                 let n = entry.words.len();
                 let mut hit = false;
-                // Held: the name's first word is this one, and all its words follow in the query.
-                if pos == 0 && n < qwords.len() {
-                    hit = bits(places).filter(|&at| at + n <= qwords.len()).any(|at| {
+                // Held: the name's words stand in a row in the query, this one where it stands in
+                // the name. Any of its words finds it, so a capped walk of the rarest finds it too.
+                if n < qwords.len() {
+                    let starts = bits(places).filter_map(|k| k.checked_sub(pos as usize));
+                    hit = starts.filter(|&at| at + n <= qwords.len()).any(|at| {
                         meter.tick(n);
                         (0..n).all(|k| entry.word(k) == qwords[at + k])
                     }) && is_significant(&entry.folded, entry.len, (0..n).map(|k| entry.word(k)), false);
@@ -483,8 +551,11 @@ impl NameIndex {
         let folded = fold(query);
         let qwords: Vec<&str> = word_ranges(&folded).into_iter().map(|(from, to)| &folded[from..to]).collect();
         let qlen = folded.chars().count();
-        let mut found: Vec<&Entry> =
-            self.word_of_name(&qwords, &mut Meter::default()).into_iter().map(|e| &self.entries[e as usize]).collect();
+        let mut found: Vec<&Entry> = self
+            .word_of_name(&qwords, &mut Meter::default(), Effort::Whole)
+            .into_iter()
+            .map(|e| &self.entries[e as usize])
+            .collect();
         found.sort_by(|a, b| (a.len, &a.name, a.id).cmp(&(b.len, &b.name, b.id)));
         found.truncate(limit);
         found
@@ -499,8 +570,9 @@ impl NameIndex {
     }
 
     /// Entries with more words than `qwords` that hold them as a run, each once. Out of time
-    /// (`meter`), it stops with a partial answer.
-    fn word_of_name(&self, qwords: &[&str], meter: &mut Meter) -> Vec<u32> {
+    /// (`meter`), it stops with a partial answer; `effort` may cap the postings walked, which are
+    /// in entry order: the shortest names, those a lookup ranks first, are read.
+    fn word_of_name(&self, qwords: &[&str], meter: &mut Meter, effort: Effort) -> Vec<u32> {
         if qwords.len() > MAX_MATCH_WORDS {
             return Vec::new();
         }
@@ -514,7 +586,7 @@ impl NameIndex {
         }
         let Some((j, postings)) = rarest else { return Vec::new() };
         let mut out: Vec<u32> = Vec::new();
-        for &(e, pos) in postings {
+        for &(e, pos) in postings.iter().take(effort.postings()) {
             if !meter.tick(1) {
                 break;
             }
@@ -541,9 +613,9 @@ impl NameIndex {
     /// least `max(distinct bigrams of either) − 3·max` distinct edge-marked bigrams with it, since one
     /// edit (a swap included) touches at most three bigrams. Only names passing both get the
     /// (bounded) distance computed; when the query's bound is not positive every name in the length
-    /// window does.
+    /// window does (under a `Capped` effort, the first `CAPPED_DISTANCES` of them).
     /// Out of time (`meter`), it stops with a partial answer.
-    fn near(&self, query: &[char], max: u32, meter: &mut Meter) -> Vec<(u32, u32)> {
+    fn near(&self, query: &[char], max: u32, meter: &mut Meter, effort: Effort) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
         if max == 0 {
             return out;
@@ -553,10 +625,16 @@ impl NameIndex {
         let hi = self.entries.partition_point(|e| e.len <= query.len() + slack);
         let qgrams = bigrams(query);
         let cut = 3 * slack;
+        let candidates = if qgrams.len() <= cut {
+            (lo..hi).take(effort.distances()).collect()
+        } else if effort == Effort::Whole {
+            self.sharing_enough(&qgrams, lo..hi, cut, meter)
+        } else {
+            self.sharing_most(&qgrams, lo..hi, cut, meter)
+        };
         let mut rows = Rows::default();
         let mut name: Vec<char> = Vec::new();
-        // Whether to go on: the distance's band is about the name's length × (2·max + 1) cells.
-        let mut check = |e: usize, out: &mut Vec<(u32, u32)>, meter: &mut Meter| {
+        for e in candidates {
             name.clear();
             name.extend(self.entries[e].folded.chars());
             if let Some(d) = osa_within(query, &name, slack, &mut rows)
@@ -564,35 +642,77 @@ impl NameIndex {
             {
                 out.push((to_u32(e), to_u32(d)));
             }
-            meter.tick(name.len() * (2 * slack + 1))
-        };
-        if qgrams.len() <= cut {
-            for e in lo..hi {
-                if !check(e, &mut out, meter) {
-                    break;
-                }
-            }
-            return out;
-        }
-        let mut shared = vec![0_u32; hi - lo];
-        for g in &qgrams {
-            let Some(postings) = self.grams.get(g) else { continue };
-            let from = postings.partition_point(|&e| (e as usize) < lo);
-            let to = postings.partition_point(|&e| (e as usize) < hi);
-            for &e in &postings[from..to] {
-                shared[e as usize - lo] += 1;
-            }
-            if !meter.tick(to.saturating_sub(from)) {
-                return out;
-            }
-        }
-        for (k, &count) in shared.iter().enumerate() {
-            let e = lo + k;
-            if count as usize + cut >= qgrams.len().max(self.entries[e].grams) && !check(e, &mut out, meter) {
+            // The distance's band is about the name's length × (2·max + 1) cells.
+            if !meter.tick(name.len() * (2 * slack + 1)) {
                 break;
             }
         }
         out
+    }
+
+    /// The entries of `window` sharing at least `max(qgrams, their bigrams) − cut` of `qgrams`,
+    /// in order (see `near`); none out of time.
+    fn sharing_enough(&self, qgrams: &[u64], window: Range<usize>, cut: usize, meter: &mut Meter) -> Vec<usize> {
+        let mut shared = vec![0_u32; window.len()];
+        for g in qgrams {
+            let postings = self.in_window(*g, &window);
+            for &e in postings {
+                shared[e as usize - window.start] += 1;
+            }
+            if !meter.tick(postings.len()) {
+                return Vec::new();
+            }
+        }
+        let passes = |(k, count): (usize, &u32)| {
+            let e = window.start + k;
+            (*count as usize + cut >= qgrams.len().max(self.entries[e].grams)).then_some(e)
+        };
+        shared.iter().enumerate().filter_map(passes).collect()
+    }
+
+    /// `sharing_enough` for a `Capped` effort, its cost bounded whatever the window holds: the
+    /// bigrams are counted rarest first while their postings fit in `CAPPED_POSTINGS`, an entry
+    /// passes if the bigrams left uncounted could make up what it lacks, and of those passing the
+    /// `CAPPED_DISTANCES` sharing the most counted bigrams are kept (then the first in order). An
+    /// entry sharing no counted bigram is not read. With every bigram counted and few passing,
+    /// the answer is `sharing_enough`'s (an entry sharing none never passes: `qgrams` > `cut`).
+    fn sharing_most(&self, qgrams: &[u64], window: Range<usize>, cut: usize, meter: &mut Meter) -> Vec<usize> {
+        let mut lists: Vec<&[u32]> = qgrams.iter().map(|g| self.in_window(*g, &window)).collect();
+        lists.sort_by_key(|postings| postings.len());
+        let mut shared: FxHashMap<u32, u32> = FxHashMap::default();
+        let (mut walked, mut uncounted) = (0, 0);
+        for postings in lists {
+            if walked + postings.len() > CAPPED_POSTINGS {
+                uncounted += 1;
+                continue;
+            }
+            walked += postings.len();
+            for &e in postings {
+                *shared.entry(e).or_default() += 1;
+            }
+            if !meter.tick(postings.len()) {
+                return Vec::new();
+            }
+        }
+        let mut passing: Vec<(u32, u32)> = shared
+            .into_iter()
+            .filter(|&(e, count)| count as usize + uncounted + cut >= qgrams.len().max(self.entries[e as usize].grams))
+            .collect();
+        if passing.len() > CAPPED_DISTANCES {
+            passing.select_nth_unstable_by(CAPPED_DISTANCES - 1, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            passing.truncate(CAPPED_DISTANCES);
+        }
+        let mut out: Vec<usize> = passing.into_iter().map(|(e, _)| e as usize).collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The postings of bigram `g` within `window` (entry numbers, ascending).
+    fn in_window(&self, g: u64, window: &Range<usize>) -> &[u32] {
+        let Some(postings) = self.grams.get(&g) else { return &[] };
+        let from = postings.partition_point(|&e| (e as usize) < window.start);
+        let to = postings.partition_point(|&e| (e as usize) < window.end);
+        &postings[from..to]
     }
 }
 
@@ -1171,8 +1291,8 @@ mod tests {
             let aa = ["aa"; 330][..words].join(" ");
             for query in [format!("{aa} nomatch"), aa.clone(), format!("{aa} e7"), format!("e7 {aa}")] {
                 let mut meter = Meter::default();
-                let held = idx.held_or_abbreviated_metered(&query, 16, &mut meter);
-                let found = idx.lookup_metered(&query, ALL, &mut meter);
+                let held = idx.held_or_abbreviated_metered(&query, 16, &mut meter, Effort::Whole);
+                let found = idx.lookup_metered(&query, ALL, &mut meter, Effort::Whole);
                 assert!(
                     meter.steps() <= most,
                     "{words} words: {} steps for {stored_words} stored words",
@@ -1410,3 +1530,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "names_capped_tests.rs"]
+mod capped_tests;

@@ -13,7 +13,7 @@ use crate::knowledge::cache;
 use crate::knowledge::graph::entity_by_id;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
-use crate::text::{LookupOptions, MatchKind};
+use crate::text::{Effort, LookupOptions, MatchKind};
 use serde_json::{Value, json};
 
 /// The most stored names offered for one created entity.
@@ -52,13 +52,15 @@ fn possible_duplicates(store: &Store, snap: &Snapshot, caller: &Caller, created:
     let mut pairs: Vec<(u64, u64)> = Vec::new();
     for &id in created {
         let Some(entity) = entity_by_id(snap, &caller.part, id)? else { continue };
+        // Capped: a hint every create pays for must not cost more as the partition grows (see
+        // `Effort`); among thousands of names like this one it offers some, not all.
         let loose = names
-            .lookup(&entity.name, LookupOptions { prefix: false, limit: 16, as_name: false })
+            .lookup_with(&entity.name, LookupOptions { prefix: false, limit: 16, as_name: false }, Effort::Capped)
             .into_iter()
             .filter(|m| matches!(m.how, MatchKind::WordOfName | MatchKind::Near { .. }))
             .map(|m| (m.id, m.name));
         let mut offered = 0;
-        for (other, name) in loose.chain(names.held_or_abbreviated(&entity.name, 16)) {
+        for (other, name) in loose.chain(names.held_or_abbreviated_with(&entity.name, 16, Effort::Capped)) {
             if offered == PER_ENTITY {
                 break;
             }

@@ -29,7 +29,7 @@ use crate::knowledge::valid::check_interval;
 use crate::knowledge::wire::{check_date, id};
 use crate::store::Store;
 use crate::text::{
-    Linker, LookupOptions, MatchKind, Passage, absent_mention, chunk_messages, chunk_text, fold, messages_text,
+    Effort, Linker, LookupOptions, MatchKind, Passage, absent_mention, chunk_messages, chunk_text, fold, messages_text,
 };
 use crate::write::WriteTxn;
 use serde::Deserialize;
@@ -394,7 +394,10 @@ fn labelled(
         return Ok(Some(e.id));
     }
     let Some(names) = names else { return Ok(None) };
-    for hit in names.lookup(label, LookupOptions { prefix: false, limit: 4, as_name: false }) {
+    // Capped: only exact and case-folded names are wanted, which a capped lookup finds all of,
+    // without the near spellings of every name like the label that a whole one reads.
+    let opts = LookupOptions { prefix: false, limit: 4, as_name: false };
+    for hit in names.lookup_with(label, opts, Effort::Capped) {
         if matches!(hit.how, MatchKind::Exact | MatchKind::CaseFolded) && entity_exists_in(tx, part, hit.id)? {
             return Ok(Some(hit.id));
         }
