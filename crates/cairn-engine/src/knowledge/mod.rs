@@ -85,6 +85,8 @@ mod records;
 mod relate_plan;
 #[cfg(test)]
 mod relate_plan_properties;
+#[cfg(test)]
+mod replaces_scale_tests;
 pub mod shown_attributes;
 pub(crate) mod source_index;
 pub(crate) mod source_index_build;
