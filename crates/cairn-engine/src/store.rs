@@ -1621,40 +1621,6 @@ mod tests {
         before_and_after_reopen(&store, dir.path(), expect);
     }
 
-    /// A large write (a `remember` of hundreds of passages) is written once, to the data file,
-    /// by a checkpoint; a smaller one is logged. Both are there after a reopen.
-    #[test]
-    fn a_write_past_a_mebibyte_of_changes_is_checkpointed_and_a_smaller_one_logged() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), opts()).unwrap();
-        let write = |first: u32, keys: u32| {
-            store
-                .write(move |t| {
-                    for i in first..first + keys {
-                        t.put("t", &key(i), &[(i % 251) as u8; 1000])?;
-                    }
-                    Ok(())
-                })
-                .unwrap();
-        };
-        let before = store.stats();
-        write(0, 400);
-        let logged = store.stats();
-        assert_eq!(logged.checkpoints, before.checkpoints, "400 KB of changes are logged");
-        assert!(logged.wal_bytes > 400_000, "the log holds them: {} bytes", logged.wal_bytes);
-        write(400, 1200);
-        let after = store.stats();
-        assert_eq!(after.checkpoints, logged.checkpoints + 1, "1.2 MB of changes are checkpointed");
-        assert!(after.wal_bytes < 4096, "the log holds none of it: {} bytes", after.wal_bytes);
-        let expect = |store: &Store| {
-            let snap = store.snapshot().unwrap();
-            assert_eq!(snap.tree_len("t").unwrap(), 1600);
-            assert_eq!(snap.get("t", &key(1599)).unwrap().unwrap(), vec![(1599 % 251) as u8; 1000]);
-            assert!(store.check().unwrap().ok);
-        };
-        before_and_after_reopen(&store, dir.path(), expect);
-    }
-
     #[test]
     fn ascending_inserts_leave_full_pages() {
         let dir = tempfile::tempdir().unwrap();

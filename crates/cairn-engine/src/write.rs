@@ -60,11 +60,8 @@ pub(crate) struct Core {
 pub(crate) const LOGGED_DELETE_MAX: usize = 4096;
 
 /// Bytes of one transaction's redo record past which it is dropped and the transaction's group
-/// checkpointed instead (`WriteTxn::log_op`). Logged, such a write is written twice (the log, then
-/// its pages at the next checkpoint), where a checkpoint costs three syncs: a `remember` of 500
-/// passages (~430 KB of text) logs ~1.4 MB, and 100k passages so written wrote 800 MB from the
-/// process, 480 MB checkpointed instead (bench/text's ingest: its wall time did not change).
-pub(crate) const LOG_RECORD_MAX: usize = 1 << 20;
+/// checkpointed instead (`WriteTxn::log_op`); a `remember` of 500 passages logs ~1.4 MB.
+pub(crate) const LOG_RECORD_MAX: usize = 32 << 20;
 
 /// Keys a bulk `WriteTxn::delete_prefix` deletes in one merge: what it holds at once.
 pub(crate) const BULK_DELETE_CHUNK: usize = 16_384;
