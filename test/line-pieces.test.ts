@@ -132,7 +132,7 @@ describe('loadPieceBytes', () => {
     expect(loadPieceBytes({}, 0.5 * GiB)).toBe(64 << 20);
     expect(loadPieceBytes({}, 64 * GiB)).toBe(GiB);
     expect(loadPieceBytes({ CAIRN_LOAD_PIECE_BYTES: '1000' }, 64 * GiB)).toBe(1000);
-    for (const bad of ['0', '-5', 'lots', '1.5'])
+    for (const bad of ['0', '-5', 'lots', '1.5', '1e3', '0x10', ' 1000'])
       expect(loadPieceBytes({ CAIRN_LOAD_PIECE_BYTES: bad }, 4 * GiB)).toBe(GiB / 4);
   });
 });

@@ -102,14 +102,15 @@ export function loadPieceRefusal(env: NodeJS.ProcessEnv = process.env): string |
 
 /**
  * Bytes of export lines one bulk `load` takes at most (see `importLines`): `CAIRN_LOAD_PIECE_BYTES`
- * when set to a positive integer, else a sixteenth of the machine's memory within 64 MiB..1 GiB.
+ * when `loadPieceRefusal` takes it (serve and import refuse any other value before they start),
+ * else a sixteenth of the machine's memory within 64 MiB..1 GiB.
  * A load holds several times its input while it plans (a 182 MB file: 1.4 GB peak RSS), so a
  * sixteenth keeps it well inside the machine, and up to 1 GiB a file goes in whole, as fast as a
  * load goes, where the memory is there.
  */
 export function loadPieceBytes(env: NodeJS.ProcessEnv = process.env, memory = totalmem()): number {
-  const n = Number(env.CAIRN_LOAD_PIECE_BYTES);
-  if (Number.isSafeInteger(n) && n > 0) return n;
+  const set = env.CAIRN_LOAD_PIECE_BYTES;
+  if (set !== undefined && loadPieceRefusal(env) === null) return Number(set);
   return Math.min(Math.max(Math.floor(memory / 16), 64 << 20), 1 << 30);
 }
 
