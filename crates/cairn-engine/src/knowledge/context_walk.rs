@@ -138,7 +138,11 @@ impl Walking<'_> {
         hop: usize,
         next: &mut Vec<u64>,
     ) -> Result<bool> {
-        let Some(n) = neighbour(self.snap, self.part, rel_id, direction)?.and_then(|n| seen_at(n, self.when)) else {
+        let Some(n) = neighbour(self.snap, self.part, rel_id, direction)?
+            .map(|n| seen_at(self.snap, self.part, n, self.when))
+            .transpose()?
+            .flatten()
+        else {
             return Ok(false);
         };
         let w = &mut self.walk;

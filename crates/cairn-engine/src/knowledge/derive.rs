@@ -351,6 +351,7 @@ mod tests {
             agent: "a".into(),
             source_date: None,
             attribute_writes: Vec::new(),
+            writes_in: None,
             also: Vec::new(),
         }
     }

@@ -115,6 +115,7 @@ mod tests {
             source_date: None,
             agent: "alice".into(),
             attribute_writes: Vec::new(),
+            writes_in: None,
             also: Vec::new(),
         };
         let shown = payload("fact", &serde_json::to_value(&r).unwrap());

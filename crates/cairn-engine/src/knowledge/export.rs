@@ -13,7 +13,7 @@
 use super::attribute_time::attribute_writes;
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
-use super::fact_attribute_time;
+use super::fact_attribute_time::{self, WritesIn};
 use super::graph::{Entity, Relation, Source};
 use super::import::{IMPORT_MAP, reserved_key};
 use super::origin::Origin;
@@ -150,7 +150,9 @@ fn provenance(snap: &Snapshot, part: &Partition, source: &Source, agent: &str) -
 }
 
 fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
-    let r: Relation = decode(value, "relation")?;
+    let mut r: Relation = decode(value, "relation")?;
+    // An earlier version travels with its own list, as it did before versions pointed at it.
+    WritesIn::fill(snap, part, &mut r)?;
     let mut provenance = provenance(snap, part, &r.source, &r.agent)?;
     if !r.also.is_empty() {
         // Every other provenance that stated it, with when it did, so a copy keeps the fact

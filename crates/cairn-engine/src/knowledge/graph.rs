@@ -4,7 +4,7 @@
 //! `ended_at` once it is superseded), indexed from both ends.
 
 use super::edge_view::EdgeView;
-use super::fact_attribute_time::{AttributeWrite, with_write};
+use super::fact_attribute_time::{AttributeWrite, WritesIn, with_write};
 use super::fact_sources::{self, Also};
 use super::ids::next_id;
 use super::part::Partition;
@@ -84,6 +84,10 @@ pub struct Relation {
     /// written before the list was kept): its attributes were all set at its start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attribute_writes: Vec<AttributeWrite>,
+    /// On an earlier version (`version_of`) whose fact kept a list: where its list is, in place of
+    /// `attribute_writes` (`fact_attribute_time::WritesIn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes_in: Option<WritesIn>,
     /// Every other provenance that stated it, in the order they did (`fact_sources.rs`); empty
     /// (and absent in stores written before it was kept) when `source` is its only one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -478,7 +482,9 @@ pub(crate) fn relate_ids(
         if revised != stored {
             // The version known until now stays, ended now, for `as_of` reads before this call;
             // the fact itself (same id) is recorded anew as it is known from now on.
-            let copy = Relation { id: ids(tx)?, ended_at: Some(now), version_of: Some(stored.id), ..stored.clone() };
+            let mut copy =
+                Relation { id: ids(tx)?, ended_at: Some(now), version_of: Some(stored.id), ..stored.clone() };
+            WritesIn::point(&mut copy, &revised.attribute_writes);
             tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
             super::source_index::refile(tx, part, None, Some(&copy))?;
             tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
@@ -500,6 +506,8 @@ pub(crate) fn relate_ids(
         let copy = Relation { id: ids(tx)?, ended_at: old.ended_at.or(Some(now)), ..old.clone() };
         tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
         super::source_index::refile(tx, part, None, Some(&copy))?;
+        // The new life starts without a list: the earlier versions read theirs from the copy.
+        WritesIn::moved(tx, part, old, copy.id)?;
         tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
         tx.put(ADJ, &adj_key(part, copy.to, IN, &own_type(&copy), copy.id), &[])?;
     }
@@ -533,6 +541,7 @@ pub(crate) fn relate_ids(
         agent: a.agent.to_owned(),
         // A new life: its attributes are all set at its start, its provenance the call's.
         attribute_writes: Vec::new(),
+        writes_in: None,
         also: Vec::new(),
     };
     let bytes = encode(&rel);
@@ -846,6 +855,7 @@ mod tests {
             agent: "a".into(),
             source_date: None,
             attribute_writes: Vec::new(),
+            writes_in: None,
             also: Vec::new(),
         };
         let at = |date: &str| rel.valid_at(valid::instant(date).unwrap(), None);

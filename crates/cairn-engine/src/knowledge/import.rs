@@ -588,6 +588,7 @@ fn import_fact(
         source_date,
         version_of,
         attribute_writes,
+        writes_in: None,
         also,
     };
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;

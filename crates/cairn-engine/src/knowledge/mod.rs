@@ -39,6 +39,8 @@ mod fact_attribute_time_tests;
 mod fact_readings;
 #[cfg(test)]
 mod fact_readings_tests;
+#[cfg(test)]
+mod fact_revisions_tests;
 mod fact_sources;
 #[cfg(test)]
 mod fact_sources_tests;

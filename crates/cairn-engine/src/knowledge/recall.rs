@@ -151,7 +151,9 @@ fn transitive_side(
     // `derive::walk` keeps the relations whose spelling reads as the type (`rule_key`).
     for rel_type in derive::TRANSITIVE.iter().flat_map(|t| derive::camel_and_spellings(t)) {
         for (rel_id, d) in adjacency(snap, part, entity, &adj_type_prefix(part, entity, dir, &rel_type))? {
-            if let Some(n) = neighbour(snap, part, rel_id, d)?.and_then(|n| seen_at(n, when)) {
+            if let Some(n) =
+                neighbour(snap, part, rel_id, d)?.map(|n| seen_at(snap, part, n, when)).transpose()?.flatten()
+            {
                 out.push(n.relation);
             }
         }
@@ -166,14 +168,19 @@ fn transitive_side(
 /// store knew it at `as_of`: an earlier version of a fact revised since reads as that fact (its
 /// id), not yet ended, with its attributes as true at the valid instant (`fact_attribute_time`).
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
-    Ok(neighbours(snap, part, entity)?.into_iter().filter_map(|n| seen_at(n, when)).collect())
+    let mut out = Vec::new();
+    for n in neighbours(snap, part, entity)? {
+        out.extend(seen_at(snap, part, n, when)?);
+    }
+    Ok(out)
 }
 
 /// `n` as a read at `when` sees it (see `live_neighbours`), or `None` when it does not.
-pub(crate) fn seen_at(mut n: Neighbour, when: &When) -> Option<Neighbour> {
+pub(crate) fn seen_at(snap: &Snapshot, part: &Partition, mut n: Neighbour, when: &When) -> Result<Option<Neighbour>> {
     if !sees(&n.relation, when) {
-        return None;
+        return Ok(None);
     }
+    fact_attribute_time::WritesIn::fill(snap, part, &mut n.relation)?;
     // Read as of a moment, an edge ended later was not ended (nor shortened) yet.
     n.relation.valid_to = n.relation.valid_to_at(when.as_of).map(str::to_owned);
     n.relation.ended_at = n.relation.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));
@@ -181,7 +188,7 @@ pub(crate) fn seen_at(mut n: Neighbour, when: &When) -> Option<Neighbour> {
         n.relation.id = fact;
     }
     fact_attribute_time::read_at(&mut n.relation, when);
-    Some(n)
+    Ok(Some(n))
 }
 
 /// Whether a read at `when` sees `rel` (see `live_neighbours`).

@@ -61,6 +61,7 @@ fn edge(id: u64, (target, mirrored, from, to, ended, recorded, shortened, versio
         source_date: Some("2020-02-02".into()),
         version_of,
         attribute_writes: Vec::new(),
+        writes_in: None,
         also: Vec::new(),
     }
 }

@@ -85,6 +85,7 @@ impl<'p> RelationRecords<'p> {
             source_date: extra.and_then(|x| x.source_date.clone()),
             // A line carrying attribute writes is not the fast path's: `import` stores it.
             attribute_writes: Vec::new(),
+            writes_in: None,
             // So is a line whose provenance names others (`provenance.also`).
             also: Vec::new(),
         }
