@@ -11,9 +11,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 
+import { MARK, markPid, ownMark, stillRuns } from '../server/run-marks.js';
 import { DATA_FILE } from './data-dir.js';
 import { CliFailure } from './failure.js';
-import { MARK, markPid, ownMark, stillRuns } from './run-marks.js';
 
 // How a backup through a node shares its DEST with other runs (docs/operations.md, "Backup"):
 // each writes its own partial file, named for its process (its pid and start time: `run-marks.ts`),

@@ -4,6 +4,7 @@ import { basename, join, resolve } from 'node:path';
 
 import type { BackupReport, CompactReport, Store } from '../engine/store.js';
 import { isInside } from '../server/backup-file.js';
+import { clearDeadStaging } from '../server/leftovers.js';
 import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
@@ -12,7 +13,7 @@ import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore, notADirectory } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, missing, refused } from './failure.js';
 import { undoOnInterrupt } from './interrupt.js';
-import { clearDeadStaging, stagingIn } from './restore-staging.js';
+import { stagingIn } from './restore-staging.js';
 import { matchOwner, openStore } from './store-owner.js';
 
 /** Arguments of `cairn database check|backup|restore|compact`. */

@@ -2,6 +2,7 @@ import { chownSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Store } from '../engine/store.js';
+import { removeLeftovers } from '../server/leftovers.js';
 import { STORE_FILES } from '../server/private-dir.js';
 
 /** Who is running, and how files are given away (tests pass their own). */
@@ -38,8 +39,13 @@ class OwnedStore extends Store {
   }
 }
 
-/** `Store.open` for a CLI command: its files keep the data dir's owner (`matchOwner`). */
+/**
+ * `Store.open` for a CLI command: its files keep the data dir's owner (`matchOwner`), and what
+ * killed runs left beside them goes (`removeLeftovers`: copies of the store an offline
+ * `compact --purge` would otherwise leave on disk), as when a node starts.
+ */
 export async function openStore(dataDir: string): Promise<Store> {
   const store = await Store.open(dataDir);
+  removeLeftovers(dataDir);
   return new OwnedStore(store.inner, store.dir);
 }

@@ -10,8 +10,8 @@ import { Store } from '../engine/store.js';
 import { DATA_FILE } from '../engine/store-files.js';
 import type { ReopenEvent } from '../engine/store-reopen.js';
 import { buildApp } from './app.js';
-import { removeStagedBackups } from './backup-file.js';
 import { isLoopback, isWildcard } from './guard.js';
+import { removeLeftovers } from './leftovers.js';
 import { hostForm, reachableAddresses } from './machine-hosts.js';
 import { NODE_FILE, type NodeFile } from './node-file.js';
 import { privateDataDir, removeMadeDirs, removeNewStore } from './private-dir.js';
@@ -92,7 +92,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     throw err;
   }
   // Holding the store's lock, so no other node is backing it up now.
-  removeStagedBackups(opts.dataDir);
+  removeLeftovers(opts.dataDir);
   let createdAdminToken: string | null = null;
   let app: FastifyInstance | undefined;
   try {
