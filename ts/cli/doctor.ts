@@ -6,6 +6,7 @@ import { missingCpuFlags } from '../native/cpu.js';
 import { findRunningNode } from '../server/node-file.js';
 import { CLIENTS, type ClientSpec, clientSpec } from './clients.js';
 import { storeProblem } from './data-dir.js';
+import { noStoreRemedy, unopenable } from './doctor-store.js';
 import { CliFailure } from './failure.js';
 import { nodeSupported, SUPPORTED_NODE_SAID } from './node-version.js';
 import { FROM_ENV, optionsOf } from './options.js';
@@ -78,14 +79,20 @@ function runtime(): Finding[] {
 
 /** The store and the node serving it; returns the node's URL when one answers. */
 async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): Promise<string | null> {
-  const problem = storeProblem(dataDir, 'run `cairn init`');
+  const problem = storeProblem(dataDir, noStoreRemedy(dataDir));
   if (problem !== null) {
     out.push({ check: 'store', state: 'problem', detail: problem.message });
     return null;
   }
-  out.push({ check: 'store', state: 'ok', detail: dataDir });
   const node = findRunningNode(dataDir);
+  const blocked = node === null ? unopenable(dataDir) : null;
+  out.push(
+    blocked === null
+      ? { check: 'store', state: 'ok', detail: dataDir }
+      : { check: 'store', state: 'problem', detail: `${dataDir}: ${blocked}` },
+  );
   if (node === null) {
+    if (blocked !== null) return null;
     out.push({
       check: 'node',
       state: 'note',
@@ -116,6 +123,7 @@ async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): P
     });
     return null;
   }
+  out.push(await adminToken(node.url, env.CAIRN_ADMIN_TOKEN));
   const token = env.CAIRN_TOKEN;
   if (token !== undefined && token !== '') {
     const who = await get(`${node.url}/v1/whoami`, token);
@@ -134,6 +142,51 @@ async function store(dataDir: string, env: NodeJS.ProcessEnv, out: Finding[]): P
     );
   }
   return node.url;
+}
+
+/**
+ * Whether `CAIRN_ADMIN_TOKEN` lets the CLI work on this store through its node: memories, export
+ * and import need an admin token; token, backup, compact and check one with no user or scope
+ * limit, which is what listing the tokens needs too (reads, so asking changes nothing).
+ */
+async function adminToken(url: string, token: string | undefined): Promise<Finding> {
+  const check = 'CAIRN_ADMIN_TOKEN';
+  if (token === undefined || token === '') {
+    return {
+      check,
+      state: 'note',
+      detail: `not set: while this node runs, CLI commands on its store (token, memories, export, import, backup, compact, check) go through it and need its admin token`,
+    };
+  }
+  const make = '`cairn token create --agent NAME --role admin`';
+  try {
+    const who = await get(`${url}/v1/whoami`, token);
+    if (who.status !== 200) {
+      const said = (who.body.error as { message?: unknown } | undefined)?.message;
+      return {
+        check,
+        state: 'problem',
+        detail: `the node refuses it (${who.status}: ${String(said)}): set it to one of its admin tokens (lost: stop the node, run ${make} on its data dir, start it again)`,
+      };
+    }
+    if (who.body.role !== 'admin') {
+      return {
+        check,
+        state: 'problem',
+        detail: `agent ${String(who.body.agent)}'s token (role ${String(who.body.role)}), not an admin's: CLI commands refuse it; make an admin token with ${make}`,
+      };
+    }
+    const tokens = await get(`${url}/v1/admin/tokens`, token);
+    return tokens.status === 200
+      ? { check, state: 'ok', detail: `an admin token of the node at ${url}` }
+      : {
+          check,
+          state: 'note',
+          detail: `an admin token limited to a user or scopes: memories, export and import work within its limits; token, backup, compact and check need one with no limit (${make})`,
+        };
+  } catch (err) {
+    return { check, state: 'problem', detail: `not tried: the node at ${url} ${unanswered(err)}` };
+  }
 }
 
 type Servers = Record<string, Record<string, unknown>>;

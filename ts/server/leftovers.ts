@@ -17,6 +17,15 @@ import { MARK, stillRuns } from './run-marks.js';
  */
 const RESTORE_STAGING = new RegExp(`^\\.restore-(?:(${MARK})-)?[0-9a-f]{8}(?:-source)?$`);
 
+/** The names of the restore staging dirs in `dir`, a dead run's or a live one's (none when it is missing). */
+export function restoreStaging(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => RESTORE_STAGING.test(name));
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Removes from `target` the staging dirs of restores whose process is gone, and returns the ones
  * left: a restore still running, or staging dirs whose maker cannot be told.
