@@ -53,11 +53,17 @@ export function refusedBy(body: unknown, status = 0, url?: string): CliFailure {
   const e = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
   const code: ErrorCode = isErrorCode(e?.code) ? e.code : status >= 500 ? 'INTERNAL' : 'VALIDATION_ERROR';
   const said = typeof e?.message === 'string' ? e.message : `request failed (${status})`;
-  const message =
-    status === 401 && url !== undefined
-      ? `${said}: CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}; set it to one of its admin tokens (lost: stop the node, run \`cairn token create --agent NAME --role admin\` on its data dir, start it again)`
-      : said;
   const details = Array.isArray(e?.details) ? e.details : [];
+  // Through a node, a refused token is CAIRN_ADMIN_TOKEN: said so, with how to get a fitting one.
+  const tokenRefused = status === 403 && details.some((d) => (d as { field?: unknown })?.field === 'Authorization');
+  const message =
+    url === undefined
+      ? said
+      : status === 401
+        ? `${said}: CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}; set it to one of its admin tokens (lost: stop the node, run \`cairn token create --agent NAME --role admin\` on its data dir, start it again)`
+        : tokenRefused
+          ? `${said}: set CAIRN_ADMIN_TOKEN to an admin token of the node at ${url} with no user or scope limit (\`cairn token create --agent NAME --role admin\` makes one)`
+          : said;
   return new CliFailure(code, message, undefined, details, `${code}: ${message}`);
 }
 

@@ -73,11 +73,17 @@ export function authHook(tokens: Tokens) {
   };
 }
 
+/** The refusal of a token that is not an admin's on an admin route, naming whose it is. */
+function notAdmin(p: Principal): ApiError {
+  const message = `this is agent ${p.token.agent}'s token (role ${p.token.role}); this route needs an admin token`;
+  return new ApiError('FORBIDDEN', `Authorization: ${message}`, [{ field: 'Authorization', message }]);
+}
+
 /** An onRequest hook for admin routes: an admin token or FORBIDDEN. */
 export function adminHook(tokens: Tokens) {
   return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const p = authenticate(tokens, req);
-    if (p.token.role !== 'admin') throw new ApiError('FORBIDDEN', 'this route needs an admin token');
+    if (p.token.role !== 'admin') throw notAdmin(p);
     req.principal = p;
   };
 }
@@ -91,7 +97,7 @@ export function adminHook(tokens: Tokens) {
 export function storeAdminHook(tokens: Tokens) {
   return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const p = authenticate(tokens, req);
-    if (p.token.role !== 'admin') throw new ApiError('FORBIDDEN', 'this route needs an admin token');
+    if (p.token.role !== 'admin') throw notAdmin(p);
     const limits = [
       ...(p.token.user === undefined ? [] : [`user ${JSON.stringify(p.token.user)}`]),
       ...(p.token.scopes === undefined ? [] : [`scopes ${p.token.scopes.join(', ')}`]),
