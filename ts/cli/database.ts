@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } fro
 import { copyFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 
+import { StoreError } from '../engine/errors.js';
 import type { BackupReport, CompactReport, Store } from '../engine/store.js';
 import { isInside } from '../server/backup-file.js';
 import { clearDeadStaging } from '../server/leftovers.js';
@@ -122,6 +123,15 @@ async function offlineBackup(dataDir: string, dest: string): Promise<BackupRepor
     return await undoOnInterrupt(undo, () => withStore(dataDir, (s) => s.backup(dest)));
   } catch (err) {
     if (made) removeIfEmpty(dest);
+    // The engine says "writing the new data file: No space left on device", which reads as the
+    // store's own disk: said naming DEST, as a backup through a node says it.
+    if (err instanceof StoreError && err.code === 'STORE_IO') {
+      const message = `backing up into ${dest}: ${err.message}`;
+      throw new CliFailure('INTERNAL', message, undefined, [
+        { field: 'DEST', message: err.message },
+        { store: err.code },
+      ]);
+    }
     throw err;
   }
 }

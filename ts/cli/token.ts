@@ -112,6 +112,8 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
           ? ((await adminCall(node, admin, 'GET', '/v1/admin/tokens')).tokens as TokenInfo[])
           : await withTokens(a.dataDir, (t) => t.list());
       if (a.json) process.stdout.write(`${JSON.stringify({ tokens: list })}\n`);
+      // Said, not left blank: a store made by `import` into a new data dir has none yet.
+      else if (list.length === 0) process.stdout.write('no tokens (`cairn init` makes an admin token)\n');
       else
         for (const t of list) {
           const state =
@@ -130,7 +132,11 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
           ? ((await adminCall(node, admin, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`))
               .revoked as TokenInfo)
           : await withTokens(a.dataDir, (t) => t.revoke(id));
-      if (revoked === null) throw new CliFailure('NOT_FOUND', `no token has id ${id}`);
+      if (revoked === null) {
+        // Said as the node says it (its refusal passed on, code first), with or without one.
+        const message = `no token has id ${id}`;
+        throw new CliFailure('NOT_FOUND', message, undefined, [], `NOT_FOUND: ${message}`);
+      }
       process.stdout.write(a.json ? `${JSON.stringify({ revoked })}\n` : `revoked ${id}\n`);
       return 0;
     }

@@ -126,7 +126,7 @@ export function registerRoutes(
   });
   app.delete<{ Params: { id: string } }>('/v1/admin/tokens/:id', admin, async (req) => {
     const revoked = await tokens.revoke(req.params.id);
-    if (revoked === null) throw new ApiError('NOT_FOUND', 'no token has that id');
+    if (revoked === null) throw new ApiError('NOT_FOUND', `no token has id ${req.params.id}`);
     // Its sessions stop at once and free their places under the node's session cap.
     sessions.closeToken(revoked.id);
     return { revoked };
