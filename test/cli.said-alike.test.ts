@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -86,4 +86,44 @@ it('an offline backup whose DEST fills up names DEST, not "the new data file" al
   expect(error.message).toMatch(new RegExp(`^backing up into ${dest}: `));
   expect(error.details).toContainEqual(expect.objectContaining({ field: 'DEST' }));
   expect(existsSync(dest)).toBe(false);
+});
+
+it('a backup DEST this user cannot write is refused FORBIDDEN before anything is done, a node running or not', async () => {
+  const data = join(root, 'data');
+  expect((await cairn(['init', '--data-dir', data], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  const shut = join(root, 'shut');
+  mkdirSync(shut, { mode: 0o555 });
+  chmodSync(shut, 0o555);
+  // As a user the modes bind: root without the capabilities that override them.
+  const backup = async (dest: string) => {
+    const argv = [CLI, 'database', 'backup', dest, '--data-dir', data, '--json'];
+    const [file, all] =
+      process.getuid?.() === 0
+        ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
+        : [process.execPath, argv];
+    const r: { code?: number; stdout: string } = await exec(file, all, {
+      env: { ...process.env, CAIRN_ADMIN_TOKEN: ADMIN },
+    }).catch((err: { code: number; stdout: string }) => err);
+    return { code: r.code, body: JSON.parse(r.stdout) as unknown };
+  };
+  const refused = {
+    code: 1,
+    body: {
+      error: {
+        code: 'FORBIDDEN',
+        message: `cannot write ${shut} (EACCES): run the backup as a user who may write there, or choose another DEST`,
+        details: [{ field: 'DEST', message: 'EACCES' }],
+      },
+    },
+  };
+  const offline = [await backup(join(shut, 'nightly')), await backup(shut)];
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const online = [await backup(join(shut, 'nightly')), await backup(shut)];
+  for (const r of [...offline, ...online]) expect(r).toEqual(refused);
+  chmodSync(shut, 0o755);
 });

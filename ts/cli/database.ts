@@ -9,6 +9,7 @@ import { clearDeadStaging } from '../server/leftovers.js';
 import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
+import { needWritableDest } from './backup-dest.js';
 import { backupFromNode } from './backup-fetch.js';
 import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore, notADirectory } from './data-dir.js';
@@ -89,6 +90,7 @@ async function backup(a: DatabaseArgs, dest: string, env: NodeJS.ProcessEnv): Pr
       'DEST',
     );
   }
+  needWritableDest(dest);
   const node = findRunningNode(a.dataDir);
   const report: BackupReport & { dest: string } =
     node !== null
