@@ -26,6 +26,19 @@ afterEach(async () => {
   await cleanup();
 });
 
+/** `cairn ...args` as a user the modes bind (root without the capabilities that override them). */
+async function asUser(args: string[]) {
+  const argv = [CLI, ...args];
+  const [file, all] =
+    process.getuid?.() === 0
+      ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
+      : [process.execPath, argv];
+  const r: { code?: number; stdout: string } = await exec(file, all, {
+    env: { ...process.env, CAIRN_ADMIN_TOKEN: ADMIN },
+  }).catch((err: { code: number; stdout: string }) => err);
+  return { code: r.code, body: JSON.parse(r.stdout) as unknown };
+}
+
 it('token revoke of an unknown id says the same with a node running and without', async () => {
   const data = join(root, 'data');
   expect((await cairn(['init', '--data-dir', data], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
@@ -88,42 +101,37 @@ it('an offline backup whose DEST fills up names DEST, not "the new data file" al
   expect(existsSync(dest)).toBe(false);
 });
 
-it('a backup DEST this user cannot write is refused FORBIDDEN before anything is done, a node running or not', async () => {
+it('a backup DEST or export DIR this user cannot write is refused FORBIDDEN up front, a node running or not', async () => {
   const data = join(root, 'data');
   expect((await cairn(['init', '--data-dir', data], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
   const shut = join(root, 'shut');
   mkdirSync(shut, { mode: 0o555 });
   chmodSync(shut, 0o555);
-  // As a user the modes bind: root without the capabilities that override them.
-  const backup = async (dest: string) => {
-    const argv = [CLI, 'database', 'backup', dest, '--data-dir', data, '--json'];
-    const [file, all] =
-      process.getuid?.() === 0
-        ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
-        : [process.execPath, argv];
-    const r: { code?: number; stdout: string } = await exec(file, all, {
-      env: { ...process.env, CAIRN_ADMIN_TOKEN: ADMIN },
-    }).catch((err: { code: number; stdout: string }) => err);
-    return { code: r.code, body: JSON.parse(r.stdout) as unknown };
-  };
-  const refused = {
+  const backup = (dest: string) => asUser(['database', 'backup', dest, '--data-dir', data, '--json']);
+  const exported = (dir: string) => asUser(['export', dir, '--allow-empty', '--data-dir', data, '--json']);
+  const refused = (doing: string, field: string) => ({
     code: 1,
     body: {
       error: {
         code: 'FORBIDDEN',
-        message: `cannot write ${shut} (EACCES): run the backup as a user who may write there, or choose another DEST`,
-        details: [{ field: 'DEST', message: 'EACCES' }],
+        message: `cannot write ${shut} (EACCES): run the ${doing} as a user who may write there, or choose another ${field}`,
+        details: [{ field, message: 'EACCES' }],
       },
     },
+  });
+  const all = async () => {
+    for (const r of [await backup(join(shut, 'nightly')), await backup(shut)])
+      expect(r).toEqual(refused('backup', 'DEST'));
+    for (const r of [await exported(join(shut, 'pkg')), await exported(shut)])
+      expect(r).toEqual(refused('export', 'DIR'));
   };
-  const offline = [await backup(join(shut, 'nightly')), await backup(shut)];
+  await all();
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
     env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
     stdio: 'ignore',
   });
   children.push(child);
   for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
-  const online = [await backup(join(shut, 'nightly')), await backup(shut)];
-  for (const r of [...offline, ...online]) expect(r).toEqual(refused);
+  await all();
   chmodSync(shut, 0o755);
 });

@@ -1,7 +1,5 @@
 import {
-  accessSync,
   closeSync,
-  constants,
   existsSync,
   fsyncSync,
   linkSync,
@@ -11,7 +9,7 @@ import {
   rmSync,
   unlinkSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 import { MARK, markPid, ownMark, stillRuns } from '../server/run-marks.js';
 import { DATA_FILE } from './data-dir.js';
@@ -28,24 +26,6 @@ export const partialName = () => `.${DATA_FILE}.partial-${ownMark()}`;
 const PARTIAL = new RegExp(`^\\.${DATA_FILE.replace('.', '\\.')}\\.partial-(${MARK})$`);
 
 const taken = (message: string) => new CliFailure('VALIDATION_ERROR', message, undefined, [{ field: 'DEST', message }]);
-
-/**
- * Refuses a DEST this user cannot write (or make: its nearest existing directory is checked) before
- * anything is done, with a node running or not: the two ways failed late and apart, one as
- * VALIDATION_ERROR "EACCES: … mkdir", the other as INTERNAL "creating the backup directory:
- * Permission denied". FORBIDDEN, as a restore says of a target it cannot write.
- */
-export function needWritableDest(dest: string): void {
-  let at = dest;
-  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
-  try {
-    accessSync(at, constants.W_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    const message = `cannot write ${at} (${code}): run the backup as a user who may write there, or choose another DEST`;
-    throw new CliFailure('FORBIDDEN', message, undefined, [{ field: 'DEST', message: code }]);
-  }
-}
 
 /**
  * Makes `dest` this run's to write: removes the partial files of backups whose process is gone

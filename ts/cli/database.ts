@@ -9,7 +9,6 @@ import { clearDeadStaging } from '../server/leftovers.js';
 import { findRunningNode } from '../server/node-file.js';
 import { storeLockHolder } from '../server/store-lock.js';
 import { adminCall } from './admin-client.js';
-import { needWritableDest } from './backup-dest.js';
 import { backupFromNode } from './backup-fetch.js';
 import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore, notADirectory } from './data-dir.js';
@@ -17,6 +16,7 @@ import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, missing, refused } from './fail
 import { undoOnInterrupt } from './interrupt.js';
 import { stagingIn } from './restore-staging.js';
 import { matchOwner, openStore } from './store-owner.js';
+import { needWritable } from './writable.js';
 
 /** Arguments of `cairn database check|backup|restore|compact`. */
 export interface DatabaseArgs {
@@ -90,7 +90,7 @@ async function backup(a: DatabaseArgs, dest: string, env: NodeJS.ProcessEnv): Pr
       'DEST',
     );
   }
-  needWritableDest(dest);
+  needWritable(dest, 'DEST', 'backup');
   const node = findRunningNode(a.dataDir);
   const report: BackupReport & { dest: string } =
     node !== null

@@ -11,6 +11,7 @@ import { needAdmin, withheldWarning } from './node-view.js';
 import { type Manifest, PackageError, writePackage } from './package.js';
 import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
+import { needWritable } from './writable.js';
 
 /** Arguments of `cairn export DIR`. */
 export interface ExportArgs {
@@ -100,6 +101,7 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
     const message = `${a.dir} is inside the data dir ${a.dataDir}: an export there keeps what \`compact --purge\` removes; choose a DIR outside it`;
     throw refused(message, 'DIR');
   }
+  needWritable(dir, 'DIR', 'export');
   const node = findRunningNode(a.dataDir);
   try {
     const seen: { header?: Body } = {};
