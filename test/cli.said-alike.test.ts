@@ -70,7 +70,7 @@ it('token list of a store with no token says so, rather than printing nothing', 
   expect(JSON.parse((await cairn(['token', 'list', '--data-dir', data, '--json'])).stdout)).toEqual({ tokens: [] });
 });
 
-it('an offline backup whose DEST fills up names DEST, not "the new data file" alone', async () => {
+it('a backup whose DEST fills up names DEST, not "the new data file" alone, the same with a node and without', async () => {
   const data = join(root, 'data');
   const store = await Store.open(data);
   for (let i = 0; i < 8; i++) {
@@ -82,23 +82,29 @@ it('an offline backup whose DEST fills up names DEST, not "the new data file" al
   await store.close();
   // Files this run writes may not grow past 2 MiB: the 8 MiB copy fails as on a full disk.
   const dest = join(root, 'backup');
-  const r = await exec('bash', [
-    '-c',
-    `trap '' XFSZ; ulimit -S -f 2048; exec "$0" "$@"`,
-    process.execPath,
-    CLI,
-    'database',
-    'backup',
-    dest,
-    '--data-dir',
-    data,
-    '--json',
-  ]).catch((err: { code: number; stdout: string }) => err);
-  expect(r).toMatchObject({ code: 1 });
-  const { error } = JSON.parse(r.stdout) as { error: { code: string; message: string; details: unknown[] } };
-  expect(error.message).toMatch(new RegExp(`^backing up into ${dest}: `));
-  expect(error.details).toContainEqual(expect.objectContaining({ field: 'DEST' }));
-  expect(existsSync(dest)).toBe(false);
+  const limited = async () => {
+    const argv = [CLI, 'database', 'backup', dest, '--data-dir', data, '--json'];
+    const r: { code?: number; stdout: string } = await exec(
+      'bash',
+      ['-c', `trap '' XFSZ; ulimit -S -f 2048; exec "$0" "$@"`, process.execPath, ...argv],
+      { env: { ...process.env, CAIRN_ADMIN_TOKEN: ADMIN } },
+    ).catch((err: { code: number; stdout: string }) => err);
+    expect(r.code).toBe(1);
+    const { error } = JSON.parse(r.stdout) as { error: { code: string; message: string; details: unknown[] } };
+    expect(error.code).toBe('INTERNAL');
+    expect(error.message).toMatch(new RegExp(`^backing up into ${dest}: `));
+    expect(error.details).toContainEqual(expect.objectContaining({ field: 'DEST' }));
+    expect(existsSync(dest)).toBe(false);
+  };
+  await limited();
+  expect((await cairn(['init', '--data-dir', data], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  await limited();
 });
 
 it('a backup DEST or export DIR this user cannot write is refused FORBIDDEN up front, a node running or not', async () => {

@@ -78,10 +78,11 @@ export async function backupFromNode(
     if (created) rmSync(partial, { force: true });
     if (made) removeIfEmpty(dest);
     if (err instanceof CliFailure) throw err;
-    // This process could not write DEST (its permissions, a full disk): said as such.
+    // This process could not write DEST (a full disk, a quota; its permissions are checked before
+    // this runs): said as an offline backup says it, naming DEST.
     if ((err as NodeJS.ErrnoException).syscall !== undefined) {
       const message = (err as Error).message;
-      throw new CliFailure('VALIDATION_ERROR', `${dest}: ${message}`, undefined, [{ field: 'DEST', message }]);
+      throw new CliFailure('INTERNAL', `backing up into ${dest}: ${message}`, undefined, [{ field: 'DEST', message }]);
     }
     throw watch.unanswered(err);
   } finally {
