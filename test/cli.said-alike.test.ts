@@ -36,7 +36,7 @@ async function asUser(args: string[]) {
   const r: { code?: number; stdout: string } = await exec(file, all, {
     env: { ...process.env, CAIRN_ADMIN_TOKEN: ADMIN },
   }).catch((err: { code: number; stdout: string }) => err);
-  return { code: r.code, body: JSON.parse(r.stdout) as unknown };
+  return { code: r.code ?? 0, body: JSON.parse(r.stdout) as unknown };
 }
 
 it('token revoke of an unknown id says the same with a node running and without', async () => {
@@ -140,4 +140,27 @@ it('a backup DEST or export DIR this user cannot write is refused FORBIDDEN up f
   for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
   await all();
   chmodSync(shut, 0o755);
+});
+
+it('an offline compact of a data dir this user cannot write is FORBIDDEN naming --data-dir, the store untouched', async () => {
+  const data = join(root, 'data');
+  expect((await cairn(['init', '--data-dir', data], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  // The store's own files stay writable, so commands that write only them (token list) still open it.
+  chmodSync(data, 0o500);
+  try {
+    expect(await asUser(['token', 'list', '--data-dir', data, '--json'])).toMatchObject({ code: 0 });
+    expect(await asUser(['database', 'compact', '--data-dir', data, '--json'])).toEqual({
+      code: 1,
+      body: {
+        error: {
+          code: 'FORBIDDEN',
+          message: `cannot write ${data} (EACCES): run the compaction as the user that owns it (the installed service: sudo -u cairn …)`,
+          details: [{ field: '--data-dir', message: 'EACCES' }],
+        },
+      },
+    });
+  } finally {
+    chmodSync(data, 0o700);
+  }
+  expect((await cairn(['check', '--data-dir', data])).code).toBe(0);
 });

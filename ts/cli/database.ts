@@ -141,6 +141,17 @@ async function offlineBackup(dataDir: string, dest: string): Promise<BackupRepor
 async function compact(a: DatabaseArgs, env: NodeJS.ProcessEnv): Promise<number> {
   needStore(a.dataDir);
   const node = findRunningNode(a.dataDir);
+  // Offline, the new data file is made beside the old one: a data dir this user may not write
+  // failed as INTERNAL "creating the new data file: Permission denied", though other commands,
+  // which write only the store's existing files, open it.
+  if (node === null) {
+    needWritable(
+      a.dataDir,
+      '--data-dir',
+      'compaction',
+      'the user that owns it (the installed service: sudo -u cairn …)',
+    );
+  }
   const report: CompactReport & { purge: boolean } =
     node !== null
       ? ((await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'POST', '/v1/admin/database/compact', {

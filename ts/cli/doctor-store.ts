@@ -44,7 +44,7 @@ export function unopenable(dataDir: string): string | null {
         code === 'EROFS'
           ? 'its file system is mounted read-only; remount it read-write, or move the store to a writable disk'
           : `run \`cairn serve\` and CLI commands as the user that owns it (uid ${statSync(path).uid}; the installed service's: sudo -u cairn …)`;
-      return `this user cannot write ${path} (${code}), so \`cairn serve\` cannot open the store: ${fix} (\`cairn check\` reads it as it is)`;
+      return `this user cannot write ${path} (${code}), so \`cairn serve\` fails on it (it writes node.json, and the store's lock and log, there): ${fix} (\`cairn check\` reads it as it is)`;
     }
   }
   return null;
