@@ -55,3 +55,25 @@ it.each([
   const text = await cairn([...argv, '--data-dir', data], { CAIRN_ADMIN_TOKEN: agent });
   expect(text.stderr).toContain('FORBIDDEN: Authorization: this is agent worker');
 });
+
+it('a CLI command refused RATE_LIMITED says the admin token’s minute is spent and to give agents their own tokens', async () => {
+  const data2 = join(root, 'limited');
+  const limited = spawn(process.execPath, [CLI, 'serve', '--data-dir', data2, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN, CAIRN_RATE_LIMIT: '2' },
+    stdio: 'ignore',
+  });
+  try {
+    for (let i = 0; i < 100 && !existsSync(join(data2, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+    let last = { code: 0, stdout: '' };
+    for (let i = 0; i < 5 && last.code === 0; i++) {
+      last = await cairn(['token', 'list', '--data-dir', data2, '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
+    }
+    expect(last.code).toBe(1);
+    const { error } = JSON.parse(last.stdout) as { error: { code: string; message: string } };
+    expect(error.code).toBe('RATE_LIMITED');
+    expect(error.message).toMatch(/^too many requests; retry in \d+ seconds: CAIRN_ADMIN_TOKEN's requests per minute/);
+    expect(error.message).toContain('give each agent a token of its own (`cairn token create --agent NAME`)');
+  } finally {
+    limited.kill('SIGKILL');
+  }
+});

@@ -46,25 +46,36 @@ export function missing(arg: string, what: string): CliFailure {
 
 /**
  * A refusal a node (or the store's own verbs) answered with its §3 body, passed on as it came.
- * A 401 from the node at `url` (the CLI calls it only with `CAIRN_ADMIN_TOKEN`) also says which
- * setting it refused and how to get an admin token again: "the token" alone named neither.
+ * One from the node at `url` (the CLI calls it only with `CAIRN_ADMIN_TOKEN`) also says what to
+ * do about that setting (`throughNode`): "the token" alone named neither it nor the fix.
  */
 export function refusedBy(body: unknown, status = 0, url?: string): CliFailure {
   const e = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error;
   const code: ErrorCode = isErrorCode(e?.code) ? e.code : status >= 500 ? 'INTERNAL' : 'VALIDATION_ERROR';
   const said = typeof e?.message === 'string' ? e.message : `request failed (${status})`;
   const details = Array.isArray(e?.details) ? e.details : [];
-  // Through a node, a refused token is CAIRN_ADMIN_TOKEN: said so, with how to get a fitting one.
-  const tokenRefused = status === 403 && details.some((d) => (d as { field?: unknown })?.field === 'Authorization');
-  const message =
-    url === undefined
-      ? said
-      : status === 401
-        ? `${said}: CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}; set it to one of its admin tokens (lost: stop the node, run \`cairn token create --agent NAME --role admin\` on its data dir, start it again)`
-        : tokenRefused
-          ? `${said}: set CAIRN_ADMIN_TOKEN to an admin token of the node at ${url} with no user or scope limit (\`cairn token create --agent NAME --role admin\` makes one)`
-          : said;
+  const message = url === undefined ? said : `${said}${throughNode(status, details, url)}`;
   return new CliFailure(code, message, undefined, details, `${code}: ${message}`);
+}
+
+/**
+ * What a refusal by the node at `url` adds for the CLI, which sent `CAIRN_ADMIN_TOKEN`: how to get
+ * a token that fits (401: a live one; 403 naming `Authorization`: an unlimited admin's), or, on
+ * 429, that the token's requests per minute are spent, most often by an agent given the same
+ * token (the probe's nightly backup was refused while a writer used the admin token).
+ */
+function throughNode(status: number, details: unknown[], url: string): string {
+  const make = '`cairn token create --agent NAME --role admin`';
+  if (status === 401) {
+    return `: CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}; set it to one of its admin tokens (lost: stop the node, run ${make} on its data dir, start it again)`;
+  }
+  if (status === 403 && details.some((d) => (d as { field?: unknown })?.field === 'Authorization')) {
+    return `: set CAIRN_ADMIN_TOKEN to an admin token of the node at ${url} with no user or scope limit (${make} makes one)`;
+  }
+  if (status === 429) {
+    return ": CAIRN_ADMIN_TOKEN's requests per minute (the node's CAIRN_RATE_LIMIT) are spent, often by an agent using the same token; give each agent a token of its own (`cairn token create --agent NAME`), or retry then";
+  }
+  return '';
 }
 
 /**
