@@ -5,6 +5,7 @@
 //! follow from the seeds' relations (`context_derived`), each resting on stored ones. Nothing is
 //! invented: no item, no answer.
 
+use super::asked_moment::moment_words;
 use super::asked_time::{TIMED, asks_when, names_a_time};
 use super::attribute_time::entity_when;
 use super::cache::Names;
@@ -220,7 +221,8 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         Ok(())
     };
     let chars: Vec<char> = question.chars().collect();
-    for m in names.find(question) {
+    let found = names.find(question);
+    for m in &found {
         let by: String = chars[m.start..m.end].iter().collect();
         push(&mut out, m.entity, "exact", &by)?;
     }
@@ -230,13 +232,22 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         .map(|(at, w)| (at, w.trim_end_matches("'s").trim_end_matches("\u{2019}s")))
         .collect();
     let words: Vec<&str> = spans.iter().map(|&(_, w)| w).collect();
-    // Each phrase, and whether the question writes it as a name although it is a common word.
-    let mut phrases: Vec<(String, bool)> = words.windows(2).map(|w| (w.join(" "), false)).collect();
-    phrases.extend((0..words.len()).map(|i| (words[i].to_owned(), written_as_name(question, &spans, i))));
+    // The words inside a name the question gives whole (found by the linker, or a pair of words
+    // seeding loosely): "service" of "the ledger service" names that entity, not "which
+    // services". Found by playing a model: every service seeded by type too, and their
+    // `depends_on` facts outranked "Priya Raman owns ledger service" for "Who owns the ledger
+    // service?" (at `k: 2` the verdict was `related`, "owns" uncovered).
+    let mut in_name: Vec<bool> =
+        word_chars(question, &spans).into_iter().map(|at| found.iter().any(|m| m.start <= at && at < m.end)).collect();
+    // Each phrase, its first word, and whether the question writes it as a name although it is
+    // a common word.
+    let mut phrases: Vec<(String, usize, bool)> =
+        words.windows(2).enumerate().map(|(i, w)| (w.join(" "), i, false)).collect();
+    phrases.extend((0..words.len()).map(|i| (words[i].to_owned(), i, written_as_name(question, &spans, i))));
     // Words already inside a name the linker found add nothing ("Priya" of "Priya Raman").
     let named_words: HashSet<String> =
         out.iter().flat_map(|s| fold(&s.entity.name).split(' ').map(str::to_owned).collect::<Vec<_>>()).collect();
-    for (phrase, as_name) in &phrases {
+    for (phrase, first, as_name) in &phrases {
         if fold(phrase).split(' ').all(|w| named_words.contains(w)) {
             continue;
         }
@@ -266,9 +277,13 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
             };
             push(&mut out, hit.id, matched, phrase)?;
         }
+        if phrase.contains(' ') {
+            in_name[*first] = true;
+            in_name[first + 1] = true;
+        }
     }
     let mut typed = Vec::new();
-    for word in &words {
+    for (word, _) in words.iter().zip(&in_name).filter(|&(_, named)| !named) {
         if is_stop_word(&word.to_lowercase()) {
             continue;
         }
@@ -280,6 +295,19 @@ fn seeds(snap: &Snapshot, part: &Partition, names: &Names, question: &str, as_of
         }
     }
     Ok((out, typed))
+}
+
+/// The code-point offset in `question` of each of its words (`spans`: byte offset and word, in order).
+fn word_chars(question: &str, spans: &[(usize, &str)]) -> Vec<usize> {
+    let (mut byte, mut chars) = (0, 0);
+    spans
+        .iter()
+        .map(|&(at, _)| {
+            chars += question[byte..at].chars().count();
+            byte = at;
+            chars
+        })
+        .collect()
 }
 
 /// The seeds, and the (entity id, type word) pairs of `seeds`.
@@ -410,7 +438,7 @@ pub(crate) fn context_with(
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
-    let (grounding, uncovered) = grounding(question, &items, &seeding, &type_hits);
+    let (grounding, uncovered) = grounding(question, &items, &seeding, &type_hits, when.valid_at);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, uncovered, seeds, seeding, coverage })
@@ -972,7 +1000,8 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 /// spelling. A fact also covers the type words its ends were seeded by (`type_words`), and its
 /// relation's word only in its direction; a passage covers what one of its sentences does; a
 /// negation only where the item negates (`grounding_rules`); an asked time ("When …") only where
-/// the item names or carries one (`asked_time`). A
+/// the item names or carries one (`asked_time`); in a read at `valid_at`, a fact also covers the
+/// words naming that day (`asked_moment`). A
 /// question with no content word cannot be judged, whatever was found. Beside the verdict: each
 /// item's uncovered words (`Context::uncovered`).
 fn grounding(
@@ -980,6 +1009,7 @@ fn grounding(
     items: &[Item],
     seeding: &[Seed],
     typed: &[(u64, String)],
+    valid_at: Option<i64>,
 ) -> (Grounding, Option<Vec<Vec<String>>>) {
     let asked = content_words(question);
     if asked.is_empty() {
@@ -987,6 +1017,7 @@ fn grounding(
     }
     let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
     let mut judge = Judge::new(question, &asked, &names);
+    judge.moment = valid_at.map(|at| fact_terms(&moment_words(at))).unwrap_or_default();
     for (id, word) in typed {
         judge.type_words.entry(*id).or_default().push(word);
         if let Some(s) = seeding.iter().find(|s| s.entity.id == *id) {
@@ -1016,12 +1047,14 @@ struct Judge<'a> {
     type_words: HashMap<u64, Vec<&'a str>>,
     typed_names: Vec<(BTreeSet<String>, Vec<String>)>,
     names: Vec<String>,
+    /// The terms of the day a `valid_at` read is at, which its facts held on.
+    moment: BTreeSet<String>,
 }
 
 impl<'a> Judge<'a> {
     fn new(question: &'a str, asked: &'a [(String, Vec<String>)], seed_names: &[&str]) -> Self {
         let names = grounding_rules::sentence_names(question, seed_names);
-        Judge { question, asked, type_words: HashMap::new(), typed_names: Vec::new(), names }
+        Judge { question, asked, type_words: HashMap::new(), typed_names: Vec::new(), names, moment: BTreeSet::new() }
     }
 
     /// The terms of the question's content words, beside the question.
@@ -1093,6 +1126,10 @@ impl<'a> Judge<'a> {
             ItemKind::Passage { date, .. } => return self.sentences_uncovered(("", &item.text), date.is_some()),
         };
         let mut have = covered(&item.text, &terms);
+        if rel_type.is_some() {
+            // A fact of a `valid_at` read held on that day.
+            have.extend(self.moment.iter().cloned());
+        }
         if dated {
             // The fact says when it held, or when it was said: a "when" is answered by it.
             have.insert(TIMED.to_owned());
@@ -1508,6 +1545,61 @@ mod tests {
             .map(|i| i.text.as_str())
             .collect();
         assert_eq!(typed.len(), 3, "only the joining facts: {typed:?}");
+    }
+
+    #[test]
+    fn a_type_word_inside_a_name_the_question_gives_seeds_no_type() {
+        // Found by playing a model: "service" of "the ledger service" seeded every service by
+        // type, and the `depends_on` facts between them took the top of "Who owns …?".
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let none = Map::new();
+            let service = ["service".to_owned()];
+            for (at, svc) in (1..).zip(["ledger service", "billing-api", "fraud scorer"]) {
+                crate::knowledge::graph::upsert_entity(tx, p, svc, &service, &none, at)?;
+            }
+            relate(tx, p, assertion("billing-api", "ledger service", "depends_on", &none, "a"), 4)?;
+            relate(tx, p, assertion("fraud scorer", "ledger service", "depends_on", &none, "a"), 5)?;
+            relate(tx, p, assertion("Priya Raman", "ledger service", "owns", &none, "a"), 6).map(|_| ())
+        });
+        let snap = store.snapshot().unwrap();
+        for q in ["Who owns the ledger service?", "Who owns the legder service?"] {
+            let c = context(&snap, &part, q, 2, 1).unwrap();
+            assert!(c.seeding.iter().all(|s| s.matched != "type"), "{q}: {:?}", c.seeding);
+            assert_eq!(c.items[0].text, "Priya Raman owns ledger service", "{q}");
+        }
+        assert_eq!(context(&snap, &part, "Who owns the ledger service?", 2, 1).unwrap().grounding, Grounding::Grounded);
+        // A type word of its own still asks for the type's members.
+        let c = context(&snap, &part, "Which service depends on the ledger service?", 2, 8).unwrap();
+        let typed: Vec<&str> =
+            c.seeding.iter().filter(|s| s.matched == "type").map(|s| s.entity.name.as_str()).collect();
+        assert_eq!(typed, ["billing-api", "fraud scorer"]);
+        // And the name is placed where the question writes it whole, after "depends", not at
+        // "service": the facts answer it, the other way round they do not.
+        assert_eq!(c.grounding, Grounding::Grounded);
+        let back = context(&snap, &part, "Which service does the ledger service depend on?", 2, 8).unwrap();
+        assert_eq!(back.grounding, Grounding::Related { uncovered: vec!["depend".into()] });
+    }
+
+    #[test]
+    fn a_fact_read_at_valid_at_covers_the_words_naming_that_day() {
+        let (_dir, store, part) = seeded_with(|tx, p| {
+            let mut held = Map::new();
+            held.insert("valid_from".into(), json!("2024-01-15"));
+            held.insert("valid_to".into(), json!("2024-04-01"));
+            relate(tx, p, assertion("Priya Raman", "ledger service", "owns", &held, "a"), 1).map(|_| ())
+        });
+        let snap = store.snapshot().unwrap();
+        let names = crate::knowledge::cache::build(&graph::entities(&snap, &part).unwrap());
+        let at = |q: &str, day: &str| {
+            let when = When { valid_at: crate::time::parse_rfc3339(day), ..When::default() };
+            context_with(&snap, &part, &names, q, &Ask { hops: 2, k: 8, when }).unwrap().grounding
+        };
+        let q = "Who owned the ledger service in March 2024?";
+        assert_eq!(at(q, "2024-03-15T00:00:00Z"), Grounding::Grounded);
+        assert_eq!(at("Who owned the ledger service on 15 March?", "2024-03-15T00:00:00Z"), Grounding::Grounded);
+        // The moment read is not the one asked about: the question's words stay uncovered.
+        let other = at("Who owned the ledger service in February 2023?", "2024-03-15T00:00:00Z");
+        assert_eq!(other, Grounding::Related { uncovered: vec!["February".into(), "2023".into()] });
     }
 
     #[test]

@@ -126,8 +126,19 @@ fn sides(w: &[Word], at: usize, names: &[BTreeSet<String>]) -> Option<Vec<Option
         .iter()
         .map(|end| {
             let holds = |x: &Word| x.term.as_ref().is_some_and(|t| end.contains(t));
-            let Some(p) = w.iter().position(holds) else { return Some(None) };
-            let run = w[p..].iter().take_while(|x| holds(x)).count();
+            // Where the words write the name most fully (the first of equals): in "Which
+            // services depend on the ledger service?" the ledger service stands after "depend",
+            // not at "services" (found by playing a model: the first word holding a term of the
+            // name placed it, and `billing-api depends_on ledger service` left "depend" uncovered).
+            let (mut best, mut p) = (None::<(usize, usize)>, 0);
+            while let Some(from) = w[p..].iter().position(holds).map(|i| p + i) {
+                let run = w[from..].iter().take_while(|x| holds(x)).count();
+                if best.is_none_or(|(_, longest)| run > longest) {
+                    best = Some((from, run));
+                }
+                p = from + run;
+            }
+            let Some((p, run)) = best else { return Some(None) };
             if w[p + run - 1].possessive { None } else { Some(Some(p < at)) }
         })
         .collect()

@@ -5,6 +5,7 @@
 //! change); keys are laid out in `docs/design/knowledge-keys.md`.
 
 pub mod api;
+mod asked_moment;
 mod asked_time;
 mod attr_index;
 pub(crate) mod attr_index_build;
