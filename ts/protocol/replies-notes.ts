@@ -33,6 +33,13 @@ export const NoteWriteReply = z.object({
 export const NoteListReply = z.object({
   notes: z.array(Note.extend({ receipt: Receipt.optional() })),
   nextCursor: Cursor,
+  did_you_mean: z
+    .array(z.object({ key: z.string(), visibility: z.enum(['user', 'task', 'agent']), taskId: z.string().optional() }))
+    .optional()
+    .describe(
+      'With no notes (first page): notes the `key` may name (another visibility or task, a near spelling), or ' +
+        'task notes the `query` matches, which a list without their `taskId` leaves out; send one back (at most 3)',
+    ),
 });
 
 /** memory_history and audit: events oldest first (audit: newest first). */

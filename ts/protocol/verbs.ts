@@ -257,9 +257,9 @@ export const VERBS: readonly VerbSpec[] = [
     reply: NoteListReply,
     description:
       'Current notes you may see, filtered by `key`, `kind`, `visibility`, `taskId`, or found by `query` (each ' +
-      'item then has a retrieval receipt). `limit` 1–100, default 20; pass `nextCursor` back as `cursor` for ' +
-      'more with the same filters. `as_of` reads the notes as they were then. `includePrivate` adds private ' +
-      "notes (every agent's of this user) when the node allows them.",
+      'item then has a retrieval receipt). Task notes come only with their `taskId`; an empty first page ' +
+      'names in `did_you_mean` notes you may mean. Pass `nextCursor` back as `cursor` for more with the same ' +
+      'filters. `as_of` reads the notes as they were then.',
   },
   {
     verb: 'history',

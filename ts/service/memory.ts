@@ -166,7 +166,8 @@ async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<R
   const { tokenBudget, maxItems, purpose, includePrivate, taskId, ...rest } = input;
   const id = identify(p, rest);
   const k = rest.k ?? 8;
-  const noteQuery: Record<string, unknown> = { query: rest.question, limit: k };
+  // `offer: false`: an empty list here only ranks nothing, it names no notes meant.
+  const noteQuery: Record<string, unknown> = { query: rest.question, limit: k, offer: false };
   if (rest.as_of !== undefined) noteQuery.as_of = rest.as_of;
   // A note has no valid time: what held at `valid_at` is the version current then, as text dated
   // after it is left out (found by an audit: current notes answered "as of Nov 10").

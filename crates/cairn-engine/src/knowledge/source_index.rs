@@ -18,9 +18,10 @@ use super::part::Partition;
 use super::records::decode;
 use super::trees::{REL, SOURCES, rel_key, trailing_id};
 use crate::error::Result;
-use crate::key_text::fit;
+use crate::key_text::{LONG, fit};
 use crate::write::WriteTxn;
 use std::collections::BTreeSet;
+use std::ops::Bound;
 
 /// `part | LABEL_DOC | keyed label \0 | doc id`: a document stored with the label.
 const LABEL_DOC: u8 = b'd';
@@ -37,6 +38,30 @@ const LABEL_EVENT: u8 = b'e';
 /// `part | kind | keyed label \0`: the entries of one label of one kind.
 fn label_prefix(part: &Partition, kind: u8, label: &str) -> Vec<u8> {
     part.key(&[&[kind], &fit(label, part.prefix().len() + 2 + 8), b"\0"])
+}
+
+/// Up to `max` distinct labels that stored documents or facts in `part`, in key order; a label
+/// too long to be kept whole in a key is left out (its key holds a digest, not the label).
+pub(crate) fn labels(tx: &mut WriteTxn<'_>, part: &Partition, max: usize) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for kind in [LABEL_DOC, LABEL_FACT] {
+        let (head, end) = (part.key(&[&[kind]]), part.key(&[&[kind + 1]]));
+        let mut start = head.clone();
+        while out.len() < max {
+            // One seek a label: its entries (`label \0 id`) are skipped by starting after `label \0`.
+            let first = tx.range_first(SOURCES, Bound::Included(&start), Bound::Excluded(&end), 1)?;
+            let Some((key, _)) = first.into_iter().next() else { break };
+            let Some(keyed) = key.get(head.len()..key.len().saturating_sub(9)) else { break };
+            if let Ok(label) = std::str::from_utf8(keyed)
+                && !keyed.contains(&LONG)
+                && !out.iter().any(|l| l == label)
+            {
+                out.push(label.to_owned());
+            }
+            start = [&head[..], keyed, &[1]].concat();
+        }
+    }
+    Ok(out)
 }
 
 fn label_key(part: &Partition, kind: u8, label: &str, id: u64) -> Vec<u8> {

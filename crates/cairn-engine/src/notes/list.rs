@@ -15,7 +15,7 @@ use super::record::{CUR, Identity, KINDS, NoteRecord, VER, Visibility, check_key
 use super::search::{Features, Query, features, fuse};
 use super::visibility::Viewer;
 use super::{Outcome, invalid};
-use super::{index, lookup};
+use super::{index, list_meant, lookup};
 use crate::error::Error;
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
@@ -39,6 +39,9 @@ struct Request {
     private: bool,
     limit: usize,
     cursor: Option<String>,
+    /// Whether an empty first page names what it may have meant (`list_meant`); not a verb
+    /// field: `memory_context`, which lists only to rank, sends `false`.
+    offer: bool,
 }
 
 fn parse(body: &[u8]) -> Outcome<Request> {
@@ -85,8 +88,9 @@ fn parse(body: &[u8]) -> Outcome<Request> {
     let private = f.bool("includePrivate")?.unwrap_or(false) && allow_private;
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
+    let offer = f.bool("offer")?.unwrap_or(true);
     f.finish()?;
-    Ok(Request { key, kind, visibility, task_id, view_task_id, query, as_of, private, limit, cursor })
+    Ok(Request { key, kind, visibility, task_id, view_task_id, query, as_of, private, limit, cursor, offer })
 }
 
 /// Runs `note_list` for `caller`.
@@ -146,7 +150,8 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             let last = rest[page.len() - 1].identity().encode();
             binding.cursor(&[&[AFTER_IDENTITY][..], last.as_bytes()].concat())
         });
-        return Ok(json!({ "notes": page, "nextCursor": next }));
+        let meant = req.meant(&snap, caller, None, page.is_empty() && after.is_none())?;
+        return Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant));
     };
     let offset = match position {
         Some(p) if p.first() == Some(&AT_OFFSET) => usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX),
@@ -187,7 +192,16 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     let shown_to = offset + page.len();
     let next = (ranked.total > shown_to)
         .then(|| binding.cursor(&[&[AT_OFFSET][..], &(shown_to as u64).to_be_bytes()].concat()));
-    Ok(json!({ "notes": page, "nextCursor": next }))
+    let meant = req.meant(&snap, caller, Some(&query), page.is_empty() && offset == 0)?;
+    Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant))
+}
+
+/// `reply` with `did_you_mean` when an empty first page may have meant some notes (`list_meant`).
+fn with_meant(mut reply: Value, meant: Vec<Value>) -> Value {
+    if !meant.is_empty() {
+        reply["did_you_mean"] = Value::Array(meant);
+    }
+    reply
 }
 
 /// A page of `notes` (rendered lazily, in page order): it ends early, before the note that would
@@ -230,6 +244,27 @@ impl Found {
 }
 
 impl Request {
+    /// What an empty first page (`empty_first`) may have meant (`list_meant`): the notes its
+    /// `key` may name, else those its `query` (given when the list has one) matches in tasks.
+    fn meant(&self, snap: &Snapshot, caller: &Caller, query: Option<&Query>, empty_first: bool) -> Outcome<Vec<Value>> {
+        if !self.offer || !empty_first {
+            return Ok(Vec::new());
+        }
+        if let Some(key) = &self.key {
+            return Ok(list_meant::keys_meant(snap, caller, key, self.visibility, self.task_id.as_deref())?);
+        }
+        // The index holds current notes only (and no short query), and a task or visibility asked
+        // for is looked in already.
+        match query {
+            Some(q)
+                if self.as_of.is_none() && q.short.is_none() && self.task_id.is_none() && self.visibility.is_none() =>
+            {
+                Ok(list_meant::tasks_matching(snap, caller, q, self.kind.as_deref())?)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// Whether the filters admit a note of this identity and kind.
     fn admits(&self, id: &Identity, kind: &str) -> bool {
         self.admits_parts(Some(&id.key), id.visibility, &id.owner, kind)

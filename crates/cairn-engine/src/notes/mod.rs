@@ -33,6 +33,7 @@ pub(crate) mod index;
 #[cfg(test)]
 mod key_parts_tests;
 mod list;
+mod list_meant;
 mod lookup;
 mod merge;
 mod notes_meant;

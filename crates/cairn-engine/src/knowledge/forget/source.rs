@@ -24,7 +24,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::fold;
+use crate::text::{LookupOptions, MatchKind, NameIndex, fold};
 use crate::write::WriteTxn;
 
 /// Whether `part` still holds a version of the fact `from` -[`folded_type`]-> `to`, read from the
@@ -126,7 +126,12 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
     ends.extend(&attributes.entities);
     counts.attributes = attributes.gone;
     if counts.is_empty() && attributes.kept == 0 && !touched {
-        return missing(tx, part, "source", label, format!("nothing is stored from source {label:?}"));
+        return match missing(tx, part, "source", label, format!("nothing is stored from source {label:?}"))? {
+            Outcome::NotFound { message, stored_between, .. } => {
+                Ok(Outcome::NotFound { message, did_you_mean: labels_meant(tx, part, label)?, stored_between })
+            }
+            done => Ok(done),
+        };
     }
     bury(tx, part, "source", label, now)?;
     // A fact the source stated only some versions of (another call restored or asserted it)
@@ -164,4 +169,27 @@ pub fn forget_source(tx: &mut WriteTxn<'_>, part: &Partition, label: &str, now: 
         });
     }
     Ok(Outcome::Forgotten { counts, kept })
+}
+
+/// Labels read for "did you mean", at most.
+const LABELS_READ: usize = 5_000;
+
+/// Up to three stored labels `label` may mean: spelled alike but for case, a near spelling, a
+/// word of one or one it begins. Found by playing a model: `forget {source: "infra-note"}` (or
+/// `"Infra-Notes"`) was a bare `NOT_FOUND`, "nothing is stored", and the model told the user there
+/// was nothing to forget while `infra-notes` held what they asked to erase.
+fn labels_meant(tx: &mut WriteTxn<'_>, part: &Partition, label: &str) -> Result<Vec<String>> {
+    let labels = source_index::labels(tx, part, LABELS_READ)?;
+    let index = NameIndex::new((0..).zip(labels.iter().map(String::as_str)));
+    let hits = index.lookup(label, LookupOptions { prefix: true, limit: usize::MAX, as_name: false });
+    let mut meant: Vec<String> = Vec::new();
+    for hit in hits.into_iter().filter(|h| h.how != MatchKind::Exact) {
+        if meant.len() == 3 {
+            break;
+        }
+        if !meant.contains(&hit.name) {
+            meant.push(hit.name);
+        }
+    }
+    Ok(meant)
 }
