@@ -45,10 +45,27 @@ it.each([
   ['memory_document', { name: 'a.txt', contentBase64: 'aGk=' }, 'contentBase64', 'content_base64'],
   ['memory_context', { query: 'who is Ann?' }, 'query', 'question'],
   ['memory_query', { question: 'who is Ann?' }, 'question', 'query'],
+  // Found by playing a model: a fact in a recall reply has a `relation` and shows its
+  // `valid_from` beside its ends; sent back that way, the refusal named neither `type` nor
+  // `attributes`.
+  ['memory_relate', { from: 'Ann', to: 'Acme', relation: 'works_at' }, 'relation', 'type'],
+  [
+    'memory_relate',
+    { from: 'Ann', to: 'Acme', type: 'works_at', valid_from: '2024-03-01' },
+    'valid_from',
+    'attributes.valid_from',
+  ],
+  [
+    'memory_remember',
+    { facts: { relations: [{ source: 'Ann', target: 'Acme', type: 'works_at', validTo: '2024-03-01' }] } },
+    'facts.relations.0.validTo',
+    'attributes.valid_to',
+  ],
 ])('%s: %s names %s as the unknown field and %s as the one meant', async (tool, args, sent, meant) => {
   const error = await refusal(tool, args);
   expect(error.code).toBe('VALIDATION_ERROR');
-  expect(error.message).toBe(`${sent}: unknown field(s): ${sent} (did you mean ${meant}?)`);
+  const key = sent.split('.').at(-1);
+  expect(error.message).toBe(`${sent}: unknown field(s): ${key} (did you mean ${meant}?)`);
   expect(error.details[0]).toEqual({ field: sent, message: error.message.slice(sent.length + 2) });
 });
 
@@ -64,4 +81,14 @@ it("names a remembered relation's source and target when sent as relate's from a
 it('suggests nothing for a field no verb field is spelled like', async () => {
   const error = await refusal('memory_recall', { subject: 'Ann', colour: 'blue' });
   expect(error.message).toBe('colour: unknown field(s): colour');
+});
+
+it('a required field left out is refused as required, naming what to send, not as "received undefined"', async () => {
+  const error = await refusal('memory_relate', { from: 'Ann', to: 'Acme' });
+  expect(error.message).toBe('type: required: a string');
+  const query = await refusal('memory_query', { subqueries: ['who is Ann?'] });
+  expect(query.details).toEqual([{ field: 'query', message: 'required: a string' }]);
+  // A field's own message for it stands.
+  const note = await refusal('memory_note_write', { key: 'k' });
+  expect(note.message).toBe('value: required: any JSON value but null (use memory_forget to remove)');
 });

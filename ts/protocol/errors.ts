@@ -68,6 +68,16 @@ function closest(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   return best.flatMap((sub) => closest({ ...sub, path: [...issue.path, ...sub.path] } as z.core.$ZodIssue));
 }
 
+/**
+ * The message of a required field left out, where zod says "Invalid input: expected string,
+ * received undefined" (found by playing a model: read as a bad value, not a missing one). A
+ * schema's own message for it (note_write's `value`) comes first.
+ */
+export const requiredField = (issue: z.core.$ZodRawIssue): string | undefined =>
+  issue.code === 'invalid_type' && issue.input === undefined
+    ? `required: ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`
+    : undefined;
+
 /** Unknown fields named in a refusal: at most this many, then how many more (a body of 100k unknown keys was answered with 1.58 MB naming each). */
 const NAMED_UNKNOWN = 5;
 

@@ -7,7 +7,10 @@ import { jsonSchemaOf } from './json-schema.js';
 // ways. A refusal of an unknown field names the field of that object it stands for, so the model
 // fixes its call in one step instead of guessing.
 
-/** One thing named two ways: relate's `from`/`to` are a remembered relation's `source`/`target`; context asks a `question`, query a `query`. */
+/**
+ * One thing named two ways: relate's `from`/`to` are a remembered relation's `source`/`target`;
+ * context asks a `question`, query a `query`; a fact in a reply has a `relation`, one sent a `type`.
+ */
 const OTHER_NAME: Record<string, string> = {
   from: 'source',
   to: 'target',
@@ -15,7 +18,11 @@ const OTHER_NAME: Record<string, string> = {
   target: 'to',
   question: 'query',
   query: 'question',
+  relation: 'type',
 };
+
+/** Fields sent beside `attributes` that belong in it (a fact's valid time, as replies show it beside its ends). */
+const IN_ATTRIBUTES = ['valid_from', 'valid_to'];
 
 /** A field name without case or separators: `expected_version`, `expectedVersion` and `ExpectedVersion` are one. */
 const bare = (name: string) => name.toLowerCase().replace(/[-_\s]/g, '');
@@ -37,8 +44,8 @@ function objectsAt(node: unknown, path: readonly PropertyKey[]): Record<string, 
 
 /**
  * The field of `schema`'s object at `path` that the unknown field `key` was meant as: the one
- * spelled alike but for case and separators, else the other name of the same thing; undefined
- * when neither is a field there.
+ * spelled alike but for case and separators, else the other name of the same thing, else
+ * `attributes.valid_from` for a `valid_from` sent beside `attributes`; undefined when none is.
  */
 export function fieldMeant(schema: z.ZodType, path: readonly PropertyKey[], key: string): string | undefined {
   let json = schemas.get(schema);
@@ -47,5 +54,10 @@ export function fieldMeant(schema: z.ZodType, path: readonly PropertyKey[], key:
     schemas.set(schema, json);
   }
   const fields = objectsAt(json, path).flatMap((o) => Object.keys((o.properties as object | undefined) ?? {}));
-  return fields.find((f) => bare(f) === bare(key)) ?? fields.find((f) => f === OTHER_NAME[key]);
+  const inAttributes = IN_ATTRIBUTES.find((a) => bare(a) === bare(key) && fields.includes('attributes'));
+  return (
+    fields.find((f) => bare(f) === bare(key)) ??
+    fields.find((f) => f === OTHER_NAME[key]) ??
+    (inAttributes === undefined ? undefined : `attributes.${inAttributes}`)
+  );
 }

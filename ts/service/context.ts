@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Store } from '../engine/store.js';
 
-import { ApiError, validationError } from '../protocol/errors.js';
+import { ApiError, requiredField, validationError } from '../protocol/errors.js';
 import { fieldMeant } from '../protocol/field-meant.js';
 import { isoToMs } from '../protocol/fields.js';
 import { ILL_FORMED, illFormedPath, MAX_BODY_DEPTH, tooDeepPath } from '../protocol/unicode.js';
@@ -47,7 +47,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     const field = bad.length === 0 ? '(body)' : bad.map(String).join('.');
     throw new ApiError('VALIDATION_ERROR', `${field}: ${ILL_FORMED}`, [{ field, message: ILL_FORMED }]);
   }
-  const r = schema.safeParse(input);
+  const r = schema.safeParse(input, { error: requiredField });
   if (!r.success) throw validationError(r.error, (path, key) => fieldMeant(schema, path, key));
   return r.data;
 }
