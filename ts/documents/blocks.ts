@@ -15,9 +15,18 @@ export interface PlacedBlock extends Block {
   end: number;
 }
 
-/** Whitespace runs inside a block become one space; blank blocks go. */
+/** Whitespace runs inside a block become one space; soft hyphens (U+00AD), which a reader never
+ * sees unless a word breaks there, go, so the word is stored (and found) whole; blank blocks go. */
 export function clean(blocks: Block[]): Block[] {
-  return blocks.map((b) => ({ ...b, text: b.text.replace(/\s+/g, ' ').trim() })).filter((b) => b.text !== '');
+  return blocks
+    .map((b) => ({
+      ...b,
+      text: b.text
+        .replace(/\u00ad/g, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    }))
+    .filter((b) => b.text !== '');
 }
 
 /** The blocks joined by blank lines, and where each sits in that text (UTF-8 bytes). */

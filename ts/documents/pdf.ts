@@ -1,8 +1,24 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 import { type Block, clean } from './blocks.js';
 import { DocumentError } from './errors.js';
 import { type Item, type Line, readingOrder } from './pdf-layout.js';
+import { unpacksPast } from './pdf-unpack.js';
+
+/**
+ * pdf.js's data files, which it loads from disk as a PDF needs them: the CMaps of a font that names
+ * a predefined one instead of embedding its own (most Chinese, Japanese and Korean PDFs: without
+ * them every such line was read as nothing), and the metrics of the standard fonts.
+ */
+const PDFJS = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+const DATA = {
+  cMapUrl: `${join(PDFJS, 'cmaps')}/`,
+  cMapPacked: true,
+  standardFontDataUrl: `${join(PDFJS, 'standard_fonts')}/`,
+};
 
 /** A file cut short loses its last `%%EOF`; pdf.js would otherwise read what is left silently. */
 function truncated(buf: Buffer): boolean {
@@ -48,15 +64,28 @@ function paragraphs(page: number, ls: Line[], bodySize: number): Block[] {
   return blocks;
 }
 
-/** A PDF's text in reading order, page by page. Encrypted or text-less (scanned) PDFs are not
- * readable; malformed or truncated ones are corrupt. */
-export async function pdfBlocks(bytes: Uint8Array): Promise<Block[]> {
+/** A PDF's text in reading order, page by page, read with a heap of `mb` megabytes. Encrypted or
+ * text-less (scanned) PDFs are not readable, nor one whose streams unpack past half that heap
+ * (`unpacksPast`); malformed or truncated ones are corrupt. */
+export async function pdfBlocks(bytes: Uint8Array, mb: number): Promise<Block[]> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (truncated(buf)) throw new DocumentError('DOCUMENT_CORRUPT', 'the PDF is truncated (no %%EOF at its end)');
+  // Half the heap: what pdf.js unpacks sits beside the heap, so a reader stays within twice it.
+  if (unpacksPast(buf, (mb / 2) * 1024 * 1024)) {
+    throw new DocumentError(
+      'DOCUMENT_NOT_READABLE',
+      `its compressed streams unpack to more than ${mb / 2} MB, half the reader’s memory (CAIRN_DOCUMENT_READ_MB)`,
+    );
+  }
   let doc: Awaited<ReturnType<typeof getDocument>['promise']>;
   try {
-    doc = await getDocument({ data: new Uint8Array(buf), isEvalSupported: false, verbosity: 0, stopAtErrors: true })
-      .promise;
+    doc = await getDocument({
+      data: new Uint8Array(buf),
+      isEvalSupported: false,
+      verbosity: 0,
+      stopAtErrors: true,
+      ...DATA,
+    }).promise;
   } catch (err) {
     const name = (err as { name?: string }).name;
     if (name === 'PasswordException') {

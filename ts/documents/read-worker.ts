@@ -8,6 +8,8 @@ import { type ReadType, readBlocks } from './read.js';
 export interface ReadRequest {
   bytes: Uint8Array;
   type: ReadType;
+  /** The reader's heap limit in MB (`ReadLimits.mb`), which also bounds what a file unpacks to. */
+  mb: number;
 }
 
 /** What a reader answers: the document's blocks, a refusal to carry to the caller as it is, or a
@@ -18,10 +20,10 @@ export type ReadReply =
   | { failed: string };
 
 // A document reader's thread (`worker-pool.ts`): one document a message, one reply for each.
-parentPort?.on('message', async ({ bytes, type }: ReadRequest) => {
+parentPort?.on('message', async ({ bytes, type, mb }: ReadRequest) => {
   let reply: ReadReply;
   try {
-    reply = { blocks: await readBlocks(bytes, type) };
+    reply = { blocks: await readBlocks(bytes, type, mb) };
   } catch (err) {
     reply =
       err instanceof DocumentError

@@ -16,7 +16,7 @@ const READERS = Math.max(1, Math.min(4, availableParallelism() - 1));
 /** A reader left idle this long ends, giving back the memory pdf.js and mammoth hold. */
 const IDLE_MS = 10_000;
 
-interface Job extends ReadRequest {
+interface Job extends Omit<ReadRequest, 'mb'> {
   resolve(blocks: Block[]): void;
   reject(err: Error): void;
   /** Stops the reader when the document has taken its time (`ReadLimits.seconds`). */
@@ -66,7 +66,7 @@ function dispatch(): void {
     reader.job = job;
     reader.worker.ref();
     job.deadline = setTimeout(() => overrun(reader, job, seconds), seconds * 1000);
-    const request: ReadRequest = { bytes: job.bytes, type: job.type };
+    const request: ReadRequest = { bytes: job.bytes, type: job.type, mb };
     reader.worker.postMessage(request);
   }
 }
