@@ -69,3 +69,39 @@ it('stores a word broken only by a soft hyphen whole, and finds it', async () =>
   });
   expect((ctx.body.items as { text: string }[]).map((i) => i.text)).toContain('Die Zusammenarbeit beginnt im Mai.');
 });
+
+it('leaves out running headers and footers, and parts paragraphs spaced a little wider than their lines', async () => {
+  // Three pages as a report generator sets them: a header and a numbered footer in the margins;
+  // lines 12 pt apart at 10 pt, paragraphs 18 pt apart (1.8 times the size).
+  const para = (p: number, n: number) => [
+    `Section ${p}.${n}: the refund service handled this`,
+    `claim after a review by the payments team.`,
+  ];
+  const pages = [1, 2, 3].map((p) => {
+    const lines: { text: string; size: number; y: number; x?: number }[] = [
+      { text: 'ACME CONFIDENTIAL - Quarterly Report', size: 9, y: 760 },
+      { text: `Page ${p} of 3`, size: 9, x: 280, y: 30 },
+    ];
+    let y = 720;
+    for (const n of [1, 2, 3]) {
+      for (const text of para(p, n)) {
+        lines.push({ text, size: 10, y });
+        y -= 12;
+      }
+      y -= 6;
+    }
+    return lines;
+  });
+  const r = await send('report', makePdf(pages), 'report.pdf');
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const expected = [1, 2, 3].flatMap((p) => [1, 2, 3].map((n) => para(p, n).join(' ')));
+  expect((r.body.text as string).split('\n\n')).toEqual(expected);
+
+  // One page alone keeps its header and footer: nothing says they run.
+  const one = await send('report', makePdf([pages[0] ?? []]), 'one-page.pdf');
+  expect((one.body.text as string).split('\n\n')).toEqual([
+    'ACME CONFIDENTIAL - Quarterly Report',
+    ...expected.slice(0, 3),
+    'Page 1 of 3',
+  ]);
+});
