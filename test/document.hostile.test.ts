@@ -50,11 +50,27 @@ it('refuses a PDF whose content stream unpacks past half the reader’s memory',
   await refused(bomb, 'bomb.pdf', 'its compressed streams unpack to more than 32 MB');
 });
 
-it('reads a PDF whose compressed streams fit', async () => {
-  const packed = makePdf([[{ text: 'Packed text reads as any other.', y: 700 }]], { padding: 1024 });
-  const r = await send('packed', packed, 'packed.pdf');
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  expect(r.body.text).toBe('Packed text reads as any other.');
+it('refuses a PDF bomb packed under other filters: hex over Flate, LZW', async () => {
+  // Only Flate was measured at first: a filter in front of it, or LZW (some 1,000 to 1 here), let
+  // the same bomb through.
+  for (const packing of ['hex+flate', 'lzw'] as const) {
+    process.env.CAIRN_DOCUMENT_READ_MB = '64';
+    const bomb = makePdf([[{ text: 'Hello from a very long page.', y: 700 }]], { padding: 40 * 1024 * 1024, packing });
+    expect(bomb.length).toBeLessThan(200_000);
+    await refused(bomb, `bomb-${packing}.pdf`, 'its compressed streams unpack to more than 32 MB');
+  }
+});
+
+it('reads a PDF whose packed streams fit, under each filter', async () => {
+  for (const packing of ['flate', 'hex+flate', 'lzw'] as const) {
+    const pdf = makePdf([[{ text: `Packed text reads as any other (${packing}).`, y: 700 }]], {
+      padding: 100_000,
+      packing,
+    });
+    const r = await send('packed', pdf, `packed-${packing}.pdf`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.text).toBe(`Packed text reads as any other (${packing}).`);
+  }
 });
 
 it('refuses a DOCX whose XML unpacks past half the reader’s memory, before unpacking it', async () => {
