@@ -333,6 +333,33 @@ describe('refusals change nothing', () => {
     expect(u.body.text).toBe('ümlauts? yes>');
   });
 
+  it('says which encoding it refuses, and refuses an empty or blank file', async () => {
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('The VPN needs a token.', 'utf16le')]);
+    const latin1 = Buffer.from('Café au lait, naïve résumé.', 'latin1');
+    const xlsx = Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.from('xl/workbook.xml')]);
+    const cases: [Buffer | string, string, number, string][] = [
+      [utf16, 'UTF-16 text (by its byte order mark); send it as UTF-8', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [
+        latin1,
+        'text that is not valid UTF-8 (Latin-1 or Windows-1252?); send it as UTF-8',
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [xlsx, 'a ZIP archive without word/document.xml, so not a DOCX', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [' \n\t\r\n ', 'the document holds no text', 422, 'DOCUMENT_NOT_READABLE'],
+    ];
+    const before = await t.txn();
+    for (const [bytes, message, status, code] of cases) {
+      const r = await doc('refused', bytes, 'file.txt');
+      expect(r.status, JSON.stringify(r.body)).toBe(status);
+      expect(r.body.error).toMatchObject({ code, message: expect.stringContaining(message) });
+    }
+    const empty = await doc('refused', '', 'empty.txt');
+    expect(empty.status).toBe(422);
+    expect(empty.body.error?.details).toEqual([{ field: 'content_base64', message: expect.any(String) }]);
+    expect(await t.txn()).toBe(before);
+  });
+
   it('refuses a truncated DOCX and base64 that is not base64', async () => {
     const docx = await makeDocx([{ text: 'Plan' }]);
     const cut = await doc('refused', docx.subarray(0, docx.length - 40), 'cut.docx');

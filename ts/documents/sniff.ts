@@ -105,3 +105,31 @@ export function sniff(bytes: Uint8Array): DocType | null {
   if (/^\s*\{\\rtf/.test(text)) return null;
   return opensAsHtml(text) ? 'html' : 'text';
 }
+
+/** Bytes 0x80–0xFF in text of otherwise printable ASCII: a legacy 8-bit encoding, not binary. */
+function legacyText(buf: Buffer): boolean {
+  const head = buf.subarray(0, 64 * 1024);
+  let high = 0;
+  for (const b of head) {
+    if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d) || b === 0x7f) return false;
+    if (b >= 0x80) high++;
+  }
+  return high > 0 && high * 4 < head.length;
+}
+
+/**
+ * Why `sniff` named no type, for the refusal: what the file looks like, when that is plain, and
+ * what to send instead. UTF-16 text and text in a legacy encoding (Latin-1, Windows-1252) are not
+ * read as text (DESIGN.md §2: UTF-8 text), but a user who sent one needs to know it is the
+ * encoding, not the content, that was refused.
+ */
+export function unknownType(bytes: Uint8Array): string {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf.length >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))) {
+    return 'UTF-16 text (by its byte order mark); send it as UTF-8';
+  }
+  if (buf.subarray(0, 4).equals(ZIP)) return 'a ZIP archive without word/document.xml, so not a DOCX';
+  if (/^\s*\{\\rtf/.test(buf.subarray(0, 64).toString('latin1'))) return 'RTF; send it as PDF, DOCX, HTML or text';
+  if (legacyText(buf)) return 'text that is not valid UTF-8 (Latin-1 or Windows-1252?); send it as UTF-8';
+  return 'not a PDF, DOCX, HTML or UTF-8 text file';
+}

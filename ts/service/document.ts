@@ -1,7 +1,7 @@
 import { DocumentError } from '../documents/errors.js';
 import type { Extracted } from '../documents/extract.js';
 import { extract } from '../documents/extract.js';
-import { sniff } from '../documents/sniff.js';
+import { sniff, unknownType } from '../documents/sniff.js';
 import { DOCUMENT_MAX_BYTES, DocumentInput, normalBase64 } from '../protocol/document.js';
 import { ApiError } from '../protocol/errors.js';
 import { type Principal, parseInput, type Service } from './context.js';
@@ -36,7 +36,7 @@ export async function memoryDocument(svc: Service, p: Principal, raw: unknown): 
   if (type === null) {
     throw new ApiError(
       'UNSUPPORTED_MEDIA_TYPE',
-      'content_base64: not a PDF, DOCX, HTML or UTF-8 text file (the type is read from the bytes, not the name)',
+      `content_base64: ${unknownType(bytes)} (the type is read from the bytes, not the name)`,
       field('unknown type'),
     );
   }
