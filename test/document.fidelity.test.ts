@@ -105,3 +105,22 @@ it('leaves out running headers and footers, and parts paragraphs spaced a little
     'Page 1 of 3',
   ]);
 });
+
+it('keeps a numbered line that stands where a header would on every page: its number is text', async () => {
+  // One ticket a page: its number atop, set apart, is not a running header (only page numbers
+  // are left out of the comparison). With every number left out, these pages read as nothing.
+  const pages = [1001, 1002, 1003].map((n) => [
+    { text: `Ticket ${n}`, size: 14, y: 740 },
+    { text: `Seat ${n - 1000} in row B, valid on Friday.`, size: 10, y: 700 },
+  ]);
+  const r = await send('tickets', makePdf(pages), 'tickets.pdf');
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  expect((r.body.text as string).split('\n\n')).toEqual([
+    'Ticket 1001',
+    'Seat 1 in row B, valid on Friday.',
+    'Ticket 1002',
+    'Seat 2 in row B, valid on Friday.',
+    'Ticket 1003',
+    'Seat 3 in row B, valid on Friday.',
+  ]);
+});

@@ -3,10 +3,19 @@ import type { Line } from './pdf-layout.js';
 /** How many lines at a page's top and at its bottom may be a running header or footer. */
 const EDGE = 2;
 
-/** A line's place and text with its numbers left out: "Page 3 of 9" and "Page 4 of 9" at the foot
- * of two pages are one footer. Positions within 2 pt are one place. */
+/** A page number: "Page 3", "p. 3 of 9", "Seite 3 von 9", or a line that is only one: "3", "- 3 -",
+ * "3 / 9". */
+const PAGE_NUMBER =
+  /\b(?:page|p\.|pg\.?|seite)\s*\d+(?:\s*(?:of|\/|von)\s*\d+)?|^[\s\-–—]*\d+(?:\s*(?:of|\/)\s*\d+)?[\s\-–—]*$/gi;
+
+/**
+ * A line's place and text with its page number left out: "Page 3 of 9" and "Page 4 of 9" at the
+ * foot of two pages are one footer. Other numbers stay: a page-per-ticket file's "Ticket 1001" and
+ * "Ticket 1002" are its text, not a header (with every number left out, a 10,000-page file of one
+ * numbered line a page was read as nothing). Positions within 2 pt are one place.
+ */
 const key = (l: Line) =>
-  `${Math.round(l.y / 2)}|${l.text.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim()}`;
+  `${Math.round(l.y / 2)}|${l.text.toLowerCase().replace(PAGE_NUMBER, '#').replace(/\s+/g, ' ').trim()}`;
 
 /** Whether `l` stands apart from the page's other baselines: more than one and a half times its
  * size from the nearest, as a header stands in the margin above the text, and a column's first
