@@ -2,9 +2,10 @@
 //! as it was written (ids as numbers, times in milliseconds), and replies show it in the product's
 //! spelling, ids as decimal strings and times in ISO 8601, like every other reply.
 
+use super::event_writes;
 use super::fact_attribute_time;
 use super::graph::{Entity, Relation, Source};
-use super::shown_attributes::{SHOWN_ATTRIBUTE_BYTES, shown};
+use super::shown_attributes::shown;
 use super::wire::{id, iso_ms};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -15,7 +16,7 @@ use serde_json::{Map, Value, json};
 pub fn payload(family: &str, value: &Value) -> Value {
     let respelled = match family {
         "entity" => Entity::deserialize(value).ok().map(|e| entity(&e)),
-        "fact" => Relation::deserialize(value).ok().map(|r| relation(&r)),
+        "fact" => Relation::deserialize(value).ok().map(|r| relation(&r, event_writes::omitted(value))),
         _ => None,
     };
     respelled.unwrap_or_else(|| value.clone())
@@ -44,7 +45,8 @@ fn entity(e: &Entity) -> Value {
     with_attributes(out, &e.attributes)
 }
 
-fn relation(r: &Relation) -> Value {
+/// `r` as an event shows it, its record having left out `stored` older writes (`event_writes.rs`).
+fn relation(r: &Relation, stored: usize) -> Value {
     let source = match &r.source {
         Source::Asserted { label } => json!({ "kind": "asserted", "label": label }),
         Source::Document { doc_id, label } => json!({ "kind": "document", "doc_id": id(*doc_id), "label": label }),
@@ -64,20 +66,10 @@ fn relation(r: &Relation) -> Value {
     if !r.attribute_writes.is_empty() {
         // `attributes` is each key's last write; which value is true when is the writes' starts.
         // The newest writes within `SHOWN_ATTRIBUTE_BYTES`, at least one; older ones counted.
-        let writes = fact_attribute_time::on_the_wire(&r.attribute_writes);
-        let writes = writes.as_array().map_or(&[][..], Vec::as_slice);
-        let (mut bytes, mut from) = (0, writes.len());
-        while from > 0 {
-            let size = serde_json::to_vec(&writes[from - 1]).map_or(0, |v| v.len()) + 1;
-            if from < writes.len() && bytes + size > SHOWN_ATTRIBUTE_BYTES {
-                break;
-            }
-            bytes += size;
-            from -= 1;
-        }
-        out["attribute_writes"] = Value::Array(writes[from..].to_vec());
-        if from > 0 {
-            out["attribute_writes_omitted"] = json!(from);
+        let from = event_writes::left_out(&r.attribute_writes);
+        out["attribute_writes"] = fact_attribute_time::on_the_wire(&r.attribute_writes[from..]);
+        if from + stored > 0 {
+            out[event_writes::OMITTED] = json!(from + stored);
         }
     }
     with_attributes(out, &r.attributes)
@@ -86,6 +78,7 @@ fn relation(r: &Relation) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knowledge::shown_attributes::SHOWN_ATTRIBUTE_BYTES;
 
     #[test]
     fn entity_and_fact_events_show_ids_as_strings_and_times_in_iso() {

@@ -5,8 +5,10 @@
 
 use super::Partition;
 use super::testing::{TODAY, fresh};
-use super::testing_api::{caller, export_pages, normalized, verb};
+use super::shown_attributes::SHOWN_ATTRIBUTE_BYTES;
+use super::testing_api::{caller, export_pages, normalized, notes_verb, verb};
 use super::trees::REL;
+use crate::history::EVENT;
 use crate::store::Store;
 use serde_json::{Value, json};
 
@@ -64,6 +66,23 @@ fn each_revision_costs_a_constant_and_every_version_reads_as_it_was() {
     // Each version's writes: as known at revision 200, the level true at revision 100's time.
     let then = super::iso_ms(day(100) + 1);
     assert_eq!(level_at(&store, &part, day(200) + 1, Some(&then)), Some(json!(100)));
+    // An event keeps the newest writes history shows and counts the rest (it kept both lists
+    // whole: ~36 KB an event by now, growing with the revisions).
+    let snap = store.snapshot().unwrap();
+    let largest_event = snap.prefix(EVENT, part.prefix()).unwrap().map(|kv| kv.unwrap().1.len()).max().unwrap();
+    assert!(largest_event < 2 * SHOWN_ATTRIBUTE_BYTES + 2048, "an event of {largest_event} bytes");
+    let mut body = json!({"fact": {"from": "Ann", "to": "Acme", "type": "works_at"}, "limit": 100});
+    let newest = loop {
+        let page = notes_verb(&store, &caller(&part, TODAY), "history", &body);
+        match page["nextCursor"].as_str() {
+            Some(next) => body["cursor"] = json!(next),
+            None => break page["events"].as_array().unwrap().last().unwrap().clone(),
+        }
+    };
+    let after = &newest["after"];
+    let shown = after["attribute_writes"].as_array().map_or(0, Vec::len);
+    assert_eq!(after["attribute_writes_omitted"].as_u64().unwrap() + shown as u64, REVISIONS as u64, "{after}");
+    assert_eq!(after["attribute_writes"][shown - 1]["attributes"], json!({"level": REVISIONS - 1}));
     // A copy made by export and import (where each version travels with its list) reads alike,
     // and exports the same records again.
     let records: Vec<Value> = export_pages(&store, &part, 500).concat();

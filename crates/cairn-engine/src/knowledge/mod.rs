@@ -27,6 +27,7 @@ pub(crate) mod edge_reads;
 mod edge_view;
 pub(crate) mod event_names;
 pub(crate) mod event_view;
+mod event_writes;
 #[cfg(test)]
 mod exchange_notes_tests;
 #[cfg(test)]

@@ -10,6 +10,7 @@ use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
 use crate::knowledge::citation::Citer;
+use crate::knowledge::event_writes;
 use crate::knowledge::fact_attribute_time::read_at;
 use crate::knowledge::graph::{self, Assertion, Direction, Relation, Source, entity_by_id, relation_by_id};
 use crate::knowledge::limits::MAX_NAME_LEN;
@@ -133,8 +134,8 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
                 family: "fact",
                 target: &own,
                 op: "end",
-                before: Some(serde_json::to_value(&before).expect("relations serialise")),
-                after: Some(serde_json::to_value(&rel).expect("relations serialise")),
+                before: Some(event_writes::kept(&before)),
+                after: Some(event_writes::kept(&rel)),
                 patch: Some(patch.clone()),
             };
             record(tx, caller, change)?;
@@ -152,8 +153,8 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
             family: "fact",
             target: &target,
             op,
-            before: related.before.as_ref().map(|b| serde_json::to_value(b).expect("relations serialise")),
-            after: Some(serde_json::to_value(&related.relation).expect("relations serialise")),
+            before: related.before.as_ref().map(event_writes::kept),
+            after: Some(event_writes::kept(&related.relation)),
             patch: Some(patch),
         };
         record(tx, caller, change)?;

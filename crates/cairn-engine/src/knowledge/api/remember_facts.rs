@@ -9,6 +9,7 @@
 use super::Caller;
 use crate::error::{Error, Result};
 use crate::history::{EncodedChange, record_encoded};
+use crate::knowledge::event_writes;
 use crate::knowledge::graph::{Assertion, Entity, Source, create_entity, entity_id_folded, entity_in, relate_ids};
 use crate::knowledge::ids::{next_id, read_next_id, write_next_id};
 use crate::knowledge::tally::Tally;
@@ -269,8 +270,16 @@ pub(super) fn store(
         }
         // `relate` records the version it revised or restored beside the new one; so does this.
         let before = match (&related.before, op) {
-            (Some(b), "merge" | "restore") => Some(serde_json::to_vec(b).expect("relations serialise")),
+            (Some(b), "merge" | "restore") => {
+                Some(serde_json::to_vec(&event_writes::kept(b)).expect("values serialise"))
+            }
             _ => None,
+        };
+        // The stored record serves as it is unless the event leaves out older writes.
+        let after = if event_writes::left_out(&related.relation.attribute_writes) > 0 {
+            serde_json::to_vec(&event_writes::kept(&related.relation)).expect("values serialise")
+        } else {
+            after
         };
         // Filed under the stored spellings, as every fact event is (`relate.rs`).
         let target = format!("{}\0{}\0{}", name(tx, p.from)?, related.relation.rel_type, name(tx, p.to)?);

@@ -9,6 +9,7 @@
 //! compared folded. A kept fact event whose `relate` input names what went shows that input as
 //! `{"redacted": "forgotten"}`.
 
+use super::super::event_writes;
 use super::super::fact_sources::Left;
 use super::super::graph::Relation;
 use super::super::part::Partition;
@@ -62,7 +63,14 @@ fn left_of(record: &Value, left: &dyn Fn(&Relation) -> Left) -> Option<Value> {
     let Ok(rel) = Relation::deserialize(record) else { return None };
     match left(&rel) {
         Left::Untouched => Some(record.clone()),
-        Left::Rewritten(kept) => Some(serde_json::to_value(&*kept).expect("relations serialise")),
+        Left::Rewritten(kept) => {
+            let mut out = serde_json::to_value(&*kept).expect("relations serialise");
+            // The older writes the event left out stay counted (`event_writes.rs`).
+            if let Some(n) = record.get(event_writes::OMITTED) {
+                out[event_writes::OMITTED] = n.clone();
+            }
+            Some(out)
+        }
         Left::Gone => None,
     }
 }
