@@ -4,8 +4,8 @@
 //! restore that starts the fact's list anew and through export and import.
 
 use super::Partition;
-use super::testing::{TODAY, fresh};
 use super::shown_attributes::SHOWN_ATTRIBUTE_BYTES;
+use super::testing::{TODAY, fresh};
 use super::testing_api::{caller, export_pages, normalized, notes_verb, verb};
 use super::trees::REL;
 use crate::history::EVENT;
