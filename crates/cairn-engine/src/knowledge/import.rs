@@ -20,6 +20,7 @@
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
 use super::edge_view::EdgeView;
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
+use super::fact_attribute_time::WritesIn;
 use super::fact_sources::Also;
 use super::forget::entity_in;
 use super::graph::{
@@ -572,7 +573,7 @@ fn import_fact(
         }
     }
     let id = next_id(tx, part)?;
-    let rel = Relation {
+    let mut rel = Relation {
         shortened,
         id,
         from: ends[0],
@@ -591,6 +592,11 @@ fn import_fact(
         writes_in: None,
         also,
     };
+    // An earlier version whose writes begin the fact's (imported first) points at them, as at
+    // the source: n versions keep one list.
+    if let Some(fact) = version_of.map(|fact| relation_in(tx, part, fact)).transpose()?.flatten() {
+        WritesIn::point(&mut rel, &fact.attribute_writes);
+    }
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     super::source_index::refile(tx, part, None, Some(&rel))?;
     tally.relation(part, None, Some(&rel));
