@@ -13,7 +13,7 @@
 //! `as_of` reads before it; that version's list is the first writes of the fact's (`WritesIn`).
 
 use super::fact_readings::stored_versions;
-use super::graph::{Relation, relation_by_id};
+use super::graph::{Relation, relation_by_id, relation_in};
 use super::part::Partition;
 use super::recall::When;
 use super::records::encode;
@@ -71,6 +71,15 @@ impl WritesIn {
             copy.writes_in = Some(WritesIn { holder, n });
             copy.attribute_writes = Vec::new();
         }
+    }
+
+    /// `point` for an imported earlier version, at its fact as stored here (imported first, as
+    /// export orders them), so a copy keeps one list too.
+    pub(crate) fn point_at_stored(tx: &mut WriteTxn<'_>, part: &Partition, version: &mut Relation) -> Result<()> {
+        if let Some(fact) = version.version_of.map(|id| relation_in(tx, part, id)).transpose()?.flatten() {
+            WritesIn::point(version, &fact.attribute_writes);
+        }
+        Ok(())
     }
 
     /// After a restore copied `old`, the fact's ended life, to record `to` and started the fact

@@ -592,11 +592,7 @@ fn import_fact(
         writes_in: None,
         also,
     };
-    // An earlier version whose writes begin the fact's (imported first) points at them, as at
-    // the source: n versions keep one list.
-    if let Some(fact) = version_of.map(|fact| relation_in(tx, part, fact)).transpose()?.flatten() {
-        WritesIn::point(&mut rel, &fact.attribute_writes);
-    }
+    WritesIn::point_at_stored(tx, part, &mut rel)?;
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     super::source_index::refile(tx, part, None, Some(&rel))?;
     tally.relation(part, None, Some(&rel));
