@@ -18,7 +18,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { Store } from '../ts/index.js';
 import { storeLockHolder } from '../ts/server/store-lock.js';
-import { CLI, cairn, tempDir } from './helpers.js';
+import { asUserCommand, CLI, cairn, tempDir } from './helpers.js';
 
 // `cairn database backup|restore|compact` as users run them (the built CLI in its own process),
 // on a store directly and through a running node.
@@ -108,11 +108,7 @@ it('backs a store up and restores it into an empty data dir, and refuses to over
  * them), as the service's user meets its root-owned `/var/lib`.
  */
 async function asUser(args: string[]) {
-  const argv = [CLI, ...args];
-  const [file, all] =
-    process.getuid?.() === 0
-      ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
-      : [process.execPath, argv];
+  const [file, all] = asUserCommand(args);
   try {
     const { stdout, stderr } = await exec(file, all);
     return { code: 0, stdout, stderr };

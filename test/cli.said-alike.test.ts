@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { Store, WriteBatch } from '../ts/index.js';
-import { CLI, cairn, tempDir } from './helpers.js';
+import { asUserCommand, CLI, cairn, tempDir } from './helpers.js';
 
 // Small things the operator's lifecycle probe found said differently, or not at all, depending on
 // whether a node ran: each is now said one way.
@@ -28,11 +28,7 @@ afterEach(async () => {
 
 /** `cairn ...args` as a user the modes bind (root without the capabilities that override them). */
 async function asUser(args: string[]) {
-  const argv = [CLI, ...args];
-  const [file, all] =
-    process.getuid?.() === 0
-      ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
-      : [process.execPath, argv];
+  const [file, all] = asUserCommand(args);
   const r: { code?: number; stdout: string } = await exec(file, all, {
     env: { ...process.env, CAIRN_ADMIN_TOKEN: ADMIN },
   }).catch((err: { code: number; stdout: string }) => err);

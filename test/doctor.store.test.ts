@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { Store } from '../ts/index.js';
-import { CLI, cairn, tempDir } from './helpers.js';
+import { asUserCommand, CLI, cairn, tempDir } from './helpers.js';
 
 // `cairn doctor` says exactly what is not ready about a store: each case below was reported
 // "ready" (exit 0) by the operator's lifecycle probe while `cairn serve` on it then failed, or
@@ -37,11 +37,7 @@ async function doctor(data: string, check: string, env: NodeJS.ProcessEnv = {}) 
 
 /** `cairn ...args` as a user the file modes bind (root without the capabilities that override them). */
 async function asUser(args: string[]) {
-  const argv = [CLI, ...args];
-  const [file, all] =
-    process.getuid?.() === 0
-      ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
-      : [process.execPath, argv];
+  const [file, all] = asUserCommand(args);
   try {
     const { stdout, stderr } = await exec(file, all, { env: { ...process.env, CAIRN_LOG_LEVEL: 'silent' } });
     return { code: 0, stdout, stderr };

@@ -28,6 +28,17 @@ export async function cairn(
 }
 
 /**
+ * The command that runs `cairn ...args` as a user whom file modes stop: root runs it without the
+ * capabilities that override them (`setpriv`), anyone else as is.
+ */
+export function asUserCommand(args: string[]): [string, string[]] {
+  const argv = [CLI, ...args];
+  return process.getuid?.() === 0
+    ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...argv]]
+    : [process.execPath, argv];
+}
+
+/**
  * This environment for an `npx` a test runs, without what an enclosing `npm exec` (e.g.
  * `npm run test:node22`) leaves for its own command: inherited, its `call` and `package` would
  * become this npx's and refuse its arguments.
