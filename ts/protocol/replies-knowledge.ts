@@ -260,6 +260,14 @@ export const RecallReply = z.object({
     })
     .optional()
     .describe('With `nothing_stored` for a `subject` that stored text names: ask memory_context to answer from it'),
+  elsewhere: z
+    .object({
+      scopes: z.array(z.object({ scope: z.string(), name: z.string() })).describe('At most 10'),
+      more: z.literal(true).optional(),
+      hint: z.string(),
+    })
+    .optional()
+    .describe('With no subject found: your other scopes holding that name; send `scope` to recall it there'),
 });
 
 /** memory_context; `context`, `omitted` and `budget` when a pack was asked for (`omitted` also when `items` passed 64 KiB). */
@@ -290,6 +298,14 @@ export const ContextReply = z.object({
     'Only when no fact between two entities the question names is true at the read’s time but some are stored ' +
       '(the fact ended, or starts later): read again with `valid_at` or `as_of` to see them',
   ),
+  elsewhere: z
+    .object({
+      scopes: z.array(z.object({ scope: z.string(), entities: Count, passages: Count })).describe('At most 10'),
+      more: z.literal(true).optional(),
+      hint: z.string(),
+    })
+    .optional()
+    .describe('With `nothing_stored` in a scope holding no knowledge: your other scopes that hold some'),
   context: z.string().optional(),
   omitted: z
     .array(PackOmitted)

@@ -4,7 +4,7 @@ import type { Store } from '../engine/store.js';
 import { ApiError, requiredField, validationError } from '../protocol/errors.js';
 import { fieldMeant } from '../protocol/field-meant.js';
 import { isoToMs } from '../protocol/fields.js';
-import { ILL_FORMED, illFormedPath, MAX_BODY_DEPTH, tooDeepPath } from '../protocol/unicode.js';
+import { ILL_FORMED, illFormedPath, MAX_BODY_DEPTH, nfc, tooDeepPath } from '../protocol/unicode.js';
 import type { Principal } from './identity.js';
 
 /** What the node knows about itself, for memory_status and whoami. */
@@ -59,6 +59,16 @@ export function engineBody(input: object): Record<string, unknown> {
   // The engine reads a handoff's expiry as an RFC 3339 date-time; a date alone is its first instant (UTC).
   if (typeof rest.expiresAt === 'string') rest.expiresAt = new Date(isoToMs(rest.expiresAt)).toISOString();
   return rest;
+}
+
+/**
+ * `readableScopes` for the engine: of a token limited to scopes, only those. The engine names the
+ * caller's other scopes where what it asked for is (`elsewhere` of recall, context and
+ * handoff_resume) and reads only the caller's tenant and user; this keeps a scope the token may
+ * not use out of them. The verbs' strict input schemas refuse the field from a client.
+ */
+export function readableScopes(p: Principal): { readableScopes?: string[] } {
+  return p.token.scopes === undefined ? {} : { readableScopes: p.token.scopes.map(nfc) };
 }
 
 export type { Principal };

@@ -24,8 +24,7 @@ import {
   NoteWriteInput,
 } from '../protocol/notes.js';
 import { QueryInput } from '../protocol/query.js';
-import { nfc } from '../protocol/unicode.js';
-import { engineBody, type Principal, parseInput, type Service } from './context.js';
+import { engineBody, type Principal, parseInput, readableScopes, type Service } from './context.js';
 import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
@@ -182,7 +181,7 @@ async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<R
   // stored memory, cited as asserted like a fact an agent related, and grounds an answer as one
   // does. Left out of judging (before, found by an audit), a note that answered was reported
   // `related`, its own words listed as unsupported.
-  const engineInput = engineBody(rest);
+  const engineInput: Record<string, unknown> = { ...engineBody(rest), ...readableScopes(p) };
   if (found.length > 0) engineInput.judge = found.map(judgedText);
   const reply = await knowledge(svc.store, 'context', id, engineInput);
   const judged = Array.isArray(reply.judged) ? (reply.judged as (string[] | null)[]) : [];
@@ -192,6 +191,8 @@ async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<R
     const judgedNotes = found.map((n, i) => ({ ...n, uncovered: judged[i] ?? undefined }));
     reply.items = mergeNotes(knowledgeItems, judgedNotes, k);
     if (reply.state === 'nothing_stored') reply.state = 'answered';
+    // Notes answer here: other scopes' knowledge (`elsewhere`) is no longer what to try next.
+    delete reply.elsewhere;
     const grounding = reply.grounding as { verdict?: unknown } | undefined;
     if (grounding?.verdict === 'nothing_stored') grounding.verdict = 'uncited';
     // Judged over knowledge items and notes alike; notes may also have taken the places of the
@@ -369,8 +370,7 @@ export async function memoryHandoffCreate(svc: Service, p: Principal, raw: unkno
  */
 export async function memoryHandoffResume(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(HandoffResumeInput, raw);
-  const readable = p.token.scopes === undefined ? {} : { readableScopes: p.token.scopes.map(nfc) };
-  return notes(svc.store, 'handoff_resume', identify(p, input), { ...notesBody(svc, input), ...readable });
+  return notes(svc.store, 'handoff_resume', identify(p, input), { ...notesBody(svc, input), ...readableScopes(p) });
 }
 
 /** `fn` after the checks the principal alone decides, so a refused user or scope is 403 before any 422. */

@@ -1,5 +1,5 @@
 import { RecallInput } from '../protocol/knowledge.js';
-import { engineBody, type Principal, parseInput, type Service } from './context.js';
+import { engineBody, type Principal, parseInput, readableScopes, type Service } from './context.js';
 import { knowledge } from './engine.js';
 import { resolveIdentity } from './identity.js';
 
@@ -25,7 +25,7 @@ function folded(s: string): string {
 export async function memoryRecall(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   const input = parseInput(RecallInput, raw);
   const id = resolveIdentity(p, input);
-  const reply = await knowledge(svc.store, 'recall', id, engineBody(input));
+  const reply = await knowledge(svc.store, 'recall', id, { ...engineBody(input), ...readableScopes(p) });
   if (reply.state !== 'nothing_stored' || input.subject === undefined) return reply;
   const body = engineBody({ question: input.subject, hops: 0, k: MENTION_READ, compact: true, as_of: input.as_of });
   const found = await knowledge(svc.store, 'context', id, body);

@@ -25,6 +25,9 @@ mod derive;
 mod docs;
 pub(crate) mod edge_reads;
 mod edge_view;
+mod elsewhere;
+#[cfg(test)]
+mod elsewhere_tests;
 pub(crate) mod event_names;
 pub(crate) mod event_view;
 mod event_writes;

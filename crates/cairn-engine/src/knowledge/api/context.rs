@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::knowledge::cache;
 use crate::knowledge::citation::Citer;
 use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with, text_uncovered};
+use crate::knowledge::elsewhere;
 use crate::knowledge::graph::{Direction, Source, entity_by_id};
 use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
 use crate::knowledge::outside_time;
@@ -38,6 +39,10 @@ struct Request {
     /// uncovered. Not part of `memory_context`.
     #[serde(default)]
     judge: Vec<String>,
+    /// From the node: the only scopes the caller's token may use (absent: every one of its
+    /// user's), which alone an empty scope's reply may name as holding knowledge (`elsewhere`).
+    #[serde(rename = "readableScopes")]
+    readable_scopes: Option<Vec<String>>,
 }
 
 fn check(req: &Request, now: i64) -> Result<Ask> {
@@ -169,6 +174,11 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let seed_ids: Vec<u64> = found.seeding.iter().map(|s| s.entity.id).collect();
     if let Some(hint) = outside_time::between(&snap, part, &seed_ids, &ask.when)? {
         reply["outside_time"] = hint;
+    }
+    if state == "nothing_stored"
+        && let Some(there) = elsewhere::holding(&snap, caller, req.readable_scopes.as_deref())?
+    {
+        reply["elsewhere"] = there;
     }
     Ok(reply)
 }

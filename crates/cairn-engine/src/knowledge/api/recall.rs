@@ -15,6 +15,7 @@ use crate::knowledge::attribute_time::{attributes_when, entity_when};
 use crate::knowledge::cache::{self, Names};
 use crate::knowledge::citation::Citer;
 use crate::knowledge::derive::Derived;
+use crate::knowledge::elsewhere;
 use crate::knowledge::graph::{self, Entity, Source, entity_by_id};
 use crate::knowledge::limits::{MAX_NAME_LEN, MAX_RECALL_K, RECALL_K};
 use crate::knowledge::outside_time::outside_time;
@@ -47,6 +48,10 @@ struct Request {
     compact: bool,
     /// Where to go on: the `next` of the same request's previous page.
     cursor: Option<String>,
+    /// From the node: the only scopes the caller's token may use (absent: every one of its
+    /// user's), which alone a miss may name as holding the subject (`elsewhere`).
+    #[serde(rename = "readableScopes")]
+    readable_scopes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -404,7 +409,17 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     };
     let (subject, how, others) = match resolve(store, &snap, caller, &req, &when)? {
         Ok(found) => found,
-        Err(reply) => return hint_missed(store, &snap, caller, &req, &when, reply),
+        Err(reply) => {
+            let mut reply = hint_missed(store, &snap, caller, &req, &when, reply)?;
+            // Nothing here to answer or to choose among (`could_not_judge` with no candidates).
+            let none_here = reply["state"] == "nothing_stored" || reply["candidates"] == json!([]);
+            if let (true, Some(subject)) = (none_here, &req.subject)
+                && let Some(there) = elsewhere::named(&snap, caller, req.readable_scopes.as_deref(), subject)?
+            {
+                reply["elsewhere"] = there;
+            }
+            return Ok(reply);
+        }
     };
     let first_at = page.map_or(caller.now, |p| p.read_at);
     let read = Read { snap: &snap, caller, when: &when, k, compact: req.compact, page, first_at };
