@@ -61,8 +61,9 @@ export function refusedBy(body: unknown, status = 0, url?: string): CliFailure {
 /**
  * What a refusal by the node at `url` adds for the CLI, which sent `CAIRN_ADMIN_TOKEN`: how to get
  * a token that fits (401: a live one; 403 naming `Authorization`: an unlimited admin's), or, on
- * 429, that the token's requests per minute are spent, most often by an agent given the same
- * token (the probe's nightly backup was refused while a writer used the admin token).
+ * 429, that the token's requests per minute are spent: its admin routes have a count of their own
+ * (`rate-limit.ts`), but `export` and `memories list` page through memory verbs, whose count an
+ * agent given the same token shares.
  */
 function throughNode(status: number, details: unknown[], url: string): string {
   const make = '`cairn token create --agent NAME --role admin`';
@@ -73,7 +74,7 @@ function throughNode(status: number, details: unknown[], url: string): string {
     return `: set CAIRN_ADMIN_TOKEN to an admin token of the node at ${url} with no user or scope limit (${make} makes one)`;
   }
   if (status === 429) {
-    return ": CAIRN_ADMIN_TOKEN's requests per minute (the node's CAIRN_RATE_LIMIT) are spent, often by an agent using the same token; give each agent a token of its own (`cairn token create --agent NAME`), or retry then";
+    return ": CAIRN_ADMIN_TOKEN's requests per minute (the node's CAIRN_RATE_LIMIT) are spent (its admin routes count apart from its memory calls, which an agent using the same token shares); give each agent a token of its own (`cairn token create --agent NAME`), or retry then";
   }
   return '';
 }

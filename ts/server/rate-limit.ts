@@ -20,10 +20,15 @@ export const PARTS = 16;
  * as auth reads it, so every spelling of the header (`bearer`, extra spaces) shares one count
  * (found by an audit: each spelling had a fresh one); a request with no token, its address's.
  * It runs before auth (an onRequest hook), so an unknown token is counted too, in its own bucket.
+ * A token's `/v1/admin/` requests have a bucket of their own: the operator's administration
+ * (revoking a token, a backup) is never refused because agents given the same token (the one a
+ * first start prints) spent its minute on memory calls, nor the agents because of a backup script.
  */
 export function rateKey(req: FastifyRequest): string {
   const token = bearerToken(req);
-  return token === undefined ? `ip:${req.ip}` : `token:${createHash('sha256').update(token).digest('base64url')}`;
+  if (token === undefined) return `ip:${req.ip}`;
+  const kind = req.url.startsWith('/v1/admin/') ? 'admin' : 'token';
+  return `${kind}:${createHash('sha256').update(token).digest('base64url')}`;
 }
 
 /**
