@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import { WriteBatch } from '../engine/batch.js';
 import type { Store } from '../engine/store.js';
+import type { ROLES } from '../protocol/admin.js';
 import { ApiError } from '../protocol/errors.js';
 import { nfc } from '../protocol/unicode.js';
 
@@ -9,8 +10,11 @@ import { nfc } from '../protocol/unicode.js';
 export const TOKEN_TREE = 'auth.tokens';
 const PREFIX = 'cairn_';
 
-/** What a token may do: `admin` also manages tokens; `agent` uses the memory verbs. */
-export type Role = 'admin' | 'agent';
+/**
+ * What a token may do: `admin` also manages tokens; `agent` uses the memory verbs; `reader` only
+ * the verbs that write nothing (a reviewer, a dashboard).
+ */
+export type Role = (typeof ROLES)[number];
 
 /** A stored token: never the token itself, only its hash and what it names. */
 export interface TokenRecord {

@@ -14,7 +14,7 @@ Usage:
                                           run a node (default 127.0.0.1:4000, lite; $CAIRN_HOST,
                                           $CAIRN_PORT, $CAIRN_PROFILE; team is not built yet)
   cairn init [--json]                     create the store and print its admin token once
-  cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent]
+  cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent|reader]
                      [--expires 30m|12h|30d|RFC3339] [--json]
   cairn token list [--json]               list tokens (ids, agents, users; never the tokens)
   cairn token revoke ID [--json]          revoke a token

@@ -119,7 +119,7 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
           const state =
             t.revokedAt !== undefined ? `revoked ${t.revokedAt}` : expired(t) ? `expired ${t.expiresAt}` : 'live';
           process.stdout.write(
-            `${t.id}  ${t.role.padEnd(5)}  agent=${t.agent}  user=${t.user ?? '*'}  scopes=${shownScopes(t.scopes)}  expires=${t.expiresAt ?? 'never'}  ${state}\n`,
+            `${t.id}  ${t.role.padEnd(6)}  agent=${t.agent}  user=${t.user ?? '*'}  scopes=${shownScopes(t.scopes)}  expires=${t.expiresAt ?? 'never'}  ${state}\n`,
           );
         }
       return 0;

@@ -4,6 +4,9 @@ import { z } from 'zod';
 
 import { Scope, UserId } from './fields.js';
 
+/** A token's roles (`auth/tokens.ts` `Role`): `reader` runs only the verbs that write nothing. */
+export const ROLES = ['admin', 'agent', 'reader'] as const;
+
 /** An agent name: what the token's writes are recorded as. */
 export const AgentName = z
   .string()
@@ -29,7 +32,7 @@ export const TokenCreateInput = z.strictObject({
     .max(256)
     .optional()
     .describe('The only scopes the token may use; absent: every scope (an empty list is refused)'),
-  role: z.enum(['admin', 'agent']).optional(),
+  role: z.enum(ROLES).optional(),
   expiresAt: z.iso
     .datetime({ offset: true })
     .refine((t) => Date.parse(t) > Date.now(), 'must be in the future')

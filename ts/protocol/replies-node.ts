@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { ROLES } from './admin.js';
 import { KindCounts, Time } from './reply-parts.js';
 
 // The 200 replies of the node's own routes: health, whoami and the admin routes
@@ -42,7 +43,7 @@ export const WhoamiReply = z.object({
   user: z.string(),
   scope: z.string(),
   agent: z.string(),
-  role: z.enum(['admin', 'agent']),
+  role: z.enum(ROLES),
   token: z.object({ id: z.string() }),
   scopes: z.array(z.string()).nullable().describe('The scopes the token is limited to; null: any'),
 });
@@ -54,7 +55,7 @@ export const TokenInfo = z.object({
   agent: z.string(),
   user: z.string().optional(),
   scopes: z.array(z.string()).optional(),
-  role: z.enum(['admin', 'agent']),
+  role: z.enum(ROLES),
   createdAt: Time,
   expiresAt: Time.optional(),
   revokedAt: Time.optional(),
@@ -70,7 +71,7 @@ export const TokenCreateReply = z.object({
   agent: z.string(),
   user: z.string().nullable(),
   scopes: z.array(z.string()).nullable(),
-  role: z.enum(['admin', 'agent']),
+  role: z.enum(ROLES),
   expiresAt: Time.nullable().describe('When the token stops working; null: never'),
 });
 

@@ -6,7 +6,7 @@ import type { Store } from '../engine/store.js';
 import { problemError } from '../protocol/body-problem.js';
 import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
-import { preauthorize } from '../service/identity.js';
+import { preauthorize, refuseRole } from '../service/identity.js';
 import { registerDrain } from './drain.js';
 import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
@@ -90,8 +90,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // as the verb would judge it: the body as parsed still names them beside a refused part).
   app.addHook('preValidation', async (req) => {
     if (req.bodyProblem === null || req.routeOptions.url === '/v1/mcp') return;
-    if (req.principal !== null && req.routeOptions.url?.startsWith('/v1/memory/'))
+    const url = req.routeOptions.url;
+    if (req.principal !== null && url?.startsWith('/v1/memory/')) {
+      refuseRole(req.principal, url.slice('/v1/memory/'.length));
       preauthorize(req.principal, req.body);
+    }
     throw problemError(req.bodyProblem);
   });
   app.setErrorHandler(errorHandler);

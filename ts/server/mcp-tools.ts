@@ -62,7 +62,11 @@ export function toolServer(
     },
   );
   const tools = toolList();
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  // A read-only token is offered only the tools it may call (a hidden write tool still answers FORBIDDEN).
+  const reads = tools.filter((tool) => tool.annotations.readOnlyHint);
+  server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => ({
+    tools: principalOf(extra).token.role === 'reader' ? reads : tools,
+  }));
   onToolCall(server, async (call, extra) => {
     const verb = VERBS.find((v) => v.tool === call.name)?.verb;
     const run = verb === undefined ? undefined : SERVICES[verb];

@@ -2,6 +2,7 @@ import type { TokenRecord } from '../auth/tokens.js';
 import { ApiError } from '../protocol/errors.js';
 import { Name256 } from '../protocol/fields.js';
 import { nfc } from '../protocol/unicode.js';
+import { verbSpec } from '../protocol/verbs.js';
 
 /** Who presented the request: the token's record and the identity headers sent with it. */
 export interface Principal {
@@ -53,6 +54,17 @@ function refuseScope(p: Principal, scope: string, field: string): void {
       { field, message: `this token may use only the scopes ${p.token.scopes.join(', ')}` },
     ]);
   }
+}
+
+/**
+ * A read-only token (role `reader`) calling a verb that writes: FORBIDDEN naming Authorization,
+ * judged before the body (as a user or scope the token may not use), so nothing is written and a
+ * malformed body teaches nothing about the verb's fields.
+ */
+export function refuseRole(p: Principal, verb: string): void {
+  if (p.token.role !== 'reader' || verbSpec(verb)?.writes !== true) return;
+  const message = `agent ${p.token.agent}'s token is read-only (role reader): ${verb} writes`;
+  throw new ApiError('FORBIDDEN', `Authorization: ${message}`, [{ field: 'Authorization', message }]);
 }
 
 /**

@@ -29,7 +29,7 @@ import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-n
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { addresseeWarning } from './handoff-addressee.js';
-import { preauthorize, resolveIdentity } from './identity.js';
+import { preauthorize, refuseRole, resolveIdentity } from './identity.js';
 import { boundItems, buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
 import { memoryRecall } from './recall.js';
@@ -373,9 +373,13 @@ export async function memoryHandoffResume(svc: Service, p: Principal, raw: unkno
   return notes(svc.store, 'handoff_resume', identify(p, input), { ...notesBody(svc, input), ...readableScopes(p) });
 }
 
-/** `fn` after the checks the principal alone decides, so a refused user or scope is 403 before any 422. */
-function authorized(fn: ServiceFn): ServiceFn {
+/**
+ * `verb`'s `fn` after the checks the principal alone decides, so a refused role, user or scope is
+ * 403 before any 422.
+ */
+function authorized(verb: string, fn: ServiceFn): ServiceFn {
   return (svc, p, raw) => {
+    refuseRole(p, verb);
     preauthorize(p, raw);
     return fn(svc, p, raw);
   };
@@ -401,5 +405,5 @@ export const SERVICES: Record<string, ServiceFn> = Object.fromEntries(
     handoff_resume: memoryHandoffResume,
     delete_user: deleteUser,
     audit,
-  } satisfies Record<string, ServiceFn>).map(([verb, fn]) => [verb, authorized(fn)]),
+  } satisfies Record<string, ServiceFn>).map(([verb, fn]) => [verb, authorized(verb, fn)]),
 );
