@@ -199,6 +199,7 @@ async function scenario(agent: string) {
   await asClaude('forget', { scope: s, note: { key: 'own', visibility: 'agent' } });
   await asClaude('forget', { scope: s, note: { key: 'own', visibility: 'agent' } });
   await asClaude('forget', { scope: s, note: { key: 'never', visibility: 'agent' } });
+  await asClaude('audit', { scope: s, limit: 3 });
   await call('POST', '/v1/admin/agents/not%20a%20name/memory/note_list', {
     body: { scope: s },
     as: '/v1/admin/agents/{agent}/memory/note_list',

@@ -20,6 +20,7 @@ export const AS_AGENT_VERBS = [
   { verb: 'note_list', needs: null },
   { verb: 'history', needs: 'key' },
   { verb: 'forget', needs: 'note' },
+  { verb: 'audit', needs: null },
 ] as const;
 
 /** POST /v1/admin/tokens: a new token naming its agent, optionally fixed to a user and scopes. */

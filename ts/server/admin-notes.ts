@@ -5,10 +5,10 @@ import { AgentName, AS_AGENT_VERBS } from '../protocol/admin.js';
 import { ApiError } from '../protocol/errors.js';
 import type { Service } from '../service/context.js';
 import type { Principal } from '../service/identity.js';
-import { memoryForget, memoryHistory, memoryNoteList } from '../service/memory.js';
+import { audit, memoryForget, memoryHistory, memoryNoteList } from '../service/memory.js';
 import { adminHook, principalOf } from './auth.js';
 
-const SERVICE = { note_list: memoryNoteList, history: memoryHistory, forget: memoryForget };
+const SERVICE = { note_list: memoryNoteList, history: memoryHistory, forget: memoryForget, audit };
 
 /** The admin principal with `agent` in place of its own: identity, scopes and policy unchanged. */
 function actingAs(p: Principal, agent: string): Principal {
@@ -21,12 +21,13 @@ function actingAs(p: Principal, agent: string): Principal {
 }
 
 /**
- * `POST /v1/admin/agents/{agent}/memory/{note_list|history|forget}` (admin token only; any other
- * token is FORBIDDEN before the body is read): the verb, with its own body, run as `agent`, so the
- * operator reaches that agent's agent-visibility notes as `cairn memories … --agent NAME` does on
- * the store directly (DESIGN.md §4: the CLI goes through a running node). Only note operations:
- * history of a note (`key`) and forget of a note (`note`); the events record `agent` as the actor,
- * as they do on the store.
+ * `POST /v1/admin/agents/{agent}/memory/{note_list|history|forget|audit}` (admin token only; any
+ * other token is FORBIDDEN before the body is read): the verb, with its own body, run as `agent`,
+ * so the operator reaches that agent's agent-visibility notes as `cairn memories … --agent NAME`
+ * does on the store directly (DESIGN.md §4: the CLI goes through a running node), and reads what
+ * that agent wrote (`audit`: who did what, one agent at a time). Only note operations and the
+ * audit: history of a note (`key`) and forget of a note (`note`); the events record `agent` as the
+ * actor, as they do on the store.
  */
 export function registerAdminNoteRoutes(app: FastifyInstance, tokens: Tokens, svc: Service) {
   const admin = { onRequest: adminHook(tokens) };

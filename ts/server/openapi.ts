@@ -99,7 +99,7 @@ function verbPaths(): Record<string, unknown> {
   return paths;
 }
 
-/** `POST /v1/admin/agents/{agent}/memory/<verb>`: a note operation run as another agent (admin). */
+/** `POST /v1/admin/agents/{agent}/memory/<verb>`: a note operation or the audit run as another agent (admin). */
 function asAgentPaths(): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   const agent = { name: 'agent', in: 'path', required: true, schema: { type: 'string' }, description: 'Act as' };
@@ -109,7 +109,7 @@ function asAgentPaths(): Record<string, unknown> {
     const only = needs === null ? '' : ` (the \`${needs}\` form only)`;
     paths[`/v1/admin/agents/{agent}/memory/${verb}`] = {
       post: {
-        summary: `${spec.title} as another agent${only} (admin): reaches that agent's agent-visibility notes`,
+        summary: `${spec.title} as another agent${only} (admin): ${verb === 'audit' ? 'what that agent wrote' : "reaches that agent's agent-visibility notes"}`,
         parameters: [agent, ...IDENTITY_HEADERS],
         requestBody: { required: true, ...json(jsonSchemaOf(spec.input)) },
         responses: {
