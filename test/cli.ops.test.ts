@@ -54,6 +54,8 @@ it.each([
   ['--profile bogus', ['--profile', 'bogus'], {}, '--profile must be lite or team'],
   ['CAIRN_RATE_LIMIT=abc', [], { CAIRN_RATE_LIMIT: 'abc' }, 'CAIRN_RATE_LIMIT'],
   ['CAIRN_RATE_LIMIT=0', [], { CAIRN_RATE_LIMIT: '0' }, 'CAIRN_RATE_LIMIT'],
+  ['CAIRN_RATE_LIMIT_PER_USER=0', [], { CAIRN_RATE_LIMIT_PER_USER: '0' }, 'CAIRN_RATE_LIMIT_PER_USER'],
+  ['CAIRN_RATE_LIMIT_PER_USER=1.5', [], { CAIRN_RATE_LIMIT_PER_USER: '1.5' }, 'CAIRN_RATE_LIMIT_PER_USER'],
   [
     'CAIRN_DOCUMENT_READ_SECONDS=0',
     [],

@@ -20,13 +20,16 @@ const PROFILES = ['lite', 'team'];
  * Why the options cannot start a node, or null. Checked before anything is opened or created, so
  * a refused start touches nothing.
  */
-function refusal(profile: string, rateLimit: string | undefined): string | null {
+function refusal(profile: string, rateLimit: string | undefined, perUser: string | undefined): string | null {
   if (!PROFILES.includes(profile)) return `--profile must be lite or team, got ${JSON.stringify(profile)}`;
   if (profile === 'team') {
     return 'the team profile (PostgreSQL) is not available in this version; run the lite profile (the default)';
   }
   if (rateLimit !== undefined && !/^[1-9]\d{0,8}$/.test(rateLimit)) {
     return `CAIRN_RATE_LIMIT must be a whole number of requests per minute per token, 1–999999999, got ${JSON.stringify(rateLimit)}`;
+  }
+  if (perUser !== undefined && !/^[1-9]\d{0,8}$/.test(perUser)) {
+    return `CAIRN_RATE_LIMIT_PER_USER must be a whole number of requests per minute one end user of a token makes, 1–999999999, got ${JSON.stringify(perUser)}`;
   }
   return null;
 }
@@ -144,7 +147,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       portText,
       args.port === undefined ? 'CAIRN_PORT' : '--port',
     ) ??
-    refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT) ??
+    refusal(args.profile ?? env.CAIRN_PROFILE ?? 'lite', env.CAIRN_RATE_LIMIT, env.CAIRN_RATE_LIMIT_PER_USER) ??
     readLimitsRefusal(env) ??
     idempotencyRefusal(env.CAIRN_IDEMPOTENCY_HOURS) ??
     nameCacheRefusal(env.CAIRN_NAME_CACHE_MB) ??
@@ -164,6 +167,9 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       adminToken: env.CAIRN_ADMIN_TOKEN,
       allowedHosts: (env.CAIRN_ALLOWED_HOSTS ?? '').split(',').filter((h) => h !== ''),
       ...(env.CAIRN_RATE_LIMIT === undefined ? {} : { rateLimit: Number(env.CAIRN_RATE_LIMIT) }),
+      ...(env.CAIRN_RATE_LIMIT_PER_USER === undefined
+        ? {}
+        : { rateLimitPerUser: Number(env.CAIRN_RATE_LIMIT_PER_USER) }),
       logLevel: env.CAIRN_LOG_LEVEL || 'info',
       allowPrivate: env.CAIRN_ALLOW_PRIVATE === '1' || env.CAIRN_ALLOW_PRIVATE === 'true',
       ...(env.CAIRN_IDEMPOTENCY_HOURS === undefined ? {} : { idempotencyHours: Number(env.CAIRN_IDEMPOTENCY_HOURS) }),

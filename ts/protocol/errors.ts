@@ -29,6 +29,8 @@ export interface ErrorBody {
 /** An error the node answers in the product's terms; anything else becomes `INTERNAL`. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
+  /** Seconds to wait, sent as `Retry-After` (a RATE_LIMITED that knows when its window ends). */
+  retryAfter?: number;
 
   constructor(
     readonly code: ErrorCode,

@@ -16,6 +16,7 @@ import { McpSessions, type SessionLimits } from './mcp-sessions.js';
 import { parseQuery, refuseUndecodableQuery } from './query.js';
 import { RateBuckets, rateKey } from './rate-limit.js';
 import { registerRoutes } from './routes.js';
+import { UserShares } from './user-share.js';
 
 /** How the HTTP app is set up; every field has a default fit for a personal node. */
 export interface AppOptions {
@@ -33,6 +34,8 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Requests per minute per token (default 1200). */
   rateLimit?: number;
+  /** Requests per minute one end user of a token that may act for several makes (default a quarter of `rateLimit`). */
+  rateLimitPerUser?: number;
   sessions?: Partial<SessionLimits>;
   /** pino level (default `info`); `silent` in tests. */
   logLevel?: string;
@@ -122,7 +125,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     keyGenerator: rateKey,
     errorResponseBuilder: (_req, ctx) => new ApiError('RATE_LIMITED', `too many requests; retry in ${ctx.after}`),
   });
-  const svc: Service = { store: opts.store, node: opts.node };
+  // An end user named by a call of a token that serves several gets a share of its minute.
+  const perUser = opts.rateLimitPerUser ?? Math.max(1, Math.floor(buckets.max / 4));
+  const svc: Service = {
+    store: opts.store,
+    node: opts.node,
+    ...(perUser < buckets.max ? { share: new UserShares(perUser, buckets.max, buckets.windowMs) } : {}),
+  };
   const tokens = new Tokens(opts.store);
   const sessions = new McpSessions(
     {

@@ -42,6 +42,7 @@ export function toApiError(err: unknown, log: (err: unknown) => void): ApiError 
 /** Sends `err` as `{"error": …}` with its status (and the bearer challenge on a 401). */
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   if (err.status === 401) reply.header('WWW-Authenticate', WWW_AUTHENTICATE);
+  if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
   return reply.code(err.status).type('application/json').send(err.body());
 }
 

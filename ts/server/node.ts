@@ -26,6 +26,8 @@ export interface NodeOptions {
   adminToken?: string | undefined;
   allowedHosts?: string[];
   rateLimit?: number;
+  /** Requests a minute one end user of a shared token makes (`CAIRN_RATE_LIMIT_PER_USER`). */
+  rateLimitPerUser?: number;
   bodyLimit?: number;
   sessions?: { maxSessions?: number; maxPerToken?: number; maxPerUser?: number; idleMs?: number };
   logLevel?: string;
@@ -128,6 +130,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       ...(opts.allowedHosts === undefined ? {} : { allowedHosts: opts.allowedHosts }),
       port: () => port,
       ...(opts.rateLimit === undefined ? {} : { rateLimit: opts.rateLimit }),
+      ...(opts.rateLimitPerUser === undefined ? {} : { rateLimitPerUser: opts.rateLimitPerUser }),
       ...(opts.bodyLimit === undefined ? {} : { bodyLimit: opts.bodyLimit }),
       ...(opts.sessions === undefined ? {} : { sessions: opts.sessions }),
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),

@@ -6,6 +6,7 @@ import { fieldMeant } from '../protocol/field-meant.js';
 import { isoToMs } from '../protocol/fields.js';
 import { ILL_FORMED, illFormedPath, MAX_BODY_DEPTH, nfc, tooDeepPath } from '../protocol/unicode.js';
 import type { Principal } from './identity.js';
+import type { UserShare } from './user-share.js';
 
 /** What the node knows about itself, for memory_status and whoami. */
 export interface NodeInfo {
@@ -16,10 +17,12 @@ export interface NodeInfo {
   allowPrivate: boolean;
 }
 
-/** Everything a service function needs besides the request: the store and the node. */
+/** Everything a service function needs besides the request: the store, the node, its user shares. */
 export interface Service {
   store: Store;
   node: NodeInfo;
+  /** Absent: no share (a user may make as many requests as its token). */
+  share?: UserShare;
 }
 
 /** Parses `input` with `schema`; a failure is a VALIDATION_ERROR naming the field. */

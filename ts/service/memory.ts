@@ -34,6 +34,7 @@ import { boundItems, buildPack, type Grounding, packGrounding } from './pack.js'
 import { type HistoryTarget, runQuery } from './query.js';
 import { memoryRecall } from './recall.js';
 import { boundDeleteUser, boundRemember, largestInOrder } from './reply-lists.js';
+import { chargeUser } from './user-share.js';
 
 type Reply = Record<string, unknown>;
 
@@ -381,6 +382,7 @@ function authorized(verb: string, fn: ServiceFn): ServiceFn {
   return (svc, p, raw) => {
     refuseRole(p, verb);
     preauthorize(p, raw);
+    chargeUser(svc, p, verb, raw);
     return fn(svc, p, raw);
   };
 }

@@ -1,0 +1,51 @@
+import { ApiError } from '../protocol/errors.js';
+import type { Principal } from '../service/identity.js';
+import type { UserShare } from '../service/user-share.js';
+import { exportPageRefund } from './export-page-cost.js';
+import { PARTS } from './rate-limit.js';
+
+/**
+ * One end user's share of a token's requests (`CAIRN_RATE_LIMIT_PER_USER` a window of `windowMs`,
+ * a quarter of `CAIRN_RATE_LIMIT` by default), counted per token and user named by the call, one
+ * fixed window per pair from its first call, at most `cap` pairs (the least recently seen dropped
+ * first). An app serving its end users through one token names each by `X-Cairn-User` or
+ * `user_id`; without a share one of them looping spent the token's minute and every other user
+ * of the app got 429 until it ended. The token's own limit (`RateBuckets`) still bounds the sum.
+ * An export continuation page costs what it costs the token (`export-page-cost.ts`).
+ */
+export class UserShares implements UserShare {
+  private readonly counts = new Map<string, { used: number; start: number }>();
+
+  constructor(
+    readonly max: number,
+    private readonly tokenMax: number,
+    readonly windowMs: number,
+    private readonly cap = 100_000,
+  ) {}
+
+  charge(p: Principal, user: string, field: string, verb: string, input: unknown, now = Date.now()): void {
+    const key = `${p.token.id}\0${user}`;
+    let c = this.counts.get(key);
+    if (c === undefined || c.start + this.windowMs <= now) c = { used: 0, start: now };
+    this.counts.delete(key);
+    this.counts.set(key, c);
+    if (this.counts.size > this.cap) {
+      const oldest = this.counts.keys().next().value;
+      if (oldest !== undefined) this.counts.delete(oldest);
+    }
+    const parts = PARTS - exportPageRefund(verb, input);
+    if (c.used + parts <= this.max * PARTS) {
+      c.used += parts;
+      return;
+    }
+    const retryAfter = Math.max(1, Math.ceil((c.start + this.windowMs - now) / 1000));
+    const message = `this user's share of the token's requests is spent this minute; retry in ${retryAfter} seconds`;
+    const error = new ApiError(
+      'RATE_LIMITED',
+      `too many requests for this user: one user of a token that serves several may make ${this.max} of its ${this.tokenMax} requests a minute (CAIRN_RATE_LIMIT_PER_USER); retry in ${retryAfter} seconds`,
+      [{ field, message }],
+    );
+    error.retryAfter = retryAfter;
+    throw error;
+  }
+}
