@@ -15,9 +15,9 @@ export interface Extracted {
  * DOCX and HTML are read on a worker thread (`worker-pool.ts`), so the node itself never loads
  * their readers (pdf.js, mammoth, htmlparser2): loaded with the node they cut HTTP recall
  * throughput in the node bench by about 40% (3,379 against 5,474 requests/s at 20k facts), for
- * reasons not pinned down.
+ * reasons not pinned down. `owner` names the caller, whose turn it takes among those waiting.
  */
-export async function extract(bytes: Uint8Array, type: DocType): Promise<Extracted> {
-  const blocks = type === 'text' ? textBlocks(bytes) : await readOffThread(bytes, type);
+export async function extract(bytes: Uint8Array, type: DocType, owner: string): Promise<Extracted> {
+  const blocks = type === 'text' ? textBlocks(bytes) : await readOffThread(bytes, type, owner);
   return { type, ...place(blocks) };
 }

@@ -17,6 +17,8 @@ const READERS = Math.max(1, Math.min(4, availableParallelism() - 1));
 const IDLE_MS = 10_000;
 
 interface Job extends Omit<ReadRequest, 'mb'> {
+  /** Whose document it is (`readOffThread`): the readers take turns between owners. */
+  owner: string;
   resolve(blocks: Block[]): void;
   reject(err: Error): void;
   /** Stops the reader when the document has taken its time (`ReadLimits.seconds`). */
@@ -33,6 +35,27 @@ interface Reader {
 
 const readers = new Set<Reader>();
 const waiting: Job[] = [];
+/** When each owner with documents waiting was last given a reader (a count of dispatches). */
+const served = new Map<string, number>();
+let dispatches = 0;
+
+/**
+ * The waiting job to read next: the oldest of the owner given a reader longest ago (one never given
+ * one first). A FIFO queue made one agent's pile of PDFs hold every other caller's document until
+ * the whole pile was read.
+ */
+function nextJob(): Job | undefined {
+  let best: Job | undefined;
+  let bestServed = Number.POSITIVE_INFINITY;
+  for (const job of waiting) {
+    const at = served.get(job.owner) ?? -1;
+    if (at < bestServed) {
+      best = job;
+      bestServed = at;
+    }
+  }
+  return best;
+}
 
 /**
  * The blocks of a PDF, DOCX or HTML file, read on a worker thread: pdf.js and mammoth work
@@ -42,11 +65,12 @@ const waiting: Job[] = [];
  * A reader keeps the process alive only while it reads: an idle one is unref'd, so a node that
  * shuts down exits without waiting for it, and it ends on its own after `IDLE_MS`. A document that
  * takes longer than its time or more heap than its reader has (`read-limits.ts`) is refused with
- * `DOCUMENT_NOT_READABLE`, and its reader is ended.
+ * `DOCUMENT_NOT_READABLE`, and its reader is ended. `owner` names the caller (token and user):
+ * while documents wait, the readers take turns between owners (`nextJob`).
  */
-export function readOffThread(bytes: Uint8Array, type: ReadType): Promise<Block[]> {
+export function readOffThread(bytes: Uint8Array, type: ReadType, owner: string): Promise<Block[]> {
   return new Promise((resolve, reject) => {
-    waiting.push({ bytes, type, resolve, reject });
+    waiting.push({ bytes, type, owner, resolve, reject });
     dispatch();
   });
 }
@@ -54,14 +78,17 @@ export function readOffThread(bytes: Uint8Array, type: ReadType): Promise<Block[
 /** Hands waiting jobs to idle readers, starting readers up to `READERS`. */
 function dispatch(): void {
   for (;;) {
-    const job = waiting[0];
+    const job = nextJob();
     if (job === undefined) return;
     const { seconds, mb } = readLimits();
     // An idle reader started under another heap limit is ended: the limit in force applies.
     for (const r of readers) if (r.job === undefined && r.mb !== mb) end(r);
     const reader = [...readers].find((r) => r.job === undefined) ?? (readers.size < READERS ? start(mb) : undefined);
     if (reader === undefined) return;
-    waiting.shift();
+    waiting.splice(waiting.indexOf(job), 1);
+    // An owner with nothing left waiting is forgotten, so the map holds only owners in the queue.
+    if (waiting.some((w) => w.owner === job.owner)) served.set(job.owner, ++dispatches);
+    else served.delete(job.owner);
     clearTimeout(reader.idle);
     reader.job = job;
     reader.worker.ref();

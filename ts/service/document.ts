@@ -40,9 +40,11 @@ export async function memoryDocument(svc: Service, p: Principal, raw: unknown): 
       field('unknown type'),
     );
   }
+  const id = resolveIdentity(p, input);
   let doc: Extracted;
   try {
-    doc = await extract(bytes, type);
+    // The readers take turns between callers: an agent's pile waits behind another's one document.
+    doc = await extract(bytes, type, `${p.token.id}\0${id.user}`);
   } catch (err) {
     if (err instanceof DocumentError)
       throw new ApiError(err.code, `content_base64: ${err.message}`, field(err.message));
@@ -59,7 +61,6 @@ export async function memoryDocument(svc: Service, p: Principal, raw: unknown): 
       field('text too large'),
     );
   }
-  const id = resolveIdentity(p, input);
   const stored = await knowledge(svc.store, 'remember', id, {
     content: doc.text,
     source: input.source ?? input.name,
