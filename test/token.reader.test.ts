@@ -89,8 +89,10 @@ describe('over HTTP', () => {
 });
 
 describe('over MCP', () => {
-  it('tools/list offers only the tools that write nothing', async () => {
+  it('tools/list offers only the tools that write nothing, and the instructions say only to read', async () => {
     const c = await mcpClient(t.url, reader);
+    expect(c.getInstructions()).toContain('writes nothing');
+    expect(c.getInstructions()).not.toMatch(/memory_remember|memory_note_write|memory_handoff_create/);
     const { tools } = await c.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual(
       VERBS.filter((v) => v.tool !== null && !v.writes)

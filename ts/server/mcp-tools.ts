@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
+import type { Role } from '../auth/tokens.js';
 import { jsonSchemaOf } from '../protocol/json-schema.js';
 import { VERBS } from '../protocol/verbs.js';
 import type { Service } from '../service/context.js';
@@ -33,17 +34,35 @@ export function toolList() {
   }));
 }
 
+/** What `initialize` tells the model to do with the tools: a read-only token is told only to read. */
+const INSTRUCTIONS = {
+  full:
+    'Cairn is your long-term memory, shared with the other agents of your user. Before answering about people, ' +
+    'projects or past decisions, call memory_context (or memory_recall for one entity) and answer only from ' +
+    'cited items; store what the user tells you with memory_remember or memory_relate. Keep preferences, facts, ' +
+    'task state and decisions as keyed notes (memory_note_write, memory_note_list). Starting a task, call ' +
+    'memory_handoff_resume with its taskId; stopping before it is done, leave memory_handoff_create for the ' +
+    'agent that picks it up.',
+  reader:
+    'Cairn is the long-term memory of the agents of your user; this token reads it and writes nothing. Before ' +
+    'answering about people, projects or past decisions, call memory_context (or memory_recall for one entity) ' +
+    'and answer only from cited items. Read keyed notes with memory_note_list and what changed with ' +
+    'memory_history; memory_handoff_resume shows where a task stands.',
+};
+
 /** The request a tool call came in, as the transport hands it to the handler. */
 type CallExtra = { authInfo?: { extra?: Record<string, unknown> } };
 
 /**
  * An MCP server whose tools call the service functions, as the HTTP routes do; `principalOf`
  * gives the principal of the request being handled (from the transport's auth info), and
- * `answered` hears of each call answered without error (the rate limit's refunds).
+ * `answered` hears of each call answered without error (the rate limit's refunds). `role` is the
+ * role of the token the session belongs to, which chooses the instructions.
  */
 export function toolServer(
   svc: Service,
   version: string,
+  role: Role,
   principalOf: (extra: CallExtra) => Principal,
   onError: (err: unknown) => void,
   answered: (verb: string, args: Record<string, unknown>, extra: CallExtra) => void = () => undefined,
@@ -52,13 +71,7 @@ export function toolServer(
     { name: 'cairn', title: 'Cairn memory', version },
     {
       capabilities: { tools: { listChanged: false } },
-      instructions:
-        'Cairn is your long-term memory, shared with the other agents of your user. Before answering about people, ' +
-        'projects or past decisions, call memory_context (or memory_recall for one entity) and answer only from ' +
-        'cited items; store what the user tells you with memory_remember or memory_relate. Keep preferences, facts, ' +
-        'task state and decisions as keyed notes (memory_note_write, memory_note_list). Starting a task, call ' +
-        'memory_handoff_resume with its taskId; stopping before it is done, leave memory_handoff_create for the ' +
-        'agent that picks it up.',
+      instructions: role === 'reader' ? INSTRUCTIONS.reader : INSTRUCTIONS.full,
     },
   );
   const tools = toolList();

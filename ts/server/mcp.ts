@@ -108,6 +108,7 @@ export function registerMcp(
     const server = toolServer(
       svc,
       version,
+      token.role,
       principalFromExtra,
       (err) => app.log.error({ err }, 'tool failed'),
       answered,
