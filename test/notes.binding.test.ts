@@ -35,7 +35,11 @@ describe('notes through the binding', () => {
     expect(created.id).toMatch(/^\d+$/);
     const conflict = await store.notes('note_write', a, { key: 'editor', value: {}, expectedVersion: 0 });
     expect(conflict).toEqual({
-      error: { code: 'VERSION_CONFLICT', message: expect.any(String), details: [{ currentVersion: 1 }] },
+      error: {
+        code: 'VERSION_CONFLICT',
+        message: expect.any(String),
+        details: [{ currentVersion: 1, agent: 'claude', updatedAt: expect.any(String) }],
+      },
     });
     const merged = await store.notes('note_write', as('codex'), {
       key: 'editor',

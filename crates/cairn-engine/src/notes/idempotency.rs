@@ -68,10 +68,22 @@ impl Idempotency {
             receipt["replayed"] = json!(true);
             return Ok(Some(Ok(receipt)));
         }
+        // What the key's first request did: a model that changed its request and retried with
+        // the key could not tell whether anything was written (found playing two agents).
+        let receipt = &stored["receipt"];
+        let applied = match (receipt["key"].as_str(), receipt["taskId"].as_str()) {
+            (Some(key), _) => format!("version {} of note {key:?}", receipt["version"]),
+            (None, Some(task)) => format!("handoff {} on task {task:?}", receipt["id"].as_str().unwrap_or_default()),
+            (None, None) => "what details.receipt says".to_owned(),
+        };
         Ok(Some(Err(refuse(
             "IDEMPOTENCY_CONFLICT",
-            format!("idempotencyKey {:?} was used with a different request", self.key),
-            vec![json!({ "field": "idempotencyKey" })],
+            format!(
+                "idempotencyKey {:?} was used with a different request, which wrote {applied}; this one wrote \
+                 nothing: send it with a new idempotencyKey",
+                self.key
+            ),
+            vec![json!({ "field": "idempotencyKey", "receipt": receipt })],
         ))))
     }
 

@@ -239,9 +239,10 @@ fn expected_version_guards_create_and_update() {
     assert_eq!(run(&store, &a, "note_write", &with(note("k", json!(1)), json!({"expectedVersion": 0})))["version"], 1);
     let again = run(&store, &a, "note_write", &with(note("k", json!(2)), json!({"expectedVersion": 0})));
     assert_eq!(code(&again), "VERSION_CONFLICT");
-    assert_eq!(again["error"]["details"], json!([{"currentVersion": 1}]));
+    assert_eq!(again["error"]["details"][0]["currentVersion"], 1);
+    assert_eq!(again["error"]["details"][0]["agent"], "claude", "who wrote the current version");
     let stale = run(&store, &a, "note_write", &with(note("k", json!(2)), json!({"expectedVersion": 5})));
-    assert_eq!(stale["error"]["details"], json!([{"currentVersion": 1}]));
+    assert_eq!(stale["error"]["details"][0]["currentVersion"], 1);
     assert_eq!(run(&store, &a, "note_write", &with(note("k", json!(2)), json!({"expectedVersion": 1})))["version"], 2);
     let missing = run(&store, &a, "note_write", &with(note("other", json!(2)), json!({"expectedVersion": 1})));
     assert_eq!(missing["error"]["details"], json!([{"currentVersion": 0}]));

@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
 use crate::store::Store;
+use crate::time::iso_ms;
 use crate::write::WriteTxn;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -228,19 +229,28 @@ fn check(req: &Request, prev: Option<&NoteRecord>, value: &Value) -> Outcome<Str
     if let Some(expected) = req.expected
         && expected != current
     {
-        // "at version 0" read as a note at its first version: say there is none at this identity
-        // (a task note left without its taskId is the usual cause).
-        let now = if current == 0 {
-            let id = &req.id;
-            format!("no note {:?} with {} visibility is stored (version 0)", id.key, id.visibility.as_str())
-        } else {
-            format!("the note is at version {current}")
+        // Who wrote the current version and what to do: told only the number, a model retried
+        // with it unread and overwrote the other agent's write (found playing two agents).
+        let (now, detail) = match prev {
+            // "at version 0" read as a note at its first version: say there is none at this
+            // identity (a task note left without its taskId is the usual cause).
+            None => {
+                let id = &req.id;
+                let now =
+                    format!("no note {:?} with {} visibility is stored (version 0)", id.key, id.visibility.as_str());
+                (now, json!({ "currentVersion": 0 }))
+            }
+            Some(p) => {
+                let at = iso_ms(p.updated_at);
+                let now = format!(
+                    "the note is at version {current}, written by {:?} at {at}: read it (memory_note_list) and apply your \
+                     change to what it holds now, then send expectedVersion {current}",
+                    p.agent
+                );
+                (now, json!({ "currentVersion": current, "agent": p.agent, "updatedAt": at }))
+            }
         };
-        return Err(refuse(
-            "VERSION_CONFLICT",
-            format!("expectedVersion {expected} but {now}"),
-            vec![json!({ "currentVersion": current })],
-        ));
+        return Err(refuse("VERSION_CONFLICT", format!("expectedVersion {expected} but {now}"), vec![detail]));
     }
     let Some(kind) = req.kind.clone().or_else(|| prev.map(|p| p.kind.clone())) else {
         return Err(invalid("kind", "is required when creating a note"));
