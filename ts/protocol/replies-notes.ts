@@ -27,6 +27,18 @@ export const NoteWriteReply = z.object({
       'The note written is private: hidden from reads without includePrivate (a write omitting private keeps it)',
     ),
   replayed: Replayed,
+  warnings: z
+    .array(
+      z.object({
+        field: z.literal('key'),
+        message: z.string(),
+        notes: z
+          .array(z.object({ key: z.string(), visibility: Note.shape.visibility, taskId: z.string().optional() }))
+          .describe('The other notes at this key: send one back (visibility, taskId) to update it'),
+      }),
+    )
+    .optional()
+    .describe('Created a new note beside other notes at this key, which keep their values'),
 });
 
 /** memory_note_list; with `query`, each note has its retrieval `receipt`. */

@@ -41,6 +41,7 @@ mod notes_meant;
 mod notes_meant_tests;
 mod purge;
 mod record;
+mod same_key;
 mod search;
 mod slot_counts;
 #[cfg(test)]

@@ -7,8 +7,10 @@ use super::fields::{Fields, written_key, written_task};
 use super::idempotency::Idempotency;
 use super::idempotency_window::prune;
 use super::index::Postings;
+use super::notes_meant::{message_with, notes_meant};
 use super::record::{CUR, Identity, KINDS, MAX_VALUE_BYTES, NoteRecord, VER, Visibility};
-use super::{Outcome, idempotency_upgrade, index, invalid, merge, refuse};
+use super::same_key::{created_beside, same_key};
+use super::{Fail, Outcome, idempotency_upgrade, index, invalid, merge, refuse};
 use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
@@ -175,11 +177,20 @@ struct Prepared {
     new: Postings,
     /// The write against `prev`, when `prev` exists and the write passes its checks.
     built: Option<Built>,
+    /// When there is no note: the notes the request may have meant (`notes_meant`) if it has no
+    /// `kind`, else the other notes at its key (`same_key`), named by the refusal or the receipt.
+    others: Vec<Value>,
 }
 
 fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
-    let stored = store.snapshot()?.get(CUR, &req.id.cur_key(&caller.part))?;
+    let snap = store.snapshot()?;
+    let stored = snap.get(CUR, &req.id.cur_key(&caller.part))?;
     let prev = stored.as_deref().map(NoteRecord::decode).transpose()?;
+    let others = match (&prev, &req.kind) {
+        (Some(_), _) => Vec::new(),
+        (None, None) => notes_meant(&snap, &caller.part, &caller.agent, &req.id)?,
+        (None, Some(_)) => same_key(&snap, &caller.part, &caller.agent, &req.id)?,
+    };
     let value = new_value(req, prev.as_ref());
     let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
     let new = Postings::of(&req.id.key, &value);
@@ -187,7 +198,7 @@ fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
         let kind = check(req, Some(p), &value).ok()?;
         Some(compose(req, caller, Some(p), &value, kind, p.id))
     });
-    Ok(Prepared { stored, prev, old, value, new, built })
+    Ok(Prepared { stored, prev, old, value, new, built, others })
 }
 
 /// A write worked out against one state of its note: the new version, its encoding, its event
@@ -336,7 +347,7 @@ fn apply(
     tx: &mut WriteTxn<'_>,
     caller: &Caller,
     req: &Request,
-    prepared: Prepared,
+    mut prepared: Prepared,
     window: i64,
 ) -> Result<Outcome<Value>> {
     let part = &caller.part;
@@ -347,6 +358,7 @@ fn apply(
     }
     let cur_key = req.id.cur_key(part);
     let stored = tx.get(CUR, &cur_key)?;
+    let others = std::mem::take(&mut prepared.others);
     // The note as `prepare` read it (the usual case), or as another write has left it since.
     let (prev, value, old_postings, new_postings, built) = if stored == prepared.stored {
         (prepared.prev, prepared.value, prepared.old, prepared.new, prepared.built)
@@ -357,12 +369,20 @@ fn apply(
         let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
         (prev, value, old, new, None)
     };
-    let built = if let Some(built) = built {
+    let mut built = if let Some(built) = built {
         part.register(tx)?;
         built
     } else {
         let kind = match check(req, prev.as_ref(), &value) {
             Ok(kind) => kind,
+            Err(Fail::Refused(mut refusal)) if prev.is_none() && req.kind.is_none() && !others.is_empty() => {
+                // "kind is required" to a write meant as an update: name the notes it may mean.
+                if refusal.details.first().is_some_and(|d| d["field"] == "kind") {
+                    refusal.message = message_with(refusal.message, &others);
+                    refusal.details = others;
+                }
+                return Ok(Err(Fail::Refused(refusal)));
+            }
             Err(refusal) => return Ok(Err(refusal)),
         };
         // Nothing is written above this line.
@@ -373,6 +393,9 @@ fn apply(
         };
         compose(req, caller, prev.as_ref(), &value, kind, id)
     };
+    if prev.is_none() && !others.is_empty() {
+        built.receipt["warnings"] = json!([created_beside(&req.id, &others)]);
+    }
     prune(tx, part, caller.now, window)?;
     idempotency_upgrade::step(tx, caller.now)?;
     let old = prev.as_ref().zip(old_postings.as_ref());
