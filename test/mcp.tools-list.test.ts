@@ -53,6 +53,32 @@ it('instructions name the notes and handoff tools, and only tools the node lists
     }
     const listed = new Set((await client.listTools()).tools.map((x) => x.name));
     for (const tool of named) expect(listed.has(tool), tool).toBe(true);
+    // Found playing two agents: a capsule is as of when it was left, and the task's notes, which
+    // only a list with its taskId shows, may have moved on; the instructions stopped at the resume.
+    expect(instructions).toContain(
+      'then memory_note_list with that taskId: the task notes may be newer than the capsule',
+    );
+  } finally {
+    await client.close();
+  }
+});
+
+// Found playing two agents over MCP: memory_note_write said VERSION_CONFLICT "tells you the
+// current version" (a model retried with it unread, overwriting the other agent's write) and
+// that a merge "deep-merges objects" without saying arrays replace (a model sending
+// `{done: ["cutover"]}` to append lost the items before), and nothing of a task note updated
+// without its taskId (a second note was made beside it).
+it('memory_note_write says to re-read on a conflict, that a merge replaces arrays, and to resend a taskId', async () => {
+  const { token } = await t.token({ agent: 'claude', user: 'ann' });
+  const client = await mcpClient(t.url, token);
+  try {
+    const { tools } = await client.listTools();
+    const write = tools.find((x) => x.name === 'memory_note_write');
+    const text = `${write?.description} ${JSON.stringify(write?.inputSchema)}`;
+    expect(text).not.toContain('VERSION_CONFLICT tells you the current version');
+    expect(text).toContain('on VERSION_CONFLICT read the note again and apply your change to it before retrying');
+    expect(text).toContain('`writeMode: merge` deep-merges objects; arrays and other values replace whole');
+    expect(text).toContain('a task note needs its `taskId` on every write, else a new note is made beside it');
   } finally {
     await client.close();
   }

@@ -239,14 +239,13 @@ export const VERBS: readonly VerbSpec[] = [
     reply: NoteWriteReply,
     description:
       'Save a small structured note under a `key`: a user preference, a user fact, task state or a decision ' +
-      '(`kind`, required when creating), with `value` any JSON. `visibility`: `user` (default, every agent of ' +
-      'this user), `task` (needs `taskId`), `agent` (only you). `writeMode: merge` deep-merges objects; `null` ' +
-      'in it deletes that key. `private: true` hides the note from reads without `includePrivate`. For safe ' +
-      'updates send `expectedVersion` (0 = create only; VERSION_CONFLICT tells you the current version) and an ' +
-      '`idempotencyKey` (yours alone) when retrying: the same request again replays the first receipt, marked ' +
-      '`replayed: true` (nothing written this time). ' +
-      '`confidence` needs `confidenceBasis`. The receipt gives `version`, `evolution` ' +
-      '(created|replaced|merged), and `private: true` when the note is private.',
+      '(`kind`, required when creating), with `value` any JSON. `visibility` defaults to `user`; a task note ' +
+      'needs its `taskId` on every write, else a new note is made beside it (receipt `warnings`). `writeMode: ' +
+      'merge` deep-merges objects; arrays and other values replace whole; `null` deletes a key. For safe ' +
+      'updates send `expectedVersion` (0 = create only); on VERSION_CONFLICT read the note again and apply your ' +
+      'change to it before retrying. Send an `idempotencyKey` (yours alone) when retrying: the same request ' +
+      'replays the first receipt (`replayed: true`). `confidence` needs `confidenceBasis`. The receipt gives ' +
+      '`version`, `evolution` (created|replaced|merged), and `private: true` when the note is private.',
   },
   {
     verb: 'note_list',

@@ -41,13 +41,14 @@ const INSTRUCTIONS = {
     'projects or past decisions, call memory_context (or memory_recall for one entity) and answer only from ' +
     'cited items; store what the user tells you with memory_remember or memory_relate. Keep preferences, facts, ' +
     'task state and decisions as keyed notes (memory_note_write, memory_note_list). Starting a task, call ' +
-    'memory_handoff_resume with its taskId; stopping before it is done, leave memory_handoff_create for the ' +
+    'memory_handoff_resume with its taskId, then memory_note_list with that taskId: the task notes may be ' +
+    'newer than the capsule. Stopping before it is done, leave memory_handoff_create for the ' +
     'agent that picks it up.',
   reader:
     'Cairn is the long-term memory of the agents of your user; this token reads it and writes nothing. Before ' +
     'answering about people, projects or past decisions, call memory_context (or memory_recall for one entity) ' +
     'and answer only from cited items. Read keyed notes with memory_note_list and what changed with ' +
-    'memory_history; memory_handoff_resume shows where a task stands.',
+    'memory_history; memory_handoff_resume with a taskId, then memory_note_list with it, shows where a task stands.',
 };
 
 /** The request a tool call came in, as the transport hands it to the handler. */
