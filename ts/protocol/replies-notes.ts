@@ -65,6 +65,10 @@ export const HandoffCreateReply = z.object({
   expiresAt: Time.optional(),
   to: z.string().optional(),
   replayed: Replayed,
+  replaces: z
+    .object({ id: Id, from: z.string(), createdAt: Time, to: z.string().optional() })
+    .optional()
+    .describe('The capsule a resume of the task returned until this one (its newest unexpired)'),
   warnings: z
     .array(
       z.object({

@@ -289,7 +289,7 @@ export const VERBS: readonly VerbSpec[] = [
       'Leave a handoff capsule on `taskId` for the next agent: `summary`, `status`, `decisions`, `nextSteps`, ' +
       '`artifacts`, `blockers`, optional `expiresAt` (ISO 8601, in the future) and `to` (an agent name; one no ' +
       "token of your user holds is stored, and the receipt's `warnings` says so with near names). A newer " +
-      'handoff on the task replaces it. Send an `idempotencyKey` (yours alone) when retrying: the same request ' +
+      'handoff on the task replaces it (the receipt names it in `replaces`). Send an `idempotencyKey` (yours alone) when retrying: the same request ' +
       'again replays the first receipt, marked `replayed: true`, and leaves no second capsule. Call it before ' +
       'you stop work that another agent will continue.',
   },

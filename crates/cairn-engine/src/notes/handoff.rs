@@ -225,6 +225,7 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
             caller.part.register(tx)?;
             super::idempotency_window::prune(tx, &caller.part, caller.now, window)?;
             super::idempotency_upgrade::step(tx, caller.now)?;
+            let replaced = resumed_now(tx, &caller.part, &capsule.task_id, caller.now)?;
             capsule.id = crate::knowledge::next_id(tx, &caller.part)?;
             put(tx, &caller.part, &capsule)?;
             let change = Change {
@@ -236,13 +237,37 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
                 patch: Some(input),
             };
             history::record(tx, &caller, change)?;
-            let receipt = receipt(&capsule);
+            let mut receipt = receipt(&capsule);
+            if let Some(r) = replaced {
+                receipt["replaces"] = r;
+            }
             if let Some(idem) = &idempotency {
                 idem.remember(tx, &caller, &receipt)?;
             }
             Ok(Ok(receipt))
         })?
         .0
+}
+
+/// The capsule a resume of `task_id` returns before a new one is stored (the newest unexpired),
+/// as a create's receipt names it: a model that hands off a task unresumed learns whose capsule,
+/// and which `nextSteps`, a resume no longer returns (found playing two agents).
+fn resumed_now(tx: &mut WriteTxn<'_>, part: &Partition, task_id: &str, now: i64) -> Result<Option<Value>> {
+    let mut newest: Option<Capsule> = None;
+    tx.scan_prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]), |_, v| {
+        let c = Capsule::decode(v)?;
+        if !c.expired(now) && newest.as_ref().is_none_or(|n| (c.created_at, c.id) > (n.created_at, n.id)) {
+            newest = Some(c);
+        }
+        Ok(())
+    })?;
+    Ok(newest.map(|c| {
+        let mut named = json!({ "id": c.id.to_string(), "from": c.from, "createdAt": iso_ms(c.created_at) });
+        if let Some(to) = c.to {
+            named["to"] = json!(to);
+        }
+        named
+    }))
 }
 
 /// What `handoff_create` answers for the capsule it stored.
