@@ -46,7 +46,10 @@ export const NoteWriteInput = z.strictObject({
     .describe(
       'Hide the note from every read that does not send includePrivate (only on a node that allows private notes); omitted keeps the current flag',
     ),
-  writeMode: z.enum(['replace', 'merge']).optional().describe('replace (default), or merge (RFC 7396 merge patch)'),
+  writeMode: z
+    .enum(['replace', 'merge'])
+    .optional()
+    .describe('replace (default), or merge (RFC 7396 merge patch; `null` deletes a key)'),
   expectedVersion: z.int().min(0).optional().describe('Write only if the note is at this version (0: only if absent)'),
   idempotencyKey: IdempotencyKey,
   confidence: z.number().min(0).max(1).optional(),

@@ -241,7 +241,7 @@ export const VERBS: readonly VerbSpec[] = [
       'Save a small structured note under a `key`: a user preference, a user fact, task state or a decision ' +
       '(`kind`, required when creating), with `value` any JSON. `visibility` defaults to `user`; a task note ' +
       'needs its `taskId` on every write, else a new note is made beside it (receipt `warnings`). `writeMode: ' +
-      'merge` deep-merges objects; arrays and other values replace whole; `null` deletes a key. For safe ' +
+      'merge` deep-merges objects; arrays and other values replace whole. For safe ' +
       'updates send `expectedVersion` (0 = create only); on VERSION_CONFLICT read the note again and apply your ' +
       'change to it before retrying. Send an `idempotencyKey` (yours alone) when retrying: the same request ' +
       'replays the first receipt (`replayed: true`). `confidence` needs `confidenceBasis`. The receipt gives ' +
