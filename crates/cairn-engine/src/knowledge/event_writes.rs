@@ -5,7 +5,7 @@
 //! the rest, so an event keeps just those and the count (`attribute_writes_omitted`); the fact's
 //! record, export and every read keep the whole list.
 
-use super::fact_attribute_time::{AttributeWrite, on_the_wire};
+use super::fact_attribute_time::AttributeWrite;
 use super::graph::Relation;
 use super::shown_attributes::SHOWN_ATTRIBUTE_BYTES;
 use serde_json::{Value, json};
@@ -14,14 +14,14 @@ use serde_json::{Value, json};
 pub(crate) const OMITTED: &str = "attribute_writes_omitted";
 
 /// How many of `writes`, oldest first, an event leaves out: all but the newest whose JSON (as
-/// replies spell it) fits in `SHOWN_ATTRIBUTE_BYTES`, and never the newest.
+/// replies spell it) fits in `SHOWN_ATTRIBUTE_BYTES`, and never the newest. It walks back from
+/// the newest, so it costs the writes shown, not the list (it spelt the whole list out first:
+/// at 2,000 revisions, every `relate` turned 2,000 writes into JSON to keep a few).
 pub(crate) fn left_out(writes: &[AttributeWrite]) -> usize {
-    let wire = on_the_wire(writes);
-    let wire = wire.as_array().map_or(&[][..], Vec::as_slice);
-    let (mut bytes, mut from) = (0, wire.len());
+    let (mut bytes, mut from) = (0, writes.len());
     while from > 0 {
-        let size = serde_json::to_vec(&wire[from - 1]).map_or(0, |v| v.len()) + 1;
-        if from < wire.len() && bytes + size > SHOWN_ATTRIBUTE_BYTES {
+        let size = serde_json::to_vec(&writes[from - 1].on_the_wire()).map_or(0, |v| v.len()) + 1;
+        if from < writes.len() && bytes + size > SHOWN_ATTRIBUTE_BYTES {
             break;
         }
         bytes += size;

@@ -46,6 +46,11 @@ impl AttributeWrite {
     fn start(&self) -> i64 {
         self.from.as_deref().and_then(valid::bound).unwrap_or(i64::MIN)
     }
+
+    /// This write as `on_the_wire` shows it.
+    pub(crate) fn on_the_wire(&self) -> Value {
+        json!({ "attributes": self.set, "from": self.from, "recorded_at": iso_ms(self.recorded) })
+    }
 }
 
 /// Where an earlier version of a revised fact finds its attribute writes: the first `n` of record
@@ -196,5 +201,5 @@ pub(crate) fn with_write(stored: &Relation, attributes: &Map<String, Value>, now
 /// `writes` as export records and history events show them: `{attributes, from, recorded_at}`,
 /// `from` null for attributes set from the start of a fact that has none.
 pub(crate) fn on_the_wire(writes: &[AttributeWrite]) -> Value {
-    writes.iter().map(|w| json!({ "attributes": w.set, "from": w.from, "recorded_at": iso_ms(w.recorded) })).collect()
+    writes.iter().map(AttributeWrite::on_the_wire).collect()
 }
