@@ -506,6 +506,9 @@ export const ExportRecord = z.discriminatedUnion('kind', [
         'Once the fact was said again with attributes that change what is true from some start: what each write ' +
           'set, from when, known since when (a read at a valid instant shows per key the latest start at or before it)',
       ),
+    attribute_writes_from_fact: Count.optional().describe(
+      "On an earlier version, in place of attribute_writes: its writes are the first n of its fact's",
+    ),
     provenance: z.object({
       kind: z.enum(['asserted', 'document']),
       doc_id: Id.optional(),

@@ -20,6 +20,7 @@ use super::origin::Origin;
 use super::part::Partition;
 use super::records::decode;
 use super::trees::{DOC, ENT, PSG, REL, ent_key};
+use super::version_writes::{self, Lists};
 use crate::error::{Error, Result};
 use crate::notes;
 use crate::snapshot::Snapshot;
@@ -53,7 +54,8 @@ pub struct Reader<'a> {
 
 /// Turns one stored value of a kind's tree into its export record (`None`: not exported, as a
 /// private note not asked for or another agent's note).
-type ToRecord = fn(&Snapshot, &Partition, &[u8], &Reader<'_>) -> Result<Option<Value>>;
+/// `lists` keeps what a page read of the facts its versions belong to (`version_writes::Lists`).
+type ToRecord = fn(&Snapshot, &Partition, &[u8], &Reader<'_>, &mut Lists) -> Result<Option<Value>>;
 
 /// Whether a stored value of a kind's tree gives the reader a record (as its `ToRecord` decides,
 /// without building the record); `None` for a kind whose every value gives one.
@@ -76,7 +78,13 @@ const KINDS: [Kind; 6] = [
     Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, handoff_record, None)) },
 ];
 
-fn note_record(snap: &Snapshot, part: &Partition, value: &[u8], reader: &Reader<'_>) -> Result<Option<Value>> {
+fn note_record(
+    snap: &Snapshot,
+    part: &Partition,
+    value: &[u8],
+    reader: &Reader<'_>,
+    _lists: &mut Lists,
+) -> Result<Option<Value>> {
     notes::exchange::record(snap, part, value, reader.private, reader.agent)
 }
 
@@ -84,7 +92,13 @@ fn note_exported(value: &[u8], reader: &Reader<'_>) -> Result<bool> {
     notes::exchange::exported(value, reader.private, reader.agent)
 }
 
-fn handoff_record(_snap: &Snapshot, _part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
+fn handoff_record(
+    _snap: &Snapshot,
+    _part: &Partition,
+    value: &[u8],
+    _reader: &Reader<'_>,
+    _lists: &mut Lists,
+) -> Result<Option<Value>> {
     notes::handoff_exchange::record(value).map(Some)
 }
 
@@ -94,7 +108,13 @@ pub fn kind_names() -> Vec<&'static str> {
     KINDS.iter().map(|k| k.name).collect()
 }
 
-fn entity_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
+fn entity_record(
+    snap: &Snapshot,
+    part: &Partition,
+    value: &[u8],
+    _reader: &Reader<'_>,
+    _lists: &mut Lists,
+) -> Result<Option<Value>> {
     let e: Entity = decode(value, "entity")?;
     let mut record = json!({
         "kind": "entity",
@@ -149,10 +169,22 @@ fn provenance(snap: &Snapshot, part: &Partition, source: &Source, agent: &str) -
     })
 }
 
-fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
+fn fact_record(
+    snap: &Snapshot,
+    part: &Partition,
+    value: &[u8],
+    _reader: &Reader<'_>,
+    lists: &mut Lists,
+) -> Result<Option<Value>> {
     let mut r: Relation = decode(value, "relation")?;
-    // An earlier version travels with its own list, as it did before versions pointed at it.
-    WritesIn::fill(snap, part, &mut r)?;
+    // An earlier version counts the writes it holds of its fact's, or, holding writes of its own,
+    // travels with them.
+    let from_fact = version_writes::count(snap, part, &r, lists)?;
+    if from_fact.is_some() {
+        r.attribute_writes = Vec::new();
+    } else {
+        WritesIn::fill(snap, part, &mut r)?;
+    }
     let mut provenance = provenance(snap, part, &r.source, &r.agent)?;
     if !r.also.is_empty() {
         // Every other provenance that stated it, with when it did, so a copy keeps the fact
@@ -199,6 +231,9 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
         // record holds only each key's last write.
         record["attribute_writes"] = fact_attribute_time::on_the_wire(&r.attribute_writes);
     }
+    if let Some(n) = from_fact {
+        record[version_writes::FIELD] = json!(n);
+    }
     if let Some(fact) = r.version_of {
         // An earlier version of a revised fact (exported after it: its id is later), for `as_of`
         // reads on the copy; `import` keeps it a version, never a second fact.
@@ -207,7 +242,13 @@ fn fact_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader
     Ok(Some(record))
 }
 
-fn document_record(snap: &Snapshot, part: &Partition, value: &[u8], _reader: &Reader<'_>) -> Result<Option<Value>> {
+fn document_record(
+    snap: &Snapshot,
+    part: &Partition,
+    value: &[u8],
+    _reader: &Reader<'_>,
+    _lists: &mut Lists,
+) -> Result<Option<Value>> {
     let d: Document = decode(value, "document")?;
     let doc_prefix = part.key(&[&d.id.to_be_bytes()]);
     let mut passages = Vec::new();
@@ -332,6 +373,7 @@ pub fn export(
     let mut bytes = 1;
     let full = |records: &Vec<Value>, bytes: usize| records.len() == limit || bytes >= page_bytes;
     let origin = origin.hex().map_or(Value::Null, Value::String);
+    let mut lists = Lists::new();
     while at < KINDS.len() {
         let kind = &KINDS[at];
         let Some((tree, record, _)) = kind.walk else {
@@ -366,7 +408,7 @@ pub fn export(
                 let next = next_start(snap, part, at, after, reader)?;
                 return Ok(Page { records, next: next.map(|c| c.encode(part)) });
             }
-            if let Some(mut r) = record(snap, part, &value, reader)? {
+            if let Some(mut r) = record(snap, part, &value, reader, &mut lists)? {
                 r["origin"] = origin.clone();
                 let size = json_len(&r) + 1;
                 if !records.is_empty() && bytes + size > page_bytes {

@@ -13,13 +13,13 @@ use crate::store::Store;
 use serde_json::{Value, json};
 
 const DAY: i64 = 86_400_000;
-const REVISIONS: i64 = 300;
+pub(super) const REVISIONS: i64 = 300;
 /// When revision `i` was written: one a day, the last well before `TODAY`.
-const fn day(i: i64) -> i64 {
+pub(super) const fn day(i: i64) -> i64 {
     TODAY - (REVISIONS + 10 - i) * DAY
 }
 
-fn relate(store: &Store, part: &Partition, now: i64, to: &str, extra: &Value) -> Value {
+pub(super) fn relate(store: &Store, part: &Partition, now: i64, to: &str, extra: &Value) -> Value {
     let mut body = json!({"from": "Ann", "to": to, "type": "works_at"});
     body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
     verb(store, &caller(part, now), "relate", &body).unwrap()
@@ -27,7 +27,7 @@ fn relate(store: &Store, part: &Partition, now: i64, to: &str, extra: &Value) ->
 
 /// The `level` of Ann's `works_at` Acme fact as a recall as of `as_of` shows it, true at
 /// `valid_at` (now when `None`).
-fn level_as_of(store: &Store, part: &Partition, as_of: i64) -> Option<Value> {
+pub(super) fn level_as_of(store: &Store, part: &Partition, as_of: i64) -> Option<Value> {
     level_at(store, part, as_of, None)
 }
 
@@ -83,7 +83,7 @@ fn each_revision_costs_a_constant_and_every_version_reads_as_it_was() {
     let shown = after["attribute_writes"].as_array().map_or(0, Vec::len);
     assert_eq!(after["attribute_writes_omitted"].as_u64().unwrap() + shown as u64, REVISIONS as u64, "{after}");
     assert_eq!(after["attribute_writes"][shown - 1]["attributes"], json!({"level": REVISIONS - 1}));
-    // A copy made by export and import (where each version travels with its list) reads alike,
+    // A copy made by export and import reads alike,
     // and exports the same records again.
     let records: Vec<Value> = export_pages(&store, &part, 500).concat();
     let b = Partition::new("local", "u1", "b").unwrap();

@@ -36,6 +36,7 @@ use super::part::Partition;
 use super::records::{decode, encode};
 use super::tally::Tally;
 use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, rel_key};
+use super::version_writes::Lens;
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::text::{Linker, char_slice, fold};
@@ -436,8 +437,25 @@ fn before_end(r: &Map<String, Value>, valid_from: Option<&str>, ended_at: Option
 }
 
 /// A fact record's `version_of`: an earlier version of a revised fact stays one, of the fact its
-/// source id maps to here (imported before it: an export lists a fact before its versions).
+/// source id maps to here (imported before it: an export lists a fact before its versions); with
+/// where it finds its writes when it counts them in its fact's (`version_writes.rs`).
 fn version_field(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    origin: Origin,
+    r: &Map<String, Value>,
+    ended_at: Option<i64>,
+    lens: &mut Lens,
+) -> Result<Field<(Option<u64>, Option<WritesIn>)>> {
+    let fact = match version_fact(tx, part, origin, r, ended_at)? {
+        Ok(fact) => fact,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(super::version_writes::field(tx, part, r, fact, lens)?.map(|writes_in| (fact, writes_in)))
+}
+
+/// The fact here a record's `version_of` names, checked; `None` when it is no version.
+fn version_fact(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     origin: Origin,
@@ -499,7 +517,7 @@ fn import_fact(
     r: &Map<String, Value>,
     (agent, all_agents): (&str, bool),
     now: i64,
-    (out, tally): (&mut Imported, &mut Tally),
+    (out, tally, lens): (&mut Imported, &mut Tally, &mut Lens),
 ) -> Result<Field<Option<u64>>> {
     let source = match fact_source(tx, part, r)? {
         Ok((_, true)) => {
@@ -520,7 +538,7 @@ fn import_fact(
         (Ok(f), Ok(t), Ok(d)) => (f, t, d),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Ok(Err(e)),
     };
-    let version_of = match version_field(tx, part, origin, r, ended_at)? {
+    let (version_of, writes_in) = match version_field(tx, part, origin, r, ended_at, lens)? {
         Ok(v) => v,
         Err(e) => return Ok(Err(e)),
     };
@@ -589,7 +607,7 @@ fn import_fact(
         source_date,
         version_of,
         attribute_writes,
-        writes_in: None,
+        writes_in,
         also,
     };
     WritesIn::point_at_stored(tx, part, &mut rel)?;
@@ -826,8 +844,9 @@ pub fn import(
         }
     }
     let mut citing = Vec::new();
+    let mut lens = Lens::new();
     for &(index, r) in &by_kind[1] {
-        match import_fact(tx, part, r, (agent, all_agents), now, (&mut out, &mut tally))? {
+        match import_fact(tx, part, r, (agent, all_agents), now, (&mut out, &mut tally, &mut lens))? {
             Ok(Some(doc)) => citing.push((index, doc)),
             Ok(None) => {}
             Err(reason) => out.skipped.push(Skipped { index, reason }),

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 /// this is far past what real records hold, and a record's size is bounded by its page anyway
 /// (found by a review: at 1,000 a fact revised 1,100 times was exported and then skipped on
 /// import, and its 1,099 earlier versions with it).
-const MAX_WRITES: usize = 100_000;
+pub(super) const MAX_WRITES: usize = 100_000;
 
 /// One write: the attributes it set, when that became true (a date or a date-time) and, from an
 /// export that says so, when its source store learnt it (ms) and the `source` label it came under.

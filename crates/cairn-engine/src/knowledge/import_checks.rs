@@ -39,6 +39,7 @@ const FACT: &[&str] = &[
     "agent",
     "origin",
     "attribute_writes",
+    "attribute_writes_from_fact",
 ];
 const PROVENANCE: &[&str] = &["kind", "doc_id", "label", "agent", "forgotten", "also"];
 /// An entry of `provenance.also`: another provenance of the fact, with when it stated it.

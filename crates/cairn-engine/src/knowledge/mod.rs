@@ -115,6 +115,9 @@ mod type_spelling_tests;
 mod valid;
 #[cfg(test)]
 mod valid_properties;
+mod version_writes;
+#[cfg(test)]
+mod version_writes_tests;
 pub mod wire;
 
 pub use crate::time::{iso_ms, parse_iso_ms};
