@@ -79,8 +79,13 @@ impl WritesIn {
     }
 
     /// `point` for an imported earlier version, at its fact as stored here (imported first, as
-    /// export orders them), so a copy keeps one list too.
+    /// export orders them), so a copy keeps one list too. One holding no list of its own (it
+    /// counts its fact's writes: `version_writes.rs`) has nothing to point, and its fact's list
+    /// is not read (read for each, an import of n versions decoded n lists).
     pub(crate) fn point_at_stored(tx: &mut WriteTxn<'_>, part: &Partition, version: &mut Relation) -> Result<()> {
+        if version.attribute_writes.is_empty() {
+            return Ok(());
+        }
         if let Some(fact) = version.version_of.map(|id| relation_in(tx, part, id)).transpose()?.flatten() {
             WritesIn::point(version, &fact.attribute_writes);
         }
