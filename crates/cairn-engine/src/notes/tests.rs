@@ -156,6 +156,32 @@ fn a_merge_keeps_confidence_but_not_an_unconfirmed_user_assertion() {
     assert_eq!(read("inferred"), (json!(0.6), json!("agent_inferred")));
 }
 
+/// Found by a review: a merge whose patch or note is no object replaces the value whole (RFC
+/// 7386), but its receipt said `merged` and it kept the replaced value's confidence.
+#[test]
+fn a_merge_that_replaces_whole_is_said_and_kept_as_a_replace() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let inferred = json!({"confidence": 0.6, "confidenceBasis": "agent_inferred"});
+    for (key, first, patch) in [
+        ("list", json!(["cutover"]), json!({"done": ["rollback"]})),
+        ("object", json!({"done": ["cutover"]}), json!(["rollback"])),
+    ] {
+        run(&store, &a, "note_write", &with(note(key, first), inferred.clone()));
+        let r = run(&store, &a, "note_write", &json!({"key": key, "value": patch, "writeMode": "merge"}));
+        assert_eq!(r["evolution"], json!("replaced"), "{key}: {r}");
+        let n = run(&store, &a, "note_list", &json!({ "key": key }))["notes"][0].clone();
+        assert_eq!((n["value"].clone(), n["confidence"].clone()), (patch, Value::Null), "{key}: {n}");
+        let h = run(&store, &a, "history", &json!({ "key": key }));
+        let last = h["events"].as_array().and_then(|e| e.last()).cloned().unwrap_or_default();
+        assert_eq!(
+            (last["op"].clone(), last["patch"]["writeMode"].clone()),
+            (json!("replace"), json!("merge")),
+            "{key}"
+        );
+    }
+}
+
 /// Found by an audit: a value nested 126 deep was stored, and then its history, its forget and
 /// the audit failed (the event holding it was past `serde_json`'s 128 levels). Free JSON is held
 /// to 32 levels, and a value at the limit keeps every read of it working.

@@ -278,7 +278,13 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
     // Confidence describes the value: a replace without it clears it, a merge keeps it, except a
     // `user_asserted` one when the merge changes the value unconfirmed: the user never asserted
     // what it adds, and that basis needs `userConfirmed`.
-    let (confidence, confidence_basis) = match (&req.confidence, req.mode, prev) {
+    // A merge patch replaces whole unless both it and the note are objects (RFC 7386): it is said
+    // and kept as the replace it was (found by a review: `{done: [..]}` onto `[..]` said "merged").
+    let mode = match prev {
+        Some(p) if req.mode == Mode::Merge && !(p.value.is_object() && req.value.is_object()) => Mode::Replace,
+        _ => req.mode,
+    };
+    let (confidence, confidence_basis) = match (&req.confidence, mode, prev) {
         (Some((c, b)), _, _) => (*c, b.clone()),
         (None, Mode::Merge, Some(p))
             if p.confidence_basis.as_deref() == Some("user_asserted") && !req.confirmed && &p.value != value =>
@@ -288,7 +294,7 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
         (None, Mode::Merge, Some(p)) => (p.confidence, p.confidence_basis.clone()),
         (None, _, _) => (None, None),
     };
-    let (evolution, op) = match (prev, req.mode) {
+    let (evolution, op) = match (prev, mode) {
         (None, _) => ("created", "create"),
         (Some(_), Mode::Replace) => ("replaced", "replace"),
         (Some(_), Mode::Merge) => ("merged", "merge"),
