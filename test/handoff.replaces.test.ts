@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { mcpClient, toolJson } from './mcp-client.js';
+import { agentClients, toolJson } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // Found playing two coding agents on one task over MCP: agent B handed the task off without
@@ -15,8 +15,7 @@ let b: Client;
 
 beforeAll(async () => {
   t = await startTestNode();
-  a = await mcpClient(t.url, (await t.token({ agent: 'claude', user: 'ann' })).token);
-  b = await mcpClient(t.url, (await t.token({ agent: 'cursor', user: 'ann' })).token);
+  [a, b] = await agentClients(t, 'ann', ['claude', 'cursor']);
 });
 afterAll(async () => {
   for (const c of [a, b]) await c.close();

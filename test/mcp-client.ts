@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 import { isolatedFetch } from '../ts/cli/isolated-fetch.js';
 import { CLI } from './helpers.js';
+import type { TestNode } from './node.js';
 
 /**
  * An official MCP client connected to a node's `/v1/mcp` with `token` (and identity headers), on
@@ -17,6 +18,18 @@ export async function mcpClient(url: string, token: string, headers: Record<stri
   });
   await client.connect(transport);
   return client;
+}
+
+/** One official MCP client on `t` for each of `agents` of `user`, each with a token of its own. */
+export async function agentClients<const A extends readonly string[]>(
+  t: TestNode,
+  user: string,
+  agents: A,
+): Promise<{ -readonly [K in keyof A]: Client }> {
+  const clients = await Promise.all(
+    agents.map(async (agent) => mcpClient(t.url, (await t.token({ agent, user })).token)),
+  );
+  return clients as { -readonly [K in keyof A]: Client };
 }
 
 /**
