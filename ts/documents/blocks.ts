@@ -4,6 +4,8 @@ export interface Block {
   text: string;
   /** 1-based page, for a PDF. */
   page?: number;
+  /** Its line breaks and indentation are the text's (code: HTML `<pre>`, a Markdown fence). */
+  preformatted?: true;
 }
 
 /** A block placed in the extracted text. */
@@ -15,16 +17,25 @@ export interface PlacedBlock extends Block {
   end: number;
 }
 
-/** Whitespace runs inside a block become one space; soft hyphens (U+00AD), which a reader never
- * sees unless a word breaks there, go, so the word is stored (and found) whole; blank blocks go. */
+/**
+ * Whitespace runs inside a block become one space; soft hyphens (U+00AD), which a reader never
+ * sees unless a word breaks there, go, so the word is stored (and found) whole; blank blocks go.
+ * A preformatted block keeps its lines and their indentation (code read as one line loses what
+ * makes it code); only line ends are made `\n`, spaces that end a line and blank lines around it go.
+ */
 export function clean(blocks: Block[]): Block[] {
   return blocks
     .map((b) => ({
       ...b,
-      text: b.text
-        .replace(/\u00ad/g, '')
-        .replace(/\s+/g, ' ')
-        .trim(),
+      text: b.preformatted
+        ? b.text
+            .replace(/\r\n?/g, '\n')
+            .replace(/[^\S\n]+$/gm, '')
+            .replace(/^\n+|\n+$/g, '')
+        : b.text
+            .replace(/\u00ad/g, '')
+            .replace(/\s+/g, ' ')
+            .trim(),
     }))
     .filter((b) => b.text !== '');
 }

@@ -44,6 +44,8 @@ const BLOCK = new Set([
   'details',
   'summary',
 ]);
+/** Elements whose text keeps its line breaks and indentation, as a browser shows it (code). */
+const PREFORMATTED = new Set(['pre', 'listing', 'xmp']);
 /** Elements whose text is not the document's; `title` is the head's even where a page leaves out
  * its `<head>` tag (HTML lets it), and a reader sees it on no page. */
 const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'title', 'svg', 'math', 'iframe', 'object']);
@@ -73,7 +75,8 @@ function hides(attribs: Record<string, string>): boolean {
   return HIDING_STYLE.test(attribs.style ?? '');
 }
 
-/** HTML in reading order: paragraphs, headings (h1–h6) and list items, entities decoded. */
+/** HTML in reading order: paragraphs, headings (h1–h6) and list items, entities decoded; the text
+ * of a `<pre>` keeps its lines (`preformatted`). */
 export function htmlBlocks(html: string): Block[] {
   const blocks: Block[] = [];
   const open: string[] = [];
@@ -90,17 +93,21 @@ export function htmlBlocks(html: string): Block[] {
     }
     return 'paragraph';
   };
+  const preformatted = () => open.some((tag) => PREFORMATTED.has(tag));
   const flush = () => {
-    if (text.trim() !== '') blocks.push({ kind: kind(), text });
+    if (text.trim() !== '') blocks.push({ kind: kind(), text, ...(preformatted() ? { preformatted: true } : {}) });
     text = '';
   };
+  // A `<br>` in preformatted text is a line break in the block, not the end of one.
+  const breaks = (name: string) => BLOCK.has(name) && !(name === 'br' && preformatted());
   const parser = new Parser(
     {
       onopentag(name, attribs) {
         if (open.length >= MAX_DEPTH) {
           throw new DocumentError('DOCUMENT_NOT_READABLE', `its elements nest more than ${MAX_DEPTH} deep`);
         }
-        if (BLOCK.has(name)) flush();
+        if (name === 'br' && skipFrom < 0 && preformatted()) text += '\n';
+        if (breaks(name)) flush();
         if (skipFrom < 0 && (SKIP.has(name) || hides(attribs))) skipFrom = open.length;
         open.push(name);
       },
@@ -108,7 +115,7 @@ export function htmlBlocks(html: string): Block[] {
         if (skipFrom < 0) text += chunk;
       },
       onclosetag(name) {
-        if (BLOCK.has(name)) flush();
+        if (breaks(name)) flush();
         const at = open.lastIndexOf(name);
         if (at >= 0) open.length = at;
         if (skipFrom >= open.length) skipFrom = -1;

@@ -5,6 +5,7 @@ import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 import { type Block, clean } from './blocks.js';
 import { DocumentError } from './errors.js';
+import { documentWords, joinBroken } from './pdf-hyphens.js';
 import { type Item, type Line, readingOrder } from './pdf-layout.js';
 import { withoutRunningLines } from './pdf-running.js';
 import { unpacksPast } from './pdf-unpack.js';
@@ -55,7 +56,7 @@ function lineSpacing(pages: { lines: Line[] }[], bodySize: number): number {
  * pt apart under paragraphs 18 pt apart at 10 pt (1.8 times the size, reportlab's body text) ran
  * every paragraph of a column together.
  */
-function paragraphs(page: number, ls: Line[], bodySize: number, spacing: number): Block[] {
+function paragraphs(page: number, ls: Line[], bodySize: number, spacing: number, words: Set<string>): Block[] {
   const blocks: Block[] = [];
   let current: { kind: Block['kind']; parts: string[]; y: number; size: number } | null = null;
   for (const l of ls) {
@@ -78,7 +79,8 @@ function paragraphs(page: number, ls: Line[], bodySize: number, spacing: number)
     const c = current as NonNullable<typeof current>;
     // A word hyphenated across lines is joined again.
     const last = c.parts[c.parts.length - 1];
-    if (last?.endsWith('-') && /^[a-z]/.test(l.text)) c.parts[c.parts.length - 1] = last.slice(0, -1) + l.text;
+    const joined = last === undefined ? null : joinBroken(last, l.text, words);
+    if (joined !== null) c.parts[c.parts.length - 1] = joined;
     else
       c.parts.push(
         c.kind === 'list_item' && c.parts.length === 0 ? l.text.replace(/^\s*([•\u2022\-*]|\d+[.)])\s+/, '') : l.text,
@@ -142,7 +144,8 @@ export async function pdfBlocks(bytes: Uint8Array, mb: number): Promise<Block[]>
     sizes.sort((a, b) => a - b);
     const body = sizes[Math.floor(sizes.length / 2)] ?? 12;
     const spacing = lineSpacing(pages, body);
-    return clean(withoutRunningLines(pages).flatMap((p) => paragraphs(p.page, p.lines, body, spacing)));
+    const words = documentWords(pages);
+    return clean(withoutRunningLines(pages).flatMap((p) => paragraphs(p.page, p.lines, body, spacing, words)));
   } catch (err) {
     if (err instanceof DocumentError) throw err;
     throw new DocumentError(

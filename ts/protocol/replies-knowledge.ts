@@ -175,6 +175,10 @@ export const DocumentReply = z.object({
     .array(
       z.object({
         kind: z.enum(['paragraph', 'heading', 'list_item']),
+        preformatted: z
+          .literal(true)
+          .optional()
+          .describe('Its line breaks and indentation are kept: code (HTML `<pre>`, a Markdown code fence)'),
         page: Count.optional(),
         paragraph: Count,
         start: Count.describe('UTF-8 byte offset into `text`'),
