@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { makePdf } from './fixtures/documents.js';
+import { makeDocx, makePdf } from './fixtures/documents.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // Code keeps its lines: an HTML `<pre>` and a Markdown code fence are stored line by line, where
@@ -103,4 +103,20 @@ it('keeps the hyphen of a compound broken at a line end, and joins a word broken
     'The build is self-contained; its documentation says the self-contained build came from the ' +
       'Anglo-Saxon team in 2019-2020 as a nontrivial nontrivial task.',
   );
+});
+
+it('keeps the lines of a DOCX code block: a run of paragraphs in a code style', async () => {
+  const docx = await makeDocx(
+    [
+      { text: 'Install it:' },
+      { text: 'npm install', style: 'Code' },
+      { text: '  npm test', style: 'Code' },
+      { text: 'Then ship.' },
+    ],
+    [{ id: 'Code', type: 'paragraph' }],
+  );
+  const r = await send('docx', docx, 'install.docx');
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  expect(r.body.text).toBe('Install it:\n\nnpm install\n  npm test\n\nThen ship.');
+  expect((r.body.blocks as Block[]).map((b) => b.preformatted === true)).toEqual([false, true, false]);
 });

@@ -18,13 +18,22 @@ function xmlBytes(zip: JSZip): number {
   return total;
 }
 
+/**
+ * Word's paragraph styles for code, by the names Word (`HTML Preformatted`, `Macro Text`), pandoc
+ * (`Source Code`) and templates (`Code`, `Code Block`) give them: a run of such paragraphs is one
+ * `<pre>`, a line each, so it keeps its lines as code does in HTML (`htmlBlocks`).
+ */
+const CODE_STYLES = ['Code', 'Code Block', 'Source Code', 'HTML Preformatted', 'Macro Text'].map(
+  (name) => `p[style-name='${name}'] => pre:separator('\\n')`,
+);
+
 /** mammoth's link back from a footnote, endnote or comment to where it is referenced: an arrow. */
 const BACK_LINK = /<a href="#[a-z]+-ref-[^"]*">↑<\/a>/g;
 
 /**
  * A DOCX in reading order, read with a heap of `mb` megabytes. mammoth maps Word's paragraph
- * styles to HTML (Heading 1 → h1, list paragraphs → li), which `htmlBlocks` then reads; hidden
- * text is cut first (`docx-hidden.ts`), images are not read. A ZIP that is not a readable Word
+ * styles to HTML (Heading 1 → h1, list paragraphs → li, code styles → pre: `CODE_STYLES`), which
+ * `htmlBlocks` then reads; hidden text is cut first (`docx-hidden.ts`), images are not read. A ZIP that is not a readable Word
  * document is corrupt; one whose XML says it unpacks past half the heap (a ZIP bomb: 1.5 MB that
  * unpacks to 1.5 GB held a reader 12 s before its heap ran out) is refused before it is unpacked.
  */
@@ -40,7 +49,7 @@ export async function docxBlocks(bytes: Uint8Array, mb: number): Promise<Block[]
     }
     ({ value: html } = await mammoth.convertToHtml(
       { buffer: Buffer.from(await withoutHiddenText(bytes)) },
-      { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) },
+      { convertImage: mammoth.images.imgElement(async () => ({ src: '' })), styleMap: CODE_STYLES },
     ));
   } catch (err) {
     if (err instanceof DocumentError) throw err;
