@@ -38,6 +38,17 @@ it('builds on npm install and npm ci', async () => {
   }
 });
 
+/**
+ * npx: beside this Node, else the first on PATH. The Node that `npm run test:node22` runs the
+ * suite on comes from the `node` npm package, which has no npx beside it.
+ */
+function npx(): string {
+  const dirs = [dirname(process.execPath), ...(process.env.PATH ?? '').split(':')];
+  const found = dirs.map((d) => join(d, 'npx')).find((p) => existsSync(p));
+  if (found === undefined) throw new Error('no npx beside node or on PATH');
+  return found;
+}
+
 it('npx cairn in the checkout runs its CLI without building again', async () => {
   // Only `node` and `sh` on PATH: a build started by npx's install of the checkout cannot run.
   const bin = join(scratch, 'bin');
@@ -45,8 +56,11 @@ it('npx cairn in the checkout runs its CLI without building again', async () => 
   symlinkSync(process.execPath, join(bin, 'node'));
   symlinkSync('/bin/sh', join(bin, 'sh'));
   const cache = join(scratch, 'npm-cache');
-  const env = { ...process.env, PATH: bin, npm_config_cache: cache, npm_config_update_notifier: 'false' };
-  const { stdout } = await run(join(dirname(process.execPath), 'npx'), ['cairn', '--version'], { cwd: root, env });
+  // Without the `-c`/`-p` of an `npx -p node@22 -c 'vitest run'` around this suite, which npm
+  // hands down as npm_config_call/npm_config_package and a nested npx would take as its own.
+  const { npm_config_call: _call, npm_config_package: _package, ...outer } = process.env;
+  const env = { ...outer, PATH: bin, npm_config_cache: cache, npm_config_update_notifier: 'false' };
+  const { stdout } = await run(npx(), ['cairn', '--version'], { cwd: root, env });
   expect(stdout.trim()).toMatch(/^cairn \d+\.\d+\.\d+$/);
   const entries = readdirSync(join(cache, '_npx'));
   expect(entries.length).toBe(1);
