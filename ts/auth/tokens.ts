@@ -137,6 +137,28 @@ export class Tokens {
   }
 
   /**
+   * Revokes every unrevoked token of `tenant` bound to `user` (expired ones too, so none reads as
+   * merely lapsed), in one write; returns how many. `delete_user` calls it once the user is erased:
+   * a token bound to an erased user would otherwise still authenticate and start the user anew.
+   * No such token is an admin with neither a user nor a scope limit, so the node keeps its last one.
+   */
+  async revokeUser(tenant: string, user: string): Promise<number> {
+    const entries = await this.store.range(TOKEN_TREE);
+    const batch = new WriteBatch();
+    const revokedAt = new Date().toISOString();
+    let n = 0;
+    for (const e of entries) {
+      const record = JSON.parse(e.value.toString('utf8')) as TokenRecord;
+      if (record.revokedAt !== undefined || record.tenant !== tenant || record.user === undefined) continue;
+      if (nfc(record.user) !== nfc(user)) continue;
+      batch.put(TOKEN_TREE, e.key, JSON.stringify({ ...record, revokedAt }));
+      n++;
+    }
+    if (n > 0) await this.store.write(batch);
+    return n;
+  }
+
+  /**
    * Revokes the token with public id `id`; returns its record, or null when no token has that
    * id. Revoking twice keeps the first revocation time. A live admin token is revoked only while
    * another live (unexpired) admin token of its tenant with neither a user nor a scope limit

@@ -431,6 +431,7 @@ export const DeleteUserReply = z.object({
     .describe('At most 100: past that, those that held the most'),
   scopes_omitted: Count.optional().describe('How many forgotten scopes the list leaves out'),
   scopes_hint: z.string().optional(),
+  tokens_revoked: Count.describe('Tokens bound to the user, revoked with it (the caller’s own too)'),
 });
 
 /** Where an export's ids were handed out: a digest (never a name), the same in every record. */

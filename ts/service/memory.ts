@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 
+import { Tokens } from '../auth/tokens.js';
 import type { KnowledgeVerb } from '../engine/knowledge.js';
 import type { NotesVerb } from '../engine/notes.js';
 import { ApiError } from '../protocol/errors.js';
@@ -317,7 +318,12 @@ export async function memoryImport(svc: Service, p: Principal, raw: unknown): Pr
   });
 }
 
-/** delete_user: every scope of the caller's user; the list of scopes bounded (`boundDeleteUser`). */
+/**
+ * delete_user: every scope of the caller's user, then every token bound to that user revoked
+ * (`tokens_revoked` counts them), the caller's own too; the list of scopes bounded
+ * (`boundDeleteUser`). The tokens go after the erasure, so one refused (nothing stored: 404)
+ * changes nothing; run again, it revokes any bound token made since.
+ */
 export async function deleteUser(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
   // Judged before `confirm`: a token limited to scopes may never call this verb, whatever it sends.
   if (p.token.scopes !== undefined) {
@@ -327,7 +333,10 @@ export async function deleteUser(svc: Service, p: Principal, raw: unknown): Prom
   }
   const input = parseInput(DeleteUserInput, raw);
   const { confirm: _confirm, ...rest } = input;
-  return boundDeleteUser(await knowledge(svc.store, 'delete_user', identify(p, rest), engineBody(rest)));
+  const id = identify(p, rest);
+  const erased = await knowledge(svc.store, 'delete_user', id, engineBody(rest));
+  const revoked = await new Tokens(svc.store).revokeUser(id.tenant, id.user);
+  return boundDeleteUser({ ...erased, tokens_revoked: revoked });
 }
 
 /** audit: the calling agent's own events, paged (served by the notes engine). */
