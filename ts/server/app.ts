@@ -7,6 +7,7 @@ import { problemError } from '../protocol/body-problem.js';
 import { ApiError } from '../protocol/errors.js';
 import type { NodeInfo, Service } from '../service/context.js';
 import { preauthorize, refuseRole } from '../service/identity.js';
+import { AuthFailures } from './auth-failures.js';
 import { registerDrain } from './drain.js';
 import { clientErrorHandler, errorHandler, frameworkErrors, sendError } from './errors.js';
 import { hostGuard } from './guard.js';
@@ -125,6 +126,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     keyGenerator: rateKey,
     errorResponseBuilder: (_req, ctx) => new ApiError('RATE_LIMITED', `too many requests; retry in ${ctx.after}`),
   });
+  // Requests without a valid token: counted per address, apart from the tokens' counts.
+  app.decorate('authFailures', new AuthFailures(buckets.max, buckets.windowMs));
   // An end user named by a call of a token that serves several gets a share of its minute.
   const perUser = opts.rateLimitPerUser ?? Math.max(1, Math.floor(buckets.max / 4));
   const svc: Service = {

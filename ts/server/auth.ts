@@ -4,10 +4,15 @@ import { expired, type Tokens } from '../auth/tokens.js';
 import { ApiError } from '../protocol/errors.js';
 import { decodeIdentityHeader } from '../protocol/identity-header.js';
 import type { Principal } from '../service/identity.js';
+import type { AuthFailures } from './auth-failures.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+  }
+  interface FastifyInstance {
+    /** Where a request refused for want of a valid token is counted (`app.ts`). */
+    authFailures: AuthFailures;
   }
 }
 
@@ -40,14 +45,19 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return auth === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
 }
 
+/** UNAUTHENTICATED with `message`, counted against the request's address (RATE_LIMITED past its limit). */
+function unauthenticated(req: FastifyRequest, message: string): ApiError {
+  return req.server.authFailures.refuse(req.ip, new ApiError('UNAUTHENTICATED', message));
+}
+
 /** The principal of a request with a valid bearer token; UNAUTHENTICATED otherwise. */
 export function authenticate(tokens: Tokens, req: FastifyRequest): Principal {
   const token = bearerToken(req);
-  if (token === undefined) throw new ApiError('UNAUTHENTICATED', 'send a bearer token: Authorization: Bearer <token>');
+  if (token === undefined) throw unauthenticated(req, 'send a bearer token: Authorization: Bearer <token>');
   const record = tokens.verify(token);
-  if (record === null) throw new ApiError('UNAUTHENTICATED', 'the token is unknown or revoked');
+  if (record === null) throw unauthenticated(req, 'the token is unknown or revoked');
   // Checked on every request, so a session or connection opened before the expiry stops with it.
-  if (expired(record)) throw new ApiError('UNAUTHENTICATED', `the token expired at ${record.expiresAt}`);
+  if (expired(record)) throw unauthenticated(req, `the token expired at ${record.expiresAt}`);
   const p: Principal = { token: record };
   for (const [name, key] of IDENTITY_HEADERS) {
     const raw = header(req, name.toLowerCase());

@@ -18,8 +18,11 @@ export const PARTS = 16;
 /**
  * The bucket a request is counted in: its bearer token (by the token's hash, never logged), read
  * as auth reads it, so every spelling of the header (`bearer`, extra spaces) shares one count
- * (found by an audit: each spelling had a fresh one); a request with no token, its address's.
- * It runs before auth (an onRequest hook), so an unknown token is counted too, in its own bucket.
+ * (found by an audit: each spelling had a fresh one). It runs after each route's auth hook, so
+ * only a token that verified is ever counted here: a request refused for want of one is counted
+ * by its address in a table of its own (`AuthFailures`), so made-up tokens, however many, never
+ * displace a token's count. (No counted route lets a request without a token reach the count; if
+ * one did, it would be its address's.)
  * A token's `/v1/admin/` requests have a bucket of their own: the operator's administration
  * (revoking a token, a backup) is never refused because agents given the same token (the one a
  * first start prints) spent its minute on memory calls, nor the agents because of a backup script.
