@@ -17,7 +17,7 @@ import { McpSessions, type SessionLimits } from './mcp-sessions.js';
 import { parseQuery, refuseUndecodableQuery } from './query.js';
 import { RateBuckets, rateKey } from './rate-limit.js';
 import { registerRoutes } from './routes.js';
-import { UserShares } from './user-share.js';
+import { shareHeaders, UserShares } from './user-share.js';
 
 /** How the HTTP app is set up; every field has a default fit for a personal node. */
 export interface AppOptions {
@@ -130,11 +130,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorate('authFailures', new AuthFailures(buckets.max, buckets.windowMs));
   // An end user named by a call of a token that serves several gets a share of its minute.
   const perUser = opts.rateLimitPerUser ?? Math.max(1, Math.floor(buckets.max / 4));
-  const svc: Service = {
-    store: opts.store,
-    node: opts.node,
-    ...(perUser < buckets.max ? { share: new UserShares(perUser, buckets.max, buckets.windowMs) } : {}),
-  };
+  const share = perUser < buckets.max ? new UserShares(perUser, buckets.max, buckets.windowMs) : undefined;
+  const svc: Service = { store: opts.store, node: opts.node, ...(share === undefined ? {} : { share }) };
+  // The headers describe the limit the call was held to: the user's share when it has fewer left.
+  if (share !== undefined) app.addHook('onSend', async (req, reply) => shareHeaders(share, req, reply));
   const tokens = new Tokens(opts.store);
   const sessions = new McpSessions(
     {

@@ -1,3 +1,5 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError } from '../protocol/errors.js';
 import type { Principal } from '../service/identity.js';
 import type { UserShare } from '../service/user-share.js';
@@ -15,6 +17,8 @@ import { PARTS } from './rate-limit.js';
  */
 export class UserShares implements UserShare {
   private readonly counts = new Map<string, { used: number; start: number }>();
+  /** Per request (its principal): the share it was held to with the fewest requests left (`heldTo`). */
+  private readonly held = new WeakMap<Principal, RateState>();
 
   constructor(
     readonly max: number,
@@ -34,11 +38,14 @@ export class UserShares implements UserShare {
       if (oldest !== undefined) this.counts.delete(oldest);
     }
     const parts = PARTS - exportPageRefund(verb, input);
-    if (c.used + parts <= this.max * PARTS) {
-      c.used += parts;
-      return;
-    }
-    const retryAfter = Math.max(1, Math.ceil((c.start + this.windowMs - now) / 1000));
+    const reset = Math.max(1, Math.ceil((c.start + this.windowMs - now) / 1000));
+    const fits = c.used + parts <= this.max * PARTS;
+    if (fits) c.used += parts;
+    const remaining = fits ? Math.max(0, Math.floor((this.max * PARTS - c.used) / PARTS)) : 0;
+    const before = this.held.get(p);
+    if (before === undefined || remaining < before.remaining) this.held.set(p, { limit: this.max, remaining, reset });
+    if (fits) return;
+    const retryAfter = reset;
     const message = `this user's share of the token's requests is spent this minute; retry in ${retryAfter} seconds`;
     const error = new ApiError(
       'RATE_LIMITED',
@@ -48,4 +55,36 @@ export class UserShares implements UserShare {
     error.retryAfter = retryAfter;
     throw error;
   }
+
+  /**
+   * The share the request of `p` was held to with the fewest requests left (a batch may name
+   * several users), if any: its `x-ratelimit-*` headers describe it when it has fewer left than
+   * the token (`app.ts`), so a client backing off reads the limit it actually met.
+   */
+  heldTo(p: Principal): RateState | undefined {
+    return this.held.get(p);
+  }
+}
+
+/** A limit as the `x-ratelimit-*` headers state it: requests a window, left in it, seconds to its end. */
+export interface RateState {
+  limit: number;
+  remaining: number;
+  reset: number;
+}
+
+/**
+ * An `onSend` hook's work: the request's `x-ratelimit-*` headers (the token's count, set by the
+ * rate limit) replaced by those of the user share it was held to, when that has fewer left; a
+ * share that refused the call has none left (found by a review: a call refused for its user's
+ * share said the token had hundreds left).
+ */
+export function shareHeaders(share: UserShares, req: FastifyRequest, reply: FastifyReply): void {
+  const held = req.principal === null ? undefined : share.heldTo(req.principal);
+  if (held === undefined) return;
+  const token = Number(reply.getHeader('x-ratelimit-remaining'));
+  if (Number.isFinite(token) && token <= held.remaining) return;
+  reply.header('x-ratelimit-limit', held.limit);
+  reply.header('x-ratelimit-remaining', held.remaining);
+  reply.header('x-ratelimit-reset', held.reset);
 }
