@@ -112,7 +112,7 @@ it.each<[string, () => string[], number, string, string]>([
     () => ['memories'],
     2,
     'VALIDATION_ERROR',
-    'missing subcommand; use list, show KEY, history KEY or forget KEY',
+    'missing subcommand; use list, show KEY, history KEY, forget KEY or audit --agent NAME',
   ],
   ['connect, no client', () => ['connect'], 2, 'VALIDATION_ERROR', 'missing client; use one of claude, codex'],
   // Found by a review: these said "give check, backup DEST, restore SRC or compact", as for a

@@ -1,32 +1,12 @@
-import type { Caller } from '../engine/knowledge.js';
-import type { NotesVerb } from '../engine/notes.js';
 import { EXPORT_MAX_BYTES } from '../protocol/knowledge.js';
 import { HistoryInput, NoteListInput } from '../protocol/notes.js';
-import { findRunningNode, type NodeFile } from '../server/node-file.js';
-import { adminCall } from './admin-client.js';
+import type { NodeFile } from '../server/node-file.js';
 import { clip } from './clip.js';
-import { needStore } from './data-dir.js';
-import { CliFailure, missing, refusedBy, usage } from './failure.js';
-import { CLI_AGENT } from './import.js';
-import { needAdmin, withheldWarning } from './node-view.js';
-import { openStore } from './store-owner.js';
+import { CliFailure, missing, usage } from './failure.js';
+import { runAudit } from './memories-audit.js';
+import { type Body, type Call, type MemoriesArgs, withCaller } from './memories-caller.js';
+import { withheldWarning } from './node-view.js';
 import { userScope } from './user-scope.js';
-
-/** Arguments of `cairn memories list|show|history|forget`. */
-export interface MemoriesArgs {
-  dataDir: string;
-  json: boolean;
-  key?: string | undefined;
-  user?: string | undefined;
-  scopes?: string[] | undefined;
-  agent?: string | undefined;
-  kind?: string | undefined;
-  visibility?: string | undefined;
-  task?: string | undefined;
-  query?: string | undefined;
-}
-
-type Body = Record<string, unknown>;
 
 /** The CLI option that carries each field of a notes verb's input, as the user typed it. */
 const OPTION: Record<string, string> = {
@@ -36,57 +16,6 @@ const OPTION: Record<string, string> = {
   kind: '--kind',
   query: '--query',
 };
-
-/**
- * Runs a notes verb: through the running node with the admin token, or on the store directly; as
- * `agent` when given (an agent's own notes are visible only to it), else as `--agent`'s.
- */
-type Call = (verb: NotesVerb | 'export' | 'status', body: Body, agent?: string) => Promise<Body>;
-
-async function withCaller<T>(
-  a: MemoriesArgs,
-  env: NodeJS.ProcessEnv,
-  fn: (call: Call, node: NodeFile | null) => Promise<T>,
-): Promise<T> {
-  const { user, scope } = userScope(a.user ?? 'default', a.scopes?.[0] ?? 'default');
-  needStore(a.dataDir);
-  const node = findRunningNode(a.dataDir);
-  if (node !== null) {
-    const admin = env.CAIRN_ADMIN_TOKEN;
-    await needAdmin(node, admin, '`cairn memories`');
-    // The admin token acts as its own agent; with `--agent` the note verbs run as that agent
-    // through the admin routes (the export behind `list` reads every agent's notes either way).
-    const baseOf = (agent: string | undefined) =>
-      agent === undefined ? '/v1/memory' : `/v1/admin/agents/${encodeURIComponent(agent)}/memory`;
-    return fn(async (verb, body, agent = a.agent) => {
-      const base = baseOf(agent);
-      // Over HTTP a note is forgotten by memory_forget's `note` form.
-      return verb === 'note_forget'
-        ? adminCall(node, admin, 'POST', `${base}/forget`, { note: body, user_id: user, scope })
-        : verb === 'export' || verb === 'status'
-          ? adminCall(node, admin, 'POST', `/v1/memory/${verb}`, { ...body, user_id: user, scope })
-          : adminCall(node, admin, 'POST', `${base}/${verb}`, { ...body, user_id: user, scope });
-    }, node);
-  }
-  const store = await openStore(a.dataDir);
-  const caller: Caller = { tenant: 'local', user, scope, agent: a.agent ?? CLI_AGENT };
-  try {
-    return await fn(async (verb, body, agent) => {
-      const as = agent === undefined ? caller : { ...caller, agent };
-      // The operator owns the store: private notes, and every agent's, are theirs to see.
-      const reply =
-        verb === 'export'
-          ? await store.knowledge('export', as, { ...body, allowPrivate: true, allAgents: true })
-          : verb === 'status'
-            ? await store.knowledge('status', as, body)
-            : await store.notes(verb, as, { ...body, allowPrivate: true });
-      if (reply.error !== undefined) throw refusedBy(reply);
-      return reply;
-    }, null);
-  } finally {
-    await store.close();
-  }
-}
 
 /**
  * The note's address fields the verbs share. `--task` alone means a task note: only task notes
@@ -288,7 +217,7 @@ async function noNotesHere(call: Call, a: MemoriesArgs): Promise<string> {
 }
 
 /**
- * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4): the notes of a user's
+ * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4; `audit` in memories-audit.ts): the notes of a user's
  * scope as an operator reads them. `list` shows every note (every visibility, task and agent,
  * private ones too), or with `--query` what the hybrid search finds among those same notes. Through the running node's API
  * with the admin token when a node holds the store (as agent `--agent` through the admin routes
@@ -298,6 +227,7 @@ async function noNotesHere(call: Call, a: MemoriesArgs): Promise<string> {
 export async function runMemories(sub: string, a: MemoriesArgs, env = process.env): Promise<number> {
   const out = (value: Body, text: string) => process.stdout.write(a.json ? `${JSON.stringify(value)}\n` : text);
   if ((a.scopes?.length ?? 0) > 1) throw usage('--scope', 'give one scope');
+  if (sub === 'audit') return runAudit(a, env);
   if (sub === 'list' && a.key === undefined) {
     const filters: Body = {
       ...address(a),
@@ -326,7 +256,7 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
     throw missing('KEY', `the note's key (cairn memories ${sub} KEY; \`cairn memories list\` shows them)`);
   }
   if (a.key === undefined || !['show', 'history', 'forget'].includes(sub)) {
-    throw new CliFailure('VALIDATION_ERROR', 'give list, or show|history|forget KEY (see cairn --help)', 2);
+    throw new CliFailure('VALIDATION_ERROR', 'give list, audit, or show|history|forget KEY (see cairn --help)', 2);
   }
   const key = a.key;
   const body = checked(HistoryInput, { key, ...noteAddress(a) });

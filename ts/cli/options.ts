@@ -22,7 +22,13 @@ export const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
   import: [...STORE, '--user', '--scope', '--in-pieces'],
   connect: [...STORE, '--force', '--name', '--config', '--url', '--user'],
   token: { create: [...STORE, '--agent', '--user', '--scope', '--role', '--expires'], list: STORE, revoke: STORE },
-  memories: { list: [...NOTE, '--kind', '--query'], show: NOTE, history: NOTE, forget: NOTE },
+  memories: {
+    list: [...NOTE, '--kind', '--query'],
+    show: NOTE,
+    history: NOTE,
+    forget: NOTE,
+    audit: [...STORE, '--user', '--scope', '--agent'],
+  },
   database: { check: STORE, backup: STORE, restore: STORE, compact: [...STORE, '--purge'] },
 };
 

@@ -29,6 +29,9 @@ Usage:
   cairn memories show|history|forget KEY [--visibility V] [--task T] [--agent NAME] [--json]
                                           the notes of a scope (--user, --scope; --agent for an
                                           agent's own notes, through a node with the admin token)
+  cairn memories audit --agent NAME [--json]
+                                          that agent's write events in a scope, oldest first
+                                          (--user, --scope): who did what
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN;
                                           $CAIRN_USER, $CAIRN_SCOPE pick the user and scope); in a
                                           client's config name this CLI by absolute path, not npx:
@@ -85,7 +88,7 @@ const ARGUMENTS: Record<string, number | Record<string, number>> = {
   import: 1,
   connect: 1,
   token: { create: 1, list: 1, revoke: 2 },
-  memories: { list: 1, show: 2, history: 2, forget: 2 },
+  memories: { list: 1, show: 2, history: 2, forget: 2, audit: 1 },
   database: { check: 1, backup: 2, restore: 2, compact: 1 },
 };
 
@@ -105,7 +108,7 @@ const GROUPS = new Map([
   ['import', 'PATH: a Memory Package directory or an export file (cairn import PATH)'],
   ['token', 'subcommand; use create, list or revoke'],
   ['database', 'subcommand; use check, backup DEST, restore SRC or compact [--purge]'],
-  ['memories', 'subcommand; use list, show KEY, history KEY or forget KEY'],
+  ['memories', 'subcommand; use list, show KEY, history KEY, forget KEY or audit --agent NAME'],
   ['connect', `client; use one of ${CLIENTS.join(', ')}`],
 ]);
 
