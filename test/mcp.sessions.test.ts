@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { INITIALIZE, mcpClient, postMcp } from './mcp-client.js';
+import { INITIALIZE, mcpClient, postMcp, toolJson } from './mcp-client.js';
 import { startTestNode, type TestNode } from './node.js';
 
 // Session caps through the official MCP client: a token's sessions are bounded by its own share, and
@@ -98,6 +98,52 @@ describe('the sessions of one user', () => {
     await expect(third.ping()).resolves.toBeDefined();
     await expect(bob.ping()).resolves.toBeDefined();
     expect((await Promise.allSettled(a.map((c) => c?.ping()))).filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+  });
+});
+
+// Found by a review (issue 4, item 5): an app token serving many end users had 16 sessions and
+// no share per end user, so one user's looping client could hold all 16, closing everyone else's.
+describe('the sessions of one end user of an app token', () => {
+  let n: TestNode;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    // A quarter of the token's 8: each end user's initializes may hold 2.
+    n = await startTestNode({ sessions: { maxSessions: 20, maxPerToken: 8, idleMs: 60_000 } });
+  });
+  afterAll(async () => {
+    for (const c of clients) await c.close().catch(() => undefined);
+    await n.stop();
+  });
+  const tick = () => new Promise((r) => setTimeout(r, 3));
+  const open = async (token: string, user?: string) => {
+    const c = await mcpClient(n.url, token, user === undefined ? {} : { 'x-cairn-user': user });
+    clients.push(c);
+    await tick();
+    return c;
+  };
+
+  it("one end user's initializes close only that user's own oldest sessions", async () => {
+    const app = (await n.token({ agent: 'app' })).token;
+    const others = [await open(app, 'bob'), await open(app, 'carol'), await open(app)];
+    // As many as the token may hold: before, they closed every other user's session.
+    const alice = [];
+    for (let i = 0; i < 8; i++) alice.push(await open(app, 'alice'));
+    // Alice keeps her two newest; her older six were closed, nobody else's.
+    for (const c of alice.slice(0, 6)) await expect(c.ping()).rejects.toThrow();
+    for (const c of [...alice.slice(6), ...others]) await expect(c.ping()).resolves.toBeDefined();
+    const status = toolJson(await (alice[7] as Client).callTool({ name: 'memory_status', arguments: {} }));
+    expect(status.isError).toBe(false);
+  });
+
+  it('sessions naming no user keep the token’s whole share, and a bound token has no end-user share', async () => {
+    const team = (await n.token({ agent: 'team' })).token;
+    const mine = [];
+    for (let i = 0; i < 4; i++) mine.push(await open(team));
+    for (const c of mine) await expect(c.ping()).resolves.toBeDefined();
+    const bound = (await n.token({ agent: 'solo', user: 'dora' })).token;
+    const hers = [];
+    for (let i = 0; i < 4; i++) hers.push(await open(bound, 'dora'));
+    for (const c of hers) await expect(c.ping()).resolves.toBeDefined();
   });
 });
 

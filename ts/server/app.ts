@@ -135,11 +135,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // The headers describe the limit the call was held to: the user's share when it has fewer left.
   if (share !== undefined) app.addHook('onSend', async (req, reply) => shareHeaders(share, req, reply));
   const tokens = new Tokens(opts.store);
+  const maxPerToken = opts.sessions?.maxPerToken ?? 16;
   const sessions = new McpSessions(
     {
       maxSessions: opts.sessions?.maxSessions ?? 128,
-      maxPerToken: opts.sessions?.maxPerToken ?? 16,
+      maxPerToken,
       maxPerUser: opts.sessions?.maxPerUser ?? 32,
+      // One end user of a token serving several: a quarter of the token's, as their request share.
+      maxPerEndUser: opts.sessions?.maxPerEndUser ?? Math.max(1, Math.floor(maxPerToken / 4)),
       idleMs: opts.sessions?.idleMs ?? 30 * 60_000,
     },
     tokens,

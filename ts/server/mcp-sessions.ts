@@ -3,15 +3,19 @@ import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprot
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 import type { TokenRecord, Tokens } from '../auth/tokens.js';
+import { nfc } from '../protocol/unicode.js';
 
 /**
  * Bounds on MCP sessions: how many the node holds at once, how many one token may hold (its
- * share), how many the tokens bound to one user may hold together, and how long one may sit idle.
+ * share), how many the tokens bound to one user may hold together, how many of a token that may
+ * act for several users one end user's initializes may hold (`endUserOf`), and how long one may
+ * sit idle.
  */
 export interface SessionLimits {
   maxSessions: number;
   maxPerToken: number;
   maxPerUser: number;
+  maxPerEndUser: number;
   idleMs: number;
 }
 
@@ -23,6 +27,8 @@ export interface Session {
   token: Pick<TokenRecord, 'id' | 'hash'>;
   /** Whose share it counts against beside its token's (`ownerOf`). */
   owner: string;
+  /** The end user whose share of its token it counts against, when its initialize named one (`endUserOf`). */
+  endUser?: string | undefined;
   lastSeen: number;
   /** Ids of the requests whose replies are still owed in this session. */
   inFlight: Set<RequestId>;
@@ -36,6 +42,17 @@ export interface Session {
  */
 export function ownerOf(token: Pick<TokenRecord, 'id' | 'tenant' | 'user'>): string {
   return token.user === undefined ? `token\0${token.id}` : `user\0${token.tenant}\0${token.user}`;
+}
+
+/**
+ * The end user share a session of `token` opened naming `headerUser` (`X-Cairn-User` on its
+ * initialize) counts against: only of a token that may act for several users (an app's), whose
+ * 16 one end user's looping client could otherwise hold all of, closing every other user's
+ * (found by a review). A bound token's sessions are its user's already (`ownerOf`); a session
+ * opened naming no user (a team's agents) has the token's whole share.
+ */
+export function endUserOf(token: Pick<TokenRecord, 'id' | 'user'>, headerUser: string | undefined): string | undefined {
+  return token.user !== undefined || headerUser === undefined ? undefined : `${token.id}\0${nfc(headerUser)}`;
 }
 
 /**
@@ -60,10 +77,12 @@ export class McpSessions {
   }
 
   /**
-   * Adds session `id` for `s.token`, first closing the least recently used sessions of that token
-   * past its share, then of its user past theirs.
+   * Adds session `id` for `s.token`, first closing the least recently used sessions of its end
+   * user past their share (so they make room before anyone else's), then of that token past its
+   * share, then of its user past theirs.
    */
   add(id: string, s: Session): void {
+    if (s.endUser !== undefined) this.evict(this.ofEndUser(s.endUser), this.limits.maxPerEndUser);
     this.evict(this.ofToken(s.token.id), this.limits.maxPerToken);
     this.evict(this.ofOwner(s.owner), this.limits.maxPerUser);
     this.sessions.set(id, s);
@@ -100,12 +119,13 @@ export class McpSessions {
   }
 
   /**
-   * Whether a new session for `token` fits: a token at its share, or a user at theirs, replaces
-   * its own least recently used session (the node's count does not grow); otherwise the node
+   * Whether a new session for `token` (naming `endUser`) fits: an end user, a token or a user at
+   * its share replaces its own least recently used session (the node's count does not grow); otherwise the node
    * must have room, once the sessions of tokens that no longer work are dropped. The session of
    * another user (or of another token bound to none) is never closed to make room.
    */
-  fits(token: Pick<TokenRecord, 'id' | 'tenant' | 'user'>): boolean {
+  fits(token: Pick<TokenRecord, 'id' | 'tenant' | 'user'>, endUser?: string): boolean {
+    if (endUser !== undefined && this.ofEndUser(endUser).length >= this.limits.maxPerEndUser) return true;
     if (this.ofToken(token.id).length >= this.limits.maxPerToken) return true;
     if (this.ofOwner(ownerOf(token)).length >= this.limits.maxPerUser) return true;
     if (this.sessions.size + this.opening < this.limits.maxSessions) return true;
@@ -129,6 +149,10 @@ export class McpSessions {
 
   private ofOwner(owner: string): [string, Session][] {
     return this.heldBy((s) => s.owner === owner);
+  }
+
+  private ofEndUser(endUser: string): [string, Session][] {
+    return this.heldBy((s) => s.endUser === endUser);
   }
 
   /**

@@ -13,7 +13,7 @@ import { authHook, principalOf } from './auth.js';
 import { errorHandler as appErrorHandler, sendError } from './errors.js';
 import { exportPageRefund } from './export-page-cost.js';
 import { releaseAnswered } from './mcp-answered.js';
-import { type McpSessions, ownerOf } from './mcp-sessions.js';
+import { endUserOf, type McpSessions, ownerOf } from './mcp-sessions.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
 import { type RateBuckets, rateKey } from './rate-limit.js';
@@ -104,7 +104,11 @@ export function registerMcp(
    * accepts the request as an initialize (the cap is applied then, so refused requests evict
    * nobody); otherwise it answers the refusal and is dropped.
    */
-  const open = async (token: TokenRecord, admitted: () => void): Promise<WebStandardStreamableHTTPServerTransport> => {
+  const open = async (
+    token: TokenRecord,
+    endUser: string | undefined,
+    admitted: () => void,
+  ): Promise<WebStandardStreamableHTTPServerTransport> => {
     const server = toolServer(
       svc,
       version,
@@ -120,7 +124,15 @@ export function registerMcp(
         admitted();
         const bound = { id: token.id, hash: token.hash };
         const owner = ownerOf(token);
-        sessions.add(id, { transport, server, token: bound, owner, lastSeen: Date.now(), inFlight: new Set() });
+        sessions.add(id, {
+          transport,
+          server,
+          token: bound,
+          owner,
+          endUser,
+          lastSeen: Date.now(),
+          inFlight: new Set(),
+        });
       },
       onsessionclosed: (id) => sessions.close(id),
     });
@@ -159,7 +171,8 @@ export function registerMcp(
       transport = s.transport;
     } else if (req.method === 'POST') {
       const initializing = (Array.isArray(req.body) ? req.body : [req.body]).some((m) => isInitializeRequest(m));
-      if (initializing && !sessions.fits(p.token)) {
+      const endUser = endUserOf(p.token, p.headerUser);
+      if (initializing && !sessions.fits(p.token, endUser)) {
         reply.header('Retry-After', String(FULL_RETRY_AFTER_S));
         const full = `the node holds its maximum of ${limits.maxSessions} MCP sessions; retry later`;
         return rpcError(reply, 503, -32000, `Server busy: ${full}`);
@@ -167,7 +180,7 @@ export function registerMcp(
       // Reserve a place until the transport makes the session (or refuses the request).
       const admitted = initializing ? sessions.reserve() : () => undefined;
       reply.raw.once('close', admitted);
-      transport = await open(p.token, admitted);
+      transport = await open(p.token, endUser, admitted);
     } else {
       return rpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }

@@ -29,7 +29,13 @@ export interface NodeOptions {
   /** Requests a minute one end user of a shared token makes (`CAIRN_RATE_LIMIT_PER_USER`). */
   rateLimitPerUser?: number;
   bodyLimit?: number;
-  sessions?: { maxSessions?: number; maxPerToken?: number; maxPerUser?: number; idleMs?: number };
+  sessions?: {
+    maxSessions?: number;
+    maxPerToken?: number;
+    maxPerUser?: number;
+    maxPerEndUser?: number;
+    idleMs?: number;
+  };
   logLevel?: string;
   /** Where log lines go (default stdout). */
   logStream?: { write(line: string): void };
