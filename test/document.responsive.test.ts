@@ -17,16 +17,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t.stop());
 
-/**
- * The longest the node may go without answering while the PDF is read. Read on the event loop,
- * this PDF held every request for about two seconds on a loaded 2-core machine; read off it, the
- * longest stretch there was about 100 ms with three such tests running at once.
- */
-const PROMPT_MS = 400;
-
-it('answers other requests promptly while it reads a large PDF', async () => {
+it('answers other requests while it reads a large PDF', async () => {
   let reading = true;
-  // 2,000 pages: about 1.7 MB, 0.85 MB of text.
+  // 2,000 pages: about 1.7 MB, 0.85 MB of text; reading it takes seconds.
   const stored = t
     .call('POST', '/v1/memory/document', {
       token: agent,
@@ -35,19 +28,20 @@ it('answers other requests promptly while it reads a large PDF', async () => {
     .finally(() => {
       reading = false;
     });
-  // A health check every 10 ms: the longest stretch between two answers is how long the node
-  // kept everyone else waiting.
-  let answered = performance.now();
-  let longest = 0;
+  // Health checks one after another until the document is stored. Read on the event loop, the
+  // PDF held every request until it was done (about two seconds on a loaded 2-core machine), so
+  // only checks answered while its body arrived could count, a few at most. Read off it, the
+  // checks go on answering throughout (732 in one run here); a loaded machine slows the reading
+  // and the checks alike. No time is measured.
+  let answers = 0;
   while (reading) {
     const health = await t.call('GET', '/health', { token: null });
     expect(health.status).toBe(200);
-    longest = Math.max(longest, performance.now() - answered);
-    answered = performance.now();
+    if (reading) answers++;
     await sleep(10);
   }
   const r = await stored;
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   expect(r.body).toMatchObject({ type: 'pdf', sizes: { pages: 2000 } });
-  expect(longest).toBeLessThan(PROMPT_MS);
+  expect(answers).toBeGreaterThanOrEqual(20);
 });
