@@ -14,7 +14,8 @@ use super::event_target;
 use super::fields::{Fields, limit};
 use super::forget::marker_key;
 use super::notes_meant::{message_with, notes_meant};
-use super::record::{FORGOTTEN, Identity, Visibility};
+use super::record::{CUR, FORGOTTEN, Identity, Visibility};
+use super::same_key::{described, same_key};
 use super::{Outcome, invalid, refuse};
 use crate::error::{Error, Result};
 use crate::history::{AGENT, Event, TARGET, agent_prefix, indexed_event, seq_of, target_prefix};
@@ -63,16 +64,8 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let snap = store.snapshot()?;
     let Named { family, targets, unknown } = match (key, subject, fact) {
         (Some(key), None, None) => {
-            let visibility = Visibility::named(visibility.as_deref(), task_id.as_deref())?;
-            let identity = Identity::named(&key, visibility, task_id.as_deref(), &caller.agent)?;
-            // A note keeps an event per version while it exists, and a forgotten one leaves its
-            // marker (a hash): with neither, no note of that key was ever readable here.
-            let forgotten = snap.get(FORGOTTEN, &marker_key(&caller.part, &identity))?.is_some()
-                || snap.get(FORGOTTEN, &identity.cur_key(&caller.part))?.is_some();
-            let message = format!("no note {key:?} with {} visibility is stored", visibility.as_str());
-            let targets = vec![identity.encode()];
-            let unknown = (!forgotten).then_some(Unknown::Note(message, identity));
-            Named { family: "note", targets, unknown }
+            let named = (visibility.as_deref(), task_id.as_deref());
+            note_named(&snap, caller, &key, named, (private, cursor.is_none()))?
         }
         (None, Some(subject), None) => subject_named(&snap, caller, subject)?,
         (None, None, Some(fact)) => fact_named(&snap, caller, fact)?,
@@ -115,6 +108,51 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
             Err(refuse("NOT_FOUND", format!("no entity is named {subject:?}"), details))
         }
     }
+}
+
+/// `history {key}`: the events of one note. Sent without `visibility` and `taskId`, the key names
+/// its user note; when other notes the caller may name stand at that key too (a task's, its own
+/// agent note), which one is meant is the caller's to say, so the first page is refused naming
+/// each (found by a review: the user note's events came back alone, as if the key had no other
+/// note). A later page goes on with the note its cursor was bound to.
+fn note_named(
+    snap: &Snapshot,
+    caller: &Caller,
+    key: &str,
+    (visibility, task_id): (Option<&str>, Option<&str>),
+    (private, first_page): (bool, bool),
+) -> Outcome<Named> {
+    let named = Visibility::named(visibility, task_id)?;
+    let identity = Identity::named(key, named, task_id, &caller.agent)?;
+    let unnamed = visibility.is_none() && task_id.is_none();
+    if unnamed && first_page && snap.get(CUR, &identity.cur_key(&caller.part))?.is_some() {
+        let others = same_key(snap, &caller.part, (&caller.agent, private), &identity)?;
+        if !others.is_empty() {
+            return Err(ambiguous(key, others));
+        }
+    }
+    // A note keeps an event per version while it exists, and a forgotten one leaves its
+    // marker (a hash): with neither, no note of that key was ever readable here.
+    let forgotten = snap.get(FORGOTTEN, &marker_key(&caller.part, &identity))?.is_some()
+        || snap.get(FORGOTTEN, &identity.cur_key(&caller.part))?.is_some();
+    let message = format!("no note {key:?} with {} visibility is stored", named.as_str());
+    let targets = vec![identity.encode()];
+    let unknown = (!forgotten).then_some(Unknown::Note(message, identity));
+    Ok(Named { family: "note", targets, unknown })
+}
+
+/// The refusal of `history {key}` where the key names the user note and `others`: a
+/// `VALIDATION_ERROR` naming `visibility`, with each note as `{field, note}` to send back.
+fn ambiguous(key: &str, others: Vec<Value>) -> super::Fail {
+    let notes: Vec<Value> = std::iter::once(json!({ "key": key, "visibility": "user" })).chain(others).collect();
+    let listed: Vec<String> = notes.iter().map(described).collect();
+    let message = format!(
+        "visibility: key {key:?} names {} notes ({}); send the visibility (and taskId) of the one meant",
+        notes.len(),
+        listed.join(", ")
+    );
+    let details = notes.into_iter().map(|note| json!({ "field": "visibility", "note": note })).collect();
+    refuse("VALIDATION_ERROR", message, details)
 }
 
 /// `history {subject}`: the entity's events under its stored name (a spelling that differs only in

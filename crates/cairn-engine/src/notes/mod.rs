@@ -23,6 +23,8 @@ mod handoff_forget;
 mod handoff_page_tests;
 #[cfg(test)]
 mod handoff_tests;
+#[cfg(test)]
+mod history_same_key_tests;
 mod idempotency;
 mod idempotency_upgrade;
 mod idempotency_window;

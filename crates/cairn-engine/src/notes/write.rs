@@ -189,7 +189,7 @@ fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
     let others = match (&prev, &req.kind) {
         (Some(_), _) => Vec::new(),
         (None, None) => notes_meant(&snap, &caller.part, &caller.agent, &req.id)?,
-        (None, Some(_)) => same_key(&snap, &caller.part, &caller.agent, &req.id)?,
+        (None, Some(_)) => same_key(&snap, &caller.part, (&caller.agent, false), &req.id)?,
     };
     let value = new_value(req, prev.as_ref());
     let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
