@@ -38,12 +38,14 @@ const OLD_TREES: [&str; 2] = ["n.tok", "n.tri"];
 /// `[]` → `LAYOUT`: the index holds folded terms and trigrams (case, accents and NFC/NFD folded,
 /// `text::fold_text`) of the text `record::search_text` gives now. A store indexed before lacks
 /// it (its keys are unfolded spellings that neither a query nor a note's removal would find) or
-/// holds `[1]` (its notes' keys were not split into parts, and a rewrite would not add the parts:
+/// holds `[1]` or `[2]` (its notes' keys were not split into parts, or not at camelCase humps
+/// nor given the words their parts abbreviate, `key_words.rs`; a rewrite would not add them:
 /// `replace` writes only the difference from the old version's text as cut now), and `upgrade`
 /// rebuilds its index once.
 const FOLDED: &str = "n.folded";
-/// The layout `FOLDED` marks: 2 since note keys are indexed as their parts too.
-const LAYOUT: &[u8] = &[2];
+/// The layout `FOLDED` marks: 2 since note keys are indexed as their parts too, 3 since as their
+/// camelCase parts and the words those abbreviate.
+const LAYOUT: &[u8] = &[3];
 /// `part | id u64 BE` → the note's encoded identity.
 pub(crate) const IDS: &str = "n.id";
 /// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.

@@ -80,3 +80,55 @@ fn a_store_indexed_before_keys_were_split_is_rebuilt_on_first_use() {
     );
     assert!(super::index::current(&store).unwrap());
 }
+
+/// Found by a review: with no meaning channel, "what database did we choose" missed a decision
+/// kept as `db_choice: {"choice": "postgres"}`. A key's parts now bring the words they abbreviate,
+/// and camelCase keys are split like snake case; a query itself is not widened.
+#[test]
+fn a_key_is_found_by_the_words_its_parts_abbreviate_and_by_its_camel_case_parts() {
+    let (_d, store) = fresh();
+    write(&store, "db_choice", &json!({"choice": "postgres"}), "decision");
+    write(&store, "editorTheme", &json!("dark"), "user_preference");
+    write(&store, "deployEnv", &json!("staging"), "task_state");
+    write(&store, "infra", &json!("two regions, one cluster each"), "user_fact");
+    for (query, key) in [
+        ("what database did we choose", "db_choice"),
+        ("editor theme", "editorTheme"),
+        ("which environment do we deploy to", "deployEnv"),
+    ] {
+        for body in [json!({"query": query}), json!({"query": query, "as_of": super::tests::T0 + 1})] {
+            let found = keys(&store, &body);
+            assert_eq!(found.first().map(String::as_str), Some(key), "{body}: {found:?}");
+        }
+    }
+    write(&store, "notes", &json!("the database migration runs on friday"), "user_fact");
+    write(&store, "lunch", &json!("we chose the db near the office"), "user_fact");
+    // "db" finds the key and the sentence that spell it, not a note that spells "database" out.
+    let db = keys(&store, &json!({"query": "db"}));
+    assert!(db.contains(&"db_choice".to_owned()) && db.contains(&"lunch".to_owned()), "{db:?}");
+    assert!(!db.contains(&"notes".to_owned()), "{db:?}");
+    // Free text is left as written: "database" does not find the sentence that says "db".
+    let database = keys(&store, &json!({"query": "database"}));
+    assert!(!database.contains(&"lunch".to_owned()), "{database:?}");
+}
+
+#[test]
+fn a_store_indexed_before_keys_gave_their_abbreviations_is_rebuilt_on_first_use() {
+    let (_d, store) = fresh();
+    write(&store, "db_choice", &json!({"choice": "postgres"}), "decision");
+    let part = Partition::new("local", "u1", "default").unwrap();
+    store
+        .write(move |tx| {
+            for (k, _) in tx.prefix(super::index::TERM, &super::index::term_prefix(&part, "databas"))? {
+                tx.delete(super::index::TERM, &k)?;
+            }
+            tx.put("n.folded", &[], &[2])
+        })
+        .unwrap();
+    assert!(!super::index::current(&store).unwrap());
+    let reply = run(&store, &agent("claude"), "note_list", &json!({"query": "which database"}));
+    // Found by the term the rebuild indexed, not only by the trigrams written with the note.
+    assert_eq!(reply["notes"][0]["key"], "db_choice", "{reply}");
+    assert_eq!(reply["notes"][0]["receipt"]["channels"][0], "token", "{reply}");
+    assert!(super::index::current(&store).unwrap());
+}

@@ -34,6 +34,7 @@ pub(crate) mod import;
 pub(crate) mod index;
 #[cfg(test)]
 mod key_parts_tests;
+mod key_words;
 mod list;
 mod list_meant;
 mod lookup;

@@ -9,6 +9,7 @@
 //! one key.
 
 use super::fields::short_name;
+use super::key_words::key_words;
 use super::{Outcome, invalid};
 use crate::knowledge::Partition;
 use crate::time::iso_ms;
@@ -216,24 +217,12 @@ impl NoteRecord {
 }
 
 /// The text a note is found by: its key, then its value's strings, numbers and object keys, each
-/// key also as its parts (`push_parts`).
+/// key followed by the words it stands for (`key_words`: its parts, what they abbreviate).
 pub(crate) fn search_text(key: &str, value: &Value) -> String {
     let mut out = key.to_owned();
-    push_parts(&mut out, key);
+    key_words(key, |w| push(&mut out, w));
     flatten(value, &mut out);
     out
-}
-
-/// When `key` holds a separator the tokenizer keeps inside a word (`.` and `:` between letters,
-/// `_` always: UAX #29), its parts split at `.` `_` `/` `:` `-`, after the key as written: so
-/// `deploy.window` and `preferred_language` are found by `deploy window` and `preferred language`,
-/// and the key as written still matches whole.
-fn push_parts(out: &mut String, key: &str) {
-    if key.contains(['.', '_', ':']) {
-        for part in key.split(['.', '_', '/', ':', '-']).filter(|p| !p.is_empty()) {
-            push(out, part);
-        }
-    }
 }
 
 fn flatten(v: &Value, out: &mut String) {
@@ -246,7 +235,7 @@ fn flatten(v: &Value, out: &mut String) {
         Value::Object(map) => {
             for (k, v) in map {
                 push(out, k);
-                push_parts(out, k);
+                key_words(k, |w| push(out, w));
                 flatten(v, out);
             }
         }
