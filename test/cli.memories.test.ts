@@ -402,3 +402,20 @@ it('an empty list of a mistyped scope or user names the scopes that hold notes, 
   await serve();
   await check({ CAIRN_ADMIN_TOKEN: ADMIN });
 });
+
+it('history of a key that names a user note and a task note says which options pick each', async () => {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };
+  const body = { key: 'editor.theme', value: { theme: 'solarized' }, kind: 'task_state' };
+  const write = await store.notes('note_write', caller, { ...body, visibility: 'task', taskId: 'UI 2' });
+  expect(write.error).toBeUndefined();
+  await store.close();
+  const r = await mem(['history', 'editor.theme']);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("key editor.theme names 2 notes: add --visibility user, or --task 'UI 2' to say which");
+  // Each option it names reaches its note.
+  const user = await mem(['history', 'editor.theme', '--visibility', 'user', '--json']);
+  expect((JSON.parse(user.stdout) as { events: unknown[] }).events).toHaveLength(2);
+  const task = await mem(['history', 'editor.theme', '--task', 'UI 2', '--json']);
+  expect((JSON.parse(task.stdout) as { events: unknown[] }).events).toHaveLength(1);
+});

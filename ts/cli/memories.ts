@@ -3,6 +3,7 @@ import { HistoryInput, NoteListInput } from '../protocol/notes.js';
 import type { NodeFile } from '../server/node-file.js';
 import { clip } from './clip.js';
 import { CliFailure, missing, usage } from './failure.js';
+import { CLI_AGENT } from './import.js';
 import { runAudit } from './memories-audit.js';
 import { type Body, type Call, type MemoriesArgs, withCaller } from './memories-caller.js';
 import { withheldWarning } from './node-view.js';
@@ -55,6 +56,31 @@ function checked<T extends { safeParse: (v: unknown) => { success: boolean; erro
     throw usage(OPTION[String(i?.path?.[0])] ?? 'KEY', i?.message ?? 'invalid');
   }
   return body;
+}
+
+/** `value` as a shell word: as it is when it needs no quoting. */
+const word = (value: string) => (/^[\w.:@/-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * `history KEY`'s refusal when the key names several notes (the engine lists each as a `note` to
+ * send back, in the verb's fields), said in this command's options for each.
+ */
+function whichNote(err: unknown, key: string, agent: string): unknown {
+  if (!(err instanceof CliFailure) || err.code !== 'VALIDATION_ERROR') return err;
+  const notes = err.details.flatMap((d) => {
+    const note = (d as { note?: Body }).note;
+    return note === undefined ? [] : [note];
+  });
+  if (notes.length === 0) return err;
+  const options = notes.map((n) =>
+    n.visibility === 'task'
+      ? `--task ${word(String(n.taskId))}`
+      : n.visibility === 'agent'
+        ? `--agent ${word(agent)}`
+        : '--visibility user',
+  );
+  const message = `key ${key} names ${notes.length} notes: add ${options.join(', or ')} to say which`;
+  return new CliFailure('VALIDATION_ERROR', message, err.exitCode, err.details);
 }
 
 /** Every note of the scope, whatever its visibility, task or agent (the export's note records),
@@ -284,6 +310,8 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
         cursor = (page.nextCursor as string | null | undefined) ?? undefined;
       } while (cursor !== undefined);
       return all;
+    }).catch((err: unknown) => {
+      throw whichNote(err, key, a.agent ?? CLI_AGENT);
     });
     if (events.length === 0) throw new CliFailure('NOT_FOUND', `no history for key ${key} here`);
     const blocks = events.map(eventBlock);
