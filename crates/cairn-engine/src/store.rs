@@ -432,28 +432,13 @@ impl Store {
     }
 
     /// Verifies every reachable page's checksum and every tree invariant, and that each page is
-    /// either reachable or free; then, when the trees are sound, that the knowledge indexes kept
-    /// beside the records agree with them (`knowledge::reach_index_build::verify`).
+    /// either reachable or free.
     pub fn check(&self) -> Result<CheckReport> {
-        let mut report = self.run(|w| {
+        self.run(|w| {
             // Pages still held in memory are checked where they will live: write them out first.
             w.core.file.write_back()?;
             Ok(check::run(w))
-        })?;
-        if report.ok {
-            // A snapshot taken after the pages were checked: a write since is consistent too.
-            // A record that does not decode is reported as what is wrong, as a bad page is.
-            let problems =
-                crate::knowledge::reach_index_build::verify(&self.snapshot()?).unwrap_or_else(|e| vec![e.to_string()]);
-            let tree = Some(crate::knowledge::reach_index::TREE.to_owned());
-            report.problems.extend(problems.into_iter().map(|what| check::Problem {
-                page: None,
-                tree: tree.clone(),
-                what,
-            }));
-            report.ok = report.problems.is_empty();
-        }
-        Ok(report)
+        })
     }
 
     /// Writes a consistent copy of the store into `dest_dir` (which must not hold a store) while

@@ -78,21 +78,10 @@ pub(crate) fn of_type<T: Edge + DeserializeOwned>(
     (from, to): (u64, u64),
     folded_type: &str,
 ) -> Result<Vec<T>> {
-    let ids = ids_of_type(r, part, (from, to), folded_type)?;
+    let lists = [adj_type_prefix(part, from, OUT, folded_type), adj_type_prefix(part, to, IN, folded_type)];
+    let ids = shorter(r, &lists, usize::MAX)?.unwrap_or_default();
     // The shorter list holds the relations from its end to other entities too.
     Ok(records::<T>(r, part, ids)?.into_iter().filter(|rel| rel.ends() == (from, to)).collect())
-}
-
-/// The ids of `of_type`'s relations, in id order, among others of the shorter list read: the
-/// relations of the type from `from` to any entity, or to `to` from any.
-pub(crate) fn ids_of_type(
-    r: &mut impl Reads,
-    part: &Partition,
-    (from, to): (u64, u64),
-    folded_type: &str,
-) -> Result<Vec<u64>> {
-    let lists = [adj_type_prefix(part, from, OUT, folded_type), adj_type_prefix(part, to, IN, folded_type)];
-    Ok(shorter(r, &lists, usize::MAX)?.unwrap_or_default())
 }
 
 /// The relations stored between `a` and `b`, either way and of any type, in id order; `None` when

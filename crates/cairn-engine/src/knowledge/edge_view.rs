@@ -1,9 +1,8 @@
 //! What `relate` plans from in a stored relation (`relate_plan.rs`): its ids, ends, type and
-//! times. `replaces` read every edge of the type from the subject, ended ones included (kept for
-//! `as_of` and `valid_at` reads), so the read grew with the subject's history: decoding each
+//! times. `replaces` reads every edge of the type from the subject, ended ones included (kept for
+//! `as_of` and `valid_at` reads), so the read grows with the subject's history: decoding each
 //! record whole (attributes, provenance) cost about half of it (12 ms a call at 3,000 edges, an
-//! agent updating `current_task` every session); it now reads only the edges reaching past its
-//! start and those to its target (`reach_index.rs`). Without `replaces` every version of the fact
+//! agent updating `current_task` every session). Without `replaces` every version of the fact
 //! itself is read, and a fact said again with new attributes keeps one per revision, each with
 //! the attribute writes known then: decoded whole, the versions cost 227 ms a call at 1,000
 //! revisions. An `EdgeView` decodes the same bytes skipping the rest; the plan then decodes whole

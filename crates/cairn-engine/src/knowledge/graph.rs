@@ -8,9 +8,8 @@ use super::fact_attribute_time::{AttributeWrite, WritesIn, with_write};
 use super::fact_sources::{self, Also};
 use super::ids::next_id;
 use super::part::Partition;
-use super::reach_index;
 use super::records::{decode, encode};
-use super::relate_plan::{Plan, plain, replace_in_valid_time, replace_start};
+use super::relate_plan::{Plan, plain, replace_in_valid_time};
 use super::tally::Tally;
 use super::trees::{
     ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key, name_prefix,
@@ -395,7 +394,7 @@ fn planned(
     attributes: &mut Map<String, Value>,
 ) -> Result<Plan<Relation>> {
     let views = if a.replaces {
-        every_edge_of_type(tx, part, (from, to), a.rel_type, replace_start(attributes, now))?
+        every_edge_of_type(tx, part, from, a.rel_type)?
     } else {
         super::fact_readings::stored_versions(tx, part, (from, to), a.rel_type)?
     };
@@ -409,37 +408,18 @@ fn missing(id: u64) -> Error {
     Error::corrupt(None, format!("relation {id} is indexed but missing"))
 }
 
-/// The edges of type `rel_type` (as spelled) with `from` at its subject end that a `replaces`
-/// from `start` (ms) to `to` plans from, as their light views: outbound under the type, and
-/// inbound under each spelling of its mirror type that reads as it (`fact_readings.rs`). Once the
-/// reach index is built (`reach_index.rs`), those whose valid time reaches past `start` (the
-/// ones it may end, or that make it older news) and those between `from` and `to` (one it may
-/// restore): not the subject's history of the type, which the plan passes over. Until then,
-/// every edge of the type.
-fn every_edge_of_type(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    (from, to): (u64, u64),
-    rel_type: &str,
-    start: i64,
-) -> Result<Vec<EdgeView>> {
-    let mut groups = vec![(OUT, fold(rel_type.trim()), false)];
-    groups.extend(super::fact_readings::mirror_types(rel_type).into_iter().map(|mirror| (IN, mirror, true)));
-    let indexed = reach_index::built_in(tx)?;
+/// Every edge of type `rel_type` (as spelled) with `from` at its subject end, as its light view:
+/// outbound under the type, and inbound under each spelling of its mirror type that reads as it
+/// (`fact_readings.rs`).
+fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, rel_type: &str) -> Result<Vec<EdgeView>> {
+    let mut reads = vec![(tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, &fold(rel_type.trim())))?, false)];
+    for mirror in super::fact_readings::mirror_types(rel_type) {
+        reads.push((tx.prefix(ADJ, &adj_type_prefix(part, from, IN, &mirror))?, true));
+    }
     let mut views = Vec::new();
-    for (dir, folded, mirrored) in groups {
-        let ids = if indexed {
-            let mut ids = reach_index::reaching_in(tx, &reach_index::group(part, from, dir, &folded), start)?;
-            let pair = if mirrored { (to, from) } else { (from, to) };
-            ids.extend(super::edge_reads::ids_of_type(tx, part, pair, &folded)?);
-            ids.sort_unstable();
-            ids.dedup();
-            ids
-        } else {
-            let keys = tx.prefix(ADJ, &adj_type_prefix(part, from, dir, &folded))?;
-            keys.iter().map(|(key, _)| trailing_id(key)).collect::<Result<_>>()?
-        };
-        for id in ids {
+    for (keys, mirrored) in reads {
+        for (key, _) in keys {
+            let id = trailing_id(&key)?;
             let bytes = tx.get(REL, &rel_key(part, id))?.ok_or_else(|| missing(id))?;
             let view: EdgeView = decode(&bytes, "relation")?;
             let subject_end = if mirrored { view.to } else { view.from };
@@ -481,12 +461,12 @@ pub(crate) fn relate_ids(
     let plan = planned(tx, part, (from, to), (&a, now), &mut attributes)?;
     let mut ended = Vec::new();
     for stored in plan.end {
-        let mut rel = ended_at_start(stored.clone(), &plan.end_at);
+        let before = stored.ended_at.is_none().then(|| stored.clone());
+        let mut rel = ended_at_start(stored, &plan.end_at);
         rel.ended_at = rel.ended_at.or(Some(now));
         // Only its end changes: its provenances, and so its source index entries, stay.
         tx.put(REL, &rel_key(part, rel.id), &encode(&rel))?;
-        super::reach_index::refile(tx, part, Some(&stored), Some(&rel))?;
-        tally.relation(part, Some(&stored).filter(|s| s.ended_at.is_none()), Some(&rel));
+        tally.relation(part, before.as_ref(), Some(&rel));
         ended.push(rel.id);
     }
     let superseded_by = plan.newer;
@@ -512,7 +492,6 @@ pub(crate) fn relate_ids(
             let bytes = encode(&revised);
             tx.put(REL, &rel_key(part, revised.id), &bytes)?;
             super::source_index::refile(tx, part, Some(&stored), Some(&revised))?;
-            super::reach_index::refile(tx, part, Some(&stored), Some(&revised))?;
             // The copy is ended (never counted); the fact keeps its liveness and its type.
             tally.relation(part, Some(&stored), Some(&revised));
             written = Some(bytes);
@@ -527,7 +506,6 @@ pub(crate) fn relate_ids(
         let copy = Relation { id: ids(tx)?, ended_at: old.ended_at.or(Some(now)), ..old.clone() };
         tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
         super::source_index::refile(tx, part, None, Some(&copy))?;
-        super::reach_index::refile(tx, part, None, Some(&copy))?;
         // The new life starts without a list: the earlier versions read theirs from the copy.
         WritesIn::moved(tx, part, old, copy.id)?;
         tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
@@ -569,7 +547,6 @@ pub(crate) fn relate_ids(
     let bytes = encode(&rel);
     tx.put(REL, &rel_key(part, id), &bytes)?;
     super::source_index::refile(tx, part, restored.as_ref(), Some(&rel))?;
-    super::reach_index::refile(tx, part, restored.as_ref(), Some(&rel))?;
     // A restored fact was ended; a new one was nothing; either may be stored ended (older news).
     tally.relation(part, restored.as_ref(), Some(&rel));
     if restored.is_none() {

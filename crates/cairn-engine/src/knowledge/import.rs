@@ -613,7 +613,6 @@ fn import_fact(
     WritesIn::point_at_stored(tx, part, &mut rel)?;
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     super::source_index::refile(tx, part, None, Some(&rel))?;
-    super::reach_index::refile(tx, part, None, Some(&rel))?;
     tally.relation(part, None, Some(&rel));
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
     tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;

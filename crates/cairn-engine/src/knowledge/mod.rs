@@ -86,10 +86,6 @@ mod outside_time;
 mod part;
 #[cfg(test)]
 mod properties;
-pub(crate) mod reach_index;
-pub(crate) mod reach_index_build;
-#[cfg(test)]
-mod reach_index_tests;
 mod recall;
 mod recency;
 mod records;

@@ -7,11 +7,10 @@ use super::derive::{self, Derived};
 use super::fact_attribute_time;
 use super::graph::{self, Direction, Entity, Neighbour, adjacency, neighbour, neighbours};
 use super::part::Partition;
-use super::reach_index;
-use super::trees::{IN, OUT, adj_type_prefix, keyed_type};
+use super::trees::{IN, OUT, adj_type_prefix};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
-use crate::text::{LookupOptions, MatchKind, NameIndex, fold};
+use crate::text::{LookupOptions, MatchKind, NameIndex};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
@@ -168,35 +167,11 @@ fn transitive_side(
 /// news, it may be true today); with `as_of` alone, the edges live at that time. Each as the
 /// store knew it at `as_of`: an earlier version of a fact revised since reads as that fact (its
 /// id), not yet ended, with its attributes as true at the valid instant (`fact_attribute_time`).
-/// A read of an instant as the store knows it now (no `as_of`) sees only edges whose valid time
-/// reaches past it: once the reach index is built, only those are read (`reach_index.rs`).
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
-    let at = when.valid_instant().filter(|_| when.as_of.is_none());
-    let candidates = match at {
-        Some(at) if reach_index::built(snap)? => reaching_neighbours(snap, part, entity, at)?,
-        _ => neighbours(snap, part, entity)?,
-    };
     let mut out = Vec::new();
-    for n in candidates {
+    for n in neighbours(snap, part, entity)? {
         out.extend(seen_at(snap, part, n, when)?);
     }
-    Ok(out)
-}
-
-/// The relations touching `entity` whose valid time reaches past `at`, in `neighbours`' order.
-fn reaching_neighbours(snap: &Snapshot, part: &Partition, entity: u64, at: i64) -> Result<Vec<Neighbour>> {
-    let mut out = Vec::new();
-    for (rel_id, direction) in reach_index::reaching(snap, part, entity, at)? {
-        out.extend(neighbour(snap, part, rel_id, direction)?);
-    }
-    // `neighbours` lists them in adjacency key order: direction, type as keyed there, id.
-    out.sort_by_cached_key(|n| {
-        (
-            n.direction != Direction::Outbound,
-            keyed_type(part, &fold(n.relation.rel_type.trim())).into_owned(),
-            n.relation.id,
-        )
-    });
     Ok(out)
 }
 

@@ -145,11 +145,6 @@ fn latest<T: Edge>(edges: impl Iterator<Item = T>) -> Option<T> {
     edges.max_by_key(|r| (r.ended_at().unwrap_or(i64::MAX), r.recorded_at(), std::cmp::Reverse(r.id())))
 }
 
-/// Where a `replaces` assertion with `attributes` starts (ms): its `valid_from`, else `now`.
-pub(crate) fn replace_start(attributes: &Map<String, Value>, now: i64) -> i64 {
-    attributes.get("valid_from").and_then(Value::as_str).and_then(valid::bound).unwrap_or(now)
-}
-
 /// The valid-time rules of `replaces` (knowledge-verbs.md "Valid time"). The assertion starts at
 /// its `valid_from` (`now` when it has none, which it then gets). Every edge of the type from the
 /// subject is read as its interval:
@@ -165,9 +160,11 @@ pub(crate) fn replace_in_valid_time<T: Edge>(
     to: u64,
     now: i64,
 ) -> Plan<T> {
-    let start = replace_start(attributes, now);
-    let given = attributes.get("valid_from").and_then(Value::as_str).filter(|s| valid::bound(s).is_some());
-    let at = given.map_or_else(|| iso_ms(now), str::to_owned);
+    let given = attributes.get("valid_from").and_then(Value::as_str).map(|s| (s.to_owned(), valid::bound(s)));
+    let (at, start) = match given {
+        Some((text, Some(ms))) => (text, ms),
+        _ => (iso_ms(now), now),
+    };
     attributes.insert("valid_from".into(), Value::String(at.clone()));
     let mut plan = Plan { end_at: at, ..Plan::default() };
     let mut newer: Vec<T> = Vec::new();

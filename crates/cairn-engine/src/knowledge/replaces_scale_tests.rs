@@ -2,9 +2,9 @@
 //! (`graph::every_edge_of_type`), never the scope's: ending Priya's job reads as many pages when
 //! the scope holds 20,000 other facts (other subjects' `works_at`, at the employer she moves to,
 //! facts of that type to Priya, her facts of other types, either way) as at 2,000. Pages are the
-//! store's count (`Store::pages_read`), never a clock. Of the subject's own history of the type,
-//! only the edges reaching past the assertion's start and those to its target are read
-//! (`reach_index.rs`; `reach_index_tests.rs` counts a history of 1,500 ended edges).
+//! store's count (`Store::pages_read`), never a clock. The subject's own history of the type is
+//! read whole, ended edges too: the adjacency keys hold no interval, so which ones the assertion
+//! ends or restores is known only from their records.
 
 use crate::knowledge::testing::{call, caller, counted};
 use crate::store::{Store, StoreOptions};

@@ -24,10 +24,6 @@ pub(crate) const ENT_NAME: &str = "k.ent_name";
 pub(crate) const REL: &str = "k.rel";
 /// `part | entity id | direction | folded type \0 | relation id` → () (`keyed_type`).
 pub(crate) const ADJ: &str = "k.adj";
-/// `part | entity id | direction | folded type \0 | reach | relation id` → (): `ADJ` with how far
-/// each edge's valid time reaches, so a read of now skips ended edges (`reach_index.rs`); the
-/// empty key → `[1]` marks it built (`reach_index_build.rs`).
-pub(crate) const REACH: &str = "k.reach";
 
 /// `part | doc id` → document record.
 pub(crate) const DOC: &str = "k.doc";

@@ -189,8 +189,7 @@ pub(crate) fn remove_relation(
     if tx.delete(REL, &rel_key(part, rel.id))? {
         tally.relation(part, Some(rel), None);
     }
-    super::source_index::refile(tx, part, Some(rel), None)?;
-    super::reach_index::refile(tx, part, Some(rel), None)
+    super::source_index::refile(tx, part, Some(rel), None)
 }
 
 /// Removes passage `(doc, ordinal)`'s mention links and its span record, counted in `tally`;

@@ -76,7 +76,6 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
             tally.relation(part, Some(&rel), None);
         }
         super::super::source_index::refile(tx, part, Some(&rel), None)?;
-        super::super::reach_index::refile(tx, part, Some(&rel), None)?;
         // Its id and ends answer "already" through the `fact` form, as if forgotten one by one.
         bury_relation(tx, part, &rel, &target, now)?;
         relations += 1;

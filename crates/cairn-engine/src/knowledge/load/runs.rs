@@ -14,13 +14,11 @@ use crate::knowledge::graph::Entity;
 use crate::knowledge::ids::{read_next_id, write_next_id};
 use crate::knowledge::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, import};
 use crate::knowledge::part::Partition;
-use crate::knowledge::reach_index::{group, holds_whole, key, reach_of};
 use crate::knowledge::source_index::asserted_key;
 use crate::knowledge::tally::Tally;
 use crate::knowledge::trees::{
-    ADJ, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REACH, REL, SOURCES, keyed_name, keyed_type, names_gen_in,
+    ADJ, ENT, ENT_NAME, IN, NAMES_GEN, NAMES_LOG, OUT, REL, SOURCES, keyed_name, keyed_type, names_gen_in,
 };
-use crate::knowledge::valid;
 use crate::side::SidePages;
 use crate::text::FastMap;
 use crate::write::{Run, Runs, WriteTxn};
@@ -249,47 +247,6 @@ fn adjacency_run(
     run.finish()
 }
 
-/// One `k.reach` entry: (entity, direction, folded type's rank, reach, relation id), ranked as
-/// `Adjacency` is.
-type Reach = (u64, u8, u32, u64, u64);
-
-/// `k.reach`'s entries in order (both ends of every fact; a load stores no earlier version).
-fn reach_order(plan: &Plan, ids: Ids) -> Vec<Reach> {
-    let (rank, _) = ranked(plan.folded_types.iter().map(String::as_str));
-    let mut out: Vec<Reach> = Vec::with_capacity(plan.facts.len() * 2);
-    for (i, f) in plan.facts.iter().enumerate() {
-        let bound = |t: Option<&String>| t.and_then(|t| valid::bound(t));
-        let extra = f.extra.as_deref();
-        let end = bound(extra.and_then(|e| e.valid_to.as_ref())).or(f.ended_at);
-        let reach = reach_of(bound(extra.and_then(|e| e.valid_from.as_ref())), end);
-        let ty = rank[f.folded_type as usize];
-        out.push((ids.entity(f.from), OUT, ty, reach, ids.fact(i)));
-        out.push((ids.entity(f.to), IN, ty, reach, ids.fact(i)));
-    }
-    out.sort_unstable();
-    out
-}
-
-/// `k.reach`, from its entries in order (`types`: the folded types by rank, as `adjacency_run`
-/// takes them).
-fn reach_run(
-    tx: &mut WriteTxn<'_>,
-    part: &Partition,
-    (entries, types): (&[Reach], &[&str]),
-    ordered: bool,
-) -> Result<()> {
-    let ordered = ordered && types.iter().all(|t| holds_whole(part, t.len()));
-    let mut run = tx.sorted_run(REACH, ordered)?;
-    let mut groups: Vec<Vec<Vec<u8>>> =
-        types.iter().map(|t| [OUT, IN].map(|d| group(part, 0, d, t)).to_vec()).collect();
-    for &(e, dir, ty, at, id) in entries {
-        let g = &mut groups[ty as usize][usize::from(dir)];
-        g[part.prefix().len()..part.prefix().len() + 8].copy_from_slice(&e.to_be_bytes());
-        run.push(&key(g, at, id), &[])?;
-    }
-    run.finish()
-}
-
 /// The longest `k.import_map` key after the partition: kind byte, origin, source id.
 const MAP_KEY: usize = 1 + crate::knowledge::origin::ORIGIN_LEN + 8;
 
@@ -343,8 +300,7 @@ struct RecordOrders<'p> {
     /// (folded name, entity id), sorted.
     by_name: Vec<(&'p str, u64)>,
     adjacency: Vec<Adjacency>,
-    reach: Vec<Reach>,
-    /// The folded types by rank (what `adjacency` and `reach` hold of them).
+    /// The folded types by rank (what `adjacency` holds of them).
     types: Vec<&'p str>,
     map: Vec<MapEntry>,
 }
@@ -355,7 +311,7 @@ impl<'p> RecordOrders<'p> {
             plan.known.folded.iter().enumerate().map(|(i, folded)| (folded, ids.entity(i))).collect();
         by_name.sort_unstable();
         let (adjacency, types) = adjacency_order(plan, ids);
-        RecordOrders { by_name, adjacency, reach: reach_order(plan, ids), types, map: map_order(plan, ids) }
+        RecordOrders { by_name, adjacency, types, map: map_order(plan, ids) }
     }
 }
 
@@ -719,7 +675,6 @@ fn sorted_records(
 ) -> Result<()> {
     name_index_run(tx, part, &orders.by_name, ordered)?;
     adjacency_run(tx, part, (&orders.adjacency, &orders.types), ordered)?;
-    reach_run(tx, part, (&orders.reach, &orders.types), ordered)?;
     map_run(tx, part, &orders.map)?;
     counts(plan, part).flush(tx)
 }
