@@ -1,4 +1,5 @@
 import { ApiError } from '../protocol/errors.js';
+import { FixedWindows } from './fixed-windows.js';
 
 /**
  * Requests refused for want of a valid token (none, unknown, revoked, expired), counted per remote
@@ -10,27 +11,22 @@ import { ApiError } from '../protocol/errors.js';
  * are 429 with `Retry-After`; a valid token from the same address is never refused here.
  */
 export class AuthFailures {
-  private readonly counts = new Map<string, { used: number; start: number }>();
+  private readonly counts: FixedWindows;
 
   constructor(
     readonly max: number,
-    readonly windowMs: number,
-    private readonly cap = 10_000,
-  ) {}
+    windowMs: number,
+    cap = 10_000,
+  ) {
+    this.counts = new FixedWindows(windowMs, cap);
+  }
 
   /** Counts one failure from `address`: `refusal` within the limit, RATE_LIMITED past it. */
   refuse(address: string, refusal: ApiError, now = Date.now()): ApiError {
-    let c = this.counts.get(address);
-    if (c === undefined || c.start + this.windowMs <= now) c = { used: 0, start: now };
-    this.counts.delete(address);
-    this.counts.set(address, c);
-    if (this.counts.size > this.cap) {
-      const oldest = this.counts.keys().next().value;
-      if (oldest !== undefined) this.counts.delete(oldest);
-    }
+    const c = this.counts.at(address, now);
     c.used++;
     if (c.used <= this.max) return refusal;
-    const retryAfter = Math.max(1, Math.ceil((c.start + this.windowMs - now) / 1000));
+    const retryAfter = this.counts.secondsLeft(c, now);
     const error = new ApiError(
       'RATE_LIMITED',
       `too many requests without a valid token from this address (${this.max} a minute, CAIRN_RATE_LIMIT): ${refusal.message}; retry in ${retryAfter} seconds`,

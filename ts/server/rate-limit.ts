@@ -5,12 +5,7 @@ import type { FastifyRequest } from 'fastify';
 
 import { ApiError } from '../protocol/errors.js';
 import { bearerToken } from './auth.js';
-
-interface Bucket {
-  /** Requests counted this window, in `PARTS` of one (an export continuation page costs less: `refund`). */
-  used: number;
-  start: number;
-}
+import { FixedWindows } from './fixed-windows.js';
 
 /** A request is counted as this many parts, so a refund can leave a fraction of one charged. */
 export const PARTS = 16;
@@ -43,24 +38,15 @@ export function rateKey(req: FastifyRequest): string {
  * answered (`refund`, `export-page-cost.ts`).
  */
 export class RateBuckets implements FastifyRateLimitStore {
-  private readonly buckets = new Map<string, Bucket>();
+  /** Requests counted a window, in `PARTS` of one (an export continuation page costs less: `refund`). */
+  private readonly buckets: FixedWindows;
 
   constructor(
     readonly max: number,
     readonly windowMs: number,
-    private readonly cap = 10_000,
-  ) {}
-
-  private bucket(key: string, now: number): Bucket {
-    let b = this.buckets.get(key);
-    if (b === undefined || b.start + this.windowMs <= now) b = { used: 0, start: now };
-    this.buckets.delete(key);
-    this.buckets.set(key, b);
-    if (this.buckets.size > this.cap) {
-      const oldest = this.buckets.keys().next().value;
-      if (oldest !== undefined) this.buckets.delete(oldest);
-    }
-    return b;
+    cap = 10_000,
+  ) {
+    this.buckets = new FixedWindows(windowMs, cap);
   }
 
   /**
@@ -69,7 +55,7 @@ export class RateBuckets implements FastifyRateLimitStore {
    */
   incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void): void {
     const now = Date.now();
-    const b = this.bucket(key, now);
+    const b = this.buckets.at(key, now);
     b.used += PARTS;
     callback(null, { current: Math.ceil(b.used / PARTS), ttl: b.start + this.windowMs - now });
   }
@@ -79,8 +65,8 @@ export class RateBuckets implements FastifyRateLimitStore {
    * still counting this window; a bucket never goes below zero, so a window begun since gains nothing.
    */
   refund(key: string, parts: number, now = Date.now()): void {
-    const b = this.buckets.get(key);
-    if (parts <= 0 || b === undefined || b.start + this.windowMs <= now) return;
+    const b = this.buckets.running(key, now);
+    if (parts <= 0 || b === undefined) return;
     b.used = Math.max(0, b.used - parts);
   }
 
@@ -96,12 +82,12 @@ export class RateBuckets implements FastifyRateLimitStore {
    */
   charge(req: FastifyRequest, n: number, now = Date.now()): { retryAfter: number; error: ApiError } | null {
     if (n <= 0) return null;
-    const b = this.bucket(rateKey(req), now);
+    const b = this.buckets.at(rateKey(req), now);
     if (b.used + n * PARTS <= this.max * PARTS) {
       b.used += n * PARTS;
       return null;
     }
-    const retryAfter = Math.max(1, Math.ceil((b.start + this.windowMs - now) / 1000));
+    const retryAfter = this.buckets.secondsLeft(b, now);
     const left = Math.max(0, Math.floor((this.max * PARTS - b.used) / PARTS));
     const message = `too many requests: a batch of ${n + 1} messages counts as ${n + 1} requests and this token has ${left} left this minute; retry in ${retryAfter} seconds`;
     return { retryAfter, error: new ApiError('RATE_LIMITED', message) };

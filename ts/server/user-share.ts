@@ -4,6 +4,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { Principal } from '../service/identity.js';
 import type { UserShare } from '../service/user-share.js';
 import { exportPageRefund } from './export-page-cost.js';
+import { FixedWindows } from './fixed-windows.js';
 import { PARTS } from './rate-limit.js';
 
 /**
@@ -16,29 +17,23 @@ import { PARTS } from './rate-limit.js';
  * An export continuation page costs what it costs the token (`export-page-cost.ts`).
  */
 export class UserShares implements UserShare {
-  private readonly counts = new Map<string, { used: number; start: number }>();
+  private readonly counts: FixedWindows;
   /** Per request (its principal): the share it was held to with the fewest requests left (`heldTo`). */
   private readonly held = new WeakMap<Principal, RateState>();
 
   constructor(
     readonly max: number,
     private readonly tokenMax: number,
-    readonly windowMs: number,
-    private readonly cap = 100_000,
-  ) {}
+    windowMs: number,
+    cap = 100_000,
+  ) {
+    this.counts = new FixedWindows(windowMs, cap);
+  }
 
   charge(p: Principal, user: string, field: string, verb: string, input: unknown, now = Date.now()): void {
-    const key = `${p.token.id}\0${user}`;
-    let c = this.counts.get(key);
-    if (c === undefined || c.start + this.windowMs <= now) c = { used: 0, start: now };
-    this.counts.delete(key);
-    this.counts.set(key, c);
-    if (this.counts.size > this.cap) {
-      const oldest = this.counts.keys().next().value;
-      if (oldest !== undefined) this.counts.delete(oldest);
-    }
+    const c = this.counts.at(`${p.token.id}\0${user}`, now);
     const parts = PARTS - exportPageRefund(verb, input);
-    const reset = Math.max(1, Math.ceil((c.start + this.windowMs - now) / 1000));
+    const reset = this.counts.secondsLeft(c, now);
     const fits = c.used + parts <= this.max * PARTS;
     if (fits) c.used += parts;
     const remaining = fits ? Math.max(0, Math.floor((this.max * PARTS - c.used) / PARTS)) : 0;
