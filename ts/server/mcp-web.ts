@@ -24,10 +24,15 @@ function urlOf(req: IncomingMessage): string {
 
 /**
  * Writes the transport's answer. In the JSON-response form the node uses every answer is whole (a
- * JSON body, or none for 202 and DELETE), so it is read at once and sent with its length.
+ * JSON body, or none for 202 and DELETE), so it is read at once and sent with its length, with
+ * the node's own `extra` headers (the rate limit's).
  */
-export async function sendWebResponse(res: ServerResponse, answer: Response): Promise<void> {
-  const headers: Record<string, string> = {};
+export async function sendWebResponse(
+  res: ServerResponse,
+  answer: Response,
+  extra: Record<string, string> = {},
+): Promise<void> {
+  const headers: Record<string, string> = { ...extra };
   answer.headers.forEach((value, key) => {
     headers[key] = value;
   });

@@ -16,7 +16,8 @@ import { releaseAnswered } from './mcp-answered.js';
 import { endUserOf, type McpSessions, ownerOf } from './mcp-sessions.js';
 import { toolServer } from './mcp-tools.js';
 import { sendWebResponse, webRequest } from './mcp-web.js';
-import { type RateBuckets, rateKey } from './rate-limit.js';
+import { chargedHeaders, heldRateHeaders, type RateBuckets, rateKey } from './rate-limit.js';
+import { shareHeaders, UserShares } from './user-share.js';
 
 /** Seconds a client refused for a full node is told to wait (idle sessions are swept each minute). */
 const FULL_RETRY_AFTER_S = 60;
@@ -144,8 +145,9 @@ export function registerMcp(
     const p = principalOf(req);
     // Each message of a batch is a request for the rate limit: the plugin counted this one, the
     // rest are charged here, all or none, before any of them runs.
-    if (buckets !== undefined && Array.isArray(req.body) && req.body.length > 1) {
-      const over = buckets.charge(req, req.body.length - 1);
+    const charged = buckets !== undefined && Array.isArray(req.body) ? Math.max(0, req.body.length - 1) : 0;
+    if (buckets !== undefined && charged > 0) {
+      const over = buckets.charge(req, charged);
       if (over !== null) {
         reply.header('Retry-After', String(over.retryAfter));
         return sendError(reply, over.error);
@@ -195,7 +197,10 @@ export function registerMcp(
     try {
       const answer = await transport.handleRequest(webRequest(req.raw), { parsedBody: req.body, authInfo });
       releaseAnswered(transport);
-      await sendWebResponse(reply.raw, answer);
+      // The headers say the limit the calls were held to: their user's share when it has fewer left.
+      chargedHeaders(reply, charged);
+      if (svc.share instanceof UserShares) shareHeaders(svc.share, req, reply);
+      await sendWebResponse(reply.raw, answer, heldRateHeaders(reply));
     } catch (err) {
       // Hijacked: fastify's error handler no longer answers, so the failure is answered here.
       app.log.error({ err }, 'MCP request failed');

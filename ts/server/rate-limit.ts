@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { ApiError } from '../protocol/errors.js';
 import { bearerToken } from './auth.js';
@@ -100,4 +100,30 @@ export class RateBuckets implements FastifyRateLimitStore {
       return self;
     } as unknown as FastifyRateLimitStoreCtor;
   }
+}
+
+/** The names of the headers that state a limit, as @fastify/rate-limit sends them. */
+const LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+
+/**
+ * Lowers the token's `x-ratelimit-remaining` the plugin set on `reply` by `charged` further
+ * requests (the other messages of a batch, counted after the plugin's hook), so it says what is left.
+ */
+export function chargedHeaders(reply: FastifyReply, charged: number): void {
+  const left = Number(reply.getHeader('x-ratelimit-remaining'));
+  if (charged > 0 && Number.isFinite(left)) reply.header('x-ratelimit-remaining', Math.max(0, left - charged));
+}
+
+/**
+ * The `x-ratelimit-*` headers fastify holds for `reply`, for an answer written around fastify:
+ * `/v1/mcp` writes the transport's answer itself, which sent none (found by a review: an MCP client
+ * could not see how close it was to a 429 that every HTTP reply warned of).
+ */
+export function heldRateHeaders(reply: FastifyReply): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of LIMIT_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) out[name] = String(value);
+  }
+  return out;
 }
