@@ -1068,7 +1068,7 @@ impl<'a> Judge<'a> {
     /// count in every sentence, but not for a sentence's direction.
     fn sentences_uncovered(&self, (lead, text): (&str, &str), dated: bool) -> Vec<String> {
         let terms = self.asked_terms();
-        let lead_terms = fact_terms(lead);
+        let lead_terms = key_terms(lead);
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let asking = grounding_rules::Asking::new((self.question, &terms), &names);
         let mut best: Option<Vec<String>> = None;
@@ -1165,6 +1165,21 @@ fn covered(text: &str, asked: &BTreeSet<String>) -> BTreeSet<String> {
         have.insert(TIMED.to_owned());
     }
     have
+}
+
+/// The matching terms of a note's key (`lead`, its parts already words): its words, and those its
+/// parts abbreviate (`notes::key_words`), as the notes query finds the note by them: a `db_choice`
+/// note found for "what is the database choice" covers "database" too (found by a review: it left
+/// the word uncovered, so the note the query found for it only counted as `related`).
+fn key_terms(lead: &str) -> BTreeSet<String> {
+    let mut words = lead.to_owned();
+    for word in lead.split_whitespace() {
+        crate::notes::key_words(word, |w| {
+            words.push(' ');
+            words.push_str(w);
+        });
+    }
+    fact_terms(&words)
 }
 
 /// The content words of `question` that `text` does not cover, read as a passage is (a sentence
@@ -1608,6 +1623,17 @@ mod tests {
         assert_eq!(uncovered("Why did we drop Redis?", "redis: Drop Redis now"), Vec::<String>::new());
         assert_eq!(uncovered("What is the deploy window?", "deploy window: Fridays"), Vec::<String>::new());
         assert_eq!(uncovered("Who manages Jonas Berg?", "team: Jonas Berg manages Priya Raman"), vec!["manages"]);
+    }
+
+    #[test]
+    fn a_note_key_covers_the_words_its_parts_abbreviate() {
+        let uncovered = |q: &str, note: &str| text_uncovered(q, note, &[]).unwrap();
+        let db = r#"db choice: {"choice":"PostgreSQL"}"#;
+        assert_eq!(uncovered("What is the database choice?", db), Vec::<String>::new());
+        let camel = r#"prodEnv: {"region":"eu-west-1"}"#;
+        assert_eq!(uncovered("Which region is the production environment in?", camel), Vec::<String>::new());
+        // Only the key is read so: the value's words are taken as written.
+        assert_eq!(uncovered("Which database do we use?", "stack: we use the db from the template"), vec!["database"]);
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub(crate) mod index;
 #[cfg(test)]
 mod key_parts_tests;
 mod key_words;
+pub(crate) use key_words::key_words;
 mod list;
 mod list_meant;
 mod lookup;
