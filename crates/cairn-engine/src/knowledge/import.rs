@@ -18,7 +18,6 @@
 //! `notes::handoff_exchange`), which record their own history events.
 
 use super::docs::{Document, MAX_TEXT_BYTES, PassageSpan, add_hash, hash_key, stored_doc};
-use super::edge_view::EdgeView;
 use super::export::{FORMAT, FORMAT_VERSION, MAX_LIMIT, kind_names};
 use super::fact_attribute_time::WritesIn;
 use super::fact_sources::Also;
@@ -29,6 +28,7 @@ use super::graph::{
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
+use super::import_pairs::{Pairs, Version};
 use super::import_provenance;
 use super::import_rules::{not_future, own_author};
 use super::origin::Origin;
@@ -517,7 +517,7 @@ fn import_fact(
     r: &Map<String, Value>,
     (agent, all_agents): (&str, bool),
     now: i64,
-    (out, tally, lens): (&mut Imported, &mut Tally, &mut Lens),
+    (out, tally, lens, pairs): (&mut Imported, &mut Tally, &mut Lens, &mut Pairs),
 ) -> Result<Field<Option<u64>>> {
     let source = match fact_source(tx, part, r)? {
         Ok((_, true)) => {
@@ -570,25 +570,18 @@ fn import_fact(
     };
     let ends = [from.id, to.id];
     let folded_type = fold(rel_type.trim());
-    // The same fact stored here already (live with live, or the same ended version) is reused;
-    // the versions are read light (`edge_view.rs`), the one reused whole.
-    let versions: Vec<EdgeView> = super::edge_reads::of_type(tx, part, (ends[0], ends[1]), &folded_type)?;
-    for have in versions {
-        let same_version = match (have.ended_at, ended_at) {
-            (None, None) => true,
-            (Some(a), Some(b)) => a == b && have.recorded_at == recorded_at,
-            _ => false,
-        };
-        // A version matches a version (of the fact this one's maps to), a fact a fact.
-        if same_version && have.version_of == version_of {
-            set_map(tx, part, FACT, source, have.id)?;
-            let have = relation_in(tx, part, have.id)?
-                .ok_or_else(|| Error::corrupt(None, format!("relation {} is indexed but missing", have.id)))?;
-            let own = Also { source: prov, agent: writer, recorded_at, source_date };
-            let merged = import_provenance::merge(tx, part, &have, std::iter::once(own).chain(also))?;
-            *if merged { &mut out.imported.facts } else { &mut out.unchanged.facts } += 1;
-            return Ok(Ok(None));
-        }
+    // The same fact stored here already (live with live, or the same ended version) is reused,
+    // found among the pair's facts as the call read them (`import_pairs.rs`), then read whole.
+    let pair = (ends[0], ends[1], folded_type.as_str());
+    let version = Version::of(recorded_at, ended_at, version_of);
+    if let Some(have) = pairs.find(tx, part, pair, version)? {
+        set_map(tx, part, FACT, source, have)?;
+        let have = relation_in(tx, part, have)?
+            .ok_or_else(|| Error::corrupt(None, format!("relation {have} is indexed but missing")))?;
+        let own = Also { source: prov, agent: writer, recorded_at, source_date };
+        let merged = import_provenance::merge(tx, part, &have, std::iter::once(own).chain(also))?;
+        *if merged { &mut out.imported.facts } else { &mut out.unchanged.facts } += 1;
+        return Ok(Ok(None));
     }
     let id = next_id(tx, part)?;
     let mut rel = Relation {
@@ -617,6 +610,7 @@ fn import_fact(
     tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
     tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
     set_map(tx, part, FACT, source, id)?;
+    pairs.stored(pair, version, id);
     out.imported.facts += 1;
     let target = format!("{}\0{}\0{}", from.name, rel.rel_type, to.name);
     out.written.push(("fact", target, id));
@@ -845,8 +839,9 @@ pub fn import(
     }
     let mut citing = Vec::new();
     let mut lens = Lens::new();
+    let mut pairs = Pairs::default();
     for &(index, r) in &by_kind[1] {
-        match import_fact(tx, part, r, (agent, all_agents), now, (&mut out, &mut tally, &mut lens))? {
+        match import_fact(tx, part, r, (agent, all_agents), now, (&mut out, &mut tally, &mut lens, &mut pairs))? {
             Ok(Some(doc)) => citing.push((index, doc)),
             Ok(None) => {}
             Err(reason) => out.skipped.push(Skipped { index, reason }),

@@ -67,6 +67,9 @@ mod import_attributes;
 pub(crate) mod import_checks;
 #[cfg(test)]
 mod import_origin_tests;
+mod import_pairs;
+#[cfg(test)]
+mod import_pairs_tests;
 mod import_provenance;
 pub(crate) mod import_rules;
 mod irregular_verbs;
