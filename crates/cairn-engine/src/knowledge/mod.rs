@@ -13,7 +13,7 @@ pub(crate) mod attr_index_build;
 mod attr_index_tests;
 mod attribute_sources;
 mod attribute_time;
-mod build_once;
+pub(crate) mod build_once;
 mod cache;
 mod cache_budget;
 mod citation;

@@ -4,7 +4,8 @@
 //! caller, a page at a time (`handoff_addressed.rs`). An expired capsule is never returned; the
 //! reply says it expired and when.
 //!
-//! Trees: `n.hand` `part | taskId \0 | id BE` → capsule; `n.hand_to` `part | to \0 | id BE` → taskId.
+//! Trees: `n.hand` `part | taskId \0 | id BE` → capsule; `n.hand_for`, the capsules addressed to
+//! each agent newest first (`handoff_index.rs`).
 //! Ids come from the partition's counter; the newest capsule of a task is the one left last (`createdAt`,
 //! then id: an imported capsule keeps its time but takes a new id).
 
@@ -25,7 +26,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub(crate) const HAND: &str = "n.hand";
-pub(crate) const HAND_TO: &str = "n.hand_to";
 
 /// Longest `summary`, in bytes.
 pub const MAX_SUMMARY_BYTES: usize = 16 * 1024;
@@ -141,10 +141,7 @@ pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) ->
     let id_be = capsule.id.to_be_bytes();
     let record = serde_json::to_vec(capsule).expect("JSON serialises");
     tx.put(HAND, &part.key(&[capsule.task_id.as_bytes(), b"\0", &id_be]), &record)?;
-    if let Some(to) = &capsule.to {
-        tx.put(HAND_TO, &part.key(&[to.as_bytes(), b"\0", &id_be]), capsule.task_id.as_bytes())?;
-    }
-    Ok(())
+    super::handoff_index::put(tx, part, capsule)
 }
 
 /// A validated `handoff_create`: the capsule to store (its id not yet given), the body as sent

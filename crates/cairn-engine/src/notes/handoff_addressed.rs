@@ -4,13 +4,16 @@
 //! The cursor is opaque and bound to the caller (`cursor.rs`; no other field shapes this list,
 //! and the page size may change between pages); it keeps the (`createdAt`, id) of the last capsule
 //! shown, so a capsule left meanwhile (newer than every page) neither shifts nor repeats a page.
+//! A page is a seek in the index of addressed capsules (`handoff_index.rs`) and a read of the
+//! entries from there: its own, one more, and the expired ones passed over, whatever the caller
+//! received before.
 
 use super::cursor::Binding;
 use super::events::PAGE_BYTES;
-use super::handoff::{Capsule, HAND, HAND_TO, newest_last, task_capsules};
+use super::handoff::task_capsules;
 use super::handoff_elsewhere::elsewhere;
+use super::handoff_index::{self, Entry};
 use super::{Outcome, invalid};
-use crate::error::{Error, Result};
 use crate::knowledge::api::Caller;
 use crate::snapshot::Snapshot;
 use serde_json::{Value, json};
@@ -31,30 +34,30 @@ pub(super) fn addressed(
 ) -> Outcome<Value> {
     let binding = Binding::new("handoff_resume", caller, &json!({}));
     let after = cursor.map(|c| binding.position(c).and_then(|p| position(&p))).transpose()?;
-    let mut capsules = addressed_capsules(snap, caller)?;
-    newest_last(&mut capsules);
-    let rest: Vec<&Capsule> = capsules
-        .iter()
-        .rev()
-        .filter(|c| after.is_none_or(|a| (c.created_at, c.id) < a) && !c.expired(caller.now))
-        .take(limit + 1)
-        .collect();
+    // One past the page tells whether another follows.
+    let mut rest: Vec<Entry> = Vec::with_capacity(limit + 1);
+    handoff_index::scan(snap, &caller.part, &caller.agent, after, |e| {
+        if !e.expired(caller.now) {
+            rest.push(e);
+        }
+        Ok(rest.len() <= limit)
+    })?;
     let page = &rest[..rest.len().min(limit)];
     // The capsule `handoff_resume {taskId}` returns, per task of the page.
     let mut current: HashMap<&str, Option<u64>> = HashMap::new();
     let mut out = Vec::with_capacity(page.len());
     let mut bytes = 0;
-    for c in page {
-        if !current.contains_key(c.task_id.as_str()) {
-            let newest = task_capsules(snap, &caller.part, &c.task_id)?
+    for e in page {
+        if !current.contains_key(e.task_id.as_str()) {
+            let newest = task_capsules(snap, &caller.part, &e.task_id)?
                 .iter()
                 .rev()
                 .find(|t| !t.expired(caller.now))
                 .map(|t| t.id);
-            current.insert(&c.task_id, newest);
+            current.insert(&e.task_id, newest);
         }
-        let mut shown = c.render();
-        if let Some(newer) = current[c.task_id.as_str()].filter(|id| *id != c.id) {
+        let mut shown = e.capsule(snap, &caller.part)?.render();
+        if let Some(newer) = current[e.task_id.as_str()].filter(|id| *id != e.id) {
             shown["superseded"] = json!(true);
             shown["supersededBy"] = json!(newer.to_string());
         }
@@ -68,7 +71,7 @@ pub(super) fn addressed(
         out.push(shown);
     }
     let next = (rest.len() > out.len()).then(|| {
-        let last = page[out.len() - 1];
+        let last = &page[out.len() - 1];
         binding.cursor(&[last.created_at.to_be_bytes(), last.id.to_be_bytes()].concat())
     });
     let mut reply = json!({ "state": "listed", "handoffs": out, "nextCursor": next });
@@ -88,17 +91,4 @@ fn position(bytes: &[u8]) -> Outcome<(i64, u64)> {
     }
     let (at, id) = bytes.split_at(8);
     Ok((i64::from_be_bytes(at.try_into().expect("8 bytes")), u64::from_be_bytes(id.try_into().expect("8 bytes"))))
-}
-
-/// Every capsule addressed to the caller, expired ones too, in no order.
-fn addressed_capsules(snap: &Snapshot, caller: &Caller) -> Result<Vec<Capsule>> {
-    let part = &caller.part;
-    let mut capsules = Vec::new();
-    for kv in snap.prefix(HAND_TO, &part.key(&[caller.agent.as_bytes(), b"\0"]))? {
-        let (k, task) = kv?;
-        let key = part.key(&[&task, b"\0", &k[k.len() - 8..]]);
-        let bytes = snap.get(HAND, &key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
-        capsules.push(Capsule::decode(&bytes)?);
-    }
-    Ok(capsules)
 }

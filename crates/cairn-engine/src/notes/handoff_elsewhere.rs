@@ -5,8 +5,8 @@
 //! (a partition's keys start with them), of its scopes only those the node says the caller's
 //! token may use (`readableScopes`; none given, every one), at most `READ` capsules in all.
 
-use super::handoff::{Capsule, HAND, HAND_TO};
-use crate::error::{Error, Result};
+use super::handoff_index;
+use crate::error::Result;
 use crate::knowledge::api::Caller;
 use crate::knowledge::{Partition, user_scopes};
 use crate::snapshot::Snapshot;
@@ -60,18 +60,17 @@ pub(super) fn elsewhere(snap: &Snapshot, caller: &Caller, readable: Option<&[Str
     Ok(Some(out))
 }
 
-/// The unexpired capsules of `part` addressed to the caller's agent, reading at most `budget`.
+/// The unexpired capsules of `part` addressed to the caller's agent, reading at most `budget`
+/// entries of the index (no capsule: an entry holds its expiry).
 fn addressed_live(snap: &Snapshot, part: &Partition, caller: &Caller, budget: &mut usize) -> Result<u64> {
     let mut n = 0;
-    for kv in snap.prefix(HAND_TO, &part.key(&[caller.agent.as_bytes(), b"\0"]))? {
+    handoff_index::scan(snap, part, &caller.agent, None, |e| {
         if *budget == 0 {
-            break;
+            return Ok(false);
         }
         *budget -= 1;
-        let (k, task) = kv?;
-        let key = part.key(&[&task, b"\0", &k[k.len() - 8..]]);
-        let bytes = snap.get(HAND, &key)?.ok_or_else(|| Error::corrupt(None, "an addressed handoff is missing"))?;
-        n += u64::from(!Capsule::decode(&bytes)?.expired(caller.now));
-    }
+        n += u64::from(!e.expired(caller.now));
+        Ok(true)
+    })?;
     Ok(n)
 }

@@ -9,8 +9,9 @@
 
 use super::fields::{Fields, short_name};
 use super::forget::{record_forget, remove_events};
-use super::handoff::{Capsule, HAND, HAND_TO};
+use super::handoff::{Capsule, HAND};
 use super::handoff_exchange::HANDOFF;
+use super::handoff_index;
 use super::idempotency::forget_receipts;
 use super::record::FORGOTTEN;
 use super::{Outcome, invalid, refuse};
@@ -52,9 +53,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, task_id: &str) -> Result<Outcom
     let mut ids = Vec::with_capacity(capsules.len());
     for (k, bytes) in &capsules {
         let capsule = Capsule::decode(bytes)?;
-        if let Some(to) = &capsule.to {
-            tx.delete(HAND_TO, &part.key(&[to.as_bytes(), b"\0", &capsule.id.to_be_bytes()]))?;
-        }
+        handoff_index::remove(tx, part, &capsule)?;
         tx.delete(HAND, k)?;
         ids.push(capsule.id.to_be_bytes());
     }

@@ -19,6 +19,9 @@ mod handoff_addressed;
 mod handoff_elsewhere;
 pub(crate) mod handoff_exchange;
 mod handoff_forget;
+mod handoff_index;
+#[cfg(test)]
+mod handoff_index_tests;
 #[cfg(test)]
 mod handoff_page_tests;
 #[cfg(test)]

@@ -111,7 +111,7 @@ fn indexed(store: &Store, part: &Partition) -> bool {
 
 /// Every notes tree a filled scope writes to.
 const NOTES_TREES: [&str; 11] =
-    ["n.cur", "n.ver", "n.idem", "n.forgotten", "n.term", "n.gram", "n.doc", "n.tric", "n.id", "n.hand", "n.hand_to"];
+    ["n.cur", "n.ver", "n.idem", "n.forgotten", "n.term", "n.gram", "n.doc", "n.tric", "n.id", "n.hand", "n.hand_for"];
 
 const WORDS: [&str; 8] = ["pknote", "pkprivate", "pkmine", "pktask", "alpha", "beta", "epsilon", "Marcus"];
 
