@@ -78,7 +78,7 @@ fn main() {
     let mut cursor = first["nextCursor"].as_str().unwrap().to_owned();
     for _ in 0..200 {
         let page = call_json(&store, &me, "handoff_resume", &json!({"cursor": cursor, "limit": 50}));
-        cursor = page["nextCursor"].as_str().unwrap().to_owned();
+        page["nextCursor"].as_str().unwrap().clone_into(&mut cursor);
     }
     let (median, best) = timed(reads, || {
         call_json(&store, &me, "handoff_resume", &json!({"cursor": cursor, "limit": 20}));
