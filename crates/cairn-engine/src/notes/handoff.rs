@@ -140,8 +140,9 @@ fn list(f: &mut Fields, name: &str) -> Outcome<Vec<Value>> {
 pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
     let id_be = capsule.id.to_be_bytes();
     let record = serde_json::to_vec(capsule).expect("JSON serialises");
-    tx.put(HAND, &part.key(&[capsule.task_id.as_bytes(), b"\0", &id_be]), &record)?;
-    super::handoff_index::put(tx, part, capsule)
+    // The index first: it tells a store's first capsule by `n.hand` being empty.
+    super::handoff_index::put(tx, part, capsule)?;
+    tx.put(HAND, &part.key(&[capsule.task_id.as_bytes(), b"\0", &id_be]), &record)
 }
 
 /// A validated `handoff_create`: the capsule to store (its id not yet given), the body as sent

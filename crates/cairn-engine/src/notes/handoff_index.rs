@@ -101,8 +101,16 @@ fn decode(key: &[u8], value: &[u8]) -> Result<Entry> {
     Ok(Entry { created_at: at.cast_signed(), id, expires_at, task_id })
 }
 
-/// Files `capsule` (addressed, its id given) under its addressee.
+/// The marker's value (under the empty key).
+const BUILT: &[u8] = &[1];
+
+/// Files `capsule` (its id given, not yet stored) under its addressee, if it has one. The first
+/// capsule of a store that holds none marks the index built, as `build` would leave it: a fresh
+/// store never needs the build, so no later call (a refused one included) writes it.
 pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
+    if tx.get(ADDRESSED, &[])?.is_none() && tx.first_with_prefix(HAND, &[])?.is_none() {
+        tx.put(ADDRESSED, &[], BUILT)?;
+    }
     match &capsule.to {
         Some(to) => tx.put(ADDRESSED, &key(part, to, capsule), &value(capsule)),
         None => Ok(()),
@@ -133,8 +141,8 @@ pub(super) fn scan(
     snap.scan_from(ADDRESSED, &start, &prefix, |k, v| f(decode(k, v)?))
 }
 
-/// Builds the index of a store that lacks it (written before it, or whose first capsules came
-/// since): one scan of the capsules, once (`build_once`). A store with no capsule is left as it is.
+/// Builds the index of a store written before it: one scan of the capsules, once (`build_once`).
+/// A store with no capsule is left as it is (its first capsule marks it, `put`).
 /// Run before every handoff verb (`api::call`), so no reader or forget meets a store without it.
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
     build_once(store, ADDRESSED, &[HAND], build)
@@ -158,7 +166,7 @@ fn build(tx: &mut WriteTxn<'_>) -> Result<()> {
         run.push(k, v)?;
     }
     run.finish()?;
-    tx.put(ADDRESSED, &[], &[1])
+    tx.put(ADDRESSED, &[], BUILT)
 }
 
 #[cfg(test)]

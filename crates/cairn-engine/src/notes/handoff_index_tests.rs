@@ -218,6 +218,22 @@ fn a_store_written_before_the_index_is_indexed_by_its_first_handoff_verb() {
     assert_eq!(run(&store, &me, "handoff_resume", &json!({"limit": 100})), after);
 }
 
+#[test]
+fn a_fresh_store_is_indexed_from_its_first_capsule_and_a_refused_call_writes_nothing() {
+    let (_dir, store) = fresh();
+    let txn = |store: &Store| store.snapshot().unwrap().txn();
+    let marked = |store: &Store| store.snapshot().unwrap().get(ADDRESSED, &[]).unwrap().is_some();
+    let before = txn(&store);
+    assert_eq!(run(&store, &agent("claude"), "handoff_resume", &json!({}))["handoffs"], json!([]));
+    assert_eq!((txn(&store), marked(&store)), (before, false), "a store with no capsule is left as it is");
+    leave(&store, T0, "T", Some("claude"), None);
+    assert_eq!((txn(&store), marked(&store)), (before + 1, true), "the first capsule marks it, in its transaction");
+    let refused = run(&store, &agent("codex"), "handoff_create", &json!({"taskId": "T", "summary": " "}));
+    assert_eq!(code(&refused), "VALIDATION_ERROR", "{refused}");
+    assert_eq!(run(&store, &agent("claude"), "handoff_resume", &json!({}))["handoffs"][0]["taskId"], "T");
+    assert_eq!(txn(&store), before + 1, "nothing is built or written after");
+}
+
 /// One step of the property test.
 #[derive(Debug, Clone)]
 enum Step {
