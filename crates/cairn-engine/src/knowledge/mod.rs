@@ -53,7 +53,6 @@ pub(crate) mod facts_between;
 #[cfg(test)]
 mod facts_between_tests;
 mod forget;
-pub(crate) mod fts_terms_build;
 mod graph;
 mod grounding_rules;
 #[cfg(test)]
