@@ -11,6 +11,7 @@
 
 use super::fields::{Fields, agent_name, limit, short_name, written_task};
 use super::handoff_addressed::addressed;
+use super::handoff_tasks;
 use super::idempotency::Idempotency;
 use super::notes_meant::tasks_meant;
 use super::{Outcome, invalid};
@@ -140,8 +141,9 @@ fn list(f: &mut Fields, name: &str) -> Outcome<Vec<Value>> {
 pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
     let id_be = capsule.id.to_be_bytes();
     let record = serde_json::to_vec(capsule).expect("JSON serialises");
-    // The index first: it tells a store's first capsule by `n.hand` being empty.
+    // The indexes first: they tell a store's first capsule by `n.hand` being empty.
     super::handoff_index::put(tx, part, capsule)?;
+    super::handoff_tasks::put(tx, part, capsule)?;
     tx.put(HAND, &part.key(&[capsule.task_id.as_bytes(), b"\0", &id_be]), &record)
 }
 
@@ -251,21 +253,13 @@ pub(crate) fn create(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
 /// as a create's receipt names it: a model that hands off a task unresumed learns whose capsule,
 /// and which `nextSteps`, a resume no longer returns (found playing two agents).
 fn resumed_now(tx: &mut WriteTxn<'_>, part: &Partition, task_id: &str, now: i64) -> Result<Option<Value>> {
-    let mut newest: Option<Capsule> = None;
-    tx.scan_prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]), |_, v| {
-        let c = Capsule::decode(v)?;
-        if !c.expired(now) && newest.as_ref().is_none_or(|n| (c.created_at, c.id) > (n.created_at, n.id)) {
-            newest = Some(c);
-        }
-        Ok(())
-    })?;
-    Ok(newest.map(|c| {
-        let mut named = json!({ "id": c.id.to_string(), "from": c.from, "createdAt": iso_ms(c.created_at) });
-        if let Some(to) = c.to {
-            named["to"] = json!(to);
-        }
-        named
-    }))
+    let Some(newest) = handoff_tasks::newest_unexpired_in(tx, part, task_id, now)? else { return Ok(None) };
+    let c = handoff_tasks::capsule_in(tx, part, task_id, newest)?;
+    let mut named = json!({ "id": c.id.to_string(), "from": c.from, "createdAt": iso_ms(c.created_at) });
+    if let Some(to) = c.to {
+        named["to"] = json!(to);
+    }
+    Ok(Some(named))
 }
 
 /// What `handoff_create` answers for the capsule it stored.
@@ -281,25 +275,9 @@ fn receipt(capsule: &Capsule) -> Value {
     reply
 }
 
-/// Orders capsules oldest first by when they were left (then id). Ids follow creation here, but
-/// an imported capsule takes a new id whenever its page arrives, so time decides which is newest.
-pub(super) fn newest_last(capsules: &mut [Capsule]) {
-    capsules.sort_by_key(|c| (c.created_at, c.id));
-}
-
 /// Most entries of `skippedExpired` a resume lists (newest first); `skippedExpiredCount` counts
 /// them all, so a task that hands off often with short expiries does not grow every resume.
 pub const MAX_SKIPPED_LISTED: usize = 20;
-
-/// The capsules of `task_id`, oldest first (`newest_last`).
-pub(super) fn task_capsules(snap: &Snapshot, part: &Partition, task_id: &str) -> Result<Vec<Capsule>> {
-    let mut capsules: Vec<Capsule> = Vec::new();
-    for kv in snap.prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]))? {
-        capsules.push(Capsule::decode(&kv?.1)?);
-    }
-    newest_last(&mut capsules);
-    Ok(capsules)
-}
 
 /// The refusal of `field` (`limit`, `cursor`) beside `taskId`: it pages the addressed handoffs.
 fn paging_with_task(field: &str) -> super::Fail {
@@ -342,22 +320,34 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
     let Some(task_id) = task_id else {
         return addressed(&snap, caller, (limit, cursor.as_deref()), readable.as_deref());
     };
-    let capsules = task_capsules(&snap, &caller.part, &task_id)?;
-    let newer_expired: Vec<&Capsule> = capsules.iter().rev().take_while(|c| c.expired(caller.now)).collect();
-    let skipped: Vec<Value> = newer_expired
+    // The task's capsules newest first, up to the first unexpired one: the expired ones newer
+    // than it are counted, the first `MAX_SKIPPED_LISTED` of them listed.
+    let (mut newest, mut skipped, mut newer_expired) = (None, Vec::new(), 0_usize);
+    handoff_tasks::scan(&snap, &caller.part, &task_id, |e| {
+        if !e.expired(caller.now) {
+            newest = Some(e);
+            return Ok(false);
+        }
+        newer_expired += 1;
+        if skipped.len() < MAX_SKIPPED_LISTED {
+            skipped.push(e);
+        }
+        Ok(true)
+    })?;
+    let listed: Vec<Value> = skipped
         .iter()
-        .take(MAX_SKIPPED_LISTED)
-        .map(|c| json!({ "id": c.id.to_string(), "expiredAt": iso_ms(c.expires_at.unwrap_or_default()) }))
+        .map(|e| json!({ "id": e.id.to_string(), "expiredAt": iso_ms(e.expires_at.unwrap_or_default()) }))
         .collect();
-    Ok(match capsules.iter().rev().find(|c| !c.expired(caller.now)) {
-        Some(c) if skipped.is_empty() => json!({ "state": "resumed", "handoff": c.render() }),
+    let newest = newest.map(|e| handoff_tasks::capsule(&snap, &caller.part, &task_id, e)).transpose()?;
+    Ok(match newest {
+        Some(c) if listed.is_empty() => json!({ "state": "resumed", "handoff": c.render() }),
         Some(c) => json!({
             "state": "resumed",
             "handoff": c.render(),
-            "skippedExpired": skipped,
-            "skippedExpiredCount": newer_expired.len(),
+            "skippedExpired": listed,
+            "skippedExpiredCount": newer_expired,
         }),
-        None => match newer_expired.first() {
+        None => match skipped.first() {
             Some(newest) => json!({
                 "state": "expired",
                 "taskId": task_id,

@@ -10,9 +10,9 @@
 
 use super::cursor::Binding;
 use super::events::PAGE_BYTES;
-use super::handoff::task_capsules;
 use super::handoff_elsewhere::elsewhere;
 use super::handoff_index::{self, Entry};
+use super::handoff_tasks;
 use super::{Outcome, invalid};
 use crate::knowledge::api::Caller;
 use crate::snapshot::Snapshot;
@@ -49,12 +49,8 @@ pub(super) fn addressed(
     let mut bytes = 0;
     for e in page {
         if !current.contains_key(e.task_id.as_str()) {
-            let newest = task_capsules(snap, &caller.part, &e.task_id)?
-                .iter()
-                .rev()
-                .find(|t| !t.expired(caller.now))
-                .map(|t| t.id);
-            current.insert(&e.task_id, newest);
+            let newest = handoff_tasks::newest_unexpired(snap, &caller.part, &e.task_id, caller.now)?;
+            current.insert(&e.task_id, newest.map(|t| t.id));
         }
         let mut shown = e.capsule(snap, &caller.part)?.render();
         if let Some(newer) = current[e.task_id.as_str()].filter(|id| *id != e.id) {

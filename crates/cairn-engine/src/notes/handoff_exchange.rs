@@ -12,6 +12,7 @@ use super::fields::{agent_name, nfc, reason, written_task};
 use super::handoff::{
     Capsule, HAND, LISTS, MAX_ITEM_BYTES, MAX_ITEMS, MAX_SUMMARY_BYTES, item_bytes, oversized, oversized_message, put,
 };
+use super::handoff_tasks;
 use crate::error::Result;
 use crate::history::{self, Change};
 use crate::knowledge::api::Caller;
@@ -93,10 +94,12 @@ fn parse(r: &Map<String, Value>, (agent, all_agents): (&str, bool), now: i64) ->
     Ok(capsule)
 }
 
-/// The local id of a capsule of `task` here that says what `capsule` says, if one does.
+/// The local id of a capsule of `task` here that says what `capsule` says, if one does. Only
+/// the task's capsules left at the same time can (`handoff_tasks.rs`): a task imported whole
+/// reads each of its capsules once, not all of them per record.
 fn same_here(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<Option<u64>> {
-    for (_, bytes) in tx.prefix(HAND, &part.key(&[capsule.task_id.as_bytes(), b"\0"]))? {
-        let mut have = Capsule::decode(&bytes)?;
+    for entry in handoff_tasks::left_at(tx, part, &capsule.task_id, capsule.created_at)? {
+        let mut have = handoff_tasks::capsule_in(tx, part, &capsule.task_id, entry)?;
         let id = std::mem::replace(&mut have.id, capsule.id);
         if have == *capsule {
             return Ok(Some(id));

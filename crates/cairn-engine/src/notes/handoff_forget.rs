@@ -11,10 +11,10 @@ use super::fields::{Fields, short_name};
 use super::forget::{record_forget, remove_events};
 use super::handoff::{Capsule, HAND};
 use super::handoff_exchange::HANDOFF;
-use super::handoff_index;
 use super::idempotency::forget_receipts;
 use super::record::FORGOTTEN;
 use super::{Outcome, invalid, refuse};
+use super::{handoff_index, handoff_tasks};
 use crate::error::Result;
 use crate::knowledge::api::Caller;
 use crate::knowledge::{IMPORT_MAP, Partition};
@@ -54,6 +54,7 @@ fn apply(tx: &mut WriteTxn<'_>, caller: &Caller, task_id: &str) -> Result<Outcom
     for (k, bytes) in &capsules {
         let capsule = Capsule::decode(bytes)?;
         handoff_index::remove(tx, part, &capsule)?;
+        handoff_tasks::remove(tx, part, &capsule)?;
         tx.delete(HAND, k)?;
         ids.push(capsule.id.to_be_bytes());
     }

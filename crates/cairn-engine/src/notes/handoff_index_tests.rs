@@ -3,7 +3,7 @@
 //! whole-scope forgets keep the index in step; a store written with `n.hand_to` is indexed once.
 
 use super::events::PAGE_BYTES;
-use super::handoff::{Capsule, HAND, newest_last, task_capsules};
+use super::handoff::{Capsule, HAND};
 use super::handoff_index::ADDRESSED;
 use super::tests::{T0, agent, code, fresh, run, who};
 use crate::knowledge::Partition;
@@ -284,6 +284,22 @@ fn model(held: &[Held], agent: u8, now: i64) -> Vec<(u64, Option<u64>)> {
         .collect()
 }
 
+/// Orders capsules oldest first by when they were left (then id): which is a task's newest.
+pub(super) fn newest_last(capsules: &mut [Capsule]) {
+    capsules.sort_by_key(|c| (c.created_at, c.id));
+}
+
+/// The capsules of `task_id`, oldest first, each decoded (the read before `handoff_tasks.rs`).
+pub(super) fn task_capsules(snap: &crate::snapshot::Snapshot, part: &Partition, task_id: &str) -> Vec<Capsule> {
+    let mut capsules: Vec<Capsule> = snap
+        .prefix(HAND, &part.key(&[task_id.as_bytes(), b"\0"]))
+        .unwrap()
+        .map(|kv| Capsule::decode(&kv.unwrap().1).unwrap())
+        .collect();
+    newest_last(&mut capsules);
+    capsules
+}
+
 /// A page as `handoff_resume {}` answered it when it read every capsule of the scope addressed to
 /// the caller (the code before the index, kept here as the reference): its handoffs, and the
 /// position the next page starts after, when there is one.
@@ -312,7 +328,7 @@ fn reference(
     let (mut out, mut bytes) = (Vec::new(), 0);
     for c in page {
         let newest = *current.entry(&c.task_id).or_insert_with(|| {
-            let all = task_capsules(&snap, &caller.part, &c.task_id).unwrap();
+            let all = task_capsules(&snap, &caller.part, &c.task_id);
             all.iter().rev().find(|t| !t.expired(caller.now)).map(|t| t.id)
         });
         let mut shown = c.render();

@@ -24,6 +24,9 @@ mod handoff_index;
 mod handoff_index_tests;
 #[cfg(test)]
 mod handoff_page_tests;
+pub(crate) mod handoff_tasks;
+#[cfg(test)]
+mod handoff_tasks_tests;
 #[cfg(test)]
 mod handoff_tests;
 #[cfg(test)]

@@ -85,6 +85,11 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
     super::attr_index_build::upgrade(store)?;
     // And its source index, which `forget {source}` reads (`source_index_build.rs`).
     super::source_index_build::upgrade(store)?;
+    // An import checks a handoff record against the capsules of its task left at its time, which
+    // the index of each task's capsules finds (`notes/handoff_tasks.rs`).
+    if matches!(verb, "import" | "load" | "load_whole") {
+        crate::notes::handoff_tasks::upgrade(store)?;
+    }
     let reply = match verb {
         "status" => status::run(store, caller, body)?,
         "remember" => remember::run(store, caller, body)?,

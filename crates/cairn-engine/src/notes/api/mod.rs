@@ -4,7 +4,7 @@
 //! (validation, `VERSION_CONFLICT`, `IDEMPOTENCY_CONFLICT`, `NOT_FOUND`) is a reply carrying
 //! `error` in DESIGN.md §3 terms and changes nothing; store failures are engine `Error`s.
 
-use super::{Fail, events, forget, handoff, handoff_forget, handoff_index, index, list, write};
+use super::{Fail, events, forget, handoff, handoff_forget, handoff_index, handoff_tasks, index, list, write};
 use crate::error::{Error, Result};
 use crate::knowledge::api::Caller;
 use crate::store::Store;
@@ -26,10 +26,12 @@ pub const VERBS: [&str; 8] = [
 pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<Vec<u8>> {
     // A store written before the index took blocks is rebuilt before its first use.
     index::upgrade(store)?;
-    // And one written before the index of addressed handoffs gets it before a handoff verb reads
-    // it or a forget must remove from it (`handoff_index.rs`); other verbs never touch it.
+    // And one written before the indexes of addressed handoffs and of each task's gets them
+    // before a handoff verb reads them or a forget must remove from them (`handoff_index.rs`,
+    // `handoff_tasks.rs`); other notes verbs never touch them.
     if verb.starts_with("handoff_") {
         handoff_index::upgrade(store)?;
+        handoff_tasks::upgrade(store)?;
     }
     let outcome = match verb {
         "note_write" => write::run(store, caller, body),

@@ -1,0 +1,230 @@
+//! Each task's capsules, newest first, so the verbs that want a task's newest unexpired capsule
+//! (`handoff_resume {taskId}`, the `replaces` of `handoff_create`, `superseded` in the addressed
+//! list) or its capsules left at one time (an import's duplicate check) read a few small entries
+//! rather than decode every capsule the task ever held: a task handed off at each step of a long
+//! job holds thousands, up to 64 KiB each, and each create read them all (8 ms at 2,000).
+//!
+//! `n.hand_task` `part | task \0 | !ord(createdAt) | !id` → `0` (no expiry) or `1 | expiresAt`,
+//! laid out as `n.hand_for` (`handoff_index.rs`): ascending keys are newest `createdAt` first,
+//! then highest id, the order in which a resume picks a task's newest (ids follow creation, but an
+//! imported capsule takes a new id whenever its page arrives, so time decides). Task ids hold no NUL. The
+//! empty key → `[1]` marks it built. Written and removed in the capsule's own transaction
+//! (`handoff::put`, `handoff_forget.rs`); a whole scope's entries go with every `n.*` key of its
+//! partition (`purge.rs`). A store written before it has capsules and no marker: the first handoff
+//! verb, or import, on it builds the index from one scan of the capsules (`upgrade`).
+
+use super::handoff::{Capsule, HAND};
+use crate::error::{Error, Result};
+use crate::knowledge::Partition;
+use crate::knowledge::build_once::build_once;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::write::WriteTxn;
+use std::ops::Bound;
+
+pub(crate) const TASKS: &str = "n.hand_task";
+
+/// The marker's value (under the empty key).
+const BUILT: &[u8] = &[1];
+
+/// Entries a write transaction reads at a time while it looks for a task's newest unexpired
+/// capsule: most tasks answer from the first.
+const CHUNK: usize = 16;
+
+/// A capsule as the index files it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Entry {
+    pub(super) created_at: i64,
+    pub(super) id: u64,
+    pub(super) expires_at: Option<i64>,
+}
+
+impl Entry {
+    pub(super) fn expired(&self, now: i64) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+}
+
+/// The `n.hand` key of the capsule with `id` on `task`.
+pub(super) fn capsule_key(part: &Partition, task: &str, id: u64) -> Vec<u8> {
+    part.key(&[task.as_bytes(), b"\0", &id.to_be_bytes()])
+}
+
+/// The capsule `entry` files on `task`, from `n.hand`.
+pub(super) fn capsule(snap: &Snapshot, part: &Partition, task: &str, entry: Entry) -> Result<Capsule> {
+    let bytes = snap.get(HAND, &capsule_key(part, task, entry.id))?.ok_or_else(missing)?;
+    Capsule::decode(&bytes)
+}
+
+/// As `capsule`, inside a write.
+pub(super) fn capsule_in(tx: &mut WriteTxn<'_>, part: &Partition, task: &str, entry: Entry) -> Result<Capsule> {
+    let bytes = tx.get(HAND, &capsule_key(part, task, entry.id))?.ok_or_else(missing)?;
+    Capsule::decode(&bytes)
+}
+
+fn missing() -> Error {
+    Error::corrupt(None, "a capsule of the task index is missing")
+}
+
+/// A time's 8 bytes, sorting as the numbers do.
+fn ordered(at: i64) -> u64 {
+    at.cast_unsigned() ^ (1 << 63)
+}
+
+/// `part | task \0`: every entry of `task`.
+fn prefix(part: &Partition, task: &str) -> Vec<u8> {
+    part.key(&[task.as_bytes(), b"\0"])
+}
+
+/// `part | task \0 | !ord(at)`: the entries of `task` left at `at`.
+fn prefix_at(part: &Partition, task: &str, at: i64) -> Vec<u8> {
+    [prefix(part, task), (!ordered(at)).to_be_bytes().to_vec()].concat()
+}
+
+fn key(part: &Partition, capsule: &Capsule) -> Vec<u8> {
+    [prefix_at(part, &capsule.task_id, capsule.created_at), (!capsule.id).to_be_bytes().to_vec()].concat()
+}
+
+fn value(capsule: &Capsule) -> Vec<u8> {
+    match capsule.expires_at {
+        None => vec![0],
+        Some(at) => [&[1][..], &at.to_be_bytes()].concat(),
+    }
+}
+
+/// The entry of `key` and `value` (the key's last 16 bytes are its time and id).
+fn decode(key: &[u8], value: &[u8]) -> Result<Entry> {
+    let damaged = || Error::corrupt(None, "an entry of the task handoffs index");
+    let tail = key.len().checked_sub(16).map(|at| &key[at..]).ok_or_else(damaged)?;
+    let (at, id) = tail.split_at(8);
+    let at = !u64::from_be_bytes(at.try_into().expect("8 bytes")) ^ (1 << 63);
+    let id = !u64::from_be_bytes(id.try_into().expect("8 bytes"));
+    let expires_at = match value {
+        [0] => None,
+        [1, rest @ ..] if rest.len() == 8 => Some(i64::from_be_bytes(rest.try_into().expect("8 bytes"))),
+        _ => return Err(damaged()),
+    };
+    Ok(Entry { created_at: at.cast_signed(), id, expires_at })
+}
+
+/// Files `capsule` (its id given, not yet in `n.hand`). The first capsule of a store that holds
+/// none marks the index built, as `build` would leave it: a fresh store never needs the build.
+pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
+    if tx.get(TASKS, &[])?.is_none() && tx.first_with_prefix(HAND, &[])?.is_none() {
+        tx.put(TASKS, &[], BUILT)?;
+    }
+    tx.put(TASKS, &key(part, capsule), &value(capsule))
+}
+
+/// Removes `capsule`'s entry, as `put` filed it.
+pub(super) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
+    tx.delete(TASKS, &key(part, capsule)).map(drop)
+}
+
+/// Hands the entries of `task` to `f`, newest first; stops when `f` returns `false`.
+pub(super) fn scan(
+    snap: &Snapshot,
+    part: &Partition,
+    task: &str,
+    mut f: impl FnMut(Entry) -> Result<bool>,
+) -> Result<()> {
+    snap.scan_prefix(TASKS, &prefix(part, task), |k, v| f(decode(k, v)?))
+}
+
+/// The newest unexpired capsule of `task` at `now`, if any: what `handoff_resume {taskId}` returns.
+pub(super) fn newest_unexpired(snap: &Snapshot, part: &Partition, task: &str, now: i64) -> Result<Option<Entry>> {
+    let mut found = None;
+    scan(snap, part, task, |e| {
+        found = (!e.expired(now)).then_some(e);
+        Ok(found.is_none())
+    })?;
+    Ok(found)
+}
+
+/// `newest_unexpired` inside a write, this transaction's own capsules included.
+pub(super) fn newest_unexpired_in(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    task: &str,
+    now: i64,
+) -> Result<Option<Entry>> {
+    let prefix = prefix(part, task);
+    let mut start = prefix.clone();
+    let mut inclusive = true;
+    loop {
+        let lower = if inclusive { Bound::Included(&start[..]) } else { Bound::Excluded(&start[..]) };
+        let chunk = tx.range_first(TASKS, lower, Bound::Unbounded, CHUNK)?;
+        let within: Vec<_> = chunk.iter().take_while(|(k, _)| k.starts_with(&prefix)).collect();
+        for (k, v) in &within {
+            let e = decode(k, v)?;
+            if !e.expired(now) {
+                return Ok(Some(e));
+            }
+        }
+        // A chunk may come back short while more follow (a delete waiting in this transaction
+        // hides an entry it read): only an empty one, or one that leaves the task, ends it.
+        match within.last() {
+            Some((k, _)) if within.len() == chunk.len() => {
+                start.clone_from(k);
+                inclusive = false;
+            }
+            _ => return Ok(None),
+        }
+    }
+}
+
+/// The entries of `task` left at `at` (a capsule and its import share their time).
+pub(super) fn left_at(tx: &mut WriteTxn<'_>, part: &Partition, task: &str, at: i64) -> Result<Vec<Entry>> {
+    tx.prefix(TASKS, &prefix_at(part, task, at))?.iter().map(|(k, v)| decode(k, v)).collect()
+}
+
+/// Builds the index of a store written before it: one scan of the capsules, once (`build_once`).
+/// Run before every handoff verb and every import, so no reader meets a store without it.
+pub(crate) fn upgrade(store: &Store) -> Result<()> {
+    build_once(store, TASKS, &[HAND], build)
+}
+
+/// Replaces the index by one filed from every capsule, and marks it built.
+fn build(tx: &mut WriteTxn<'_>) -> Result<()> {
+    tx.delete_prefix(TASKS, &[])?;
+    let mut entries = Vec::new();
+    tx.scan_prefix(HAND, &[], |k, v| {
+        let capsule = Capsule::decode(v)?;
+        entries.push((key(&Partition::of_key(k)?, &capsule), value(&capsule)));
+        Ok(())
+    })?;
+    entries.sort_unstable();
+    let mut run = tx.sorted_run(TASKS, true)?;
+    for (k, v) in &entries {
+        run.push(k, v)?;
+    }
+    run.finish()?;
+    tx.put(TASKS, &[], BUILT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_newest_first_and_decode_to_what_was_filed() {
+        let part = Partition::new("local", "u1", "default").unwrap();
+        let filed = [(i64::MIN, 0), (-5, 9), (0, 3), (0, 2), (7, u64::MAX), (i64::MAX, 1)];
+        let mut keys: Vec<(Vec<u8>, (i64, u64))> = filed
+            .iter()
+            .map(|&(at, id)| ([prefix_at(&part, "T", at), (!id).to_be_bytes().to_vec()].concat(), (at, id)))
+            .collect();
+        keys.sort();
+        let order: Vec<(i64, u64)> = keys.iter().map(|k| k.1).collect();
+        let mut newest_first = filed.to_vec();
+        newest_first.sort_by(|a, b| b.cmp(a));
+        assert_eq!(order, newest_first);
+        for (k, (at, id)) in &keys {
+            let e = decode(k, &[&[1][..], &(-3_i64).to_be_bytes()].concat()).unwrap();
+            assert_eq!(e, Entry { created_at: *at, id: *id, expires_at: Some(-3) });
+            assert_eq!(decode(k, &[0]).unwrap().expires_at, None);
+        }
+        assert!(decode(&keys[0].0, &[2]).is_err(), "an unknown expiry tag is damage, not a guess");
+        assert!(decode(&keys[0].0, &[1, 0, 0]).is_err(), "a cut expiry is damage");
+    }
+}
