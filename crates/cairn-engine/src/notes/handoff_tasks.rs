@@ -10,8 +10,9 @@
 //! imported capsule takes a new id whenever its page arrives, so time decides). Task ids hold no NUL. The
 //! empty key → `[1]` marks it built. Written and removed in the capsule's own transaction
 //! (`handoff::put`, `handoff_forget.rs`); a whole scope's entries go with every `n.*` key of its
-//! partition (`purge.rs`). A store written before it has capsules and no marker: the first handoff
-//! verb, or import, on it builds the index from one scan of the capsules (`upgrade`).
+//! partition (`purge.rs`). `memory_status` counts a scope's unexpired capsules from it. A store
+//! written before it has capsules and no marker: the first handoff verb, import or status on it
+//! builds the index from one scan of the capsules (`upgrade`).
 
 use super::handoff::{Capsule, HAND};
 use crate::error::{Error, Result};
@@ -173,13 +174,23 @@ pub(super) fn newest_unexpired_in(
     }
 }
 
+/// How many capsules of `part` are unexpired at `now`, from the entries alone.
+pub(super) fn unexpired(snap: &Snapshot, part: &Partition, now: i64) -> Result<u64> {
+    let mut n = 0;
+    snap.scan_prefix(TASKS, part.prefix(), |k, v| {
+        n += u64::from(!decode(k, v)?.expired(now));
+        Ok(true)
+    })?;
+    Ok(n)
+}
+
 /// The entries of `task` left at `at` (a capsule and its import share their time).
 pub(super) fn left_at(tx: &mut WriteTxn<'_>, part: &Partition, task: &str, at: i64) -> Result<Vec<Entry>> {
     tx.prefix(TASKS, &prefix_at(part, task, at))?.iter().map(|(k, v)| decode(k, v)).collect()
 }
 
 /// Builds the index of a store written before it: one scan of the capsules, once (`build_once`).
-/// Run before every handoff verb and every import, so no reader meets a store without it.
+/// Run before every handoff verb, import and status, so no reader meets a store without it.
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
     build_once(store, TASKS, &[HAND], build)
 }

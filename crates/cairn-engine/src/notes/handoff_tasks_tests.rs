@@ -147,6 +147,11 @@ fn a_store_written_before_the_index_is_indexed_by_its_first_handoff_verb_or_impo
         ["T0", "T1"].iter().map(|t| run(&store, &later, "handoff_resume", &json!({"taskId": t}))).collect();
     assert_eq!(after, before);
     assert_eq!(entries(&store), 4);
+    // `memory_status` counts the unexpired capsules from it, built first on an older store.
+    as_written_before(&store);
+    let status = knowledge(&store, &later, "status", &json!({}));
+    assert_eq!(status["scopes"][0]["handoffs"], 3, "{status}");
+    assert_eq!(entries(&store), 4);
     // An import on an older store builds it first, so the duplicates it checks for are found.
     as_written_before(&store);
     let part = Partition::new("local", "u1", "default").unwrap();

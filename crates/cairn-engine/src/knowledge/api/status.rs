@@ -37,6 +37,8 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let _: Request = if body.iter().all(u8::is_ascii_whitespace) { Request::default() } else { parse("status", body)? };
     // The notes counts read the index's layout of blocks; a store written before it is rebuilt first.
     crate::notes::index::upgrade(store)?;
+    // The handoff counts read the index of each task's capsules (`notes/handoff_tasks.rs`).
+    crate::notes::handoff_tasks::upgrade(store)?;
     // The counts read the partitions' tallies, which `api::call` has built on a store written
     // before them (`tally_build::upgrade`).
     let snap = store.snapshot()?;
