@@ -112,7 +112,9 @@ pub fn passages_with_all_terms(tx: &mut WriteTxn<'_>, part: &[u8], text: &str) -
     }
     let mut found: Option<Vec<(u64, u32)>> = None;
     // A passage indexed before terms were folded holds a word under its unfolded term: either counts.
-    for wanted in query_terms(text) {
+    // One term a word, not the parts of identifiers: every passage spelling the name in full holds
+    // it (`GitHub` in `Github`, which has no parts).
+    for wanted in query_terms(text, false) {
         let mut postings = Vec::new();
         for term in std::iter::once(&wanted.term).chain(&wanted.unfolded) {
             for (key, chunked) in stats.term_keys(&prefix, term.as_bytes()) {
@@ -570,7 +572,7 @@ pub fn search(snap: &Snapshot, part: &[u8], query: &str, k: usize) -> Result<Vec
     if k == 0 {
         return Ok(Vec::new());
     }
-    let terms = query_terms(query);
+    let terms = query_terms(query, true);
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -660,9 +662,9 @@ pub fn passage_count(snap: &Snapshot, part: &[u8]) -> Result<u64> {
     })
 }
 
-fn query_terms(query: &str) -> Vec<Wanted> {
+fn query_terms(query: &str, parts: bool) -> Vec<Wanted> {
     let mut out: Vec<Wanted> = Vec::new();
-    for q in crate::text::query_terms(query) {
+    for q in crate::text::query_terms(query, parts) {
         // Cutting a long term can make two terms one.
         let Some(term) = clean_term(&q.term) else { continue };
         let unfolded = q.unfolded.iter().filter_map(|u| clean_term(u)).filter(|u| *u != term).map(str::to_owned);

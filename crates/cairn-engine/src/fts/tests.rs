@@ -783,7 +783,8 @@ fn bucket_counts_are_powers_of_two_near_the_chunk_size() {
 
 /// A vocabulary of made-up words (no stop words, each its own stem).
 fn vocab_word(n: u64) -> String {
-    format!("w{n}q")
+    // Digits before letters: a letter before a digit would cut it into parts (`text::ident_parts`).
+    format!("{n}wq")
 }
 
 /// The partition's totals.

@@ -28,7 +28,7 @@ use crate::fts;
 use crate::snapshot::Snapshot;
 use crate::text::{
     LookupOptions, MatchKind, Token, char_slice, fold, is_cjk, is_common_word, is_stop_word, may_name_alone,
-    title_case, tokens,
+    part_terms, title_case, tokens, word_tokens,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
@@ -577,7 +577,8 @@ fn seed_weights(snap: &Snapshot, part: &Partition, seeding: &[Seed]) -> Result<H
             "prefix" => 0.4,
             _ => 0.3,
         };
-        let terms: Vec<String> = tokens(&s.entity.name).into_iter().map(|t| t.term).collect();
+        // One term a word (not identifiers' parts), as a name's specificity was always read.
+        let terms: Vec<String> = word_tokens(&s.entity.name).into_iter().map(|t| t.term).collect();
         let mut sum = 0.0;
         for t in &terms {
             // Precision: a capped count.
@@ -950,9 +951,23 @@ fn cjk_function_chars(question: &str) -> Vec<bool> {
 
 /// The matching terms of `text`: its index terms, which fold case, accents and Unicode
 /// normalisation (`text::word_term`), so those never decide coverage ("Malmo" and "Malmö", NFD
-/// and NFC, are one term); an irregular verb form reads as its base ("led" as "lead").
+/// and NFC, are one term); an irregular verb form reads as its base ("led" as "lead"). An item's
+/// identifiers give their parts too (`retryPolicy` covers "retry" and "policy").
 fn match_terms(text: &str) -> Vec<String> {
     tokens(text).into_iter().map(|t| base_term(t.term)).collect()
+}
+
+/// `match_terms` of a word of the question: one term a word, no parts. Its parts cover it as
+/// well as its own term does (`covered_by_parts`), so both must not be asked for: `GitHub` is
+/// covered by "Github" (one term), `retryPolicy` by "retry policy" (its parts).
+fn word_match_terms(text: &str) -> Vec<String> {
+    word_tokens(text).into_iter().map(|t| base_term(t.term)).collect()
+}
+
+/// Whether `have` holds every part of identifier-like question `word` (`text::part_terms`).
+fn covered_by_parts(word: &str, have: &BTreeSet<String>) -> bool {
+    let parts = part_terms(word);
+    !parts.is_empty() && parts.into_iter().all(|p| have.contains(&base_term(p)))
 }
 
 /// Each content word of the question, as the question spells it, with its matching terms.
@@ -969,7 +984,7 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
         asked.push((t.word.clone(), vec![TIMED.to_owned()]));
     }
     let mut after_how = false;
-    for t in tokens(question) {
+    for t in word_tokens(question) {
         let spelled = char_slice(question, t.start, t.end).unwrap_or(&t.term);
         let lower = spelled.to_lowercase();
         let measure = after_how && HOW_MEASURES.contains(&lower.as_str());
@@ -980,7 +995,7 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
         }
         let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
         // Read as items are (`fact_terms`): `render_snapshot_tests` is covered by its three words.
-        let terms = match_terms(&word.replace('_', " "));
+        let terms = word_match_terms(&word.replace('_', " "));
         if !terms.is_empty() {
             asked.push((word, terms));
         }
@@ -1203,7 +1218,7 @@ pub(crate) fn text_uncovered(question: &str, text: &str, seed_names: &[&str]) ->
 fn missing(asked: &[(String, Vec<String>)], have: &BTreeSet<String>) -> Vec<String> {
     let mut uncovered: Vec<String> = Vec::new();
     for (word, terms) in asked {
-        if terms.iter().any(|t| !have.contains(t)) && !uncovered.contains(word) {
+        if terms.iter().any(|t| !have.contains(t)) && !uncovered.contains(word) && !covered_by_parts(word, have) {
             uncovered.push(word.clone());
         }
     }

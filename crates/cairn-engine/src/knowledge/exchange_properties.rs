@@ -88,7 +88,12 @@ fn run(store: &Store, part: &Partition, steps: &[Step]) -> Result<Gone, TestCase
             }
             Step::Relate { .. } => {}
             Step::Remember { names, label } => {
-                let topic = format!("topic{i}x");
+                // Digits spelled as letters (`topicbx`): `topic1x` would have the part `topic`, which every
+                // topic shares.
+                let topic: String = format!("topic{i}x")
+                    .chars()
+                    .map(|c| if c.is_ascii_digit() { char::from(c as u8 - b'0' + b'a') } else { c })
+                    .collect();
                 let mut text = String::new();
                 for &n in &names {
                     let _ = write!(text, "{} met the team about {topic}. ", NAMES[n]);

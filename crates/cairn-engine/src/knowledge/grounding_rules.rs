@@ -9,7 +9,7 @@
 
 use super::derive::SYMMETRIC;
 use super::irregular_verbs::base_term;
-use crate::text::{fold, sentences, tokens};
+use crate::text::{fold, sentences, tokens, word_tokens};
 use std::collections::BTreeSet;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -80,7 +80,8 @@ fn words(text: &str) -> Vec<Word> {
 }
 
 fn terms(text: &str) -> BTreeSet<String> {
-    tokens(&text.replace('_', " ")).into_iter().map(|t| base_term(t.term)).collect()
+    // One term a word: names and questions are read word by word here, not as identifiers' parts.
+    word_tokens(&text.replace('_', " ")).into_iter().map(|t| base_term(t.term)).collect()
 }
 
 /// Whether `word` has the shape of a participle ("located", "founded", "taken").

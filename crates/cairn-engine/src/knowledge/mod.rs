@@ -53,6 +53,7 @@ pub(crate) mod facts_between;
 #[cfg(test)]
 mod facts_between_tests;
 mod forget;
+pub(crate) mod fts_terms_build;
 mod graph;
 mod grounding_rules;
 #[cfg(test)]

@@ -35,6 +35,9 @@ pub(crate) const DOC_HASH: &str = "k.doc_hash";
 pub(crate) const DOC_HASH8: &str = "k.doc_hash8";
 /// `part | doc id | ordinal` → passage span.
 pub(crate) const PSG: &str = "k.psg";
+/// The empty key → the version of the tokenizer whose terms the full-text index holds
+/// (`fts_terms_build.rs`); absent in a store indexed before identifiers were cut into parts.
+pub(crate) const FTS_TERMS: &str = "k.fts_terms";
 /// `part | entity id | doc id | ordinal` → (): the passages that mention an entity.
 pub(crate) const MENTION: &str = "k.mention";
 /// `part | doc id | ordinal | entity id` → (): the entities a passage mentions.

@@ -38,14 +38,16 @@ const OLD_TREES: [&str; 2] = ["n.tok", "n.tri"];
 /// `[]` → `LAYOUT`: the index holds folded terms and trigrams (case, accents and NFC/NFD folded,
 /// `text::fold_text`) of the text `record::search_text` gives now. A store indexed before lacks
 /// it (its keys are unfolded spellings that neither a query nor a note's removal would find) or
-/// holds `[1]` or `[2]` (its notes' keys were not split into parts, or not at camelCase humps
-/// nor given the words their parts abbreviate, `key_words.rs`; a rewrite would not add them:
-/// `replace` writes only the difference from the old version's text as cut now), and `upgrade`
-/// rebuilds its index once.
+/// holds `[1]`, `[2]` or `[3]` (its notes' keys were not split into parts, or not at camelCase
+/// humps nor given the words their parts abbreviate, `key_words.rs`; or its texts' identifiers
+/// were not given their parts by the tokenizer, `text::ident_parts`; a rewrite would not add
+/// them: `replace` writes only the difference from the old version's text as cut now), and
+/// `upgrade` rebuilds its index once.
 const FOLDED: &str = "n.folded";
 /// The layout `FOLDED` marks: 2 since note keys are indexed as their parts too, 3 since as their
-/// camelCase parts and the words those abbreviate.
-const LAYOUT: &[u8] = &[3];
+/// camelCase parts and the words those abbreviate, 4 since the tokenizer gives every
+/// identifier's parts (in values too: `config.ts`, `retryPolicy`, `MAX_RETRY_COUNT`).
+const LAYOUT: &[u8] = &[4];
 /// `part | id u64 BE` → the note's encoded identity.
 pub(crate) const IDS: &str = "n.id";
 /// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.

@@ -132,3 +132,31 @@ fn a_store_indexed_before_keys_gave_their_abbreviations_is_rebuilt_on_first_use(
     assert_eq!(reply["notes"][0]["receipt"]["channels"][0], "token", "{reply}");
     assert!(super::index::current(&store).unwrap());
 }
+
+#[test]
+fn identifiers_in_values_are_found_by_their_parts_and_an_older_index_is_rebuilt() {
+    let (_d, store) = fresh();
+    write(&store, "retries", &json!("the retryPolicy in config.ts caps MAX_RETRY_COUNT at 5"), "decision");
+    write(&store, "lunch", &json!("pizza on friday"), "user_fact");
+    for query in ["retry policy", "config", "max retry count"] {
+        assert_eq!(keys(&store, &json!({"query": query})), ["retries"], "{query}");
+    }
+    // The layout of a store indexed before identifiers gave their parts: none of their terms.
+    let part = Partition::new("local", "u1", "default").unwrap();
+    store
+        .write(move |tx| {
+            for term in ["retri", "polici", "config", "ts", "max", "count"] {
+                for (k, _) in tx.prefix(super::index::TERM, &super::index::term_prefix(&part, term))? {
+                    tx.delete(super::index::TERM, &k)?;
+                }
+            }
+            tx.put("n.folded", &[], &[3])
+        })
+        .unwrap();
+    assert!(!super::index::current(&store).unwrap());
+    let reply = run(&store, &agent("claude"), "note_list", &json!({"query": "policy"}));
+    // Found by the term the rebuild indexed, not only by the trigrams written with the note.
+    assert_eq!(reply["notes"][0]["key"], "retries", "{reply}");
+    assert_eq!(reply["notes"][0]["receipt"]["channels"][0], "token", "{reply}");
+    assert!(super::index::current(&store).unwrap());
+}

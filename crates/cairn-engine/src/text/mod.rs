@@ -4,6 +4,7 @@
 
 mod chunk;
 mod fast_hash;
+mod ident_parts;
 mod link;
 mod names;
 mod sentences;
@@ -18,7 +19,8 @@ pub use names::{
 };
 pub use sentences::{ABBREVIATIONS, Sentence, sentences};
 pub use tokenize::{
-    Piece, QueryTerm, STOP_WORDS, Token, each_term, each_word, is_stop_word, query_terms, tokens, word_term,
+    Piece, QueryTerm, STOP_WORDS, Token, each_term, each_word, is_stop_word, part_terms, query_terms, tokens,
+    word_term, word_tokens,
 };
 
 /// The text between code points `start` (inclusive) and `end` (exclusive), or `None` when the range

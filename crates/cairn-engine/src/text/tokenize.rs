@@ -6,6 +6,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::ident_parts::{each_part, may_split, may_split_ascii};
 use super::{fold, is_cjk};
 
 /// A term of the full-text index and the code-point span `[start, end)` of the text it came from.
@@ -36,7 +37,9 @@ pub fn is_stop_word(word: &str) -> bool {
 /// The index terms of `text`, in order of position. A word is a UAX #29 word segment holding a
 /// letter or digit; it is lowercased, folded if not ASCII (`word_term`), dropped if a stop word,
 /// and stemmed if its letters are all Latin script (numbers and other scripts are kept as
-/// folded). A run of Han, Hiragana,
+/// folded). An identifier-like word (`retryPolicy`, `config.ts`, `MAX_RETRY_COUNT`) is followed
+/// by the terms of its parts (`ident_parts.rs`), each with its own span inside the word's, so
+/// starts never decrease. A run of Han, Hiragana,
 /// Katakana or Hangul gives one term per pair of neighbouring characters (`東京都` → `東京`, `京都`),
 /// or the character itself when it stands alone.
 #[must_use]
@@ -44,6 +47,31 @@ pub fn tokens(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
     each_term(text, |term, start, end| out.push(Token { term: term.to_owned(), start, end }));
     out
+}
+
+/// `tokens` without the parts of identifiers: one term a word, as the tokenizer gave before it
+/// cut identifiers. For what reads a text word by word (a question's content words, a name
+/// spelled in full).
+#[must_use]
+pub fn word_tokens(text: &str) -> Vec<Token> {
+    let stemmer = Stemmer::create(Algorithm::English);
+    let mut out = Vec::new();
+    each_word_in(text, false, |piece, start, end| {
+        let mut push = |term: &str| out.push(Token { term: term.to_owned(), start, end });
+        match piece {
+            Piece::Term(term) => push(term),
+            Piece::Word(word) => word_term(&stemmer, word, push),
+        }
+    });
+    out
+}
+
+/// The index terms of the parts of `word` (one word, as a question spells it): empty unless it is
+/// identifier-like (`retryPolicy` → `retri`, `polici`).
+#[must_use]
+pub fn part_terms(word: &str) -> Vec<String> {
+    let whole = word_tokens(word);
+    tokens(word).into_iter().filter(|t| !whole.contains(t)).map(|t| t.term).collect()
 }
 
 /// Calls `f` with each index term of `text` and its code-point span, in order: the terms of
@@ -66,18 +94,26 @@ pub enum Piece<'a> {
 }
 
 /// Calls `f` with each word (lowercased, stop words still in) and CJK term of `text` and its
-/// code-point span, in order. A caller that sees the same words again and again (an indexer)
-/// memoises `word_term` by word, so a repeated word costs one map lookup.
-pub fn each_word(text: &str, mut f: impl FnMut(Piece<'_>, usize, usize)) {
-    let mut lower = String::new();
+/// code-point span, in order; an identifier-like word is followed by its parts (`ident_parts.rs`),
+/// lowercased, each a word of its own. A caller that sees the same words again and again (an
+/// indexer) memoises `word_term` by word, so a repeated word costs one map lookup: a part is
+/// cut before it is lowercased, so the memo needs nothing but the lowercased word.
+pub fn each_word(text: &str, f: impl FnMut(Piece<'_>, usize, usize)) {
+    each_word_in(text, true, f);
+}
+
+/// `each_word`, with the parts of identifiers or without (`parts`).
+fn each_word_in(text: &str, parts: bool, mut f: impl FnMut(Piece<'_>, usize, usize)) {
+    let mut lower = Lower { buf: String::new(), parts };
+    let lower = &mut lower;
     // The common case first: ASCII text, whose words `ascii_words` cuts in one pass (a space is
     // never inside a word, so cutting at spaces first changes nothing).
     if text.is_ascii() {
-        ascii_words(text, 0, &mut lower, &mut f);
+        ascii_words(text, 0, lower, &mut f);
         return;
     }
     if !text.chars().any(is_cjk) {
-        words(text, 0, &mut lower, &mut f);
+        words(text, 0, lower, &mut f);
         return;
     }
     // Split into maximal CJK and non-CJK runs: (is CJK, byte start, code-point start).
@@ -94,7 +130,7 @@ pub fn each_word(text: &str, mut f: impl FnMut(Piece<'_>, usize, usize)) {
         if cjk {
             bigrams(run, pos, &mut f);
         } else {
-            words(run, pos, &mut lower, &mut f);
+            words(run, pos, lower, &mut f);
         }
     }
 }
@@ -142,12 +178,14 @@ pub struct QueryTerm {
 /// unfolded terms: the lowercased word, and its NFC form, through the tokenizer as it was before
 /// it folded (stop words, stemming, no fold). Passages indexed before hold those (`café`,
 /// `naïv`), so a search also looks them up: any spelling that found a passage then finds it
-/// now. Only non-ASCII words have any, so an ASCII query costs nothing more.
+/// now. Only non-ASCII words have any, so an ASCII query costs nothing more. With `parts`, the
+/// parts of identifiers are terms too (a search); without, one term a word (a name that every
+/// passage spelling it in full holds, `GitHub` also in `Github`).
 #[must_use]
-pub fn query_terms(query: &str) -> Vec<QueryTerm> {
+pub fn query_terms(query: &str, parts: bool) -> Vec<QueryTerm> {
     let stemmer = Stemmer::create(Algorithm::English);
     let mut out: Vec<QueryTerm> = Vec::new();
-    each_word(query, |piece, _, _| {
+    each_word_in(query, parts, |piece, _, _| {
         let (term, unfolded) = match piece {
             Piece::Term(term) => (term.to_owned(), Vec::new()),
             Piece::Word(word) => {
@@ -201,7 +239,7 @@ fn bigrams(run: &str, base: usize, f: &mut impl FnMut(Piece<'_>, usize, usize)) 
 /// spaces: an ASCII stretch goes through `ascii_words` (the same words, without Unicode tables),
 /// any other through `unicode_words` with the space before it (a combining mark after a space
 /// belongs to it).
-fn words(run: &str, base: usize, lower: &mut String, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
+fn words(run: &str, base: usize, lower: &mut Lower, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
     let bytes = run.as_bytes();
     let mut at = 0;
     let mut pos = base;
@@ -236,7 +274,7 @@ fn joins(prev: u8, mid: u8, next: u8) -> bool {
 
 /// The words of an ASCII stretch, as UAX #29 cuts them: runs of letters, digits and `_`
 /// (WB5, 8–10, 13a/b), joined across one middle character by `joins`.
-fn ascii_words(piece: &str, base: usize, lower: &mut String, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
+fn ascii_words(piece: &str, base: usize, lower: &mut Lower, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
     let b = piece.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -257,29 +295,53 @@ fn ascii_words(piece: &str, base: usize, lower: &mut String, f: &mut impl FnMut(
         }
         let word = &b[start..i];
         if word.iter().any(u8::is_ascii_alphanumeric) {
-            lower.clear();
-            lower.push_str(&piece[start..i]);
-            lower.make_ascii_lowercase();
-            f(Piece::Word(lower.as_str()), base + start, base + i);
+            let text = &piece[start..i];
+            f(Piece::Word(lower.of(text)), base + start, base + i);
+            if lower.parts && may_split_ascii(word) {
+                each_part(word, |s, e| f(Piece::Word(lower.of(&text[s..e])), base + start + s, base + start + e));
+            }
         }
     }
 }
 
-fn unicode_words(run: &str, base: usize, lower: &mut String, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
+fn unicode_words(run: &str, base: usize, lower: &mut Lower, f: &mut impl FnMut(Piece<'_>, usize, usize)) {
     let mut pos = base;
     for word in run.split_word_bounds() {
         let len = word.chars().count();
         if word.chars().any(char::is_alphanumeric) {
-            lower.clear();
-            if word.is_ascii() {
-                lower.push_str(word);
-                lower.make_ascii_lowercase();
-            } else {
-                lower.push_str(&word.to_lowercase());
+            f(Piece::Word(lower.of(word)), pos, pos + len);
+            if lower.parts && may_split(word) {
+                let chars: Vec<char> = word.chars().collect();
+                let mut part = String::new();
+                each_part(chars.as_slice(), |s, e| {
+                    part.clear();
+                    part.extend(&chars[s..e]);
+                    f(Piece::Word(lower.of(&part)), pos + s, pos + e);
+                });
             }
-            f(Piece::Word(lower.as_str()), pos, pos + len);
         }
         pos += len;
+    }
+}
+
+/// The buffer a word is lowercased into (`each_word` lends it to `f`), and whether identifiers'
+/// parts are wanted.
+struct Lower {
+    buf: String,
+    parts: bool,
+}
+
+impl Lower {
+    /// `word` lowercased, in the buffer.
+    fn of(&mut self, word: &str) -> &str {
+        self.buf.clear();
+        if word.is_ascii() {
+            self.buf.push_str(word);
+            self.buf.make_ascii_lowercase();
+        } else {
+            self.buf.push_str(&word.to_lowercase());
+        }
+        &self.buf
     }
 }
 
@@ -384,7 +446,7 @@ mod tests {
 
     #[test]
     fn query_terms_carry_the_unfolded_terms_of_stores_indexed_before() {
-        let q = query_terms("Caf\u{e9} cafe Cafe\u{301} the r\u{e9}sum\u{e9}s \u{6771}\u{4eac}");
+        let q = query_terms("Caf\u{e9} cafe Cafe\u{301} the r\u{e9}sum\u{e9}s \u{6771}\u{4eac}", true);
         let got: Vec<(&str, Vec<&str>)> =
             q.iter().map(|t| (t.term.as_str(), t.unfolded.iter().map(String::as_str).collect())).collect();
         assert_eq!(got[0].0, "cafe");
@@ -394,7 +456,7 @@ mod tests {
         assert_eq!(got[1], ("resum", vec!["r\u{e9}sum\u{e9}"]));
         assert_eq!(got[2], ("\u{6771}\u{4eac}", vec![]));
         assert_eq!(got.len(), 3);
-        assert!(query_terms("plain ascii words").iter().all(|t| t.unfolded.is_empty()));
+        assert!(query_terms("plain ascii words", true).iter().all(|t| t.unfolded.is_empty()));
     }
 
     #[test]
@@ -436,6 +498,116 @@ mod tests {
         assert!(!is_latin_word("123") && !is_latin_word("москва") && !is_latin_word("a\u{3b1}"));
     }
 
+    /// (term, the text its span slices) of each token of `text`.
+    fn spans(text: &str) -> Vec<(String, String)> {
+        toks(text)
+            .into_iter()
+            .map(|t| {
+                let spelled = char_slice(text, t.start, t.end).expect("a span in bounds").to_owned();
+                (t.term, spelled)
+            })
+            .collect()
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|&(a, b)| (a.to_owned(), b.to_owned())).collect()
+    }
+
+    #[test]
+    fn identifiers_give_their_parts_after_the_whole_word() {
+        assert_eq!(
+            spans("see config.ts and retryPolicy"),
+            pairs(&[
+                ("see", "see"),
+                ("config.t", "config.ts"),
+                ("config", "config"),
+                ("ts", "ts"),
+                ("retrypolici", "retryPolicy"),
+                ("retri", "retry"),
+                ("polici", "Policy"),
+            ])
+        );
+        assert_eq!(
+            spans("MAX_RETRY_COUNT http2_client"),
+            pairs(&[
+                ("max_retry_count", "MAX_RETRY_COUNT"),
+                ("max", "MAX"),
+                ("retri", "RETRY"),
+                ("count", "COUNT"),
+                ("http2_client", "http2_client"),
+                ("http", "http"),
+                ("2", "2"),
+                ("client", "client"),
+            ])
+        );
+        // `fooBar.bazQux()`: the call's parentheses are not part of the word. Stop words among
+        // the parts are dropped, as among words.
+        assert_eq!(
+            terms("fooBar.bazQux() is_valid"),
+            ["foobar.bazqux", "foo", "bar", "baz", "qux", "is_valid", "valid"]
+        );
+        assert_eq!(terms("HTTPServer parseJSON"), ["httpserver", "http", "server", "parsejson", "pars", "json"]);
+    }
+
+    #[test]
+    fn identifier_parts_keep_code_point_spans_beside_non_ascii_text() {
+        let text = "\u{1F600} naïveCafé=東京 getURLs";
+        assert_eq!(
+            spans(text),
+            pairs(&[
+                ("naivecaf", "naïveCafé"),
+                ("naiv", "naïve"),
+                ("cafe", "Café"),
+                ("東京", "東京"),
+                ("geturl", "getURLs"),
+                ("get", "get"),
+                ("url", "URLs"),
+            ])
+        );
+    }
+
+    #[test]
+    fn prose_gives_the_terms_it_gave_before_identifiers_were_cut() {
+        // `word_tokens` is the tokenizer without parts: for prose, `tokens` is exactly it.
+        for text in [
+            "Hello, don't stop: the U.S.A. e.g. i.e. NASA's APIs and URLs cost 3.14 or 1,000 in 2024.",
+            "The 1st run at 10am took 8mb; Café naïve résumé, Москва ΑΘΗΝΑ, O'Neil's dog.",
+            "東京都に住む 한국어 カタカナ I love 日本!",
+        ] {
+            assert_eq!(tokens(text), word_tokens(text), "{text}");
+        }
+        assert_eq!(terms("東京都 retryPolicy"), ["東京", "京都", "retrypolici", "retri", "polici"]);
+    }
+
+    #[test]
+    fn a_long_identifier_gives_every_part_in_order() {
+        // 10 parts: 59 characters when snake_case, near the longest word that has parts
+        // (`ident_parts::LONGEST`).
+        let parts: Vec<String> = (0..10).map(|i| format!("part{}", char::from(b'a' + i))).collect();
+        let capital = |p: &str| p[..1].to_uppercase() + &p[1..];
+        let camel: String =
+            parts.iter().enumerate().map(|(i, p)| if i == 0 { p.clone() } else { capital(p) }).collect();
+        let got = toks(&camel);
+        assert_eq!(got.len(), 11);
+        assert_eq!((got[0].start, got[0].end), (0, camel.len()));
+        for (t, p) in got[1..].iter().zip(&parts) {
+            assert_eq!(char_slice(&camel, t.start, t.end).unwrap().to_lowercase(), *p);
+        }
+        let snake = parts.join("_");
+        assert_eq!(toks(&snake).len(), 11);
+    }
+
+    #[test]
+    fn part_terms_are_the_parts_alone() {
+        assert_eq!(part_terms("retryPolicy"), ["retri", "polici"]);
+        assert_eq!(part_terms("MAX_RETRY_COUNT"), ["max", "retri", "count"]);
+        assert!(part_terms("Hello").is_empty() && part_terms("U.S.A").is_empty());
+        let whole: Vec<String> = query_terms("retryPolicy", false).into_iter().map(|q| q.term).collect();
+        assert_eq!(whole, ["retrypolici"]);
+        let all: Vec<String> = query_terms("retryPolicy", true).into_iter().map(|q| q.term).collect();
+        assert_eq!(all, ["retrypolici", "retri", "polici"]);
+    }
+
     #[test]
     fn deterministic() {
         let text = "Mr. Smith's 東京 offices were running in 2024.";
@@ -448,7 +620,7 @@ mod tests {
     fn reference(text: &str) -> Vec<Token> {
         let stemmer = Stemmer::create(Algorithm::English);
         let mut out = Vec::new();
-        let mut lower = String::new();
+        let mut lower = Lower { buf: String::new(), parts: true };
         let mut emit = |piece: Piece<'_>, start: usize, end: usize| match piece {
             Piece::Term(t) => out.push(Token { term: t.to_owned(), start, end }),
             Piece::Word(w) => word_term(&stemmer, w, |t| out.push(Token { term: t.to_owned(), start, end })),
