@@ -61,7 +61,7 @@ const HEX: usize = 7;
 
 /// Calls `f` with the character range `[start, end)` of each part of `word`, in order; not at
 /// all when the word has no parts (see the module comment).
-pub(super) fn each_part<W: Chars + ?Sized>(word: &W, mut f: impl FnMut(usize, usize)) {
+pub(super) fn each_part<W: Chars + ?Sized>(word: &W, f: impl FnMut(usize, usize)) {
     let n = word.len();
     let hex = n >= HEX && (0..n).all(|i| word.at(i).is_ascii_hexdigit()) && (0..n).any(|i| word.at(i).is_ascii_digit());
     if n > LONGEST || hex {
@@ -80,7 +80,7 @@ pub(super) fn each_part<W: Chars + ?Sized>(word: &W, mut f: impl FnMut(usize, us
     if count == 0 || whole || (count > 1 && initials && dotted) {
         return;
     }
-    cut(word, |start, end| f(start, end));
+    cut(word, f);
 }
 
 /// Calls `f` with every maximal run of `word` between delimiters and cuts.
