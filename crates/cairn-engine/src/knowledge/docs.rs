@@ -333,6 +333,7 @@ pub(crate) fn store_document(
     tally.passages(part, super::tally::delta(passages.len()));
     add_hash(tx, doc.hash, doc_id)?;
     let mut out = Remembered { doc_id, already: false, passages: 0, mentions: Vec::new(), unlinked: Vec::new() };
+    super::fts_terms_build::mark_first(tx)?;
     for (ordinal, NewPassage { passage, given, tokenized }) in passages.into_iter().enumerate() {
         let ordinal = u32::try_from(ordinal).map_err(|_| Error::InvalidArgument("too many passages".into()))?;
         let span = PassageSpan { start: passage.start, end: passage.end };

@@ -6,9 +6,10 @@
 //! query now asks for: since identifiers are cut into parts (`text::ident_parts`), "retry policy"
 //! looks for `retri` and `polici`, which a passage saying `retryPolicy` holds only once re-indexed.
 //!
-//! Writers index with the tokenizer of now whether or not the marker is there; a store whose
-//! first passages this version wrote is re-indexed once, by the first verb after them, from that
-//! little text.
+//! Writers index with the tokenizer of now whether or not the marker is there. A store's first
+//! passage marks it (`mark_first`, in the passage's own transaction), as the notes index is marked
+//! by the first note: a fresh store never pays a re-index, and a read after its first write
+//! writes nothing.
 
 use super::docs::{Document, PassageSpan};
 use super::part::Partition;
@@ -37,6 +38,16 @@ pub(crate) fn upgrade(store: &Store) -> Result<()> {
         }
         build(tx)
     })?;
+    Ok(())
+}
+
+/// Marks the store as indexed by `TOKENIZER` when it holds no passage yet and no marker: called
+/// before a document's passages are put, so the first of a fresh store marks it. A store of
+/// older passages is re-indexed (`upgrade`) before any verb writes, so it is marked by then.
+pub(crate) fn mark_first(tx: &mut WriteTxn<'_>) -> Result<()> {
+    if tx.get(FTS_TERMS, &[])?.is_none() && tx.first_with_prefix(PSG, &[])?.is_none() {
+        tx.put(FTS_TERMS, &[], TOKENIZER)?;
+    }
     Ok(())
 }
 
@@ -143,17 +154,21 @@ mod tests {
     }
 
     #[test]
-    fn a_store_indexed_by_tokenizer_1_is_reindexed_by_its_first_verb_after_reopening() {
+    fn a_fresh_store_is_marked_by_its_first_passage_and_one_of_tokenizer_1_is_reindexed_after_reopening() {
         let (dir, store, part) = fresh();
         let who = caller(&part, 1_000);
         assert_eq!(verb(&store, &who, "status", &json!({})).map(|_| ()), Ok(()));
         assert_eq!(marker(&store), None, "a store without passages is not written by a read");
+        let txn = |store: &Store| store.snapshot().unwrap().txn();
+        let before = txn(&store);
         let remembered = ["Set retryPolicy in config.ts to back off.", "MAX_RETRY_COUNT caps the attempts."];
-        for text in remembered {
-            verb(&store, &who, "remember", &json!({"content": text})).unwrap();
-        }
-        // This version's first passages are re-indexed once, by the verb after them.
-        assert_eq!(marker(&store).as_deref(), Some(TOKENIZER));
+        verb(&store, &who, "remember", &json!({"content": remembered[0]})).unwrap();
+        // A fresh store's first passage marks it, in its own transaction: nothing is re-indexed.
+        assert_eq!((txn(&store), marker(&store).as_deref()), (before + 1, Some(TOKENIZER)));
+        verb(&store, &who, "remember", &json!({"content": remembered[1]})).unwrap();
+        let written = txn(&store);
+        verb(&store, &who, "status", &json!({})).unwrap();
+        assert_eq!(txn(&store), written, "a read after the first writes writes nothing");
         assert_eq!(found(&store, &part, "policy"), 1);
 
         index_as_tokenizer_1(&store, &part);

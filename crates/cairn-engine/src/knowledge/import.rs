@@ -747,6 +747,7 @@ fn import_document(
         *linker = Some(Linker::new(names.iter().map(|e| (e.id, e.name.as_str()))));
     }
     let linker = linker.as_ref().expect("built above");
+    super::fts_terms_build::mark_first(tx)?;
     for (ordinal, span) in spans {
         let passage = char_slice(text, span.start, span.end).expect("span checked above");
         let at = [&id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
