@@ -18,13 +18,13 @@
 //! (`term_prefix`).
 
 use super::block::{self, block_of};
-use super::record::{CUR, KINDS, NoteRecord, Visibility, search_text};
+use super::record::{CUR, KINDS, NoteRecord, Visibility};
 use super::search::{packed_grams, unpack_gram};
+use super::search_text::SearchText;
 use crate::error::{Error, Result};
 use crate::key_text::fit;
 use crate::knowledge::Partition;
 use crate::store::Store;
-use crate::text::tokens;
 use crate::varint;
 use crate::write::WriteTxn;
 use std::collections::HashMap;
@@ -36,17 +36,18 @@ pub(crate) const DOC: &str = "n.doc";
 /// blocks above by `upgrade`.
 const OLD_TREES: [&str; 2] = ["n.tok", "n.tri"];
 /// `[]` → `LAYOUT`: the index holds folded terms and trigrams (case, accents and NFC/NFD folded,
-/// `text::fold_text`) of the text `record::search_text` gives now. A store indexed before lacks
+/// `text::fold_text`) of what `search_text::SearchText` gives now. A store indexed before lacks
 /// it (its keys are unfolded spellings that neither a query nor a note's removal would find) or
 /// holds `[1]`, `[2]` or `[3]` (its notes' keys were not split into parts, or not at camelCase
-/// humps nor given the words their parts abbreviate, `key_words.rs`; or its texts' identifiers
-/// were not given their parts by the tokenizer, `text::ident_parts`; a rewrite would not add
-/// them: `replace` writes only the difference from the old version's text as cut now), and
-/// `upgrade` rebuilds its index once.
+/// humps nor given the words their parts abbreviate, `key_words.rs`; or the identifiers of its
+/// values' strings were not given their parts by the tokenizer, `text::ident_parts`; a rewrite
+/// would not add them: `replace` writes only the difference from the old version's terms as cut
+/// now), and `upgrade` rebuilds its index once.
 const FOLDED: &str = "n.folded";
 /// The layout `FOLDED` marks: 2 since note keys are indexed as their parts too, 3 since as their
-/// camelCase parts and the words those abbreviate, 4 since the tokenizer gives every
-/// identifier's parts (in values too: `config.ts`, `retryPolicy`, `MAX_RETRY_COUNT`).
+/// camelCase parts and the words those abbreviate, 4 since the identifiers in a value's strings
+/// give their parts (`config.ts`, `retryPolicy`, `MAX_RETRY_COUNT`; a key's come from
+/// `key_words` alone, as before).
 const LAYOUT: &[u8] = &[4];
 /// `part | id u64 BE` → the note's encoded identity.
 pub(crate) const IDS: &str = "n.id";
@@ -130,12 +131,11 @@ pub(crate) struct Postings {
 
 impl Postings {
     pub(crate) fn of(key: &str, value: &serde_json::Value) -> Postings {
-        let text = search_text(key, value);
-        let all = tokens(&text);
-        let len = u32::try_from(all.len()).unwrap_or(u32::MAX);
+        let SearchText { text, terms } = SearchText::of(key, value);
+        let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
         let mut tf: HashMap<String, u32> = HashMap::new();
-        for t in all.into_iter().filter(|t| !t.term.contains('\0')) {
-            *tf.entry(t.term).or_default() += 1;
+        for term in terms.into_iter().filter(|t| !t.contains('\0')) {
+            *tf.entry(term).or_default() += 1;
         }
         Postings { tf, len, grams: packed_grams(&text) }
     }

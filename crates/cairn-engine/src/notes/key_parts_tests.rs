@@ -160,3 +160,19 @@ fn identifiers_in_values_are_found_by_their_parts_and_an_older_index_is_rebuilt(
     assert_eq!(reply["notes"][0]["receipt"]["channels"][0], "token", "{reply}");
     assert!(super::index::current(&store).unwrap());
 }
+
+/// Found by CI when the tokenizer first cut identifiers into parts: a key's parts, given by the
+/// tokenizer on top of those `key_words` gives, made `db_choice` longer, and BM25's length
+/// normalisation ranked `lunch`, whose only match is "we", above it.
+#[test]
+fn a_keys_parts_count_once_so_its_abbreviation_outranks_a_common_word() {
+    let (_d, store) = fresh();
+    write(&store, "db_choice", &json!({"choice": "postgres"}), "decision");
+    write(&store, "deployEnv", &json!("staging"), "task_state");
+    write(&store, "editor.theme", &json!("dark"), "user_preference");
+    write(&store, "lunch", &json!("we chose the db near the office"), "user_fact");
+    let query = "what database did we choose";
+    for body in [json!({"query": query}), json!({"query": query, "as_of": super::tests::T0 + 1})] {
+        assert_eq!(keys(&store, &body), ["db_choice", "lunch"], "{body}");
+    }
+}

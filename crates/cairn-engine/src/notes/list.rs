@@ -178,7 +178,7 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
             .collect();
         notes.sort_by_key(|n| n.id);
-        let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search_text())).collect();
+        let docs: Vec<Features> = notes.iter().map(|n| features(&query, &n.search())).collect();
         let ranked = fuse(&query, &docs, end);
         (Found::Read(notes), ranked)
     };

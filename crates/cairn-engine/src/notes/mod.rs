@@ -53,6 +53,7 @@ mod purge;
 mod record;
 mod same_key;
 mod search;
+mod search_text;
 mod slot_counts;
 #[cfg(test)]
 mod spelling_tests;

@@ -9,7 +9,7 @@
 //! one key.
 
 use super::fields::short_name;
-use super::key_words::key_words;
+use super::search_text::SearchText;
 use super::{Outcome, invalid};
 use crate::knowledge::Partition;
 use crate::time::iso_ms;
@@ -210,39 +210,8 @@ impl NoteRecord {
         note
     }
 
-    /// Text the query channels search: the key and every key, string, number and boolean of the value.
-    pub(crate) fn search_text(&self) -> String {
-        search_text(&self.key, &self.value)
+    /// What the query channels search: the key and every key, string, number and boolean of the value.
+    pub(crate) fn search(&self) -> SearchText {
+        SearchText::of(&self.key, &self.value)
     }
-}
-
-/// The text a note is found by: its key, then its value's strings, numbers and object keys, each
-/// key followed by the words it stands for (`key_words`: its parts, what they abbreviate).
-pub(crate) fn search_text(key: &str, value: &Value) -> String {
-    let mut out = key.to_owned();
-    key_words(key, |w| push(&mut out, w));
-    flatten(value, &mut out);
-    out
-}
-
-fn flatten(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => {}
-        Value::Bool(b) => push(out, if *b { "true" } else { "false" }),
-        Value::Number(n) => push(out, &n.to_string()),
-        Value::String(s) => push(out, s),
-        Value::Array(items) => items.iter().for_each(|i| flatten(i, out)),
-        Value::Object(map) => {
-            for (k, v) in map {
-                push(out, k);
-                key_words(k, |w| push(out, w));
-                flatten(v, out);
-            }
-        }
-    }
-}
-
-fn push(out: &mut String, s: &str) {
-    out.push(' ');
-    out.push_str(s);
 }

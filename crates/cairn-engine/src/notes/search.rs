@@ -1,7 +1,7 @@
 //! The hybrid `query` of `note_list`: a token channel (BM25 over the full-text tokenizer's terms of
 //! each note's key and value) and a trigram channel (the share of the query's character trigrams
 //! found in the note, so partial words, identifiers and typos still match), fused by reciprocal
-//! rank (k = 60).
+//! rank (k = 60). What each channel reads of a note is `search_text.rs`.
 //!
 //! Scoring only ever sees notes the caller may read after the filters, and its statistics (note
 //! count, document frequency, average length) are taken over the visible notes that match the
@@ -9,6 +9,7 @@
 //! and a scan of texts (for `as_of` reads and queries under three characters) rank alike. Ties
 //! keep the candidates' order, so results are deterministic.
 
+use super::search_text::SearchText;
 use crate::knowledge::RRF_K;
 use crate::text::{fold_text, tokens};
 use std::collections::BTreeSet;
@@ -144,17 +145,17 @@ impl std::ops::DerefMut for Counts {
     }
 }
 
-/// The features of `text` for `query`, read from the text itself.
-pub(crate) fn features(query: &Query, text: &str) -> Features {
-    let doc = tokens(text);
+/// The features of a note's search text for `query`, read from the text itself.
+pub(crate) fn features(query: &Query, note: &SearchText) -> Features {
+    let SearchText { text, terms } = note;
     let mut tf = Counts::zeros(query.terms.len());
     for (count, t) in tf.iter_mut().zip(&query.terms) {
-        *count = u32::try_from(doc.iter().filter(|d| &d.term == t).count()).unwrap_or(u32::MAX);
+        *count = u32::try_from(terms.iter().filter(|d| *d == t).count()).unwrap_or(u32::MAX);
     }
     let have = grams(text);
     Features {
         tf,
-        len: u32::try_from(doc.len()).unwrap_or(u32::MAX),
+        len: u32::try_from(terms.len()).unwrap_or(u32::MAX),
         grams: u32::try_from(query.grams.iter().filter(|g| have.contains(*g)).count()).unwrap_or(u32::MAX),
         substring: query.short.as_ref().is_some_and(|s| fold_text(text).contains(s.as_str())),
     }
@@ -385,11 +386,12 @@ fn rrf(rank: u32) -> f64 {
     if rank == 0 { 0.0 } else { 1.0 / (RRF_K + f64::from(rank)) }
 }
 
-/// `fuse` over texts, as the scan path of `note_list` does it (the tests' reference).
+/// `fuse` over texts (each a note holding one string), as the scan path of `note_list` does it
+/// (the tests' reference).
 #[cfg(test)]
 pub(crate) fn rank(query: &str, texts: &[String]) -> Vec<Ranked> {
     let q = Query::new(query);
-    let docs: Vec<Features> = texts.iter().map(|t| features(&q, t)).collect();
+    let docs: Vec<Features> = texts.iter().map(|t| features(&q, &SearchText::of_text(t))).collect();
     fuse(&q, &docs, usize::MAX).best
 }
 

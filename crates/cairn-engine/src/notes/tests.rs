@@ -946,7 +946,7 @@ fn the_query_index_ranks_exactly_like_a_scan_through_replaces_and_forgets() {
     for kv in snap.prefix(super::record::CUR, &part.key(&[])).unwrap() {
         let note = super::record::NoteRecord::decode(&kv.unwrap().1).unwrap();
         if super::index::sampled(&note) {
-            for g in super::search::grams(&note.search_text()) {
+            for g in super::search::grams(&note.search().text) {
                 *counted.entry(part.key(&[g.as_bytes()])).or_default() += 1;
             }
         }
