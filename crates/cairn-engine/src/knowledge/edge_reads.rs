@@ -15,8 +15,9 @@
 use super::edge_view::Edge;
 use super::graph::{self, Relation};
 use super::part::Partition;
+use super::past_adjacency;
 use super::records::decode;
-use super::trees::{ADJ, IN, OUT, REL, adj_prefix, adj_type_prefix, rel_key, trailing_id};
+use super::trees::{ADJ, ADJ_PAST, IN, OUT, REL, adj_prefix, adj_type_prefix, rel_key, trailing_id};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::write::WriteTxn;
@@ -27,18 +28,33 @@ const FIRST_STRETCH: usize = 16;
 
 /// The reads the relations between two entities take.
 pub(crate) trait Reads {
-    /// The relation ids under the adjacency `prefix`, in key order, when there are at most `max`.
-    fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>>;
+    /// The entries (relation id, value) under the adjacency `prefix` of `tree` (`k.adj` or
+    /// `k.adj_past`), in key order, when there are at most `max`.
+    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<(u64, Vec<u8>)>>>;
     /// The stored bytes of relation `id`.
     fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Vec<u8>>>;
     /// The stored name of entity `id` (empty when it is gone).
     fn name(&mut self, part: &Partition, id: u64) -> Result<String>;
+
+    /// The relation ids under the adjacency `prefix`, the copies filed apart included
+    /// (`past_adjacency.rs`), in id order, when there are at most `max`.
+    fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>> {
+        let Some(facts) = self.entries_within(ADJ, prefix, max)? else { return Ok(None) };
+        let Some(copies) = self.entries_within(ADJ_PAST, prefix, max - facts.len())? else { return Ok(None) };
+        let mut ids: Vec<u64> = facts.into_iter().chain(copies).map(|(id, _)| id).collect();
+        if ids.len() > max {
+            return Ok(None);
+        }
+        // Under a type prefix keys sort as ids do; the two trees' lists interleave.
+        ids.sort_unstable();
+        Ok(Some(ids))
+    }
 }
 
 impl Reads for WriteTxn<'_> {
-    fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>> {
-        let Some(entries) = self.prefix_within(ADJ, prefix, max)? else { return Ok(None) };
-        entries.iter().map(|(k, _)| trailing_id(k)).collect::<Result<_>>().map(Some)
+    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<(u64, Vec<u8>)>>> {
+        let Some(entries) = self.prefix_within(tree, prefix, max)? else { return Ok(None) };
+        entries.into_iter().map(|(k, v)| Ok((trailing_id(&k)?, v))).collect::<Result<_>>().map(Some)
     }
 
     fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Vec<u8>>> {
@@ -51,13 +67,13 @@ impl Reads for WriteTxn<'_> {
 }
 
 impl Reads for &Snapshot {
-    fn ids_within(&mut self, prefix: &[u8], max: usize) -> Result<Option<Vec<u64>>> {
-        let mut ids = Vec::new();
-        self.scan_prefix(ADJ, prefix, |k, _| {
-            ids.push(trailing_id(k)?);
-            Ok(ids.len() <= max)
+    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<(u64, Vec<u8>)>>> {
+        let mut entries = Vec::new();
+        self.scan_prefix(tree, prefix, |k, v| {
+            entries.push((trailing_id(k)?, v.to_vec()));
+            Ok(entries.len() <= max)
         })?;
-        Ok((ids.len() <= max).then_some(ids))
+        Ok((entries.len() <= max).then_some(entries))
     }
 
     fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Vec<u8>>> {
@@ -82,6 +98,32 @@ pub(crate) fn of_type<T: Edge + DeserializeOwned>(
     let ids = shorter(r, &lists, usize::MAX)?.unwrap_or_default();
     // The shorter list holds the relations from its end to other entities too.
     Ok(records::<T>(r, part, ids)?.into_iter().filter(|rel| rel.ends() == (from, to)).collect())
+}
+
+/// `of_type` of the facts alone: the records filed in `k.adj` (not the copies filed apart,
+/// `past_adjacency.rs`), each with the bound of its copies its entry holds.
+pub(crate) fn facts_of_type<T: Edge + DeserializeOwned>(
+    r: &mut impl Reads,
+    part: &Partition,
+    (from, to): (u64, u64),
+    folded_type: &str,
+) -> Result<Vec<(T, Option<i64>)>> {
+    let lists = [adj_type_prefix(part, from, OUT, folded_type), adj_type_prefix(part, to, IN, folded_type)];
+    let mut max = FIRST_STRETCH;
+    let entries = loop {
+        if let Some(found) = lists.iter().find_map(|list| r.entries_within(ADJ, list, max).transpose()) {
+            break found?;
+        }
+        max = max.saturating_mul(8);
+    };
+    let mut out = Vec::new();
+    for (id, value) in entries {
+        let rel: T = record(r, part, id)?;
+        if rel.ends() == (from, to) {
+            out.push((rel, past_adjacency::bound_of(&value)?));
+        }
+    }
+    Ok(out)
 }
 
 /// The relations stored between `a` and `b`, either way and of any type, in id order; `None` when
@@ -118,15 +160,14 @@ fn shorter(r: &mut impl Reads, lists: &[Vec<u8>; 2], most: usize) -> Result<Opti
     }
 }
 
-/// The relations `ids` name, each read as a `T`; an index entry without its relation is
-/// corruption.
+/// The relations `ids` name, each read as a `T`.
 fn records<T: DeserializeOwned>(r: &mut impl Reads, part: &Partition, ids: Vec<u64>) -> Result<Vec<T>> {
-    ids.into_iter()
-        .map(|id| {
-            let bytes = r
-                .relation(part, id)?
-                .ok_or_else(|| Error::corrupt(None, format!("relation {id} is indexed but missing")))?;
-            decode(&bytes, "relation")
-        })
-        .collect()
+    ids.into_iter().map(|id| record(r, part, id)).collect()
+}
+
+/// Relation `id` read as a `T`; an index entry without its relation is corruption.
+fn record<T: DeserializeOwned>(r: &mut impl Reads, part: &Partition, id: u64) -> Result<T> {
+    let bytes =
+        r.relation(part, id)?.ok_or_else(|| Error::corrupt(None, format!("relation {id} is indexed but missing")))?;
+    decode(&bytes, "relation")
 }

@@ -58,6 +58,26 @@ pub(crate) fn stored_versions<T: Edge + DeserializeOwned>(
     Ok(out)
 }
 
+/// `stored_versions` of the facts alone, as a `relate` plan reads them: the records filed in
+/// `k.adj`, each with the bound of the earlier lives it keeps apart (`past_adjacency.rs`), in the
+/// order `stored_versions` lists them.
+pub(crate) fn stored_facts<T: Edge + DeserializeOwned>(
+    r: &mut impl Reads,
+    part: &Partition,
+    (from, to): (u64, u64),
+    rel_type: &str,
+) -> Result<Vec<(T, Option<i64>)>> {
+    let mut out = edge_reads::facts_of_type::<T>(r, part, (from, to), &fold(rel_type.trim()))?;
+    for mirrored in mirror_types(rel_type) {
+        for (rel, bound) in edge_reads::facts_of_type::<T>(r, part, (to, from), &mirrored)? {
+            if is_mirror(rel.rel_type(), rel_type) && !out.iter().any(|(r, _)| r.id() == rel.id()) {
+                out.push((rel, bound));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The records stored from `to` to `from` that state the fact `from -[rel_type]-> to` from its
 /// other end: under a spelling of its mirror type that reads as it, each spelling's in id order.
 pub(crate) fn mirrored<T: Edge + DeserializeOwned>(

@@ -12,8 +12,8 @@ use super::records::{decode, encode};
 use super::relate_plan::{Plan, plain, replace_in_valid_time};
 use super::tally::Tally;
 use super::trees::{
-    ADJ, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key, name_prefix,
-    rel_key, trailing_id,
+    ADJ, ADJ_PAST, ENT, ENT_NAME, IN, OUT, REL, adj_key, adj_prefix, adj_type_prefix, bump_names, ent_key, name_key,
+    name_prefix, rel_key, trailing_id,
 };
 use super::type_spelling::TypeSpellings;
 use super::valid;
@@ -385,22 +385,47 @@ pub(crate) fn relate_between(
 /// Ana` is `Ana married_to Bruno`, `X employs Priya` is `Priya employed_by X`: derive.rs), so they
 /// are read too (found by an audit: said from the other end, a fact was stored twice, and
 /// `replaces` left the other end's fact live). Each edge read has `from` at one end: the rules
-/// compare its other end with `to`.
-fn planned(
+/// compare its other end with `to`. The copies a fact keeps of itself are read only when they
+/// may count (`past_adjacency.rs`), so a call costs the same after thousands of revisions; with
+/// `every`, always (what they would change, a test compares).
+pub(super) fn planned(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     (from, to): (u64, u64),
     (a, now): (&Assertion<'_>, i64),
     attributes: &mut Map<String, Value>,
+    every: bool,
 ) -> Result<Plan<Relation>> {
-    let views = if a.replaces {
-        every_edge_of_type(tx, part, from, a.rel_type)?
+    let facts = if a.replaces {
+        every_edge_of_type(tx, part, from, a.rel_type, false)?
     } else {
-        super::fact_readings::stored_versions(tx, part, (from, to), a.rel_type)?
+        super::fact_readings::stored_facts(tx, part, (from, to), a.rel_type)?
+    };
+    let views: Vec<EdgeView> = if every || may_need_past(&facts, attributes, now) {
+        if a.replaces {
+            every_edge_of_type(tx, part, from, a.rel_type, true)?.into_iter().map(|(v, _)| v).collect()
+        } else {
+            super::fact_readings::stored_versions(tx, part, (from, to), a.rel_type)?
+        }
+    } else {
+        facts.into_iter().map(|(v, _)| v).collect()
     };
     let plan =
         if a.replaces { replace_in_valid_time(attributes, views, to, now) } else { plain(attributes, views, to, now)? };
     plan.read_whole(|view| relation_in(tx, part, view.id)?.ok_or_else(|| missing(view.id)))
+}
+
+/// Whether an earlier life a fact keeps apart may count in the plan of an assertion with
+/// `attributes` (`past_adjacency.rs`): its start `s` (its `valid_from`, else now) is before the
+/// bound of a fact's lives, or the fact starts after `s`, or the assertion gives an end and no
+/// start. Never when no fact read keeps one.
+fn may_need_past(facts: &[(EdgeView, Option<i64>)], attributes: &Map<String, Value>, now: i64) -> bool {
+    let given = attributes.get("valid_from").and_then(Value::as_str).and_then(valid::bound);
+    let start = given.unwrap_or(now);
+    let ends_only = given.is_none() && attributes.contains_key("valid_to");
+    facts.iter().any(|(fact, bound)| {
+        bound.is_some_and(|b| ends_only || b > start || super::edge_view::Edge::start(fact).is_some_and(|s| s > start))
+    })
 }
 
 /// An adjacency entry naming relation `id`, which is not stored: corruption.
@@ -408,23 +433,35 @@ fn missing(id: u64) -> Error {
     Error::corrupt(None, format!("relation {id} is indexed but missing"))
 }
 
-/// Every edge of type `rel_type` (as spelled) with `from` at its subject end, as its light view:
-/// outbound under the type, and inbound under each spelling of its mirror type that reads as it
-/// (`fact_readings.rs`).
-fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, rel_type: &str) -> Result<Vec<EdgeView>> {
-    let mut reads = vec![(tx.prefix(ADJ, &adj_type_prefix(part, from, OUT, &fold(rel_type.trim())))?, false)];
+/// Every edge of type `rel_type` (as spelled) with `from` at its subject end, as its light view
+/// with the bound of the earlier lives its entry holds: outbound under the type, and inbound under
+/// each spelling of its mirror type that reads as it (`fact_readings.rs`). With `past`, the copies
+/// filed apart too (`past_adjacency.rs`), each list in id order as one list.
+fn every_edge_of_type(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    from: u64,
+    rel_type: &str,
+    past: bool,
+) -> Result<Vec<(EdgeView, Option<i64>)>> {
+    let mut lists = vec![(adj_type_prefix(part, from, OUT, &fold(rel_type.trim())), false)];
     for mirror in super::fact_readings::mirror_types(rel_type) {
-        reads.push((tx.prefix(ADJ, &adj_type_prefix(part, from, IN, &mirror))?, true));
+        lists.push((adj_type_prefix(part, from, IN, &mirror), true));
     }
     let mut views = Vec::new();
-    for (keys, mirrored) in reads {
-        for (key, _) in keys {
+    for (prefix, mirrored) in lists {
+        let mut entries = tx.prefix(ADJ, &prefix)?;
+        if past {
+            entries.extend(tx.prefix(ADJ_PAST, &prefix)?);
+            entries.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        }
+        for (key, value) in entries {
             let id = trailing_id(&key)?;
             let bytes = tx.get(REL, &rel_key(part, id))?.ok_or_else(|| missing(id))?;
             let view: EdgeView = decode(&bytes, "relation")?;
             let subject_end = if mirrored { view.to } else { view.from };
             if subject_end == from && (!mirrored || super::fact_readings::is_mirror(&view.rel_type, rel_type)) {
-                views.push(view);
+                views.push((view, super::past_adjacency::bound_of(&value)?));
             }
         }
     }
@@ -436,12 +473,6 @@ fn every_edge_of_type(tx: &mut WriteTxn<'_>, part: &Partition, from: u64, rel_ty
 fn ended_at_start(rel: Relation, at: &str) -> Relation {
     let shortened = rel.shortened.clone().or_else(|| Some(Shortened { valid_to: rel.valid_to.clone() }));
     Relation { valid_to: Some(at.to_owned()), shortened, ..rel }
-}
-
-/// The adjacency type of a stored edge: its own type folded (a mirrored edge's is not the
-/// assertion's).
-fn own_type(rel: &Relation) -> String {
-    fold(rel.rel_type.trim())
 }
 
 /// `relate` between entity ids, `folded_type` being `fold(a.rel_type.trim())`; new ids come from
@@ -458,7 +489,7 @@ pub(crate) fn relate_ids(
     tally: &mut Tally,
 ) -> Result<(Related, Option<Vec<u8>>)> {
     let mut attributes = a.attributes.clone();
-    let plan = planned(tx, part, (from, to), (&a, now), &mut attributes)?;
+    let plan = planned(tx, part, (from, to), (&a, now), &mut attributes, false)?;
     let mut ended = Vec::new();
     for stored in plan.end {
         let before = stored.ended_at.is_none().then(|| stored.clone());
@@ -487,8 +518,7 @@ pub(crate) fn relate_ids(
             WritesIn::point(&mut copy, &revised.attribute_writes);
             tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
             super::source_index::refile(tx, part, None, Some(&copy))?;
-            tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
-            tx.put(ADJ, &adj_key(part, copy.to, IN, &own_type(&copy), copy.id), &[])?;
+            super::past_adjacency::file_version(tx, part, &copy)?;
             let bytes = encode(&revised);
             tx.put(REL, &rel_key(part, revised.id), &bytes)?;
             super::source_index::refile(tx, part, Some(&stored), Some(&revised))?;
@@ -501,6 +531,7 @@ pub(crate) fn relate_ids(
         return Ok((related, written));
     }
     let restored = plan.restored;
+    let mut earlier_life = None;
     if let Some(old) = &restored {
         // The earlier life stays as history under a new id; the fact itself lives on under its own.
         let copy = Relation { id: ids(tx)?, ended_at: old.ended_at.or(Some(now)), ..old.clone() };
@@ -508,8 +539,7 @@ pub(crate) fn relate_ids(
         super::source_index::refile(tx, part, None, Some(&copy))?;
         // The new life starts without a list: the earlier versions read theirs from the copy.
         WritesIn::moved(tx, part, old, copy.id)?;
-        tx.put(ADJ, &adj_key(part, copy.from, OUT, &own_type(&copy), copy.id), &[])?;
-        tx.put(ADJ, &adj_key(part, copy.to, IN, &own_type(&copy), copy.id), &[])?;
+        earlier_life = Some(copy);
     }
     // A fact stored from the other end is restored as it is stored: its adjacency stays true.
     let (from, to, rel_type) = match restored.as_ref().filter(|old| old.from != from) {
@@ -549,7 +579,9 @@ pub(crate) fn relate_ids(
     super::source_index::refile(tx, part, restored.as_ref(), Some(&rel))?;
     // A restored fact was ended; a new one was nothing; either may be stored ended (older news).
     tally.relation(part, restored.as_ref(), Some(&rel));
-    if restored.is_none() {
+    if let Some(copy) = &earlier_life {
+        super::past_adjacency::file_life(tx, part, (restored.as_ref().unwrap_or(&rel), &rel), copy)?;
+    } else {
         tx.put(ADJ, &adj_key(part, rel.from, OUT, folded_type, id), &[])?;
         tx.put(ADJ, &adj_key(part, rel.to, IN, folded_type, id), &[])?;
     }
@@ -691,8 +723,9 @@ pub fn neighbours(snap: &Snapshot, part: &Partition, entity: u64) -> Result<Vec<
 }
 
 /// The relations under `prefix` (an `adj_prefix` of `entity`, or one of its `adj_type_prefix`es)
-/// as their `ADJ` keys name them, in key order: each id and which end `entity` is. Reads keys
-/// only, no relation: a caller that keeps some of a hub's thousands of edges decodes only those.
+/// as their `ADJ` keys name them, the copies filed apart (`past_adjacency.rs`) in their place, in
+/// key order: each id and which end `entity` is. Reads keys only, no relation: a caller that
+/// keeps some of a hub's thousands of edges decodes only those.
 pub(crate) fn adjacency(
     snap: &Snapshot,
     part: &Partition,
@@ -700,16 +733,31 @@ pub(crate) fn adjacency(
     prefix: &[u8],
 ) -> Result<Vec<(u64, Direction)>> {
     let at = adj_prefix(part, entity).len();
-    let mut out = Vec::new();
-    snap.scan_prefix(ADJ, prefix, |key, _| {
+    let entry = |key: &[u8]| -> Result<(u64, Direction)> {
         let direction = match key.get(at) {
             Some(&OUT) => Direction::Outbound,
             Some(&IN) => Direction::Inbound,
             _ => return Err(Error::corrupt(None, "an adjacency key has no direction")),
         };
-        out.push((trailing_id(key)?, direction));
+        Ok((trailing_id(key)?, direction))
+    };
+    let mut copies = Vec::new();
+    snap.scan_prefix(ADJ_PAST, prefix, |key, _| {
+        copies.push(key.to_vec());
         Ok(true)
     })?;
+    let mut copies = copies.into_iter().peekable();
+    let mut out = Vec::new();
+    snap.scan_prefix(ADJ, prefix, |key, _| {
+        while let Some(copy) = copies.next_if(|c| c.as_slice() < key) {
+            out.push(entry(&copy)?);
+        }
+        out.push(entry(key)?);
+        Ok(true)
+    })?;
+    for copy in copies {
+        out.push(entry(&copy)?);
+    }
     Ok(out)
 }
 

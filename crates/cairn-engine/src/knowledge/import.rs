@@ -35,7 +35,7 @@ use super::origin::Origin;
 use super::part::Partition;
 use super::records::{decode, encode};
 use super::tally::Tally;
-use super::trees::{ADJ, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, rel_key};
+use super::trees::{ADJ, ADJ_PAST, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, rel_key};
 use super::version_writes::Lens;
 use crate::error::{Error, Result};
 use crate::fts;
@@ -607,8 +607,11 @@ fn import_fact(
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     super::source_index::refile(tx, part, None, Some(&rel))?;
     tally.relation(part, None, Some(&rel));
-    tx.put(ADJ, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
-    tx.put(ADJ, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
+    // An earlier version is filed apart, where no plan reads it (`past_adjacency.rs`); an earlier
+    // life cannot be told from a fact here and is filed as one, as a store written before did.
+    let tree = if rel.version_of.is_some() { ADJ_PAST } else { ADJ };
+    tx.put(tree, &adj_key(part, rel.from, OUT, &folded_type, id), &[])?;
+    tx.put(tree, &adj_key(part, rel.to, IN, &folded_type, id), &[])?;
     set_map(tx, part, FACT, source, id)?;
     pairs.stored(pair, version, id);
     out.imported.facts += 1;

@@ -88,6 +88,12 @@ mod ontology;
 mod origin;
 mod outside_time;
 mod part;
+mod past_adjacency;
+pub(crate) mod past_adjacency_build;
+#[cfg(test)]
+mod past_adjacency_properties;
+#[cfg(test)]
+mod past_adjacency_tests;
 #[cfg(test)]
 mod properties;
 mod recall;

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 const SUBJECT: u64 = 1;
 /// Spellings a stored or asserted bound may have: none, dates, an instant, and text that is no
 /// date (read as unbounded).
-const BOUNDS: [Option<&str>; 6] =
+pub(super) const BOUNDS: [Option<&str>; 6] =
     [None, Some("2020-01-01"), Some("2021-06-15"), Some("2022-01-01T12:00:00Z"), Some("2023-01-01"), Some("someday")];
 
 fn bound(i: usize) -> Option<String> {
@@ -154,11 +154,11 @@ impl<T: Edge> ReadNow for T {
 /// `to` (from `to` to the subject under the mirror type when `mirrored`; to itself when `to` is
 /// 0), with `replaces`, a start and an end (indices into `BOUNDS`) and an attribute value when
 /// drawn (said again with a new value, a fact keeps the version known before).
-type Call = (u64, bool, bool, Option<usize>, Option<usize>, Option<u8>);
+pub(super) type Call = (u64, bool, bool, Option<usize>, Option<usize>, Option<u8>);
 
-const TARGETS: [&str; 4] = ["Subject", "Ana", "Bruno", "Chen"];
+pub(super) const TARGETS: [&str; 4] = ["Subject", "Ana", "Bruno", "Chen"];
 
-fn call() -> impl Strategy<Value = Call> {
+pub(super) fn call() -> impl Strategy<Value = Call> {
     (
         0..4u64,
         any::<bool>(),
@@ -170,7 +170,7 @@ fn call() -> impl Strategy<Value = Call> {
 }
 
 /// Attributes of a call or assertion: a start, an end and a `task` value, each when drawn.
-fn attributes(from: Option<usize>, to: Option<usize>, task: Option<u8>) -> Map<String, Value> {
+pub(super) fn attributes(from: Option<usize>, to: Option<usize>, task: Option<u8>) -> Map<String, Value> {
     let mut out = Map::new();
     out.extend(from.and_then(bound).map(|b| ("valid_from".to_owned(), Value::String(b))));
     out.extend(to.and_then(bound).map(|b| ("valid_to".to_owned(), Value::String(b))));

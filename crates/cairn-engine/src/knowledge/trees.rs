@@ -22,8 +22,13 @@ pub(crate) const SOURCES: &str = "k.source";
 pub(crate) const ENT_NAME: &str = "k.ent_name";
 /// `part | relation id` → relation record.
 pub(crate) const REL: &str = "k.rel";
-/// `part | entity id | direction | folded type \0 | relation id` → () (`keyed_type`).
+/// `part | entity id | direction | folded type \0 | relation id` → () (`keyed_type`), or for a
+/// fact that keeps earlier lives in `ADJ_PAST`, their bound (`past_adjacency.rs`).
 pub(crate) const ADJ: &str = "k.adj";
+/// `ADJ`'s keys of the copies a fact keeps of itself under other ids (earlier versions, earlier
+/// lives), which no `relate` plan reads in most cases (`past_adjacency.rs`); the empty key → `[1]`
+/// marks the earlier versions of stores written before moved here (`past_adjacency_build.rs`).
+pub(crate) const ADJ_PAST: &str = "k.adj_past";
 
 /// `part | doc id` → document record.
 pub(crate) const DOC: &str = "k.doc";

@@ -31,8 +31,7 @@ use super::part::Partition;
 use super::records::decode;
 use super::tally::Tally;
 use super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, MENTIONED, OUT, PSG, REL, adj_key, ent_key, name_prefix,
-    rel_key, trailing_id,
+    DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, MENTION, MENTIONED, PSG, REL, ent_key, name_prefix, rel_key, trailing_id,
 };
 use crate::error::Result;
 use crate::fts;
@@ -183,9 +182,7 @@ pub(crate) fn remove_relation(
     rel: &Relation,
     tally: &mut Tally,
 ) -> Result<()> {
-    let folded_type = fold(&rel.rel_type);
-    tx.delete(ADJ, &adj_key(part, rel.from, OUT, &folded_type, rel.id))?;
-    tx.delete(ADJ, &adj_key(part, rel.to, IN, &folded_type, rel.id))?;
+    super::past_adjacency::remove(tx, part, rel)?;
     if tx.delete(REL, &rel_key(part, rel.id))? {
         tally.relation(part, Some(rel), None);
     }

@@ -10,7 +10,7 @@ use super::super::recall::{SUGGESTIONS, add_suggestions};
 use super::super::records::decode;
 use super::super::tally::Tally;
 use super::super::trees::{
-    ADJ, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
+    ADJ, ADJ_PAST, DOC, ENT, ENT_NAME, FORGOTTEN, HASHED, IN, MENTION, OUT, PSG, REL, adj_key, adj_prefix, ent_key,
     forgotten_key, hashed_forgotten, legacy_forgotten_key, name_prefix, rel_key, trailing_id,
 };
 use super::{bury, bury_document, bury_relation, fact_target, name_of, unlink_passage};
@@ -64,14 +64,19 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
     let attributes = stored.as_ref().map_or(0, |e| u32::try_from(e.attributes.len()).unwrap_or(u32::MAX));
     let mut tally = Tally::default();
     let mut relations = 0;
-    for (key, _) in tx.prefix(ADJ, &adj_prefix(part, entity))? {
+    // Its relations, and the copies they keep of themselves filed apart (`past_adjacency.rs`).
+    let mut listed = tx.prefix(ADJ, &adj_prefix(part, entity))?;
+    listed.extend(tx.prefix(ADJ_PAST, &adj_prefix(part, entity))?);
+    for (key, _) in listed {
         let rel_id = trailing_id(&key)?;
         let Some(bytes) = tx.get(REL, &rel_key(part, rel_id))? else { continue };
         let rel: Relation = decode(&bytes, "relation")?;
         let target = fact_target(&name_of(tx, part, rel.from)?, &rel.rel_type, &name_of(tx, part, rel.to)?);
         let folded_type = fold(&rel.rel_type);
-        tx.delete(ADJ, &adj_key(part, rel.from, OUT, &folded_type, rel_id))?;
-        tx.delete(ADJ, &adj_key(part, rel.to, IN, &folded_type, rel_id))?;
+        for tree in [ADJ, ADJ_PAST] {
+            tx.delete(tree, &adj_key(part, rel.from, OUT, &folded_type, rel_id))?;
+            tx.delete(tree, &adj_key(part, rel.to, IN, &folded_type, rel_id))?;
+        }
         if tx.delete(REL, &rel_key(part, rel_id))? {
             tally.relation(part, Some(&rel), None);
         }
