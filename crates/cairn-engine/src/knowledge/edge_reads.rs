@@ -26,11 +26,14 @@ use serde::de::DeserializeOwned;
 /// The first stretch of a list read; each next one is eight times longer.
 const FIRST_STRETCH: usize = 16;
 
+/// An adjacency entry: the relation id its key ends with, and its value.
+type Entry = (u64, Vec<u8>);
+
 /// The reads the relations between two entities take.
 pub(crate) trait Reads {
     /// The entries (relation id, value) under the adjacency `prefix` of `tree` (`k.adj` or
     /// `k.adj_past`), in key order, when there are at most `max`.
-    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<(u64, Vec<u8>)>>>;
+    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<Entry>>>;
     /// The stored bytes of relation `id`.
     fn relation(&mut self, part: &Partition, id: u64) -> Result<Option<Vec<u8>>>;
     /// The stored name of entity `id` (empty when it is gone).
@@ -52,7 +55,7 @@ pub(crate) trait Reads {
 }
 
 impl Reads for WriteTxn<'_> {
-    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<(u64, Vec<u8>)>>> {
+    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<Entry>>> {
         let Some(entries) = self.prefix_within(tree, prefix, max)? else { return Ok(None) };
         entries.into_iter().map(|(k, v)| Ok((trailing_id(&k)?, v))).collect::<Result<_>>().map(Some)
     }
@@ -67,7 +70,7 @@ impl Reads for WriteTxn<'_> {
 }
 
 impl Reads for &Snapshot {
-    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<(u64, Vec<u8>)>>> {
+    fn entries_within(&mut self, tree: &str, prefix: &[u8], max: usize) -> Result<Option<Vec<Entry>>> {
         let mut entries = Vec::new();
         self.scan_prefix(tree, prefix, |k, v| {
             entries.push((trailing_id(k)?, v.to_vec()));

@@ -435,14 +435,14 @@ fn missing(id: u64) -> Error {
 
 /// Every edge of type `rel_type` (as spelled) with `from` at its subject end, as its light view
 /// with the bound of the earlier lives its entry holds: outbound under the type, and inbound under
-/// each spelling of its mirror type that reads as it (`fact_readings.rs`). With `past`, the copies
+/// each spelling of its mirror type that reads as it (`fact_readings.rs`). With `with_copies`, the copies
 /// filed apart too (`past_adjacency.rs`), each list in id order as one list.
 fn every_edge_of_type(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     from: u64,
     rel_type: &str,
-    past: bool,
+    with_copies: bool,
 ) -> Result<Vec<(EdgeView, Option<i64>)>> {
     let mut lists = vec![(adj_type_prefix(part, from, OUT, &fold(rel_type.trim())), false)];
     for mirror in super::fact_readings::mirror_types(rel_type) {
@@ -451,7 +451,7 @@ fn every_edge_of_type(
     let mut views = Vec::new();
     for (prefix, mirrored) in lists {
         let mut entries = tx.prefix(ADJ, &prefix)?;
-        if past {
+        if with_copies {
             entries.extend(tx.prefix(ADJ_PAST, &prefix)?);
             entries.sort_unstable_by(|x, y| x.0.cmp(&y.0));
         }

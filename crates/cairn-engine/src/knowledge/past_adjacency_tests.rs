@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 /// grows the fact's own list of attribute writes (`fact_attribute_time.rs`), which each call reads.
 fn shape(replaces: bool, i: usize) -> Value {
     if replaces {
-        json!({"from": "Ann", "to": if i % 2 == 0 { "Busy" } else { "Idle" }, "type": "status", "replaces": true})
+        json!({"from": "Ann", "to": if i.is_multiple_of(2) { "Busy" } else { "Idle" }, "type": "status", "replaces": true})
     } else {
         json!({"from": "Ann", "to": "Bob", "type": "knows", "attributes": {"valid_to": format!("{}-01-01", 2100 + i)}})
     }
@@ -101,7 +101,7 @@ fn a_store_written_before_answers_as_one_written_since_once_its_versions_move() 
     let (new, old) = (open(new_dir.path()), open(old_dir.path()));
     for store in [&new, &old] {
         for i in 0..60 {
-            relate(store, i, &shape(i % 3 != 0, i));
+            relate(store, i, &shape(!i.is_multiple_of(3), i));
         }
     }
     as_written_before(&old);
