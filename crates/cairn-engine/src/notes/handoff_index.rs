@@ -60,9 +60,29 @@ pub(super) fn prefix(part: &Partition, to: &str) -> Vec<u8> {
     part.key(&[to.as_bytes(), b"\0"])
 }
 
-/// The key of the capsule left at `created_at` with `id`, under `prefix`.
-fn key_under(prefix: &[u8], created_at: i64, id: u64) -> Vec<u8> {
+/// The key of the capsule left at `created_at` with `id`, under `prefix` (here and in the index
+/// of each task's capsules, `handoff_tasks.rs`): newest first.
+pub(super) fn key_under(prefix: &[u8], created_at: i64, id: u64) -> Vec<u8> {
     [prefix, &(!ordered(created_at)).to_be_bytes(), &(!id).to_be_bytes()].concat()
+}
+
+/// The `createdAt` and id a `key_under` key ends with; `None` for a key too short to hold them.
+pub(super) fn time_and_id(key: &[u8]) -> Option<(i64, u64)> {
+    let tail = &key[key.len().checked_sub(16)?..];
+    let (at, id) = tail.split_at(8);
+    let at = !u64::from_be_bytes(at.try_into().expect("8 bytes")) ^ (1 << 63);
+    Some((at.cast_signed(), !u64::from_be_bytes(id.try_into().expect("8 bytes"))))
+}
+
+/// Fills the emptied index `tree` with `entries` in one sorted run and marks it built.
+pub(super) fn fill(tx: &mut WriteTxn<'_>, tree: &str, mut entries: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+    entries.sort_unstable();
+    let mut run = tx.sorted_run(tree, true)?;
+    for (k, v) in &entries {
+        run.push(k, v)?;
+    }
+    run.finish()?;
+    tx.put(tree, &[], BUILT)
 }
 
 fn key(part: &Partition, to: &str, capsule: &Capsule) -> Vec<u8> {
@@ -85,10 +105,7 @@ fn value(capsule: &Capsule) -> Vec<u8> {
 /// The entry of `key` and `value` (the key's last 16 bytes are its time and id).
 fn decode(key: &[u8], value: &[u8]) -> Result<Entry> {
     let damaged = || Error::corrupt(None, "an entry of the addressed handoffs index");
-    let tail = key.len().checked_sub(16).map(|at| &key[at..]).ok_or_else(damaged)?;
-    let (at, id) = tail.split_at(8);
-    let at = !u64::from_be_bytes(at.try_into().expect("8 bytes")) ^ (1 << 63);
-    let id = !u64::from_be_bytes(id.try_into().expect("8 bytes"));
+    let (at, id) = time_and_id(key).ok_or_else(damaged)?;
     let (expires_at, task) = match value.split_first() {
         Some((0, task)) => (None, task),
         Some((1, rest)) if rest.len() >= 8 => {
@@ -98,7 +115,7 @@ fn decode(key: &[u8], value: &[u8]) -> Result<Entry> {
         _ => return Err(damaged()),
     };
     let task_id = String::from_utf8(task.to_vec()).map_err(|_| damaged())?;
-    Ok(Entry { created_at: at.cast_signed(), id, expires_at, task_id })
+    Ok(Entry { created_at: at, id, expires_at, task_id })
 }
 
 /// The marker's value (under the empty key).
@@ -108,13 +125,20 @@ const BUILT: &[u8] = &[1];
 /// capsule of a store that holds none marks the index built, as `build` would leave it: a fresh
 /// store never needs the build, so no later call (a refused one included) writes it.
 pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
-    if tx.get(ADDRESSED, &[])?.is_none() && tx.first_with_prefix(HAND, &[])?.is_none() {
-        tx.put(ADDRESSED, &[], BUILT)?;
-    }
+    mark_if_first(tx, ADDRESSED)?;
     match &capsule.to {
         Some(to) => tx.put(ADDRESSED, &key(part, to, capsule), &value(capsule)),
         None => Ok(()),
     }
+}
+
+/// Marks the index `tree` built when the store holds no capsule yet (the one being filed is its
+/// first); called before the capsule goes into `n.hand`.
+pub(super) fn mark_if_first(tx: &mut WriteTxn<'_>, tree: &str) -> Result<()> {
+    if tx.get(tree, &[])?.is_none() && tx.first_with_prefix(HAND, &[])?.is_none() {
+        tx.put(tree, &[], BUILT)?;
+    }
+    Ok(())
 }
 
 /// Removes `capsule`'s entry, as `put` filed it.
@@ -160,13 +184,7 @@ fn build(tx: &mut WriteTxn<'_>) -> Result<()> {
         }
         Ok(())
     })?;
-    entries.sort_unstable();
-    let mut run = tx.sorted_run(ADDRESSED, true)?;
-    for (k, v) in &entries {
-        run.push(k, v)?;
-    }
-    run.finish()?;
-    tx.put(ADDRESSED, &[], BUILT)
+    fill(tx, ADDRESSED, entries)
 }
 
 #[cfg(test)]

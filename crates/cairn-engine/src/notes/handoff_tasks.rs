@@ -15,6 +15,7 @@
 //! builds the index from one scan of the capsules (`upgrade`).
 
 use super::handoff::{Capsule, HAND};
+use super::handoff_index::{fill, key_under, mark_if_first, time_and_id};
 use crate::error::{Error, Result};
 use crate::knowledge::Partition;
 use crate::knowledge::build_once::build_once;
@@ -24,9 +25,6 @@ use crate::write::WriteTxn;
 use std::ops::Bound;
 
 pub(crate) const TASKS: &str = "n.hand_task";
-
-/// The marker's value (under the empty key).
-const BUILT: &[u8] = &[1];
 
 /// Entries a write transaction reads at a time while it looks for a task's newest unexpired
 /// capsule: most tasks answer from the first.
@@ -67,23 +65,21 @@ fn missing() -> Error {
     Error::corrupt(None, "a capsule of the task index is missing")
 }
 
-/// A time's 8 bytes, sorting as the numbers do.
-fn ordered(at: i64) -> u64 {
-    at.cast_unsigned() ^ (1 << 63)
-}
-
 /// `part | task \0`: every entry of `task`.
 fn prefix(part: &Partition, task: &str) -> Vec<u8> {
     part.key(&[task.as_bytes(), b"\0"])
 }
 
-/// `part | task \0 | !ord(at)`: the entries of `task` left at `at`.
+/// `part | task \0 | !ord(at)`: the entries of `task` left at `at` (a key's first 8 bytes past
+/// the prefix are its time).
 fn prefix_at(part: &Partition, task: &str, at: i64) -> Vec<u8> {
-    [prefix(part, task), (!ordered(at)).to_be_bytes().to_vec()].concat()
+    let mut key = key_under(&prefix(part, task), at, 0);
+    key.truncate(key.len() - 8);
+    key
 }
 
 fn key(part: &Partition, capsule: &Capsule) -> Vec<u8> {
-    [prefix_at(part, &capsule.task_id, capsule.created_at), (!capsule.id).to_be_bytes().to_vec()].concat()
+    key_under(&prefix(part, &capsule.task_id), capsule.created_at, capsule.id)
 }
 
 fn value(capsule: &Capsule) -> Vec<u8> {
@@ -96,24 +92,19 @@ fn value(capsule: &Capsule) -> Vec<u8> {
 /// The entry of `key` and `value` (the key's last 16 bytes are its time and id).
 fn decode(key: &[u8], value: &[u8]) -> Result<Entry> {
     let damaged = || Error::corrupt(None, "an entry of the task handoffs index");
-    let tail = key.len().checked_sub(16).map(|at| &key[at..]).ok_or_else(damaged)?;
-    let (at, id) = tail.split_at(8);
-    let at = !u64::from_be_bytes(at.try_into().expect("8 bytes")) ^ (1 << 63);
-    let id = !u64::from_be_bytes(id.try_into().expect("8 bytes"));
+    let (at, id) = time_and_id(key).ok_or_else(damaged)?;
     let expires_at = match value {
         [0] => None,
         [1, rest @ ..] if rest.len() == 8 => Some(i64::from_be_bytes(rest.try_into().expect("8 bytes"))),
         _ => return Err(damaged()),
     };
-    Ok(Entry { created_at: at.cast_signed(), id, expires_at })
+    Ok(Entry { created_at: at, id, expires_at })
 }
 
 /// Files `capsule` (its id given, not yet in `n.hand`). The first capsule of a store that holds
 /// none marks the index built, as `build` would leave it: a fresh store never needs the build.
 pub(super) fn put(tx: &mut WriteTxn<'_>, part: &Partition, capsule: &Capsule) -> Result<()> {
-    if tx.get(TASKS, &[])?.is_none() && tx.first_with_prefix(HAND, &[])?.is_none() {
-        tx.put(TASKS, &[], BUILT)?;
-    }
+    mark_if_first(tx, TASKS)?;
     tx.put(TASKS, &key(part, capsule), &value(capsule))
 }
 
@@ -204,13 +195,7 @@ fn build(tx: &mut WriteTxn<'_>) -> Result<()> {
         entries.push((key(&Partition::of_key(k)?, &capsule), value(&capsule)));
         Ok(())
     })?;
-    entries.sort_unstable();
-    let mut run = tx.sorted_run(TASKS, true)?;
-    for (k, v) in &entries {
-        run.push(k, v)?;
-    }
-    run.finish()?;
-    tx.put(TASKS, &[], BUILT)
+    fill(tx, TASKS, entries)
 }
 
 #[cfg(test)]
@@ -218,24 +203,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_sort_newest_first_and_decode_to_what_was_filed() {
+    fn entries_decode_to_what_was_filed_and_a_tasks_time_prefixes_its_keys() {
         let part = Partition::new("local", "u1", "default").unwrap();
-        let filed = [(i64::MIN, 0), (-5, 9), (0, 3), (0, 2), (7, u64::MAX), (i64::MAX, 1)];
-        let mut keys: Vec<(Vec<u8>, (i64, u64))> = filed
-            .iter()
-            .map(|&(at, id)| ([prefix_at(&part, "T", at), (!id).to_be_bytes().to_vec()].concat(), (at, id)))
-            .collect();
-        keys.sort();
-        let order: Vec<(i64, u64)> = keys.iter().map(|k| k.1).collect();
-        let mut newest_first = filed.to_vec();
-        newest_first.sort_by(|a, b| b.cmp(a));
-        assert_eq!(order, newest_first);
-        for (k, (at, id)) in &keys {
-            let e = decode(k, &[&[1][..], &(-3_i64).to_be_bytes()].concat()).unwrap();
-            assert_eq!(e, Entry { created_at: *at, id: *id, expires_at: Some(-3) });
-            assert_eq!(decode(k, &[0]).unwrap().expires_at, None);
+        for (at, id) in [(i64::MIN, 0), (-5, 9), (0, 3), (i64::MAX, u64::MAX)] {
+            let k = key_under(&prefix(&part, "T"), at, id);
+            assert!(k.starts_with(&prefix_at(&part, "T", at)));
+            assert!(!k.starts_with(&prefix_at(&part, "T", at.wrapping_add(1))));
+            let e = decode(&k, &[&[1][..], &(-3_i64).to_be_bytes()].concat()).unwrap();
+            assert_eq!(e, Entry { created_at: at, id, expires_at: Some(-3) });
+            assert_eq!(decode(&k, &[0]).unwrap().expires_at, None);
         }
-        assert!(decode(&keys[0].0, &[2]).is_err(), "an unknown expiry tag is damage, not a guess");
-        assert!(decode(&keys[0].0, &[1, 0, 0]).is_err(), "a cut expiry is damage");
+        let k = key_under(&prefix(&part, "T"), 1, 1);
+        assert!(decode(&k, &[2]).is_err(), "an unknown expiry tag is damage, not a guess");
+        assert!(decode(&k, &[1, 0, 0]).is_err(), "a cut expiry is damage");
     }
 }
