@@ -6,7 +6,7 @@
 
 use super::graph::{self, Assertion, Relation, Source};
 use super::relate_plan::Plan;
-use super::relate_plan_properties::{BOUNDS, TARGETS, attributes, call};
+use super::relate_plan_properties::{BOUNDS, TARGETS, attributes, call, relate_all};
 use super::testing::{TODAY, fresh};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -26,15 +26,7 @@ proptest! {
     ) {
         let (_dir, store, part) = fresh();
         let (plans, _) = store.write(move |tx| {
-            for (day, &(to, mirrored, replaces, start, end, value)) in (0_i64..).zip(&calls) {
-                let attributes = attributes(start, end, value);
-                let target = TARGETS[to as usize];
-                let (a, b, rel_type) = if mirrored { (target, "Subject", "parent_of") } else { ("Subject", target, "child_of") };
-                let source = Source::Asserted { label: None };
-                let asserted = Assertion { from: a, to: b, rel_type, attributes: &attributes, source, agent: "claude", replaces, date: None };
-                // A refused call (an end before its start) is part of the history like any other.
-                let _ = graph::relate(tx, &part, asserted, TODAY + day * DAY);
-            }
+            relate_all(tx, &part, &calls);
             let id = |tx: &mut crate::write::WriteTxn<'_>, name: &str| -> crate::error::Result<u64> {
                 Ok(graph::entity_by_name_in(tx, &part, name)?.map_or(u64::MAX, |e| e.id))
             };

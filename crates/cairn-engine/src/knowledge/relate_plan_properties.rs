@@ -169,6 +169,30 @@ pub(super) fn call() -> impl Strategy<Value = Call> {
     )
 }
 
+/// Stores `calls` about "Subject", one a day from `TODAY`, each a `relate` (a refused one, an end
+/// before its start, is part of the history like any other).
+pub(super) fn relate_all(tx: &mut crate::write::WriteTxn<'_>, part: &crate::knowledge::Partition, calls: &[Call]) {
+    const DAY: i64 = 86_400_000;
+    for (day, &(to, mirrored, replaces, start, end, value)) in (0_i64..).zip(calls) {
+        let attributes = attributes(start, end, value);
+        let target = TARGETS[to as usize];
+        let (a, b, rel_type) =
+            if mirrored { (target, "Subject", "parent_of") } else { ("Subject", target, "child_of") };
+        let source = Source::Asserted { label: None };
+        let asserted = Assertion {
+            from: a,
+            to: b,
+            rel_type,
+            attributes: &attributes,
+            source,
+            agent: "claude",
+            replaces,
+            date: None,
+        };
+        let _ = graph::relate(tx, part, asserted, TODAY + day * DAY);
+    }
+}
+
 /// Attributes of a call or assertion: a start, an end and a `task` value, each when drawn.
 pub(super) fn attributes(from: Option<usize>, to: Option<usize>, task: Option<u8>) -> Map<String, Value> {
     let mut out = Map::new();
@@ -192,15 +216,7 @@ proptest! {
         const DAY: i64 = 86_400_000;
         let (_dir, store, part) = fresh();
         let ((views, wholes, plans), _) = store.write(move |tx| {
-            for (day, &(to, mirrored, replaces, start, end, value)) in (0_i64..).zip(&calls) {
-                let attributes = attributes(start, end, value);
-                let target = TARGETS[to as usize];
-                let (a, b, rel_type) = if mirrored { (target, "Subject", "parent_of") } else { ("Subject", target, "child_of") };
-                let source = Source::Asserted { label: None };
-                let asserted = Assertion { from: a, to: b, rel_type, attributes: &attributes, source, agent: "claude", replaces, date: None };
-                // A refused call (an end before its start) is part of the history like any other.
-                let _ = graph::relate(tx, &part, asserted, TODAY + day * DAY);
-            }
+            relate_all(tx, &part, &calls);
             let id = |tx: &mut crate::write::WriteTxn<'_>, name: &str| -> crate::error::Result<u64> {
                 Ok(graph::entity_by_name_in(tx, &part, name)?.map_or(u64::MAX, |e| e.id))
             };

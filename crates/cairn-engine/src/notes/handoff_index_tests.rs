@@ -94,6 +94,18 @@ fn a_cursor_resumes_after_its_capsule_whatever_was_left_or_forgotten_meanwhile()
 /// A page reads the entries of its own capsules, one more, and the expired ones it passes over,
 /// never the capsules further down: a capsule damaged there leaves the first pages readable (when
 /// every page read every capsule addressed to the caller, any one of them failed them all).
+/// Overwrites the stored capsules at `keys` (of `n.hand`) by bytes no capsule decodes from.
+pub(super) fn damage(store: &Store, keys: Vec<Vec<u8>>) {
+    store
+        .write(move |tx| {
+            for k in &keys {
+                tx.put(HAND, k, b"not a capsule")?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
 #[test]
 fn a_page_reads_no_capsule_beyond_it() {
     let (_dir, store) = fresh();
@@ -108,14 +120,7 @@ fn a_page_reads_no_capsule_beyond_it() {
         .iter()
         .map(|(task, id)| part.key(&[task.as_bytes(), b"\0", &id.parse::<u64>().unwrap().to_be_bytes()]))
         .collect();
-    store
-        .write(move |tx| {
-            for k in &keys {
-                tx.put(HAND, k, b"not a capsule")?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    damage(&store, keys);
     let me = who("u1", "default", "claude", T0 + 1_000);
     let body = serde_json::to_vec(&json!({"limit": 3})).unwrap();
     let page = super::api::call(&store, "handoff_resume", &me, &body).map(|b| serde_json::from_slice::<Value>(&b));

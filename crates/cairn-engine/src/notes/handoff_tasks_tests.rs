@@ -3,8 +3,8 @@
 //! imports, forgets and whole-scope forgets keep it in step; a store written before it is indexed
 //! once, by its first handoff verb or import.
 
-use super::handoff::{Capsule, HAND};
-use super::handoff_index_tests::task_capsules;
+use super::handoff::Capsule;
+use super::handoff_index_tests::{damage, task_capsules};
 use super::handoff_tasks::TASKS;
 use super::tests::{T0, agent, code, fresh, run, who};
 use crate::knowledge::Partition;
@@ -25,20 +25,13 @@ fn leave(store: &Store, at: i64, task: &str, expires: Option<i64>) -> Value {
 }
 
 /// Overwrites the stored capsules of `task` with `ids` by bytes no capsule decodes from.
-fn damage(store: &Store, task: &str, ids: &[Value]) {
+fn damage_task(store: &Store, task: &str, ids: &[Value]) {
     let part = Partition::new("local", "u1", "default").unwrap();
     let keys: Vec<Vec<u8>> = ids
         .iter()
         .map(|id| part.key(&[task.as_bytes(), b"\0", &id.as_str().unwrap().parse::<u64>().unwrap().to_be_bytes()]))
         .collect();
-    store
-        .write(move |tx| {
-            for k in &keys {
-                tx.put(HAND, k, b"not a capsule")?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    damage(store, keys);
 }
 
 fn entries(store: &Store) -> usize {
@@ -56,7 +49,7 @@ fn a_tasks_verbs_read_its_newest_capsules_not_all_it_held() {
     let old: Vec<Value> = (0..30).map(|i| leave(&store, T0 + i, "long-job", None)["id"].clone()).collect();
     let expired = leave(&store, T0 + 50, "long-job", Some(T0 + 60))["id"].clone();
     let newest = leave(&store, T0 + 40, "long-job", None)["id"].clone();
-    damage(&store, "long-job", &old);
+    damage_task(&store, "long-job", &old);
     let now = who("u1", "default", "claude", T0 + 100);
     let resumed = run(&store, &now, "handoff_resume", &json!({"taskId": "long-job"}));
     assert_eq!(resumed["state"], "resumed", "{resumed}");
