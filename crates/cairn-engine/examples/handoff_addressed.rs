@@ -7,40 +7,19 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "common/notes_calls.rs"]
+mod notes_calls;
+
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
-use cairn_engine::notes::api::call;
 use cairn_engine::{Store, StoreOptions};
-use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use notes_calls::{call_json, caller, timed};
+use serde_json::json;
+use std::time::Instant;
 
 const T0: i64 = 1_700_000_000_000;
 /// Writers: their writes share commits, so filling the store takes seconds, not a sync each.
 const THREADS: usize = 8;
-
-fn caller(agent: &str, now: i64) -> Caller {
-    Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: agent.into(), now }
-}
-
-fn call_json(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
-    let reply: Value =
-        serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
-    assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
-    reply
-}
-
-/// The median and the fastest of `reads` runs of `f`.
-fn timed(reads: usize, mut f: impl FnMut()) -> (Duration, Duration) {
-    let mut times: Vec<Duration> = (0..reads)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[times.len() / 2], times[0])
-}
 
 #[allow(clippy::print_stdout, reason = "a measurement script that reports on stdout")]
 fn main() {
@@ -71,7 +50,7 @@ fn main() {
     // The first read may build what the store lacks; it is not one of the timed reads.
     let first = call_json(&store, &me, "handoff_resume", &json!({}));
     assert_eq!(first["handoffs"].as_array().unwrap().len(), 20, "{first}");
-    let (median, best) = timed(reads, || {
+    let (median, best) = timed(reads, |_| {
         call_json(&store, &me, "handoff_resume", &json!({}));
     });
     println!("handoff_resume {{}} first page (20): median {median:.2?}, best {best:.2?}");
@@ -80,13 +59,13 @@ fn main() {
         let page = call_json(&store, &me, "handoff_resume", &json!({"cursor": cursor, "limit": 50}));
         page["nextCursor"].as_str().unwrap().clone_into(&mut cursor);
     }
-    let (median, best) = timed(reads, || {
+    let (median, best) = timed(reads, |_| {
         call_json(&store, &me, "handoff_resume", &json!({"cursor": cursor, "limit": 20}));
     });
     println!("handoff_resume {{cursor}} a page 10,000 capsules deep: median {median:.2?}, best {best:.2?}");
     let elsewhere = caller("claude", now);
     let other = Caller { part: Partition::new("local", "u1", "other").unwrap(), ..elsewhere };
-    let (median, best) = timed(reads, || {
+    let (median, best) = timed(reads, |_| {
         call_json(&store, &other, "handoff_resume", &json!({}));
     });
     println!("handoff_resume {{}} in an empty scope (elsewhere counts them): median {median:.2?}, best {best:.2?}");

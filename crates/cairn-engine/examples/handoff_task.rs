@@ -7,44 +7,20 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use cairn_engine::knowledge::Partition;
-use cairn_engine::knowledge::api::Caller;
-use cairn_engine::notes::api::call;
+#[path = "common/notes_calls.rs"]
+mod notes_calls;
+
 use cairn_engine::{Store, StoreOptions};
+use notes_calls::{call_json, caller, timed};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
 
 const T0: i64 = 1_700_000_000_000;
-
-fn caller(agent: &str, now: i64) -> Caller {
-    Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: agent.into(), now }
-}
-
-fn call_json(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
-    let reply: Value =
-        serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
-    assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
-    reply
-}
 
 fn capsule(i: usize) -> Value {
     let steps: Vec<String> =
         (0..4).map(|s| format!("step {s} of round {i}: run the migration and check the logs")).collect();
     json!({"taskId": "release-2.0", "summary": format!("round {i}: {}", "the release branch is cut and tested; ".repeat(12)),
            "nextSteps": steps, "to": "claude"})
-}
-
-/// The median of `reads` runs of `f`.
-fn median(reads: usize, mut f: impl FnMut(usize)) -> Duration {
-    let mut times: Vec<Duration> = (0..reads)
-        .map(|r| {
-            let t = Instant::now();
-            f(r);
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
 }
 
 #[allow(clippy::print_stdout, reason = "a measurement script that reports on stdout")]
@@ -58,13 +34,13 @@ fn main() {
         call_json(&store, &caller("codex", T0 + i64::try_from(i).unwrap()), "handoff_create", &capsule(i));
     }
     let now = T0 + i64::try_from(n).unwrap() + 10_000;
-    let resume = median(reads, |_| {
+    let (resume, _) = timed(reads, |_| {
         call_json(&store, &caller("claude", now), "handoff_resume", &json!({"taskId": "release-2.0"}));
     });
-    let listed = median(reads, |_| {
+    let (listed, _) = timed(reads, |_| {
         call_json(&store, &caller("claude", now), "handoff_resume", &json!({}));
     });
-    let create = median(reads, |r| {
+    let (create, _) = timed(reads, |r| {
         call_json(&store, &caller("codex", now + i64::try_from(r).unwrap()), "handoff_create", &capsule(n + r));
     });
     println!(

@@ -14,11 +14,13 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "common/cpu.rs"]
 mod cpu;
+#[path = "common/notes_calls.rs"]
+mod notes_calls;
 
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
-use cairn_engine::notes::api::call;
 use cairn_engine::{Store, StoreOptions};
+use notes_calls::call_json;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -46,13 +48,6 @@ impl Rand {
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
         xs[(self.next() * xs.len() as f64).floor() as usize]
     }
-}
-
-fn call_json(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
-    let reply: Value =
-        serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
-    assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
-    reply
 }
 
 #[allow(clippy::too_many_lines, clippy::print_stdout, reason = "a measurement script that reports on stdout")]

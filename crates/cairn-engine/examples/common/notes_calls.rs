@@ -1,0 +1,37 @@
+//! What the notes examples share: a caller in one scope, a verb called with a JSON body (a refusal
+//! fails the run: a measurement of refused calls would measure nothing), and timed repeats.
+
+use cairn_engine::Store;
+use cairn_engine::knowledge::Partition;
+use cairn_engine::knowledge::api::Caller;
+use cairn_engine::notes::api::call;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// `agent` of user `u1` in scope `default`, at `now` (ms).
+#[allow(dead_code, reason = "not every example calls as this one caller")]
+pub fn caller(agent: &str, now: i64) -> Caller {
+    Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: agent.into(), now }
+}
+
+/// The reply of `verb` on `body`; panics on a refusal.
+pub fn call_json(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
+    let reply: Value =
+        serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
+    assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
+    reply
+}
+
+/// The median and the fastest of `reads` runs of `f`, which is given the run's index.
+#[allow(dead_code, reason = "not every example times repeats this way")]
+pub fn timed(reads: usize, mut f: impl FnMut(usize)) -> (Duration, Duration) {
+    let mut times: Vec<Duration> = (0..reads)
+        .map(|r| {
+            let t = Instant::now();
+            f(r);
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    (times[times.len() / 2], times[0])
+}
