@@ -7,8 +7,9 @@
 //! keys alone, so only the kept ones are read: a hub of 20,000 edges costs a key scan, not 20,000
 //! relation reads.
 
-use super::graph::{Direction, Neighbour, adjacency, neighbour};
+use super::graph::{Direction, Neighbour, neighbour};
 use super::part::Partition;
+use super::present_adjacency::adjacency_at;
 use super::recall::{When, seen_at};
 use super::trees::adj_prefix;
 use crate::error::Result;
@@ -60,7 +61,7 @@ pub(super) fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: us
         if walking.facts.len() >= MAX_FACTS || frontier.is_empty() {
             break;
         }
-        let sides = sides(snap, part, &frontier)?;
+        let sides = sides(snap, part, &frontier, when)?;
         frontier = walking.hop(sides, hop)?;
     }
     let mut facts: Vec<(Neighbour, usize, u64)> = walking.facts.into_values().collect();
@@ -74,11 +75,12 @@ pub(super) fn walk(snap: &Snapshot, part: &Partition, seed_ids: &[u64], hops: us
 }
 
 /// The entities of a hop with their edges (keys only) in the order each keeps them: those that
-/// link it to another entity of the hop first, then the newest.
-fn sides(snap: &Snapshot, part: &Partition, frontier: &[u64]) -> Result<Vec<Side>> {
+/// link it to another entity of the hop first, then the newest. The copies a fact keeps of itself
+/// are listed only when the read at `when` may see one (`present_adjacency.rs`).
+fn sides(snap: &Snapshot, part: &Partition, frontier: &[u64], when: &When) -> Result<Vec<Side>> {
     let mut sides = Vec::with_capacity(frontier.len());
     for &entity in frontier {
-        let edges = adjacency(snap, part, entity, &adj_prefix(part, entity))?;
+        let edges = adjacency_at(snap, part, entity, &adj_prefix(part, entity), when)?;
         sides.push(Side { entity, edges, next: 0 });
     }
     let mut once: HashSet<u64> = HashSet::new();

@@ -733,14 +733,7 @@ pub(crate) fn adjacency(
     prefix: &[u8],
 ) -> Result<Vec<(u64, Direction)>> {
     let at = adj_prefix(part, entity).len();
-    let entry = |key: &[u8]| -> Result<(u64, Direction)> {
-        let direction = match key.get(at) {
-            Some(&OUT) => Direction::Outbound,
-            Some(&IN) => Direction::Inbound,
-            _ => return Err(Error::corrupt(None, "an adjacency key has no direction")),
-        };
-        Ok((trailing_id(key)?, direction))
-    };
+    let entry = |key: &[u8]| adjacency_entry(at, key);
     let mut copies = Vec::new();
     snap.scan_prefix(ADJ_PAST, prefix, |key, _| {
         copies.push(key.to_vec());
@@ -759,6 +752,17 @@ pub(crate) fn adjacency(
         out.push(entry(&copy)?);
     }
     Ok(out)
+}
+
+/// The relation id an adjacency `key` of an entity ends with, and which end the entity is (the
+/// byte at `at`, the length of the entity's `adj_prefix`).
+pub(crate) fn adjacency_entry(at: usize, key: &[u8]) -> Result<(u64, Direction)> {
+    let direction = match key.get(at) {
+        Some(&OUT) => Direction::Outbound,
+        Some(&IN) => Direction::Inbound,
+        _ => return Err(Error::corrupt(None, "an adjacency key has no direction")),
+    };
+    Ok((trailing_id(key)?, direction))
 }
 
 /// Relation `rel_id` seen from the end `direction` names; `None` for the inbound side of a

@@ -94,6 +94,11 @@ pub(crate) mod past_adjacency_build;
 mod past_adjacency_properties;
 #[cfg(test)]
 mod past_adjacency_tests;
+mod present_adjacency;
+#[cfg(test)]
+mod present_adjacency_properties;
+#[cfg(test)]
+mod present_adjacency_tests;
 #[cfg(test)]
 mod properties;
 mod recall;

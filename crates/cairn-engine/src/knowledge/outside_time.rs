@@ -9,6 +9,7 @@
 
 use super::graph::{Direction, Neighbour, adjacency, neighbour, neighbours};
 use super::part::Partition;
+use super::present_adjacency::adjacency_at;
 use super::recall::{When, sees};
 use super::trees::adj_prefix;
 use super::wire::iso_ms;
@@ -24,12 +25,33 @@ pub(crate) fn outside_time(snap: &Snapshot, part: &Partition, entity: u64, when:
 
 /// The hint for the facts between two of `seeds` (a context's: "Does Priya work at Northwind?")
 /// when the read at `when` sees none of them but the store holds some: the fact ended, or starts
-/// later. Facts between seeds are found from the adjacency keys; only those are read.
+/// later. Facts between seeds are found from the adjacency keys; only those are read. One seen
+/// among the records the read may see (`present_adjacency.rs`) settles it: only when none is are
+/// the copies a fact keeps of itself read, to be counted and dated with the rest.
 pub(crate) fn between(snap: &Snapshot, part: &Partition, seeds: &[u64], when: &When) -> Result<Option<Value>> {
+    // No relation is held by two seeds when there are not two.
+    if seeds.len() < 2 {
+        return Ok(None);
+    }
+    if between_seeds(snap, part, seeds, |seed, prefix| adjacency_at(snap, part, seed, prefix, when), when)?.is_none() {
+        return Ok(None);
+    }
+    let facts = between_seeds(snap, part, seeds, |seed, prefix| adjacency(snap, part, seed, prefix), when)?;
+    Ok(facts.and_then(|facts| hint(facts, when)))
+}
+
+/// The relations two of `seeds` hold, as each seed's list reads them, or `None` when the read at
+/// `when` sees one of them.
+fn between_seeds(
+    snap: &Snapshot,
+    part: &Partition,
+    seeds: &[u64],
+    mut list: impl FnMut(u64, &[u8]) -> Result<Vec<(u64, Direction)>>,
+    when: &When,
+) -> Result<Option<Vec<Neighbour>>> {
     let mut holders: HashMap<u64, usize> = HashMap::new();
     for &seed in seeds {
-        let ids: HashSet<u64> =
-            adjacency(snap, part, seed, &adj_prefix(part, seed))?.into_iter().map(|(id, _)| id).collect();
+        let ids: HashSet<u64> = list(seed, &adj_prefix(part, seed))?.into_iter().map(|(id, _)| id).collect();
         for id in ids {
             *holders.entry(id).or_default() += 1;
         }
@@ -42,7 +64,7 @@ pub(crate) fn between(snap: &Snapshot, part: &Partition, seeds: &[u64], when: &W
         }
         facts.push(n);
     }
-    Ok(hint(facts, when))
+    Ok(Some(facts))
 }
 
 /// The hint over `facts` (as stored), or `None` when the read at `when` hides none of them.

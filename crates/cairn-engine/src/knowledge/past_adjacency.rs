@@ -1,7 +1,8 @@
 //! The adjacency of the copies a fact keeps of itself under other ids: an earlier version
 //! (`version_of`, kept when a re-assertion revised it) and an earlier life (kept when a restore
 //! brought the fact back). They are filed in `k.adj_past`, keyed as `k.adj` is, so every reader
-//! of a list (neighbours, history, forget, export) reads both trees, and a `relate` plan reads
+//! of a list (neighbours, history, forget, export) reads both trees, a read without `as_of` only
+//! when a copy may show (`present_adjacency.rs`), and a `relate` plan reads
 //! `k.adj` alone: a fact revised or restored thousands of times (an agent's status, its current
 //! task) kept a copy per revision in the list the plan read, each record decoded on every call
 //! (6,013 pages a call at 2,000 revisions).

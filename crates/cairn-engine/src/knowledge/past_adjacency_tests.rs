@@ -61,7 +61,7 @@ fn a_relate_reads_as_many_pages_after_2000_revisions_as_after_250() {
 
 /// `store` as a version before `k.adj_past` wrote it: every copy in `k.adj` with an empty value,
 /// no marker.
-fn as_written_before(store: &Store) {
+pub(super) fn as_written_before(store: &Store) {
     store
         .write(|tx| {
             for (key, _) in tx.prefix(ADJ_PAST, &[])? {

@@ -5,9 +5,10 @@
 
 use super::derive::{self, Derived};
 use super::fact_attribute_time;
-use super::graph::{self, Direction, Entity, Neighbour, adjacency, neighbour, neighbours};
+use super::graph::{self, Direction, Entity, Neighbour, neighbour};
 use super::part::Partition;
-use super::trees::{IN, OUT, adj_type_prefix};
+use super::present_adjacency::adjacency_at;
+use super::trees::{IN, OUT, adj_prefix, adj_type_prefix};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::text::{LookupOptions, MatchKind, NameIndex};
@@ -150,7 +151,7 @@ fn transitive_side(
     let mut out = Vec::new();
     // `derive::walk` keeps the relations whose spelling reads as the type (`rule_key`).
     for rel_type in derive::TRANSITIVE.iter().flat_map(|t| derive::camel_and_spellings(t)) {
-        for (rel_id, d) in adjacency(snap, part, entity, &adj_type_prefix(part, entity, dir, &rel_type))? {
+        for (rel_id, d) in adjacency_at(snap, part, entity, &adj_type_prefix(part, entity, dir, &rel_type), when)? {
             if let Some(n) =
                 neighbour(snap, part, rel_id, d)?.map(|n| seen_at(snap, part, n, when)).transpose()?.flatten()
             {
@@ -167,10 +168,13 @@ fn transitive_side(
 /// news, it may be true today); with `as_of` alone, the edges live at that time. Each as the
 /// store knew it at `as_of`: an earlier version of a fact revised since reads as that fact (its
 /// id), not yet ended, with its attributes as true at the valid instant (`fact_attribute_time`).
+/// The copies a fact keeps of itself are read only when the read may see one (`present_adjacency.rs`).
 pub(crate) fn live_neighbours(snap: &Snapshot, part: &Partition, entity: u64, when: &When) -> Result<Vec<Neighbour>> {
     let mut out = Vec::new();
-    for n in neighbours(snap, part, entity)? {
-        out.extend(seen_at(snap, part, n, when)?);
+    for (rel_id, direction) in adjacency_at(snap, part, entity, &adj_prefix(part, entity), when)? {
+        if let Some(n) = neighbour(snap, part, rel_id, direction)? {
+            out.extend(seen_at(snap, part, n, when)?);
+        }
     }
     Ok(out)
 }
