@@ -89,7 +89,8 @@ impl Channel {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemKind {
     Fact {
-        relation: super::Relation,
+        /// Boxed: a relation record is several times any other item's size.
+        relation: Box<super::Relation>,
         hops: usize,
     },
     /// A fact that follows from stored relations (`derive`), read from a seed.
@@ -465,7 +466,7 @@ fn graph_items(
     let mut stored = Vec::with_capacity(graph.len());
     for (n, hop, seed) in graph {
         let text = format!("{} {} {}", name(n.relation.from)?, n.relation.rel_type, name(n.relation.to)?);
-        let kind = ItemKind::Fact { relation: n.relation, hops: hop };
+        let kind = ItemKind::Fact { relation: Box::new(n.relation), hops: hop };
         stored.push(Item { kind, text, score: 0.0, ranks: Vec::new(), seed: Some(seed) });
     }
     let mut implied = Vec::with_capacity(derived.len());

@@ -352,6 +352,7 @@ mod tests {
             source_date: None,
             attribute_writes: Vec::new(),
             writes_in: None,
+            writes: None,
             also: Vec::new(),
         }
     }

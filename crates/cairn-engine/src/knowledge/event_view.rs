@@ -109,6 +109,7 @@ mod tests {
             agent: "alice".into(),
             attribute_writes: Vec::new(),
             writes_in: None,
+            writes: None,
             also: Vec::new(),
         };
         let shown = payload("fact", &serde_json::to_value(&r).unwrap());

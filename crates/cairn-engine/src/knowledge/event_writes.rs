@@ -6,8 +6,12 @@
 //! record, export and every read keep the whole list.
 
 use super::fact_attribute_time::AttributeWrite;
+use super::fact_writes;
 use super::graph::Relation;
+use super::part::Partition;
 use super::shown_attributes::SHOWN_ATTRIBUTE_BYTES;
+use crate::error::Result;
+use crate::write::WriteTxn;
 use serde_json::{Value, json};
 
 /// The field of an event's record counting the older writes it leaves out.
@@ -32,18 +36,47 @@ pub(crate) fn left_out(writes: &[AttributeWrite]) -> usize {
 
 /// `rel` as a fact event keeps it: the record without its writes, then the writes shown. Spelling
 /// the whole list out as JSON to keep its tail was, at 2,000 revisions of one fact's attributes,
-/// over a quarter of each `relate` (perf: `kept` turned 2,000 writes into JSON twice a call).
-pub(crate) fn kept(rel: &Relation) -> Value {
-    let from = left_out(&rel.attribute_writes);
+/// over a quarter of each `relate` (perf: `kept` turned 2,000 writes into JSON twice a call); so
+/// is reading it: the writes shown are read from the newest back (`fact_writes.rs`), unless
+/// `rel` has its list in memory already.
+pub(crate) fn kept(tx: &mut WriteTxn<'_>, part: &Partition, rel: &Relation) -> Result<Value> {
+    let (from, shown) = if rel.attribute_writes.is_empty() {
+        newest(tx, part, rel)?
+    } else {
+        let from = left_out(&rel.attribute_writes);
+        (from, rel.attribute_writes[from..].to_vec())
+    };
     let mut out = serde_json::to_value(without_writes(rel)).expect("relations serialise");
-    let shown = &rel.attribute_writes[from..];
     if !shown.is_empty() {
         out["attribute_writes"] = serde_json::to_value(shown).expect("writes serialise");
     }
     if from > 0 {
         out[OMITTED] = json!(from);
     }
-    out
+    Ok(out)
+}
+
+/// `left_out` and the writes shown, for `rel` whose list is stored at its id, read one write at a
+/// time from the newest. A version pointing at its fact's list (`writes_in`) shows none, as its
+/// record, holding none, always did.
+fn newest(tx: &mut WriteTxn<'_>, part: &Partition, rel: &Relation) -> Result<(usize, Vec<AttributeWrite>)> {
+    let (holder, n) = match (rel.writes_in, rel.writes) {
+        (None, Some(k)) => (rel.id, k.n),
+        _ => return Ok((0, Vec::new())),
+    };
+    let (mut bytes, mut from, mut shown) = (0, n, Vec::new());
+    while from > 0 {
+        let Some(w) = fact_writes::nth_in(tx, part, holder, from - 1)? else { break };
+        let size = serde_json::to_vec(&w.on_the_wire()).map_or(0, |v| v.len()) + 1;
+        if from < n && bytes + size > SHOWN_ATTRIBUTE_BYTES {
+            break;
+        }
+        bytes += size;
+        from -= 1;
+        shown.push(w);
+    }
+    shown.reverse();
+    Ok((usize::try_from(from).unwrap_or(usize::MAX), shown))
 }
 
 /// `rel` with no attribute writes, every other field cloned (named one by one, so a field added
@@ -65,6 +98,7 @@ fn without_writes(rel: &Relation) -> Relation {
         source_date,
         version_of,
         attribute_writes: _,
+        writes: _,
         writes_in,
         also,
     } = rel;
@@ -84,6 +118,7 @@ fn without_writes(rel: &Relation) -> Relation {
         source_date: source_date.clone(),
         version_of: *version_of,
         attribute_writes: Vec::new(),
+        writes: None,
         writes_in: *writes_in,
         also: also.clone(),
     }

@@ -183,7 +183,7 @@ fn fact_record(
     if from_fact.is_some() {
         r.attribute_writes = Vec::new();
     } else {
-        WritesIn::fill(snap, part, &mut r)?;
+        WritesIn::fill(snap, part, &mut r, None)?;
     }
     let mut provenance = provenance(snap, part, &r.source, &r.agent)?;
     if !r.also.is_empty() {

@@ -11,9 +11,12 @@
 //! nothing there, and the fold runs only for a fact with more than one write. Transaction time
 //! needs nothing more: a revision keeps the version known before (`version_of`, graph.rs) for
 //! `as_of` reads before it; that version's list is the first writes of the fact's (`WritesIn`).
+//! The list is stored apart from the record (`fact_writes.rs`) and read only when a read or a
+//! write needs more than the record's attributes.
 
 use super::fact_readings::stored_versions;
-use super::graph::{Relation, relation_by_id, relation_in};
+use super::fact_writes;
+use super::graph::Relation;
 use super::part::Partition;
 use super::recall::When;
 use super::records::encode;
@@ -43,7 +46,7 @@ pub struct AttributeWrite {
 
 impl AttributeWrite {
     /// The instant it starts (ms); an unbounded start is before every instant.
-    fn start(&self) -> i64 {
+    pub(crate) fn start(&self) -> i64 {
         self.from.as_deref().and_then(valid::bound).unwrap_or(i64::MIN)
     }
 
@@ -66,38 +69,37 @@ pub struct WritesIn {
 }
 
 impl WritesIn {
-    /// Points `copy`, the version known before a revision (its own list in hand), at its fact's
-    /// list as the revision leaves it (`fact_writes`) when that list starts with its own.
-    pub(crate) fn point(copy: &mut Relation, fact_writes: &[AttributeWrite]) {
-        let (Some(holder), Ok(n)) = (copy.version_of, u32::try_from(copy.attribute_writes.len())) else {
-            return;
-        };
-        if n > 0 && copy.writes_in.is_none() && fact_writes.starts_with(&copy.attribute_writes) {
-            copy.writes_in = Some(WritesIn { holder, n });
-            copy.attribute_writes = Vec::new();
+    /// Points `copy`, the version known before a revision, at its fact's list, which starts with
+    /// the writes the fact held then (a list only grows at its end).
+    pub(crate) fn point(copy: &mut Relation) {
+        if let (Some(holder), Some(kept), None) = (copy.version_of, copy.writes, copy.writes_in) {
+            copy.writes_in = Some(WritesIn { holder, n: kept.n });
         }
     }
 
-    /// `point` for an imported earlier version, at its fact as stored here (imported first, as
-    /// export orders them), so a copy keeps one list too. One holding no list of its own (it
-    /// counts its fact's writes: `version_writes.rs`) has nothing to point, and its fact's list
-    /// is not read (read for each, an import of n versions decoded n lists).
+    /// `point` for an imported earlier version holding a list of its own, at its fact as stored
+    /// here (imported first, as export orders them) when the fact's list starts with it, so a copy
+    /// keeps one list too. One holding no list of its own (it counts its fact's writes:
+    /// `version_writes.rs`) has nothing to point, and its fact's list is not read.
     pub(crate) fn point_at_stored(tx: &mut WriteTxn<'_>, part: &Partition, version: &mut Relation) -> Result<()> {
-        if version.attribute_writes.is_empty() {
+        let Some(fact) = version.version_of.filter(|_| !version.attribute_writes.is_empty()) else {
             return Ok(());
-        }
-        if let Some(fact) = version.version_of.map(|id| relation_in(tx, part, id)).transpose()?.flatten() {
-            WritesIn::point(version, &fact.attribute_writes);
+        };
+        let n = u32::try_from(version.attribute_writes.len()).unwrap_or(u32::MAX);
+        if version.writes_in.is_none() && fact_writes::first_in(tx, part, fact, n)? == version.attribute_writes {
+            version.writes_in = Some(WritesIn { holder: fact, n });
+            version.attribute_writes = Vec::new();
         }
         Ok(())
     }
 
     /// After a restore copied `old`, the fact's ended life, to record `to` and started the fact
-    /// anew: the earlier versions pointing at the fact's list point at the copy's.
+    /// anew: its list moves to the copy, and the earlier versions pointing at it point there.
     pub(crate) fn moved(tx: &mut WriteTxn<'_>, part: &Partition, old: &Relation, to: u64) -> Result<()> {
-        if old.attribute_writes.is_empty() {
+        if old.writes.is_none() {
             return Ok(());
         }
+        fact_writes::rename(tx, part, old.id, to)?;
         for mut version in stored_versions::<Relation>(tx, part, (old.from, old.to), &old.rel_type)? {
             if let Some(w) = version.writes_in.filter(|w| w.holder == old.id) {
                 version.writes_in = Some(WritesIn { holder: to, ..w });
@@ -107,15 +109,20 @@ impl WritesIn {
         Ok(())
     }
 
-    /// `rel` with its own list in place when it points at another record's: read once a read
-    /// has found it visible, so a fact's versions cost one look-up of the list, not one each.
-    /// A holder gone (forgotten) leaves the list empty: the version reads its attributes as set.
-    pub(crate) fn fill(snap: &Snapshot, part: &Partition, rel: &mut Relation) -> Result<()> {
-        if let Some(w) = rel.writes_in.take()
-            && let Some(holder) = relation_by_id(snap, part, w.holder)?
-        {
-            let n = usize::try_from(w.n).unwrap_or(usize::MAX).min(holder.attribute_writes.len());
-            rel.attribute_writes = holder.attribute_writes[..n].to_vec();
+    /// `rel` with its list in memory (its own, or the first writes of the record it points at),
+    /// when a read at `when` needs it (every read: `None`); read once a read has found it
+    /// visible. A read at or after its last write's start needs none (`Kept::present`), nor one
+    /// at no valid instant. A holder gone (forgotten) took its list: the version reads its
+    /// attributes as set.
+    pub(crate) fn fill(snap: &Snapshot, part: &Partition, rel: &mut Relation, when: Option<&When>) -> Result<()> {
+        let needed = when
+            .is_none_or(|w| w.valid_instant().is_some_and(|at| !rel.writes.is_some_and(|k| k.present(at, w.as_of))));
+        if let Some(w) = rel.writes_in.take() {
+            if needed {
+                rel.attribute_writes = fact_writes::first(snap, part, w.holder, w.n)?;
+            }
+        } else if needed && rel.writes.is_some() && rel.attribute_writes.is_empty() {
+            rel.attribute_writes = fact_writes::first(snap, part, rel.id, u32::MAX)?;
         }
         Ok(())
     }
@@ -171,36 +178,45 @@ fn at_instant(rel: &Relation, writes: &[AttributeWrite], at: i64, as_of: Option<
     out
 }
 
-/// The writes of `rel`: its list, or for a fact never revised the one write it stands for, its
-/// attributes set at its start.
-fn writes_of(rel: &Relation) -> Vec<AttributeWrite> {
-    if !rel.attribute_writes.is_empty() {
-        return rel.attribute_writes.clone();
-    }
+/// The one write a fact never revised stands for: its attributes set at its start.
+fn first_write(rel: &Relation) -> AttributeWrite {
     let set = rel.attributes.iter().filter(|(k, _)| !interval_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    vec![AttributeWrite { set, from: rel.valid_from.clone(), recorded: rel.recorded_at }]
+    AttributeWrite { set, from: rel.valid_from.clone(), recorded: rel.recorded_at }
 }
 
-/// The list `stored` keeps once a call that sent `attributes` (its `valid_from` being the start
-/// it states; without one it starts `now`) says it again at `now`: the call's write appended when
-/// it is news, i.e. some value it sets is not already the one true at its start (saying a value
-/// again at a later date confirms it and adds nothing); `None` when it is not.
-pub(crate) fn with_write(stored: &Relation, attributes: &Map<String, Value>, now: i64) -> Option<Vec<AttributeWrite>> {
+/// The writes to append to `stored`'s list (`list` reads it) once a call that sent `attributes`
+/// (its `valid_from` being the start it states; without one it starts `now`) says it again at
+/// `now`: the call's write when it is news, i.e. some value it sets is not already the one true
+/// at its start (saying a value again at a later date confirms it and adds nothing), after the
+/// write the fact stands for when it kept no list yet; `None` when it is not news. A start past
+/// every write finds the record's attributes true then and reads no list (`Kept::present`).
+pub(crate) fn with_write(
+    stored: &Relation,
+    attributes: &Map<String, Value>,
+    now: i64,
+    list: &mut dyn FnMut() -> Result<Vec<AttributeWrite>>,
+) -> Result<Option<Vec<AttributeWrite>>> {
     let set: Map<String, Value> =
         attributes.iter().filter(|(k, _)| !interval_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     if set.is_empty() {
-        return None;
+        return Ok(None);
     }
     let stated = attributes.get("valid_from").and_then(Value::as_str).filter(|s| valid::bound(s).is_some());
     let from = stated.map_or_else(|| iso_ms(now), str::to_owned);
     let start = valid::bound(&from).unwrap_or(now);
-    let mut writes = writes_of(stored);
-    let true_then = at_instant(stored, &writes, start, None);
+    let (true_then, mut added) = match stored.writes {
+        None => {
+            let first = first_write(stored);
+            (at_instant(stored, std::slice::from_ref(&first), start, None), vec![first])
+        }
+        Some(kept) if kept.present(start, None) => (stored.attributes.clone(), Vec::new()),
+        Some(_) => (at_instant(stored, &list()?, start, None), Vec::new()),
+    };
     if set.iter().all(|(k, v)| true_then.get(k) == Some(v)) {
-        return None;
+        return Ok(None);
     }
-    writes.push(AttributeWrite { set, from: Some(from), recorded: now });
-    Some(writes)
+    added.push(AttributeWrite { set, from: Some(from), recorded: now });
+    Ok(Some(added))
 }
 
 /// `writes` as export records and history events show them: `{attributes, from, recorded_at}`,

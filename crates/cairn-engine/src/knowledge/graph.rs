@@ -6,6 +6,7 @@
 use super::edge_view::EdgeView;
 use super::fact_attribute_time::{AttributeWrite, WritesIn, with_write};
 use super::fact_sources::{self, Also};
+use super::fact_writes::Kept;
 use super::ids::next_id;
 use super::part::Partition;
 use super::records::{decode, encode};
@@ -80,10 +81,15 @@ pub struct Relation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_of: Option<u64>,
     /// Its attribute writes, each with the start it stated, kept once a call changed what its
-    /// attributes say from some start (`fact_attribute_time.rs`); empty until then (and in stores
-    /// written before the list was kept): its attributes were all set at its start.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// attributes say from some start (`fact_attribute_time.rs`): in memory once a read needs
+    /// them (`WritesIn::fill`), stored apart (`fact_writes.rs`, `writes`). Read from the records
+    /// of a store written before, which held them here, and never written here again.
+    #[serde(default, skip_serializing)]
     pub attribute_writes: Vec<AttributeWrite>,
+    /// What it keeps in `k.fact_writes`; `None` until a call changed what its attributes say from
+    /// some start: its attributes were all set at its start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<Kept>,
     /// On an earlier version (`version_of`) whose fact kept a list: where its list is, in place of
     /// `attribute_writes` (`fact_attribute_time::WritesIn`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -504,10 +510,11 @@ pub(crate) fn relate_ids(
     if let Some(stored) = plan.same {
         // An ended edge that already says it is returned as it is. A live one reads the plan's
         // attributes: under `replaces`, an end is never later than the next edge's start.
-        let revised = if stored.ended_at.is_none() {
-            restated(&stored, &attributes, (a.date, &a.source, a.agent), now)
+        let (revised, added) = if stored.ended_at.is_none() {
+            let mut list = || super::fact_writes::first_in(tx, part, stored.id, u32::MAX);
+            restated(&stored, &attributes, (a.date, &a.source, a.agent), now, &mut list)?
         } else {
-            stored.clone()
+            (stored.clone(), Vec::new())
         };
         let mut written = None;
         if revised != stored {
@@ -515,12 +522,13 @@ pub(crate) fn relate_ids(
             // the fact itself (same id) is recorded anew as it is known from now on.
             let mut copy =
                 Relation { id: ids(tx)?, ended_at: Some(now), version_of: Some(stored.id), ..stored.clone() };
-            WritesIn::point(&mut copy, &revised.attribute_writes);
+            WritesIn::point(&mut copy);
             tx.put(REL, &rel_key(part, copy.id), &encode(&copy))?;
             super::source_index::refile(tx, part, None, Some(&copy))?;
             super::past_adjacency::file_version(tx, part, &copy)?;
             let bytes = encode(&revised);
             tx.put(REL, &rel_key(part, revised.id), &bytes)?;
+            super::fact_writes::append(tx, part, revised.id, stored.writes.map_or(0, |k| k.n), &added)?;
             super::source_index::refile(tx, part, Some(&stored), Some(&revised))?;
             // The copy is ended (never counted); the fact keeps its liveness and its type.
             tally.relation(part, Some(&stored), Some(&revised));
@@ -530,7 +538,11 @@ pub(crate) fn relate_ids(
             Related { relation: revised, created: false, ended, restored: None, superseded_by, before: Some(stored) };
         return Ok((related, written));
     }
-    let restored = plan.restored;
+    let mut restored = plan.restored;
+    if let Some(old) = restored.as_mut().filter(|old| old.writes.is_some()) {
+        // Its list moves to the copy below; the event of the restore still shows it as it was.
+        old.attribute_writes = super::fact_writes::first_in(tx, part, old.id, u32::MAX)?;
+    }
     let mut earlier_life = None;
     if let Some(old) = &restored {
         // The earlier life stays as history under a new id; the fact itself lives on under its own.
@@ -572,6 +584,7 @@ pub(crate) fn relate_ids(
         // A new life: its attributes are all set at its start, its provenance the call's.
         attribute_writes: Vec::new(),
         writes_in: None,
+        writes: None,
         also: Vec::new(),
     };
     let bytes = encode(&rel);
@@ -605,13 +618,15 @@ pub(crate) fn relate_ids(
 /// in, that write kept with its start (`fact_attribute_time.rs`). Said under a provenance it
 /// does not have yet (another document, label, or none), it records that one too
 /// (`fact_sources::add`). Equal to `stored` when the assertion adds nothing; else recorded at
-/// `now`, the time from which the store knows this version.
+/// `now`, the time from which the store knows this version. Also returns the writes to append
+/// to its list (`fact_writes.rs`), which `list` reads when the new write's start needs it.
 fn restated(
     stored: &Relation,
     attributes: &Map<String, Value>,
     (date, source, agent): (Option<&str>, &Source, &str),
     now: i64,
-) -> Relation {
+    list: &mut dyn FnMut() -> Result<Vec<AttributeWrite>>,
+) -> Result<(Relation, Vec<AttributeWrite>)> {
     let given = |key: &str| {
         let text = attributes.get(key).and_then(Value::as_str)?;
         Some((text, valid::bound(text)?))
@@ -628,13 +643,14 @@ fn restated(
     }
     // Attributes merge in only when they change what is true from the start the call states; the
     // write is kept with that start, so reads at other instants still see the earlier values.
-    if let Some(writes) = with_write(stored, attributes, now) {
+    let added = with_write(stored, attributes, now, list)?.unwrap_or_default();
+    if !added.is_empty() {
         for (k, v) in attributes {
             if k != "valid_from" && k != "valid_to" {
                 rel.attributes.insert(k.clone(), v.clone());
             }
         }
-        rel.attribute_writes = writes;
+        rel.writes = Kept::after(stored.writes, &added);
     }
     if let Some((text, start)) = given("valid_from")
         && stored.valid_start().is_some_and(|own| start < own)
@@ -654,7 +670,7 @@ fn restated(
     if rel != *stored {
         rel.recorded_at = now;
     }
-    rel
+    Ok((rel, added))
 }
 
 /// The entity with `id` in `part`, as of `snap`.
@@ -908,6 +924,7 @@ mod tests {
             source_date: None,
             attribute_writes: Vec::new(),
             writes_in: None,
+            writes: None,
             also: Vec::new(),
         };
         let at = |date: &str| rel.valid_at(valid::instant(date).unwrap(), None);

@@ -600,10 +600,12 @@ fn import_fact(
         source_date,
         version_of,
         attribute_writes,
+        writes: None,
         writes_in,
         also,
     };
     WritesIn::point_at_stored(tx, part, &mut rel)?;
+    super::fact_writes::move_out(tx, part, &mut rel)?;
     tx.put(REL, &rel_key(part, id), &encode(&rel))?;
     super::source_index::refile(tx, part, None, Some(&rel))?;
     tally.relation(part, None, Some(&rel));

@@ -49,6 +49,12 @@ mod fact_revisions_tests;
 mod fact_sources;
 #[cfg(test)]
 mod fact_sources_tests;
+mod fact_writes;
+mod fact_writes_build;
+#[cfg(test)]
+mod fact_writes_properties;
+#[cfg(test)]
+mod fact_writes_tests;
 pub(crate) mod facts_between;
 #[cfg(test)]
 mod facts_between_tests;

@@ -184,7 +184,7 @@ pub(crate) fn seen_at(snap: &Snapshot, part: &Partition, mut n: Neighbour, when:
     if !sees(&n.relation, when) {
         return Ok(None);
     }
-    fact_attribute_time::WritesIn::fill(snap, part, &mut n.relation)?;
+    fact_attribute_time::WritesIn::fill(snap, part, &mut n.relation, Some(when))?;
     // Read as of a moment, an edge ended later was not ended (nor shortened) yet.
     n.relation.valid_to = n.relation.valid_to_at(when.as_of).map(str::to_owned);
     n.relation.ended_at = n.relation.ended_at.filter(|&end| when.as_of.is_none_or(|t| end <= t));

@@ -62,6 +62,7 @@ fn edge(id: u64, (target, mirrored, from, to, ended, recorded, shortened, versio
         version_of,
         attribute_writes: Vec::new(),
         writes_in: None,
+        writes: None,
         also: Vec::new(),
     }
 }

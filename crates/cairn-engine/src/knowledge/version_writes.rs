@@ -6,7 +6,8 @@
 //! import points it at its fact's list as stored here. A package of the earlier form (each
 //! version with its own `attribute_writes`) still imports (`WritesIn::point_at_stored`).
 
-use super::fact_attribute_time::{AttributeWrite, WritesIn};
+use super::fact_attribute_time::WritesIn;
+use super::fact_writes;
 use super::graph::{Relation, relation_by_id, relation_in};
 use super::import::Field;
 use super::import_attributes::MAX_WRITES;
@@ -21,31 +22,32 @@ use std::collections::hash_map::Entry;
 /// The field of a version record counting the writes of its fact it holds.
 pub(crate) const FIELD: &str = "attribute_writes_from_fact";
 
-/// The lists of the facts an export page's versions belong to, each read once a page (read once
-/// per version, they cost the square of the revisions again).
-pub(crate) type Lists = HashMap<u64, Vec<AttributeWrite>>;
+/// How many writes the facts an export page's versions belong to hold, each read once a page
+/// (read once per version, they cost the square of the revisions again).
+pub(crate) type Lists = HashMap<u64, u32>;
 
 /// How many writes of its fact `version` holds, when they are the first of the fact's list: by
-/// pointing at it, or (stored before versions pointed) by holding a copy of them. `None` when it
-/// is no version or holds writes of its own (as one whose fact a restore started anew does).
+/// pointing at it, or (stored before versions pointed, and moved out of its record since:
+/// `fact_writes.rs`) by holding a copy of them. `None` when it is no version or holds writes of
+/// its own (as one whose fact a restore started anew does).
 pub(crate) fn count(snap: &Snapshot, part: &Partition, version: &Relation, lists: &mut Lists) -> Result<Option<u32>> {
     let Some(fact) = version.version_of else { return Ok(None) };
-    if version.writes_in.is_none_or(|w| w.holder != fact) && version.attribute_writes.is_empty() {
+    let own = version.writes_in.is_none() && version.writes.is_some();
+    if version.writes_in.is_none_or(|w| w.holder != fact) && !own {
         return Ok(None);
     }
-    let list = match lists.entry(fact) {
-        Entry::Occupied(read) => read.into_mut(),
+    let have = match lists.entry(fact) {
+        Entry::Occupied(read) => *read.get(),
         Entry::Vacant(slot) => {
-            slot.insert(relation_by_id(snap, part, fact)?.map(|f| f.attribute_writes).unwrap_or_default())
+            *slot.insert(relation_by_id(snap, part, fact)?.and_then(|f| f.writes).map_or(0, |k| k.n))
         }
     };
-    Ok(match version.writes_in {
-        Some(w) => (usize::try_from(w.n).is_ok_and(|n| n <= list.len())).then_some(w.n),
-        None => list
-            .starts_with(&version.attribute_writes)
-            .then(|| u32::try_from(version.attribute_writes.len()).ok())
-            .flatten(),
-    })
+    if let Some(w) = version.writes_in {
+        return Ok((w.n <= have).then_some(w.n));
+    }
+    let mine = fact_writes::first(snap, part, version.id, u32::MAX)?;
+    let n = u32::try_from(mine.len()).unwrap_or(u32::MAX);
+    Ok((n <= have && fact_writes::first(snap, part, fact, n)? == mine).then_some(n))
 }
 
 /// How many writes the facts an import call's versions belong to hold here, each read once a
@@ -78,7 +80,9 @@ pub(super) fn field(
     let have = if let Some(&have) = lens.get(&fact) {
         have
     } else {
-        let have = relation_in(tx, part, fact)?.map_or(0, |f| f.attribute_writes.len());
+        let have = relation_in(tx, part, fact)?
+            .and_then(|f| f.writes)
+            .map_or(0, |k| usize::try_from(k.n).unwrap_or(usize::MAX));
         lens.insert(fact, have);
         have
     };

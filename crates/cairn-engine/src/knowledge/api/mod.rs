@@ -94,6 +94,8 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
     }
     // And its earlier versions, out of the lists a `relate` plan reads (`past_adjacency_build.rs`).
     super::past_adjacency_build::upgrade(store)?;
+    // And its facts' attribute writes, out of their records (`fact_writes_build.rs`).
+    super::fact_writes_build::upgrade(store)?;
     let reply = match verb {
         "status" => status::run(store, caller, body)?,
         "remember" => remember::run(store, caller, body)?,
@@ -129,6 +131,7 @@ pub fn call_with_texts(store: &Store, verb: &str, caller: &Caller, body: &[u8], 
     super::source_index_build::upgrade(store)?;
     super::fts_terms_build::upgrade(store)?;
     super::past_adjacency_build::upgrade(store)?;
+    super::fact_writes_build::upgrade(store)?;
     let reply = remember::run_with_texts(store, caller, body, Some(texts))?;
     Ok(serde_json::to_vec(&reply).expect("a JSON value serialises"))
 }

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::history::{Change, record};
 use crate::knowledge::citation::Citer;
 use crate::knowledge::event_writes;
-use crate::knowledge::fact_attribute_time::read_at;
+use crate::knowledge::fact_attribute_time::{WritesIn, read_at};
 use crate::knowledge::graph::{self, Assertion, Direction, Relation, Source, entity_by_id, relation_by_id};
 use crate::knowledge::limits::MAX_NAME_LEN;
 use crate::knowledge::valid::check_interval;
@@ -134,8 +134,8 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
                 family: "fact",
                 target: &own,
                 op: "end",
-                before: Some(event_writes::kept(&before)),
-                after: Some(event_writes::kept(&rel)),
+                before: Some(event_writes::kept(tx, part, &before)?),
+                after: Some(event_writes::kept(tx, part, &rel)?),
                 patch: Some(patch.clone()),
             };
             record(tx, caller, change)?;
@@ -153,8 +153,8 @@ fn write(tx: &mut WriteTxn<'_>, caller: &Caller, req: &Request) -> Result<Done> 
             family: "fact",
             target: &target,
             op,
-            before: related.before.as_ref().map(event_writes::kept),
-            after: Some(event_writes::kept(&related.relation)),
+            before: related.before.as_ref().map(|b| event_writes::kept(tx, part, b)).transpose()?,
+            after: Some(event_writes::kept(tx, part, &related.relation)?),
             patch: Some(patch),
         };
         record(tx, caller, change)?;
@@ -182,7 +182,9 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let mut shape = |stored: &Relation| -> Result<Value> {
         // As a plain read shows it: its attributes are the values true now.
         let mut rel = stored.clone();
-        read_at(&mut rel, &When::of_request(None, None, caller.now));
+        let when = When::of_request(None, None, caller.now);
+        WritesIn::fill(&snap, part, &mut rel, Some(&when))?;
+        read_at(&mut rel, &when);
         let name = |id| -> Result<String> { Ok(entity_by_id(&snap, part, id)?.map_or_else(String::new, |e| e.name)) };
         let names = (name(rel.from)?, name(rel.to)?);
         let citation = citer.relation(&rel, (&names.0, &names.1))?;

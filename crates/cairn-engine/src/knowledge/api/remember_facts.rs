@@ -271,13 +271,13 @@ pub(super) fn store(
         // `relate` records the version it revised or restored beside the new one; so does this.
         let before = match (&related.before, op) {
             (Some(b), "merge" | "restore") => {
-                Some(serde_json::to_vec(&event_writes::kept(b)).expect("values serialise"))
+                Some(serde_json::to_vec(&event_writes::kept(tx, &caller.part, b)?).expect("values serialise"))
             }
             _ => None,
         };
-        // The stored record serves as it is unless the event leaves out older writes.
-        let after = if event_writes::left_out(&related.relation.attribute_writes) > 0 {
-            serde_json::to_vec(&event_writes::kept(&related.relation)).expect("values serialise")
+        // The stored record serves as it is unless its writes are kept apart (`fact_writes.rs`).
+        let after = if related.relation.writes.is_some() {
+            serde_json::to_vec(&event_writes::kept(tx, &caller.part, &related.relation)?).expect("values serialise")
         } else {
             after
         };

@@ -186,6 +186,7 @@ pub(crate) fn remove_relation(
     if tx.delete(REL, &rel_key(part, rel.id))? {
         tally.relation(part, Some(rel), None);
     }
+    super::fact_writes::remove(tx, part, rel.id)?;
     super::source_index::refile(tx, part, Some(rel), None)
 }
 

@@ -80,6 +80,7 @@ pub fn forget_subject(tx: &mut WriteTxn<'_>, part: &Partition, name: &str, now: 
         if tx.delete(REL, &rel_key(part, rel_id))? {
             tally.relation(part, Some(&rel), None);
         }
+        super::super::fact_writes::remove(tx, part, rel_id)?;
         super::super::source_index::refile(tx, part, Some(&rel), None)?;
         // Its id and ends answer "already" through the `fact` form, as if forgotten one by one.
         bury_relation(tx, part, &rel, &target, now)?;

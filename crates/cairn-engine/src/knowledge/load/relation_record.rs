@@ -86,6 +86,7 @@ impl<'p> RelationRecords<'p> {
             // A line carrying attribute writes is not the fast path's: `import` stores it.
             attribute_writes: Vec::new(),
             writes_in: None,
+            writes: None,
             // So is a line whose provenance names others (`provenance.also`).
             also: Vec::new(),
         }
