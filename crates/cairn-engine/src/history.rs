@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 use crate::key_text::fit;
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
-use crate::knowledge::{source_index, source_of};
+use crate::knowledge::attribute_time::Written;
+use crate::knowledge::{attr_writes, source_index, source_of};
 use crate::snapshot::Snapshot;
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
@@ -139,6 +140,9 @@ pub(crate) fn record_encoded(
     tx.put(TARGET, &[target_prefix(part, change.family, change.target), seq_be.to_vec()].concat(), &[])?;
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
     source_index::refile_event(tx, part, seq, (None, change.source))?;
+    if change.family == "entity" {
+        attr_writes::file_encoded(tx, part, change.patch, &event)?;
+    }
     // Encoded patches are `remember`'s: their ends are the target's.
     names::index(tx, part, &names::names_of(change.family, change.target, None), seq)
 }
@@ -153,6 +157,8 @@ pub(crate) struct PreparedEvent {
     names: std::collections::BTreeSet<String>,
     /// The label its write came under (`knowledge::source_of`), which the source index files.
     source: Option<String>,
+    /// The attributes it set, which the index of attribute writes files (`attr_writes.rs`).
+    written: Option<Written>,
     /// The event as `record` encodes it, with sequence number 0.
     json: Vec<u8>,
 }
@@ -176,7 +182,8 @@ pub(crate) fn prepare(caller: &Caller, change: Change<'_>) -> PreparedEvent {
     let json = serde_json::to_vec(&event).expect("events serialise");
     let names = names_of_event(&event);
     let source = source_of(&event).map(str::to_owned);
-    PreparedEvent { family: event.family, target: event.target, names, source, json }
+    let written = Written::by(&event);
+    PreparedEvent { family: event.family, target: event.target, names, source, written, json }
 }
 
 /// The bytes of a prepared event given sequence number `seq`.
@@ -200,6 +207,9 @@ pub(crate) fn record_prepared(tx: &mut WriteTxn<'_>, caller: &Caller, event: &Pr
     tx.put(AGENT, &[agent_prefix(part, &caller.agent), seq_be.to_vec()].concat(), &[])?;
     names::index(tx, part, &event.names, seq)?;
     source_index::refile_event(tx, part, seq, (None, event.source.as_deref()))?;
+    if let Some(written) = &event.written {
+        attr_writes::file(tx, part, seq, written)?;
+    }
     Ok(seq)
 }
 
@@ -235,6 +245,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, event: &Event) -> 
     tx.delete(TARGET, &[target_prefix(part, &event.family, &event.target), seq.to_vec()].concat())?;
     tx.delete(AGENT, &[agent_prefix(part, &event.agent), seq.to_vec()].concat())?;
     source_index::refile_event(tx, part, event.seq, (source_of(event), None))?;
+    attr_writes::unfile_event(tx, part, event)?;
     names::unindex(tx, part, &names_of_event(event), event.seq)
 }
 
@@ -243,6 +254,7 @@ pub(crate) fn remove(tx: &mut WriteTxn<'_>, part: &Partition, event: &Event) -> 
 pub(crate) fn rewrite(tx: &mut WriteTxn<'_>, part: &Partition, was: &Event, edited: &Event) -> Result<()> {
     tx.put(EVENT, &part.key(&[&edited.seq.to_be_bytes()]), &serde_json::to_vec(edited).expect("events serialise"))?;
     source_index::refile_event(tx, part, edited.seq, (source_of(was), source_of(edited)))?;
+    attr_writes::refile_event(tx, part, was, edited)?;
     let kept = names_of_event(edited);
     let gone = names_of_event(was).difference(&kept).cloned().collect();
     names::unindex(tx, part, &gone, edited.seq)

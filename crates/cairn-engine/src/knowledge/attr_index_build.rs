@@ -69,7 +69,7 @@ pub(crate) fn build(tx: &mut WriteTxn<'_>) -> Result<()> {
 }
 
 /// The partition prefix a key starts with (`len u16 BE | tenant \0 user \0 scope`).
-fn prefix_of(key: &[u8]) -> Result<&[u8]> {
+pub(crate) fn prefix_of(key: &[u8]) -> Result<&[u8]> {
     let len = key.get(..2).map(|l| 2 + usize::from(u16::from_be_bytes([l[0], l[1]])));
     len.and_then(|len| key.get(..len))
         .ok_or_else(|| Error::corrupt(None, "a stored key does not start with a partition"))

@@ -9,7 +9,7 @@
 
 use super::graph::Entity;
 use super::recall::When;
-use super::{Partition, valid};
+use super::{Partition, attr_writes, valid};
 use crate::error::Result;
 use crate::history::{Event, events_of};
 use crate::snapshot::Snapshot;
@@ -100,12 +100,22 @@ fn types_as_of(snap: &Snapshot, part: &Partition, entity: &Entity, as_of: i64) -
 /// where a write dated after `now` set a key. Per key the write with the latest start at or before
 /// `now` wins; a key only ever set by writes dated later is not true yet and is left out. A key with
 /// no event (written before attribute events kept their date, or by a bulk load) keeps the record's
-/// value, so the history only ever corrects the record.
+/// value, so the history only ever corrects the record. Read from the index of attribute writes
+/// (`attr_writes.rs`), or from the history while a store written before has not built it.
 fn attributes_now(snap: &Snapshot, part: &Partition, entity: &Entity, now: i64) -> Result<Map<String, Value>> {
     // The history only corrects keys the record holds: with none, there is nothing to read.
     if entity.attributes.is_empty() {
         return Ok(Map::new());
     }
+    match attr_writes::attributes_now(snap, part, entity, now)? {
+        Some(attributes) => Ok(attributes),
+        None => history_now(snap, part, entity, now),
+    }
+}
+
+/// `attributes_now` read from every `entity` event of the entity (the index's tests compare it
+/// with this).
+pub(crate) fn history_now(snap: &Snapshot, part: &Partition, entity: &Entity, now: i64) -> Result<Map<String, Value>> {
     let mut out = entity.attributes.clone();
     let mut best: std::collections::HashMap<String, ((i64, u64), Value)> = std::collections::HashMap::new();
     let mut later: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -159,6 +169,23 @@ pub(crate) fn set_by(event: &Event) -> Option<(u64, Map<String, Value>)> {
         return None;
     }
     written_entity(event).map(|id| (id, attributes))
+}
+
+/// What an entity event wrote, as the index of attribute writes files it (`attr_writes.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct Written {
+    pub(crate) entity: u64,
+    /// When it became true (`start_of`).
+    pub(crate) start: i64,
+    pub(crate) attributes: Map<String, Value>,
+}
+
+impl Written {
+    /// What `event` wrote, when it set an entity's attributes (`set_by`).
+    pub(crate) fn by(event: &Event) -> Option<Written> {
+        let (entity, attributes) = set_by(event)?;
+        Some(Written { entity, start: start_of(event), attributes })
+    }
 }
 
 /// When what `event` says became true: the call's `date`, else when it was written.

@@ -11,8 +11,12 @@ mod attr_index;
 pub(crate) mod attr_index_build;
 #[cfg(test)]
 mod attr_index_tests;
+pub(crate) mod attr_writes;
+pub(crate) mod attr_writes_build;
+#[cfg(test)]
+mod attr_writes_tests;
 mod attribute_sources;
-mod attribute_time;
+pub(crate) mod attribute_time;
 pub(crate) mod build_once;
 mod cache;
 mod cache_budget;

@@ -106,6 +106,7 @@ impl Partition {
             return Ok(());
         }
         crate::history::mark_if_new(tx)?;
+        super::attr_writes::mark_if_new(tx)?;
         tx.put(SCOPES, &key, &[])
     }
 

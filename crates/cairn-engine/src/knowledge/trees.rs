@@ -56,6 +56,12 @@ pub(crate) const ATTR: &str = "k.attr";
 /// when it or one of its attributes is forgotten.
 pub(crate) const ATTR_OF: &str = "k.attr_of";
 
+/// `part | entity id | digest(attribute key) | !ord(start) | !seq` → the value (JSON) that the
+/// entity event `seq` set the key to, true from `start` (ms): an entity's attribute writes, latest
+/// start first, so a read of what is true now seeks to it (`attr_writes.rs`); the empty key → `[1]`
+/// marks it complete (`attr_writes_build.rs`).
+pub(crate) const ATTR_WRITES: &str = "k.attr_writes";
+
 /// `part | HASHED | sha256(folded name as a key holds it)` → forgotten-at (ms): a name forgotten
 /// once answers "already forgotten", and the store keeps no word of it (`forgotten_key`). Stores
 /// written before hold `part | folded name` (`legacy_forgotten_key`): still read, never written,

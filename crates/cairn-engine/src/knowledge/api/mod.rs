@@ -85,6 +85,8 @@ pub fn call(store: &Store, verb: &str, caller: &Caller, body: &[u8]) -> Result<V
     super::attr_index_build::upgrade(store)?;
     // And its source index, which `forget {source}` reads (`source_index_build.rs`).
     super::source_index_build::upgrade(store)?;
+    // And its index of attribute writes, which reads of what is true now seek (`attr_writes_build.rs`).
+    super::attr_writes_build::upgrade(store)?;
     // A full-text index of an older tokenizer's terms is rebuilt (`fts_terms_build.rs`).
     super::fts_terms_build::upgrade(store)?;
     // An import checks a handoff record against the capsules of its task left at its time, which
@@ -129,6 +131,7 @@ pub fn call_with_texts(store: &Store, verb: &str, caller: &Caller, body: &[u8], 
     super::tally_build::upgrade(store)?;
     super::attr_index_build::upgrade(store)?;
     super::source_index_build::upgrade(store)?;
+    super::attr_writes_build::upgrade(store)?;
     super::fts_terms_build::upgrade(store)?;
     super::past_adjacency_build::upgrade(store)?;
     super::fact_writes_build::upgrade(store)?;

@@ -100,8 +100,8 @@ fn founded() -> Value {
 }
 
 /// The knowledge indexes a filled scope writes to that no other test of forgetting lists: the
-/// attribute index both ways (`attr_index.rs`).
-const INDEX_TREES: [&str; 2] = ["k.attr", "k.attr_of"];
+/// attribute index both ways (`attr_index.rs`) and the attribute writes (`attr_writes.rs`).
+const INDEX_TREES: [&str; 3] = ["k.attr", "k.attr_of", "k.attr_writes"];
 
 /// Whether any of `INDEX_TREES` holds a key of `part`.
 fn indexed(store: &Store, part: &Partition) -> bool {
