@@ -7,37 +7,26 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use cairn_engine::knowledge::Partition;
-use cairn_engine::knowledge::api::{Caller, call};
+#[path = "common/calls.rs"]
+mod calls;
+
 use cairn_engine::{Store, StoreOptions};
+use calls::{caller, knowledge_json, timed};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const T0: i64 = 1_700_000_000_000;
 
-fn caller(now: i64) -> Caller {
-    Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: "claude".into(), now }
-}
-
-/// The reply of `verb` on `body`; panics on a refusal.
+/// The reply of `verb` on `body` at `now`, as the agent keeping Ann current.
 fn call_json(store: &Store, now: i64, verb: &str, body: &Value) -> Value {
-    let reply: Value =
-        serde_json::from_slice(&call(store, verb, &caller(now), &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
-    assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
-    reply
+    knowledge_json(store, &caller("claude", now), verb, body)
 }
 
 /// The median and the fastest of `reads` calls of `verb` on `body`.
-fn timed(store: &Store, now: i64, reads: usize, verb: &str, body: &Value) -> (Duration, Duration) {
-    let mut times: Vec<Duration> = (0..reads)
-        .map(|_| {
-            let t = Instant::now();
-            call_json(store, now, verb, body);
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[times.len() / 2], times[0])
+fn timed_calls(store: &Store, now: i64, reads: usize, verb: &str, body: &Value) -> (Duration, Duration) {
+    timed(reads, |_| {
+        call_json(store, now, verb, body);
+    })
 }
 
 #[allow(clippy::print_stdout, reason = "a measurement script that reports on stdout")]
@@ -58,10 +47,10 @@ fn main() {
     let recall = json!({"subject": "Ann"});
     let shown = call_json(&store, now, "recall", &recall);
     assert_eq!(shown["subject"]["attributes"]["mood"], json!(format!("mood {}", n - 1)), "{shown}");
-    let (recall, recall_min) = timed(&store, now, reads, "recall", &recall);
+    let (recall, recall_min) = timed_calls(&store, now, reads, "recall", &recall);
     let context = json!({"question": "what did Ann write about the storage engine?"});
-    let (context, context_min) = timed(&store, now, reads, "context", &context);
-    let (export, export_min) = timed(&store, now, reads, "export", &json!({"limit": 50}));
+    let (context, context_min) = timed_calls(&store, now, reads, "context", &context);
+    let (export, export_min) = timed_calls(&store, now, reads, "export", &json!({"limit": 50}));
     let us = |d: Duration| d.as_micros();
     println!(
         "n={n:>6}  recall {:>8} µs (min {:>8})  context {:>8} µs (min {:>8})  export first page {:>8} µs (min {:>8})",

@@ -7,13 +7,13 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "common/notes_calls.rs"]
-mod notes_calls;
+#[path = "common/calls.rs"]
+mod calls;
 
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
 use cairn_engine::{Store, StoreOptions};
-use notes_calls::{call_json, caller, timed};
+use calls::{call_json, caller, timed};
 use serde_json::json;
 use std::time::Instant;
 

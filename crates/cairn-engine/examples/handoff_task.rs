@@ -7,11 +7,11 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "common/notes_calls.rs"]
-mod notes_calls;
+#[path = "common/calls.rs"]
+mod calls;
 
 use cairn_engine::{Store, StoreOptions};
-use notes_calls::{call_json, caller, timed};
+use calls::{call_json, caller, timed};
 use serde_json::{Value, json};
 
 const T0: i64 = 1_700_000_000_000;

@@ -12,15 +12,15 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "common/calls.rs"]
+mod calls;
 #[path = "common/cpu.rs"]
 mod cpu;
-#[path = "common/notes_calls.rs"]
-mod notes_calls;
 
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
 use cairn_engine::{Store, StoreOptions};
-use notes_calls::call_json;
+use calls::call_json;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

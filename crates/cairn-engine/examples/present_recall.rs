@@ -8,37 +8,19 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use cairn_engine::knowledge::Partition;
-use cairn_engine::knowledge::api::{Caller, call};
+#[path = "common/calls.rs"]
+mod calls;
+
 use cairn_engine::{Store, StoreOptions};
+use calls::{caller, knowledge_json, timed};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
 
 const T0: i64 = 1_700_000_000_000;
 const DAY: i64 = 86_400_000;
 
-fn caller(now: i64) -> Caller {
-    Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: "bench".into(), now }
-}
-
+/// The reply of `verb` on `body` at `now`.
 fn call_json(store: &Store, now: i64, verb: &str, body: &Value) -> Value {
-    let reply: Value =
-        serde_json::from_slice(&call(store, verb, &caller(now), &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
-    assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
-    reply
-}
-
-/// The median of `reads` runs of `f`.
-fn median(reads: usize, mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..reads)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
+    knowledge_json(store, &caller("bench", now), verb, body)
 }
 
 #[allow(clippy::print_stdout, reason = "a measurement script that reports on stdout")]
@@ -57,11 +39,11 @@ fn main() {
         }
         done = mark;
         let now = T0 + i64::try_from(mark).unwrap() * DAY;
-        let recall = median(reads, || {
+        let (recall, _) = timed(reads, |_| {
             let reply = call_json(&store, now, "recall", &json!({"subject": "Ann"}));
             assert_eq!(reply["facts"].as_array().map(Vec::len), Some(1), "{reply}");
         });
-        let context = median(reads, || {
+        let (context, _) = timed(reads, |_| {
             let reply = call_json(&store, now, "context", &json!({"question": "What is Ann's status?"}));
             assert_eq!(reply["coverage"]["facts"], json!(1), "{reply}");
         });

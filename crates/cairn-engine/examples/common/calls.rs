@@ -1,10 +1,10 @@
-//! What the notes examples share: a caller in one scope, a verb called with a JSON body (a refusal
-//! fails the run: a measurement of refused calls would measure nothing), and timed repeats.
+//! What the examples that call verbs share: a caller in one scope, a verb of either API called
+//! with a JSON body (a refusal fails the run: a measurement of refused calls would measure
+//! nothing), and timed repeats.
 
 use cairn_engine::Store;
 use cairn_engine::knowledge::Partition;
 use cairn_engine::knowledge::api::Caller;
-use cairn_engine::notes::api::call;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -14,10 +14,20 @@ pub fn caller(agent: &str, now: i64) -> Caller {
     Caller { part: Partition::new("local", "u1", "default").unwrap(), agent: agent.into(), now }
 }
 
-/// The reply of `verb` on `body`; panics on a refusal.
+/// The reply of the notes verb `verb` on `body`; panics on a refusal.
+#[allow(dead_code, reason = "not every example calls the notes API")]
 pub fn call_json(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
-    let reply: Value =
-        serde_json::from_slice(&call(store, verb, caller, &serde_json::to_vec(body).unwrap()).unwrap()).unwrap();
+    answered(verb, body, cairn_engine::notes::api::call(store, verb, caller, &serde_json::to_vec(body).unwrap()))
+}
+
+/// The reply of the knowledge verb `verb` on `body`; panics on a refusal.
+#[allow(dead_code, reason = "not every example calls the knowledge API")]
+pub fn knowledge_json(store: &Store, caller: &Caller, verb: &str, body: &Value) -> Value {
+    answered(verb, body, cairn_engine::knowledge::api::call(store, verb, caller, &serde_json::to_vec(body).unwrap()))
+}
+
+fn answered(verb: &str, body: &Value, reply: cairn_engine::Result<Vec<u8>>) -> Value {
+    let reply: Value = serde_json::from_slice(&reply.unwrap()).unwrap();
     assert!(reply.get("error").is_none(), "{verb} {body}: {reply}");
     reply
 }
