@@ -1,17 +1,13 @@
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
 
 import { restoreStaging } from '../server/leftovers.js';
 import { storeLockHolder } from '../server/store-lock.js';
-import { DATA_FILE, LOG_FILE } from './data-dir.js';
+import { unwritableRemedy, unwritableStorePath } from './writable.js';
 
 // What `cairn doctor` says of a store no node runs on: whether a node (or a CLI command) started
 // now could open it. Each was "ready" before while `cairn serve` then failed: a data dir on a
 // read-only mount or not this user's to write ("locking the store directory: Read-only file
 // system"), a store another process holds (STORE_LOCKED).
-
-/** The files opening a store writes, where they exist: each must be writable, as the dir is. */
-const WRITTEN = [DATA_FILE, LOG_FILE, 'LOCK'];
 
 /** What process `pid` runs, as `ps` would show it, or '' where that cannot be read. */
 function commandOf(pid: number): string {
@@ -35,19 +31,14 @@ export function unopenable(dataDir: string): string | null {
   if (typeof holder === 'number') {
     return `held by another process (pid ${holder}${commandOf(holder)}), which announces no node: \`cairn serve\` and CLI commands cannot open it until that process ends (stop it, kill -TERM ${holder}, if it should not run)`;
   }
-  for (const path of [dataDir, ...WRITTEN.map((f) => join(dataDir, f)).filter((p) => existsSync(p))]) {
-    try {
-      accessSync(path, constants.W_OK);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? String(err);
-      const fix =
-        code === 'EROFS'
-          ? 'its file system is mounted read-only; remount it read-write, or move the store to a writable disk'
-          : `run \`cairn serve\` and CLI commands as the user that owns it (uid ${statSync(path).uid}; the installed service's: sudo -u cairn …)`;
-      return `this user cannot write ${path} (${code}), so \`cairn serve\` fails on it (it writes node.json, and the store's lock and log, there): ${fix} (\`cairn check\` reads it as it is)`;
-    }
-  }
-  return null;
+  const unwritable = unwritableStorePath(dataDir);
+  if (unwritable === null) return null;
+  const { path, code } = unwritable;
+  const fix =
+    code === 'EROFS'
+      ? unwritableRemedy(unwritable)
+      : `run \`cairn serve\` and CLI commands as the user that owns it (uid ${statSync(path).uid}; the installed service's: sudo -u cairn …)`;
+  return `this user cannot write ${path} (${code}), so \`cairn serve\` fails on it (it writes node.json, and the store's lock and log, there): ${fix} (\`cairn check\` reads it as it is)`;
 }
 
 /** What to do about a data dir with no store: `init`, or a restore again when one was cut off there. */

@@ -3,6 +3,7 @@ import { findRunningNode } from '../server/node-file.js';
 import { privateDataDir } from '../server/private-dir.js';
 import { CliFailure, usage } from './failure.js';
 import { openStore } from './store-owner.js';
+import { unwritableDataDir } from './writable.js';
 
 /**
  * `cairn init`: creates the store and its admin token, printed once (`--json`:
@@ -18,6 +19,10 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   const seed = env.CAIRN_ADMIN_TOKEN;
   if (seed !== undefined && seed !== '' && seed.length < 32) {
     throw usage('CAIRN_ADMIN_TOKEN', `must be at least 32 characters, got ${seed.length}`);
+  }
+  const unwritable = unwritableDataDir(dataDir);
+  if (unwritable !== null) {
+    throw new CliFailure('FORBIDDEN', unwritable.message, 1, [{ field: '--data-dir', message: unwritable.code }]);
   }
   const { warning: dirWarning } = privateDataDir(dataDir);
   if (dirWarning !== null) process.stderr.write(`cairn init: warning: ${dirWarning}\n`);

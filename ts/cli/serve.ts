@@ -4,6 +4,7 @@ import { startNode } from '../server/node.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { loadPieceRefusal } from '../service/import-file.js';
 import { reportStart } from './start-report.js';
+import { unwritableDataDir } from './writable.js';
 
 /** `cairn serve` options after flags and environment are merged. */
 export interface ServeArgs {
@@ -158,6 +159,8 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
   if ('refused' in sessions) return couldNotRun(env, sessions.refused, false);
   const holder = findRunningNode(args.dataDir);
   if (holder !== null) return couldNotRun(env, heldBy(args.dataDir, holder), true);
+  const unwritable = unwritableDataDir(args.dataDir);
+  if (unwritable !== null) return couldNotRun(env, unwritable.message, false);
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
     node = await startNode({
