@@ -45,13 +45,13 @@ function openLog(dataDir: string): number {
  * `warn` unless `CAIRN_LOG_LEVEL` says otherwise: a line a request (about 420 bytes) would grow
  * the log by megabytes a day on a busy team's node, and no one reads it.
  */
-function spawnServe(dataDir: string, log: number): Child {
+function spawnServe(dataDir: string, log: number, anyPort: boolean): Child {
   const main = fileURLToPath(new URL('./main.js', import.meta.url));
   // Its own pipe says why it did not start (`start-report.ts`): the log is shared by every node.
   const child = spawn(process.execPath, [main, 'serve', '--data-dir', dataDir], {
     detached: true,
     stdio: ['ignore', log, log, 'pipe'],
-    env: { CAIRN_LOG_LEVEL: 'warn', ...process.env, [START_FD]: '3' },
+    env: { CAIRN_LOG_LEVEL: 'warn', ...process.env, ...(anyPort ? { CAIRN_PORT: '0' } : {}), [START_FD]: '3' },
   });
   const pipe = child.stdio[3] as Readable;
   let said = '';
@@ -98,23 +98,33 @@ async function awaitHolder(dataDir: string, deadline: number): Promise<string | 
 /**
  * Starts `cairn serve` on `dataDir` in the background and waits (≤ 15 s) for a node to announce
  * itself in `node.json`. Resolves with its URL, or with why none did: a node that failed for its
- * own reason (say, its port is taken) at once, with what it said. When another process holds the
+ * own reason (a refused setting) at once, with what it said. When another process holds the
  * store (most often the node of another bridge started at the same moment, which announces itself
  * once it listens), that node is waited for, and one is started again if the store is let go
- * without one.
+ * without one. When another program holds the default port (4000 is a common development port,
+ * and a second store's node takes it too) and `CAIRN_PORT` does not pin one, the node is started
+ * again on any free port (`anyPort` in the reply): the bridge finds it in `node.json` either way,
+ * where it once failed to start at all.
  */
-export async function startBackgroundNode(dataDir: string): Promise<{ url: string } | { failed: StartFailure }> {
+export async function startBackgroundNode(
+  dataDir: string,
+): Promise<{ url: string; anyPort?: true } | { failed: StartFailure }> {
   makeDirs(dataDir, 0o700);
   const log = openLog(dataDir);
   const deadline = Date.now() + START_MS;
   const silent: StartFailure = { held: false, message: 'it did not announce itself within 15 s' };
   let failed = silent;
+  let anyPort = false;
   try {
     while (Date.now() < deadline) {
-      const child = spawnServe(dataDir, log);
+      const child = spawnServe(dataDir, log, anyPort);
       const outcome = await awaitChild(dataDir, child, deadline).finally(child.release);
-      if (typeof outcome === 'string') return { url: outcome };
+      if (typeof outcome === 'string') return anyPort ? { url: outcome, anyPort: true } : { url: outcome };
       failed = outcome ?? silent;
+      if (failed.portTaken === true && !anyPort && process.env.CAIRN_PORT === undefined) {
+        anyPort = true;
+        continue;
+      }
       if (!failed.held) break;
       const url = await awaitHolder(dataDir, deadline);
       if (url !== null) return { url };

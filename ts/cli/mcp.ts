@@ -62,6 +62,11 @@ function numberRefusal(args: unknown, lost: (string | number)[] | undefined) {
   return { content: [{ type: 'text' as const, text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }
 
+/** What the bridge says when its node had to take a free port: where it is, and how to pin one. */
+function anyPortNote(url: string): string {
+  return `another program listens on port 4000, so the node listens at ${url} (the bridge finds it in node.json; set CAIRN_PORT in this client's config to choose a port)`;
+}
+
 /**
  * Starts a node on `dataDir` in the background once the one the bridge used is gone, unless one
  * runs there by now; rejects with UNAVAILABLE saying why none started.
@@ -71,7 +76,10 @@ async function startAgain(dataDir: string): Promise<void> {
   const log = join(dataDir, 'node.log');
   say(`the node on ${dataDir} is gone; starting one again in the background (log: ${log})`);
   const started = await startBackgroundNode(dataDir);
-  if (!('failed' in started)) return;
+  if (!('failed' in started)) {
+    if (started.anyPort === true) say(anyPortNote(started.url));
+    return;
+  }
   say(`the node did not start: ${started.failed.message}`);
   const message =
     `no node runs on ${dataDir} and the bridge could not start one: ${started.failed.message}` +
@@ -143,6 +151,7 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
       return 1;
     }
     url = started.url;
+    if (started.anyPort === true) say(anyPortNote(url));
   }
   let last = url;
   // Without --url, a restarted node is found again through node.json (its port may change), and

@@ -126,9 +126,9 @@ function heldBy(dataDir: string, holder: NodeFile): string {
  * Says why the node could not start (exit 2), on stderr and to a `cairn mcp` that started it
  * (`held`: another process holds the store, so that bridge waits for its node).
  */
-function couldNotRun(env: NodeJS.ProcessEnv, message: string, held: boolean): number {
+function couldNotRun(env: NodeJS.ProcessEnv, message: string, held: boolean, portTaken = false): number {
   process.stderr.write(`cairn serve: ${message}\n`);
-  reportStart(env, { held, message });
+  reportStart(env, { held, message, ...(portTaken ? { portTaken: true } : {}) });
   return 2;
 }
 
@@ -189,7 +189,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       : portTaken
         ? '; another program listens there: choose another --port (or CAIRN_PORT; 0 takes any free port)'
         : '';
-    return couldNotRun(env, `${message}${then}`, held);
+    return couldNotRun(env, `${message}${then}`, held, portTaken);
   }
   process.stderr.write(`cairn: serving ${args.dataDir} at ${node.url} (MCP: ${node.url}/v1/mcp)\n`);
   reportStart(env);

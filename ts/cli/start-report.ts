@@ -8,10 +8,14 @@ import { closeSync, fstatSync, writeSync } from 'node:fs';
 /** The variable naming the descriptor of the bridge's pipe in `cairn serve`. */
 export const START_FD = 'CAIRN_START_FD';
 
-/** Why a node did not start; `held` when another process holds the store (a node, say). */
+/**
+ * Why a node did not start; `held` when another process holds the store (a node, say), `portTaken`
+ * when another program listens on its port.
+ */
 export interface StartFailure {
   held: boolean;
   message: string;
+  portTaken?: true;
 }
 
 /** Says `failure` (without one: that the node serves) on the bridge's pipe, when there is one. */
@@ -35,7 +39,7 @@ export function readStartFailure(said: string): StartFailure | undefined {
   try {
     const parsed = JSON.parse(said) as Partial<StartFailure>;
     if (typeof parsed.held === 'boolean' && typeof parsed.message === 'string') {
-      return { held: parsed.held, message: parsed.message };
+      return { held: parsed.held, message: parsed.message, ...(parsed.portTaken === true ? { portTaken: true } : {}) };
     }
   } catch {
     // Nothing, or cut short: the caller says how the process ended instead.
