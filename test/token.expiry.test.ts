@@ -56,6 +56,23 @@ describe('cairn token create --expires', () => {
       expect([r.code, r.stderr.includes('--expires')]).toEqual([2, true]);
     }
   });
+
+  it('refuses a duration past year 9999 as bad usage naming --expires, not INTERNAL (new-user audit)', async () => {
+    // Before: `99999999d` was INTERNAL "Invalid time value" (exit 1), `2000000w` "Invalid ISO datetime".
+    for (const far of ['99999999d', '2000000w']) {
+      const r = await cairn(['token', 'create', '--agent', 'far', '--expires', far, '--data-dir', dir, '--json']);
+      expect(r.code).toBe(2);
+      expect(JSON.parse(r.stdout)).toEqual({
+        error: {
+          code: 'VALIDATION_ERROR',
+          message: `--expires: is past 9999-12-31T23:59:59.999Z, got "${far}"`,
+          details: [{ field: '--expires', message: `is past 9999-12-31T23:59:59.999Z, got "${far}"` }],
+        },
+      });
+    }
+    const list = await cairn(['token', 'list', '--data-dir', dir]);
+    expect(list.stdout).not.toContain('agent=far');
+  });
 });
 
 describe('an expired token', () => {
