@@ -221,6 +221,25 @@ it('refuses a damaged backup and leaves the target as it was', async () => {
   expect(readdirSync(root).sort()).toEqual(['backup', 'data', 'target']);
 });
 
+it('restore of a Memory Package names it and `cairn import`, and makes nothing (new-user audit)', async () => {
+  const data = join(root, 'data');
+  await seed(data, 'Quillon');
+  const pkg = join(root, 'package');
+  expect((await cairn(['export', pkg, '--scope', 'keep', '--data-dir', data])).code).toBe(0);
+  const target = join(root, 'target');
+  const r = await cairn(['database', 'restore', pkg, '--data-dir', target, '--json']);
+  expect(r.code).toBe(1);
+  // Before: only "no backup at DIR (no data.cairn there)".
+  expect(JSON.parse(r.stdout)).toEqual({
+    error: {
+      code: 'NOT_FOUND',
+      message: `no backup at ${pkg} (no data.cairn there): it is a Memory Package (\`cairn export\` wrote it), which \`cairn import ${pkg}\` takes into a store`,
+      details: [],
+    },
+  });
+  expect(existsSync(target)).toBe(false);
+});
+
 it('compact --purge erases forgotten text from the files; what was kept stays', async () => {
   const data = join(root, 'data');
   await seed(data, 'Zorblaxian');

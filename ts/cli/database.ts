@@ -209,8 +209,14 @@ function refuseHeldSource(src: string): void {
  */
 async function restore(a: DatabaseArgs, src: string): Promise<number> {
   const target = resolve(a.dataDir);
-  if (!existsSync(join(src, DATA_FILE)))
-    throw new CliFailure('NOT_FOUND', `no backup at ${src} (no ${DATA_FILE} there)`);
+  if (!existsSync(join(src, DATA_FILE))) {
+    // `cairn import` names a backup given to it; a package given here is named back.
+    const isPackage = existsSync(join(src, 'manifest.json')) || existsSync(join(src, 'records.jsonl'));
+    const then = isPackage
+      ? `: it is a Memory Package (\`cairn export\` wrote it), which \`cairn import ${src}\` takes into a store`
+      : '';
+    throw new CliFailure('NOT_FOUND', `no backup at ${src} (no ${DATA_FILE} there)${then}`);
+  }
   refuseHeldSource(src);
   if (findRunningNode(target) !== null)
     throw new CliFailure('UNAVAILABLE', `a node is running on ${target}; stop it first`);
