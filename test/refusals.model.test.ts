@@ -64,3 +64,26 @@ it('a blank name is refused as blank, not for its length (over MCP too)', async 
     await client.close();
   }
 });
+
+it('an empty name, text or scope is one issue, "must not be empty", never zod\'s words (new-user audit)', async () => {
+  // Before: "Too small: expected string to have >=1 characters", and beside it one or two
+  // "must not be blank" for the same field (a task id was checked for blankness twice).
+  const cases: [string, object, string][] = [
+    ['recall', { subject: '' }, 'subject'],
+    ['context', { question: '' }, 'question'],
+    ['remember', { content: '' }, 'content'],
+    ['handoff_resume', { taskId: '' }, 'taskId'],
+    ['note_list', { scope: '' }, 'scope'],
+  ];
+  for (const [verb, body, field] of cases) {
+    const r = await post(verb, body);
+    expect(r.status, verb).toBe(422);
+    expect(r.body.error, verb).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: `${field}: must not be empty`,
+      details: [{ field, message: 'must not be empty' }],
+    });
+  }
+  const blank = await post('handoff_resume', { taskId: '  ' });
+  expect(blank.body.error?.details).toEqual([{ field: 'taskId', message: 'must not be blank' }]);
+});

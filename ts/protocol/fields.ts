@@ -33,11 +33,17 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // in the body and another in the header. Refused everywhere instead, it names no one anywhere.
 const EDGE_SPACE = /^\p{White_Space}|\p{White_Space}$/u;
 
+/**
+ * What an empty string is told where one is refused: zod's own words were "Too small: expected
+ * string to have >=1 characters", beside a "must not be blank" that said the same (an audit).
+ */
+const EMPTY = 'must not be empty';
+
 /** `user_id` and `scope`: 1–256 bytes of UTF-8 in NFC, no `:` (DESIGN.md §1), no control
  * characters, no whitespace at either end. */
 export const Name256 = z
   .string()
-  .min(1)
+  .min(1, EMPTY)
   .refine(wellFormed, ILL_FORMED)
   .refine((s) => !CONTROL.test(s), 'must not contain control characters')
   .refine((s) => !EDGE_SPACE.test(s), 'must not begin or end with whitespace')
@@ -86,18 +92,21 @@ export const IsoDate = z
   .refine((s) => !Number.isNaN(isoToMs(s)), 'an ISO 8601 date (2024-05-01) or date-time with zone (…T09:30:00Z)')
   .describe('ISO 8601 date or date-time with zone');
 
+/** Not only whitespace; an empty string is refused as empty alone, so this says nothing of it. */
+const notBlank = (s: string) => s === '' || s.trim() !== '';
+
 /** Free text with a byte ceiling, counted in UTF-8 as the engine counts it. */
 export function text(maxBytes: number, min = 1) {
   return z
     .string()
-    .min(min)
+    .min(min, min === 1 ? EMPTY : `at least ${min} characters`)
     .refine(wellFormed, ILL_FORMED)
     .refine((s) => utf8Bytes(s) <= maxBytes, `at most ${maxBytes} bytes`);
 }
 
 /** Text that must say something (a question, a query): like `text`, and not only whitespace. */
 export function words(maxBytes: number) {
-  return text(maxBytes).refine((s) => s.trim() !== '', 'must not be blank: ask with at least one word');
+  return text(maxBytes).refine(notBlank, 'must not be blank: ask with at least one word');
 }
 
 /**
@@ -107,7 +116,7 @@ export function words(maxBytes: number) {
 export function name(maxBytes: number) {
   return text(maxBytes)
     .refine((s) => !CONTROL.test(s), 'must not contain control characters')
-    .refine((s) => s.trim() !== '', 'must not be blank');
+    .refine(notBlank, 'must not be blank');
 }
 
 /** Most attributes one entity or relation may be given in a call. */

@@ -11,9 +11,7 @@ const Key = name(512).describe('The note key, 1–512 bytes, not blank, e.g. "pr
 const Visibility = z
   .enum(['user', 'task', 'agent'])
   .describe('user: every agent of the user; task: callers sending the same taskId; agent: only you');
-const TaskId = name(256)
-  .refine((s) => s.trim() !== '', 'must not be blank')
-  .describe('The task the note or handoff belongs to');
+const TaskId = name(256).describe('The task the note or handoff belongs to');
 // Naming a note: a taskId alone means visibility task; beside user or agent it is refused.
 const NoteTaskId = TaskId.describe('The task of a task note; alone it means visibility task; not with user or agent');
 const Kind = z.enum(['user_preference', 'user_fact', 'task_state', 'decision']);
