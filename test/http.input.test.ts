@@ -373,6 +373,15 @@ it.each(CASES)('$name → $status $code', async (c) => {
   expect(await t.txn()).toBe(before);
 });
 
+it('a body past the limit is 413 saying the limit, over HTTP and on /v1/mcp (new-user audit)', async () => {
+  // Before: "the body is larger than this node accepts", with no size to aim under.
+  const message = 'the body is larger than this node accepts (2 MiB): send less in one call';
+  const r = await t.call('POST', '/v1/memory/remember', { body: { content: big(3 * MiB) } });
+  expect([r.status, r.body.error?.message]).toEqual([413, message]);
+  const mcp = await t.call('POST', '/v1/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'ping', pad: big(3 * MiB) } });
+  expect([mcp.status, mcp.body.error?.code, mcp.body.error?.message]).toEqual([413, 'PAYLOAD_TOO_LARGE', message]);
+});
+
 it('a bad cursor is refused naming `cursor` and changes nothing (engine-validated)', async () => {
   const before = await t.txn();
   const r = await t.call('POST', '/v1/memory/export', { body: { cursor: 'not-a-cursor!' } });

@@ -46,8 +46,25 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   return reply.code(err.status).type('application/json').send(err.body());
 }
 
+/**
+ * A body past the route's limit, saying the limit: "larger than this node accepts" alone left a
+ * caller to guess how much less to send (a new-user audit).
+ */
+function tooLarge(limit: number): ApiError {
+  const mib = limit / (1024 * 1024);
+  const size = Number.isInteger(mib) ? `${mib} MiB` : `${limit} bytes`;
+  return new ApiError(
+    'PAYLOAD_TOO_LARGE',
+    `the body is larger than this node accepts (${size}): send less in one call`,
+  );
+}
+
 /** The app's error handler. */
 export function errorHandler(this: unknown, err: unknown, req: FastifyRequest, reply: FastifyReply) {
+  const limit = req.routeOptions.bodyLimit;
+  if ((err as FastifyError | undefined)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' && limit !== undefined) {
+    return sendError(reply, tooLarge(limit));
+  }
   const api = toApiError(err, (e) => req.log.error({ err: e }, 'request failed'));
   return sendError(reply, api);
 }
