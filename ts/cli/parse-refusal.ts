@@ -2,6 +2,8 @@
 // Node's (`parseArgs` advises "place it at the end of the command after '--'", which no Cairn
 // command takes, and quotes the option with a quote left open).
 
+import { nearest } from '../protocol/spelling.js';
+
 /** Why the parser refused: the option as typed, and what was wrong with it. */
 export interface ParseRefusal {
   field: string;
@@ -9,29 +11,6 @@ export interface ParseRefusal {
   reason: string;
   /** The sentence said after the command's name. */
   message: string;
-}
-
-/** The edits (insert, delete, replace, swap two neighbours) that turn `a` into `b`. */
-function distance(a: string, b: string): number {
-  const w = b.length + 1;
-  const d = new Array<number>((a.length + 1) * w).fill(0);
-  const at = (i: number, j: number) => d[i * w + j] ?? 0;
-  for (let i = 0; i <= a.length; i++) d[i * w] = i;
-  for (let j = 0; j <= b.length; j++) d[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
-      d[i * w + j] = best;
-    }
-  }
-  return at(a.length, b.length);
-}
-
-/** The option of `honoured` within two edits of `typed` (the nearest), or undefined. */
-function nearest(typed: string, honoured: string[]): string | undefined {
-  const scored = honoured.map((o) => ({ o, d: distance(typed, o) })).filter((s) => s.d <= 2);
-  return scored.sort((x, y) => x.d - y.d)[0]?.o;
 }
 
 /**

@@ -16,6 +16,7 @@ import { registerMcp } from './mcp.js';
 import { McpSessions, type SessionLimits } from './mcp-sessions.js';
 import { parseQuery, refuseUndecodableQuery } from './query.js';
 import { RateBuckets, rateKey } from './rate-limit.js';
+import { routeMiss } from './route-miss.js';
 import { registerRoutes } from './routes.js';
 import { shareHeaders, UserShares } from './user-share.js';
 
@@ -103,9 +104,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler);
   app.addHook('preValidation', refuseUndecodableQuery);
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, new ApiError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((req, reply) => sendError(reply, routeMiss(req.method, req.url)));
   app.addHook(
     'onRequest',
     hostGuard({
