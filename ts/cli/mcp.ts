@@ -14,6 +14,7 @@ import { VERSION } from '../server/version.js';
 import { startBackgroundNode } from './background-node.js';
 import { storeProblem } from './data-dir.js';
 import { CliFailure } from './failure.js';
+import { identityRefusal } from './mcp-identity.js';
 import { NodeLink } from './mcp-link.js';
 import { asToolError, cannotConnect, failureBody } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
@@ -171,6 +172,12 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
     await link.connect();
   } catch (err) {
     say(cannotConnect(err, url, args.dataDir));
+    return 1;
+  }
+  const refusedIdentity = await identityRefusal(last, headers, answerMs);
+  if (refusedIdentity !== null) {
+    say(refusedIdentity);
+    await link.close();
     return 1;
   }
   const instructions = link.instructions();
