@@ -70,6 +70,9 @@ describe('cairn token create --expires', () => {
         },
       });
     }
+    // `--expires -5m` is refused saying to give it as `--expires=-5m`, which is then in the past.
+    const back = await cairn(['token', 'create', '--agent', 'far', '--expires=-5m', '--data-dir', dir]);
+    expect([back.code, back.stderr]).toEqual([2, 'cairn token: --expires: must be in the future, got "-5m"\n']);
     const list = await cairn(['token', 'list', '--data-dir', dir]);
     expect(list.stdout).not.toContain('agent=far');
   });

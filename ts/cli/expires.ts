@@ -12,6 +12,9 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
  * s, m, h, d, w) or an RFC 3339 date-time. An error message when it is neither or not in the future.
  */
 export function parseExpires(text: string, now = Date.now()): { at: string } | { error: string } {
+  // A duration back from now (`--expires=-5m`, as the refusal of `--expires -5m` says to give it)
+  // is in the past, not malformed.
+  if (/^-\d{1,9}[smhdw]$/.test(text)) return { error: `must be in the future, got ${JSON.stringify(text)}` };
   const duration = /^(\d{1,9})([smhdw])$/.exec(text);
   let at: number;
   if (duration !== null) at = now + Number(duration[1]) * (UNIT_MS[duration[2] ?? 's'] ?? 0);
