@@ -199,6 +199,26 @@ it('refuses a file whose first record line is no record, naming the line, before
   expect(existsSync(store)).toBe(false);
 });
 
+it("a package's manifest.json given as PATH is named as such, with its directory to import (new-user audit)", async () => {
+  const source = join(dir, 'source');
+  expect((await cairn(['init', '--data-dir', source])).code).toBe(0);
+  const pkg = join(dir, 'pkg');
+  expect((await cairn(['export', pkg, '--allow-empty', '--data-dir', source])).code).toBe(0);
+  const store = join(dir, 'store');
+  const manifest = join(pkg, 'manifest.json');
+  const r = await cairn(['import', manifest, '--data-dir', store, '--json']);
+  expect(r.code).toBe(1);
+  // Before: "… is not an export file: line 1 is not JSON" (the manifest is pretty-printed).
+  expect(JSON.parse(r.stdout)).toEqual({
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: `${manifest} is a Memory Package's manifest: import the package by its directory (cairn import ${pkg})`,
+      details: [{ field: 'PATH', message: 'a manifest' }],
+    },
+  });
+  expect(existsSync(store)).toBe(false);
+});
+
 it('imports an export of an empty scope (its header alone), and blank pieces before the first record', async () => {
   const store = join(dir, 'store');
   expect((await cairn(['init', '--data-dir', store, '--json'])).code).toBe(0);

@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 
 import { DATA_FILE } from '../engine/store-files.js';
@@ -282,6 +282,12 @@ function refuseNoExportFile(file: string, fd: number, size: number): void {
   // A line that may go on past the read is left to the import.
   const problem = line.ended || read === size ? headProblem(line) : null;
   if (problem === null) return;
+  // A package's manifest (pretty-printed: its first line is "{") was said to be "not JSON".
+  if (basename(file) === MANIFEST) {
+    const dir = dirname(file);
+    const message = `${file} is a Memory Package's manifest: import the package by its directory (cairn import ${dir})`;
+    throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: 'a manifest' }]);
+  }
   const message = `${file} is not an export file: ${problem}; ${EXPORT_FILE}`;
   throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message: problem }]);
 }
