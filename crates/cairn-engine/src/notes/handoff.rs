@@ -11,6 +11,7 @@
 
 use super::fields::{Fields, agent_name, limit, short_name, written_task};
 use super::handoff_addressed::addressed;
+use super::handoff_task_elsewhere::task_elsewhere;
 use super::handoff_tasks;
 use super::idempotency::Idempotency;
 use super::notes_meant::tasks_meant;
@@ -357,18 +358,22 @@ pub(crate) fn resume(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Val
                 "id": newest.id.to_string(),
                 "expiredAt": iso_ms(newest.expires_at.unwrap_or_default()),
             }),
-            None => none(&snap, caller, &task_id)?,
+            None => none(&snap, caller, readable.as_deref(), &task_id)?,
         },
     })
 }
 
 /// `state: none` for a task with no capsule, naming the tasks spelled like it (a model that
-/// misspells the task would read a bare `none` as "no one began it").
-fn none(snap: &Snapshot, caller: &Caller, task_id: &str) -> Result<Value> {
+/// misspells the task would read a bare `none` as "no one began it") and the caller's other
+/// scopes, among `readable`, where it waits (`handoff_task_elsewhere.rs`).
+fn none(snap: &Snapshot, caller: &Caller, readable: Option<&[String]>, task_id: &str) -> Result<Value> {
+    let mut reply = json!({ "state": "none", "taskId": task_id });
     let meant = tasks_meant(snap, &caller.part, task_id)?;
-    Ok(if meant.is_empty() {
-        json!({ "state": "none", "taskId": task_id })
-    } else {
-        json!({ "state": "none", "taskId": task_id, "did_you_mean": meant })
-    })
+    if !meant.is_empty() {
+        reply["did_you_mean"] = json!(meant);
+    }
+    if let Some(there) = task_elsewhere(snap, caller, readable, task_id)? {
+        reply["elsewhere"] = there;
+    }
+    Ok(reply)
 }

@@ -176,3 +176,38 @@ fn an_empty_list_names_the_callers_other_scopes_where_handoffs_wait() {
     let bad = run(&store, &me, "handoff_resume", &json!({"readableScopes": "work"}));
     assert_eq!(code(&bad), "VALIDATION_ERROR");
 }
+
+/// A task resumed from a scope it does not wait in answers `none` naming the caller's other
+/// scopes where it does: only its own user's, only those `readableScopes` allows, only where an
+/// unexpired capsule of that task waits.
+#[test]
+fn a_task_resumed_from_another_scope_names_the_scopes_where_it_waits() {
+    let (_dir, store) = fresh();
+    let leave = |user: &str, scope: &str, body: serde_json::Value| {
+        let r = run(&store, &who(user, scope, "codex", T0), "handoff_create", &body);
+        assert!(r.get("error").is_none(), "{r}");
+    };
+    leave("u1", "default", json!({"taskId": "t1", "summary": "s"}));
+    leave("u1", "work", json!({"taskId": "t1", "summary": "s"}));
+    leave("u1", "work", json!({"taskId": "t2", "summary": "s"}));
+    let soon = crate::time::iso_ms(T0 + 1_000);
+    leave("u1", "stale", json!({"taskId": "t1", "summary": "s", "expiresAt": soon}));
+    leave("u2", "theirs", json!({"taskId": "t1", "summary": "s"}));
+    let me = who("u1", "defualt", "claude", T0 + 2_000);
+    let miss = run(&store, &me, "handoff_resume", &json!({"taskId": "t1"}));
+    assert_eq!(miss["state"], "none", "{miss}");
+    let scopes = json!([{"scope": "default", "handoffs": 1}, {"scope": "work", "handoffs": 1}]);
+    assert_eq!(miss["elsewhere"]["scopes"], scopes, "{miss}");
+    let hint = miss["elsewhere"]["hint"].as_str().unwrap();
+    assert!(hint.contains(r#""default", "work""#) && hint.contains("`scope`"), "{hint}");
+    assert!(!miss.to_string().contains("stale") && !miss.to_string().contains("theirs"), "{miss}");
+    let limited = run(&store, &me, "handoff_resume", &json!({"taskId": "t1", "readableScopes": ["defualt", "work"]}));
+    assert_eq!(limited["elsewhere"]["scopes"], json!([{"scope": "work", "handoffs": 1}]), "{limited}");
+    let alone = run(&store, &me, "handoff_resume", &json!({"taskId": "t1", "readableScopes": ["defualt"]}));
+    assert!(alone.get("elsewhere").is_none(), "{alone}");
+    // A task no scope of the caller's holds, or one resumed where it waits, gets no such hint.
+    let never = run(&store, &me, "handoff_resume", &json!({"taskId": "t9"}));
+    assert!(never["state"] == "none" && never.get("elsewhere").is_none(), "{never}");
+    let here = run(&store, &who("u1", "work", "claude", T0 + 2_000), "handoff_resume", &json!({"taskId": "t2"}));
+    assert!(here["state"] == "resumed" && here.get("elsewhere").is_none(), "{here}");
+}

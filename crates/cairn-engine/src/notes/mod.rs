@@ -24,6 +24,7 @@ mod handoff_index;
 mod handoff_index_tests;
 #[cfg(test)]
 mod handoff_page_tests;
+mod handoff_task_elsewhere;
 pub(crate) mod handoff_tasks;
 #[cfg(test)]
 mod handoff_tasks_tests;
