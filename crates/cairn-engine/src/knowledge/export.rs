@@ -1,7 +1,9 @@
 //! Export of a partition as JSON records, paged. The record kinds are walked in the order of
-//! `KINDS`, each by one function over its own tree in key order, so a page boundary is always
-//! `(kind, last key)` and the cursor (`cursor.rs`) names exactly that. Notes and handoffs come
-//! last, their records made by the notes engine (`notes::exchange`, `notes::handoff_exchange`).
+//! `KINDS`, each by one function over its own tree in key order, so a page boundary is
+//! `(kind, last key)` and the cursor (`cursor.rs`) names exactly that; a note too large for its
+//! page is several records (`notes::exchange_windows`), and a page may stop between two of them:
+//! `(kind, its key, the last version returned)`. Notes and handoffs come last, their records made
+//! by the notes engine (`notes::exchange`, `notes::handoff_exchange`).
 //! Only live data is exported: forgotten records are gone from the trees, and a document lists
 //! only the passages it still has. Private notes are exported only when asked for (`private`:
 //! the node allows private notes and the caller sends `includePrivate`); otherwise the header
@@ -23,6 +25,7 @@ use super::trees::{DOC, ENT, PSG, REL, ent_key};
 use super::version_writes::{self, Lists};
 use crate::error::{Error, Result};
 use crate::notes;
+use crate::notes::exchange_windows::Window;
 use crate::snapshot::Snapshot;
 use crate::time::iso_ms;
 use serde_json::{Value, json};
@@ -61,31 +64,44 @@ type ToRecord = fn(&Snapshot, &Partition, &[u8], &Reader<'_>, &mut Lists) -> Res
 /// without building the record); `None` for a kind whose every value gives one.
 type Exported = Option<fn(&[u8], &Reader<'_>) -> Result<bool>>;
 
-/// One record kind: its name and, for kinds stored one record per key, the tree it walks, the
-/// function that turns a stored value into an export record, and whether a value gives one.
+/// Turns one stored value into the export record of its versions after `from` (0: the first)
+/// within `room` bytes, naming the page's `origin` (`notes::exchange_windows`): for a value that
+/// may need several records, a page able to stop between them.
+type ToWindow = fn(&Snapshot, &Partition, &[u8], &Reader<'_>, (u64, usize), &Value) -> Result<Option<Window>>;
+
+/// How a kind makes its records: one per stored value, or one per window of a value's versions.
+#[derive(Clone, Copy)]
+enum Make {
+    Whole(ToRecord),
+    Split(ToWindow),
+}
+
+/// One record kind: its name and, for kinds stored one record per key, the tree it walks, how
+/// a stored value becomes export records, and whether a value gives one.
 struct Kind {
     name: &'static str,
-    walk: Option<(&'static str, ToRecord, Exported)>,
+    walk: Option<(&'static str, Make, Exported)>,
 }
 
 /// The kinds in export order. The header has no tree: it is one record, first.
 const KINDS: [Kind; 6] = [
     Kind { name: "header", walk: None },
-    Kind { name: "entity", walk: Some((ENT, entity_record, None)) },
-    Kind { name: "fact", walk: Some((REL, fact_record, None)) },
-    Kind { name: "document", walk: Some((DOC, document_record, None)) },
-    Kind { name: "note", walk: Some((notes::exchange::TREE, note_record, Some(note_exported))) },
-    Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, handoff_record, None)) },
+    Kind { name: "entity", walk: Some((ENT, Make::Whole(entity_record), None)) },
+    Kind { name: "fact", walk: Some((REL, Make::Whole(fact_record), None)) },
+    Kind { name: "document", walk: Some((DOC, Make::Whole(document_record), None)) },
+    Kind { name: "note", walk: Some((notes::exchange::TREE, Make::Split(note_window), Some(note_exported))) },
+    Kind { name: "handoff", walk: Some((notes::handoff_exchange::TREE, Make::Whole(handoff_record), None)) },
 ];
 
-fn note_record(
+fn note_window(
     snap: &Snapshot,
     part: &Partition,
     value: &[u8],
     reader: &Reader<'_>,
-    _lists: &mut Lists,
-) -> Result<Option<Value>> {
-    notes::exchange::record(snap, part, value, reader.private, reader.agent)
+    at: (u64, usize),
+    origin: &Value,
+) -> Result<Option<Window>> {
+    notes::exchange_windows::window(snap, part, value, (reader.private, reader.agent), at, origin)
 }
 
 fn note_exported(value: &[u8], reader: &Reader<'_>) -> Result<bool> {
@@ -274,7 +290,7 @@ fn document_record(
 }
 
 /// How many bytes `value` takes as JSON.
-fn json_len(value: &Value) -> usize {
+pub(crate) fn json_len(value: &Value) -> usize {
     /// Counts what the serializer writes, keeping none of it.
     struct Counter(usize);
     impl std::io::Write for Counter {
@@ -307,7 +323,7 @@ fn next_start(
     while at < KINDS.len() {
         let kind = &KINDS[at];
         let Some((tree, _, exported)) = kind.walk else {
-            return Ok(Some(Cursor { kind: kind.name.into(), after }));
+            return Ok(Some(Cursor { kind: kind.name.into(), after, part_way: None }));
         };
         let from = [part.prefix(), &after].concat();
         let lower = if after.is_empty() { Bound::Included(&from[..]) } else { Bound::Excluded(&from[..]) };
@@ -315,7 +331,7 @@ fn next_start(
             let (key, value) = item?;
             let Some(suffix) = key.strip_prefix(part.prefix()) else { break };
             if exported.map_or(Ok(true), |given| given(&value, reader))? {
-                return Ok(Some(Cursor { kind: kind.name.into(), after }));
+                return Ok(Some(Cursor { kind: kind.name.into(), after, part_way: None }));
             }
             after = suffix.to_vec();
         }
@@ -323,6 +339,84 @@ fn next_start(
         after = Vec::new();
     }
     Ok(None)
+}
+
+/// A page being filled: its records, the bytes they take as a JSON array (its opening bracket,
+/// then each record with the comma or closing bracket after it), and its bounds. A record that
+/// would take the page past `page_bytes` starts the next page instead (found by an audit at 440k
+/// records: pages asked for 64 KiB and 4 MiB came at up to 66.5 KiB and 4.004 MiB, the record
+/// that crossed the bound kept, commas uncounted), as notes, history and recall pages end.
+struct Fill<'a> {
+    snap: &'a Snapshot,
+    part: &'a Partition,
+    reader: &'a Reader<'a>,
+    origin: Value,
+    lists: Lists,
+    records: Vec<Value>,
+    bytes: usize,
+    limit: usize,
+    page_bytes: usize,
+}
+
+impl Fill<'_> {
+    fn full(&self) -> bool {
+        self.records.len() == self.limit || self.bytes >= self.page_bytes
+    }
+
+    /// Adds `r`, unless it would take a page holding a record already past its bound.
+    fn add(&mut self, r: Value) -> bool {
+        let size = json_len(&r) + 1;
+        if !self.records.is_empty() && self.bytes + size > self.page_bytes {
+            return false;
+        }
+        self.bytes += size;
+        self.records.push(r);
+        true
+    }
+
+    /// Adds the records of one stored value of `kind` (`suffix`: its key past the partition
+    /// prefix; `after`: the key returned before it), from its versions after `from` (0: all);
+    /// where the next page starts when this one ends before the value's last record: at the
+    /// value again, or part-way through its versions once some left.
+    fn add_value(
+        &mut self,
+        (kind, make): (&str, Make),
+        value: &[u8],
+        (after, suffix): (&[u8], &[u8]),
+        mut from: u64,
+    ) -> Result<Option<Cursor>> {
+        let stop = |from: u64| match from {
+            0 => Cursor { kind: kind.into(), after: after.to_vec(), part_way: None },
+            v => Cursor { kind: kind.into(), after: suffix.to_vec(), part_way: Some(v) },
+        };
+        match make {
+            Make::Whole(record) => {
+                if let Some(mut r) = record(self.snap, self.part, value, self.reader, &mut self.lists)? {
+                    r["origin"] = self.origin.clone();
+                    if !self.add(r) {
+                        return Ok(Some(stop(0)));
+                    }
+                }
+            }
+            Make::Split(window) => {
+                let room = |f: &Self| f.page_bytes.saturating_sub(f.bytes);
+                while let Some(w) = window(self.snap, self.part, value, self.reader, (from, room(self)), &self.origin)?
+                {
+                    if !self.add(w.record) {
+                        return Ok(Some(stop(from)));
+                    }
+                    if !w.continued {
+                        break;
+                    }
+                    from = w.last;
+                    if self.full() {
+                        return Ok(Some(stop(from)));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// One page of an export.
@@ -360,23 +454,16 @@ pub fn export(
     }
     let start = match cursor {
         Some(text) => Cursor::decode(text, part, &kind_names())?,
-        None => Cursor { kind: KINDS[0].name.to_owned(), after: Vec::new() },
+        None => Cursor { kind: KINDS[0].name.to_owned(), after: Vec::new(), part_way: None },
     };
     let mut at = KINDS.iter().position(|k| k.name == start.kind).expect("decode checks the kind");
-    let mut after = start.after;
-    let mut records = Vec::new();
-    // The bytes `records` takes as a JSON array: its opening bracket, then each record with the
-    // comma or closing bracket after it. A record that would take the page past `page_bytes` starts
-    // the next page instead (found by an audit at 440k records: pages asked for 64 KiB and 4 MiB
-    // came at up to 66.5 KiB and 4.004 MiB, the record that crossed the bound kept, commas
-    // uncounted), as notes, history and recall pages end.
-    let mut bytes = 1;
-    let full = |records: &Vec<Value>, bytes: usize| records.len() == limit || bytes >= page_bytes;
+    let (mut after, mut part_way) = (start.after, start.part_way);
     let origin = origin.hex().map_or(Value::Null, Value::String);
-    let mut lists = Lists::new();
+    let mut fill =
+        Fill { snap, part, reader, origin, lists: Lists::new(), records: Vec::new(), bytes: 1, limit, page_bytes };
     while at < KINDS.len() {
         let kind = &KINDS[at];
-        let Some((tree, record, _)) = kind.walk else {
+        let Some((tree, make, _)) = kind.walk else {
             let (_, _, scope) = part.parts();
             let (notes, versions) =
                 if reader.private { (0, 0) } else { notes::exchange::private_count(snap, part, reader.agent)? };
@@ -385,43 +472,41 @@ pub fn export(
                 "format": FORMAT,
                 "version": FORMAT_VERSION,
                 "scope": scope,
-                "origin": origin,
+                "origin": fill.origin,
                 "exported_at": iso_ms(now),
                 "kinds": kind_names(),
                 "withheld": { "private_notes": notes, "private_versions": versions },
             });
             // First on its page, so it always fits (`maxBytes` is at least 1 KiB).
-            bytes += json_len(&header) + 1;
-            records.push(header);
+            fill.add(header);
             at += 1;
             after = Vec::new();
             continue;
         };
         let from = [part.prefix(), &after].concat();
-        let lower = if after.is_empty() { Bound::Included(&from[..]) } else { Bound::Excluded(&from[..]) };
-        let mut entries = snap.range(tree, lower, Bound::Unbounded)?;
-        for item in entries.by_ref() {
+        // A page that stopped part-way through a value starts at that value again.
+        let lower = if after.is_empty() || part_way.is_some() {
+            Bound::Included(&from[..])
+        } else {
+            Bound::Excluded(&from[..])
+        };
+        for item in snap.range(tree, lower, Bound::Unbounded)? {
             let (key, value) = item?;
             let Some(suffix) = key.strip_prefix(part.prefix()) else { break };
-            if full(&records, bytes) {
+            // Versions already returned of the value the page before stopped in (if still there).
+            let done = part_way.take().filter(|_| suffix == after.as_slice()).unwrap_or(0);
+            if fill.full() {
                 // More of this kind is stored: the next page starts at the first the reader gets.
                 let next = next_start(snap, part, at, after, reader)?;
-                return Ok(Page { records, next: next.map(|c| c.encode(part)) });
+                return Ok(Page { records: fill.records, next: next.map(|c| c.encode(part)) });
             }
-            if let Some(mut r) = record(snap, part, &value, reader, &mut lists)? {
-                r["origin"] = origin.clone();
-                let size = json_len(&r) + 1;
-                if !records.is_empty() && bytes + size > page_bytes {
-                    // This record opens the next page: continue after the last key returned.
-                    return Ok(Page { records, next: Some(Cursor { kind: kind.name.into(), after }.encode(part)) });
-                }
-                bytes += size;
-                records.push(r);
+            if let Some(next) = fill.add_value((kind.name, make), &value, (&after, suffix), done)? {
+                return Ok(Page { records: fill.records, next: Some(next.encode(part)) });
             }
             after = suffix.to_vec();
         }
         at += 1;
         after = Vec::new();
     }
-    Ok(Page { records, next: None })
+    Ok(Page { records: fill.records, next: None })
 }

@@ -63,6 +63,8 @@ const NOTE: &[&str] = &[
     "createdAt",
     "updatedAt",
     "versions",
+    "continued",
+    "follows",
     "origin",
 ];
 const HANDOFF: &[&str] = &[

@@ -40,6 +40,8 @@ mod exchange_notes_tests;
 #[cfg(test)]
 mod exchange_properties;
 #[cfg(test)]
+mod exchange_split_tests;
+#[cfg(test)]
 mod exchange_tests;
 mod export;
 mod fact_attribute_time;
@@ -151,6 +153,7 @@ pub use cache_budget::{DEFAULT_BYTES as NAME_CACHE_BYTES, set_budget as set_name
 pub use context::{Ask, Channel, Context, Coverage, Grounding, Item, ItemKind, MAX_HOPS, RRF_K, Seed, context};
 pub use derive::{Derived, INVERSE, MAX_LINKS, Rule, SYMMETRIC, TRANSITIVE};
 pub use docs::{Document, MAX_TEXT_BYTES, PassageSpan, Remembered, remember_text};
+pub(crate) use export::json_len;
 pub use export::{
     DEFAULT_LIMIT as EXPORT_DEFAULT_LIMIT, FORMAT as EXPORT_FORMAT, MAX_LIMIT as EXPORT_MAX_LIMIT,
     PAGE_BYTES as EXPORT_PAGE_BYTES, Page, Reader, export,

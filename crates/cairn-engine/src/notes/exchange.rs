@@ -1,8 +1,9 @@
-//! Notes in `memory_export` (`knowledge::export` walks; the rules of notes live here, the import
-//! side in `import.rs`). A `note` record is one note of the scope, whatever its visibility or
-//! task: its identity, its current version's fields, and `versions`, every earlier stored version
-//! (oldest first, each with its own number, value, kind, private flag, confidence, writer and
-//! times), so a copy keeps the note's history. A private note only when the export asks for
+//! Notes in `memory_export` (`knowledge::export` walks; the rules of notes live here, the records
+//! are cut in `exchange_windows.rs`, the import side is `import.rs`). A `note` record is one note
+//! of the scope, whatever its visibility or task: its identity, its current version's fields, and
+//! `versions`, every earlier stored version (oldest first, each with its own number, value, kind,
+//! private flag, confidence, writer and times), so a copy keeps the note's history; a note too
+//! large for one page is several such records, each over a run of its versions. A private note only when the export asks for
 //! private notes (`allowPrivate && includePrivate`), else the header counts it as withheld; a
 //! private earlier version of a note that is not private itself is left out of `versions` then,
 //! and counted too. The record field readers below are shared with `import.rs` and
@@ -28,7 +29,7 @@ pub(super) fn owned_by(note: &NoteRecord, agent: Option<&str>) -> bool {
 }
 
 /// Whether an export for `agent` (private notes when `private`) carries `note`.
-fn given(note: &NoteRecord, private: bool, agent: Option<&str>) -> bool {
+pub(super) fn given(note: &NoteRecord, private: bool, agent: Option<&str>) -> bool {
     (private || !note.private) && owned_by(note, agent)
 }
 
@@ -39,7 +40,7 @@ pub(crate) fn exported(value: &[u8], private: bool, agent: Option<&str>) -> Resu
 }
 
 /// The fields one version of a note holds (its identity aside), as export records name them.
-fn version_fields(note: &NoteRecord) -> Map<String, Value> {
+pub(super) fn version_fields(note: &NoteRecord) -> Map<String, Value> {
     let mut r = Map::new();
     r.insert("value".into(), note.value.clone());
     // `kind` names the record; the note's own kind travels as `noteKind`.
@@ -68,41 +69,6 @@ fn earlier_versions(snap: &Snapshot, part: &Partition, note: &NoteRecord) -> Res
         }
     }
     Ok(out)
-}
-
-/// The export record of a stored current note with its earlier versions; `None` for a private
-/// note not asked for, or an agent note of an agent other than `agent`. Without `private`, the
-/// private earlier versions are left out (the header counts them).
-pub(crate) fn record(
-    snap: &Snapshot,
-    part: &Partition,
-    value: &[u8],
-    private: bool,
-    agent: Option<&str>,
-) -> Result<Option<Value>> {
-    let note = NoteRecord::decode(value)?;
-    if !given(&note, private, agent) {
-        return Ok(None);
-    }
-    let mut r = Map::new();
-    r.insert("kind".into(), json!("note"));
-    r.insert("id".into(), json!(note.id.to_string()));
-    r.insert("key".into(), json!(note.key));
-    r.insert("visibility".into(), json!(note.visibility));
-    if let Some(t) = note.task_id() {
-        r.insert("taskId".into(), json!(t));
-    }
-    if note.visibility() == Visibility::Agent {
-        r.insert("owner".into(), json!(note.owner));
-    }
-    r.extend(version_fields(&note));
-    let versions: Vec<Value> = earlier_versions(snap, part, &note)?
-        .iter()
-        .filter(|v| private || !v.private)
-        .map(|v| Value::Object(version_fields(v)))
-        .collect();
-    r.insert("versions".into(), Value::Array(versions));
-    Ok(Some(Value::Object(r)))
 }
 
 /// What an export without private reads leaves out of `part` (for `agent`; another agent's notes

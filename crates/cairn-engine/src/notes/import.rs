@@ -12,7 +12,11 @@
 //! go back), stamped with the import time and the importing agent. Private notes are stored
 //! private whatever the policy: reads enforce it. An agent token brings back only versions its
 //! own agent wrote (an admin token every agent's), and no version stamped later than now
-//! (`knowledge::import_rules`).
+//! (`knowledge::import_rules`). A note exported as several records (`exchange_windows.rs`) comes
+//! back one record at a time: a record that `follows` version n continues a copy whose current
+//! version is n, and is skipped naming the gap when the copy is not there yet (its pages come out
+//! of order); the records of such a note never merge into a note with a history of its own but
+//! by the last one, as a note of one record does.
 
 use super::exchange::{Field, NOTE, name, owned_by, source_id, text, time};
 use super::fields::{nfc, reason, written_key, written_task};
@@ -143,6 +147,33 @@ fn parse_versions(r: &Map<String, Value>, agent: &str, now: i64) -> Field<Vec<No
     Ok(out)
 }
 
+/// How a record sits among the records of a note split over several (`exchange_windows.rs`):
+/// `follows`, the last version of the record before it (none for the first, or a whole note);
+/// `continued`, whether records after it hold later versions.
+#[derive(Clone, Copy)]
+struct Part {
+    follows: Option<u64>,
+    continued: bool,
+}
+
+/// The split markers of `r`, whose first version is `first`.
+fn part_of(r: &Map<String, Value>, first: u64) -> Field<Part> {
+    let continued = match r.get("continued") {
+        None | Some(Value::Null | Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(_) => return Err("continued: must be true or false".into()),
+    };
+    let follows = match r.get("follows") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|f| (1..first).contains(f))
+                .ok_or_else(|| format!("follows: must be a version from 1, below the record's first ({first})"))?,
+        ),
+    };
+    Ok(Part { follows, continued })
+}
+
 /// Whether two versions say the same thing (identity aside).
 fn same_content(a: &NoteRecord, b: &NoteRecord) -> bool {
     a.value == b.value
@@ -239,6 +270,10 @@ pub(crate) fn import(
         Ok(v) => v,
         Err(e) => return Ok(Err(e)),
     };
+    let split = match part_of(r, versions[0].version) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
     let current = versions.last().expect("the record's own version").clone();
     if !owned_by(&current, (!all_agents).then_some(agent)) {
         return Ok(Err("owner: an agent note is imported by its own agent only".into()));
@@ -258,11 +293,38 @@ pub(crate) fn import(
     let caller = Caller { part: part.clone(), agent: agent.to_owned(), now };
     let identity = current.identity();
     let Some(p) = tx.get(CUR, &identity.cur_key(part))?.as_deref().map(NoteRecord::decode).transpose()? else {
+        if let Some(f) = split.follows {
+            return Ok(Err(gap(f, None)));
+        }
         let id = crate::knowledge::next_id(tx, part)?;
         store_versions(tx, &caller, id, None, &versions, source, true)?;
         out.imported.notes += 1;
         return Ok(Ok(()));
     };
+    merge(tx, &caller, (&p, &versions, split), source, out)
+}
+
+/// The skip reason of a record that continues version `follows` of a note the copy does not
+/// hold up to there (`here`: the copy's current version, `None`: no copy).
+fn gap(follows: u64, here: Option<u64>) -> String {
+    let copy = here.map_or_else(|| "the note is not here".to_owned(), |v| format!("the note here is at version {v}"));
+    format!(
+        "follows: this record continues the note after its version {follows}, but {copy}: a record of the note \
+         before this one has not been imported (import the export's pages in order)"
+    )
+}
+
+/// Imports the exported `versions` (with their `split` markers) into note `p` stored here.
+fn merge(
+    tx: &mut WriteTxn<'_>,
+    caller: &Caller,
+    (p, versions, split): (&NoteRecord, &[NoteRecord], Part),
+    source: Option<(Origin, u64)>,
+    out: &mut Imported,
+) -> Result<Field<()>> {
+    let part = &caller.part;
+    let current = versions.last().expect("the record's own version");
+    let identity = current.identity();
     // The note here holds the exported versions up to its current one: it takes those after.
     let mut held = true;
     for v in versions.iter().filter(|v| v.version <= p.version) {
@@ -277,17 +339,34 @@ pub(crate) fn import(
         out.unchanged.notes += 1;
         return Ok(Ok(()));
     }
-    if held && versions.iter().any(|v| v.version == p.version) {
-        store_versions(tx, &caller, p.id, Some(&p), &after, source, true)?;
+    // A record continuing the copy: the one before it ended at the copy's current version.
+    if held && (versions.iter().any(|v| v.version == p.version) || split.follows == Some(p.version)) {
+        store_versions(tx, caller, p.id, Some(p), &after, source, true)?;
         out.imported.notes += 1;
         return Ok(Ok(()));
     }
-    // A history of its own here: the exported current version only, as the next version here.
-    let imported_before = match source {
-        Some(s) => tx.get(crate::knowledge::IMPORT_MAP, &seen_key(part, &identity, s, current.version))?.is_some(),
-        None => false,
+    let seen = |tx: &mut WriteTxn<'_>, version: u64| -> Result<bool> {
+        Ok(match source {
+            Some(s) => tx.get(crate::knowledge::IMPORT_MAP, &seen_key(part, &identity, s, version))?.is_some(),
+            None => false,
+        })
     };
-    if same_content(&p, &current) || imported_before {
+    // A copy of this export's note that a record between has not reached yet.
+    if let Some(f) = split.follows
+        && (source.is_none() || seen(tx, p.version)?)
+    {
+        return Ok(Err(gap(f, Some(p.version))));
+    }
+    // A history of its own here: the exported current version only, as the next version here;
+    // a record that is not the note's last holds no current version.
+    if split.continued {
+        return Ok(Err(format!(
+            "continued: the note here has a history of its own (its version {} is not this export's), so only \
+             the note's last record is merged, as the next version here",
+            p.version
+        )));
+    }
+    if same_content(p, current) || seen(tx, current.version)? {
         out.unchanged.notes += 1;
         return Ok(Ok(()));
     }
@@ -296,10 +375,10 @@ pub(crate) fn import(
         version: p.version + 1,
         supersedes: Some(p.version),
         created_at: p.created_at,
-        updated_at: now.max(p.updated_at),
+        updated_at: caller.now.max(p.updated_at),
         ..current.clone()
     };
-    store_versions(tx, &caller, p.id, Some(&p), &[note], None, false)?;
+    store_versions(tx, caller, p.id, Some(p), &[note], None, false)?;
     if let Some(s) = source {
         tx.put(crate::knowledge::IMPORT_MAP, &seen_key(part, &identity, s, current.version), &[])?;
     }

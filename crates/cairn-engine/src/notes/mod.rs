@@ -12,6 +12,7 @@ mod cursor;
 mod event_target;
 mod events;
 pub(crate) mod exchange;
+pub(crate) mod exchange_windows;
 mod fields;
 mod forget;
 mod handoff;
