@@ -162,3 +162,44 @@ it('a note with several versions, by several agents, reads in the copy as in the
     );
   }
 });
+
+it('a note too large for one page leaves in several records, and each page imports as it came', async () => {
+  const scope = 'large';
+  for (let i = 0; i < 6; i++) {
+    const body = { scope, key: 'state', value: `${i}:${'x'.repeat(60 * 1024)}`, kind: 'task_state' };
+    const r = await t.call('POST', '/v1/memory/note_write', { body });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  }
+  // The default page is 64 KiB: one version a record, one record a page.
+  const pages: Rec[][] = [];
+  let cursor: string | null = null;
+  do {
+    const r = await t.call('POST', '/v1/memory/export', { body: { scope, ...(cursor === null ? {} : { cursor }) } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(JSON.stringify(r.body.records).length).toBeLessThanOrEqual(64 * 1024);
+    pages.push(r.body.records as Rec[]);
+    cursor = r.body.next as string | null;
+  } while (cursor !== null);
+  const notes = pages.flat().filter((r) => r.kind === 'note');
+  expect(notes.map((n) => n.version)).toEqual([1, 2, 3, 4, 5, 6]);
+  expect(notes.map((n) => n.continued ?? false)).toEqual([true, true, true, true, true, false]);
+  expect(notes.map((n) => n.follows ?? null)).toEqual([null, 1, 2, 3, 4, 5]);
+  for (const records of pages) {
+    const r = await t.call('POST', '/v1/memory/import', { body: { scope: 'large-copy', records } });
+    expect(r.status).toBe(200);
+    expect(r.body.skipped).toEqual([]);
+  }
+  const history = async (s: string) => {
+    const out: unknown[] = [];
+    let next: string | null = null;
+    do {
+      const body: Rec = { scope: s, key: 'state', ...(next === null ? {} : { cursor: next }) };
+      const r = await t.call('POST', '/v1/memory/history', { body });
+      out.push(...(r.body.events as Rec[]).map((e) => [e.agent, e.at, (e.after as Rec).version]));
+      next = r.body.nextCursor as string | null;
+    } while (next !== null);
+    return out;
+  };
+  expect(await history('large-copy')).toEqual(await history(scope));
+  expect((await history(scope)).length).toBe(6);
+});
