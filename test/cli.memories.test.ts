@@ -419,3 +419,20 @@ it('history of a key that names a user note and a task note says which options p
   const task = await mem(['history', 'editor.theme', '--task', 'UI 2', '--json']);
   expect((JSON.parse(task.stdout) as { events: unknown[] }).events).toHaveLength(1);
 });
+
+it('list shows a note too large for one export page once, at its current version', async () => {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };
+  // 80 versions of 60 KiB: more than the 4 MiB page `list` reads, so the export splits the note.
+  for (let i = 1; i <= 80; i++) {
+    const body = { key: 'state', value: `${i}:${'x'.repeat(60 * 1024)}`, kind: 'task_state' };
+    expect((await store.notes('note_write', caller, body)).error).toBeUndefined();
+  }
+  await store.close();
+  const list = await mem(['list', '--json']);
+  expect(list.code, list.stderr).toBe(0);
+  const state = (JSON.parse(list.stdout) as { notes: { key: string; version: number }[] }).notes.filter(
+    (n) => n.key === 'state',
+  );
+  expect(state.map((n) => n.version)).toEqual([80]);
+});

@@ -99,7 +99,9 @@ async function everyNote(call: Call, a: MemoriesArgs, node: NodeFile | null): Pr
       // Only a node withholds private notes (on the store the operator sees them): say so.
       const warning = r.kind === 'header' && node !== null ? withheldWarning(r.withheld, node, 'memories list') : null;
       if (warning !== null) process.stderr.write(`cairn memories: warning: ${warning}\n`);
-      if (r.kind !== 'note') continue;
+      // A note too large for one page comes as several records; all but its last (`continued`)
+      // hold earlier versions only.
+      if (r.kind !== 'note' || r.continued === true) continue;
       const { noteKind, version } = r;
       // The record has the version it is, not the one it replaced: versions are numbered on, one a write.
       all.push(noteItem({ ...r, kind: noteKind, supersedes: Number(version) > 1 ? Number(version) - 1 : null }));
