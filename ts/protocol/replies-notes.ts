@@ -86,7 +86,7 @@ export const HandoffCreateReply = z.object({
 /**
  * memory_handoff_resume: `resumed` (with `handoff`), `expired` (the newest expired one), `none`
  * (with `did_you_mean` when a stored task is spelled like it), or, without `taskId`, `listed` (the unexpired handoffs addressed to the caller;
- * when none, `elsewhere` names the caller's other scopes where some wait).
+ * when none, `elsewhere` names the caller's other scopes where some wait; with `taskId` and `none`, where that task waits).
  */
 export const HandoffResumeReply = z.object({
   state: z.enum(['resumed', 'expired', 'none', 'listed']),
@@ -118,13 +118,13 @@ export const HandoffResumeReply = z.object({
     .object({
       scopes: z
         .array(z.object({ scope: z.string(), handoffs: Count }))
-        .describe('Most first, at most 10: unexpired handoffs addressed to you there'),
+        .describe('At most 10: unexpired handoffs there addressed to you (listed), or of the task (none)'),
       more: z.literal(true).optional().describe('There may be more than listed (the check stops reading)'),
       hint: z.string(),
     })
     .optional()
     .describe(
-      'With listed and no handoffs (first page): your other scopes, of your user and token, where handoffs ' +
-        'addressed to you wait: send `scope` to list them',
+      'With listed and no handoffs (first page), or none for a taskId: your other scopes, of your user and ' +
+        'token, where handoffs addressed to you (or of that task) wait: send `scope` to list or resume them',
     ),
 });
