@@ -568,25 +568,16 @@ export const ExportRecord = z.discriminatedUnion('kind', [
           updatedAt: Time,
         }),
       )
-      .describe(
-        'The earlier stored versions this record holds, oldest first (the record itself is its last one: the ' +
-          'current version unless `continued`)',
-      ),
+      .describe('Earlier versions, oldest first (the record is its last: current unless `continued`)'),
     continued: z
       .literal(true)
       .optional()
-      .describe(
-        'More records of this note follow, holding its later versions: a note too large for one page is split ' +
-          'over several records, in version order',
-      ),
+      .describe('Later versions follow in the next records (a note too large for a page)'),
     follows: z
       .int()
       .min(1)
       .optional()
-      .describe(
-        'The last version of the record before this one of the same note; import takes this record only into a ' +
-          'copy at that version (else it is skipped, naming the gap)',
-      ),
+      .describe('Last version of the record before; imported only into a copy at that version'),
   }),
   Handoff.extend({ kind: z.literal('handoff'), origin: Origin }),
 ]);

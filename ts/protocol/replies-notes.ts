@@ -118,13 +118,13 @@ export const HandoffResumeReply = z.object({
     .object({
       scopes: z
         .array(z.object({ scope: z.string(), handoffs: Count }))
-        .describe('At most 10: unexpired handoffs there addressed to you (listed), or of the task (none)'),
+        .describe('At most 10: unexpired handoffs there for you (listed) or the task (none)'),
       more: z.literal(true).optional().describe('There may be more than listed (the check stops reading)'),
       hint: z.string(),
     })
     .optional()
     .describe(
-      'With listed and no handoffs (first page), or none for a taskId: your other scopes, of your user and ' +
-        'token, where handoffs addressed to you (or of that task) wait: send `scope` to list or resume them',
+      'With listed and no handoffs (first page), or none: your other scopes (of your user and token) where ' +
+        'they wait: send `scope`',
     ),
 });

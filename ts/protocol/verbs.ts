@@ -208,13 +208,12 @@ export const VERBS: readonly VerbSpec[] = [
     description:
       'One page of the scope as JSON records: header, entities, facts with provenance and ended state, documents ' +
       'with their live passages, notes (any visibility or task, except other agents’ own notes, which are not ' +
-      'counted either; each with its kind as `noteKind` and its earlier versions in `versions`; a note too large ' +
-      'for a page comes as several records in version order, `continued` on all but the last) and handoffs ' +
-      '(expired ones too). Private notes only with `includePrivate` when the node allows them (else the header’s ' +
-      '`withheld` counts them). Pass `next` as `cursor` for the next page; `next: null` means done. `limit` records per page (default 500, max ' +
-      '5000); a page’s records fit in `maxBytes` of JSON (default 64 KiB, at most 4 MiB; one ' +
-      'record larger, such as a long document, comes whole on its own page). Each page can be sent to ' +
-      'memory_import as it came.',
+      'counted either; kind as `noteKind`, earlier versions in `versions`; one too large for a page is split ' +
+      'over records, `continued` on all but the last) and handoffs (expired ones too). Private notes only with ' +
+      '`includePrivate` when the node allows them (else the header’s `withheld` counts them). Pass `next` as ' +
+      '`cursor` for the next page (null: done). `limit` records per page (default 500, max 5000); a page’s ' +
+      'records fit in `maxBytes` of JSON (default 64 KiB, at most 4 MiB; a larger document comes alone). Each ' +
+      'page can be sent to memory_import as it came.',
   },
   {
     verb: 'import',
