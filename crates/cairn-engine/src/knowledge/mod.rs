@@ -99,6 +99,8 @@ mod now_tests;
 mod ontology;
 mod origin;
 mod outside_time;
+#[cfg(test)]
+mod outside_time_tests;
 mod part;
 mod past_adjacency;
 pub(crate) mod past_adjacency_build;

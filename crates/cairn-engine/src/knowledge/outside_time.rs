@@ -28,13 +28,23 @@ pub(crate) fn outside_time(snap: &Snapshot, part: &Partition, entity: u64, when:
 /// later. Facts between seeds are found from the adjacency keys; only those are read. One seen
 /// among the records the read may see (`present_adjacency.rs`) settles it: only when none is are
 /// the copies a fact keeps of itself read, to be counted and dated with the rest.
+///
+/// Nor are they when that first list holds no relation between the seeds at all. A copy is
+/// filed under its own ends and type, which are its fact's: an earlier version is the fact with
+/// a new id, and an earlier life is filed apart only beside its fact's entry in `k.adj` (a life
+/// whose fact changed ends is filed there itself, and a forgotten fact takes its lives back
+/// there first: `past_adjacency.rs`). So a life between the seeds has its fact listed between
+/// them, and an earlier version is never hinted without `as_of` (`hint` keeps facts current
+/// then, which no version is). A read with `as_of` has read the copies already.
 pub(crate) fn between(snap: &Snapshot, part: &Partition, seeds: &[u64], when: &When) -> Result<Option<Value>> {
     // No relation is held by two seeds when there are not two.
     if seeds.len() < 2 {
         return Ok(None);
     }
-    if between_seeds(snap, part, seeds, |seed, prefix| adjacency_at(snap, part, seed, prefix, when), when)?.is_none() {
-        return Ok(None);
+    let listed = |seed, prefix: &[u8]| adjacency_at(snap, part, seed, prefix, when);
+    let Some(facts) = between_seeds(snap, part, seeds, listed, when)? else { return Ok(None) };
+    if facts.is_empty() || when.as_of.is_some() {
+        return Ok(hint(facts, when));
     }
     let facts = between_seeds(snap, part, seeds, |seed, prefix| adjacency(snap, part, seed, prefix), when)?;
     Ok(facts.and_then(|facts| hint(facts, when)))

@@ -23,9 +23,9 @@
 //! id, keeping the first it sees) answer as they did. Lives filed in `k.adj` (by a store written
 //! before the copies were filed apart, an import, or a fact whose lives a forget reinstated) are
 //! read as facts, as every reader reads them. The `outside_time` hint reads both trees when it is
-//! given (a recall that shows no fact; a context whose seeds hold no fact between them that the
-//! read sees, which the list without the copies settles first): it counts and dates the facts a
-//! read does not see, lives among them.
+//! given (a recall that shows no fact; a context whose seeds hold facts between them, none of
+//! which the read sees, which the list without the copies settles first): it counts and dates the
+//! facts a read does not see, lives among them.
 
 use super::graph::{Direction, adjacency, adjacency_entry};
 use super::part::Partition;

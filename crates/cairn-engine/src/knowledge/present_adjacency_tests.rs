@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 const DAY: i64 = 86_400_000;
 
-fn open(dir: &std::path::Path) -> Store {
+pub(super) fn open(dir: &std::path::Path) -> Store {
     // No checkpoint while the reads are counted: its pages are not theirs.
     let options = StoreOptions { cache_bytes: 16 << 20, checkpoint_bytes: 1 << 40, ..StoreOptions::default() };
     Store::open(dir, options).unwrap()
@@ -26,7 +26,7 @@ fn counted(store: &Store, now: i64, verb: &str, body: &Value) -> (Value, u64) {
 
 /// `Ann status S(i % 7)` with `replaces`, one call a day, for `i` in `done..upto`: from the
 /// eighth on, each ends the live status and restores an earlier one, keeping its earlier life.
-fn restore(store: &Store, (done, upto): (usize, usize)) -> i64 {
+pub(super) fn restore(store: &Store, (done, upto): (usize, usize)) -> i64 {
     for i in done..upto {
         let body = json!({"from": "Ann", "to": format!("S{}", i % 7), "type": "status", "replaces": true});
         counted(store, TODAY + i64::try_from(i).unwrap() * DAY, "relate", &body);

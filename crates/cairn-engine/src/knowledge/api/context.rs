@@ -225,6 +225,10 @@ mod tests {
         let ask = |q: &str| call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
         let c = ask("Does Priya Raman work at Northwind Labs?");
         assert_eq!(c["outside_time"], json!({"facts": 1, "last_valid_to": "2026-01-31"}), "{c}");
+        // As known a moment ago, with its earlier version (read with `as_of`), it is one fact.
+        let known = json!({"question": "Does Priya Raman work at Northwind Labs?", "as_of": TODAY - 1, "valid_at": "2026-05-01"});
+        let c = call(&store, &caller(TODAY), "context", &known).unwrap();
+        assert_eq!(c["outside_time"], json!({"facts": 1, "last_valid_to": "2026-01-31"}), "{c}");
         // Then it was true: no hint.
         let then = json!({"question": "Does Priya Raman work at Northwind Labs?", "valid_at": "2025-01-01"});
         let c = call(&store, &caller(TODAY), "context", &then).unwrap();
