@@ -162,6 +162,8 @@ struct Shared {
     idempotency_ms: i64,
     /// The latest time a call was stamped with (`clock.rs`).
     clock: Arc<Clock>,
+    /// What callers found to hold for good while the store is open (`Store::marked`).
+    marks: Mutex<HashSet<&'static str>>,
 }
 
 /// An open store. Cheap to clone; every clone is the same store. Closing any clone closes it.
@@ -301,6 +303,7 @@ impl Store {
                 store_id: meta.store_id,
                 idempotency_ms,
                 clock,
+                marks: Mutex::default(),
             }),
         })
     }
@@ -328,6 +331,26 @@ impl Store {
     /// How long a notes write's `idempotencyKey` is remembered, in milliseconds.
     pub(crate) fn idempotency_ms(&self) -> i64 {
         self.shared.idempotency_ms
+    }
+
+    /// Whether a caller marked `mark` on this open store (`mark`): a fact about its committed
+    /// state that no later write undoes, such as an index a verb builds once being built
+    /// (`knowledge::build_once`), so a caller need not read it again on every call. Kept in
+    /// memory only: a store opened again (another file, a restored backup) is read anew.
+    pub(crate) fn marked(&self, mark: &'static str) -> bool {
+        self.shared.marks.lock().expect("marks lock").contains(mark)
+    }
+
+    /// Marks `mark` (`marked`), once a snapshot showed it holds: published state is durable.
+    pub(crate) fn mark(&self, mark: &'static str) {
+        self.shared.marks.lock().expect("marks lock").insert(mark);
+    }
+
+    /// Drops every mark, as opening the store again would: for tests that make a store look
+    /// written before an index existed by removing it under an open store.
+    #[cfg(test)]
+    pub(crate) fn forget_marks(&self) {
+        self.shared.marks.lock().expect("marks lock").clear();
     }
 
     /// A consistent view of the last committed state.

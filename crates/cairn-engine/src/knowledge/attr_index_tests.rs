@@ -157,6 +157,7 @@ fn drop_index(store: &Store) {
             tx.delete_prefix(ATTR_OF, &[])
         })
         .unwrap();
+    store.forget_marks();
     assert!(!super::attr_index_build::built(store).unwrap());
 }
 

@@ -139,6 +139,7 @@ fn check(store: &Store, part: &Partition) -> Result<(), TestCaseError> {
 /// Takes the index and its marker out, as a store written before it has neither.
 fn drop_index(store: &Store) {
     store.write(|tx| tx.delete_prefix(ATTR_WRITES, &[]).map(|_| ())).unwrap();
+    store.forget_marks();
     assert!(store.snapshot().unwrap().get(ATTR_WRITES, &[]).unwrap().is_none());
 }
 

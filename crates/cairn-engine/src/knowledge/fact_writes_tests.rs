@@ -76,6 +76,7 @@ pub(super) fn to_old_layout(store: &Store, copies: bool) {
             Ok(())
         })
         .unwrap();
+    store.forget_marks();
 }
 
 /// The entries `k.fact_writes` holds for `part`.

@@ -27,8 +27,16 @@ pub(crate) const TOKENIZER: &[u8] = &[2];
 /// Re-indexes the store's passages unless the marker names `TOKENIZER`; a store without passages
 /// is left as it is (a read on it never writes).
 pub(crate) fn upgrade(store: &Store) -> Result<()> {
+    // Once it names the tokenizer of now it always will: remembered as `build_once` does.
+    if store.marked(FTS_TERMS) {
+        return Ok(());
+    }
     let snap = store.snapshot()?;
-    if snap.get(FTS_TERMS, &[])?.as_deref() == Some(TOKENIZER) || snap.prefix(PSG, &[])?.next().is_none() {
+    if snap.get(FTS_TERMS, &[])?.as_deref() == Some(TOKENIZER) {
+        store.mark(FTS_TERMS);
+        return Ok(());
+    }
+    if snap.prefix(PSG, &[])?.next().is_none() {
         return Ok(());
     }
     store.write(|tx| {
@@ -151,6 +159,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
+        store.forget_marks();
     }
 
     #[test]

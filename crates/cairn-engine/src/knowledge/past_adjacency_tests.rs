@@ -78,6 +78,7 @@ pub(super) fn as_written_before(store: &Store) {
             Ok(())
         })
         .unwrap();
+    store.forget_marks();
 }
 
 /// The calls both stores answer after their shared history: revisions, restores, and assertions

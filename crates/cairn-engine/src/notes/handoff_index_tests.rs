@@ -184,6 +184,7 @@ fn as_written_before(store: &Store) {
             Ok(())
         })
         .unwrap();
+    store.forget_marks();
 }
 
 fn old_entries(store: &Store) -> usize {

@@ -117,6 +117,7 @@ fn knowledge(store: &Store, who: &Caller, verb: &str, body: &Value) -> Value {
 /// Puts `store` back into the layout before the index: no `n.hand_task`, nor its marker.
 fn as_written_before(store: &Store) {
     store.write(|tx| tx.delete_prefix(TASKS, &[]).map(drop)).unwrap();
+    store.forget_marks();
 }
 
 #[test]
