@@ -164,11 +164,13 @@ pub(crate) fn written_entity(event: &Event) -> Option<u64> {
 /// reads at some `as_of` or `valid_at` may answer with, which the attribute index files
 /// (`attr_index_build.rs`).
 pub(crate) fn set_by(event: &Event) -> Option<(u64, Map<String, Value>)> {
-    let attributes = sent_attributes(event);
-    if event.family != "entity" || attributes.is_empty() {
+    // The family and the id first: the attributes are a copy, which other events need not pay.
+    if event.family != "entity" {
         return None;
     }
-    written_entity(event).map(|id| (id, attributes))
+    let id = written_entity(event)?;
+    let attributes = sent_attributes(event);
+    (!attributes.is_empty()).then_some((id, attributes))
 }
 
 /// What an entity event wrote, as the index of attribute writes files it (`attr_writes.rs`).
