@@ -50,6 +50,11 @@ pub(super) fn elsewhere(snap: &Snapshot, caller: &Caller, readable: Option<&[Str
         named.join(", "),
         if more { " and perhaps more" } else { "" }
     );
+    Ok(Some(named_scopes(&found, more, &hint)))
+}
+
+/// `{scopes: [{scope, handoffs}], more?, hint}`: the scopes `found`, each with its count of capsules.
+pub(super) fn named_scopes(found: &[(String, u64)], more: bool, hint: &str) -> Value {
     let mut out = json!({
         "scopes": found.iter().map(|(scope, n)| json!({ "scope": scope, "handoffs": n })).collect::<Vec<_>>(),
         "hint": hint,
@@ -57,7 +62,7 @@ pub(super) fn elsewhere(snap: &Snapshot, caller: &Caller, readable: Option<&[Str
     if more {
         out["more"] = json!(true);
     }
-    Ok(Some(out))
+    out
 }
 
 /// The unexpired capsules of `part` addressed to the caller's agent, reading at most `budget`

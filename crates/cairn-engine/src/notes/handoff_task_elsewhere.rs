@@ -7,12 +7,13 @@
 //! those the node says the caller's token may use (`readableScopes`; none given, every one), at
 //! most `READ` index entries in all.
 
+use super::handoff_elsewhere::named_scopes;
 use super::handoff_tasks;
 use crate::error::Result;
 use crate::knowledge::api::Caller;
 use crate::knowledge::{Partition, user_scopes};
 use crate::snapshot::Snapshot;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Task index entries read across the other scopes, at most: past it, scopes may go unnamed (`more`).
 const READ: usize = 5_000;
@@ -62,12 +63,5 @@ pub(super) fn task_elsewhere(
         named.join(", "),
         if more { " and perhaps more" } else { "" }
     );
-    let mut out = json!({
-        "scopes": found.iter().map(|(scope, n)| json!({ "scope": scope, "handoffs": n })).collect::<Vec<_>>(),
-        "hint": hint,
-    });
-    if more {
-        out["more"] = json!(true);
-    }
-    Ok(Some(out))
+    Ok(Some(named_scopes(&found, more, &hint)))
 }
