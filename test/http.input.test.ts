@@ -382,6 +382,28 @@ it('a body past the limit is 413 saying the limit, over HTTP and on /v1/mcp (new
   expect([mcp.status, mcp.body.error?.code, mcp.body.error?.message]).toEqual([413, 'PAYLOAD_TOO_LARGE', message]);
 });
 
+it.each([
+  ['a well-typed subject and a fact that is a number', { subject: 'Ada Quist', fact: 5 }, 'fact', 'subject, fact'],
+  ['a passage that is a number and all: "yes"', { passage: 12, all: 'yes' }, 'all', 'passage, all'],
+  ['three forms, two ill-typed', { subject: 'Ada Quist', source: 3, note: [] }, 'source', 'subject, source, note'],
+])('forget with %s is told it sent two forms, not a type error, and nothing goes', async (_n, form, field, got) => {
+  const scope = 'two-forms';
+  const kept = await t.call('POST', '/v1/memory/remember', { body: { scope, content: 'Ada Quist ships the packer.' } });
+  expect(kept.status).toBe(200);
+  const before = await t.txn();
+  const r = await t.call('POST', '/v1/memory/forget', { body: { scope, ...form } });
+  expect(r.status).toBe(422);
+  const message = `send exactly one of subject, fact, passage, source, attribute, note, handoff, all (got ${got})`;
+  expect(r.body.error).toEqual({
+    code: 'VALIDATION_ERROR',
+    message: `${field}: ${message}`,
+    details: [{ field, message }],
+  });
+  expect(await t.txn()).toBe(before);
+  const recalled = await t.call('POST', '/v1/memory/recall', { body: { scope, subject: 'Ada Quist' } });
+  expect(JSON.stringify(recalled.body)).toContain('Ada Quist');
+});
+
 it('a bad cursor is refused naming `cursor` and changes nothing (engine-validated)', async () => {
   const before = await t.txn();
   const r = await t.call('POST', '/v1/memory/export', { body: { cursor: 'not-a-cursor!' } });

@@ -129,7 +129,16 @@ const NoteRef = z.strictObject({
 const HandoffRef = z.strictObject({
   taskId: text(256).describe('The task whose handoffs go: every capsule on it, expired ones too, and their events'),
 });
-const FORGET_FORMS = ['subject', 'fact', 'passage', 'source', 'attribute', 'note', 'handoff', 'all'] as const;
+/** The forms of memory_forget, of which a body sends exactly one. */
+export const FORGET_FORMS = ['subject', 'fact', 'passage', 'source', 'attribute', 'note', 'handoff', 'all'] as const;
+
+/** The refusal of a memory_forget body that sends the forms `given`, not one: the field named and what it is told. */
+export function formsIssue(given: readonly string[]): { field: string; message: string } {
+  return {
+    field: given[1] ?? 'subject',
+    message: `send exactly one of ${FORGET_FORMS.join(', ')}${given.length > 1 ? ` (got ${given.join(', ')})` : ''}`,
+  };
+}
 
 /** memory_forget: exactly one of the forms. */
 export const ForgetInput = z
@@ -147,11 +156,8 @@ export const ForgetInput = z
   .superRefine((b, ctx) => {
     const given = FORGET_FORMS.filter((f) => b[f] !== undefined);
     if (given.length !== 1) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [given[1] ?? 'subject'],
-        message: `send exactly one of ${FORGET_FORMS.join(', ')}${given.length > 1 ? ` (got ${given.join(', ')})` : ''}`,
-      });
+      const { field, message } = formsIssue(given);
+      ctx.addIssue({ code: 'custom', path: [field], message });
     }
   });
 

@@ -11,7 +11,9 @@ import {
   DeleteUserInput,
   EXPORT_DEFAULT_BYTES,
   ExportInput,
+  FORGET_FORMS,
   ForgetInput,
+  formsIssue,
   ImportInput,
   RelateInput,
   RememberInput,
@@ -276,8 +278,22 @@ function refuseRememberEnds(raw: unknown): void {
   throw new ApiError('VALIDATION_ERROR', `fact: ${message}`, [{ field: 'fact', message }]);
 }
 
+/**
+ * Refuses a body that sends more than one form of forget, whatever their values. The schema says
+ * so only once every field is well typed: `{subject, fact: 5}` was told `fact` must be an object,
+ * and a model that fixed that had still sent two forms, and was refused again for that.
+ */
+function refuseTwoForms(raw: unknown): void {
+  if (typeof raw !== 'object' || raw === null) return;
+  const given = FORGET_FORMS.filter((f) => (raw as Record<string, unknown>)[f] !== undefined);
+  if (given.length < 2) return;
+  const { field, message } = formsIssue(given);
+  throw new ApiError('VALIDATION_ERROR', `${field}: ${message}`, [{ field, message }]);
+}
+
 /** memory_forget: exactly one form; notes go to the notes engine, the rest to knowledge. */
 export async function memoryForget(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+  refuseTwoForms(raw);
   refuseRememberEnds(raw);
   const input = parseInput(ForgetInput, raw);
   const id = identify(p, input);
