@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { nonFinitePath, OVERFLOW, problemError, UNDERFLOW } from '../protocol/body-problem.js';
@@ -20,6 +19,7 @@ import { asToolError, cannotConnect, failureBody } from './mcp-refusal.js';
 import { nodeWaitMs } from './node-wait.js';
 import { keyed, repeatable, unreplayed } from './repeatable.js';
 import { watchUnderflows } from './stdin-underflow.js';
+import { StdioLines } from './stdio-lines.js';
 
 /** Arguments of `cairn mcp`. */
 export interface McpArgs {
@@ -209,8 +209,9 @@ export async function runMcp(args: McpArgs, env: NodeJS.ProcessEnv = process.env
       resolve();
     };
   });
-  await server.connect(new StdioServerTransport());
-  // The SDK's stdio transport does not watch for end of input; the client closing stdin ends us.
+  // Lines that are no JSON-RPC message are answered, not dropped (`StdioLines`).
+  await server.connect(new StdioLines());
+  // The stdio transport does not watch for end of input; the client closing stdin ends us.
   process.stdin.once('end', () => void server.close());
   await done;
   await link.close();

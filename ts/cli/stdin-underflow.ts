@@ -7,9 +7,10 @@ type RequestId = string | number;
 
 /**
  * The tool calls read from `stdin` whose arguments hold a number JSON.parse makes 0 though it
- * names another (`1e-400`), with its path in the arguments. The SDK's stdio transport hands the
- * bridge each message parsed, its number 0 already; so its lines are read here too, split at
- * "\n" as the transport splits them, and before it reads them: add this before the transport.
+ * names another (`1e-400`), with its path in the arguments. The stdio transport (`StdioLines`)
+ * hands the bridge each message parsed, its number 0 already; so its lines are read here too,
+ * split at "\n" as the transport splits them, and before it reads them: add this before the
+ * transport.
  */
 export function watchUnderflows(stdin: Readable) {
   const found = new Map<RequestId, (string | number)[]>();
@@ -23,7 +24,7 @@ export function watchUnderflows(stdin: Readable) {
       const { id } = JSON.parse(line) as { id?: unknown };
       if (typeof id === 'string' || typeof id === 'number') found.set(id, path.slice(2));
     } catch {
-      // Not JSON: the transport reports it.
+      // Not JSON: the transport answers it.
     }
   };
   const onData = (chunk: Buffer) => {
