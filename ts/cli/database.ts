@@ -218,8 +218,12 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
     throw new CliFailure('NOT_FOUND', `no backup at ${src} (no ${DATA_FILE} there)${then}`);
   }
   refuseHeldSource(src);
-  if (findRunningNode(target) !== null)
-    throw new CliFailure('UNAVAILABLE', `a node is running on ${target}; stop it first`);
+  if (findRunningNode(target) !== null) {
+    throw new CliFailure(
+      'UNAVAILABLE',
+      `a node is running on ${target}; stop it first (cairn stop --data-dir ${target})`,
+    );
+  }
   if (existsSync(join(target, DATA_FILE))) {
     throw refused(
       `${target} already holds a store; restore only into an empty data dir (move it aside first)`,

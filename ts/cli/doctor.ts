@@ -166,7 +166,7 @@ async function adminToken(url: string, token: string | undefined): Promise<Findi
       return {
         check,
         state: 'problem',
-        detail: `the node refuses it (${who.status}: ${String(said)}): set it to one of its admin tokens (lost: stop the node, run ${make} on its data dir, start it again)`,
+        detail: `the node refuses it (${who.status}: ${String(said)}): set it to one of its admin tokens (lost: stop the node with cairn stop, run ${make} on its data dir, start it again)`,
       };
     }
     if (who.body.role !== 'admin') {

@@ -68,7 +68,7 @@ export function refusedBy(body: unknown, status = 0, url?: string): CliFailure {
 function throughNode(status: number, details: unknown[], url: string): string {
   const make = '`cairn token create --agent NAME --role admin`';
   if (status === 401) {
-    return `: CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}; set it to one of its admin tokens (lost: stop the node, run ${make} on its data dir, start it again)`;
+    return `: CAIRN_ADMIN_TOKEN is not a live token of the node at ${url}; set it to one of its admin tokens (lost: stop the node with cairn stop, run ${make} on its data dir, start it again)`;
   }
   if (status === 403 && details.some((d) => (d as { field?: unknown })?.field === 'Authorization')) {
     return `: set CAIRN_ADMIN_TOKEN to an admin token of the node at ${url} with no user or scope limit (${make} makes one)`;

@@ -36,5 +36,5 @@ export function withheldWarning(withheld: unknown, node: NodeFile, command: stri
     ...(notes > 0 ? [`${notes} private note${notes === 1 ? '' : 's'}`] : []),
     ...(versions > 0 ? [`${versions} private earlier version${versions === 1 ? '' : 's'}`] : []),
   ].join(' and ');
-  return `${what} withheld: the node at ${node.url} runs without CAIRN_ALLOW_PRIVATE=1. To include them, stop the node and run \`cairn ${command}\` on the store, or restart the node with CAIRN_ALLOW_PRIVATE=1`;
+  return `${what} withheld: the node at ${node.url} runs without CAIRN_ALLOW_PRIVATE=1. To include them, stop the node (cairn stop) and run \`cairn ${command}\` on the store, or restart the node with CAIRN_ALLOW_PRIVATE=1`;
 }

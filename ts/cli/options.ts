@@ -12,6 +12,7 @@ const NOTE = [...STORE, '--user', '--scope', '--agent', '--visibility', '--task'
  */
 export const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
   serve: ['--data-dir', '--host', '--port', '--profile'],
+  stop: STORE,
   init: STORE,
   demo: [],
   doctor: STORE,

@@ -13,6 +13,8 @@ Usage:
   cairn serve [--host H] [--port P] [--profile lite|team]
                                           run a node (default 127.0.0.1:4000, lite; $CAIRN_HOST,
                                           $CAIRN_PORT, $CAIRN_PROFILE; team is not built yet)
+  cairn stop [--json]                     stop the node running on the data dir (SIGTERM: it finishes
+                                          what it is running, then lets the store go; waits ≤ 30 s)
   cairn init [--json]                     create the store and print its admin token once
   cairn token create --agent NAME [--user ID] [--scope S]... [--role admin|agent|reader]
                      [--expires 30m|12h|30d|RFC3339] [--json]
@@ -67,7 +69,7 @@ Options:
                    not serve, demo, mcp, openapi
 
 While a node runs, token, export, import, check, backup and compact go through its admin API with
-$CAIRN_ADMIN_TOKEN (restore refuses: stop the node first).
+$CAIRN_ADMIN_TOKEN (restore refuses: stop the node first, cairn stop).
 Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad usage).
 `;
 
@@ -78,6 +80,7 @@ Exit codes: 0 done, 1 failed (check: problems found), 2 could not run (or bad us
  */
 const ARGUMENTS: Record<string, number | Record<string, number>> = {
   serve: 0,
+  stop: 0,
   init: 0,
   demo: 0,
   doctor: 0,
@@ -271,6 +274,8 @@ async function dispatch(
       profile: values.profile,
     });
   }
+  if (command === 'stop' && rest.length === 0)
+    return (await import('./stop.js')).runStop(dataDir, values.json ?? false);
   if (command === 'init' && rest.length === 0)
     return (await import('./init.js')).runInit(dataDir, values.json ?? false);
   if (command === 'token' && rest[0] !== undefined && rest.length <= 2) {

@@ -115,7 +115,7 @@ function addressRefusal(host: string, hostFrom: string, portText: string, portFr
 /** What a user does instead of opening a store a node already serves (DESIGN.md §4). */
 const THROUGH_THE_NODE =
   'CLI commands (token, memories, export, import, check, backup, compact) go through that node with ' +
-  'CAIRN_ADMIN_TOKEN; stop it (SIGTERM) before starting another on this store';
+  'CAIRN_ADMIN_TOKEN; stop it (`cairn stop`) before starting another on this store';
 
 /** Why a second node does not start on a store `holder` serves: who holds it and what to do. */
 function heldBy(dataDir: string, holder: NodeFile): string {
