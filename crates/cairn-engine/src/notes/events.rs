@@ -11,8 +11,9 @@
 
 use super::cursor::{Binding, u64_position};
 use super::event_target;
-use super::fields::{Fields, limit};
+use super::fields::{Fields, limit, readable_scopes};
 use super::forget::marker_key;
+use super::notes_elsewhere::history_elsewhere;
 use super::notes_meant::{message_with, notes_meant};
 use super::record::{CUR, FORGOTTEN, Identity, Visibility};
 use super::same_key::{described, same_key};
@@ -60,7 +61,9 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
     let compact = f.bool("compact")?.unwrap_or(false);
+    let readable = readable_scopes(&mut f)?;
     f.finish()?;
+    let unnamed = visibility.is_none() && task_id.is_none();
     let snap = store.snapshot()?;
     let Named { family, targets, unknown } = match (key, subject, fact) {
         (Some(key), None, None) => {
@@ -84,8 +87,16 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     match unknown {
         None => Ok(reply),
         Some(Unknown::Note(message, named)) => {
-            let offered = notes_meant(&snap, &caller.part, &caller.agent, &named)?;
-            Err(refuse("NOT_FOUND", message_with(message, &offered), offered))
+            let mut details = notes_meant(&snap, &caller.part, &caller.agent, &named)?;
+            let mut message = message_with(message, &details);
+            // As an empty `note_list` does: the caller's other scopes where the key is.
+            if let Some((there, hint)) =
+                history_elsewhere(&snap, caller, readable.as_deref(), &named, (unnamed, private))?
+            {
+                message = format!("{message}; {hint}");
+                details.push(json!({ "elsewhere": there }));
+            }
+            Err(refuse("NOT_FOUND", message, details))
         }
         Some(Unknown::Fact(message, ends, between)) => {
             // As `forget {fact}` answers a miss: the names each unknown end may mean, or what

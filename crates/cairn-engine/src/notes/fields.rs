@@ -115,6 +115,18 @@ impl Fields {
     }
 }
 
+/// `readableScopes`, from the node: the only scopes the caller's token may use (absent: every
+/// one of its user's), which alone a reply may name as holding something for the caller
+/// (`elsewhere` of `handoff_resume`, `note_list` and `history`).
+pub(crate) fn readable_scopes(f: &mut Fields) -> Outcome<Option<Vec<String>>> {
+    match f.raw("readableScopes") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => {
+            serde_json::from_value(v).map(Some).map_err(|_| invalid("readableScopes", "must be a list of scopes"))
+        }
+    }
+}
+
 /// `limit`: default 20, 1–100.
 pub(crate) fn limit(f: &mut Fields) -> Outcome<usize> {
     let n = f.u64("limit")?.unwrap_or(super::DEFAULT_LIMIT);

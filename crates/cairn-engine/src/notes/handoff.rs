@@ -9,7 +9,7 @@
 //! Ids come from the partition's counter; the newest capsule of a task is the one left last (`createdAt`,
 //! then id: an imported capsule keeps its time but takes a new id).
 
-use super::fields::{Fields, agent_name, limit, short_name, written_task};
+use super::fields::{Fields, agent_name, limit, readable_scopes, short_name, written_task};
 use super::handoff_addressed::addressed;
 use super::handoff_task_elsewhere::task_elsewhere;
 use super::handoff_tasks;
@@ -286,17 +286,6 @@ pub const MAX_SKIPPED_LISTED: usize = 20;
 /// The refusal of `field` (`limit`, `cursor`) beside `taskId`: it pages the addressed handoffs.
 fn paging_with_task(field: &str) -> super::Fail {
     invalid(field, "pages the handoffs addressed to you; with taskId the one newest unexpired handoff is returned")
-}
-
-/// `readableScopes`, from the node: the only scopes the caller's token may use (absent: every
-/// one of its user's), which alone `handoff_resume {}` may name as holding handoffs for it.
-fn readable_scopes(f: &mut Fields) -> Outcome<Option<Vec<String>>> {
-    match f.raw("readableScopes") {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => {
-            serde_json::from_value(v).map(Some).map_err(|_| invalid("readableScopes", "must be a list of scopes"))
-        }
-    }
 }
 
 /// Runs `handoff_resume` for `caller`.

@@ -50,13 +50,14 @@ pub(super) fn elsewhere(snap: &Snapshot, caller: &Caller, readable: Option<&[Str
         named.join(", "),
         if more { " and perhaps more" } else { "" }
     );
-    Ok(Some(named_scopes(&found, more, &hint)))
+    Ok(Some(named_scopes(&found, "handoffs", more, &hint)))
 }
 
-/// `{scopes: [{scope, handoffs}], more?, hint}`: the scopes `found`, each with its count of capsules.
-pub(super) fn named_scopes(found: &[(String, u64)], more: bool, hint: &str) -> Value {
+/// `{scopes: [{scope, <counted>}], more?, hint}`: the scopes `found`, each with its count of what
+/// it holds for the caller (`handoffs`, `notes`), the form every `elsewhere` of the notes verbs takes.
+pub(super) fn named_scopes(found: &[(String, u64)], counted: &str, more: bool, hint: &str) -> Value {
     let mut out = json!({
-        "scopes": found.iter().map(|(scope, n)| json!({ "scope": scope, "handoffs": n })).collect::<Vec<_>>(),
+        "scopes": found.iter().map(|(scope, n)| json!({ "scope": scope, counted: n })).collect::<Vec<_>>(),
         "hint": hint,
     });
     if more {

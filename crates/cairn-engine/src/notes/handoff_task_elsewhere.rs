@@ -63,5 +63,5 @@ pub(super) fn task_elsewhere(
         named.join(", "),
         if more { " and perhaps more" } else { "" }
     );
-    Ok(Some(named_scopes(&found, more, &hint)))
+    Ok(Some(named_scopes(&found, "handoffs", more, &hint)))
 }

@@ -10,7 +10,8 @@
 
 use super::cursor::{Binding, u64_position};
 use super::events::PAGE_BYTES;
-use super::fields::{Fields, limit, short_name};
+use super::fields::{Fields, limit, readable_scopes, short_name};
+use super::notes_elsewhere::{Wanted, holds_here, listed_elsewhere};
 use super::record::{CUR, Identity, KINDS, NoteRecord, VER, Visibility, check_key};
 use super::search::{Features, Query, features, fuse};
 use super::visibility::Viewer;
@@ -39,9 +40,12 @@ struct Request {
     private: bool,
     limit: usize,
     cursor: Option<String>,
-    /// Whether an empty first page names what it may have meant (`list_meant`); not a verb
-    /// field: `memory_context`, which lists only to rank, sends `false`.
+    /// Whether an empty first page names what it may have meant (`list_meant`) and the caller's
+    /// other scopes holding notes it asks for (`notes_elsewhere`); not a verb field:
+    /// `memory_context`, which lists only to rank, sends `false`.
     offer: bool,
+    /// The scopes the caller's token may use (`readableScopes`, from the node; absent: every one).
+    readable: Option<Vec<String>>,
 }
 
 fn parse(body: &[u8]) -> Outcome<Request> {
@@ -89,8 +93,9 @@ fn parse(body: &[u8]) -> Outcome<Request> {
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
     let offer = f.bool("offer")?.unwrap_or(true);
+    let readable = readable_scopes(&mut f)?;
     f.finish()?;
-    Ok(Request { key, kind, visibility, task_id, view_task_id, query, as_of, private, limit, cursor, offer })
+    Ok(Request { key, kind, visibility, task_id, view_task_id, query, as_of, private, limit, cursor, offer, readable })
 }
 
 /// Runs `note_list` for `caller`.
@@ -150,8 +155,10 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             let last = rest[page.len() - 1].identity().encode();
             binding.cursor(&[&[AFTER_IDENTITY][..], last.as_bytes()].concat())
         });
-        let meant = req.meant(&snap, caller, None, page.is_empty() && after.is_none())?;
-        return Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant));
+        let empty_first = page.is_empty() && after.is_none();
+        let meant = req.meant(&snap, caller, None, empty_first)?;
+        let elsewhere = req.elsewhere(&snap, caller, viewer, (empty_first, false))?;
+        return Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant, elsewhere));
     };
     let offset = match position {
         Some(p) if p.first() == Some(&AT_OFFSET) => usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX),
@@ -192,14 +199,20 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
     let shown_to = offset + page.len();
     let next = (ranked.total > shown_to)
         .then(|| binding.cursor(&[&[AT_OFFSET][..], &(shown_to as u64).to_be_bytes()].concat()));
-    let meant = req.meant(&snap, caller, Some(&query), page.is_empty() && offset == 0)?;
-    Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant))
+    let empty_first = page.is_empty() && offset == 0;
+    let meant = req.meant(&snap, caller, Some(&query), empty_first)?;
+    let elsewhere = req.elsewhere(&snap, caller, viewer, (empty_first, true))?;
+    Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant, elsewhere))
 }
 
-/// `reply` with `did_you_mean` when an empty first page may have meant some notes (`list_meant`).
-fn with_meant(mut reply: Value, meant: Vec<Value>) -> Value {
+/// `reply` with `did_you_mean` when an empty first page may have meant some notes (`list_meant`),
+/// and `elsewhere` when the caller's other scopes hold notes it asked for (`notes_elsewhere`).
+fn with_meant(mut reply: Value, meant: Vec<Value>, elsewhere: Option<Value>) -> Value {
     if !meant.is_empty() {
         reply["did_you_mean"] = Value::Array(meant);
+    }
+    if let Some(there) = elsewhere {
+        reply["elsewhere"] = there;
     }
     reply
 }
@@ -263,6 +276,32 @@ impl Request {
             }
             _ => Ok(Vec::new()),
         }
+    }
+
+    /// For an empty first page (`empty_first`) of current notes: the caller's other scopes, among
+    /// `readable`, holding notes `viewer` sees that the filters admit (`notes_elsewhere`). A
+    /// `query`'s page may be empty where notes are (none matched): then only when this scope holds
+    /// none the filters admit. An `as_of` list is not looked for elsewhere (versions, not current
+    /// notes, would have to be read).
+    fn elsewhere(
+        &self,
+        snap: &Snapshot,
+        caller: &Caller,
+        viewer: Viewer<'_>,
+        (empty_first, queried): (bool, bool),
+    ) -> Result<Option<Value>, Error> {
+        if !self.offer || !empty_first || self.as_of.is_some() {
+            return Ok(None);
+        }
+        let admit = |visibility: Visibility, owner: &str, private: bool, kind: &str| {
+            viewer.sees_parts(visibility, owner, private)
+                && self.admits_parts(self.key.as_deref(), visibility, owner, kind)
+        };
+        let wanted = Wanted { key: self.key.as_deref(), admit: &admit };
+        if queried && holds_here(snap, caller, wanted)? {
+            return Ok(None);
+        }
+        listed_elsewhere(snap, caller, self.readable.as_deref(), wanted, queried)
     }
 
     /// Whether the filters admit a note of this identity and kind.

@@ -48,6 +48,9 @@ mod list;
 mod list_meant;
 mod lookup;
 mod merge;
+mod notes_elsewhere;
+#[cfg(test)]
+mod notes_elsewhere_tests;
 mod notes_meant;
 #[cfg(test)]
 mod notes_meant_tests;
