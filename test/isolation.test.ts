@@ -36,6 +36,10 @@ beforeAll(async () => {
     (await t.call('POST', '/v1/memory/relate', { ...as, body: { from: 'Quillon', to: 'Vantablack', type: 'sells' } }))
       .status,
   ).toBe(200);
+  // A note in a scope of alice's whose name is itself a secret: an empty list or a history miss
+  // names the caller's other scopes holding notes (`elsewhere`), never hers.
+  const note = { key: 'zorblat', kind: 'user_fact', value: 'Vantablack', scope: 'quillon-notes' };
+  expect((await t.call('POST', '/v1/memory/note_write', { ...as, body: note })).status).toBe(200);
 });
 afterAll(() => t.stop());
 

@@ -52,6 +52,19 @@ export const NoteListReply = z.object({
       'With no notes (first page): notes the `key` may name (another visibility or task, a near spelling), or ' +
         'task notes the `query` matches, which a list without their `taskId` leaves out; send one back (at most 3)',
     ),
+  elsewhere: z
+    .object({
+      scopes: z
+        .array(z.object({ scope: z.string(), notes: Count }))
+        .describe('At most 10, most first: notes there you could list with this request (a query: its filters)'),
+      more: z.literal(true).optional().describe('There may be more than listed (the check stops reading)'),
+      hint: z.string(),
+    })
+    .optional()
+    .describe(
+      'With no notes (first page, no as_of; a query only when this scope holds none its filters admit): your ' +
+        'other scopes (of your user and token) holding notes this request asks for: send `scope`',
+    ),
 });
 
 /** memory_history and audit: events oldest first (audit: newest first). */

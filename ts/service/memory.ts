@@ -366,15 +366,26 @@ function notesBody(svc: Service, input: object): Record<string, unknown> {
 /** memory_note_write: one note version (CAS with `expectedVersion`, retries with `idempotencyKey`). */
 export const memoryNoteWrite = notesVerb('note_write', NoteWriteInput);
 
-/** memory_note_list: the caller's visible notes, by filters or query, paged by a bound cursor. */
-export const memoryNoteList = notesVerb('note_list', NoteListInput);
+/**
+ * memory_note_list: the caller's visible notes, by filters or query, paged by a bound cursor. An
+ * empty first page names the caller's other scopes holding notes it asked for (`elsewhere`): of a
+ * token limited to scopes, only those (`readableScopes`; the engine reads only the caller's
+ * tenant and user).
+ */
+export const memoryNoteList: ServiceFn = (svc, p, raw) => {
+  const input = parseInput(NoteListInput, raw);
+  return notes(svc.store, 'note_list', identify(p, input), { ...notesBody(svc, input), ...readableScopes(p) });
+};
 
-const historyVerb = notesVerb('history', HistoryInput);
-
-/** memory_history: the events of one note, entity or fact. */
+/**
+ * memory_history: the events of one note, entity or fact. A note missing here is NOT_FOUND
+ * naming, as `elsewhere` in its details, the caller's other scopes (those its token may use)
+ * holding that key.
+ */
 export const memoryHistory: ServiceFn = (svc, p, raw) => {
   refuseRememberEnds(raw);
-  return historyVerb(svc, p, raw);
+  const input = parseInput(HistoryInput, raw);
+  return notes(svc.store, 'history', identify(p, input), { ...notesBody(svc, input), ...readableScopes(p) });
 };
 
 /**
