@@ -9,6 +9,7 @@ pub fn process_seconds() -> f64 {
 }
 
 /// CPU seconds of the store's writer thread (`cairn-writer`), which every write goes through.
+#[allow(dead_code, reason = "not every example measures the writer")]
 pub fn writer_seconds() -> f64 {
     let Ok(tasks) = read_dir("/proc/self/task") else { return 0.0 };
     tasks

@@ -29,6 +29,7 @@ use crate::store::Store;
 use crate::text::{LookupOptions, MatchKind, fold, is_common_word, may_name_alone, title_case, tokens};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 
 /// The most stored names a short subject's `could_not_judge` offers (those holding it as a word).
@@ -474,8 +475,9 @@ impl Listed<'_> {
 fn answer(read: &Read<'_>, req: &Request, (subject, how): (&Entity, &str), binding: &Binding) -> Result<Value> {
     let (snap, part, k) = (read.snap, &read.caller.part, read.k);
     let (mut stored, derived) = facts_of(snap, part, subject.id, read.when)?;
-    // Newest first: recency ranks facts at one hop.
-    stored.sort_by(|a, b| b.relation.recorded_at.cmp(&a.relation.recorded_at).then(b.relation.id.cmp(&a.relation.id)));
+    // Newest first: recency ranks facts at one hop. By their keys, each fact then moved once: a
+    // hub's thousands of whole relations moved at each step of a comparison sort (stable both).
+    stored.sort_by_cached_key(|n| Reverse((n.relation.recorded_at, n.relation.id)));
     let offset = read.page.map_or(0, |p| p.offset);
     let room = (offset + k).saturating_sub(stored.len() + derived.len());
     let (far, cut, more) = farther(snap, read.caller, (subject.id, &stored), req.hops.unwrap_or(1), room, read.when)?;
