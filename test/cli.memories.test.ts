@@ -403,6 +403,30 @@ it('an empty list of a mistyped scope or user names the scopes that hold notes, 
   await check({ CAIRN_ADMIN_TOKEN: ADMIN });
 });
 
+it('show and history of a key in a mistyped scope name the scopes holding it, on the store and through a node', async () => {
+  const run = (sub: string, user: string, scope: string, env: NodeJS.ProcessEnv) =>
+    cairn(['memories', sub, 'editor.theme', '--user', user, '--scope', scope, '--data-dir', dir], env);
+  const check = async (env: NodeJS.ProcessEnv) => {
+    const show = await run('show', 'ann', 'wrok', env);
+    expect(show.code).toBe(1);
+    expect(show.stderr).toMatch(
+      /no note with key editor\.theme here .*; scopes holding it: work \(1\) \(--scope S\)\n$/,
+    );
+    const history = await run('history', 'ann', 'wrok', env);
+    expect(history.code).toBe(1);
+    expect(history.stderr).toBe(
+      'cairn memories history: no history for key editor.theme here; scopes holding it: work (1) (--scope S)\n',
+    );
+    // Another user's scopes are never named.
+    const other = await run('history', 'bob', 'wrok', env);
+    expect(other.code).toBe(1);
+    expect(other.stderr).not.toMatch(/work/);
+  };
+  await check({});
+  await serve();
+  await check({ CAIRN_ADMIN_TOKEN: ADMIN });
+});
+
 it('history of a key that names a user note and a task note says which options pick each', async () => {
   const store = await Store.open(dir);
   const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };

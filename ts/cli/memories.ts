@@ -244,6 +244,28 @@ async function noNotesHere(call: Call, a: MemoriesArgs): Promise<string> {
   return `cairn memories: user ${user} has no notes in scope ${scope}${where}\n`;
 }
 
+/** The other scopes an engine `elsewhere` names, said in this command's option; '' when none. */
+function otherScopes(elsewhere: unknown): string {
+  const scopes = ((elsewhere as { scopes?: { scope?: unknown; notes?: unknown }[] } | undefined)?.scopes ?? []).map(
+    (s) => `${String(s.scope)} (${String(s.notes)})`,
+  );
+  return scopes.length === 0 ? '' : `; scopes holding it: ${scopes.join(', ')} (--scope S)`;
+}
+
+/**
+ * `history KEY`'s 404 said in this command's options: the engine's names the other scopes as
+ * fields of the verb (`send scope`), which this command takes as `--scope`.
+ */
+function historyMiss(err: unknown, key: string): unknown {
+  if (!(err instanceof CliFailure) || err.code !== 'NOT_FOUND') return err;
+  const found = err.details.find((d) => (d as { elsewhere?: unknown }).elsewhere !== undefined);
+  if (found === undefined) return err;
+  return new CliFailure(
+    'NOT_FOUND',
+    `no history for key ${key} here${otherScopes((found as { elsewhere: unknown }).elsewhere)}`,
+  );
+}
+
 /**
  * `cairn memories list|show KEY|history KEY|forget KEY` (DESIGN.md §4; `audit` in memories-audit.ts): the notes of a user's
  * scope as an operator reads them. `list` shows every note (every visibility, task and agent,
@@ -297,7 +319,7 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
         a.agent === undefined && a.task === undefined && a.visibility === undefined
           ? ' (a user note; an agent-visibility note is shown with --agent NAME, a task note with --task T, as `list` names them)'
           : '';
-      throw new CliFailure('NOT_FOUND', `no note with key ${key} here${elsewhere}`);
+      throw new CliFailure('NOT_FOUND', `no note with key ${key} here${elsewhere}${otherScopes(r.elsewhere)}`);
     }
     out({ notes }, `${notes.map((n) => JSON.stringify(n, null, 2)).join('\n')}\n`);
     return 0;
@@ -313,7 +335,7 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       } while (cursor !== undefined);
       return all;
     }).catch((err: unknown) => {
-      throw whichNote(err, key, a.agent ?? CLI_AGENT);
+      throw historyMiss(whichNote(err, key, a.agent ?? CLI_AGENT), key);
     });
     if (events.length === 0) throw new CliFailure('NOT_FOUND', `no history for key ${key} here`);
     const blocks = events.map(eventBlock);
