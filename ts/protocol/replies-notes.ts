@@ -42,6 +42,20 @@ export const NoteWriteReply = z.object({
 });
 
 /** memory_note_list; with `query`, each note has its retrieval `receipt`. */
+/**
+ * The caller's other scopes holding what an empty reply asked for, each with its count under
+ * `counted` (the engine's `named_scopes` builds both verbs' replies).
+ */
+function elsewhere<K extends string>(counted: K, scopes: string) {
+  return z.object({
+    scopes: z
+      .array(z.object({ scope: z.string() }).extend({ [counted]: Count } as Record<K, typeof Count>))
+      .describe(scopes),
+    more: z.literal(true).optional().describe('There may be more than listed (the check stops reading)'),
+    hint: z.string(),
+  });
+}
+
 export const NoteListReply = z.object({
   notes: z.array(Note.extend({ receipt: Receipt.optional() })),
   nextCursor: Cursor,
@@ -52,14 +66,10 @@ export const NoteListReply = z.object({
       'With no notes (first page): notes the `key` may name (another visibility or task, a near spelling), or ' +
         'task notes the `query` matches, which a list without their `taskId` leaves out; send one back (at most 3)',
     ),
-  elsewhere: z
-    .object({
-      scopes: z
-        .array(z.object({ scope: z.string(), notes: Count }))
-        .describe('At most 10, most first: notes there you could list with this request (a query: its filters)'),
-      more: z.literal(true).optional().describe('There may be more than listed (the check stops reading)'),
-      hint: z.string(),
-    })
+  elsewhere: elsewhere(
+    'notes',
+    'At most 10, most first: notes there you could list with this request (a query: its filters)',
+  )
     .optional()
     .describe(
       'With no notes (first page, no as_of; a query only when this scope holds none its filters admit): your ' +
@@ -127,14 +137,7 @@ export const HandoffResumeReply = z.object({
     .array(z.string())
     .optional()
     .describe('With none: tasks with handoffs spelled like `taskId` (at most 3)'),
-  elsewhere: z
-    .object({
-      scopes: z
-        .array(z.object({ scope: z.string(), handoffs: Count }))
-        .describe('At most 10: unexpired handoffs there for you (listed) or the task (none)'),
-      more: z.literal(true).optional().describe('There may be more than listed (the check stops reading)'),
-      hint: z.string(),
-    })
+  elsewhere: elsewhere('handoffs', 'At most 10: unexpired handoffs there for you (listed) or the task (none)')
     .optional()
     .describe(
       'With listed and no handoffs (first page), or none: your other scopes (of your user and token) where ' +
