@@ -21,14 +21,10 @@ const NAMED: usize = 10;
 /// `{scopes: [{scope, handoffs}], more?, hint}`: the caller's other scopes, among `readable`,
 /// holding unexpired capsules addressed to it, most first; `None` when there are none.
 pub(super) fn elsewhere(snap: &Snapshot, caller: &Caller, readable: Option<&[String]>) -> Result<Option<Value>> {
-    let (tenant, user, here) = caller.part.parts();
     let mut found: Vec<(String, u64)> = Vec::new();
     let mut budget = READ;
-    for scope in user_scopes(snap, tenant, user)? {
-        if scope == here || readable.is_some_and(|r| !r.contains(&scope)) {
-            continue;
-        }
-        let part = Partition::new(tenant, user, &scope)?;
+    for other in other_scopes(snap, caller, readable)? {
+        let (scope, part) = other?;
         let n = addressed_live(snap, &part, caller, &mut budget)?;
         if n > 0 {
             found.push((scope, n));
@@ -51,6 +47,20 @@ pub(super) fn elsewhere(snap: &Snapshot, caller: &Caller, readable: Option<&[Str
         if more { " and perhaps more" } else { "" }
     );
     Ok(Some(named_scopes(&found, "handoffs", more, &hint)))
+}
+
+/// The caller's scopes but its own, among `readable` (none given: every one), each with its
+/// partition, in the order the user's scopes list: where every `elsewhere` of the notes verbs looks.
+pub(super) fn other_scopes<'a>(
+    snap: &Snapshot,
+    caller: &'a Caller,
+    readable: Option<&'a [String]>,
+) -> Result<impl Iterator<Item = Result<(String, Partition)>> + 'a> {
+    let (tenant, user, here) = caller.part.parts();
+    Ok(user_scopes(snap, tenant, user)?
+        .into_iter()
+        .filter(move |scope| scope != here && readable.is_none_or(|r| r.contains(scope)))
+        .map(move |scope| Partition::new(tenant, user, &scope).map(|part| (scope, part))))
 }
 
 /// `{scopes: [{scope, <counted>}], more?, hint}`: the scopes `found`, each with its count of what

@@ -7,11 +7,10 @@
 //! those the node says the caller's token may use (`readableScopes`; none given, every one), at
 //! most `READ` index entries in all.
 
-use super::handoff_elsewhere::named_scopes;
+use super::handoff_elsewhere::{named_scopes, other_scopes};
 use super::handoff_tasks;
 use crate::error::Result;
 use crate::knowledge::api::Caller;
-use crate::knowledge::{Partition, user_scopes};
 use crate::snapshot::Snapshot;
 use serde_json::Value;
 
@@ -29,19 +28,15 @@ pub(super) fn task_elsewhere(
     readable: Option<&[String]>,
     task_id: &str,
 ) -> Result<Option<Value>> {
-    let (tenant, user, here) = caller.part.parts();
     let mut found: Vec<(String, u64)> = Vec::new();
     let mut budget = READ;
     let mut more = false;
-    for scope in user_scopes(snap, tenant, user)? {
-        if scope == here || readable.is_some_and(|r| !r.contains(&scope)) {
-            continue;
-        }
+    for other in other_scopes(snap, caller, readable)? {
+        let (scope, part) = other?;
         if budget == 0 || found.len() == NAMED {
             more = true;
             break;
         }
-        let part = Partition::new(tenant, user, &scope)?;
         let mut live = 0;
         handoff_tasks::scan(snap, &part, task_id, |e| {
             budget = budget.saturating_sub(1);

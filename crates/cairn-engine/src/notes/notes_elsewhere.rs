@@ -9,12 +9,12 @@
 //! the query index (`n.doc`, one entry a note, no record decoded).
 
 use super::block;
-use super::handoff_elsewhere::named_scopes;
+use super::handoff_elsewhere::{named_scopes, other_scopes};
 use super::index::{DOC, decode_meta};
 use super::record::{CUR, Identity, KINDS, NoteRecord, Visibility};
 use crate::error::Result;
+use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
-use crate::knowledge::{Partition, user_scopes};
 use crate::snapshot::Snapshot;
 use crate::varint;
 use serde_json::Value;
@@ -77,21 +77,18 @@ fn holding_within(
     wanted: Wanted<'_>,
     (read, read_scope): (usize, usize),
 ) -> Result<Option<Found>> {
-    let (tenant, user, here) = caller.part.parts();
     let mut scopes: Vec<(String, u64)> = Vec::new();
     let mut left = read;
     let mut more = false;
-    for scope in user_scopes(snap, tenant, user)? {
-        if scope == here || readable.is_some_and(|r| !r.contains(&scope)) {
-            continue;
-        }
+    for other in other_scopes(snap, caller, readable)? {
+        let (scope, part) = other?;
         if left == 0 {
             more = true;
             break;
         }
         let mut budget = left.min(read_scope);
         let before = budget;
-        let (n, cut) = count(snap, &Partition::new(tenant, user, &scope)?, wanted, &mut budget, u64::MAX)?;
+        let (n, cut) = count(snap, &part, wanted, &mut budget, u64::MAX)?;
         left -= before - budget;
         more |= cut;
         if n > 0 {
