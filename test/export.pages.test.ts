@@ -92,3 +92,39 @@ it('a cursor of another tool is refused naming cursor and saying it is not an ex
   expect(error.details[0]?.field).toBe('cursor');
   expect(error.message).toContain('not a `next` of memory_export for this scope and user');
 });
+
+// Found by a review: an entity whose status was set 2,000 times with dates came as one 347 KB
+// record on a default page. Now its writes are cut into records within the page, which import
+// back one page at a time into the same reads at every date.
+it('an entity written often is split over records within the page and imports back page by page', async () => {
+  const scope = 'ops';
+  for (let i = 0; i < 450; i++) {
+    const date = new Date(Date.UTC(2024, 0, 1) + i * 86_400_000).toISOString().slice(0, 10);
+    const status = `state ${i}: ${'deploys queued behind the nightly build '.repeat(4)}`;
+    const entities = [{ name: 'Build server', type: 'machine', attributes: { status } }];
+    const r = await t.call('POST', '/v1/memory/remember', { token, body: { scope, date, facts: { entities } } });
+    expect(r.status).toBe(200);
+  }
+  const split = await pages({ scope });
+  const records = split.flatMap((p) => p.records) as { kind: string; continued?: true; follows?: number }[];
+  const entity = records.filter((r) => r.kind === 'entity');
+  expect(entity.length).toBeGreaterThan(1);
+  for (const page of split) expect(bytes(page.records)).toBeLessThanOrEqual(64 * 1024);
+  expect(entity.map((r) => r.continued ?? false)).toEqual(entity.map((_, i) => i + 1 < entity.length));
+  expect(entity[0]?.follows).toBeUndefined();
+  expect(entity.slice(1).every((r) => (r.follows ?? 0) > 0)).toBe(true);
+  for (const page of split) {
+    const r = await t.call('POST', '/v1/memory/import', { token, body: { scope: 'ops-copy', records: page.records } });
+    expect(r.status).toBe(200);
+    expect((r.body as { skipped: unknown[] }).skipped).toEqual([]);
+  }
+  const status = async (s: string, valid_at?: string) => {
+    const body = { scope: s, subject: 'Build server', ...(valid_at ? { valid_at } : {}) };
+    const r = await t.call('POST', '/v1/memory/recall', { token, body });
+    return (r.body as { subject: { attributes: { status: string } } }).subject.attributes.status;
+  };
+  for (const at of [undefined, '2024-01-01', '2024-06-30', '2025-03-01']) {
+    expect(await status('ops-copy', at)).toBe(await status(scope, at));
+  }
+  expect(await status('ops-copy', '2024-06-30')).toMatch(/^state 181:/);
+});

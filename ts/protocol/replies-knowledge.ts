@@ -478,6 +478,13 @@ export const ExportRecord = z.discriminatedUnion('kind', [
         'Its attribute writes when more than one, dated or under a `source`: what each set, from when, known since ' +
           'when, under which label',
       ),
+    continued: z
+      .literal(true)
+      .optional()
+      .describe('More of its attribute_writes follow in the next records (an entity too large for a page)'),
+    follows: Count.min(1)
+      .optional()
+      .describe('How many of its attribute_writes the records before held; imported only after them'),
   }),
   z.object({
     kind: z.literal('fact'),

@@ -12,7 +12,6 @@
 //! it leaves out of what the reader may read; another agent's own notes, which it may not read,
 //! are neither exported nor counted (their existence is not the reader's to learn).
 
-use super::attribute_time::attribute_writes;
 use super::cursor::Cursor;
 use super::docs::{Document, PassageSpan};
 use super::fact_attribute_time::{self, WritesIn};
@@ -64,10 +63,11 @@ type ToRecord = fn(&Snapshot, &Partition, &[u8], &Reader<'_>, &mut Lists) -> Res
 /// without building the record); `None` for a kind whose every value gives one.
 type Exported = Option<fn(&[u8], &Reader<'_>) -> Result<bool>>;
 
-/// Turns one stored value into the export record of its versions after `from` (0: the first)
-/// within `room` bytes, naming the page's `origin` (`notes::exchange_windows`): for a value that
-/// may need several records, a page able to stop between them.
-type ToWindow = fn(&Snapshot, &Partition, &[u8], &Reader<'_>, (u64, usize), &Value) -> Result<Option<Window>>;
+/// Turns one stored value into the export record of its versions (a note's) or writes (an
+/// entity's) after `from` (0: the first) within `room` bytes of a page of `page` bytes, naming
+/// the page's `origin` (`notes::exchange_windows`, `entity_windows`): for a value that may need
+/// several records, a page able to stop between them.
+type ToWindow = fn(&Snapshot, &Partition, &[u8], &Reader<'_>, (u64, usize, usize), &Value) -> Result<Option<Window>>;
 
 /// How a kind makes its records: one per stored value, or one per window of a value's versions.
 #[derive(Clone, Copy)]
@@ -86,7 +86,7 @@ struct Kind {
 /// The kinds in export order. The header has no tree: it is one record, first.
 const KINDS: [Kind; 6] = [
     Kind { name: "header", walk: None },
-    Kind { name: "entity", walk: Some((ENT, Make::Whole(entity_record), None)) },
+    Kind { name: "entity", walk: Some((ENT, Make::Split(entity_window), None)) },
     Kind { name: "fact", walk: Some((REL, Make::Whole(fact_record), None)) },
     Kind { name: "document", walk: Some((DOC, Make::Whole(document_record), None)) },
     Kind { name: "note", walk: Some((notes::exchange::TREE, Make::Split(note_window), Some(note_exported))) },
@@ -98,10 +98,21 @@ fn note_window(
     part: &Partition,
     value: &[u8],
     reader: &Reader<'_>,
-    at: (u64, usize),
+    (from, room, _): (u64, usize, usize),
     origin: &Value,
 ) -> Result<Option<Window>> {
-    notes::exchange_windows::window(snap, part, value, (reader.private, reader.agent), at, origin)
+    notes::exchange_windows::window(snap, part, value, (reader.private, reader.agent), (from, room), origin)
+}
+
+fn entity_window(
+    snap: &Snapshot,
+    part: &Partition,
+    value: &[u8],
+    _reader: &Reader<'_>,
+    at: (u64, usize, usize),
+    origin: &Value,
+) -> Result<Option<Window>> {
+    super::entity_windows::window(snap, part, value, at, origin)
 }
 
 fn note_exported(value: &[u8], reader: &Reader<'_>) -> Result<bool> {
@@ -122,45 +133,6 @@ fn handoff_record(
 #[must_use]
 pub fn kind_names() -> Vec<&'static str> {
     KINDS.iter().map(|k| k.name).collect()
-}
-
-fn entity_record(
-    snap: &Snapshot,
-    part: &Partition,
-    value: &[u8],
-    _reader: &Reader<'_>,
-    _lists: &mut Lists,
-) -> Result<Option<Value>> {
-    let e: Entity = decode(value, "entity")?;
-    let mut record = json!({
-        "kind": "entity",
-        "id": e.id.to_string(),
-        "name": e.name,
-        "types": e.types,
-        "attributes": e.attributes,
-        "recorded_at": iso_ms(e.recorded_at),
-    });
-    // The record holds each key's last write; when writes were dated, which value is true when
-    // depends on them (`attribute_time.rs`), so they travel too (found by an audit: a copy read
-    // the later-dated value as true now).
-    // A write's `source` label travels too, so forgetting that source in the copy takes it.
-    if !e.attributes.is_empty() {
-        let writes = attribute_writes(snap, part, &e)?;
-        if writes.len() > 1 || writes.iter().any(|w| w.from != iso_ms(e.recorded_at) || w.source.is_some()) {
-            record["attribute_writes"] = writes
-                .into_iter()
-                .map(|w| {
-                    let mut write =
-                        json!({ "attributes": w.attributes, "from": w.from, "recorded_at": iso_ms(w.known) });
-                    if let Some(label) = w.source {
-                        write["source"] = json!(label);
-                    }
-                    write
-                })
-                .collect();
-        }
-    }
-    Ok(Some(record))
 }
 
 fn entity_name(snap: &Snapshot, part: &Partition, id: u64) -> Result<Option<String>> {
@@ -400,8 +372,8 @@ impl Fill<'_> {
             }
             Make::Split(window) => {
                 let room = |f: &Self| f.page_bytes.saturating_sub(f.bytes);
-                while let Some(w) = window(self.snap, self.part, value, self.reader, (from, room(self)), &self.origin)?
-                {
+                let at = |f: &Self, from: u64| (from, room(f), f.page_bytes);
+                while let Some(w) = window(self.snap, self.part, value, self.reader, at(self, from), &self.origin)? {
                     if !self.add(w.record) {
                         return Ok(Some(stop(from)));
                     }

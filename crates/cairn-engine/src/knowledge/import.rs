@@ -28,6 +28,7 @@ use super::graph::{
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
+use super::import_entity_runs::{self, Run};
 use super::import_pairs::{Pairs, Version};
 use super::import_provenance;
 use super::import_rules::{not_future, own_author};
@@ -262,6 +263,16 @@ fn import_entity(
         Ok(w) => w,
         Err(e) => return Ok(Err(e)),
     };
+    let run = match Run::of(r, source) {
+        Ok(run) => run,
+        Err(e) => return Ok(Err(e)),
+    };
+    if let (Some(src), Some(follows)) = (source, run.follows) {
+        let here = mapped_entity(tx, part, src, Some(name))?.is_some();
+        if let Some(reason) = import_entity_runs::gap(tx, part, (src, follows), here)? {
+            return Ok(Err(reason));
+        }
+    }
     let Some((existing, created_now)) =
         resolve_entity(tx, part, source, Some(name), recorded_at.unwrap_or(now), tally)?
     else {
@@ -277,14 +288,18 @@ fn import_entity(
         // Only its time changes: nothing to count.
         tx.put(ENT, &ent_key(part, merged.id), &encode(&merged))?;
     }
-    if created_now || merged != existing {
-        out.imported.entities += 1;
+    let changed = created_now || merged != existing;
+    let writes = import_entity_runs::replayed(tx, part, (source, run), changed, writes)?;
+    if changed {
         out.written.push(("entity", merged.name.clone(), merged.id));
-        if !writes.is_empty() {
-            out.attribute_writes.push((merged.name.clone(), merged.id, writes));
-        }
+    }
+    if changed || !writes.is_empty() {
+        out.imported.entities += 1;
     } else {
         out.unchanged.entities += 1;
+    }
+    if !writes.is_empty() {
+        out.attribute_writes.push((merged.name.clone(), merged.id, writes));
     }
     Ok(Ok(()))
 }

@@ -18,7 +18,8 @@ pub(crate) type Field<T> = std::result::Result<T, String>;
 /// (`attributes`, a note's `value`, handoff list items) are not looked into.
 const HEADER: &[&str] = &["kind", "format", "version", "scope", "origin", "exported_at", "kinds", "withheld"];
 const WITHHELD: &[&str] = &["private_notes", "private_versions"];
-const ENTITY: &[&str] = &["kind", "id", "name", "types", "attributes", "recorded_at", "origin", "attribute_writes"];
+const ENTITY: &[&str] =
+    &["kind", "id", "name", "types", "attributes", "recorded_at", "origin", "attribute_writes", "continued", "follows"];
 const FACT: &[&str] = &[
     "kind",
     "id",

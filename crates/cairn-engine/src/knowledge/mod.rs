@@ -32,6 +32,9 @@ mod edge_view;
 mod elsewhere;
 #[cfg(test)]
 mod elsewhere_tests;
+mod entity_windows;
+#[cfg(test)]
+mod entity_windows_tests;
 pub(crate) mod event_names;
 pub(crate) mod event_view;
 mod event_writes;
@@ -78,6 +81,7 @@ mod ids_tests;
 mod import;
 mod import_attributes;
 pub(crate) mod import_checks;
+mod import_entity_runs;
 #[cfg(test)]
 mod import_origin_tests;
 mod import_pairs;
