@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { parse as parseToml } from 'smol-toml';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
+import { Store } from '../ts/index.js';
 import { CLI, cairn, tempDir } from './helpers.js';
 
 // `cairn connect CLIENT` as users run it, with HOME (and XDG_CONFIG_HOME) in a temporary
@@ -112,6 +113,22 @@ it('a config it cannot write fails (exit 1) and revokes the token it made for it
   expect(error.message).toContain('cannot write');
   expect(error.message).toContain('was revoked');
   expect(await live()).toBe(before);
+});
+
+// Found by QA: on a store with no token (one `cairn import` made in a new data dir) connect made an
+// agent token, after which `init` was refused (the store has a token) and `serve` made no admin
+// token, as `token create` refuses to do for the same reason.
+it('refuses a store with no token (no admin would be left), making no token and writing no file', async () => {
+  await (await Store.open(data)).close();
+  const r = await run(['connect', 'claude', '--json']);
+  expect(r.code).toBe(1);
+  expect(JSON.parse(r.stdout)).toMatchObject({
+    error: { code: 'NOT_FOUND', message: expect.stringContaining('run `cairn init` (or `cairn serve`) first') },
+  });
+  expect(existsSync(join(root, 'home', '.claude.json'))).toBe(false);
+  expect(await tokens()).toEqual([]);
+  expect((await run(['init'])).code).toBe(0);
+  expect((await run(['connect', 'claude'])).code).toBe(0);
 });
 
 it('adds a stdio table to Codex config.toml, keeping comments, and replaces it with --force', async () => {

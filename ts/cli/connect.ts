@@ -23,6 +23,7 @@ import { CLIENTS, type ClientName, clientSpec, type Entry, jsonEntry, tomlEntry 
 import { needStore } from './data-dir.js';
 import { asFailure, CliFailure, EXIT_FAILED, usage } from './failure.js';
 import { openStore } from './store-owner.js';
+import { refuseFirstNonAdmin } from './token.js';
 
 /** Arguments of `cairn connect CLIENT`. */
 export interface ConnectArgs {
@@ -79,7 +80,9 @@ async function agentToken(a: ConnectArgs, agent: string, env: NodeJS.ProcessEnv)
   needStore(a.dataDir, 'run `cairn init` (or `cairn serve`) first');
   const store = await openStore(a.dataDir);
   try {
-    const { token, record } = await new Tokens(store).create(input);
+    const tokens = new Tokens(store);
+    await refuseFirstNonAdmin(tokens, undefined, a.dataDir);
+    const { token, record } = await tokens.create(input);
     return { token, id: record.id, url: null };
   } finally {
     await store.close();

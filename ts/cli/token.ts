@@ -23,6 +23,17 @@ export interface TokenArgs {
 /** What to do on a data dir that holds no store, or one without tokens, before making a token. */
 const INIT_FIRST = 'run `cairn init` (or `cairn serve`) first, which makes its admin token';
 
+/**
+ * Refuses a token that is not an admin when the store has no live token: it would leave a store
+ * nobody administers, where `init` is refused (it has a token) and `serve` makes no admin token.
+ * `token create` and `connect` both make tokens on the store.
+ */
+export async function refuseFirstNonAdmin(t: Tokens, role: string | undefined, dataDir: string): Promise<void> {
+  if (role !== 'admin' && !(await t.any())) {
+    throw new CliFailure('NOT_FOUND', `no admin token in the store at ${dataDir}: ${INIT_FIRST}`);
+  }
+}
+
 /** Runs `fn` on the store directly (no node holds it); refuses a data dir without one. */
 async function withTokens<T>(dataDir: string, fn: (t: Tokens) => Promise<T>, then?: string): Promise<T> {
   needStore(dataDir, then);
@@ -72,11 +83,7 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
           : await withTokens(
               a.dataDir,
               async (t) => {
-                // A first token that is not an admin would leave a store nobody administers, where
-                // `init` is refused (it has a token) and `serve` makes no admin token.
-                if (parsed.data.role !== 'admin' && !(await t.any())) {
-                  throw new CliFailure('NOT_FOUND', `no admin token in the store at ${a.dataDir}: ${INIT_FIRST}`);
-                }
+                await refuseFirstNonAdmin(t, parsed.data.role, a.dataDir);
                 const { token, record } = await t.create(parsed.data);
                 const { id, agent, user, scopes, role, expiresAt } = record;
                 return {
