@@ -336,6 +336,30 @@ it('doctor says what is not ready, and is satisfied once a client is connected t
   expect(finding?.detail).toContain('not tried: no node runs');
 });
 
+// Found by QA: an entry written with `--name` was reported "no cairn server … (`cairn connect
+// claude-desktop`)", and running that added a second server with a second token beside it.
+it('doctor judges an entry connect wrote under --name, and names it in what to run', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  const made = await run(['connect', 'claude-desktop', '--name', 'mem', '--json']);
+  expect(made.code, made.stderr).toBe(0);
+  const r = await run(['doctor', '--json']);
+  const findings = (JSON.parse(r.stdout) as { findings: { check: string; state: string; detail: string }[] }).findings;
+  expect(findings.find((f) => f.check === 'client claude-desktop (mem)')).toMatchObject({ state: 'ok' });
+  expect(findings.some((f) => f.check === 'client claude-desktop')).toBe(false);
+
+  const id = (JSON.parse(made.stdout) as { tokenId: string }).tokenId;
+  expect((await run(['token', 'revoke', id])).code).toBe(0);
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, ...env, CAIRN_LOG_LEVEL: 'silent' },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const broken = await run(['doctor']);
+  expect(broken.code).toBe(1);
+  expect(broken.stdout).toContain('`cairn connect claude-desktop --name mem --force` writes one that works');
+});
+
 it('doctor names an option in a stdio entry that `cairn mcp` refuses, which the client shows only as a failed server', async () => {
   expect((await run(['init'])).code).toBe(0);
   expect((await run(['connect', 'claude-desktop'])).code).toBe(0);

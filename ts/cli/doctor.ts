@@ -217,24 +217,42 @@ async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.Proc
       out.push({ check, state: 'problem', detail: `${spec.file} does not parse: ${String(err)}` });
       continue;
     }
-    const entry = servers.cairn;
-    if (entry === undefined) {
+    const entries = cairnEntries(servers);
+    if (entries.length === 0) {
       out.push({ check, state: 'note', detail: `no cairn server in ${spec.file} (\`cairn connect ${name}\`)` });
       continue;
     }
-    out.push(await judge(name, entry, dataDir, nodeUrl));
+    for (const [key, entry] of entries) out.push(await judge(name, key, entry, dataDir, nodeUrl));
   }
+}
+
+/**
+ * A config's Cairn entries: the one named `cairn`, and any other that holds a Cairn token, as
+ * `cairn connect --name N` writes (found by QA: doctor said such a client was not connected and
+ * to run `cairn connect`, which would add a second server beside it).
+ */
+function cairnEntries(servers: Servers): [string, Record<string, unknown>][] {
+  return Object.entries(servers).filter(([key, entry]) => {
+    if (key === 'cairn') return true;
+    if (entry === null || typeof entry !== 'object') return false;
+    const auth = (entry.headers as Record<string, unknown> | undefined)?.Authorization;
+    const token = (entry.env as Record<string, unknown> | undefined)?.CAIRN_TOKEN;
+    return (typeof auth === 'string' && auth.startsWith('Bearer cairn_')) || typeof token === 'string';
+  });
 }
 
 async function judge(
   name: string,
+  key: string,
   entry: Record<string, unknown>,
   dataDir: string,
   nodeUrl: string | null,
 ): Promise<Finding> {
-  const say = (state: Finding['state'], detail: string): Finding => ({ check: `client ${name}`, state, detail });
+  const named = key === 'cairn' ? '' : ` --name ${key}`;
+  const check = `client ${name}${key === 'cairn' ? '' : ` (${key})`}`;
+  const say = (state: Finding['state'], detail: string): Finding => ({ check, state, detail });
   // A refused token (revoked, expired, another store's) is replaced by connecting again.
-  const reconnect = `: \`cairn connect ${name} --force\` writes one that works`;
+  const reconnect = `: \`cairn connect ${name}${named} --force\` writes one that works`;
   if (typeof entry.url === 'string') {
     const auth = (entry.headers as Record<string, string> | undefined)?.Authorization ?? '';
     // The entry's own URL is tried, not this store's node: a client may use a node of another
