@@ -360,6 +360,29 @@ it('doctor judges an entry connect wrote under --name, and names it in what to r
   expect(broken.stdout).toContain('`cairn connect claude-desktop --name mem --force` writes one that works');
 });
 
+// Found by QA: an HTTP entry written while no node ran points at the default port; when the
+// node then runs elsewhere, doctor said so but not what to run. What it says now works.
+it("doctor says how to point an HTTP entry at the port this store's node runs on, and that works", async () => {
+  const admin = (JSON.parse((await run(['init', '--json'])).stdout) as { token: string }).token;
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise((r) => closed.close(r));
+  expect((await run(['connect', 'claude'], { CAIRN_PORT: String(port) })).code).toBe(0);
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, ...env, CAIRN_LOG_LEVEL: 'silent' },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const off = await run(['doctor']);
+  expect(off.stdout).toMatch(
+    /problem\s+client claude: .*`cairn connect claude --force` \(CAIRN_ADMIN_TOKEN set\) points it there/,
+  );
+  expect((await run(['connect', 'claude', '--force'], { CAIRN_ADMIN_TOKEN: admin })).code).toBe(0);
+  expect((await run(['doctor'])).stdout).toMatch(/ok\s+client claude: /);
+});
+
 it('doctor names an option in a stdio entry that `cairn mcp` refuses, which the client shows only as a failed server', async () => {
   expect((await run(['init'])).code).toBe(0);
   expect((await run(['connect', 'claude-desktop'])).code).toBe(0);

@@ -263,7 +263,9 @@ async function judge(
       who = await get(`${base}/v1/whoami`, auth.replace(/^Bearer /, ''));
     } catch (err) {
       const here =
-        nodeUrl === null ? 'no node runs on this store either (cairn serve)' : `this store's node runs at ${nodeUrl}`;
+        nodeUrl === null
+          ? 'no node runs on this store either (cairn serve)'
+          : `this store's node runs at ${nodeUrl}: \`cairn connect ${name}${named} --force\` (CAIRN_ADMIN_TOKEN set) points it there`;
       return say('problem', `${entry.url} ${unanswered(err)}, so this client cannot connect; ${here}`);
     }
     return who.status === 200
