@@ -92,6 +92,14 @@ it.each([
     { CAIRN_ADMIN_TOKEN: 'short' },
     'CAIRN_ADMIN_TOKEN must be at least 32 characters, got 5',
   ],
+  // Found by QA: taken as the admin token, though the node reads a bearer token up to the first
+  // whitespace and HTTP trims a header's ends, so it could never authenticate.
+  [
+    'CAIRN_ADMIN_TOKEN with a trailing space',
+    [],
+    { CAIRN_ADMIN_TOKEN: 'cairn_0123456789abcdef0123456789abcdef ' },
+    'CAIRN_ADMIN_TOKEN must hold no space or other whitespace',
+  ],
   [
     'CAIRN_LOG_LEVEL=bogus',
     [],
@@ -140,6 +148,14 @@ it('init with CAIRN_ADMIN_TOKEN=short refuses (exit 2) before the data dir is ma
   const r = await cairn(['init', '--data-dir', store], { CAIRN_ADMIN_TOKEN: 'short' });
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('CAIRN_ADMIN_TOKEN: must be at least 32 characters, got 5');
+  expect(existsSync(store)).toBe(false);
+});
+
+it('init with a CAIRN_ADMIN_TOKEN holding whitespace refuses (exit 2): no bearer header could carry it', async () => {
+  const store = join(dir, 'store');
+  const r = await cairn(['init', '--data-dir', store], { CAIRN_ADMIN_TOKEN: 'my admin token is this long passphrase' });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('CAIRN_ADMIN_TOKEN: must hold no space or other whitespace');
   expect(existsSync(store)).toBe(false);
 });
 

@@ -1,3 +1,4 @@
+import { seedTokenRefusal } from '../auth/seed-token.js';
 import { Tokens } from '../auth/tokens.js';
 import { findRunningNode } from '../server/node-file.js';
 import { privateDataDir } from '../server/private-dir.js';
@@ -17,9 +18,8 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   }
   // Checked before the data dir is made: a refused setting touches nothing.
   const seed = env.CAIRN_ADMIN_TOKEN;
-  if (seed !== undefined && seed !== '' && seed.length < 32) {
-    throw usage('CAIRN_ADMIN_TOKEN', `must be at least 32 characters, got ${seed.length}`);
-  }
+  const refused = seed === undefined || seed === '' ? null : seedTokenRefusal(seed);
+  if (refused !== null) throw usage('CAIRN_ADMIN_TOKEN', refused);
   const unwritable = unwritableDataDir(dataDir);
   if (unwritable !== null) {
     throw new CliFailure('FORBIDDEN', unwritable.message, 1, [{ field: '--data-dir', message: unwritable.code }]);

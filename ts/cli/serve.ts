@@ -1,3 +1,4 @@
+import { seedTokenRefusal } from '../auth/seed-token.js';
 import { readLimitsRefusal } from '../documents/read-limits.js';
 import { StoreError } from '../engine/errors.js';
 import { startNode } from '../server/node.js';
@@ -86,9 +87,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  */
 function tokenAndLogRefusal(env: NodeJS.ProcessEnv): string | null {
   const token = env.CAIRN_ADMIN_TOKEN;
-  if (token !== undefined && token !== '' && token.length < 32) {
-    return `CAIRN_ADMIN_TOKEN must be at least 32 characters, got ${token.length}`;
-  }
+  const refused = token === undefined || token === '' ? null : seedTokenRefusal(token);
+  if (refused !== null) return `CAIRN_ADMIN_TOKEN ${refused}`;
   // Empty is unset (`info`), as it always was: an env file's `CAIRN_LOG_LEVEL=` is no mistake to refuse.
   const level = env.CAIRN_LOG_LEVEL;
   if (level !== undefined && level !== '' && !LOG_LEVELS.includes(level)) {

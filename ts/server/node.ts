@@ -5,6 +5,7 @@ import { join } from 'node:path';
 
 import type { FastifyInstance } from 'fastify';
 
+import { seedTokenRefusal } from '../auth/seed-token.js';
 import { Tokens } from '../auth/tokens.js';
 import { Store } from '../engine/store.js';
 import { DATA_FILE } from '../engine/store-files.js';
@@ -108,7 +109,8 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     let makeAdminToken = false;
     if (!(await tokens.any())) {
       if (opts.adminToken !== undefined && seeded) {
-        if (opts.adminToken.length < 32) throw new Error('CAIRN_ADMIN_TOKEN must be at least 32 characters');
+        const refused = seedTokenRefusal(opts.adminToken);
+        if (refused !== null) throw new Error(`CAIRN_ADMIN_TOKEN ${refused}`);
         await tokens.create({ agent: 'admin', role: 'admin' }, opts.adminToken);
       } else if (!loopback) {
         throw new Error(noToken);
