@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +94,35 @@ it('cairn serve on a wide bind announces the URLs it is reachable at', async () 
     for (let i = 0; i < 100 && !err.includes('from the network'); i++) await new Promise((r) => setTimeout(r, 100));
     expect(err).toMatch(new RegExp(`from the network: .*http://${external.address.replaceAll('.', '\\.')}:\\d+`));
     expect(err).toContain(`http://${hostname()}:`);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await cleanup();
+  }
+});
+
+// Found by QA: `CAIRN_ALLOWED_HOSTS="a.lan:1, cairn.lan:4534"` kept the space, so the second name
+// matched no Host header and its clients got 403.
+it('cairn serve takes CAIRN_ALLOWED_HOSTS written with spaces after the commas', async () => {
+  const { dir, cleanup } = await tempDir('bind-allowed');
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
+    env: {
+      ...process.env,
+      CAIRN_LOG_LEVEL: 'silent',
+      CAIRN_ADMIN_TOKEN: ADMIN,
+      CAIRN_ALLOWED_HOSTS: 'a.lan:1, cairn.lan:4534 ',
+    },
+    stdio: 'ignore',
+  });
+  try {
+    for (let i = 0; i < 100 && !existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+    const port = Number(
+      new URL((JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { url: string }).url).port,
+    );
+    const at = { port, dataDir: dir } as TestNode;
+    expect(await health({ host: 'cairn.lan:4534' }, '127.0.0.1', at)).toBe(200);
+    expect(await health({ host: 'a.lan:1' }, '127.0.0.1', at)).toBe(200);
+    expect(await health({ host: 'evil.example:4534' }, '127.0.0.1', at)).toBe(403);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

@@ -168,7 +168,11 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       host,
       port: Number(portText),
       adminToken: env.CAIRN_ADMIN_TOKEN,
-      allowedHosts: (env.CAIRN_ALLOWED_HOSTS ?? '').split(',').filter((h) => h !== ''),
+      // `a.lan:4534, b.lan:4534` as people write lists: a name with a space before it matched no Host.
+      allowedHosts: (env.CAIRN_ALLOWED_HOSTS ?? '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
       ...(env.CAIRN_RATE_LIMIT === undefined ? {} : { rateLimit: Number(env.CAIRN_RATE_LIMIT) }),
       ...(env.CAIRN_RATE_LIMIT_PER_USER === undefined
         ? {}
