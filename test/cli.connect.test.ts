@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -129,6 +138,24 @@ it('refuses a store with no token (no admin would be left), making no token and 
   expect(await tokens()).toEqual([]);
   expect((await run(['init'])).code).toBe(0);
   expect((await run(['connect', 'claude'])).code).toBe(0);
+});
+
+// Found by QA: a config kept as a symlink into a dotfiles repository was replaced by a file of
+// its own (the rename went over the link), and the user's copy never got the entry.
+it('writes a config kept as a symlink where the link points, and keeps the link', async () => {
+  expect((await run(['init'])).code).toBe(0);
+  const kept = join(root, 'home', 'dotfiles', 'mcp.json');
+  mkdirSync(join(root, 'home', 'dotfiles'));
+  mkdirSync(join(root, 'home', '.cursor'));
+  writeFileSync(kept, JSON.stringify({ mcpServers: { other: { url: 'http://x' } } }));
+  const link = join(root, 'home', '.cursor', 'mcp.json');
+  symlinkSync(kept, link);
+  const r = await run(['connect', 'cursor']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  const doc = JSON.parse(readFileSync(kept, 'utf8'));
+  expect(Object.keys(doc.mcpServers)).toEqual(['other', 'cairn']);
+  expect(statSync(kept).mode & 0o777).toBe(0o600);
 });
 
 it('adds a stdio table to Codex config.toml, keeping comments, and replaces it with --force', async () => {

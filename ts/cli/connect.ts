@@ -141,10 +141,13 @@ function writeConfig(file: string, text: string | null, next: string): { backup:
   makeDirs(dirname(file));
   // The file now holds a token: it is the user's alone, whatever its mode was.
   const widened = text !== null && (statSync(file).mode & 0o077) !== 0;
-  const tmp = `${file}.cairn-tmp-${process.pid}`;
+  // A config kept as a symlink (into a dotfiles repository) is written where it points: renamed
+  // over, the link would become a file of its own, and the user's copy would miss the entry.
+  const target = text !== null ? realpathSync(file) : file;
+  const tmp = `${target}.cairn-tmp-${process.pid}`;
   try {
     writeFileSync(tmp, next, { mode: 0o600 });
-    renameSync(tmp, file);
+    renameSync(tmp, target);
   } finally {
     rmSync(tmp, { force: true });
   }
