@@ -158,6 +158,28 @@ it('writes a config kept as a symlink where the link points, and keeps the link'
   expect(statSync(kept).mode & 0o777).toBe(0o600);
 });
 
+// Found by QA: an entry holding the admin token (pasted by hand, as the README's `claude mcp
+// add-json` line allows) was replaced with --force and the admin token revoked; the last one
+// failed the command after the config was written and a token made.
+it('--force over an entry holding an admin token replaces it and leaves the admin token live', async () => {
+  const admin = (JSON.parse((await run(['init', '--json'])).stdout) as { token: string }).token;
+  const file = join(root, 'home', '.cursor', 'mcp.json');
+  mkdirSync(join(root, 'home', '.cursor'));
+  const by = { url: 'http://127.0.0.1:4000/v1/mcp', headers: { Authorization: `Bearer ${admin}` } };
+  writeFileSync(file, JSON.stringify({ mcpServers: { cairn: by } }));
+  const r = await run(['connect', 'cursor', '--force', '--json']);
+  expect(r.code, r.stdout).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ revokedTokenId: null });
+  expect(r.stderr).toMatch(/held admin token \w+, which is left live/);
+  expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers.cairn.headers.Authorization).not.toBe(
+    by.headers.Authorization,
+  );
+  const listed = JSON.parse((await run(['token', 'list', '--json'])).stdout) as {
+    tokens: { role: string; revokedAt?: string }[];
+  };
+  expect(listed.tokens.filter((t) => t.role === 'admin' && t.revokedAt === undefined)).toHaveLength(1);
+});
+
 it('adds a stdio table to Codex config.toml, keeping comments, and replaces it with --force', async () => {
   expect((await run(['init'])).code).toBe(0);
   const dir = join(root, 'home', '.codex');

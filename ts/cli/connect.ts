@@ -104,16 +104,30 @@ function replacedToken(format: 'json' | 'toml', text: string | null, name: strin
 }
 
 /**
+ * Whether the replaced entry's token is an admin token, which connect leaves live (said on
+ * stderr): one pasted into a client config by hand is most likely the operator's own (found by
+ * QA: connect revoked it, or, the last one, failed after writing the config).
+ */
+function keptAdmin(id: string, role: string): boolean {
+  if (role !== 'admin') return false;
+  process.stderr.write(
+    `cairn connect: the replaced entry held admin token ${id}, which is left live (\`cairn token revoke ${id}\` if it should go)\n`,
+  );
+  return true;
+}
+
+/**
  * Revokes the token of an entry `--force` replaced, so a reconnect leaves no credential behind;
- * returns its id, or null when it is not one of this store's live tokens.
+ * returns its id, or null when it is not one of this store's live tokens or is an admin token.
  */
 async function revokeReplaced(a: ConnectArgs, token: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   const node = adminNode(a);
   if (node !== null) {
     const who = await fetch(`${node.url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
     if (!who.ok) return null;
-    const id = ((await who.json()) as { token?: { id?: string } }).token?.id;
-    if (id === undefined) return null;
+    const body = (await who.json()) as { role?: string; token?: { id?: string } };
+    const id = body.token?.id;
+    if (id === undefined || keptAdmin(id, String(body.role))) return null;
     await adminCall(node, env.CAIRN_ADMIN_TOKEN, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
     return id;
   }
@@ -121,7 +135,8 @@ async function revokeReplaced(a: ConnectArgs, token: string, env: NodeJS.Process
   try {
     const tokens = new Tokens(store);
     const record = tokens.verify(token);
-    return record === null ? null : ((await tokens.revoke(record.id))?.id ?? null);
+    if (record === null || keptAdmin(record.id, record.role)) return null;
+    return (await tokens.revoke(record.id))?.id ?? null;
   } finally {
     await store.close();
   }
