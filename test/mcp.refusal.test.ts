@@ -45,7 +45,8 @@ it('a dead URL: no node runs there, and how to start one', async () => {
   const r = await cairn(['mcp', '--url', url], { CAIRN_TOKEN: 'cairn_whatever' });
   expect(r.code).toBe(1);
   expect(r.stderr).toContain(`no node is running at ${url}`);
-  expect(r.stderr).toContain('cairn serve');
+  // With the URL's port: `cairn serve` alone listens on 4000, where the bridge does not look.
+  expect(r.stderr).toMatch(new RegExp(`\`cairn serve --data-dir \\S+ --port ${new URL(url).port}\``));
   expect(r.stderr).not.toContain('fetch failed');
 });
 

@@ -2,6 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { type ErrorBody, isErrorCode } from '../protocol/errors.js';
+import { isLoopback } from '../server/guard.js';
 import { CliFailure } from './failure.js';
 import { refused, unreachable } from './net-errors.js';
 import { seconds } from './node-wait.js';
@@ -38,6 +39,18 @@ function remedy(code: string): string {
   return '';
 }
 
+/**
+ * The command that starts the node `url` names: on this machine over http, `cairn serve` with the
+ * URL's port (found by QA: it was left out, so the advice started a node on 4000 while the bridge
+ * kept asking the URL's port); a node elsewhere is started on its own machine.
+ */
+function serveCommand(url: string, dataDir: string): string {
+  const u = new URL(url);
+  if (u.protocol !== 'http:' || !isLoopback(u.hostname)) return `\`cairn serve\` on the machine ${u.host} names`;
+  const port = u.port === '' ? '80' : u.port;
+  return `\`cairn serve --data-dir ${dataDir}${port === '4000' ? '' : ` --port ${port}`}\``;
+}
+
 /** Why the bridge's first session with the node at `url` did not open, said with what to run. */
 export function cannotConnect(err: unknown, url: string, dataDir: string): string {
   const refusal = nodeRefusal(err);
@@ -49,15 +62,15 @@ export function cannotConnect(err: unknown, url: string, dataDir: string): strin
   }
   if (refused(err)) {
     return (
-      `no node is running at ${url} (connection refused): start one with \`cairn serve --data-dir ${dataDir}\` ` +
-      '(--port for another port), or leave out --url and `cairn mcp` starts one on the data dir'
+      `no node is running at ${url} (connection refused): start one with ${serveCommand(url, dataDir)}, ` +
+      'or leave out --url and `cairn mcp` starts one on the data dir'
     );
   }
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
     const ms = Number((err.data as { timeout?: unknown } | undefined)?.timeout);
     return (
       `UNAVAILABLE: the node at ${url} does not answer (nothing for ${seconds(ms)}): it may be stopped or hung; ` +
-      `restart it (\`cairn serve --data-dir ${dataDir}\`)`
+      `restart it (${serveCommand(url, dataDir)})`
     );
   }
   const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
