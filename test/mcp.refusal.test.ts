@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -48,6 +49,24 @@ it('a dead URL: no node runs there, and how to start one', async () => {
   // With the URL's port: `cairn serve` alone listens on 4000, where the bridge does not look.
   expect(r.stderr).toMatch(new RegExp(`\`cairn serve --data-dir \\S+ --port ${new URL(url).port}\``));
   expect(r.stderr).not.toContain('fetch failed');
+});
+
+// Found by QA: a --url at another program (a dev server's port) printed its whole HTML error page.
+it('a URL where another program answers: said as not a Cairn node, without its error page', async () => {
+  const server = createHttpServer((_req, res) => {
+    res.writeHead(501, { 'content-type': 'text/html' });
+    res.end('<!DOCTYPE HTML><html><body>Unsupported method</body></html>');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  try {
+    const r = await cairn(['mcp', '--url', url], { CAIRN_TOKEN: 'cairn_whatever' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`the server at ${url} answered HTTP 501 without a Cairn error: is it a Cairn node`);
+    expect(r.stderr).not.toContain('<html>');
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
 });
 
 it('a token revoked during a session: tool calls get the §3 tool error saying what to do', async () => {

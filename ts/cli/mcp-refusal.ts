@@ -60,6 +60,10 @@ export function cannotConnect(err: unknown, url: string, dataDir: string): strin
     const what = code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' ? 'CAIRN_TOKEN' : 'the session';
     return `the node at ${url} is running but refused ${what}: ${code}: ${message}${then === '' ? '' : `; ${then}`}`;
   }
+  if (err instanceof StreamableHTTPError && err.code !== undefined && err.code >= 400) {
+    // Another program on that port (a dev server): its error page said nothing to a person here.
+    return `the server at ${url} answered HTTP ${err.code} without a Cairn error: is it a Cairn node (check --url, or the port)?`;
+  }
   if (refused(err)) {
     return (
       `no node is running at ${url} (connection refused): start one with ${serveCommand(url, dataDir)}, ` +
