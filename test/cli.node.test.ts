@@ -255,6 +255,20 @@ it('cairn mcp on a data dir with no store starts no node there and makes no stor
   for (const file of ['data.cairn', 'node.json', 'node.log']) expect(existsSync(join(dir, file)), file).toBe(false);
 });
 
+// Found by QA: on a store with no token (one `cairn import` made) the background node made an admin
+// token and printed it to its stderr, which is node.log: a live admin credential in a log file
+// nobody was shown, while the bridge's CAIRN_TOKEN could be none of the store's anyway.
+it('cairn mcp on a store with no token: its node makes no admin token (none in node.log) and says to run init', async () => {
+  await (await Store.open(dir)).close();
+  const r = await cairn(['mcp', '--data-dir', dir], { CAIRN_TOKEN: 'cairn_of-another-store', CAIRN_PORT: '0' });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`holds no live token, and a node started by \`cairn mcp\` makes no admin token`);
+  expect(r.stderr).toContain(`run \`cairn init --data-dir ${dir}\``);
+  expect(readFileSync(join(dir, 'node.log'), 'utf8')).not.toMatch(/cairn_[A-Za-z0-9_-]{40,}/);
+  expect(JSON.parse((await cairn(['token', 'list', '--data-dir', dir, '--json'])).stdout)).toEqual({ tokens: [] });
+  expect((await cairn(['init', '--data-dir', dir])).code).toBe(0);
+});
+
 it('a background node logs no line per request, and node.log is set aside once it reaches 8 MiB', async () => {
   const init = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as { token: string };
   const log = join(dir, 'node.log');

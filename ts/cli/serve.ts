@@ -4,7 +4,7 @@ import { StoreError } from '../engine/errors.js';
 import { startNode } from '../server/node.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { loadPieceRefusal } from '../service/import-file.js';
-import { reportStart } from './start-report.js';
+import { reportStart, START_FD } from './start-report.js';
 import { unwritableDataDir } from './writable.js';
 
 /** `cairn serve` options after flags and environment are merged. */
@@ -182,6 +182,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       ...(env.CAIRN_IDEMPOTENCY_HOURS === undefined ? {} : { idempotencyHours: Number(env.CAIRN_IDEMPOTENCY_HOURS) }),
       ...(env.CAIRN_NAME_CACHE_MB === undefined ? {} : { nameCacheMb: Number(env.CAIRN_NAME_CACHE_MB) }),
       sessions: sessions.caps,
+      background: env[START_FD] !== undefined,
     });
   } catch (err) {
     // A node that did not start could not run (exit 2, as --help says), whatever stopped it.

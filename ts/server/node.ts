@@ -47,6 +47,11 @@ export interface NodeOptions {
   nameCacheMb?: number;
   /** Where first-start messages go (the admin token, once). Default stderr. */
   announce?: (line: string) => void;
+  /**
+   * Started in the background by `cairn mcp`, its stderr going to `node.log`: on a store with no
+   * live token it refuses rather than make an admin token, which would be written there unseen.
+   */
+  background?: boolean;
 }
 
 /** A running node. */
@@ -114,6 +119,10 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
         await tokens.create({ agent: 'admin', role: 'admin' }, opts.adminToken);
       } else if (!loopback) {
         throw new Error(noToken);
+      } else if (opts.background === true) {
+        throw new Error(
+          `${opts.dataDir} holds no live token, and a node started by \`cairn mcp\` makes no admin token (it would be written only to node.log): run \`cairn init --data-dir ${opts.dataDir}\`, then give the bridge a token made there (\`cairn token create --agent NAME\`)`,
+        );
       } else {
         // Made once listening succeeded: a token shown by a start that then failed (a port in
         // use) would be lost, and the next start, finding it, would show none.
