@@ -427,6 +427,24 @@ it('show and history of a key in a mistyped scope name the scopes holding it, on
   await check({ CAIRN_ADMIN_TOKEN: ADMIN });
 });
 
+// Found by QA: a forget in a mistyped --scope said only "no note …", which reads as a note already
+// gone, while show and history named the scopes holding the key.
+it('forget of a key in a mistyped scope names the scopes holding it and forgets nothing, on the store and through a node', async () => {
+  const run = (sub: string, scope: string, env: NodeJS.ProcessEnv) =>
+    cairn(['memories', sub, 'editor.theme', '--user', 'ann', '--scope', scope, '--data-dir', dir], env);
+  const check = async (env: NodeJS.ProcessEnv) => {
+    const forget = await run('forget', 'wrok', env);
+    expect(forget.code).toBe(1);
+    expect(forget.stderr).toMatch(
+      /NOT_FOUND: no note "editor\.theme" .*; scopes holding it: work \(1\) \(--scope S\)\n$/,
+    );
+    expect((await run('show', 'work', env)).code).toBe(0);
+  };
+  await check({});
+  await serve();
+  await check({ CAIRN_ADMIN_TOKEN: ADMIN });
+});
+
 it('history of a key that names a user note and a task note says which options pick each', async () => {
   const store = await Store.open(dir);
   const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };

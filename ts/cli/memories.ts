@@ -347,7 +347,18 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
     }
     return 0;
   }
-  const r = await withCaller(a, env, (call) => call('note_forget', body));
+  const r = await withCaller(a, env, (call) => call('note_forget', body).catch((err) => forgetMiss(err, call, body)));
   out(r, `${String(r.state ?? 'forgotten')}: ${key}\n`);
   return 0;
+}
+
+/**
+ * `forget KEY`'s 404 with the scopes holding the key, as `show` and `history` say it (found by QA:
+ * a forget in a mistyped --scope said only "no note", which reads as a note already gone).
+ */
+async function forgetMiss(err: unknown, call: Call, body: Body): Promise<never> {
+  if (!(err instanceof CliFailure) || err.code !== 'NOT_FOUND') throw err;
+  const more = otherScopes((await call('note_list', { ...body, limit: 1 })).elsewhere);
+  if (more === '') throw err;
+  throw new CliFailure('NOT_FOUND', `${err.message}${more}`, err.exitCode, err.details, `${err.said}${more}`);
 }
