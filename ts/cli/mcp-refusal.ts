@@ -46,7 +46,7 @@ function remedy(code: string): string {
  */
 function serveCommand(url: string, dataDir: string): string {
   const u = new URL(url);
-  if (u.protocol !== 'http:' || !isLoopback(u.hostname)) return `\`cairn serve\` on the machine ${u.host} names`;
+  if (u.protocol !== 'http:' || !isLoopback(u.hostname)) return `\`cairn serve\` on the machine at ${u.host}`;
   const port = u.port === '' ? '80' : u.port;
   return `\`cairn serve --data-dir ${dataDir}${port === '4000' ? '' : ` --port ${port}`}\``;
 }
