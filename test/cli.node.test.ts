@@ -79,6 +79,15 @@ it('init prints the admin token once as JSON, and refuses a second init', async 
   const again = await cairn(['init', '--data-dir', dir]);
   expect(again.code).toBe(1);
   expect(again.stdout).not.toContain('cairn_');
+  // Found by QA: it said only `cairn token create --agent NAME`, an agent token, to someone who had
+  // most likely lost the admin token; the admin form it names now makes one.
+  expect(again.stderr).toContain('a lost admin token is replaced with `--role admin`');
+  const json = JSON.parse((await cairn(['init', '--data-dir', dir, '--json'])).stdout) as {
+    error: { details: unknown };
+  };
+  expect(json.error.details).toEqual([{ field: '--data-dir', message: 'already has tokens' }]);
+  const admin = await cairn(['token', 'create', '--agent', 'ops', '--role', 'admin', '--data-dir', dir, '--json']);
+  expect(JSON.parse(admin.stdout)).toMatchObject({ role: 'admin' });
 });
 
 it('token create/list/revoke work on the store directly', async () => {

@@ -30,11 +30,10 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   try {
     const tokens = new Tokens(store);
     if (await tokens.any()) {
-      throw new CliFailure(
-        'VALIDATION_ERROR',
-        `${dataDir} already has tokens; make more with \`cairn token create --agent NAME\``,
-        1,
-      );
+      // Most often run again by someone who lost the admin token it showed once: an agent token
+      // would not replace it (found by QA), so the admin form is named too.
+      const message = `${dataDir} already has tokens; make more with \`cairn token create --agent NAME\` (a lost admin token is replaced with \`--role admin\`)`;
+      throw new CliFailure('VALIDATION_ERROR', message, 1, [{ field: '--data-dir', message: 'already has tokens' }]);
     }
     const { token } = await tokens.create({ agent: 'admin', role: 'admin' }, seed || undefined);
     process.stdout.write(
