@@ -432,6 +432,29 @@ it("doctor says how to point an HTTP entry at the port this store's node runs on
   expect((await run(['doctor'])).stdout).toMatch(/ok\s+client claude: /);
 });
 
+// Found by QA: a stdio entry written with --url (the way to connect the installed service) was
+// "ok … (its token is tried once a node runs)" with its token revoked at that node.
+it("doctor tries a stdio entry's token at the node its --url names, and says how to replace a refused one", async () => {
+  const admin = (JSON.parse((await run(['init', '--json'])).stdout) as { token: string }).token;
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', data, '--port', '0'], {
+    env: { ...process.env, ...env, CAIRN_LOG_LEVEL: 'silent' },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(data, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  const url = (JSON.parse(readFileSync(join(data, 'node.json'), 'utf8')) as { url: string }).url;
+  const made = await run(['connect', 'claude-desktop', '--url', url, '--json'], { CAIRN_ADMIN_TOKEN: admin });
+  expect(made.code, made.stdout).toBe(0);
+  // Run for the user's own data dir, where no node runs: the entry's node is asked all the same.
+  const doctor = () => cairn(['doctor', '--data-dir', join(root, 'mine')], env);
+  expect((await doctor()).stdout).toMatch(/ok\s+client claude-desktop: stdio as agent claude-desktop/);
+  const id = (JSON.parse(made.stdout) as { tokenId: string }).tokenId;
+  expect((await run(['token', 'revoke', id], { CAIRN_ADMIN_TOKEN: admin })).code).toBe(0);
+  const refused = await doctor();
+  expect(refused.code).toBe(1);
+  expect(refused.stdout).toContain(`\`cairn connect claude-desktop --url ${url} --force\``);
+});
+
 it('doctor names an option in a stdio entry that `cairn mcp` refuses, which the client shows only as a failed server', async () => {
   expect((await run(['init'])).code).toBe(0);
   expect((await run(['connect', 'claude-desktop'])).code).toBe(0);

@@ -295,12 +295,25 @@ async function judge(
   }
   const token = (entry.env as Record<string, string> | undefined)?.CAIRN_TOKEN;
   if (typeof token !== 'string' || token === '') return say('problem', 'its entry sets no CAIRN_TOKEN');
+  // With --url the bridge uses that node, not this store's (found by QA: a token revoked there was
+  // "ok … tried once a node runs"); that node is asked, as an HTTP entry's URL is.
+  const url = args.indexOf('--url') >= 0 ? args[args.indexOf('--url') + 1]?.replace(/\/+$/, '') : undefined;
   // With no node running, `cairn mcp` starts one when the client needs it; its token is tried then.
-  if (nodeUrl === null) return say('ok', `stdio: ${command} ${args.join(' ')} (its token is tried once a node runs)`);
-  const who = await get(`${nodeUrl}/v1/whoami`, token);
+  if (url === undefined && nodeUrl === null) {
+    return say('ok', `stdio: ${command} ${args.join(' ')} (its token is tried once a node runs)`);
+  }
+  let who: Awaited<ReturnType<typeof get>>;
+  try {
+    who = await get(`${url ?? nodeUrl}/v1/whoami`, token);
+  } catch (err) {
+    return say('problem', `stdio: its node ${url} ${unanswered(err)}, so this client cannot connect`);
+  }
   return who.status === 200
     ? say('ok', `stdio as agent ${String(who.body.agent)}: ${command} ${args.join(' ')}`)
-    : say('problem', `stdio: the node refuses its CAIRN_TOKEN (${who.status})${reconnect}`);
+    : say(
+        'problem',
+        `stdio: the node refuses its CAIRN_TOKEN (${who.status})${url === undefined ? reconnect : `: \`cairn connect ${name}${named} --url ${url} --force\` (CAIRN_ADMIN_TOKEN set) writes one that works`}`,
+      );
 }
 
 /**
