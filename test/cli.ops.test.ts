@@ -112,6 +112,15 @@ it.each([
     { CAIRN_DOCUMENT_READ_MB: '1.5' },
     'CAIRN_DOCUMENT_READ_MB must be a whole number',
   ],
+  // Found by a review: a URL was taken as a name and matched no Host header, so the clients it
+  // was meant for got 403 with nothing saying why.
+  [
+    'CAIRN_ALLOWED_HOSTS holding a URL',
+    [],
+    { CAIRN_ALLOWED_HOSTS: 'a.lan:1, http://cairn.lan:4534/' },
+    'CAIRN_ALLOWED_HOSTS: "http://cairn.lan:4534/" is not a host name as a Host header carries it: give host or ' +
+      'host:port ("cairn.lan:4534"), comma-separated',
+  ],
   [
     'CAIRN_LOAD_PIECE_BYTES=64MB',
     [],

@@ -85,6 +85,36 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * the store is opened: a short token would otherwise be refused only after an empty store was
  * created, and a bad level by the logger, in words that do not name the setting.
  */
+/** CAIRN_ALLOWED_HOSTS as a list: `a.lan:4534, b.lan:4534` as people write lists (a name with a
+ * space before it matched no Host). */
+function allowedHosts(env: NodeJS.ProcessEnv): string[] {
+  return (env.CAIRN_ALLOWED_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+}
+
+/**
+ * Why a CAIRN_ALLOWED_HOSTS entry can never match a `Host` header, or null. Found by a review: an
+ * entry written as a URL (`http://cairn.lan:4534`) was taken and matched nothing, so the clients
+ * it was meant for got 403 with nothing saying why.
+ */
+function allowedHostsRefusal(env: NodeJS.ProcessEnv): string | null {
+  for (const entry of allowedHosts(env)) {
+    if (!/[\s/@]/.test(entry)) continue;
+    let host: string | null = null;
+    try {
+      host = new URL(entry).host || null;
+    } catch {}
+    const instead = host === null ? '' : ` (${JSON.stringify(host)})`;
+    return (
+      `CAIRN_ALLOWED_HOSTS: ${JSON.stringify(entry)} is not a host name as a Host header carries it: ` +
+      `give host or host:port${instead}, comma-separated`
+    );
+  }
+  return null;
+}
+
 function tokenAndLogRefusal(env: NodeJS.ProcessEnv): string | null {
   const token = env.CAIRN_ADMIN_TOKEN;
   const refused = token === undefined || token === '' ? null : seedTokenRefusal(token);
@@ -153,6 +183,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
     idempotencyRefusal(env.CAIRN_IDEMPOTENCY_HOURS) ??
     nameCacheRefusal(env.CAIRN_NAME_CACHE_MB) ??
     loadPieceRefusal(env) ??
+    allowedHostsRefusal(env) ??
     tokenAndLogRefusal(env);
   if (refused !== null) return couldNotRun(env, refused, false);
   const sessions = sessionCaps(env);
@@ -168,11 +199,7 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
       host,
       port: Number(portText),
       adminToken: env.CAIRN_ADMIN_TOKEN,
-      // `a.lan:4534, b.lan:4534` as people write lists: a name with a space before it matched no Host.
-      allowedHosts: (env.CAIRN_ALLOWED_HOSTS ?? '')
-        .split(',')
-        .map((h) => h.trim())
-        .filter((h) => h !== ''),
+      allowedHosts: allowedHosts(env),
       ...(env.CAIRN_RATE_LIMIT === undefined ? {} : { rateLimit: Number(env.CAIRN_RATE_LIMIT) }),
       ...(env.CAIRN_RATE_LIMIT_PER_USER === undefined
         ? {}
