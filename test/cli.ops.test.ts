@@ -568,6 +568,15 @@ it('an option a command does not honour is bad usage, exit 2, never taken and ig
   const made = await cairn(['token', 'create', '--agent', 'a', '--user', 'bob', '--data-dir', store, '--json']);
   expect(made.code, made.stderr).toBe(0);
   expect(JSON.parse(made.stdout)).toMatchObject({ agent: 'a', user: 'bob' });
+  // Found by a review: `token list --json` left out the user, scopes and expiry a token has none
+  // of, where `token create --json` says null; a script reading one read the other wrong.
+  const open = JSON.parse((await cairn(['token', 'create', '--agent', 'b', '--data-dir', store, '--json'])).stdout);
+  const listed = JSON.parse((await cairn(['token', 'list', '--data-dir', store, '--json'])).stdout) as {
+    tokens: Record<string, unknown>[];
+  };
+  const entry = listed.tokens.find((t) => t.id === open.id);
+  expect(entry).toMatchObject({ agent: 'b', user: null, scopes: null, expiresAt: null });
+  expect(listed.tokens.find((t) => t.agent === 'a')).toMatchObject({ user: 'bob', scopes: null });
 });
 
 it('a mistyped option or one missing its value is said in the command’s terms, with its usage only', async () => {

@@ -118,7 +118,14 @@ export async function runToken(sub: string, a: TokenArgs, env: NodeJS.ProcessEnv
         node !== null
           ? ((await adminCall(node, admin, 'GET', '/v1/admin/tokens')).tokens as TokenInfo[])
           : await withTokens(a.dataDir, (t) => t.list());
-      if (a.json) process.stdout.write(`${JSON.stringify({ tokens: list })}\n`);
+      // What a token has none of is said null, as `token create --json` says it.
+      const said = list.map((t) => ({
+        ...t,
+        user: t.user ?? null,
+        scopes: t.scopes ?? null,
+        expiresAt: t.expiresAt ?? null,
+      }));
+      if (a.json) process.stdout.write(`${JSON.stringify({ tokens: said })}\n`);
       // Said, not left blank: a store made by `import` into a new data dir has none yet.
       else if (list.length === 0) process.stdout.write('no tokens (`cairn init` makes an admin token)\n');
       else
