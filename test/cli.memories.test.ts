@@ -478,3 +478,30 @@ it('list shows a note too large for one export page once, at its current version
   );
   expect(state.map((n) => n.version)).toEqual([80]);
 });
+
+it('show and history read a private note that list names, on the store and through a node that allows them', async () => {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };
+  const body = { key: 'health', value: { allergy: 'nuts' }, kind: 'user_fact', private: true, allowPrivate: true };
+  expect((await store.notes('note_write', caller, body)).error).toBeUndefined();
+  await store.close();
+  const check = async (env: NodeJS.ProcessEnv) => {
+    const list = await mem(['list', '--json'], env);
+    expect((JSON.parse(list.stdout) as { notes: { key: string }[] }).notes.map((n) => n.key)).toContain('health');
+    const show = await mem(['show', 'health', '--json'], env);
+    expect(show.code, show.stderr).toBe(0);
+    expect((JSON.parse(show.stdout) as { notes: { value: unknown }[] }).notes[0]?.value).toEqual({ allergy: 'nuts' });
+    const history = await mem(['history', 'health', '--json'], env);
+    expect(history.code, history.stderr).toBe(0);
+    const events = (JSON.parse(history.stdout) as { events: { after: { value: unknown } | null }[] }).events;
+    expect(events.map((e) => e.after?.value)).toEqual([{ allergy: 'nuts' }]);
+  };
+  await check({});
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN, CAIRN_ALLOW_PRIVATE: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100 && !existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
+  await check({ CAIRN_ADMIN_TOKEN: ADMIN });
+});

@@ -310,8 +310,11 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
   }
   const key = a.key;
   const body = checked(HistoryInput, { key, ...noteAddress(a) });
+  // `list` names private notes (the operator's to see): `show` and `history` read them too, where
+  // the store or the node's policy allows. Without it a listed private note was "no note here".
+  const read = { ...body, includePrivate: true };
   if (sub === 'show') {
-    const r = await withCaller(a, env, (call) => call('note_list', { ...body, limit: 100 }));
+    const r = await withCaller(a, env, (call) => call('note_list', { ...read, limit: 100 }));
     const notes = ((r.notes ?? []) as Body[]).map((n) => noteItem(n, a.agent));
     if (notes.length === 0) {
       // `list` shows every note, `show` looks up one address: say which others the key may be at.
@@ -329,7 +332,7 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       const all: Body[] = [];
       let cursor: string | undefined;
       do {
-        const page = await call('history', { ...body, ...(cursor === undefined ? {} : { cursor }) });
+        const page = await call('history', { ...read, ...(cursor === undefined ? {} : { cursor }) });
         all.push(...((page.events ?? []) as Body[]));
         cursor = (page.nextCursor as string | null | undefined) ?? undefined;
       } while (cursor !== undefined);
