@@ -20,8 +20,9 @@ const TIME_NOUNS: &[&str] = &["century", "date", "day", "decade", "month", "time
 /// Words after which "when" asks, not joins ("Do you know when …", "Since when …").
 const ASKING_BEFORE_WHEN: &[&str] = &["know", "me", "recall", "since", "till", "until"];
 
-/// Questions in Chinese and Japanese that ask when.
-const CJK_WHEN: &[&str] = &["什么时候", "何时", "哪年", "哪一年", "几时", "いつ", "何年"];
+/// Questions in Chinese and Japanese that ask when. Their characters are no content of their own
+/// (`context::cjk_function_chars`): the ask is covered by a time, not by the words.
+pub(super) const CJK_WHEN: &[&str] = &["什么时候", "何时", "哪年", "哪一年", "几时", "いつ", "何年"];
 
 /// Words that place something in time. Not "may" (a modal as often as a month), which counts
 /// only beside a number (`names_a_time`).

@@ -6,7 +6,7 @@
 //! invented: no item, no answer.
 
 use super::asked_moment::moment_words;
-use super::asked_time::{TIMED, asks_when, names_a_time};
+use super::asked_time::{CJK_WHEN, TIMED, asks_when, names_a_time};
 use super::attribute_time::entity_when;
 use super::cache::Names;
 use super::context_derived;
@@ -932,14 +932,17 @@ fn is_function_word(question: &str, t: &Token, cjk: &[bool]) -> bool {
     FUNCTION_WORDS.binary_search(&word).is_ok()
 }
 
-/// The question's code points that belong to a CJK function word.
+/// The question's code points that belong to a CJK function word, or to a CJK ask for a time
+/// (`CJK_WHEN`, which `TIMED` stands for). Found by a review: "张伟什么时候完成了数据库迁移"
+/// left "时候" and "候完" uncovered by "张伟在2025年3月完成了数据库迁移", which the English
+/// "When did …" is grounded by.
 fn cjk_function_chars(question: &str) -> Vec<bool> {
     let chars: Vec<char> = question.chars().collect();
     let mut marked = vec![false; chars.len()];
     if !chars.iter().copied().any(is_cjk) {
         return marked;
     }
-    for word in CJK_FUNCTION_WORDS {
+    for word in CJK_FUNCTION_WORDS.iter().chain(CJK_WHEN) {
         let w: Vec<char> = word.chars().collect();
         for at in 0..chars.len().saturating_sub(w.len() - 1) {
             if chars[at..at + w.len()] == w[..] {

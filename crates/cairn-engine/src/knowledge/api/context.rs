@@ -467,6 +467,11 @@ mod tests {
         );
         assert_eq!(verdict(&store, "北京大学成立于哪一年"), ("grounded".to_owned(), json!([])));
         assert_eq!(verdict(&store, "北京大学有多少学生"), ("related".to_owned(), json!(["学生"])));
+        // An ask for a time is covered by the year, as "When was …" is; its characters and the
+        // bigrams straddling them ("时候", "候成", "学何") are not content.
+        for q in ["北京大学什么时候成立", "北京大学何时成立", "北京大学几时成立"] {
+            assert_eq!(verdict(&store, q), ("grounded".to_owned(), json!([])), "{q}");
+        }
     }
 
     #[test]
