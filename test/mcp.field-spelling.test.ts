@@ -41,6 +41,15 @@ it.each([
   ],
   ['memory_note_write', { key: 'k', value: 1, kind: 'task_state', task_id: 'T' }, 'task_id', 'taskId'],
   ['memory_recall', { subject: 'Ann', asOf: '2026-01-01' }, 'asOf', 'as_of'],
+  // Found by playing a model: the typo notes.md names as why unknown fields are refused was
+  // refused without the field it stood for.
+  [
+    'memory_note_write',
+    { key: 'k', value: 1, kind: 'user_fact', expectedVerison: 0 },
+    'expectedVerison',
+    'expectedVersion',
+  ],
+  ['memory_handoff_create', { taskId: 'T', summary: 's', idempotencyKye: 'a' }, 'idempotencyKye', 'idempotencyKey'],
   ['memory_handoff_create', { taskId: 'T', summary: 's', next_steps: ['a'] }, 'next_steps', 'nextSteps'],
   ['memory_document', { name: 'a.txt', contentBase64: 'aGk=' }, 'contentBase64', 'content_base64'],
   ['memory_context', { query: 'who is Ann?' }, 'query', 'question'],

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 
 import { jsonSchemaOf } from './json-schema.js';
+import { nearest } from './spelling.js';
 
 // A model sends a field in the spelling of the verb next door: the verbs spell fields two ways
 // (`as_of`, `user_id`, `content_base64` beside `taskId`, `expectedVersion`) and name one thing two
@@ -27,6 +28,19 @@ const IN_ATTRIBUTES = ['valid_from', 'valid_to'];
 /** A field name without case or separators: `expected_version`, `expectedVersion` and `ExpectedVersion` are one. */
 const bare = (name: string) => name.toLowerCase().replace(/[-_\s]/g, '');
 
+/**
+ * The lengths of an unknown field that may be a typo of a field (two edits apart, `nearest`):
+ * shorter, two edits make `to` of `k`; longer, no field is that long and the comparison would cost.
+ */
+const TYPO_LENGTHS = { min: 5, max: 64 };
+
+/** The field of `fields` that `key` is a typo of (`expectedVerison`, `idempotencyKye`), if any. */
+function typoOf(fields: readonly string[], key: string): string | undefined {
+  if (key.length < TYPO_LENGTHS.min || key.length > TYPO_LENGTHS.max) return undefined;
+  const near = nearest(bare(key), fields.map(bare));
+  return fields.find((f) => bare(f) === near);
+}
+
 const schemas = new WeakMap<z.ZodType, unknown>();
 
 /** The objects of a JSON Schema that a value at `path` below it may be (every branch of a union). */
@@ -45,7 +59,8 @@ function objectsAt(node: unknown, path: readonly PropertyKey[]): Record<string, 
 /**
  * The field of `schema`'s object at `path` that the unknown field `key` was meant as: the one
  * spelled alike but for case and separators, else the other name of the same thing, else
- * `attributes.valid_from` for a `valid_from` sent beside `attributes`; undefined when none is.
+ * `attributes.valid_from` for a `valid_from` sent beside `attributes`, else the field it is a
+ * typo of; undefined when none is.
  */
 export function fieldMeant(schema: z.ZodType, path: readonly PropertyKey[], key: string): string | undefined {
   let json = schemas.get(schema);
@@ -58,6 +73,7 @@ export function fieldMeant(schema: z.ZodType, path: readonly PropertyKey[], key:
   return (
     fields.find((f) => bare(f) === bare(key)) ??
     fields.find((f) => f === OTHER_NAME[key]) ??
-    (inAttributes === undefined ? undefined : `attributes.${inAttributes}`)
+    (inAttributes === undefined ? undefined : `attributes.${inAttributes}`) ??
+    typoOf(fields, key)
   );
 }
