@@ -258,13 +258,17 @@ impl Found {
 
 impl Request {
     /// What an empty first page (`empty_first`) may have meant (`list_meant`): the notes its
-    /// `key` may name, else those its `query` (given when the list has one) matches in tasks.
+    /// `key` may name, else those of the tasks spelled like its `taskId` (when that task holds
+    /// none), else those its `query` (given when the list has one) matches in tasks.
     fn meant(&self, snap: &Snapshot, caller: &Caller, query: Option<&Query>, empty_first: bool) -> Outcome<Vec<Value>> {
         if !self.offer || !empty_first {
             return Ok(Vec::new());
         }
         if let Some(key) = &self.key {
             return Ok(list_meant::keys_meant(snap, caller, key, self.visibility, self.task_id.as_deref())?);
+        }
+        if let Some(task_id) = &self.task_id {
+            return Ok(list_meant::tasks_meant(snap, caller, task_id)?);
         }
         // The index holds current notes only (and no short query), and a task or visibility asked
         // for is looked in already.

@@ -9,7 +9,7 @@
 
 use super::index;
 use super::lookup;
-use super::notes_meant::notes_meant;
+use super::notes_meant::{notes_meant, task_notes_meant};
 use super::record::{CUR, Identity, KINDS, NoteRecord, Visibility};
 use super::search::{Query, fuse};
 use crate::error::{Error, Result};
@@ -36,6 +36,12 @@ pub(super) fn keys_meant(
     };
     let named = Identity { key: key.to_owned(), visibility, owner };
     Ok(notes_meant(snap, &caller.part, &caller.agent, &named)?.into_iter().map(|o| o["note"].clone()).collect())
+}
+
+/// The notes of the tasks spelled like `task_id`, which holds none, as `{key, visibility,
+/// taskId}` to send back.
+pub(super) fn tasks_meant(snap: &Snapshot, caller: &Caller, task_id: &str) -> Result<Vec<Value>> {
+    Ok(task_notes_meant(snap, &caller.part, &caller.agent, task_id)?.into_iter().map(|o| o["note"].clone()).collect())
 }
 
 /// The task notes that `query` matches (and `kind`, when given), best first, as `{key,

@@ -82,3 +82,41 @@ fn resuming_a_task_with_no_handoff_offers_the_tasks_spelled_like_it() {
     let theirs = run(&store, &stranger, "handoff_resume", &json!({"taskId": "atlas_migration"}));
     assert_eq!(theirs, json!({"state": "none", "taskId": "atlas_migration"}));
 }
+
+#[test]
+fn a_key_or_task_asked_in_another_case_is_offered_as_stored() {
+    // Keys and task ids are exact: a miss by case alone was offered nothing, while a typo was.
+    let (_dir, store) = fresh();
+    let claude = agent("claude");
+    write(&store, "claude", "deploy.window", &json!({}));
+    run(&store, &claude, "handoff_create", &json!({"taskId": "Atlas-Migration", "summary": "s"}));
+    let codex = agent("codex");
+    let miss = run(&store, &codex, "handoff_resume", &json!({"taskId": "atlas-migration"}));
+    assert_eq!(miss, json!({"state": "none", "taskId": "atlas-migration", "did_you_mean": ["Atlas-Migration"]}));
+    let history = run(&store, &codex, "history", &json!({"key": "Deploy.Window"}));
+    assert_eq!(
+        history["error"]["details"],
+        json!([{"did_you_mean": "deploy.window", "note": {"key": "deploy.window", "visibility": "user"}}]),
+        "{history}"
+    );
+    let list = run(&store, &codex, "note_list", &json!({"key": "DEPLOY.WINDOW"}));
+    assert_eq!(list["did_you_mean"], json!([{"key": "deploy.window", "visibility": "user"}]), "{list}");
+    // A list by a task that holds no note offers the notes of the tasks spelled like it.
+    write(&store, "claude", "progress", &json!({"taskId": "Atlas-Migration"}));
+    write(&store, "claude", "secret", &json!({"taskId": "Atlas-Migration", "private": true}));
+    let task = run(&store, &codex, "note_list", &json!({"taskId": "atlas-migration"}));
+    assert_eq!(
+        task,
+        json!({"notes": [], "nextCursor": null,
+            "did_you_mean": [{"key": "progress", "visibility": "task", "taskId": "Atlas-Migration"}]}),
+    );
+    let typo = run(&store, &codex, "note_list", &json!({"taskId": "atlas_migraton", "kind": "task_state"}));
+    assert_eq!(typo["did_you_mean"][0]["taskId"], "Atlas-Migration", "{typo}");
+    // A task that holds notes, none of them of the kind asked, is no miss.
+    let kind = run(&store, &codex, "note_list", &json!({"taskId": "Atlas-Migration", "kind": "decision"}));
+    assert_eq!(kind, json!({"notes": [], "nextCursor": null}));
+    // Another user's are never offered.
+    let stranger = who("u2", "default", "codex", T0);
+    let theirs = run(&store, &stranger, "handoff_resume", &json!({"taskId": "atlas-migration"}));
+    assert_eq!(theirs, json!({"state": "none", "taskId": "atlas-migration"}));
+}
