@@ -505,3 +505,18 @@ it('show and history read a private note that list names, on the store and throu
   for (let i = 0; i < 100 && !existsSync(join(dir, 'node.json')); i++) await new Promise((r) => setTimeout(r, 100));
   await check({ CAIRN_ADMIN_TOKEN: ADMIN });
 });
+
+it('history through a node that allows no private notes says why a private note’s values are missing', async () => {
+  const store = await Store.open(dir);
+  const caller = { tenant: 'local', user: 'ann', scope: 'work', agent: 'claude' };
+  const body = { key: 'health', value: { allergy: 'nuts' }, kind: 'user_fact', private: true, allowPrivate: true };
+  expect((await store.notes('note_write', caller, body)).error).toBeUndefined();
+  await store.close();
+  await serve();
+  const history = await mem(['history', 'health'], { CAIRN_ADMIN_TOKEN: ADMIN });
+  expect(history.code, history.stderr).toBe(0);
+  expect(history.stdout).toMatch(
+    /^v\? {2}\S+ {2}claude {2}create\n {4}values withheld: a private note, and the node runs without CAIRN_ALLOW_PRIVATE=1 /,
+  );
+  expect(history.stdout).not.toContain('nuts');
+});

@@ -197,6 +197,9 @@ const line = (n: Body) =>
 
 type Side = { value?: unknown; version?: unknown } | null | undefined;
 
+const PRIVATE_WITHHELD =
+  'values withheld: a private note, and the node runs without CAIRN_ALLOW_PRIVATE=1 (stop it and run this on the store, or restart it with CAIRN_ALLOW_PRIVATE=1)';
+
 /**
  * One event of a note's history as an operator reads it (DESIGN.md §2: who, when, what,
  * before/after): the version it made, when, by whom, how, then the value before it (a replace or
@@ -216,8 +219,10 @@ function eventBlock(e: Body): { text: string; cut: boolean } {
   ];
   const shown = sides.flatMap(([label, side]) => (side == null ? [] : [{ label, ...clip(side.value, HISTORY_VALUE) }]));
   const head = `${version === undefined ? 'v?' : `v${String(version)}`}  ${String(e.at)}  ${String(e.agent)}  ${String(e.op)}`;
+  // A node that allows no private notes shows their events without values: say so, not a bare `v?`.
+  const withheld = e.redacted === 'private' ? [`    ${PRIVATE_WITHHELD}`] : [];
   return {
-    text: [head, ...shown.map((s) => `    ${s.label} ${s.text}`)].join('\n'),
+    text: [head, ...withheld, ...shown.map((s) => `    ${s.label} ${s.text}`)].join('\n'),
     cut: shown.some((s) => s.cut),
   };
 }
