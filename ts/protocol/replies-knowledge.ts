@@ -310,6 +310,15 @@ export const ContextReply = z.object({
     })
     .optional()
     .describe('With `nothing_stored` in a scope holding no knowledge: your other scopes that hold some'),
+  task_notes: z
+    .object({
+      notes: z
+        .array(z.object({ key: z.string(), visibility: z.literal('task'), taskId: z.string() }))
+        .describe('At most 3, best first'),
+      hint: z.string(),
+    })
+    .optional()
+    .describe('With `nothing_stored` and no `taskId`: task notes matching the question; send their `taskId`'),
   context: z.string().optional(),
   omitted: z
     .array(PackOmitted)

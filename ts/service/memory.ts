@@ -32,7 +32,7 @@ import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-n
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
 import { addresseeWarning } from './handoff-addressee.js';
-import { preauthorize, refuseRole, resolveIdentity } from './identity.js';
+import { type Identity, preauthorize, refuseRole, resolveIdentity } from './identity.js';
 import { boundItems, buildPack, type Grounding, packGrounding } from './pack.js';
 import { type HistoryTarget, runQuery } from './query.js';
 import { memoryRecall } from './recall.js';
@@ -203,12 +203,32 @@ async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<R
     // knowledge items that grounded the answer.
     reply.grounding = packGrounding(reply.grounding as Grounding, reply.items as Reply[]);
   }
+  if (reply.state === 'nothing_stored' && taskId === undefined && noteQuery.as_of === undefined) {
+    const taskNotes = await taskNotesMatching(svc, id, rest.question);
+    if (taskNotes !== undefined) reply.task_notes = taskNotes;
+  }
   if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) return reply;
   const items = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
   const pack = buildPack(items, { tokenBudget, maxItems, purpose }, fusedScore);
   // The verdict speaks of what the caller gets: an item left out of the pack grounds nothing.
   const grounding = packGrounding(reply.grounding as Grounding, pack.items);
   return { ...reply, ...pack, grounding };
+}
+
+/**
+ * With nothing stored that answers `question`: the caller's task notes it matches, which a read
+ * without their `taskId` does not see. Found by a review: agent B asked memory_context "what is
+ * the plan step" and was told `nothing_stored` though its user's task note `task.plan` matched;
+ * memory_note_list already names such notes (its `did_you_mean`), memory_context said nothing.
+ */
+async function taskNotesMatching(svc: Service, id: Identity, question: string): Promise<Reply | undefined> {
+  const listed = await notes(svc.store, 'note_list', id, notesBody(svc, { query: question, limit: 1 }));
+  const meant = Array.isArray(listed.did_you_mean) ? listed.did_you_mean : [];
+  if (meant.length === 0) return undefined;
+  return {
+    notes: meant,
+    hint: 'Task notes you may read match the question; send one of their taskId to memory_context to answer from them',
+  };
 }
 
 /**
