@@ -6,7 +6,7 @@
 
 use super::Partition;
 use super::testing::fresh;
-use super::testing_api::{caller, verb};
+use super::testing_api::{caller, pages_within, verb};
 use crate::store::Store;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -33,26 +33,10 @@ fn written(store: &Store, part: &Partition, name: &str, sizes: &[usize]) {
     }
 }
 
-/// Every page of `part`'s export at `max_bytes` (and `limit`), checking each fits in the bound
-/// unless it is one record of one write.
-fn pages_at(store: &Store, part: &Partition, (limit, max_bytes): (usize, usize)) -> Vec<Vec<Value>> {
-    let (mut out, mut cursor) = (Vec::new(), Value::Null);
-    loop {
-        let mut body = json!({"limit": limit, "maxBytes": max_bytes});
-        if !cursor.is_null() {
-            body["cursor"] = cursor.clone();
-        }
-        let reply = verb(store, &caller(part, 7), "export", &body).unwrap();
-        let records = reply["records"].as_array().unwrap().clone();
-        let bytes = serde_json::to_vec(&records).unwrap().len();
-        let alone = records.len() == 1 && records[0]["attribute_writes"].as_array().is_some_and(|w| w.len() == 1);
-        assert!(bytes <= max_bytes || alone, "a page of {bytes} bytes over {max_bytes}");
-        out.push(records);
-        cursor = reply["next"].clone();
-        if cursor.is_null() {
-            return out;
-        }
-    }
+/// Every page of `part`'s export at `max_bytes` (and `limit`), each within the bound unless it is
+/// one record of one write.
+fn pages_at(store: &Store, part: &Partition, at: (usize, usize)) -> Vec<Vec<Value>> {
+    pages_within(store, part, at, |r| r["attribute_writes"].as_array().is_some_and(|w| w.len() == 1))
 }
 
 /// The records of entity `name` across `pages`, in order.

@@ -6,7 +6,7 @@
 use super::Partition;
 use super::api::Caller;
 use super::testing::fresh;
-use super::testing_api::{caller, normalized, notes_verb, verb};
+use super::testing_api::{caller, normalized, notes_verb, pages_within, verb};
 use crate::store::Store;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -35,27 +35,10 @@ fn written(store: &Store, part: &Partition, count: usize, size: usize) {
     notes_verb(store, &as_agent(part, "a", 1_000_000), "note_write", &body);
 }
 
-/// Every page of `part`'s export at `max_bytes` (and `limit`), checking each fits in the bound
-/// unless it is one record of one version.
-fn pages_at(store: &Store, part: &Partition, (limit, max_bytes): (usize, usize)) -> Vec<Vec<Value>> {
-    let who = caller(part, 7);
-    let (mut out, mut cursor) = (Vec::new(), Value::Null);
-    loop {
-        let mut body = json!({"limit": limit, "maxBytes": max_bytes});
-        if !cursor.is_null() {
-            body["cursor"] = cursor.clone();
-        }
-        let reply = verb(store, &who, "export", &body).unwrap();
-        let records = reply["records"].as_array().unwrap().clone();
-        let bytes = serde_json::to_vec(&records).unwrap().len();
-        let alone = records.len() == 1 && records[0]["versions"].as_array().is_some_and(Vec::is_empty);
-        assert!(bytes <= max_bytes || alone, "a page of {bytes} bytes over {max_bytes}");
-        out.push(records);
-        cursor = reply["next"].clone();
-        if cursor.is_null() {
-            return out;
-        }
-    }
+/// Every page of `part`'s export at `max_bytes` (and `limit`), each within the bound unless it is
+/// one record of one version.
+fn pages_at(store: &Store, part: &Partition, at: (usize, usize)) -> Vec<Vec<Value>> {
+    pages_within(store, part, at, |r| r["versions"].as_array().is_some_and(Vec::is_empty))
 }
 
 /// The records of note `key` across `pages`, in order.

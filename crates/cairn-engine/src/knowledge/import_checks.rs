@@ -213,6 +213,15 @@ pub(crate) fn fact_times(
     Ok(())
 }
 
+/// A split record's `continued` (a note's versions, an entity's writes: more records follow).
+pub(crate) fn continued(r: &Map<String, Value>) -> Field<bool> {
+    match r.get("continued") {
+        None | Some(Value::Null | Value::Bool(false)) => Ok(false),
+        Some(Value::Bool(true)) => Ok(true),
+        Some(_) => Err("continued: must be true or false".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,11 +30,7 @@ pub(super) struct Run {
 impl Run {
     /// The run markers of entity record `r`; `source` is its id, which a split record needs.
     pub(super) fn of(r: &Map<String, Value>, source: Option<Src>) -> std::result::Result<Run, String> {
-        let continued = match r.get("continued") {
-            None | Some(Value::Null | Value::Bool(false)) => false,
-            Some(Value::Bool(true)) => true,
-            Some(_) => return Err("continued: must be true or false".into()),
-        };
+        let continued = super::import_checks::continued(r)?;
         let follows = match r.get("follows") {
             None | Some(Value::Null) => None,
             Some(v) => Some(v.as_u64().filter(|&n| n >= 1).ok_or("follows: must be a whole number from 1")?),

@@ -42,6 +42,36 @@ pub(crate) fn export_pages(store: &Store, part: &Partition, limit: usize) -> Vec
     }
 }
 
+/// Every page of `part`'s export at `max_bytes` (and `limit`), checking each fits in the bound
+/// unless it is one record that `alone` says may pass it (one version of a note, one write of an
+/// entity).
+pub(crate) fn pages_within(
+    store: &Store,
+    part: &Partition,
+    (limit, max_bytes): (usize, usize),
+    alone: fn(&Value) -> bool,
+) -> Vec<Vec<Value>> {
+    let (mut out, mut cursor) = (Vec::new(), Value::Null);
+    loop {
+        let mut body = serde_json::json!({"limit": limit, "maxBytes": max_bytes});
+        if !cursor.is_null() {
+            body["cursor"] = cursor.clone();
+        }
+        let reply = verb(store, &caller(part, 7), "export", &body).unwrap();
+        let records = reply["records"].as_array().unwrap().clone();
+        let bytes = serde_json::to_vec(&records).unwrap().len();
+        assert!(
+            bytes <= max_bytes || (records.len() == 1 && alone(&records[0])),
+            "a page of {bytes} bytes over {max_bytes}"
+        );
+        out.push(records);
+        cursor = reply["next"].clone();
+        if cursor.is_null() {
+            return out;
+        }
+    }
+}
+
 /// Records with store-local ids taken out, so two scopes' exports compare: ids are dropped (an
 /// earlier version's `version_of` reads `true`),
 /// fact ends are named (the export carries the names), a document provenance (the fact's, and

@@ -158,11 +158,7 @@ struct Part {
 
 /// The split markers of `r`, whose first version is `first`.
 fn part_of(r: &Map<String, Value>, first: u64) -> Field<Part> {
-    let continued = match r.get("continued") {
-        None | Some(Value::Null | Value::Bool(false)) => false,
-        Some(Value::Bool(true)) => true,
-        Some(_) => return Err("continued: must be true or false".into()),
-    };
+    let continued = crate::knowledge::import_checks::continued(r)?;
     let follows = match r.get("follows") {
         None | Some(Value::Null) => None,
         Some(v) => Some(
