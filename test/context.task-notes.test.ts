@@ -5,7 +5,8 @@ import { startTestNode, type TestNode } from './node.js';
 // Found by a review: agent B asked memory_context "what is the plan step" and was told
 // `nothing_stored`, though its user's task note `task.plan` (task T1) matched: a read without the
 // task's id does not see its notes, and nothing said they were there. memory_note_list named
-// them already; memory_context now does too, never another user's and never a private one.
+// them already; memory_context now does too, never another user's and never a private one. And a
+// task-note list without a taskId, refused, names the tasks holding notes.
 
 let t: TestNode;
 let codex: string;
@@ -64,4 +65,21 @@ it('a question no task note matches gets no offer', async () => {
   const r = await context(codex, { question: 'who founded the lighthouse' });
   expect(r.body).toMatchObject({ state: 'nothing_stored' });
   expect((r.body as { task_notes?: unknown }).task_notes).toBeUndefined();
+});
+
+it('a task-note list without taskId is refused naming the tasks holding notes, never by a private note', async () => {
+  const list = (token: string) => t.call('POST', '/v1/memory/note_list', { token, body: { visibility: 'task' } });
+  const r = await list(codex);
+  expect(r.status).toBe(422);
+  const error = (r.body as { error: { message: string; details: { field: string; tasks?: unknown }[] } }).error;
+  expect(error.message).toBe(
+    'taskId: is required to list task notes; tasks holding notes here: "T1" (1) (send one as taskId)',
+  );
+  expect(error.details).toEqual([
+    { field: 'taskId', message: error.message.slice('taskId: '.length), tasks: [{ taskId: 'T1', notes: 1 }] },
+  ]);
+  const theirs = await list(other);
+  expect(theirs.status).toBe(422);
+  expect(JSON.stringify(theirs.body)).not.toContain('T1');
+  expect((theirs.body as { error: { message: string } }).error.message).toBe('taskId: is required to list task notes');
 });

@@ -16,7 +16,7 @@ use super::record::{CUR, Identity, KINDS, NoteRecord, VER, Visibility, check_key
 use super::search::{Features, Query, features, fuse};
 use super::visibility::Viewer;
 use super::{Outcome, invalid};
-use super::{index, list_meant, lookup};
+use super::{index, list_meant, list_tasks, lookup};
 use crate::error::Error;
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
@@ -68,9 +68,6 @@ fn parse(body: &[u8]) -> Outcome<Request> {
     if let Some(t) = &task_id {
         short_name("taskId", t)?;
     }
-    if visibility == Some(Visibility::Task) && task_id.is_none() {
-        return Err(invalid("taskId", "is required to list task notes"));
-    }
     if let Some(v) = visibility
         && v != Visibility::Task
         && task_id.is_some()
@@ -101,6 +98,10 @@ fn parse(body: &[u8]) -> Outcome<Request> {
 /// Runs `note_list` for `caller`.
 pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value> {
     let req = parse(body)?;
+    if req.visibility == Some(Visibility::Task) && req.task_id.is_none() {
+        // Refused once every field is read, naming the tasks that hold notes (`list_tasks`).
+        return Err(list_tasks::task_id_required(&store.snapshot()?, &caller.part)?);
+    }
     // Hashed only for a cursor given or given out: most lists (a key's note) need neither, and
     // the hash was a seventh of a one-key list on the event loop.
     let binding = std::cell::LazyCell::new(|| {

@@ -46,6 +46,7 @@ mod key_words;
 pub(crate) use key_words::key_words;
 mod list;
 mod list_meant;
+mod list_tasks;
 mod lookup;
 mod merge;
 mod notes_elsewhere;

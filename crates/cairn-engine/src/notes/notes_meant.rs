@@ -138,7 +138,7 @@ pub(crate) fn message_with(message: String, offered: &[Value]) -> String {
 }
 
 /// The identity a current note's tree key spells after its partition; None for one unreadable.
-fn identity_of(tail: &[u8]) -> Option<Identity> {
+pub(super) fn identity_of(tail: &[u8]) -> Option<Identity> {
     let text = std::str::from_utf8(tail).ok()?;
     let mut parts = text.splitn(3, '\0');
     let (key, visibility, owner) = (parts.next()?, parts.next()?, parts.next()?);
