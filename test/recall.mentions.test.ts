@@ -24,6 +24,11 @@ beforeAll(async () => {
   expect(standup.body.stored).toMatchObject({ entities: 0, passages: 1 });
   await post(alice, { content: 'The release notes were drafted by KENJI  WATANABE last week.' });
   await post(bob, { content: 'Mariko Sato reviews the billing service.' });
+  // An entity `passages` mentions is stored, with no fact.
+  await post(alice, {
+    passages: [{ text: 'Lena Fischer prefers tabs and reviews every Rust change.', mentions: ['Lena Fischer'] }],
+  });
+  await post(alice, { facts: { entities: [{ name: 'Omar Haddad', type: 'person' }], relations: [] } });
 });
 afterAll(async () => t.stop());
 
@@ -53,5 +58,24 @@ describe('memory_recall of a name only text mentions', () => {
     expect((await post(alice, 'Kenji Sato')).body.text_mentions).toBeUndefined();
     expect((await post(alice, 'Mariko Sato')).body.text_mentions).toBeUndefined();
     expect((await post(bob, 'Mariko Sato')).body.text_mentions).toMatchObject({ passages: 1 });
+  });
+
+  // Found in QA (session 48): a recall of an entity only passages name answered `facts: []` with
+  // no pointer to them, which a model read as "nothing is known about Lena".
+  it('points an answered recall that shows no fact to the passages naming the stored name', async () => {
+    const post = (subject: string) => t.call('POST', '/v1/memory/recall', { token: alice, body: { subject } });
+    const lena = await post('Lena');
+    expect(lena.body).toMatchObject({ state: 'answered', facts: [], seeding: { name: 'Lena Fischer' } });
+    expect(lena.body.text_mentions).toMatchObject({ passages: 1 });
+    expect((lena.body.text_mentions as { hint: string }).hint).toMatch(/"Lena Fischer".*memory_context/);
+    // An entity no text names, and one with facts, gain nothing.
+    expect((await post('Omar Haddad')).body.text_mentions).toBeUndefined();
+    await t.call('POST', '/v1/memory/relate', {
+      token: alice,
+      body: { from: 'Lena Fischer', to: 'Rust guild', type: 'member_of' },
+    });
+    const related = await post('Lena Fischer');
+    expect(related.body.facts).toHaveLength(1);
+    expect(related.body.text_mentions).toBeUndefined();
   });
 });

@@ -263,7 +263,9 @@ export const RecallReply = z.object({
       hint: z.string(),
     })
     .optional()
-    .describe('With `nothing_stored` for a `subject` that stored text names: ask memory_context to answer from it'),
+    .describe(
+      'With `nothing_stored`, or `answered` with no fact, for a `subject` that stored text names: ask memory_context to answer from it',
+    ),
   elsewhere: z
     .object({
       scopes: z.array(z.object({ scope: z.string(), name: z.string() })).describe('At most 10'),
