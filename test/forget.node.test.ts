@@ -255,4 +255,33 @@ describe('forgetting leaves nothing behind', () => {
     expect(elsewhere.body.error).toMatchObject({ details: [] });
     expect((await post('recall', { scope: 'dym', subject: 'Priya Raman' })).body.state).toBe('answered');
   });
+
+  // Found in QA (session 48): forgetting a person answered `kept: []` while a note naming her
+  // stayed, and memory_context went on quoting it.
+  it('a subject forget counts the notes naming it as kept, and says how to take them', async () => {
+    const scope = { scope: 'fnotes' };
+    await post('remember', {
+      ...scope,
+      content: 'Tove Berg runs the data platform.',
+      facts: { entities: [{ name: 'Tove Berg', type: 'person' }] },
+    });
+    await post('note_write', {
+      ...scope,
+      key: 'contact',
+      value: { text: 'TOVE BERG prefers Slack' },
+      kind: 'user_fact',
+    });
+    await post('note_write', { ...scope, key: 'other', value: 'Tove alone is not the name', kind: 'user_fact' });
+    const reply = await post('forget', { ...scope, subject: 'Tove Berg' });
+    expect(reply.body).toMatchObject({ state: 'forgotten', forgotten: { entities: 1, notes: 0 } });
+    const kept = (reply.body.kept as { what: string; count: number; why: string }[]).find((k) => k.what === 'notes');
+    expect(kept).toMatchObject({ count: 1 });
+    expect(kept?.why).toMatch(/memory_forget \{note/);
+    // Taking the note too leaves nothing naming her; the next subject forget of another finds none.
+    expect((await post('forget', { ...scope, note: { key: 'contact' } })).body.state).toBe('forgotten');
+    const ctx = await post('context', { ...scope, question: 'What does Tove Berg prefer?' });
+    expect((ctx.body.items as { text: string }[]).map((i) => i.text).join(' ')).not.toMatch(/Berg/i);
+    await post('relate', { ...scope, from: 'Ulf Aas', to: 'Data platform', type: 'runs' });
+    expect((await post('forget', { ...scope, subject: 'Ulf Aas' })).body.kept).toEqual([]);
+  });
 });

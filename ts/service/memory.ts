@@ -31,6 +31,7 @@ import { engineBody, type Principal, parseInput, readableScopes, type Service } 
 import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
+import { notesNaming } from './forget-notes.js';
 import { addresseeWarning } from './handoff-addressee.js';
 import { type Identity, preauthorize, refuseRole, resolveIdentity } from './identity.js';
 import { boundItems, buildPack, type Grounding, packGrounding } from './pack.js';
@@ -323,7 +324,11 @@ export async function memoryForget(svc: Service, p: Principal, raw: unknown): Pr
   if (input.handoff !== undefined) {
     return notes(svc.store, 'handoff_forget', id, notesBody(svc, input.handoff));
   }
-  return knowledge(svc.store, 'forget', id, engineBody(input));
+  const reply = await knowledge(svc.store, 'forget', id, engineBody(input));
+  if (input.subject === undefined || reply.state !== 'forgotten') return reply;
+  const kept = await notesNaming(input.subject, (body) => notes(svc.store, 'note_list', id, notesBody(svc, body)));
+  if (kept === undefined) return reply;
+  return { ...reply, kept: [...(Array.isArray(reply.kept) ? reply.kept : []), kept] };
 }
 
 /**

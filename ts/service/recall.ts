@@ -9,7 +9,7 @@ type Reply = Record<string, unknown>;
 const MENTION_READ = 100;
 
 /** Text as the mention check compares it: compatibility forms, case and runs of spaces folded. */
-function folded(s: string): string {
+export function folded(s: string): string {
   return s.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/g, ' ').trim();
 }
 
