@@ -172,9 +172,10 @@ impl Names {
 
     /// The entities of the type a word names (plural folded), ascending.
     pub(crate) fn of_type(&self, word: &str) -> Vec<u64> {
-        let key = type_key(word);
-        let mut out: Vec<u64> = self.parts().filter_map(|p| p.types.get(&key)).flatten().copied().collect();
-        if self.layered() {
+        let keys = type_keys(word);
+        let mut out: Vec<u64> =
+            keys.iter().flat_map(|key| self.parts().filter_map(move |p| p.types.get(key))).flatten().copied().collect();
+        if self.layered() || keys.len() > 1 {
             out.sort_unstable();
             out.dedup();
         }
@@ -213,6 +214,16 @@ pub(crate) fn type_key(t: &str) -> String {
     } else {
         f
     }
+}
+
+/// The keys a question word may name a type under: `type_key`, and where that dropped `-es`, the
+/// word with its `-s` alone dropped, as English spells both (`boxes` → `box`, `databases` →
+/// `database`): found in QA, "Which databases are there?" met no type `database` (key
+/// `databas`) and answered `nothing_stored`.
+fn type_keys(word: &str) -> Vec<String> {
+    let key = type_key(word);
+    let f = fold(word);
+    if f.ends_with("es") && key.len() + 2 == f.len() { vec![key, f[..f.len() - 1].to_owned()] } else { vec![key] }
 }
 
 /// What the index reads of a stored entity. Decoded from its record without its attributes, which
@@ -368,6 +379,22 @@ mod tests {
             ("class", "class"),
         ] {
             assert_eq!(type_key(word), key, "{word}");
+        }
+    }
+
+    #[test]
+    fn a_plural_in_es_meets_a_type_ending_in_e() {
+        let (_dir, store, part) = fresh();
+        let p = part.clone();
+        store
+            .write(move |tx| {
+                upsert_entity(tx, &p, "PostgreSQL", &["database".into()], &Map::new(), 1)?;
+                upsert_entity(tx, &p, "Crate", &["Box".into()], &Map::new(), 2)
+            })
+            .unwrap();
+        let names = names(store.dir(), &store.snapshot().unwrap(), &part).unwrap();
+        for (word, found) in [("databases", 1), ("Databases", 1), ("database", 1), ("boxes", 1), ("caches", 0)] {
+            assert_eq!(names.of_type(word).len(), found, "{word}");
         }
     }
 
