@@ -151,11 +151,17 @@ const AUXILIARIES: &[&str] = &[
     "should", "was", "were", "will", "would",
 ];
 
+/// Words that, with "of", open a wh-phrase without being the thing asked for ("What kind of |
+/// car"): not counted in the phrase's three words.
+const KIND_OF: &[&str] = &["kind", "kinds", "sort", "sorts", "type", "types"];
+
 /// Where the rest of a question begins when it opens with a wh-phrase asking for a thing, object
 /// first, then an auxiliary ("What language | is Lumen written in?", "Which pull requests | does
 /// Dana Ortiz prefer?", "How many films | did …"): just after that auxiliary. `None` for other
-/// questions: no such opening ("Who manages …", "What is …"), a phrase of more than three words,
-/// or one holding a name (`name_word`), where the auxiliary is not the one after the phrase.
+/// questions: no such opening ("Who manages …", "What is …"), a phrase of more than three words
+/// (a leading "kind of", "type of" aside: "What type of pull requests | does …", found in QA,
+/// read "pull" as the relation), or one holding a name (`name_word`), where the auxiliary is not
+/// the one after the phrase.
 fn after_wh_phrase(q: &[Word], name_word: impl Fn(&Word) -> bool) -> Option<usize> {
     let second = q.get(1).map(|w| w.lower.as_str());
     let from = match q.first()?.lower.as_str() {
@@ -164,7 +170,10 @@ fn after_wh_phrase(q: &[Word], name_word: impl Fn(&Word) -> bool) -> Option<usiz
         _ => return None,
     };
     let aux = from + q[from..].iter().position(|w| AUXILIARIES.contains(&w.lower.as_str()))?;
-    let phrase = &q[from..aux];
+    let mut phrase = &q[from..aux];
+    if phrase.len() > 2 && KIND_OF.contains(&phrase[0].lower.as_str()) && phrase[1].lower == "of" {
+        phrase = &phrase[2..];
+    }
     (!phrase.is_empty() && phrase.len() <= 3 && !phrase.iter().any(name_word)).then_some(aux + 1)
 }
 
@@ -423,6 +432,11 @@ mod tests {
         let dana = "Dana Ortiz prefers small pull requests.";
         assert_eq!(said("Which pull requests does Dana Ortiz prefer?", dana, &["Dana Ortiz"]), None);
         assert_eq!(said("How many pull requests does Dana Ortiz prefer?", dana, &["Dana Ortiz"]), None);
+        // Found in QA: a "type of" opening made the phrase four words long, so "pull" was read as
+        // the relation, said the other way round.
+        assert_eq!(said("What type of pull requests does Dana Ortiz prefer?", dana, &["Dana Ortiz"]), None);
+        assert_eq!(said("What kind of small pull requests does Dana Ortiz prefer?", dana, &["Dana Ortiz"]), None);
+        assert!(said("What type of pull requests prefer Dana Ortiz?", dana, &["Dana Ortiz"]).is_some());
         // The reverse relation is still not answered, the relation word found after the phrase.
         assert!(said("Which language is written in Lumen?", lumen, &["Lumen"]).is_some());
         let manages = "Jonas Berg manages Priya Raman.";
