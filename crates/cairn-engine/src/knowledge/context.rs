@@ -14,7 +14,7 @@ use super::context_walk::{Walk, walk};
 use super::derive::Derived;
 use super::docs::{Document, PassageSpan};
 use super::graph::{self, Entity, Neighbour};
-use super::grounding_rules::{self, NEGATED, Statement, is_negator, negation};
+use super::grounding_rules::{self, KIND_OF, NEGATED, Statement, is_negator, negation};
 use super::irregular_verbs::base_term;
 use super::part::Partition;
 use super::recall::When;
@@ -974,6 +974,17 @@ fn covered_by_parts(word: &str, have: &BTreeSet<String>) -> bool {
     !parts.is_empty() && parts.into_iter().all(|p| have.contains(&base_term(p)))
 }
 
+/// The "kind" of a question opening "What kind of …" / "Which type of …" (`KIND_OF`), lowercased:
+/// it says how the thing is asked for, not what, so no item need hold it (found in QA: "What
+/// type of pull requests does Ana Lima prefer?" was `related`, "type" uncovered, beside "Ana Lima
+/// prefers small pull requests").
+fn kind_of_opening(question: &str) -> Option<String> {
+    let mut words = question.split_whitespace().map(str::to_lowercase);
+    let opens = matches!(words.next().as_deref(), Some("what" | "which"));
+    let kind = words.next().filter(|w| KIND_OF.contains(&w.as_str()))?;
+    (opens && words.next().as_deref() == Some("of")).then_some(kind)
+}
+
 /// Each content word of the question, as the question spells it, with its matching terms.
 pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     let cjk = cjk_function_chars(question);
@@ -988,13 +999,16 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
         asked.push((t.word.clone(), vec![TIMED.to_owned()]));
     }
     let mut after_how = false;
+    let mut kind_of = kind_of_opening(question);
     for t in word_tokens(question) {
         let spelled = char_slice(question, t.start, t.end).unwrap_or(&t.term);
         let lower = spelled.to_lowercase();
         let measure = after_how && HOW_MEASURES.contains(&lower.as_str());
         after_how = spelled.eq_ignore_ascii_case("how");
         let time_word = time.as_ref().is_some_and(|a| a.noun.as_deref() == Some(&lower));
-        if measure || time_word || is_function_word(question, &t, &cjk) || is_negator(spelled) {
+        // The opening's own word only, once: "What type of type errors …" still asks for the second.
+        let opening_kind = kind_of.as_deref() == Some(lower.as_str()) && kind_of.take().is_some();
+        if measure || time_word || opening_kind || is_function_word(question, &t, &cjk) || is_negator(spelled) {
             continue;
         }
         let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();

@@ -153,7 +153,7 @@ const AUXILIARIES: &[&str] = &[
 
 /// Words that, with "of", open a wh-phrase without being the thing asked for ("What kind of |
 /// car"): not counted in the phrase's three words.
-const KIND_OF: &[&str] = &["kind", "kinds", "sort", "sorts", "type", "types"];
+pub(super) const KIND_OF: &[&str] = &["kind", "kinds", "sort", "sorts", "type", "types"];
 
 /// Where the rest of a question begins when it opens with a wh-phrase asking for a thing, object
 /// first, then an auxiliary ("What language | is Lumen written in?", "Which pull requests | does

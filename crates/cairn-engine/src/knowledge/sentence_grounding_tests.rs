@@ -99,3 +99,19 @@ fn the_direction_check_still_runs_where_it_matters() {
     let both = "Jonas Berg manages Priya Raman. Priya Raman manages Jonas Berg.";
     assert!(judge.sentences_uncovered(("", both), false).is_empty());
 }
+
+#[test]
+fn a_kind_of_opening_asks_no_word_of_its_own() {
+    // Found in QA: "type" stayed uncovered beside the sentence that answers, so `related`.
+    let words = |q: &str| content_words(q).into_iter().map(|(w, _)| w).collect::<Vec<_>>();
+    let q = "What type of pull requests does Ana Lima prefer?";
+    assert!(!words(q).contains(&"type".to_owned()));
+    assert!(words(q).contains(&"pull".to_owned()));
+    assert!(!words("Which kind of car does Ana Lima drive?").contains(&"kind".to_owned()));
+    // Elsewhere "type" is asked for.
+    assert!(words("What is the type of Ledger?").contains(&"type".to_owned()));
+    assert!(words("What type does Ledger have?").contains(&"type".to_owned()));
+    let asked = content_words(q);
+    let judge = Judge::new(q, &asked, &["Ana Lima"]);
+    assert!(judge.sentences_uncovered(("", "Ana Lima prefers small pull requests."), false).is_empty());
+}
