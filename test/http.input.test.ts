@@ -429,3 +429,16 @@ it('a store failure leaks no internals: a closed store is a bare 503 UNAVAILABLE
   expect(JSON.stringify(r.body)).not.toMatch(/at .*\.(js|ts):\d+/);
   await n.stop();
 });
+
+// Found by a review: `attribute: {key}` was told `attribute.value: required: a string`, though a
+// number or a boolean is taken and matched by its JSON type, so a model sent "8080" for a port
+// stored as 8080 and got nothing_stored. A field left out where a union of types is taken names them all.
+it('recall attribute without a value names every type a value may have', async () => {
+  const r = await t.call('POST', '/v1/memory/recall', { body: { attribute: { key: 'port' } } });
+  expect(r.status).toBe(422);
+  expect(r.body.error).toEqual({
+    code: 'VALIDATION_ERROR',
+    message: 'attribute.value: required: a string, number or boolean',
+    details: [{ field: 'attribute.value', message: 'required: a string, number or boolean' }],
+  });
+});

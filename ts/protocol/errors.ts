@@ -65,9 +65,31 @@ export function isErrorCode(code: unknown): code is ErrorCode {
  */
 function closest(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+  const missing = requiredOfEvery(issue.errors);
+  if (missing !== undefined) return [{ ...missing, path: issue.path }];
   const best = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
   if (best.length === 0) return [issue];
   return best.flatMap((sub) => closest({ ...sub, path: [...issue.path, ...sub.path] } as z.core.$ZodIssue));
+}
+
+/**
+ * A field left out where a union of plain types is expected, as one issue naming them all: each
+ * shape's issue said only its own (found by a review: `attribute: {key}` was told
+ * `attribute.value: required: a string`, though a number or a boolean is taken, and matched by
+ * its JSON type: a model sent "8080" for the port stored as 8080). Undefined when some shape
+ * failed otherwise.
+ */
+function requiredOfEvery(shapes: z.core.$ZodIssue[][]): z.core.$ZodIssue | undefined {
+  const each = shapes.map((issues) => {
+    const [only] = issues;
+    const left = issues.length === 1 && only?.code === 'invalid_type' && only.path.length === 0;
+    return left && only.message.startsWith('required: ') ? only : undefined;
+  });
+  if (each.length < 2 || each.some((i) => i === undefined)) return undefined;
+  const kinds = [...new Set(each.map((i) => (i as z.core.$ZodIssueInvalidType).expected as string))];
+  const said = kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(', ')} or ${kinds.at(-1)}`;
+  const first = each[0] as z.core.$ZodIssue;
+  return { ...first, message: `required: ${/^[aeiou]/.test(said ?? '') ? 'an' : 'a'} ${said}` };
 }
 
 /**
