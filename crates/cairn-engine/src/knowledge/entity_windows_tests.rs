@@ -6,7 +6,7 @@
 
 use super::Partition;
 use super::testing::fresh;
-use super::testing_api::{caller, pages_within, verb};
+use super::testing_api::{caller, loaded, pages_within, verb};
 use crate::store::Store;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -138,12 +138,7 @@ fn load_rebuilds_a_split_entity() {
     written(&store, &part, "Build server", &[500; 30]);
     let records = pages_at(&store, &part, (500, 4 * 1024)).concat();
     assert!(entity_records(std::slice::from_ref(&records), "Build server").len() > 3);
-    let lines = records.iter().map(Value::to_string).collect::<Vec<_>>().join("\n");
-    let target = Partition::new("local", "u1", "loaded").unwrap();
-    let reply: Value = serde_json::from_slice(
-        &super::api::call(&store, "load", &caller(&target, 20_000_000), lines.as_bytes()).unwrap(),
-    )
-    .unwrap();
+    let (target, reply) = loaded(&store, &records, "loaded");
     assert_eq!(reply["skipped"], json!([]), "{reply}");
     assert_eq!(seen(&store, &target, "Build server", 30), seen(&store, &part, "Build server", 30));
 }

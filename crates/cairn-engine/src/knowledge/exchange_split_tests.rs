@@ -6,7 +6,7 @@
 use super::Partition;
 use super::api::Caller;
 use super::testing::fresh;
-use super::testing_api::{caller, normalized, notes_verb, pages_within, verb};
+use super::testing_api::{caller, loaded, normalized, notes_verb, pages_within, verb};
 use crate::store::Store;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -130,12 +130,7 @@ fn load_rebuilds_a_split_note() {
     written(&store, &part, 12, 60 * 1024);
     let records = pages_at(&store, &part, (500, 128 * 1024)).concat();
     assert!(note_records(std::slice::from_ref(&records), "big").len() > 3);
-    let lines = records.iter().map(Value::to_string).collect::<Vec<_>>().join("\n");
-    let target = Partition::new("local", "u1", "loaded").unwrap();
-    let reply: Value = serde_json::from_slice(
-        &super::api::call(&store, "load", &caller(&target, 20_000_000), lines.as_bytes()).unwrap(),
-    )
-    .unwrap();
+    let (target, reply) = loaded(&store, &records, "loaded");
     assert_eq!(reply["skipped"], json!([]), "{reply}");
     assert_eq!(seen(&store, &target, "big", 12), seen(&store, &part, "big", 12));
 }

@@ -72,6 +72,15 @@ pub(crate) fn pages_within(
     }
 }
 
+/// `records` bulk-loaded (`load`, as `cairn import` does) into the empty scope `scope` of user
+/// `u1`: the scope and the reply.
+pub(crate) fn loaded(store: &Store, records: &[Value], scope: &str) -> (Partition, Value) {
+    let lines = records.iter().map(Value::to_string).collect::<Vec<_>>().join("\n");
+    let target = Partition::new("local", "u1", scope).unwrap();
+    let reply = call(store, "load", &caller(&target, 20_000_000), lines.as_bytes()).unwrap();
+    (target, serde_json::from_slice(&reply).unwrap())
+}
+
 /// Records with store-local ids taken out, so two scopes' exports compare: ids are dropped (an
 /// earlier version's `version_of` reads `true`),
 /// fact ends are named (the export carries the names), a document provenance (the fact's, and
