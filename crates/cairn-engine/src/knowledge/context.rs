@@ -17,6 +17,7 @@ use super::graph::{self, Entity, Neighbour};
 use super::grounding_rules::{self, KIND_OF, NEGATED, Statement, is_negator, negation};
 use super::irregular_verbs::base_term;
 use super::part::Partition;
+use super::question_language;
 use super::recall::When;
 use super::recency;
 use super::records::decode;
@@ -920,7 +921,7 @@ const CJK_FUNCTION_WORDS: &[&str] = &[
 /// Whether the question's word `t` is a function word: one of `FUNCTION_WORDS` (with a possessive
 /// `'s` dropped) or `QUESTION_WORDS`, or a CJK bigram touching a CJK function word (`cjk`: the
 /// question's code points that belong to one).
-fn is_function_word(question: &str, t: &Token, cjk: &[bool]) -> bool {
+fn is_function_word(question: &str, t: &Token, cjk: &[bool], foreign: Option<&HashSet<String>>) -> bool {
     if QUESTION_WORDS.contains(&t.term.as_str()) {
         return true;
     }
@@ -928,8 +929,18 @@ fn is_function_word(question: &str, t: &Token, cjk: &[bool]) -> bool {
         return true;
     }
     let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_lowercase().replace('\u{2019}', "'");
+    if question_language::is_foreign_function_word(&word, foreign) {
+        return true;
+    }
     let word = word.strip_suffix("'s").unwrap_or(&word);
     FUNCTION_WORDS.binary_search(&word).is_ok()
+}
+
+/// Whether `lower` (a lowercased word as spelled) is an English function word: a stop word, or
+/// one of `FUNCTION_WORDS` or `QUESTION_WORDS` (`question_language` weighs a question's
+/// languages by them).
+pub(super) fn is_english_function_word(lower: &str) -> bool {
+    is_stop_word(lower) || FUNCTION_WORDS.binary_search(&lower).is_ok() || QUESTION_WORDS.contains(&lower)
 }
 
 /// The question's code points that belong to a CJK function word, or to a CJK ask for a time
@@ -988,6 +999,7 @@ fn kind_of_opening(question: &str) -> Option<String> {
 /// Each content word of the question, as the question spells it, with its matching terms.
 pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     let cjk = cjk_function_chars(question);
+    let foreign = question_language::foreign_words(question);
     let mut asked: Vec<(String, Vec<String>)> = Vec::new();
     // A negation is content (most negators are stop words, so no index term stands for them).
     if let Some(word) = negation(question) {
@@ -1008,7 +1020,8 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
         let time_word = time.as_ref().is_some_and(|a| a.noun.as_deref() == Some(&lower));
         // The opening's own word only, once: "What type of type errors …" still asks for the second.
         let opening_kind = kind_of.as_deref() == Some(lower.as_str()) && kind_of.take().is_some();
-        if measure || time_word || opening_kind || is_function_word(question, &t, &cjk) || is_negator(spelled) {
+        if measure || time_word || opening_kind || is_function_word(question, &t, &cjk, foreign) || is_negator(spelled)
+        {
             continue;
         }
         let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_owned();
@@ -1246,6 +1259,10 @@ fn missing(asked: &[(String, Vec<String>)], have: &BTreeSet<String>) -> Vec<Stri
 #[cfg(test)]
 #[path = "sentence_grounding_tests.rs"]
 mod sentence_grounding_tests;
+
+#[cfg(test)]
+#[path = "foreign_grounding_tests.rs"]
+mod foreign_grounding_tests;
 
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,7 @@
 
 use super::derive::SYMMETRIC;
 use super::irregular_verbs::base_term;
+use super::question_language;
 use crate::text::{fold, sentences, tokens, word_tokens};
 use std::collections::BTreeSet;
 use unicode_segmentation::UnicodeSegmentation;
@@ -39,8 +40,13 @@ pub(super) fn negation(text: &str) -> Option<&str> {
 }
 
 /// Subject pronouns that open a sentence by standing for what the sentence before named. Not the
-/// possessives: in "Its customer Contoso …" the sentence names its own subject.
-const BACK_REFERENCES: &[&str] = &["he", "it", "she", "these", "they", "this"];
+/// possessives: in "Its customer Contoso …" the sentence names its own subject. English, then
+/// French, German, Spanish, Italian, Portuguese and Arabic (with its "and" prefix): "Lena Vogel
+/// arbeitet bei Initech. Sie leitet das Projekt Nordlicht." answers "Was leitet Lena Vogel?".
+const BACK_REFERENCES: &[&str] = &[
+    "he", "it", "she", "these", "they", "this", "il", "elle", "ils", "elles", "er", "sie", "él", "ella", "ellos",
+    "ellas", "lui", "lei", "ele", "ela", "eles", "elas", "هو", "هي", "هم", "وهو", "وهي", "وهم",
+];
 
 /// What a passage's text says, a sentence at a time (the whole text when it has none). A sentence
 /// that opens by pointing back ("She leads the lighthouse project.") is read with the sentence
@@ -274,7 +280,9 @@ impl<'a> Asking<'a> {
         let q = words(&question.replace('_', " "));
         let unplaceable = all.iter().zip(&names).any(|(a, own)| !a.is_empty() && own.is_empty());
         let in_question = |own: &BTreeSet<String>| q.iter().any(|w| w.term.as_ref().is_some_and(|t| own.contains(t)));
-        let unjudged = unplaceable || !names.iter().any(in_question);
+        // Word order says which side of a relation word a name is on only in English: other
+        // languages put the verb first in a question ("Wo arbeitet Lena Vogel?").
+        let unjudged = unplaceable || !names.iter().any(in_question) || !question_language::reads_as_english(question);
         // The words of a wh-phrase name what is asked for, not the relation ("Which pull requests does
         // Dana Ortiz prefer?" asks for what she prefers): the relation word is sought after it, and in
         // the phrase only when the rest shares none ("Which manager does Jonas Berg have?").

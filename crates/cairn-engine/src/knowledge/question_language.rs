@@ -1,0 +1,371 @@
+//! The language a question is asked in, read from its function words, for the two things
+//! grounding reads word by word (`context::content_words`, `grounding_rules`):
+//! - which words only shape the question: "Où", "Wo", "¿Dónde" are no more content than "Where"
+//!   (found in QA: "Où travaille Jonas Berg ?" left "Où" uncovered beside "Jonas Berg travaille
+//!   chez Globex", and the verdict was `related`);
+//! - whether word order places a name before or after a relation word: English questions put the
+//!   subject first or after an auxiliary, while French, German, Spanish, Italian, Portuguese and
+//!   Arabic questions put the verb first ("Wo arbeitet Lena Vogel?"), so the English reading took
+//!   Lena Vogel for the object of "arbeitet" and the passage saying she works there for one that
+//!   says the relation the other way round.
+//!
+//! A question is read as one of these languages when more of its words are that language's
+//! function words than English ones (ties are English, as every question was read before).
+
+use super::context::is_english_function_word;
+use crate::text::fold;
+use std::collections::HashSet;
+use std::sync::LazyLock;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Question words, articles, pronouns, auxiliaries, prepositions and conjunctions, as written
+/// (folded before use, so accents and case do not matter). Negations are left out: they are
+/// content, as English ones are.
+const FRENCH: &[&str] = &[
+    "qui",
+    "que",
+    "quoi",
+    "où",
+    "quand",
+    "comment",
+    "pourquoi",
+    "quel",
+    "quelle",
+    "quels",
+    "quelles",
+    "lequel",
+    "laquelle",
+    "combien",
+    "qu",
+    "est",
+    "sont",
+    "était",
+    "ce",
+    "c",
+    "le",
+    "la",
+    "les",
+    "l",
+    "un",
+    "une",
+    "des",
+    "du",
+    "de",
+    "d",
+    "a",
+    "ont",
+    "il",
+    "elle",
+    "ils",
+    "elles",
+    "je",
+    "j",
+    "tu",
+    "nous",
+    "vous",
+    "on",
+    "mon",
+    "ma",
+    "mes",
+    "son",
+    "sa",
+    "ses",
+    "leur",
+    "leurs",
+    "dans",
+    "chez",
+    "pour",
+    "avec",
+    "sur",
+    "par",
+    "en",
+    "au",
+    "aux",
+    "et",
+    "ou",
+    "s",
+    "actuellement",
+];
+
+const GERMAN: &[&str] = &[
+    "wer", "was", "wo", "wann", "warum", "wieso", "weshalb", "wie", "welche", "welcher", "welches", "welchen", "wem",
+    "wen", "wessen", "woher", "wohin", "womit", "wofür", "woran", "worüber", "ist", "sind", "war", "waren", "hat",
+    "haben", "hatte", "wird", "werden", "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem",
+    "einer", "eines", "und", "oder", "im", "am", "bei", "beim", "mit", "von", "vom", "zu", "zum", "zur", "für", "auf",
+    "aus", "über", "ich", "du", "er", "sie", "es", "wir", "ihr", "mir", "mich", "uns", "sein", "seine", "ihre",
+    "bitte", "derzeit", "aktuell",
+];
+
+const SPANISH: &[&str] = &[
+    "qué",
+    "quién",
+    "quiénes",
+    "dónde",
+    "cuándo",
+    "cómo",
+    "por",
+    "cuál",
+    "cuáles",
+    "cuánto",
+    "cuántos",
+    "cuánta",
+    "cuántas",
+    "el",
+    "la",
+    "los",
+    "las",
+    "un",
+    "una",
+    "unos",
+    "unas",
+    "de",
+    "del",
+    "al",
+    "en",
+    "con",
+    "para",
+    "y",
+    "o",
+    "es",
+    "son",
+    "está",
+    "están",
+    "era",
+    "fue",
+    "ha",
+    "han",
+    "su",
+    "sus",
+    "mi",
+    "me",
+    "te",
+    "se",
+    "lo",
+    "le",
+    "les",
+    "que",
+    "él",
+    "ella",
+    "ellos",
+    "ellas",
+    "actualmente",
+];
+
+const ITALIAN: &[&str] = &[
+    "chi",
+    "che",
+    "cosa",
+    "dove",
+    "quando",
+    "come",
+    "perché",
+    "quale",
+    "quali",
+    "quanto",
+    "quanti",
+    "il",
+    "lo",
+    "la",
+    "i",
+    "gli",
+    "le",
+    "l",
+    "un",
+    "uno",
+    "una",
+    "di",
+    "del",
+    "della",
+    "dei",
+    "delle",
+    "a",
+    "al",
+    "alla",
+    "da",
+    "dal",
+    "in",
+    "nel",
+    "nella",
+    "con",
+    "su",
+    "per",
+    "e",
+    "o",
+    "è",
+    "sono",
+    "era",
+    "ha",
+    "hanno",
+    "suo",
+    "sua",
+    "suoi",
+    "lui",
+    "lei",
+    "attualmente",
+];
+
+const PORTUGUESE: &[&str] = &[
+    "quem",
+    "que",
+    "onde",
+    "quando",
+    "como",
+    "porque",
+    "qual",
+    "quais",
+    "quanto",
+    "quantos",
+    "o",
+    "os",
+    "a",
+    "as",
+    "um",
+    "uma",
+    "de",
+    "do",
+    "da",
+    "dos",
+    "das",
+    "em",
+    "no",
+    "na",
+    "nos",
+    "nas",
+    "com",
+    "para",
+    "por",
+    "e",
+    "ou",
+    "é",
+    "são",
+    "está",
+    "estão",
+    "foi",
+    "era",
+    "tem",
+    "têm",
+    "seu",
+    "sua",
+    "ele",
+    "ela",
+    "eles",
+    "elas",
+    "atualmente",
+];
+
+const ARABIC: &[&str] = &[
+    "من",
+    "ما",
+    "ماذا",
+    "أين",
+    "متى",
+    "كيف",
+    "لماذا",
+    "هل",
+    "كم",
+    "أي",
+    "في",
+    "على",
+    "إلى",
+    "عن",
+    "مع",
+    "هو",
+    "هي",
+    "هم",
+    "وهو",
+    "وهي",
+    "التي",
+    "الذي",
+    "حاليا",
+];
+
+const LANGUAGES: &[&[&str]] = &[FRENCH, GERMAN, SPANISH, ITALIAN, PORTUGUESE, ARABIC];
+
+/// Each language's function words, folded.
+static FOLDED: LazyLock<Vec<HashSet<String>>> =
+    LazyLock::new(|| LANGUAGES.iter().map(|words| words.iter().map(|w| fold(w)).collect()).collect());
+
+/// Whether `lower` (a lowercased word) is in `set`, or is elided and every piece around its
+/// apostrophes is ("qu'est" → "qu", "est"; not "l'équipe": "équipe" is content).
+fn in_set(lower: &str, set: &HashSet<String>) -> bool {
+    if set.contains(&fold(lower)) {
+        return true;
+    }
+    let pieces: Vec<&str> = lower.split(['\'', '\u{2019}']).filter(|p| !p.is_empty()).collect();
+    pieces.len() > 1 && pieces.iter().all(|p| set.contains(&fold(p)))
+}
+
+/// How many of `question`'s words are English function words, and the language (its function
+/// words) with the most of its own, with how many: the first of equals.
+fn weigh(question: &str) -> (usize, &'static HashSet<String>, usize) {
+    let words: Vec<String> = question.unicode_words().map(|w| w.to_lowercase().replace('\u{2019}', "'")).collect();
+    let english = words.iter().filter(|w| is_english_function_word(w)).count();
+    let mut best = (&FOLDED[0], 0);
+    for set in FOLDED.iter() {
+        let n = words.iter().filter(|w| in_set(w, set)).count();
+        if n > best.1 {
+            best = (set, n);
+        }
+    }
+    (english, best.0, best.1)
+}
+
+/// The function words of the language `question` is read as, when it is not English: more of
+/// its words are that language's function words than English ones.
+pub(super) fn foreign_words(question: &str) -> Option<&'static HashSet<String>> {
+    let (english, set, count) = weigh(question);
+    (count > english).then_some(set)
+}
+
+/// Whether `word` of `question` (lowercased) only shapes it, in the language it is read as
+/// (`foreign`, from `foreign_words`).
+pub(super) fn is_foreign_function_word(word: &str, foreign: Option<&HashSet<String>>) -> bool {
+    foreign.is_some_and(|set| in_set(word, set))
+}
+
+/// Whether English word order can be read off `question`: it holds no other language's function
+/// word, or more English ones. A tie is not sound enough to judge by: "Was leitet Lena Vogel?"
+/// ("was" is German and English) asks what she leads, verb first.
+pub(super) fn reads_as_english(question: &str) -> bool {
+    let (english, _, count) = weigh(question);
+    count == 0 || english > count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_is_read_as_the_language_most_of_its_function_words_are() {
+        for q in [
+            "Où travaille Jonas Berg ?",
+            "Wo arbeitet Lena Vogel?",
+            "¿Dónde trabaja Carlos Ruiz?",
+            "Dove lavora Marco Bianchi?",
+            "Onde trabalha João Silva?",
+            "أين تعمل بريا رامان؟",
+            "Qu'est-ce que Jonas Berg dirige ?",
+        ] {
+            assert!(!reads_as_english(q), "{q}");
+        }
+        // English, and ties, read as English: "die" and "was" are English words too.
+        for q in [
+            "Where does Priya Raman work?",
+            "When did the old server die?",
+            "What was the deadline?",
+            "Lumen project",
+            "Who leads Acme in Berlin?",
+        ] {
+            assert!(reads_as_english(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn an_elided_word_is_a_function_word_when_its_pieces_are() {
+        let french = foreign_words("Qu'est-ce que Jonas Berg dirige ?");
+        assert!(is_foreign_function_word("qu'est", french));
+        assert!(!is_foreign_function_word("l'équipe", french), "\"équipe\" is content");
+        assert!(!is_foreign_function_word("dirige", french));
+        assert!(!is_foreign_function_word("où", None), "an English question has no foreign words");
+    }
+}
