@@ -296,7 +296,9 @@ it('reads a file a piece at a time: the first piece loaded, the rest imported, l
 
 it('goes through the running node with the admin token', async () => {
   const file = exportFile(RECORDS.map((r) => JSON.stringify(r)));
-  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dir, '--port', '0'], {
+  // Its own directory: a node makes no store beside the export file.
+  const store = join(dir, 'store');
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', store, '--port', '0'], {
     // Pieces of 300 bytes: the node loads the file's first lines and imports the rest as they arrive.
     env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', CAIRN_ADMIN_TOKEN: ADMIN, CAIRN_LOAD_PIECE_BYTES: '300' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -304,17 +306,17 @@ it('goes through the running node with the admin token', async () => {
   children.push(child);
   let url = '';
   for (let i = 0; i < 100 && url === ''; i++) {
-    if (existsSync(join(dir, 'node.json'))) {
-      url = (JSON.parse(readFileSync(join(dir, 'node.json'), 'utf8')) as { url: string }).url;
+    if (existsSync(join(store, 'node.json'))) {
+      url = (JSON.parse(readFileSync(join(store, 'node.json'), 'utf8')) as { url: string }).url;
     } else {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
   expect(url).not.toBe('');
-  const noToken = await cairn(['import', file, '--data-dir', dir], { CAIRN_ADMIN_TOKEN: '' });
+  const noToken = await cairn(['import', file, '--data-dir', store], { CAIRN_ADMIN_TOKEN: '' });
   expect(noToken.code).toBe(1);
   expect(noToken.stderr).toContain('CAIRN_ADMIN_TOKEN');
-  const r = await cairn(['import', file, '--data-dir', dir, '--user', 'ann', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
+  const r = await cairn(['import', file, '--data-dir', store, '--user', 'ann', '--json'], { CAIRN_ADMIN_TOKEN: ADMIN });
   expect(r.code, r.stderr).toBe(0);
   expect((JSON.parse(r.stdout) as Imported).mode).toBe('load_then_import');
   expect((JSON.parse(r.stdout) as Imported).imported).toEqual({

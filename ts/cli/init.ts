@@ -3,13 +3,15 @@ import { Tokens } from '../auth/tokens.js';
 import { findRunningNode } from '../server/node-file.js';
 import { privateDataDir } from '../server/private-dir.js';
 import { CliFailure, usage } from './failure.js';
+import { refuseForeignDataDir } from './foreign-dir.js';
 import { openStore } from './store-owner.js';
 import { unwritableDataDir } from './writable.js';
 
 /**
  * `cairn init`: creates the store and its admin token, printed once (`--json`:
  * `{"dataDir","token"}`). `CAIRN_ADMIN_TOKEN` is used as the token when set. Refuses when a node
- * holds the store or a live token already exists (a CliFailure, said by `run`).
+ * holds the store, a live token already exists, or the directory holds no store but other files
+ * (a CliFailure, said by `run`).
  */
 export async function runInit(dataDir: string, json: boolean, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const running = findRunningNode(dataDir);
@@ -24,6 +26,7 @@ export async function runInit(dataDir: string, json: boolean, env: NodeJS.Proces
   if (unwritable !== null) {
     throw new CliFailure('FORBIDDEN', unwritable.message, 1, [{ field: '--data-dir', message: unwritable.code }]);
   }
+  refuseForeignDataDir(dataDir);
   const { warning: dirWarning } = privateDataDir(dataDir);
   if (dirWarning !== null) process.stderr.write(`cairn init: warning: ${dirWarning}\n`);
   const store = await openStore(dataDir);

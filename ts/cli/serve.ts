@@ -4,6 +4,7 @@ import { StoreError } from '../engine/errors.js';
 import { startNode } from '../server/node.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { loadPieceRefusal } from '../service/import-file.js';
+import { foreignDataDir } from './foreign-dir.js';
 import { reportStart, START_FD } from './start-report.js';
 import { unwritableDataDir } from './writable.js';
 
@@ -192,6 +193,8 @@ export async function runServe(args: ServeArgs, env: NodeJS.ProcessEnv = process
   if (holder !== null) return couldNotRun(env, heldBy(args.dataDir, holder), true);
   const unwritable = unwritableDataDir(args.dataDir);
   if (unwritable !== null) return couldNotRun(env, unwritable.message, false);
+  const foreign = foreignDataDir(args.dataDir);
+  if (foreign !== null) return couldNotRun(env, foreign, false);
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
     node = await startNode({

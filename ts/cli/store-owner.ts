@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Store } from '../engine/store.js';
 import { removeLeftovers } from '../server/leftovers.js';
 import { STORE_FILES } from '../server/private-dir.js';
+import { refuseForeignDataDir } from './foreign-dir.js';
 
 /** Who is running, and how files are given away (tests pass their own). */
 export interface Runner {
@@ -42,9 +43,11 @@ class OwnedStore extends Store {
 /**
  * `Store.open` for a CLI command: its files keep the data dir's owner (`matchOwner`), and what
  * killed runs left beside them goes (`removeLeftovers`: copies of the store an offline
- * `compact --purge` would otherwise leave on disk), as when a node starts.
+ * `compact --purge` would otherwise leave on disk), as when a node starts. A store is never made
+ * among other files (`cairn import` into a new data dir makes one).
  */
 export async function openStore(dataDir: string): Promise<Store> {
+  refuseForeignDataDir(dataDir);
   const store = await Store.open(dataDir);
   removeLeftovers(dataDir);
   return new OwnedStore(store.inner, store.dir);
