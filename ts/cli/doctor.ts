@@ -6,6 +6,7 @@ import { missingCpuFlags } from '../native/cpu.js';
 import { findRunningNode } from '../server/node-file.js';
 import { CLIENTS, type ClientSpec, clientSpec } from './clients.js';
 import { storeProblem } from './data-dir.js';
+import { claudeProjectServers, type Servers } from './doctor-claude.js';
 import { noStoreRemedy, unopenable } from './doctor-store.js';
 import { CliFailure } from './failure.js';
 import { nodeSupported, SUPPORTED_NODE_SAID } from './node-version.js';
@@ -189,7 +190,11 @@ async function adminToken(url: string, token: string | undefined): Promise<Findi
   }
 }
 
-type Servers = Record<string, Record<string, unknown>>;
+/** Where an entry is, when not in the client's user-level file: named in the check, with how to replace it. */
+interface Place {
+  where: string;
+  remedy: string;
+}
 
 /** Each client's config: connected or not, and whether its entry would reach this node. */
 async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.ProcessEnv, out: Finding[]) {
@@ -204,26 +209,58 @@ async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.Proc
       out.push({ check, state: 'problem', detail: `cannot find its config: ${err.message}` });
       continue;
     }
-    if (!existsSync(spec.file)) {
-      out.push({ check, state: 'note', detail: `not connected (no ${spec.file}; \`cairn connect ${name}\`)` });
-      continue;
+    let doc: Record<string, unknown> | null = null;
+    let servers: Servers = {};
+    if (existsSync(spec.file)) {
+      try {
+        const text = readFileSync(spec.file, 'utf8');
+        doc = spec.format === 'json' ? JSON.parse(text) : parseToml(text);
+        servers = ((spec.format === 'json' ? doc?.mcpServers : doc?.mcp_servers) ?? {}) as Servers;
+      } catch (err) {
+        out.push({ check, state: 'problem', detail: `${spec.file} does not parse: ${String(err)}` });
+        continue;
+      }
     }
-    let servers: Servers;
-    try {
-      const text = readFileSync(spec.file, 'utf8');
-      const doc = spec.format === 'json' ? JSON.parse(text) : parseToml(text);
-      servers = ((spec.format === 'json' ? doc.mcpServers : doc.mcp_servers) ?? {}) as Servers;
-    } catch (err) {
-      out.push({ check, state: 'problem', detail: `${spec.file} does not parse: ${String(err)}` });
-      continue;
-    }
+    const projects = name === 'claude' ? await claudeProjects(doc, dataDir, nodeUrl, env) : [];
     const entries = cairnEntries(servers);
     if (entries.length === 0) {
-      out.push({ check, state: 'note', detail: `no cairn server in ${spec.file} (\`cairn connect ${name}\`)` });
-      continue;
+      const none = doc === null ? `not connected (no ${spec.file}; ` : `no cairn server in ${spec.file} (`;
+      // A project-level entry found is the client's connection in that project: not "not connected".
+      out.push(
+        projects.length > 0
+          ? { check, state: 'note', detail: `no user-level cairn server in ${spec.file}; its projects' entries follow` }
+          : { check, state: 'note', detail: `${none}\`cairn connect ${name}\`)` },
+      );
     }
     for (const [key, entry] of entries) out.push(await judge(name, key, entry, dataDir, nodeUrl));
+    out.push(...projects);
   }
+}
+
+/** Claude Code's project-level Cairn entries (`doctor-claude.ts`), each judged as a user-level one, said with where it is. */
+async function claudeProjects(
+  doc: unknown,
+  dataDir: string,
+  nodeUrl: string | null,
+  env: NodeJS.ProcessEnv,
+): Promise<Finding[]> {
+  const found: Finding[] = [];
+  for (const p of claudeProjectServers(doc, process.cwd(), env)) {
+    const place = { where: p.where, remedy: p.remedy };
+    if (p.error !== undefined) {
+      found.push({ check: `client claude, ${p.where}`, state: 'problem', detail: `does not parse: ${p.error}` });
+      continue;
+    }
+    for (const [key, entry] of cairnEntries(p.servers)) {
+      const finding = await judge('claude', key, entry, dataDir, nodeUrl, place);
+      // Claude Code reads the variable from the environment it starts in, which may not be this one.
+      if (p.missing.length > 0 && finding.state !== 'ok') {
+        finding.detail = `it uses \${${p.missing.join('}, ${')}}, not set here; ${finding.detail}`;
+      }
+      found.push(finding);
+    }
+  }
+  return found;
 }
 
 /**
@@ -247,12 +284,17 @@ async function judge(
   entry: Record<string, unknown>,
   dataDir: string,
   nodeUrl: string | null,
+  place?: Place,
 ): Promise<Finding> {
   const named = key === 'cairn' ? '' : ` --name ${key}`;
-  const check = `client ${name}${key === 'cairn' ? '' : ` (${key})`}`;
+  const check = `client ${name}${key === 'cairn' ? '' : ` (${key})`}${place === undefined ? '' : `, ${place.where}`}`;
   const say = (state: Finding['state'], detail: string): Finding => ({ check, state, detail });
-  // A refused token (revoked, expired, another store's) is replaced by connecting again.
-  const reconnect = `: \`cairn connect ${name}${named} --force\` writes one that works`;
+  // A refused token (revoked, expired, another store's) is replaced by connecting again; `connect`
+  // writes the user-level file, so an entry elsewhere is replaced where it is.
+  const reconnect =
+    place === undefined
+      ? `: \`cairn connect ${name}${named} --force\` writes one that works`
+      : `: ${place.remedy.replace('NAME', key)}`;
   if (typeof entry.url === 'string') {
     const auth = (entry.headers as Record<string, string> | undefined)?.Authorization ?? '';
     // The entry's own URL is tried, not this store's node: a client may use a node of another
@@ -265,7 +307,9 @@ async function judge(
       const here =
         nodeUrl === null
           ? 'no node runs on this store either (cairn serve)'
-          : `this store's node runs at ${nodeUrl}: \`cairn connect ${name}${named} --force\` (CAIRN_ADMIN_TOKEN set) points it there`;
+          : place === undefined
+            ? `this store's node runs at ${nodeUrl}: \`cairn connect ${name}${named} --force\` (CAIRN_ADMIN_TOKEN set) points it there`
+            : `this store's node runs at ${nodeUrl}${reconnect}`;
       return say('problem', `${entry.url} ${unanswered(err)}, so this client cannot connect; ${here}`);
     }
     return who.status === 200
