@@ -83,7 +83,10 @@ it('a bridge whose node was killed starts one again on the next call, and the ca
   expect(JSON.stringify(listed.body)).toContain('"before"');
 });
 
-it('a write in flight when the node dies still answers that its outcome is unknown, starting no node; the repeat starts one and applies it once', async () => {
+// Found by QA: the write was answered "outcome unknown" naming a key, though a re-send to a node
+// the bridge starts is as safe as the model's repeat with that key: the node keeps the key in the
+// write's own transaction, so it replays a write that ran and applies one that did not.
+it('a keyed write in flight when the node dies is re-sent to a node the bridge starts, and applied once', async () => {
   const env = { CAIRN_TOKEN: await token(), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
   client = await stdioBridge('revive-inflight-test', ['--data-dir', dir], env);
   expect((await write('warm')).isError).toBe(false);
@@ -94,23 +97,34 @@ it('a write in flight when the node dies still answers that its outcome is unkno
   await new Promise((r) => setTimeout(r, 300));
   process.kill(first, 'SIGKILL');
   const cut = await pending;
-  expect(cut.isError).toBe(true);
-  const error = cut.body.error as { code: string; message: string; details: [{ idempotencyKey: string }] };
-  expect(error.code).toBe('UNAVAILABLE');
-  expect(error.details).toEqual([{ applied: 'unknown', idempotencyKey: expect.stringMatching(/^cairn-mcp:/) }]);
-  expect(error.message).toContain('the bridge starts one again on the next call');
-  expect(error.message).not.toContain('the user starts it');
-  // No node was started for it.
-  expect(nodePid()).toBe(first);
+  expect(cut.isError, JSON.stringify(cut.body)).toBe(false);
+  // An ordinary receipt: the model sent the call once.
+  expect(cut.body).toMatchObject({ version: 1 });
+  expect(cut.body.replayed).toBeUndefined();
+  const second = nodePid() as number;
+  expect(second).not.toBe(first);
+  expect(alive(second)).toBe(true);
+  const history = toolJson(await client.callTool({ name: 'memory_history', arguments: { key: 'cut' } }));
+  expect((history.body.events as unknown[]).length).toBe(1);
+});
 
-  const [{ idempotencyKey }] = error.details;
-  const again = toolJson(
-    await client.callTool({
-      name: 'memory_note_write',
-      arguments: { kind: 'decision', key: 'cut', value: 'cut', idempotencyKey },
-    }),
-  );
-  expect(again.isError, JSON.stringify(again.body)).toBe(false);
-  expect(again.body).toMatchObject({ version: 1 });
+it('a write that no repeat makes safe, cut by the node dying, is not re-sent: its outcome is unknown, and the next call starts a node', async () => {
+  const env = { CAIRN_TOKEN: await token(), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
+  client = await stdioBridge('revive-unsafe-test', ['--data-dir', dir], env);
+  expect((await write('warm')).isError).toBe(false);
+  const first = nodePid() as number;
+  process.kill(first, 'SIGSTOP');
+  const pending = client.callTool({ name: 'memory_relate', arguments: { from: 'Ann', type: 'knows', to: 'Bo' } });
+  await new Promise((r) => setTimeout(r, 300));
+  process.kill(first, 'SIGKILL');
+  const cut = toolJson(await pending);
+  expect(cut.isError).toBe(true);
+  const error = cut.body.error as { code: string; message: string; details: unknown[] };
+  expect(error.code).toBe('UNAVAILABLE');
+  expect(error.details).toEqual([{ applied: 'unknown' }]);
+  expect(error.message).toContain('Check what is stored before repeating it');
+  // No node was started for it; the next call starts one.
+  expect(nodePid()).toBe(first);
+  expect((await write('after')).isError).toBe(false);
   expect(nodePid()).not.toBe(first);
 });

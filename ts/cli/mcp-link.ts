@@ -139,9 +139,12 @@ export class NodeLink {
         mayHaveRun ||= lost;
         const gaveUp = (e: unknown) => (mayHaveRun && ownKey !== undefined ? this.unknownOutcome(e, ownKey) : e);
         if (resent || (!lost && !sessionLost(err))) throw gaveUp(err);
-        // Only a call that never reached the node may start one: a write cut off in flight keeps
-        // its answer (outcome unknown) rather than being re-sent to a node it brought up.
-        client = await this.renew(client, !mayHaveRun).catch((e: unknown) => Promise.reject(gaveUp(e)));
+        // A call that never reached the node may start one, and so may one cut off in flight that
+        // a repeat cannot apply twice (a read, a keyed write: the node stores a write's key in the
+        // write's own transaction, so the node started on the same store replays it if it ran).
+        // Found by QA: a keyed write cut by kill -9 with no node left answered "outcome unknown"
+        // though re-sending it to a node the bridge started was as safe as the model's repeat.
+        client = await this.renew(client, !mayHaveRun || repeatable).catch((e: unknown) => Promise.reject(gaveUp(e)));
       }
     }
   }
@@ -174,9 +177,9 @@ export class NodeLink {
   /**
    * A new session replacing `stale`, unless another request already replaced it. The stale client
    * is dropped, not closed: closing it would fail other requests still awaiting its replies, which
-   * then renew onto the new session themselves. `mayStart`: the request never reached the node, so
-   * finding none running, the bridge may start one (`LinkOptions.start`); a reopen under way
-   * learns it too.
+   * then renew onto the new session themselves. `mayStart`: the request never reached the node, or
+   * running it again changes nothing, so finding none running, the bridge may start one
+   * (`LinkOptions.start`); a reopen under way learns it too.
    */
   private renew(stale: Client | undefined, mayStart: boolean): Promise<Client> {
     if (this.client !== stale && this.client !== undefined) return Promise.resolve(this.client);
