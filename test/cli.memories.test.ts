@@ -73,6 +73,10 @@ it('lists, shows, pages the history of and forgets a note on the store', async (
   // The key may be at an address `show` did not look: it says which, as `list` names them.
   expect(gone.stderr).toContain('--agent NAME');
   expect(gone.stderr).toContain('--task T');
+  // Its history went with it, and says so rather than reading as a key never written.
+  const noHistory = await mem(['history', 'editor.theme']);
+  expect(noHistory.code).toBe(1);
+  expect(noHistory.stderr).toContain('no history for key editor.theme here: the note was forgotten');
   expect((await mem(['list', '--kind', 'bogus'])).code).toBe(2);
 });
 

@@ -345,7 +345,12 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
     }).catch((err: unknown) => {
       throw historyMiss(whichNote(err, key, a.agent ?? CLI_AGENT), key);
     });
-    if (events.length === 0) throw new CliFailure('NOT_FOUND', `no history for key ${key} here`);
+    // The verb answers an empty page only for what was forgotten (a key never stored is its 404):
+    // found by QA, "no history for key K here" after a forget read as if it had never been written.
+    if (events.length === 0) {
+      const message = `no history for key ${key} here: the note was forgotten (or its whole scope was), and a forget takes its events with it`;
+      throw new CliFailure('NOT_FOUND', message);
+    }
     const blocks = events.map(eventBlock);
     out({ events }, `${blocks.map((b) => b.text).join('\n')}\n`);
     if (!a.json && blocks.some((b) => b.cut)) {
