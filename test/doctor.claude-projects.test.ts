@@ -98,3 +98,20 @@ it('.mcp.json in the directory doctor runs in is found though ~/.claude.json kno
   expect(r.stdout).toMatch(new RegExp(`ok\\s+client claude, ${here}/\\.mcp\\.json: .* as agent claude-here`));
   expect(r.stdout).not.toMatch(/client claude: not connected/);
 });
+
+it('a .mcp.json entry using a variable not set here is a problem, even with no node to try it at', async () => {
+  expect((await run(['init'], { CAIRN_ADMIN_TOKEN: ADMIN })).code).toBe(0);
+  const here = join(root, 'here');
+  mkdirSync(here);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's own syntax, which it expands
+  const stdio = { command: process.execPath, args: [CLI, 'mcp', '--data-dir', data], env: { CAIRN_TOKEN: '${TOKEN}' } };
+  writeFileSync(join(here, '.mcp.json'), JSON.stringify({ mcpServers: { cairn: stdio } }));
+  const unset = await run(['doctor'], { TOKEN: undefined }, here);
+  expect(unset.code).toBe(1);
+  expect(unset.stdout).toMatch(/problem\s+client claude, .*\.mcp\.json: it uses \$\{TOKEN\}, not set here/);
+  const { token } = JSON.parse((await run(['token', 'create', '--agent', 'claude', '--json'])).stdout) as {
+    token: string;
+  };
+  const set = await run(['doctor'], { TOKEN: token }, here);
+  expect(set.stdout).toMatch(/ok\s+client claude, .*\.mcp\.json: stdio: .*its token is tried once a node runs/);
+});

@@ -253,9 +253,11 @@ async function claudeProjects(
     }
     for (const [key, entry] of cairnEntries(p.servers)) {
       const finding = await judge('claude', key, entry, dataDir, nodeUrl, place);
-      // Claude Code reads the variable from the environment it starts in, which may not be this one.
-      if (p.missing.length > 0 && finding.state !== 'ok') {
-        finding.detail = `it uses \${${p.missing.join('}, ${')}}, not set here; ${finding.detail}`;
+      // Claude Code reads the variable from the environment it starts in, most likely one like
+      // this: unset, the entry reaches the node with the literal `${VAR}` in its place.
+      if (p.missing.length > 0) {
+        finding.state = 'problem';
+        finding.detail = `it uses \${${p.missing.join('}, ${')}}, not set here (set it where Claude Code starts); ${finding.detail}`;
       }
       found.push(finding);
     }
@@ -356,7 +358,7 @@ async function judge(
     ? say('ok', `stdio as agent ${String(who.body.agent)}: ${command} ${args.join(' ')}`)
     : say(
         'problem',
-        `stdio: the node refuses its CAIRN_TOKEN (${who.status})${url === undefined ? reconnect : `: \`cairn connect ${name}${named} --url ${url} --force\` (CAIRN_ADMIN_TOKEN set) writes one that works`}`,
+        `stdio: the node refuses its CAIRN_TOKEN (${who.status})${url === undefined || place !== undefined ? reconnect : `: \`cairn connect ${name}${named} --url ${url} --force\` (CAIRN_ADMIN_TOKEN set) writes one that works`}`,
       );
 }
 
