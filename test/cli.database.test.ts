@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -99,6 +100,14 @@ it('backs a store up and restores it into an empty data dir, and refuses to over
   const over = await cairn(['database', 'restore', dest, '--data-dir', data]);
   expect(over.code).toBe(1);
   expect(over.stderr).toContain('already holds a store');
+  // A target holding other files says what is there, so a mistyped path shows.
+  const other = join(root, 'other');
+  mkdirSync(join(other, 'src'), { recursive: true });
+  writeFileSync(join(other, 'README.md'), 'x');
+  const into = await cairn(['database', 'restore', dest, '--data-dir', other]);
+  expect(into.code).toBe(1);
+  expect(into.stderr).toContain(`${other} is not empty (README.md, src); restore only into an empty data dir`);
+  rmSync(other, { recursive: true });
   // Nothing is left beside the targets.
   expect(readdirSync(root).sort()).toEqual(['backup', 'data', 'restored']);
 });

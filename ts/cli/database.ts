@@ -13,6 +13,7 @@ import { backupFromNode } from './backup-fetch.js';
 import { checkDir, renderReport, runCheck } from './check.js';
 import { DATA_FILE, LOG_FILE, needStore, notADirectory } from './data-dir.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, missing, refused } from './failure.js';
+import { someOf } from './foreign-dir.js';
 import { undoOnInterrupt } from './interrupt.js';
 import { stagingIn } from './restore-staging.js';
 import { matchOwner, openStore } from './store-owner.js';
@@ -231,12 +232,14 @@ async function restore(a: DatabaseArgs, src: string): Promise<number> {
     );
   }
   const staged = clearDeadStaging(target);
-  if (existsSync(target) && readdirSync(target).length > 0) {
+  const held = existsSync(target) ? readdirSync(target) : [];
+  if (held.length > 0) {
+    // What is there, so a mistyped target shows (found by QA: "is not empty" alone did not say).
     const named =
       staged.length === 0
-        ? ''
-        : `: it holds the staging dirs of another restore (${staged.join(', ')}); wait for it to end, or, if none runs, remove them`;
-    throw refused(`${target} is not empty; restore only into an empty data dir${named}`, '--data-dir');
+        ? ` (${someOf(held)}); restore only into an empty data dir`
+        : `; restore only into an empty data dir: it holds the staging dirs of another restore (${staged.join(', ')}); wait for it to end, or, if none runs, remove them`;
+    throw refused(`${target} is not empty${named}`, '--data-dir');
   }
   const { staging, made } = stagingIn(target);
   const source = join(target, `${basename(staging)}-source`);

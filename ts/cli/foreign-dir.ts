@@ -32,14 +32,21 @@ export function foreignDataDir(dataDir: string): string | null {
     // Missing (it is made), or not readable: the writable check says so, with what to do.
     return null;
   }
-  // Dotfiles last: `README.md, src` tells a user which directory it is sooner than `.git`.
+  const others = names.filter((n) => !OURS.has(n) && !STAGING.test(n));
+  if (others.length === 0) return null;
+  return `${dataDir} holds no Cairn store and is not empty (${someOf(others)}): give an empty or new directory for the store`;
+}
+
+/**
+ * A few of the entries `names` of a directory, enough for its owner to recognise it: names
+ * first, dotfiles last (`README.md, src` says which directory it is sooner than `.git`).
+ */
+export function someOf(names: string[]): string {
   const byName = (a: string, b: string) =>
     Number(a.startsWith('.')) - Number(b.startsWith('.')) || (a < b ? -1 : a > b ? 1 : 0);
-  const others = names.filter((n) => !OURS.has(n) && !STAGING.test(n)).sort(byName);
-  if (others.length === 0) return null;
-  const more = others.length > SHOWN ? `, and ${others.length - SHOWN} more` : '';
-  const held = others.slice(0, SHOWN).join(', ');
-  return `${dataDir} holds no Cairn store and is not empty (${held}${more}): give an empty or new directory for the store`;
+  const sorted = [...names].sort(byName);
+  const more = sorted.length > SHOWN ? `, and ${sorted.length - SHOWN} more` : '';
+  return `${sorted.slice(0, SHOWN).join(', ')}${more}`;
 }
 
 /** Refuses (exit 2, naming `--data-dir`) to make a store where `foreignDataDir` says it must not go. */
