@@ -59,11 +59,12 @@ it('init --json gives the refusal as a structured error naming --data-dir', asyn
   expect(body.error.details).toEqual([{ field: '--data-dir', message: 'not empty' }]);
 });
 
-it('a directory holding only what a store leaves (its log, staging dirs, lost+found) takes a store', async () => {
+it('a directory holding only what a store or the system leaves (its log, staging dirs, lost+found, .DS_Store) takes a store', async () => {
   const data = join(dir, 'data');
   mkdirSync(join(data, 'lost+found'), { recursive: true });
   mkdirSync(join(data, '.backup-0123456789ab'));
   writeFileSync(join(data, 'node.log'), 'an earlier start\n');
+  writeFileSync(join(data, '.DS_Store'), 'Finder was here');
   const r = await cairn(['init', '--data-dir', data, '--json']);
   expect(r.code, r.stdout).toBe(0);
 });

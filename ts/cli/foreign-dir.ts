@@ -7,10 +7,11 @@ import { CliFailure, EXIT_UNUSABLE } from './failure.js';
 
 /**
  * What a directory may hold before a store is made in it: Cairn's own files (a node's log left
- * by a start that failed), the staging dirs of a backup or restore, and the `lost+found` of a
- * filesystem mounted there (a service's data dir on its own disk).
+ * by a start that failed), the staging dirs of a backup or restore, the `lost+found` of a
+ * filesystem mounted there (a service's data dir on its own disk), and the `.DS_Store` macOS
+ * leaves in a directory Finder opened.
  */
-const OURS = new Set([...STORE_FILES, 'lost+found']);
+const OURS = new Set([...STORE_FILES, 'lost+found', '.DS_Store']);
 const STAGING = /^\.(backup|restore)-/;
 
 /** How many of the names found a refusal shows: enough to recognise the directory. */
