@@ -184,6 +184,12 @@ it('counts the records stored, header excluded, alike in the report and the mani
   expect(summary.manifest.files[0]?.records).toBe(stored);
   const text = await cairn(['export', join(root, 'pkg2'), '--user', 'ann', '--scope', 'work', '--data-dir', data]);
   expect(text.stdout).toBe(`exported ${stored} records of ann/work into ${join(root, 'pkg2')}\n`);
+  // Run again into the same DIR: refused, saying what is there and what to do.
+  const over = await cairn(['export', join(root, 'pkg2'), '--user', 'ann', '--scope', 'work', '--data-dir', data]);
+  expect(over.code).toBe(1);
+  expect(over.stderr).toContain(
+    `${join(root, 'pkg2')} is not empty (manifest.json, records.jsonl): it holds a package already: give a new DIR`,
+  );
 
   // A count that disagrees with the file is refused by name, nothing stored.
   const edit = (m: object) => writeFileSync(manifestFile, JSON.stringify(m));

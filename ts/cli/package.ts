@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { makeDirs } from '../server/make-dirs.js';
 import { linePieces } from '../service/line-pieces.js';
 import { notADirectory } from './data-dir.js';
+import { someOf } from './foreign-dir.js';
 import { undoOnInterrupt } from './interrupt.js';
 
 /**
@@ -65,7 +66,15 @@ export async function writePackage(
 ): Promise<Manifest> {
   const notDir = notADirectory(dir);
   if (notDir !== null) throw new PackageError(`${dir} ${notDir}`);
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new PackageError(`${dir} is not empty`);
+  const held = existsSync(dir) ? readdirSync(dir) : [];
+  if (held.length > 0) {
+    // What is there, and what to do (found by QA: "DIR is not empty" alone, run again nightly
+    // into yesterday's package, said neither).
+    const then = held.includes(MANIFEST)
+      ? 'it holds a package already: give a new DIR (a dated one for each run), or move that one aside'
+      : 'a package goes into an empty or new directory: give another DIR';
+    throw new PackageError(`${dir} is not empty (${someOf(held)}): ${then}`);
+  }
   const made = makeDirs(dir, 0o700);
   // A scope that could not be read whole, or an export refused or interrupted, leaves no half
   // package behind, nor the directories it made for one (an audit found an empty DEST left by a
