@@ -244,6 +244,32 @@ it('refuses a tampered package before anything is stored', async () => {
   expect(existsSync(target)).toBe(false);
 });
 
+// Found by QA: a manifest without `source` failed as "Cannot read properties of undefined", and one
+// naming the user "a:b" as "--user: must not contain ':'", an option the user had not given.
+it('a manifest naming no usable user or scope is refused naming it; --user and --scope then say where', async () => {
+  const data = join(root, 'data');
+  await seed(data);
+  const pkg = join(root, 'pkg');
+  expect((await cairn(['export', pkg, '--user', 'ann', '--scope', 'work', '--data-dir', data])).code).toBe(0);
+  const manifest = JSON.parse(readFileSync(join(pkg, 'manifest.json'), 'utf8'));
+  const target = join(root, 'target');
+  for (const [source, says] of [
+    [undefined, 'names no user to import into (source.user null: '],
+    [{ user: 'a:b', scope: 'work' }, 'names no user to import into (source.user "a:b": must not contain ":")'],
+    [{ user: 'ann', scope: '' }, 'names no scope to import into (source.scope "": '],
+  ] as const) {
+    writeFileSync(join(pkg, 'manifest.json'), JSON.stringify({ ...manifest, source }));
+    const r = await cairn(['import', pkg, '--data-dir', target, '--json']);
+    expect(r.code, r.stdout).toBe(1);
+    const error = (JSON.parse(r.stdout) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.message).toContain(`${pkg}: its manifest.json ${says}`);
+    expect(existsSync(target)).toBe(false);
+  }
+  const given = await cairn(['import', pkg, '--user', 'bob', '--scope', 'copy', '--data-dir', target, '--json']);
+  expect(given.code, given.stderr).toBe(0);
+});
+
 /** Rewrites the records of package `pkg` by `edit` and its manifest to match, as another exporter could. */
 function rewritePackage(pkg: string, edit: (records: Record<string, unknown>[]) => void): void {
   const file = join(pkg, 'records.jsonl');

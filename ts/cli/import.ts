@@ -22,7 +22,7 @@ import {
   verifyPackage,
 } from './package.js';
 import { openStore } from './store-owner.js';
-import { userScope } from './user-scope.js';
+import { nameProblem, userScope } from './user-scope.js';
 
 /** Arguments of `cairn import FILE`. */
 export interface ImportArgs {
@@ -212,11 +212,8 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
     const message = err instanceof Error ? err.message : String(err);
     throw new CliFailure('VALIDATION_ERROR', `${a.file}: ${message}`, EXIT_UNUSABLE, [{ field: 'PATH', message }]);
   }
-  const pkg = verified?.manifest;
-  const { user, scope } = userScope(
-    a.user ?? pkg?.source.user ?? 'default',
-    a.scopes?.[0] ?? pkg?.source.scope ?? 'default',
-  );
+  const pkg = verified === null ? undefined : packageTarget(a, verified);
+  const { user, scope } = userScope(a.user ?? pkg?.user ?? 'default', a.scopes?.[0] ?? pkg?.scope ?? 'default');
   const whole = verified === null || inPieces ? undefined : { bytes: size };
   let result: FileImported;
   try {
@@ -231,6 +228,25 @@ export async function runImport(a: ImportArgs, env: NodeJS.ProcessEnv = process.
   const shown = verified === null ? result : placed(result, verified);
   process.stdout.write(a.json ? `${JSON.stringify(shown)}\n` : summary(shown));
   return result.skipped.length > 0 ? 1 : 0;
+}
+
+/**
+ * The user and scope a package's manifest names, for those `--user` and `--scope` leave to it:
+ * refused naming the manifest when one is missing or no name (found by QA: a manifest without
+ * `source` failed as "Cannot read properties of undefined (reading 'user')", and one naming
+ * "a:b" as "--user: must not contain ':'", an option the user had not given).
+ */
+function packageTarget(a: ImportArgs, v: Verified): { user: string; scope: string } {
+  const source = (v.manifest as { source?: Record<string, unknown> }).source;
+  const given = { user: a.user, scope: a.scopes?.[0] };
+  for (const key of ['user', 'scope'] as const) {
+    const why = given[key] === undefined ? nameProblem(source?.[key]) : null;
+    if (why !== null) {
+      const message = `${a.file}: its ${MANIFEST} names no ${key} to import into (source.${key} ${JSON.stringify(source?.[key] ?? null)}: ${why}): give one with --${key}`;
+      throw new CliFailure('VALIDATION_ERROR', message, EXIT_FAILED, [{ field: 'PATH', message }]);
+    }
+  }
+  return { user: String(given.user ?? source?.user), scope: String(given.scope ?? source?.scope) };
 }
 
 /**

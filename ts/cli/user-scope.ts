@@ -17,3 +17,9 @@ export function userScope(user: string, scope: string): { user: string; scope: s
   }
   return { user: nfc(user), scope: nfc(scope) };
 }
+
+/** Why `value` is no user or scope name (the rule `userScope` checks), or null when it is one. */
+export function nameProblem(value: unknown): string | null {
+  const r = Name256.safeParse(value);
+  return r.success ? null : (r.error.issues[0]?.message ?? 'invalid');
+}
