@@ -452,6 +452,17 @@ const Origin = z
   .describe('Digest of the source store and scope; import keys source ids by it');
 
 /** One record of an export page, by `kind`. */
+/** The markers of an entity or fact record cut into runs of its attribute writes (too large for a page). */
+const writeRuns = {
+  continued: z
+    .literal(true)
+    .optional()
+    .describe('More of its attribute_writes follow in the next records (an entity or fact too large for a page)'),
+  follows: Count.min(1)
+    .optional()
+    .describe('How many of its attribute_writes the records before held; imported only after them'),
+};
+
 export const ExportRecord = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('header'),
@@ -489,13 +500,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
         'Its attribute writes when more than one, dated or under a `source`: what each set, from when, known since ' +
           'when, under which label',
       ),
-    continued: z
-      .literal(true)
-      .optional()
-      .describe('More of its attribute_writes follow in the next records (an entity too large for a page)'),
-    follows: Count.min(1)
-      .optional()
-      .describe('How many of its attribute_writes the records before held; imported only after them'),
+    ...writeRuns,
   }),
   z.object({
     kind: z.literal('fact'),
@@ -532,6 +537,7 @@ export const ExportRecord = z.discriminatedUnion('kind', [
     attribute_writes_from_fact: Count.optional().describe(
       "On an earlier version, in place of attribute_writes: its writes are the first n of its fact's",
     ),
+    ...writeRuns,
     provenance: z.object({
       kind: z.enum(['asserted', 'document']),
       doc_id: Id.optional(),

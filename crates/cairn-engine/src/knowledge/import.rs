@@ -28,10 +28,10 @@ use super::graph::{
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
-use super::import_entity_runs::{self, Run};
 use super::import_pairs::{Pairs, Version};
 use super::import_provenance;
 use super::import_rules::{not_future, own_author};
+use super::import_runs::{self, Of, Run};
 use super::origin::Origin;
 use super::part::Partition;
 use super::records::{decode, encode};
@@ -263,13 +263,13 @@ fn import_entity(
         Ok(w) => w,
         Err(e) => return Ok(Err(e)),
     };
-    let run = match Run::of(r, source) {
+    let run = match Run::of(r, Of::Entity, source) {
         Ok(run) => run,
         Err(e) => return Ok(Err(e)),
     };
     if let (Some(src), Some(follows)) = (source, run.follows) {
         let here = mapped_entity(tx, part, src, Some(name))?.is_some();
-        if let Some(reason) = import_entity_runs::gap(tx, part, (src, follows), here)? {
+        if let Some(reason) = import_runs::gap(tx, part, (Of::Entity, src, follows), here)? {
             return Ok(Err(reason));
         }
     }
@@ -289,7 +289,7 @@ fn import_entity(
         tx.put(ENT, &ent_key(part, merged.id), &encode(&merged))?;
     }
     let changed = created_now || merged != existing;
-    let writes = import_entity_runs::replayed(tx, part, (source, run), changed, writes)?;
+    let writes = import_runs::replayed(tx, part, (source, run), changed, writes)?;
     if changed {
         out.written.push(("entity", merged.name.clone(), merged.id));
     }
@@ -496,8 +496,9 @@ fn version_fact(
     })
 }
 
-/// A fact record's origin and source id, and whether they map to this very fact stored here.
-fn fact_source(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<(Src, bool)>> {
+/// A fact record's origin and source id, and the fact stored here they map to when it is this
+/// very one.
+fn fact_source(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) -> Result<Field<(Src, Option<u64>)>> {
     let source = match (Origin::of_record(r), id_field(r, "id")) {
         (Ok(origin), Ok(id)) => (origin, id),
         (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
@@ -505,9 +506,9 @@ fn fact_source(tx: &mut WriteTxn<'_>, part: &Partition, r: &Map<String, Value>) 
     if let Some(local) = mapped(tx, part, FACT, source)?
         && let Some(bytes) = tx.get(REL, &rel_key(part, local))?
     {
-        return Ok(Ok((source, same_fact(tx, part, &decode(&bytes, "relation")?, r)?)));
+        return Ok(Ok((source, same_fact(tx, part, &decode(&bytes, "relation")?, r)?.then_some(local))));
     }
-    Ok(Ok((source, false)))
+    Ok(Ok((source, None)))
 }
 
 /// A fact record's relation type, once it and the end names it gives are ones `relate` takes.
@@ -534,12 +535,13 @@ fn import_fact(
     now: i64,
     (out, tally, lens, pairs): (&mut Imported, &mut Tally, &mut Lens, &mut Pairs),
 ) -> Result<Field<Option<u64>>> {
-    let source = match fact_source(tx, part, r)? {
-        Ok((_, true)) => {
-            out.unchanged.facts += 1;
-            return Ok(Ok(None));
+    let (source, run) = match fact_source(tx, part, r)?
+        .and_then(|(source, here)| Run::of(r, Of::Fact, Some(source)).map(|run| (source, run, here)))
+    {
+        Ok((source, run, None)) if run.follows.is_none() => (source, run),
+        Ok(again) => {
+            return Ok(super::import_fact_runs::again(tx, part, r, again, now, (out, lens))?.map(|()| None));
         }
-        Ok((source, false)) => source,
         Err(e) => return Ok(Err(e)),
     };
     let origin = source.0;
@@ -591,6 +593,8 @@ fn import_fact(
     let version = Version::of(recorded_at, ended_at, version_of);
     if let Some(have) = pairs.find(tx, part, pair, version)? {
         set_map(tx, part, FACT, source, have)?;
+        // The fact is here already: a split one's later records bring nothing (`import_runs`).
+        import_runs::replayed(tx, part, (Some(source), run), false, attribute_writes)?;
         let have = relation_in(tx, part, have)?
             .ok_or_else(|| Error::corrupt(None, format!("relation {have} is indexed but missing")))?;
         let own = Also { source: prov, agent: writer, recorded_at, source_date };
@@ -598,6 +602,7 @@ fn import_fact(
         *if merged { &mut out.imported.facts } else { &mut out.unchanged.facts } += 1;
         return Ok(Ok(None));
     }
+    let attribute_writes = import_runs::replayed(tx, part, (Some(source), run), true, attribute_writes)?;
     let id = next_id(tx, part)?;
     let mut rel = Relation {
         shortened,

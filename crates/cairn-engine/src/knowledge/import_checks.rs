@@ -41,6 +41,8 @@ const FACT: &[&str] = &[
     "origin",
     "attribute_writes",
     "attribute_writes_from_fact",
+    "continued",
+    "follows",
 ];
 const PROVENANCE: &[&str] = &["kind", "doc_id", "label", "agent", "forgotten", "also"];
 /// An entry of `provenance.also`: another provenance of the fact, with when it stated it.
@@ -213,7 +215,8 @@ pub(crate) fn fact_times(
     Ok(())
 }
 
-/// A split record's `continued` (a note's versions, an entity's writes: more records follow).
+/// A split record's `continued` (a note's versions, an entity's or a fact's writes: more records
+/// follow).
 pub(crate) fn continued(r: &Map<String, Value>) -> Field<bool> {
     match r.get("continued") {
         None | Some(Value::Null | Value::Bool(false)) => Ok(false),

@@ -33,8 +33,6 @@ mod elsewhere;
 #[cfg(test)]
 mod elsewhere_tests;
 mod entity_windows;
-#[cfg(test)]
-mod entity_windows_tests;
 pub(crate) mod event_names;
 pub(crate) mod event_view;
 mod event_writes;
@@ -81,7 +79,7 @@ mod ids_tests;
 mod import;
 mod import_attributes;
 pub(crate) mod import_checks;
-mod import_entity_runs;
+mod import_fact_runs;
 #[cfg(test)]
 mod import_origin_tests;
 mod import_pairs;
@@ -89,6 +87,7 @@ mod import_pairs;
 mod import_pairs_tests;
 mod import_provenance;
 pub(crate) mod import_rules;
+mod import_runs;
 mod irregular_verbs;
 pub mod limits;
 mod load;
@@ -153,6 +152,9 @@ mod version_writes;
 #[cfg(test)]
 mod version_writes_tests;
 pub mod wire;
+mod write_runs;
+#[cfg(test)]
+mod write_runs_tests;
 
 pub use crate::time::{iso_ms, parse_iso_ms};
 pub(crate) use attribute_time::source_of;
