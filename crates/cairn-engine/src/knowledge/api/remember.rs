@@ -259,7 +259,11 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
         return one(c.clone(), chunk_text(c));
     }
     if let Some(ms) = &req.messages {
-        let turns: Vec<(&str, &str)> = ms.iter().map(|m| (m.role.trim(), m.content.as_str())).collect();
+        // A turn with nothing said stores nothing, as blank `content` does not (found by a
+        // review: turns of "" or "   " among others were each a passage "user: "); a call of
+        // only such turns is refused in `check`.
+        let said = ms.iter().filter(|m| !m.content.trim().is_empty());
+        let turns: Vec<(&str, &str)> = said.map(|m| (m.role.trim(), m.content.as_str())).collect();
         return one(messages_text(&turns), chunk_messages(&turns));
     }
     let Some(ps) = &req.passages else { return (Text::None, Vec::new()) };
@@ -817,6 +821,25 @@ mod tests {
         let c = call(&store, &caller(2), "context", &json!({"question": "When did she start?"})).unwrap();
         let texts: Vec<&str> = c["items"].as_array().unwrap().iter().filter_map(|i| i["text"].as_str()).collect();
         assert!(texts.contains(&"assistant: Priya works at Acme. She started in May."), "{texts:?}");
+    }
+
+    #[test]
+    fn a_turn_with_nothing_said_stores_nothing() {
+        let (_dir, store, part) = fresh();
+        let body = json!({"messages": [
+            {"role": "user", "content": ""},
+            {"role": "assistant", "content": "   "},
+            {"role": "user", "content": "Priya works at Acme."},
+            {"role": "assistant", "content": "\n\t"},
+        ]});
+        let r = call(&store, &caller(1), "remember", &body).unwrap();
+        assert_eq!(r["stored"]["passages"], json!(1), "{r}");
+        let records = crate::knowledge::testing_api::export_pages(&store, &part, 500).concat();
+        let doc = records.iter().find(|d| d["kind"] == "document").unwrap();
+        assert_eq!(doc["text"], "user: Priya works at Acme.");
+        // The same words without the blank turns are the same document.
+        let again = json!({"messages": [{"role": "user", "content": "Priya works at Acme."}]});
+        assert_eq!(call(&store, &caller(2), "remember", &again).unwrap()["already"], json!(true));
     }
 
     #[test]
