@@ -31,7 +31,8 @@ it('a retry inside the window replays; one after it writes anew', async () => {
   vi.setSystemTime(Date.now() + 2 * 60_000);
   const anew = await write(body);
   expect(anew.status).toBe(200);
-  expect(anew.body).toMatchObject({ key: 'deploy.window', version: 2 });
+  // Written anew, not replayed: the same value changes nothing, so no new version (notes.md).
+  expect(anew.body).toMatchObject({ key: 'deploy.window', version: 1, unchanged: true });
   expect(anew.body.replayed).toBeUndefined();
 });
 

@@ -27,6 +27,10 @@ export const NoteWriteReply = z.object({
       'The note written is private: hidden from reads without includePrivate (a write omitting private keeps it)',
     ),
   replayed: Replayed,
+  unchanged: z
+    .literal(true)
+    .optional()
+    .describe('The write left the note as it was: no new version, no event; `version` is the current one'),
   warnings: z
     .array(
       z.object({

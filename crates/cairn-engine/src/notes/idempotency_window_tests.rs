@@ -86,7 +86,8 @@ fn a_retry_replays_inside_the_window_and_writes_anew_after_it() {
     assert_eq!(run(&store, &at(T0 + DAY - 1), "note_write", &keyed("k", json!(1), "op-1")), replayed(&first));
     // A day on, the key is new again: the retry is a first write, and then replays as one.
     let anew = run(&store, &at(T0 + DAY), "note_write", &keyed("k", json!(1), "op-1"));
-    assert_eq!(anew["version"], 2, "{anew}");
+    // A write anew of the same value changes nothing: no new version (`unchanged`), not a replay.
+    assert_eq!((anew["version"].clone(), anew["unchanged"].clone()), (json!(1), json!(true)), "{anew}");
     assert!(anew.get("replayed").is_none(), "{anew}");
     assert_eq!(run(&store, &at(T0 + DAY + 1), "note_write", &keyed("k", json!(1), "op-1")), replayed(&anew));
     // After the window another request may take the key: no conflict with a record that is gone.
@@ -179,9 +180,10 @@ fn records_of_older_builds_are_timed_by_the_write_they_answer() {
     assert_eq!(run(&store, &at(late), "note_write", &keyed("k", json!(1), "op-1")), replayed(&first));
     assert_eq!(run(&store, &at(late), "note_write", &mine), replayed(&agent_note));
     assert_eq!(run(&store, &at(late), "handoff_create", &body), replayed(&left));
-    // Each expires a day after its own write; the lost one a day after the write that timed it.
-    assert_eq!(run(&store, &at(T0 + DAY), "note_write", &keyed("k", json!(1), "op-1"))["version"], 2);
-    assert_eq!(run(&store, &at(T0 + DAY + 10), "note_write", &mine)["version"], 2);
+    // Each expires a day after its own write; the lost one a day after the write that timed it
+    // (a write anew of the same value is `unchanged`, where a replay would repeat the first receipt).
+    assert_eq!(run(&store, &at(T0 + DAY), "note_write", &keyed("k", json!(1), "op-1"))["unchanged"], true);
+    assert_eq!(run(&store, &at(T0 + DAY + 10), "note_write", &mine)["unchanged"], true);
     assert!(run(&store, &at(T0 + DAY + 20), "handoff_create", &body).get("replayed").is_none());
     assert_eq!(times(&store), vec![T0 + DAY + 20, late, T0 + DAY, T0 + DAY + 10], "h-1, lost-op, op-1, op-2");
 }
@@ -208,7 +210,7 @@ fn a_store_of_many_untimed_records_times_64_a_write_and_they_still_expire() {
     // nothing, and times nothing) inside the window, a new write after it.
     assert_eq!(run(&store, &at(T0 + DAY - 1), "note_write", &keyed("k1", json!(1), "op-1")), replayed(&first));
     assert_eq!(timed(), 0);
-    assert_eq!(run(&store, &at(T0 + DAY), "note_write", &keyed("k2", json!(2), "op-2"))["version"], 2);
+    assert_eq!(run(&store, &at(T0 + DAY), "note_write", &keyed("k2", json!(2), "op-2"))["unchanged"], true);
     assert_eq!(timed(), 64 + 1, "the first write timed 64 older records, not 1,003, and its own");
     // Each later write removes at most 64 expired records and times at most 64 more, until the
     // two left are op-2's new record and the lost one, timed at the first write.
@@ -242,5 +244,5 @@ fn a_window_outside_its_range_is_refused_and_opens_nothing() {
     let store = Store::open(dir.path(), StoreOptions { idempotency_hours: 1, ..StoreOptions::default() }).unwrap();
     let first = run(&store, &at(T0), "note_write", &keyed("k", json!(1), "op-1"));
     assert_eq!(run(&store, &at(T0 + 3_599_999), "note_write", &keyed("k", json!(1), "op-1")), replayed(&first));
-    assert_eq!(run(&store, &at(T0 + 3_600_000), "note_write", &keyed("k", json!(1), "op-1"))["version"], 2);
+    assert_eq!(run(&store, &at(T0 + 3_600_000), "note_write", &keyed("k", json!(1), "op-1"))["unchanged"], true);
 }

@@ -202,12 +202,14 @@ fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
 }
 
 /// A write worked out against one state of its note: the new version, its encoding, its event
-/// and the receipt.
+/// and the receipt; or, when the write would leave the note as it is (`unchanged`), only the
+/// receipt.
 struct Built {
     note: NoteRecord,
     /// `note` encoded, as `CUR` and `VER` hold it.
     bytes: Vec<u8>,
-    event: history::PreparedEvent,
+    /// `None`: the write changes nothing of the note, so it writes no version and no event.
+    event: Option<history::PreparedEvent>,
     receipt: Value,
 }
 
@@ -300,7 +302,7 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
         (Some(_), Mode::Merge) => ("merged", "merge"),
     };
     let current = prev.map_or(0, |p| p.version);
-    let note = NoteRecord {
+    let mut note = NoteRecord {
         id,
         key: req.id.key.clone(),
         visibility: req.id.visibility.as_str().to_owned(),
@@ -316,18 +318,27 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
         created_at: prev.map_or(caller.now, |p| p.created_at),
         updated_at: caller.now,
     };
-    let target = req.id.encode();
-    let event = history::prepare(
-        caller,
-        Change {
-            family: "note",
-            target: &target,
-            op,
-            before: prev.map(NoteRecord::render),
-            after: Some(note.render()),
-            patch: Some(req.input.clone()),
-        },
-    );
+    // A write that leaves the note as it is (same value, kind, privacy and confidence: its
+    // identity is the same by construction) writes nothing: a new version would make every other
+    // agent's `expectedVersion` stale for no change, and history would grow by empty events.
+    let unchanged = prev.filter(|p| same_content(p, &note));
+    if let Some(p) = unchanged {
+        note = p.clone();
+    }
+    let event = unchanged.is_none().then(|| {
+        let target = req.id.encode();
+        history::prepare(
+            caller,
+            Change {
+                family: "note",
+                target: &target,
+                op,
+                before: prev.map(NoteRecord::render),
+                after: Some(note.render()),
+                patch: Some(req.input.clone()),
+            },
+        )
+    });
     let mut receipt = json!({
         "id": id.to_string(),
         "key": note.key,
@@ -336,6 +347,9 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
         "supersedes": note.supersedes,
         "visibility": note.visibility,
     });
+    if unchanged.is_some() {
+        receipt["unchanged"] = json!(true);
+    }
     if let Some(t) = req.id.task_id() {
         receipt["taskId"] = json!(t);
     }
@@ -345,6 +359,15 @@ fn compose(req: &Request, caller: &Caller, prev: Option<&NoteRecord>, value: &Va
         receipt["private"] = json!(true);
     }
     Built { bytes: note.encode(), note, event, receipt }
+}
+
+/// Whether `note` holds what `prev` does: a version between them would change nothing a reader sees.
+fn same_content(prev: &NoteRecord, note: &NoteRecord) -> bool {
+    prev.value == note.value
+        && prev.kind == note.kind
+        && prev.private == note.private
+        && prev.confidence == note.confidence
+        && prev.confidence_basis == note.confidence_basis
 }
 
 /// The write itself; refuses before it changes anything. `window`: how long idempotency records
@@ -404,11 +427,13 @@ fn apply(
     }
     prune(tx, part, caller.now, window)?;
     idempotency_upgrade::step(tx, caller.now)?;
-    let old = prev.as_ref().zip(old_postings.as_ref());
-    index::replace(tx, part, old, (&built.note, &new_postings))?;
-    tx.put(CUR, &cur_key, &built.bytes)?;
-    tx.put(VER, &req.id.ver_key(part, built.note.version), &built.bytes)?;
-    history::record_prepared(tx, caller, &built.event)?;
+    if let Some(event) = &built.event {
+        let old = prev.as_ref().zip(old_postings.as_ref());
+        index::replace(tx, part, old, (&built.note, &new_postings))?;
+        tx.put(CUR, &cur_key, &built.bytes)?;
+        tx.put(VER, &req.id.ver_key(part, built.note.version), &built.bytes)?;
+        history::record_prepared(tx, caller, event)?;
+    }
     if let Some(idem) = &req.idempotency {
         idem.remember(tx, caller, &built.receipt)?;
     }
