@@ -6,13 +6,14 @@
 //! (`readable`; none given, every one), a bounded number of scopes, index lookups only.
 
 use crate::error::Result;
+use crate::fts;
 use crate::knowledge::api::Caller;
 use crate::knowledge::graph::{check_name, entity_by_id};
 use crate::knowledge::tally::totals;
 use crate::knowledge::trees::{ENT_NAME, keyed_name, trailing_id};
 use crate::knowledge::{Partition, user_scopes};
 use crate::snapshot::Snapshot;
-use crate::text::may_name_alone;
+use crate::text::{char_slice, is_stop_word, may_name_alone, word_tokens};
 use serde_json::{Value, json};
 
 /// Scopes read at most: past it the answer says `more` (a user with thousands of scopes).
@@ -93,29 +94,72 @@ pub(crate) fn named(
     }))
 }
 
+/// Question words weighed per scope at most: each costs a seek in the scope's full-text and name
+/// indexes.
+const WORDS: usize = 32;
+
+/// The distinct words of `question` that may match (no stop word), as (index term, folded name).
+fn question_words(question: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for t in word_tokens(question) {
+        let spelled = char_slice(question, t.start, t.end).unwrap_or(&t.term);
+        let Ok(folded) = check_name(spelled, "word") else { continue };
+        if is_stop_word(&folded) || out.iter().any(|(term, _)| *term == t.term) {
+            continue;
+        }
+        out.push((t.term, folded));
+        if out.len() == WORDS {
+            break;
+        }
+    }
+    out
+}
+
+/// How many of `words` `part` holds: in a passage (its full-text index), or as the whole
+/// leading words of an entity's name ("ledger" → "Ledger", "priya" → "Priya Raman").
+fn matched(snap: &Snapshot, part: &Partition, words: &[(String, String)]) -> Result<usize> {
+    let mut n = 0;
+    for (term, folded) in words {
+        if fts::doc_freq(snap, part.raw(), term, 1)? > 0
+            || name_in(snap, part, folded, may_name_alone(folded))?.is_some()
+        {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// For a context request on a scope holding no knowledge: `{scopes: [{scope, entities,
-/// passages}], more?, hint}`, the caller's other scopes that hold some, most first; `None` when
-/// the caller's scope holds some or no other scope does.
-pub(crate) fn holding(snap: &Snapshot, caller: &Caller, readable: Option<&[String]>) -> Result<Option<Value>> {
+/// passages}], more?, hint}`, the caller's other scopes that hold some, those matching more of
+/// the question's words first (found by QA: listed by size, a large unrelated scope came before
+/// the one holding the answer), then most knowledge, then by name; `None` when the caller's scope
+/// holds some or no other scope does.
+pub(crate) fn holding(
+    snap: &Snapshot,
+    caller: &Caller,
+    readable: Option<&[String]>,
+    question: &str,
+) -> Result<Option<Value>> {
     let here = totals(snap, &caller.part)?;
     if here.entities + here.passages > 0 {
         return Ok(None);
     }
     let (scopes, more) = other_scopes(snap, caller, readable)?;
+    let words = question_words(question);
     let mut found = Vec::new();
     for part in &scopes {
         let t = totals(snap, part)?;
         if t.entities + t.passages > 0 {
-            found.push((part.parts().2.to_owned(), t.entities, t.passages));
+            found.push((part.parts().2.to_owned(), t.entities, t.passages, matched(snap, part, &words)?));
         }
     }
-    found.sort_by(|a, b| (b.1 + b.2).cmp(&(a.1 + a.2)).then_with(|| a.0.cmp(&b.0)));
+    found.sort_by(|a, b| b.3.cmp(&a.3).then_with(|| (b.1 + b.2).cmp(&(a.1 + a.2))).then_with(|| a.0.cmp(&b.0)));
     let more = more || found.len() > NAMED;
     found.truncate(NAMED);
     let named: Vec<String> = found.iter().map(|(s, ..)| format!("{s:?}")).collect();
     Ok((!found.is_empty()).then(|| {
         reply(
-            found.iter().map(|(scope, e, p)| json!({ "scope": scope, "entities": e, "passages": p })).collect(),
+            found.iter().map(|(scope, e, p, _)| json!({ "scope": scope, "entities": e, "passages": p })).collect(),
             more,
             format!(
                 "this scope holds no knowledge, but your scope(s) {}{} do: send `scope` with one to ask there",

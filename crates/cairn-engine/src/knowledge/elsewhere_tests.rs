@@ -81,3 +81,22 @@ fn context_on_an_empty_scope_names_the_users_scopes_holding_knowledge() {
     let miss = call(&store, &in_scope("u1", "notes-only"), "context", &json!({"question": "Who is Zed?"})).unwrap();
     assert!(miss.get("elsewhere").is_none(), "a scope holding knowledge answers for itself: {miss}");
 }
+
+/// Found by QA: the scopes were listed by size, so a large scope unrelated to the question came
+/// before the one that answers it. They come by how many of the question's words they hold.
+#[test]
+fn context_elsewhere_lists_the_scopes_matching_more_of_the_question_first() {
+    let (_dir, store, _) = fresh();
+    let big: Vec<Value> = (0..6).map(|i| json!({"name": format!("Unrelated {i}"), "type": "thing"})).collect();
+    call(&store, &in_scope("u1", "big"), "remember", &json!({"facts": {"entities": big}})).unwrap();
+    let deploy = json!({"passages": [{"text": "The Atlas deploy finished on Friday.", "mentions": []}]});
+    call(&store, &in_scope("u1", "ops"), "remember", &deploy).unwrap();
+    let named = json!({"facts": {"entities": [{"name": "Atlas", "type": "project"}]}});
+    call(&store, &in_scope("u1", "names"), "remember", &named).unwrap();
+    call(&store, &in_scope("u1", "alpha"), "remember", &named).unwrap();
+    let ask = json!({"question": "When did the Atlas deploy finish?"});
+    let r = call(&store, &in_scope("u1", "default"), "context", &ask).unwrap();
+    // ops holds "atlas", "deploy" and "finish"; alpha and names hold the name Atlas (a tie, by
+    // name); big holds none of the words but is listed last, as holding knowledge.
+    assert_eq!(scopes(&r), ["ops", "alpha", "names", "big"], "{r}");
+}

@@ -176,7 +176,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         reply["outside_time"] = hint;
     }
     if state == "nothing_stored"
-        && let Some(there) = elsewhere::holding(&snap, caller, req.readable_scopes.as_deref())?
+        && let Some(there) = elsewhere::holding(&snap, caller, req.readable_scopes.as_deref(), &req.question)?
     {
         reply["elsewhere"] = there;
     }
