@@ -271,6 +271,34 @@ describe('memory_query', () => {
     expect(r.body.plan).toMatchObject({ source: 'split', steps: ['和平饭店在哪里', 'Tom Lee住在哪里'] });
   });
 
+  it('a bare part takes the possessor of the part before it, in Chinese as in English', async () => {
+    // Found by QA: "张伟的生日和住址是什么" ran 住址是什么 alone, a step naming no one.
+    const scope = 'possessor';
+    const w = await post(ann, 'remember', {
+      scope,
+      content: '张伟的生日是1985年4月2日。张伟的住址是北京市海淀区。Priya Raman was born on 3 May 1990.',
+      facts: {
+        entities: [
+          { name: '张伟', type: 'person' },
+          { name: 'Priya Raman', type: 'person' },
+        ],
+        relations: [],
+      },
+    });
+    expect(w.status).toBe(200);
+    for (const [query, steps] of [
+      ['张伟的生日和住址是什么', ['张伟的生日', '张伟的住址是什么']],
+      ['张伟的生日以及住址', ['张伟的生日', '张伟的住址']],
+      ["What are Priya Raman's birthday and address?", ["What are Priya Raman's birthday", "Priya Raman's address"]],
+    ] as const) {
+      const r = await post(ann, 'query', { scope, query });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.plan, query).toMatchObject({ source: 'split', steps });
+    }
+    const zh = await post(ann, 'query', { scope, query: '张伟的生日和住址是什么' });
+    expect(zh.body.sufficiency, JSON.stringify(zh.body.steps)).toBe('sufficient');
+  });
+
   it('refuses bad input naming the field, and a scope the token may not use, before any step', async () => {
     const bad = await post(ann, 'query', { query: 'x', maxSteps: 0 });
     expect(bad.status).toBe(422);

@@ -78,6 +78,32 @@ describe('planner', () => {
     ]);
   });
 
+  // Found by QA: "张伟的生日和住址是什么" ran 住址是什么 as a step of its own, naming no one.
+  it('gives a bare part the possessor of the part before', () => {
+    const steps = (q: string, names: string[]) => plan(q, undefined, 4, names).steps;
+    expect(steps('张伟的生日和住址是什么', ['张伟'])).toEqual(['张伟的生日', '张伟的住址是什么']);
+    expect(steps('张伟的生日以及住址', ['张伟'])).toEqual(['张伟的生日', '张伟的住址']);
+    expect(steps('张伟的生日是什么，还有住址呢', ['张伟'])).toEqual(['张伟的生日是什么', '张伟的住址呢']);
+    expect(steps("What are Priya Raman's birthday and address?", ['Priya Raman'])).toEqual([
+      "What are Priya Raman's birthday",
+      "Priya Raman's address",
+    ]);
+    expect(steps("priya raman's birthday and the home address", ['Priya Raman'])).toEqual([
+      "priya raman's birthday",
+      "Priya Raman's home address",
+    ]);
+    // A part with a possessor or a clause of its own, or a name not stored, stays as written; so
+    // does a part after a name that is no possessor.
+    expect(steps('张伟的生日和李娜的住址', ['张伟'])).toEqual(['张伟的生日', '李娜的住址']);
+    expect(steps('张伟的生日和谁是他的老板', ['张伟'])).toEqual(['张伟的生日和谁是他的老板']);
+    expect(steps("Priya Raman's birthday and who is the CEO", ['Priya Raman'])).toEqual([
+      "Priya Raman's birthday",
+      'who is the CEO',
+    ]);
+    expect(steps("Priya Raman's birthday and Tom", ['Priya Raman'])).toEqual(["Priya Raman's birthday", 'Tom']);
+    expect(steps('张三和李四', ['张三'])).toEqual(['张三', '李四']);
+  });
+
   it('explicit subqueries come first, in order, without duplicates; maxSteps drops the rest (L3)', () => {
     const p = plan('ignored and split', ['a question', 'another one', 'a question'], 4);
     expect(p).toMatchObject({ source: 'subqueries', steps: ['a question', 'another one'], complexity: 'L2' });

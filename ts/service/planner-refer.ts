@@ -39,21 +39,60 @@ function substitute(part: string, name: string): string {
   return part.replace(ZH_PRONOUN, name);
 }
 
+/** Whether `part` holds `name` as a possessor: "Priya Raman's", 张伟的. */
+function ownedBy(part: string, name: string): boolean {
+  const after = CJK.test(name) ? '\\s*的' : "['’]s\\b";
+  return new RegExp(`${escapeRegExp(name)}${after}`, 'iu').test(part);
+}
+
+/** Words that open an English clause of its own ("who is the CEO"), not a bare noun phrase. */
+const EN_CLAUSE =
+  /^(?:what|who|whom|whose|where|when|which|how|why|is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)\b/iu;
+/** Chinese question words that open a question of their own (谁是负责人). */
+const ZH_CLAUSE = /^(?:谁|什么|哪|何|几|怎么|如何|为什么)/u;
+
+/**
+ * Whether `part` is a bare phrase that leans on the subject before it ("address", 住址是什么): no
+ * possessor of its own ('s, 的), no clause of its own; in English at most four words, none
+ * capitalised (a capital may name something not stored: "Priya's birthday and Tom").
+ */
+function bare(part: string): boolean {
+  if (CJK.test(part)) return !part.includes('的') && !ZH_CLAUSE.test(part);
+  const words = part.split(/\s+/u).filter((w) => w !== '');
+  return (
+    words.length <= 4 &&
+    !EN_CLAUSE.test(part) &&
+    !/['’]s\b/u.test(part) &&
+    !words.some((w) => /^\p{Lu}/u.test(w) && !/^(?:The|A|An)$/u.test(w))
+  );
+}
+
+/** `part` as the property of `name`: "address" → "Priya Raman's address", 住址 → 张伟的住址. */
+function carry(part: string, name: string): string {
+  if (CJK.test(part)) return `${name}的${part}`;
+  return `${name}'s ${part.replace(/^(?:the|a|an)\s+/iu, '')}`;
+}
+
 /**
  * Split parts with back references resolved: a part after the first that holds none of `names`
  * but a third-person pronoun gets, in place of its first pronoun, the first name of the nearest
- * earlier part that holds one. "we", "I" and "you" are the speakers, never a name; a part that
- * names something of its own is left as written.
+ * earlier part that holds one. A bare phrase after a part that names a possessor ("Priya Raman's
+ * birthday and address", 张伟的生日和住址是什么) gets that possessor: "Priya Raman's address",
+ * 张伟的住址是什么. "we", "I" and "you" are the speakers, never a name; a part that names
+ * something of its own is left as written.
  */
 export function resolveReferences(parts: string[], names: string[]): string[] {
   let last: string | undefined;
+  let owner: string | undefined;
   return parts.map((part) => {
     const own = firstName(part, names);
     if (own !== undefined) {
       last = own;
+      owner = ownedBy(part, own) ? own : undefined;
       return part;
     }
-    if (last === undefined || !(EN_PRONOUN.test(part) || ZH_PRONOUN.test(part))) return part;
-    return substitute(part, last);
+    if (last !== undefined && (EN_PRONOUN.test(part) || ZH_PRONOUN.test(part))) return substitute(part, last);
+    if (owner !== undefined && bare(part)) return carry(part, owner);
+    return part;
   });
 }
