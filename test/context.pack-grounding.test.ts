@@ -62,6 +62,15 @@ describe('grounding of a context pack', () => {
     expect(r.grounding.uncovered).toEqual(expect.arrayContaining(['build', 'weather', 'balloons']));
   });
 
+  // Found by QA: a pack that kept no item said `uncited` with `uncovered: []`, as if covered.
+  it('keeping no item, is uncited with every content word uncovered', async () => {
+    const r = await context({ question: 'Which research teams use weather balloons?', tokenBudget: 32 });
+    expect(r.items).toEqual([]);
+    expect(r.omitted?.length).toBeGreaterThan(0);
+    expect(r.grounding).toEqual({ verdict: 'uncited', uncovered: ['research', 'teams', 'use', 'weather', 'balloons'] });
+    expect(Object.keys(r)).not.toContain('question_words');
+  });
+
   it('stays grounded when the grounding item fits', async () => {
     const r = await context({ tokenBudget: 400 });
     expect(r.omitted).toEqual([]);
@@ -242,8 +251,12 @@ describe('an entity that alone covers the question', () => {
     const r = await ask('Lumen project');
     expect(r.items.map((i) => i.kind).sort()).toEqual(['entity', 'passage']);
     expect(r.items.find((i) => i.kind === 'entity')?.uncovered).toEqual([]);
-    expect(r.grounding).toEqual({ verdict: 'uncited', uncovered: [] });
-    expect((await ask('Lumen project', { maxItems: 2 })).grounding).toEqual({ verdict: 'uncited', uncovered: [] });
+    // Uncovered: the words no cited item covers (the passage never names Lumen).
+    expect(r.grounding).toEqual({ verdict: 'uncited', uncovered: ['Lumen'] });
+    expect((await ask('Lumen project', { maxItems: 2 })).grounding).toEqual({
+      verdict: 'uncited',
+      uncovered: ['Lumen'],
+    });
   });
 
   it('is grounded when the cited passage covers the question', async () => {

@@ -156,16 +156,14 @@ export const memoryRelate = knowledgeVerb('relate', RelateInput);
  * into `context` text within the budget. Either way `items` stay within `ITEMS_BYTES` of JSON.
  */
 export async function memoryContext(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
-  const reply = await contextReply(svc, p, raw);
-  if (reply.context !== undefined || !Array.isArray(reply.items)) return reply;
-  // No pack: the items still stay within `ITEMS_BYTES`, the verdict judged over those kept.
-  const bounded = boundItems(reply.items as Reply[]);
-  if (bounded.omitted === undefined) return reply;
-  return { ...reply, ...bounded, grounding: packGrounding(reply.grounding as Grounding, bounded.items) };
+  return contextReply(svc, p, raw, true);
 }
 
-/** memory_context's reply before its items are bounded: what memory_query's steps read. */
-async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<Reply> {
+/**
+ * memory_context's reply; its items bounded to `ITEMS_BYTES` when `bound` (memory_query's steps
+ * read them all, and bound what they fuse).
+ */
+async function contextReply(svc: Service, p: Principal, raw: unknown, bound = false): Promise<Reply> {
   const input = parseInput(ContextInput, raw);
   const { tokenBudget, maxItems, purpose, includePrivate, taskId, ...rest } = input;
   const id = identify(p, rest);
@@ -191,6 +189,9 @@ async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<R
   const reply = await knowledge(svc.store, 'context', id, engineInput);
   const judged = Array.isArray(reply.judged) ? (reply.judged as (string[] | null)[]) : [];
   delete reply.judged;
+  // The question's content words: what a verdict over kept items names uncovered when none is cited.
+  const asked = Array.isArray(reply.question_words) ? (reply.question_words as string[]) : [];
+  delete reply.question_words;
   if (found.length > 0) {
     const knowledgeItems = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
     const judgedNotes = found.map((n, i) => ({ ...n, uncovered: judged[i] ?? undefined }));
@@ -202,17 +203,23 @@ async function contextReply(svc: Service, p: Principal, raw: unknown): Promise<R
     if (grounding?.verdict === 'nothing_stored') grounding.verdict = 'uncited';
     // Judged over knowledge items and notes alike; notes may also have taken the places of the
     // knowledge items that grounded the answer.
-    reply.grounding = packGrounding(reply.grounding as Grounding, reply.items as Reply[]);
+    reply.grounding = packGrounding(reply.grounding as Grounding, reply.items as Reply[], asked);
   }
   if (reply.state === 'nothing_stored' && taskId === undefined && noteQuery.as_of === undefined) {
     const taskNotes = await taskNotesMatching(svc, id, rest.question);
     if (taskNotes !== undefined) reply.task_notes = taskNotes;
   }
-  if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) return reply;
+  if (tokenBudget === undefined && maxItems === undefined && purpose === undefined) {
+    if (!bound || !Array.isArray(reply.items)) return reply;
+    // No pack: the items still stay within `ITEMS_BYTES`, the verdict judged over those kept.
+    const bounded = boundItems(reply.items as Reply[]);
+    if (bounded.omitted === undefined) return reply;
+    return { ...reply, ...bounded, grounding: packGrounding(reply.grounding as Grounding, bounded.items, asked) };
+  }
   const items = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
   const pack = buildPack(items, { tokenBudget, maxItems, purpose }, fusedScore);
   // The verdict speaks of what the caller gets: an item left out of the pack grounds nothing.
-  const grounding = packGrounding(reply.grounding as Grounding, pack.items);
+  const grounding = packGrounding(reply.grounding as Grounding, pack.items, asked);
   return { ...reply, ...pack, grounding };
 }
 

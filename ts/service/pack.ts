@@ -113,11 +113,13 @@ const JUDGED_OVER_ITEMS = new Set(['grounded', 'related', 'uncited']);
  * judges every item it found and the notes beside them, but the caller reads only those kept):
  * `grounded` when a kept cited item covers every content word (a note is cited, as asserted; an
  * entity is not), else `related` with the fewest words a kept cited item leaves uncovered;
- * `uncited` when the pack keeps no cited item, or only an entity covers the question. Verdicts
- * that do not rest on the items (`nothing_stored`, `could_not_judge`) and `grounded_by_meaning`
- * are kept as they are.
+ * `uncited` when the pack keeps no cited item (`uncovered`: every word of `asked`, the question's
+ * content words), or only an entity covers the question (the words the best kept cited item leaves).
+ * `uncovered` is never empty beside a verdict other than `grounded` (found by QA: an empty pack
+ * said `uncited` with `uncovered: []`, which reads as "every word covered"). Verdicts that do not
+ * rest on the items (`nothing_stored`, `could_not_judge`) and `grounded_by_meaning` are kept as they are.
  */
-export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
+export function packGrounding(grounding: Grounding, kept: Item[], asked: string[]): Grounding {
   if (!JUDGED_OVER_ITEMS.has(grounding.verdict)) return grounding;
   const judged = kept.filter((item) => Array.isArray(item.uncovered));
   const uncovered = (item: Item) => item.uncovered as string[];
@@ -127,9 +129,8 @@ export function packGrounding(grounding: Grounding, kept: Item[]): Grounding {
     if (best === undefined || uncovered(item).length < best.length) best = uncovered(item);
   }
   if (best?.length === 0) return { verdict: 'grounded', uncovered: [] };
-  if (best === undefined || judged.some((item) => uncovered(item).length === 0)) {
-    return { verdict: 'uncited', uncovered: [] };
-  }
+  if (best === undefined) return { verdict: 'uncited', uncovered: asked };
+  if (judged.some((item) => uncovered(item).length === 0)) return { verdict: 'uncited', uncovered: best };
   return { verdict: 'related', uncovered: best };
 }
 

@@ -130,8 +130,10 @@ pub enum Grounding {
     /// Items were found, but no single cited one covers these content words (as the question spells them).
     Related { uncovered: Vec<String> },
     /// Only items that cite nothing (entities: a name and its types) cover the question, or no
-    /// item cites anything: what they say is not quoted from anything.
-    Uncited,
+    /// item cites anything: what they say is not quoted from anything. `uncovered`: the content
+    /// words no cited item covers (every one when nothing cited came back), never empty, so the
+    /// verdict and its words agree (found by QA: `uncited` beside `uncovered: []` read as "all covered").
+    Uncited { uncovered: Vec<String> },
     /// Nothing stored matches.
     NothingStored,
     /// The question holds no content word to judge by.
@@ -996,6 +998,22 @@ fn kind_of_opening(question: &str) -> Option<String> {
     (opens && words.next().as_deref() == Some("of")).then_some(kind)
 }
 
+/// The content words of `question` as it spells them, each once: what a reply names as uncovered
+/// when nothing cited covers any.
+pub(crate) fn question_words(question: &str) -> Vec<String> {
+    asked_words(&content_words(question))
+}
+
+fn asked_words(asked: &[(String, Vec<String>)]) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for (word, _) in asked {
+        if !words.contains(word) {
+            words.push(word.clone());
+        }
+    }
+    words
+}
+
 /// Each content word of the question, as the question spells it, with its matching terms.
 pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
     let cjk = cjk_function_chars(question);
@@ -1079,7 +1097,8 @@ fn grounding(
         Some(i) if each[i].is_empty() => Grounding::Grounded,
         Some(i) if !each.iter().any(Vec::is_empty) => Grounding::Related { uncovered: each[i].clone() },
         // Nothing cited came back, or only an entity covers the question.
-        _ => Grounding::Uncited,
+        Some(i) => Grounding::Uncited { uncovered: each[i].clone() },
+        None => Grounding::Uncited { uncovered: asked_words(&asked) },
     };
     (verdict, Some(each))
 }
@@ -1445,7 +1464,7 @@ mod tests {
         let snap = store.snapshot().unwrap();
         let c = context(&snap, &part, "Lumen project", 2, 8).unwrap();
         assert!(c.items.iter().any(|i| matches!(i.kind, ItemKind::Passage { .. })), "the passage came back");
-        assert_eq!(c.grounding, Grounding::Uncited);
+        assert_eq!(c.grounding, Grounding::Uncited { uncovered: vec!["Lumen".into()] }, "the passage never names it");
         let c = context(&snap, &part, "When was the project started?", 2, 8).unwrap();
         assert_eq!(c.grounding, Grounding::Grounded, "the passage covers this one");
         let c = context(&snap, &part, "project license", 2, 8).unwrap();

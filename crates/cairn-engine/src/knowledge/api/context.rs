@@ -9,7 +9,7 @@ use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::knowledge::cache;
 use crate::knowledge::citation::Citer;
-use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with, text_uncovered};
+use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with, question_words, text_uncovered};
 use crate::knowledge::elsewhere;
 use crate::knowledge::graph::{Direction, Source, entity_by_id};
 use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
@@ -137,7 +137,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     let (verdict, uncovered) = match &found.grounding {
         Grounding::Grounded => ("grounded", Vec::new()),
         Grounding::Related { uncovered } => ("related", uncovered.clone()),
-        Grounding::Uncited => ("uncited", Vec::new()),
+        Grounding::Uncited { uncovered } => ("uncited", uncovered.clone()),
         Grounding::NothingStored => ("nothing_stored", Vec::new()),
         Grounding::CouldNotJudge => ("could_not_judge", Vec::new()),
     };
@@ -166,6 +166,9 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     if verdict == "could_not_judge" {
         reply["why"] = json!("the question holds no content word to judge by");
     }
+    // The question's content words: a caller that keeps only some items (the node's context
+    // pack) names them all uncovered when it keeps no cited item (the node takes the field off).
+    reply["question_words"] = json!(question_words(&req.question));
     if !req.judge.is_empty() {
         let names: Vec<&str> = found.seeding.iter().map(|s| s.entity.name.as_str()).collect();
         let judged: Vec<_> = req.judge.iter().map(|t| text_uncovered(&req.question, t, &names)).collect();
