@@ -97,7 +97,7 @@ it('takes note and handoff records, by load into an empty scope and by import ag
   expect(a.imported).toEqual({ entities: 3, facts: 2, documents: 0, notes: 1, handoffs: 1 });
   const again = await cairn(['import', file, '--data-dir', store]);
   expect(again.code, again.stderr).toBe(0);
-  expect(again.stdout).toContain('unchanged: 3 entities, 2 facts, 0 documents, 1 notes, 1 handoffs');
+  expect(again.stdout).toContain('unchanged: 3 entities, 2 facts, 0 documents, 1 note, 1 handoff');
 });
 
 it('names bad lines by line, exits 1, and refuses bad usage with 2', async () => {

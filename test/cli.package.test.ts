@@ -331,7 +331,7 @@ it('--in-pieces names the file and line of each record it skips', async () => {
   });
   const human = await cairn(['import', pkg, '--in-pieces', '--scope', 'human', '--data-dir', data]);
   expect(human.code, human.stderr).toBe(1);
-  expect(human.stdout).toContain('skipped 1 lines:');
+  expect(human.stdout).toContain('skipped 1 line:');
   expect(human.stdout).toContain(`  records.jsonl line ${factLine}: valid_from`);
   const json = await cairn(['import', pkg, '--in-pieces', '--scope', 'json', '--data-dir', data, '--json']);
   expect(json.code, json.stderr).toBe(1);
@@ -369,7 +369,7 @@ it('names the file and line of each record not reproduced, as of each skipped on
     ]);
     const human = await cairn(['import', pkg, ...pieces, '--scope', 'human', '--data-dir', target]);
     expect(human.code, human.stderr).toBe(0);
-    expect(human.stdout).toContain('not reproduced 1 records:');
+    expect(human.stdout).toContain('not reproduced 1 record:');
     expect(human.stdout).toContain(`  records.jsonl line ${factLine}: citation: the document this fact was taken from`);
   }
 });

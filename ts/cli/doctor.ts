@@ -11,6 +11,7 @@ import { noStoreRemedy, unopenable } from './doctor-store.js';
 import { CliFailure } from './failure.js';
 import { nodeSupported, SUPPORTED_NODE_SAID } from './node-version.js';
 import { FROM_ENV, optionsOf } from './options.js';
+import { counted } from './counted.js';
 
 /** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */
 export interface Finding {
@@ -374,7 +375,7 @@ export async function runDoctor(dataDir: string, json: boolean, env: NodeJS.Proc
   if (json) process.stdout.write(`${JSON.stringify({ ok: problems === 0, findings })}\n`);
   else {
     for (const f of findings) process.stdout.write(`${f.state.padEnd(7)} ${f.check}: ${f.detail}\n`);
-    process.stdout.write(problems === 0 ? 'ready\n' : `${problems} problem${problems === 1 ? '' : 's'}\n`);
+    process.stdout.write(problems === 0 ? 'ready\n' : `${counted(problems, 'problem')}\n`);
   }
   return problems === 0 ? 0 : 1;
 }

@@ -12,6 +12,7 @@ import { type Manifest, PackageError, writePackage } from './package.js';
 import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
 import { needWritable } from './writable.js';
+import { counted } from './counted.js';
 
 /** Arguments of `cairn export DIR`. */
 export interface ExportArgs {
@@ -146,7 +147,9 @@ export async function runExport(a: ExportArgs, env: NodeJS.ProcessEnv = process.
     const records = manifest.files.reduce((n, f) => n + f.records, 0);
     const summary = { dir, records, withheld: seen.header?.withheld ?? null, manifest };
     process.stdout.write(
-      a.json ? `${JSON.stringify(summary)}\n` : `exported ${summary.records} records of ${user}/${scope} into ${dir}\n`,
+      a.json
+        ? `${JSON.stringify(summary)}\n`
+        : `exported ${counted(summary.records, 'record')} of ${user}/${scope} into ${dir}\n`,
     );
     // On the store directly every private note is exported; only a node may withhold some.
     const warning = node === null ? null : withheldWarning(summary.withheld, node, 'export');

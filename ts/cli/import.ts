@@ -23,6 +23,7 @@ import {
 } from './package.js';
 import { openStore } from './store-owner.js';
 import { nameProblem, userScope } from './user-scope.js';
+import { counted } from './counted.js';
 
 /** Arguments of `cairn import FILE`. */
 export interface ImportArgs {
@@ -129,7 +130,13 @@ function where(p: Place & { index?: unknown }): string {
 
 function summary(r: Shown): string {
   const n = (c: FileImported['imported']) =>
-    `${c.entities} entities, ${c.facts} facts, ${c.documents} documents, ${c.notes} notes, ${c.handoffs} handoffs`;
+    [
+      counted(c.entities, 'entity', 'entities'),
+      counted(c.facts, 'fact'),
+      counted(c.documents, 'document'),
+      counted(c.notes, 'note'),
+      counted(c.handoffs, 'handoff'),
+    ].join(', ');
   const lines = [
     {
       load: 'loaded into an empty scope',
@@ -139,9 +146,9 @@ function summary(r: Shown): string {
     `imported: ${n(r.imported)}`,
     `unchanged: ${n(r.unchanged)}`,
   ];
-  if (r.skipped.length > 0) lines.push(`skipped ${r.skipped.length} lines:`);
+  if (r.skipped.length > 0) lines.push(`skipped ${counted(r.skipped.length, 'line')}:`);
   for (const s of r.skipped.slice(0, 20)) lines.push(`  ${where(s)}: ${s.reason}`);
-  if (r.not_reproduced.length > 0) lines.push(`not reproduced ${r.not_reproduced.length} records:`);
+  if (r.not_reproduced.length > 0) lines.push(`not reproduced ${counted(r.not_reproduced.length, 'record')}:`);
   for (const n of r.not_reproduced.slice(0, 20)) lines.push(`  ${where(n)}: ${String(n.what)}: ${String(n.why)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,7 @@
 import type { NodeFile } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
 import { CliFailure, EXIT_FAILED } from './failure.js';
+import { counted } from './counted.js';
 
 // What a command that reads the store through a running node may not see, said so that a partial
 // view never passes for the whole store.
@@ -33,8 +34,8 @@ export function withheldWarning(withheld: unknown, node: NodeFile, command: stri
   const versions = w.private_versions ?? 0;
   if (notes === 0 && versions === 0) return null;
   const what = [
-    ...(notes > 0 ? [`${notes} private note${notes === 1 ? '' : 's'}`] : []),
-    ...(versions > 0 ? [`${versions} private earlier version${versions === 1 ? '' : 's'}`] : []),
+    ...(notes > 0 ? [counted(notes, 'private note')] : []),
+    ...(versions > 0 ? [counted(versions, 'private earlier version')] : []),
   ].join(' and ');
   return `${what} withheld: the node at ${node.url} runs without CAIRN_ALLOW_PRIVATE=1. To include them, stop the node (cairn stop) and run \`cairn ${command}\` on the store, or restart the node with CAIRN_ALLOW_PRIVATE=1`;
 }
