@@ -7,7 +7,7 @@
 
 use super::fact_attribute_time::{AttributeWrite, WritesIn};
 use super::fact_writes;
-use super::graph::relation_in;
+use super::graph::{entity_in, relation_in};
 use super::import::{Field, Imported, Src};
 use super::import_attributes;
 use super::import_runs::{self, Of, Run};
@@ -43,17 +43,20 @@ pub(super) fn again(
         out.unchanged.facts += 1;
         return Ok(Ok(()));
     };
-    append(tx, part, id, writes)?;
+    let target = append(tx, part, id, writes)?;
     // The versions of this call that count its writes read them again.
     lens.remove(&id);
     out.imported.facts += 1;
+    // Adding writes changes the fact: its history says so, as for the record that stored it.
+    out.written.push(("fact", target, id));
     Ok(Ok(()))
 }
 
 /// Appends `added` to the writes of stored fact `id`: its list is written again whole, so what
 /// its record keeps of it (`fact_writes::Kept`) is worked out over every write, and a version
 /// whose writes turn out to be its fact's first points at them (`WritesIn::point_at_stored`).
-fn append(tx: &mut WriteTxn<'_>, part: &Partition, id: u64, added: Vec<AttributeWrite>) -> Result<()> {
+/// Returns the fact's history target (`from \0 type \0 to`).
+fn append(tx: &mut WriteTxn<'_>, part: &Partition, id: u64, added: Vec<AttributeWrite>) -> Result<String> {
     let mut rel = relation_in(tx, part, id)?
         .ok_or_else(|| Error::corrupt(None, format!("relation {id} is mapped but missing")))?;
     let mut all = if let Some(w) = rel.writes_in.take() {
@@ -72,5 +75,9 @@ fn append(tx: &mut WriteTxn<'_>, part: &Partition, id: u64, added: Vec<Attribute
         fact_writes::remove(tx, part, id)?;
     }
     fact_writes::move_out(tx, part, &mut rel)?;
-    tx.put(REL, &rel_key(part, id), &encode(&rel))
+    tx.put(REL, &rel_key(part, id), &encode(&rel))?;
+    let name = |tx: &mut WriteTxn<'_>, end: u64| -> Result<String> {
+        Ok(entity_in(tx, part, end)?.ok_or_else(|| Error::corrupt(None, format!("entity {end} is missing")))?.name)
+    };
+    Ok(format!("{}\0{}\0{}", name(tx, rel.from)?, rel.rel_type, name(tx, rel.to)?))
 }
