@@ -5,13 +5,13 @@ import { parse as parseToml } from 'smol-toml';
 import { missingCpuFlags } from '../native/cpu.js';
 import { findRunningNode } from '../server/node-file.js';
 import { CLIENTS, type ClientSpec, clientSpec } from './clients.js';
+import { counted } from './counted.js';
 import { storeProblem } from './data-dir.js';
 import { claudeProjectServers, type Servers } from './doctor-claude.js';
 import { noStoreRemedy, unopenable } from './doctor-store.js';
 import { CliFailure } from './failure.js';
 import { nodeSupported, SUPPORTED_NODE_SAID } from './node-version.js';
 import { FROM_ENV, optionsOf } from './options.js';
-import { counted } from './counted.js';
 
 /** One line of the doctor's report: `problem` makes the exit code 1; `note` is for information. */
 export interface Finding {

@@ -4,6 +4,7 @@ import { EXPORT_MAX_BYTES } from '../protocol/knowledge.js';
 import { isInside } from '../server/backup-file.js';
 import { findRunningNode } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
+import { counted } from './counted.js';
 import { needStore } from './data-dir.js';
 import { CliFailure, refused, refusedBy, usage } from './failure.js';
 import { CLI_AGENT } from './import.js';
@@ -12,7 +13,6 @@ import { type Manifest, PackageError, writePackage } from './package.js';
 import { openStore } from './store-owner.js';
 import { userScope } from './user-scope.js';
 import { needWritable } from './writable.js';
-import { counted } from './counted.js';
 
 /** Arguments of `cairn export DIR`. */
 export interface ExportArgs {

@@ -8,6 +8,7 @@ import { ApiError } from '../protocol/errors.js';
 import { findRunningNode, type NodeFile } from '../server/node-file.js';
 import { EXPORT_FILE, firstLine, headProblem } from '../service/export-head.js';
 import { type FileImported, importLines, loadPieceRefusal, wholeFits } from '../service/import-file.js';
+import { counted } from './counted.js';
 import { CliFailure, EXIT_FAILED, EXIT_UNUSABLE, refusedBy, usage } from './failure.js';
 import { nodeWaitMs, silentNode, watchNode } from './node-wait.js';
 import {
@@ -23,7 +24,6 @@ import {
 } from './package.js';
 import { openStore } from './store-owner.js';
 import { nameProblem, userScope } from './user-scope.js';
-import { counted } from './counted.js';
 
 /** Arguments of `cairn import FILE`. */
 export interface ImportArgs {

@@ -1,7 +1,7 @@
 import type { NodeFile } from '../server/node-file.js';
 import { adminCall } from './admin-client.js';
-import { CliFailure, EXIT_FAILED } from './failure.js';
 import { counted } from './counted.js';
+import { CliFailure, EXIT_FAILED } from './failure.js';
 
 // What a command that reads the store through a running node may not see, said so that a partial
 // view never passes for the whole store.
