@@ -49,7 +49,7 @@ export function claudeProjectServers(doc: unknown, cwd: string, env: NodeJS.Proc
   return out;
 }
 
-function objectOr(value: unknown): Record<string, unknown> {
+export function objectOr(value: unknown): Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
@@ -59,18 +59,23 @@ function objectOr(value: unknown): Record<string, unknown> {
  * names of variables that are unset and have no default are added to `missing`.
  */
 function expand(value: unknown, env: NodeJS.ProcessEnv, missing: Set<string>): unknown {
-  if (typeof value === 'string') {
-    return value.replace(/\$\{([^}:]+)(?::-([^}]*))?\}/g, (whole, name: string, fallback: string | undefined) => {
+  return eachString(value, (text) =>
+    text.replace(/\$\{([^}:]+)(?::-([^}]*))?\}/g, (whole, name: string, fallback: string | undefined) => {
       const set = env[name];
       if (set !== undefined && set !== '') return set;
       if (fallback !== undefined) return fallback;
       missing.add(name);
       return whole;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v) => expand(v, env, missing));
+    }),
+  );
+}
+
+/** `value` with `f` applied to every string in it, however deep. */
+export function eachString(value: unknown, f: (text: string) => string): unknown {
+  if (typeof value === 'string') return f(value);
+  if (Array.isArray(value)) return value.map((v) => eachString(v, f));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, env, missing)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, eachString(v, f)]));
   }
   return value;
 }

@@ -7,7 +7,8 @@ import { findRunningNode } from '../server/node-file.js';
 import { CLIENTS, type ClientSpec, clientSpec } from './clients.js';
 import { counted } from './counted.js';
 import { storeProblem } from './data-dir.js';
-import { claudeProjectServers, type Servers } from './doctor-claude.js';
+import { claudeProjectServers, type ProjectServers, type Servers } from './doctor-claude.js';
+import { cursorProjectServers } from './doctor-cursor.js';
 import { noStoreRemedy, unopenable } from './doctor-store.js';
 import { CliFailure } from './failure.js';
 import { nodeSupported, SUPPORTED_NODE_SAID } from './node-version.js';
@@ -222,7 +223,13 @@ async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.Proc
         continue;
       }
     }
-    const projects = name === 'claude' ? await claudeProjects(doc, dataDir, nodeUrl, env) : [];
+    const inProjects =
+      name === 'claude'
+        ? claudeProjectServers(doc, process.cwd(), env)
+        : name === 'cursor'
+          ? cursorProjectServers(process.cwd(), spec.file, env)
+          : [];
+    const projects = await projectFindings(name, inProjects, dataDir, nodeUrl);
     const entries = cairnEntries(servers);
     if (entries.length === 0) {
       const none = doc === null ? `not connected (no ${spec.file}; ` : `no cairn server in ${spec.file} (`;
@@ -238,33 +245,39 @@ async function clients(dataDir: string, nodeUrl: string | null, env: NodeJS.Proc
   }
 }
 
-/** Claude Code's project-level Cairn entries (`doctor-claude.ts`), each judged as a user-level one, said with where it is. */
-async function claudeProjects(
-  doc: unknown,
+/**
+ * A client's project-level Cairn entries (Claude Code's `doctor-claude.ts`, Cursor's
+ * `doctor-cursor.ts`), each judged as a user-level one, said with where it is.
+ */
+async function projectFindings(
+  name: string,
+  inProjects: ProjectServers[],
   dataDir: string,
   nodeUrl: string | null,
-  env: NodeJS.ProcessEnv,
 ): Promise<Finding[]> {
   const found: Finding[] = [];
-  for (const p of claudeProjectServers(doc, process.cwd(), env)) {
+  for (const p of inProjects) {
     const place = { where: p.where, remedy: p.remedy };
     if (p.error !== undefined) {
-      found.push({ check: `client claude, ${p.where}`, state: 'problem', detail: `does not parse: ${p.error}` });
+      found.push({ check: `client ${name}, ${p.where}`, state: 'problem', detail: `does not parse: ${p.error}` });
       continue;
     }
     for (const [key, entry] of cairnEntries(p.servers)) {
-      const finding = await judge('claude', key, entry, dataDir, nodeUrl, place);
-      // Claude Code reads the variable from the environment it starts in, most likely one like
+      const finding = await judge(name, key, entry, dataDir, nodeUrl, place);
+      // The client reads the variable from the environment it starts in, most likely one like
       // this: unset, the entry reaches the node with the literal `${VAR}` in its place.
       if (p.missing.length > 0) {
         finding.state = 'problem';
-        finding.detail = `it uses \${${p.missing.join('}, ${')}}, not set here (set it where Claude Code starts); ${finding.detail}`;
+        finding.detail = `it uses \${${p.missing.join('}, ${')}}, not set here (set it where ${CLIENT_NAMES[name] ?? name} starts); ${finding.detail}`;
       }
       found.push(finding);
     }
   }
   return found;
 }
+
+/** How the report names a client whose environment a variable must be set in. */
+const CLIENT_NAMES: Record<string, string> = { claude: 'Claude Code', cursor: 'Cursor' };
 
 /**
  * A config's Cairn entries: the one named `cairn`, and any other that holds a Cairn token, as

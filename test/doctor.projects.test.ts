@@ -9,7 +9,8 @@ import { CLI, cairn, tempDir } from './helpers.js';
 // Claude Code reads MCP servers at three levels: the user's (`mcpServers` of ~/.claude.json, what
 // `cairn connect claude` writes), a project's local one (`projects["/abs/path"].mcpServers` of the
 // same file, `claude mcp add`'s default) and a project's `.mcp.json`. Doctor finds a Cairn entry
-// at each, says where it is, and checks it as it checks the user-level one.
+// at each, says where it is, and checks it as it checks the user-level one. Cursor reads a
+// project's `.cursor/mcp.json` besides ~/.cursor/mcp.json: the same.
 
 const ADMIN = 'cairn_doctor-projects-admin-0123456789abcdef';
 let root: string;
@@ -114,4 +115,31 @@ it('a .mcp.json entry using a variable not set here is a problem, even with no n
   };
   const set = await run(['doctor'], { TOKEN: token }, here);
   expect(set.stdout).toMatch(/ok\s+client claude, .*\.mcp\.json: stdio: .*its token is tried once a node runs/);
+});
+
+it("finds Cursor's .cursor/mcp.json in the folder doctor runs in or above it, and expands its env variables", async () => {
+  const url = await serve();
+  const { token } = await agentToken('cursor-project');
+  const project = join(root, 'app');
+  const deeper = join(project, 'src', 'lib');
+  mkdirSync(join(project, '.cursor'), { recursive: true });
+  mkdirSync(deeper, { recursive: true });
+  writeFileSync(
+    join(project, '.cursor', 'mcp.json'),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Cursor's own syntax, which it expands
+    JSON.stringify({ mcpServers: { cairn: http(url, 'Bearer ${env:CAIRN_TOKEN}') } }),
+  );
+  const file = join(project, '.cursor', 'mcp.json').replace(/[.]/g, '\\.');
+
+  const r = await run(['doctor'], { CAIRN_TOKEN: token, CAIRN_ADMIN_TOKEN: ADMIN }, deeper);
+  expect(r.stdout).toMatch(/note\s+client cursor: no user-level cairn server in .*; its projects' entries follow/);
+  expect(r.stdout).toMatch(new RegExp(`ok\\s+client cursor, ${file}: .* as agent cursor-project`));
+
+  const unset = await run(['doctor'], { CAIRN_TOKEN: undefined, CAIRN_ADMIN_TOKEN: ADMIN }, deeper);
+  expect(unset.code).toBe(1);
+  expect(unset.stdout).toMatch(
+    new RegExp(
+      `problem\\s+client cursor, ${file}: it uses \\$\\{env:CAIRN_TOKEN\\}, not set here \\(set it where Cursor starts\\)`,
+    ),
+  );
 });
