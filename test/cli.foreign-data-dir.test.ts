@@ -77,3 +77,13 @@ it('a store already kept beside other files still opens', async () => {
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toContain('admin');
 });
+
+it('a Memory Package given as the data dir is named as one', async () => {
+  const data = join(dir, 'data');
+  expect((await cairn(['init', '--data-dir', data])).code).toBe(0);
+  const pkg = join(dir, 'pkg');
+  expect((await cairn(['export', pkg, '--data-dir', data, '--allow-empty'])).code).toBe(0);
+  const r = await cairn(['import', pkg, '--data-dir', pkg]);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(`${pkg} holds a Memory Package (manifest.json, records.jsonl), not a store`);
+});

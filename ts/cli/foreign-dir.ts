@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DATA_FILE } from '../engine/store-files.js';
 import { STORE_FILES } from '../server/private-dir.js';
 import { CliFailure, EXIT_UNUSABLE } from './failure.js';
+import { MANIFEST, RECORDS } from './package.js';
 
 /**
  * What a directory may hold before a store is made in it: Cairn's own files (a node's log left
@@ -35,6 +36,11 @@ export function foreignDataDir(dataDir: string): string | null {
   }
   const others = names.filter((n) => !OURS.has(n) && !STAGING.test(n));
   if (others.length === 0) return null;
+  // Found by QA: `cairn import PKG --data-dir PKG` (the package given twice) was refused as a
+  // directory of someone's files.
+  if (names.includes(MANIFEST) && names.includes(RECORDS)) {
+    return `${dataDir} holds a Memory Package (${MANIFEST}, ${RECORDS}), not a store: give an empty or new directory for the store`;
+  }
   return `${dataDir} holds no Cairn store and is not empty (${someOf(others)}): give an empty or new directory for the store`;
 }
 
