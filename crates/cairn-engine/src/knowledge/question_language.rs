@@ -288,11 +288,27 @@ static FOLDED: LazyLock<Vec<HashSet<String>>> =
 /// Whether `lower` (a lowercased word) is in `set`, or is elided and every piece around its
 /// apostrophes is ("qu'est" → "qu", "est"; not "l'équipe": "équipe" is content).
 fn in_set(lower: &str, set: &HashSet<String>) -> bool {
-    if set.contains(&fold(lower)) {
-        return true;
+    Folded::of(lower).is_in(set)
+}
+
+/// A word folded once, whole and in the pieces around its apostrophes (none unless elided), so a
+/// question is weighed against every language without folding its words again for each.
+struct Folded {
+    whole: String,
+    pieces: Vec<String>,
+}
+
+impl Folded {
+    fn of(lower: &str) -> Folded {
+        let pieces: Vec<&str> = lower.split(['\'', '\u{2019}']).filter(|p| !p.is_empty()).collect();
+        let pieces = if pieces.len() > 1 { pieces.into_iter().map(fold).collect() } else { Vec::new() };
+        Folded { whole: fold(lower), pieces }
     }
-    let pieces: Vec<&str> = lower.split(['\'', '\u{2019}']).filter(|p| !p.is_empty()).collect();
-    pieces.len() > 1 && pieces.iter().all(|p| set.contains(&fold(p)))
+
+    /// `in_set` of the word.
+    fn is_in(&self, set: &HashSet<String>) -> bool {
+        set.contains(&self.whole) || (!self.pieces.is_empty() && self.pieces.iter().all(|p| set.contains(p)))
+    }
 }
 
 /// How many of `question`'s words are English function words, and the language (its function
@@ -300,9 +316,10 @@ fn in_set(lower: &str, set: &HashSet<String>) -> bool {
 fn weigh(question: &str) -> (usize, &'static HashSet<String>, usize) {
     let words: Vec<String> = question.unicode_words().map(|w| w.to_lowercase().replace('\u{2019}', "'")).collect();
     let english = words.iter().filter(|w| is_english_function_word(w)).count();
+    let folded: Vec<Folded> = words.iter().map(|w| Folded::of(w)).collect();
     let mut best = (&FOLDED[0], 0);
     for set in FOLDED.iter() {
-        let n = words.iter().filter(|w| in_set(w, set)).count();
+        let n = folded.iter().filter(|w| w.is_in(set)).count();
         if n > best.1 {
             best = (set, n);
         }
