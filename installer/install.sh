@@ -141,27 +141,38 @@ run chmod 0700 "$DATA_DIR"
 
 say "the admin token in $ENV_FILE (0600, root only; systemd reads it before dropping privileges)"
 TOKEN=
-if [ -f "$ENV_FILE" ]; then
+# The env file there (an upgrade's) is kept: its token and the settings added to it.
+KEEP_FROM=$ENV_FILE
+if { [ -d "$ENV_DIR" ] && [ ! -x "$ENV_DIR" ]; } || { [ -f "$ENV_FILE" ] && [ ! -r "$ENV_FILE" ]; }; then
+  # Only a dry run gets here (a real run is root's): what the file holds, if it is there, is not known.
+  echo "    only root may read $ENV_FILE: a run as root keeps its token and its other settings when it is there"
+  KEEP_FROM=/dev/null
+elif [ -f "$ENV_FILE" ]; then
   TOKEN=$(sed -n 's/^CAIRN_ADMIN_TOKEN=//p' "$ENV_FILE" 2>/dev/null || true)
   [ -n "$TOKEN" ] && echo "    keeps the token already there"
+  echo "    keeps its other lines (settings added there, comments); the data dir, host and port are this run's"
 fi
-if [ -z "$TOKEN" ] && [ -f "$DATA_DIR/data.cairn" ]; then
+if [ -z "$TOKEN" ] && [ "$KEEP_FROM" = "$ENV_FILE" ] && [ -f "$DATA_DIR/data.cairn" ]; then
   # The store has its own tokens; a new CAIRN_ADMIN_TOKEN would be ignored (it only seeds an empty store).
   die "$DATA_DIR already holds a store: put its admin token in $ENV_FILE as CAIRN_ADMIN_TOKEN=... and run again"
+fi
+if [ "$DRY_RUN" = 1 ]; then
+  if [ -n "$TOKEN" ]; then
+    SHOWN_TOKEN="cairn_<the token kept from $ENV_FILE>"
+  elif [ "$KEEP_FROM" = /dev/null ]; then
+    SHOWN_TOKEN="cairn_<the token kept from $ENV_FILE, or generated at install>"
+  else
+    SHOWN_TOKEN='cairn_<generated at install>'
+  fi
 fi
 if [ -z "$TOKEN" ]; then
   TOKEN=cairn_$("$NODE" -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64url"))')
 fi
-SHOWN_TOKEN=$TOKEN
-[ "$DRY_RUN" = 1 ] && SHOWN_TOKEN='cairn_<generated at install>'
+[ "$DRY_RUN" = 1 ] || SHOWN_TOKEN=$TOKEN
 run mkdir -p "$ENV_DIR"
 run chmod 0700 "$ENV_DIR"
-put "$ENV_FILE" 0600 root:root <<EOF
-CAIRN_ADMIN_TOKEN=$SHOWN_TOKEN
-CAIRN_DATA_DIR=$DATA_DIR
-CAIRN_HOST=$HOST
-CAIRN_PORT=$PORT
-EOF
+ENV_BODY=$(bash "$SRC/installer/env-file.sh" "$KEEP_FROM" "$SHOWN_TOKEN" "$DATA_DIR" "$HOST" "$PORT")
+put "$ENV_FILE" 0600 root:root <<<"$ENV_BODY"
 
 say "the systemd unit $UNIT_FILE"
 put "$UNIT_FILE" 0644 root:root <<EOF

@@ -24,6 +24,7 @@ import { reportingVersion } from './helpers.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = join(ROOT, 'installer', 'install.sh');
 const APP_SCRIPT = join(ROOT, 'installer', 'install-app.sh');
+const ENV_SCRIPT = join(ROOT, 'installer', 'env-file.sh');
 
 async function install(
   args: string[],
@@ -286,5 +287,46 @@ it('refuses a Node.js the build does not run on (22 before 22.13), before any st
     expect(r.stdout).not.toContain('dry run: nothing was changed');
   } finally {
     rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+// Found by operator QA: an upgrade (install.sh run again) rewrote /etc/cairn/cairn.env from its
+// four settings alone, so whatever the operator had set there (a rate limit, the team profile,
+// extra allowed hosts) was gone, and the restarted node ran on its defaults without a word.
+it("the env file of an upgrade keeps the lines an operator added, and takes this run's data dir, host and port", async () => {
+  const root = mkdtempSync(join(tmpdir(), 'cairn-env-file-'));
+  try {
+    const old = join(root, 'cairn.env');
+    writeFileSync(
+      old,
+      [
+        'CAIRN_ADMIN_TOKEN=cairn_old-token-kept-by-install-sh-0123456789',
+        'CAIRN_DATA_DIR=/var/lib/cairn',
+        'CAIRN_HOST=127.0.0.1',
+        'CAIRN_PORT=4000',
+        '# raised for the team',
+        'CAIRN_RATE_LIMIT=600',
+        'export CAIRN_PORT=4001',
+        'CAIRN_PROFILE=team',
+        '',
+      ].join('\n'),
+    );
+    const args = [old, 'cairn_kept', '/srv/cairn', '0.0.0.0', '4711'];
+    const { stdout } = await promisify(execFile)('bash', [ENV_SCRIPT, ...args]);
+    expect(stdout.split('\n')).toEqual([
+      'CAIRN_ADMIN_TOKEN=cairn_kept',
+      'CAIRN_DATA_DIR=/srv/cairn',
+      'CAIRN_HOST=0.0.0.0',
+      'CAIRN_PORT=4711',
+      '# raised for the team',
+      'CAIRN_RATE_LIMIT=600',
+      'CAIRN_PROFILE=team',
+      '',
+    ]);
+    // A first install: the four settings alone.
+    const first = await promisify(execFile)('bash', [ENV_SCRIPT, join(root, 'none'), 'cairn_new', '/d', 'h', '1']);
+    expect(first.stdout).toBe('CAIRN_ADMIN_TOKEN=cairn_new\nCAIRN_DATA_DIR=/d\nCAIRN_HOST=h\nCAIRN_PORT=1\n');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
