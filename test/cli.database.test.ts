@@ -318,6 +318,25 @@ it('through a running node, compact --purge erases the words of every form of fo
   const passage = await post('remember', { scope, content: 'The orreryhouse at Tessellate Point hums at dusk.' });
   await post('remember', { scope, content: 'Glaucous gulls nest near Wrenfold.', source: 'umbrageous-fieldbook' });
   await post('note_write', { scope, key: 'nightjarledger', value: 'saffronvault', kind: 'decision' });
+  // Keyed writes: their idempotency records spell the key, the task and the key sent.
+  await post('note_write', {
+    scope,
+    key: 'bramblekey',
+    value: 'tinselvalue',
+    kind: 'decision',
+    idempotencyKey: 'juniperidem',
+  });
+  await post('handoff_create', {
+    scope,
+    taskId: 'marigoldtask',
+    summary: 'ptarmiganplan',
+    idempotencyKey: 'cobaltidem',
+  });
+  const file = await post('document', {
+    scope,
+    name: 'sorrelmanual.txt',
+    content_base64: Buffer.from('Umberquartz glows in the cellar.').toString('base64'),
+  });
   await post('remember', { scope: 'larkspurvale', content: 'Brindlecombe keeps the keys.' });
   await post(
     'remember',
@@ -333,6 +352,9 @@ it('through a running node, compact --purge erases the words of every form of fo
     { scope, passage: passage.doc_id },
     { scope, source: 'umbrageous-fieldbook' },
     { scope, note: { key: 'nightjarledger' } },
+    { scope, note: { key: 'bramblekey' } },
+    { scope, handoff: { taskId: 'marigoldtask' } },
+    { scope, passage: file.doc_id },
     { scope: 'larkspurvale', all: true },
   ];
   for (const body of forgets) expect((await post('forget', body)).state).toBe('forgotten');
@@ -340,6 +362,8 @@ it('through a running node, compact --purge erases the words of every form of fo
   const words = [
     ...['Quillfeather', 'Petrova', 'Vantablue', 'zephyrmoss', 'quoitsmanship', 'grimoirequest', 'plinthwhisper'],
     ...['orreryhouse', 'Tessellate', 'Glaucous', 'Wrenfold', 'umbrageous', 'nightjarledger', 'saffronvault'],
+    ...['bramblekey', 'tinselvalue', 'juniperidem', 'marigoldtask', 'ptarmiganplan', 'cobaltidem'],
+    ...['sorrelmanual', 'Umberquartz'],
     ...['Brindlecombe', 'Ravensworth', 'Quenbymoor'],
     // the names of a scope forgotten whole, of a deleted user and of their scope
     ...['larkspurvale', 'hollowmere', 'fernwickshire'],
