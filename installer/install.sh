@@ -141,6 +141,7 @@ run chmod 0700 "$DATA_DIR"
 
 say "the admin token in $ENV_FILE (0600, root only; systemd reads it before dropping privileges)"
 TOKEN=
+KEPT_TOKEN=
 # The env file there (an upgrade's) is kept: its token and the settings added to it.
 KEEP_FROM=$ENV_FILE
 if { [ -d "$ENV_DIR" ] && [ ! -x "$ENV_DIR" ]; } || { [ -f "$ENV_FILE" ] && [ ! -r "$ENV_FILE" ]; }; then
@@ -149,6 +150,7 @@ if { [ -d "$ENV_DIR" ] && [ ! -x "$ENV_DIR" ]; } || { [ -f "$ENV_FILE" ] && [ ! 
   KEEP_FROM=/dev/null
 elif [ -f "$ENV_FILE" ]; then
   TOKEN=$(sed -n 's/^CAIRN_ADMIN_TOKEN=//p' "$ENV_FILE" 2>/dev/null || true)
+  KEPT_TOKEN=$TOKEN
   [ -n "$TOKEN" ] && echo "    keeps the token already there"
   echo "    keeps its other lines (settings added there, comments); the data dir, host and port are this run's"
 fi
@@ -236,11 +238,18 @@ fi
 # The CLI as the service user, with the env file's settings (the admin token among them) read by
 # root, which alone may read it: the token is never on a command line (ps, shell history).
 CLI_AS_SERVICE="sudo sh -c 'set -a; . $ENV_FILE; exec runuser -u $SERVICE_USER -- $SERVICE_NODE $PREFIX/dist/cli/main.js"
+# A token kept from the env file was shown when it was made: an upgrade does not print it again
+# (into a terminal's scrollback or a deploy log) and says where it is.
+if [ -n "$KEPT_TOKEN" ]; then
+  TOKEN_LINES="  admin token:        unchanged, in $ENV_FILE (root only)"
+else
+  TOKEN_LINES="  admin token (shown once here; kept in $ENV_FILE):
+    $SHOWN_TOKEN"
+fi
 BANNER=$(cat <<EOF
 
 SUCCESS: Cairn runs as the systemd service cairn at $URL (MCP: $URL/v1/mcp).
-  admin token (shown once here; kept in $ENV_FILE):
-    $SHOWN_TOKEN
+$TOKEN_LINES
   make agent tokens:  $CLI_AS_SERVICE token create --agent NAME'
                       (root reads $ENV_FILE; the command runs as $SERVICE_USER, whose data dir it is)
   upgrade:            run this script again from the new checkout (the service is restarted)
