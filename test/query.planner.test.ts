@@ -18,6 +18,21 @@ describe('planner', () => {
     expect(splitQuery('Anderson handles android builds')).toEqual(['Anderson handles android builds']);
   });
 
+  it('splits on German conjunctions as whole words', () => {
+    expect(splitQuery('Wer besitzt den Auth-Service und welche Datenbank nutzt Payments?')).toEqual([
+      'Wer besitzt den Auth-Service',
+      'welche Datenbank nutzt Payments',
+    ]);
+    expect(splitQuery('der Build-Status oder die Testabdeckung, sowie der Release-Plan')).toEqual([
+      'der Build-Status',
+      'die Testabdeckung',
+      'der Release-Plan',
+    ]);
+    // "und" inside a word is not a conjunction.
+    expect(splitQuery('Mundart und Stundenplan')).toEqual(['Mundart', 'Stundenplan']);
+    expect(splitQuery('Stundenplan der Woche')).toEqual(['Stundenplan der Woche']);
+  });
+
   it('splits on Chinese conjunctions, never leaving a part of one character', () => {
     expect(splitQuery('普里亚负责的项目以及柏林办公室的地址')).toEqual(['普里亚负责的项目', '柏林办公室的地址']);
     expect(splitQuery('先检查构建然后发布版本')).toEqual(['先检查构建', '发布版本']);

@@ -7,9 +7,7 @@ const KiB = 1024;
 /** memory_query: bounded multi-step retrieval (docs/design/query.md). */
 export const QueryInput = z.strictObject({
   ...identityFields,
-  query: words(4 * KiB).describe(
-    'The question; split on conjunctions (and, or, then, also, 以及, 或者 …) when no subqueries',
-  ),
+  query: words(4 * KiB).describe('The question; split on conjunctions (and, or, und, 以及, 或者 …) when no subqueries'),
   subqueries: z
     .array(words(4 * KiB))
     .min(1)

@@ -19,9 +19,11 @@ export interface Plan {
 
 /**
  * English conjunctions split on as whole words, longest first so "as well as" wins over "as".
- * "and then" is covered by "and" (the "then" left at the start of a part is trimmed).
+ * "and then" is covered by "and" (the "then" left at the start of a part is trimmed). German
+ * `und`, `oder`, `sowie` too (found by QA: "Wer besitzt X und welche Datenbank nutzt Y" ran as
+ * one step, and no one passage answers both halves of a question).
  */
-const EN_CONJUNCTIONS = ['as well as', 'and also', 'and then', 'and', 'or', 'then', 'also'];
+const EN_CONJUNCTIONS = ['as well as', 'and also', 'and then', 'and', 'or', 'then', 'also', 'sowie', 'und', 'oder'];
 /**
  * Chinese conjunctions, longest first (以及 before 及 is not listed: 及 alone is too common). 和
  * before a question word is "with" ("Tom Lee 和谁结婚": whom did Tom Lee marry), not "and".
