@@ -4,7 +4,7 @@
 //! (`atlas_migration`) was `handoff_resume` `state: none`, "no one began it". Offered: the notes it
 //! may name and read without `includePrivate` (the user's, its own agent notes, any task's: an
 //! export holds them all) whose key is the one sent at another visibility, then those spelled like
-//! it (`text::names`: near spellings, then keys it begins), each as a `note` to send back; the
+//! it (in case, accents or spacing, then keys it begins, then `text::names`' near spellings), each as a `note` to send back; the
 //! tasks with handoffs spelled like the one asked. A scope's notes or handoffs are read up to
 //! `READ`, so a miss costs a bounded scan.
 
@@ -98,16 +98,22 @@ pub(crate) fn tasks_meant(snap: &Snapshot, part: &Partition, task_id: &str) -> R
 }
 
 /// Up to `OFFERED` of `names` spelled like `asked`: first those it matches but for case, accents
-/// or spacing (`fold`), then `NameIndex::did_you_mean`'s. Keys and task ids are exact, so
-/// `Atlas-Migration` misses `atlas-migration`; but the name index reads a folded match as the
-/// name itself, no suggestion, and such a miss was offered nothing (found by a review: `state:
-/// none` for a task asked in another case, as if no one began it, while a typo was offered it).
+/// or spacing (`fold`), then those it begins (folded), then `NameIndex::did_you_mean`'s. Keys and
+/// task ids are exact, so `Atlas-Migration` misses `atlas-migration`; but the name index reads a
+/// folded match as the name itself, no suggestion, and such a miss was offered nothing (found by a
+/// review: `state: none` for a task asked in another case, as if no one began it, while a typo was
+/// offered it). Nor does it offer a name `asked` begins at a word's end: `note_list {key:
+/// "task/auth-refactor"}` of a task's `task/auth-refactor/state` was `notes: []`, read as nothing
+/// stored (found by QA playing two agents on hierarchical keys).
 fn spelled_like<'a>(names: impl Iterator<Item = &'a str> + Clone, asked: &str) -> Vec<String> {
     let folded = fold(asked);
     let mut out: Vec<String> = Vec::new();
-    for name in names.clone() {
-        if out.len() < OFFERED && name != asked && fold(name) == folded && !out.iter().any(|o| o == name) {
-            out.push(name.to_owned());
+    let begun = |name: &str| !folded.is_empty() && fold(name).starts_with(&folded);
+    for alike in [&|name: &str| fold(name) == folded, &begun as &dyn Fn(&str) -> bool] {
+        for name in names.clone() {
+            if out.len() < OFFERED && name != asked && alike(name) && !out.iter().any(|o| o == name) {
+                out.push(name.to_owned());
+            }
         }
     }
     let index = NameIndex::new(names.enumerate().map(|(i, n)| (i as u64, n)));

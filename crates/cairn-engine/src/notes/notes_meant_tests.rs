@@ -120,3 +120,36 @@ fn a_key_or_task_asked_in_another_case_is_offered_as_stored() {
     let theirs = run(&store, &stranger, "handoff_resume", &json!({"taskId": "atlas-migration"}));
     assert_eq!(theirs, json!({"state": "none", "taskId": "atlas-migration"}));
 }
+
+#[test]
+fn a_key_or_task_that_begins_stored_ones_offers_them() {
+    // Hierarchical keys: a model asked for the task's folder, not its one note, and read
+    // `notes: []` as nothing stored.
+    let (_dir, store) = fresh();
+    write(&store, "claude", "task/auth-refactor/state", &json!({"taskId": "auth-refactor"}));
+    write(&store, "claude", "pref/editor", &json!({}));
+    write(&store, "claude", "pref/theme", &json!({}));
+    write(&store, "claude", "prefix-other", &json!({"private": true}));
+    let codex = agent("codex");
+    let list = run(&store, &codex, "note_list", &json!({"key": "task/auth-refactor"}));
+    assert_eq!(
+        list["did_you_mean"],
+        json!([{"key": "task/auth-refactor/state", "visibility": "task", "taskId": "auth-refactor"}]),
+        "{list}"
+    );
+    let prefs = run(&store, &codex, "note_list", &json!({"key": "pref/"}));
+    assert_eq!(
+        prefs["did_you_mean"],
+        json!([{"key": "pref/editor", "visibility": "user"}, {"key": "pref/theme", "visibility": "user"}]),
+        "{prefs}"
+    );
+    let history = run(&store, &codex, "history", &json!({"key": "pref"}));
+    assert_eq!(code(&history), "NOT_FOUND", "{history}");
+    assert_eq!(history["error"]["details"][0]["did_you_mean"], "pref/editor", "{history}");
+    // A task id that begins a stored one offers its notes.
+    let task = run(&store, &codex, "note_list", &json!({"taskId": "auth"}));
+    assert_eq!(task["did_you_mean"][0]["key"], "task/auth-refactor/state", "{task}");
+    run(&store, &agent("claude"), "handoff_create", &json!({"taskId": "auth-refactor", "summary": "s"}));
+    let resume = run(&store, &codex, "handoff_resume", &json!({"taskId": "auth"}));
+    assert_eq!(resume, json!({"state": "none", "taskId": "auth", "did_you_mean": ["auth-refactor"]}));
+}
