@@ -333,11 +333,14 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
     return 0;
   }
   if (sub === 'history') {
+    // Who forgot the note and when, on the empty first page of a forgotten note.
+    let forgotten: { agent: string; at: string } | undefined;
     const events = await withCaller(a, env, async (call) => {
       const all: Body[] = [];
       let cursor: string | undefined;
       do {
         const page = await call('history', { ...read, ...(cursor === undefined ? {} : { cursor }) });
+        forgotten ??= page.forgotten as typeof forgotten;
         all.push(...((page.events ?? []) as Body[]));
         cursor = (page.nextCursor as string | null | undefined) ?? undefined;
       } while (cursor !== undefined);
@@ -348,7 +351,8 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
     // The verb answers an empty page only for what was forgotten (a key never stored is its 404):
     // found by QA, "no history for key K here" after a forget read as if it had never been written.
     if (events.length === 0) {
-      const message = `no history for key ${key} here: the note was forgotten (or its whole scope was), and a forget takes its events with it`;
+      const by = forgotten === undefined ? ' (or its whole scope was)' : ` by ${forgotten.agent} at ${forgotten.at}`;
+      const message = `no history for key ${key} here: the note was forgotten${by}, and a forget takes its events with it`;
       throw new CliFailure('NOT_FOUND', message);
     }
     const blocks = events.map(eventBlock);

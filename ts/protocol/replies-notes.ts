@@ -82,7 +82,14 @@ export const NoteListReply = z.object({
 });
 
 /** memory_history and audit: events oldest first (audit: newest first). */
-export const HistoryReply = z.object({ events: z.array(HistoryEvent), nextCursor: Cursor });
+export const HistoryReply = z.object({
+  events: z.array(HistoryEvent),
+  nextCursor: Cursor,
+  forgotten: z
+    .object({ agent: z.string(), at: Time })
+    .optional()
+    .describe('A forgotten note (its events went with it): who forgot it and when'),
+});
 
 /** memory_handoff_create: the receipt of the capsule stored (or of the earlier one, on a retry). */
 export const HandoffCreateReply = z.object({

@@ -273,10 +273,9 @@ export const VERBS: readonly VerbSpec[] = [
       '{from, to, type} from either end of a symmetric or inverse type). A note, subject ' +
       'or fact never stored is NOT_FOUND with `did_you_mean` (names it may mean; notes, and for a fact with both ends ' +
       "stored, the facts between them: send a detail's `note` or `fact` back); one " +
-      'forgotten has no events: an empty page. Oldest first, with before/after values and the ' +
-      'agent that wrote them; each event names its `target`. A page ' +
-      'holds up to `limit` events; pass `nextCursor` back as ' +
-      '`cursor`. `compact` leaves out before/after (keeps the op and the `patch` written).',
+      "forgotten has no events (a note's `forgotten`: who, when). Oldest first, with before/after values and " +
+      'the writing agent; each event names its `target`. Up to `limit` events a page; pass `nextCursor` ' +
+      'back as `cursor`. `compact` leaves out before/after (keeps the op and the `patch` written).',
   },
   {
     verb: 'handoff_create',

@@ -86,7 +86,12 @@ fn a_note_key_never_written_is_not_found_and_a_forgotten_one_an_empty_page() {
     let task = history(&store, &caller(6), &json!({"key": "deploy", "visibility": "agent"}));
     assert_eq!(task["error"]["code"], json!("NOT_FOUND"), "another visibility is another note: {task}");
     notes(&store, "note_forget", &json!({"key": "deploy"}));
-    assert_eq!(history(&store, &caller(7), &json!({"key": "deploy"})), json!({"events": [], "nextCursor": null}));
+    // Empty, saying who forgot it and when (the forget's event names no key).
+    let forgotten = json!({"agent": "claude", "at": "1970-01-01T00:00:00.005Z"});
+    assert_eq!(
+        history(&store, &caller(7), &json!({"key": "deploy"})),
+        json!({"events": [], "nextCursor": null, "forgotten": forgotten})
+    );
 }
 
 #[test]

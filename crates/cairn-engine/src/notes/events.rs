@@ -36,6 +36,8 @@ struct Named {
     family: &'static str,
     targets: Vec<String>,
     unknown: Option<Unknown>,
+    /// A forgotten note's marker: the seq of the event that forgot it.
+    forgot: Option<u64>,
 }
 
 /// Something a history request names that is not stored, and was never forgotten (what was
@@ -65,7 +67,7 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     f.finish()?;
     let unnamed = visibility.is_none() && task_id.is_none();
     let snap = store.snapshot()?;
-    let Named { family, targets, unknown } = match (key, subject, fact) {
+    let Named { family, targets, unknown, forgot } = match (key, subject, fact) {
         (Some(key), None, None) => {
             let named = (visibility.as_deref(), task_id.as_deref());
             note_named(&snap, caller, &key, named, (private, cursor.is_none()))?
@@ -80,6 +82,9 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
         targets.iter().map(|t| (&caller.part, target_prefix(&caller.part, family, t))).collect();
     let reply = page(&snap, TARGET, &prefixes, (after, limit), Shape { private, compact }, &binding)?;
     let empty = after.is_none() && reply["events"].as_array().is_some_and(Vec::is_empty);
+    if let Some(seq) = forgot.filter(|_| empty) {
+        return Ok(with_forget(&snap, &caller.part, reply, seq)?);
+    }
     let unknown = unknown.filter(|_| empty);
     if unknown.is_some() && event_names::scope_forgotten(&snap, &caller.part)? {
         return Ok(reply);
@@ -144,12 +149,27 @@ fn note_named(
     }
     // A note keeps an event per version while it exists, and a forgotten one leaves its
     // marker (a hash): with neither, no note of that key was ever readable here.
-    let forgotten = snap.get(FORGOTTEN, &marker_key(&caller.part, &identity))?.is_some()
-        || snap.get(FORGOTTEN, &identity.cur_key(&caller.part))?.is_some();
+    let marker = match snap.get(FORGOTTEN, &marker_key(&caller.part, &identity))? {
+        Some(m) => Some(m),
+        None => snap.get(FORGOTTEN, &identity.cur_key(&caller.part))?,
+    };
     let message = format!("no note {key:?} with {} visibility is stored", named.as_str());
     let targets = vec![identity.encode()];
-    let unknown = (!forgotten).then_some(Unknown::Note(message, identity));
-    Ok(Named { family: "note", targets, unknown })
+    let forgot = marker.as_deref().and_then(|m| <[u8; 8]>::try_from(m).ok()).map(u64::from_be_bytes);
+    let unknown = marker.is_none().then_some(Unknown::Note(message, identity));
+    Ok(Named { family: "note", targets, unknown, forgot })
+}
+
+/// The empty first page of a forgotten note's history with `forgotten: {agent, at}`: who forgot
+/// it and when, from the forget's event (kept; it names no key). Found by QA: the bare empty
+/// page read as "never changed", though the note had fifty versions until it was forgotten.
+fn with_forget(snap: &Snapshot, part: &Partition, mut reply: Value, seq: u64) -> Result<Value> {
+    if let Some(bytes) = snap.get(crate::history::EVENT, &part.key(&[&seq.to_be_bytes()]))? {
+        let event: Event =
+            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(None, format!("event {seq}: {e}")))?;
+        reply["forgotten"] = json!({ "agent": event.agent, "at": iso_ms(event.at) });
+    }
+    Ok(reply)
 }
 
 /// The refusal of `history {key}` where the key names the user note and `others`: a
@@ -177,7 +197,7 @@ fn subject_named(snap: &Snapshot, caller: &Caller, subject: String) -> Outcome<N
         .then(|| Unknown::Subject(subject.clone()));
     let mut targets = vec![subject];
     targets.extend(stored.filter(|s| *s != targets[0]));
-    Ok(Named { family: "entity", targets, unknown })
+    Ok(Named { family: "entity", targets, unknown, forgot: None })
 }
 
 /// `history {fact}`: `{from, to, type}` in every reading of the fact, or `{id}` as recall and
@@ -190,7 +210,7 @@ fn fact_named(snap: &Snapshot, caller: &Caller, mut fact: Fields) -> Outcome<Nam
         let stored = event_names::fact_by_id(snap, &caller.part, id)?;
         let unknown = (stored.is_none() && !event_names::fact_id_forgotten(snap, &caller.part, id)?)
             .then(|| Unknown::Fact(format!("no fact has id {id}"), Vec::new(), Vec::new()));
-        return Ok(Named { family: "fact", targets: stored.unwrap_or_default(), unknown });
+        return Ok(Named { family: "fact", targets: stored.unwrap_or_default(), unknown, forgot: None });
     }
     let mut part = |name: &str| -> Outcome<String> {
         let v = fact.string(name)?.ok_or_else(|| invalid(&format!("fact.{name}"), "is required (or give fact.id)"))?;
@@ -221,7 +241,7 @@ fn fact_named(snap: &Snapshot, caller: &Caller, mut fact: Fields) -> Outcome<Nam
             targets.push(stored);
         }
     }
-    Ok(Named { family: "fact", targets, unknown })
+    Ok(Named { family: "fact", targets, unknown, forgot: None })
 }
 
 /// Runs `audit` for `caller`: its own events, oldest first.

@@ -683,7 +683,11 @@ fn forget_removes_every_version_and_is_idempotent() {
     assert_eq!(keys(&run(&store, &a, "note_list", &json!({}))), vec!["kept"]);
     assert_eq!(keys(&run(&store, &a, "note_list", &json!({"as_of": T0 + 1}))), vec!["kept"], "no version survives");
     // Its events go with it: the key is not spelled by the history, the audit or any stored byte.
-    assert_eq!(run(&store, &a, "history", &json!({"key": k}))["events"], json!([]));
+    // The history says who forgot it and when, so an empty page does not read as "never changed".
+    assert_eq!(
+        run(&store, &a, "history", &json!({"key": k})),
+        json!({"events": [], "nextCursor": null, "forgotten": {"agent": "claude", "at": "2023-11-14T22:13:20.000Z"}})
+    );
     let audit = run(&store, &a, "audit", &json!({}));
     assert!(!audit.to_string().contains("marcus") && !audit.to_string().contains("secret"), "{audit}");
     let ops: Vec<(&str, Value)> = audit["events"]
