@@ -119,6 +119,26 @@ fn write_creates_replaces_and_merges_with_versions() {
     assert_eq!((n["value"].clone(), n["kind"].clone()), (json!([1]), json!("user_preference")));
 }
 
+/// A refusal for a missing field names the values it takes, so a model sends a valid one on its
+/// next try rather than guessing (found in QA: "kind: is required when creating a note").
+#[test]
+fn a_missing_kind_or_basis_is_refused_naming_the_values_it_takes() {
+    let (_d, store) = fresh();
+    let a = agent("claude");
+    let missing = run(&store, &a, "note_write", &json!({"key": "k", "value": 1}));
+    assert_eq!(
+        missing["error"]["message"],
+        "kind: is required when creating a note: one of user_preference, user_fact, task_state, decision"
+    );
+    let unsure =
+        run(&store, &a, "note_write", &json!({"key": "k", "value": 1, "kind": "user_fact", "confidence": 0.5}));
+    assert_eq!(
+        unsure["error"]["message"],
+        "confidenceBasis: is required with confidence: one of user_asserted, agent_inferred, source_supported"
+    );
+    assert_eq!(run(&store, &a, "note_list", &json!({}))["notes"], json!([]), "nothing was written");
+}
+
 /// Confidence describes the value: a merge keeps it, but the user never asserted what an
 /// unconfirmed merge adds, so a `user_asserted` basis goes with such a merge (found by an audit).
 #[test]

@@ -100,7 +100,10 @@ fn parse(caller: &Caller, body: &[u8]) -> Outcome<Request> {
             return Err(invalid("confidence", format_args!("must be between 0 and 1, got {c}")));
         }
         if basis.is_none() {
-            return Err(invalid("confidenceBasis", "is required with confidence"));
+            return Err(invalid(
+                "confidenceBasis",
+                format_args!("is required with confidence: one of {}", BASES.join(", ")),
+            ));
         }
     }
     if let Some(b) = &basis {
@@ -266,7 +269,7 @@ fn check(req: &Request, prev: Option<&NoteRecord>, value: &Value) -> Outcome<Str
         return Err(refuse("VERSION_CONFLICT", format!("expectedVersion {expected} but {now}"), vec![detail]));
     }
     let Some(kind) = req.kind.clone().or_else(|| prev.map(|p| p.kind.clone())) else {
-        return Err(invalid("kind", "is required when creating a note"));
+        return Err(invalid("kind", format_args!("is required when creating a note: one of {}", KINDS.join(", "))));
     };
     let size = serde_json::to_vec(value).expect("JSON serialises").len();
     if size > MAX_VALUE_BYTES {
