@@ -145,7 +145,7 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
             }
             rest
         } else {
-            candidates(&snap, caller, &req)?
+            candidates(&snap, caller, req.key.as_deref(), req.as_of)?
                 .into_iter()
                 .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
                 .filter(|n| after.as_ref().is_none_or(|a| n.identity().encode().as_bytes() > a.as_slice()))
@@ -161,17 +161,23 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         let elsewhere = req.elsewhere(&snap, caller, viewer, (empty_first, false))?;
         return Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant, elsewhere));
     };
-    let offset = match position {
-        Some(p) if p.first() == Some(&AT_OFFSET) => usize::try_from(u64_position(&p[1..])?).unwrap_or(usize::MAX),
+    // A later page ranks the notes as they stood when the first was asked for (`pinned`): the
+    // cursor is an offset into a ranking that another agent's write between pages reorders
+    // (found in QA: a note shown on both pages after one write).
+    let (offset, pinned) = match position.as_deref() {
+        Some([AT_OFFSET, at @ ..]) if at.len() == 8 => (u64_position(at)?, None),
+        Some([AT_OFFSET, at @ ..]) if at.len() == 16 => (u64_position(&at[..8])?, Some(u64_position(&at[8..])?)),
         Some(_) => return Err(invalid("cursor", "is damaged")),
-        None => 0,
+        None => (0, None),
     };
+    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+    let as_of = req.as_of.or(pinned.map(|t| t.cast_signed()));
     let query = Query::new(text);
     let end = offset.saturating_add(req.limit);
     // Current notes rank from the index; `as_of` reads, short queries (a substring test) and
     // queries within one key (a few notes) scan. Either way candidates come in note id order,
     // which ties keep.
-    let (notes, ranked) = if req.as_of.is_none() && query.short.is_none() && req.key.is_none() {
+    let (notes, ranked) = if as_of.is_none() && query.short.is_none() && req.key.is_none() {
         let admit = |m: &index::Meta<'_>| {
             let kind = KINDS.get(usize::from(m.kind)).copied().unwrap_or_default();
             viewer.sees_parts(m.visibility, m.owner, m.private) && req.admits_parts(None, m.visibility, m.owner, kind)
@@ -181,7 +187,7 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         let ranked = fuse(&query, &docs, end);
         (Found::Indexed(ids), ranked)
     } else {
-        let mut notes: Vec<NoteRecord> = candidates(&snap, caller, &req)?
+        let mut notes: Vec<NoteRecord> = candidates(&snap, caller, req.key.as_deref(), as_of)?
             .into_iter()
             .filter(|n| viewer.sees(n) && req.admits(&n.identity(), &n.kind))
             .collect();
@@ -198,8 +204,13 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         Ok(note)
     }))?;
     let shown_to = offset + page.len();
-    let next = (ranked.total > shown_to)
-        .then(|| binding.cursor(&[&[AT_OFFSET][..], &(shown_to as u64).to_be_bytes()].concat()));
+    let next = (ranked.total > shown_to).then(|| {
+        let mut at = [&[AT_OFFSET][..], &(shown_to as u64).to_be_bytes()].concat();
+        if req.as_of.is_none() {
+            at.extend(as_of.unwrap_or(caller.now).to_be_bytes());
+        }
+        binding.cursor(&at)
+    });
     let empty_first = page.is_empty() && offset == 0;
     let meant = req.meant(&snap, caller, Some(&query), empty_first)?;
     let elsewhere = req.elsewhere(&snap, caller, viewer, (empty_first, true))?;
@@ -325,9 +336,9 @@ impl Request {
 }
 
 /// The notes of the partition (of one key, when given), current or as of a time, in identity order.
-fn candidates(snap: &Snapshot, caller: &Caller, req: &Request) -> Outcome<Vec<NoteRecord>> {
-    let prefix = key_prefix(&caller.part, req.key.as_deref());
-    let Some(as_of) = req.as_of else {
+fn candidates(snap: &Snapshot, caller: &Caller, key: Option<&str>, as_of: Option<i64>) -> Outcome<Vec<NoteRecord>> {
+    let prefix = key_prefix(&caller.part, key);
+    let Some(as_of) = as_of else {
         return Ok(snap
             .prefix(CUR, &prefix)?
             .map(|kv| kv.and_then(|(_, v)| NoteRecord::decode(&v)))

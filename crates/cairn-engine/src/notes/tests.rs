@@ -119,6 +119,35 @@ fn write_creates_replaces_and_merges_with_versions() {
     assert_eq!((n["value"].clone(), n["kind"].clone()), (json!([1]), json!("user_preference")));
 }
 
+/// A query's pages rank the notes as they stood at the first page: the cursor is an offset into
+/// a ranking, and another agent's write between pages reordered it (found in QA: a note shown on
+/// both pages after one write). What was written since shows on a list asked for anew.
+#[test]
+fn query_pages_rank_the_notes_as_they_stood_at_the_first_page() {
+    let (_d, store) = fresh();
+    let at = |name: &str, ms: i64| who("u1", "default", name, T0 + ms);
+    for (i, key) in ["pref/a", "pref/b", "pref/c", "pref/d"].into_iter().enumerate() {
+        let value = json!({"editor": "vim ".repeat(i + 1)});
+        run(&store, &at("claude", 0), "note_write", &note(key, value));
+    }
+    let keys = |page: &Value| -> Vec<String> {
+        page["notes"].as_array().unwrap().iter().map(|n| n["key"].as_str().unwrap().to_owned()).collect()
+    };
+    let first = run(&store, &at("claude", 10), "note_list", &json!({"query": "vim editor", "limit": 2}));
+    // Another agent's writes between the pages: one note that would rank first, one changed.
+    run(&store, &at("codex", 20), "note_write", &note("pref/e", json!({"editor": "vim ".repeat(9)})));
+    run(&store, &at("codex", 20), "note_write", &note("pref/a", json!({"editor": "vim ".repeat(8)})));
+    let cursor = first["nextCursor"].clone();
+    let second =
+        run(&store, &at("claude", 30), "note_list", &json!({"query": "vim editor", "limit": 2, "cursor": cursor}));
+    let mut shown = [keys(&first), keys(&second)].concat();
+    assert_eq!(second["nextCursor"], Value::Null, "{second}");
+    shown.sort();
+    assert_eq!(shown, ["pref/a", "pref/b", "pref/c", "pref/d"], "each note once, none written since: {first} {second}");
+    let anew = run(&store, &at("claude", 40), "note_list", &json!({"query": "vim editor", "limit": 10}));
+    assert_eq!(anew["notes"].as_array().unwrap().len(), 5, "{anew}");
+}
+
 /// A refusal for a missing field names the values it takes, so a model sends a valid one on its
 /// next try rather than guessing (found in QA: "kind: is required when creating a note").
 #[test]
