@@ -13,11 +13,12 @@ use super::context_derived;
 use super::context_walk::{Walk, walk};
 use super::derive::Derived;
 use super::docs::{Document, PassageSpan};
+use super::foreign_stems::ForeignStems;
 use super::graph::{self, Entity, Neighbour};
 use super::grounding_rules::{self, KIND_OF, NEGATED, Statement, is_negator, negation};
 use super::irregular_verbs::base_term;
 use super::part::Partition;
-use super::question_language;
+use super::question_language::Reading;
 use super::recall::When;
 use super::recency;
 use super::records::decode;
@@ -358,6 +359,9 @@ pub(crate) fn context_with(
     if !(1..=100).contains(&k) || hops > MAX_HOPS {
         return Err(Error::InvalidArgument(format!("k must be 1..=100 and hops 0..={MAX_HOPS}")));
     }
+    // The question is read once, for every channel and every item judged.
+    let reading = Reading::of(question);
+    let content = read_content_words(question, &reading);
     let (mut seeding, type_hits) = seeds(snap, part, names, question, when.as_of)?;
     // Entity items show the entity of the read's moment (its current one for a plain read).
     for s in &mut seeding {
@@ -390,7 +394,7 @@ pub(crate) fn context_with(
         .take(MAX_MENTIONED)
         .map(|p| (p.doc, p.ordinal, p.seed))
         .collect();
-    let searched = full_text_query(question);
+    let searched = full_text_query(&content);
     let full_text: Vec<(u64, u32)> = if searched.is_empty() {
         Vec::new()
     } else {
@@ -419,7 +423,7 @@ pub(crate) fn context_with(
         };
         add(&mut fused, (2, s.entity.id, 0), item, Channel::Seed, rank + 1);
     }
-    let asked: BTreeSet<String> = content_words(question).into_iter().flat_map(|(_, terms)| terms).collect();
+    let asked: BTreeSet<String> = content.iter().flat_map(|(_, terms)| terms.iter().cloned()).collect();
     let graph_list = graph_items(snap, part, &mut known_names, graph, derived, &asked)?;
     credit_graph(&mut fused, graph_list, &asked, &seeding);
     let mentioned_list: Vec<(u64, u32, Option<u64>)> = mentioned.into_iter().map(|(d, o, s)| (d, o, Some(s))).collect();
@@ -442,7 +446,7 @@ pub(crate) fn context_with(
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
-    let (grounding, uncovered) = grounding(question, &items, &seeding, &type_hits, when.valid_at);
+    let (grounding, uncovered) = grounding((question, reading, &content), &items, &seeding, &type_hits, when.valid_at);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
     Ok(Context { grounding, items, uncovered, seeds, seeding, coverage })
@@ -841,11 +845,11 @@ const FULL_TEXT_FLOOR: usize = 30;
 /// first a passage sharing only "do" and "we" with it ("Where does billing run now and who do I
 /// ask about it?"), and "What do we do?" (no content word) still returned passages. Empty when
 /// the question has no content word: the channel then finds nothing.
-fn full_text_query(question: &str) -> String {
-    let words: Vec<String> = content_words(question)
-        .into_iter()
+fn full_text_query(asked: &[(String, Vec<String>)]) -> String {
+    let words: Vec<&str> = asked
+        .iter()
         .filter(|(_, terms)| !terms.iter().any(|t| t == NEGATED || t == TIMED))
-        .map(|(word, _)| word)
+        .map(|(word, _)| word.as_str())
         .collect();
     words.join(" ")
 }
@@ -923,7 +927,7 @@ const CJK_FUNCTION_WORDS: &[&str] = &[
 /// Whether the question's word `t` is a function word: one of `FUNCTION_WORDS` (with a possessive
 /// `'s` dropped) or `QUESTION_WORDS`, or a CJK bigram touching a CJK function word (`cjk`: the
 /// question's code points that belong to one).
-fn is_function_word(question: &str, t: &Token, cjk: &[bool], foreign: Option<&HashSet<String>>) -> bool {
+fn is_function_word(question: &str, t: &Token, cjk: &[bool], reading: &Reading) -> bool {
     if QUESTION_WORDS.contains(&t.term.as_str()) {
         return true;
     }
@@ -931,7 +935,7 @@ fn is_function_word(question: &str, t: &Token, cjk: &[bool], foreign: Option<&Ha
         return true;
     }
     let word = char_slice(question, t.start, t.end).unwrap_or(&t.term).to_lowercase().replace('\u{2019}', "'");
-    if question_language::is_foreign_function_word(&word, foreign) {
+    if reading.is_foreign_function_word(&word) {
         return true;
     }
     let word = word.strip_suffix("'s").unwrap_or(&word);
@@ -1016,8 +1020,12 @@ fn asked_words(asked: &[(String, Vec<String>)]) -> Vec<String> {
 
 /// Each content word of the question, as the question spells it, with its matching terms.
 pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
+    read_content_words(question, &Reading::of(question))
+}
+
+/// `content_words` of `question`, read as `reading` says.
+fn read_content_words(question: &str, reading: &Reading) -> Vec<(String, Vec<String>)> {
     let cjk = cjk_function_chars(question);
-    let foreign = question_language::foreign_words(question);
     let mut asked: Vec<(String, Vec<String>)> = Vec::new();
     // A negation is content (most negators are stop words, so no index term stands for them).
     if let Some(word) = negation(question) {
@@ -1038,7 +1046,7 @@ pub(super) fn content_words(question: &str) -> Vec<(String, Vec<String>)> {
         let time_word = time.as_ref().is_some_and(|a| a.noun.as_deref() == Some(&lower));
         // The opening's own word only, once: "What type of type errors …" still asks for the second.
         let opening_kind = kind_of.as_deref() == Some(lower.as_str()) && kind_of.take().is_some();
-        if measure || time_word || opening_kind || is_function_word(question, &t, &cjk, foreign) || is_negator(spelled)
+        if measure || time_word || opening_kind || is_function_word(question, &t, &cjk, reading) || is_negator(spelled)
         {
             continue;
         }
@@ -1069,18 +1077,17 @@ pub(super) fn fact_terms(text: &str) -> BTreeSet<String> {
 /// question with no content word cannot be judged, whatever was found. Beside the verdict: each
 /// item's uncovered words (`Context::uncovered`).
 fn grounding(
-    question: &str,
+    (question, reading, asked): (&str, Reading, &[(String, Vec<String>)]),
     items: &[Item],
     seeding: &[Seed],
     typed: &[(u64, String)],
     valid_at: Option<i64>,
 ) -> (Grounding, Option<Vec<Vec<String>>>) {
-    let asked = content_words(question);
     if asked.is_empty() {
         return (Grounding::CouldNotJudge, None);
     }
     let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
-    let mut judge = Judge::new(question, &asked, &names);
+    let mut judge = Judge::new((question, reading), asked, &names);
     judge.moment = valid_at.map(|at| fact_terms(&moment_words(at))).unwrap_or_default();
     for (id, word) in typed {
         judge.type_words.entry(*id).or_default().push(word);
@@ -1098,17 +1105,21 @@ fn grounding(
         Some(i) if !each.iter().any(Vec::is_empty) => Grounding::Related { uncovered: each[i].clone() },
         // Nothing cited came back, or only an entity covers the question.
         Some(i) => Grounding::Uncited { uncovered: each[i].clone() },
-        None => Grounding::Uncited { uncovered: asked_words(&asked) },
+        None => Grounding::Uncited { uncovered: asked_words(asked) },
     };
     (verdict, Some(each))
 }
 
 /// What `grounding` judges items by: the question, its content words, the type words seeds were
 /// found by (by entity for facts; by the name's terms for sentences, which name entities in
-/// words), and the names a sentence's direction is judged by (`grounding_rules::sentence_names`).
+/// words), the names a sentence's direction is judged by (`grounding_rules::sentence_names`), and
+/// how the question reads, weighed once for every item (`question_language`).
 struct Judge<'a> {
     question: &'a str,
+    reading: Reading,
     asked: &'a [(String, Vec<String>)],
+    /// The question's words by their stems in its language, when not English.
+    stems: ForeignStems,
     type_words: HashMap<u64, Vec<&'a str>>,
     typed_names: Vec<(BTreeSet<String>, Vec<String>)>,
     names: Vec<String>,
@@ -1117,9 +1128,18 @@ struct Judge<'a> {
 }
 
 impl<'a> Judge<'a> {
-    fn new(question: &'a str, asked: &'a [(String, Vec<String>)], seed_names: &[&str]) -> Self {
+    fn new((question, reading): (&'a str, Reading), asked: &'a [(String, Vec<String>)], seed_names: &[&str]) -> Self {
         let names = grounding_rules::sentence_names(question, seed_names);
-        Judge { question, asked, type_words: HashMap::new(), typed_names: Vec::new(), names, moment: BTreeSet::new() }
+        Judge {
+            question,
+            reading,
+            asked,
+            stems: ForeignStems::new(reading.language(), asked),
+            type_words: HashMap::new(),
+            typed_names: Vec::new(),
+            names,
+            moment: BTreeSet::new(),
+        }
     }
 
     /// The terms of the question's content words, beside the question.
@@ -1135,10 +1155,11 @@ impl<'a> Judge<'a> {
         let terms = self.asked_terms();
         let lead_terms = key_terms(lead);
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        let asking = grounding_rules::Asking::new((self.question, &terms), &names);
+        let asking = grounding_rules::Asking::new((self.question, &terms), &names, self.reading.english_order);
         let mut best: Option<Vec<String>> = None;
         for s in grounding_rules::passage_sentences(text) {
             let mut have = covered(&s, &terms);
+            self.stems.extend(&s, &mut have);
             have.extend(lead_terms.iter().cloned());
             if dated {
                 have.insert(TIMED.to_owned());
@@ -1191,6 +1212,7 @@ impl<'a> Judge<'a> {
             ItemKind::Passage { date, .. } => return self.sentences_uncovered(("", &item.text), date.is_some()),
         };
         let mut have = covered(&item.text, &terms);
+        self.stems.extend(&item.text, &mut have);
         if rel_type.is_some() {
             // A fact of a `valid_at` read held on that day.
             have.extend(self.moment.iter().cloned());
@@ -1206,9 +1228,8 @@ impl<'a> Judge<'a> {
             && let Some(at) = item.text.find(&format!(" {rel_type} "))
         {
             let ends = [&item.text[..at], &item.text[at + rel_type.len() + 2..]];
-            if let Some(term) =
-                grounding_rules::misdirected(question, &item.text, Statement::Fact, Some(rel_type), &ends)
-            {
+            let asking = grounding_rules::Asking::new(question, &ends, self.reading.english_order);
+            if let Some(term) = asking.misdirected(&item.text, Statement::Fact, Some(rel_type)) {
                 // The fact says the relation the other way round: it does not answer that word.
                 have.remove(&term);
             }
@@ -1247,21 +1268,25 @@ fn key_terms(lead: &str) -> BTreeSet<String> {
     fact_terms(&words)
 }
 
-/// The content words of `question` that `text` does not cover, read as a passage is (a sentence
-/// at a time, a relation word only in its direction as to `seed_names`); `None` when the question
-/// has no content word. The node judges the notes it adds to a context by it: a note the caller
+/// The content words of `question` that each of `texts` does not cover, read as a passage is (a
+/// sentence at a time, a relation word only in its direction as to `seed_names`); `None` when the
+/// question has no content word. The question is read once for them all. The node judges the notes it adds to a context by it: a note the caller
 /// sees is stored memory, and grounds an answer as a passage does. A note comes as `key: value`
 /// (the node's `judgedText`): the key names the note's topic, not a sentence's subject, so its
 /// words cover the question but take no side of a relation word (found by an audit: the note
 /// `redis: Drop Redis now` left "drop" uncovered in "Why did we drop Redis?", Redis read as
 /// standing before "Drop").
-pub(crate) fn text_uncovered(question: &str, text: &str, seed_names: &[&str]) -> Option<Vec<String>> {
-    let asked = content_words(question);
+pub(crate) fn texts_uncovered(question: &str, texts: &[String], seed_names: &[&str]) -> Vec<Option<Vec<String>>> {
+    let reading = Reading::of(question);
+    let asked = read_content_words(question, &reading);
     if asked.is_empty() {
-        return None;
+        return vec![None; texts.len()];
     }
-    let keyed = text.split_once(": ").unwrap_or(("", text));
-    Some(Judge::new(question, &asked, seed_names).sentences_uncovered(keyed, false))
+    let judge = Judge::new((question, reading), &asked, seed_names);
+    texts
+        .iter()
+        .map(|text| Some(judge.sentences_uncovered(text.split_once(": ").unwrap_or(("", text)), false)))
+        .collect()
 }
 
 /// The words of `asked` (in the question's spelling) with a term not in `have`.
@@ -1365,8 +1390,9 @@ mod tests {
         assert_eq!(texts("What package manager do we use?"), ["We chose pnpm as the package manager."]);
         // A question of function words alone finds nothing, though every word of it is stored.
         assert_eq!(texts("What do we do?"), Vec::<String>::new());
-        assert_eq!(full_text_query("What do we do?"), "");
-        assert_eq!(full_text_query("When didn't Priya's team ship in 2024?"), "Priya's team ship 2024");
+        let query = |q: &str| full_text_query(&content_words(q));
+        assert_eq!(query("What do we do?"), "");
+        assert_eq!(query("When didn't Priya's team ship in 2024?"), "Priya's team ship 2024");
     }
 
     #[test]
@@ -1688,7 +1714,7 @@ mod tests {
 
     #[test]
     fn a_note_key_covers_the_question_but_takes_no_side_of_its_relation_word() {
-        let uncovered = |q: &str, note: &str| text_uncovered(q, note, &[]).unwrap();
+        let uncovered = |q: &str, note: &str| texts_uncovered(q, &[note.to_owned()], &[]).remove(0).unwrap();
         assert_eq!(uncovered("Why did we drop Redis?", "redis: Drop Redis now"), Vec::<String>::new());
         assert_eq!(uncovered("What is the deploy window?", "deploy window: Fridays"), Vec::<String>::new());
         assert_eq!(uncovered("Who manages Jonas Berg?", "team: Jonas Berg manages Priya Raman"), vec!["manages"]);
@@ -1696,7 +1722,7 @@ mod tests {
 
     #[test]
     fn a_note_key_covers_the_words_its_parts_abbreviate() {
-        let uncovered = |q: &str, note: &str| text_uncovered(q, note, &[]).unwrap();
+        let uncovered = |q: &str, note: &str| texts_uncovered(q, &[note.to_owned()], &[]).remove(0).unwrap();
         let db = r#"db choice: {"choice":"PostgreSQL"}"#;
         assert_eq!(uncovered("What is the database choice?", db), Vec::<String>::new());
         let camel = r#"prodEnv: {"region":"eu-west-1"}"#;

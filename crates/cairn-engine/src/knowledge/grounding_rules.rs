@@ -9,7 +9,8 @@
 
 use super::derive::SYMMETRIC;
 use super::irregular_verbs::base_term;
-use super::question_language;
+#[cfg(test)]
+use super::question_language::Reading;
 use crate::text::{fold, sentences, tokens, word_tokens};
 use std::collections::BTreeSet;
 use unicode_segmentation::UnicodeSegmentation;
@@ -234,7 +235,8 @@ fn possessed(s: &[Word], at: usize) -> bool {
 /// auxiliary when some word there is (`after_wh_phrase`); when the voices differ ("Who directed
 /// Titanic?", "Titanic was directed by …"), the sides swap. Not judged (`None`): a symmetric
 /// `rel_type`, no shared word, a name holding no word the other names lack, a name written
-/// possessively.
+/// possessively. (Grounding builds `Asking` itself, with the question read once.)
+#[cfg(test)]
 pub(super) fn misdirected(
     question: (&str, &BTreeSet<String>),
     statement: &str,
@@ -242,7 +244,7 @@ pub(super) fn misdirected(
     rel_type: Option<&str>,
     names: &[&str],
 ) -> Option<String> {
-    Asking::new(question, names).misdirected(statement, kind, rel_type)
+    Asking::new(question, names, Reading::of(question.0).english_order).misdirected(statement, kind, rel_type)
 }
 
 /// The question's side of `misdirected`, read once: a passage's sentences are all judged against
@@ -264,7 +266,9 @@ pub(super) struct Asking<'a> {
 }
 
 impl<'a> Asking<'a> {
-    pub(super) fn new((question, asked): (&str, &'a BTreeSet<String>), names: &[&str]) -> Self {
+    /// The question's side, where `english_order` says whether English word order can be read
+    /// off it (`question_language::Reading`).
+    pub(super) fn new((question, asked): (&str, &'a BTreeSet<String>), names: &[&str], english_order: bool) -> Self {
         let all: Vec<BTreeSet<String>> = names.iter().map(|n| terms(n)).collect();
         // Names are told apart by the words only one of them holds: `orders-svc` and `auth-svc` by
         // "orders" and "auth" (found by an audit: service names nearly all share "svc", and a shared
@@ -282,7 +286,7 @@ impl<'a> Asking<'a> {
         let in_question = |own: &BTreeSet<String>| q.iter().any(|w| w.term.as_ref().is_some_and(|t| own.contains(t)));
         // Word order says which side of a relation word a name is on only in English: other
         // languages put the verb first in a question ("Wo arbeitet Lena Vogel?").
-        let unjudged = unplaceable || !names.iter().any(in_question) || !question_language::reads_as_english(question);
+        let unjudged = unplaceable || !names.iter().any(in_question) || !english_order;
         // The words of a wh-phrase name what is asked for, not the relation ("Which pull requests does
         // Dana Ortiz prefer?" asks for what she prefers): the relation word is sought after it, and in
         // the phrase only when the rest shares none ("Which manager does Jonas Berg have?").

@@ -65,6 +65,7 @@ mod fact_writes_tests;
 pub(crate) mod facts_between;
 #[cfg(test)]
 mod facts_between_tests;
+mod foreign_stems;
 mod forget;
 pub(crate) mod fts_terms_build;
 mod graph;

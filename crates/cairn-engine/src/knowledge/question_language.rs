@@ -1,5 +1,5 @@
-//! The language a question is asked in, read from its function words, for the two things
-//! grounding reads word by word (`context::content_words`, `grounding_rules`):
+//! The language a question is asked in, read from its function words, for the three things
+//! grounding reads word by word (`context::content_words`, `grounding_rules`, `foreign_stems`):
 //! - which words only shape the question: "Où", "Wo", "¿Dónde" are no more content than "Where"
 //!   (found in QA: "Où travaille Jonas Berg ?" left "Où" uncovered beside "Jonas Berg travaille
 //!   chez Globex", and the verdict was `related`);
@@ -7,7 +7,8 @@
 //!   subject first or after an auxiliary, while French, German, Spanish, Italian, Portuguese and
 //!   Arabic questions put the verb first ("Wo arbeitet Lena Vogel?"), so the English reading took
 //!   Lena Vogel for the object of "arbeitet" and the passage saying she works there for one that
-//!   says the relation the other way round.
+//!   says the relation the other way round;
+//! - which stemmer compares its words, beside the English one (`foreign_stems`).
 //!
 //! A question is read as one of these languages when more of its words are that language's
 //! function words than English ones (ties are English, as every question was read before).
@@ -279,11 +280,32 @@ const ARABIC: &[&str] = &[
     "حاليا",
 ];
 
-const LANGUAGES: &[&[&str]] = &[FRENCH, GERMAN, SPANISH, ITALIAN, PORTUGUESE, ARABIC];
+/// The languages a question may be read as besides English: their function words and the
+/// Snowball stemmer grounding compares their words with (`foreign_stems`).
+const LANGUAGES: &[(&[&str], Language)] = &[
+    (FRENCH, Language::French),
+    (GERMAN, Language::German),
+    (SPANISH, Language::Spanish),
+    (ITALIAN, Language::Italian),
+    (PORTUGUESE, Language::Portuguese),
+    (ARABIC, Language::Arabic),
+];
+
+/// A language a question is read as, other than English.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Language {
+    French,
+    German,
+    Spanish,
+    Italian,
+    Portuguese,
+    Arabic,
+}
 
 /// Each language's function words, folded.
-static FOLDED: LazyLock<Vec<HashSet<String>>> =
-    LazyLock::new(|| LANGUAGES.iter().map(|words| words.iter().map(|w| fold(w)).collect()).collect());
+static FOLDED: LazyLock<Vec<(HashSet<String>, Language)>> = LazyLock::new(|| {
+    LANGUAGES.iter().map(|(words, language)| (words.iter().map(|w| fold(w)).collect(), *language)).collect()
+});
 
 /// Whether `lower` (a lowercased word) is in `set`, or is elided and every piece around its
 /// apostrophes is ("qu'est" → "qu", "est"; not "l'équipe": "équipe" is content).
@@ -311,41 +333,58 @@ impl Folded {
     }
 }
 
-/// How many of `question`'s words are English function words, and the language (its function
-/// words) with the most of its own, with how many: the first of equals.
-fn weigh(question: &str) -> (usize, &'static HashSet<String>, usize) {
-    let words: Vec<String> = question.unicode_words().map(|w| w.to_lowercase().replace('\u{2019}', "'")).collect();
-    let english = words.iter().filter(|w| is_english_function_word(w)).count();
-    let folded: Vec<Folded> = words.iter().map(|w| Folded::of(w)).collect();
-    let mut best = (&FOLDED[0], 0);
-    for set in FOLDED.iter() {
-        let n = folded.iter().filter(|w| w.is_in(set)).count();
-        if n > best.1 {
-            best = (set, n);
+/// How a question is read, weighed once from its words: grounding judges every item (and every
+/// sentence of a passage) against one question, so it is read once for them all.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reading {
+    /// The language read, when it is not English: more of the question's words are its function
+    /// words than English ones.
+    foreign: Option<(&'static HashSet<String>, Language)>,
+    /// Whether English word order can be read off the question: it holds no other language's
+    /// function word, or more English ones. A tie is not sound enough to judge by: "Was leitet
+    /// Lena Vogel?" ("was" is German and English) asks what she leads, verb first.
+    pub(super) english_order: bool,
+}
+
+impl Reading {
+    /// How `question` reads: its English function words against the language with the most of
+    /// its own (the first of equals).
+    pub(super) fn of(question: &str) -> Reading {
+        #[cfg(test)]
+        WEIGHED.with(|n| n.set(n.get() + 1));
+        let words: Vec<String> = question.unicode_words().map(|w| w.to_lowercase().replace('\u{2019}', "'")).collect();
+        let english = words.iter().filter(|w| is_english_function_word(w)).count();
+        let folded: Vec<Folded> = words.iter().map(|w| Folded::of(w)).collect();
+        let mut best = (&FOLDED[0], 0);
+        for language in FOLDED.iter() {
+            let n = folded.iter().filter(|w| w.is_in(&language.0)).count();
+            if n > best.1 {
+                best = (language, n);
+            }
+        }
+        let (language, count) = best;
+        Reading {
+            foreign: (count > english).then_some((&language.0, language.1)),
+            english_order: count == 0 || english > count,
         }
     }
-    (english, best.0, best.1)
+
+    /// The language the question is read as, when not English.
+    pub(super) fn language(&self) -> Option<Language> {
+        self.foreign.map(|(_, language)| language)
+    }
+
+    /// Whether `word` of the question (lowercased) only shapes it, in the language it is read as
+    /// (English function words are `context`'s).
+    pub(super) fn is_foreign_function_word(&self, word: &str) -> bool {
+        self.foreign.is_some_and(|(set, _)| in_set(word, set))
+    }
 }
 
-/// The function words of the language `question` is read as, when it is not English: more of
-/// its words are that language's function words than English ones.
-pub(super) fn foreign_words(question: &str) -> Option<&'static HashSet<String>> {
-    let (english, set, count) = weigh(question);
-    (count > english).then_some(set)
-}
-
-/// Whether `word` of `question` (lowercased) only shapes it, in the language it is read as
-/// (`foreign`, from `foreign_words`).
-pub(super) fn is_foreign_function_word(word: &str, foreign: Option<&HashSet<String>>) -> bool {
-    foreign.is_some_and(|set| in_set(word, set))
-}
-
-/// Whether English word order can be read off `question`: it holds no other language's function
-/// word, or more English ones. A tie is not sound enough to judge by: "Was leitet Lena Vogel?"
-/// ("was" is German and English) asks what she leads, verb first.
-pub(super) fn reads_as_english(question: &str) -> bool {
-    let (english, _, count) = weigh(question);
-    count == 0 || english > count
+#[cfg(test)]
+thread_local! {
+    /// How many times a question was weighed on this thread (`Reading::of`): tests count it.
+    pub(super) static WEIGHED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 #[cfg(test)]
@@ -363,7 +402,7 @@ mod tests {
             "أين تعمل بريا رامان؟",
             "Qu'est-ce que Jonas Berg dirige ?",
         ] {
-            assert!(!reads_as_english(q), "{q}");
+            assert!(!Reading::of(q).english_order, "{q}");
         }
         // English, and ties, read as English: "die" and "was" are English words too.
         for q in [
@@ -373,16 +412,19 @@ mod tests {
             "Lumen project",
             "Who leads Acme in Berlin?",
         ] {
-            assert!(reads_as_english(q), "{q}");
+            assert!(Reading::of(q).english_order, "{q}");
         }
     }
 
     #[test]
     fn an_elided_word_is_a_function_word_when_its_pieces_are() {
-        let french = foreign_words("Qu'est-ce que Jonas Berg dirige ?");
-        assert!(is_foreign_function_word("qu'est", french));
-        assert!(!is_foreign_function_word("l'équipe", french), "\"équipe\" is content");
-        assert!(!is_foreign_function_word("dirige", french));
-        assert!(!is_foreign_function_word("où", None), "an English question has no foreign words");
+        let french = Reading::of("Qu'est-ce que Jonas Berg dirige ?");
+        assert_eq!(french.language(), Some(Language::French));
+        assert!(french.is_foreign_function_word("qu'est"));
+        assert!(!french.is_foreign_function_word("l'équipe"), "\"équipe\" is content");
+        assert!(!french.is_foreign_function_word("dirige"));
+        let english = Reading::of("Where does Jonas Berg work?");
+        assert!(!english.is_foreign_function_word("où"), "an English question has no foreign words");
+        assert_eq!(english.language(), None);
     }
 }

@@ -9,7 +9,7 @@ use super::{Caller, parse};
 use crate::error::{Error, Result};
 use crate::knowledge::cache;
 use crate::knowledge::citation::Citer;
-use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with, question_words, text_uncovered};
+use crate::knowledge::context::{Ask, Grounding, ItemKind, context_with, question_words, texts_uncovered};
 use crate::knowledge::elsewhere;
 use crate::knowledge::graph::{Direction, Source, entity_by_id};
 use crate::knowledge::limits::{CONTEXT_HOPS, CONTEXT_K, MAX_QUESTION_BYTES};
@@ -171,8 +171,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     reply["question_words"] = json!(question_words(&req.question));
     if !req.judge.is_empty() {
         let names: Vec<&str> = found.seeding.iter().map(|s| s.entity.name.as_str()).collect();
-        let judged: Vec<_> = req.judge.iter().map(|t| text_uncovered(&req.question, t, &names)).collect();
-        reply["judged"] = json!(judged);
+        reply["judged"] = json!(texts_uncovered(&req.question, &req.judge, &names));
     }
     let seed_ids: Vec<u64> = found.seeding.iter().map(|s| s.entity.id).collect();
     if let Some(hint) = outside_time::between(&snap, part, &seed_ids, &ask.when)? {
