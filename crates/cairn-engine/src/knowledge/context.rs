@@ -1157,7 +1157,7 @@ impl<'a> Judge<'a> {
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let asking = grounding_rules::Asking::new((self.question, &terms), &names, self.reading.english_order);
         let mut best: Option<Vec<String>> = None;
-        for s in grounding_rules::passage_sentences(text) {
+        for s in grounding_rules::passage_sentences(text).into_iter().filter(|s| !grounding_rules::asks(s)) {
             let mut have = covered(&s, &terms);
             self.stems.extend(&s, &mut have);
             have.extend(lead_terms.iter().cloned());
@@ -1191,7 +1191,8 @@ impl<'a> Judge<'a> {
                 }
             }
         }
-        best.unwrap_or_default()
+        // Every sentence asks: the text says nothing, so it covers nothing.
+        best.unwrap_or_else(|| missing(self.asked, &BTreeSet::new()))
     }
 
     /// The content words of the question that `item` alone does not cover.
@@ -1710,6 +1711,23 @@ mod tests {
         // The moment read is not the one asked about: the question's words stay uncovered.
         let other = at("Who owned the ledger service in February 2023?", "2024-03-15T00:00:00Z");
         assert_eq!(other, Grounding::Related { uncovered: vec!["February".into(), "2023".into()] });
+    }
+
+    #[test]
+    fn a_sentence_that_asks_says_nothing() {
+        // Found in QA: a chat turn asking "Sofia, is the Redis migration done?" grounded the same
+        // question, though nothing stored says whether it is done.
+        let asked = |text: &'static str, q: &str| {
+            let (_dir, store, part) = seeded_with(move |tx, p| remember_text(tx, p, text, Some("chat"), None, 1));
+            context(&store.snapshot().unwrap(), &part, q, 2, 8).unwrap().grounding
+        };
+        // "done" is a form of "do", a function word.
+        let nothing = ["Redis", "migration"].map(String::from).to_vec();
+        let turn = "user: Sofia, is the Redis migration done?";
+        assert_eq!(asked(turn, "Is the Redis migration done?"), Grounding::Related { uncovered: nothing });
+        // An answer pointing back at the question is read with it, as before.
+        let faq = "Where does billing run now? It runs in eu-west-1.";
+        assert_eq!(asked(faq, "Where does billing run now?"), Grounding::Grounded);
     }
 
     #[test]

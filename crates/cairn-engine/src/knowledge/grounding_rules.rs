@@ -49,6 +49,14 @@ const BACK_REFERENCES: &[&str] = &[
     "ellas", "lui", "lei", "ele", "ela", "eles", "elas", "هو", "هي", "هم", "وهو", "وهي", "وهم",
 ];
 
+/// Whether sentence `s` asks rather than says (it ends with a question mark): a chat turn or a
+/// FAQ heading asking "Is the Redis migration done?" answers nothing, though it holds every word
+/// of that question (found in QA: it grounded it). An answer pointing back at it ("It runs in
+/// eu-west-1.") is read with it (`passage_sentences`) and does not end so.
+pub(super) fn asks(s: &str) -> bool {
+    s.trim_end().ends_with(['?', '\u{ff1f}', '\u{61f}'])
+}
+
 /// What a passage's text says, a sentence at a time (the whole text when it has none). A sentence
 /// that opens by pointing back ("She leads the lighthouse project.") is read with the sentence
 /// before it, which names whom it means: "What does Priya Raman lead?" is answered by "Priya Raman

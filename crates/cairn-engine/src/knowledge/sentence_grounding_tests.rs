@@ -12,6 +12,7 @@ fn plain(judge: &Judge, lead: &str, text: &str, dated: bool) -> Vec<String> {
     let names: Vec<&str> = judge.names.iter().map(String::as_str).collect();
     grounding_rules::passage_sentences(text)
         .iter()
+        .filter(|s| !grounding_rules::asks(s))
         .map(|s| {
             let mut have = fact_terms(s);
             if negation(&s.replace('_', " ")).is_some() {
@@ -37,7 +38,7 @@ fn plain(judge: &Judge, lead: &str, text: &str, dated: bool) -> Vec<String> {
             missing(judge.asked, &have)
         })
         .min_by_key(Vec::len)
-        .unwrap_or_default()
+        .unwrap_or_else(|| missing(judge.asked, &BTreeSet::new()))
 }
 
 const QUESTIONS: &[&str] = &[
