@@ -232,7 +232,10 @@ fn records_the_write_verbs_refuse_are_skipped_with_their_words() {
     assert_eq!(reasons.len(), 9, "{reply}");
     assert_eq!(reasons[0], "key: must not contain control characters");
     assert_eq!(reasons[1], "key: must not be blank");
-    assert_eq!(reasons[2], "confidenceBasis: is required with confidence");
+    assert_eq!(
+        reasons[2],
+        "confidenceBasis: is required with confidence: one of user_asserted, agent_inferred, source_supported"
+    );
     assert!(reasons[3].starts_with("taskId: names a task; user notes have no task"), "{reply}");
     assert_eq!(reasons[4], "taskId: must not contain control characters");
     assert!(reasons[5].starts_with("value: nests 40 levels deep"), "{reply}");

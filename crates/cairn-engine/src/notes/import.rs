@@ -78,7 +78,7 @@ fn parse(r: &Map<String, Value>, agent: &str, now: i64) -> Field<NoteRecord> {
     };
     let confidence_basis = text(r, "confidenceBasis")?.map(str::to_owned);
     if confidence.is_some() && confidence_basis.is_none() {
-        return Err("confidenceBasis: is required with confidence".into());
+        return Err(format!("confidenceBasis: is required with confidence: one of {}", BASES.join(", ")));
     }
     if let Some(b) = &confidence_basis
         && !BASES.contains(&b.as_str())

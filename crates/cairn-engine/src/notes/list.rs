@@ -161,17 +161,8 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         let elsewhere = req.elsewhere(&snap, caller, viewer, (empty_first, false))?;
         return Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant, elsewhere));
     };
-    // A later page ranks the notes as they stood when the first was asked for (`pinned`): the
-    // cursor is an offset into a ranking that another agent's write between pages reorders
-    // (found in QA: a note shown on both pages after one write).
-    let (offset, pinned) = match position.as_deref() {
-        Some([AT_OFFSET, at @ ..]) if at.len() == 8 => (u64_position(at)?, None),
-        Some([AT_OFFSET, at @ ..]) if at.len() == 16 => (u64_position(&at[..8])?, Some(u64_position(&at[8..])?)),
-        Some(_) => return Err(invalid("cursor", "is damaged")),
-        None => (0, None),
-    };
-    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-    let as_of = req.as_of.or(pinned.map(|t| t.cast_signed()));
+    let (offset, pinned) = ranked_position(position.as_deref())?;
+    let as_of = req.as_of.or(pinned);
     let query = Query::new(text);
     let end = offset.saturating_add(req.limit);
     // Current notes rank from the index; `as_of` reads, short queries (a substring test) and
@@ -204,17 +195,36 @@ pub(crate) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Value>
         Ok(note)
     }))?;
     let shown_to = offset + page.len();
-    let next = (ranked.total > shown_to).then(|| {
-        let mut at = [&[AT_OFFSET][..], &(shown_to as u64).to_be_bytes()].concat();
-        if req.as_of.is_none() {
-            at.extend(as_of.unwrap_or(caller.now).to_be_bytes());
-        }
-        binding.cursor(&at)
-    });
+    let pin = req.as_of.is_none().then(|| as_of.unwrap_or(caller.now));
+    let next = (ranked.total > shown_to).then(|| binding.cursor(&ranked_at(shown_to, pin)));
     let empty_first = page.is_empty() && offset == 0;
     let meant = req.meant(&snap, caller, Some(&query), empty_first)?;
     let elsewhere = req.elsewhere(&snap, caller, viewer, (empty_first, true))?;
     Ok(with_meant(json!({ "notes": page, "nextCursor": next }), meant, elsewhere))
+}
+
+/// A query's cursor position: the offset into its ranking and, when the list has no `as_of` of its
+/// own, the time of its first page, which later pages read the notes as of. A later page ranks
+/// them as they stood then: an offset into a ranking that another agent's write between pages
+/// reorders repeated or skipped notes (found in QA: a note on both pages after one write). A
+/// position given out before (the offset alone) reads the notes as they are now.
+fn ranked_position(position: Option<&[u8]>) -> Outcome<(usize, Option<i64>)> {
+    let (offset, pinned) = match position {
+        Some([AT_OFFSET, at @ ..]) if at.len() == 8 => (u64_position(at)?, None),
+        Some([AT_OFFSET, at @ ..]) if at.len() == 16 => (u64_position(&at[..8])?, Some(u64_position(&at[8..])?)),
+        Some(_) => return Err(invalid("cursor", "is damaged")),
+        None => (0, None),
+    };
+    Ok((usize::try_from(offset).unwrap_or(usize::MAX), pinned.map(u64::cast_signed)))
+}
+
+/// The position `ranked_position` reads.
+fn ranked_at(offset: usize, pin: Option<i64>) -> Vec<u8> {
+    let mut at = [&[AT_OFFSET][..], &(offset as u64).to_be_bytes()].concat();
+    if let Some(t) = pin {
+        at.extend(t.to_be_bytes());
+    }
+    at
 }
 
 /// `reply` with `did_you_mean` when an empty first page may have meant some notes (`list_meant`),
