@@ -41,7 +41,9 @@ it('an update without the taskId and without kind names the task note, which sen
   expect(missed.isError).toBe(true);
   const { error } = missed.body as Refusal;
   expect(error.code).toBe('VALIDATION_ERROR');
-  expect(error.message).toMatch(/^kind: is required when creating a note: one of [a-z_, ]+; did you mean "migration" \(task "atlas"\)\?/);
+  expect(error.message).toMatch(
+    /^kind: is required when creating a note: one of [a-z_, ]+; did you mean "migration" \(task "atlas"\)\?/,
+  );
   expect(error.details).toEqual([
     { did_you_mean: 'migration', note: { key: 'migration', visibility: 'task', taskId: 'atlas' } },
   ]);
