@@ -1,11 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
-import { Tokens } from '../ts/auth/tokens.js';
-import { Store } from '../ts/index.js';
+import { alive, bridgeToken, nodePid } from './bridge-node.js';
 import { tempDir } from './helpers.js';
 import { stdioBridge, toolJson } from './mcp-client.js';
 
@@ -53,36 +52,10 @@ beforeEach(async () => {
 afterEach(async () => {
   await client?.close();
   client = undefined;
-  const pid = nodePid();
+  const pid = nodePid(dir);
   if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
   for (const c of cleanups) await c();
 });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** The pid in the data dir's node.json, when there is one. */
-function nodePid(): number | undefined {
-  const file = join(dir, 'node.json');
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(readFileSync(file, 'utf8')) as { pid: number }).pid;
-}
-
-/** A store in `dir` with a token for the bridge. */
-async function token(): Promise<string> {
-  const store = await Store.open(dir);
-  try {
-    return (await new Tokens(store).create({ agent: 'desktop', user: 'ann' })).token;
-  } finally {
-    await store.close();
-  }
-}
 
 /** A bridge on `dir` whose nodes run the preload; resolves with the marker the killed node leaves. */
 async function bridge(name: string): Promise<{ marker: string; firstPid: number }> {
@@ -90,14 +63,14 @@ async function bridge(name: string): Promise<{ marker: string; firstPid: number 
   writeFileSync(hook, HOOK);
   const marker = join(scratch, 'killed');
   const env = {
-    CAIRN_TOKEN: await token(),
+    CAIRN_TOKEN: await bridgeToken(dir),
     CAIRN_PORT: '0',
     CAIRN_NODE_WAIT_MS: '3000',
     NODE_OPTIONS: `--require ${hook}`,
     CAIRN_TEST_KILLED_MARKER: marker,
   };
   client = await stdioBridge(name, ['--data-dir', dir], env);
-  return { marker, firstPid: nodePid() as number };
+  return { marker, firstPid: nodePid(dir) as number };
 }
 
 const call = async (name: string, args: Record<string, unknown>) =>
@@ -107,7 +80,7 @@ const call = async (name: string, args: Record<string, unknown>) =>
 function expectKilled(marker: string, firstPid: number) {
   expect(Number(readFileSync(marker, 'utf8'))).toBe(firstPid);
   expect(alive(firstPid)).toBe(false);
-  expect(nodePid()).not.toBe(firstPid);
+  expect(nodePid(dir)).not.toBe(firstPid);
 }
 
 it('a note write with an idempotencyKey, applied by a node killed before it replied, is replayed by the next node: one version, its receipt', async () => {

@@ -1,11 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 
-import { Tokens } from '../ts/auth/tokens.js';
-import { Store } from '../ts/index.js';
+import { alive, bridgeToken, nodePid } from './bridge-node.js';
 import { tempDir } from './helpers.js';
 import { stdioBridge, toolJson } from './mcp-client.js';
 
@@ -23,36 +19,10 @@ beforeEach(async () => {
 afterEach(async () => {
   await client?.close();
   client = undefined;
-  const pid = nodePid();
+  const pid = nodePid(dir);
   if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
   await cleanup();
 });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** The pid in the data dir's node.json, when there is one. */
-function nodePid(): number | undefined {
-  const file = join(dir, 'node.json');
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(readFileSync(file, 'utf8')) as { pid: number }).pid;
-}
-
-/** A store in `dir` with a token for the bridge. */
-async function token(): Promise<string> {
-  const store = await Store.open(dir);
-  try {
-    return (await new Tokens(store).create({ agent: 'desktop', user: 'ann' })).token;
-  } finally {
-    await store.close();
-  }
-}
 
 const write = async (key: string) =>
   toolJson(
@@ -64,10 +34,10 @@ const write = async (key: string) =>
 
 it('a bridge whose node was killed starts one again on the next call, and the call succeeds', async () => {
   // CAIRN_PORT=0: the nodes it starts take any free port (never 4000), found through node.json.
-  const env = { CAIRN_TOKEN: await token(), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
+  const env = { CAIRN_TOKEN: await bridgeToken(dir), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
   client = await stdioBridge('revive-test', ['--data-dir', dir], env);
   expect((await write('before')).isError).toBe(false);
-  const first = nodePid() as number;
+  const first = nodePid(dir) as number;
   process.kill(first, 'SIGKILL');
   while (alive(first)) await new Promise((r) => setTimeout(r, 20));
 
@@ -75,7 +45,7 @@ it('a bridge whose node was killed starts one again on the next call, and the ca
   const after = await write('after');
   expect(after.isError, JSON.stringify(after.body)).toBe(false);
   expect(Date.now() - started).toBeLessThan(3000);
-  const second = nodePid() as number;
+  const second = nodePid(dir) as number;
   expect(second).not.toBe(first);
   expect(alive(second)).toBe(true);
   // The new node serves the same store: the write acknowledged before the kill is there.
@@ -87,10 +57,10 @@ it('a bridge whose node was killed starts one again on the next call, and the ca
 // the bridge starts is as safe as the model's repeat with that key: the node keeps the key in the
 // write's own transaction, so it replays a write that ran and applies one that did not.
 it('a keyed write in flight when the node dies is re-sent to a node the bridge starts, and applied once', async () => {
-  const env = { CAIRN_TOKEN: await token(), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
+  const env = { CAIRN_TOKEN: await bridgeToken(dir), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
   client = await stdioBridge('revive-inflight-test', ['--data-dir', dir], env);
   expect((await write('warm')).isError).toBe(false);
-  const first = nodePid() as number;
+  const first = nodePid(dir) as number;
   // Stopped, the node never reads the write; killed, its connection is cut with the write unanswered.
   process.kill(first, 'SIGSTOP');
   const pending = write('cut');
@@ -101,7 +71,7 @@ it('a keyed write in flight when the node dies is re-sent to a node the bridge s
   // An ordinary receipt: the model sent the call once.
   expect(cut.body).toMatchObject({ version: 1 });
   expect(cut.body.replayed).toBeUndefined();
-  const second = nodePid() as number;
+  const second = nodePid(dir) as number;
   expect(second).not.toBe(first);
   expect(alive(second)).toBe(true);
   const history = toolJson(await client.callTool({ name: 'memory_history', arguments: { key: 'cut' } }));
@@ -109,10 +79,10 @@ it('a keyed write in flight when the node dies is re-sent to a node the bridge s
 });
 
 it('a write that no repeat makes safe, cut by the node dying, is not re-sent: its outcome is unknown, and the next call starts a node', async () => {
-  const env = { CAIRN_TOKEN: await token(), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
+  const env = { CAIRN_TOKEN: await bridgeToken(dir), CAIRN_PORT: '0', CAIRN_NODE_WAIT_MS: '3000' };
   client = await stdioBridge('revive-unsafe-test', ['--data-dir', dir], env);
   expect((await write('warm')).isError).toBe(false);
-  const first = nodePid() as number;
+  const first = nodePid(dir) as number;
   process.kill(first, 'SIGSTOP');
   const pending = client.callTool({ name: 'memory_relate', arguments: { from: 'Ann', type: 'knows', to: 'Bo' } });
   await new Promise((r) => setTimeout(r, 300));
@@ -124,7 +94,7 @@ it('a write that no repeat makes safe, cut by the node dying, is not re-sent: it
   expect(error.details).toEqual([{ applied: 'unknown' }]);
   expect(error.message).toContain('Check what is stored before repeating it');
   // No node was started for it; the next call starts one.
-  expect(nodePid()).toBe(first);
+  expect(nodePid(dir)).toBe(first);
   expect((await write('after')).isError).toBe(false);
-  expect(nodePid()).not.toBe(first);
+  expect(nodePid(dir)).not.toBe(first);
 });
