@@ -203,7 +203,13 @@ pub(super) fn sentence_names(question: &str, seed_names: &[&str]) -> Vec<String>
     let mut run: Vec<&str> = Vec::new();
     let words: Vec<&str> = question.unicode_words().collect();
     for (i, w) in words.iter().enumerate() {
-        let opening = i == 0 && (is_question_word(w) || AUXILIARIES.contains(&lower(w).as_str()));
+        // A word capitalised only by opening the question: a question word, an auxiliary, or a
+        // preposition before one ("Since when does Dana Ortiz lead …", found in QA: "Since" read
+        // as a name the answer "… leads the platform team since March 2023" put after "leads").
+        let opening = i == 0
+            && (is_question_word(w)
+                || AUXILIARIES.contains(&lower(w).as_str())
+                || words.get(1).is_some_and(|next| is_question_word(next)));
         if w.chars().next().is_some_and(char::is_uppercase) && !opening && lower(w) != "i" {
             run.push(w);
             if i + 1 < words.len() {
@@ -512,6 +518,27 @@ mod tests {
         }
         assert_eq!(sentence_names("Did Initech acquire Globex?", &[]), ["Initech", "Globex"]);
         assert_eq!(sentence_names("Who manages Jonas Berg?", &["Jonas Berg"]), ["Jonas Berg"]);
+    }
+
+    #[test]
+    fn a_preposition_opening_a_wh_question_is_no_name() {
+        let (_dir, store, _part) = fresh();
+        let body = json!({"content": "Dana Ortiz leads the platform team since March 2023.",
+            "facts": {"entities": [{"name": "Dana Ortiz", "type": "person"}]}});
+        call(&store, &caller(TODAY - 1_000), "remember", &body).unwrap();
+        let verdict = |q: &str| {
+            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
+            c["grounding"]["verdict"].as_str().unwrap().to_owned()
+        };
+        for q in
+            ["Since when does Dana Ortiz lead the platform team?", "For how long has Dana Ortiz led the platform team?"]
+        {
+            assert_eq!(verdict(q), "grounded", "{q}");
+        }
+        assert_eq!(sentence_names("Since when does Dana Ortiz lead it?", &["Dana Ortiz"]), ["Dana Ortiz"]);
+        // A name opening a question is still one.
+        assert_eq!(sentence_names("Globex acquired whom?", &[]), ["Globex"]);
+        assert_eq!(verdict("Since when does the platform team lead Dana Ortiz?"), "related");
     }
 
     #[test]
