@@ -299,6 +299,35 @@ describe('memory_query', () => {
     expect(zh.body.sufficiency, JSON.stringify(zh.body.steps)).toBe('sufficient');
   });
 
+  it('a later part’s pronoun takes a name the query writes as a word of a stored one', async () => {
+    // Found in QA: "billing" names the stored "billing service", so "what does it depend on" ran
+    // alone and was grounded by any stored dependency, the ledger library's too.
+    const scope = 'pronoun';
+    const w = await post(ann, 'remember', {
+      scope,
+      content: 'Sam Lee owns the billing service. The billing service depends on the ledger library.',
+      facts: {
+        entities: [
+          { name: 'billing service', type: 'service' },
+          { name: 'ledger library', type: 'library' },
+          { name: 'money crate', type: 'library' },
+          { name: 'Sam Lee', type: 'person' },
+        ],
+        relations: [
+          { source: 'Sam Lee', target: 'billing service', type: 'owns' },
+          { source: 'billing service', target: 'ledger library', type: 'depends_on' },
+          { source: 'ledger library', target: 'money crate', type: 'depends_on' },
+        ],
+      },
+    });
+    expect(w.status).toBe(200);
+    const r = await post(ann, 'query', { scope, query: 'Who owns billing and what does it depend on?' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.plan).toMatchObject({ source: 'split', steps: ['Who owns billing', 'what does billing depend on'] });
+    const second = (r.body.evidence as { text?: string; steps: number[] }[]).filter((e) => e.steps.includes(2));
+    expect(second.map((e) => e.text)).toContain('billing service depends_on ledger library');
+  });
+
   it('refuses bad input naming the field, and a scope the token may not use, before any step', async () => {
     const bad = await post(ann, 'query', { query: 'x', maxSteps: 0 });
     expect(bad.status).toBe(422);

@@ -266,7 +266,10 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
     {
       context: (question) => contextReply(svc, p, { ...stepBody, question }),
       names: async (question) => {
-        // The names the engine's linker finds whole in the query (its exact and case seeds).
+        // The names the engine finds whole in the query, as the query writes them: exact and case
+        // seeds, and a word of a longer name ("billing" of "billing service"), which a later part's
+        // pronoun stands for as well (found in QA: "Who owns billing and what does it depend on?"
+        // ran "what does it depend on", which any stored dependency grounded).
         const body = engineBody({ question, hops: 0, k: 1, as_of });
         const reply = await knowledge(svc.store, 'context', identify(p, identityFields), body);
         const seeds = ((reply.seeding as { seeds?: unknown } | undefined)?.seeds ?? []) as {
@@ -274,7 +277,9 @@ export async function memoryQuery(svc: Service, p: Principal, raw: unknown): Pro
           by?: unknown;
         }[];
         return seeds
-          .filter((s) => (s.matched === 'exact' || s.matched === 'case') && typeof s.by === 'string')
+          .filter(
+            (s) => (s.matched === 'exact' || s.matched === 'case' || s.matched === 'word') && typeof s.by === 'string',
+          )
           .map((s) => s.by as string);
       },
       history: (target: HistoryTarget) => {
