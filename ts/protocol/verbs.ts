@@ -152,8 +152,8 @@ export const VERBS: readonly VerbSpec[] = [
     reply: ContextReply,
     description:
       'Ranked, cited items to answer a `question` from: facts, passages and entities reached from the names and ' +
-      'types the question mentions. Read `grounding.verdict` before answering: `grounded` — one cited item covers ' +
-      'the question, answer from it and cite; `grounded_by_meaning` — covered in meaning, not word for word, cite ' +
+      'types the question mentions. Read `grounding.verdict` before answering: `grounded` — a cited item covers ' +
+      'the question (or each part), answer from it and cite; `grounded_by_meaning` — covered in meaning, not word for word, cite ' +
       'and say so; `related` — items touch the question but `uncovered` words are not supported, say what is ' +
       'missing; `uncited` — only entities answer, nothing cited, say it is unverified; ' +
       '`nothing_stored` — say you do not know; `could_not_judge` — the question was too vague, ask. Never answer ' +

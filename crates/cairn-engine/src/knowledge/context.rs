@@ -18,6 +18,7 @@ use super::graph::{self, Entity, Neighbour};
 use super::grounding_rules::{self, KIND_OF, NEGATED, Statement, is_negator, negation};
 use super::irregular_verbs::base_term;
 use super::part::Partition;
+use super::question_clauses;
 use super::question_language::Reading;
 use super::recall::When;
 use super::recency;
@@ -126,7 +127,8 @@ pub struct Item {
 /// Whether the items answer the question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Grounding {
-    /// One cited item (a fact or a passage) covers every content word of the question.
+    /// One cited item (a fact or a passage) covers every content word of the question, or of
+    /// each clause of a question asking two things at once (`question_clauses`).
     Grounded,
     /// Items were found, but no single cited one covers these content words (as the question spells them).
     Related { uncovered: Vec<String> },
@@ -1086,20 +1088,9 @@ fn grounding(
     if asked.is_empty() {
         return (Grounding::CouldNotJudge, None);
     }
-    let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
-    let mut judge = Judge::new((question, reading), asked, &names);
-    judge.moment = valid_at.map(|at| fact_terms(&moment_words(at))).unwrap_or_default();
-    for (id, word) in typed {
-        judge.type_words.entry(*id).or_default().push(word);
-        if let Some(s) = seeding.iter().find(|s| s.entity.id == *id) {
-            judge.typed_names.push((fact_terms(&s.entity.name), match_terms(word)));
-        }
-    }
+    let judge = Judge::for_items((question, reading), asked, (seeding, typed), valid_at);
     let each: Vec<Vec<String>> = items.iter().map(|item| judge.uncovered(item)).collect();
-    // The cited item that leaves the fewest words uncovered (the first of equals).
-    let best =
-        (0..items.len()).filter(|&i| !matches!(items[i].kind, ItemKind::Entity { .. })).min_by_key(|&i| each[i].len());
-    let verdict = match best {
+    let verdict = match best_cited(items, &each) {
         _ if items.is_empty() => Grounding::NothingStored,
         Some(i) if each[i].is_empty() => Grounding::Grounded,
         Some(i) if !each.iter().any(Vec::is_empty) => Grounding::Related { uncovered: each[i].clone() },
@@ -1107,7 +1098,52 @@ fn grounding(
         Some(i) => Grounding::Uncited { uncovered: each[i].clone() },
         None => Grounding::Uncited { uncovered: asked_words(asked) },
     };
+    let verdict = match verdict {
+        Grounding::Related { uncovered } => by_clauses((question, reading), items, (seeding, typed), valid_at)
+            .unwrap_or(Grounding::Related { uncovered }),
+        other => other,
+    };
     (verdict, Some(each))
+}
+
+/// The cited item that leaves the fewest words uncovered (the first of equals).
+fn best_cited(items: &[Item], each: &[Vec<String>]) -> Option<usize> {
+    (0..items.len()).filter(|&i| !matches!(items[i].kind, ItemKind::Entity { .. })).min_by_key(|&i| each[i].len())
+}
+
+/// A `related` English question asking two things at once ("Who owns billing and what does it
+/// depend on?", `question_clauses`) judged a clause at a time: `grounded` when a cited item
+/// covers each clause; else `related` with the words each clause's best cited item leaves
+/// uncovered (judged whole, a word another item covers was named). `None` when the question has
+/// one clause, or a clause has no content word or no cited item.
+fn by_clauses(
+    (question, reading): (&str, Reading),
+    items: &[Item],
+    seeds: (&[Seed], &[(u64, String)]),
+    valid_at: Option<i64>,
+) -> Option<Grounding> {
+    if !reading.english_order || reading.language().is_some() {
+        return None;
+    }
+    let parts = question_clauses::clauses(question, seeds.0);
+    if parts.len() < 2 {
+        return None;
+    }
+    let mut uncovered: Vec<String> = Vec::new();
+    for part in &parts {
+        let asked = read_content_words(part, &reading);
+        if asked.is_empty() {
+            return None;
+        }
+        let judge = Judge::for_items((part, reading), &asked, seeds, valid_at);
+        let each: Vec<Vec<String>> = items.iter().map(|item| judge.uncovered(item)).collect();
+        for word in &each[best_cited(items, &each)?] {
+            if !uncovered.contains(word) {
+                uncovered.push(word.clone());
+            }
+        }
+    }
+    Some(if uncovered.is_empty() { Grounding::Grounded } else { Grounding::Related { uncovered } })
 }
 
 /// What `grounding` judges items by: the question, its content words, the type words seeds were
@@ -1128,6 +1164,26 @@ struct Judge<'a> {
 }
 
 impl<'a> Judge<'a> {
+    /// The judge of `items` for `question`: the seeds' names, the type words each seed was found
+    /// by (`typed`), and the day of a `valid_at` read.
+    fn for_items(
+        (question, reading): (&'a str, Reading),
+        asked: &'a [(String, Vec<String>)],
+        (seeding, typed): (&[Seed], &'a [(u64, String)]),
+        valid_at: Option<i64>,
+    ) -> Self {
+        let names: Vec<&str> = seeding.iter().map(|s| s.entity.name.as_str()).collect();
+        let mut judge = Judge::new((question, reading), asked, &names);
+        judge.moment = valid_at.map(|at| fact_terms(&moment_words(at))).unwrap_or_default();
+        for (id, word) in typed {
+            judge.type_words.entry(*id).or_default().push(word);
+            if let Some(s) = seeding.iter().find(|s| s.entity.id == *id) {
+                judge.typed_names.push((fact_terms(&s.entity.name), match_terms(word)));
+            }
+        }
+        judge
+    }
+
     fn new((question, reading): (&'a str, Reading), asked: &'a [(String, Vec<String>)], seed_names: &[&str]) -> Self {
         let names = grounding_rules::sentence_names(question, seed_names);
         Judge {

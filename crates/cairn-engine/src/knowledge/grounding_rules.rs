@@ -161,7 +161,7 @@ fn sides(w: &[Word], at: usize, names: &[BTreeSet<String>]) -> Option<Vec<Option
 }
 
 /// Auxiliaries, one of which ends a wh-phrase the question asks for before its subject.
-const AUXILIARIES: &[&str] = &[
+pub(super) const AUXILIARIES: &[&str] = &[
     "am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might", "must", "shall",
     "should", "was", "were", "will", "would",
 ];
@@ -230,7 +230,7 @@ pub(super) fn sentence_names(question: &str, seed_names: &[&str]) -> Vec<String>
 }
 
 /// Whether `word` opens a wh-question.
-fn is_question_word(word: &str) -> bool {
+pub(super) fn is_question_word(word: &str) -> bool {
     matches!(lower(word).as_str(), "what" | "which" | "who" | "whom" | "whose" | "where" | "when" | "why" | "how")
 }
 

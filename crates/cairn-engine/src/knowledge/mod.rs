@@ -119,6 +119,7 @@ mod present_adjacency_properties;
 mod present_adjacency_tests;
 #[cfg(test)]
 mod properties;
+mod question_clauses;
 mod question_language;
 mod recall;
 mod recency;
