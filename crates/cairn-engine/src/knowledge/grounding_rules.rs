@@ -8,6 +8,7 @@
 //!   does not answer it. Judged only where word order says it soundly (see `misdirected`).
 
 use super::derive::SYMMETRIC;
+use super::ergative_verbs::is_ergative;
 use super::irregular_verbs::base_term;
 #[cfg(test)]
 use super::question_language::Reading;
@@ -336,6 +337,12 @@ impl<'a> Asking<'a> {
         }
         let swap = passive(q, at, None, None) != passive(&s, st, Some(kind), rel_type);
         let (asked, said) = (sides(q, at, &self.names)?, sides(&s, st, &self.names)?);
+        let asks_an_object = matches!(q[0].lower.as_str(), "what" | "which" | "who" | "whom" | "whose");
+        if q[at].term.as_deref().is_some_and(is_ergative) && !asks_an_object && !asked.contains(&Some(false)) {
+            // "When did billing move …?" is answered by "We moved billing …" (`ergative_verbs`);
+            // "What does auth-svc run?" asks for an object, and stays judged.
+            return None;
+        }
         let wrong = asked.iter().zip(&said).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if (a == b) == swap));
         wrong.then(|| q[at].term.clone()).flatten()
     }

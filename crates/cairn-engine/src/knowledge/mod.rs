@@ -33,6 +33,7 @@ mod elsewhere;
 #[cfg(test)]
 mod elsewhere_tests;
 mod entity_windows;
+mod ergative_verbs;
 pub(crate) mod event_names;
 pub(crate) mod event_view;
 mod event_writes;
