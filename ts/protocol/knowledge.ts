@@ -195,4 +195,5 @@ export const AuditInput = z.strictObject({
   ...identityFields,
   cursor: text(4 * KiB).optional(),
   limit: z.int().min(1).max(100).optional(),
+  newestFirst: z.boolean().optional().describe('The latest events first, pages going back in time'),
 });

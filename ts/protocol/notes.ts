@@ -74,7 +74,7 @@ export const NoteListInput = z.strictObject({
     .describe("List private notes too, every agent's of this user (only when the node allows them)"),
 });
 
-/** memory_history: the events of one note, entity or fact, oldest first, paged. */
+/** memory_history: the events of one note, entity or fact, oldest (or newest) first, paged. */
 export const HistoryInput = z.strictObject({
   ...identityFields,
   key: Key.optional(),
@@ -103,6 +103,8 @@ export const HistoryInput = z.strictObject({
     .optional()
     .describe('Show the values of events of private notes (only when the node allows them)'),
   compact: z.boolean().optional().describe('Leave out each event’s before/after; keep op and patch'),
+  // Described in the tool's text, where "Oldest first" is said: a long history's latest changes.
+  newestFirst: z.boolean().optional(),
 });
 
 // `null` is taken as absent (no items), for clients that send null for "none": the engine stores

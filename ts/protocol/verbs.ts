@@ -243,8 +243,8 @@ export const VERBS: readonly VerbSpec[] = [
       'needs its `taskId` on every write, else a new note is made beside it (receipt `warnings`). `writeMode: ' +
       'merge` deep-merges objects; arrays and other values replace whole. For safe ' +
       'updates send `expectedVersion` (0 = create only); on VERSION_CONFLICT read the note again and apply your ' +
-      'change to it before retrying. Send an `idempotencyKey` (yours alone) when retrying: the same request ' +
-      'replays the first receipt (`replayed: true`). `confidence` needs `confidenceBasis`. The receipt gives ' +
+      // What an idempotencyKey does is its field's description (per agent, replays the receipt).
+      'change to it before retrying. Send an `idempotencyKey` when retrying. `confidence` needs `confidenceBasis`. The receipt gives ' +
       '`version`, `evolution` (created|replaced|merged), and `private: true` when the note is private.',
   },
   {
@@ -273,7 +273,7 @@ export const VERBS: readonly VerbSpec[] = [
       '{from, to, type} from either end of a symmetric or inverse type). A note, subject ' +
       'or fact never stored is NOT_FOUND with `did_you_mean` (names it may mean; notes, and for a fact with both ends ' +
       "stored, the facts between them: send a detail's `note` or `fact` back); one " +
-      "forgotten has no events (a note's `forgotten`: who, when). Oldest first, with before/after values and " +
+      "forgotten has no events (a note's `forgotten`: who, when). Oldest first (`newestFirst` for latest first), with before/after values and " +
       'the writing agent; each event names its `target`. Up to `limit` events a page; pass `nextCursor` ' +
       'back as `cursor`. `compact` leaves out before/after (keeps the op and the `patch` written).',
   },
@@ -325,7 +325,8 @@ export const VERBS: readonly VerbSpec[] = [
     writes: false,
     input: AuditInput,
     reply: HistoryReply,
-    description: 'The calling agent’s own write events, oldest first, paged by `cursor`. HTTP only.',
+    description:
+      'The calling agent’s own write events, oldest first (`newestFirst`: latest first), paged by `cursor`. HTTP only.',
   },
 ];
 

@@ -10,6 +10,7 @@
 //! those events still read as `redacted: "forgotten"`.
 
 use super::cursor::{Binding, u64_position};
+use super::event_order;
 use super::event_target;
 use super::fields::{Fields, limit, readable_scopes};
 use super::forget::marker_key;
@@ -19,7 +20,7 @@ use super::record::{CUR, FORGOTTEN, Identity, Visibility};
 use super::same_key::{described, same_key};
 use super::{Outcome, invalid, refuse};
 use crate::error::{Error, Result};
-use crate::history::{AGENT, Event, TARGET, agent_prefix, indexed_event, seq_of, target_prefix};
+use crate::history::{AGENT, Event, TARGET, agent_prefix, indexed_event, target_prefix};
 use crate::knowledge::Partition;
 use crate::knowledge::api::Caller;
 use crate::knowledge::facts_between::{self, Between};
@@ -28,7 +29,6 @@ use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::time::iso_ms;
 use serde_json::{Value, json};
-use std::ops::Bound;
 
 /// What a `history` request names: its family, the targets its events are filed under, and
 /// what it names if nothing is stored under that name (then a page with no event is 404).
@@ -63,6 +63,7 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
     let compact = f.bool("compact")?.unwrap_or(false);
+    let newest = f.bool("newestFirst")?.unwrap_or(false);
     let readable = readable_scopes(&mut f)?;
     f.finish()?;
     let unnamed = visibility.is_none() && task_id.is_none();
@@ -76,11 +77,15 @@ pub(crate) fn history(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Va
         (None, None, Some(fact)) => fact_named(&snap, caller, fact)?,
         _ => return Err(invalid("key", "give exactly one of key, subject or fact")),
     };
-    let binding = Binding::new("history", caller, &json!({ "family": family, "target": targets, "private": private }));
+    let binding = Binding::new(
+        "history",
+        caller,
+        &bound_to(json!({ "family": family, "target": targets, "private": private }), newest),
+    );
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
     let prefixes: Vec<(&Partition, Vec<u8>)> =
         targets.iter().map(|t| (&caller.part, target_prefix(&caller.part, family, t))).collect();
-    let reply = page(&snap, TARGET, &prefixes, (after, limit), Shape { private, compact }, &binding)?;
+    let reply = page(&snap, TARGET, &prefixes, (after, limit), Shape { private, compact, newest }, &binding)?;
     let empty = after.is_none() && reply["events"].as_array().is_some_and(Vec::is_empty);
     if let Some(seq) = forgot.filter(|_| empty) {
         return Ok(with_forget(&snap, &caller.part, reply, seq)?);
@@ -250,23 +255,35 @@ pub(crate) fn audit(store: &Store, caller: &Caller, body: &[u8]) -> Outcome<Valu
     let private = read_private(&mut f)?;
     let limit = limit(&mut f)?;
     let cursor = f.string("cursor")?;
+    let newest = f.bool("newestFirst")?.unwrap_or(false);
     f.finish()?;
-    let binding = Binding::new("audit", caller, &json!({ "private": private }));
+    let binding = Binding::new("audit", caller, &bound_to(json!({ "private": private }), newest));
     let after = cursor.as_deref().map(|c| binding.position(c).and_then(|p| u64_position(&p))).transpose()?;
     let snap = store.snapshot()?;
     // The events of a scope forgotten whole are kept in its retired partition (`forget::retire`),
     // in the same sequence as the scope's own.
     let retired = caller.part.retired();
     let prefixes = [&caller.part, &retired].map(|part| (part, agent_prefix(part, &caller.agent)));
-    page(&snap, AGENT, &prefixes, (after, limit), Shape { private, compact: false }, &binding)
+    page(&snap, AGENT, &prefixes, (after, limit), Shape { private, compact: false, newest }, &binding)
 }
 
 /// How a page renders its events: with private values (`allowPrivate && includePrivate`), and
-/// without `before`/`after` (`compact`).
+/// without `before`/`after` (`compact`); and in which order (`newestFirst`).
 #[derive(Clone, Copy)]
 struct Shape {
     private: bool,
     compact: bool,
+    newest: bool,
+}
+
+/// What a cursor is bound to, with the order when it is newest first: a cursor of one order is
+/// refused in the other (its position is a bound the other side of the page), and the cursors
+/// of oldest-first pages stay those given before the order could be chosen.
+fn bound_to(mut binding: Value, newest: bool) -> Value {
+    if newest {
+        binding["newestFirst"] = json!(true);
+    }
+    binding
 }
 
 /// A page ends early, before the event that would take its events' JSON past this many bytes
@@ -282,31 +299,22 @@ fn read_private(f: &mut Fields) -> Outcome<bool> {
 }
 
 /// One page of the index `tree` under `prefixes` (keys end in a sequence number), each in the
-/// partition whose events it indexes, after `after`: up to `limit` events under any of them, in
-/// sequence order (the partitions given share one sequence), fewer once past `PAGE_BYTES`.
+/// partition whose events it indexes, past the cursor's `at`: up to `limit` events under any of
+/// them, in sequence order or newest first (`shape.newest`; the partitions given share one
+/// sequence), fewer once past `PAGE_BYTES`.
 fn page(
     snap: &Snapshot,
     tree: &str,
     prefixes: &[(&Partition, Vec<u8>)],
-    (after, limit): (Option<u64>, usize),
+    (at, limit): (Option<u64>, usize),
     shape: Shape,
     binding: &Binding,
 ) -> Outcome<Value> {
-    let mut seqs = Vec::with_capacity(limit + 1);
-    for (part, prefix) in prefixes {
-        let start = after.map_or_else(|| prefix.clone(), |s| [prefix, &s.to_be_bytes()[..]].concat());
-        let bound = if after.is_some() { Bound::Excluded(start.as_slice()) } else { Bound::Included(start.as_slice()) };
-        for (taken, kv) in snap.range(tree, bound, Bound::Unbounded)?.enumerate() {
-            let (k, _) = kv?;
-            if !k.starts_with(prefix) || taken > limit {
-                break;
-            }
-            seqs.push((seq_of(&k)?, *part));
-        }
-    }
-    seqs.sort_unstable_by_key(|(seq, _)| *seq);
-    seqs.dedup_by_key(|(seq, _)| *seq);
-    seqs.truncate(limit + 1);
+    let mut seqs = if shape.newest {
+        event_order::newest(snap, tree, prefixes, at, limit)?
+    } else {
+        event_order::oldest(snap, tree, prefixes, at, limit)?
+    };
     let mut more = seqs.len() > limit;
     seqs.truncate(limit);
     let mut events = Vec::with_capacity(seqs.len());

@@ -9,6 +9,7 @@ pub mod api;
 mod block;
 mod count;
 mod cursor;
+mod event_order;
 mod event_target;
 mod events;
 pub(crate) mod exchange;
@@ -31,6 +32,8 @@ pub(crate) mod handoff_tasks;
 mod handoff_tasks_tests;
 #[cfg(test)]
 mod handoff_tests;
+#[cfg(test)]
+mod history_newest_tests;
 #[cfg(test)]
 mod history_same_key_tests;
 mod idempotency;
