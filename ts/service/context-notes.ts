@@ -35,7 +35,10 @@ export function noteText(n: ListedNote): string {
  * "When is the deploy window?" and a pack put a note merely mentioning both words first.
  */
 export function judgedText(n: ListedNote): string {
-  return `${n.key.replace(/[._:/-]+/g, ' ')}: ${valueText(n.value)}`;
+  // A task note is about its task, as the notes index reads it: its task id covers "AUTH-12" in
+  // "what is left on AUTH-12" (kept whole, as the question's word is; no ": " to end the lead).
+  const task = n.taskId === undefined ? '' : ` ${n.taskId.replace(/:\s/g, ' ')}`;
+  return `${n.key.replace(/[._:/-]+/g, ' ')}${task}: ${valueText(n.value)}`;
 }
 
 /**

@@ -245,8 +245,13 @@ fn store_versions(
         before = Some(v);
     }
     let current = before.expect("at least one version is stored");
-    let old = prev.map(|p| Postings::of(&p.key, &p.value));
-    index::replace(tx, part, prev.zip(old.as_ref()), (&current, &Postings::of(&current.key, &current.value)))?;
+    let old = prev.map(|p| Postings::of(&p.key, p.task_id(), &p.value));
+    index::replace(
+        tx,
+        part,
+        prev.zip(old.as_ref()),
+        (&current, &Postings::of(&current.key, current.task_id(), &current.value)),
+    )?;
     tx.put(CUR, &current.identity().cur_key(part), &current.encode())?;
     Ok(())
 }

@@ -38,17 +38,18 @@ const OLD_TREES: [&str; 2] = ["n.tok", "n.tri"];
 /// `[]` → `LAYOUT`: the index holds folded terms and trigrams (case, accents and NFC/NFD folded,
 /// `text::fold_text`) of what `search_text::SearchText` gives now. A store indexed before lacks
 /// it (its keys are unfolded spellings that neither a query nor a note's removal would find) or
-/// holds `[1]`, `[2]` or `[3]` (its notes' keys were not split into parts, or not at camelCase
+/// holds `[1]` to `[4]` (its notes' keys were not split into parts, or not at camelCase
 /// humps nor given the words their parts abbreviate, `key_words.rs`; or the identifiers of its
-/// values' strings were not given their parts by the tokenizer, `text::ident_parts`; a rewrite
+/// values' strings were not given their parts by the tokenizer, `text::ident_parts`; or a task
+/// note's task id was not indexed; a rewrite
 /// would not add them: `replace` writes only the difference from the old version's terms as cut
 /// now), and `upgrade` rebuilds its index once.
 const FOLDED: &str = "n.folded";
 /// The layout `FOLDED` marks: 2 since note keys are indexed as their parts too, 3 since as their
 /// camelCase parts and the words those abbreviate, 4 since the identifiers in a value's strings
 /// give their parts (`config.ts`, `retryPolicy`, `MAX_RETRY_COUNT`; a key's come from
-/// `key_words` alone, as before).
-const LAYOUT: &[u8] = &[4];
+/// `key_words` alone, as before), 5 since a task note's task id is searched too (`search_text.rs`).
+const LAYOUT: &[u8] = &[5];
 /// `part | id u64 BE` → the note's encoded identity.
 pub(crate) const IDS: &str = "n.id";
 /// `part | trigram` → u32 BE: how many current notes of the sample (`sampled`) hold the trigram.
@@ -130,8 +131,8 @@ pub(crate) struct Postings {
 }
 
 impl Postings {
-    pub(crate) fn of(key: &str, value: &serde_json::Value) -> Postings {
-        let SearchText { text, terms } = SearchText::of(key, value);
+    pub(crate) fn of(key: &str, task: Option<&str>, value: &serde_json::Value) -> Postings {
+        let SearchText { text, terms } = SearchText::of(key, task, value);
         let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
         let mut tf: HashMap<String, u32> = HashMap::new();
         for term in terms.into_iter().filter(|t| !t.contains('\0')) {
@@ -141,7 +142,7 @@ impl Postings {
     }
 
     fn of_note(note: &NoteRecord) -> Postings {
-        Postings::of(&note.key, &note.value)
+        Postings::of(&note.key, note.task_id(), &note.value)
     }
 }
 

@@ -67,6 +67,8 @@ mod slot_counts;
 #[cfg(test)]
 mod spelling_tests;
 #[cfg(test)]
+mod task_id_search_tests;
+#[cfg(test)]
 mod tests;
 mod visibility;
 mod write;

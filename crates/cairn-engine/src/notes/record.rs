@@ -210,8 +210,9 @@ impl NoteRecord {
         note
     }
 
-    /// What the query channels search: the key and every key, string, number and boolean of the value.
+    /// What the query channels search: the key, a task note's task id, and every key, string, number
+    /// and boolean of the value.
     pub(crate) fn search(&self) -> SearchText {
-        SearchText::of(&self.key, &self.value)
+        SearchText::of(&self.key, self.task_id(), &self.value)
     }
 }

@@ -30,11 +30,18 @@ pub(crate) struct SearchText {
 }
 
 impl SearchText {
-    /// The search text of a note with `key` and `value`.
-    pub(crate) fn of(key: &str, value: &Value) -> SearchText {
+    /// The search text of a note with `key`, `value` and, for a task note, `task` (its task id):
+    /// a task note is about its task, so "what is left on AUTH-12" finds the notes of task
+    /// `AUTH-12` (found playing two agents: with that `taskId` sent too, the task's notes did not
+    /// match and `memory_context` said `nothing_stored`). The task id is read as a value's
+    /// string is, as the query reads it (`AUTH-12` gives `auth-12`, `auth` and `12`).
+    pub(crate) fn of(key: &str, task: Option<&str>, value: &Value) -> SearchText {
         let mut pieces = Pieces { text: String::new(), names: String::new(), strings: String::new() };
         pieces.name(key);
         key_words(key, |w| pieces.name(w));
+        if let Some(task) = task {
+            pieces.string(task);
+        }
         pieces.value(value);
         let mut terms: Vec<String> = word_tokens(&pieces.names).into_iter().map(|t| t.term).collect();
         terms.extend(tokens(&pieces.strings).into_iter().map(|t| t.term));
@@ -105,7 +112,7 @@ mod tests {
 
     #[test]
     fn the_trigram_text_spells_a_keys_parts_apart() {
-        let s = SearchText::of("deploy.window", &json!({"day": "Friday", "ok": true, "to": 16}));
+        let s = SearchText::of("deploy.window", None, &json!({"day": "Friday", "ok": true, "to": 16}));
         assert_eq!(s.text, "deploy.window deploy window day Friday ok true to 16");
     }
 
@@ -113,9 +120,17 @@ mod tests {
     fn a_keys_parts_are_counted_once_and_a_strings_identifiers_give_theirs() {
         // `db_choice` as before identifiers were cut: `key_words` alone gives `db`, `database` and
         // `choice` (the other `choic` is the value's object key).
-        let s = SearchText::of("db_choice", &json!({"choice": "postgres"}));
+        let s = SearchText::of("db_choice", None, &json!({"choice": "postgres"}));
         assert_eq!(sorted(s.terms), ["choic", "choic", "databas", "db", "db_choic", "postgr"]);
-        let s = SearchText::of("limits", &json!("the retryPolicy in config.ts"));
+        let s = SearchText::of("limits", None, &json!("the retryPolicy in config.ts"));
         assert_eq!(sorted(s.terms), ["config", "config.t", "limit", "polici", "retri", "retrypolici", "ts"],);
+    }
+
+    #[test]
+    fn a_task_notes_task_id_is_searched_as_the_query_reads_it() {
+        let s = SearchText::of("progress", Some("AUTH-12"), &json!({"done": "schema"}));
+        assert_eq!(s.text, "progress AUTH-12 done schema");
+        let q: Vec<String> = tokens("AUTH-12").into_iter().map(|t| t.term).collect();
+        assert!(!q.is_empty() && q.iter().all(|t| s.terms.contains(t)), "{q:?} in {:?}", s.terms);
     }
 }

@@ -195,8 +195,8 @@ fn prepare(store: &Store, caller: &Caller, req: &Request) -> Result<Prepared> {
         (None, Some(_)) => same_key(&snap, &caller.part, (&caller.agent, false), &req.id)?,
     };
     let value = new_value(req, prev.as_ref());
-    let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
-    let new = Postings::of(&req.id.key, &value);
+    let old = prev.as_ref().map(|p| Postings::of(&p.key, p.task_id(), &p.value));
+    let new = Postings::of(&req.id.key, req.id.task_id(), &value);
     let built = prev.as_ref().and_then(|p| {
         let kind = check(req, Some(p), &value).ok()?;
         Some(compose(req, caller, Some(p), &value, kind, p.id))
@@ -397,8 +397,8 @@ fn apply(
     } else {
         let prev = stored.as_deref().map(NoteRecord::decode).transpose()?;
         let value = new_value(req, prev.as_ref());
-        let new = Postings::of(&req.id.key, &value);
-        let old = prev.as_ref().map(|p| Postings::of(&p.key, &p.value));
+        let new = Postings::of(&req.id.key, req.id.task_id(), &value);
+        let old = prev.as_ref().map(|p| Postings::of(&p.key, p.task_id(), &p.value));
         (prev, value, old, new, None)
     };
     let mut built = if let Some(built) = built {
