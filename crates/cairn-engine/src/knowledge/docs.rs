@@ -11,7 +11,7 @@ use super::trees::{DOC, DOC_HASH, DOC_HASH8, MENTION, MENTIONED, PSG};
 use super::valid::instant;
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::{Linker, Passage, char_slice, chunk_text, mentions_name};
+use crate::text::{Linker, Passage, char_slice, chunk_text, heading_path, headings, mentions_name, with_headings};
 use crate::time::iso_ms;
 use crate::write::WriteTxn;
 use serde::{Deserialize, Serialize};
@@ -342,10 +342,10 @@ pub(crate) fn store_document(
         // The document is new (its id fresh from the counter): no passage of it is indexed yet.
         let terms = match tokenized {
             Some(t) => t,
-            None => index.tokenize(&passage.text)?,
+            None => index.tokenize(&passage.index_text())?,
         };
         index.add_tokenized(doc_id, ordinal, terms, true);
-        let mut entities: Vec<u64> = link(&passage.text);
+        let mut entities: Vec<u64> = link(&passage.index_text());
         entities.extend(given);
         entities.sort_unstable();
         entities.dedup();
@@ -373,12 +373,30 @@ pub(crate) fn passage_text(tx: &mut WriteTxn<'_>, part: &Partition, doc: u64, or
     Ok(char_slice(&d.text, span.start, span.end).map(str::to_owned))
 }
 
+/// A stored passage as full text and the linker read it: its text under the titles of the
+/// headings above it in its document (`Passage::index_text`); `None` when it is gone.
+pub(crate) fn passage_index_text(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    doc: u64,
+    ordinal: u32,
+) -> Result<Option<String>> {
+    let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
+    let Some(span) = tx.get(PSG, &part.key(&[&at]))? else { return Ok(None) };
+    let span: PassageSpan = decode(&span, "passage")?;
+    let Some(d) = tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? else { return Ok(None) };
+    let d: Document = decode(&d, "document")?;
+    let Some(text) = char_slice(&d.text, span.start, span.end) else { return Ok(None) };
+    let path = heading_path(&d.text, &headings(&d.text), span.start);
+    Ok(Some(with_headings(&path, text).into_owned()))
+}
+
 /// Links a new entity to the passages already stored that name it (whole word, any case), so
 /// the order of remembering and relating does not matter. Returns how many it linked.
 pub(crate) fn link_existing(tx: &mut WriteTxn<'_>, part: &Partition, entity: u64, name: &str) -> Result<u32> {
     let mut linked = 0;
     for (doc, ordinal) in fts::passages_with_all_terms(tx, part.raw(), name)? {
-        if passage_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, name)) {
+        if passage_index_text(tx, part, doc, ordinal)?.is_some_and(|text| mentions_name(&text, name)) {
             let at = [&doc.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
             tx.put(MENTION, &part.key(&[&entity.to_be_bytes(), &at]), &[])?;
             tx.put(MENTIONED, &part.key(&[&at, &entity.to_be_bytes()]), &[])?;

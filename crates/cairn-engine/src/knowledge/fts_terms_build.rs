@@ -18,11 +18,13 @@ use super::trees::{DOC, FTS_TERMS, PSG};
 use crate::error::{Error, Result};
 use crate::fts;
 use crate::store::Store;
+use crate::text::{Heading, heading_path, headings, with_headings};
 use crate::write::WriteTxn;
 
-/// The tokenizer the index holds the terms of: 2 since identifiers give their parts too. A store
-/// without the marker was indexed by tokenizer 1.
-pub(crate) const TOKENIZER: &[u8] = &[2];
+/// The tokenizer the index holds the terms of: 2 since identifiers give their parts too, 3 since
+/// a passage is indexed under the titles of the markdown headings above it
+/// (`text::Passage::index_text`). A store without the marker was indexed by tokenizer 1.
+pub(crate) const TOKENIZER: &[u8] = &[3];
 
 /// Re-indexes the store's passages unless the marker names `TOKENIZER`; a store without passages
 /// is left as it is (a read on it never writes).
@@ -90,26 +92,29 @@ fn reindex(tx: &mut WriteTxn<'_>, part: &Partition, passages: &Passages) -> Resu
     let mut index = fts::Indexer::new(part.raw())?;
     // The document being read, and the byte offset of each of its code points (passages are
     // code-point spans; slicing each by counting from the start would be quadratic in a long one).
-    let mut current: Option<(u64, Document, Vec<usize>)> = None;
+    let mut current: Option<(u64, Document, Vec<usize>, Vec<Heading>)> = None;
     for &(doc, ordinal, span) in passages {
-        if current.as_ref().is_none_or(|(id, _, _)| *id != doc) {
+        if current.as_ref().is_none_or(|(id, ..)| *id != doc) {
             current = match tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? {
                 Some(value) => {
                     let d: Document = decode(&value, "document")?;
                     let bounds = d.text.char_indices().map(|(b, _)| b).chain([d.text.len()]).collect();
-                    Some((doc, d, bounds))
+                    let all = headings(&d.text);
+                    Some((doc, d, bounds, all))
                 }
                 // A passage of no document finds no text: nothing to index.
                 None => None,
             };
         }
-        let Some((_, d, bounds)) = &current else { continue };
+        let Some((_, d, bounds, all)) = &current else { continue };
         let (Some(&from), Some(&to)) = (bounds.get(span.start), bounds.get(span.end)) else { continue };
         if from > to {
             continue;
         }
         // The partition's index was dropped above: every place is fresh.
-        let terms = index.tokenize(&d.text[from..to])?;
+        // Read under its headings, as `remember` indexed it.
+        let path = heading_path(&d.text, all, span.start);
+        let terms = index.tokenize(&with_headings(&path, &d.text[from..to]))?;
         index.add_tokenized(doc, ordinal, terms, true);
     }
     index.finish(tx)

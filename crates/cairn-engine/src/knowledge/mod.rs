@@ -72,6 +72,8 @@ pub(crate) mod fts_terms_build;
 mod graph;
 mod grounding_rules;
 #[cfg(test)]
+mod heading_tests;
+#[cfg(test)]
 mod history_miss_tests;
 #[cfg(test)]
 mod hub_tests;

@@ -1,7 +1,9 @@
-//! Passages: whole sentences packed into passages of about 100–200 words, and conversations cut
-//! one turn a line with no passage spanning two turns.
+//! Passages: whole sentences packed into passages of about 100–200 words, a markdown section at
+//! a time, and conversations cut one turn a line with no passage spanning two turns.
 
+use super::headings::{heading_path, headings};
 use super::{is_spaceless, sentences};
+use std::borrow::Cow;
 
 /// Passages below this many words are avoided unless the text (or turn) is shorter.
 pub const MIN_WORDS: usize = 100;
@@ -17,6 +19,33 @@ pub struct Passage {
     pub start: usize,
     pub end: usize,
     pub text: String,
+    /// The titles of the markdown headings above it that its text does not hold, outermost
+    /// first: what full text and linking read it under (`index_text`).
+    pub headings: Vec<String>,
+}
+
+impl Passage {
+    /// A passage of `text` with no heading above it.
+    #[must_use]
+    pub fn plain(start: usize, end: usize, text: String) -> Self {
+        Passage { start, end, text, headings: Vec::new() }
+    }
+
+    /// What full text indexes and the linker reads: the heading titles above the passage, each
+    /// on its own line, then its text. Only the text is stored and cited.
+    #[must_use]
+    pub fn index_text(&self) -> Cow<'_, str> {
+        with_headings(&self.headings, &self.text)
+    }
+}
+
+/// `text` read under `titles` (`Passage::index_text`).
+#[must_use]
+pub fn with_headings<'a>(titles: &[String], text: &'a str) -> Cow<'a, str> {
+    if titles.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(format!("{}\n{text}", titles.join("\n")))
 }
 
 /// Words as passage sizes count them: each Han, Hiragana or Katakana character is a word (those
@@ -29,12 +58,43 @@ pub fn word_count(text: &str) -> usize {
 }
 
 /// `text` cut into passages of whole sentences, about `TARGET_WORDS` words each and never more than
-/// `MAX_WORDS`. Sizes are balanced over the whole text, so no short passage is left at the end
-/// when it can be avoided.
+/// `MAX_WORDS`. Sizes are balanced over each markdown section (`sections`), so no short passage
+/// is left at a section's end when it can be avoided, and no passage holds two sections. Each
+/// passage carries the titles of the headings above it that it does not hold.
 #[must_use]
 pub fn chunk_text(text: &str) -> Vec<Passage> {
+    let all = headings(text);
+    let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
-    chunk_into(text, 0, &mut out);
+    for (start, end) in sections(&all, &chars) {
+        let section: String = chars[start..end].iter().collect();
+        chunk_into(&section, start, &mut out);
+    }
+    for p in &mut out {
+        p.headings = heading_path(text, &all, p.start);
+    }
+    out
+}
+
+/// The code-point ranges of the sections of a text of `len` code points with headings `all`: a
+/// section starts at a heading's line, unless nothing but headings came since the last start
+/// (`# Team` right above `## Members` opens the same section: a passage of a title alone says
+/// nothing). So a passage never mixes two sections' topics, at the cost of a short passage for a
+/// short section.
+fn sections(all: &[super::headings::Heading], chars: &[char]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    // The end of what the section being read holds of headings only.
+    let mut titles_end = 0;
+    for h in all {
+        let said = chars[titles_end.min(h.line_start)..h.line_start].iter().any(|c| !c.is_whitespace());
+        if said {
+            out.push((start, h.line_start));
+            start = h.line_start;
+        }
+        titles_end = h.line_end;
+    }
+    out.push((start, chars.len()));
     out
 }
 
@@ -106,7 +166,7 @@ fn chunk_into(text: &str, base: usize, out: &mut Vec<Passage>) {
     }
     for (first, last) in pack(&units) {
         let (start, end) = (units[first].start, units[last].end);
-        out.push(Passage { start: base + start, end: base + end, text: chars[start..end].iter().collect() });
+        out.push(Passage::plain(base + start, base + end, chars[start..end].iter().collect()));
     }
 }
 
@@ -229,7 +289,7 @@ mod tests {
         let text = "  Mr. Smith went home. He slept.\n";
         let passages = chunk_text(text);
         check(text, &passages);
-        assert_eq!(passages, [Passage { start: 2, end: 32, text: "Mr. Smith went home. He slept.".into() }]);
+        assert_eq!(passages, [Passage::plain(2, 32, "Mr. Smith went home. He slept.".into())]);
         assert!(chunk_text("").is_empty());
         assert!(chunk_text(" \n ").is_empty());
     }
@@ -347,6 +407,42 @@ mod tests {
         let empty: [(&str, &str); 0] = [];
         assert_eq!(messages_text(&empty), "");
         assert!(chunk_messages(&empty).is_empty());
+    }
+
+    /// Sentences of filler making up about `words` words, for sections of a given size.
+    fn filler(topic: &str, words: usize) -> String {
+        let s = format!("The {topic} work goes on as planned this week. ");
+        s.repeat(words / 9 + 1).trim_end().to_owned()
+    }
+
+    #[test]
+    fn a_passage_never_holds_two_sections_and_carries_the_headings_above_it() {
+        // Two short sections would be packed into one passage by size alone.
+        let text = format!(
+            "# Platform team\n\nDana Ortiz leads the platform team. {}\n\n## Staff\n\nThe team has three engineers: Ali, Bo and Chen.\n",
+            filler("platform", 40)
+        );
+        let passages = chunk_text(&text);
+        check(&text, &passages);
+        assert_eq!(passages.len(), 2, "{passages:?}");
+        assert!(passages[0].text.starts_with("# Platform team") && passages[0].headings.is_empty());
+        assert_eq!(passages[1].text, "## Staff\n\nThe team has three engineers: Ali, Bo and Chen.");
+        assert_eq!(passages[1].headings, ["Platform team"]);
+        assert_eq!(
+            passages[1].index_text(),
+            "Platform team\n## Staff\n\nThe team has three engineers: Ali, Bo and Chen."
+        );
+        // A long section cut in two: its second passage sits under the section's path.
+        let text = format!("Intro line.\n\n# Guide\n## Setup\n{}\n", filler("setup", 300));
+        let passages = chunk_text(&text);
+        check(&text, &passages);
+        assert_eq!(passages[0].text, "Intro line.");
+        assert!(passages[1].text.starts_with("# Guide\n## Setup"), "a heading alone opens no section");
+        assert!(passages.len() >= 3);
+        assert!(passages[2..].iter().all(|p| p.headings == ["Guide", "Setup"]));
+        // Text without headings is cut as before.
+        let plain = prose(150, 5);
+        assert!(chunk_text(&plain).iter().all(|p| p.headings.is_empty()));
     }
 
     #[test]

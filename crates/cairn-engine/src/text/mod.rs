@@ -4,14 +4,18 @@
 
 mod chunk;
 mod fast_hash;
+mod headings;
 mod ident_parts;
 mod link;
 mod names;
 mod sentences;
 mod tokenize;
 
-pub use chunk::{MAX_WORDS, MIN_WORDS, Passage, TARGET_WORDS, chunk_messages, chunk_text, messages_text, word_count};
+pub use chunk::{
+    MAX_WORDS, MIN_WORDS, Passage, TARGET_WORDS, chunk_messages, chunk_text, messages_text, with_headings, word_count,
+};
 pub use fast_hash::{FastHasher, FastMap};
+pub use headings::{Heading, heading_path, headings};
 pub use link::{Linker, Mention, absent_mention, mentions_name};
 pub use names::{
     Effort, LookupOptions, MatchKind, NameIndex, NameMatch, allowed_distance, fold, fold_text, folds_to,

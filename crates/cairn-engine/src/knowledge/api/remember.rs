@@ -281,7 +281,7 @@ fn text_of(req: &Request) -> (Text, Vec<Value>) {
             }));
             continue;
         }
-        let passage = Passage { start: 0, end: body.chars().count(), text: body.to_owned() };
+        let passage = Passage::plain(0, body.chars().count(), body.to_owned());
         docs.push(DocIn {
             text: body.to_owned(),
             passages: vec![(passage, p.mentions.clone())],
@@ -440,14 +440,16 @@ fn store_text(
     let mut tokenized = tokenized.into_iter();
     for (passage, mentions) in passages {
         let mut ids: Vec<u64> = Vec::new();
-        let stored = names.as_ref().map(|n| n.find(&passage.text)).unwrap_or_default();
+        // Read under its headings: a passage under `# Platform team` names the platform team.
+        let read = passage.index_text();
+        let stored = names.as_ref().map(|n| n.find(&read)).unwrap_or_default();
         for m in stored {
             // The cache may still hold a forgotten entity: link only what exists.
             if entity_exists_in(tx, part, m.entity)? {
                 ids.push(m.entity);
             }
         }
-        ids.extend(call_linker.find(&passage.text).into_iter().map(|m| m.entity));
+        ids.extend(call_linker.find(&read).into_iter().map(|m| m.entity));
         for m in &mentions {
             ids.push(upsert(tx, caller, &bare(m), (date, label), done, tally)?.id);
         }
@@ -663,7 +665,7 @@ pub(super) fn run_with_texts(store: &Store, caller: &Caller, body: &[u8], texts:
     if let Text::Some(docs) = &mut text {
         for d in docs.iter_mut() {
             d.hash = hash_key(&caller.part, &d.text, req.date.as_deref());
-            d.tokenized = d.passages.iter().map(|(p, _)| index.tokenize(&p.text)).collect::<Result<_>>()?;
+            d.tokenized = d.passages.iter().map(|(p, _)| index.tokenize(&p.index_text())).collect::<Result<_>>()?;
         }
         // The segment laid out here too, by each passage's position (document in the call,
         // ordinal); the transaction raises those to the ids it reserves.

@@ -1,0 +1,80 @@
+//! Markdown headings give the passages under them their topic for full text and linking
+//! (`text::Passage::index_text`), while the stored text, its citations and grounding read only
+//! what the passage says.
+
+use super::testing::{TODAY, assert_citations_slice, call, caller, fresh};
+use serde_json::{Value, json};
+
+/// A wiki page whose second passage never names its section's topic.
+fn page() -> String {
+    let filler = "The group owns the build system, the deploy pipeline and the shared staging clusters. ";
+    format!(
+        "# Platform team\n\nDana Ortiz leads the platform team since March 2023. {}\n\n## Staff\n\n\
+         The team has three engineers: Ali, Bo and Chen. Each of them is on call one week a month.\n",
+        filler.repeat(10).trim_end()
+    )
+}
+
+/// Pages of other teams that name the platform team, or engineers, as a wiki does: each holds
+/// two of the question's three words, as the page's second passage does without its heading.
+fn others() -> Vec<String> {
+    (0..20)
+        .map(|i| {
+            if i % 2 == 0 {
+                format!("# Team {i} notes\n\nTeam {i} asked the platform team about the deploy pipeline.")
+            } else {
+                format!("# Team {i} notes\n\nTeam {i} hired engineers for the mobile app this spring.")
+            }
+        })
+        .collect()
+}
+
+fn context(store: &crate::store::Store, question: &str) -> Value {
+    call(store, &caller(TODAY), "context", &json!({"question": question, "k": 8})).unwrap()
+}
+
+/// The passage items of a context reply whose text holds `needle`.
+fn passages_with<'a>(c: &'a Value, needle: &str) -> Vec<&'a Value> {
+    let items = c["items"].as_array().unwrap();
+    items.iter().filter(|i| i["kind"] == "passage" && i["text"].as_str().unwrap().contains(needle)).collect()
+}
+
+#[test]
+fn a_passage_is_found_by_the_heading_it_sits_under_and_cited_as_stored() {
+    let (_dir, store, part) = fresh();
+    for (at, text) in (TODAY - 10_000..).zip(others()) {
+        call(&store, &caller(at), "remember", &json!({"content": text})).unwrap();
+    }
+    call(&store, &caller(TODAY - 1_000), "remember", &json!({"content": page(), "source": "wiki"})).unwrap();
+    let c = context(&store, "How many engineers does the platform team have?");
+    let found = passages_with(&c, "three engineers");
+    assert_eq!(found.len(), 1, "{c}");
+    // The stored text is the passage as written: no heading was added to it.
+    assert!(found[0]["text"].as_str().unwrap().starts_with("## Staff"), "{c}");
+    assert_citations_slice(&store, &part, &c);
+    // The sentence says "the team": the heading's word is not claimed covered by it.
+    assert_eq!(c["grounding"], json!({"verdict": "related", "uncovered": ["platform"]}), "{c}");
+    // What the sentence does say grounds the question that asks only that.
+    let c = context(&store, "How many engineers does the team have?");
+    assert_eq!(c["grounding"]["verdict"], "grounded", "{c}");
+}
+
+#[test]
+fn a_passage_links_to_the_entity_its_heading_names() {
+    let (_dir, store, _part) = fresh();
+    let entity = json!({"facts": {"entities": [{"name": "Platform team", "type": "team"}], "relations": []}});
+    // Stored before the page and after it: the link does not depend on the order.
+    call(&store, &caller(TODAY - 2_000), "remember", &entity).unwrap();
+    call(&store, &caller(TODAY - 1_000), "remember", &json!({"content": page()})).unwrap();
+    let c = context(&store, "Who is on call in the Platform team?");
+    let found = passages_with(&c, "on call one week");
+    assert_eq!(found.len(), 1, "{c}");
+    assert!(found[0]["channels"].to_string().contains("mention"), "{c}");
+
+    let (_dir, store, _part) = fresh();
+    call(&store, &caller(TODAY - 2_000), "remember", &json!({"content": page()})).unwrap();
+    call(&store, &caller(TODAY - 1_000), "remember", &entity).unwrap();
+    let c = context(&store, "Who is on call in the Platform team?");
+    let found = passages_with(&c, "on call one week");
+    assert!(found[0]["channels"].to_string().contains("mention"), "{c}");
+}
