@@ -78,3 +78,26 @@ fn a_passage_links_to_the_entity_its_heading_names() {
     let found = passages_with(&c, "on call one week");
     assert!(found[0]["channels"].to_string().contains("mention"), "{c}");
 }
+
+#[test]
+fn an_imported_page_is_found_under_its_headings_as_the_original() {
+    // Import indexed and linked a passage by its own text only (found merging the heading
+    // path): the copy of a scope lost what the original found.
+    let (_dir, store, _part) = fresh();
+    for (at, text) in (TODAY - 10_000..).zip(others()) {
+        call(&store, &caller(at), "remember", &json!({"content": text})).unwrap();
+    }
+    let entity = json!({"facts": {"entities": [{"name": "Platform team", "type": "team"}], "relations": []}});
+    call(&store, &caller(TODAY - 2_000), "remember", &entity).unwrap();
+    call(&store, &caller(TODAY - 1_000), "remember", &json!({"content": page(), "source": "wiki"})).unwrap();
+    let export = call(&store, &caller(TODAY), "export", &json!({"limit": 1000})).unwrap();
+    assert!(export["next"].is_null(), "one page: {export}");
+    let copy = super::api::Caller { part: super::Partition::new("local", "u1", "copy").unwrap(), ..caller(TODAY) };
+    call(&store, &copy, "import", &json!({"records": export["records"], "allAgents": true})).unwrap();
+    let question = json!({"question": "How many engineers does the platform team have?", "k": 8});
+    let found = call(&store, &copy, "context", &question).unwrap();
+    assert_eq!(passages_with(&found, "three engineers").len(), 1, "{found}");
+    let linked = call(&store, &copy, "context", &json!({"question": "Who is on call in the Platform team?"})).unwrap();
+    let on_call = passages_with(&linked, "on call one week");
+    assert!(on_call.first().is_some_and(|p| p["channels"].to_string().contains("mention")), "{linked}");
+}

@@ -40,7 +40,7 @@ use super::trees::{ADJ, ADJ_PAST, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, RE
 use super::version_writes::Lens;
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::{Linker, char_slice, fold};
+use crate::text::{Linker, char_slice, fold, heading_path, headings, with_headings};
 use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
 use serde::Serialize;
@@ -773,12 +773,15 @@ fn import_document(
     }
     let linker = linker.as_ref().expect("built above");
     super::fts_terms_build::mark_first(tx)?;
+    let sections = headings(text);
     for (ordinal, span) in spans {
         let passage = char_slice(text, span.start, span.end).expect("span checked above");
         let at = [&id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
-        index.add(id, ordinal, passage)?;
-        let mut entities: Vec<u64> = linker.find(passage).into_iter().map(|m| m.entity).collect();
+        // Read under its headings, as `remember` indexed and linked it (`Passage::index_text`).
+        let read = with_headings(&heading_path(&sections, span.start), passage);
+        index.add(id, ordinal, &read)?;
+        let mut entities: Vec<u64> = linker.find(&read).into_iter().map(|m| m.entity).collect();
         entities.sort_unstable();
         entities.dedup();
         for entity in entities {

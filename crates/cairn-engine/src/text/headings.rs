@@ -4,7 +4,7 @@
 
 /// A markdown heading: ATX (`#` … `######`) or setext (a line underlined with `=` or `-`).
 /// Code-point offsets into the text it was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
     /// 1 for `#` and `===`, 2 for `##` and `---`, … 6.
     pub level: u8,
@@ -15,6 +15,9 @@ pub struct Heading {
     pub title_end: usize,
     /// Where it ends: its line's end, or its underline's.
     pub line_end: usize,
+    /// The title's text, read once: slicing it from the document by code points for every
+    /// passage under it cost the length of the text each time.
+    pub title: String,
 }
 
 /// A line of the text: code-point offsets of its start and end (before the line break).
@@ -53,20 +56,20 @@ pub fn headings(text: &str) -> Vec<Heading> {
             out.push(h);
         }
     }
-    out.retain(|h| char_range(text, h.title_start, h.title_end).chars().any(char::is_alphanumeric));
+    out.retain(|h| h.title.chars().any(char::is_alphanumeric));
     out
 }
 
 /// The titles of the headings `text` holds before code point `at` that the text at `at` sits
 /// under (each heading closes those of its level and deeper), outermost first.
 #[must_use]
-pub fn heading_path(text: &str, all: &[Heading], at: usize) -> Vec<String> {
+pub fn heading_path(all: &[Heading], at: usize) -> Vec<String> {
     let mut path: Vec<&Heading> = Vec::new();
     for h in all.iter().take_while(|h| h.line_start < at) {
         path.retain(|p| p.level < h.level);
         path.push(h);
     }
-    path.iter().map(|h| char_range(text, h.title_start, h.title_end).to_owned()).collect()
+    path.iter().map(|h| h.title.clone()).collect()
 }
 
 /// The lines of `text` with their code-point starts; `\r\n`, `\n` and `\r` end a line.
@@ -124,6 +127,7 @@ fn atx(line: &Line<'_>, indent: usize) -> Option<Heading> {
         title_start,
         title_end: title_start + title.chars().count(),
         line_end: line.start + line.text.chars().count(),
+        title: title.to_owned(),
     })
 }
 
@@ -156,12 +160,8 @@ fn setext(lines: &[Line<'_>], i: usize) -> Option<Heading> {
         title_start,
         title_end: title_start + title.chars().count(),
         line_end,
+        title: title.to_owned(),
     })
-}
-
-/// The code points `[start, end)` of `text` (empty when out of range).
-fn char_range(text: &str, start: usize, end: usize) -> &str {
-    super::char_slice(text, start, end).unwrap_or("")
 }
 
 #[cfg(test)]
@@ -170,7 +170,11 @@ mod tests {
     use crate::text::char_slice;
 
     fn titles(text: &str) -> Vec<(u8, &str)> {
-        headings(text).iter().map(|h| (h.level, char_slice(text, h.title_start, h.title_end).unwrap())).collect()
+        let all = headings(text);
+        for h in &all {
+            assert_eq!(char_slice(text, h.title_start, h.title_end), Some(h.title.as_str()), "{h:?}");
+        }
+        all.iter().map(|h| (h.level, char_slice(text, h.title_start, h.title_end).unwrap())).collect()
     }
 
     #[test]
@@ -201,8 +205,8 @@ mod tests {
         let text = "# A\n## B\n### C\ntext\n## D\nmore";
         let all = headings(text);
         let at = |s: &str| text.find(s).unwrap();
-        assert_eq!(heading_path(text, &all, at("text")), ["A", "B", "C"]);
-        assert_eq!(heading_path(text, &all, at("more")), ["A", "D"]);
-        assert_eq!(heading_path(text, &all, 0), Vec::<String>::new());
+        assert_eq!(heading_path(&all, at("text")), ["A", "B", "C"]);
+        assert_eq!(heading_path(&all, at("more")), ["A", "D"]);
+        assert_eq!(heading_path(&all, 0), Vec::<String>::new());
     }
 }
