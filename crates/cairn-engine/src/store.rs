@@ -164,6 +164,8 @@ struct Shared {
     clock: Arc<Clock>,
     /// What callers found to hold for good while the store is open (`Store::marked`).
     marks: Mutex<HashSet<&'static str>>,
+    /// What the last import call read of the facts between two ends (`knowledge::import_pairs`).
+    import_pairs: Mutex<Option<crate::knowledge::KeptPairs>>,
 }
 
 /// An open store. Cheap to clone; every clone is the same store. Closing any clone closes it.
@@ -304,6 +306,7 @@ impl Store {
                 idempotency_ms,
                 clock,
                 marks: Mutex::default(),
+                import_pairs: Mutex::default(),
             }),
         })
     }
@@ -344,6 +347,16 @@ impl Store {
     /// Marks `mark` (`marked`), once a snapshot showed it holds: published state is durable.
     pub(crate) fn mark(&self, mark: &'static str) {
         self.shared.marks.lock().expect("marks lock").insert(mark);
+    }
+
+    /// Takes what the last import call read of the facts between two ends, if it left any.
+    pub(crate) fn take_import_pairs(&self) -> Option<crate::knowledge::KeptPairs> {
+        self.shared.import_pairs.lock().expect("import pairs lock").take()
+    }
+
+    /// Leaves `kept` for the next import call (`knowledge::import_pairs::Kept`).
+    pub(crate) fn keep_import_pairs(&self, kept: Option<crate::knowledge::KeptPairs>) {
+        *self.shared.import_pairs.lock().expect("import pairs lock") = kept;
     }
 
     /// Drops every mark, as opening the store again would: for tests that make a store look

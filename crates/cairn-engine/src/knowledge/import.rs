@@ -825,8 +825,21 @@ pub fn import(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     records: &[Value],
+    who: (&str, bool),
+    now: i64,
+) -> Result<Imported> {
+    import_among(tx, part, records, who, now, &mut Pairs::default())
+}
+
+/// `import`, matching fact records against `pairs`, what earlier calls read of the facts between
+/// two ends when nothing was committed since (`import_pairs::Kept`), kept true as facts are stored.
+pub(crate) fn import_among(
+    tx: &mut WriteTxn<'_>,
+    part: &Partition,
+    records: &[Value],
     (agent, all_agents): (&str, bool),
     now: i64,
+    pairs: &mut Pairs,
 ) -> Result<Imported> {
     if records.len() > MAX_LIMIT {
         return Err(Error::InvalidArgument(format!("records: at most {MAX_LIMIT} per call, got {}", records.len())));
@@ -868,9 +881,8 @@ pub fn import(
     }
     let mut citing = Vec::new();
     let mut lens = Lens::new();
-    let mut pairs = Pairs::default();
     for &(index, r) in &by_kind[1] {
-        match import_fact(tx, part, r, (agent, all_agents), now, (&mut out, &mut tally, &mut lens, &mut pairs))? {
+        match import_fact(tx, part, r, (agent, all_agents), now, (&mut out, &mut tally, &mut lens, pairs))? {
             Ok(Some(doc)) => citing.push((index, doc)),
             Ok(None) => {}
             Err(reason) => out.skipped.push(Skipped { index, reason }),

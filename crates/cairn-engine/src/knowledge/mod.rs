@@ -182,8 +182,9 @@ pub use graph::{
     upsert_entity,
 };
 pub(crate) use ids::next_id;
-pub(crate) use import::IMPORT_MAP;
+pub(crate) use import::{IMPORT_MAP, import_among};
 pub use import::{ImportCounts, Imported, Skipped, import};
+pub(crate) use import_pairs::{Kept as KeptPairs, Pairs as ImportPairs};
 pub use ontology::{Ontology, TypeCount, ontology};
 pub use origin::Origin;
 pub use part::Partition;

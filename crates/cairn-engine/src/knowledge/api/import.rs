@@ -5,7 +5,7 @@
 use super::Caller;
 use crate::error::{Error, Result};
 use crate::history::{Change, record};
-use crate::knowledge::{Imported, import};
+use crate::knowledge::{Imported, KeptPairs, import_among};
 use crate::store::Store;
 use crate::write::WriteTxn;
 use serde_json::{Map, Value, json};
@@ -25,14 +25,20 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
         return Err(Error::InvalidArgument("records: must be an array of exported records".into()));
     };
     let caller = caller.clone();
-    let (done, _) = store.write(move |tx| {
-        let done = import(tx, &caller.part, &records, (&caller.agent, all_agents), caller.now)?;
+    let part = caller.part.clone();
+    // What the call before read of the pairs of ends its facts joined, if nothing was committed
+    // since (`import_pairs.rs`): the pages of one import read a pair once, not once a page.
+    let kept = store.take_import_pairs();
+    let ((done, pairs), txn) = store.write(move |tx| {
+        let mut pairs = KeptPairs::resume(kept, tx, &caller.part);
+        let done = import_among(tx, &caller.part, &records, (&caller.agent, all_agents), caller.now, &mut pairs)?;
         if !done.written.is_empty() {
             caller.part.register(tx)?;
         }
         record_imported(tx, &caller, &done)?;
-        Ok(done)
+        Ok((done, pairs))
     })?;
+    store.keep_import_pairs(KeptPairs::of(&part, txn, pairs));
     Ok(json!({
         "imported": done.imported,
         "unchanged": done.unchanged,

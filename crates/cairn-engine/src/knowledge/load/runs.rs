@@ -8,11 +8,12 @@
 use crate::error::Result;
 use crate::history::{AGENT, EVENT, NAME, TARGET, TREES as HISTORY, agent_prefix, name_prefix, push_target_prefix};
 use crate::key_text;
+use crate::knowledge::ImportPairs;
 use crate::knowledge::attr_index::Bulk;
 use crate::knowledge::export::MAX_LIMIT;
 use crate::knowledge::graph::Entity;
 use crate::knowledge::ids::{read_next_id, write_next_id};
-use crate::knowledge::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, import};
+use crate::knowledge::import::{ENTITY, FACT, IMPORT_MAP, Imported, Skipped, import_among};
 use crate::knowledge::part::Partition;
 use crate::knowledge::source_index::asserted_key;
 use crate::knowledge::tally::Tally;
@@ -715,11 +716,13 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
         }
     })?;
     let Plan { rest, mut out, .. } = plan;
-    // The records the fast path left: through `import`, a page at a time.
+    // The records the fast path left: through `import`, a page at a time, the facts between two
+    // ends read once for all the pages (`import_pairs.rs`).
+    let mut pairs = ImportPairs::default();
     for chunk in rest.chunks(MAX_LIMIT) {
         let records: Vec<Value> = chunk.iter().map(|(_, v)| v.clone()).collect();
         // A load is an operator's restore (admin route or the store's owner): every agent's notes.
-        let done = import(tx, part, &records, (agent, true), now)?;
+        let done = import_among(tx, part, &records, (agent, true), now, &mut pairs)?;
         let line = |i: usize| chunk[i].0;
         out.imported.add(&done.imported);
         out.unchanged.add(&done.unchanged);
