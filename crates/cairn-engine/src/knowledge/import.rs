@@ -28,6 +28,7 @@ use super::graph::{
 use super::ids::next_id;
 use super::import_attributes;
 use super::import_checks::{document_date, fact_times, known_fields, label_ok, name_ok};
+use super::import_links::Links;
 use super::import_pairs::{Pairs, Version};
 use super::import_provenance;
 use super::import_rules::{not_future, own_author};
@@ -40,7 +41,7 @@ use super::trees::{ADJ, ADJ_PAST, DOC, ENT, IN, MENTION, MENTIONED, OUT, PSG, RE
 use super::version_writes::Lens;
 use crate::error::{Error, Result};
 use crate::fts;
-use crate::text::{Linker, char_slice, fold, heading_path, headings, with_headings};
+use crate::text::{char_slice, fold, heading_path, headings, with_headings};
 use crate::time::parse_iso_ms;
 use crate::write::WriteTxn;
 use serde::Serialize;
@@ -682,7 +683,7 @@ fn import_document(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     r: &Map<String, Value>,
-    linker: &mut Option<Linker>,
+    links: &mut Links,
     (index, tally): (&mut fts::Indexer, &mut Tally),
     now: i64,
     out: &mut Imported,
@@ -767,11 +768,6 @@ fn import_document(
     tally.documents(part, 1);
     tally.passages(part, super::tally::delta(spans.len()));
     add_hash(tx, &hash, id)?;
-    if linker.is_none() {
-        let names = super::graph::entities_in(tx, part)?;
-        *linker = Some(Linker::new(names.iter().map(|e| (e.id, e.name.as_str()))));
-    }
-    let linker = linker.as_ref().expect("built above");
     super::fts_terms_build::mark_first(tx)?;
     let sections = headings(text);
     for (ordinal, span) in spans {
@@ -781,9 +777,7 @@ fn import_document(
         // Read under its headings, as `remember` indexed and linked it (`Passage::index_text`).
         let read = with_headings(&heading_path(&sections, span.start), passage);
         index.add(id, ordinal, &read)?;
-        let mut entities: Vec<u64> = linker.find(&read).into_iter().map(|m| m.entity).collect();
-        entities.sort_unstable();
-        entities.dedup();
+        let entities = links.find(tx, part, &read, &out.written)?;
         for entity in entities {
             tx.put(MENTION, &part.key(&[&entity.to_be_bytes(), &at]), &[])?;
             tx.put(MENTIONED, &part.key(&[&at, &entity.to_be_bytes()]), &[])?;
@@ -828,18 +822,20 @@ pub fn import(
     who: (&str, bool),
     now: i64,
 ) -> Result<Imported> {
-    import_among(tx, part, records, who, now, &mut Pairs::default())
+    import_among(tx, part, records, who, now, (&mut Pairs::default(), None))
 }
 
 /// `import`, matching fact records against `pairs`, what earlier calls read of the facts between
-/// two ends when nothing was committed since (`import_pairs::Kept`), kept true as facts are stored.
+/// two ends when nothing was committed since (`import_pairs::Kept`), kept true as facts are stored;
+/// with the store's directory `dir`, documents are linked through the cached names
+/// (`import_links.rs`).
 pub(crate) fn import_among(
     tx: &mut WriteTxn<'_>,
     part: &Partition,
     records: &[Value],
     (agent, all_agents): (&str, bool),
     now: i64,
-    pairs: &mut Pairs,
+    (pairs, dir): (&mut Pairs, Option<&std::path::Path>),
 ) -> Result<Imported> {
     if records.len() > MAX_LIMIT {
         return Err(Error::InvalidArgument(format!("records: at most {MAX_LIMIT} per call, got {}", records.len())));
@@ -874,6 +870,8 @@ pub(crate) fn import_among(
         };
         by_kind[slot].push((index, r));
     }
+    // The scope's names as they are before the call writes any entity, when it links documents.
+    let mut links = if by_kind[2].is_empty() { Links::Whole(None) } else { Links::before(tx, part, dir)? };
     for &(index, r) in &by_kind[0] {
         if let Err(reason) = import_entity(tx, part, r, now, (&mut out, &mut tally))? {
             out.skipped.push(Skipped { index, reason });
@@ -888,11 +886,10 @@ pub(crate) fn import_among(
             Err(reason) => out.skipped.push(Skipped { index, reason }),
         }
     }
-    let mut linker = None;
     // One index batch for the call's documents (one block per term).
     let mut passages = fts::Indexer::new(part.raw())?;
     for &(index, r) in &by_kind[2] {
-        if let Err(reason) = import_document(tx, part, r, &mut linker, (&mut passages, &mut tally), now, &mut out)? {
+        if let Err(reason) = import_document(tx, part, r, &mut links, (&mut passages, &mut tally), now, &mut out)? {
             out.skipped.push(Skipped { index, reason });
         }
     }

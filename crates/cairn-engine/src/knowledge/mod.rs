@@ -84,6 +84,9 @@ mod import;
 mod import_attributes;
 pub(crate) mod import_checks;
 mod import_fact_runs;
+mod import_links;
+#[cfg(test)]
+mod import_links_tests;
 #[cfg(test)]
 mod import_origin_tests;
 mod import_pairs;

@@ -29,9 +29,11 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
     // What the call before read of the pairs of ends its facts joined, if nothing was committed
     // since (`import_pairs.rs`): the pages of one import read a pair once, not once a page.
     let kept = store.take_import_pairs();
+    let dir = store.dir().to_path_buf();
     let ((done, pairs), txn) = store.write(move |tx| {
         let mut pairs = KeptPairs::resume(kept, tx, &caller.part);
-        let done = import_among(tx, &caller.part, &records, (&caller.agent, all_agents), caller.now, &mut pairs)?;
+        let who = (caller.agent.as_str(), all_agents);
+        let done = import_among(tx, &caller.part, &records, who, caller.now, (&mut pairs, Some(&dir)))?;
         if !done.written.is_empty() {
             caller.part.register(tx)?;
         }

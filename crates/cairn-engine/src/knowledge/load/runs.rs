@@ -722,7 +722,7 @@ pub(crate) fn store(tx: &mut WriteTxn<'_>, part: &Partition, plan: Plan, agent: 
     for chunk in rest.chunks(MAX_LIMIT) {
         let records: Vec<Value> = chunk.iter().map(|(_, v)| v.clone()).collect();
         // A load is an operator's restore (admin route or the store's owner): every agent's notes.
-        let done = import_among(tx, part, &records, (agent, true), now, &mut pairs)?;
+        let done = import_among(tx, part, &records, (agent, true), now, (&mut pairs, None))?;
         let line = |i: usize| chunk[i].0;
         out.imported.add(&done.imported);
         out.unchanged.add(&done.unchanged);
