@@ -40,7 +40,7 @@ function eventLine(e: Body): { text: string; cut: boolean } {
 /**
  * `cairn memories audit --agent NAME` (the `audit` verb, `POST /v1/admin/agents/NAME/memory/audit`
  * through a running node): who did what, one agent at a time, as the agent's own token reads it:
- * its write events in the user and scope named, oldest first, every page. `--agent` is required:
+ * its write events in the user and scope named, oldest first (`--newest`: latest first), every page. `--agent` is required:
  * the audit is one agent's, and the operator's own (the default of the other commands) would read
  * as "nothing happened". On the store the operator sees private notes' events whole; a node shows
  * them redacted unless it allows private notes.
@@ -60,6 +60,7 @@ export async function runAudit(a: MemoriesArgs, env: NodeJS.ProcessEnv): Promise
     do {
       const body: Body = {
         limit: 100,
+        ...(a.newest === true ? { newestFirst: true } : {}),
         // The operator owns the store: on it, private notes' events are theirs to read whole.
         ...(node === null ? { includePrivate: true } : {}),
         ...(cursor === undefined ? {} : { cursor }),

@@ -24,6 +24,8 @@ export interface MemoriesArgs {
   visibility?: string | undefined;
   task?: string | undefined;
   query?: string | undefined;
+  /** history and audit: the latest event first (the verbs' `newestFirst`), each page going back in time. */
+  newest?: boolean | undefined;
 }
 
 export type Body = Record<string, unknown>;

@@ -339,7 +339,11 @@ export async function runMemories(sub: string, a: MemoriesArgs, env = process.en
       const all: Body[] = [];
       let cursor: string | undefined;
       do {
-        const page = await call('history', { ...read, ...(cursor === undefined ? {} : { cursor }) });
+        const page = await call('history', {
+          ...read,
+          ...(a.newest === true ? { newestFirst: true } : {}),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
         forgotten ??= page.forgotten as typeof forgotten;
         all.push(...((page.events ?? []) as Body[]));
         cursor = (page.nextCursor as string | null | undefined) ?? undefined;

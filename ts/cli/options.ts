@@ -26,9 +26,9 @@ export const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
   memories: {
     list: [...NOTE, '--kind', '--query'],
     show: NOTE,
-    history: NOTE,
+    history: [...NOTE, '--newest'],
     forget: NOTE,
-    audit: [...STORE, '--user', '--scope', '--agent'],
+    audit: [...STORE, '--user', '--scope', '--agent', '--newest'],
   },
   database: { check: STORE, backup: STORE, restore: STORE, compact: [...STORE, '--purge'] },
 };

@@ -31,9 +31,10 @@ Usage:
   cairn memories show|history|forget KEY [--visibility V] [--task T] [--agent NAME] [--json]
                                           the notes of a scope (--user, --scope; --agent for an
                                           agent's own notes, through a node with the admin token)
-  cairn memories audit --agent NAME [--json]
+  cairn memories history KEY [--newest]   a note's events, oldest first; --newest: latest first
+  cairn memories audit --agent NAME [--newest] [--json]
                                           that agent's write events in a scope, oldest first
-                                          (--user, --scope): who did what
+                                          (--newest: latest first) (--user, --scope): who did what
   cairn mcp [--url URL]                   MCP over stdio, forwarded to the node ($CAIRN_TOKEN;
                                           $CAIRN_USER, $CAIRN_SCOPE pick the user and scope); in a
                                           client's config name this CLI by absolute path, not npx:
@@ -324,6 +325,7 @@ async function dispatch(
       visibility: values.visibility,
       task: values.task,
       query: values.query,
+      newest: values.newest ?? false,
     });
   }
   if (command === 'doctor' && rest.length === 0)
@@ -361,6 +363,7 @@ function parse(argv: string[]) {
       purge: { type: 'boolean' },
       'allow-empty': { type: 'boolean' },
       'in-pieces': { type: 'boolean' },
+      newest: { type: 'boolean' },
       force: { type: 'boolean' },
       name: { type: 'string' },
       config: { type: 'string' },
