@@ -172,6 +172,9 @@ async function scenario(agent: string) {
   await verb('handoff_create', keyed);
   await verb('handoff_create', { ...keyed, summary: 'another capsule' });
   await verb('handoff_resume', { scope: s, taskId: 't1' });
+  // The task's capsule as a context item, in a pack and as query evidence.
+  await verb('context', { scope: s, question: 'What is left on t1?', taskId: 't1', tokenBudget: 200 });
+  await verb('query', { scope: s, query: 'What is left on t1?', taskId: 't1' });
   await verb('handoff_resume', { scope: s, taskId: 'no-such-task' });
   // A task whose newest handoff has expired, and one whose newest expired over an older live one
   // (an expiry must be in the future when it is written, so these expire a moment later).
@@ -358,7 +361,7 @@ describe('real replies against the OpenAPI document', () => {
         .filter((x) => x.path === '/v1/memory/context' && x.status === 200)
         .flatMap((x) => ((x.body as { items: { kind: string }[] }).items ?? []).map((i) => i.kind)),
     );
-    expect(kinds).toEqual(new Set(['fact', 'passage', 'entity', 'note']));
+    expect(kinds).toEqual(new Set(['fact', 'passage', 'entity', 'note', 'handoff']));
     const resumed = field('/v1/memory/handoff_resume', (b) => b.state);
     expect(resumed).toEqual(new Set(['resumed', 'expired', 'none', 'listed']));
     expect(seen.some((x) => (x.body as { skippedExpired?: unknown }).skippedExpired !== undefined)).toBe(true);

@@ -5,8 +5,11 @@ import { Citation, Count, Entity, Fact, Id, Receipt, SentDate, Time } from './re
 // The ranked items of memory_context and memory_query (DESIGN.md "item (context)") and the
 // context pack built from them (`ts/service/pack.ts` builds exactly these).
 
-/** Where two ranked lists were fused (knowledge items and notes): present only when notes matched. */
-const Fused = z.object({ list: z.enum(['knowledge', 'notes']), rank: z.int().min(1), score: z.number() });
+/**
+ * Where two ranked lists were fused (knowledge items, and notes with handoffs ranked as one list):
+ * present only when notes or handoffs matched.
+ */
+const Fused = z.object({ list: z.enum(['knowledge', 'notes', 'handoffs']), rank: z.int().min(1), score: z.number() });
 
 /** What every ranked item carries: its text, score, the channels that found it and its rank in each. */
 const ranked = {
@@ -14,7 +17,9 @@ const ranked = {
   score: z.number(),
   channels: z
     .array(z.string())
-    .describe('seed, graph, relation, typed, mentions, full_text, recency, meaning; note_token, note_trigram'),
+    .describe(
+      'seed, graph, relation, typed, mentions, full_text, recency, meaning; note_token, note_trigram; handoff_task, handoff_addressed',
+    ),
   ranks: z.record(z.string(), z.int()),
   seed: z.string().nullable().describe('The seed entity the item was reached from'),
   uncovered: z
@@ -39,7 +44,18 @@ const NoteRef = z.object({
   updatedAt: Time,
 });
 
-/** The four kinds of item, each with `extra` fields (query evidence adds the steps that found it). */
+/** The capsule a handoff item shows (its text holds the summary and sections). */
+const HandoffRef = z.object({
+  id: Id,
+  taskId: z.string(),
+  agent: z.string().describe('The agent that handed off'),
+  to: z.string().optional(),
+  status: z.string().nullable(),
+  createdAt: Time,
+  expiresAt: Time.optional(),
+});
+
+/** The five kinds of item, each with `extra` fields (query evidence adds the steps that found it). */
 function itemOf<E extends z.ZodRawShape>(extra: E) {
   return z.discriminatedUnion('kind', [
     Fact.extend({ kind: z.literal('fact'), ...ranked, ...extra }),
@@ -55,10 +71,11 @@ function itemOf<E extends z.ZodRawShape>(extra: E) {
     }),
     Entity.extend({ kind: z.literal('entity'), citation: z.null(), ...ranked, ...extra }),
     z.object({ kind: z.literal('note'), citation: Citation, receipt: Receipt, note: NoteRef, ...ranked, ...extra }),
+    z.object({ kind: z.literal('handoff'), citation: Citation, handoff: HandoffRef, ...ranked, ...extra }),
   ]);
 }
 
-/** A memory_context item: a fact, a passage, an entity or a note of the caller. */
+/** A memory_context item: a fact, a passage, an entity, a note of the caller or a handoff capsule it may resume. */
 export const ContextItem = itemOf({});
 
 /**

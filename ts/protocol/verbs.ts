@@ -162,7 +162,7 @@ export const VERBS: readonly VerbSpec[] = [
       'was true then; without both, what is known and true now), `compact`, and a pack: `tokenBudget`/' +
       '`maxItems`/`purpose` return `context` text within the budget (tokens = UTF-8 bytes / 4); the whole reply ' +
       'is about three times the budget plus a few hundred bytes an item (twice with `compact`). Your matching ' +
-      'notes compete too (`kind: "note"`; with `taskId`, that task\'s) and count for the verdict as passages do.',
+      'notes and handoffs compete too (`kind: "note"`/`"handoff"`; with `taskId`, that task\'s) and count for the verdict as passages do.',
   },
   {
     verb: 'query',

@@ -85,25 +85,51 @@ function missing(item: Item): number {
 }
 
 /**
- * Knowledge items and note items as one ranked list of at most `k`, each list keeping its own
- * order: of the two lists' next items, the one that leaves fewer of the question's words
- * uncovered goes first; between equals, the better rank (reciprocal-rank fusion, k = 60), a tie
- * going to the knowledge item. Found by an audit: taking the ranks alone put the knowledge
- * list's first item first whatever it covered, so 22 of 60 questions whose answer was a note
- * got it second, behind a passage covering none of the question. Each item gains
- * `fused: {list, rank, score}`; its own fields are unchanged.
+ * Note items and handoff items as the one list of what agents asserted: each kind keeps its own
+ * order, and of the two kinds' next items the one that leaves fewer of the question's words
+ * uncovered goes first, a tie going to the note. Each entry names its own list.
  */
-export function mergeNotes(knowledge: Item[], notes: ListedNote[], k: number): Item[] {
-  const noteItems = notes.map(noteItem);
+function assertedList(notes: Item[], handoffs: Item[]): { item: Item; list: 'notes' | 'handoffs' }[] {
+  const out: { item: Item; list: 'notes' | 'handoffs' }[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < notes.length || j < handoffs.length) {
+    const n = notes[i];
+    const h = handoffs[j];
+    if (h !== undefined && (n === undefined || missing(h) < missing(n))) {
+      out.push({ item: h, list: 'handoffs' });
+      j++;
+    } else if (n !== undefined) {
+      out.push({ item: n, list: 'notes' });
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * Knowledge items and note and handoff items as one ranked list of at most `k`, each list keeping
+ * its own order: of the two lists' next items, the one that leaves fewer of the question's words
+ * uncovered goes first; between equals, the better rank (reciprocal-rank fusion, k = 60), a tie
+ * going to the knowledge item. Notes and handoffs rank as one list (`assertedList`). Found by an
+ * audit: taking the ranks alone put the knowledge list's first item first whatever it covered, so
+ * 22 of 60 questions whose answer was a note got it second, behind a passage covering none of the
+ * question. Each item gains `fused: {list, rank, score}` (`list`: knowledge, notes or handoffs;
+ * `rank`: in the knowledge list, or in the notes and handoffs ranked together); its own fields
+ * are unchanged.
+ */
+export function mergeNotes(knowledge: Item[], notes: ListedNote[], k: number, handoffs: Item[] = []): Item[] {
+  const asserted = assertedList(notes.map(noteItem), handoffs);
   const merged: Item[] = [];
   let i = 0;
   let j = 0;
-  while (merged.length < k && (i < knowledge.length || j < noteItems.length)) {
+  while (merged.length < k && (i < knowledge.length || j < asserted.length)) {
     const a = knowledge[i];
-    const b = noteItems[j];
-    const takeNote =
-      a === undefined || (b !== undefined && (missing(b) < missing(a) || (missing(b) === missing(a) && j < i)));
-    const [item, list, rank] = takeNote ? [b as Item, 'notes', ++j] : [a, 'knowledge', ++i];
+    const b = asserted[j];
+    const takeAsserted =
+      a === undefined ||
+      (b !== undefined && (missing(b.item) < missing(a) || (missing(b.item) === missing(a) && j < i)));
+    const [item, list, rank] = takeAsserted && b !== undefined ? [b.item, b.list, ++j] : [a as Item, 'knowledge', ++i];
     merged.push({ ...item, fused: { list, rank, score: 1 / (RRF_K + rank) } });
   }
   return merged;

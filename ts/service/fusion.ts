@@ -5,13 +5,15 @@ type Item = Record<string, unknown>;
 
 /**
  * The identity of a context item across steps, so one fact found by two steps is one piece of
- * evidence: a note by id, a fact by id, a passage by document and ordinal, an entity by id; an
+ * evidence: a note or handoff by id, a fact by id, a passage by document and ordinal, an entity by id; an
  * item without an id falls back to its kind and text.
  */
 export function evidenceKey(item: Item): string {
   const kind = String(item.kind ?? 'item');
   const note = item.note as { id?: unknown } | undefined;
   if (kind === 'note' && typeof note?.id === 'string') return `note:${note.id}`;
+  const handoff = item.handoff as { id?: unknown } | undefined;
+  if (kind === 'handoff' && typeof handoff?.id === 'string') return `handoff:${handoff.id}`;
   if (kind === 'passage' && typeof item.doc_id === 'string')
     return `passage:${item.doc_id}:${String(item.ordinal ?? '')}`;
   if (typeof item.id === 'string') return `${kind}:${item.id}`;

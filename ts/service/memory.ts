@@ -28,6 +28,7 @@ import {
 } from '../protocol/notes.js';
 import { QueryInput } from '../protocol/query.js';
 import { engineBody, type Principal, parseInput, readableScopes, type Service } from './context.js';
+import { CONTEXT_JUDGE, handoffItem, handoffJudgedText, handoffsFor, matchingHandoffs } from './context-handoffs.js';
 import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
@@ -180,24 +181,31 @@ async function contextReply(svc: Service, p: Principal, raw: unknown, bound = fa
   if (taskId !== undefined) noteQuery.viewTaskId = taskId;
   const listed = await notes(svc.store, 'note_list', id, notesBody(svc, noteQuery));
   const found = Array.isArray(listed.notes) ? (listed.notes as ListedNote[]) : [];
+  // The task's newest capsule and those addressed to the caller, read as handoff_resume reads
+  // them; judged beside the notes, they compete as notes do when they cover the question.
+  const asOfMs = typeof noteQuery.as_of === 'string' ? isoToMs(noteQuery.as_of) : undefined;
+  const resume = (body: Reply) => notes(svc.store, 'handoff_resume', id, notesBody(svc, body));
+  const candidates = await handoffsFor(resume, taskId, asOfMs, CONTEXT_JUDGE - found.length);
   // The engine judges the notes beside its items (`judge` → `judged`): a note the caller sees is
   // stored memory, cited as asserted like a fact an agent related, and grounds an answer as one
   // does. Left out of judging (before, found by an audit), a note that answered was reported
   // `related`, its own words listed as unsupported.
   const engineInput: Record<string, unknown> = { ...engineBody(rest), ...readableScopes(p) };
-  if (found.length > 0) engineInput.judge = found.map(judgedText);
+  const judge = [...found.map(judgedText), ...candidates.map((h) => handoffJudgedText(h.capsule))];
+  if (judge.length > 0) engineInput.judge = judge;
   const reply = await knowledge(svc.store, 'context', id, engineInput);
   const judged = Array.isArray(reply.judged) ? (reply.judged as (string[] | null)[]) : [];
   delete reply.judged;
   // The question's content words: what a verdict over kept items names uncovered when none is cited.
   const asked = Array.isArray(reply.question_words) ? (reply.question_words as string[]) : [];
   delete reply.question_words;
-  if (found.length > 0) {
+  const handoffs = matchingHandoffs(candidates, judged.slice(found.length), asked).map(handoffItem);
+  if (found.length > 0 || handoffs.length > 0) {
     const knowledgeItems = Array.isArray(reply.items) ? (reply.items as Reply[]) : [];
     const judgedNotes = found.map((n, i) => ({ ...n, uncovered: judged[i] ?? undefined }));
-    reply.items = mergeNotes(knowledgeItems, judgedNotes, k);
+    reply.items = mergeNotes(knowledgeItems, judgedNotes, k, handoffs);
     if (reply.state === 'nothing_stored') reply.state = 'answered';
-    // Notes answer here: other scopes' knowledge (`elsewhere`) is no longer what to try next.
+    // Notes or handoffs answer here: other scopes' knowledge (`elsewhere`) is no longer what to try next.
     delete reply.elsewhere;
     const grounding = reply.grounding as { verdict?: unknown } | undefined;
     if (grounding?.verdict === 'nothing_stored') grounding.verdict = 'uncited';

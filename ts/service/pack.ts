@@ -35,7 +35,7 @@ const HEADINGS: Record<Purpose, string> = {
  */
 export const PREFERRED_KINDS: Record<Purpose, readonly string[]> = {
   general: ['user_preference', 'user_fact'],
-  coding: ['decision', 'task_state'],
+  coding: ['decision', 'task_state', 'handoff'],
   research: ['passage', 'fact'],
   browser: ['user_preference', 'passage'],
 };
@@ -56,10 +56,11 @@ export function packKind(item: Item): string {
   return typeof item.kind === 'string' ? item.kind : 'item';
 }
 
-/** A stable id of an item for `omitted` (fact id, doc id, entity id or note id), if it has one. */
+/** A stable id of an item for `omitted` (fact, doc, entity, note or handoff id), if it has one. */
 export function itemId(item: Item): string | null {
   const note = item.note as { id?: unknown } | undefined;
-  for (const v of [note?.id, item.id, item.doc_id]) if (typeof v === 'string') return v;
+  const handoff = item.handoff as { id?: unknown } | undefined;
+  for (const v of [note?.id, handoff?.id, item.id, item.doc_id]) if (typeof v === 'string') return v;
   return null;
 }
 
@@ -67,8 +68,9 @@ function line(n: number, item: Item): string {
   const text = typeof item.text === 'string' ? item.text : JSON.stringify(item.text ?? '');
   const citation = item.citation as { source?: { name?: unknown } } | undefined | null;
   const from = typeof citation?.source?.name === 'string' ? ` — ${citation.source.name}` : '';
-  // A fact's date is `source_date`, a passage's `date` (DESIGN.md reply shapes).
-  const when = [item.source_date, item.date].find((d) => typeof d === 'string');
+  // A fact's date is `source_date`, a passage's `date` (DESIGN.md reply shapes), a handoff's when it was made.
+  const handoff = item.handoff as { createdAt?: unknown } | undefined;
+  const when = [item.source_date, item.date, handoff?.createdAt].find((d) => typeof d === 'string');
   const date = when === undefined ? '' : ` (${when})`;
   const note = item.kind === 'note' ? ` (note, ${packKind(item)})` : '';
   return `[${n}] ${text}${note}${from}${date}`;
