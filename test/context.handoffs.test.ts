@@ -16,6 +16,8 @@ let codex: string;
 let gemini: string;
 let stranger: string;
 let capsuleId: string;
+/** A moment before the AUTH-12 capsule was made. */
+let beforeCapsule: string;
 
 type Item = {
   kind: string;
@@ -48,6 +50,7 @@ beforeAll(async () => {
   codex = (await t.token({ agent: 'codex', user: 'ana' })).token;
   gemini = (await t.token({ agent: 'gemini', user: 'ana' })).token;
   stranger = (await t.token({ agent: 'codex', user: 'bo' })).token;
+  beforeCapsule = new Date(Date.now() - 1000).toISOString();
   const made = await post(claude, 'handoff_create', {
     taskId: 'AUTH-12',
     summary: 'Token rotation is half done: the issuer signs with the new key.',
@@ -96,6 +99,10 @@ it('grounds a question its decisions answer, and leaves it out of a question it 
   const decided = await context(codex, { question: 'What did we decide about the token format?', taskId: 'AUTH-12' });
   expect(decided.grounding.verdict).toBe('grounded');
   expect(handoffsOf(decided).map((i) => i.handoff?.id)).toEqual([capsuleId]);
+  // The task named, a question its sections answer matches by them alone.
+  const bare = await context(codex, { question: 'What did we decide?', taskId: 'AUTH-12' });
+  expect(bare.grounding.verdict).toBe('grounded');
+  expect(handoffsOf(bare).map((i) => i.handoff?.id)).toEqual([capsuleId]);
   const unrelated = await context(codex, { question: 'Who founded the lighthouse?', taskId: 'AUTH-12' });
   expect(unrelated.state).toBe('nothing_stored');
   expect(handoffsOf(unrelated)).toEqual([]);
@@ -160,4 +167,32 @@ it('a context pack counts the capsule, and omits it whole when it does not fit',
   expect(tight.context).not.toContain('signing key');
   // The verdict speaks of the pack: the capsule left out grounds nothing.
   expect(tight.grounding.verdict).not.toBe('grounded');
+});
+
+it('a read as of a time before the capsule was made does not show it', async () => {
+  const ask = { question: 'What is left on AUTH-12?', taskId: 'AUTH-12' };
+  const then = await context(codex, { ...ask, as_of: beforeCapsule });
+  expect(handoffsOf(then)).toEqual([]);
+  const now = await context(codex, { ...ask, as_of: new Date(Date.now() + 1000).toISOString() });
+  expect(handoffsOf(now).map((i) => i.handoff?.id)).toEqual([capsuleId]);
+});
+
+it('an addressed capsule a newer one of its task replaced is stale: not shown; the task’s newest is, by taskId', async () => {
+  await post(claude, 'handoff_create', {
+    taskId: 'OPS-1',
+    summary: 'Old plan for the billing cutover.',
+    nextSteps: ['migrate the billing tables'],
+    to: 'gemini',
+  });
+  await post(claude, 'handoff_create', {
+    taskId: 'OPS-1',
+    summary: 'New plan for the billing cutover.',
+    nextSteps: ['freeze the billing tables'],
+  });
+  // Nor is DOCS-3, addressed to gemini too: its next steps say what is left, but not on this.
+  const addressed = await context(gemini, { question: 'What is left on the billing cutover?' });
+  expect(handoffsOf(addressed)).toEqual([]);
+  expect(JSON.stringify(addressed)).not.toContain('plan for the billing');
+  const byTask = await context(gemini, { question: 'What is left on the billing cutover?', taskId: 'OPS-1' });
+  expect(handoffsOf(byTask).map((i) => i.text)).toEqual([expect.stringContaining('New plan')]);
 });

@@ -45,7 +45,8 @@ type Resume = (body: Reply) => Promise<Reply>;
  * to the caller, less those a newer capsule of their task superseded (stale: resume gives the
  * newer one to whoever names the task). With `asOfMs`, a capsule created after it is left out (a
  * read of what was known then; capsules have no versions, so an older capsule it replaced is not
- * brought back). At most `room` (the engine judges at most 100 texts beside its items).
+ * brought back). At most `room` capsules (the engine judges at most 100 texts beside its items,
+ * two a capsule).
  */
 export async function handoffsFor(
   resume: Resume,
@@ -118,16 +119,21 @@ const SECTION_WORDS: Record<string, string> = {
   Artifacts: 'artifacts',
 };
 
+/** The lead every judged text of a capsule opens with: `handoff`, its task id (kept whole, as a task note's is) and its author. */
+const ownLead = (c: Capsule) => ['handoff', c.taskId.replace(/:\s/g, ' '), c.from];
+
 /**
- * A capsule's text as the engine judges it against the question: a lead (`handoff`, its task id
- * kept whole as a task note's is, its author, `status` when it has one, and the words of its
- * non-empty sections), whose words count in every sentence as a note key's do, then `handoffText`.
+ * A capsule's texts as the engine judges them against the question, two a capsule: first what it
+ * covers, its lead (`ownLead`, `status` when it has one, and the words of its non-empty sections)
+ * before `handoffText`, the lead's words counting in every sentence as a note key's do; then what
+ * it says itself, the same without the section words, by which it is judged to match at all.
  */
-export function handoffJudgedText(c: Capsule): string {
-  const lead = ['handoff', c.taskId.replace(/:\s/g, ' '), c.from];
+export function handoffJudgedTexts(c: Capsule): [string, string] {
+  const lead = ownLead(c);
   if (c.status !== null && c.status !== '') lead.push('status');
   for (const [label] of sections(c)) lead.push(SECTION_WORDS[label] ?? label.toLowerCase());
-  return `${lead.join(' ')}: ${handoffText(c)}`;
+  const text = handoffText(c);
+  return [`${lead.join(' ')}: ${text}`, `${ownLead(c).join(' ')}: ${text}`];
 }
 
 /**
@@ -163,12 +169,22 @@ export function handoffItem(h: FoundHandoff): Item {
 }
 
 /**
- * The capsules that match the question: those the engine judged to cover at least one of its
- * content words (`asked`). A capsule is shown because it answers, not because it exists: with no
- * content word to judge by, none is.
+ * The capsules that match the question, each with the words it leaves uncovered: those that cover
+ * at least one of the question's content words (`asked`). The task's capsule, the caller having
+ * named its task, is judged with its section words ("what did we decide?" with `taskId` asks for
+ * its decisions); a capsule only addressed to the caller by its own words (`handoffJudgedTexts`'
+ * second text), since the section words alone would make every capsule with next steps match
+ * "what is left on the billing cutover?" by `left` (found by its test). A capsule is shown because
+ * it answers, not because it exists: with no content word to judge by, none is. `judged` holds
+ * two entries a capsule, in `handoffJudgedTexts`' order.
  */
 export function matchingHandoffs(found: FoundHandoff[], judged: (string[] | null)[], asked: string[]): FoundHandoff[] {
   return found
-    .map((h, i) => ({ ...h, uncovered: judged[i] ?? null }))
-    .filter((h) => h.uncovered !== null && asked.length > 0 && h.uncovered.length < asked.length);
+    .map((h, i) => {
+      const covers = judged[2 * i] ?? null;
+      const own = judged[2 * i + 1] ?? null;
+      return { h, covers, by: h.ranks.handoff_task === undefined ? own : covers };
+    })
+    .filter(({ covers, by }) => covers !== null && by !== null && asked.length > 0 && by.length < asked.length)
+    .map(({ h, covers }) => ({ ...h, uncovered: covers }));
 }

@@ -28,7 +28,7 @@ import {
 } from '../protocol/notes.js';
 import { QueryInput } from '../protocol/query.js';
 import { engineBody, type Principal, parseInput, readableScopes, type Service } from './context.js';
-import { CONTEXT_JUDGE, handoffItem, handoffJudgedText, handoffsFor, matchingHandoffs } from './context-handoffs.js';
+import { CONTEXT_JUDGE, handoffItem, handoffJudgedTexts, handoffsFor, matchingHandoffs } from './context-handoffs.js';
 import { fusedScore, judgedText, type ListedNote, mergeNotes } from './context-notes.js';
 import { memoryDocument } from './document.js';
 import { knowledge, notes } from './engine.js';
@@ -185,13 +185,13 @@ async function contextReply(svc: Service, p: Principal, raw: unknown, bound = fa
   // them; judged beside the notes, they compete as notes do when they cover the question.
   const asOfMs = typeof noteQuery.as_of === 'string' ? isoToMs(noteQuery.as_of) : undefined;
   const resume = (body: Reply) => notes(svc.store, 'handoff_resume', id, notesBody(svc, body));
-  const candidates = await handoffsFor(resume, taskId, asOfMs, CONTEXT_JUDGE - found.length);
+  const candidates = await handoffsFor(resume, taskId, asOfMs, Math.floor((CONTEXT_JUDGE - found.length) / 2));
   // The engine judges the notes beside its items (`judge` → `judged`): a note the caller sees is
   // stored memory, cited as asserted like a fact an agent related, and grounds an answer as one
   // does. Left out of judging (before, found by an audit), a note that answered was reported
   // `related`, its own words listed as unsupported.
   const engineInput: Record<string, unknown> = { ...engineBody(rest), ...readableScopes(p) };
-  const judge = [...found.map(judgedText), ...candidates.map((h) => handoffJudgedText(h.capsule))];
+  const judge = [...found.map(judgedText), ...candidates.flatMap((h) => handoffJudgedTexts(h.capsule))];
   if (judge.length > 0) engineInput.judge = judge;
   const reply = await knowledge(svc.store, 'context', id, engineInput);
   const judged = Array.isArray(reply.judged) ? (reply.judged as (string[] | null)[]) : [];
