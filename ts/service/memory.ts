@@ -191,7 +191,7 @@ async function contextReply(svc: Service, p: Principal, raw: unknown, bound = fa
   // does. Left out of judging (before, found by an audit), a note that answered was reported
   // `related`, its own words listed as unsupported.
   const engineInput: Record<string, unknown> = { ...engineBody(rest), ...readableScopes(p) };
-  const judge = [...found.map(judgedText), ...candidates.flatMap((h) => handoffJudgedTexts(h.capsule))];
+  const judge = [...found.map(judgedText), ...candidates.flatMap(handoffJudgedTexts)];
   if (judge.length > 0) engineInput.judge = judge;
   const reply = await knowledge(svc.store, 'context', id, engineInput);
   const judged = Array.isArray(reply.judged) ? (reply.judged as (string[] | null)[]) : [];
