@@ -131,7 +131,7 @@ const byTask = (h: FoundHandoff) => h.ranks.handoff_task !== undefined;
  * `handoffText`, the lead's words counting in every sentence as a note key's do. Then, for a
  * capsule only addressed to the caller, what it says itself: the same without the section words,
  * by which it is judged to match at all (`matchingHandoffs`). Judging costs about 40 ns a byte
- * (20 capsules of 1 KB added 0.5–0.85 ms to a context), so the task's capsule, matched by its
+ * (20 texts of 1 KB added 0.5–0.85 ms to a context), so the task's capsule, matched by its
  * first text, is not judged twice.
  */
 export function handoffJudgedTexts(h: FoundHandoff): string[] {
