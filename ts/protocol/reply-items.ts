@@ -65,6 +65,11 @@ function itemOf<E extends z.ZodRawShape>(extra: E) {
       ordinal: Count,
       source: z.string().nullable(),
       date: SentDate.nullable(),
+      headings: z
+        .array(z.string())
+        .describe(
+          'Titles of the markdown headings it sits under that its text does not hold, outermost first ([] for none); they count for grounding, the citation quotes only the text',
+        ),
       citation: Citation.nullable(),
       ...ranked,
       ...extra,

@@ -64,8 +64,16 @@ export function itemId(item: Item): string | null {
   return null;
 }
 
+/** The heading path a passage sits under, as its line's lead (`Platform team › People: `). */
+function headingLead(item: Item): string {
+  const path = Array.isArray(item.headings) ? item.headings.filter((h) => typeof h === 'string') : [];
+  return path.length === 0 ? '' : `${path.join(' › ')}: `;
+}
+
 function line(n: number, item: Item): string {
-  const text = typeof item.text === 'string' ? item.text : JSON.stringify(item.text ?? '');
+  const said = typeof item.text === 'string' ? item.text : JSON.stringify(item.text ?? '');
+  // The reader of "The team has three engineers." sees which team it is, as grounding did.
+  const text = `${headingLead(item)}${said}`;
   const citation = item.citation as { source?: { name?: unknown } } | undefined | null;
   const from = typeof citation?.source?.name === 'string' ? ` — ${citation.source.name}` : '';
   // A fact's date is `source_date`, a passage's `date` (DESIGN.md reply shapes), a handoff's when it was made.

@@ -30,8 +30,8 @@ use crate::error::{Error, Result};
 use crate::fts;
 use crate::snapshot::Snapshot;
 use crate::text::{
-    LookupOptions, MatchKind, Token, char_slice, fold, is_cjk, is_common_word, is_stop_word, may_name_alone,
-    part_terms, title_case, tokens, word_tokens,
+    Heading, LookupOptions, MatchKind, Token, char_slice, fold, heading_path, headings, is_cjk, is_common_word,
+    is_stop_word, may_name_alone, part_terms, title_case, tokens, word_tokens,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
@@ -106,6 +106,10 @@ pub enum ItemKind {
         span: PassageSpan,
         label: Option<String>,
         date: Option<String>,
+        /// The titles of the markdown headings it sits under that its text does not hold,
+        /// outermost first (`text::heading_path`): "The team has three engineers." under
+        /// `# Platform team` says which team only here. Filled for the items kept (`k`).
+        headings: Vec<String>,
     },
     Entity {
         entity: Entity,
@@ -448,6 +452,7 @@ pub(crate) fn context_with(
     let mut items: Vec<Item> = fused.into_values().collect();
     items.sort_by(|a, b| b.score.total_cmp(&a.score));
     items.truncate(k);
+    add_heading_paths(&mut items, &docs);
     let (grounding, uncovered) = grounding((question, reading, &content), &items, &seeding, &type_hits, when.valid_at);
     let mut seeds: Vec<Entity> = seeding.iter().map(|s| s.entity.clone()).collect();
     seeds.sort_by_key(|e| e.id);
@@ -681,12 +686,31 @@ fn passage_item(
         .ok_or_else(|| Error::corrupt(None, format!("passage {doc_id}/{ordinal} does not fit its document")))?
         .to_owned();
     Ok(Some(Item {
-        kind: ItemKind::Passage { doc_id, ordinal, span, label: doc.label.clone(), date: doc.date.clone() },
+        kind: ItemKind::Passage {
+            doc_id,
+            ordinal,
+            span,
+            label: doc.label.clone(),
+            date: doc.date.clone(),
+            headings: Vec::new(),
+        },
         text,
         score: 0.0,
         ranks: Vec::new(),
         seed,
     }))
+}
+
+/// Gives each passage item the heading path it sits under, reading a document's headings once:
+/// only for the items kept, since the headings are read from the document's whole text.
+fn add_heading_paths(items: &mut [Item], docs: &HashMap<u64, Option<Document>>) {
+    let mut read: HashMap<u64, Vec<Heading>> = HashMap::new();
+    for item in items {
+        let ItemKind::Passage { doc_id, span, headings: path, .. } = &mut item.kind else { continue };
+        let Some(doc) = docs.get(doc_id).and_then(Option::as_ref) else { continue };
+        let all = read.entry(*doc_id).or_insert_with(|| headings(&doc.text));
+        *path = heading_path(all, span.start, span.end);
+    }
 }
 
 /// Words that shape a question but are not what it asks about (as index terms: stemmed).
@@ -1205,18 +1229,25 @@ impl<'a> Judge<'a> {
 
     /// The content words of the question that a passage's `text` does not cover: one sentence
     /// must cover the question, the best of them speaks for the text. A `dated` passage (its
-    /// document has a date) answers "when" in every sentence; the words of `lead` (a note's key)
-    /// count in every sentence, but not for a sentence's direction.
-    fn sentences_uncovered(&self, (lead, text): (&str, &str), dated: bool) -> Vec<String> {
+    /// document has a date) answers "when" in every sentence; the words of what it is read
+    /// `under` (a note's key, the headings above a passage) count in every sentence, and those
+    /// of a heading the text holds in each sentence below it, but not for a sentence's direction.
+    fn sentences_uncovered(&self, text: &str, under: Under<'_>, dated: bool) -> Vec<String> {
         let terms = self.asked_terms();
-        let lead_terms = key_terms(lead);
+        let (lead_terms, inner) = match under {
+            Under::Key(key) => (key_terms(key), Vec::new()),
+            Under::Headings(path) => (self.heading_terms(path, &terms), headings(text)),
+        };
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let asking = grounding_rules::Asking::new((self.question, &terms), &names, self.reading.english_order);
         let mut best: Option<Vec<String>> = None;
-        for s in grounding_rules::passage_sentences(text).into_iter().filter(|s| !grounding_rules::asks(s)) {
+        for (at, s) in grounding_rules::passage_sentences(text).into_iter().filter(|(_, s)| !grounding_rules::asks(s)) {
             let mut have = covered(&s, &terms);
             self.stems.extend(&s, &mut have);
             have.extend(lead_terms.iter().cloned());
+            if !inner.is_empty() {
+                have.extend(self.heading_terms(&heading_path(&inner, at, at), &terms));
+            }
             if dated {
                 have.insert(TIMED.to_owned());
             }
@@ -1251,6 +1282,23 @@ impl<'a> Judge<'a> {
         best.unwrap_or_else(|| missing(self.asked, &BTreeSet::new()))
     }
 
+    /// The terms heading `titles` cover for the sentences under them: their words, and a time
+    /// one names (a changelog's `## 2.0.0 (2024-05-01)` says when what is under it happened); not
+    /// a negation, whose reach over the section a title does not say ("Known issues", "Non-goals").
+    /// The author's statement of what a section is about, shown with the item (its `headings`).
+    fn heading_terms(&self, titles: &[String], asked: &BTreeSet<String>) -> BTreeSet<String> {
+        if titles.is_empty() {
+            return BTreeSet::new();
+        }
+        let text = titles.join("\n");
+        let mut have = fact_terms(&text);
+        self.stems.extend(&text, &mut have);
+        if asked.contains(TIMED) && names_a_time(&text) {
+            have.insert(TIMED.to_owned());
+        }
+        have
+    }
+
     /// The content words of the question that `item` alone does not cover.
     fn uncovered(&self, item: &Item) -> Vec<String> {
         let terms = self.asked_terms();
@@ -1266,7 +1314,9 @@ impl<'a> Judge<'a> {
                 fact.span.valid_from.is_some() || fact.span.valid_to.is_some(),
             ),
             ItemKind::Entity { entity } => (vec![entity.id], None, false),
-            ItemKind::Passage { date, .. } => return self.sentences_uncovered(("", &item.text), date.is_some()),
+            ItemKind::Passage { date, headings, .. } => {
+                return self.sentences_uncovered(&item.text, Under::Headings(headings), date.is_some());
+            }
         };
         let mut have = covered(&item.text, &terms);
         self.stems.extend(&item.text, &mut have);
@@ -1293,6 +1343,15 @@ impl<'a> Judge<'a> {
         }
         missing(self.asked, &have)
     }
+}
+
+/// What a text is read under beside its own sentences.
+#[derive(Clone, Copy)]
+enum Under<'t> {
+    /// A note's key (`key: value`, `texts_uncovered`).
+    Key(&'t str),
+    /// The titles of the headings above a passage (`ItemKind::Passage::headings`).
+    Headings(&'t [String]),
 }
 
 /// The terms `text` covers: its words, and a negation when it negates and a time when it names
@@ -1342,7 +1401,10 @@ pub(crate) fn texts_uncovered(question: &str, texts: &[String], seed_names: &[&s
     let judge = Judge::new((question, reading), &asked, seed_names);
     texts
         .iter()
-        .map(|text| Some(judge.sentences_uncovered(text.split_once(": ").unwrap_or(("", text)), false)))
+        .map(|text| {
+            let (key, value) = text.split_once(": ").unwrap_or(("", text));
+            Some(judge.sentences_uncovered(value, Under::Key(key), false))
+        })
         .collect()
 }
 

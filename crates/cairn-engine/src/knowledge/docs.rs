@@ -387,7 +387,7 @@ pub(crate) fn passage_index_text(
     let Some(d) = tx.get(DOC, &part.key(&[&doc.to_be_bytes()]))? else { return Ok(None) };
     let d: Document = decode(&d, "document")?;
     let Some(text) = char_slice(&d.text, span.start, span.end) else { return Ok(None) };
-    let path = heading_path(&headings(&d.text), span.start);
+    let path = heading_path(&headings(&d.text), span.start, span.end);
     Ok(Some(with_headings(&path, text).into_owned()))
 }
 

@@ -113,7 +113,7 @@ fn reindex(tx: &mut WriteTxn<'_>, part: &Partition, passages: &Passages) -> Resu
         }
         // The partition's index was dropped above: every place is fresh.
         // Read under its headings, as `remember` indexed it.
-        let path = heading_path(all, span.start);
+        let path = heading_path(all, span.start, span.end);
         let terms = index.tokenize(&with_headings(&path, &d.text[from..to]))?;
         index.add_tokenized(doc, ordinal, terms, true);
     }

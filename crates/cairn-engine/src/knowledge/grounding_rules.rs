@@ -62,16 +62,22 @@ pub(super) fn asks(s: &str) -> bool {
 /// that opens by pointing back ("She leads the lighthouse project.") is read with the sentence
 /// before it, which names whom it means: "What does Priya Raman lead?" is answered by "Priya Raman
 /// joined Acme in 2024. She leads the lighthouse project." (found merging the per-sentence rule).
-pub(super) fn passage_sentences(text: &str) -> Vec<String> {
+/// Each comes with the code point it starts at in `text` (a sentence read with the one before: its
+/// own start), which places it under the headings `text` holds above it.
+pub(super) fn passage_sentences(text: &str) -> Vec<(usize, String)> {
     let chars: Vec<char> = text.chars().collect();
-    let said: Vec<String> = sentences(text).iter().map(|s| chars[s.start..s.end].iter().collect()).collect();
+    let spans = sentences(text);
+    let said: Vec<String> = spans.iter().map(|s| chars[s.start..s.end].iter().collect()).collect();
     if said.is_empty() {
-        return vec![text.to_owned()];
+        return vec![(0, text.to_owned())];
     }
     let points_back = |s: &str| s.unicode_words().next().is_some_and(|w| BACK_REFERENCES.contains(&lower(w).as_str()));
     said.iter()
+        .zip(&spans)
         .enumerate()
-        .map(|(i, s)| if i > 0 && points_back(s) { format!("{} {s}", said[i - 1]) } else { s.clone() })
+        .map(|(i, (s, span))| {
+            (span.start, if i > 0 && points_back(s) { format!("{} {s}", said[i - 1]) } else { s.clone() })
+        })
         .collect()
 }
 
@@ -356,12 +362,12 @@ mod tests {
 
     #[test]
     fn a_sentence_pointing_back_is_read_with_the_one_before() {
-        let said =
-            passage_sentences("Priya Raman joined Acme in 2024. She leads the lighthouse project. Acme is in Zürich.");
+        let text = |t: &str| passage_sentences(t).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+        let said = text("Priya Raman joined Acme in 2024. She leads the lighthouse project. Acme is in Zürich.");
         assert!(said.iter().any(|s| s.contains("Priya Raman") && s.contains("leads")), "{said:?}");
         // A sentence that names its own subject stands alone, a possessive opening too.
         assert!(!said.iter().any(|s| s.contains("leads") && s.contains("Zürich")), "{said:?}");
-        let own = passage_sentences("Northwind was founded in 2015. Its customer Contoso is in Berlin.");
+        let own = text("Northwind was founded in 2015. Its customer Contoso is in Berlin.");
         assert!(!own.iter().any(|s| s.contains("founded") && s.contains("Contoso")), "{own:?}");
     }
 

@@ -1,6 +1,6 @@
 //! Markdown headings give the passages under them their topic for full text and linking
-//! (`text::Passage::index_text`), while the stored text, its citations and grounding read only
-//! what the passage says.
+//! (`text::Passage::index_text`), for grounding, and on the item (`headings`), while the stored
+//! text and its citations are only what the passage says.
 
 use super::testing::{TODAY, assert_citations_slice, call, caller, fresh};
 use serde_json::{Value, json};
@@ -52,11 +52,52 @@ fn a_passage_is_found_by_the_heading_it_sits_under_and_cited_as_stored() {
     // The stored text is the passage as written: no heading was added to it.
     assert!(found[0]["text"].as_str().unwrap().starts_with("## Staff"), "{c}");
     assert_citations_slice(&store, &part, &c);
-    // The sentence says "the team": the heading's word is not claimed covered by it.
-    assert_eq!(c["grounding"], json!({"verdict": "related", "uncovered": ["platform"]}), "{c}");
-    // What the sentence does say grounds the question that asks only that.
-    let c = context(&store, "How many engineers does the team have?");
-    assert_eq!(c["grounding"]["verdict"], "grounded", "{c}");
+    // The item says which team, and the heading covers it: the citation still quotes the passage.
+    assert_eq!(found[0]["headings"], json!(["Platform team"]), "{c}");
+    assert_eq!(found[0]["citation"]["span"]["text"], found[0]["text"], "{c}");
+    assert_eq!(found[0]["uncovered"], json!([]), "{c}");
+    assert_eq!(c["grounding"], json!({"verdict": "grounded", "uncovered": []}), "{c}");
+    // A passage under no heading says so with an empty path.
+    let first = passages_with(&c, "Dana Ortiz leads");
+    assert!(first.iter().all(|p| p["headings"] == json!([])), "{c}");
+}
+
+/// An ADR stored as markdown: the decision's topic is only in its headings.
+const ADR: &str = "# ADR 7: Storage engine\n\n## Status\n\nAccepted on 2024-03-02.\n\n## Decision\n\n\
+    We use Postgres 16 for the event log, with one table per stream.\n\n## Consequences\n\n\
+    Backups run nightly with pg_dump.\n";
+
+#[test]
+fn an_answer_whose_topic_sits_in_its_headings_is_grounded() {
+    let (_dir, store, part) = fresh();
+    call(&store, &caller(TODAY - 1_000), "remember", &json!({"content": ADR, "source": "adr-7"})).unwrap();
+    let c = context(&store, "What was the decision on the storage engine?");
+    assert_eq!(c["grounding"], json!({"verdict": "grounded", "uncovered": []}), "{c}");
+    let decision = passages_with(&c, "Postgres 16");
+    assert_eq!(decision.len(), 1, "{c}");
+    assert_eq!(decision[0]["headings"], json!(["ADR 7: Storage engine"]), "{c}");
+    assert_eq!(decision[0]["uncovered"], json!([]), "{c}");
+    assert_citations_slice(&store, &part, &c);
+    // The passage quoted is the section's own text: no heading above it is cited.
+    let quoted = decision[0]["citation"]["span"]["text"].as_str().unwrap();
+    assert!(quoted.starts_with("## Decision") && !quoted.contains("Storage engine"), "{quoted}");
+}
+
+#[test]
+fn the_heading_of_another_section_grounds_nothing() {
+    let (_dir, store, _part) = fresh();
+    let page = "# Platform team\n\nDana Ortiz leads the platform team.\n\n\
+                # Data team\n\n## People\n\nThe team has two engineers.\n";
+    call(&store, &caller(TODAY - 1_000), "remember", &json!({"content": page})).unwrap();
+    let c = context(&store, "How many engineers does the platform team have?");
+    let data = passages_with(&c, "two engineers");
+    assert_eq!(data.len(), 1, "{c}");
+    // It holds its own headings: none above it, and "Platform team" closed by "# Data team".
+    assert_eq!(data[0]["headings"], json!([]), "{c}");
+    assert!(data[0]["uncovered"].as_array().unwrap().contains(&json!("platform")), "{c}");
+    assert_ne!(c["grounding"]["verdict"], "grounded", "{c}");
+    let c = context(&store, "How many engineers does the data team have?");
+    assert_eq!(c["grounding"], json!({"verdict": "grounded", "uncovered": []}), "{c}");
 }
 
 #[test]

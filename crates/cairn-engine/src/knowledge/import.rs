@@ -775,7 +775,7 @@ fn import_document(
         let at = [&id.to_be_bytes()[..], &ordinal.to_be_bytes()].concat();
         tx.put(PSG, &part.key(&[&at]), &encode(&span))?;
         // Read under its headings, as `remember` indexed and linked it (`Passage::index_text`).
-        let read = with_headings(&heading_path(&sections, span.start), passage);
+        let read = with_headings(&heading_path(&sections, span.start, span.end), passage);
         index.add(id, ordinal, &read)?;
         let entities = links.find(tx, part, &read, &out.written)?;
         for entity in entities {

@@ -12,6 +12,7 @@ fn plain(judge: &Judge, lead: &str, text: &str, dated: bool) -> Vec<String> {
     let names: Vec<&str> = judge.names.iter().map(String::as_str).collect();
     grounding_rules::passage_sentences(text)
         .iter()
+        .map(|(_, s)| s)
         .filter(|s| !grounding_rules::asks(s))
         .map(|s| {
             let mut have = fact_terms(s);
@@ -78,6 +79,7 @@ proptest! {
         lead in proptest::sample::select(&["", "acme", "berg deploy"][..]),
         dated: bool,
         typed: bool,
+        heading: bool,
     ) {
         let asked = content_words(q);
         let mut judge = Judge::new((q, Reading::of(q)), &asked, &seeded);
@@ -85,7 +87,10 @@ proptest! {
             judge.typed_names.push((fact_terms("Acme"), match_terms("companies")));
         }
         let text = picks.join(" ");
-        prop_assert_eq!(judge.sentences_uncovered((lead, &text), dated), plain(&judge, lead, &text, dated));
+        // The lead read as a note's key or as the heading above a passage: its words count alike.
+        let titles = [lead.to_owned()];
+        let under = if heading { Under::Headings(&titles) } else { Under::Key(lead) };
+        prop_assert_eq!(judge.sentences_uncovered(&text, under, dated), plain(&judge, lead, &text, dated));
     }
 }
 
@@ -96,10 +101,10 @@ fn the_direction_check_still_runs_where_it_matters() {
     let asked = content_words(q);
     let judge = Judge::new((q, Reading::of(q)), &asked, &[]);
     let text = "Jonas Berg manages Priya Raman.";
-    assert_eq!(judge.sentences_uncovered(("", text), false), ["manages"]);
-    assert_eq!(judge.sentences_uncovered(("", text), false), plain(&judge, "", text, false));
+    assert_eq!(judge.sentences_uncovered(text, Under::Key(""), false), ["manages"]);
+    assert_eq!(judge.sentences_uncovered(text, Under::Key(""), false), plain(&judge, "", text, false));
     let both = "Jonas Berg manages Priya Raman. Priya Raman manages Jonas Berg.";
-    assert!(judge.sentences_uncovered(("", both), false).is_empty());
+    assert!(judge.sentences_uncovered(both, Under::Key(""), false).is_empty());
 }
 
 #[test]
@@ -115,5 +120,39 @@ fn a_kind_of_opening_asks_no_word_of_its_own() {
     assert!(words("What type does Ledger have?").contains(&"type".to_owned()));
     let asked = content_words(q);
     let judge = Judge::new((q, Reading::of(q)), &asked, &["Ana Lima"]);
-    assert!(judge.sentences_uncovered(("", "Ana Lima prefers small pull requests."), false).is_empty());
+    assert!(judge.sentences_uncovered("Ana Lima prefers small pull requests.", Under::Key(""), false).is_empty());
+}
+
+#[test]
+fn a_sentence_covers_the_words_of_the_headings_it_sits_under_and_no_others() {
+    let q = "How many engineers does the platform team have?";
+    let asked = content_words(q);
+    let judge = Judge::new((q, Reading::of(q)), &asked, &[]);
+    let under = |path: &[&str], text: &str| {
+        let path: Vec<String> = path.iter().map(|t| (*t).to_owned()).collect();
+        judge.sentences_uncovered(text, Under::Headings(&path), false)
+    };
+    let sentence = "The team has three engineers.";
+    assert_eq!(under(&[], sentence), ["platform"], "the sentence alone says which team nowhere");
+    assert!(under(&["Platform team", "People"], sentence).is_empty(), "the heading above it says it");
+    // A heading the passage holds covers the sentences below it, not those above it.
+    assert!(under(&[], "# Platform team\n\nThe team has three engineers.").is_empty());
+    assert_eq!(under(&[], "The team has two engineers.\n\n# Platform team\n\nDana Ortiz leads it."), ["platform"]);
+    // Another section's heading covers nothing here.
+    assert_eq!(under(&[], "# Data team\n\nThe team has two engineers."), ["platform"]);
+    assert_eq!(under(&["Data team"], sentence), ["platform"]);
+}
+
+#[test]
+fn a_heading_takes_no_side_of_a_relation_word() {
+    // The heading holds "manages", but the sentence under it says it the other way round.
+    let q = "Who manages Jonas Berg?";
+    let asked = content_words(q);
+    let judge = Judge::new((q, Reading::of(q)), &asked, &[]);
+    let path = ["Who manages whom".to_owned()];
+    assert_eq!(
+        judge.sentences_uncovered("Jonas Berg manages Priya Raman.", Under::Headings(&path), false),
+        ["manages"]
+    );
+    assert!(judge.sentences_uncovered("Priya Raman manages Jonas Berg.", Under::Headings(&path), false).is_empty());
 }

@@ -71,7 +71,7 @@ pub fn chunk_text(text: &str) -> Vec<Passage> {
         chunk_into(&section, start, &mut out);
     }
     for p in &mut out {
-        p.headings = heading_path(&all, p.start);
+        p.headings = heading_path(&all, p.start, p.end);
     }
     out
 }

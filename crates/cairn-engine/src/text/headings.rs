@@ -60,16 +60,19 @@ pub fn headings(text: &str) -> Vec<Heading> {
     out
 }
 
-/// The titles of the headings `text` holds before code point `at` that the text at `at` sits
-/// under (each heading closes those of its level and deeper), outermost first.
+/// The titles of the headings above the span `[start, end)` (of the text `all` was read from)
+/// that the span sits under, outermost first: each heading closes those of its level and deeper,
+/// and so do the headings the span holds itself, which are not in the path (they are its text).
+/// So the passage `# Data team\nThe team has two engineers.` after a `# Platform team` section
+/// is under no heading, not under "Platform team". `start == end` gives the path of a point.
 #[must_use]
-pub fn heading_path(all: &[Heading], at: usize) -> Vec<String> {
+pub fn heading_path(all: &[Heading], start: usize, end: usize) -> Vec<String> {
     let mut path: Vec<&Heading> = Vec::new();
-    for h in all.iter().take_while(|h| h.line_start < at) {
+    for h in all.iter().take_while(|h| h.title_start < end) {
         path.retain(|p| p.level < h.level);
         path.push(h);
     }
-    path.iter().map(|h| h.title.clone()).collect()
+    path.iter().filter(|h| h.title_start < start).map(|h| h.title.clone()).collect()
 }
 
 /// The lines of `text` with their code-point starts; `\r\n`, `\n` and `\r` end a line.
@@ -205,8 +208,25 @@ mod tests {
         let text = "# A\n## B\n### C\ntext\n## D\nmore";
         let all = headings(text);
         let at = |s: &str| text.find(s).unwrap();
-        assert_eq!(heading_path(&all, at("text")), ["A", "B", "C"]);
-        assert_eq!(heading_path(&all, at("more")), ["A", "D"]);
-        assert_eq!(heading_path(&all, 0), Vec::<String>::new());
+        let point = |s: &str| heading_path(&all, at(s), at(s));
+        assert_eq!(point("text"), ["A", "B", "C"]);
+        assert_eq!(point("more"), ["A", "D"]);
+        assert_eq!(heading_path(&all, 0, 0), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_heading_the_span_holds_closes_the_path_above_it() {
+        // Found adding the path to context items: a passage opening with `# Data team` was read
+        // under "Platform team", the heading it closes.
+        let text = "# Platform team\nThe team has three engineers.\n# Data team\nThe team has two engineers.";
+        let all = headings(text);
+        let at = |s: &str| text.find(s).unwrap();
+        assert_eq!(heading_path(&all, at("# Data"), text.chars().count()), Vec::<String>::new());
+        assert_eq!(heading_path(&all, at("The team has three"), at("# Data")), ["Platform team"]);
+        let text = "# Guide\nIntro.\n## Setup\n### Linux\nRun it.";
+        let all = headings(text);
+        let at = |s: &str| text.find(s).unwrap();
+        assert_eq!(heading_path(&all, at("## Setup"), text.len()), ["Guide"]);
+        assert_eq!(heading_path(&all, at("Run it"), text.len()), ["Guide", "Setup", "Linux"]);
     }
 }

@@ -105,14 +105,15 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
                 f["kind"] = json!("fact");
                 f
             }
-            ItemKind::Passage { doc_id, ordinal, span, label, date } => {
+            ItemKind::Passage { doc_id, ordinal, span, label, date, headings } => {
                 let citation = match citer.document(*doc_id)? {
                     Some(c) => citer.passage(&c.doc, *span),
                     None => Value::Null,
                 };
+                // The citation quotes the passage alone; `headings` says where it sits.
                 json!({
                     "kind": "passage", "doc_id": wire::id(*doc_id), "ordinal": ordinal,
-                    "source": label, "date": date, "citation": citation,
+                    "source": label, "date": date, "headings": headings, "citation": citation,
                 })
             }
             ItemKind::Entity { entity } => {
