@@ -12,6 +12,7 @@ use super::cache::Names;
 use super::context_derived;
 use super::context_walk::{Walk, walk};
 use super::derive::Derived;
+use super::derived_words;
 use super::docs::{Document, PassageSpan};
 use super::foreign_stems::ForeignStems;
 use super::graph::{self, Entity, Neighbour};
@@ -871,11 +872,15 @@ const FULL_TEXT_FLOOR: usize = 30;
 /// first a passage sharing only "do" and "we" with it ("Where does billing run now and who do I
 /// ask about it?"), and "What do we do?" (no content word) still returned passages. Empty when
 /// the question has no content word: the channel then finds nothing.
+/// A verb's nouns are searched for too ("choice" for "choose": `derived_words`).
 fn full_text_query(asked: &[(String, Vec<String>)]) -> String {
     let words: Vec<&str> = asked
         .iter()
         .filter(|(_, terms)| !terms.iter().any(|t| t == NEGATED || t == TIMED))
-        .map(|(word, _)| word.as_str())
+        .flat_map(|(word, terms)| {
+            std::iter::once(word.as_str())
+                .chain(terms.iter().flat_map(|t| derived_words::alternates(t).iter().copied()))
+        })
         .collect();
     words.join(" ")
 }
@@ -1232,7 +1237,8 @@ impl<'a> Judge<'a> {
     /// document has a date) answers "when" in every sentence; the words of what it is read
     /// `under` (a note's key, the headings above a passage) count in every sentence, and those
     /// of a heading the text holds in each sentence below it, but not for a sentence's direction.
-    fn sentences_uncovered(&self, text: &str, under: Under<'_>, dated: bool) -> Vec<String> {
+    /// A passage's source `label` may name who acts in its first sentence (`unsaid_agent`).
+    fn sentences_uncovered(&self, text: &str, under: Under<'_>, label: Option<&str>, dated: bool) -> Vec<String> {
         let terms = self.asked_terms();
         let (lead_terms, inner) = match under {
             Under::Key(key) => (key_terms(key), Vec::new()),
@@ -1241,7 +1247,9 @@ impl<'a> Judge<'a> {
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let asking = grounding_rules::Asking::new((self.question, &terms), &names, self.reading.english_order);
         let mut best: Option<Vec<String>> = None;
-        for (at, s) in grounding_rules::passage_sentences(text).into_iter().filter(|(_, s)| !grounding_rules::asks(s)) {
+        for (at, s) in
+            grounding_rules::passage_sentences(text, label).into_iter().filter(|(_, s)| !grounding_rules::asks(s))
+        {
             let mut have = covered(&s, &terms);
             self.stems.extend(&s, &mut have);
             have.extend(lead_terms.iter().cloned());
@@ -1314,8 +1322,13 @@ impl<'a> Judge<'a> {
                 fact.span.valid_from.is_some() || fact.span.valid_to.is_some(),
             ),
             ItemKind::Entity { entity } => (vec![entity.id], None, false),
-            ItemKind::Passage { date, headings, .. } => {
-                return self.sentences_uncovered(&item.text, Under::Headings(headings), date.is_some());
+            ItemKind::Passage { date, headings, label, .. } => {
+                return self.sentences_uncovered(
+                    &item.text,
+                    Under::Headings(headings),
+                    label.as_deref(),
+                    date.is_some(),
+                );
             }
         };
         let mut have = covered(&item.text, &terms);
@@ -1403,7 +1416,7 @@ pub(crate) fn texts_uncovered(question: &str, texts: &[String], seed_names: &[&s
         .iter()
         .map(|text| {
             let (key, value) = text.split_once(": ").unwrap_or(("", text));
-            Some(judge.sentences_uncovered(value, Under::Key(key), false))
+            Some(judge.sentences_uncovered(value, Under::Key(key), None, false))
         })
         .collect()
 }

@@ -12,6 +12,7 @@ use super::ergative_verbs::is_ergative;
 use super::irregular_verbs::base_term;
 #[cfg(test)]
 use super::question_language::Reading;
+use super::unsaid_agent::with_unsaid_agent;
 use crate::text::{fold, sentences, tokens, word_tokens};
 use std::collections::BTreeSet;
 use unicode_segmentation::UnicodeSegmentation;
@@ -25,6 +26,27 @@ const NEGATORS: &[&str] =
 
 /// Forms of "be" that make a participle after them passive ("is located", "was founded").
 const BE: &[&str] = &["am", "are", "be", "been", "being", "is", "was", "were"];
+
+/// Forms of "be" holding "not": "Windows isn't supported by Cairn Sync" is passive too.
+const BE_NOT: &[&str] = &["aren't", "isn't", "wasn't", "weren't"];
+
+/// Where the form of "be" stands that makes word `at` of `words` (lowercased) passive: just
+/// before it, or with at most three words between that negate or qualify it ("is not
+/// supported", "is no longer supported", "isn't officially supported": "Windows isn't supported
+/// yet by Cairn Sync." was read as active, so as saying it the other way round).
+pub(super) fn be_of(words: &[&str], at: usize) -> Option<usize> {
+    let between =
+        |w: &str| is_negator(w) || matches!(w, "longer" | "yet" | "still" | "also" | "now") || w.ends_with("ly");
+    for i in (at.saturating_sub(4)..at).rev() {
+        if BE.contains(&words[i]) || BE_NOT.contains(&words[i]) {
+            return Some(i);
+        }
+        if !between(words[i]) {
+            return None;
+        }
+    }
+    None
+}
 
 fn lower(word: &str) -> String {
     word.to_lowercase().replace('\u{2019}', "'")
@@ -63,8 +85,10 @@ pub(super) fn asks(s: &str) -> bool {
 /// before it, which names whom it means: "What does Priya Raman lead?" is answered by "Priya Raman
 /// joined Acme in 2024. She leads the lighthouse project." (found merging the per-sentence rule).
 /// Each comes with the code point it starts at in `text` (a sentence read with the one before: its
-/// own start), which places it under the headings `text` holds above it.
-pub(super) fn passage_sentences(text: &str) -> Vec<(usize, String)> {
+/// own start), which places it under the headings `text` holds above it. A passive one that leaves
+/// out who does it is read with the name the sentence before opens with (`unsaid_agent`), the
+/// first with that of the document's source `label`.
+pub(super) fn passage_sentences(text: &str, label: Option<&str>) -> Vec<(usize, String)> {
     let chars: Vec<char> = text.chars().collect();
     let spans = sentences(text);
     let said: Vec<String> = spans.iter().map(|s| chars[s.start..s.end].iter().collect()).collect();
@@ -76,7 +100,13 @@ pub(super) fn passage_sentences(text: &str) -> Vec<(usize, String)> {
         .zip(&spans)
         .enumerate()
         .map(|(i, (s, span))| {
-            (span.start, if i > 0 && points_back(s) { format!("{} {s}", said[i - 1]) } else { s.clone() })
+            let before = if i > 0 { Some(said[i - 1].as_str()) } else { label };
+            let read = match before {
+                Some(b) if i > 0 && points_back(s) => format!("{b} {s}"),
+                Some(b) => with_unsaid_agent(b, s).unwrap_or_else(|| s.clone()),
+                None => s.clone(),
+            };
+            (span.start, read)
         })
         .collect()
 }
@@ -107,7 +137,7 @@ fn terms(text: &str) -> BTreeSet<String> {
 }
 
 /// Whether `word` has the shape of a participle ("located", "founded", "taken").
-fn participle(word: &str) -> bool {
+pub(super) fn participle(word: &str) -> bool {
     word.ends_with("ed") || word.ends_with("en")
 }
 
@@ -127,13 +157,14 @@ pub(super) enum Statement {
 fn passive(w: &[Word], at: usize, kind: Option<Statement>, rel_type: Option<&str>) -> bool {
     let word = &w[at].lower;
     let be = |from: usize| w[from..at].iter().any(|x| BE.contains(&x.lower.as_str()));
+    let be_of = || be_of(&w.iter().map(|x| x.lower.as_str()).collect::<Vec<_>>(), at).is_some();
     w.get(at + 1).is_some_and(|x| x.lower == "by")
         || word.ends_with("ee")
         || word.ends_with("ees")
         || (participle(word)
             && match kind {
                 None => be(0),
-                Some(Statement::Sentence) => be(at.saturating_sub(2)),
+                Some(Statement::Sentence) => be(at.saturating_sub(2)) || be_of(),
                 Some(Statement::Fact) => {
                     let type_words = words(&rel_type.unwrap_or_default().replace('_', " "));
                     type_words.iter().position(|x| x.lower == *word).is_some_and(|i| i + 1 < type_words.len())
@@ -362,7 +393,7 @@ mod tests {
 
     #[test]
     fn a_sentence_pointing_back_is_read_with_the_one_before() {
-        let text = |t: &str| passage_sentences(t).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+        let text = |t: &str| passage_sentences(t, None).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
         let said = text("Priya Raman joined Acme in 2024. She leads the lighthouse project. Acme is in Zürich.");
         assert!(said.iter().any(|s| s.contains("Priya Raman") && s.contains("leads")), "{said:?}");
         // A sentence that names its own subject stands alone, a possessive opening too.

@@ -7,6 +7,7 @@
 //! "saw", "lay", "bore", "wound", "ground", "bound", "bent", "lit", "dove", "resent"; and forms of
 //! function words ("did", "had", "been").
 
+use super::derived_words::NOUNS;
 use crate::text::tokens;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -203,12 +204,14 @@ const FORMS: &[(&str, &str)] = &[
     ("wrung", "wring"),
 ];
 
-/// The matching term of the base of the verb form whose term is `term`, or `term` itself.
+/// The matching term of the base of the verb form whose term is `term` (or of the verb a noun is
+/// made from: `derived_words`), or `term` itself.
 pub(super) fn base_term(term: String) -> String {
     static BASES: OnceLock<HashMap<String, String>> = OnceLock::new();
     let bases = BASES.get_or_init(|| {
         let term_of = |w: &str| tokens(w).into_iter().next().map(|t| t.term);
-        FORMS.iter().filter_map(|(form, base)| Some((term_of(form)?, term_of(base)?))).collect()
+        let pairs = FORMS.iter().chain(NOUNS);
+        pairs.filter_map(|(form, base)| Some((term_of(form)?, term_of(base)?))).collect()
     });
     bases.get(&term).cloned().unwrap_or(term)
 }

@@ -26,6 +26,7 @@ mod context_derived;
 mod context_walk;
 mod cursor;
 mod derive;
+mod derived_words;
 mod docs;
 pub(crate) mod edge_reads;
 mod edge_view;
@@ -153,6 +154,7 @@ mod trees;
 mod type_spelling;
 #[cfg(test)]
 mod type_spelling_tests;
+mod unsaid_agent;
 mod valid;
 #[cfg(test)]
 mod valid_properties;
@@ -163,6 +165,8 @@ pub mod wire;
 mod write_runs;
 #[cfg(test)]
 mod write_runs_tests;
+#[cfg(test)]
+mod yes_no_grounding_tests;
 
 pub use crate::time::{iso_ms, parse_iso_ms};
 pub(crate) use attribute_time::source_of;

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 fn plain(judge: &Judge, lead: &str, text: &str, dated: bool) -> Vec<String> {
     let terms = judge.asked_terms();
     let names: Vec<&str> = judge.names.iter().map(String::as_str).collect();
-    grounding_rules::passage_sentences(text)
+    grounding_rules::passage_sentences(text, None)
         .iter()
         .map(|(_, s)| s)
         .filter(|s| !grounding_rules::asks(s))
@@ -90,7 +90,7 @@ proptest! {
         // The lead read as a note's key or as the heading above a passage: its words count alike.
         let titles = [lead.to_owned()];
         let under = if heading { Under::Headings(&titles) } else { Under::Key(lead) };
-        prop_assert_eq!(judge.sentences_uncovered(&text, under, dated), plain(&judge, lead, &text, dated));
+        prop_assert_eq!(judge.sentences_uncovered(&text, under, None, dated), plain(&judge, lead, &text, dated));
     }
 }
 
@@ -101,10 +101,10 @@ fn the_direction_check_still_runs_where_it_matters() {
     let asked = content_words(q);
     let judge = Judge::new((q, Reading::of(q)), &asked, &[]);
     let text = "Jonas Berg manages Priya Raman.";
-    assert_eq!(judge.sentences_uncovered(text, Under::Key(""), false), ["manages"]);
-    assert_eq!(judge.sentences_uncovered(text, Under::Key(""), false), plain(&judge, "", text, false));
+    assert_eq!(judge.sentences_uncovered(text, Under::Key(""), None, false), ["manages"]);
+    assert_eq!(judge.sentences_uncovered(text, Under::Key(""), None, false), plain(&judge, "", text, false));
     let both = "Jonas Berg manages Priya Raman. Priya Raman manages Jonas Berg.";
-    assert!(judge.sentences_uncovered(both, Under::Key(""), false).is_empty());
+    assert!(judge.sentences_uncovered(both, Under::Key(""), None, false).is_empty());
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn a_kind_of_opening_asks_no_word_of_its_own() {
     assert!(words("What type does Ledger have?").contains(&"type".to_owned()));
     let asked = content_words(q);
     let judge = Judge::new((q, Reading::of(q)), &asked, &["Ana Lima"]);
-    assert!(judge.sentences_uncovered("Ana Lima prefers small pull requests.", Under::Key(""), false).is_empty());
+    assert!(judge.sentences_uncovered("Ana Lima prefers small pull requests.", Under::Key(""), None, false).is_empty());
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn a_sentence_covers_the_words_of_the_headings_it_sits_under_and_no_others() {
     let judge = Judge::new((q, Reading::of(q)), &asked, &[]);
     let under = |path: &[&str], text: &str| {
         let path: Vec<String> = path.iter().map(|t| (*t).to_owned()).collect();
-        judge.sentences_uncovered(text, Under::Headings(&path), false)
+        judge.sentences_uncovered(text, Under::Headings(&path), None, false)
     };
     let sentence = "The team has three engineers.";
     assert_eq!(under(&[], sentence), ["platform"], "the sentence alone says which team nowhere");
@@ -151,8 +151,10 @@ fn a_heading_takes_no_side_of_a_relation_word() {
     let judge = Judge::new((q, Reading::of(q)), &asked, &[]);
     let path = ["Who manages whom".to_owned()];
     assert_eq!(
-        judge.sentences_uncovered("Jonas Berg manages Priya Raman.", Under::Headings(&path), false),
+        judge.sentences_uncovered("Jonas Berg manages Priya Raman.", Under::Headings(&path), None, false),
         ["manages"]
     );
-    assert!(judge.sentences_uncovered("Priya Raman manages Jonas Berg.", Under::Headings(&path), false).is_empty());
+    assert!(
+        judge.sentences_uncovered("Priya Raman manages Jonas Berg.", Under::Headings(&path), None, false).is_empty()
+    );
 }
