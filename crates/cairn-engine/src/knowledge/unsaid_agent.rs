@@ -10,7 +10,10 @@
 //! Only the name is carried, never the other words of the sentence before ("Northwind was
 //! founded in 2015. Its customer Contoso …" still does not answer "When was Contoso founded?"),
 //! and not when the sentence before already names what the passive speaks of: "Acme acquired
-//! Beta. Beta was founded in 1999." does not say that Acme founded Beta.
+//! Beta. Beta was founded in 1999." does not say that Acme founded Beta. The passive must speak of
+//! a name ("Windows", "Python 3.8"), not of a thing the sentence before may have nothing to do
+//! with: "Acme runs the site. The office was opened in 2019." does not say that Acme opened the
+//! office, and "Did Acme open the office?" stays `related`.
 
 use super::grounding_rules::{be_of, participle};
 use crate::text::tokens;
@@ -18,7 +21,8 @@ use std::collections::BTreeSet;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Sentence `s` with its unsaid agent added ("Windows is not supported yet by Cairn Sync."), when
-/// `s` is a passive (`grounding_rules::be_of`) without "by" whose subject holds a word, and
+/// `s` is a passive (`grounding_rules::be_of`) without "by" whose subject holds a word and opens
+/// with a name (`opening_name`: "Windows is …", not "The office was …"), and
 /// `before` (the sentence before it, or the source label) opens with a name (`opening_name`)
 /// sharing no word with that subject.
 pub(super) fn with_unsaid_agent(before: &str, s: &str) -> Option<String> {
@@ -35,6 +39,7 @@ pub(super) fn with_unsaid_agent(before: &str, s: &str) -> Option<String> {
     if subject.is_empty() || !subject.is_disjoint(&before_terms) {
         return None;
     }
+    opening_name(s)?;
     let name = opening_name(before)?;
     let said = s.trim_end().trim_end_matches(['.', '!', ';', '\u{3002}']);
     Some(format!("{said} by {name}."))
@@ -81,6 +86,9 @@ mod tests {
         assert_eq!(with_unsaid_agent(before, "Windows is a platform."), None);
         // The sentence before names what the passive speaks of: it says something else of it.
         assert_eq!(with_unsaid_agent("Acme acquired Beta.", "Beta was founded in 1999."), None);
+        // The passive speaks of a thing, not a name: the sentence before may be about another.
+        assert_eq!(with_unsaid_agent("Acme runs the site.", "The office was opened in 2019."), None);
+        assert_eq!(with_unsaid_agent(before, "the office was opened in 2019."), None);
         // Nothing named before it.
         assert_eq!(with_unsaid_agent("The team runs on Linux.", "Windows is not supported."), None);
         assert_eq!(with_unsaid_agent("faq.md", "Windows is not supported."), None);

@@ -76,3 +76,11 @@ fn a_passive_about_what_the_sentence_before_names_carries_no_name() {
     let got = verdicts(&[body], &["Was Beta founded by Acme?"]);
     assert_eq!(got[0].0, "related");
 }
+
+#[test]
+fn a_passive_about_a_thing_carries_no_name_from_the_sentence_before() {
+    // Nothing says Acme opened the office (found merging: it was `grounded`).
+    let body = json!({"content": "Acme runs the site. The office was opened in 2019.", "source": "notes"});
+    let got = verdicts(&[body], &["Did Acme open the office?", "When was the office opened?"]);
+    assert_eq!(got, vec![("related".to_owned(), json!(["Acme"])), grounded()]);
+}
