@@ -388,7 +388,7 @@ impl<'a> Asking<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::testing::{TODAY, call, caller, fresh};
+    use crate::knowledge::testing::{TODAY, call, caller, fresh, verdict_at};
     use serde_json::json;
 
     #[test]
@@ -412,10 +412,7 @@ mod tests {
             "relations": [{"source": "Jonas Berg", "target": "Priya Raman", "type": "manages"},
             {"source": "Priya Raman", "target": "Northwind Labs", "type": "works_at"}]}});
         call(&store, &caller(TODAY - 1_000), "remember", &wiki).unwrap();
-        let verdict = |q: &str| {
-            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
-            (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
-        };
+        let verdict = |q: &str| verdict_at(&store, TODAY, q);
         assert_eq!(verdict("When was Contoso founded?").0, "related");
         assert_eq!(verdict("Who manages Jonas Berg?").0, "related");
         assert_eq!(verdict("Who is the manager of Jonas Berg?").0, "related");
@@ -533,10 +530,7 @@ mod tests {
             let body = json!({"content": content, "facts": {"entities": [{"name": name, "type": kind}]}});
             call(&store, &caller(TODAY - 1_000), "remember", &body).unwrap();
         }
-        let verdict = |q: &str| {
-            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
-            (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
-        };
+        let verdict = |q: &str| verdict_at(&store, TODAY, q);
         let grounded = ("grounded".to_owned(), json!([]));
         assert_eq!(verdict("What language is Lumen written in?"), grounded);
         assert_eq!(verdict("Which pull requests does Dana Ortiz prefer?"), grounded);

@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn each_clause_covered_by_a_cited_item_grounds_the_question() {
-        use crate::knowledge::testing::{TODAY, call, caller, fresh};
+        use crate::knowledge::testing::{TODAY, call, caller, fresh, verdict_at};
         use serde_json::json;
         let (_dir, store, _part) = fresh();
         let facts = json!({"content": "Sam Lee owns the billing service. The billing service depends on the \
@@ -136,10 +136,7 @@ mod tests {
             {"source": "billing service", "target": "ledger library", "type": "depends_on"},
             {"source": "ledger library", "target": "money crate", "type": "depends_on"}]}});
         call(&store, &caller(TODAY - 1_000), "remember", &facts).unwrap();
-        let verdict = |q: &str| {
-            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
-            (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
-        };
+        let verdict = |q: &str| verdict_at(&store, TODAY, q);
         let grounded = ("grounded".to_owned(), json!([]));
         assert_eq!(verdict("Who owns billing and what does it depend on?"), grounded);
         assert_eq!(verdict("What does the ledger library depend on, and who owns billing?"), grounded);

@@ -62,6 +62,12 @@ pub(crate) fn call(
     Ok(serde_json::from_slice(&reply).unwrap())
 }
 
+/// The grounding verdict and uncovered words of `question` in `store`, asked at `now` (ms).
+pub(crate) fn verdict_at(store: &Store, now: i64, question: &str) -> (String, Value) {
+    let c = call(store, &caller(now), "context", &serde_json::json!({"question": question})).unwrap();
+    (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
+}
+
 /// The reply of `verb` (a notes verb for `history`) called at time 3, and the pages it read.
 pub(crate) fn counted(store: &Store, verb: &str, body: &Value) -> (Value, u64) {
     let body = serde_json::to_vec(body).unwrap();

@@ -2,7 +2,7 @@
 //! real node: "Is Windows supported by Cairn Sync?" beside "Cairn Sync runs on macOS and Linux.
 //! Windows is not supported yet." was `related`, "Windows" and "supported" uncovered).
 
-use crate::knowledge::testing::{TODAY, call, caller, fresh};
+use crate::knowledge::testing::{TODAY, call, caller, fresh, verdict_at};
 use serde_json::{Value, json};
 
 /// The verdict and uncovered words of `question` over a fresh store holding each of `bodies`.
@@ -11,13 +11,7 @@ fn verdicts(bodies: &[Value], questions: &[&str]) -> Vec<(String, Value)> {
     for body in bodies {
         call(&store, &caller(TODAY - 1_000), "remember", body).unwrap();
     }
-    questions
-        .iter()
-        .map(|q| {
-            let c = call(&store, &caller(TODAY), "context", &json!({"question": q})).unwrap();
-            (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
-        })
-        .collect()
+    questions.iter().map(|q| verdict_at(&store, TODAY, q)).collect()
 }
 
 fn grounded() -> (String, Value) {

@@ -188,7 +188,7 @@ pub(super) fn run(store: &Store, caller: &Caller, body: &[u8]) -> Result<Value> 
 
 #[cfg(test)]
 mod tests {
-    use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh};
+    use crate::knowledge::testing::{TODAY, assert_citations_slice, call, caller, fresh, verdict_at};
     use serde_json::{Value, json};
 
     #[test]
@@ -366,8 +366,7 @@ mod tests {
 
     /// The grounding verdict and uncovered words of `question` in `store`.
     fn verdict(store: &crate::store::Store, question: &str) -> (String, Value) {
-        let c = call(store, &caller(50), "context", &json!({"question": question})).unwrap();
-        (c["grounding"]["verdict"].as_str().unwrap().to_owned(), c["grounding"]["uncovered"].clone())
+        verdict_at(store, 50, question)
     }
 
     fn remember(store: &crate::store::Store, body: &Value) {
